@@ -1,0 +1,223 @@
+import { createPublicKey, generateKeyPair } from 'node:crypto';
+import { promisify } from 'node:util';
+import type { Storage } from '../storage/db.js';
+import { Table } from '../storage/table.js';
+import { alreadyExists, invalidArgument, notFound } from '../model/errors.js';
+import type {
+  AppKeyRecord,
+  AppRecord,
+  MachineKeyRecord,
+  MachineSecretRecord,
+  OidcAppConfig,
+  ProjectRecord,
+} from '../model/records.js';
+import { FAR_FUTURE } from '../model/records.js';
+import { newAlphanumericSecret, newId } from '../util/ids.js';
+import { secretMatches, sha256 } from '../util/hash.js';
+
+/**
+ * Owns everything a client authenticates with: OIDC and API apps (with hashed secrets), their
+ * keys, and machine users' secrets and keys. Records live in memory, so authenticating a client on
+ * the hot path is a map lookup, one SHA-256 and a constant-time compare.
+ */
+const generateRsaKeyPair = promisify(generateKeyPair);
+
+/** Auth methods whose app gets a generated client secret. */
+const SECRET_METHODS = new Set(['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST', 'API_AUTH_METHOD_TYPE_BASIC']);
+
+export type SecretCheck = 'ok' | 'no-secret' | 'mismatch';
+
+function stampNew<T>(row: T): T & { createdAt: number; changedAt: number; sequence: number } {
+  const now = Date.now();
+  return { ...row, createdAt: now, changedAt: now, sequence: 1 };
+}
+
+/** Parses a caller-supplied public key (PEM text, as ZITADEL accepts it) into SPKI PEM. */
+export function normalizePublicKeyPem(pem: string): string {
+  try {
+    const text = pem.replace('-----BEGIN RSA PUBLIC KEY-----', '-----BEGIN PUBLIC KEY-----').replace('-----END RSA PUBLIC KEY-----', '-----END PUBLIC KEY-----');
+    let key;
+    try {
+      key = createPublicKey(text);
+    } catch {
+      key = createPublicKey(pem);
+    }
+    return key.export({ format: 'pem', type: 'spki' }).toString();
+  } catch {
+    throw invalidArgument('KEY-3jd8s', 'publicKey is not a PEM encoded public key');
+  }
+}
+
+async function generateRsa2048(): Promise<{ privatePem: string; publicPem: string }> {
+  const { privateKey, publicKey } = await generateRsaKeyPair('rsa', { modulusLength: 2048 });
+  return {
+    privatePem: privateKey.export({ format: 'pem', type: 'pkcs1' }).toString(),
+    publicPem: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+  };
+}
+
+export class ClientsActor {
+  private readonly apps: Table<AppRecord>;
+  private readonly appKeys: Table<AppKeyRecord>;
+  private readonly machineKeys: Table<MachineKeyRecord>;
+  private readonly machineSecrets: Table<MachineSecretRecord>;
+  private readonly appByClientId = new Map<string, string>();
+
+  constructor(storage: Storage) {
+    this.apps = new Table(storage.stores.apps);
+    this.appKeys = new Table(storage.stores.appKeys);
+    this.machineKeys = new Table(storage.stores.machineKeys);
+    this.machineSecrets = new Table(storage.stores.machineSecrets);
+    for (const app of this.apps.values()) this.appByClientId.set(app.clientId, app.id);
+  }
+
+  // ---- apps ----
+
+  getApp(id: string): AppRecord | undefined {
+    return this.apps.get(id);
+  }
+
+  requireApp(id: string, projectId: string): AppRecord {
+    const app = this.apps.get(id);
+    if (!app || app.projectId !== projectId) throw notFound('APP-Jd8sa', `application ${id} not found`);
+    return app;
+  }
+
+  appByClient(clientId: string): AppRecord | undefined {
+    const id = this.appByClientId.get(clientId);
+    return id === undefined ? undefined : this.apps.get(id);
+  }
+
+  appsOfProject(projectId: string): AppRecord[] {
+    return [...this.apps.values()].filter((a) => a.projectId === projectId);
+  }
+
+  async addApp(
+    project: ProjectRecord,
+    input: { id?: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string } },
+  ): Promise<{ app: AppRecord; clientSecret?: string }> {
+    const name = input.name.trim();
+    if (name.length === 0 || name.length > 200) throw invalidArgument('APP-1kd9s', 'app name must have 1-200 characters');
+    const id = input.id ?? newId();
+    const clientId = input.clientId ?? newId();
+    if (this.apps.has(id)) throw alreadyExists('APP-2k9fS', `application ${id} already exists`);
+    if (this.appByClientId.has(clientId)) throw alreadyExists('APP-8fk2D', `client id ${clientId} is taken`);
+    if (this.appsOfProject(project.id).some((a) => a.name === name)) {
+      throw alreadyExists('APP-3kf9s', `an application named "${name}" already exists in this project`);
+    }
+    const method = input.oidc?.authMethodType ?? input.api?.authMethodType ?? '';
+    const clientSecret = SECRET_METHODS.has(method) ? newAlphanumericSecret(64) : undefined;
+    const app = stampNew<AppRecord>({
+      id,
+      projectId: project.id,
+      orgId: project.orgId,
+      name,
+      state: 'APP_STATE_ACTIVE',
+      clientId,
+      ...(clientSecret ? { secretHash: sha256(clientSecret) } : {}),
+      ...(input.oidc ? { oidc: input.oidc } : {}),
+      ...(input.api ? { api: input.api } : {}),
+    } as AppRecord);
+    this.appByClientId.set(clientId, id);
+    await this.apps.put(app);
+    return clientSecret ? { app, clientSecret } : { app };
+  }
+
+  async updateApp(app: AppRecord, change: Partial<AppRecord>): Promise<AppRecord> {
+    const updated = { ...app, ...change, changedAt: Date.now(), sequence: app.sequence + 1 };
+    await this.apps.put(updated);
+    return updated;
+  }
+
+  async regenerateSecret(app: AppRecord): Promise<{ app: AppRecord; clientSecret: string }> {
+    const clientSecret = newAlphanumericSecret(64);
+    return { app: await this.updateApp(app, { secretHash: sha256(clientSecret) }), clientSecret };
+  }
+
+  /** Checks an app's client secret in constant time. */
+  appSecretMatches(app: AppRecord, secret: string): boolean {
+    return app.secretHash !== undefined && secretMatches(secret, app.secretHash);
+  }
+
+  // ---- machine secrets ----
+
+  hasMachineSecret(userId: string): boolean {
+    return this.machineSecrets.has(userId);
+  }
+
+  async setMachineSecret(userId: string): Promise<string> {
+    const clientSecret = newAlphanumericSecret(64);
+    const prior = this.machineSecrets.get(userId);
+    const now = Date.now();
+    await this.machineSecrets.put({
+      id: userId,
+      userId,
+      secretHash: sha256(clientSecret),
+      createdAt: prior?.createdAt ?? now,
+      changedAt: now,
+      sequence: (prior?.sequence ?? 0) + 1,
+    });
+    return clientSecret;
+  }
+
+  checkMachineSecret(userId: string, secret: string): SecretCheck {
+    const record = this.machineSecrets.get(userId);
+    if (!record) return 'no-secret';
+    return secretMatches(secret, record.secretHash) ? 'ok' : 'mismatch';
+  }
+
+  // ---- keys ----
+
+  getAppKey(id: string): AppKeyRecord | undefined {
+    return this.appKeys.get(id);
+  }
+
+  getMachineKey(id: string): MachineKeyRecord | undefined {
+    return this.machineKeys.get(id);
+  }
+
+  private static checkExpiration(expirationDate: number | undefined): number {
+    const when = expirationDate ?? FAR_FUTURE;
+    if (when <= Date.now()) throw invalidArgument('KEY-8fj2S', 'expirationDate must be in the future');
+    return when;
+  }
+
+  /** Registers an app key; generates an RSA 2048 pair (returned once) unless a public key is given. */
+  async addAppKey(
+    app: AppRecord,
+    input: { expirationDate?: number; publicKeyPem?: string },
+  ): Promise<{ key: AppKeyRecord; privateKeyPem?: string }> {
+    const expirationDate = ClientsActor.checkExpiration(input.expirationDate);
+    const generated = input.publicKeyPem ? undefined : await generateRsa2048();
+    const key = stampNew<AppKeyRecord>({
+      id: newId(),
+      orgId: app.orgId,
+      appId: app.id,
+      projectId: app.projectId,
+      clientId: app.clientId,
+      type: 'KEY_TYPE_JSON',
+      expirationDate,
+      publicKeyPem: generated?.publicPem ?? normalizePublicKeyPem(input.publicKeyPem!),
+    } as AppKeyRecord);
+    await this.appKeys.put(key);
+    return generated ? { key, privateKeyPem: generated.privatePem } : { key };
+  }
+
+  async addMachineKey(
+    user: { id: string; orgId: string },
+    input: { expirationDate?: number; publicKeyPem?: string },
+  ): Promise<{ key: MachineKeyRecord; privateKeyPem?: string }> {
+    const expirationDate = ClientsActor.checkExpiration(input.expirationDate);
+    const generated = input.publicKeyPem ? undefined : await generateRsa2048();
+    const key = stampNew<MachineKeyRecord>({
+      id: newId(),
+      orgId: user.orgId,
+      userId: user.id,
+      type: 'KEY_TYPE_JSON',
+      expirationDate,
+      publicKeyPem: generated?.publicPem ?? normalizePublicKeyPem(input.publicKeyPem!),
+    } as MachineKeyRecord);
+    await this.machineKeys.put(key);
+    return generated ? { key, privateKeyPem: generated.privatePem } : { key };
+  }
+}

@@ -1,0 +1,193 @@
+import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import type { Database } from 'lmdb';
+import type { SigningAlg } from '../config.js';
+import type { MasterKey } from '../storage/master-key.js';
+import { newId } from '../util/ids.js';
+import { log } from '../util/log.js';
+import { importPkcs8 } from '../workers/sign.js';
+import type { ActiveSigningKey } from '../workers/signer.js';
+
+/**
+ * Owns the signing keys. Three roles at any time:
+ * - `active`: signs every new token;
+ * - `next`: published in the JWKS for a whole rotation interval before it signs anything, so
+ *   clients that cache the JWKS already hold it when the first token with its kid arrives;
+ * - `retired`: no longer signs, but stays published until every token it signed has expired.
+ * Private parts are stored encrypted with the master key.
+ */
+type KeyStatus = 'active' | 'next' | 'retired';
+
+interface StoredKey {
+  kid: string;
+  alg: SigningAlg;
+  status: KeyStatus;
+  createdAt: number;
+  activatedAt?: number;
+  /** For retired keys: when the last token it signed expires, after which it leaves the JWKS. */
+  publishUntil?: number;
+  publicJwk: Record<string, unknown>;
+  sealedPrivateKey: Uint8Array;
+}
+
+export interface VerificationKey {
+  kid: string;
+  alg: SigningAlg;
+  publicKey: KeyObject;
+}
+
+export const JWKS_MAX_AGE_SECONDS = 300;
+
+function generate(alg: SigningAlg): { privateDer: Buffer; publicKey: KeyObject } {
+  const pair =
+    alg === 'RS256'
+      ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+      : alg === 'ES256'
+        ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
+        : generateKeyPairSync('ed25519');
+  return { privateDer: pair.privateKey.export({ format: 'der', type: 'pkcs8' }), publicKey: pair.publicKey };
+}
+
+export class KeysActor {
+  private keys = new Map<string, StoredKey>();
+  private active!: ActiveSigningKey;
+  private verification = new Map<string, VerificationKey>();
+  private jwksBody = '{"keys":[]}';
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Database<StoredKey, string>,
+    private readonly masterKey: MasterKey,
+    private readonly alg: SigningAlg,
+    private readonly rotationIntervalMs: number,
+    /** Longest lifetime of anything a key signs: how long a retired key must stay published. */
+    private readonly maxTokenLifetimeMs: number,
+  ) {}
+
+  async start(): Promise<void> {
+    for (const { value } of this.db.getRange()) this.keys.set(value.kid, value);
+    const active = this.byStatus('active')[0];
+    const next = this.byStatus('next')[0];
+    if (!active || active.alg !== this.alg) {
+      // First start, or the operator changed the algorithm: a key of the configured algorithm
+      // must sign from now on.
+      await this.rotate(true);
+    } else if (!next || next.alg !== this.alg) {
+      if (next) this.keys.delete(next.kid);
+      const fresh = this.newKey('next');
+      await this.persist([fresh], next ? [next.kid] : []);
+    }
+    this.rebuild();
+    this.scheduleRotation();
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** The key new tokens are signed with. */
+  signingKey(): ActiveSigningKey {
+    return this.active;
+  }
+
+  verificationKey(kid: string): VerificationKey | undefined {
+    return this.verification.get(kid);
+  }
+
+  /** The precomputed JWKS document. */
+  jwks(): string {
+    return this.jwksBody;
+  }
+
+  /**
+   * Promotes the next key to active, retires the active one and publishes a new next key.
+   * `immediate` also replaces the next key (used when the configured algorithm changed).
+   */
+  async rotate(immediate = false): Promise<{ kid: string }> {
+    const now = Date.now();
+    const changed: StoredKey[] = [];
+    const removed: string[] = [];
+    for (const key of this.byStatus('active')) {
+      key.status = 'retired';
+      key.publishUntil = now + this.maxTokenLifetimeMs + 60_000;
+      changed.push(key);
+    }
+    let promoted = this.byStatus('next')[0];
+    if (immediate || !promoted || promoted.alg !== this.alg) {
+      if (promoted) {
+        this.keys.delete(promoted.kid);
+        removed.push(promoted.kid);
+      }
+      promoted = this.newKey('active');
+    }
+    promoted.status = 'active';
+    promoted.activatedAt = now;
+    changed.push(promoted, this.newKey('next'));
+    for (const key of this.byStatus('retired')) {
+      if ((key.publishUntil ?? 0) <= now) {
+        this.keys.delete(key.kid);
+        removed.push(key.kid);
+      }
+    }
+    await this.persist(changed, removed);
+    this.rebuild();
+    log.info('signing key rotated', { kid: promoted.kid, alg: promoted.alg });
+    return { kid: promoted.kid };
+  }
+
+  private newKey(status: KeyStatus): StoredKey {
+    const { privateDer, publicKey } = generate(this.alg);
+    const kid = newId();
+    const key: StoredKey = {
+      kid,
+      alg: this.alg,
+      status,
+      createdAt: Date.now(),
+      publicJwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: this.alg, use: 'sig' },
+      sealedPrivateKey: this.masterKey.encrypt(privateDer),
+    };
+    this.keys.set(kid, key);
+    return key;
+  }
+
+  private byStatus(status: KeyStatus): StoredKey[] {
+    return [...this.keys.values()].filter((k) => k.status === status);
+  }
+
+  private async persist(changed: StoredKey[], removed: string[]): Promise<void> {
+    await this.db.transaction(() => {
+      for (const key of changed) this.db.put(key.kid, key);
+      for (const kid of removed) this.db.remove(kid);
+    });
+  }
+
+  private rebuild(): void {
+    const active = this.byStatus('active')[0]!;
+    const der = this.masterKey.decrypt(active.sealedPrivateKey);
+    this.active = { kid: active.kid, alg: active.alg, privateKey: importPkcs8(der), privateKeyDer: der };
+    this.verification = new Map(
+      [...this.keys.values()].map((k) => [
+        k.kid,
+        { kid: k.kid, alg: k.alg, publicKey: createPublicKey({ key: k.publicJwk as any, format: 'jwk' }) },
+      ]),
+    );
+    // Active first, then next, then retired: clients that take the first key get the right one.
+    const order: Record<KeyStatus, number> = { active: 0, next: 1, retired: 2 };
+    const published = [...this.keys.values()].sort((a, b) => order[a.status] - order[b.status]);
+    this.jwksBody = JSON.stringify({ keys: published.map((k) => k.publicJwk) });
+  }
+
+  private scheduleRotation(): void {
+    const active = this.byStatus('active')[0]!;
+    const due = (active.activatedAt ?? active.createdAt) + this.rotationIntervalMs;
+    // Timers cap at ~24.8 days; check at least hourly so long intervals still fire.
+    const delay = Math.min(Math.max(due - Date.now(), 0), 3_600_000);
+    this.timer = setTimeout(() => {
+      const current = this.byStatus('active')[0]!;
+      const dueNow = (current.activatedAt ?? current.createdAt) + this.rotationIntervalMs <= Date.now();
+      (dueNow ? this.rotate() : Promise.resolve())
+        .catch((error: unknown) => log.error('key rotation failed', { error: String(error) }))
+        .finally(() => this.scheduleRotation());
+    }, delay);
+    this.timer.unref();
+  }
+}

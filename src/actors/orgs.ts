@@ -1,0 +1,385 @@
+import type { Storage } from '../storage/db.js';
+import { Table } from '../storage/table.js';
+import { alreadyExists, invalidArgument, notFound, preconditionFailed } from '../model/errors.js';
+import type {
+  HumanData,
+  MachineData,
+  MemberRecord,
+  OrgRecord,
+  OrgState,
+  PatRecord,
+  ProjectRecord,
+  ProjectRole,
+  UserGrantRecord,
+  UserRecord,
+  UserState,
+} from '../model/records.js';
+import { FAR_FUTURE } from '../model/records.js';
+import { newId, newOpaqueToken } from '../util/ids.js';
+import { sha256, sha256Base64url } from '../util/hash.js';
+
+/**
+ * Owns the directory: organizations and their domains, projects and roles, users (human and
+ * machine), memberships, user grants and personal access tokens. Everything is held in memory and
+ * persisted through its tables; other parts of Sesame read and change it only through these methods.
+ */
+export interface InstanceInfo {
+  defaultOrgId: string;
+  /** The instance's own management project (`zitadel` in `urn:zitadel:iam:org:project:id:zitadel:aud`). */
+  managementProjectId: string;
+  adminUserId: string;
+}
+
+const lower = (s: string) => s.toLowerCase();
+
+function stamp<T extends { createdAt: number; changedAt: number; sequence: number }>(row: T, isNew: boolean): T {
+  const now = Date.now();
+  if (isNew) row.createdAt = now;
+  row.changedAt = now;
+  row.sequence = (row.sequence ?? 0) + 1;
+  return row;
+}
+
+/** Org names become DNS labels of their primary domain: `My Org` → `my-org.<instance domain>`. */
+export function domainLabel(name: string): string {
+  const label = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63);
+  return label || 'org';
+}
+
+export interface NewHumanUser {
+  id?: string;
+  userName: string;
+  state?: UserState;
+  human: HumanData;
+}
+
+export interface NewMachineUser {
+  id?: string;
+  userName: string;
+  state?: UserState;
+  machine: MachineData;
+}
+
+export class OrgsActor {
+  private readonly orgs: Table<OrgRecord>;
+  private readonly projects: Table<ProjectRecord>;
+  private readonly users: Table<UserRecord>;
+  private readonly members: Table<MemberRecord>;
+  private readonly userGrants: Table<UserGrantRecord>;
+  private readonly pats: Table<PatRecord>;
+  private readonly orgByDomain = new Map<string, string>();
+  private readonly userByOrgName = new Map<string, string>();
+  private readonly usersByName = new Map<string, Set<string>>();
+  private readonly patByHash = new Map<string, string>();
+
+  constructor(
+    private readonly storage: Storage,
+    /** Host of the issuer: org primary domains are `<org label>.<instance domain>`. */
+    readonly instanceDomain: string,
+  ) {
+    const s = storage.stores;
+    this.orgs = new Table(s.orgs);
+    this.projects = new Table(s.projects);
+    this.users = new Table(s.users);
+    this.members = new Table(s.members);
+    this.userGrants = new Table(s.userGrants);
+    this.pats = new Table(s.pats);
+    for (const org of this.orgs.values()) this.indexOrg(org);
+    for (const user of this.users.values()) this.indexUser(user);
+    for (const pat of this.pats.values()) this.patByHash.set(Buffer.from(pat.tokenHash).toString('base64url'), pat.id);
+  }
+
+  // ---- instance ----
+
+  instance(): InstanceInfo | undefined {
+    return this.storage.stores.meta.get('instance') as InstanceInfo | undefined;
+  }
+
+  async setInstance(info: InstanceInfo): Promise<void> {
+    await this.storage.stores.meta.put('instance', info);
+  }
+
+  // ---- orgs ----
+
+  getOrg(id: string): OrgRecord | undefined {
+    return this.orgs.get(id);
+  }
+
+  requireOrg(id: string): OrgRecord {
+    const org = this.orgs.get(id);
+    if (!org) throw notFound('ORG-1ms9d', `organization ${id} not found`);
+    return org;
+  }
+
+  listOrgs(): OrgRecord[] {
+    return [...this.orgs.values()];
+  }
+
+  primaryDomain(org: OrgRecord): string {
+    return org.domains.find((d) => d.isPrimary)?.domainName ?? org.domains[0]?.domainName ?? '';
+  }
+
+  async addOrg(input: { id?: string; name: string; state?: OrgState }): Promise<OrgRecord> {
+    const name = input.name.trim();
+    if (name.length === 0 || name.length > 200) throw invalidArgument('ORG-mruNY', 'org name must have 1-200 characters');
+    const id = input.id ?? newId();
+    if (this.orgs.has(id)) throw alreadyExists('ORG-lapo2m', `organization ${id} already exists`);
+    if ([...this.orgs.values()].some((o) => lower(o.name) === lower(name))) {
+      throw alreadyExists('ORG-9k3Jd', `an organization named "${name}" already exists`);
+    }
+    let domain = `${domainLabel(name)}.${this.instanceDomain}`;
+    for (let n = 2; this.orgByDomain.has(domain); n++) domain = `${domainLabel(name)}-${n}.${this.instanceDomain}`;
+    const org = stamp<OrgRecord>(
+      {
+        id,
+        name,
+        state: input.state ?? 'ORG_STATE_ACTIVE',
+        domains: [{ domainName: domain, isVerified: true, isPrimary: true, validationType: 'DOMAIN_VALIDATION_TYPE_UNSPECIFIED' }],
+        createdAt: 0,
+        changedAt: 0,
+        sequence: 0,
+      },
+      true,
+    );
+    this.indexOrg(org);
+    await this.orgs.put(org);
+    return org;
+  }
+
+  private indexOrg(org: OrgRecord): void {
+    for (const d of org.domains) this.orgByDomain.set(lower(d.domainName), org.id);
+  }
+
+  // ---- projects ----
+
+  getProject(id: string): ProjectRecord | undefined {
+    return this.projects.get(id);
+  }
+
+  requireProject(id: string, orgId?: string): ProjectRecord {
+    const project = this.projects.get(id);
+    if (!project || (orgId !== undefined && project.orgId !== orgId)) {
+      throw notFound('PROJECT-3M9sd', `project ${id} not found`);
+    }
+    return project;
+  }
+
+  async addProject(
+    orgId: string,
+    input: Pick<ProjectRecord, 'name' | 'projectRoleAssertion' | 'projectRoleCheck' | 'hasProjectCheck' | 'privateLabelingSetting'> & {
+      id?: string;
+    },
+  ): Promise<ProjectRecord> {
+    this.requireOrg(orgId);
+    const id = input.id ?? newId();
+    if (this.projects.has(id)) throw alreadyExists('PROJECT-0kdf2', `project ${id} already exists`);
+    const project = stamp<ProjectRecord>(
+      {
+        id,
+        orgId,
+        name: input.name,
+        state: 'PROJECT_STATE_ACTIVE',
+        projectRoleAssertion: input.projectRoleAssertion,
+        projectRoleCheck: input.projectRoleCheck,
+        hasProjectCheck: input.hasProjectCheck,
+        privateLabelingSetting: input.privateLabelingSetting,
+        roles: [],
+        createdAt: 0,
+        changedAt: 0,
+        sequence: 0,
+      },
+      true,
+    );
+    await this.projects.put(project);
+    return project;
+  }
+
+  async addProjectRoles(projectId: string, orgId: string, roles: ProjectRole[]): Promise<ProjectRecord> {
+    const project = this.requireProject(projectId, orgId);
+    const keys = new Set(project.roles.map((r) => r.key));
+    for (const role of roles) {
+      if (keys.has(role.key)) throw alreadyExists('PROJECT-8d9sa', `role ${role.key} already exists on project ${projectId}`);
+      keys.add(role.key);
+    }
+    const updated = stamp({ ...project, roles: [...project.roles, ...roles] }, false);
+    await this.projects.put(updated);
+    return updated;
+  }
+
+  // ---- users ----
+
+  getUser(id: string): UserRecord | undefined {
+    return this.users.get(id);
+  }
+
+  requireUser(id: string, orgId?: string): UserRecord {
+    const user = this.users.get(id);
+    if (!user || (orgId !== undefined && user.orgId !== orgId)) throw notFound('USER-Ka8f2', `user ${id} not found`);
+    return user;
+  }
+
+  /** `username@primarydomain` for every domain of the user's org. */
+  loginNames(user: UserRecord): string[] {
+    const org = this.orgs.get(user.orgId);
+    return org ? org.domains.map((d) => `${user.userName}@${d.domainName}`) : [user.userName];
+  }
+
+  preferredLoginName(user: UserRecord): string {
+    const org = this.orgs.get(user.orgId);
+    return org ? `${user.userName}@${this.primaryDomain(org)}` : user.userName;
+  }
+
+  /**
+   * Resolves a login name: `username@orgdomain`, or a bare `username` when it is unique in the
+   * instance (ZITADEL's machine `client_id` is the user name).
+   */
+  findUserByLoginName(loginName: string): UserRecord | undefined {
+    const name = lower(loginName);
+    const at = name.lastIndexOf('@');
+    if (at > 0) {
+      const orgId = this.orgByDomain.get(name.slice(at + 1));
+      const id = orgId && this.userByOrgName.get(`${orgId}\n${name.slice(0, at)}`);
+      if (id) return this.users.get(id);
+    }
+    const ids = this.usersByName.get(name);
+    if (ids?.size === 1) return this.users.get(ids.values().next().value!);
+    return undefined;
+  }
+
+  private indexUser(user: UserRecord): void {
+    const name = lower(user.userName);
+    this.userByOrgName.set(`${user.orgId}\n${name}`, user.id);
+    let ids = this.usersByName.get(name);
+    if (!ids) this.usersByName.set(name, (ids = new Set()));
+    ids.add(user.id);
+  }
+
+  private checkNewUser(orgId: string, id: string, userName: string): void {
+    this.requireOrg(orgId);
+    if (userName.length === 0 || userName.length > 200) throw invalidArgument('USER-4k9sF', 'userName must have 1-200 characters');
+    if (this.users.has(id)) throw alreadyExists('USER-k2l9S', `user ${id} already exists`);
+    if (this.userByOrgName.has(`${orgId}\n${lower(userName)}`)) {
+      throw alreadyExists('USER-Ajd9s', `user name ${userName} is already taken in this organization`);
+    }
+  }
+
+  async addUser(orgId: string, input: NewHumanUser | NewMachineUser): Promise<UserRecord> {
+    const id = input.id ?? newId();
+    this.checkNewUser(orgId, id, input.userName);
+    const user = stamp<UserRecord>(
+      {
+        id,
+        orgId,
+        userName: input.userName,
+        state: input.state ?? 'USER_STATE_ACTIVE',
+        ...('human' in input ? { human: input.human } : { machine: input.machine }),
+        createdAt: 0,
+        changedAt: 0,
+        sequence: 0,
+      },
+      true,
+    );
+    this.indexUser(user);
+    await this.users.put(user);
+    return user;
+  }
+
+  async updateUser(id: string, change: (user: UserRecord) => UserRecord): Promise<UserRecord> {
+    const user = this.requireUser(id);
+    const updated = stamp(change(structuredClone(user)), false);
+    await this.users.put(updated);
+    return updated;
+  }
+
+  isActive(user: UserRecord | undefined): user is UserRecord {
+    if (!user || user.state !== 'USER_STATE_ACTIVE') return false;
+    return this.orgs.get(user.orgId)?.state === 'ORG_STATE_ACTIVE';
+  }
+
+  // ---- memberships ----
+
+  memberships(userId: string): MemberRecord[] {
+    return [...this.members.values()].filter((m) => m.userId === userId);
+  }
+
+  getMember(scope: string, userId: string): MemberRecord | undefined {
+    return this.members.get(`${scope}|${userId}`);
+  }
+
+  listMembers(scope: string): MemberRecord[] {
+    return [...this.members.values()].filter((m) => m.scope === scope);
+  }
+
+  async addMember(scope: string, userId: string, roles: string[]): Promise<MemberRecord> {
+    this.requireUser(userId);
+    if (roles.length === 0) throw invalidArgument('MEMBER-3m9Fs', 'at least one role is required');
+    const id = `${scope}|${userId}`;
+    if (this.members.has(id)) throw alreadyExists('MEMBER-2jf8s', `user ${userId} is already a member`);
+    const member = stamp<MemberRecord>({ id, scope, userId, roles, createdAt: 0, changedAt: 0, sequence: 0 }, true);
+    await this.members.put(member);
+    return member;
+  }
+
+  // ---- user grants ----
+
+  getUserGrant(id: string): UserGrantRecord | undefined {
+    return this.userGrants.get(id);
+  }
+
+  grantsOf(userId: string): UserGrantRecord[] {
+    return [...this.userGrants.values()].filter((g) => g.userId === userId);
+  }
+
+  async addUserGrant(input: Omit<UserGrantRecord, 'id' | 'createdAt' | 'changedAt' | 'sequence'> & { id?: string }): Promise<UserGrantRecord> {
+    const user = this.requireUser(input.userId, input.orgId);
+    const project = this.requireProject(input.projectId);
+    const known = new Set(project.roles.map((r) => r.key));
+    const unknown = input.roleKeys.filter((k) => !known.has(k));
+    if (unknown.length > 0) throw preconditionFailed('USER-4m9sF', `unknown role keys: ${unknown.join(', ')}`);
+    if (this.grantsOf(user.id).some((g) => g.projectId === input.projectId && g.projectGrantId === input.projectGrantId)) {
+      throw alreadyExists('USER-2n8fS', 'the user already has a grant on this project');
+    }
+    const grant = stamp<UserGrantRecord>(
+      { ...input, id: input.id ?? newId(), createdAt: 0, changedAt: 0, sequence: 0 },
+      true,
+    );
+    await this.userGrants.put(grant);
+    return grant;
+  }
+
+  // ---- personal access tokens ----
+
+  getPat(id: string): PatRecord | undefined {
+    return this.pats.get(id);
+  }
+
+  /** Creates a PAT and returns it with its plaintext token, which is shown once and stored hashed. */
+  async addPat(userId: string, expirationDate = FAR_FUTURE): Promise<{ pat: PatRecord; token: string }> {
+    const user = this.requireUser(userId);
+    if (!user.machine) throw preconditionFailed('USER-Sj8f2', 'personal access tokens are for machine users');
+    if (expirationDate <= Date.now()) throw invalidArgument('USER-dk3Jd', 'expirationDate must be in the future');
+    const token = newOpaqueToken();
+    const pat = stamp<PatRecord>(
+      { id: newId(), userId, orgId: user.orgId, tokenHash: sha256(token), expirationDate, createdAt: 0, changedAt: 0, sequence: 0 },
+      true,
+    );
+    this.patByHash.set(Buffer.from(pat.tokenHash).toString('base64url'), pat.id);
+    await this.pats.put(pat);
+    return { pat, token };
+  }
+
+  /** The active user a presented PAT belongs to, or undefined. */
+  authenticatePat(token: string): { user: UserRecord; pat: PatRecord } | undefined {
+    const id = this.patByHash.get(sha256Base64url(token));
+    const pat = id ? this.pats.get(id) : undefined;
+    if (!pat || pat.expirationDate <= Date.now()) return undefined;
+    const user = this.users.get(pat.userId);
+    return this.isActive(user) ? { user, pat } : undefined;
+  }
+}

@@ -1,0 +1,101 @@
+import type { Storage } from '../storage/db.js';
+import { sha256 } from '../util/hash.js';
+import { newOpaqueToken } from '../util/ids.js';
+
+/**
+ * Owns issued-token state: opaque access tokens (stored under the SHA-256 of the token, so a
+ * stolen data dir yields no usable token) and revocations of JWT access tokens (JWTs themselves
+ * are never stored: issuing one writes nothing). Later: login sessions, codes, refresh families.
+ */
+export interface AccessTokenClaims {
+  /** Token id (`jti`). */
+  jti: string;
+  /** Subject: the user id. */
+  sub: string;
+  /** The client the token was issued to. */
+  clientId: string;
+  aud: string[];
+  scope: string;
+  /** Unix seconds. */
+  iat: number;
+  exp: number;
+}
+
+export type RevokeOutcome = 'revoked' | 'unknown' | 'foreign';
+
+const SWEEP_CHUNK = 2000;
+
+export class SessionsActor {
+  /** jti → exp (unix seconds) of revoked JWTs; small, so held in memory for introspection. */
+  private readonly revokedJwts = new Map<string, number>();
+  private sweepCursor: Buffer | undefined;
+
+  constructor(private readonly storage: Storage) {
+    for (const { key, value } of storage.revokedJwts.getRange()) this.revokedJwts.set(key, value);
+  }
+
+  /** Stores an opaque access token; resolves with the token once the record is committed. */
+  async issueOpaque(claims: AccessTokenClaims): Promise<string> {
+    const token = newOpaqueToken();
+    await this.storage.tokens.put(sha256(token), claims);
+    return token;
+  }
+
+  /** The claims of an opaque token that exists and has not expired. */
+  findOpaque(token: string): AccessTokenClaims | undefined {
+    const claims = this.storage.tokens.get(sha256(token)) as AccessTokenClaims | undefined;
+    if (!claims || claims.exp * 1000 <= Date.now()) return undefined;
+    return claims;
+  }
+
+  /** Revokes an opaque token held by `clientId`; resolves once the revocation is committed. */
+  async revokeOpaque(token: string, clientId: string): Promise<RevokeOutcome> {
+    const key = sha256(token);
+    const claims = this.storage.tokens.get(key) as AccessTokenClaims | undefined;
+    if (!claims) return 'unknown';
+    if (claims.clientId !== clientId) return 'foreign';
+    await this.storage.tokens.remove(key);
+    return 'revoked';
+  }
+
+  isJwtRevoked(jti: string): boolean {
+    return this.revokedJwts.has(jti);
+  }
+
+  async revokeJwt(jti: string, exp: number): Promise<void> {
+    if (this.revokedJwts.has(jti)) return;
+    this.revokedJwts.set(jti, exp);
+    await this.storage.revokedJwts.put(jti, exp);
+  }
+
+  /**
+   * Removes expired opaque tokens and revocations of expired JWTs, a chunk per call so a large
+   * store is swept across several ticks without stalling the event loop.
+   */
+  async sweep(now = Date.now()): Promise<number> {
+    const nowSeconds = Math.floor(now / 1000);
+    let removed = 0;
+    let last: Buffer | undefined;
+    let seen = 0;
+    const range = this.storage.tokens.getRange(this.sweepCursor ? { start: this.sweepCursor, limit: SWEEP_CHUNK } : { limit: SWEEP_CHUNK });
+    const writes: Promise<boolean>[] = [];
+    for (const { key, value } of range) {
+      seen++;
+      last = key;
+      if ((value as AccessTokenClaims).exp <= nowSeconds) {
+        writes.push(this.storage.tokens.remove(key));
+        removed++;
+      }
+    }
+    this.sweepCursor = seen === SWEEP_CHUNK && last ? Buffer.concat([last, Buffer.from([0])]) : undefined;
+    for (const [jti, exp] of this.revokedJwts) {
+      if (exp <= nowSeconds) {
+        this.revokedJwts.delete(jti);
+        writes.push(this.storage.revokedJwts.remove(jti));
+        removed++;
+      }
+    }
+    await Promise.all(writes);
+    return removed;
+  }
+}

@@ -1,0 +1,127 @@
+import { ClientsActor } from './actors/clients.js';
+import { KeysActor } from './actors/keys.js';
+import { OrgsActor } from './actors/orgs.js';
+import { SessionsActor } from './actors/sessions.js';
+import { bootstrapInstance } from './admin/bootstrap.js';
+import type { Config } from './config.js';
+import type { AppContext } from './http/context.js';
+import { routes } from './http/routes/index.js';
+import { startHttpServer, type HttpServer } from './http/server.js';
+import { json } from './http/responses.js';
+import { AccessTokens } from './oauth/access-tokens.js';
+import { ClientAuthenticator } from './oauth/client-auth.js';
+import { openStorage, type Storage } from './storage/db.js';
+import { MasterKey } from './storage/master-key.js';
+import { log } from './util/log.js';
+import { CryptoPool } from './workers/pool.js';
+import { chooseSignerMode, InlineSigner, PoolSigner } from './workers/signer.js';
+
+/**
+ * Wires config → storage → actors → worker pool → HTTP, and tears it down in reverse order.
+ */
+export interface RunningApp {
+  readonly port: number;
+  readonly issuer: string;
+  readonly ctx: AppContext;
+  /** Stop accepting, finish in-flight requests, flush storage, stop workers. */
+  shutdown(): Promise<void>;
+}
+
+export class MasterKeyMismatchError extends Error {}
+
+function checkMasterKey(storage: Storage, masterKey: MasterKey): void {
+  const sealed = storage.stores.meta.get('masterKeyCheck') as Uint8Array | undefined;
+  if (!sealed) {
+    storage.stores.meta.putSync('masterKeyCheck', masterKey.encrypt(Buffer.from('sesame')));
+    return;
+  }
+  try {
+    masterKey.decrypt(sealed);
+  } catch {
+    throw new MasterKeyMismatchError('the master key does not match the one this data dir was created with');
+  }
+}
+
+export async function startApp(config: Config): Promise<RunningApp> {
+  const storage = openStorage(config.dataDir);
+  let pool: CryptoPool | undefined;
+  let keys: KeysActor | undefined;
+  let sweeper: NodeJS.Timeout | undefined;
+  try {
+    const masterKey = MasterKey.loadOrCreate(config.dataDir, config.masterKey);
+    checkMasterKey(storage, masterKey);
+    pool = new CryptoPool(config.workers);
+
+    // The issuer's host is the instance domain; with port 0 it is known only after listening,
+    // so the server listens first and the routes are mounted once the context exists.
+    let ready = false;
+    const server: HttpServer = await startHttpServer(config.host, config.port);
+    const issuer = config.issuer ?? `http://localhost:${server.port}`;
+    const orgs = new OrgsActor(storage, new URL(issuer).hostname);
+    const clients = new ClientsActor(storage);
+    const sessions = new SessionsActor(storage);
+    keys = new KeysActor(
+      storage.stores.signingKeys,
+      masterKey,
+      config.signingAlg,
+      config.keyRotationInterval,
+      Math.max(config.accessTokenLifetime, config.idTokenLifetime),
+    );
+    await keys.start();
+    const instance = await bootstrapInstance(orgs, config.dataDir);
+    const signerMode = chooseSignerMode(config.signer, config.signingAlg);
+    const signer = signerMode === 'pool' ? new PoolSigner(pool) : new InlineSigner();
+    const tokens = new AccessTokens(issuer, keys, signer, sessions, Math.floor(config.accessTokenLifetime / 1000));
+    const clientAuth = new ClientAuthenticator(clients, orgs);
+    const cryptoPool = pool;
+    const ctx: AppContext = {
+      config,
+      issuer,
+      instance,
+      orgs,
+      clients,
+      keys,
+      sessions,
+      tokens,
+      clientAuth,
+      pool: cryptoPool,
+      isReady: () => ready,
+    };
+    server.mount(routes(ctx), () => json(404, { code: 5, message: 'Not Found (HTTP-404)', details: [] }));
+    sweeper = setInterval(() => {
+      sessions.sweep().catch((error: unknown) => log.error('sweep failed', { error: String(error) }));
+    }, config.sweepInterval);
+    sweeper.unref();
+    ready = true;
+    log.info('sesame listening', {
+      issuer,
+      port: server.port,
+      host: config.host,
+      dataDir: config.dataDir,
+      signingAlg: config.signingAlg,
+      signer: signerMode,
+      workers: cryptoPool.threads,
+    });
+
+    const keysActor = keys;
+    return {
+      port: server.port,
+      issuer,
+      ctx,
+      async shutdown() {
+        ready = false;
+        clearInterval(sweeper);
+        keysActor.stop();
+        await server.drain(10_000);
+        await storage.close();
+        await cryptoPool.close();
+      },
+    };
+  } catch (error) {
+    if (sweeper) clearInterval(sweeper);
+    keys?.stop();
+    await pool?.close().catch(() => {});
+    await storage.close().catch(() => {});
+    throw error;
+  }
+}

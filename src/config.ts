@@ -1,0 +1,115 @@
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { parseDuration } from './util/duration.js';
+
+/**
+ * Every setting is an environment variable with a CLI flag twin (`SESAME_DATA_DIR` ⇔ `--data-dir`).
+ * Flags win over the environment. A bad value stops start-up with a message naming the setting.
+ */
+export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
+export type SigningAlg = (typeof SIGNING_ALGS)[number];
+
+const duration = (name: string) =>
+  z.string().transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === undefined || ms <= 0) {
+      ctx.addIssue({ code: 'custom', message: `${name} must be a positive duration such as 12h, 30m or 90s` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+export const SETTINGS = {
+  port: { env: 'SESAME_PORT', default: '8080', help: 'TCP port to listen on (0 = any free port)' },
+  host: { env: 'SESAME_HOST', default: '0.0.0.0', help: 'address to bind' },
+  issuer: { env: 'SESAME_ISSUER', default: undefined, help: 'issuer URL; default http://localhost:<port>' },
+  dataDir: { env: 'SESAME_DATA_DIR', default: './data', help: 'directory of the LMDB store, master key and admin PAT' },
+  workers: { env: 'SESAME_WORKERS', default: undefined, help: 'crypto worker threads; default cores - 1 (at least 1)' },
+  signingAlg: { env: 'SESAME_SIGNING_ALG', default: 'RS256', help: 'RS256, ES256 or EdDSA' },
+  signer: { env: 'SESAME_SIGNER', default: 'auto', help: 'auto, pool or inline: where JWTs are signed' },
+  accessTokenLifetime: { env: 'SESAME_ACCESS_TOKEN_LIFETIME', default: '12h', help: 'access token lifetime' },
+  idTokenLifetime: { env: 'SESAME_ID_TOKEN_LIFETIME', default: '12h', help: 'ID token lifetime' },
+  refreshTokenIdleLifetime: { env: 'SESAME_REFRESH_TOKEN_IDLE_LIFETIME', default: '720h', help: 'refresh token idle expiry' },
+  refreshTokenLifetime: { env: 'SESAME_REFRESH_TOKEN_LIFETIME', default: '2160h', help: 'refresh token absolute expiry' },
+  keyRotationInterval: { env: 'SESAME_KEY_ROTATION_INTERVAL', default: '24h', help: 'how long a signing key signs before the next takes over' },
+  sweepInterval: { env: 'SESAME_SWEEP_INTERVAL', default: '1m', help: 'how often expired state is swept from storage' },
+  masterKey: { env: 'SESAME_MASTERKEY', default: undefined, help: 'secret (>= 32 chars) encrypting private keys at rest; generated into the data dir when absent' },
+  logLevel: { env: 'SESAME_LOG_LEVEL', default: 'info', help: 'debug, info, warn, error or silent' },
+} as const satisfies Record<string, { env: string; default: string | undefined; help: string }>;
+
+export type SettingName = keyof typeof SETTINGS;
+
+const schema = z.object({
+  port: z.coerce.number().int().min(0).max(65535),
+  host: z.string().min(1),
+  issuer: z
+    .url({ protocol: /^https?$/ })
+    .refine((u) => !u.includes('?') && !u.includes('#'), 'issuer must not have a query or fragment')
+    .transform((u) => u.replace(/\/+$/, ''))
+    .optional(),
+  dataDir: z.string().min(1).transform((p) => resolve(p)),
+  workers: z.coerce.number().int().min(1).max(64).optional(),
+  signingAlg: z.enum(SIGNING_ALGS),
+  signer: z.enum(['auto', 'pool', 'inline']),
+  accessTokenLifetime: duration('access token lifetime'),
+  idTokenLifetime: duration('ID token lifetime'),
+  refreshTokenIdleLifetime: duration('refresh token idle lifetime'),
+  refreshTokenLifetime: duration('refresh token lifetime'),
+  keyRotationInterval: duration('key rotation interval'),
+  sweepInterval: duration('sweep interval'),
+  masterKey: z.string().min(32, 'must be at least 32 characters').optional(),
+  logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']),
+});
+
+export type Config = Omit<z.infer<typeof schema>, 'workers'> & { workers: number };
+
+export class ConfigError extends Error {}
+
+function flagName(setting: string): string {
+  return '--' + setting.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+}
+
+/** Reads `--flag value` and `--flag=value` pairs; unknown flags are errors. */
+function parseFlags(argv: readonly string[]): Partial<Record<SettingName, string>> {
+  const byFlag = new Map(Object.keys(SETTINGS).map((k) => [flagName(k), k as SettingName]));
+  const out: Partial<Record<SettingName, string>> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const eq = arg.indexOf('=');
+    const flag = eq === -1 ? arg : arg.slice(0, eq);
+    const setting = byFlag.get(flag);
+    if (!setting) throw new ConfigError(`unknown option ${flag} (see --help)`);
+    const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
+    if (value === undefined) throw new ConfigError(`option ${flag} needs a value`);
+    out[setting] = value;
+  }
+  return out;
+}
+
+export function helpText(): string {
+  const rows = Object.entries(SETTINGS).map(
+    ([k, s]) => `  ${flagName(k).padEnd(34)} ${s.env.padEnd(36)} ${s.help}${s.default ? ` (default ${s.default})` : ''}`,
+  );
+  return `Usage: npm start -- [options]\n\nOptions (each also an environment variable):\n${rows.join('\n')}\n`;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Config {
+  const flags = parseFlags(argv);
+  const raw: Record<string, string | undefined> = {};
+  for (const [name, setting] of Object.entries(SETTINGS) as [SettingName, (typeof SETTINGS)[SettingName]][]) {
+    const fromEnv = env[setting.env];
+    raw[name] = flags[name] ?? (fromEnv === '' ? undefined : fromEnv) ?? setting.default;
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0]) as SettingName;
+    const setting = SETTINGS[name];
+    throw new ConfigError(
+      `invalid ${setting.env} (${flagName(name)}) = ${JSON.stringify(raw[name])}: ${issue.message}`,
+    );
+  }
+  const workers = parsed.data.workers ?? Math.max(1, availableParallelism() - 1);
+  return { ...parsed.data, workers };
+}

@@ -1,0 +1,24 @@
+import { managementRoutes } from '../../admin/routes.js';
+import type { AppContext } from '../context.js';
+import type { Route } from '../types.js';
+import { adminKeysRoute } from './admin-keys.js';
+import { discoveryRoute } from './discovery.js';
+import { healthRoutes } from './health.js';
+import { introspectRoute } from './introspect.js';
+import { keysRoute } from './keys.js';
+import { revokeRoute } from './revoke.js';
+import { tokenRoute } from './token.js';
+
+/** Every route of the server, one module per endpoint. */
+export function routes(ctx: AppContext): Route[] {
+  return [
+    ...healthRoutes(ctx),
+    discoveryRoute(ctx),
+    keysRoute(ctx),
+    tokenRoute(ctx),
+    introspectRoute(ctx),
+    revokeRoute(ctx),
+    adminKeysRoute(ctx),
+    ...managementRoutes(ctx),
+  ];
+}

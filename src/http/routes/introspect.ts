@@ -1,0 +1,28 @@
+import { presentedClient } from '../../oauth/client-credentials.js';
+import type { AuthMethod } from '../../oauth/client-auth.js';
+import { OAuthError } from '../../oauth/errors.js';
+import { parseFormBody } from '../../oauth/form.js';
+import { introspect } from '../../oauth/introspection.js';
+import { PATHS } from '../../oauth/discovery.js';
+import type { AppContext } from '../context.js';
+import { jsonNoStore } from '../responses.js';
+import type { Request, Route } from '../types.js';
+
+/** POST /oauth/v2/introspect (RFC 7662) for API apps and OIDC apps with a secret. */
+const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post']);
+
+export function introspectRoute(ctx: AppContext): Route {
+  const handle = (req: Request) => {
+    if (req.repeatedHeaders.has('authorization')) throw new OAuthError('invalid_request', 'Authorization header is repeated');
+    const form = parseFormBody(req.headers['content-type'], req.body);
+    const client = ctx.clientAuth.authenticate(presentedClient(req.headers.authorization, form), {
+      methods: METHODS,
+      apps: true,
+      machineUsers: false,
+      appsWithSecretOnly: true,
+    });
+    if (client.kind !== 'app') throw new OAuthError('invalid_client', 'only applications may introspect');
+    return jsonNoStore(200, introspect(form.get('token'), client.app, ctx.tokens, ctx.orgs, ctx.issuer));
+  };
+  return { pattern: PATHS.introspection, errorStyle: 'oauth', methods: { POST: handle } };
+}

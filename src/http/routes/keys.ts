@@ -1,0 +1,19 @@
+import { JWKS_MAX_AGE_SECONDS } from '../../actors/keys.js';
+import { PATHS } from '../../oauth/discovery.js';
+import type { AppContext } from '../context.js';
+import type { Route } from '../types.js';
+
+/** GET /oauth/v2/keys: the JWKS the keys actor keeps serialized. */
+const HEADERS = Object.freeze({
+  'Content-Type': 'application/json',
+  'Cache-Control': `public, max-age=${JWKS_MAX_AGE_SECONDS}, must-revalidate`,
+  'Access-Control-Allow-Origin': '*',
+});
+
+export function keysRoute(ctx: AppContext): Route {
+  return {
+    pattern: PATHS.jwks,
+    errorStyle: 'oauth',
+    methods: { GET: () => ({ status: 200, headers: HEADERS, body: ctx.keys.jwks() }) },
+  };
+}

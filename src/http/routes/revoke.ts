@@ -1,0 +1,36 @@
+import type { AccessTokenClaims } from '../../actors/sessions.js';
+import { presentedClient } from '../../oauth/client-credentials.js';
+import { invalidClient, type AuthenticatedClient, type AuthMethod } from '../../oauth/client-auth.js';
+import { OAuthError } from '../../oauth/errors.js';
+import { parseFormBody } from '../../oauth/form.js';
+import { PATHS } from '../../oauth/discovery.js';
+import type { AppContext } from '../context.js';
+import type { Request, Route } from '../types.js';
+
+/**
+ * POST /oauth/v2/revoke (RFC 7009): 200 with an empty JSON response for revoked, unknown or
+ * invalid tokens, sent only after the revocation is committed. A client may revoke only its own.
+ */
+const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none']);
+const OK = { status: 200, headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }, body: '' };
+
+export function ownsToken(client: AuthenticatedClient, claims: AccessTokenClaims): boolean {
+  if (claims.clientId === client.clientId) return true;
+  // A machine user's tokens stay its own even if its org's primary domain changed since.
+  return client.kind === 'machine' && claims.sub === client.user.id;
+}
+
+export function revokeRoute(ctx: AppContext): Route {
+  const handle = async (req: Request) => {
+    if (req.repeatedHeaders.has('authorization')) throw new OAuthError('invalid_request', 'Authorization header is repeated');
+    const form = parseFormBody(req.headers['content-type'], req.body);
+    const presented = presentedClient(req.headers.authorization, form);
+    const client = ctx.clientAuth.authenticate(presented, { methods: METHODS, apps: true, machineUsers: true });
+    const token = form.get('token');
+    if (token === undefined) throw new OAuthError('invalid_request', 'token missing');
+    const outcome = await ctx.tokens.revoke(token, (claims) => ownsToken(client, claims));
+    if (outcome === 'foreign') throw invalidClient(presented, 'token was not issued for this client');
+    return OK;
+  };
+  return { pattern: PATHS.revocation, errorStyle: 'oauth', methods: { POST: handle } };
+}

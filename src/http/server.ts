@@ -1,0 +1,207 @@
+import uWS from 'uWebSockets.js';
+import { STATUS_CODES } from 'node:http';
+import { OAuthError } from '../oauth/errors.js';
+import { ApiError } from '../model/errors.js';
+import { log } from '../util/log.js';
+import { errorResponse } from './errors.js';
+import type { Handler, Method, Request, Response, Route } from './types.js';
+
+/**
+ * The uWebSockets.js front end: reads the request (headers synchronously, body with a size
+ * cap), hands a plain Request to the route's handler and writes its Response corked. It tracks
+ * requests in flight so shutdown can stop accepting and still finish what it started.
+ */
+const DEFAULT_MAX_BODY = 64 * 1024;
+const STATUS_LINES = new Map<number, string>();
+function statusLine(status: number): string {
+  let line = STATUS_LINES.get(status);
+  if (!line) STATUS_LINES.set(status, (line = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`));
+  return line;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+export interface HttpServer {
+  readonly port: number;
+  /** Registers the routes (after listening: the issuer may depend on the bound port). */
+  mount(routes: readonly Route[], notFound: Handler): void;
+  /** Stops accepting connections, then resolves once every request in flight has been answered. */
+  drain(timeoutMs: number): Promise<void>;
+}
+
+function bodyTooLarge(route: Route): Error {
+  return route.errorStyle === 'oauth'
+    ? new OAuthError('invalid_request', 'request body too large')
+    : new ApiError('InvalidArgument', 'HTTP-413', 'request body too large');
+}
+
+export function startHttpServer(host: string, port: number): Promise<HttpServer> {
+  const app = uWS.App();
+  let inFlight = 0;
+  let draining = false;
+  let onIdle: (() => void) | undefined;
+
+  const finish = () => {
+    inFlight--;
+    if (inFlight === 0 && onIdle) onIdle();
+  };
+
+  const send = (res: uWS.HttpResponse, state: RequestState, response: Response) => {
+    if (state.aborted) return;
+    state.aborted = true; // a response is written at most once; uWS forbids touching res after
+    res.cork(() => {
+      res.writeStatus(statusLine(response.status));
+      if (response.headers) for (const name in response.headers) res.writeHeader(name, response.headers[name]!);
+      if (draining) res.writeHeader('Connection', 'close');
+      res.end(response.body ?? '', draining);
+    });
+  };
+
+  const serve = (route: Route, res: uWS.HttpResponse, raw: uWS.HttpRequest, paramCount: number) => {
+    const state: RequestState = { aborted: false, finished: false };
+    inFlight++;
+    res.onAborted(() => {
+      state.aborted = true;
+      if (!state.finished) {
+        state.finished = true;
+        finish();
+      }
+    });
+    const method = raw.getCaseSensitiveMethod().toUpperCase();
+    const headers: Record<string, string> = {};
+    let repeated: Set<string> | undefined;
+    raw.forEach((name, value) => {
+      if (name in headers) (repeated ??= new Set()).add(name);
+      else headers[name] = value;
+    });
+    const params: string[] = [];
+    for (let i = 0; i < paramCount; i++) params.push(decodeURIComponentSafe(raw.getParameter(i)));
+    const path = raw.getUrl();
+    const query = raw.getQuery() ?? '';
+
+    const respond = (response: Response) => {
+      send(res, state, response);
+      if (!state.finished) {
+        state.finished = true;
+        finish();
+      }
+    };
+    const fail = (error: unknown) => respond(errorResponse(route.errorStyle, error));
+
+    if (draining) {
+      respond({ status: 503, headers: { 'Content-Type': 'application/json', 'Retry-After': '1' }, body: '{"error":"temporarily_unavailable","error_description":"server is shutting down"}' });
+      return;
+    }
+    const handler = route.methods[method as Method] ?? (method === 'HEAD' ? route.methods.GET : undefined);
+    if (!handler) {
+      respond({
+        status: 405,
+        headers: { 'Content-Type': 'application/json', Allow: Object.keys(route.methods).join(', ') },
+        body: JSON.stringify(
+          route.errorStyle === 'oauth'
+            ? { error: 'invalid_request', error_description: `method ${method} not allowed` }
+            : { code: 12, message: `method ${method} not allowed (HTTP-405)`, details: [] },
+        ),
+      });
+      return;
+    }
+
+    const run = (body: Buffer) => {
+      const request: Request = {
+        method,
+        path,
+        query,
+        params,
+        headers,
+        repeatedHeaders: repeated ?? NO_REPEATS,
+        body,
+      };
+      try {
+        const result = handler(request);
+        if (result instanceof Promise) result.then(respond, fail);
+        else respond(result);
+      } catch (error) {
+        fail(error);
+      }
+    };
+
+    if (method === 'GET' || method === 'HEAD' || method === 'DELETE' || method === 'OPTIONS') {
+      run(EMPTY);
+      return;
+    }
+    const maxBody = route.maxBody ?? DEFAULT_MAX_BODY;
+    const declared = Number(headers['content-length'] ?? '0');
+    if (declared > maxBody) {
+      fail(bodyTooLarge(route));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.onData((chunk, isLast) => {
+      if (state.aborted) return;
+      size += chunk.byteLength;
+      if (size > maxBody) {
+        fail(bodyTooLarge(route));
+        return;
+      }
+      // uWS reuses the chunk's memory after this callback returns: copy it.
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) run(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+  };
+
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (listenSocket) => {
+      if (!listenSocket) {
+        reject(new Error(`cannot listen on ${host}:${port}`));
+        return;
+      }
+      resolve({
+        port: uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket),
+        mount(routes, notFound) {
+      for (const route of routes) {
+        const paramCount = (route.pattern.match(/\/:/g) ?? []).length;
+        app.any(route.pattern, (res, req) => serve(route, res, req, paramCount));
+      }
+      const fallback: Route = { pattern: '/*', methods: {}, errorStyle: 'api' };
+      app.any('/*', (res, req) => {
+        const method = req.getCaseSensitiveMethod().toUpperCase();
+        serve({ ...fallback, methods: { [method]: notFound } }, res, req, 0);
+      });
+        },
+        drain(timeoutMs: number) {
+          draining = true;
+          uWS.us_listen_socket_close(listenSocket);
+          if (inFlight === 0) return Promise.resolve();
+          return new Promise<void>((done) => {
+            const timer = setTimeout(() => {
+              log.warn('shutdown: requests still in flight after timeout', { inFlight });
+              done();
+            }, timeoutMs);
+            onIdle = () => {
+              clearTimeout(timer);
+              done();
+            };
+          });
+        },
+      });
+    });
+  });
+}
+
+interface RequestState {
+  /** The connection was aborted or the response already written. */
+  aborted: boolean;
+  /** The request has left the in-flight count. */
+  finished: boolean;
+}
+
+const NO_REPEATS: ReadonlySet<string> = new Set();
+
+function decodeURIComponentSafe(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}

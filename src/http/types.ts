@@ -1,0 +1,34 @@
+/** The request and response shapes route modules see; uWS details stay in server.ts. */
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'HEAD' | 'OPTIONS';
+
+export interface Request {
+  readonly method: Method | string;
+  readonly path: string;
+  /** Raw query string without the leading `?`. */
+  readonly query: string;
+  /** Path parameters in pattern order. */
+  readonly params: readonly string[];
+  /** Lower-case header names; a repeated header is listed in `repeatedHeaders`. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly repeatedHeaders: ReadonlySet<string>;
+  readonly body: Buffer;
+}
+
+export interface Response {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}
+
+export type Handler = (req: Request) => Response | Promise<Response>;
+
+/** How failures of a route are reported: OAuth JSON, ZITADEL API JSON, or an HTML page. */
+export type ErrorStyle = 'oauth' | 'api';
+
+export interface Route {
+  pattern: string;
+  methods: Partial<Record<Method, Handler>>;
+  errorStyle: ErrorStyle;
+  /** Largest accepted request body in bytes. */
+  maxBody?: number;
+}

@@ -1,0 +1,48 @@
+import { startApp } from './app.js';
+import { ConfigError, helpText, loadConfig } from './config.js';
+import { log, setLogLevel } from './util/log.js';
+
+/** Entry point: `npm start` (node dist/main.js). Exit 2 on bad configuration. */
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(helpText());
+    return;
+  }
+  let config;
+  try {
+    config = loadConfig(process.env, argv);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`sesame: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  setLogLevel(config.logLevel);
+  const app = await startApp(config);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('shutting down', { signal });
+    app.shutdown().then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        log.error('shutdown failed', { error: String(error) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  log.error('start-up failed', { error: error instanceof Error ? error.message : String(error) });
+  process.exit(1);
+});

@@ -1,0 +1,176 @@
+/**
+ * Stored records. Enum-valued fields hold ZITADEL's enum names, so the provisioning API and the
+ * export bundle emit them unchanged. Times are epoch milliseconds.
+ */
+export interface Meta {
+  createdAt: number;
+  changedAt: number;
+  /** Monotonic per-record change counter, emitted as `details.sequence`. */
+  sequence: number;
+}
+
+export type OrgState = 'ORG_STATE_ACTIVE' | 'ORG_STATE_INACTIVE';
+
+export interface OrgDomain {
+  domainName: string;
+  isVerified: boolean;
+  isPrimary: boolean;
+  validationType?: string;
+}
+
+export interface OrgRecord extends Meta {
+  id: string;
+  name: string;
+  state: OrgState;
+  domains: OrgDomain[];
+}
+
+export interface ProjectRole {
+  key: string;
+  displayName: string;
+  group: string;
+}
+
+export interface ProjectRecord extends Meta {
+  id: string;
+  orgId: string;
+  name: string;
+  state: 'PROJECT_STATE_ACTIVE' | 'PROJECT_STATE_INACTIVE';
+  projectRoleAssertion: boolean;
+  projectRoleCheck: boolean;
+  hasProjectCheck: boolean;
+  privateLabelingSetting: string;
+  roles: ProjectRole[];
+}
+
+export interface OidcAppConfig {
+  redirectUris: string[];
+  responseTypes: string[];
+  grantTypes: string[];
+  appType: string;
+  authMethodType: string;
+  postLogoutRedirectUris: string[];
+  version: string;
+  devMode: boolean;
+  accessTokenType: string;
+  accessTokenRoleAssertion: boolean;
+  idTokenRoleAssertion: boolean;
+  idTokenUserinfoAssertion: boolean;
+  /** milliseconds, 0-5000 */
+  clockSkewMs: number;
+  additionalOrigins: string[];
+  skipNativeAppSuccessPage: boolean;
+  backChannelLogoutUri: string;
+  loginVersion?: { loginV1?: Record<string, never>; loginV2?: { baseUri?: string } };
+}
+
+export interface AppRecord extends Meta {
+  id: string;
+  projectId: string;
+  orgId: string;
+  name: string;
+  state: 'APP_STATE_ACTIVE' | 'APP_STATE_INACTIVE';
+  clientId: string;
+  /** SHA-256 of the client secret, when the auth method uses one. */
+  secretHash?: Uint8Array;
+  oidc?: OidcAppConfig;
+  api?: { authMethodType: string };
+}
+
+export interface PublicKeyRecord extends Meta {
+  id: string;
+  orgId: string;
+  type: 'KEY_TYPE_JSON';
+  expirationDate: number;
+  /** SPKI PEM of the registered public key. */
+  publicKeyPem: string;
+}
+
+export interface AppKeyRecord extends PublicKeyRecord {
+  appId: string;
+  projectId: string;
+  clientId: string;
+}
+
+export interface MachineKeyRecord extends PublicKeyRecord {
+  userId: string;
+}
+
+export type UserState =
+  | 'USER_STATE_ACTIVE'
+  | 'USER_STATE_INACTIVE'
+  | 'USER_STATE_LOCKED'
+  | 'USER_STATE_SUSPEND'
+  | 'USER_STATE_INITIAL';
+
+export interface HumanProfile {
+  firstName: string;
+  lastName: string;
+  nickName: string;
+  displayName: string;
+  preferredLanguage: string;
+  gender: string;
+}
+
+export interface HumanData {
+  profile: HumanProfile;
+  email: { email: string; isEmailVerified: boolean };
+  phone?: { phone: string; isPhoneVerified: boolean };
+  /** Encoded password hash (PHC / modular crypt), absent when the user has no password. */
+  passwordHash?: string;
+  passwordChangeRequired: boolean;
+  /** base32 TOTP secret, encrypted with the master key. */
+  otpSecretSealed?: Uint8Array;
+  failedPasswordAttempts: number;
+}
+
+export interface MachineData {
+  name: string;
+  description: string;
+  accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER' | 'ACCESS_TOKEN_TYPE_JWT';
+}
+
+/** The secret a machine user authenticates with at the token endpoint (owned by the clients actor). */
+export interface MachineSecretRecord extends Meta {
+  id: string;
+  userId: string;
+  secretHash: Uint8Array;
+}
+
+export interface UserRecord extends Meta {
+  id: string;
+  orgId: string;
+  userName: string;
+  state: UserState;
+  human?: HumanData;
+  machine?: MachineData;
+  metadata?: Record<string, Uint8Array>;
+}
+
+export interface PatRecord extends Meta {
+  id: string;
+  userId: string;
+  orgId: string;
+  tokenHash: Uint8Array;
+  expirationDate: number;
+}
+
+export interface UserGrantRecord extends Meta {
+  id: string;
+  userId: string;
+  orgId: string;
+  projectId: string;
+  projectGrantId: string;
+  roleKeys: string[];
+}
+
+/** A membership: `instance`, `org:<orgId>` or `project:<projectId>`. */
+export interface MemberRecord extends Meta {
+  /** `<scope>|<userId>` */
+  id: string;
+  scope: string;
+  userId: string;
+  roles: string[];
+}
+
+export const FAR_FUTURE = Date.parse('9999-12-31T23:59:59Z');

@@ -1,0 +1,103 @@
+import type { KeysActor } from '../actors/keys.js';
+import type { AccessTokenClaims, RevokeOutcome, SessionsActor } from '../actors/sessions.js';
+import { newId } from '../util/ids.js';
+import type { Signer } from '../workers/signer.js';
+import { decodeJws, encodedHeader, looksLikeJws, signingInput, verifyJws } from './jwt.js';
+
+/**
+ * Issues, resolves and revokes access tokens in both formats:
+ * - JWT (RFC 9068, `typ: at+jwt`): signed, never stored; revocation stores its jti.
+ * - opaque: 256 random bits, stored hashed by the sessions actor before it is handed out.
+ */
+export type AccessTokenFormat = 'jwt' | 'opaque';
+
+export interface IssuedAccessToken {
+  token: string;
+  claims: AccessTokenClaims;
+  expiresIn: number;
+}
+
+export interface ResolvedAccessToken {
+  claims: AccessTokenClaims;
+  format: AccessTokenFormat;
+}
+
+export class AccessTokens {
+  constructor(
+    private readonly issuer: string,
+    private readonly keys: KeysActor,
+    private readonly signer: Signer,
+    private readonly sessions: SessionsActor,
+    private readonly lifetimeSeconds: number,
+  ) {}
+
+  async issue(
+    format: AccessTokenFormat,
+    input: { sub: string; clientId: string; aud: string[]; scope: string },
+  ): Promise<IssuedAccessToken> {
+    const iat = Math.floor(Date.now() / 1000);
+    const claims: AccessTokenClaims = { jti: newId(), ...input, iat, exp: iat + this.lifetimeSeconds };
+    if (format === 'opaque') {
+      return { token: await this.sessions.issueOpaque(claims), claims, expiresIn: this.lifetimeSeconds };
+    }
+    const key = this.keys.signingKey();
+    const payload: Record<string, unknown> = {
+      iss: this.issuer,
+      sub: claims.sub,
+      aud: claims.aud,
+      exp: claims.exp,
+      iat,
+      nbf: iat,
+      jti: claims.jti,
+      client_id: claims.clientId,
+    };
+    if (claims.scope) payload.scope = claims.scope;
+    const input_ = signingInput(encodedHeader(key.alg, key.kid, 'at+jwt'), payload);
+    const signature = await this.signer.sign(key, input_);
+    return { token: `${input_}.${signature}`, claims, expiresIn: this.lifetimeSeconds };
+  }
+
+  /** The claims of a token Sesame issued that is unexpired and unrevoked, else undefined. */
+  resolve(token: string): ResolvedAccessToken | undefined {
+    if (!looksLikeJws(token)) {
+      const claims = this.sessions.findOpaque(token);
+      return claims ? { claims, format: 'opaque' } : undefined;
+    }
+    const claims = this.verifiedJwtClaims(token);
+    if (!claims || claims.exp * 1000 <= Date.now() || this.sessions.isJwtRevoked(claims.jti)) return undefined;
+    return { claims, format: 'jwt' };
+  }
+
+  /** Revokes a token if `owns` accepts its claims; unknown or invalid tokens are `unknown`. */
+  async revoke(token: string, owns: (claims: AccessTokenClaims) => boolean): Promise<RevokeOutcome> {
+    if (!looksLikeJws(token)) {
+      const claims = this.sessions.findOpaque(token);
+      if (!claims) return 'unknown';
+      if (!owns(claims)) return 'foreign';
+      return this.sessions.revokeOpaque(token, claims.clientId);
+    }
+    const claims = this.verifiedJwtClaims(token);
+    if (!claims || claims.exp * 1000 <= Date.now()) return 'unknown';
+    if (!owns(claims)) return 'foreign';
+    await this.sessions.revokeJwt(claims.jti, claims.exp);
+    return 'revoked';
+  }
+
+  private verifiedJwtClaims(token: string): AccessTokenClaims | undefined {
+    const jws = decodeJws(token);
+    if (!jws || jws.header.typ !== 'at+jwt' || typeof jws.header.kid !== 'string') return undefined;
+    if (!verifyJws(jws, this.keys.verificationKey(jws.header.kid))) return undefined;
+    const p = jws.payload;
+    if (p.iss !== this.issuer || typeof p.sub !== 'string' || typeof p.jti !== 'string') return undefined;
+    if (typeof p.exp !== 'number' || typeof p.iat !== 'number' || typeof p.client_id !== 'string') return undefined;
+    return {
+      jti: p.jti,
+      sub: p.sub,
+      clientId: p.client_id,
+      aud: Array.isArray(p.aud) ? p.aud.filter((a): a is string => typeof a === 'string') : typeof p.aud === 'string' ? [p.aud] : [],
+      scope: typeof p.scope === 'string' ? p.scope : '',
+      iat: p.iat,
+      exp: p.exp,
+    };
+  }
+}

@@ -1,0 +1,38 @@
+import type { SigningAlg } from '../config.js';
+
+/**
+ * The OpenID Connect Discovery 1.0 document. It lists only what this server does today; a feature
+ * joins the document when its endpoint or grant works.
+ */
+export const PATHS = {
+  discovery: '/.well-known/openid-configuration',
+  token: '/oauth/v2/token',
+  introspection: '/oauth/v2/introspect',
+  revocation: '/oauth/v2/revoke',
+  jwks: '/oauth/v2/keys',
+} as const;
+
+export function discoveryDocument(issuer: string, signingAlg: SigningAlg): Record<string, unknown> {
+  return {
+    issuer,
+    token_endpoint: issuer + PATHS.token,
+    introspection_endpoint: issuer + PATHS.introspection,
+    revocation_endpoint: issuer + PATHS.revocation,
+    jwks_uri: issuer + PATHS.jwks,
+    scopes_supported: ['openid', 'profile', 'email', 'phone', 'address', 'offline_access'],
+    response_types_supported: [],
+    grant_types_supported: ['client_credentials'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [signingAlg],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    claims_supported: [
+      'sub', 'aud', 'exp', 'iat', 'iss', 'jti', 'client_id', 'scope', 'name', 'given_name', 'family_name',
+      'nickname', 'gender', 'locale', 'preferred_username', 'updated_at', 'email', 'email_verified',
+      'phone_number', 'phone_number_verified',
+    ],
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+  };
+}

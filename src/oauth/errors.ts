@@ -1,0 +1,48 @@
+/**
+ * The one OAuth error type. Protocol code throws it; src/http/errors.ts turns it into the
+ * `{"error","error_description"}` response with the right status and headers.
+ */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'invalid_target'
+  | 'unsupported_token_type'
+  | 'access_denied'
+  | 'invalid_token'
+  | 'server_error'
+  | 'temporarily_unavailable';
+
+const DEFAULT_STATUS: Record<OAuthErrorCode, number> = {
+  invalid_request: 400,
+  invalid_client: 401,
+  invalid_grant: 400,
+  unauthorized_client: 400,
+  unsupported_grant_type: 400,
+  invalid_scope: 400,
+  invalid_target: 400,
+  unsupported_token_type: 400,
+  access_denied: 403,
+  invalid_token: 401,
+  server_error: 500,
+  temporarily_unavailable: 503,
+};
+
+export class OAuthError extends Error {
+  readonly status: number;
+  readonly headers: Record<string, string> | undefined;
+  constructor(
+    readonly error: OAuthErrorCode,
+    readonly description: string,
+    options: { status?: number; headers?: Record<string, string> } = {},
+  ) {
+    super(`${error}: ${description}`);
+    this.status = options.status ?? DEFAULT_STATUS[error];
+    this.headers = options.headers;
+  }
+}
+
+export const invalidRequest = (description: string) => new OAuthError('invalid_request', description);

@@ -1,0 +1,77 @@
+import { OAuthError } from './errors.js';
+
+/**
+ * Strict `application/x-www-form-urlencoded` parsing for the OAuth endpoints (RFC 6749 §3.2):
+ * the content type must be right, every byte sequence must be valid UTF-8 after percent-decoding,
+ * and a parameter may appear at most once.
+ */
+export type Form = ReadonlyMap<string, string>;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const MAX_PARAMS = 64;
+
+export function isFormContentType(contentType: string | undefined): boolean {
+  if (!contentType) return false;
+  const semi = contentType.indexOf(';');
+  const mime = (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
+  if (mime !== 'application/x-www-form-urlencoded') return false;
+  if (semi === -1) return true;
+  const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(contentType.slice(semi));
+  return !charset || charset[1]!.toLowerCase() === 'utf-8';
+}
+
+function decodeComponent(raw: string, name: string): string {
+  const plus = raw.includes('+') ? raw.replace(/\+/g, ' ') : raw;
+  if (!plus.includes('%')) return plus;
+  const bytes: number[] = [];
+  for (let i = 0; i < plus.length; i++) {
+    const c = plus.charCodeAt(i);
+    if (c === 0x25) {
+      const hex = plus.slice(i + 1, i + 3);
+      if (!/^[0-9a-fA-F]{2}$/.test(hex)) throw new OAuthError('invalid_request', `malformed percent-encoding in ${name}`);
+      bytes.push(parseInt(hex, 16));
+      i += 2;
+    } else if (c < 0x80) {
+      bytes.push(c);
+    } else {
+      for (const b of Buffer.from(plus[i]!, 'utf8')) bytes.push(b);
+    }
+  }
+  try {
+    return utf8.decode(Uint8Array.from(bytes));
+  } catch {
+    throw new OAuthError('invalid_request', `${name} is not valid UTF-8`);
+  }
+}
+
+/** Parses a urlencoded string (request body or query string). */
+export function parseUrlEncoded(text: string): Form {
+  const form = new Map<string, string>();
+  if (text.length === 0) return form;
+  const pairs = text.split('&');
+  if (pairs.length > MAX_PARAMS) throw new OAuthError('invalid_request', 'too many parameters');
+  for (const pair of pairs) {
+    if (pair.length === 0) continue;
+    const eq = pair.indexOf('=');
+    const name = decodeComponent(eq === -1 ? pair : pair.slice(0, eq), 'parameter name');
+    const value = eq === -1 ? '' : decodeComponent(pair.slice(eq + 1), name);
+    if (form.has(name)) throw new OAuthError('invalid_request', `parameter ${name} is repeated`);
+    // An empty parameter counts as omitted (RFC 6749 §3.1).
+    if (value !== '') form.set(name, value);
+  }
+  return form;
+}
+
+/** Reads the form body of a POST to an OAuth endpoint. */
+export function parseFormBody(contentType: string | undefined, body: Buffer): Form {
+  if (!isFormContentType(contentType)) {
+    throw new OAuthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded');
+  }
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    throw new OAuthError('invalid_request', 'request body is not valid UTF-8');
+  }
+  return parseUrlEncoded(text);
+}

@@ -1,0 +1,41 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { log } from '../util/log.js';
+
+/**
+ * The master key encrypts private key material at rest (AES-256-GCM). It comes from
+ * SESAME_MASTERKEY or, when absent, from `<data dir>/masterkey`, generated on first start.
+ */
+export class MasterKey {
+  private constructor(private readonly key: Buffer) {}
+
+  static fromSecret(secret: string): MasterKey {
+    return new MasterKey(createHash('sha256').update(secret, 'utf8').digest());
+  }
+
+  static loadOrCreate(dataDir: string, configured: string | undefined): MasterKey {
+    if (configured) return MasterKey.fromSecret(configured);
+    const path = join(dataDir, 'masterkey');
+    if (!existsSync(path)) {
+      writeFileSync(path, randomBytes(32).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+      log.info('generated master key', { path });
+    }
+    return MasterKey.fromSecret(readFileSync(path, 'utf8').trim());
+  }
+
+  /** iv(12) | tag(16) | ciphertext */
+  encrypt(plain: Uint8Array): Buffer {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const body = Buffer.concat([cipher.update(plain), cipher.final()]);
+    return Buffer.concat([iv, cipher.getAuthTag(), body]);
+  }
+
+  decrypt(sealed: Uint8Array): Buffer {
+    const buf = Buffer.from(sealed);
+    const decipher = createDecipheriv('aes-256-gcm', this.key, buf.subarray(0, 12));
+    decipher.setAuthTag(buf.subarray(12, 28));
+    return Buffer.concat([decipher.update(buf.subarray(28)), decipher.final()]);
+  }
+}

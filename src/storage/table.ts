@@ -1,0 +1,39 @@
+import type { Database } from 'lmdb';
+
+/**
+ * An actor's in-memory copy of one LMDB store. Reads never touch disk; writes update memory at
+ * once and resolve when lmdb's batched transaction holding them is committed.
+ */
+export class Table<T extends { id: string }> {
+  private readonly rows = new Map<string, T>();
+
+  constructor(private readonly db: Database<T, string>) {
+    for (const { value } of db.getRange()) this.rows.set(value.id, value);
+  }
+
+  get(id: string): T | undefined {
+    return this.rows.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.rows.has(id);
+  }
+
+  values(): IterableIterator<T> {
+    return this.rows.values();
+  }
+
+  get size(): number {
+    return this.rows.size;
+  }
+
+  put(row: T): Promise<boolean> {
+    this.rows.set(row.id, row);
+    return this.db.put(row.id, row);
+  }
+
+  remove(id: string): Promise<boolean> {
+    this.rows.delete(id);
+    return this.db.remove(id);
+  }
+}

@@ -1,0 +1,39 @@
+import { randomBytes, randomInt } from 'node:crypto';
+
+/**
+ * Numeric, time-ordered resource ids shaped like ZITADEL's (18-19 digit decimal strings):
+ * milliseconds since 2019-01-01 shifted left 22 bits, plus a per-millisecond sequence.
+ */
+const EPOCH = 1_546_300_800_000n;
+let lastMs = 0n;
+let sequence = BigInt(randomInt(0, 1024));
+
+export function newId(): string {
+  const now = BigInt(Date.now()) - EPOCH;
+  if (now === lastMs) {
+    sequence = (sequence + 1n) & 0x3fffffn;
+  } else {
+    lastMs = now;
+    sequence = BigInt(randomInt(0, 1024));
+  }
+  return ((now << 22n) | sequence).toString();
+}
+
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** A secret of `length` characters from [A-Za-z0-9] (64 chars ≈ 381 bits), without modulo bias. */
+export function newAlphanumericSecret(length = 64): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += ALNUM[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+/** An opaque bearer value: 32 random bytes (256 bits), base64url. */
+export function newOpaqueToken(): string {
+  return randomBytes(32).toString('base64url');
+}

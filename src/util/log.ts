@@ -1,0 +1,26 @@
+/** Structured one-line JSON logs on stderr; the hot path never builds log strings unless enabled. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
+
+let threshold = ORDER.info;
+
+export function setLogLevel(level: LogLevel): void {
+  threshold = ORDER[level];
+}
+
+export function isLogEnabled(level: LogLevel): boolean {
+  return ORDER[level] >= threshold;
+}
+
+function write(level: LogLevel, msg: string, fields?: Record<string, unknown>): void {
+  if (ORDER[level] < threshold) return;
+  const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields });
+  process.stderr.write(line + '\n');
+}
+
+export const log = {
+  debug: (msg: string, fields?: Record<string, unknown>) => write('debug', msg, fields),
+  info: (msg: string, fields?: Record<string, unknown>) => write('info', msg, fields),
+  warn: (msg: string, fields?: Record<string, unknown>) => write('warn', msg, fields),
+  error: (msg: string, fields?: Record<string, unknown>) => write('error', msg, fields),
+};

@@ -1,0 +1,23 @@
+import { createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import type { SigningAlg } from '../config.js';
+
+/**
+ * JWS signing with node:crypto (2-3x faster than jose's async path). Used both inline on the
+ * main thread and inside the worker pool.
+ */
+export function signJwsInput(alg: SigningAlg, key: KeyObject, signingInput: string): string {
+  switch (alg) {
+    case 'RS256':
+      return cryptoSign('sha256', Buffer.from(signingInput), key).toString('base64url');
+    case 'ES256':
+      return cryptoSign('sha256', Buffer.from(signingInput), { key, dsaEncoding: 'ieee-p1363' }).toString(
+        'base64url',
+      );
+    case 'EdDSA':
+      return cryptoSign(null, Buffer.from(signingInput), key).toString('base64url');
+  }
+}
+
+export function importPkcs8(der: Uint8Array): KeyObject {
+  return createPrivateKey({ key: Buffer.from(der), format: 'der', type: 'pkcs8' });
+}
