@@ -1,0 +1,94 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Starts the real server (`node dist/main.js`) on an ephemeral port with a real LMDB data dir in a
+ * temp directory, and reads the admin PAT the first start writes.
+ */
+const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+export interface TestServer {
+  readonly issuer: string;
+  readonly port: number;
+  readonly dataDir: string;
+  /** The bootstrap admin's personal access token (IAM_OWNER). */
+  readonly pat: string;
+  readonly process: ChildProcess;
+  /** Everything the server logged so far. */
+  logs(): string;
+  /** Sends a signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Stops the server and removes its data dir (unless keepData). */
+  close(options?: { keepData?: boolean }): Promise<void>;
+}
+
+export interface StartOptions {
+  dataDir?: string;
+  env?: Record<string, string>;
+  args?: string[];
+}
+
+export function tempDataDir(): string {
+  return mkdtempSync(join(tmpdir(), 'sesame-test-'));
+}
+
+export async function startServer(options: StartOptions = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? tempDataDir();
+  const child = spawn(process.execPath, [MAIN, ...(options.args ?? [])], {
+    env: {
+      ...process.env,
+      SESAME_PORT: '0',
+      SESAME_HOST: '127.0.0.1',
+      SESAME_DATA_DIR: dataDir,
+      SESAME_WORKERS: '1',
+      SESAME_LOG_LEVEL: 'info',
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+  const { port, issuer } = await new Promise<{ port: number; issuer: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 20_000);
+    const onData = () => {
+      for (const line of output.split('\n')) {
+        if (!line.includes('"sesame listening"')) continue;
+        const entry = JSON.parse(line) as { port: number; issuer: string };
+        clearTimeout(timer);
+        child.stderr!.off('data', onData);
+        resolve(entry);
+        return;
+      }
+    };
+    child.stderr!.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${output}`));
+    });
+  });
+
+  const pat = readFileSync(join(dataDir, 'admin.pat'), 'utf8').trim();
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    return exited;
+  };
+  return {
+    issuer,
+    port,
+    dataDir,
+    pat,
+    process: child,
+    logs: () => output,
+    stop,
+    async close(closeOptions = {}) {
+      await stop('SIGTERM');
+      if (!closeOptions.keepData && !options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
