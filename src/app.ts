@@ -43,7 +43,7 @@ function checkMasterKey(storage: Storage, masterKey: MasterKey): void {
 }
 
 export async function startApp(config: Config): Promise<RunningApp> {
-  const storage = openStorage(config.dataDir);
+  const storage = openStorage(config.dataDir, config.durability);
   let pool: CryptoPool | undefined;
   let keys: KeysActor | undefined;
   let sweeper: NodeJS.Timeout | undefined;
@@ -66,6 +66,7 @@ export async function startApp(config: Config): Promise<RunningApp> {
       config.signingAlg,
       config.keyRotationInterval,
       Math.max(config.accessTokenLifetime, config.idTokenLifetime),
+      storage.durable,
     );
     await keys.start();
     const instance = await bootstrapInstance(orgs, config.dataDir);

@@ -64,10 +64,10 @@ export class ClientsActor {
   private readonly appByClientId = new Map<string, string>();
 
   constructor(storage: Storage) {
-    this.apps = new Table(storage.stores.apps);
-    this.appKeys = new Table(storage.stores.appKeys);
-    this.machineKeys = new Table(storage.stores.machineKeys);
-    this.machineSecrets = new Table(storage.stores.machineSecrets);
+    this.apps = new Table(storage.stores.apps, storage.durable);
+    this.appKeys = new Table(storage.stores.appKeys, storage.durable);
+    this.machineKeys = new Table(storage.stores.machineKeys, storage.durable);
+    this.machineSecrets = new Table(storage.stores.machineSecrets, storage.durable);
     for (const app of this.apps.values()) this.appByClientId.set(app.clientId, app.id);
   }
 

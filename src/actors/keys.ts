@@ -61,6 +61,8 @@ export class KeysActor {
     private readonly rotationIntervalMs: number,
     /** Longest lifetime of anything a key signs: how long a retired key must stay published. */
     private readonly maxTokenLifetimeMs: number,
+    /** Waits until a write is synced: a key must be on disk before anything it signs leaves. */
+    private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
   ) {}
 
   async start(): Promise<void> {
@@ -154,10 +156,12 @@ export class KeysActor {
   }
 
   private async persist(changed: StoredKey[], removed: string[]): Promise<void> {
-    await this.db.transaction(() => {
-      for (const key of changed) this.db.put(key.kid, key);
-      for (const kid of removed) this.db.remove(kid);
-    });
+    await this.durable(
+      this.db.transaction(() => {
+        for (const key of changed) this.db.put(key.kid, key);
+        for (const kid of removed) this.db.remove(kid);
+      }),
+    );
   }
 
   private rebuild(): void {

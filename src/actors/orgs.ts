@@ -84,12 +84,12 @@ export class OrgsActor {
     readonly instanceDomain: string,
   ) {
     const s = storage.stores;
-    this.orgs = new Table(s.orgs);
-    this.projects = new Table(s.projects);
-    this.users = new Table(s.users);
-    this.members = new Table(s.members);
-    this.userGrants = new Table(s.userGrants);
-    this.pats = new Table(s.pats);
+    this.orgs = new Table(s.orgs, storage.durable);
+    this.projects = new Table(s.projects, storage.durable);
+    this.users = new Table(s.users, storage.durable);
+    this.members = new Table(s.members, storage.durable);
+    this.userGrants = new Table(s.userGrants, storage.durable);
+    this.pats = new Table(s.pats, storage.durable);
     for (const org of this.orgs.values()) this.indexOrg(org);
     for (const user of this.users.values()) this.indexUser(user);
     for (const pat of this.pats.values()) this.patByHash.set(Buffer.from(pat.tokenHash).toString('base64url'), pat.id);

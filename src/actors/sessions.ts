@@ -37,7 +37,7 @@ export class SessionsActor {
   /** Stores an opaque access token; resolves with the token once the record is committed. */
   async issueOpaque(claims: AccessTokenClaims): Promise<string> {
     const token = newOpaqueToken();
-    await this.storage.tokens.put(sha256(token), claims);
+    await this.storage.durable(this.storage.tokens.put(sha256(token), claims));
     return token;
   }
 
@@ -54,7 +54,7 @@ export class SessionsActor {
     const claims = this.storage.tokens.get(key) as AccessTokenClaims | undefined;
     if (!claims) return 'unknown';
     if (claims.clientId !== clientId) return 'foreign';
-    await this.storage.tokens.remove(key);
+    await this.storage.durable(this.storage.tokens.remove(key));
     return 'revoked';
   }
 
@@ -65,7 +65,7 @@ export class SessionsActor {
   async revokeJwt(jti: string, exp: number): Promise<void> {
     if (this.revokedJwts.has(jti)) return;
     this.revokedJwts.set(jti, exp);
-    await this.storage.revokedJwts.put(jti, exp);
+    await this.storage.durable(this.storage.revokedJwts.put(jti, exp));
   }
 
   /**

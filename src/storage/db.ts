@@ -32,12 +32,19 @@ export interface Storage {
   readonly tokens: Database<any, Buffer>;
   /** Revoked JWT ids (jti) with their expiry, so revocation of a JWT costs one write, issuance none. */
   readonly revokedJwts: Database<number, string>;
+  /**
+   * Resolves once a write is durable: committed (survives a process crash) and, in `flush` mode,
+   * also synced to disk (survives power loss). Responses that hand out state wait for this.
+   */
+  durable<T>(write: Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
+export type Durability = 'flush' | 'commit';
+
 export class StorageError extends Error {}
 
-export function openStorage(dataDir: string): Storage {
+export function openStorage(dataDir: string, durability: Durability = 'flush'): Storage {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const root = open({
     path: join(dataDir, 'sesame.lmdb'),
@@ -68,6 +75,15 @@ export function openStorage(dataDir: string): Storage {
     stores,
     tokens,
     revokedJwts,
+    durable:
+      durability === 'commit'
+        ? (write) => write
+        : async (write) => {
+            const result = await write;
+            // With lmdb's overlapping sync a commit resolves before its fsync; `flushed` covers it.
+            await root.flushed;
+            return result;
+          },
     async close() {
       await root.flushed;
       await root.close();

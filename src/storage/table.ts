@@ -7,7 +7,10 @@ import type { Database } from 'lmdb';
 export class Table<T extends { id: string }> {
   private readonly rows = new Map<string, T>();
 
-  constructor(private readonly db: Database<T, string>) {
+  constructor(
+    private readonly db: Database<T, string>,
+    private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
+  ) {
     for (const { value } of db.getRange()) this.rows.set(value.id, value);
   }
 
@@ -29,11 +32,11 @@ export class Table<T extends { id: string }> {
 
   put(row: T): Promise<boolean> {
     this.rows.set(row.id, row);
-    return this.db.put(row.id, row);
+    return this.durable(this.db.put(row.id, row));
   }
 
   remove(id: string): Promise<boolean> {
     this.rows.delete(id);
-    return this.db.remove(id);
+    return this.durable(this.db.remove(id));
   }
 }
