@@ -1,0 +1,161 @@
+/**
+ * Command-line options of `npm run bench`. Pure: parsed and validated without side effects.
+ */
+export const ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
+export type Alg = (typeof ALGS)[number];
+
+export interface BenchOptions {
+  duration: number;
+  connections: number;
+  pipelining: number;
+  scenarios: string[] | undefined;
+  workers: number | undefined;
+  signer: 'pool' | 'inline' | 'auto';
+  compare: 'oidc-provider' | undefined;
+  target: string | undefined;
+  /** Credentials for --target: a client_credentials client and an introspecting client. */
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+  introspectClientId: string | undefined;
+  introspectClientSecret: string | undefined;
+  /** Extra scope to request with client_credentials against --target (e.g. an audience scope). */
+  scope: string | undefined;
+  /** Seconds to wait after the run before measuring the server's settled RSS (0 = skip). */
+  settle: number;
+  durability: 'flush' | 'commit' | undefined;
+  help: boolean;
+}
+
+export class BenchArgsError extends Error {}
+
+const DEFAULTS: BenchOptions = {
+  duration: 10,
+  connections: 50,
+  pipelining: 1,
+  scenarios: undefined,
+  workers: undefined,
+  signer: 'auto',
+  compare: undefined,
+  target: undefined,
+  clientId: undefined,
+  clientSecret: undefined,
+  introspectClientId: undefined,
+  introspectClientSecret: undefined,
+  scope: undefined,
+  settle: 0,
+  durability: undefined,
+  help: false,
+};
+
+const FLAGS: Record<string, keyof BenchOptions> = {
+  '--duration': 'duration',
+  '--connections': 'connections',
+  '--pipelining': 'pipelining',
+  '--scenarios': 'scenarios',
+  '--workers': 'workers',
+  '--signer': 'signer',
+  '--compare': 'compare',
+  '--target': 'target',
+  '--client-id': 'clientId',
+  '--client-secret': 'clientSecret',
+  '--introspect-client-id': 'introspectClientId',
+  '--introspect-client-secret': 'introspectClientSecret',
+  '--scope': 'scope',
+  '--settle': 'settle',
+  '--durability': 'durability',
+};
+
+function positiveInt(flag: string, value: string, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new BenchArgsError(`${flag} must be a whole number from 1 to ${max}`);
+  return n;
+}
+
+export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): BenchOptions {
+  const options: BenchOptions = {
+    ...DEFAULTS,
+    clientId: env.BENCH_CLIENT_ID,
+    clientSecret: env.BENCH_CLIENT_SECRET,
+    introspectClientId: env.BENCH_INTROSPECT_CLIENT_ID,
+    introspectClientSecret: env.BENCH_INTROSPECT_CLIENT_SECRET,
+    scope: env.BENCH_SCOPE,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') {
+      options.help = true;
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const flag = eq === -1 ? arg : arg.slice(0, eq);
+    const key = FLAGS[flag];
+    if (!key) throw new BenchArgsError(`unknown option ${flag}`);
+    const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
+    if (value === undefined || value === '') throw new BenchArgsError(`${flag} needs a value`);
+    switch (key) {
+      case 'duration':
+        options.duration = positiveInt(flag, value, 3600);
+        break;
+      case 'connections':
+        options.connections = positiveInt(flag, value, 10_000);
+        break;
+      case 'pipelining':
+        options.pipelining = positiveInt(flag, value, 100);
+        break;
+      case 'workers':
+        options.workers = positiveInt(flag, value, 64);
+        break;
+      case 'settle':
+        options.settle = value === '0' ? 0 : positiveInt(flag, value, 600);
+        break;
+      case 'scenarios':
+        options.scenarios = value.split(',').map((s) => s.trim()).filter(Boolean);
+        break;
+      case 'signer':
+        if (value !== 'pool' && value !== 'inline' && value !== 'auto') throw new BenchArgsError('--signer must be pool, inline or auto');
+        options.signer = value;
+        break;
+      case 'durability':
+        if (value !== 'flush' && value !== 'commit') throw new BenchArgsError('--durability must be flush or commit');
+        options.durability = value;
+        break;
+      case 'compare':
+        if (value !== 'oidc-provider') throw new BenchArgsError('--compare supports oidc-provider');
+        options.compare = value;
+        break;
+      case 'target':
+        try {
+          const url = new URL(value);
+          if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
+        } catch {
+          throw new BenchArgsError('--target must be an http(s) issuer URL');
+        }
+        options.target = value.replace(/\/+$/, '');
+        break;
+      default:
+        (options as unknown as Record<string, string>)[key] = value;
+    }
+  }
+  if (options.target && options.compare) throw new BenchArgsError('--target and --compare cannot be combined');
+  if (options.target && (!options.clientId || !options.clientSecret)) {
+    throw new BenchArgsError('--target needs --client-id and --client-secret (or BENCH_CLIENT_ID / BENCH_CLIENT_SECRET)');
+  }
+  return options;
+}
+
+export const HELP = `Usage: npm run bench -- [options]
+
+  --duration <s>              seconds per scenario (default 10)
+  --connections <n>           concurrent connections (default 50)
+  --pipelining <n>            requests in flight per connection (default 1)
+  --scenarios a,b             run only these scenarios (default: all)
+  --workers <n>               Sesame crypto worker threads
+  --signer pool|inline|auto   where Sesame signs JWTs (default auto)
+  --durability flush|commit   Sesame's durability mode (default flush)
+  --compare oidc-provider     also run every scenario against panva's oidc-provider, alternating
+  --target <issuer>           run against an already running provider instead of starting Sesame
+  --client-id / --client-secret                 client_credentials client for --target (env BENCH_CLIENT_ID / BENCH_CLIENT_SECRET)
+  --introspect-client-id / --introspect-client-secret   introspecting client for --target
+  --scope <scope>             extra scope for --target token requests (e.g. an audience scope)
+  --settle <s>                wait this long after the run and report the server's settled RSS
+`;

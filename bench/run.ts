@@ -1,0 +1,153 @@
+import autocannon from 'autocannon';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { BenchArgsError, HELP, parseBenchArgs, type BenchOptions } from './args.js';
+import { rssMiB, sampleRss } from './rss.js';
+import { selectScenarios } from './scenarios/index.js';
+import type { RequestPlan, Scenario } from './scenarios/scenario.js';
+import { formatRatios, formatTable, ratios, type ScenarioResult } from './table.js';
+import { ExternalFactory } from './targets/external.js';
+import { OidcProviderFactory } from './targets/oidc-provider.js';
+import { SesameFactory } from './targets/sesame.js';
+import type { PreparedTarget, TargetFactory } from './targets/target.js';
+
+/**
+ * `npm run bench`: starts Sesame (and, with --compare, oidc-provider) or connects to --target,
+ * runs each scenario with autocannon, prints a table and writes JSON under bench/results/.
+ */
+function factoriesFor(options: BenchOptions): TargetFactory[] {
+  if (options.target) return [new ExternalFactory(options as BenchOptions & { target: string; clientId: string; clientSecret: string })];
+  const list: TargetFactory[] = [new SesameFactory(options)];
+  if (options.compare === 'oidc-provider') list.push(new OidcProviderFactory());
+  return list;
+}
+
+async function runPlan(target: PreparedTarget, plan: RequestPlan, options: BenchOptions) {
+  const origin = new URL(target.issuer).origin;
+  const rss = sampleRss(target.pid);
+  const result = await autocannon({
+    url: origin,
+    connections: options.connections,
+    duration: options.duration,
+    pipelining: options.pipelining,
+    requests: plan.requests as autocannon.Request[],
+  });
+  return { result, peakRssMiB: rss.stop() };
+}
+
+/** Groups scenarios by algorithm so each Sesame instance is started once. */
+function inAlgOrder(scenarios: Scenario[]): Scenario[] {
+  const algs = [...new Set(scenarios.map((s) => s.alg))];
+  return algs.flatMap((alg) => scenarios.filter((s) => s.alg === alg));
+}
+
+export async function runBench(options: BenchOptions): Promise<ScenarioResult[]> {
+  const scenarios = inAlgOrder(selectScenarios(options.scenarios));
+  const factories = factoriesFor(options);
+  const results: ScenarioResult[] = [];
+  const skipped: string[] = [];
+  const notes = new Set<string>();
+  const idle = new Map<string, number | undefined>();
+  try {
+    for (const [index, scenario] of scenarios.entries()) {
+      // Alternate which provider goes first, so neither always gets the warmer machine.
+      const order = index % 2 === 0 ? factories : [...factories].reverse();
+      for (const factory of order) {
+        const target = await factory.open(scenario.alg);
+        target.notes.forEach((n) => notes.add(n));
+        const idleKey = `${target.name}:${target.pid}`;
+        if (!idle.has(idleKey)) idle.set(idleKey, rssMiB(target.pid));
+        const plan = await scenario.plan(target);
+        if ('skip' in plan) {
+          skipped.push(`${scenario.name} on ${target.name}: ${plan.skip}`);
+          process.stdout.write(`- ${scenario.name} on ${target.name}: skipped (${plan.skip})\n`);
+          continue;
+        }
+        process.stdout.write(`▶ ${scenario.name} on ${target.name}: ${options.duration}s, ${options.connections} connections ... `);
+        const { result, peakRssMiB } = await runPlan(target, plan, options);
+        const row: ScenarioResult = {
+          scenario: scenario.name,
+          target: target.name,
+          requests: result.requests.total,
+          rps: result.requests.average,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          p999: result.latency.p99_9,
+          non2xx: result.non2xx,
+          errors: result.errors,
+          ...(peakRssMiB === undefined ? {} : { peakRssMiB }),
+        };
+        results.push(row);
+        process.stdout.write(`${row.rps.toFixed(0)} req/s, p99 ${row.p99} ms, non-2xx ${row.non2xx}, errors ${row.errors}\n`);
+      }
+    }
+    if (options.settle > 0) {
+      process.stdout.write(`waiting ${options.settle}s for the servers to settle ...\n`);
+      await new Promise((r) => setTimeout(r, options.settle * 1000));
+    }
+    const settled: { target: string; idleMiB?: number; settledMiB?: number }[] = [];
+    for (const factory of factories) {
+      const target = await factory.open(scenarios[scenarios.length - 1]?.alg ?? 'RS256');
+      const idleMiB = idle.get(`${target.name}:${target.pid}`);
+      const settledMiB = options.settle > 0 ? rssMiB(target.pid) : undefined;
+      settled.push({ target: target.name, ...(idleMiB ? { idleMiB } : {}), ...(settledMiB ? { settledMiB } : {}) });
+    }
+
+    process.stdout.write('\n' + formatTable(results) + '\n');
+    const peer = options.compare;
+    if (peer) process.stdout.write('\n' + formatRatios(ratios(results, peer), peer) + '\n');
+    for (const s of settled) {
+      if (s.idleMiB !== undefined && s.settledMiB !== undefined) {
+        process.stdout.write(`${s.target}: idle RSS ${s.idleMiB.toFixed(0)} MiB, ${options.settle}s after the run ${s.settledMiB.toFixed(0)} MiB\n`);
+      }
+    }
+    for (const note of notes) process.stdout.write(`note: ${note}\n`);
+    for (const skip of skipped) process.stdout.write(`skipped: ${skip}\n`);
+    writeResults(options, results, [...notes], skipped, settled);
+    return results;
+  } finally {
+    for (const factory of factories) await factory.close();
+  }
+}
+
+function writeResults(
+  options: BenchOptions,
+  results: ScenarioResult[],
+  notes: string[],
+  skipped: string[],
+  settled: unknown[],
+): void {
+  const dir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  const at = new Date();
+  const file = `${dir}${at.toISOString().replace(/[:.]/g, '-')}.json`;
+  const machine = { cores: availableParallelism(), cpu: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: `${process.platform}-${process.arch}` };
+  writeFileSync(file, JSON.stringify({ at: at.toISOString(), machine, settings: options, results, ratios: options.compare ? ratios(results, options.compare) : [], settled, notes, skipped }, null, 2));
+  process.stdout.write(`results written to ${file}\n`);
+}
+
+async function main(): Promise<void> {
+  let options: BenchOptions;
+  try {
+    options = parseBenchArgs(process.argv.slice(2), process.env);
+  } catch (error) {
+    if (error instanceof BenchArgsError) {
+      process.stderr.write(`bench: ${error.message}\n\n${HELP}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  if (options.help) {
+    process.stdout.write(HELP);
+    return;
+  }
+  await runBench(options);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,62 @@
+import type { Alg } from '../args.js';
+import { basicAuth, type Client, type PreparedTarget } from '../targets/target.js';
+
+/**
+ * A bench scenario is one small module: the algorithm its target must sign with, and the
+ * requests autocannon sends (prepared against a running target, e.g. with pre-issued tokens).
+ */
+export interface BenchRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+  setupRequest?: (request: { body?: string }) => { body?: string };
+}
+
+export interface RequestPlan {
+  requests: BenchRequest[];
+}
+
+export interface Skip {
+  skip: string;
+}
+
+export interface Scenario {
+  name: string;
+  alg: Alg;
+  plan(target: PreparedTarget): Promise<RequestPlan | Skip>;
+}
+
+export const FORM = 'application/x-www-form-urlencoded';
+
+export function pathOf(url: string): string {
+  const u = new URL(url);
+  return u.pathname + u.search;
+}
+
+export function get(url: string): RequestPlan {
+  return { requests: [{ method: 'GET', path: pathOf(url) }] };
+}
+
+export function postForm(url: string, client: Client, body: string): RequestPlan {
+  return { requests: [{ method: 'POST', path: pathOf(url), headers: { 'content-type': FORM, authorization: basicAuth(client) }, body }] };
+}
+
+/** POSTs `token=<t>` cycling through a pool of tokens, one per request. */
+export function cyclingTokenPost(url: string, client: Client, tokens: readonly string[]): RequestPlan {
+  let next = 0;
+  const bodies = tokens.map((t) => `token=${encodeURIComponent(t)}`);
+  return {
+    requests: [
+      {
+        method: 'POST',
+        path: pathOf(url),
+        headers: { 'content-type': FORM, authorization: basicAuth(client) },
+        setupRequest: (request) => {
+          request.body = bodies[next++ % bodies.length];
+          return request;
+        },
+      },
+    ],
+  };
+}

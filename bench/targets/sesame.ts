@@ -1,0 +1,58 @@
+import { createApiApp, createMachineClient } from '../../test/helpers/api.js';
+import { startServer, type TestServer } from '../../test/helpers/server.js';
+import type { Alg, BenchOptions } from '../args.js';
+import { discoverEndpoints, type PreparedTarget, type TargetFactory } from './target.js';
+
+/**
+ * Starts Sesame (dist/main.js) on a temp data dir with the signing algorithm a scenario needs,
+ * and provisions the bench clients through the management API: a machine user per token format
+ * and an API app that is the tokens' audience and introspects them.
+ */
+export class SesameFactory implements TargetFactory {
+  readonly name = 'sesame';
+  private server: TestServer | undefined;
+  private current: { alg: Alg; target: PreparedTarget } | undefined;
+
+  constructor(private readonly options: BenchOptions) {}
+
+  async open(alg: Alg): Promise<PreparedTarget> {
+    if (this.current?.alg === alg) return this.current.target;
+    await this.close();
+    const env: Record<string, string> = {
+      SESAME_SIGNING_ALG: alg,
+      SESAME_SIGNER: this.options.signer,
+      // Empty means Sesame's own default (cores - 1).
+      SESAME_WORKERS: this.options.workers ? String(this.options.workers) : '',
+      SESAME_DURABILITY: this.options.durability ?? '',
+    };
+    const server = await startServer({ env });
+    this.server = server;
+    const resource = await createApiApp(server, 'bench');
+    const opaque = await createMachineClient(server, 'bench-opaque');
+    const jwt = await createMachineClient(server, 'bench-jwt', 'ACCESS_TOKEN_TYPE_JWT');
+    const scope = encodeURIComponent(`urn:zitadel:iam:org:project:id:${resource.projectId}:aud`);
+    const body = `grant_type=client_credentials&scope=${scope}`;
+    const signer = /"signer":"(\w+)"/.exec(server.logs())?.[1] ?? '?';
+    const workers = /"workers":(\d+)/.exec(server.logs())?.[1] ?? '?';
+    const target: PreparedTarget = {
+      name: this.name,
+      issuer: server.issuer,
+      endpoints: await discoverEndpoints(server.issuer),
+      pid: server.process.pid,
+      ccOpaque: { client: { id: opaque.clientId, secret: opaque.clientSecret }, body },
+      ccJwt: { client: { id: jwt.clientId, secret: jwt.clientSecret }, body },
+      introspector: { id: resource.clientId, secret: resource.clientSecret },
+      notes: [`sesame ${alg}: signer ${signer}, ${workers} worker thread(s), durability ${this.options.durability ?? 'flush'}`],
+    };
+    this.current = { alg, target };
+    return target;
+  }
+
+  async close(): Promise<void> {
+    this.current = undefined;
+    const server = this.server;
+    this.server = undefined;
+    await server?.close();
+  }
+}
+

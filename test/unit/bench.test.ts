@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { BenchArgsError, parseBenchArgs } from '../../bench/args.js';
+import { SCENARIOS, selectScenarios } from '../../bench/scenarios/index.js';
+import { cyclingTokenPost, pathOf } from '../../bench/scenarios/scenario.js';
+import { formatRatios, formatTable, ratios, type ScenarioResult } from '../../bench/table.js';
+
+describe('bench arguments', () => {
+  it('has the documented defaults', () => {
+    const o = parseBenchArgs([]);
+    expect(o).toMatchObject({ duration: 10, connections: 50, pipelining: 1, signer: 'auto', settle: 0 });
+    expect(o.scenarios).toBeUndefined();
+    expect(o.compare).toBeUndefined();
+  });
+  it('parses every flag, in both spellings', () => {
+    const o = parseBenchArgs([
+      '--duration', '3', '--connections=20', '--pipelining', '4', '--scenarios', 'cc-opaque,jwks',
+      '--workers', '2', '--signer', 'inline', '--compare', 'oidc-provider', '--settle', '60', '--durability', 'commit',
+    ]);
+    expect(o).toMatchObject({ duration: 3, connections: 20, pipelining: 4, scenarios: ['cc-opaque', 'jwks'], workers: 2, signer: 'inline', compare: 'oidc-provider', settle: 60, durability: 'commit' });
+  });
+  it('takes --target credentials from flags or the environment', () => {
+    const o = parseBenchArgs(['--target', 'https://id.example.com/'], { BENCH_CLIENT_ID: 'svc', BENCH_CLIENT_SECRET: 's' });
+    expect(o).toMatchObject({ target: 'https://id.example.com', clientId: 'svc', clientSecret: 's' });
+    expect(parseBenchArgs(['--target', 'http://x', '--client-id', 'a', '--client-secret', 'b']).clientId).toBe('a');
+  });
+  it('rejects bad values with a message', () => {
+    for (const bad of [['--duration', '0'], ['--connections', 'many'], ['--signer', 'gpu'], ['--compare', 'keycloak'], ['--target', 'ftp://x', '--client-id', 'a', '--client-secret', 'b'], ['--nope'], ['--duration']]) {
+      expect(() => parseBenchArgs(bad)).toThrow(BenchArgsError);
+    }
+    expect(() => parseBenchArgs(['--target', 'http://x'])).toThrow(/client-id/);
+    expect(() => parseBenchArgs(['--target', 'http://x', '--client-id', 'a', '--client-secret', 'b', '--compare', 'oidc-provider'])).toThrow(/cannot be combined/);
+  });
+});
+
+describe('scenario selection', () => {
+  it('selects by name and by prefix', () => {
+    expect(selectScenarios(['cc-jwt']).map((s) => s.name)).toEqual(['cc-jwt-RS256', 'cc-jwt-ES256', 'cc-jwt-EdDSA']);
+    expect(selectScenarios(['jwks', 'revoke']).map((s) => s.name)).toEqual(['jwks', 'revoke']);
+    expect(selectScenarios(undefined)).toHaveLength(SCENARIOS.length);
+  });
+  it('rejects unknown scenarios', () => {
+    expect(() => selectScenarios(['warp-speed'])).toThrow(/unknown scenario/);
+  });
+  it('has the required scenarios', () => {
+    expect(SCENARIOS.map((s) => s.name)).toEqual([
+      'discovery', 'jwks', 'cc-opaque', 'cc-jwt-RS256', 'cc-jwt-ES256', 'cc-jwt-EdDSA', 'introspect-opaque', 'introspect-jwt', 'revoke',
+    ]);
+  });
+  it('cycles through a token pool, one token per request', () => {
+    const plan = cyclingTokenPost('http://h:1/oauth/v2/introspect', { id: 'c', secret: 's' }, ['t1', 't 2']);
+    const request = plan.requests[0]!;
+    expect(request.path).toBe('/oauth/v2/introspect');
+    expect(request.headers!.authorization).toBe('Basic ' + Buffer.from('c:s').toString('base64'));
+    const bodies = [1, 2, 3].map(() => request.setupRequest!({}).body);
+    expect(bodies).toEqual(['token=t1', 'token=t%202', 'token=t1']);
+    expect(pathOf('http://h/a/b?x=1')).toBe('/a/b?x=1');
+  });
+});
+
+describe('result table', () => {
+  const r = (scenario: string, target: string, rps: number): ScenarioResult => ({
+    scenario, target, requests: rps * 10, rps, p50: 1.5, p99: 9.25, p999: 20, non2xx: 0, errors: 0, peakRssMiB: 120,
+  });
+  it('prints one row per result with the required columns', () => {
+    const table = formatTable([r('cc-opaque', 'sesame', 16000), r('cc-opaque', 'oidc-provider', 8000)]).split('\n');
+    expect(table[0]).toMatch(/scenario\s+target\s+req\/s\s+p50 ms\s+p99 ms\s+p99\.9 ms\s+non-2xx\s+errors/);
+    expect(table).toHaveLength(4);
+    expect(table[2]).toMatch(/cc-opaque\s+sesame\s+16000\s+1\.5\s+9\.3\s+20\.0\s+0\s+0\s+120/);
+  });
+  it('computes Sesame/peer ratios per scenario', () => {
+    const list = ratios([r('cc-opaque', 'sesame', 16000), r('cc-opaque', 'oidc-provider', 8000), r('jwks', 'sesame', 5)], 'oidc-provider');
+    expect(list).toEqual([{ scenario: 'cc-opaque', ratio: 2 }]);
+    expect(formatRatios(list, 'oidc-provider')).toContain('cc-opaque            2.00x');
+  });
+});
