@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import type { AppContext } from '../http/context.js';
+import type { Route } from '../http/types.js';
+import { notFound, preconditionFailed } from '../model/errors.js';
+import type { UserRecord } from '../model/records.js';
+import type { Caller } from './caller.js';
+import { addedDetails, changedDetails, rfc3339, viewDetails } from './details.js';
+import { apiRoute, ok, okSecret } from './endpoint.js';
+import { addKeySchema, keyView, machineKeyFile } from './keys.js';
+import { requireUserAccess } from './users.js';
+import { expirationDate, readBody } from './validation.js';
+
+/**
+ * What a machine user authenticates with: its client secret (GenerateMachineSecret), keys
+ * (AddMachineKey, GetMachineKeyByIDs) and personal access tokens (AddPersonalAccessToken,
+ * GetPersonalAccessTokenByIDs). Secrets, private keys and tokens appear only in the creating response.
+ */
+const addPatSchema = z.object({ expirationDate: expirationDate().optional() });
+
+function requireMachine(ctx: AppContext, caller: Caller, userId: string, permission: string): UserRecord {
+  const user = requireUserAccess(ctx, caller, userId, permission);
+  if (!user.machine) throw preconditionFailed('USER-Mach1', `user ${userId} is not a machine user`);
+  return user;
+}
+
+export function machineCredentialRoutes(ctx: AppContext): Route[] {
+  return [
+    apiRoute(ctx, '/management/v1/users/:userId/secret', {
+      PUT: async (req, caller) => {
+        const user = requireMachine(ctx, caller, req.params[0]!, 'user.write');
+        const clientSecret = await ctx.clients.setMachineSecret(user.id);
+        return okSecret({
+          clientId: ctx.orgs.preferredLoginName(user),
+          clientSecret,
+          // The secret lives in the clients actor; the user record stands in for its change details.
+          details: changedDetails({ ...user, changedAt: Date.now() }, user.orgId),
+        });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/users/:userId/keys', {
+      POST: async (req, caller) => {
+        const user = requireMachine(ctx, caller, req.params[0]!, 'user.write');
+        const input = readBody(req, addKeySchema);
+        const { key, privateKeyPem } = await ctx.clients.addMachineKey(user, {
+          expirationDate: input.expirationDate,
+          publicKeyPem: input.publicKey,
+        });
+        return okSecret({
+          keyId: key.id,
+          keyDetails: privateKeyPem ? machineKeyFile(key, privateKeyPem) : undefined,
+          details: addedDetails(key, key.orgId),
+        });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/users/:userId/keys/:keyId', {
+      GET: (req, caller) => {
+        const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.read');
+        const key = ctx.clients.getMachineKey(req.params[1]!);
+        if (!key || key.userId !== user.id) throw notFound('USER-K3y01', `key ${req.params[1]} not found`);
+        return ok({ key: keyView(key) });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/users/:userId/pats', {
+      POST: async (req, caller) => {
+        const user = requireMachine(ctx, caller, req.params[0]!, 'user.write');
+        const input = readBody(req, addPatSchema);
+        const { pat, token } = await ctx.orgs.addPat(user.id, input.expirationDate);
+        return okSecret({ tokenId: pat.id, token, details: addedDetails(pat, pat.orgId) });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/users/:userId/pats/:tokenId', {
+      GET: (req, caller) => {
+        const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.read');
+        const pat = ctx.orgs.getPat(req.params[1]!);
+        if (!pat || pat.userId !== user.id) throw notFound('USER-P4t01', `personal access token ${req.params[1]} not found`);
+        return ok({ token: { id: pat.id, details: viewDetails(pat, pat.orgId), expirationDate: rfc3339(pat.expirationDate) } });
+      },
+    }),
+  ];
+}

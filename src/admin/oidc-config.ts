@@ -1,0 +1,242 @@
+import { z } from 'zod';
+import { invalidArgument } from '../model/errors.js';
+import type { AppRecord, OidcAppConfig } from '../model/records.js';
+import { formatProtoDuration } from '../util/duration.js';
+import {
+  enumField,
+  enumValue,
+  nonZero,
+  OIDC_APP_TYPE,
+  OIDC_AUTH_METHOD_TYPE,
+  OIDC_GRANT_TYPE,
+  OIDC_RESPONSE_TYPE,
+  OIDC_TOKEN_TYPE,
+  OIDC_VERSION,
+} from './enums.js';
+import { duration, flag, list, text } from './validation.js';
+
+/**
+ * The OIDC configuration of an app as AddOIDCApp / UpdateOIDCAppConfig take it (compat §2.3):
+ * its schema, the consistency rules ZITADEL rejects on, the redirect URI rules Sesame enforces
+ * up front, ZITADEL's compliance report, and the read view.
+ */
+const MAX_CLOCK_SKEW_MS = 5000;
+
+export const oidcConfigFields = {
+  redirectUris: list(z.string()),
+  responseTypes: list(enumValue(OIDC_RESPONSE_TYPE)),
+  grantTypes: list(enumValue(OIDC_GRANT_TYPE)),
+  appType: enumField(OIDC_APP_TYPE),
+  authMethodType: enumField(OIDC_AUTH_METHOD_TYPE),
+  postLogoutRedirectUris: list(z.string()),
+  version: enumField(OIDC_VERSION),
+  devMode: flag(),
+  accessTokenType: enumField(OIDC_TOKEN_TYPE),
+  accessTokenRoleAssertion: flag(),
+  idTokenRoleAssertion: flag(),
+  idTokenUserinfoAssertion: flag(),
+  clockSkew: duration().optional(),
+  additionalOrigins: list(z.string()),
+  skipNativeAppSuccessPage: flag(),
+  backChannelLogoutUri: text(2000),
+  loginVersion: z
+    .object({
+      loginV1: z.object({}).optional(),
+      loginV2: z.object({ baseUri: z.string().optional() }).optional(),
+    })
+    .optional(),
+};
+
+export const oidcConfigSchema = z.object(oidcConfigFields);
+export type OidcConfigInput = z.output<typeof oidcConfigSchema>;
+
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+function parseUri(uri: string): URL | undefined {
+  try {
+    return new URL(uri);
+  } catch {
+    return undefined;
+  }
+}
+
+function isLoopbackHttp(uri: string): boolean {
+  const url = parseUri(uri);
+  return url?.protocol === 'http:' && LOOPBACK.has(url.hostname);
+}
+
+/**
+ * Redirect URIs must be absolute. Outside dev mode they must also be usable at the authorization
+ * endpoint (zitadel/oidc's rules): https always; http only for code flow with a confidential
+ * client, or a native app's loopback; custom schemes only for native apps. Dev mode allows glob
+ * patterns, so only the scheme is checked there.
+ */
+function checkRedirectUris(field: string, uris: readonly string[], config: OidcAppConfig, flowRules: boolean): void {
+  const native = config.appType === 'OIDC_APP_TYPE_NATIVE';
+  const codeFlow = config.grantTypes.includes('OIDC_GRANT_TYPE_AUTHORIZATION_CODE');
+  const confidential = config.authMethodType !== 'OIDC_AUTH_METHOD_TYPE_NONE';
+  for (const uri of uris) {
+    if (config.devMode ? !SCHEME.test(uri) : parseUri(uri) === undefined) {
+      throw invalidArgument('APP-Rdr1a', `${field}: "${uri}" is not an absolute URI`);
+    }
+    if (config.devMode || !flowRules) continue;
+    const scheme = uri.slice(0, uri.indexOf(':')).toLowerCase();
+    if (scheme === 'https') continue;
+    if (scheme === 'http') {
+      if (native ? isLoopbackHttp(uri) : codeFlow && confidential) continue;
+      throw invalidArgument(
+        'APP-Rdr2h',
+        `${field}: "${uri}" uses http, which outside dev mode is allowed only for the code flow of a confidential client or a native app's loopback redirect`,
+      );
+    }
+    if (!native) throw invalidArgument('APP-Rdr3c', `${field}: "${uri}" uses a custom scheme, which only native apps may use (or enable devMode)`);
+  }
+}
+
+/** An origin is `scheme://host[:port]`, nothing more. */
+function checkOrigins(origins: readonly string[]): void {
+  for (const origin of origins) {
+    const url = parseUri(origin);
+    if (!url || url.origin === 'null' || url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
+      throw invalidArgument('APP-0r1g1', `additionalOrigins: "${origin}" is not an origin (scheme://host[:port])`);
+    }
+  }
+}
+
+/** ZITADEL's OIDCApp.IsValid: each response type needs its grant type. */
+function checkResponseGrantCombination(config: OidcAppConfig): void {
+  const needs = (grant: string) => {
+    if (!config.grantTypes.includes(grant)) {
+      throw invalidArgument('APP-Gr4nt', `grantTypes must include ${grant} for responseTypes ${config.responseTypes.join(', ')} (Errors.Project.App.Invalid)`);
+    }
+  };
+  if (config.responseTypes.includes('OIDC_RESPONSE_TYPE_CODE')) needs('OIDC_GRANT_TYPE_AUTHORIZATION_CODE');
+  if (config.responseTypes.some((r) => r !== 'OIDC_RESPONSE_TYPE_CODE')) needs('OIDC_GRANT_TYPE_IMPLICIT');
+}
+
+/** Applies the defaults, validates, and returns the stored form. */
+export function toOidcAppConfig(input: OidcConfigInput): OidcAppConfig {
+  const clockSkewMs = input.clockSkew ?? 0;
+  if (clockSkewMs < 0 || clockSkewMs > MAX_CLOCK_SKEW_MS) throw invalidArgument('APP-Cl0ck', 'clockSkew must be between 0s and 5s');
+  const config: OidcAppConfig = {
+    redirectUris: input.redirectUris,
+    responseTypes: input.responseTypes.length > 0 ? [...new Set(input.responseTypes)] : ['OIDC_RESPONSE_TYPE_CODE'],
+    grantTypes: input.grantTypes.length > 0 ? [...new Set(input.grantTypes)] : ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
+    appType: input.appType,
+    authMethodType: input.authMethodType,
+    postLogoutRedirectUris: input.postLogoutRedirectUris,
+    version: input.version,
+    devMode: input.devMode,
+    accessTokenType: input.accessTokenType,
+    accessTokenRoleAssertion: input.accessTokenRoleAssertion,
+    idTokenRoleAssertion: input.idTokenRoleAssertion,
+    idTokenUserinfoAssertion: input.idTokenUserinfoAssertion,
+    clockSkewMs,
+    additionalOrigins: input.additionalOrigins,
+    skipNativeAppSuccessPage: input.skipNativeAppSuccessPage,
+    backChannelLogoutUri: input.backChannelLogoutUri,
+  };
+  if (input.loginVersion?.loginV2) {
+    config.loginVersion = { loginV2: input.loginVersion.loginV2.baseUri ? { baseUri: input.loginVersion.loginV2.baseUri } : {} };
+  } else if (input.loginVersion?.loginV1) {
+    config.loginVersion = { loginV1: {} };
+  }
+  checkResponseGrantCombination(config);
+  checkRedirectUris('redirectUris', config.redirectUris, config, true);
+  checkRedirectUris('postLogoutRedirectUris', config.postLogoutRedirectUris, config, false);
+  checkOrigins(config.additionalOrigins);
+  if (config.backChannelLogoutUri && !parseUri(config.backChannelLogoutUri)) {
+    throw invalidArgument('APP-B4ckc', 'backChannelLogoutUri is not an absolute URI');
+  }
+  const baseUri = config.loginVersion?.loginV2?.baseUri;
+  if (baseUri && !parseUri(baseUri)) throw invalidArgument('APP-L0g1n', 'loginVersion.loginV2.baseUri is not an absolute URI');
+  return config;
+}
+
+const PROBLEM_MESSAGES: Record<string, string> = {
+  'Application.OIDC.V1.NotCompliant': 'The configuration is not compliant with OIDC 1.0.',
+  'Application.OIDC.V1.NoRedirectUris': 'At least one redirect URI must be registered.',
+  'Application.OIDC.V1.GrantType.Refresh.NoAuthCode': 'Refresh token is only allowed in combination with authorization code.',
+  'Application.OIDC.V1.Code.RedirectUris.CustomOnlyForNative': 'Custom redirect URIs are only allowed for native apps.',
+  'Application.OIDC.V1.Code.RedirectUris.HttpOnlyForWeb': 'http redirect URIs are only allowed for web apps with code flow.',
+  'Application.OIDC.V1.Implicit.RedirectUris.CustomNotAllowed': 'Custom redirect URIs are not allowed for the implicit flow.',
+  'Application.OIDC.V1.Implicit.RedirectUris.HttpNotAllowed': 'http redirect URIs are not allowed for the implicit flow.',
+  'Application.OIDC.V1.Native.RedirectUris.MustBeHttpLocalhost': 'Native apps may only use http redirect URIs on localhost.',
+  'Application.OIDC.V1.Native.AuthMethodType.NotNone': 'Native apps should use auth method NONE.',
+  'Application.OIDC.V1.UserAgent.AuthMethodType.NotNone': 'User agent apps should use auth method NONE.',
+};
+
+/** ZITADEL's OIDC 1.0 compliance report (domain.GetOIDCV1Compliance), returned on create. */
+export function oidcCompliance(config: OidcAppConfig): { noneCompliant: boolean; complianceProblems: { key: string; localizedMessage: string }[] } {
+  const problems: string[] = [];
+  const uris = config.redirectUris;
+  const has = (grant: string) => config.grantTypes.includes(grant);
+  const scheme = (uri: string) => uri.slice(0, Math.max(uri.indexOf(':'), 0)).toLowerCase();
+  const allHttps = uris.every((u) => scheme(u) === 'https');
+  const anyHttp = uris.some((u) => scheme(u) === 'http');
+  const anyCustom = uris.some((u) => scheme(u) !== 'http' && scheme(u) !== 'https');
+  const onlyLoopbackHttp = uris.every((u) => scheme(u) !== 'http' || isLoopbackHttp(u));
+  const native = config.appType === 'OIDC_APP_TYPE_NATIVE';
+
+  if (!has('OIDC_GRANT_TYPE_DEVICE_CODE') && has('OIDC_GRANT_TYPE_REFRESH_TOKEN') && !has('OIDC_GRANT_TYPE_AUTHORIZATION_CODE')) {
+    problems.push('Application.OIDC.V1.GrantType.Refresh.NoAuthCode');
+  }
+  if (uris.length === 0) problems.unshift('Application.OIDC.V1.NoRedirectUris');
+  if (!allHttps) {
+    if (has('OIDC_GRANT_TYPE_IMPLICIT')) {
+      if (anyCustom) problems.push('Application.OIDC.V1.Implicit.RedirectUris.CustomNotAllowed');
+      if (anyHttp && !native) problems.push('Application.OIDC.V1.Implicit.RedirectUris.HttpNotAllowed');
+    }
+    if (has('OIDC_GRANT_TYPE_AUTHORIZATION_CODE')) {
+      if (anyHttp && config.appType === 'OIDC_APP_TYPE_USER_AGENT') problems.push('Application.OIDC.V1.Code.RedirectUris.HttpOnlyForWeb');
+      if (anyCustom && !native) problems.push('Application.OIDC.V1.Code.RedirectUris.CustomOnlyForNative');
+    }
+    if (anyHttp && native && !onlyLoopbackHttp) problems.push('Application.OIDC.V1.Native.RedirectUris.MustBeHttpLocalhost');
+  }
+  if (config.authMethodType !== 'OIDC_AUTH_METHOD_TYPE_NONE') {
+    if (native) problems.push('Application.OIDC.V1.Native.AuthMethodType.NotNone');
+    if (config.appType === 'OIDC_APP_TYPE_USER_AGENT') problems.push('Application.OIDC.V1.UserAgent.AuthMethodType.NotNone');
+  }
+  if (problems.length > 0) problems.unshift('Application.OIDC.V1.NotCompliant');
+  const unique = [...new Set(problems)];
+  return {
+    noneCompliant: unique.length > 0,
+    complianceProblems: unique.map((key) => ({ key, localizedMessage: PROBLEM_MESSAGES[key] ?? key })),
+  };
+}
+
+/** The `oidcConfig` of GetAppByID; never carries the secret. */
+export function oidcConfigView(app: AppRecord, config: OidcAppConfig) {
+  const compliance = oidcCompliance(config);
+  return {
+    redirectUris: config.redirectUris,
+    responseTypes: config.responseTypes,
+    grantTypes: config.grantTypes,
+    appType: nonZero(config.appType),
+    clientId: app.clientId,
+    authMethodType: nonZero(config.authMethodType),
+    postLogoutRedirectUris: config.postLogoutRedirectUris,
+    version: nonZero(config.version),
+    noneCompliant: compliance.noneCompliant,
+    complianceProblems: compliance.complianceProblems,
+    devMode: config.devMode,
+    accessTokenType: nonZero(config.accessTokenType),
+    accessTokenRoleAssertion: config.accessTokenRoleAssertion,
+    idTokenRoleAssertion: config.idTokenRoleAssertion,
+    idTokenUserinfoAssertion: config.idTokenUserinfoAssertion,
+    clockSkew: config.clockSkewMs > 0 ? formatProtoDuration(config.clockSkewMs) : undefined,
+    additionalOrigins: config.additionalOrigins,
+    skipNativeAppSuccessPage: config.skipNativeAppSuccessPage,
+    backChannelLogoutUri: config.backChannelLogoutUri,
+    loginVersion: config.loginVersion,
+  };
+}
+
+/** True when two stored configurations are the same (ZITADEL refuses an update that changes nothing). */
+export function sameOidcConfig(a: OidcAppConfig, b: OidcAppConfig): boolean {
+  const left = a as unknown as Record<string, unknown>;
+  const right = b as unknown as Record<string, unknown>;
+  const keys = new Set([...Object.keys(left), ...Object.keys(right)]);
+  return [...keys].every((key) => JSON.stringify(left[key]) === JSON.stringify(right[key]));
+}
