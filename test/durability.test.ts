@@ -13,7 +13,7 @@ const basic = (id: string, secret: string) =>
   'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
 
 async function ccToken(server: TestServer, client: { clientId: string; clientSecret: string }, scope: string): Promise<string> {
-  const res = await fetch(`${server.issuer}/oauth/v2/token`, {
+  const res = await fetch(`${server.url}/oauth/v2/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client.clientId, client.clientSecret) },
     body: form({ grant_type: 'client_credentials', scope }),
@@ -23,7 +23,7 @@ async function ccToken(server: TestServer, client: { clientId: string; clientSec
 }
 
 async function introspect(server: TestServer, app: { clientId: string; clientSecret: string }, token: string): Promise<boolean> {
-  const res = await fetch(`${server.issuer}/oauth/v2/introspect`, {
+  const res = await fetch(`${server.url}/oauth/v2/introspect`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(app.clientId, app.clientSecret) },
     body: form({ token }),
@@ -41,7 +41,9 @@ describe('durability', () => {
   it('keeps every handed-out token and confirmed revocation across SIGKILL', async () => {
     const dataDir = tempDataDir();
     dirs.push(dataDir);
-    let server = await startServer({ dataDir });
+    // A fixed issuer: the JWTs handed out must stay valid for the restarted server on another port.
+    const env = { SESAME_ISSUER: 'http://sesame.durability.test' };
+    let server = await startServer({ dataDir, env });
     const opaque = await createMachineClient(server, 'durable-opaque');
     const jwt = await createMachineClient(server, 'durable-jwt', 'ACCESS_TOKEN_TYPE_JWT');
     const app = await createApiApp(server, 'durable');
@@ -54,7 +56,7 @@ describe('durability', () => {
     await Promise.all(
       revoked.map(async (token) => {
         const owner = jwtTokens.includes(token) ? jwt : opaque;
-        const res = await fetch(`${server.issuer}/oauth/v2/revoke`, {
+        const res = await fetch(`${server.url}/oauth/v2/revoke`, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(owner.clientId, owner.clientSecret) },
           body: form({ token }),
@@ -65,7 +67,7 @@ describe('durability', () => {
     // Kill at once: no graceful flush.
     expect(await server.stop('SIGKILL')).toBeNull();
 
-    server = await startServer({ dataDir });
+    server = await startServer({ dataDir, env });
     try {
       expect(server.pat).toBe(patBefore);
       expect(readFileSync(join(dataDir, 'admin.pat'), 'utf8').trim()).toBe(patBefore);
@@ -85,7 +87,7 @@ describe('durability', () => {
     const server = await startServer({ dataDir });
     const opaque = await createMachineClient(server, 'graceful');
     const inflight = Array.from({ length: 40 }, () =>
-      fetch(`${server.issuer}/oauth/v2/token`, {
+      fetch(`${server.url}/oauth/v2/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(opaque.clientId, opaque.clientSecret) },
         body: 'grant_type=client_credentials',

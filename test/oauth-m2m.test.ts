@@ -163,7 +163,8 @@ describe('introspection', () => {
 
   it('does not let a machine user introspect', async () => {
     const config = await discover(opaqueClient.clientId, opaqueClient.clientSecret);
-    await expect(oidc.tokenIntrospection(config, 'x')).rejects.toMatchObject({ error: 'invalid_client' });
+    // 401 with a Basic challenge (RFC 6749 §5.2), which openid-client surfaces as a challenge error.
+    await expect(oidc.tokenIntrospection(config, 'x')).rejects.toMatchObject({ status: 401, cause: [{ scheme: 'basic' }] });
   });
 });
 
@@ -186,7 +187,17 @@ describe('revocation', () => {
     const owner = await discover(opaqueClient.clientId, opaqueClient.clientSecret);
     const { access_token } = await oidc.clientCredentialsGrant(owner, { scope: audScope(resource.projectId) });
     const intruder = await discover(jwtClient.clientId, jwtClient.clientSecret);
-    await expect(oidc.tokenRevocation(intruder, access_token)).rejects.toMatchObject({ error: 'invalid_client' });
+    await expect(oidc.tokenRevocation(intruder, access_token)).rejects.toMatchObject({ status: 401 });
+    const raw = await fetch(`${server.issuer}/oauth/v2/revoke`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(jwtClient.clientId)}:${jwtClient.clientSecret}`).toString('base64'),
+      },
+      body: new URLSearchParams({ token: access_token }).toString(),
+    });
+    expect(raw.status).toBe(401);
+    expect(await raw.json()).toMatchObject({ error: 'invalid_client', error_description: 'token was not issued for this client' });
     const introspector = await discover(resource.clientId, resource.clientSecret);
     expect((await oidc.tokenIntrospection(introspector, access_token)).active).toBe(true);
   });

@@ -8,7 +8,7 @@ export interface ApiResult<T = any> {
 }
 
 export async function api<T = any>(
-  server: Pick<TestServer, 'issuer'>,
+  server: Pick<TestServer, 'url'>,
   method: string,
   path: string,
   options: { token?: string; body?: unknown; orgId?: string; rawBody?: string; headers?: Record<string, string> } = {},
@@ -21,7 +21,7 @@ export async function api<T = any>(
     headers['content-type'] = 'application/json';
     body = JSON.stringify(options.body);
   }
-  const res = await fetch(server.issuer + path, { method, headers, body });
+  const res = await fetch(server.url + path, { method, headers, body });
   const text = await res.text();
   let parsed: any = text;
   try {

@@ -11,7 +11,10 @@ import { fileURLToPath } from 'node:url';
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
 export interface TestServer {
+  /** The issuer the server announces (http://localhost:<port> unless SESAME_ISSUER is set). */
   readonly issuer: string;
+  /** Where the server is reached: http://127.0.0.1:<port>. */
+  readonly url: string;
   readonly port: number;
   readonly dataDir: string;
   /** The bootstrap admin's personal access token (IAM_OWNER). */
@@ -80,6 +83,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   };
   return {
     issuer,
+    url: `http://127.0.0.1:${port}`,
     port,
     dataDir,
     pat,
