@@ -1,14 +1,24 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
  * Starts the real server (`node dist/main.js`) on an ephemeral port with a real LMDB data dir in a
  * temp directory, and reads the admin PAT the first start writes.
  */
-const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+/** dist/main.js of the project, found from here whether this file runs as TS (tests) or from dist-bench/. */
+function findMain(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('project root not found');
+    dir = parent;
+  }
+  return join(dir, 'dist', 'main.js');
+}
+const MAIN = findMain();
 
 export interface TestServer {
   /** The issuer the server announces (http://localhost:<port> unless SESAME_ISSUER is set). */
