@@ -1,0 +1,5 @@
+import { clientCredentialsGrant } from './client-credentials.js';
+import type { Grant } from './grant.js';
+
+/** Every grant type the token endpoint serves; a new grant is one module added here. */
+export const GRANTS: ReadonlyMap<string, Grant> = new Map([clientCredentialsGrant].map((g) => [g.type, g]));
