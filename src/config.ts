@@ -121,7 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Con
       `invalid ${setting.env} (${flagName(name)}) = ${JSON.stringify(raw[name])}: ${issue.message}`,
     );
   }
-    // RSA signing is CPU-bound while the event loop mostly waits on I/O: measured on 2 cores, a second
+  // RSA signing is CPU-bound while the event loop mostly waits on I/O: measured on 2 cores, a second
   // worker raised RS256 client_credentials throughput by ~40%. Idle workers cost only memory.
   const workers = parsed.data.workers ?? Math.max(1, availableParallelism());
   return { ...parsed.data, workers };
