@@ -10,7 +10,8 @@ export interface BenchOptions {
   pipelining: number;
   scenarios: string[] | undefined;
   workers: number | undefined;
-  signer: 'pool' | 'inline' | 'auto';
+  /** `both` runs Sesame twice, once per signer, side by side. */
+  signer: 'pool' | 'inline' | 'auto' | 'both';
   compare: 'oidc-provider' | undefined;
   target: string | undefined;
   /** Credentials for --target: a client_credentials client and an introspecting client. */
@@ -112,7 +113,9 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
         options.scenarios = value.split(',').map((s) => s.trim()).filter(Boolean);
         break;
       case 'signer':
-        if (value !== 'pool' && value !== 'inline' && value !== 'auto') throw new BenchArgsError('--signer must be pool, inline or auto');
+        if (value !== 'pool' && value !== 'inline' && value !== 'auto' && value !== 'both') {
+          throw new BenchArgsError('--signer must be pool, inline, auto or both');
+        }
         options.signer = value;
         break;
       case 'durability':
@@ -150,7 +153,7 @@ export const HELP = `Usage: npm run bench -- [options]
   --pipelining <n>            requests in flight per connection (default 1)
   --scenarios a,b             run only these scenarios (default: all)
   --workers <n>               Sesame crypto worker threads
-  --signer pool|inline|auto   where Sesame signs JWTs (default auto)
+  --signer pool|inline|auto|both  where Sesame signs JWTs (default auto; both = two Sesame rows side by side)
   --durability flush|commit   Sesame's durability mode (default flush)
   --compare oidc-provider     also run every scenario against panva's oidc-provider, alternating
   --target <issuer>           run against an already running provider instead of starting Sesame

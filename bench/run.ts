@@ -18,7 +18,10 @@ import type { PreparedTarget, TargetFactory } from './targets/target.js';
  */
 function factoriesFor(options: BenchOptions): TargetFactory[] {
   if (options.target) return [new ExternalFactory(options as BenchOptions & { target: string; clientId: string; clientSecret: string })];
-  const list: TargetFactory[] = [new SesameFactory(options)];
+  const list: TargetFactory[] =
+    options.signer === 'both'
+      ? [new SesameFactory(options, 'pool', 'sesame:pool'), new SesameFactory(options, 'inline', 'sesame:inline')]
+      : [new SesameFactory(options, options.signer)];
   if (options.compare === 'oidc-provider') list.push(new OidcProviderFactory());
   return list;
 }
@@ -36,10 +39,14 @@ async function runPlan(target: PreparedTarget, plan: RequestPlan, options: Bench
   return { result, peakRssMiB: rss.stop() };
 }
 
-/** Groups scenarios by algorithm so each Sesame instance is started once. */
-function inAlgOrder(scenarios: Scenario[]): Scenario[] {
-  const algs = [...new Set(scenarios.map((s) => s.alg))];
-  return algs.flatMap((alg) => scenarios.filter((s) => s.alg === alg));
+/**
+ * Groups scenarios by algorithm so each Sesame instance is started once; the largest group runs
+ * last, so the settled-RSS check (--settle) looks at the instance that did the most work.
+ */
+export function inAlgOrder(scenarios: readonly Scenario[]): Scenario[] {
+  const groups = [...new Set(scenarios.map((s) => s.alg))].map((alg) => scenarios.filter((s) => s.alg === alg));
+  groups.sort((a, b) => a.length - b.length);
+  return groups.flat();
 }
 
 export async function runBench(options: BenchOptions): Promise<ScenarioResult[]> {

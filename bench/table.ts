@@ -35,17 +35,27 @@ export function formatTable(results: readonly ScenarioResult[]): string {
   return [header, rule, ...results.map((r) => row(COLUMNS.map((c) => c.value(r))))].join('\n');
 }
 
+export interface Ratio {
+  scenario: string;
+  /** The Sesame row's target name (`sesame`, or `sesame:pool` / `sesame:inline`). */
+  target: string;
+  ratio: number;
+}
+
 /** Sesame/peer req/s per scenario, for scenarios run against both. */
-export function ratios(results: readonly ScenarioResult[], peer: string): { scenario: string; ratio: number }[] {
-  const out: { scenario: string; ratio: number }[] = [];
-  for (const mine of results.filter((r) => r.target === 'sesame')) {
+export function ratios(results: readonly ScenarioResult[], peer: string): Ratio[] {
+  const out: Ratio[] = [];
+  for (const mine of results.filter((r) => r.target.startsWith('sesame'))) {
     const theirs = results.find((r) => r.target === peer && r.scenario === mine.scenario);
-    if (theirs && theirs.rps > 0) out.push({ scenario: mine.scenario, ratio: mine.rps / theirs.rps });
+    if (theirs && theirs.rps > 0) out.push({ scenario: mine.scenario, target: mine.target, ratio: mine.rps / theirs.rps });
   }
   return out;
 }
 
-export function formatRatios(list: readonly { scenario: string; ratio: number }[], peer: string): string {
+export function formatRatios(list: readonly Ratio[], peer: string): string {
   if (list.length === 0) return '';
-  return [`Sesame / ${peer} (req/s):`, ...list.map((r) => `  ${r.scenario.padEnd(20)} ${r.ratio.toFixed(2)}x`)].join('\n');
+  return [
+    `Sesame / ${peer} (req/s):`,
+    ...list.map((r) => `  ${r.scenario.padEnd(20)} ${r.target === 'sesame' ? '' : `${r.target.padEnd(14)} `}${r.ratio.toFixed(2)}x`),
+  ].join('\n');
 }

@@ -9,18 +9,22 @@ import { discoverEndpoints, type PreparedTarget, type TargetFactory } from './ta
  * and an API app that is the tokens' audience and introspects them.
  */
 export class SesameFactory implements TargetFactory {
-  readonly name = 'sesame';
   private server: TestServer | undefined;
   private current: { alg: Alg; target: PreparedTarget } | undefined;
 
-  constructor(private readonly options: BenchOptions) {}
+  constructor(
+    private readonly options: BenchOptions,
+    private readonly signer: 'pool' | 'inline' | 'auto' = 'auto',
+    /** `sesame`, or `sesame:pool` / `sesame:inline` when both signers run side by side. */
+    readonly name = 'sesame',
+  ) {}
 
   async open(alg: Alg): Promise<PreparedTarget> {
     if (this.current?.alg === alg) return this.current.target;
     await this.close();
     const env: Record<string, string> = {
       SESAME_SIGNING_ALG: alg,
-      SESAME_SIGNER: this.options.signer,
+      SESAME_SIGNER: this.signer,
       // Empty means Sesame's own default (cores - 1).
       SESAME_WORKERS: this.options.workers ? String(this.options.workers) : '',
       SESAME_DURABILITY: this.options.durability ?? '',
@@ -42,7 +46,7 @@ export class SesameFactory implements TargetFactory {
       ccOpaque: { client: { id: opaque.clientId, secret: opaque.clientSecret }, body },
       ccJwt: { client: { id: jwt.clientId, secret: jwt.clientSecret }, body },
       introspector: { id: resource.clientId, secret: resource.clientSecret },
-      notes: [`sesame ${alg}: signer ${signer}, ${workers} worker thread(s), durability ${this.options.durability ?? 'flush'}`],
+      notes: [`${this.name} ${alg}: signer ${signer}, ${workers} worker thread(s), durability ${this.options.durability ?? 'flush'}`],
     };
     this.current = { alg, target };
     return target;

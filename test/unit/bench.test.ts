@@ -14,9 +14,9 @@ describe('bench arguments', () => {
   it('parses every flag, in both spellings', () => {
     const o = parseBenchArgs([
       '--duration', '3', '--connections=20', '--pipelining', '4', '--scenarios', 'cc-opaque,jwks',
-      '--workers', '2', '--signer', 'inline', '--compare', 'oidc-provider', '--settle', '60', '--durability', 'commit',
+      '--workers', '2', '--signer', 'both', '--compare', 'oidc-provider', '--settle', '60', '--durability', 'commit',
     ]);
-    expect(o).toMatchObject({ duration: 3, connections: 20, pipelining: 4, scenarios: ['cc-opaque', 'jwks'], workers: 2, signer: 'inline', compare: 'oidc-provider', settle: 60, durability: 'commit' });
+    expect(o).toMatchObject({ duration: 3, connections: 20, pipelining: 4, scenarios: ['cc-opaque', 'jwks'], workers: 2, signer: 'both', compare: 'oidc-provider', settle: 60, durability: 'commit' });
   });
   it('takes --target credentials from flags or the environment', () => {
     const o = parseBenchArgs(['--target', 'https://id.example.com/'], { BENCH_CLIENT_ID: 'svc', BENCH_CLIENT_SECRET: 's' });
@@ -69,7 +69,21 @@ describe('result table', () => {
   });
   it('computes Sesame/peer ratios per scenario', () => {
     const list = ratios([r('cc-opaque', 'sesame', 16000), r('cc-opaque', 'oidc-provider', 8000), r('jwks', 'sesame', 5)], 'oidc-provider');
-    expect(list).toEqual([{ scenario: 'cc-opaque', ratio: 2 }]);
+    expect(list).toEqual([{ scenario: 'cc-opaque', target: 'sesame', ratio: 2 }]);
     expect(formatRatios(list, 'oidc-provider')).toContain('cc-opaque            2.00x');
+  });
+  it('keeps pool and inline rows apart when both signers run', () => {
+    const list = ratios([r('cc-jwt-ES256', 'sesame:pool', 6000), r('cc-jwt-ES256', 'sesame:inline', 9000), r('cc-jwt-ES256', 'oidc-provider', 3000)], 'oidc-provider');
+    expect(list.map((x) => `${x.target} ${x.ratio}`)).toEqual(['sesame:pool 2', 'sesame:inline 3']);
+    expect(formatRatios(list, 'oidc-provider')).toContain('sesame:inline  3.00x');
+  });
+});
+
+describe('run order', () => {
+  it('runs each algorithm group together, the largest group last', async () => {
+    const { inAlgOrder } = await import('../../bench/run.js');
+    const names = inAlgOrder(SCENARIOS).map((s) => s.name);
+    expect(names.slice(0, 2).sort()).toEqual(['cc-jwt-ES256', 'cc-jwt-EdDSA']);
+    expect(names.slice(2)).toEqual(['discovery', 'jwks', 'cc-opaque', 'cc-jwt-RS256', 'introspect-opaque', 'introspect-jwt', 'revoke']);
   });
 });
