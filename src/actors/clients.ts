@@ -1,4 +1,4 @@
-import { createPublicKey, generateKeyPair } from 'node:crypto';
+import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { Storage } from '../storage/db.js';
 import { Table } from '../storage/table.js';
@@ -26,6 +26,15 @@ const generateRsaKeyPair = promisify(generateKeyPair);
 const SECRET_METHODS = new Set(['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST', 'API_AUTH_METHOD_TYPE_BASIC']);
 
 export type SecretCheck = 'ok' | 'no-secret' | 'mismatch';
+
+/** A registered public key, ready to verify assertions. */
+export interface AssertionKey {
+  id: string;
+  expirationDate: number;
+  publicKey: KeyObject;
+  /** SPKI DER, what the worker pool imports (once per key id). */
+  spkiDer: Uint8Array;
+}
 
 function stampNew<T>(row: T): T & { createdAt: number; changedAt: number; sequence: number } {
   const now = Date.now();
@@ -62,6 +71,8 @@ export class ClientsActor {
   private readonly machineKeys: Table<MachineKeyRecord>;
   private readonly machineSecrets: Table<MachineSecretRecord>;
   private readonly appByClientId = new Map<string, string>();
+  /** Parsed public keys by key id: a key is parsed once, not per assertion. */
+  private readonly parsedKeys = new Map<string, AssertionKey>();
 
   constructor(storage: Storage) {
     this.apps = new Table(storage.stores.apps, storage.durable);
@@ -167,6 +178,30 @@ export class ClientsActor {
   }
 
   // ---- keys ----
+
+  /** The unexpired key `keyId` of app `appId`, for private_key_jwt. */
+  appAssertionKey(appId: string, keyId: string, now = Date.now()): AssertionKey | undefined {
+    const record = this.appKeys.get(keyId);
+    if (!record || record.appId !== appId || record.expirationDate <= now) return undefined;
+    return this.parsed(record);
+  }
+
+  /** The unexpired key `keyId` of machine user `userId`, for the JWT profile grant. */
+  machineAssertionKey(userId: string, keyId: string, now = Date.now()): AssertionKey | undefined {
+    const record = this.machineKeys.get(keyId);
+    if (!record || record.userId !== userId || record.expirationDate <= now) return undefined;
+    return this.parsed(record);
+  }
+
+  private parsed(record: AppKeyRecord | MachineKeyRecord): AssertionKey {
+    let key = this.parsedKeys.get(record.id);
+    if (!key) {
+      const publicKey = createPublicKey(record.publicKeyPem);
+      key = { id: record.id, expirationDate: record.expirationDate, publicKey, spkiDer: publicKey.export({ format: 'der', type: 'spki' }) };
+      this.parsedKeys.set(record.id, key);
+    }
+    return key;
+  }
 
   getAppKey(id: string): AppKeyRecord | undefined {
     return this.appKeys.get(id);

@@ -1,6 +1,7 @@
 import type { ClientsActor } from '../actors/clients.js';
 import type { OrgsActor } from '../actors/orgs.js';
 import type { AppRecord, UserRecord } from '../model/records.js';
+import type { AssertionVerifier } from './assertion-verifier.js';
 import { OAuthError } from './errors.js';
 import type { PresentedClient } from './client-credentials.js';
 
@@ -17,6 +18,8 @@ export type AuthenticatedClient =
 
 export interface ClientPolicy {
   methods: ReadonlySet<AuthMethod>;
+  /** URL of the endpoint being called: a client assertion's `aud` may name it instead of the issuer. */
+  endpoint: string;
   apps: boolean;
   machineUsers: boolean;
   /** Only API apps and OIDC apps that have a secret (introspection). */
@@ -40,14 +43,32 @@ export class ClientAuthenticator {
   constructor(
     private readonly clients: ClientsActor,
     private readonly orgs: OrgsActor,
+    private readonly assertions: AssertionVerifier,
+    private readonly issuer: string,
   ) {}
 
-  authenticate(presented: PresentedClient, policy: ClientPolicy): AuthenticatedClient {
+  async authenticate(presented: PresentedClient, policy: ClientPolicy): Promise<AuthenticatedClient> {
     if (presented.method === 'anonymous') throw invalidClient(presented, 'client authentication required');
     if (!policy.methods.has(presented.method)) {
       throw invalidClient(presented, `client authentication method ${presented.method} is not accepted here`);
     }
-    if (presented.method === 'private_key_jwt') throw invalidClient(presented, 'private_key_jwt is not supported yet');
+    if (presented.method === 'private_key_jwt') {
+      if (!policy.apps) throw invalidClient(presented);
+      const app = await this.assertions.verifyClientAssertion(
+        presented.assertion,
+        presented.clientId,
+        this.issuer + policy.endpoint,
+        (description) => invalidClient(presented, description),
+      );
+      return { kind: 'app', clientId: app.clientId, app, method: 'private_key_jwt' };
+    }
+    return this.authenticateWithSecret(presented, policy);
+  }
+
+  private authenticateWithSecret(
+    presented: Exclude<PresentedClient, { method: 'anonymous' | 'private_key_jwt' }>,
+    policy: ClientPolicy,
+  ): AuthenticatedClient {
     const clientId = presented.clientId;
 
     const app = policy.apps ? this.clients.appByClient(clientId) : undefined;

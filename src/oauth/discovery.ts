@@ -1,4 +1,5 @@
 import type { SigningAlg } from '../config.js';
+import { ASSERTION_ALGS } from './assertion.js';
 
 /**
  * The OpenID Connect Discovery 1.0 document. It lists only what this server does today; a feature
@@ -21,12 +22,15 @@ export function discoveryDocument(issuer: string, signingAlg: SigningAlg): Recor
     jwks_uri: issuer + PATHS.jwks,
     scopes_supported: ['openid', 'profile', 'email', 'phone', 'address', 'offline_access'],
     response_types_supported: [],
-    grant_types_supported: ['client_credentials'],
+    grant_types_supported: ['client_credentials', 'urn:ietf:params:oauth:grant-type:jwt-bearer'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [signingAlg],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic'],
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
+    introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'],
+    revocation_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     claims_supported: [
       'sub', 'aud', 'exp', 'iat', 'iss', 'jti', 'client_id', 'scope', 'name', 'given_name', 'family_name',
       'nickname', 'gender', 'locale', 'preferred_username', 'updated_at', 'email', 'email_verified',

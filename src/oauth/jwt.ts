@@ -1,5 +1,5 @@
-import { verify as cryptoVerify } from 'node:crypto';
 import type { VerificationKey } from '../actors/keys.js';
+import { verifyJwsSignature } from '../workers/sign.js';
 
 /**
  * Compact JWS assembly and parsing. Signing itself is done by a Signer (inline or pool); this
@@ -54,13 +54,18 @@ export function decodeJws(token: string): DecodedJws | undefined {
 /** Verifies a decoded JWS with the key its `kid` names; the header's alg must be the key's. */
 export function verifyJws(jws: DecodedJws, key: VerificationKey | undefined): boolean {
   if (!key || jws.header.alg !== key.alg) return false;
-  const data = Buffer.from(jws.signingInput);
-  switch (key.alg) {
-    case 'RS256':
-      return cryptoVerify('sha256', data, key.publicKey, jws.signature);
-    case 'ES256':
-      return cryptoVerify('sha256', data, { key: key.publicKey, dsaEncoding: 'ieee-p1363' }, jws.signature);
-    case 'EdDSA':
-      return cryptoVerify(null, data, key.publicKey, jws.signature);
-  }
+  return verifyJwsSignature(key.alg, key.publicKey, jws.signingInput, jws.signature);
+}
+
+/** Claims of a JWT Sesame signed (signature and `iss` checked; expiry not), e.g. an id_token_hint. */
+export function verifiedOwnJwt(
+  token: string,
+  issuer: string,
+  verificationKey: (kid: string) => VerificationKey | undefined,
+  typ: string,
+): Record<string, unknown> | undefined {
+  const jws = decodeJws(token);
+  if (!jws || jws.header.typ !== typ || typeof jws.header.kid !== 'string') return undefined;
+  if (!verifyJws(jws, verificationKey(jws.header.kid))) return undefined;
+  return jws.payload.iss === issuer ? jws.payload : undefined;
 }

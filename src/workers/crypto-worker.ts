@@ -1,10 +1,11 @@
 import type { KeyObject } from 'node:crypto';
-import { importPkcs8, signJwsInput } from './sign.js';
+import { importPkcs8, importSpki, signJwsInput, verifyJwsSignature } from './sign.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import type { CryptoTask } from './tasks.js';
 
 /** Piscina task handler: CPU-heavy crypto off the main thread. */
 const keys = new Map<string, KeyObject>();
+const publicKeys = new Map<string, KeyObject>();
 
 function keyFor(kid: string, der: Uint8Array): KeyObject {
   let key = keys.get(kid);
@@ -27,5 +28,13 @@ export default function run(task: CryptoTask): unknown {
       return hashPassword(task.password);
     case 'verifyPassword':
       return verifyPassword(task.password, task.encodedHash);
+    case 'verifySignature': {
+      let key = publicKeys.get(task.keyId);
+      if (!key) {
+        key = importSpki(task.spkiDer);
+        publicKeys.set(task.keyId, key);
+      }
+      return verifyJwsSignature(task.alg, key, task.signingInput, task.signature);
+    }
   }
 }

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import type { CryptoTask, VerifyPasswordResult } from './tasks.js';
+import type { CryptoTask, VerifyPasswordResult, VerifySignatureTask } from './tasks.js';
 
 /** The piscina pool that runs CPU-heavy crypto: JWT signing batches and password hashing. */
 export class CryptoPool {
@@ -32,6 +32,10 @@ export class CryptoPool {
 
   verifyPassword(password: string, encodedHash: string): Promise<VerifyPasswordResult> {
     return this.run<VerifyPasswordResult>({ op: 'verifyPassword', password, encodedHash });
+  }
+
+  verifySignature(task: Omit<VerifySignatureTask, 'op'>): Promise<boolean> {
+    return this.run<boolean>({ op: 'verifySignature', ...task });
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,4 @@
-import { createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, sign as cryptoSign, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import type { SigningAlg } from '../config.js';
 
 /**
@@ -20,4 +20,21 @@ export function signJwsInput(alg: SigningAlg, key: KeyObject, signingInput: stri
 
 export function importPkcs8(der: Uint8Array): KeyObject {
   return createPrivateKey({ key: Buffer.from(der), format: 'der', type: 'pkcs8' });
+}
+
+/** Checks a JWS signature with node:crypto; used inline for Sesame's own tokens and in the pool for assertions. */
+export function verifyJwsSignature(alg: SigningAlg, key: KeyObject, signingInput: string, signature: Uint8Array): boolean {
+  const data = Buffer.from(signingInput);
+  switch (alg) {
+    case 'RS256':
+      return cryptoVerify('sha256', data, key, signature);
+    case 'ES256':
+      return cryptoVerify('sha256', data, { key, dsaEncoding: 'ieee-p1363' }, signature);
+    case 'EdDSA':
+      return cryptoVerify(null, data, key, signature);
+  }
+}
+
+export function importSpki(der: Uint8Array): KeyObject {
+  return createPublicKey({ key: Buffer.from(der), format: 'der', type: 'spki' });
 }

@@ -21,10 +21,28 @@ export interface VerifyPasswordTask {
   encodedHash: string;
 }
 
-export type CryptoTask = SignBatchTask | HashPasswordTask | VerifyPasswordTask;
+/** Verifies a JWS signature with a registered public key (client and JWT profile assertions). */
+export interface VerifySignatureTask {
+  op: 'verifySignature';
+  /** Cache key of the public key in the worker (the key id). */
+  keyId: string;
+  /** SPKI DER of the public key. */
+  spkiDer: Uint8Array;
+  alg: 'RS256' | 'ES256' | 'EdDSA';
+  signingInput: string;
+  signature: Uint8Array;
+}
+
+export type CryptoTask = SignBatchTask | HashPasswordTask | VerifyPasswordTask | VerifySignatureTask;
 
 export interface VerifyPasswordResult {
   ok: boolean;
   /** Set when the hash format is not one this build can verify. */
   unsupported?: boolean;
+  /**
+   * Set on a match when the stored hash is not Sesame's own argon2id (an imported bcrypt, scrypt,
+   * pbkdf2, … hash, or older parameters): the caller hashes the password again and stores it with
+   * `OrgsActor.upgradePasswordHash`.
+   */
+  needsRehash?: boolean;
 }

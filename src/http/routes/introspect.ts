@@ -8,15 +8,16 @@ import type { AppContext } from '../context.js';
 import { jsonNoStore } from '../responses.js';
 import type { Request, Route } from '../types.js';
 
-/** POST /oauth/v2/introspect (RFC 7662) for API apps and OIDC apps with a secret. */
-const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post']);
+/** POST /oauth/v2/introspect (RFC 7662) for API apps and OIDC apps with a secret or a registered key. */
+const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'private_key_jwt']);
 
 export function introspectRoute(ctx: AppContext): Route {
-  const handle = (req: Request) => {
+  const handle = async (req: Request) => {
     if (req.repeatedHeaders.has('authorization')) throw new OAuthError('invalid_request', 'Authorization header is repeated');
     const form = parseFormBody(req.headers['content-type'], req.body);
-    const client = ctx.clientAuth.authenticate(presentedClient(req.headers.authorization, form), {
+    const client = await ctx.clientAuth.authenticate(presentedClient(req.headers.authorization, form), {
       methods: METHODS,
+      endpoint: PATHS.introspection,
       apps: true,
       machineUsers: false,
       appsWithSecretOnly: true,

@@ -11,7 +11,7 @@ import type { Request, Route } from '../types.js';
  * POST /oauth/v2/revoke (RFC 7009): 200 with an empty JSON response for revoked, unknown or
  * invalid tokens, sent only after the revocation is committed. A client may revoke only its own.
  */
-const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none']);
+const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
 const OK = { status: 200, headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }, body: '' };
 
 export function ownsToken(client: AuthenticatedClient, claims: AccessTokenClaims): boolean {
@@ -25,7 +25,7 @@ export function revokeRoute(ctx: AppContext): Route {
     if (req.repeatedHeaders.has('authorization')) throw new OAuthError('invalid_request', 'Authorization header is repeated');
     const form = parseFormBody(req.headers['content-type'], req.body);
     const presented = presentedClient(req.headers.authorization, form);
-    const client = ctx.clientAuth.authenticate(presented, { methods: METHODS, apps: true, machineUsers: true });
+    const client = await ctx.clientAuth.authenticate(presented, { methods: METHODS, endpoint: PATHS.revocation, apps: true, machineUsers: true });
     const token = form.get('token');
     if (token === undefined) throw new OAuthError('invalid_request', 'token missing');
     const outcome = await ctx.tokens.revoke(token, (claims) => ownsToken(client, claims));

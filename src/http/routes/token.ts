@@ -17,7 +17,7 @@ export function tokenRoute(ctx: AppContext): Route {
     const presented = presentedClient(req.headers.authorization, form);
     const grant = GRANTS.get(grantType);
     if (!grant) throw new OAuthError('unsupported_grant_type', `${grantType} not supported`);
-    const client = grant.clientPolicy ? ctx.clientAuth.authenticate(presented, grant.clientPolicy) : undefined;
+    const client = grant.clientPolicy ? await ctx.clientAuth.authenticate(presented, grant.clientPolicy) : undefined;
     return jsonNoStore(200, await grant.handle({ form, presented, client, ctx }));
   };
   return { pattern: PATHS.token, errorStyle: 'oauth', methods: { POST: handle } };

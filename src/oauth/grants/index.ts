@@ -1,5 +1,6 @@
 import { clientCredentialsGrant } from './client-credentials.js';
+import { jwtBearerGrant } from './jwt-bearer.js';
 import type { Grant } from './grant.js';
 
 /** Every grant type the token endpoint serves; a new grant is one module added here. */
-export const GRANTS: ReadonlyMap<string, Grant> = new Map([clientCredentialsGrant].map((g) => [g.type, g]));
+export const GRANTS: ReadonlyMap<string, Grant> = new Map([clientCredentialsGrant, jwtBearerGrant].map((g) => [g.type, g]));

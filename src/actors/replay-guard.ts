@@ -1,0 +1,39 @@
+import type { Database } from 'lmdb';
+
+/**
+ * Remembers signed assertions already used (by `jti`, or by their digest when they carry none)
+ * until they expire, so a captured assertion cannot be replayed, even across a restart.
+ */
+export class ReplayGuardActor {
+  /** replay key → exp (unix seconds) */
+  private readonly seen = new Map<string, number>();
+
+  constructor(
+    private readonly db: Database<number, string>,
+    private readonly durable: <R>(write: Promise<R>) => Promise<R>,
+  ) {
+    for (const { key, value } of db.getRange()) this.seen.set(key, value);
+  }
+
+  /** True on first use (and remembers it, durably); false for a replay. */
+  async firstUse(key: string, exp: number, nowSeconds = Math.floor(Date.now() / 1000)): Promise<boolean> {
+    const known = this.seen.get(key);
+    if (known !== undefined && known >= nowSeconds) return false;
+    this.seen.set(key, exp);
+    await this.durable(this.db.put(key, exp));
+    return true;
+  }
+
+  /** Forgets entries whose assertions have expired. */
+  async sweep(nowSeconds = Math.floor(Date.now() / 1000)): Promise<number> {
+    const writes: Promise<boolean>[] = [];
+    for (const [key, exp] of this.seen) {
+      if (exp < nowSeconds) {
+        this.seen.delete(key);
+        writes.push(this.db.remove(key));
+      }
+    }
+    await Promise.all(writes);
+    return writes.length;
+  }
+}

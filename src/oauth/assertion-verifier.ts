@@ -1,0 +1,105 @@
+import type { AssertionKey, ClientsActor } from '../actors/clients.js';
+import type { OrgsActor } from '../actors/orgs.js';
+import type { ReplayGuardActor } from '../actors/replay-guard.js';
+import type { AppRecord, UserRecord } from '../model/records.js';
+import { sha256Base64url } from '../util/hash.js';
+import type { CryptoPool } from '../workers/pool.js';
+import {
+  algorithmOfKey,
+  assertionHeader,
+  checkAssertionClaims,
+  type AssertionClaims,
+  type AssertionFailure,
+} from './assertion.js';
+import { decodeJws, type DecodedJws } from './jwt.js';
+
+/**
+ * Verifies signed assertions against registered keys: `private_key_jwt` client assertions (app
+ * keys) and JWT profile grant assertions (machine keys). Claims rules are in assertion.ts; the
+ * signature is checked in the worker pool; used assertions are remembered by the replay guard.
+ */
+const PRIVATE_KEY_JWT_METHODS = new Set(['OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT', 'API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT']);
+
+export class AssertionVerifier {
+  constructor(
+    private readonly issuer: string,
+    private readonly clients: ClientsActor,
+    private readonly orgs: OrgsActor,
+    private readonly pool: CryptoPool,
+    private readonly replay: ReplayGuardActor,
+  ) {}
+
+  /** A client assertion; `clientId` is the form's client_id when sent (else the assertion's iss). */
+  async verifyClientAssertion(
+    assertion: string,
+    clientId: string | undefined,
+    endpointUrl: string,
+    fail: AssertionFailure,
+  ): Promise<AppRecord> {
+    const jws = this.decode(assertion, fail);
+    const id = clientId ?? (typeof jws.payload.iss === 'string' ? jws.payload.iss : undefined);
+    const app = id === undefined ? undefined : this.clients.appByClient(id);
+    const method = app?.oidc?.authMethodType ?? app?.api?.authMethodType ?? '';
+    if (!app || app.state !== 'APP_STATE_ACTIVE' || !PRIVATE_KEY_JWT_METHODS.has(method)) {
+      throw fail('client unknown or not registered for private_key_jwt');
+    }
+    const { kid, alg } = assertionHeader(jws, fail);
+    const key = this.clients.appAssertionKey(app.id, kid);
+    await this.verifySignature(jws, key, alg, fail);
+    const claims = checkAssertionClaims(
+      jws,
+      {
+        subject: app.clientId,
+        audiences: [this.issuer, endpointUrl, `${this.issuer}/oauth/v2/token`],
+        leewaySeconds: Math.ceil((app.oidc?.clockSkewMs ?? 0) / 1000) + 1,
+        nowSeconds: Math.floor(Date.now() / 1000),
+      },
+      fail,
+    );
+    await this.rejectReplay(app.clientId, claims, assertion, fail);
+    return app;
+  }
+
+  /** A JWT profile grant assertion of a machine user (ZITADEL key file: kid = keyId, iss = sub = userId). */
+  async verifyJwtProfile(assertion: string, fail: AssertionFailure): Promise<UserRecord> {
+    const jws = this.decode(assertion, fail);
+    const userId = typeof jws.payload.iss === 'string' ? jws.payload.iss : undefined;
+    const user = userId === undefined ? undefined : this.orgs.getUser(userId);
+    if (!user?.machine || !this.orgs.isActive(user)) throw fail('assertion subject is not an active machine user');
+    const { kid, alg } = assertionHeader(jws, fail);
+    await this.verifySignature(jws, this.clients.machineAssertionKey(user.id, kid), alg, fail);
+    const claims = checkAssertionClaims(
+      jws,
+      { subject: user.id, audiences: [this.issuer, `${this.issuer}/oauth/v2/token`], leewaySeconds: 1, nowSeconds: Math.floor(Date.now() / 1000) },
+      fail,
+    );
+    await this.rejectReplay(user.id, claims, assertion, fail);
+    return user;
+  }
+
+  private decode(assertion: string, fail: AssertionFailure): DecodedJws {
+    const jws = decodeJws(assertion);
+    if (!jws) throw fail('assertion is not a compact JWS');
+    return jws;
+  }
+
+  private async verifySignature(jws: DecodedJws, key: AssertionKey | undefined, alg: string, fail: AssertionFailure): Promise<void> {
+    if (!key) throw fail('no registered, unexpired key matches the assertion kid');
+    const keyAlg = algorithmOfKey(key.publicKey);
+    if (!keyAlg || keyAlg !== alg) throw fail(`assertion algorithm ${alg} does not match the registered key`);
+    const valid = await this.pool.verifySignature({
+      keyId: key.id,
+      spkiDer: key.spkiDer,
+      alg: keyAlg,
+      signingInput: jws.signingInput,
+      signature: jws.signature,
+    });
+    if (!valid) throw fail('assertion signature invalid');
+  }
+
+  /** `jti` when present; otherwise the assertion's digest, so an identical assertion is still caught. */
+  private async rejectReplay(subject: string, claims: AssertionClaims, assertion: string, fail: AssertionFailure): Promise<void> {
+    const key = claims.jti !== undefined ? `${subject}\n${claims.jti}` : `${subject}\n#${sha256Base64url(assertion)}`;
+    if (!(await this.replay.firstUse(key, claims.exp))) throw fail('assertion was already used');
+  }
+}

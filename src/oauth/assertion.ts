@@ -1,0 +1,81 @@
+import type { KeyObject } from 'node:crypto';
+import { OAuthError } from './errors.js';
+import type { DecodedJws } from './jwt.js';
+
+/**
+ * Rules for signed assertions (RFC 7523): `private_key_jwt` client assertions and JWT profile
+ * grant assertions. Pure: the caller supplies the decoded JWS, the key it names and the clock;
+ * the signature itself is checked in the worker pool.
+ */
+export type AssertionAlg = 'RS256' | 'ES256' | 'EdDSA';
+
+export const ASSERTION_ALGS: readonly AssertionAlg[] = ['RS256', 'ES256', 'EdDSA'];
+
+/** Oldest accepted `iat` (ZITADEL: one hour). */
+export const MAX_ASSERTION_AGE_SECONDS = 3600;
+
+export interface AssertionExpectations {
+  /** `iss` and `sub` must both equal this (client id, or machine user id). */
+  subject: string;
+  /** `aud` must contain one of these (the issuer, or the endpoint URL). */
+  audiences: readonly string[];
+  /** Clock skew tolerated on `exp` and `iat`, in seconds. */
+  leewaySeconds: number;
+  nowSeconds: number;
+}
+
+export interface AssertionClaims {
+  iss: string;
+  sub: string;
+  exp: number;
+  iat: number;
+  jti: string | undefined;
+}
+
+/** The error a failed assertion reports: invalid_client for client auth, invalid_grant for the grant. */
+export type AssertionFailure = (description: string) => OAuthError;
+
+/** Reads the header: `kid` required, algorithm among the asymmetric ones Sesame accepts. */
+export function assertionHeader(jws: DecodedJws, fail: AssertionFailure): { kid: string; alg: AssertionAlg } {
+  const { alg, kid } = jws.header;
+  if (typeof alg !== 'string' || !(ASSERTION_ALGS as readonly string[]).includes(alg)) {
+    throw fail(`assertion algorithm ${String(alg)} is not accepted (RS256, ES256 or EdDSA)`);
+  }
+  if (typeof kid !== 'string' || kid.length === 0) throw fail('assertion header has no kid');
+  return { kid, alg: alg as AssertionAlg };
+}
+
+/** The algorithm a public key can verify; an assertion must use exactly that one. */
+export function algorithmOfKey(key: KeyObject): AssertionAlg | undefined {
+  switch (key.asymmetricKeyType) {
+    case 'rsa':
+      return 'RS256';
+    case 'ec':
+      return key.asymmetricKeyDetails?.namedCurve === 'prime256v1' ? 'ES256' : undefined;
+    case 'ed25519':
+      return 'EdDSA';
+    default:
+      return undefined;
+  }
+}
+
+/** Checks the claims of an assertion whose signature is valid. */
+export function checkAssertionClaims(jws: DecodedJws, expect: AssertionExpectations, fail: AssertionFailure): AssertionClaims {
+  const p = jws.payload;
+  const { nowSeconds: now, leewaySeconds: leeway } = expect;
+  if (p.iss !== expect.subject || p.sub !== expect.subject) throw fail('assertion iss and sub must both be the client');
+  const aud = Array.isArray(p.aud) ? p.aud : [p.aud];
+  if (!aud.some((a) => typeof a === 'string' && expect.audiences.includes(a.replace(/\/+$/, '')))) {
+    throw fail('assertion audience does not contain this issuer');
+  }
+  if (typeof p.exp !== 'number' || !Number.isFinite(p.exp)) throw fail('assertion has no exp');
+  if (p.exp + leeway + 1 <= now) throw fail('assertion expired');
+  if (typeof p.iat !== 'number' || !Number.isFinite(p.iat)) throw fail('assertion has no iat');
+  if (p.iat > now + leeway) throw fail('assertion issued in the future');
+  if (p.iat < now - MAX_ASSERTION_AGE_SECONDS - leeway) throw fail('assertion is too old');
+  if (p.nbf !== undefined && (typeof p.nbf !== 'number' || p.nbf > now + leeway)) throw fail('assertion not yet valid');
+  if (p.jti !== undefined && (typeof p.jti !== 'string' || p.jti.length === 0 || p.jti.length > 256)) {
+    throw fail('assertion jti must be a non-empty string');
+  }
+  return { iss: p.iss as string, sub: p.sub as string, exp: p.exp, iat: p.iat, jti: p.jti as string | undefined };
+}
