@@ -1,0 +1,253 @@
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as oidc from 'openid-client';
+import { createRemoteJWKSet, importPKCS8, jwtVerify, SignJWT } from 'jose';
+import { api, createMachineClient } from './helpers/api.js';
+import { startServer, type TestServer } from './helpers/server.js';
+
+/**
+ * Signed assertions: private_key_jwt client authentication (app keys) and the JWT profile grant
+ * (machine keys, ZITADEL key files used as they come). Assertions are built with jose, as a client would.
+ */
+let server: TestServer;
+let projectId: string;
+let app: { appId: string; clientId: string };
+let appKey: { kid: string; key: KeyObject };
+let machine: { userId: string; keyFile: { type: string; keyId: string; key: string; expirationDate: string; userId: string } };
+
+const now = () => Math.floor(Date.now() / 1000);
+const FORM = 'application/x-www-form-urlencoded';
+const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+
+async function sign(
+  key: KeyObject | Uint8Array,
+  header: Record<string, unknown>,
+  claims: Record<string, unknown>,
+): Promise<string> {
+  return new SignJWT(claims).setProtectedHeader(header as any).sign(key as any);
+}
+
+function clientAssertion(overrides: Record<string, unknown> = {}, header: Record<string, unknown> = {}, key: KeyObject = appKey.key) {
+  return sign(key, { alg: 'RS256', kid: appKey.kid, ...header }, {
+    iss: app.clientId,
+    sub: app.clientId,
+    aud: server.issuer,
+    iat: now(),
+    exp: now() + 60,
+    jti: randomUUID(),
+    ...overrides,
+  });
+}
+
+async function introspectWith(assertion: string, token = 'anything', clientId: string | undefined = app.clientId) {
+  const body = new URLSearchParams({ token, client_assertion_type: ASSERTION_TYPE, client_assertion: assertion });
+  if (clientId) body.set('client_id', clientId);
+  const res = await fetch(`${server.url}/oauth/v2/introspect`, { method: 'POST', headers: { 'content-type': FORM }, body: body.toString() });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+async function addAppKey(publicKey?: string, expirationDate?: string) {
+  const res = await api(server, 'POST', `/management/v1/projects/${projectId}/apps/${app.appId}/keys`, {
+    token: server.pat,
+    body: { type: 'KEY_TYPE_JSON', ...(publicKey ? { publicKey: Buffer.from(publicKey).toString('base64') } : {}), ...(expirationDate ? { expirationDate } : {}) },
+  });
+  expect(res.status).toBe(200);
+  return res.body as { id: string; keyDetails?: string };
+}
+
+beforeAll(async () => {
+  server = await startServer();
+  const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: 'assertions' } });
+  projectId = project.body.id;
+  const created = await api(server, 'POST', `/management/v1/projects/${projectId}/apps/api`, {
+    token: server.pat,
+    body: { name: 'resource-server', authMethodType: 'API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT' },
+  });
+  expect(created.status).toBe(200);
+  expect(created.body.clientSecret).toBeUndefined();
+  app = { appId: created.body.appId, clientId: created.body.clientId };
+  const key = await addAppKey();
+  const file = JSON.parse(Buffer.from(key.keyDetails!, 'base64').toString()) as { keyId: string; key: string; clientId: string; type: string };
+  expect(file).toMatchObject({ type: 'application', keyId: key.id, clientId: app.clientId });
+  appKey = { kid: file.keyId, key: createPrivateKey(file.key) };
+
+  const user = await api(server, 'POST', '/management/v1/users/machine', {
+    token: server.pat,
+    body: { userName: 'keyed-service', name: 'Keyed service', accessTokenType: 'ACCESS_TOKEN_TYPE_JWT' },
+  });
+  const machineKey = await api(server, 'POST', `/management/v1/users/${user.body.userId}/keys`, { token: server.pat, body: { type: 'KEY_TYPE_JSON' } });
+  expect(machineKey.status).toBe(200);
+  machine = { userId: user.body.userId, keyFile: JSON.parse(Buffer.from(machineKey.body.keyDetails, 'base64').toString()) };
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('private_key_jwt', () => {
+  it('authenticates an app key assertion at introspection', async () => {
+    const res = await introspectWith(await clientAssertion());
+    expect(res).toEqual({ status: 200, body: { active: false } });
+    // client_id may be left out: the assertion's iss names the client.
+    expect((await introspectWith(await clientAssertion(), 'x', undefined)).status).toBe(200);
+  });
+
+  it('works with openid-client PrivateKeyJwt', async () => {
+    // openid-client signs with a WebCrypto key, as a relying party would hold it.
+    const cryptoKey = await importPKCS8(appKey.key.export({ format: 'pem', type: 'pkcs8' }).toString(), 'RS256');
+    const config = await oidc.discovery(new URL(server.issuer), app.clientId, {}, oidc.PrivateKeyJwt({ key: cryptoKey, kid: appKey.kid }), {
+      execute: [oidc.allowInsecureRequests],
+    });
+    const machineClient = await createMachineClient(server, 'introspected');
+    const tokenRes = await fetch(`${server.url}/oauth/v2/token`, {
+      method: 'POST',
+      headers: { 'content-type': FORM, authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(machineClient.clientId)}:${machineClient.clientSecret}`).toString('base64') },
+      body: `grant_type=client_credentials&scope=${encodeURIComponent(`urn:zitadel:iam:org:project:id:${projectId}:aud`)}`,
+    });
+    const { access_token } = (await tokenRes.json()) as { access_token: string };
+    expect(await oidc.tokenIntrospection(config, access_token)).toMatchObject({ active: true, sub: machineClient.userId });
+  });
+
+  it('accepts the token endpoint URL as audience', async () => {
+    expect((await introspectWith(await clientAssertion({ aud: [`${server.issuer}/oauth/v2/token`] }))).status).toBe(200);
+  });
+
+  const failing: [string, () => Promise<string>][] = [
+    ['wrong aud', () => clientAssertion({ aud: 'https://elsewhere.example' })],
+    ['expired', () => clientAssertion({ iat: now() - 120, exp: now() - 60 })],
+    ['iat in the future', () => clientAssertion({ iat: now() + 300 })],
+    ['iat too old', () => clientAssertion({ iat: now() - 7200, exp: now() + 60 })],
+    ['iss is not the client', () => clientAssertion({ iss: 'someone-else' })],
+    ['unknown kid', () => clientAssertion({}, { kid: 'no-such-key' })],
+    ['no kid', () => sign(appKey.key, { alg: 'RS256' }, { iss: app.clientId, sub: app.clientId, aud: server.issuer, iat: now(), exp: now() + 60 })],
+    ['foreign key', () => clientAssertion({}, {}, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey)],
+    [
+      'wrong algorithm for the key',
+      () => sign(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, { alg: 'ES256', kid: appKey.kid }, { iss: app.clientId, sub: app.clientId, aud: server.issuer, iat: now(), exp: now() + 60 }),
+    ],
+    [
+      'alg none',
+      async () => {
+        const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+        return `${enc({ alg: 'none', kid: appKey.kid })}.${enc({ iss: app.clientId, sub: app.clientId, aud: server.issuer, iat: now(), exp: now() + 60 })}.`;
+      },
+    ],
+    [
+      'HS256 with the public key as secret',
+      async () => {
+        const secret = Buffer.from(createPublicKey(appKey.key).export({ format: 'pem', type: 'spki' }).toString());
+        return sign(secret, { alg: 'HS256', kid: appKey.kid }, { iss: app.clientId, sub: app.clientId, aud: server.issuer, iat: now(), exp: now() + 60 });
+      },
+    ],
+    ['garbage', async () => 'not.a.jwt'],
+  ];
+  for (const [name, build] of failing) {
+    it(`rejects: ${name}`, async () => {
+      const res = await introspectWith(await build());
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe('invalid_client');
+    });
+  }
+
+  it('rejects a replayed jti, and an identical assertion without jti', async () => {
+    const assertion = await clientAssertion();
+    expect((await introspectWith(assertion)).status).toBe(200);
+    const replay = await introspectWith(assertion);
+    expect(replay.status).toBe(401);
+    expect(replay.body.error_description).toMatch(/already used/);
+    const noJti = await clientAssertion({ jti: undefined });
+    expect((await introspectWith(noJti)).status).toBe(200);
+    expect((await introspectWith(noJti)).status).toBe(401);
+  });
+
+  it('rejects an expired key', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const soon = new Date(Date.now() + 1500).toISOString();
+    const key = await addAppKey(publicKey.export({ format: 'pem', type: 'spki' }).toString(), soon);
+    const build = () => clientAssertion({}, { kid: key.id }, privateKey);
+    expect((await introspectWith(await build())).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1700));
+    expect((await introspectWith(await build())).status).toBe(401);
+  });
+
+  it('verifies ES256 and EdDSA keys registered by the caller', async () => {
+    for (const [type, alg, options] of [
+      ['ec', 'ES256', { namedCurve: 'P-256' }],
+      ['ed25519', 'EdDSA', {}],
+    ] as const) {
+      const { privateKey, publicKey } = generateKeyPairSync(type as any, options as any) as unknown as { privateKey: KeyObject; publicKey: KeyObject };
+      const key = await addAppKey(publicKey.export({ format: 'pem', type: 'spki' }).toString());
+      expect(key.keyDetails).toBeUndefined();
+      expect((await introspectWith(await clientAssertion({}, { alg, kid: key.id }, privateKey))).status).toBe(200);
+    }
+  });
+
+  it('is refused for an app registered with a secret', async () => {
+    const basicApp = await api(server, 'POST', `/management/v1/projects/${projectId}/apps/api`, { token: server.pat, body: { name: 'basic-api' } });
+    const res = await introspectWith(await clientAssertion({ iss: basicApp.body.clientId, sub: basicApp.body.clientId }), 'x', basicApp.body.clientId);
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('JWT profile grant', () => {
+  const grant = async (assertion: string, scope?: string) => {
+    const body = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion });
+    if (scope) body.set('scope', scope);
+    const res = await fetch(`${server.url}/oauth/v2/token`, { method: 'POST', headers: { 'content-type': FORM }, body: body.toString() });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+  const profileAssertion = (overrides: Record<string, unknown> = {}, header: Record<string, unknown> = {}) =>
+    sign(createPrivateKey(machine.keyFile.key), { alg: 'RS256', kid: machine.keyFile.keyId, ...header }, {
+      iss: machine.keyFile.userId,
+      sub: machine.keyFile.userId,
+      aud: server.issuer,
+      iat: now(),
+      exp: now() + 3600,
+      ...overrides,
+    });
+
+  it('trades a ZITADEL-format key file assertion for tokens, with an ID token for openid', async () => {
+    expect(machine.keyFile).toMatchObject({ type: 'serviceaccount', userId: machine.userId });
+    expect(machine.keyFile.key).toContain('-----BEGIN RSA PRIVATE KEY-----');
+    const res = await grant(await profileAssertion(), `openid profile urn:zitadel:iam:org:project:id:${projectId}:aud`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ token_type: 'Bearer', expires_in: 43200, scope: `openid profile urn:zitadel:iam:org:project:id:${projectId}:aud` });
+    expect(res.body.refresh_token).toBeUndefined();
+    const jwks = createRemoteJWKSet(new URL(`${server.url}/oauth/v2/keys`));
+    const access = await jwtVerify(res.body.access_token, jwks, { issuer: server.issuer, audience: projectId, typ: 'at+jwt' });
+    expect(access.payload.sub).toBe(machine.userId);
+    const id = await jwtVerify(res.body.id_token, jwks, { issuer: server.issuer, typ: 'JWT' });
+    expect(id.payload.sub).toBe(machine.userId);
+    expect(id.payload.at_hash).toBeDefined();
+    expect(id.payload.amr).toBeUndefined();
+  });
+
+  it('answers invalid_grant for a bad assertion', async () => {
+    for (const bad of [
+      await profileAssertion({ aud: 'https://elsewhere.example' }),
+      await profileAssertion({ exp: now() - 10, iat: now() - 100 }),
+      await profileAssertion({ iat: now() + 600 }),
+      await profileAssertion({}, { kid: 'unknown' }),
+      await profileAssertion({ iss: 'someone', sub: 'someone' }),
+      'garbage',
+    ]) {
+      const res = await grant(bad);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_grant');
+    }
+    expect((await fetch(`${server.url}/oauth/v2/token`, { method: 'POST', headers: { 'content-type': FORM }, body: 'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer' })).status).toBe(400);
+  });
+
+  it('rejects a replayed assertion that carries a jti', async () => {
+    const assertion = await profileAssertion({ jti: randomUUID() });
+    expect((await grant(assertion)).status).toBe(200);
+    expect((await grant(assertion)).body.error).toBe('invalid_grant');
+  });
+
+  it('is advertised in discovery with private_key_jwt', async () => {
+    const doc = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as Record<string, string[]>;
+    expect(doc.grant_types_supported).toContain('urn:ietf:params:oauth:grant-type:jwt-bearer');
+    expect(doc.token_endpoint_auth_methods_supported).toContain('private_key_jwt');
+    expect(doc.introspection_endpoint_auth_methods_supported).toContain('private_key_jwt');
+  });
+});
