@@ -18,10 +18,15 @@ export const ROLE_PERMISSIONS: Readonly<Record<string, readonly string[]>> = {
   ORG_PROJECT_CREATOR: ['org.read', 'project.create'],
   PROJECT_OWNER: ['project.*'],
   PROJECT_OWNER_VIEWER: ['project.read', 'project.app.read', 'project.role.read'],
+  // Token exchange with an actor token (impersonation), ZITADEL's impersonator roles.
+  IAM_ADMIN_IMPERSONATOR: ['impersonation', 'impersonation.admin'],
+  IAM_END_USER_IMPERSONATOR: ['impersonation'],
+  ORG_ADMIN_IMPERSONATOR: ['impersonation', 'impersonation.admin'],
+  ORG_END_USER_IMPERSONATOR: ['impersonation'],
 };
 
-export const INSTANCE_ROLES = ['IAM_OWNER', 'IAM_OWNER_VIEWER', 'IAM_ORG_MANAGER', 'IAM_USER_MANAGER'];
-export const ORG_ROLES = ['ORG_OWNER', 'ORG_OWNER_VIEWER', 'ORG_USER_MANAGER', 'ORG_PROJECT_CREATOR'];
+export const INSTANCE_ROLES = ['IAM_OWNER', 'IAM_OWNER_VIEWER', 'IAM_ORG_MANAGER', 'IAM_USER_MANAGER', 'IAM_ADMIN_IMPERSONATOR', 'IAM_END_USER_IMPERSONATOR'];
+export const ORG_ROLES = ['ORG_OWNER', 'ORG_OWNER_VIEWER', 'ORG_USER_MANAGER', 'ORG_PROJECT_CREATOR', 'ORG_ADMIN_IMPERSONATOR', 'ORG_END_USER_IMPERSONATOR'];
 
 function grants(role: string, permission: string): boolean {
   for (const p of ROLE_PERMISSIONS[role] ?? []) {

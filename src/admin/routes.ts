@@ -3,6 +3,7 @@ import type { Route } from '../http/types.js';
 import { appKeyRoutes } from './app-keys.js';
 import { appRoutes } from './apps.js';
 import { humanUserRoutes } from './human-users.js';
+import { instanceSettingsRoutes } from './instance-settings.js';
 import { machineCredentialRoutes } from './machine-credentials.js';
 import { instanceMemberRoutes, orgMemberRoutes } from './members.js';
 import { orgRoutes } from './orgs.js';
@@ -30,6 +31,7 @@ export function managementRoutes(ctx: AppContext): Route[] {
     ...machineCredentialRoutes(ctx),
     ...userGrantRoutes(ctx),
     ...userMetadataRoutes(ctx),
+    ...instanceSettingsRoutes(ctx),
   ];
   const byPattern = new Map<string, Route>();
   for (const route of all) {
