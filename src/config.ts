@@ -36,6 +36,7 @@ export const SETTINGS = {
   keyRotationInterval: { env: 'SESAME_KEY_ROTATION_INTERVAL', default: '24h', help: 'how long a signing key signs before the next takes over' },
   sweepInterval: { env: 'SESAME_SWEEP_INTERVAL', default: '1m', help: 'how often expired state is swept from storage' },
   durability: { env: 'SESAME_DURABILITY', default: 'flush', help: 'flush: a response waits until its state is synced to disk; commit: until committed (survives a process crash, not power loss)' },
+  featureTokenExchange: { env: 'SESAME_FEATURE_TOKEN_EXCHANGE', default: undefined, help: 'true/false: force the token exchange feature on or off (default: as set through PUT /v2/features/instance, off)' },
   masterKey: { env: 'SESAME_MASTERKEY', default: undefined, help: 'secret (>= 32 chars) encrypting private keys at rest; generated into the data dir when absent' },
   logLevel: { env: 'SESAME_LOG_LEVEL', default: 'info', help: 'debug, info, warn, error or silent' },
 } as const satisfies Record<string, { env: string; default: string | undefined; help: string }>;
@@ -69,6 +70,7 @@ const schema = z.object({
   keyRotationInterval: duration('key rotation interval'),
   sweepInterval: duration('sweep interval'),
   durability: z.enum(['flush', 'commit']),
+  featureTokenExchange: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
   masterKey: z.string().min(32, 'must be at least 32 characters').optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']),
 });
