@@ -2,11 +2,12 @@ import { ccJwtScenarios, ccOpaque } from './client-credentials.js';
 import { discovery } from './discovery.js';
 import { introspectJwt, introspectOpaque } from './introspect.js';
 import { jwks } from './jwks.js';
+import { jwtBearer } from './jwt-bearer.js';
 import { revoke } from './revoke.js';
 import type { Scenario } from './scenario.js';
 
 /** Every scenario, in run order. A new scenario is one module added here. */
-export const SCENARIOS: Scenario[] = [discovery, jwks, ccOpaque, ...ccJwtScenarios, introspectOpaque, introspectJwt, revoke];
+export const SCENARIOS: Scenario[] = [discovery, jwks, ccOpaque, ...ccJwtScenarios, introspectOpaque, introspectJwt, revoke, jwtBearer];
 
 /** Selects scenarios by exact name or prefix (`cc-jwt` selects all three algorithms). */
 export function selectScenarios(names: readonly string[] | undefined, all: readonly Scenario[] = SCENARIOS): Scenario[] {

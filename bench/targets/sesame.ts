@@ -1,4 +1,5 @@
-import { createApiApp, createMachineClient } from '../../test/helpers/api.js';
+import { generateKeyPairSync } from 'node:crypto';
+import { api, createApiApp, createMachineClient } from '../../test/helpers/api.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import type { Alg, BenchOptions } from '../args.js';
 import { discoverEndpoints, type PreparedTarget, type TargetFactory } from './target.js';
@@ -34,7 +35,16 @@ export class SesameFactory implements TargetFactory {
     const resource = await createApiApp(server, 'bench');
     const opaque = await createMachineClient(server, 'bench-opaque');
     const jwt = await createMachineClient(server, 'bench-jwt', 'ACCESS_TOKEN_TYPE_JWT');
-    const scope = encodeURIComponent(`urn:zitadel:iam:org:project:id:${resource.projectId}:aud`);
+    const audienceScope = `urn:zitadel:iam:org:project:id:${resource.projectId}:aud`;
+    const scope = encodeURIComponent(audienceScope);
+    // A machine key whose private half the bench holds (P-256: cheap to sign per request).
+    const keyed = await createMachineClient(server, 'bench-keyed', 'ACCESS_TOKEN_TYPE_BEARER');
+    const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const machineKey = await api(server, 'POST', `/management/v1/users/${keyed.userId}/keys`, {
+      token: server.pat,
+      body: { type: 'KEY_TYPE_JSON', publicKey: Buffer.from(pair.publicKey.export({ format: 'pem', type: 'spki' }).toString()).toString('base64') },
+    });
+    if (machineKey.status !== 200) throw new Error(`add machine key: ${machineKey.status} ${JSON.stringify(machineKey.body)}`);
     const body = `grant_type=client_credentials&scope=${scope}`;
     const signer = /"signer":"(\w+)"/.exec(server.logs())?.[1] ?? '?';
     const workers = /"workers":(\d+)/.exec(server.logs())?.[1] ?? '?';
@@ -46,6 +56,7 @@ export class SesameFactory implements TargetFactory {
       ccOpaque: { client: { id: opaque.clientId, secret: opaque.clientSecret }, body },
       ccJwt: { client: { id: jwt.clientId, secret: jwt.clientSecret }, body },
       introspector: { id: resource.clientId, secret: resource.clientSecret },
+      jwtProfile: { userId: keyed.userId, keyId: machineKey.body.keyId, privateKey: pair.privateKey, scope: audienceScope },
       notes: [`${this.name} ${alg}: signer ${signer}, ${workers} worker thread(s), durability ${this.options.durability ?? 'flush'}`],
     };
     this.current = { alg, target };

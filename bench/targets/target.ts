@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { Alg } from '../args.js';
 
 /** A provider under load: where its endpoints are and which clients the scenarios use. */
@@ -30,6 +31,8 @@ export interface PreparedTarget {
   ccOpaque: TokenRequest | undefined;
   ccJwt: TokenRequest | undefined;
   introspector: Client | undefined;
+  /** A machine user whose key the bench holds, for the JWT profile grant (Sesame only). */
+  jwtProfile?: { userId: string; keyId: string; privateKey: KeyObject; scope: string };
   /** Notes printed with the results (e.g. the peer's adapter). */
   notes: string[];
 }

@@ -28,13 +28,14 @@ export default function run(task: CryptoTask): unknown {
       return hashPassword(task.password);
     case 'verifyPassword':
       return verifyPassword(task.password, task.encodedHash);
-    case 'verifySignature': {
-      let key = publicKeys.get(task.keyId);
-      if (!key) {
-        key = importSpki(task.spkiDer);
-        publicKeys.set(task.keyId, key);
-      }
-      return verifyJwsSignature(task.alg, key, task.signingInput, task.signature);
-    }
+    case 'verifySignatures':
+      return task.items.map((item) => {
+        let key = publicKeys.get(item.keyId);
+        if (!key) {
+          key = importSpki(item.spkiDer);
+          publicKeys.set(item.keyId, key);
+        }
+        return verifyJwsSignature(item.alg, key, item.signingInput, item.signature);
+      });
   }
 }

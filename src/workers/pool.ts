@@ -1,10 +1,17 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import type { CryptoTask, VerifyPasswordResult, VerifySignatureTask } from './tasks.js';
+import { Batcher, Slots } from './batcher.js';
+import type { CryptoTask, VerifyPasswordResult, VerifySignatureItem } from './tasks.js';
 
 /** The piscina pool that runs CPU-heavy crypto: JWT signing batches and password hashing. */
 export class CryptoPool {
   private readonly piscina: Piscina;
+  /** Batched work (signatures, assertion checks) takes one task per thread at a time. */
+  readonly slots = new Slots(() => this.piscina.threads.length);
+  private readonly verifier = new Batcher<VerifySignatureItem, boolean>(
+    (items) => this.run<boolean[]>({ op: 'verifySignatures', items }),
+    this.slots,
+  );
 
   constructor(threads: number) {
     this.piscina = new Piscina({
@@ -34,8 +41,9 @@ export class CryptoPool {
     return this.run<VerifyPasswordResult>({ op: 'verifyPassword', password, encodedHash });
   }
 
-  verifySignature(task: Omit<VerifySignatureTask, 'op'>): Promise<boolean> {
-    return this.run<boolean>({ op: 'verifySignature', ...task });
+  /** Checks a signature in the pool, batched with the others queued in the same turn. */
+  verifySignature(item: VerifySignatureItem): Promise<boolean> {
+    return this.verifier.submit(item);
   }
 
   async close(): Promise<void> {

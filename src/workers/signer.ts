@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import type { KeyObject } from 'node:crypto';
 import type { SigningAlg } from '../config.js';
 import type { CryptoPool } from './pool.js';
+import { Batcher } from './batcher.js';
 import { signJwsInput } from './sign.js';
 
 /** The key a JWS is signed with, as the keys actor hands it out. */
@@ -25,77 +26,26 @@ export class InlineSigner implements Signer {
   }
 }
 
-interface Pending {
-  input: string;
-  resolve: (signature: string) => void;
-  reject: (error: unknown) => void;
-}
-
 /**
- * Batches every signature requested while the pool is busy (or within one event-loop turn) into
- * one worker task per key, so a pool round trip is paid per batch rather than per token.
+ * Signs in the worker pool, batching every signature queued while the pool is busy (one batch per
+ * key), so a pool round trip is paid per batch rather than per token.
  */
 export class PoolSigner implements Signer {
   readonly mode = 'pool' as const;
-  private readonly queues = new Map<string, { key: ActiveSigningKey; items: Pending[] }>();
-  private inFlight = 0;
-  private scheduled = false;
+  private readonly batchers = new Map<string, Batcher<string, string>>();
 
-  constructor(
-    private readonly pool: CryptoPool,
-    private readonly maxBatch = 256,
-  ) {}
+  constructor(private readonly pool: CryptoPool) {}
 
   sign(key: ActiveSigningKey, signingInput: string): Promise<string> {
-    return new Promise<string>((resolve, reject) => {
-      let queue = this.queues.get(key.kid);
-      if (!queue) {
-        queue = { key, items: [] };
-        this.queues.set(key.kid, queue);
-      }
-      queue.items.push({ input: signingInput, resolve, reject });
-      this.schedule();
-    });
-  }
-
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.dispatch();
-    });
-  }
-
-  private dispatch(): void {
-    for (const [kid, queue] of this.queues) {
-      while (queue.items.length > 0 && this.inFlight < this.pool.threads) {
-        const batch = queue.items.splice(0, this.maxBatch);
-        this.inFlight++;
-        this.pool
-          .run<string[]>({
-            op: 'signBatch',
-            kid,
-            alg: queue.key.alg,
-            keyDer: queue.key.privateKeyDer,
-            inputs: batch.map((p) => p.input),
-          })
-          .then(
-            (signatures) => batch.forEach((p, i) => p.resolve(signatures[i]!)),
-            (error: unknown) => batch.forEach((p) => p.reject(error)),
-          )
-          .finally(() => {
-            this.inFlight--;
-            if (this.hasWork()) this.dispatch();
-          });
-      }
-      if (queue.items.length === 0) this.queues.delete(kid);
+    let batcher = this.batchers.get(key.kid);
+    if (!batcher) {
+      batcher = new Batcher<string, string>(
+        (inputs) => this.pool.run<string[]>({ op: 'signBatch', kid: key.kid, alg: key.alg, keyDer: key.privateKeyDer, inputs }),
+        this.pool.slots,
+      );
+      this.batchers.set(key.kid, batcher);
     }
-  }
-
-  private hasWork(): boolean {
-    for (const queue of this.queues.values()) if (queue.items.length > 0) return true;
-    return false;
+    return batcher.submit(signingInput);
   }
 }
 

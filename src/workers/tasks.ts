@@ -21,9 +21,8 @@ export interface VerifyPasswordTask {
   encodedHash: string;
 }
 
-/** Verifies a JWS signature with a registered public key (client and JWT profile assertions). */
-export interface VerifySignatureTask {
-  op: 'verifySignature';
+/** One JWS signature to check with a registered public key (client and JWT profile assertions). */
+export interface VerifySignatureItem {
   /** Cache key of the public key in the worker (the key id). */
   keyId: string;
   /** SPKI DER of the public key. */
@@ -33,7 +32,12 @@ export interface VerifySignatureTask {
   signature: Uint8Array;
 }
 
-export type CryptoTask = SignBatchTask | HashPasswordTask | VerifyPasswordTask | VerifySignatureTask;
+export interface VerifySignaturesTask {
+  op: 'verifySignatures';
+  items: VerifySignatureItem[];
+}
+
+export type CryptoTask = SignBatchTask | HashPasswordTask | VerifyPasswordTask | VerifySignaturesTask;
 
 export interface VerifyPasswordResult {
   ok: boolean;
