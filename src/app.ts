@@ -1,7 +1,11 @@
 import { ClientsActor } from './actors/clients.js';
 import { KeysActor } from './actors/keys.js';
 import { OrgsActor } from './actors/orgs.js';
+import { AuthCodesActor } from './actors/auth-codes.js';
+import { AuthRequestsActor } from './actors/auth-requests.js';
+import { RefreshTokensActor } from './actors/refresh-tokens.js';
 import { SessionsActor } from './actors/sessions.js';
+import { UserSessionsActor } from './actors/user-sessions.js';
 import { bootstrapInstance } from './admin/bootstrap.js';
 import type { Config } from './config.js';
 import type { AppContext } from './http/context.js';
@@ -10,6 +14,10 @@ import { startHttpServer, type HttpServer } from './http/server.js';
 import { json } from './http/responses.js';
 import { AccessTokens } from './oauth/access-tokens.js';
 import { ClientAuthenticator } from './oauth/client-auth.js';
+import { AssertionVerifier } from './oauth/assertion-verifier.js';
+import { ReplayGuardActor } from './actors/replay-guard.js';
+import { SettingsActor } from './actors/settings.js';
+import { IdTokens } from './oauth/id-token.js';
 import { openStorage, type Storage } from './storage/db.js';
 import { MasterKey } from './storage/master-key.js';
 import { log } from './util/log.js';
@@ -73,7 +81,20 @@ export async function startApp(config: Config): Promise<RunningApp> {
     const signerMode = chooseSignerMode(config.signer, config.signingAlg);
     const signer = signerMode === 'pool' ? new PoolSigner(pool) : new InlineSigner();
     const tokens = new AccessTokens(issuer, keys, signer, sessions, Math.floor(config.accessTokenLifetime / 1000));
-    const clientAuth = new ClientAuthenticator(clients, orgs);
+    const replayGuard = new ReplayGuardActor(storage.usedAssertions, storage.durable);
+    const assertions = new AssertionVerifier(issuer, clients, orgs, pool, replayGuard);
+    const clientAuth = new ClientAuthenticator(clients, orgs, assertions, issuer);
+    const idTokens = new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000));
+    const authRequests = new AuthRequestsActor();
+    const userSessions = new UserSessionsActor(storage, config.refreshTokenIdleLifetime);
+    const authCodes = new AuthCodesActor(storage);
+    const refreshTokens = new RefreshTokensActor(
+      storage,
+      masterKey,
+      config.refreshTokenIdleLifetime,
+      config.refreshTokenLifetime,
+      config.refreshTokenReuseGrace,
+    );
     const cryptoPool = pool;
     const ctx: AppContext = {
       config,
@@ -85,12 +106,24 @@ export async function startApp(config: Config): Promise<RunningApp> {
       sessions,
       tokens,
       clientAuth,
+      assertions,
+      settings: new SettingsActor(storage.stores.meta, storage.durable, config.featureTokenExchange),
       pool: cryptoPool,
+      idTokens,
+      authRequests,
+      userSessions,
+      authCodes,
+      refreshTokens,
+      masterKey,
       isReady: () => ready,
     };
     server.mount(routes(ctx), () => json(404, { code: 5, message: 'Not Found (HTTP-404)', details: [] }));
     sweeper = setInterval(() => {
-      sessions.sweep().catch((error: unknown) => log.error('sweep failed', { error: String(error) }));
+      Promise.all([sessions.sweep(), replayGuard.sweep()]).catch((error: unknown) => log.error('sweep failed', { error: String(error) }));
+      authRequests.sweep();
+      Promise.all([userSessions.sweep(), authCodes.sweep(), refreshTokens.sweep()]).catch((error: unknown) =>
+        log.error('sweep failed', { error: String(error) }),
+      );
     }, config.sweepInterval);
     sweeper.unref();
     ready = true;

@@ -19,6 +19,13 @@ export interface AccessTokenClaims {
   /** Unix seconds. */
   iat: number;
   exp: number;
+  /** The authorization (code or implicit) or refresh family the token came from: revoking it revokes the token. */
+  grantId?: string;
+  /** The user session (OIDC `sid`): ending it revokes the token. */
+  sid?: string;
+  /** When the user authenticated (unix seconds) and how (`pwd`, `otp`, `mfa`). */
+  authTime?: number;
+  amr?: string[];
 }
 
 export type RevokeOutcome = 'revoked' | 'unknown' | 'foreign';
@@ -28,10 +35,46 @@ const SWEEP_CHUNK = 2000;
 export class SessionsActor {
   /** jti → exp (unix seconds) of revoked JWTs; small, so held in memory for introspection. */
   private readonly revokedJwts = new Map<string, number>();
+  /**
+   * Revoked grants (code/implicit authorizations, refresh families) and ended user sessions, each
+   * until the last token it could have issued expires: one Map lookup per user token resolved,
+   * none for client_credentials tokens (they carry neither id).
+   */
+  private readonly revokedGrants = new Map<string, number>();
+  private readonly revokedSessions = new Map<string, number>();
   private sweepCursor: Buffer | undefined;
 
   constructor(private readonly storage: Storage) {
     for (const { key, value } of storage.revokedJwts.getRange()) this.revokedJwts.set(key, value);
+    for (const { key, value } of storage.stores.revokedGrants.getRange()) this.revokedGrants.set(key, value as number);
+    for (const { key, value } of storage.stores.revokedSessions.getRange()) this.revokedSessions.set(key, value as number);
+  }
+
+  /** True when the token's grant was revoked or its user session ended. */
+  isRevokedByOrigin(claims: AccessTokenClaims): boolean {
+    return (claims.grantId !== undefined && this.revokedGrants.has(claims.grantId)) || (claims.sid !== undefined && this.revokedSessions.has(claims.sid));
+  }
+
+  isGrantRevoked(grantId: string): boolean {
+    return this.revokedGrants.has(grantId);
+  }
+
+  isSessionEnded(sid: string): boolean {
+    return this.revokedSessions.has(sid);
+  }
+
+  /** Revokes every token of a grant; `until` (unix seconds) is when the last of them expires. */
+  revokeGrant(grantId: string, until: number): Promise<unknown> {
+    if ((this.revokedGrants.get(grantId) ?? 0) >= until) return Promise.resolve();
+    this.revokedGrants.set(grantId, until);
+    return this.storage.durable(this.storage.stores.revokedGrants.put(grantId, until));
+  }
+
+  /** Revokes every token issued in a user session (sign-out). */
+  revokeSession(sid: string, until: number): Promise<unknown> {
+    if ((this.revokedSessions.get(sid) ?? 0) >= until) return Promise.resolve();
+    this.revokedSessions.set(sid, until);
+    return this.storage.durable(this.storage.stores.revokedSessions.put(sid, until));
   }
 
   /** Stores an opaque access token; resolves with the token once the record is committed. */
@@ -41,10 +84,11 @@ export class SessionsActor {
     return token;
   }
 
-  /** The claims of an opaque token that exists and has not expired. */
+  /** The claims of an opaque token that exists, has not expired and whose grant or session was not revoked. */
   findOpaque(token: string): AccessTokenClaims | undefined {
     const claims = this.storage.tokens.get(sha256(token)) as AccessTokenClaims | undefined;
     if (!claims || claims.exp * 1000 <= Date.now()) return undefined;
+    if ((claims.grantId !== undefined || claims.sid !== undefined) && this.isRevokedByOrigin(claims)) return undefined;
     return claims;
   }
 
@@ -93,6 +137,18 @@ export class SessionsActor {
         this.revokedJwts.delete(jti);
         writes.push(this.storage.revokedJwts.remove(jti));
         removed++;
+      }
+    }
+    for (const [map, db] of [
+      [this.revokedGrants, this.storage.stores.revokedGrants],
+      [this.revokedSessions, this.storage.stores.revokedSessions],
+    ] as const) {
+      for (const [id, until] of map) {
+        if (until <= nowSeconds) {
+          map.delete(id);
+          writes.push(db.remove(id));
+          removed++;
+        }
       }
     }
     await Promise.all(writes);

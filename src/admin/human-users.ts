@@ -5,6 +5,7 @@ import type { HumanData, UserState } from '../model/records.js';
 import { addedDetails } from './details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { enumField, GENDER } from './enums.js';
+import { normalizeOtpSecret, sealOtpSecret } from '../auth/otp-secret.js';
 import { checkEncodedHash } from './password-hashes.js';
 import { flag, list, readBody, requiredText, text } from './validation.js';
 
@@ -46,22 +47,23 @@ const humanFields = {
 
 const addHumanSchema = z.object({ ...humanFields, initialPassword: text(MAX_PASSWORD) });
 
-const importHumanSchema = z.object({
+/** ImportHumanUserRequest (compat §1.4), also the `user` of an import bundle's `humanUsers[]`. */
+export const importHumanSchema = z.object({
   ...humanFields,
   userId: z.string().trim().min(1).max(200).optional(),
   password: text(MAX_PASSWORD),
   hashedPassword: z.object({ value: text(1000) }).optional(),
   passwordChangeRequired: flag(),
   requestPasswordlessRegistration: flag(),
-  // Accepted for compatibility but not stored yet: OTP secrets need the master key (TODO).
-  otpCode: text(200),
+  // The raw TOTP secret (base32, as pquerna/otp makes it): stored sealed as a verified factor.
+  otpCode: text(200).refine((c) => c === '' || normalizeOtpSecret(c) !== undefined, 'must be a base32 TOTP secret'),
   idps: list(z.object({ configId: text(200), externalUserId: text(200), displayName: text(200) })),
   recoveryCodes: list(z.object({ raw: text(200), hash: text(1000) })),
 });
 
 type HumanInput = z.output<z.ZodObject<typeof humanFields>>;
 
-function humanData(input: HumanInput, passwordHash: string | undefined, passwordChangeRequired: boolean): HumanData {
+export function humanData(input: HumanInput, passwordHash: string | undefined, passwordChangeRequired: boolean): HumanData {
   const { profile } = input;
   return {
     profile: { ...profile, displayName: profile.displayName || `${profile.firstName} ${profile.lastName}` },
@@ -74,7 +76,7 @@ function humanData(input: HumanInput, passwordHash: string | undefined, password
 }
 
 /** ZITADEL: a human who cannot log in yet (no password, passwordless or IdP link) starts in the initial state. */
-function initialState(canLogIn: boolean): UserState {
+export function initialState(canLogIn: boolean): UserState {
   return canLogIn ? 'USER_STATE_ACTIVE' : 'USER_STATE_INITIAL';
 }
 
@@ -108,7 +110,10 @@ export function humanUserRoutes(ctx: AppContext): Route[] {
           ...(input.userId ? { id: input.userId } : {}),
           userName: input.userName,
           state: initialState(canLogIn),
-          human: humanData(input, passwordHash, input.passwordChangeRequired),
+          human: {
+            ...humanData(input, passwordHash, input.passwordChangeRequired),
+            ...(input.otpCode ? { otpSecretSealed: sealOtpSecret(ctx.masterKey, normalizeOtpSecret(input.otpCode)!) } : {}),
+          },
         });
         return ok({ userId: user.id, details: addedDetails(user, user.orgId) });
       },

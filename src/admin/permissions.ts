@@ -4,15 +4,15 @@ import type { MemberRecord } from '../model/records.js';
  * Roles and the permissions they grant (a subset of ZITADEL's defaults). Instance roles apply to
  * every org; org roles to their org; project roles to their project.
  */
-const READ_ALL = ['iam.read', 'iam.member.read', 'org.read', 'org.member.read', 'project.read', 'project.app.read', 'project.role.read', 'user.read', 'user.grant.read'];
+const READ_ALL = ['policy.read', 'iam.read', 'iam.member.read', 'org.read', 'org.member.read', 'project.read', 'project.app.read', 'project.role.read', 'user.read', 'user.grant.read'];
 const ORG_READ = READ_ALL.filter((p) => !p.startsWith('iam.'));
 
 export const ROLE_PERMISSIONS: Readonly<Record<string, readonly string[]>> = {
   IAM_OWNER: ['*'],
   IAM_OWNER_VIEWER: READ_ALL,
-  IAM_ORG_MANAGER: ['org.*', 'project.*', 'user.*', 'iam.read'],
+  IAM_ORG_MANAGER: ['org.*', 'project.*', 'user.*', 'policy.*', 'iam.read'],
   IAM_USER_MANAGER: ['org.read', 'user.*'],
-  ORG_OWNER: ['org.read', 'org.member.*', 'project.*', 'user.*'],
+  ORG_OWNER: ['org.read', 'org.member.*', 'project.*', 'user.*', 'policy.*'],
   ORG_OWNER_VIEWER: ORG_READ,
   ORG_USER_MANAGER: ['org.read', 'user.*'],
   ORG_PROJECT_CREATOR: ['org.read', 'project.create'],

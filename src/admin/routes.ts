@@ -7,6 +7,7 @@ import { instanceSettingsRoutes } from './instance-settings.js';
 import { machineCredentialRoutes } from './machine-credentials.js';
 import { instanceMemberRoutes, orgMemberRoutes } from './members.js';
 import { orgRoutes } from './orgs.js';
+import { policyRoutesAll } from './policies.js';
 import { projectRoleRoutes } from './project-roles.js';
 import { projectRoutes } from './projects.js';
 import { userGrantRoutes } from './user-grants.js';
@@ -31,6 +32,7 @@ export function managementRoutes(ctx: AppContext): Route[] {
     ...machineCredentialRoutes(ctx),
     ...userGrantRoutes(ctx),
     ...userMetadataRoutes(ctx),
+    ...policyRoutesAll(ctx),
     ...instanceSettingsRoutes(ctx),
   ];
   const byPattern = new Map<string, Route>();

@@ -1,10 +1,18 @@
 import type { ClientsActor } from '../actors/clients.js';
 import type { KeysActor } from '../actors/keys.js';
 import type { InstanceInfo, OrgsActor } from '../actors/orgs.js';
+import type { AuthCodesActor } from '../actors/auth-codes.js';
+import type { AuthRequestsActor } from '../actors/auth-requests.js';
+import type { RefreshTokensActor } from '../actors/refresh-tokens.js';
 import type { SessionsActor } from '../actors/sessions.js';
+import type { UserSessionsActor } from '../actors/user-sessions.js';
+import type { IdTokens } from '../oauth/id-token.js';
+import type { MasterKey } from '../storage/master-key.js';
 import type { Config } from '../config.js';
 import type { AccessTokens } from '../oauth/access-tokens.js';
 import type { ClientAuthenticator } from '../oauth/client-auth.js';
+import type { AssertionVerifier } from '../oauth/assertion-verifier.js';
+import type { SettingsActor } from '../actors/settings.js';
 import type { CryptoPool } from '../workers/pool.js';
 
 /** What route modules may use: the actors and services wired by src/app.ts. */
@@ -18,7 +26,19 @@ export interface AppContext {
   readonly sessions: SessionsActor;
   readonly tokens: AccessTokens;
   readonly clientAuth: ClientAuthenticator;
+  /** Signed assertions: private_key_jwt and the JWT profile grant. */
+  readonly assertions: AssertionVerifier;
+  /** Instance feature flags and security policy. */
+  readonly settings: SettingsActor;
   readonly pool: CryptoPool;
+  // Browser sign-in (issue 4).
+  readonly idTokens: IdTokens;
+  readonly authRequests: AuthRequestsActor;
+  readonly userSessions: UserSessionsActor;
+  readonly authCodes: AuthCodesActor;
+  readonly refreshTokens: RefreshTokensActor;
+  /** Seals secrets at rest (TOTP secrets) and derives purpose keys (CSRF). */
+  readonly masterKey: MasterKey;
   /** False while starting or shutting down (readiness). */
   isReady(): boolean;
 }

@@ -1,6 +1,8 @@
 import { ApiError, type ApiErrorKind } from '../model/errors.js';
 import { OAuthError } from '../oauth/errors.js';
 import { log } from '../util/log.js';
+import { errorPage } from '../ui/pages.js';
+import { htmlResponse } from './html.js';
 import { json, jsonNoStore } from './responses.js';
 import type { ErrorStyle, Response } from './types.js';
 
@@ -42,6 +44,15 @@ export function oauthErrorResponse(error: OAuthError): Response {
 }
 
 export function errorResponse(style: ErrorStyle, error: unknown): Response {
+  if (style === 'html') {
+    // Browser endpoints (authorize, login, end session): a readable page, never a redirect.
+    if (error instanceof OAuthError || error instanceof ApiError) {
+      const status = error instanceof OAuthError ? (error.status >= 500 ? 500 : 400) : GRPC[error.kind].status;
+      return htmlResponse(status, errorPage('en', error instanceof OAuthError ? error.description : error.message));
+    }
+    log.error('unhandled error', { error: error instanceof Error ? error.stack : String(error) });
+    return htmlResponse(500, errorPage('en', 'An unexpected error occurred.'));
+  }
   if (style === 'oauth') {
     if (error instanceof OAuthError) return oauthErrorResponse(error);
     if (error instanceof ApiError) {

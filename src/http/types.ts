@@ -23,7 +23,7 @@ export interface Response {
 export type Handler = (req: Request) => Response | Promise<Response>;
 
 /** How failures of a route are reported: OAuth JSON, ZITADEL API JSON, or an HTML page. */
-export type ErrorStyle = 'oauth' | 'api';
+export type ErrorStyle = 'oauth' | 'api' | 'html';
 
 export interface Route {
   pattern: string;

@@ -174,3 +174,49 @@ export interface MemberRecord extends Meta {
 }
 
 export const FAR_FUTURE = Date.parse('9999-12-31T23:59:59Z');
+
+/** ZITADEL's lockout policy: after this many failed password checks the user is locked (0 = never). */
+export interface LockoutPolicy {
+  maxPasswordAttempts: number;
+  showLockoutFailure: boolean;
+}
+
+/** ZITADEL's login policy (the fields Sesame keeps; allowRegister and allowUsernamePassword are enforced). */
+export interface LoginPolicy {
+  allowUsernamePassword: boolean;
+  allowRegister: boolean;
+  allowExternalIdp: boolean;
+  forceMfa: boolean;
+  hidePasswordReset: boolean;
+  ignoreUnknownUsernames: boolean;
+  passwordlessType: string;
+  defaultRedirectUri: string;
+}
+
+export type PolicyKind = 'lockout' | 'login';
+export interface PolicyTypes {
+  lockout: LockoutPolicy;
+  login: LoginPolicy;
+}
+
+/** An org's custom policy; without one the instance default applies. Id: `<kind>:<orgId>`. */
+export interface PolicyRecord<K extends PolicyKind = PolicyKind> extends Meta {
+  id: string;
+  kind: K;
+  orgId: string;
+  policy: PolicyTypes[K];
+}
+
+export const DEFAULT_POLICIES: { [K in PolicyKind]: PolicyTypes[K] } = {
+  lockout: { maxPasswordAttempts: 0, showLockoutFailure: true },
+  login: {
+    allowUsernamePassword: true,
+    allowRegister: true,
+    allowExternalIdp: false,
+    forceMfa: false,
+    hidePasswordReset: false,
+    ignoreUnknownUsernames: false,
+    passwordlessType: 'PASSWORDLESS_TYPE_NOT_ALLOWED',
+    defaultRedirectUri: '',
+  },
+};

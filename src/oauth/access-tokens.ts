@@ -33,10 +33,21 @@ export class AccessTokens {
 
   async issue(
     format: AccessTokenFormat,
-    input: { sub: string; clientId: string; aud: string[]; scope: string },
+    input: {
+      sub: string;
+      clientId: string;
+      aud: string[];
+      scope: string;
+      grantId?: string;
+      sid?: string;
+      authTime?: number;
+      amr?: string[];
+    },
   ): Promise<IssuedAccessToken> {
     const iat = Math.floor(Date.now() / 1000);
-    const claims: AccessTokenClaims = { jti: newId(), ...input, iat, exp: iat + this.lifetimeSeconds };
+    // A user token's id names its grant (as ZITADEL's `V2_<session>-at_<id>`), so a JWT needs no extra claim for it.
+    const jti = input.grantId ? `${input.grantId}-at_${newId()}` : newId();
+    const claims: AccessTokenClaims = { jti, ...input, iat, exp: iat + this.lifetimeSeconds };
     if (format === 'opaque') {
       return { token: await this.sessions.issueOpaque(claims), claims, expiresIn: this.lifetimeSeconds };
     }
@@ -52,6 +63,9 @@ export class AccessTokens {
       client_id: claims.clientId,
     };
     if (claims.scope) payload.scope = claims.scope;
+    if (claims.sid) payload.sid = claims.sid;
+    if (claims.authTime !== undefined) payload.auth_time = claims.authTime;
+    if (claims.amr?.length) payload.amr = claims.amr;
     const input_ = signingInput(encodedHeader(key.alg, key.kid, 'at+jwt'), payload);
     const signature = await this.signer.sign(key, input_);
     return { token: `${input_}.${signature}`, claims, expiresIn: this.lifetimeSeconds };
@@ -65,6 +79,7 @@ export class AccessTokens {
     }
     const claims = this.verifiedJwtClaims(token);
     if (!claims || claims.exp * 1000 <= Date.now() || this.sessions.isJwtRevoked(claims.jti)) return undefined;
+    if ((claims.grantId !== undefined || claims.sid !== undefined) && this.sessions.isRevokedByOrigin(claims)) return undefined;
     return { claims, format: 'jwt' };
   }
 
@@ -90,7 +105,7 @@ export class AccessTokens {
     const p = jws.payload;
     if (p.iss !== this.issuer || typeof p.sub !== 'string' || typeof p.jti !== 'string') return undefined;
     if (typeof p.exp !== 'number' || typeof p.iat !== 'number' || typeof p.client_id !== 'string') return undefined;
-    return {
+    const claims: AccessTokenClaims = {
       jti: p.jti,
       sub: p.sub,
       clientId: p.client_id,
@@ -99,5 +114,11 @@ export class AccessTokens {
       iat: p.iat,
       exp: p.exp,
     };
+    const at = p.jti.indexOf('-at_');
+    if (at > 0) claims.grantId = p.jti.slice(0, at);
+    if (typeof p.sid === 'string') claims.sid = p.sid;
+    if (typeof p.auth_time === 'number') claims.authTime = p.auth_time;
+    if (Array.isArray(p.amr)) claims.amr = p.amr.filter((a): a is string => typeof a === 'string');
+    return claims;
   }
 }

@@ -35,3 +35,61 @@ export function userClaims(user: UserRecord, scopes: readonly string[], preferre
   }
   return claims;
 }
+
+/** What the ZITADEL URN claims need from the directory. */
+export interface ClaimsDirectory {
+  getOrg(id: string): { id: string; name: string } | undefined;
+  primaryDomainOf(orgId: string): string;
+  getProject(id: string): { id: string; projectRoleAssertion: boolean; roles: { key: string }[] } | undefined;
+  grantsOf(userId: string): { projectId: string; orgId: string; roleKeys: string[] }[];
+}
+
+const ROLE_SCOPE = 'urn:zitadel:iam:org:project:role:';
+
+/** True when role claims were asked for (a role scope, all-projects roles) or the project asserts roles. */
+export function rolesRequested(scopes: readonly string[], projectRoleAssertion: boolean): boolean {
+  return projectRoleAssertion || scopes.some((s) => s.startsWith(ROLE_SCOPE) || s === 'urn:zitadel:iam:org:projects:roles');
+}
+
+/**
+ * ZITADEL's URN claims (compat §3.2): user metadata, resource owner, and the roles of the user's
+ * grants on the project as `{roleKey: {grantOrgId: orgPrimaryDomain}}`.
+ */
+export function urnClaims(
+  dir: ClaimsDirectory,
+  user: UserRecord,
+  scopes: readonly string[],
+  projectId: string | undefined,
+  withRoles: boolean,
+): Record<string, unknown> {
+  const claims: Record<string, unknown> = {};
+  if (scopes.includes('urn:zitadel:iam:user:metadata') && user.metadata && Object.keys(user.metadata).length > 0) {
+    claims['urn:zitadel:iam:user:metadata'] = Object.fromEntries(
+      Object.entries(user.metadata).map(([k, v]) => [k, Buffer.from(v).toString('base64url')]),
+    );
+  }
+  if (scopes.includes('urn:zitadel:iam:user:resourceowner')) {
+    const org = dir.getOrg(user.orgId);
+    claims['urn:zitadel:iam:user:resourceowner:id'] = user.orgId;
+    if (org) claims['urn:zitadel:iam:user:resourceowner:name'] = org.name;
+    claims['urn:zitadel:iam:user:resourceowner:primary_domain'] = dir.primaryDomainOf(user.orgId);
+  }
+  const project = projectId ? dir.getProject(projectId) : undefined;
+  if (withRoles && project && rolesRequested(scopes, project.projectRoleAssertion)) {
+    const asked = new Set(scopes.filter((s) => s.startsWith(ROLE_SCOPE)).map((s) => s.slice(ROLE_SCOPE.length)));
+    const allRoles = project.projectRoleAssertion || scopes.includes('urn:zitadel:iam:org:projects:roles') || asked.size === 0;
+    const roles: Record<string, Record<string, string>> = {};
+    for (const grant of dir.grantsOf(user.id)) {
+      if (grant.projectId !== project.id) continue;
+      for (const key of grant.roleKeys) {
+        if (!allRoles && !asked.has(key)) continue;
+        (roles[key] ??= {})[grant.orgId] = dir.primaryDomainOf(grant.orgId);
+      }
+    }
+    if (Object.keys(roles).length > 0) {
+      claims['urn:zitadel:iam:org:project:roles'] = roles;
+      claims[`urn:zitadel:iam:org:project:${project.id}:roles`] = roles;
+    }
+  }
+  return claims;
+}

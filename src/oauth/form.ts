@@ -75,3 +75,25 @@ export function parseFormBody(contentType: string | undefined, body: Buffer): Fo
   }
   return parseUrlEncoded(text);
 }
+
+/**
+ * Like parseUrlEncoded, but keeps repeated parameters (the authorization endpoint must still find
+ * client_id and redirect_uri to decide where the "repeated parameter" error goes).
+ */
+export function parseUrlEncodedMulti(text: string): Map<string, string[]> {
+  const params = new Map<string, string[]>();
+  if (text.length === 0) return params;
+  const pairs = text.split('&');
+  if (pairs.length > MAX_PARAMS) throw new OAuthError('invalid_request', 'too many parameters');
+  for (const pair of pairs) {
+    if (pair.length === 0) continue;
+    const eq = pair.indexOf('=');
+    const name = decodeComponent(eq === -1 ? pair : pair.slice(0, eq), 'parameter name');
+    const value = eq === -1 ? '' : decodeComponent(pair.slice(eq + 1), name);
+    if (value === '') continue;
+    const values = params.get(name);
+    if (values) values.push(value);
+    else params.set(name, [value]);
+  }
+  return params;
+}

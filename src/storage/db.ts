@@ -22,6 +22,13 @@ const STORES = [
   'userGrants',
   'members',
   'signingKeys',
+  // Browser sign-in (issue 4): org policies, user agents and their user sessions, codes, refresh families.
+  'policies',
+  'userSessions',
+  'authCodes',
+  'refreshFamilies',
+  'revokedGrants',
+  'revokedSessions',
 ] as const;
 export type StoreName = (typeof STORES)[number];
 
@@ -32,6 +39,8 @@ export interface Storage {
   readonly tokens: Database<any, Buffer>;
   /** Revoked JWT ids (jti) with their expiry, so revocation of a JWT costs one write, issuance none. */
   readonly revokedJwts: Database<number, string>;
+  /** Assertions already used (replay key → exp), see ReplayGuardActor. */
+  readonly usedAssertions: Database<number, string>;
   /**
    * Resolves once a write is durable: committed (survives a process crash) and, in `flush` mode,
    * also synced to disk (survives power loss). Responses that hand out state wait for this.
@@ -59,6 +68,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush'): 
   ) as Record<StoreName, Database<any, string>>;
   const tokens = root.openDB<any, Buffer>({ name: 'tokens', encoding: 'msgpack', keyEncoding: 'binary' });
   const revokedJwts = root.openDB<number, string>({ name: 'revokedJwts', encoding: 'msgpack' });
+  const usedAssertions = root.openDB<number, string>({ name: 'usedAssertions', encoding: 'msgpack' });
 
   const stored = stores.meta.get('schemaVersion') as number | undefined;
   if (stored === undefined) {
@@ -75,6 +85,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush'): 
     stores,
     tokens,
     revokedJwts,
+    usedAssertions,
     durable:
       durability === 'commit'
         ? (write) => write

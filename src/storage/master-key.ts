@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { log } from '../util/log.js';
@@ -22,6 +22,11 @@ export class MasterKey {
       log.info('generated master key', { path });
     }
     return MasterKey.fromSecret(readFileSync(path, 'utf8').trim());
+  }
+
+  /** A 256-bit key for one purpose (e.g. CSRF tokens), derived so it never equals the master key. */
+  deriveKey(purpose: string): Buffer {
+    return createHmac('sha256', this.key).update(`sesame:${purpose}`).digest();
   }
 
   /** iv(12) | tag(16) | ciphertext */

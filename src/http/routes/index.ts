@@ -2,6 +2,10 @@ import { managementRoutes } from '../../admin/routes.js';
 import type { AppContext } from '../context.js';
 import type { Route } from '../types.js';
 import { adminKeysRoute } from './admin-keys.js';
+import { authorizeRoute } from './authorize.js';
+import { endSessionRoute } from './end-session.js';
+import { loginRoutes } from './login.js';
+import { userinfoRoute } from './userinfo.js';
 import { discoveryRoute } from './discovery.js';
 import { healthRoutes } from './health.js';
 import { introspectRoute } from './introspect.js';
@@ -19,6 +23,10 @@ export function routes(ctx: AppContext): Route[] {
     introspectRoute(ctx),
     revokeRoute(ctx),
     adminKeysRoute(ctx),
+    authorizeRoute(ctx),
+    ...loginRoutes(ctx),
+    userinfoRoute(ctx),
+    endSessionRoute(ctx),
     ...managementRoutes(ctx),
   ];
 }

@@ -4,6 +4,7 @@ import { invalidClient, type AuthenticatedClient, type AuthMethod } from '../../
 import { OAuthError } from '../../oauth/errors.js';
 import { parseFormBody } from '../../oauth/form.js';
 import { PATHS } from '../../oauth/discovery.js';
+import { revokeGrant } from '../../oauth/user-tokens.js';
 import type { AppContext } from '../context.js';
 import type { Request, Route } from '../types.js';
 
@@ -28,7 +29,15 @@ export function revokeRoute(ctx: AppContext): Route {
     const client = await ctx.clientAuth.authenticate(presented, { methods: METHODS, endpoint: PATHS.revocation, apps: true, machineUsers: true });
     const token = form.get('token');
     if (token === undefined) throw new OAuthError('invalid_request', 'token missing');
-    const outcome = await ctx.tokens.revoke(token, (claims) => ownsToken(client, claims));
+    let outcome = await ctx.tokens.revoke(token, (claims) => ownsToken(client, claims));
+    if (outcome === 'unknown') {
+      // A refresh token: revoking it ends its grant, including the access tokens issued with it (seed).
+      const family = ctx.refreshTokens.find(token);
+      if (family) {
+        if (family.clientId !== client.clientId) outcome = 'foreign';
+        else await revokeGrant(ctx, family.id);
+      }
+    }
     if (outcome === 'foreign') throw invalidClient(presented, 'token was not issued for this client');
     return OK;
   };

@@ -1,0 +1,90 @@
+import type { Storage } from '../storage/db.js';
+import { sha256Base64url } from '../util/hash.js';
+import { newOpaqueToken } from '../util/ids.js';
+
+/**
+ * Owns authorization codes: 256 random bits, stored under their SHA-256, single use, 60 seconds.
+ * A redeemed code stays on record until it expires so a second use is recognized as a replay
+ * (RFC 6749 §4.1.2: the tokens issued from the first use are then revoked).
+ */
+export const CODE_LIFETIME_MS = 60_000;
+
+export interface CodeGrant {
+  /** The grant the code's tokens belong to (revoked together on replay). */
+  grantId: string;
+  clientId: string;
+  redirectUri: string;
+  codeChallenge?: string;
+  nonce?: string;
+  scopes: string[];
+  audience: string[];
+  userId: string;
+  sid: string;
+  authTime: number;
+  amr: string[];
+}
+
+interface CodeRecord extends CodeGrant {
+  id: string;
+  exp: number;
+  usedAt?: number;
+}
+
+export interface FoundCode {
+  grant: CodeGrant;
+  used: boolean;
+  /** Marks the code used; call it in the same tick as the checks (no await between), then await the promise. */
+  consume(): Promise<unknown>;
+}
+
+export class AuthCodesActor {
+  private readonly codes = new Map<string, CodeRecord>();
+
+  constructor(private readonly storage: Storage) {
+    const now = Date.now();
+    for (const { value } of storage.stores.authCodes.getRange()) {
+      const record = value as CodeRecord;
+      if (record.exp > now) this.codes.set(record.id, record);
+    }
+  }
+
+  /** Stores a code; resolves with it once the record is durable (committed before the redirect). */
+  async issue(grant: CodeGrant): Promise<string> {
+    const code = newOpaqueToken();
+    const record: CodeRecord = { ...grant, id: sha256Base64url(code), exp: Date.now() + CODE_LIFETIME_MS };
+    this.codes.set(record.id, record);
+    await this.storage.durable(this.storage.stores.authCodes.put(record.id, record));
+    return code;
+  }
+
+  /**
+   * Finds an unexpired code. The caller checks client, redirect_uri and PKCE first (a failed check
+   * must not burn the legitimate client's code), then consumes it synchronously, so two concurrent
+   * redemptions cannot both succeed.
+   */
+  find(code: string, now = Date.now()): FoundCode | undefined {
+    const record = this.codes.get(sha256Base64url(code));
+    if (!record || record.exp <= now) return undefined;
+    return {
+      grant: record,
+      used: record.usedAt !== undefined,
+      consume: () => {
+        if (record.usedAt !== undefined) return Promise.reject(new Error('code already used'));
+        record.usedAt = Date.now();
+        return this.storage.durable(this.storage.stores.authCodes.put(record.id, record));
+      },
+    };
+  }
+
+  async sweep(now = Date.now()): Promise<number> {
+    const writes: Promise<boolean>[] = [];
+    for (const [id, record] of this.codes) {
+      if (record.exp <= now) {
+        this.codes.delete(id);
+        writes.push(this.storage.stores.authCodes.remove(id));
+      }
+    }
+    await Promise.all(writes);
+    return writes.length;
+  }
+}

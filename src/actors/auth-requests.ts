@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import type { ValidatedAuthRequest } from '../oauth/authorize/validate.js';
+import type { Locale } from '../ui/i18n.js';
+
+/**
+ * Owns authorization requests while the user signs in: the validated request, the user agent it
+ * is bound to, and how far the login got. They live in memory for at most 30 minutes: a restart
+ * sends a user who was mid-login back to the client's start page, which is harmless.
+ */
+export type LoginStep = 'select' | 'loginname' | 'password' | 'otp' | 'register';
+
+export interface AuthRequest {
+  id: string;
+  /** Hash of the user-agent cookie the request is bound to. */
+  agentId: string;
+  createdAt: number;
+  request: ValidatedAuthRequest;
+  locale: Locale;
+  step: LoginStep;
+  /** The user chosen by login name, account selection or a hint. */
+  userId?: string;
+  loginName?: string;
+  /** Authentication methods passed during this request. */
+  amr: string[];
+}
+
+export const AUTH_REQUEST_LIFETIME_MS = 30 * 60 * 1000;
+
+export class AuthRequestsActor {
+  private readonly requests = new Map<string, AuthRequest>();
+
+  create(agentId: string, request: ValidatedAuthRequest, locale: Locale, step: LoginStep, userId?: string, loginName?: string): AuthRequest {
+    const id = randomBytes(18).toString('base64url');
+    const created: AuthRequest = { id, agentId, createdAt: Date.now(), request, locale, step, amr: [] };
+    if (userId) created.userId = userId;
+    if (loginName) created.loginName = loginName;
+    this.requests.set(id, created);
+    return created;
+  }
+
+  /** The request if it exists, is unexpired and belongs to this user agent. */
+  get(id: string, agentId: string | undefined): AuthRequest | undefined {
+    const found = this.requests.get(id);
+    if (!found) return undefined;
+    if (found.createdAt + AUTH_REQUEST_LIFETIME_MS <= Date.now()) {
+      this.requests.delete(id);
+      return undefined;
+    }
+    return found.agentId === agentId ? found : undefined;
+  }
+
+  update(request: AuthRequest, change: Partial<Omit<AuthRequest, 'id' | 'agentId' | 'createdAt' | 'request'>>): AuthRequest {
+    Object.assign(request, change);
+    return request;
+  }
+
+  /** A request is answered once: its response (code or tokens) ends it. */
+  finish(id: string): void {
+    this.requests.delete(id);
+  }
+
+  sweep(now = Date.now()): number {
+    let removed = 0;
+    for (const [id, r] of this.requests) {
+      if (r.createdAt + AUTH_REQUEST_LIFETIME_MS <= now) {
+        this.requests.delete(id);
+        removed++;
+      }
+    }
+    return removed;
+  }
+}

@@ -1,0 +1,158 @@
+import { randomBytes } from 'node:crypto';
+import type { Storage } from '../storage/db.js';
+import type { MasterKey } from '../storage/master-key.js';
+import { secretMatches, sha256 } from '../util/hash.js';
+
+/**
+ * Owns refresh token families (one per authorization that asked for `offline_access`). A token is
+ * `<familyId>.<256 random bits>`; only its SHA-256 is stored. Every use rotates it; presenting a
+ * superseded token is reuse, which revokes the family (OAuth 2.0 Security BCP §4.14.2) — except,
+ * when configured, within a short grace window after the rotation, where a retry gets the same
+ * successor (kept sealed with the master key for that window only).
+ */
+export interface FamilyGrant {
+  clientId: string;
+  userId: string;
+  sid: string;
+  scopes: string[];
+  audience: string[];
+  authTime: number;
+  amr: string[];
+}
+
+export interface RefreshFamily extends FamilyGrant {
+  id: string;
+  createdAt: number;
+  /** Absolute expiry (ms), fixed at creation. */
+  expiresAt: number;
+  lastUsedAt: number;
+  currentHash: Uint8Array;
+  previous?: { hash: Uint8Array; rotatedAt: number; successorSealed?: Uint8Array };
+}
+
+export type Rotation =
+  | { status: 'rotated'; family: RefreshFamily; token: string; committed: Promise<unknown> }
+  | { status: 'retried'; family: RefreshFamily; token: string }
+  | { status: 'reused'; family: RefreshFamily }
+  | { status: 'expired'; family: RefreshFamily }
+  | { status: 'invalid' };
+
+const SWEEP_CHUNK = 2000;
+
+function parse(token: string): { familyId: string } | undefined {
+  const dot = token.indexOf('.');
+  if (dot <= 0 || token.length > 200) return undefined;
+  return { familyId: token.slice(0, dot) };
+}
+
+export class RefreshTokensActor {
+  /** Writes not yet committed: lmdb reads would still return the older value. */
+  private readonly pending = new Map<string, RefreshFamily | null>();
+  private sweepCursor: string | undefined;
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly masterKey: MasterKey,
+    private readonly idleLifetimeMs: number,
+    private readonly absoluteLifetimeMs: number,
+    private readonly reuseGraceMs: number,
+  ) {}
+
+  private read(id: string): RefreshFamily | undefined {
+    const pending = this.pending.get(id);
+    if (pending !== undefined) return pending ?? undefined;
+    return this.storage.stores.refreshFamilies.get(id) as RefreshFamily | undefined;
+  }
+
+  private write(family: RefreshFamily): Promise<unknown> {
+    this.pending.set(family.id, family);
+    const done = this.storage.durable(this.storage.stores.refreshFamilies.put(family.id, family));
+    return done.finally(() => {
+      if (this.pending.get(family.id) === family) this.pending.delete(family.id);
+    });
+  }
+
+  private static newToken(familyId: string): string {
+    return `${familyId}.${randomBytes(32).toString('base64url')}`;
+  }
+
+  /** Starts a family whose id is the grant id; resolves with its first token once durable. */
+  async create(familyId: string, grant: FamilyGrant): Promise<string> {
+    const now = Date.now();
+    const token = RefreshTokensActor.newToken(familyId);
+    await this.write({ ...grant, id: familyId, createdAt: now, expiresAt: now + this.absoluteLifetimeMs, lastUsedAt: now, currentHash: sha256(token) });
+    return token;
+  }
+
+  /** The family named by a token, whatever its secret (for checks before `rotate`). */
+  familyOf(token: string): RefreshFamily | undefined {
+    const parsed = parse(token);
+    return parsed && this.read(parsed.familyId);
+  }
+
+  /** The family a token belongs to, if it is the current or the just-superseded token. */
+  find(token: string): RefreshFamily | undefined {
+    const parsed = parse(token);
+    const family = parsed && this.read(parsed.familyId);
+    if (!family) return undefined;
+    if (secretMatches(token, family.currentHash) || (family.previous && secretMatches(token, family.previous.hash))) return family;
+    return undefined;
+  }
+
+  isExpired(family: RefreshFamily, now = Date.now()): boolean {
+    return family.expiresAt <= now || family.lastUsedAt + this.idleLifetimeMs <= now;
+  }
+
+  /** Rotates synchronously (two concurrent uses cannot both rotate); the caller awaits `committed`. */
+  rotate(token: string, now = Date.now()): Rotation {
+    const parsed = parse(token);
+    const family = parsed && this.read(parsed.familyId);
+    if (!family) return { status: 'invalid' };
+    if (secretMatches(token, family.currentHash)) {
+      if (this.isExpired(family, now)) return { status: 'expired', family };
+      const next = RefreshTokensActor.newToken(family.id);
+      const rotated: RefreshFamily = {
+        ...family,
+        lastUsedAt: now,
+        currentHash: sha256(next),
+        previous: {
+          hash: family.currentHash,
+          rotatedAt: now,
+          ...(this.reuseGraceMs > 0 ? { successorSealed: this.masterKey.encrypt(Buffer.from(next)) } : {}),
+        },
+      };
+      return { status: 'rotated', family: rotated, token: next, committed: this.write(rotated) };
+    }
+    const previous = family.previous;
+    if (previous?.successorSealed && secretMatches(token, previous.hash) && now - previous.rotatedAt <= this.reuseGraceMs && !this.isExpired(family, now)) {
+      return { status: 'retried', family, token: this.masterKey.decrypt(previous.successorSealed).toString() };
+    }
+    // A family id is only ever learned from a genuine token: any other secret for it is reuse.
+    return { status: 'reused', family };
+  }
+
+  /** Deletes a family; resolves once durable. */
+  remove(familyId: string): Promise<unknown> {
+    this.pending.set(familyId, null);
+    return this.storage.durable(this.storage.stores.refreshFamilies.remove(familyId)).finally(() => {
+      if (this.pending.get(familyId) === null) this.pending.delete(familyId);
+    });
+  }
+
+  /** Removes expired families, a chunk per call. */
+  async sweep(now = Date.now()): Promise<number> {
+    const db = this.storage.stores.refreshFamilies;
+    const range = db.getRange(this.sweepCursor ? { start: this.sweepCursor, limit: SWEEP_CHUNK } : { limit: SWEEP_CHUNK });
+    const writes: Promise<boolean>[] = [];
+    let seen = 0;
+    let last: string | undefined;
+    for (const { key, value } of range) {
+      seen++;
+      last = key;
+      if (this.isExpired(value as RefreshFamily, now)) writes.push(db.remove(key));
+    }
+    this.sweepCursor = seen === SWEEP_CHUNK && last ? `${last}\u0000` : undefined;
+    await Promise.all(writes);
+    return writes.length;
+  }
+}

@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import type { Storage } from '../storage/db.js';
+import { Table } from '../storage/table.js';
+import { newId } from '../util/ids.js';
+import { sha256Base64url } from '../util/hash.js';
+
+/**
+ * Owns user-agent sessions. The browser holds a cookie with 256 random bits; Sesame stores only
+ * its SHA-256 (the agent id), mapped to one or more user sessions: one per user signed in on that
+ * browser, each with its `sid`, `auth_time` and authentication methods (`amr`).
+ */
+export interface UserSession {
+  /** OIDC `sid`. */
+  id: string;
+  agentId: string;
+  userId: string;
+  /** Unix seconds of the last active authentication. */
+  authTime: number;
+  amr: string[];
+  createdAt: number;
+  lastActiveAt: number;
+}
+
+export function newAgentCookie(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function agentIdOf(cookie: string): string {
+  return sha256Base64url(cookie);
+}
+
+export class UserSessionsActor {
+  private readonly sessions: Table<UserSession>;
+  private readonly byAgent = new Map<string, Set<string>>();
+
+  constructor(
+    storage: Storage,
+    /** A session unused for this long is forgotten (the refresh idle lifetime). */
+    private readonly idleLifetimeMs: number,
+  ) {
+    this.sessions = new Table(storage.stores.userSessions, storage.durable);
+    for (const s of this.sessions.values()) this.index(s);
+  }
+
+  private index(s: UserSession): void {
+    let set = this.byAgent.get(s.agentId);
+    if (!set) this.byAgent.set(s.agentId, (set = new Set()));
+    set.add(s.id);
+  }
+
+  private live(s: UserSession | undefined, now = Date.now()): s is UserSession {
+    return s !== undefined && s.lastActiveAt + this.idleLifetimeMs > now;
+  }
+
+  get(sid: string): UserSession | undefined {
+    const s = this.sessions.get(sid);
+    return this.live(s) ? s : undefined;
+  }
+
+  /** The live sessions of a user agent, most recently authenticated first. */
+  ofAgent(agentId: string | undefined): UserSession[] {
+    if (!agentId) return [];
+    const ids = this.byAgent.get(agentId);
+    if (!ids) return [];
+    const out: UserSession[] = [];
+    for (const id of ids) {
+      const s = this.sessions.get(id);
+      if (this.live(s)) out.push(s);
+    }
+    return out.sort((a, b) => b.authTime - a.authTime);
+  }
+
+  /** Records a successful authentication: the user's session on this agent is renewed, or a new one starts. */
+  async signIn(agentId: string, userId: string, amr: string[]): Promise<UserSession> {
+    const now = Date.now();
+    const existing = this.ofAgent(agentId).find((s) => s.userId === userId);
+    const session: UserSession = existing
+      ? { ...existing, authTime: Math.floor(now / 1000), amr, lastActiveAt: now }
+      : { id: `V1_${newId()}`, agentId, userId, authTime: Math.floor(now / 1000), amr, createdAt: now, lastActiveAt: now };
+    this.index(session);
+    await this.sessions.put(session);
+    return session;
+  }
+
+  /** Marks a session used by a silent (SSO) authorization. */
+  touch(session: UserSession): void {
+    const updated = { ...session, lastActiveAt: Date.now() };
+    void this.sessions.put(updated).catch(() => undefined);
+  }
+
+  /** Ends sessions; resolves once the removal is durable. */
+  async end(sessions: readonly UserSession[]): Promise<void> {
+    const writes: Promise<boolean>[] = [];
+    for (const s of sessions) {
+      this.byAgent.get(s.agentId)?.delete(s.id);
+      writes.push(this.sessions.remove(s.id));
+    }
+    await Promise.all(writes);
+  }
+
+  async sweep(now = Date.now()): Promise<number> {
+    const expired = [...this.sessions.values()].filter((s) => !this.live(s, now));
+    await this.end(expired);
+    return expired.length;
+  }
+}

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import type { AppContext } from '../http/context.js';
+import type { Route } from '../http/types.js';
+import type { LockoutPolicy, LoginPolicy, PolicyKind, PolicyRecord } from '../model/records.js';
+import { addedDetails, changedDetails, viewDetails } from './details.js';
+import { apiRoute, ok, type CallerHandler } from './endpoint.js';
+import { enumField } from './enums.js';
+import { flag, readBody, text } from './validation.js';
+
+/**
+ * The org lockout and login policies the login UI enforces (ZITADEL management v1):
+ * GET / POST (add custom) / PUT (update custom) / DELETE (reset to default) on
+ * `/management/v1/policies/lockout` and `/management/v1/policies/login`.
+ */
+const PASSWORDLESS_TYPE = ['PASSWORDLESS_TYPE_NOT_ALLOWED', 'PASSWORDLESS_TYPE_ALLOWED'] as const;
+
+/** uint64 in protojson: a JSON string, a number is accepted too. */
+const uint64 = () =>
+  z
+    .union([z.number().int().min(0), z.string().regex(/^\d{1,19}$/, 'must be an unsigned integer')])
+    .default(0)
+    .transform((v) => Number(v));
+
+const lockoutSchema = z.object({ maxPasswordAttempts: uint64(), showLockoutFailure: flag() });
+
+const loginSchema = z.object({
+  allowUsernamePassword: flag(),
+  allowRegister: flag(),
+  allowExternalIdp: flag(),
+  forceMfa: flag(),
+  passwordlessType: enumField(PASSWORDLESS_TYPE),
+  hidePasswordReset: flag(),
+  ignoreUnknownUsernames: flag(),
+  defaultRedirectUri: text(2000),
+});
+
+function lockoutView(policy: LockoutPolicy) {
+  return { maxPasswordAttempts: String(policy.maxPasswordAttempts), showLockoutFailure: policy.showLockoutFailure };
+}
+
+function loginView(policy: LoginPolicy) {
+  return { ...policy, passwordlessType: policy.passwordlessType === 'PASSWORDLESS_TYPE_NOT_ALLOWED' ? undefined : policy.passwordlessType };
+}
+
+function policyRoutes<K extends PolicyKind>(
+  ctx: AppContext,
+  kind: K,
+  schema: z.ZodType<K extends 'lockout' ? LockoutPolicy : LoginPolicy>,
+  view: (policy: K extends 'lockout' ? LockoutPolicy : LoginPolicy) => object,
+): Route {
+  type P = K extends 'lockout' ? LockoutPolicy : LoginPolicy;
+  const write = (create: boolean): CallerHandler => async (req, caller) => {
+    caller.require('policy.write');
+    const policy = readBody(req, schema) as P;
+    const record = (await ctx.orgs.setPolicy(kind, caller.orgId, policy as never, create)) as PolicyRecord;
+    return ok({ details: create ? addedDetails(record, caller.orgId) : changedDetails(record, caller.orgId) });
+  };
+  return apiRoute(ctx, `/management/v1/policies/${kind}`, {
+    GET: (_req, caller) => {
+      caller.require('policy.read');
+      ctx.orgs.requireOrg(caller.orgId);
+      const { policy, record } = ctx.orgs.policy(kind, caller.orgId);
+      return ok({
+        policy: {
+          ...(record ? { details: viewDetails(record, caller.orgId) } : {}),
+          ...view(policy as P),
+          isDefault: record === undefined,
+        },
+      });
+    },
+    POST: write(true),
+    PUT: write(false),
+    DELETE: async (_req, caller) => {
+      caller.require('policy.delete');
+      await ctx.orgs.removePolicy(kind, caller.orgId);
+      return ok({ details: { sequence: '0', changeDate: new Date().toISOString(), resourceOwner: caller.orgId } });
+    },
+  });
+}
+
+export function policyRoutesAll(ctx: AppContext): Route[] {
+  return [policyRoutes(ctx, 'lockout', lockoutSchema, lockoutView), policyRoutes(ctx, 'login', loginSchema, loginView)];
+}

@@ -1,0 +1,33 @@
+/**
+ * Cookies of the login UI (RFC 6265bis): HttpOnly, SameSite=Lax, Path=/, and `Secure` with the
+ * `__Host-` prefix when the issuer is https (the prefix makes the browser refuse the cookie from a
+ * subdomain or over http).
+ */
+export function parseCookies(header: string | undefined): Map<string, string> {
+  const cookies = new Map<string, string>();
+  if (!header) return cookies;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) continue;
+    const name = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    if (!cookies.has(name)) cookies.set(name, value);
+  }
+  return cookies;
+}
+
+export interface CookiePolicy {
+  name: string;
+  secure: boolean;
+}
+
+export function agentCookiePolicy(issuer: string): CookiePolicy {
+  const secure = issuer.startsWith('https:');
+  return { name: secure ? '__Host-sesame.useragent' : 'sesame.useragent', secure };
+}
+
+const ONE_YEAR_SECONDS = 365 * 24 * 3600;
+
+export function setCookieHeader(policy: CookiePolicy, value: string, maxAgeSeconds = ONE_YEAR_SECONDS): string {
+  return `${policy.name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${policy.secure ? '; Secure' : ''}`;
+}

@@ -1,0 +1,118 @@
+import type { AuthRequestsActor, LoginStep } from '../../actors/auth-requests.js';
+import { agentOf, ensureAgentCookie } from '../../login/agent.js';
+import { authorizeError, completeAuthorization, isFresh, usableSessions } from '../../login/respond.js';
+import { validateAuthorizeRequest, type ValidatedAuthRequest } from '../../oauth/authorize/validate.js';
+import { PATHS } from '../../oauth/discovery.js';
+import { OAuthError } from '../../oauth/errors.js';
+import { isFormContentType, parseUrlEncodedMulti } from '../../oauth/form.js';
+import { errorPage } from '../../ui/pages.js';
+import { log } from '../../util/log.js';
+import type { AppContext } from '../context.js';
+import { htmlResponse, redirectResponse } from '../html.js';
+import type { Request, Response, Route } from '../types.js';
+
+/**
+ * GET|POST /oauth/v2/authorize (seed "Authorization endpoint", OIDC Core §3.1.2). Validates the
+ * request, then either answers at once from an existing session (SSO, prompt=none) or stores an
+ * auth request bound to the user-agent cookie and sends the browser to the login UI.
+ */
+export const LOGIN_PATH = '/ui/login/login';
+
+function readParams(req: Request): Map<string, string[]> {
+  if (req.method === 'POST') {
+    if (!isFormContentType(req.headers['content-type'])) throw new OAuthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded');
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(req.body);
+    } catch {
+      throw new OAuthError('invalid_request', 'request body is not valid UTF-8');
+    }
+    return parseUrlEncodedMulti(text);
+  }
+  return parseUrlEncodedMulti(req.query);
+}
+
+/** The user an id_token_hint or login_hint names (an invalid hint is ignored, as ZITADEL does). */
+function hintedUser(ctx: AppContext, request: ValidatedAuthRequest): { userId?: string; loginName?: string } {
+  if (request.idTokenHint) {
+    const claims = ctx.idTokens.verifyHint(request.idTokenHint);
+    if (typeof claims?.sub === 'string' && ctx.orgs.getUser(claims.sub)) return { userId: claims.sub };
+  }
+  if (request.loginHint) {
+    const user = ctx.orgs.findUserByLoginName(request.loginHint);
+    return user?.human ? { userId: user.id, loginName: request.loginHint } : { loginName: request.loginHint };
+  }
+  return {};
+}
+
+export function authorizeRoute(ctx: AppContext): Route {
+  const handle = async (req: Request): Promise<Response> => {
+    const params = readParams(req);
+    const validation = validateAuthorizeRequest(params, {
+      app: (clientId) => {
+        const app = ctx.clients.appByClient(clientId);
+        return app && app.state === 'APP_STATE_ACTIVE' && ctx.orgs.getProject(app.projectId)?.state === 'PROJECT_STATE_ACTIVE' ? app : undefined;
+      },
+      resolveProject: (id) => (id === 'zitadel' ? ctx.instance.managementProjectId : ctx.orgs.getProject(id)?.id),
+      orgById: (id) => ctx.orgs.getOrg(id),
+      orgByDomain: (domain) => ctx.orgs.findOrgByDomain(domain),
+    });
+    const agent = agentOf(ctx, req, params.get('ui_locales')?.[0]);
+    if (validation.kind === 'page') return htmlResponse(400, errorPage(agent.locale, validation.description));
+    if (validation.kind === 'redirect-error') return authorizeError(validation.target, validation.error, validation.description, agent.locale);
+
+    const request = validation.request;
+    const target = { redirectUri: request.redirectUri, responseMode: request.responseMode, state: request.state };
+    try {
+      const { agentId, headers } = ensureAgentCookie(ctx, agent);
+      const hint = hintedUser(ctx, request);
+      const sessions = usableSessions(ctx, agent.agentId, request);
+      const candidates = hint.userId ? sessions.filter((s) => s.userId === hint.userId) : sessions;
+
+      if (request.prompt.has('none')) {
+        // OIDC Core §3.1.2.6: no UI at all; the only usable session answers, or an error does.
+        if (candidates.length === 0) return authorizeError(target, 'login_required', 'the user is not signed in', agent.locale, headers);
+        if (candidates.length > 1) return authorizeError(target, 'interaction_required', 'more than one session: the user must choose an account', agent.locale, headers);
+        if (!isFresh(candidates[0]!, request.maxAge)) return authorizeError(target, 'login_required', 'the authentication is older than max_age', agent.locale, headers);
+        return await completeAuthorization(ctx, request, candidates[0]!, agent.locale, headers);
+      }
+
+      let step: LoginStep;
+      let userId = hint.userId;
+      if (request.prompt.has('create')) {
+        step = 'register';
+      } else if (request.prompt.has('select_account')) {
+        step = sessions.length > 0 ? 'select' : 'loginname';
+      } else if (request.maxAge === 0 || request.prompt.has('login')) {
+        step = userId ? 'password' : 'loginname';
+      } else {
+        const fresh = candidates.filter((s) => isFresh(s, request.maxAge));
+        // Seed: without prompt, one session answers at once; with more the user must choose.
+        if (fresh.length === 1 && (candidates.length === 1 || hint.userId)) return await completeAuthorization(ctx, request, fresh[0]!, agent.locale, headers);
+        if (candidates.length > 1) step = 'select';
+        else if (candidates.length === 1) {
+          step = 'password';
+          userId = candidates[0]!.userId;
+        } else step = userId ? 'password' : 'loginname';
+      }
+      const created = createRequest(ctx.authRequests, agentId, request, agent.locale, step, userId, hint.loginName);
+      return redirectResponse(`${LOGIN_PATH}?authRequestID=${created}`, headers);
+    } catch (error) {
+      log.error('authorization failed', { error: error instanceof Error ? error.stack : String(error) });
+      return authorizeError(target, 'server_error', 'unexpected condition', agent.locale);
+    }
+  };
+  return { pattern: PATHS.authorization, errorStyle: 'html', methods: { GET: handle, POST: handle } };
+}
+
+function createRequest(
+  actor: AuthRequestsActor,
+  agentId: string,
+  request: ValidatedAuthRequest,
+  locale: ReturnType<typeof agentOf>['locale'],
+  step: LoginStep,
+  userId: string | undefined,
+  loginName: string | undefined,
+): string {
+  return actor.create(agentId, request, locale, step, userId, loginName).id;
+}

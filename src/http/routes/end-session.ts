@@ -1,0 +1,73 @@
+import type { UserSession } from '../../actors/user-sessions.js';
+import { agentOf } from '../../login/agent.js';
+import { postLogoutUriAllowed } from '../../oauth/authorize/redirect-uri.js';
+import { PATHS } from '../../oauth/discovery.js';
+import { isFormContentType, parseUrlEncoded } from '../../oauth/form.js';
+import { errorPage, signedOutPage } from '../../ui/pages.js';
+import type { AppContext } from '../context.js';
+import { htmlResponse, redirectResponse } from '../html.js';
+import type { Request, Response, Route } from '../types.js';
+
+/**
+ * GET|POST /oidc/v1/end_session (OIDC RP-Initiated Logout 1.0; seed "End session endpoint").
+ * Ends the user sessions of this browser (all of them, or the one that `logout_hint` or the
+ * hint's `sid` selects), revokes every token issued in them, then redirects to a registered
+ * post_logout_redirect_uri of the client named by the hint's `azp` or `client_id`, or shows the
+ * signed-out page.
+ */
+export function endSessionRoute(ctx: AppContext): Route {
+  const handle = async (req: Request): Promise<Response> => {
+    const text = req.method === 'POST' && isFormContentType(req.headers['content-type']) ? req.body.toString('utf8') : req.query;
+    const params = parseUrlEncoded(text);
+    const agent = agentOf(ctx, req, params.get('ui_locales'));
+    const bad = (message: string) => htmlResponse(400, errorPage(agent.locale, message));
+
+    const hint = params.get('id_token_hint');
+    let hinted: Record<string, unknown> | undefined;
+    if (hint !== undefined) {
+      hinted = ctx.idTokens.verifyHint(hint);
+      if (!hinted) return bad('id_token_hint invalid');
+    }
+    const azp = typeof hinted?.azp === 'string' ? hinted.azp : undefined;
+    const clientId = params.get('client_id');
+    if (clientId !== undefined && azp !== undefined && clientId !== azp) return bad('client_id does not match the azp of the id_token_hint');
+    const app = ctx.clients.appByClient(azp ?? clientId ?? '');
+
+    // Seed: the redirect is checked against the client's registered URIs, and ignored when no client is known.
+    let redirect: string | undefined;
+    const requested = params.get('post_logout_redirect_uri');
+    if (requested !== undefined && app?.oidc) {
+      if (!postLogoutUriAllowed(app.oidc, requested)) return bad('post_logout_redirect_uri is not registered for this client');
+      redirect = requested;
+    }
+
+    const agentSessions = ctx.userSessions.ofAgent(agent.agentId);
+    let ending: UserSession[];
+    const logoutHint = params.get('logout_hint');
+    if (logoutHint !== undefined) {
+      const user = ctx.orgs.findUserByLoginName(logoutHint);
+      ending = agentSessions.filter((s) => s.userId === user?.id);
+    } else if (typeof hinted?.sid === 'string') {
+      const session = ctx.userSessions.get(hinted.sid);
+      // The hint proves the client held a token of that session, so it may end it from any browser.
+      ending = session ? [session] : [];
+      if (!session) await ctx.sessions.revokeSession(hinted.sid, revocationHorizon(ctx));
+    } else {
+      ending = agentSessions;
+    }
+    const until = revocationHorizon(ctx);
+    await Promise.all([ctx.userSessions.end(ending), ...ending.map((s) => ctx.sessions.revokeSession(s.id, until))]);
+
+    if (!redirect) return htmlResponse(200, signedOutPage(agent.locale));
+    const url = new URL(redirect);
+    const state = params.get('state');
+    if (state !== undefined) url.searchParams.set('state', state);
+    return redirectResponse(url.toString());
+  };
+  return { pattern: PATHS.endSession, errorStyle: 'html', methods: { GET: handle, POST: handle } };
+}
+
+/** Until when an ended session must stay revoked: the longest any token of it may live. */
+function revocationHorizon(ctx: AppContext): number {
+  return Math.floor((Date.now() + Math.max(ctx.config.accessTokenLifetime, ctx.config.refreshTokenLifetime)) / 1000);
+}

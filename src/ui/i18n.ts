@@ -1,0 +1,154 @@
+/**
+ * Login UI texts in English and German. The locale comes from `ui_locales` (first supported
+ * entry), then Accept-Language (by q-value), then English.
+ */
+export const LOCALES = ['en', 'de'] as const;
+export type Locale = (typeof LOCALES)[number];
+
+const en = {
+  'app.title': 'Sign in',
+  'login.title': 'Sign in',
+  'login.intro': 'Enter your login name to continue to {client}.',
+  'login.loginName': 'Login name',
+  'login.next': 'Next',
+  'login.register': 'Create an account',
+  'password.title': 'Password',
+  'password.intro': 'Enter the password for {user}.',
+  'password.label': 'Password',
+  'password.submit': 'Sign in',
+  'password.otherUser': 'Not you? Use another account',
+  'password.invalid': 'The login name or the password is wrong.',
+  'password.locked': 'This account is locked after too many failed attempts. Contact your administrator.',
+  'password.notAllowed': 'Signing in with a password is not allowed for this organization.',
+  'otp.title': 'Verification code',
+  'otp.intro': 'Enter the 6-digit code from your authenticator app.',
+  'otp.label': 'Code',
+  'otp.submit': 'Verify',
+  'otp.invalid': 'The code is wrong or expired. Try the current code.',
+  'select.title': 'Choose an account',
+  'select.intro': 'Continue to {client} as:',
+  'select.other': 'Use another account',
+  'select.signedIn': 'signed in',
+  'register.title': 'Create an account',
+  'register.intro': 'Register to continue to {client}.',
+  'register.firstName': 'First name',
+  'register.lastName': 'Last name',
+  'register.email': 'Email',
+  'register.userName': 'User name',
+  'register.password': 'Password',
+  'register.passwordConfirm': 'Repeat password',
+  'register.submit': 'Register',
+  'register.back': 'I already have an account',
+  'register.notAllowed': 'Registration is not allowed for this organization.',
+  'register.missing': 'Please fill in every field.',
+  'register.email.invalid': 'Enter a valid email address.',
+  'register.password.short': 'The password must have at least 8 characters.',
+  'register.password.mismatch': 'The passwords do not match.',
+  'register.taken': 'This user name is already taken.',
+  'error.title': 'Something went wrong',
+  'error.back': 'Go back to the application and try again.',
+  'error.expired': 'This sign-in request expired or was started in another browser. Start again from the application.',
+  'error.csrf': 'The form expired. Reload the page and try again.',
+  'logout.title': 'Signed out',
+  'logout.intro': 'You have been signed out. You can close this window.',
+  'formpost.continue': 'Continue',
+  'formpost.intro': 'JavaScript is disabled. Press the button to continue.',
+  'footer': 'Secured by Sesame',
+} as const;
+
+export type TextKey = keyof typeof en;
+
+const de: Record<TextKey, string> = {
+  'app.title': 'Anmelden',
+  'login.title': 'Anmelden',
+  'login.intro': 'Gib deinen Loginnamen ein, um zu {client} weiterzugehen.',
+  'login.loginName': 'Loginname',
+  'login.next': 'Weiter',
+  'login.register': 'Konto erstellen',
+  'password.title': 'Passwort',
+  'password.intro': 'Gib das Passwort für {user} ein.',
+  'password.label': 'Passwort',
+  'password.submit': 'Anmelden',
+  'password.otherUser': 'Nicht du? Anderes Konto verwenden',
+  'password.invalid': 'Der Loginname oder das Passwort ist falsch.',
+  'password.locked': 'Dieses Konto ist nach zu vielen Fehlversuchen gesperrt. Wende dich an deinen Administrator.',
+  'password.notAllowed': 'Die Anmeldung mit Passwort ist für diese Organisation nicht erlaubt.',
+  'otp.title': 'Bestätigungscode',
+  'otp.intro': 'Gib den 6-stelligen Code aus deiner Authenticator-App ein.',
+  'otp.label': 'Code',
+  'otp.submit': 'Bestätigen',
+  'otp.invalid': 'Der Code ist falsch oder abgelaufen. Versuche den aktuellen Code.',
+  'select.title': 'Konto auswählen',
+  'select.intro': 'Weiter zu {client} als:',
+  'select.other': 'Anderes Konto verwenden',
+  'select.signedIn': 'angemeldet',
+  'register.title': 'Konto erstellen',
+  'register.intro': 'Registriere dich, um zu {client} weiterzugehen.',
+  'register.firstName': 'Vorname',
+  'register.lastName': 'Nachname',
+  'register.email': 'E-Mail',
+  'register.userName': 'Benutzername',
+  'register.password': 'Passwort',
+  'register.passwordConfirm': 'Passwort wiederholen',
+  'register.submit': 'Registrieren',
+  'register.back': 'Ich habe bereits ein Konto',
+  'register.notAllowed': 'Die Registrierung ist für diese Organisation nicht erlaubt.',
+  'register.missing': 'Bitte fülle alle Felder aus.',
+  'register.email.invalid': 'Gib eine gültige E-Mail-Adresse ein.',
+  'register.password.short': 'Das Passwort muss mindestens 8 Zeichen haben.',
+  'register.password.mismatch': 'Die Passwörter stimmen nicht überein.',
+  'register.taken': 'Dieser Benutzername ist bereits vergeben.',
+  'error.title': 'Etwas ist schiefgelaufen',
+  'error.back': 'Kehre zur Anwendung zurück und versuche es erneut.',
+  'error.expired': 'Diese Anmeldeanfrage ist abgelaufen oder wurde in einem anderen Browser gestartet. Beginne erneut in der Anwendung.',
+  'error.csrf': 'Das Formular ist abgelaufen. Lade die Seite neu und versuche es erneut.',
+  'logout.title': 'Abgemeldet',
+  'logout.intro': 'Du wurdest abgemeldet. Du kannst dieses Fenster schließen.',
+  'formpost.continue': 'Weiter',
+  'formpost.intro': 'JavaScript ist deaktiviert. Klicke auf die Schaltfläche, um fortzufahren.',
+  'footer': 'Geschützt durch Sesame',
+};
+
+const DICTIONARIES: Record<Locale, Record<TextKey, string>> = { en, de };
+
+export type Translate = (key: TextKey, vars?: Record<string, string>) => string;
+
+export function translator(locale: Locale): Translate {
+  const dict = DICTIONARIES[locale];
+  return (key, vars) => {
+    let text = dict[key] ?? en[key];
+    if (vars) for (const [k, v] of Object.entries(vars)) text = text.replaceAll(`{${k}}`, v);
+    return text;
+  };
+}
+
+function supported(tag: string): Locale | undefined {
+  const primary = tag.trim().toLowerCase().split(/[-_]/)[0];
+  return LOCALES.find((l) => l === primary);
+}
+
+/** ui_locales first (space-separated, in order), then Accept-Language by q-value, then English. */
+export function chooseLocale(uiLocales: string | undefined, acceptLanguage: string | undefined): Locale {
+  for (const tag of (uiLocales ?? '').split(' ')) {
+    const found = tag && supported(tag);
+    if (found) return found;
+  }
+  const ranked = (acceptLanguage ?? '')
+    .split(',')
+    .map((part, index) => {
+      const [tag, ...params] = part.trim().split(';');
+      const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
+      return { tag: tag ?? '', q: q === undefined ? 1 : Number(q), index };
+    })
+    .filter((e) => e.tag && e.q > 0 && !Number.isNaN(e.q))
+    .sort((a, b) => b.q - a.q || a.index - b.index);
+  for (const { tag } of ranked) {
+    const found = supported(tag);
+    if (found) return found;
+  }
+  return 'en';
+}
+
+export function isLocale(value: string): value is Locale {
+  return (LOCALES as readonly string[]).includes(value);
+}

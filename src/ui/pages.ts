@@ -1,0 +1,208 @@
+import { html, type Html } from './html.js';
+import type { Locale, Translate } from './i18n.js';
+import { translator } from './i18n.js';
+import { STYLESHEET_PATH } from './styles.js';
+
+/**
+ * The login pages. Each is a plain HTML form posting back to Sesame (works without JavaScript),
+ * carrying the auth request id and a CSRF token bound to the user-agent cookie.
+ */
+export interface PageContext {
+  locale: Locale;
+  /** Name shown to the user for the application they sign in to. */
+  clientName: string;
+  authRequestId: string;
+  csrf: string;
+}
+
+function layout(locale: Locale, title: string, body: Html, t: Translate): string {
+  return html`<!doctype html>
+<html lang="${locale}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${title} · Sesame</title>
+<link rel="stylesheet" href="${STYLESHEET_PATH}">
+</head>
+<body>
+<main class="card">
+<div class="brand"><span class="logo" aria-hidden="true">◆</span><span>Sesame</span></div>
+${body}
+</main>
+<footer>${t('footer')}</footer>
+</body>
+</html>
+`.text;
+}
+
+const hidden = (p: PageContext) => html`<input type="hidden" name="authRequestID" value="${p.authRequestId}">
+<input type="hidden" name="csrf" value="${p.csrf}">`;
+
+const errorBox = (message: string | undefined) => (message ? html`<p class="error" role="alert">${message}</p>` : '');
+
+export function loginNamePage(p: PageContext, options: { loginName?: string; error?: string; allowRegister: boolean }): string {
+  const t = translator(p.locale);
+  return layout(
+    p.locale,
+    t('login.title'),
+    html`<h1>${t('login.title')}</h1>
+<p class="intro">${t('login.intro', { client: p.clientName })}</p>
+${errorBox(options.error)}
+<form method="post" action="/ui/login/loginname">
+${hidden(p)}
+<label for="loginName">${t('login.loginName')}</label>
+<input type="text" id="loginName" name="loginName" value="${options.loginName ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus>
+<button type="submit">${t('login.next')}</button>
+</form>
+${options.allowRegister ? html`<div class="links"><a href="/ui/login/register?authRequestID=${p.authRequestId}">${t('login.register')}</a></div>` : ''}`,
+    t,
+  );
+}
+
+export function passwordPage(p: PageContext, options: { loginName: string; error?: string }): string {
+  const t = translator(p.locale);
+  return layout(
+    p.locale,
+    t('password.title'),
+    html`<h1>${t('password.title')}</h1>
+<span class="user-chip">${options.loginName}</span>
+<p class="intro">${t('password.intro', { user: options.loginName })}</p>
+${errorBox(options.error)}
+<form method="post" action="/ui/login/password">
+${hidden(p)}
+<input type="text" name="loginName" value="${options.loginName}" autocomplete="username" hidden>
+<label for="password">${t('password.label')}</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required autofocus>
+<button type="submit">${t('password.submit')}</button>
+</form>
+<form method="post" action="/ui/login/loginname/change">
+${hidden(p)}
+<button type="submit" class="secondary">${t('password.otherUser')}</button>
+</form>`,
+    t,
+  );
+}
+
+export function otpPage(p: PageContext, options: { loginName: string; error?: string }): string {
+  const t = translator(p.locale);
+  return layout(
+    p.locale,
+    t('otp.title'),
+    html`<h1>${t('otp.title')}</h1>
+<span class="user-chip">${options.loginName}</span>
+<p class="intro">${t('otp.intro')}</p>
+${errorBox(options.error)}
+<form method="post" action="/ui/login/otp">
+${hidden(p)}
+<label for="code">${t('otp.label')}</label>
+<input type="text" id="code" name="code" class="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required autofocus>
+<button type="submit">${t('otp.submit')}</button>
+</form>`,
+    t,
+  );
+}
+
+export interface AccountEntry {
+  sid: string;
+  displayName: string;
+  loginName: string;
+}
+
+export function selectAccountPage(p: PageContext, accounts: readonly AccountEntry[]): string {
+  const t = translator(p.locale);
+  const initial = (name: string) => (name.trim()[0] ?? '?').toUpperCase();
+  return layout(
+    p.locale,
+    t('select.title'),
+    html`<h1>${t('select.title')}</h1>
+<p class="intro">${t('select.intro', { client: p.clientName })}</p>
+<form method="post" action="/ui/login/select">
+${hidden(p)}
+<ul class="accounts">
+${accounts.map(
+  (a) => html`<li><button type="submit" name="sid" value="${a.sid}"><span class="avatar" aria-hidden="true">${initial(a.displayName)}</span><span class="account-text">${a.displayName}<small>${a.loginName} · ${t('select.signedIn')}</small></span></button></li>
+`,
+)}</ul>
+<button type="submit" name="sid" value="other" class="secondary">${t('select.other')}</button>
+</form>`,
+    t,
+  );
+}
+
+export interface RegisterValues {
+  firstName?: string;
+  lastName?: string;
+  email?: string;
+  userName?: string;
+}
+
+export function registerPage(p: PageContext, values: RegisterValues, error?: string): string {
+  const t = translator(p.locale);
+  return layout(
+    p.locale,
+    t('register.title'),
+    html`<h1>${t('register.title')}</h1>
+<p class="intro">${t('register.intro', { client: p.clientName })}</p>
+${errorBox(error)}
+<form method="post" action="/ui/login/register">
+${hidden(p)}
+<div class="row">
+<div><label for="firstName">${t('register.firstName')}</label><input type="text" id="firstName" name="firstName" value="${values.firstName ?? ''}" autocomplete="given-name" required></div>
+<div><label for="lastName">${t('register.lastName')}</label><input type="text" id="lastName" name="lastName" value="${values.lastName ?? ''}" autocomplete="family-name" required></div>
+</div>
+<label for="email">${t('register.email')}</label>
+<input type="email" id="email" name="email" value="${values.email ?? ''}" autocomplete="email" required>
+<label for="userName">${t('register.userName')}</label>
+<input type="text" id="userName" name="userName" value="${values.userName ?? ''}" autocomplete="username" autocapitalize="none" required>
+<label for="password">${t('register.password')}</label>
+<input type="password" id="password" name="password" autocomplete="new-password" minlength="8" required>
+<label for="passwordConfirm">${t('register.passwordConfirm')}</label>
+<input type="password" id="passwordConfirm" name="passwordConfirm" autocomplete="new-password" minlength="8" required>
+<button type="submit">${t('register.submit')}</button>
+</form>
+<div class="links"><a href="/ui/login/login?authRequestID=${p.authRequestId}&amp;step=loginname">${t('register.back')}</a></div>`,
+    t,
+  );
+}
+
+export function errorPage(locale: Locale, message: string, detail?: string): string {
+  const t = translator(locale);
+  return layout(
+    locale,
+    t('error.title'),
+    html`<h1>${t('error.title')}</h1>
+<p class="error" role="alert">${message}</p>
+${detail ? html`<p class="intro">${detail}</p>` : ''}
+<p class="intro">${t('error.back')}</p>`,
+    t,
+  );
+}
+
+export function signedOutPage(locale: Locale): string {
+  const t = translator(locale);
+  return layout(locale, t('logout.title'), html`<h1>${t('logout.title')}</h1><p class="intro">${t('logout.intro')}</p>`, t);
+}
+
+/** The inline script of the form_post page; its hash goes into the page's Content-Security-Policy. */
+export const FORM_POST_SCRIPT = 'document.forms[0].submit();';
+
+/** OAuth 2.0 Form Post Response Mode: auto-submits; without JavaScript the user presses the button. */
+export function formPostPage(locale: Locale, action: string, params: readonly [string, string][]): string {
+  const t = translator(locale);
+  return html`<!doctype html>
+<html lang="${locale}">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${t('formpost.continue')}</title>
+<link rel="stylesheet" href="${STYLESHEET_PATH}"></head>
+<body>
+<main class="card">
+<form method="post" action="${action}">
+${params.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">
+`)}<noscript><p class="intro">${t('formpost.intro')}</p><button type="submit">${t('formpost.continue')}</button></noscript>
+</form>
+</main>
+<script>${FORM_POST_SCRIPT}</script>
+</body>
+</html>
+`.text;
+}

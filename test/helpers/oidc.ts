@@ -1,0 +1,181 @@
+import { api } from './api.js';
+import type { TestServer } from './server.js';
+
+/**
+ * Helpers for browser sign-in tests without a browser: an OIDC app and a human user provisioned
+ * through the management API, and a tiny cookie-keeping user agent that walks the login forms.
+ */
+export interface WebApp {
+  projectId: string;
+  appId: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface AppOptions {
+  name?: string;
+  projectId?: string;
+  redirectUris?: string[];
+  postLogoutRedirectUris?: string[];
+  responseTypes?: string[];
+  grantTypes?: string[];
+  appType?: string;
+  authMethodType?: string;
+  accessTokenType?: string;
+  devMode?: boolean;
+  idTokenUserinfoAssertion?: boolean;
+  idTokenRoleAssertion?: boolean;
+}
+
+let counter = 0;
+export const uniqueName = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++counter}`;
+
+export async function createWebApp(server: TestServer, options: AppOptions = {}): Promise<WebApp> {
+  let projectId = options.projectId;
+  if (!projectId) {
+    const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: uniqueName('project') } });
+    if (project.status !== 200) throw new Error(`add project: ${project.status} ${JSON.stringify(project.body)}`);
+    projectId = project.body.id as string;
+  }
+  const { name, projectId: _ignored, ...config } = options;
+  const app = await api(server, 'POST', `/management/v1/projects/${projectId}/apps/oidc`, {
+    token: server.pat,
+    body: {
+      name: name ?? uniqueName('web'),
+      redirectUris: ['http://localhost:9999/callback'],
+      postLogoutRedirectUris: ['http://localhost:9999/signed-out'],
+      responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+      grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
+      appType: 'OIDC_APP_TYPE_WEB',
+      authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+      ...config,
+    },
+  });
+  if (app.status !== 200) throw new Error(`add oidc app: ${app.status} ${JSON.stringify(app.body)}`);
+  return { projectId, appId: app.body.appId, clientId: app.body.clientId, clientSecret: app.body.clientSecret };
+}
+
+export interface Human {
+  userId: string;
+  userName: string;
+  loginName: string;
+  password: string;
+}
+
+export async function createHuman(
+  server: TestServer,
+  options: { userName?: string; password?: string; otpSecret?: string; orgId?: string; firstName?: string; phone?: string } = {},
+): Promise<Human> {
+  const userName = options.userName ?? uniqueName('person');
+  const password = options.password ?? 'Correct-Horse-9';
+  const res = await api(server, 'POST', '/management/v1/users/human/_import', {
+    token: server.pat,
+    orgId: options.orgId,
+    body: {
+      userName,
+      profile: { firstName: options.firstName ?? 'Ada', lastName: 'Lovelace', preferredLanguage: 'en' },
+      email: { email: `${userName}@example.com`, isEmailVerified: true },
+      ...(options.phone ? { phone: { phone: options.phone, isPhoneVerified: true } } : {}),
+      password,
+      ...(options.otpSecret ? { otpCode: options.otpSecret } : {}),
+    },
+  });
+  if (res.status !== 200) throw new Error(`import human: ${res.status} ${JSON.stringify(res.body)}`);
+  const user = await api(server, 'GET', `/management/v1/users/${res.body.userId}`, { token: server.pat, orgId: options.orgId });
+  return { userId: res.body.userId, userName, loginName: user.body.user.preferredLoginName, password };
+}
+
+/** A minimal user agent: keeps cookies, never follows redirects by itself. */
+export class Agent {
+  readonly cookies = new Map<string, string>();
+
+  constructor(private readonly server: TestServer) {}
+
+  private cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  async fetch(url: string, init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Response> {
+    const headers: Record<string, string> = { ...init.headers };
+    if (this.cookies.size > 0) headers.cookie = this.cookieHeader();
+    let body: string | undefined;
+    if (init.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(init.form).toString();
+    }
+    const absolute = url.startsWith('/') ? this.server.url + url : url;
+    const res = await fetch(absolute, { method: init.method ?? (init.form ? 'POST' : 'GET'), headers, body, redirect: 'manual' });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = pair!.indexOf('=');
+      this.cookies.set(pair!.slice(0, eq).trim(), pair!.slice(eq + 1).trim());
+    }
+    return res;
+  }
+
+  /**
+   * Follows redirects within Sesame; stops at a page (returned with its HTML) or a redirect
+   * leaving Sesame (returned with its Location).
+   */
+  async follow(url: string, init: { form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Step> {
+    let res = await this.fetch(url, init);
+    for (let hops = 0; hops < 10; hops++) {
+      const location = res.headers.get('location');
+      if (res.status < 300 || res.status >= 400 || !location) return { status: res.status, html: await res.text(), headers: res.headers };
+      const next = new URL(location, this.server.url);
+      if (next.origin !== new URL(this.server.url).origin && next.origin !== new URL(this.server.issuer).origin) {
+        return { status: res.status, location: next.toString(), headers: res.headers };
+      }
+      res = await this.fetch(next.pathname + next.search, init.headers ? { headers: init.headers } : {});
+    }
+    throw new Error('too many redirects');
+  }
+}
+
+export interface Step {
+  status: number;
+  html?: string;
+  location?: string;
+  headers: Headers;
+}
+
+/** The hidden fields and action of the (first) form on a page. */
+export function formOf(html: string, action?: string): { action: string; fields: Record<string, string> } {
+  const forms = [...html.matchAll(/<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/g)];
+  const form = action ? forms.find((f) => f[1] === action) : forms[0];
+  if (!form) throw new Error(`no form${action ? ' ' + action : ''} in page:\n${html.slice(0, 2000)}`);
+  const fields: Record<string, string> = {};
+  for (const m of form[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1]!] = unescape(m[2]!);
+  return { action: unescape(form[1]!), fields };
+}
+
+function unescape(value: string): string {
+  return value.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
+/** Submits the page's form for `action` with extra fields. */
+export function submit(agent: Agent, page: Step, action: string, fields: Record<string, string>): Promise<Step> {
+  if (!page.html) throw new Error(`expected a page, got a redirect to ${page.location}`);
+  const form = formOf(page.html, action);
+  return agent.follow(form.action, { form: { ...form.fields, ...fields } });
+}
+
+/** Walks login name → password (→ TOTP) from an authorization URL; returns the final step. */
+export async function signIn(
+  agent: Agent,
+  authorizeUrl: string,
+  user: { loginName: string; password: string },
+  totp?: () => string,
+): Promise<Step> {
+  let page = await agent.follow(authorizeUrl);
+  if (page.html?.includes('action="/ui/login/loginname"')) page = await submit(agent, page, '/ui/login/loginname', { loginName: user.loginName });
+  if (page.html?.includes('action="/ui/login/password"')) page = await submit(agent, page, '/ui/login/password', { password: user.password });
+  if (totp && page.html?.includes('action="/ui/login/otp"')) page = await submit(agent, page, '/ui/login/otp', { code: totp() });
+  return page;
+}
+
+/** Parameters of a redirect to the client, from its query or fragment. */
+export function responseParams(location: string): URLSearchParams {
+  const url = new URL(location);
+  return new URLSearchParams(url.hash ? url.hash.slice(1) : url.search);
+}
