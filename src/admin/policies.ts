@@ -35,7 +35,7 @@ const loginSchema = z.object({
 });
 
 function lockoutView(policy: LockoutPolicy) {
-  return { maxPasswordAttempts: String(policy.maxPasswordAttempts), showLockoutFailure: policy.showLockoutFailure };
+  return { maxPasswordAttempts: policy.maxPasswordAttempts ? String(policy.maxPasswordAttempts) : undefined, showLockoutFailure: policy.showLockoutFailure };
 }
 
 function loginView(policy: LoginPolicy) {
