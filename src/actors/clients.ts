@@ -1,6 +1,7 @@
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { Storage } from '../storage/db.js';
+import type { WriteBatch } from '../storage/batch.js';
 import { Table } from '../storage/table.js';
 import { alreadyExists, invalidArgument, notFound } from '../model/errors.js';
 import type {
@@ -107,6 +108,34 @@ export class ClientsActor {
     project: ProjectRecord,
     input: { id?: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string } },
   ): Promise<{ app: AppRecord; clientSecret?: string }> {
+    const method = input.oidc?.authMethodType ?? input.api?.authMethodType ?? '';
+    const clientSecret = SECRET_METHODS.has(method) ? newAlphanumericSecret(64) : undefined;
+    const app = this.newApp(project, { ...input, ...(clientSecret ? { secretHash: sha256(clientSecret) } : {}) });
+    this.appByClientId.set(app.clientId, app.id);
+    await this.apps.put(app);
+    return clientSecret ? { app, clientSecret } : { app };
+  }
+
+  /**
+   * An imported app: its id and client id are kept. Its secret is the digest the bundle carries
+   * (Sesame's export with passwords), else it has none until one is generated.
+   */
+  stageApp(
+    project: ProjectRecord,
+    input: { id: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string }; secretHash?: Uint8Array },
+    batch: WriteBatch,
+  ): AppRecord {
+    const app = this.newApp(project, input);
+    this.appByClientId.set(app.clientId, app.id);
+    batch.onRollback(() => this.appByClientId.delete(app.clientId));
+    this.apps.stage(app, batch);
+    return app;
+  }
+
+  private newApp(
+    project: ProjectRecord,
+    input: { id?: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string }; secretHash?: Uint8Array },
+  ): AppRecord {
     const name = input.name.trim();
     if (name.length === 0 || name.length > 200) throw invalidArgument('APP-1kd9s', 'app name must have 1-200 characters');
     const id = input.id ?? newId();
@@ -116,22 +145,18 @@ export class ClientsActor {
     if (this.appsOfProject(project.id).some((a) => a.name === name)) {
       throw alreadyExists('APP-3kf9s', `an application named "${name}" already exists in this project`);
     }
-    const method = input.oidc?.authMethodType ?? input.api?.authMethodType ?? '';
-    const clientSecret = SECRET_METHODS.has(method) ? newAlphanumericSecret(64) : undefined;
-    const app = stampNew<AppRecord>({
+    if (clientId.length === 0 || clientId.length > 200) throw invalidArgument('APP-Cl1d1', 'client id must have 1-200 characters');
+    return stampNew<AppRecord>({
       id,
       projectId: project.id,
       orgId: project.orgId,
       name,
       state: 'APP_STATE_ACTIVE',
       clientId,
-      ...(clientSecret ? { secretHash: sha256(clientSecret) } : {}),
+      ...(input.secretHash ? { secretHash: input.secretHash } : {}),
       ...(input.oidc ? { oidc: input.oidc } : {}),
       ...(input.api ? { api: input.api } : {}),
     } as AppRecord);
-    this.appByClientId.set(clientId, id);
-    await this.apps.put(app);
-    return clientSecret ? { app, clientSecret } : { app };
   }
 
   async updateApp(app: AppRecord, change: Partial<AppRecord>): Promise<AppRecord> {
@@ -169,6 +194,17 @@ export class ClientsActor {
       sequence: (prior?.sequence ?? 0) + 1,
     });
     return clientSecret;
+  }
+
+  /** An imported machine user's secret digest (Sesame's export with passwords); not overwritten. */
+  stageMachineSecret(userId: string, secretHash: Uint8Array, batch: WriteBatch): void {
+    if (this.machineSecrets.has(userId)) throw alreadyExists('USER-S3cr1', `user ${userId} already has a secret`);
+    this.machineSecrets.stage(stampNew({ id: userId, userId, secretHash }), batch);
+  }
+
+  /** The secret digest of a machine user (export with passwords). */
+  machineSecretHash(userId: string): Uint8Array | undefined {
+    return this.machineSecrets.get(userId)?.secretHash;
   }
 
   checkMachineSecret(userId: string, secret: string): SecretCheck {
@@ -236,6 +272,42 @@ export class ClientsActor {
     } as AppKeyRecord);
     await this.appKeys.put(key);
     return generated ? { key, privateKeyPem: generated.privatePem } : { key };
+  }
+
+  /** An imported public key of an app (`appKeys[]`): id and expiration kept. */
+  stageAppKey(app: AppRecord, input: { id: string; expirationDate?: number; publicKeyPem: string }, batch: WriteBatch): AppKeyRecord {
+    if (this.appKeys.has(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
+    const key = stampNew<AppKeyRecord>({
+      id: input.id,
+      orgId: app.orgId,
+      appId: app.id,
+      projectId: app.projectId,
+      clientId: app.clientId,
+      type: 'KEY_TYPE_JSON',
+      expirationDate: ClientsActor.checkExpiration(input.expirationDate),
+      publicKeyPem: normalizePublicKeyPem(input.publicKeyPem),
+    } as AppKeyRecord);
+    this.appKeys.stage(key, batch);
+    return key;
+  }
+
+  /** An imported public key of a machine user (`machineKeys[]`): id and expiration kept. */
+  stageMachineKey(
+    user: { id: string; orgId: string },
+    input: { id: string; expirationDate?: number; publicKeyPem: string },
+    batch: WriteBatch,
+  ): MachineKeyRecord {
+    if (this.machineKeys.has(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
+    const key = stampNew<MachineKeyRecord>({
+      id: input.id,
+      orgId: user.orgId,
+      userId: user.id,
+      type: 'KEY_TYPE_JSON',
+      expirationDate: ClientsActor.checkExpiration(input.expirationDate),
+      publicKeyPem: normalizePublicKeyPem(input.publicKeyPem),
+    } as MachineKeyRecord);
+    this.machineKeys.stage(key, batch);
+    return key;
   }
 
   async addMachineKey(

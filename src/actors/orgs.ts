@@ -1,20 +1,25 @@
 import type { Storage } from '../storage/db.js';
+import { WriteBatch } from '../storage/batch.js';
 import { Table } from '../storage/table.js';
 import { alreadyExists, invalidArgument, notFound, preconditionFailed } from '../model/errors.js';
 import type {
   HumanData,
+  OrgDomain,
   MachineData,
   MemberRecord,
   OrgRecord,
   OrgState,
   PatRecord,
+  PolicyKind,
+  PolicyRecord,
+  PolicyTypes,
   ProjectRecord,
   ProjectRole,
   UserGrantRecord,
   UserRecord,
   UserState,
 } from '../model/records.js';
-import { FAR_FUTURE } from '../model/records.js';
+import { DEFAULT_POLICIES, FAR_FUTURE } from '../model/records.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256, sha256Base64url } from '../util/hash.js';
 
@@ -73,10 +78,12 @@ export class OrgsActor {
   private readonly members: Table<MemberRecord>;
   private readonly userGrants: Table<UserGrantRecord>;
   private readonly pats: Table<PatRecord>;
+  private readonly policies: Table<PolicyRecord>;
   private readonly orgByDomain = new Map<string, string>();
   private readonly userByOrgName = new Map<string, string>();
   private readonly usersByName = new Map<string, Set<string>>();
   private readonly patByHash = new Map<string, string>();
+  private readonly grantIdsByUser = new Map<string, Set<string>>();
 
   constructor(
     private readonly storage: Storage,
@@ -90,8 +97,10 @@ export class OrgsActor {
     this.members = new Table(s.members, storage.durable);
     this.userGrants = new Table(s.userGrants, storage.durable);
     this.pats = new Table(s.pats, storage.durable);
+    this.policies = new Table(s.policies, storage.durable);
     for (const org of this.orgs.values()) this.indexOrg(org);
     for (const user of this.users.values()) this.indexUser(user);
+    for (const grant of this.userGrants.values()) this.indexGrant(grant);
     for (const pat of this.pats.values()) this.patByHash.set(Buffer.from(pat.tokenHash).toString('base64url'), pat.id);
   }
 
@@ -126,6 +135,14 @@ export class OrgsActor {
   }
 
   async addOrg(input: { id?: string; name: string; state?: OrgState }): Promise<OrgRecord> {
+    const batch = new WriteBatch();
+    const org = this.stageOrg(input, batch);
+    await batch.commit(this.storage);
+    return org;
+  }
+
+  /** addOrg into a batch: the org is in memory at once and written when the batch commits. */
+  stageOrg(input: { id?: string; name: string; state?: OrgState }, batch: WriteBatch): OrgRecord {
     const name = input.name.trim();
     if (name.length === 0 || name.length > 200) throw invalidArgument('ORG-mruNY', 'org name must have 1-200 characters');
     const id = input.id ?? newId();
@@ -148,12 +165,117 @@ export class OrgsActor {
       true,
     );
     this.indexOrg(org);
-    await this.orgs.put(org);
+    batch.onRollback(() => this.unindexOrg(org));
+    this.orgs.stage(org, batch);
     return org;
+  }
+
+  /**
+   * Adds a domain to an org (an import's `domains[]`): verified and primary as given. A domain the
+   * org already has is left as it is (false); one another org uses is AlreadyExists.
+   */
+  stageOrgDomain(orgId: string, domain: OrgDomain, batch: WriteBatch): boolean {
+    const org = this.requireOrg(orgId);
+    const name = lower(domain.domainName.trim());
+    if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(name) || name.length > 253) {
+      throw invalidArgument('ORG-D0m1n', `"${domain.domainName}" is not a domain name`);
+    }
+    const owner = this.orgByDomain.get(name);
+    if (owner !== undefined && owner !== orgId) throw alreadyExists('ORG-D0m2s', `domain ${name} is already used by another organization`);
+    if (owner === orgId) return false;
+    const added: OrgDomain = { domainName: name, isVerified: domain.isVerified, isPrimary: domain.isPrimary, validationType: domain.validationType ?? 'DOMAIN_VALIDATION_TYPE_UNSPECIFIED' };
+    const domains = domain.isPrimary ? org.domains.map((d) => ({ ...d, isPrimary: false })) : [...org.domains];
+    const updated = stamp<OrgRecord>({ ...org, domains: [...domains, added] }, false);
+    this.orgByDomain.set(name, orgId);
+    batch.onRollback(() => this.orgByDomain.delete(name));
+    this.orgs.stage(updated, batch);
+    return true;
+  }
+
+  /** An org's custom policy from an import; AlreadyExists when the org has one (not overwritten). */
+  stagePolicy<K extends PolicyKind>(kind: K, orgId: string, policy: PolicyTypes[K], batch: WriteBatch): PolicyRecord<K> {
+    this.requireOrg(orgId);
+    const id = `${kind}:${orgId}`;
+    if (this.policies.has(id)) throw alreadyExists('POLICY-0kdf2', `the organization already has a custom ${kind} policy`);
+    const record = stamp<PolicyRecord<K>>({ id, kind, orgId, policy, createdAt: 0, changedAt: 0, sequence: 0 }, true);
+    this.policies.stage(record, batch);
+    return record;
+  }
+
+  /** The org's custom policies (export); instance defaults are not listed. */
+  customPolicies(orgId: string): PolicyRecord[] {
+    return [...this.policies.values()].filter((p) => p.orgId === orgId);
+  }
+
+  findOrgByDomain(domain: string): OrgRecord | undefined {
+    const id = this.orgByDomain.get(lower(domain));
+    return id === undefined ? undefined : this.orgs.get(id);
+  }
+
+  // ---- policies ----
+
+  /** The org's policy of a kind: its custom one, else the instance default. */
+  policy<K extends PolicyKind>(kind: K, orgId: string): { policy: PolicyTypes[K]; record: PolicyRecord<K> | undefined } {
+    const record = this.policies.get(`${kind}:${orgId}`) as PolicyRecord<K> | undefined;
+    return { policy: record?.policy ?? DEFAULT_POLICIES[kind], record };
+  }
+
+  /** Adds (`create`) or updates the org's custom policy; ZITADEL's AlreadyExists / NotFound / no-change rules. */
+  async setPolicy<K extends PolicyKind>(kind: K, orgId: string, policy: PolicyTypes[K], create: boolean): Promise<PolicyRecord<K>> {
+    this.requireOrg(orgId);
+    const id = `${kind}:${orgId}`;
+    const existing = this.policies.get(id) as PolicyRecord<K> | undefined;
+    if (create && existing) throw alreadyExists('POLICY-0kdf2', `the organization already has a custom ${kind} policy`);
+    if (!create && !existing) throw notFound('POLICY-3kd9f', `the organization has no custom ${kind} policy (Errors.Org.${kind}Policy.NotFound)`);
+    if (existing && JSON.stringify(existing.policy) === JSON.stringify(policy)) {
+      throw preconditionFailed('POLICY-9kdf2', 'no changes (Errors.Org.Policy.NotChanged)');
+    }
+    const record = stamp<PolicyRecord<K>>(
+      { ...(existing ?? { createdAt: 0, changedAt: 0, sequence: 0 }), id, kind, orgId, policy },
+      !existing,
+    );
+    await this.policies.put(record);
+    return record;
+  }
+
+  /** Resets the org to the default policy. */
+  async removePolicy(kind: PolicyKind, orgId: string): Promise<void> {
+    const id = `${kind}:${orgId}`;
+    if (!this.policies.has(id)) throw notFound('POLICY-3kd9f', `the organization has no custom ${kind} policy`);
+    await this.policies.remove(id);
+  }
+
+  // ---- password checks (lockout) ----
+
+  /** Counts a failed password check; locks the user when the org's lockout policy says so. */
+  async recordPasswordFailure(userId: string): Promise<{ locked: boolean }> {
+    const user = this.requireUser(userId);
+    const max = this.policy('lockout', user.orgId).policy.maxPasswordAttempts;
+    const updated = await this.updateUser(userId, (u) => {
+      u.human!.failedPasswordAttempts = (u.human!.failedPasswordAttempts ?? 0) + 1;
+      if (max > 0 && u.human!.failedPasswordAttempts >= max && u.state === 'USER_STATE_ACTIVE') u.state = 'USER_STATE_LOCKED';
+      return u;
+    });
+    return { locked: updated.state === 'USER_STATE_LOCKED' };
+  }
+
+  /** Resets the failure count after a successful check, and stores a re-hashed password if given. */
+  async recordPasswordSuccess(userId: string, rehashed?: string): Promise<void> {
+    const user = this.requireUser(userId);
+    if (!user.human || (user.human.failedPasswordAttempts === 0 && !rehashed)) return;
+    await this.updateUser(userId, (u) => {
+      u.human!.failedPasswordAttempts = 0;
+      if (rehashed) u.human!.passwordHash = rehashed;
+      return u;
+    });
   }
 
   private indexOrg(org: OrgRecord): void {
     for (const d of org.domains) this.orgByDomain.set(lower(d.domainName), org.id);
+  }
+
+  private unindexOrg(org: OrgRecord): void {
+    for (const d of org.domains) if (this.orgByDomain.get(lower(d.domainName)) === org.id) this.orgByDomain.delete(lower(d.domainName));
   }
 
   // ---- projects ----
@@ -176,14 +298,29 @@ export class OrgsActor {
       id?: string;
     },
   ): Promise<ProjectRecord> {
+    const batch = new WriteBatch();
+    const project = this.stageProject(orgId, input, batch);
+    await batch.commit(this.storage);
+    return project;
+  }
+
+  stageProject(
+    orgId: string,
+    input: Pick<ProjectRecord, 'name' | 'projectRoleAssertion' | 'projectRoleCheck' | 'hasProjectCheck' | 'privateLabelingSetting'> & {
+      id?: string;
+    },
+    batch: WriteBatch,
+  ): ProjectRecord {
     this.requireOrg(orgId);
+    const name = input.name.trim();
+    if (name.length === 0 || name.length > 200) throw invalidArgument('PROJECT-n4m3s', 'project name must have 1-200 characters');
     const id = input.id ?? newId();
     if (this.projects.has(id)) throw alreadyExists('PROJECT-0kdf2', `project ${id} already exists`);
     const project = stamp<ProjectRecord>(
       {
         id,
         orgId,
-        name: input.name,
+        name,
         state: 'PROJECT_STATE_ACTIVE',
         projectRoleAssertion: input.projectRoleAssertion,
         projectRoleCheck: input.projectRoleCheck,
@@ -196,19 +333,29 @@ export class OrgsActor {
       },
       true,
     );
-    await this.projects.put(project);
+    this.projects.stage(project, batch);
     return project;
   }
 
   async addProjectRoles(projectId: string, orgId: string, roles: ProjectRole[]): Promise<ProjectRecord> {
+    const batch = new WriteBatch();
+    const project = this.stageProjectRoles(projectId, orgId, roles, batch);
+    await batch.commit(this.storage);
+    return project;
+  }
+
+  stageProjectRoles(projectId: string, orgId: string, roles: ProjectRole[], batch: WriteBatch): ProjectRecord {
     const project = this.requireProject(projectId, orgId);
     const keys = new Set(project.roles.map((r) => r.key));
     for (const role of roles) {
       if (keys.has(role.key)) throw alreadyExists('PROJECT-8d9sa', `role ${role.key} already exists on project ${projectId}`);
       keys.add(role.key);
     }
+    for (const role of roles) {
+      if (role.key.trim().length === 0 || role.key.length > 200) throw invalidArgument('PROJECT-r0l3k', 'role keys must have 1-200 characters');
+    }
     const updated = stamp({ ...project, roles: [...project.roles, ...roles] }, false);
-    await this.projects.put(updated);
+    this.projects.stage(updated, batch);
     return updated;
   }
 
@@ -252,6 +399,12 @@ export class OrgsActor {
     return undefined;
   }
 
+  private unindexUser(user: UserRecord): void {
+    const name = lower(user.userName);
+    if (this.userByOrgName.get(`${user.orgId}\n${name}`) === user.id) this.userByOrgName.delete(`${user.orgId}\n${name}`);
+    this.usersByName.get(name)?.delete(user.id);
+  }
+
   private indexUser(user: UserRecord): void {
     const name = lower(user.userName);
     this.userByOrgName.set(`${user.orgId}\n${name}`, user.id);
@@ -270,6 +423,13 @@ export class OrgsActor {
   }
 
   async addUser(orgId: string, input: NewHumanUser | NewMachineUser): Promise<UserRecord> {
+    const batch = new WriteBatch();
+    const user = this.stageUser(orgId, input, batch);
+    await batch.commit(this.storage);
+    return user;
+  }
+
+  stageUser(orgId: string, input: NewHumanUser | NewMachineUser, batch: WriteBatch): UserRecord {
     const id = input.id ?? newId();
     this.checkNewUser(orgId, id, input.userName);
     const user = stamp<UserRecord>(
@@ -286,8 +446,32 @@ export class OrgsActor {
       true,
     );
     this.indexUser(user);
-    await this.users.put(user);
+    batch.onRollback(() => this.unindexUser(user));
+    this.users.stage(user, batch);
     return user;
+  }
+
+  /** One metadata entry of an import; an existing key is AlreadyExists (not overwritten). */
+  stageUserMetadata(userId: string, orgId: string, key: string, value: Uint8Array, batch: WriteBatch): UserRecord {
+    const user = this.requireUser(userId, orgId);
+    if (user.metadata && Object.hasOwn(user.metadata, key)) throw alreadyExists('USER-M3t4e', `metadata ${key} already exists`);
+    const updated = stamp<UserRecord>({ ...user, metadata: { ...user.metadata, [key]: value } }, false);
+    this.users.stage(updated, batch);
+    return updated;
+  }
+
+  /**
+   * Stores a re-hashed password after a successful sign-in with an imported (non-argon2id) hash,
+   * unless the password changed meanwhile: a compare-and-swap on the stored hash.
+   */
+  async upgradePasswordHash(userId: string, previousHash: string, upgradedHash: string): Promise<boolean> {
+    const user = this.getUser(userId);
+    if (!user?.human || user.human.passwordHash !== previousHash) return false;
+    await this.updateUser(userId, (u) => {
+      u.human!.passwordHash = upgradedHash;
+      return u;
+    });
+    return true;
   }
 
   async updateUser(id: string, change: (user: UserRecord) => UserRecord): Promise<UserRecord> {
@@ -317,12 +501,19 @@ export class OrgsActor {
   }
 
   async addMember(scope: string, userId: string, roles: string[]): Promise<MemberRecord> {
+    const batch = new WriteBatch();
+    const member = this.stageMember(scope, userId, roles, batch);
+    await batch.commit(this.storage);
+    return member;
+  }
+
+  stageMember(scope: string, userId: string, roles: string[], batch: WriteBatch): MemberRecord {
     this.requireUser(userId);
     if (roles.length === 0) throw invalidArgument('MEMBER-3m9Fs', 'at least one role is required');
     const id = `${scope}|${userId}`;
     if (this.members.has(id)) throw alreadyExists('MEMBER-2jf8s', `user ${userId} is already a member`);
     const member = stamp<MemberRecord>({ id, scope, userId, roles, createdAt: 0, changedAt: 0, sequence: 0 }, true);
-    await this.members.put(member);
+    this.members.stage(member, batch);
     return member;
   }
 
@@ -333,10 +524,18 @@ export class OrgsActor {
   }
 
   grantsOf(userId: string): UserGrantRecord[] {
-    return [...this.userGrants.values()].filter((g) => g.userId === userId);
+    const ids = this.grantIdsByUser.get(userId);
+    return ids ? [...ids].map((id) => this.userGrants.get(id)!).filter(Boolean) : [];
   }
 
   async addUserGrant(input: Omit<UserGrantRecord, 'id' | 'createdAt' | 'changedAt' | 'sequence'> & { id?: string }): Promise<UserGrantRecord> {
+    const batch = new WriteBatch();
+    const grant = this.stageUserGrant(input, batch);
+    await batch.commit(this.storage);
+    return grant;
+  }
+
+  stageUserGrant(input: Omit<UserGrantRecord, 'id' | 'createdAt' | 'changedAt' | 'sequence'> & { id?: string }, batch: WriteBatch): UserGrantRecord {
     const user = this.requireUser(input.userId, input.orgId);
     const project = this.requireProject(input.projectId);
     const known = new Set(project.roles.map((r) => r.key));
@@ -349,8 +548,16 @@ export class OrgsActor {
       { ...input, id: input.id ?? newId(), createdAt: 0, changedAt: 0, sequence: 0 },
       true,
     );
-    await this.userGrants.put(grant);
+    this.indexGrant(grant);
+    batch.onRollback(() => this.grantIdsByUser.get(grant.userId)?.delete(grant.id));
+    this.userGrants.stage(grant, batch);
     return grant;
+  }
+
+  private indexGrant(grant: UserGrantRecord): void {
+    let ids = this.grantIdsByUser.get(grant.userId);
+    if (!ids) this.grantIdsByUser.set(grant.userId, (ids = new Set()));
+    ids.add(grant.id);
   }
 
   // ---- personal access tokens ----

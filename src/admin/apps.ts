@@ -16,7 +16,7 @@ import { readBody, requiredText } from './validation.js';
  * client-secret regenerations. A client secret is shown once, in the response that creates it.
  */
 const addOidcAppSchema = z.object({ name: requiredText(200), ...oidcConfigFields });
-const addApiAppSchema = z.object({ name: requiredText(200), authMethodType: enumField(API_AUTH_METHOD_TYPE) });
+export const addApiAppSchema = z.object({ name: requiredText(200), authMethodType: enumField(API_AUTH_METHOD_TYPE) });
 
 const OIDC_SECRET_METHODS = ['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST'];
 

@@ -1,4 +1,6 @@
 import { invalidArgument } from '../model/errors.js';
+import { parsePbkdf2 } from '../passwords/pbkdf2.js';
+import { parseScrypt, SCRYPT_MAX_MEMORY, scryptMemory } from '../passwords/scrypt.js';
 
 /**
  * Encoded password hashes accepted by ImportHumanUser (compat §1.3): the formats ZITADEL's passwap
@@ -9,12 +11,20 @@ interface HashFormat {
   pattern: RegExp;
   /** Null when the cost parameters are in bounds, else which one is not. */
   costProblem?(match: RegExpExecArray): string | null;
+  /** Whether the verifier can decode it (salt and hash encodings). */
+  decodes?(encoded: string): boolean;
 }
 
 const B64 = '[A-Za-z0-9+/.]+={0,2}';
 const CRYPT64 = '[./A-Za-z0-9]';
 
 const within = (value: number, min: number, max: number) => value >= min && value <= max;
+
+/** ZITADEL's bounds, plus the memory Sesame is willing to spend on one verification (1 GiB). */
+function scryptCostProblem(ln: number, r: number, p: number): string | null {
+  if (!within(ln, 14, 20) || !within(r, 8, 32) || !within(p, 1, 16)) return 'scrypt ln 14-20, r 8-32, p 1-16';
+  return scryptMemory(ln, r) > SCRYPT_MAX_MEMORY ? 'scrypt memory 128·N·r at most 1 GiB' : null;
+}
 
 const FORMATS: readonly HashFormat[] = [
   {
@@ -29,21 +39,30 @@ const FORMATS: readonly HashFormat[] = [
     costProblem: (m) => (within(Number(m[1]), 10, 16) ? null : 'bcrypt cost 10-16'),
   },
   {
+    // passlib's layout; passwap reads it with the identifier `7` as well.
     name: 'scrypt',
-    pattern: new RegExp(`^\\$scrypt\\$ln=(\\d+),r=(\\d+),p=(\\d+)\\$${B64}\\$${B64}$`),
-    costProblem: (m) =>
-      within(Number(m[1]), 14, 20) && within(Number(m[2]), 8, 32) && within(Number(m[3]), 1, 16) ? null : 'scrypt ln 14-20, r 8-32, p 1-16',
+    pattern: new RegExp(`^\\$(?:scrypt|7)\\$ln=(\\d+),r=(\\d+),p=(\\d+)\\$${B64}\\$${B64}$`),
+    costProblem: (m) => scryptCostProblem(Number(m[1]), Number(m[2]), Number(m[3])),
+    decodes: (encoded) => parseScrypt(encoded) !== undefined,
   },
-  { name: 'scrypt ($7$)', pattern: new RegExp(`^\\$7\\$${CRYPT64}{11}[^$]*\\$${CRYPT64}+$`) },
+  {
+    name: 'scrypt ($7$)',
+    pattern: new RegExp(`^\\$7\\$${CRYPT64}{11}[^$]*\\$${CRYPT64}{43}$`),
+    costProblem: (m) => {
+      const params = parseScrypt(m[0]);
+      return params ? scryptCostProblem(params.ln, params.r, params.p) : 'scrypt N, r, p';
+    },
+  },
   {
     name: 'pbkdf2',
     pattern: new RegExp(`^\\$pbkdf2(?:-sha(?:1|224|256|384|512))?\\$(\\d+)\\$${B64}\\$${B64}$`),
     costProblem: (m) => (within(Number(m[1]), 1000, 10_000_000) ? null : 'pbkdf2 rounds 1000-10000000'),
+    decodes: (encoded) => parsePbkdf2(encoded) !== undefined,
   },
   {
     name: 'sha2 crypt',
     pattern: new RegExp(`^\\$[56]\\$(?:rounds=(\\d+)\\$)?[^$]{0,16}\\$(?:${CRYPT64}{43}|${CRYPT64}{86})$`),
-    costProblem: (m) => (m[1] === undefined || Number(m[1]) >= 1000 ? null : 'sha2 rounds >= 1000'),
+    costProblem: (m) => (m[1] === undefined || within(Number(m[1]), 1000, 999_999_999) ? null : 'sha2 rounds 1000-999999999'),
   },
   { name: 'md5crypt', pattern: new RegExp(`^\\$1\\$[^$]{0,8}\\$${CRYPT64}{22}$`) },
 ];
@@ -52,7 +71,7 @@ const FORMATS: readonly HashFormat[] = [
 export function checkEncodedHash(encoded: string): void {
   for (const format of FORMATS) {
     const match = format.pattern.exec(encoded);
-    if (!match) continue;
+    if (!match || (format.decodes && !format.decodes(encoded))) continue;
     const problem = format.costProblem?.(match);
     if (problem) throw invalidArgument('USER-Pw4rd', `hashedPassword: ${format.name} cost parameters out of bounds (${problem}) (Errors.User.Password.Invalid)`);
     return;

@@ -9,7 +9,8 @@ import { enumField, nonZero, PRIVATE_LABELING_SETTING } from './enums.js';
 import { flag, readBody, requiredText } from './validation.js';
 
 /** Projects: AddProject and GetProjectByID. Roles are in project-roles.ts. */
-const addProjectSchema = z.object({
+/** AddProjectRequest, also the `project` of an import bundle's `projects[]`. */
+export const addProjectSchema = z.object({
   name: requiredText(200),
   projectRoleAssertion: flag(),
   projectRoleCheck: flag(),

@@ -9,7 +9,8 @@ import { ACCESS_TOKEN_TYPE, enumField, nonZero } from './enums.js';
 import { readBody, requiredText, text } from './validation.js';
 
 /** Users: AddMachineUser and GetUserByID (human users are created in human-users.ts). */
-const addMachineSchema = z.object({
+/** AddMachineUserRequest, also the `user` of an import bundle's `machineUsers[]`. */
+export const addMachineSchema = z.object({
   userName: requiredText(200),
   name: requiredText(200),
   description: text(500),

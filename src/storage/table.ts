@@ -1,4 +1,5 @@
 import type { Database } from 'lmdb';
+import type { WriteBatch } from './batch.js';
 
 /**
  * An actor's in-memory copy of one LMDB store. Reads never touch disk; writes update memory at
@@ -33,6 +34,16 @@ export class Table<T extends { id: string }> {
   put(row: T): Promise<boolean> {
     this.rows.set(row.id, row);
     return this.durable(this.db.put(row.id, row));
+  }
+
+  /** Sets the row in memory now; the batch writes it (or takes it back) with the rest. */
+  stage(row: T, batch: WriteBatch): void {
+    const previous = this.rows.get(row.id);
+    this.rows.set(row.id, row);
+    batch.put(this.db, row.id, row, () => {
+      if (previous) this.rows.set(row.id, previous);
+      else this.rows.delete(row.id);
+    });
   }
 
   remove(id: string): Promise<boolean> {
