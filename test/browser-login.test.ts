@@ -1,0 +1,267 @@
+import { mkdirSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as oidc from 'openid-client';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { base32Encode, totpAt } from '../src/auth/totp.js';
+import { api } from './helpers/api.js';
+import { createHuman, createWebApp, type Human, type WebApp } from './helpers/oidc.js';
+import { startServer, type TestServer } from './helpers/server.js';
+
+/**
+ * A real browser (Debian's chromium via playwright-core) signs in to a tiny relying party that
+ * uses openid-client: code flow with PKCE, a wrong password, the TOTP step, single sign-on, and
+ * sign-out. Every login page is saved as a screenshot under test/artifacts/.
+ */
+const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
+const CHROMIUM = '/usr/bin/chromium';
+
+let server: TestServer;
+let browser: Browser;
+let rp: RelyingParty;
+let app: WebApp;
+let person: Human;
+let introspector: { clientId: string; clientSecret: string };
+const secret = base32Encode(Buffer.from('browser-test-secret!'));
+
+interface RelyingParty {
+  origin: string;
+  server: Server;
+  /** Access tokens the RP received, most recent last. */
+  accessTokens: string[];
+  configure(app: WebApp): Promise<void>;
+}
+
+const readBody = (req: IncomingMessage) =>
+  new Promise<string>((resolve) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => resolve(body));
+  });
+
+/** The relying party: /login starts a code flow, /callback finishes it (GET or form_post), /logout ends the session. */
+async function startRelyingParty(): Promise<RelyingParty> {
+  let config: oidc.Configuration | undefined;
+  const pending = new Map<string, { verifier: string; nonce: string }>();
+  let idToken = '';
+  const accessTokens: string[] = [];
+  const page = (title: string, body: string) => `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>`;
+  const http = createServer(async (req, res) => {
+    try {
+      const url = new URL(req.url!, `http://${req.headers.host}`);
+      if (url.pathname === '/login') {
+        const verifier = oidc.randomPKCECodeVerifier();
+        const state = oidc.randomState();
+        const nonce = oidc.randomNonce();
+        pending.set(state, { verifier, nonce });
+        const target = oidc.buildAuthorizationUrl(config!, {
+          redirect_uri: `${rp.origin}/callback`,
+          scope: 'openid profile email offline_access',
+          code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+          code_challenge_method: 'S256',
+          state,
+          nonce,
+          ...(url.searchParams.get('mode') ? { response_mode: url.searchParams.get('mode')! } : {}),
+        });
+        res.writeHead(302, { location: target.href }).end();
+      } else if (url.pathname === '/callback') {
+        const params = req.method === 'POST' ? new URLSearchParams(await readBody(req)) : url.searchParams;
+        const state = params.get('state') ?? '';
+        const expected = pending.get(state);
+        if (!expected) throw new Error('unknown state');
+        const current = new URL(`${rp.origin}/callback?${params}`);
+        const tokens = await oidc.authorizationCodeGrant(config!, current, { pkceCodeVerifier: expected.verifier, expectedState: state, expectedNonce: expected.nonce });
+        idToken = tokens.id_token!;
+        accessTokens.push(tokens.access_token);
+        const claims = tokens.claims()!;
+        const info = await oidc.fetchUserInfo(config!, tokens.access_token, claims.sub);
+        res.writeHead(200, { 'content-type': 'text/html' }).end(
+          page('Signed in', `<p id="who">${info.name}</p><p id="amr">${(claims.amr as string[]).join(' ')}</p><a id="logout" href="/logout">Sign out</a>`),
+        );
+      } else if (url.pathname === '/logout') {
+        const target = oidc.buildEndSessionUrl(config!, { id_token_hint: idToken, post_logout_redirect_uri: `${rp.origin}/signed-out`, state: 'bye' });
+        res.writeHead(302, { location: target.href }).end();
+      } else if (url.pathname === '/signed-out') {
+        res.writeHead(200, { 'content-type': 'text/html' }).end(page('Signed out of the RP', `<p id="state">${url.searchParams.get('state')}</p>`));
+      } else {
+        res.writeHead(404).end();
+      }
+    } catch (error) {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
+    }
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const rp: RelyingParty = {
+    origin: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+    server: http,
+    accessTokens,
+    async configure(client) {
+      config = await oidc.discovery(new URL(server.issuer), client.clientId, client.clientSecret, oidc.ClientSecretBasic(client.clientSecret), {
+        execute: [oidc.allowInsecureRequests],
+      });
+    },
+  };
+  return rp;
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+const introspect = async (token: string) => {
+  const res = await fetch(`${server.url}/oauth/v2/introspect`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: 'Basic ' + Buffer.from(`${introspector.clientId}:${introspector.clientSecret}`).toString('base64'),
+    },
+    body: new URLSearchParams({ token }).toString(),
+  });
+  return (await res.json()) as { active: boolean };
+};
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  server = await startServer();
+  rp = await startRelyingParty();
+  app = await createWebApp(server, {
+    name: 'Shop',
+    redirectUris: [`${rp.origin}/callback`],
+    postLogoutRedirectUris: [`${rp.origin}/signed-out`],
+  });
+  await rp.configure(app);
+  person = await createHuman(server, { firstName: 'Browser', otpSecret: secret });
+  const created = await api(server, 'POST', `/management/v1/projects/${app.projectId}/apps/api`, {
+    token: server.pat,
+    body: { name: 'introspector', authMethodType: 'API_AUTH_METHOD_TYPE_BASIC' },
+  });
+  introspector = { clientId: created.body.clientId, clientSecret: created.body.clientSecret };
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((resolve) => rp?.server.close(resolve));
+  await server?.close();
+});
+
+/** The current TOTP code, waiting for a fresh time step if this one is about to end. */
+async function freshCode(): Promise<string> {
+  const remaining = 30 - (Math.floor(Date.now() / 1000) % 30);
+  if (remaining < 3) await new Promise((r) => setTimeout(r, remaining * 1000 + 200));
+  return totpAt(secret, Date.now() / 1000);
+}
+
+describe('browser sign-in', () => {
+  it('completes a code flow with PKCE, a wrong password, TOTP, SSO and sign-out', async () => {
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+
+    await page.goto(`${rp.origin}/login`);
+    await expect.poll(() => page.url()).toContain('/ui/login/login');
+    expect(await page.locator('h1').textContent()).toBe('Sign in');
+    expect(await page.locator('p.intro').textContent()).toContain('Shop');
+    await shot(page, '01-login-name');
+
+    await page.fill('input[name=loginName]', person.loginName);
+    await page.click('button[type=submit]');
+    await page.waitForSelector('input[name=password]');
+    await shot(page, '02-password');
+
+    await page.fill('input[name=password]', 'not-the-password');
+    await page.click('form[action="/ui/login/password"] button[type=submit]');
+    await page.waitForSelector('p.error');
+    expect(await page.locator('p.error').textContent()).toContain('wrong');
+    await shot(page, '03-password-wrong');
+
+    await page.fill('input[name=password]', person.password);
+    await page.click('form[action="/ui/login/password"] button[type=submit]');
+    await page.waitForSelector('input[name=code]');
+    await shot(page, '04-totp');
+
+    await page.fill('input[name=code]', await freshCode());
+    await page.click('button[type=submit]');
+    await page.waitForSelector('#who');
+    expect(page.url().startsWith(`${rp.origin}/callback`)).toBe(true);
+    expect(await page.locator('#who').textContent()).toBe('Browser Lovelace');
+    expect(await page.locator('#amr').textContent()).toBe('pwd otp mfa');
+    const firstToken = rp.accessTokens.at(-1)!;
+    expect((await introspect(firstToken)).active).toBe(true);
+
+    // Single sign-on: the next login at the RP needs no interaction.
+    await page.goto(`${rp.origin}/login`);
+    await page.waitForSelector('#who');
+    expect(rp.accessTokens).toHaveLength(2);
+
+    await page.click('#logout');
+    await page.waitForSelector('#state');
+    expect(page.url()).toBe(`${rp.origin}/signed-out?state=bye`);
+    expect((await introspect(firstToken)).active).toBe(false);
+    expect((await introspect(rp.accessTokens.at(-1)!)).active).toBe(false);
+
+    // Signed out: the next login asks for the login name again.
+    await page.goto(`${rp.origin}/login`);
+    await page.waitForSelector('input[name=loginName]');
+    await context.close();
+  });
+
+  it('works with JavaScript disabled, including a form_post response', async () => {
+    // Another user: a TOTP code is accepted once per user and time step.
+    const noJs = await createHuman(server, { firstName: 'Ohne', otpSecret: secret });
+    const context = await browser.newContext({ javaScriptEnabled: false, locale: 'de-DE' });
+    const page = await context.newPage();
+    await page.goto(`${rp.origin}/login?mode=form_post`);
+    await page.waitForSelector('input[name=loginName]');
+    expect(await page.locator('html').getAttribute('lang')).toBe('de');
+    await shot(page, '05-login-name-de');
+    await page.fill('input[name=loginName]', noJs.loginName);
+    await page.click('button[type=submit]');
+    await page.fill('input[name=password]', noJs.password);
+    await page.click('form[action="/ui/login/password"] button[type=submit]');
+    await page.fill('input[name=code]', await freshCode());
+    await page.click('button[type=submit]');
+    // Without JavaScript the form_post page shows its button.
+    await page.waitForSelector('noscript button, form button[type=submit]');
+    await shot(page, '06-form-post-no-js');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('#who');
+    expect(await page.locator('#amr').textContent()).toBe('pwd otp mfa');
+    await context.close();
+  });
+
+  it('shows account selection, registration, error and signed-out pages', async () => {
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    const authorize = (params: Record<string, string>) =>
+      `${server.issuer}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: `${rp.origin}/callback`, response_type: 'code', scope: 'openid', ...params })}`;
+    await page.goto(authorize({ prompt: 'create' }));
+    await page.waitForSelector('input[name=firstName]');
+    await shot(page, '07-register');
+    const first = await createHuman(server, { firstName: 'First' });
+    const other = await createHuman(server, { firstName: 'Second' });
+    for (const user of [first, other]) {
+      await page.goto(authorize({ prompt: 'login', state: 'x' }));
+      await page.fill('input[name=loginName]', user.loginName);
+      await page.click('button[type=submit]');
+      await page.fill('input[name=password]', user.password);
+      await page.click('form[action="/ui/login/password"] button[type=submit]');
+      await page.waitForURL((url) => url.href.startsWith(rp.origin));
+    }
+    await page.goto(authorize({ prompt: 'select_account' }));
+    await page.waitForSelector('ul.accounts');
+    expect(await page.locator('ul.accounts li').count()).toBe(2);
+    await shot(page, '08-select-account');
+    await page.goto(`${server.issuer}/oauth/v2/authorize?client_id=unknown&redirect_uri=https%3A%2F%2Fevil.example%2F&response_type=code&scope=openid`);
+    expect(page.url().startsWith(server.issuer)).toBe(true);
+    await shot(page, '09-error');
+    await page.goto(`${server.issuer}/oidc/v1/end_session`);
+    expect(await page.locator('h1').textContent()).toBe('Signed out');
+    await shot(page, '10-signed-out');
+    await context.close();
+  });
+});
