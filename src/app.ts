@@ -20,6 +20,7 @@ import { SettingsActor } from './actors/settings.js';
 import { IdTokens } from './oauth/id-token.js';
 import { openStorage, type Storage } from './storage/db.js';
 import { MasterKey } from './storage/master-key.js';
+import { MigrationStore } from './migration/store.js';
 import { log } from './util/log.js';
 import { CryptoPool } from './workers/pool.js';
 import { chooseSignerMode, InlineSigner, PoolSigner } from './workers/signer.js';
@@ -115,6 +116,7 @@ export async function startApp(config: Config): Promise<RunningApp> {
       authCodes,
       refreshTokens,
       masterKey,
+      migration: new MigrationStore(storage),
       isReady: () => ready,
     };
     server.mount(routes(ctx), () => json(404, { code: 5, message: 'Not Found (HTTP-404)', details: [] }));

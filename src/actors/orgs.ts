@@ -460,19 +460,6 @@ export class OrgsActor {
     return updated;
   }
 
-  /**
-   * Stores a re-hashed password after a successful sign-in with an imported (non-argon2id) hash,
-   * unless the password changed meanwhile: a compare-and-swap on the stored hash.
-   */
-  async upgradePasswordHash(userId: string, previousHash: string, upgradedHash: string): Promise<boolean> {
-    const user = this.getUser(userId);
-    if (!user?.human || user.human.passwordHash !== previousHash) return false;
-    await this.updateUser(userId, (u) => {
-      u.human!.passwordHash = upgradedHash;
-      return u;
-    });
-    return true;
-  }
 
   async updateUser(id: string, change: (user: UserRecord) => UserRecord): Promise<UserRecord> {
     const user = this.requireUser(id);

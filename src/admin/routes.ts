@@ -6,6 +6,7 @@ import { humanUserRoutes } from './human-users.js';
 import { instanceSettingsRoutes } from './instance-settings.js';
 import { machineCredentialRoutes } from './machine-credentials.js';
 import { instanceMemberRoutes, orgMemberRoutes } from './members.js';
+import { migrationRoutes } from './migration.js';
 import { orgRoutes } from './orgs.js';
 import { policyRoutesAll } from './policies.js';
 import { projectRoleRoutes } from './project-roles.js';
@@ -34,6 +35,7 @@ export function managementRoutes(ctx: AppContext): Route[] {
     ...userMetadataRoutes(ctx),
     ...policyRoutesAll(ctx),
     ...instanceSettingsRoutes(ctx),
+    ...migrationRoutes(ctx),
   ];
   const byPattern = new Map<string, Route>();
   for (const route of all) {

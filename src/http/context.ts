@@ -8,6 +8,7 @@ import type { SessionsActor } from '../actors/sessions.js';
 import type { UserSessionsActor } from '../actors/user-sessions.js';
 import type { IdTokens } from '../oauth/id-token.js';
 import type { MasterKey } from '../storage/master-key.js';
+import type { MigrationStore } from '../migration/store.js';
 import type { Config } from '../config.js';
 import type { AccessTokens } from '../oauth/access-tokens.js';
 import type { ClientAuthenticator } from '../oauth/client-auth.js';
@@ -39,6 +40,8 @@ export interface AppContext {
   readonly refreshTokens: RefreshTokensActor;
   /** Seals secrets at rest (TOTP secrets) and derives purpose keys (CSRF). */
   readonly masterKey: MasterKey;
+  /** Export snapshots and atomic import commits (organization migration). */
+  readonly migration: MigrationStore;
   /** False while starting or shutting down (readiness). */
   isReady(): boolean;
 }

@@ -20,6 +20,8 @@ function statusLine(status: number): string {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** Declared body sizes from which the body is collected into one preallocated buffer. */
+const PREALLOCATE_FROM = 1024 * 1024;
 
 export interface HttpServer {
   readonly port: number;
@@ -129,24 +131,39 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
       run(EMPTY);
       return;
     }
+    if (route.beforeBody) {
+      try {
+        route.beforeBody({ method, path, query, params, headers, repeatedHeaders: repeated ?? NO_REPEATS, body: EMPTY });
+      } catch (error) {
+        fail(error);
+        return;
+      }
+    }
     const maxBody = route.maxBody ?? DEFAULT_MAX_BODY;
     const declared = Number(headers['content-length'] ?? '0');
     if (declared > maxBody) {
       fail(bodyTooLarge(route));
       return;
     }
+    // A large body with a declared length is copied into one buffer as it arrives, so it is never
+    // held twice (chunks plus their concatenation).
+    const whole = declared >= PREALLOCATE_FROM ? Buffer.allocUnsafe(declared) : undefined;
     const chunks: Buffer[] = [];
     let size = 0;
     res.onData((chunk, isLast) => {
       if (state.aborted) return;
+      const offset = size;
       size += chunk.byteLength;
-      if (size > maxBody) {
+      if (size > maxBody || (whole && size > whole.length)) {
         fail(bodyTooLarge(route));
         return;
       }
       // uWS reuses the chunk's memory after this callback returns: copy it.
-      chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) run(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      if (whole) whole.set(new Uint8Array(chunk), offset);
+      else chunks.push(Buffer.from(chunk.slice(0)));
+      if (!isLast) return;
+      if (whole) run(size === whole.length ? whole : whole.subarray(0, size));
+      else run(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     });
   };
 

@@ -31,4 +31,9 @@ export interface Route {
   errorStyle: ErrorStyle;
   /** Largest accepted request body in bytes. */
   maxBody?: number;
+  /**
+   * Runs on the method and headers before the body is read (e.g. authentication of a route that
+   * takes large bodies): when it throws, the request is answered without uploading the body.
+   */
+  beforeBody?: (req: Request) => void;
 }

@@ -46,7 +46,7 @@ export interface VerifyPasswordResult {
   /**
    * Set on a match when the stored hash is not Sesame's own argon2id (an imported bcrypt, scrypt,
    * pbkdf2, … hash, or older parameters): the caller hashes the password again and stores it with
-   * `OrgsActor.upgradePasswordHash`.
+   * `OrgsActor.recordPasswordSuccess(userId, rehashed)`.
    */
   needsRehash?: boolean;
 }

@@ -1,0 +1,100 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * A real Cloud Storage emulator for the tests: the one inside firebase-tools (pinned as a
+ * devDependency), started in-process through its EmulatorRegistry. Only the Firebase web API
+ * (`/v0/…`) evaluates security rules, which needs a Java runtime; the GCS JSON API that
+ * `@google-cloud/storage` uses never does, so the rules runtime and manager are replaced by
+ * no-ops. Each instance keeps its blobs in its own temp dir. Buckets appear on first write.
+ */
+const require = createRequire(import.meta.url);
+
+interface EmulatorArgs {
+  projectId: string;
+  host: string;
+  port: number;
+  rules: unknown[];
+  auto_download?: boolean;
+}
+
+interface StorageEmulatorLike {
+  getInfo(): { host: string; port: number };
+}
+
+type StorageEmulatorClass = new (args: EmulatorArgs) => StorageEmulatorLike & {
+  getPersistenceTmpDir(): string;
+  createRulesManager(rules: unknown): unknown;
+};
+
+const { StorageEmulator } = require('firebase-tools/lib/emulator/storage/index.js') as { StorageEmulator: StorageEmulatorClass };
+const { EmulatorRegistry } = require('firebase-tools/lib/emulator/registry.js') as {
+  EmulatorRegistry: { start(instance: unknown): Promise<void>; stop(name: string): Promise<void> };
+};
+
+export interface GcsEmulator {
+  /** For STORAGE_EMULATOR_HOST: http://127.0.0.1:<port>. */
+  readonly host: string;
+  readonly port: number;
+  readonly projectId: string;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const NO_RULES = {
+  start: async () => [],
+  stop: async () => {},
+  getRuleset: () => undefined,
+};
+
+export async function startGcsEmulator(projectId = 'demo-sesame'): Promise<GcsEmulator> {
+  const dir = mkdtempSync(join(tmpdir(), 'sesame-gcs-'));
+  class IsolatedStorageEmulator extends StorageEmulator {
+    override getPersistenceTmpDir(): string {
+      return dir;
+    }
+    override createRulesManager(): unknown {
+      return NO_RULES;
+    }
+  }
+  const port = await freePort();
+  const emulator = new IsolatedStorageEmulator({ projectId, host: '127.0.0.1', port, rules: [], auto_download: false });
+  (emulator as unknown as { _rulesRuntime: unknown })._rulesRuntime = { start: async () => {}, stop: async () => {} };
+  await EmulatorRegistry.start(emulator);
+  return {
+    host: `http://127.0.0.1:${port}`,
+    port,
+    projectId,
+    async stop() {
+      await EmulatorRegistry.stop('storage');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A syntactically valid service-account key file, base64, as the export/import requests carry it. */
+export function fakeServiceAccountBase64(projectId = 'demo-sesame'): string {
+  const key = {
+    type: 'service_account',
+    project_id: projectId,
+    private_key_id: 'test',
+    private_key: '-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA\n-----END PRIVATE KEY-----\n',
+    client_email: `sesame-migration@${projectId}.iam.gserviceaccount.com`,
+    client_id: '1',
+    token_uri: 'https://oauth2.googleapis.com/token',
+  };
+  return Buffer.from(JSON.stringify(key)).toString('base64');
+}

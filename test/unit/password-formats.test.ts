@@ -1,0 +1,123 @@
+import { execFileSync } from 'node:child_process';
+import { pbkdf2Sync, randomBytes, scryptSync } from 'node:crypto';
+import { Algorithm, hashSync as argon2Hash } from '@node-rs/argon2';
+import bcrypt from 'bcryptjs';
+import { describe, expect, it } from 'vitest';
+import { checkEncodedHash } from '../../src/admin/password-hashes.js';
+import { encode64LittleEndian, ITOA64 } from '../../src/passwords/crypt64.js';
+import { md5Crypt } from '../../src/passwords/md5-crypt.js';
+import { shaCrypt } from '../../src/passwords/sha-crypt.js';
+import { hashFormatOf, verifyEncodedHash } from '../../src/passwords/verify.js';
+import { hashPassword, needsRehash, verifyPassword } from '../../src/workers/passwords.js';
+
+/**
+ * Every imported hash format against a known password: hashes made here with the matching
+ * libraries (bcryptjs, @node-rs/argon2, node:crypto) and with OpenSSL's `passwd` for the crypt(3)
+ * formats no library here writes, plus published test vectors.
+ */
+const PASSWORD = 'correct horse battery staple';
+const ab64 = (b: Buffer) => b.toString('base64').replace(/=+$/, '').replace(/\+/g, '.');
+const raw64 = (b: Buffer) => b.toString('base64').replace(/=+$/, '');
+const openssl = (...args: string[]) => execFileSync('openssl', ['passwd', ...args, PASSWORD]).toString().trim();
+
+/** libsodium's `$7$` string, built here independently of src/ (checked against the published vector below). */
+function sodiumScrypt(password: string, ln: number, r: number, p: number, salt: string): string {
+  const enc30 = (v: number) => {
+    let out = '';
+    for (let i = 0; i < 5; i++) out += ITOA64[(v >>> (6 * i)) & 0x3f];
+    return out;
+  };
+  const key = scryptSync(password, Buffer.from(salt), 32, { N: 2 ** ln, r, p, maxmem: 256 * 1024 * 1024 });
+  return `$7$${ITOA64[ln]}${enc30(r)}${enc30(p)}${salt}$${encode64LittleEndian(key)}`;
+}
+
+const salt = randomBytes(16);
+const HASHES: Record<string, string> = {
+  'bcrypt $2a$': bcrypt.hashSync(PASSWORD, 10).replace(/^\$2b\$/, '$2a$'),
+  'bcrypt $2b$': bcrypt.hashSync(PASSWORD, 10),
+  'bcrypt $2y$': bcrypt.hashSync(PASSWORD, 10).replace(/^\$2b\$/, '$2y$'),
+  argon2id: argon2Hash(PASSWORD, { algorithm: Algorithm.Argon2id, memoryCost: 8192, timeCost: 2, parallelism: 1 }),
+  argon2i: argon2Hash(PASSWORD, { algorithm: Algorithm.Argon2i, memoryCost: 8192, timeCost: 2, parallelism: 1 }),
+  'scrypt (passlib)': `$scrypt$ln=14,r=8,p=1$${ab64(salt)}$${ab64(scryptSync(PASSWORD, salt, 32, { N: 16384, r: 8, p: 1 }))}`,
+  'scrypt (passwap $7$ln=)': `$7$ln=14,r=8,p=1$${raw64(salt)}$${raw64(scryptSync(PASSWORD, salt, 32, { N: 16384, r: 8, p: 1 }))}`,
+  'scrypt (libsodium $7$)': sodiumScrypt(PASSWORD, 14, 8, 1, 'SaltyChips0123'),
+  'pbkdf2-sha256 (Keycloak)': `$pbkdf2-sha256$27500$${salt.toString('base64')}$${pbkdf2Sync(PASSWORD, salt, 27500, 64, 'sha256').toString('base64')}`,
+  'pbkdf2-sha256 (passlib)': `$pbkdf2-sha256$29000$${ab64(salt)}$${ab64(pbkdf2Sync(PASSWORD, salt, 29000, 32, 'sha256'))}`,
+  'pbkdf2-sha512 (passlib)': `$pbkdf2-sha512$25000$${ab64(salt)}$${ab64(pbkdf2Sync(PASSWORD, salt, 25000, 64, 'sha512'))}`,
+  'pbkdf2 sha1 (passlib)': `$pbkdf2$29000$${ab64(salt)}$${ab64(pbkdf2Sync(PASSWORD, salt, 29000, 20, 'sha1'))}`,
+  'sha256-crypt (openssl -5)': openssl('-5'),
+  'sha512-crypt (openssl -6)': openssl('-6'),
+  'sha512-crypt rounds': openssl('-6', '-salt', 'rounds=7000$somesalt'),
+  'md5crypt (openssl -1)': openssl('-1'),
+};
+
+describe('imported password hash formats', () => {
+  for (const [name, encoded] of Object.entries(HASHES)) {
+    it(`${name}: accepted at import, verifies the right password only`, () => {
+      expect(() => checkEncodedHash(encoded)).not.toThrow();
+      expect(verifyEncodedHash(PASSWORD, encoded)).toBe('ok');
+      expect(verifyEncodedHash(PASSWORD + '!', encoded)).toBe('mismatch');
+      expect(verifyEncodedHash('', encoded)).toBe('mismatch');
+    });
+  }
+
+  it('matches published test vectors', () => {
+    // scrypt paper / libsodium: "pleaseletmein", salt "SodiumChloride", N=16384, r=8, p=1.
+    expect(verifyEncodedHash('pleaseletmein', '$7$C6..../....SodiumChloride$kBGj9fHznVYFQMEn/qDCfrDevf9YDtcDdKvEqHJLV8D')).toBe('ok');
+    expect(sodiumScrypt('pleaseletmein', 14, 8, 1, 'SodiumChloride')).toBe('$7$C6..../....SodiumChloride$kBGj9fHznVYFQMEn/qDCfrDevf9YDtcDdKvEqHJLV8D');
+    // Drepper's SHA-crypt specification.
+    expect(shaCrypt('Hello world!', { variant: '5', rounds: 10000, salt: 'saltstringsaltstring' })).toBe(
+      '$5$rounds=10000$saltstringsaltst$3xv.VbSHBb41AL9AvLeujZkZRBAwqFMz2.opqey6IcA',
+    );
+    expect(shaCrypt('Hello world!', { variant: '6', salt: 'saltstring' })).toBe(
+      '$6$saltstring$svn8UoSVapNtMuq1ukKS4tPQd8iKwSMHWjl/O817G3uBnIFNjnQJuesI68u4OTLiBFdcbYEdFCoEOfaS35inz1',
+    );
+    expect(shaCrypt('Hello world!', { variant: '6', rounds: 10000, salt: 'saltstringsaltstring' })).toBe(
+      '$6$rounds=10000$saltstringsaltst$OW1/O6BYHV6BcXZu8QVeXbDWra3Oeqh0sbHbbMCVNSnCM/UrjmM0Dp8vOuZeHBy/YTBmSK6H9qs/y3RnOaw5v.',
+    );
+    expect(md5Crypt(PASSWORD, 'saltsalt')).toBe(execFileSync('openssl', ['passwd', '-1', '-salt', 'saltsalt', PASSWORD]).toString().trim());
+    expect(md5Crypt('', 'abc')).toBe(execFileSync('openssl', ['passwd', '-1', '-salt', 'abc', '']).toString().trim());
+  });
+
+  it('handles long passwords, multibyte text and crypt salts of any length', () => {
+    const long = 'ü'.repeat(100);
+    for (const args of [['-5', '-salt', 'x'], ['-6', '-salt', 'a-longer-salt-than-16-characters'], ['-1', '-salt', '12345678']]) {
+      const encoded = execFileSync('openssl', ['passwd', ...args, long]).toString().trim();
+      expect(verifyEncodedHash(long, encoded), encoded).toBe('ok');
+    }
+  });
+
+  it('the fixtures from zitadel-tools are accepted formats', () => {
+    expect(hashFormatOf('$2b$10$Z6hUTEEeoJXN5/AmSm/4.eZ75RYgFVriQM9LPhNEC7kbAbS/VAaJ2')).toBe('bcrypt');
+    const keycloak = '$pbkdf2-sha256$27500$RaXjs4RiUKgJGkX6kp277w==$ng6oDRung/pBLayd5ro7IU3mL/p86pg3WvQNQc+N1Eg=';
+    expect(() => checkEncodedHash(keycloak)).not.toThrow();
+    expect(verifyEncodedHash('not the password', keycloak)).toBe('mismatch');
+  });
+
+  it('reports unknown and malformed hashes as unsupported, never throws', () => {
+    for (const bad of ['', 'plain', '$unknown$abc', '$2b$10$short', '$argon2id$v=19$garbage', '$scrypt$ln=14,r=8,p=1$!!$!!', '$pbkdf2-sha256$1000$***$***', '$5$salt$tooshort', '$1$salt$tooshort', '$7$C6..../....x$short']) {
+      expect(verifyEncodedHash(PASSWORD, bad), bad).toBe('unsupported');
+      expect(() => checkEncodedHash(bad), bad).toThrow(/NotSupported|Invalid/);
+    }
+  });
+
+  it('refuses costs outside ZITADEL bounds at import', () => {
+    expect(() => checkEncodedHash(bcrypt.hashSync('x', 4))).toThrow(/cost/);
+    expect(() => checkEncodedHash('$pbkdf2-sha256$999$' + ab64(salt) + '$' + ab64(salt))).toThrow(/rounds/);
+    expect(() => checkEncodedHash('$scrypt$ln=21,r=8,p=1$' + ab64(salt) + '$' + ab64(salt))).toThrow(/scrypt/);
+    expect(() => checkEncodedHash('$scrypt$ln=20,r=16,p=1$' + ab64(salt) + '$' + ab64(salt))).toThrow(/memory/);
+    expect(() => checkEncodedHash('$6$rounds=999$salt$' + 'a'.repeat(86))).toThrow(/rounds/);
+  });
+});
+
+describe('the worker task', () => {
+  it('asks for a rehash after a match on anything but Sesame argon2id', () => {
+    const own = hashPassword(PASSWORD);
+    expect(verifyPassword(PASSWORD, own)).toEqual({ ok: true });
+    expect(needsRehash(own)).toBe(false);
+    expect(verifyPassword(PASSWORD, HASHES['bcrypt $2b$']!)).toEqual({ ok: true, needsRehash: true });
+    expect(verifyPassword(PASSWORD, HASHES.argon2i!)).toEqual({ ok: true, needsRehash: true });
+    expect(verifyPassword('wrong', HASHES['md5crypt (openssl -1)']!)).toEqual({ ok: false });
+    expect(verifyPassword(PASSWORD, '$nope$')).toEqual({ ok: false, unsupported: true });
+  });
+});
