@@ -112,7 +112,7 @@ describe('errors redirected to the client (seed error table)', () => {
   for (const [name, appKey, params, error] of rows) {
     it(`${name} → ${error}`, async () => {
       const app = { web, pub, implicit }[appKey];
-      const redirectUri = appKey === 'implicit' ? { redirect_uri: REDIRECT } : {};
+      const redirectUri: Record<string, string> = appKey === 'implicit' ? { redirect_uri: REDIRECT } : {};
       const result = await redirected(app, { ...redirectUri, ...params });
       expect(result.get('error')).toBe(error);
       expect(result.get('error_description')).toBeTruthy();

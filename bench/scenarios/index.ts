@@ -1,3 +1,4 @@
+import { codeFlow, refresh } from './browser-flows.js';
 import { ccJwtScenarios, ccOpaque } from './client-credentials.js';
 import { discovery } from './discovery.js';
 import { introspectJwt, introspectOpaque } from './introspect.js';
@@ -7,7 +8,7 @@ import { revoke } from './revoke.js';
 import type { Scenario } from './scenario.js';
 
 /** Every scenario, in run order. A new scenario is one module added here. */
-export const SCENARIOS: Scenario[] = [discovery, jwks, ccOpaque, ...ccJwtScenarios, introspectOpaque, introspectJwt, revoke, jwtBearer];
+export const SCENARIOS: Scenario[] = [discovery, jwks, ccOpaque, ...ccJwtScenarios, introspectOpaque, introspectJwt, revoke, jwtBearer, codeFlow, refresh];
 
 /** Selects scenarios by exact name or prefix (`cc-jwt` selects all three algorithms). */
 export function selectScenarios(names: readonly string[] | undefined, all: readonly Scenario[] = SCENARIOS): Scenario[] {

@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { api, createApiApp, createMachineClient } from '../../test/helpers/api.js';
+import { Agent, createHuman, createWebApp, signIn } from '../../test/helpers/oidc.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import type { Alg, BenchOptions } from '../args.js';
 import { discoverEndpoints, type PreparedTarget, type TargetFactory } from './target.js';
@@ -46,6 +47,13 @@ export class SesameFactory implements TargetFactory {
     });
     if (machineKey.status !== 200) throw new Error(`add machine key: ${machineKey.status} ${JSON.stringify(machineKey.body)}`);
     const body = `grant_type=client_credentials&scope=${scope}`;
+    // A person signed in once through the login form; the browser-flow scenarios reuse the cookie.
+    const redirectUri = 'http://localhost:9999/callback';
+    const web = await createWebApp(server, { name: 'bench-web', redirectUris: [redirectUri] });
+    const person = await createHuman(server, { userName: 'bench-person' });
+    const agent = new Agent(server);
+    const signedIn = await signIn(agent, `/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'openid' })}`, person);
+    if (!signedIn.location?.includes('code=')) throw new Error(`bench sign-in failed: ${signedIn.status}`);
     const signer = /"signer":"(\w+)"/.exec(server.logs())?.[1] ?? '?';
     const workers = /"workers":(\d+)/.exec(server.logs())?.[1] ?? '?';
     const target: PreparedTarget = {
@@ -56,6 +64,11 @@ export class SesameFactory implements TargetFactory {
       ccOpaque: { client: { id: opaque.clientId, secret: opaque.clientSecret }, body },
       ccJwt: { client: { id: jwt.clientId, secret: jwt.clientSecret }, body },
       introspector: { id: resource.clientId, secret: resource.clientSecret },
+      signIn: {
+        client: { id: web.clientId, secret: web.clientSecret },
+        redirectUri,
+        cookie: [...agent.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+      },
       jwtProfile: { userId: keyed.userId, keyId: machineKey.body.keyId, privateKey: pair.privateKey, scope: audienceScope },
       notes: [`${this.name} ${alg}: signer ${signer}, ${workers} worker thread(s), durability ${this.options.durability ?? 'flush'}`],
     };

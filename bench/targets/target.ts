@@ -19,6 +19,15 @@ export interface Endpoints {
   introspection: string;
   revocation: string;
   jwks: string;
+  authorization?: string;
+}
+
+/** A browser sign-in already done: an OIDC app and the user-agent cookie of a signed-in person. */
+export interface SignInSetup {
+  client: Client;
+  redirectUri: string;
+  /** `Cookie` header value carrying the user-agent session. */
+  cookie: string;
 }
 
 export interface PreparedTarget {
@@ -31,6 +40,8 @@ export interface PreparedTarget {
   ccOpaque: TokenRequest | undefined;
   ccJwt: TokenRequest | undefined;
   introspector: Client | undefined;
+  /** For the code-flow and refresh scenarios (Sesame only). */
+  signIn?: SignInSetup;
   /** A machine user whose key the bench holds, for the JWT profile grant (Sesame only). */
   jwtProfile?: { userId: string; keyId: string; privateKey: KeyObject; scope: string };
   /** Notes printed with the results (e.g. the peer's adapter). */
@@ -60,6 +71,7 @@ export async function discoverEndpoints(issuer: string): Promise<Endpoints> {
     introspection: doc.introspection_endpoint ?? '',
     revocation: doc.revocation_endpoint ?? '',
     jwks: doc.jwks_uri!,
+    ...(doc.authorization_endpoint ? { authorization: doc.authorization_endpoint } : {}),
   };
 }
 
