@@ -40,6 +40,7 @@ export async function completeAuthorization(
   if (!app?.oidc || app.state !== 'APP_STATE_ACTIVE' || !ctx.orgs.isActive(user)) {
     return htmlResponse(400, errorPage(locale, 'The application or the user is no longer active.'), headers);
   }
+  ctx.userSessions.touch(session);
   const grantId = newId();
   const audience = userAudience(ctx, app, request.audienceProjects);
   const grant = {

@@ -38,6 +38,8 @@ export function introspect(
     jti: claims.jti,
     sub: claims.sub,
     username,
+    ...(claims.authTime !== undefined ? { auth_time: claims.authTime } : {}),
+    ...(claims.amr?.length ? { amr: claims.amr } : {}),
     ...userClaims(user, scopes, username),
   };
 }
