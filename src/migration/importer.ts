@@ -11,6 +11,7 @@ import type { OrgState, UserState } from '../model/records.js';
 import { WriteBatch } from '../storage/batch.js';
 import type { MasterKey } from '../storage/master-key.js';
 import { newId } from '../util/ids.js';
+import { log } from '../util/log.js';
 import {
   apiAppSchema,
   appKeySchema,
@@ -381,7 +382,7 @@ export class Importer {
       await this.services.commit(batch);
     } catch (error) {
       // Nothing of this batch was written; the memory changes were taken back.
-      this.report.failure(type, id, error);
+      this.commitFailed(type, id, 'the organization', error);
       if (type === 'org') org.usable = false;
     }
   }
@@ -491,8 +492,13 @@ export class Importer {
       await this.services.commit(batch);
       onSuccess();
     } catch (error) {
-      this.report.failure('org', org.orgId, error);
+      this.commitFailed('org', org.orgId, "the organization's grants or members", error);
     }
+  }
+
+  private commitFailed(type: string, id: string, what: string, error: unknown): void {
+    log.error('import: commit failed', { type, id, error: error instanceof Error ? error.stack : String(error) });
+    this.report.error(type, id, 'IMPORT-C0mm1', `writing ${what} failed, none of it was imported: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
