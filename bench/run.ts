@@ -65,6 +65,17 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
         target.notes.forEach((n) => notes.add(n));
         const idleKey = `${target.name}:${target.pid}`;
         if (!idle.has(idleKey)) idle.set(idleKey, rssMiB(target.pid));
+        if ('run' in scenario) {
+          process.stdout.write(`▶ ${scenario.name} on ${target.name} ...\n`);
+          const rows = await scenario.run(target);
+          if ('skip' in rows) {
+            skipped.push(`${scenario.name} on ${target.name}: ${rows.skip}`);
+            process.stdout.write(`- ${scenario.name} on ${target.name}: skipped (${rows.skip})\n`);
+          } else {
+            results.push(...rows);
+          }
+          continue;
+        }
         const plan = await scenario.plan(target);
         if ('skip' in plan) {
           skipped.push(`${scenario.name} on ${target.name}: ${plan.skip}`);

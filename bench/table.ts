@@ -11,6 +11,8 @@ export interface ScenarioResult {
   errors: number;
   /** Peak RSS of the server process during the scenario, in MiB (when known). */
   peakRssMiB?: number;
+  /** Wall time of a scenario that measures one long operation (migrate), in seconds. */
+  seconds?: number;
 }
 
 const COLUMNS: { title: string; width: number; value: (r: ScenarioResult) => string }[] = [

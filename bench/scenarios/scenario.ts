@@ -1,4 +1,5 @@
 import type { Alg } from '../args.js';
+import type { ScenarioResult } from '../table.js';
 import { basicAuth, type Client, type PreparedTarget } from '../targets/target.js';
 
 /**
@@ -24,11 +25,24 @@ export interface Skip {
   skip: string;
 }
 
-export interface Scenario {
+/** Most scenarios: requests that autocannon sends for the run's duration. */
+export interface RequestScenario {
   name: string;
   alg: Alg;
   plan(target: PreparedTarget): Promise<RequestPlan | Skip>;
 }
+
+/**
+ * A scenario that does not fit the request model (e.g. one large export and import): it runs
+ * itself against the target and returns its own result rows.
+ */
+export interface CustomScenario {
+  name: string;
+  alg: Alg;
+  run(target: PreparedTarget): Promise<ScenarioResult[] | Skip>;
+}
+
+export type Scenario = RequestScenario | CustomScenario;
 
 export const FORM = 'application/x-www-form-urlencoded';
 

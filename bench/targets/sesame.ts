@@ -70,6 +70,7 @@ export class SesameFactory implements TargetFactory {
         cookie: [...agent.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
       },
       jwtProfile: { userId: keyed.userId, keyId: machineKey.body.keyId, privateKey: pair.privateKey, scope: audienceScope },
+      admin: { url: server.url, token: server.pat },
       notes: [`${this.name} ${alg}: signer ${signer}, ${workers} worker thread(s), durability ${this.options.durability ?? 'flush'}`],
     };
     this.current = { alg, target };

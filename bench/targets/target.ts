@@ -44,6 +44,8 @@ export interface PreparedTarget {
   signIn?: SignInSetup;
   /** A machine user whose key the bench holds, for the JWT profile grant (Sesame only). */
   jwtProfile?: { userId: string; keyId: string; privateKey: KeyObject; scope: string };
+  /** The admin API (base URL and an IAM_OWNER token), for the migrate scenario (Sesame only). */
+  admin?: { url: string; token: string };
   /** Notes printed with the results (e.g. the peer's adapter). */
   notes: string[];
 }
