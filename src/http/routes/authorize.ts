@@ -1,4 +1,4 @@
-import type { AuthRequestsActor, LoginStep } from '../../actors/auth-requests.js';
+import type { LoginStep } from '../../actors/auth-requests.js';
 import { agentOf, ensureAgentCookie } from '../../login/agent.js';
 import { authorizeError, completeAuthorization, isFresh, usableSessions } from '../../login/respond.js';
 import { validateAuthorizeRequest, type ValidatedAuthRequest } from '../../oauth/authorize/validate.js';
@@ -95,8 +95,8 @@ export function authorizeRoute(ctx: AppContext): Route {
           userId = candidates[0]!.userId;
         } else step = userId ? 'password' : 'loginname';
       }
-      const created = createRequest(ctx.authRequests, agentId, request, agent.locale, step, userId, hint.loginName);
-      return redirectResponse(`${LOGIN_PATH}?authRequestID=${created}`, headers);
+      const created = ctx.authRequests.create(agentId, request, agent.locale, step, userId, hint.loginName);
+      return redirectResponse(`${LOGIN_PATH}?authRequestID=${created.id}`, headers);
     } catch (error) {
       log.error('authorization failed', { error: error instanceof Error ? error.stack : String(error) });
       return authorizeError(target, 'server_error', 'unexpected condition', agent.locale);
@@ -105,14 +105,3 @@ export function authorizeRoute(ctx: AppContext): Route {
   return { pattern: PATHS.authorization, errorStyle: 'html', methods: { GET: handle, POST: handle } };
 }
 
-function createRequest(
-  actor: AuthRequestsActor,
-  agentId: string,
-  request: ValidatedAuthRequest,
-  locale: ReturnType<typeof agentOf>['locale'],
-  step: LoginStep,
-  userId: string | undefined,
-  loginName: string | undefined,
-): string {
-  return actor.create(agentId, request, locale, step, userId, loginName).id;
-}
