@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { ActorClaim } from './sessions.js';
 import type { Storage } from '../storage/db.js';
 import type { MasterKey } from '../storage/master-key.js';
 import { secretMatches, sha256 } from '../util/hash.js';
@@ -18,6 +19,8 @@ export interface FamilyGrant {
   audience: string[];
   authTime: number;
   amr: string[];
+  /** Kept from an impersonating token exchange, so refreshed tokens stay marked. */
+  act?: ActorClaim;
 }
 
 export interface RefreshFamily extends FamilyGrant {

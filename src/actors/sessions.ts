@@ -7,6 +7,13 @@ import { newOpaqueToken } from '../util/ids.js';
  * stolen data dir yields no usable token) and revocations of JWT access tokens (JWTs themselves
  * are never stored: issuing one writes nothing). Later: login sessions, codes, refresh families.
  */
+/** RFC 8693 `act`: who acts for the subject, with earlier actors nested. */
+export interface ActorClaim {
+  iss: string;
+  sub: string;
+  act?: ActorClaim;
+}
+
 export interface AccessTokenClaims {
   /** Token id (`jti`). */
   jti: string;
@@ -26,6 +33,8 @@ export interface AccessTokenClaims {
   /** When the user authenticated (unix seconds) and how (`pwd`, `otp`, `mfa`). */
   authTime?: number;
   amr?: string[];
+  /** Set on tokens from an impersonating token exchange. */
+  act?: ActorClaim;
 }
 
 export type RevokeOutcome = 'revoked' | 'unknown' | 'foreign';

@@ -1,5 +1,5 @@
 import type { KeysActor } from '../actors/keys.js';
-import type { AccessTokenClaims, RevokeOutcome, SessionsActor } from '../actors/sessions.js';
+import type { AccessTokenClaims, ActorClaim, RevokeOutcome, SessionsActor } from '../actors/sessions.js';
 import { newId } from '../util/ids.js';
 import type { Signer } from '../workers/signer.js';
 import { decodeJws, encodedHeader, looksLikeJws, signingInput, verifyJws } from './jwt.js';
@@ -42,6 +42,7 @@ export class AccessTokens {
       sid?: string;
       authTime?: number;
       amr?: string[];
+      act?: ActorClaim;
     },
   ): Promise<IssuedAccessToken> {
     const iat = Math.floor(Date.now() / 1000);
@@ -66,6 +67,7 @@ export class AccessTokens {
     if (claims.sid) payload.sid = claims.sid;
     if (claims.authTime !== undefined) payload.auth_time = claims.authTime;
     if (claims.amr?.length) payload.amr = claims.amr;
+    if (claims.act) payload.act = claims.act;
     const input_ = signingInput(encodedHeader(key.alg, key.kid, 'at+jwt'), payload);
     const signature = await this.signer.sign(key, input_);
     return { token: `${input_}.${signature}`, claims, expiresIn: this.lifetimeSeconds };
@@ -117,8 +119,15 @@ export class AccessTokens {
     const at = p.jti.indexOf('-at_');
     if (at > 0) claims.grantId = p.jti.slice(0, at);
     if (typeof p.sid === 'string') claims.sid = p.sid;
+    if (isActorClaim(p.act)) claims.act = p.act;
     if (typeof p.auth_time === 'number') claims.authTime = p.auth_time;
     if (Array.isArray(p.amr)) claims.amr = p.amr.filter((a): a is string => typeof a === 'string');
     return claims;
   }
+}
+
+function isActorClaim(value: unknown, depth = 0): value is ActorClaim {
+  if (depth > 8 || typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.iss === 'string' && typeof v.sub === 'string' && (v.act === undefined || isActorClaim(v.act, depth + 1));
 }

@@ -77,6 +77,31 @@ export class AssertionVerifier {
     return user;
   }
 
+  /**
+   * A token-exchange `jwt` subject: signed by the calling client's own key (iss = client id),
+   * naming the user in `sub`. Returns the user id.
+   */
+  async verifySubjectJwt(token: string, app: AppRecord, fail: AssertionFailure): Promise<string> {
+    const jws = this.decode(token, fail);
+    const { kid, alg } = assertionHeader(jws, fail);
+    await this.verifySignature(jws, this.clients.appAssertionKey(app.id, kid), alg, fail);
+    const sub = jws.payload.sub;
+    if (typeof sub !== 'string' || sub.length === 0) throw fail('jwt has no sub');
+    // Same time, audience and replay rules as a client assertion; only `sub` names someone else.
+    const claims = checkAssertionClaims(
+      { ...jws, payload: { ...jws.payload, sub: app.clientId } },
+      {
+        subject: app.clientId,
+        audiences: [this.issuer, `${this.issuer}/oauth/v2/token`],
+        leewaySeconds: Math.ceil((app.oidc?.clockSkewMs ?? 0) / 1000) + 1,
+        nowSeconds: Math.floor(Date.now() / 1000),
+      },
+      fail,
+    );
+    await this.rejectReplay(app.clientId, claims, token, fail);
+    return sub;
+  }
+
   private decode(assertion: string, fail: AssertionFailure): DecodedJws {
     const jws = decodeJws(assertion);
     if (!jws) throw fail('assertion is not a compact JWS');

@@ -16,7 +16,8 @@ export const PATHS = {
   endSession: '/oidc/v1/end_session',
 } as const;
 
-export function discoveryDocument(issuer: string, signingAlg: SigningAlg): Record<string, unknown> {
+/** `tokenExchange`: the grant is listed only while the oidcTokenExchange feature is on. */
+export function discoveryDocument(issuer: string, signingAlg: SigningAlg, tokenExchange = false): Record<string, unknown> {
   return {
     issuer,
     authorization_endpoint: issuer + PATHS.authorization,
@@ -32,7 +33,14 @@ export function discoveryDocument(issuer: string, signingAlg: SigningAlg): Recor
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: ['none', 'login', 'select_account', 'create'],
     ui_locales_supported: ['en', 'de'],
-    grant_types_supported: ['authorization_code', 'implicit', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:jwt-bearer'],
+    grant_types_supported: [
+      'authorization_code',
+      'implicit',
+      'refresh_token',
+      'client_credentials',
+      'urn:ietf:params:oauth:grant-type:jwt-bearer',
+      ...(tokenExchange ? ['urn:ietf:params:oauth:grant-type:token-exchange'] : []),
+    ],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [signingAlg],
     token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],

@@ -40,6 +40,7 @@ export function introspect(
     username,
     ...(claims.authTime !== undefined ? { auth_time: claims.authTime } : {}),
     ...(claims.amr?.length ? { amr: claims.amr } : {}),
+    ...(claims.act ? { act: claims.act } : {}),
     ...userClaims(user, scopes, username),
   };
 }

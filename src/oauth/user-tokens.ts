@@ -1,4 +1,5 @@
 import type { AppContext } from '../http/context.js';
+import type { ActorClaim } from '../actors/sessions.js';
 import type { AppRecord, UserRecord } from '../model/records.js';
 import type { IssuedAccessToken } from './access-tokens.js';
 import type { AuthenticatedClient } from './client-auth.js';
@@ -19,6 +20,8 @@ export interface UserGrant {
   authTime: number;
   amr: string[];
   nonce?: string | undefined;
+  /** From a token exchange with an actor: every token of the grant carries it. */
+  act?: ActorClaim | undefined;
 }
 
 /** ZITADEL's default audience (compat §3.3): the client, the project's other apps, the project, and `:aud` projects. */
@@ -74,6 +77,7 @@ export async function issueUserTokens(
       sid: grant.sid,
       authTime: grant.authTime,
       amr: grant.amr,
+      ...(grant.act ? { act: grant.act } : {}),
     });
   }
   if (want.idToken && grant.scopes.includes('openid')) {
@@ -91,7 +95,7 @@ export async function issueUserTokens(
       sid: grant.sid,
       nonce: grant.nonce,
       accessToken: out.accessToken?.token,
-      userClaims: claims,
+      userClaims: grant.act ? { ...claims, act: grant.act } : claims,
     });
   }
   return out;

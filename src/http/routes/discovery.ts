@@ -3,13 +3,17 @@ import type { AppContext } from '../context.js';
 import { precomputedJson } from '../responses.js';
 import type { Route } from '../types.js';
 
-/** GET /.well-known/openid-configuration: serialized once at start-up. */
+/**
+ * GET /.well-known/openid-configuration: serialized once at start-up, in two variants, since the
+ * token exchange feature can be switched at run time.
+ */
 export function discoveryRoute(ctx: AppContext): Route {
-  const body = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg));
+  const without = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, false));
+  const withExchange = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, true));
   const headers = { 'Cache-Control': 'public, max-age=300', 'Access-Control-Allow-Origin': '*' };
   return {
     pattern: PATHS.discovery,
     errorStyle: 'oauth',
-    methods: { GET: () => precomputedJson(200, body, headers) },
+    methods: { GET: () => precomputedJson(200, ctx.settings.tokenExchangeEnabled() ? withExchange : without, headers) },
   };
 }

@@ -47,7 +47,7 @@ export function userinfoRoute(ctx: AppContext): Route {
     const scopes = resolved.claims.scope ? resolved.claims.scope.split(' ') : [];
     const app = ctx.clients.appByClient(resolved.claims.clientId);
     const claims = claimsFor(ctx, user, scopes, app?.projectId, true);
-    return jsonNoStore(200, { ...claims, sub: user.id });
+    return jsonNoStore(200, { ...claims, sub: user.id, ...(resolved.claims.act ? { act: resolved.claims.act } : {}) });
   };
   return { pattern: PATHS.userinfo, errorStyle: 'oauth', methods: { GET: handle, POST: handle } };
 }
