@@ -6,10 +6,11 @@ import { jwks } from './jwks.js';
 import { jwtBearer } from './jwt-bearer.js';
 import { migrate } from './migrate.js';
 import { revoke } from './revoke.js';
+import { tokenExchange } from './token-exchange.js';
 import type { Scenario } from './scenario.js';
 
 /** Every scenario, in run order. A new scenario is one module added here. */
-export const SCENARIOS: Scenario[] = [discovery, jwks, ccOpaque, ...ccJwtScenarios, introspectOpaque, introspectJwt, revoke, jwtBearer, codeFlow, refresh];
+export const SCENARIOS: Scenario[] = [discovery, jwks, ccOpaque, ...ccJwtScenarios, introspectOpaque, introspectJwt, revoke, jwtBearer, tokenExchange, codeFlow, refresh];
 
 /** Scenarios that run only when named (`--scenarios migrate`): long, and not request throughput. */
 export const OPT_IN_SCENARIOS: Scenario[] = [migrate];

@@ -54,6 +54,13 @@ export class SesameFactory implements TargetFactory {
     const agent = new Agent(server);
     const signedIn = await signIn(agent, `/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'openid' })}`, person);
     if (!signedIn.location?.includes('code=')) throw new Error(`bench sign-in failed: ${signedIn.status}`);
+    // Token exchange: the feature on, and an app of the tokens' audience project allowed to exchange.
+    await api(server, 'PUT', '/v2/features/instance', { token: server.pat, body: { oidcTokenExchange: true } });
+    const exchanger = await api(server, 'POST', `/management/v1/projects/${resource.projectId}/apps/oidc`, {
+      token: server.pat,
+      body: { name: 'bench-exchanger', redirectUris: [redirectUri], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE'] },
+    });
+    if (exchanger.status !== 200) throw new Error(`add exchanging app: ${exchanger.status} ${JSON.stringify(exchanger.body)}`);
     const signer = /"signer":"(\w+)"/.exec(server.logs())?.[1] ?? '?';
     const workers = /"workers":(\d+)/.exec(server.logs())?.[1] ?? '?';
     const target: PreparedTarget = {
@@ -70,6 +77,7 @@ export class SesameFactory implements TargetFactory {
         cookie: [...agent.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
       },
       jwtProfile: { userId: keyed.userId, keyId: machineKey.body.keyId, privateKey: pair.privateKey, scope: audienceScope },
+      exchange: { client: { id: exchanger.body.clientId, secret: exchanger.body.clientSecret }, subject: { client: { id: opaque.clientId, secret: opaque.clientSecret }, body } },
       admin: { url: server.url, token: server.pat },
       notes: [`${this.name} ${alg}: signer ${signer}, ${workers} worker thread(s), durability ${this.options.durability ?? 'flush'}`],
     };

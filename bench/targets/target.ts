@@ -44,6 +44,8 @@ export interface PreparedTarget {
   signIn?: SignInSetup;
   /** A machine user whose key the bench holds, for the JWT profile grant (Sesame only). */
   jwtProfile?: { userId: string; keyId: string; privateKey: KeyObject; scope: string };
+  /** An app allowed to exchange tokens, and how to get subject tokens in its audience (Sesame only). */
+  exchange?: { client: Client; subject: TokenRequest };
   /** The admin API (base URL and an IAM_OWNER token), for the migrate scenario (Sesame only). */
   admin?: { url: string; token: string };
   /** Notes printed with the results (e.g. the peer's adapter). */
