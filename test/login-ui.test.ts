@@ -282,3 +282,51 @@ describe('https issuer', () => {
     }
   });
 });
+
+describe('restart', () => {
+  it('keeps browser sessions, refresh tokens and used codes across a restart', async () => {
+    const { tempDataDir } = await import('./helpers/server.js');
+    const dataDir = tempDataDir();
+    const env = { SESAME_ISSUER: 'http://localhost:18081' };
+    let first: TestServer | undefined = await startServer({ dataDir, env });
+    let second: TestServer | undefined;
+    try {
+      const app = await createWebApp(first);
+      const person = await createHuman(first);
+      const agent = new Agent(first);
+      const url = `/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access' })}`;
+      const done = await signIn(agent, url, person);
+      const code = responseParams(done.location!).get('code')!;
+      const exchange = (s: TestServer, body: Record<string, string>) =>
+        fetch(`${s.url}/oauth/v2/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64') },
+          body: new URLSearchParams(body).toString(),
+        });
+      const tokens = (await (await exchange(first, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT })).json()) as { refresh_token: string };
+      const other = responseParams((await agent.follow(url + '&prompt=none')).location!).get('code')!;
+      const kept = (await (await exchange(first, { grant_type: 'authorization_code', code: other, redirect_uri: REDIRECT })).json()) as { refresh_token: string };
+      await first.stop('SIGTERM');
+      first = undefined;
+
+      second = await startServer({ dataDir, env });
+      expect((await exchange(second, { grant_type: 'refresh_token', refresh_token: kept.refresh_token })).status).toBe(200);
+      const replay = await exchange(second, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT });
+      expect(await replay.json()).toMatchObject({ error: 'invalid_grant' });
+      // The replay revoked the grant: its refresh family is gone too.
+      expect((await exchange(second, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })).status).toBe(400);
+      const moved = new Agent(second);
+      for (const [k, v] of agent.cookies) moved.cookies.set(k, v);
+      const silent = await moved.follow(url + '&prompt=none');
+      const next = responseParams(silent.location!).get('code');
+      expect(next).toBeTruthy();
+      const fresh = (await (await exchange(second, { grant_type: 'authorization_code', code: next!, redirect_uri: REDIRECT })).json()) as { refresh_token: string };
+      expect((await exchange(second, { grant_type: 'refresh_token', refresh_token: fresh.refresh_token })).status).toBe(200);
+    } finally {
+      await first?.close({ keepData: true });
+      await second?.close();
+      const { rmSync } = await import('node:fs');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
