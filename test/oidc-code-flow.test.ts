@@ -273,6 +273,24 @@ describe('userinfo', () => {
     }
   });
 
+  it('returns ZITADEL role and metadata claims for their URN scopes', async () => {
+    const { api: call } = await import('./helpers/api.js');
+    const ok = (r: { status: number; body: unknown }) => expect(r.status, JSON.stringify(r.body)).toBe(200);
+    ok(await call(server, 'POST', `/management/v1/projects/${web.projectId}/roles`, { token: server.pat, body: { roleKey: 'editor', displayName: 'Editor' } }));
+    ok(await call(server, 'POST', `/management/v1/users/${person.userId}/grants`, { token: server.pat, body: { projectId: web.projectId, roleKeys: ['editor'] } }));
+    ok(await call(server, 'POST', `/management/v1/users/${person.userId}/metadata/team`, { token: server.pat, body: { value: Buffer.from('blue').toString('base64') } }));
+    const { tokens, config } = await codeFlow(web, { scope: 'openid urn:zitadel:iam:org:project:role:editor urn:zitadel:iam:user:metadata' });
+    const claims = await oidc.fetchUserInfo(config, tokens.access_token, person.userId);
+    const roles = claims['urn:zitadel:iam:org:project:roles'] as Record<string, Record<string, string>>;
+    expect(Object.keys(roles)).toEqual(['editor']);
+    expect(Object.values(roles.editor!)[0]).toMatch(/\.localhost$/);
+    expect(claims[`urn:zitadel:iam:org:project:${web.projectId}:roles`]).toEqual(roles);
+    expect(claims['urn:zitadel:iam:user:metadata']).toEqual({ team: Buffer.from('blue').toString('base64url') });
+    const plain = await codeFlow(web, { scope: 'openid' });
+    const without = await oidc.fetchUserInfo(plain.config, plain.tokens.access_token, person.userId);
+    expect(without['urn:zitadel:iam:org:project:roles']).toBeUndefined();
+  });
+
   it('answers 401 with a Bearer challenge for a missing, invalid or revoked token', async () => {
     const missing = await fetch(`${server.url}/oidc/v1/userinfo`);
     expect(missing.status).toBe(401);
