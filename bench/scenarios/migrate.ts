@@ -12,6 +12,12 @@ import type { CustomScenario } from './scenario.js';
  */
 export const MIGRATE_SIZE = { users: 10_000, projects: 100, apps: 500 };
 
+/** MIGRATE_USERS overrides the user count (e.g. 200000 for a bundle of ~100 MiB). */
+function sizeFromEnv(env: NodeJS.ProcessEnv = process.env): typeof MIGRATE_SIZE {
+  const users = Number(env.MIGRATE_USERS);
+  return Number.isInteger(users) && users > 0 ? { ...MIGRATE_SIZE, users } : MIGRATE_SIZE;
+}
+
 export interface GeneratedOrg {
   orgId: string;
   bundle: { orgs: unknown[] };
@@ -101,11 +107,13 @@ export const migrate: CustomScenario = {
   alg: 'RS256',
   async run(target) {
     if (!target.admin) return { skip: 'export and import are Sesame admin calls' };
-    const { users, projects, apps } = MIGRATE_SIZE;
+    const size = sizeFromEnv();
+    const { users, projects, apps } = size;
     const what = `${users} users, ${projects} projects, ${apps} apps`;
     const hash = hashSync('bench-password', { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 });
-    const { orgId, bundle } = generateOrg(MIGRATE_SIZE, hash);
+    const { orgId, bundle } = generateOrg(size, hash);
     const body = Buffer.from(JSON.stringify({ timeout: '30m', dataOrgs: bundle }));
+    (bundle.orgs as unknown[]).length = 0; // only the bytes are needed from here on
     const idle = rssMiB(target.pid);
 
     const imported = await timed(target, '/admin/v1/import', body);

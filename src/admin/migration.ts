@@ -54,8 +54,9 @@ export function migrationRoutes(ctx: AppContext): Route[] {
       }
       const gcs = input.gcsOutput === undefined ? undefined : gcsLocation(input.gcsOutput, 'gcsOutput');
       const deadline = new Deadline(timeoutMs, 'export');
-      const snapshot = await ctx.migration.snapshot(deadline);
-      const bundle = await new Exporter(snapshot, input, ctx.masterKey).toJson(deadline);
+      const exporter = new Exporter(input, ctx.masterKey);
+      await ctx.migration.walkSnapshot(exporter, deadline);
+      const bundle = exporter.toBuffer();
       deadline.check();
       if (gcs) await writeObject(gcs, bundle, deadline);
       log.info('export finished', { bytes: bundle.length, gcs: gcs ? `gs://${gcs.bucket}/${gcs.path}` : undefined, caller: caller.user.id });

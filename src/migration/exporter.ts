@@ -1,20 +1,30 @@
 import { nonZero } from '../admin/enums.js';
+import { omitZero } from '../admin/json.js';
 import { openOtpSecret } from '../auth/otp-secret.js';
-import type { AppRecord, OrgRecord, PolicyRecord, UserRecord } from '../model/records.js';
+import type {
+  AppRecord,
+  MachineSecretRecord,
+  MemberRecord,
+  OrgRecord,
+  PolicyRecord,
+  ProjectRecord,
+  UserGrantRecord,
+  UserRecord,
+} from '../model/records.js';
 import type { MasterKey } from '../storage/master-key.js';
 import { formatProtoDuration } from '../util/duration.js';
-import { omitZero } from '../admin/json.js';
-import { yieldToEventLoop, type Deadline } from './deadline.js';
-import type { DirectorySnapshot } from './store.js';
+import type { SnapshotVisitor } from './store.js';
 
 /**
- * Builds the export bundle `{"orgs":[DataOrg…]}` (compat §1.4) from one directory snapshot, in
- * protojson form: camelCase, zero values omitted, enums by name. Lists are sorted by id, so the
- * same data always exports to the same bytes. Per the seed the export leaves out instance-level
- * things (IAM members, global policies and IdPs) and credentials other than passwords and OTP
- * (machine keys, PATs, app keys, passwordless). Sesame extensions, which ZITADEL's import ignores:
- * apps carry their `clientId`, and with `withPasswords` apps and machine users carry their
- * client secret's SHA-256 digest (`clientSecretSha256`).
+ * Builds the export bundle `{"orgs":[DataOrg…]}` (compat §1.4) while one directory snapshot is
+ * walked: each record becomes its JSON text at once, written as UTF-8 into per-org, per-list byte
+ * buffers, so the peak is about the bundle's size rather than the directory as objects. Output is
+ * protojson: camelCase, zero values omitted, enums by name; lists in id order, so the same data
+ * always exports to the same bytes. Per the seed the export leaves out instance-level things (IAM
+ * members, global policies and IdPs) and credentials other than passwords and OTP (machine keys,
+ * PATs, app keys, passwordless). Sesame extensions, which ZITADEL's import ignores: apps carry
+ * their `clientId`, and with `withPasswords` apps and machine users carry their client secret's
+ * SHA-256 digest (`clientSecretSha256`).
  */
 export interface ExportOptions {
   orgIds: readonly string[];
@@ -23,24 +33,56 @@ export interface ExportOptions {
   withOtp: boolean;
 }
 
-const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-function groupBy<T>(rows: readonly T[], key: (row: T) => string | undefined): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const row of rows) {
-    const k = key(row);
-    if (k === undefined) continue;
-    let list = out.get(k);
-    if (!list) out.set(k, (list = []));
-    list.push(row);
-  }
-  return out;
-}
-
 const b64 = (bytes: Uint8Array | undefined) => (bytes ? Buffer.from(bytes).toString('base64') : undefined);
 
-function policyFields(policy: PolicyRecord): [string, unknown] | undefined {
+/** A JSON array written as UTF-8 into 1 MiB chunks, element by element. */
+class JsonList {
+  private static readonly CHUNK = 1024 * 1024;
+  private readonly chunks: Buffer[] = [];
+  private current: Buffer | undefined;
+  private used = 0;
+  count = 0;
+
+  add(element: unknown): void {
+    this.write((this.count++ === 0 ? '' : ',') + JSON.stringify(omitZero(element)));
+  }
+
+  private write(text: string): void {
+    const length = Buffer.byteLength(text);
+    if (!this.current || this.used + length > this.current.length) {
+      this.flush();
+      this.current = Buffer.allocUnsafe(Math.max(JsonList.CHUNK, length));
+    }
+    this.used += this.current.write(text, this.used);
+  }
+
+  private flush(): void {
+    if (this.current && this.used > 0) this.chunks.push(this.current.subarray(0, this.used));
+    this.current = undefined;
+    this.used = 0;
+  }
+
+  /** `"name":[…]` as buffers; nothing for an empty list (protojson omits it). */
+  member(name: string): Buffer[] {
+    if (this.count === 0) return [];
+    this.flush();
+    return [Buffer.from(`"${name}":[`), ...this.chunks, Buffer.from(']')];
+  }
+}
+
+const LISTS = ['projects', 'projectRoles', 'apiApps', 'oidcApps', 'humanUsers', 'machineUsers', 'userGrants', 'orgMembers', 'projectMembers', 'userMetadata'] as const;
+type ListName = (typeof LISTS)[number];
+
+interface OrgParts {
+  org: OrgRecord;
+  policies: Record<string, unknown>;
+  lists: Record<ListName, JsonList>;
+  /** Grants are keyed by generated ids; they are sorted by user and project before writing. */
+  grants: UserGrantRecord[];
+}
+
+function policyField(policy: PolicyRecord): [string, unknown] | undefined {
   if (policy.kind === 'lockout') {
     const p = policy.policy as { maxPasswordAttempts: number; showLockoutFailure: boolean };
     return ['lockoutPolicy', { maxPasswordAttempts: p.maxPasswordAttempts, showLockoutFailure: p.showLockoutFailure }];
@@ -77,78 +119,42 @@ function oidcApp(app: AppRecord) {
   };
 }
 
-export class Exporter {
+export class Exporter implements SnapshotVisitor {
+  private readonly wanted: Set<string>;
+  private readonly excluded: Set<string>;
+  private readonly parts = new Map<string, OrgParts>();
+  private readonly projectOrg = new Map<string, string>();
+  private readonly secrets = new Map<string, Uint8Array>();
+
   constructor(
-    private readonly snapshot: DirectorySnapshot,
     private readonly options: ExportOptions,
     private readonly masterKey: MasterKey,
-  ) {}
-
-  /** The orgs to export: all, or the listed ones, minus the excluded ones; sorted by id. */
-  selectedOrgs(): OrgRecord[] {
-    const wanted = new Set(this.options.orgIds);
-    const excluded = new Set(this.options.excludedOrgIds);
-    return this.snapshot.orgs
-      .filter((o) => (wanted.size === 0 || wanted.has(o.id)) && !excluded.has(o.id))
-      .sort(byId);
-  }
-
-  /** The bundle as JSON bytes, built org by org (one org's objects alive at a time). */
-  async toJson(deadline?: Deadline): Promise<Buffer> {
-    const s = this.snapshot;
-    const policies = groupBy(s.policies, (p) => p.orgId);
-    const projects = groupBy(s.projects, (p) => p.orgId);
-    const apps = groupBy(s.apps, (a) => a.orgId);
-    const users = groupBy(s.users, (u) => u.orgId);
-    const grants = groupBy(s.userGrants, (g) => g.orgId);
-    const projectOrg = new Map(s.projects.map((p) => [p.id, p.orgId]));
-    const members = groupBy(s.members, (m) => {
-      if (m.scope.startsWith('org:')) return m.scope.slice(4);
-      if (m.scope.startsWith('project:')) return projectOrg.get(m.scope.slice(8));
-      return undefined;
-    });
-    const secrets = new Map(s.machineSecrets.map((m) => [m.userId, m.secretHash]));
-
-    const chunks: Buffer[] = [Buffer.from('{"orgs":[')];
-    let first = true;
-    for (const org of this.selectedOrgs()) {
-      deadline?.check();
-      const dataOrg = this.dataOrg(org, {
-        policies: policies.get(org.id) ?? [],
-        projects: (projects.get(org.id) ?? []).sort(byId),
-        apps: (apps.get(org.id) ?? []).sort(byId),
-        users: (users.get(org.id) ?? []).sort(byId),
-        grants: grants.get(org.id) ?? [],
-        members: members.get(org.id) ?? [],
-        secrets,
-      });
-      chunks.push(Buffer.from((first ? '' : ',') + JSON.stringify(omitZero(dataOrg))));
-      first = false;
-      await yieldToEventLoop();
-    }
-    chunks.push(Buffer.from(']}'));
-    return Buffer.concat(chunks);
-  }
-
-  private dataOrg(
-    org: OrgRecord,
-    parts: {
-      policies: PolicyRecord[];
-      projects: DirectorySnapshot['projects'];
-      apps: AppRecord[];
-      users: UserRecord[];
-      grants: DirectorySnapshot['userGrants'];
-      members: DirectorySnapshot['members'];
-      secrets: Map<string, Uint8Array>;
-    },
   ) {
-    const { withPasswords, withOtp } = this.options;
-    const out: Record<string, unknown> = { orgId: org.id, org: { name: org.name } };
-    for (const policy of [...parts.policies].sort(byId)) {
-      const field = policyFields(policy);
-      if (field) out[field[0]] = field[1];
-    }
-    out.projects = parts.projects.map((p) => ({
+    this.wanted = new Set(options.orgIds);
+    this.excluded = new Set(options.excludedOrgIds);
+  }
+
+  private of(orgId: string): OrgParts | undefined {
+    return this.parts.get(orgId);
+  }
+
+  org(org: OrgRecord): void {
+    if ((this.wanted.size > 0 && !this.wanted.has(org.id)) || this.excluded.has(org.id)) return;
+    const lists = Object.fromEntries(LISTS.map((name) => [name, new JsonList()])) as Record<ListName, JsonList>;
+    this.parts.set(org.id, { org, policies: {}, lists, grants: [] });
+  }
+
+  policy(policy: PolicyRecord): void {
+    const parts = this.of(policy.orgId);
+    const field = parts && policyField(policy);
+    if (parts && field) parts.policies[field[0]] = field[1];
+  }
+
+  project(p: ProjectRecord): void {
+    this.projectOrg.set(p.id, p.orgId);
+    const parts = this.of(p.orgId);
+    if (!parts) return;
+    parts.lists.projects.add({
       projectId: p.id,
       project: {
         name: p.name,
@@ -157,65 +163,101 @@ export class Exporter {
         hasProjectCheck: p.hasProjectCheck,
         privateLabelingSetting: nonZero(p.privateLabelingSetting),
       },
-    }));
-    out.projectRoles = parts.projects.flatMap((p) =>
-      p.roles.map((r) => ({ projectId: p.id, roleKey: r.key, displayName: r.displayName, group: r.group })),
-    );
-    const secretOf = (app: AppRecord) => (withPasswords ? b64(app.secretHash) : undefined);
-    out.apiApps = parts.apps
-      .filter((a) => a.api)
-      .map((a) => ({ appId: a.id, clientId: a.clientId, clientSecretSha256: secretOf(a), app: { projectId: a.projectId, name: a.name, authMethodType: nonZero(a.api!.authMethodType) } }));
-    out.oidcApps = parts.apps
-      .filter((a) => a.oidc)
-      .map((a) => ({ appId: a.id, clientId: a.clientId, clientSecretSha256: secretOf(a), app: oidcApp(a) }));
-    out.humanUsers = parts.users
-      .filter((u) => u.human)
-      .map((u) => {
-        const h = u.human!;
-        return {
-          userId: u.id,
-          user: {
-            userName: u.userName,
-            profile: { ...h.profile, gender: nonZero(h.profile.gender) },
-            email: h.email,
-            phone: h.phone,
-            hashedPassword: withPasswords && h.passwordHash ? { value: h.passwordHash } : undefined,
-            passwordChangeRequired: h.passwordChangeRequired,
-            otpCode: withOtp && h.otpSecretSealed ? openOtpSecret(this.masterKey, h.otpSecretSealed) : undefined,
-          },
-          state: u.state,
-        };
+    });
+    for (const r of p.roles) parts.lists.projectRoles.add({ projectId: p.id, roleKey: r.key, displayName: r.displayName, group: r.group });
+  }
+
+  app(a: AppRecord): void {
+    const parts = this.of(a.orgId);
+    if (!parts) return;
+    const clientSecretSha256 = this.options.withPasswords ? b64(a.secretHash) : undefined;
+    if (a.api) {
+      parts.lists.apiApps.add({ appId: a.id, clientId: a.clientId, clientSecretSha256, app: { projectId: a.projectId, name: a.name, authMethodType: nonZero(a.api.authMethodType) } });
+    } else if (a.oidc) {
+      parts.lists.oidcApps.add({ appId: a.id, clientId: a.clientId, clientSecretSha256, app: oidcApp(a) });
+    }
+  }
+
+  machineSecret(record: MachineSecretRecord): void {
+    if (this.options.withPasswords) this.secrets.set(record.userId, record.secretHash);
+  }
+
+  user(u: UserRecord): void {
+    const parts = this.of(u.orgId);
+    if (!parts) return;
+    const { withPasswords, withOtp } = this.options;
+    if (u.human) {
+      const h = u.human;
+      parts.lists.humanUsers.add({
+        userId: u.id,
+        user: {
+          userName: u.userName,
+          profile: { ...h.profile, gender: nonZero(h.profile.gender) },
+          email: h.email,
+          phone: h.phone,
+          hashedPassword: withPasswords && h.passwordHash ? { value: h.passwordHash } : undefined,
+          passwordChangeRequired: h.passwordChangeRequired,
+          otpCode: withOtp && h.otpSecretSealed ? openOtpSecret(this.masterKey, h.otpSecretSealed) : undefined,
+        },
+        state: u.state,
       });
-    out.machineUsers = parts.users
-      .filter((u) => u.machine)
-      .map((u) => ({
+    } else if (u.machine) {
+      const m = u.machine;
+      parts.lists.machineUsers.add({
         userId: u.id,
         // user.userId as well: ZITADEL's import keeps a machine user's id only from there.
-        user: { userName: u.userName, name: u.machine!.name, description: u.machine!.description, accessTokenType: nonZero(u.machine!.accessTokenType), userId: u.id },
+        user: { userName: u.userName, name: m.name, description: m.description, accessTokenType: nonZero(m.accessTokenType), userId: u.id },
         state: u.state,
-        clientSecretSha256: withPasswords ? b64(parts.secrets.get(u.id)) : undefined,
-      }));
-    out.userGrants = [...parts.grants]
-      .sort((a, b) => compare(a.userId, b.userId) || compare(a.projectId, b.projectId))
-      .map((g) => ({ userId: g.userId, projectId: g.projectId, projectGrantId: g.projectGrantId, roleKeys: g.roleKeys }));
-    const sortedMembers = [...parts.members].sort((a, b) => compare(a.scope, b.scope) || compare(a.userId, b.userId));
-    out.orgMembers = sortedMembers.filter((m) => m.scope === `org:${org.id}`).map((m) => ({ userId: m.userId, roles: m.roles }));
-    out.projectMembers = sortedMembers
-      .filter((m) => m.scope.startsWith('project:'))
-      .map((m) => ({ projectId: m.scope.slice(8), userId: m.userId, roles: m.roles }));
-    out.userMetadata = parts.users.flatMap((u) =>
-      Object.keys(u.metadata ?? {})
-        .sort(compare)
-        .map((key) => ({ id: u.id, key, value: b64(u.metadata![key]) })),
-    );
-    out.domains = org.domains.map((d) => ({
-      orgId: org.id,
-      domainName: d.domainName,
-      isVerified: d.isVerified,
-      isPrimary: d.isPrimary,
-      validationType: nonZero(d.validationType),
-    }));
-    out.orgState = org.state;
-    return out;
+        clientSecretSha256: b64(this.secrets.get(u.id)),
+      });
+    }
+    for (const key of Object.keys(u.metadata ?? {}).sort(compare)) {
+      parts.lists.userMetadata.add({ id: u.id, key, value: b64(u.metadata![key]) });
+    }
+  }
+
+  userGrant(g: UserGrantRecord): void {
+    this.of(g.orgId)?.grants.push(g);
+  }
+
+  member(m: MemberRecord): void {
+    if (m.scope.startsWith('org:')) {
+      this.of(m.scope.slice(4))?.lists.orgMembers.add({ userId: m.userId, roles: m.roles });
+    } else if (m.scope.startsWith('project:')) {
+      const projectId = m.scope.slice(8);
+      const orgId = this.projectOrg.get(projectId);
+      if (orgId) this.of(orgId)?.lists.projectMembers.add({ projectId, userId: m.userId, roles: m.roles });
+    }
+  }
+
+  /** The bundle's bytes, orgs in id order. */
+  toBuffer(): Buffer {
+    const out: Buffer[] = [Buffer.from('{"orgs":[')];
+    const orgIds = [...this.parts.keys()].sort(compare);
+    for (const [index, orgId] of orgIds.entries()) {
+      const { org, policies, lists, grants } = this.parts.get(orgId)!;
+      grants.sort((a, b) => compare(a.userId, b.userId) || compare(a.projectId, b.projectId));
+      for (const g of grants) lists.userGrants.add({ userId: g.userId, projectId: g.projectId, projectGrantId: g.projectGrantId, roleKeys: g.roleKeys });
+      const members: Buffer[][] = [];
+      const head = JSON.stringify(omitZero({ orgId: org.id, org: { name: org.name }, ...policies }));
+      members.push([Buffer.from(head.slice(1, -1))]);
+      for (const name of LISTS) members.push(lists[name].member(name));
+      const domains = org.domains.map((d) =>
+        omitZero({ orgId: org.id, domainName: d.domainName, isVerified: d.isVerified, isPrimary: d.isPrimary, validationType: nonZero(d.validationType) }),
+      );
+      const tail = JSON.stringify(omitZero({ domains, orgState: org.state }));
+      members.push([Buffer.from(tail.slice(1, -1))]);
+      out.push(Buffer.from(index === 0 ? '{' : ',{'));
+      members
+        .filter((m) => m.length > 0)
+        .forEach((m, i) => {
+          if (i > 0) out.push(Buffer.from(','));
+          out.push(...m);
+        });
+      out.push(Buffer.from('}'));
+      this.parts.delete(orgId);
+    }
+    out.push(Buffer.from(']}'));
+    return Buffer.concat(out);
   }
 }

@@ -448,7 +448,9 @@ export class Importer {
         this.report.failure('user_grant', `${org.orgId}_${g.projectId}_${g.userId}`, error);
       }
     }
-    await this.commitLater(org, batch, () => org.success.userGrants.push(...staged));
+    await this.commitLater(org, batch, () => {
+      for (const g of staged) org.success.userGrants.push(g);
+    });
   }
 
   // ---- phase 3: members ----
@@ -482,8 +484,8 @@ export class Importer {
       }
     }
     await this.commitLater(org, batch, () => {
-      org.success.orgMembers.push(...members);
-      org.success.projectMembers.push(...projectMemberIds);
+      for (const m of members) org.success.orgMembers.push(m);
+      for (const m of projectMemberIds) org.success.projectMembers.push(m);
     });
   }
 

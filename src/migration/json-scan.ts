@@ -23,6 +23,11 @@ export class JsonSyntaxError extends Error {
 }
 
 const MAX_DEPTH = 512;
+/**
+ * While checking the document, the ends of containers this shallow are remembered (request →
+ * bundle → orgs → org → list → element), so walking them later does not scan their bytes again.
+ */
+const REMEMBER_DEPTH = 6;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -42,6 +47,9 @@ const isHex = (c: number) => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x6
 const SIMPLE_ESCAPES = new Set([QUOTE, BACKSLASH, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74]);
 
 export class JsonScanner {
+  /** Container start offset → end offset, for shallow containers of a checked document. */
+  private readonly ends = new Map<number, number>();
+
   constructor(readonly buf: Buffer) {}
 
   /** The first offset at or after `pos` that is not JSON whitespace. */
@@ -63,17 +71,24 @@ export class JsonScanner {
   document(): Span {
     const start = this.skipWs(0);
     if (start >= this.buf.length) this.fail('empty document', start);
-    const end = this.skipValue(start);
+    const end = this.skipValue(start, true);
     const rest = this.skipWs(end);
     if (rest !== this.buf.length) this.fail('unexpected data after the JSON value', rest);
     return { start, end };
   }
 
-  /** Validates the value starting at `pos` and returns the offset just after it. */
-  skipValue(pos: number): number {
+  /**
+   * Validates the value starting at `pos` and returns the offset just after it. With `remember`
+   * (the document check), the ends of shallow containers are kept for later walks.
+   */
+  skipValue(pos: number, remember = false): number {
     const buf = this.buf;
-    // Open containers: true = object, false = array.
+    pos = this.skipWs(pos);
+    const known = this.ends.get(pos);
+    if (known !== undefined) return known;
+    // Open containers: true = object, false = array; and where each began.
     const stack: boolean[] = [];
+    const starts: number[] = [];
     for (;;) {
       // A value is expected at pos.
       pos = this.skipWs(pos);
@@ -81,11 +96,13 @@ export class JsonScanner {
       if (c === LBRACE || c === LBRACKET) {
         if (stack.length >= MAX_DEPTH) this.fail(`nested deeper than ${MAX_DEPTH} levels`, pos);
         const isObject = c === LBRACE;
+        const start = pos;
         pos = this.skipWs(pos + 1);
         if (buf[pos] === (isObject ? RBRACE : RBRACKET)) {
           pos++;
         } else {
           stack.push(isObject);
+          starts.push(start);
           if (isObject) pos = this.skipKey(pos);
           continue;
         }
@@ -115,7 +132,9 @@ export class JsonScanner {
         }
         if (d === (isObject ? RBRACE : RBRACKET)) {
           stack.pop();
+          const start = starts.pop()!;
           pos++;
+          if (remember && stack.length < REMEMBER_DEPTH) this.ends.set(start, pos);
           continue;
         }
         this.fail(isObject ? 'expected "," or "}"' : 'expected "," or "]"', pos);

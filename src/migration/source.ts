@@ -11,6 +11,27 @@ import { v1DomainPolicy, v1LoginPolicy, v1TriggerAction } from './v1.js';
  */
 const snakeToCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
+const MAX_DEPTH = 32;
+
+/**
+ * toCamel for a freshly parsed value this module owns: objects whose keys are already camelCase
+ * (and hold no nulls) are kept instead of copied, which spares the garbage of a copy per element.
+ */
+export function camelInPlace(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > MAX_DEPTH) return toCamel(value, depth);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = camelInPlace(value[i], depth + 1);
+    return value;
+  }
+  const obj = value as Record<string, unknown>;
+  for (const key in obj) {
+    if (key.includes('_') || obj[key] === null || key === '__proto__') return toCamel(obj, depth);
+  }
+  for (const key in obj) obj[key] = camelInPlace(obj[key], depth + 1);
+  return obj;
+}
+
 /** Checks that `buf` is one UTF-8 JSON document; returns a scanner and the root span. 400 otherwise. */
 export function scanDocument(buf: Buffer, what: string): { scanner: JsonScanner; root: Span } {
   if (!isUtf8(buf)) throw invalidArgument('IMPORT-J5on0', `${what} is not valid UTF-8`);
@@ -65,7 +86,7 @@ export class OrgSource {
   value(field: string): unknown {
     const span = this.fields.get(field);
     if (!span) return undefined;
-    const raw = toCamel(this.scanner.parse(span));
+    const raw = camelInPlace(this.scanner.parse(span));
     if (raw === null || raw === undefined) return undefined;
     if (!this.v1) return raw;
     if (field === 'domainPolicy') return v1DomainPolicy(raw);
@@ -85,7 +106,7 @@ export class OrgSource {
 
   /** One list element, camelCased (and converted from v1 where the formats differ). */
   element(field: string, span: Span): unknown {
-    const value = toCamel(this.scanner.parse(span));
+    const value = camelInPlace(this.scanner.parse(span));
     return this.v1 && field === 'triggerActions' ? v1TriggerAction(value) : value;
   }
 }

@@ -14,21 +14,35 @@ import { yieldToEventLoop, type Deadline } from './deadline.js';
 
 /**
  * What migration needs from storage and nothing more: atomic commits of an import's batches, and
- * one consistent read snapshot of the directory for an export (an LMDB read transaction, so
- * writes made while the export runs are not half seen).
+ * a walk over one consistent read snapshot of the directory for an export (an LMDB read
+ * transaction, so writes made while the export runs are not half seen). The walk hands each
+ * record to a visitor as it is read, in id order per store, so an export never holds the whole
+ * directory as objects.
  */
-export interface DirectorySnapshot {
-  orgs: OrgRecord[];
-  policies: PolicyRecord[];
-  projects: ProjectRecord[];
-  apps: AppRecord[];
-  users: UserRecord[];
-  machineSecrets: MachineSecretRecord[];
-  userGrants: UserGrantRecord[];
-  members: MemberRecord[];
+export interface SnapshotVisitor {
+  org(record: OrgRecord): void;
+  policy(record: PolicyRecord): void;
+  project(record: ProjectRecord): void;
+  app(record: AppRecord): void;
+  machineSecret(record: MachineSecretRecord): void;
+  user(record: UserRecord): void;
+  userGrant(record: UserGrantRecord): void;
+  member(record: MemberRecord): void;
 }
 
-const YIELD_EVERY = 5000;
+const YIELD_EVERY = 2000;
+
+/** Store order matters: orgs first (selection), projects before members, secrets before users. */
+const ORDER: [StoreName, keyof SnapshotVisitor][] = [
+  ['orgs', 'org'],
+  ['policies', 'policy'],
+  ['projects', 'project'],
+  ['apps', 'app'],
+  ['machineSecrets', 'machineSecret'],
+  ['users', 'user'],
+  ['userGrants', 'userGrant'],
+  ['members', 'member'],
+];
 
 export class MigrationStore {
   constructor(private readonly storage: Storage) {}
@@ -37,33 +51,23 @@ export class MigrationStore {
     return batch.commit(this.storage);
   }
 
-  async snapshot(deadline?: Deadline): Promise<DirectorySnapshot> {
+  /** Visits every directory record of one snapshot; pauses for other requests now and then. */
+  async walkSnapshot(visitor: SnapshotVisitor, deadline?: Deadline): Promise<void> {
     const transaction = this.storage.root.useReadTransaction();
     let rows = 0;
-    const read = async <T>(name: StoreName): Promise<T[]> => {
-      const out: T[] = [];
-      const db = this.storage.stores[name];
-      if (!db) return out;
-      for (const { value } of db.getRange({ transaction })) {
-        out.push(value as T);
-        if (++rows % YIELD_EVERY === 0) {
-          await yieldToEventLoop();
-          deadline?.check();
+    try {
+      for (const [store, method] of ORDER) {
+        const db = this.storage.stores[store];
+        if (!db) continue;
+        const visit = visitor[method].bind(visitor) as (record: unknown) => void;
+        for (const { value } of db.getRange({ transaction })) {
+          visit(value);
+          if (++rows % YIELD_EVERY === 0) {
+            await yieldToEventLoop();
+            deadline?.check();
+          }
         }
       }
-      return out;
-    };
-    try {
-      return {
-        orgs: await read('orgs'),
-        policies: await read('policies'),
-        projects: await read('projects'),
-        apps: await read('apps'),
-        users: await read('users'),
-        machineSecrets: await read('machineSecrets'),
-        userGrants: await read('userGrants'),
-        members: await read('members'),
-      };
     } finally {
       transaction.done();
     }

@@ -3,7 +3,8 @@ import { ApiError } from '../../src/model/errors.js';
 import { Deadline } from '../../src/migration/deadline.js';
 import { JsonScanner, JsonSyntaxError } from '../../src/migration/json-scan.js';
 import { parseImportRequest, parseTimeout } from '../../src/migration/request.js';
-import { bundleOrgs, camelMembers, scanDocument } from '../../src/migration/source.js';
+import { bundleOrgs, camelInPlace, camelMembers, scanDocument } from '../../src/migration/source.js';
+import { toCamel } from '../../src/admin/json.js';
 import { convertV1Org } from '../../src/migration/v1.js';
 
 /** The pure parts of migration: the lazy JSON reader, the request's rules, v1 conversion, deadlines. */
@@ -75,6 +76,22 @@ describe('JSON scanner', () => {
   it('survives hostile nesting without exhausting the stack', () => {
     const deep = '['.repeat(100_000) + ']'.repeat(100_000);
     expect(() => new JsonScanner(Buffer.from(deep)).document()).toThrow(/nested deeper/);
+  });
+
+  it('camelCases parsed values like toCamel, keeping objects that need no change', () => {
+    const samples = ['{"a":{"b":[1,{"c_d":null,"cD":2}]},"e_f":"x"}', '{"orgId":"1","user":{"userName":"u","idps":[]}}', '[{"a_b":1},{"__proto__":{"x":1}},null]', '{"x":null}'];
+    for (const text of samples) expect(camelInPlace(JSON.parse(text))).toEqual(toCamel(JSON.parse(text)));
+    const parsed = JSON.parse('{"user":{"userName":"u"}}');
+    const user = parsed.user;
+    expect((camelInPlace(parsed) as { user: unknown }).user).toBe(user);
+  });
+
+  it('walks a checked document without scanning its shallow containers again', () => {
+    const text = JSON.stringify({ dataOrgs: { orgs: [{ orgId: 'a', humanUsers: [{ userId: 'u', user: { profile: { firstName: 'x' } } }] }] } });
+    const { scanner, root } = scanDocument(Buffer.from(text), 'x');
+    const orgs = bundleOrgs(scanner, camelMembers(scanner, root).get('dataOrgs')!, 'dataOrgs', false);
+    const [span] = orgs[0]!.list('humanUsers');
+    expect(orgs[0]!.element('humanUsers', span!)).toEqual({ userId: 'u', user: { profile: { firstName: 'x' } } });
   });
 
   it('prefers camelCase names over their snake_case twins', () => {
