@@ -91,15 +91,18 @@ class OrgImport {
 export class Importer {
   readonly report = new ImportReport();
   private steps = 0;
+  /** Batches committed so far. */
+  private writes = 0;
 
   constructor(
     private readonly services: ImportServices,
     private readonly deadline: Deadline,
   ) {}
 
+  /** What a timeout leaves behind, for its error message. */
   private progress(): string {
-    const done = this.report.orgs.length;
-    return `${done} organization${done === 1 ? ' was' : 's were'} imported before`;
+    if (this.writes === 0) return 'nothing was imported';
+    return `${this.writes} of the import's writes (an org's objects, or its grants or members) were committed before; importing the same bundle again adds the rest`;
   }
 
   /** Every YIELD_EVERY steps: let other requests run, and stop when the time is up. */
@@ -378,8 +381,10 @@ export class Importer {
   }
 
   private async commit(org: OrgImport, batch: WriteBatch, type: string, id: string): Promise<void> {
+    const size = batch.size;
     try {
       await this.services.commit(batch);
+      if (size > 0) this.writes++;
     } catch (error) {
       // Nothing of this batch was written; the memory changes were taken back.
       this.commitFailed(type, id, 'the organization', error);
@@ -490,8 +495,10 @@ export class Importer {
   }
 
   private async commitLater(org: OrgImport, batch: WriteBatch, onSuccess: () => void): Promise<void> {
+    const size = batch.size;
     try {
       await this.services.commit(batch);
+      if (size > 0) this.writes++;
       onSuccess();
     } catch (error) {
       this.commitFailed('org', org.orgId, "the organization's grants or members", error);

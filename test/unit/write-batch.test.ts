@@ -112,4 +112,44 @@ describe('import atomicity', () => {
     expect(orgs.findUserByLoginName('b1@bad.localhost')).toBeUndefined();
     expect(orgs.findOrgByDomain('bad.localhost')).toBeUndefined();
   });
+
+  it('a timeout stops between orgs; what was committed stays and a second run adds the rest', async () => {
+    const { OrgsActor } = await import('../../src/actors/orgs.js');
+    const { ClientsActor } = await import('../../src/actors/clients.js');
+    const { MasterKey } = await import('../../src/storage/master-key.js');
+    const { Importer } = await import('../../src/migration/importer.js');
+    const { Deadline } = await import('../../src/migration/deadline.js');
+    const { bundleOrgs, scanDocument } = await import('../../src/migration/source.js');
+    const orgs = new OrgsActor(storage, 'localhost');
+    const clients = new ClientsActor(storage);
+    const bundle = { orgs: [{ orgId: 'first', org: { name: 'First' } }, { orgId: 'second', org: { name: 'Second' } }] };
+    const run = (deadline: InstanceType<typeof Deadline>, onCommit: () => void) => {
+      const { scanner, root } = scanDocument(Buffer.from(JSON.stringify(bundle)), 'bundle');
+      const importer = new Importer(
+        {
+          orgs,
+          clients,
+          masterKey: MasterKey.fromSecret('test'),
+          hashPassword: async () => 'unused',
+          commit: async (batch) => {
+            await batch.commit(storage);
+            onCommit();
+          },
+        },
+        deadline,
+      );
+      return importer.run(bundleOrgs(scanner, root, 'dataOrgs', false));
+    };
+    let now = 0;
+    // The clock jumps past the deadline once the first org is committed.
+    await expect(run(new Deadline(100, 'import', () => now), () => (now = 1000))).rejects.toMatchObject({
+      kind: 'DeadlineExceeded',
+      message: expect.stringContaining('1 of the import'),
+    });
+    expect(orgs.getOrg('first')).toBeDefined();
+    expect(orgs.getOrg('second')).toBeUndefined();
+    const again = await run(new Deadline(60_000, 'import'), () => {});
+    expect(again.errors).toEqual([{ type: 'org', id: 'first', message: expect.stringContaining('already exists') }]);
+    expect(orgs.getOrg('second')).toBeDefined();
+  });
 });
