@@ -359,6 +359,19 @@ describe('import', () => {
     expect((await call('POST', '/admin/v1/export', { orgIds: [orgId] })).body.orgs).toEqual([]);
   });
 
+  it('reports hostile nesting per item instead of failing the call', async () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 40; i++) deep = { a: deep };
+    const orgId = uid('deep');
+    const result = await importOrgs([{ orgId: deep }, { orgId, org: { name: orgId }, humanUsers: [deep, human(`${orgId}-ok`)] }]);
+    expect(result.errors.map((e: any) => [e.type, e.id ?? ''])).toEqual([
+      ['org', ''],
+      ['human_user', ''],
+    ]);
+    expect(result.errors[1].message).toMatch(/nested deeper/);
+    expect(result.success.orgs).toEqual([{ orgId, humanUserIds: [`${orgId}-ok`] }]);
+  });
+
   it('imports an empty bundle', async () => {
     expect(ok(await call('POST', '/admin/v1/import', { timeout: '1m', dataOrgs: {} }))).toEqual({ success: {} });
   });

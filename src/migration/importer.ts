@@ -210,7 +210,14 @@ export class Importer {
 
   private async phase1(source: OrgSource, index: number): Promise<OrgImport | undefined> {
     const { orgs, clients } = this.services;
-    const orgIdValue = source.value('orgId');
+    const read = (field: string): unknown => {
+      try {
+        return source.value(field);
+      } catch {
+        return undefined; // e.g. nested too deep: treated as absent, and reported below where it matters
+      }
+    };
+    const orgIdValue = read('orgId');
     const orgId = typeof orgIdValue === 'string' ? orgIdValue.trim() : '';
     if (orgId.length === 0 || orgId.length > 200) {
       this.report.error('org', '', 'IMPORT-Org01', `orgs[${index}]: orgId is required (a string of 1-200 characters)`);
@@ -218,7 +225,7 @@ export class Importer {
     }
     const org = new OrgImport(source, orgId);
     const orgFields = this.parseField(org, 'org', orgSchema, 'org');
-    const stateValue = source.value('orgState');
+    const stateValue = read('orgState');
     const orgState: OrgState = stateValue === 'ORG_STATE_INACTIVE' || stateValue === ORG_STATES.indexOf('ORG_STATE_INACTIVE') ? 'ORG_STATE_INACTIVE' : 'ORG_STATE_ACTIVE';
 
     // Validate everything first (pure), so the staging below is quick and synchronous.
