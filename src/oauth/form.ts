@@ -44,10 +44,9 @@ function decodeComponent(raw: string, name: string): string {
   }
 }
 
-/** Parses a urlencoded string (request body or query string). */
-export function parseUrlEncoded(text: string): Form {
-  const form = new Map<string, string>();
-  if (text.length === 0) return form;
+/** The decoded name/value pairs of a urlencoded string; empty values count as omitted (RFC 6749 §3.1). */
+function* decodedPairs(text: string): Generator<[string, string]> {
+  if (text.length === 0) return;
   const pairs = text.split('&');
   if (pairs.length > MAX_PARAMS) throw new OAuthError('invalid_request', 'too many parameters');
   for (const pair of pairs) {
@@ -55,9 +54,16 @@ export function parseUrlEncoded(text: string): Form {
     const eq = pair.indexOf('=');
     const name = decodeComponent(eq === -1 ? pair : pair.slice(0, eq), 'parameter name');
     const value = eq === -1 ? '' : decodeComponent(pair.slice(eq + 1), name);
+    if (value !== '') yield [name, value];
+  }
+}
+
+/** Parses a urlencoded string (request body or query string); a repeated parameter is an error. */
+export function parseUrlEncoded(text: string): Form {
+  const form = new Map<string, string>();
+  for (const [name, value] of decodedPairs(text)) {
     if (form.has(name)) throw new OAuthError('invalid_request', `parameter ${name} is repeated`);
-    // An empty parameter counts as omitted (RFC 6749 §3.1).
-    if (value !== '') form.set(name, value);
+    form.set(name, value);
   }
   return form;
 }
@@ -82,15 +88,7 @@ export function parseFormBody(contentType: string | undefined, body: Buffer): Fo
  */
 export function parseUrlEncodedMulti(text: string): Map<string, string[]> {
   const params = new Map<string, string[]>();
-  if (text.length === 0) return params;
-  const pairs = text.split('&');
-  if (pairs.length > MAX_PARAMS) throw new OAuthError('invalid_request', 'too many parameters');
-  for (const pair of pairs) {
-    if (pair.length === 0) continue;
-    const eq = pair.indexOf('=');
-    const name = decodeComponent(eq === -1 ? pair : pair.slice(0, eq), 'parameter name');
-    const value = eq === -1 ? '' : decodeComponent(pair.slice(eq + 1), name);
-    if (value === '') continue;
+  for (const [name, value] of decodedPairs(text)) {
     const values = params.get(name);
     if (values) values.push(value);
     else params.set(name, [value]);
