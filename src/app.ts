@@ -79,7 +79,7 @@ export async function startApp(config: Config): Promise<RunningApp> {
     );
     await keys.start();
     const instance = await bootstrapInstance(orgs, config.dataDir);
-    const signerMode = chooseSignerMode(config.signer, config.signingAlg);
+    const signerMode = chooseSignerMode(config.signer);
     const signer = signerMode === 'pool' ? new PoolSigner(pool) : new InlineSigner();
     const tokens = new AccessTokens(issuer, keys, signer, sessions, Math.floor(config.accessTokenLifetime / 1000));
     const replayGuard = new ReplayGuardActor(storage.usedAssertions, storage.durable);

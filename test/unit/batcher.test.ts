@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Batcher, Slots } from '../../src/workers/batcher.js';
+import { chooseSignerMode } from '../../src/workers/signer.js';
 
 /** The pool batcher: items queued while the pool is busy travel together; order and errors are kept. */
 function deferredRunner() {
@@ -59,5 +60,14 @@ describe('Batcher', () => {
     calls[0]!.finish(true);
     calls[1]!.finish();
     expect(await Promise.all(items)).toEqual(['boom', 'boom', 30]);
+  });
+});
+
+describe('signer choice', () => {
+  it('signs in the pool when there is a core to spare, inline otherwise, unless told', () => {
+    expect(chooseSignerMode('auto', 2)).toBe('pool');
+    expect(chooseSignerMode('auto', 1)).toBe('inline');
+    expect(chooseSignerMode('inline', 8)).toBe('inline');
+    expect(chooseSignerMode('pool', 1)).toBe('pool');
   });
 });
