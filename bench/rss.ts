@@ -1,15 +1,29 @@
 import { readFileSync } from 'node:fs';
 
-/** Resident set size of a process in MiB, from /proc (Linux); undefined elsewhere. */
-export function rssMiB(pid: number | undefined): number | undefined {
+/** Resident memory of a process in MiB, from /proc (Linux): total, anonymous, and file-backed. */
+export interface Rss {
+  total: number;
+  /** Heap, stacks, buffers: what the process itself holds. */
+  anon: number;
+  /** Mapped file pages, here the LMDB memory map: page cache the kernel can reclaim. */
+  file: number;
+}
+
+export function rssBreakdown(pid: number | undefined): Rss | undefined {
   if (pid === undefined) return undefined;
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
-    return kb ? Number(kb) / 1024 : undefined;
+    const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)\\s+kB`).exec(status)?.[1] ?? NaN) / 1024;
+    const total = field('VmRSS');
+    return Number.isNaN(total) ? undefined : { total, anon: field('RssAnon'), file: field('RssFile') };
   } catch {
     return undefined;
   }
+}
+
+/** Resident set size of a process in MiB; undefined where /proc is not available. */
+export function rssMiB(pid: number | undefined): number | undefined {
+  return rssBreakdown(pid)?.total;
 }
 
 /** Samples a process's RSS every `intervalMs` until stopped; returns the peak. */

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { BenchArgsError, HELP, parseBenchArgs, type BenchOptions } from './args.js';
-import { rssMiB, sampleRss } from './rss.js';
+import { rssBreakdown, sampleRss, type Rss } from './rss.js';
 import { selectScenarios } from './scenarios/index.js';
 import type { RequestPlan, Scenario } from './scenarios/scenario.js';
 import { formatRatios, formatTable, ratios, type ScenarioResult } from './table.js';
@@ -55,7 +55,7 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
   const results: ScenarioResult[] = [];
   const skipped: string[] = [];
   const notes = new Set<string>();
-  const idle = new Map<string, number | undefined>();
+  const idle = new Map<string, Rss | undefined>();
   try {
     for (const [index, scenario] of scenarios.entries()) {
       // Alternate which provider goes first, so neither always gets the warmer machine.
@@ -64,7 +64,7 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
         const target = await factory.open(scenario.alg);
         target.notes.forEach((n) => notes.add(n));
         const idleKey = `${target.name}:${target.pid}`;
-        if (!idle.has(idleKey)) idle.set(idleKey, rssMiB(target.pid));
+        if (!idle.has(idleKey)) idle.set(idleKey, rssBreakdown(target.pid));
         if ('run' in scenario) {
           process.stdout.write(`▶ ${scenario.name} on ${target.name} ...\n`);
           const rows = await scenario.run(target);
@@ -104,20 +104,21 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
       process.stdout.write(`waiting ${options.settle}s for the servers to settle ...\n`);
       await new Promise((r) => setTimeout(r, options.settle * 1000));
     }
-    const settled: { target: string; idleMiB?: number; settledMiB?: number }[] = [];
+    const settled: { target: string; idle?: Rss; settled?: Rss }[] = [];
     for (const factory of factories) {
       const target = await factory.open(scenarios[scenarios.length - 1]?.alg ?? 'RS256');
-      const idleMiB = idle.get(`${target.name}:${target.pid}`);
-      const settledMiB = options.settle > 0 ? rssMiB(target.pid) : undefined;
-      settled.push({ target: target.name, ...(idleMiB ? { idleMiB } : {}), ...(settledMiB ? { settledMiB } : {}) });
+      const before = idle.get(`${target.name}:${target.pid}`);
+      const after = options.settle > 0 ? rssBreakdown(target.pid) : undefined;
+      settled.push({ target: target.name, ...(before ? { idle: before } : {}), ...(after ? { settled: after } : {}) });
     }
 
     process.stdout.write('\n' + formatTable(results) + '\n');
     const peer = options.compare;
     if (peer) process.stdout.write('\n' + formatRatios(ratios(results, peer), peer) + '\n');
     for (const s of settled) {
-      if (s.idleMiB !== undefined && s.settledMiB !== undefined) {
-        process.stdout.write(`${s.target}: idle RSS ${s.idleMiB.toFixed(0)} MiB, ${options.settle}s after the run ${s.settledMiB.toFixed(0)} MiB\n`);
+      if (s.idle !== undefined && s.settled !== undefined) {
+        const show = (r: Rss) => `${r.total.toFixed(0)} MiB (anon ${r.anon.toFixed(0)}, file ${r.file.toFixed(0)})`;
+        process.stdout.write(`${s.target}: RSS idle ${show(s.idle)}, ${options.settle}s after the run ${show(s.settled)}\n`);
       }
     }
     for (const note of notes) process.stdout.write(`note: ${note}\n`);

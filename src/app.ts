@@ -21,6 +21,7 @@ import { IdTokens } from './oauth/id-token.js';
 import { openStorage, type Storage } from './storage/db.js';
 import { MasterKey } from './storage/master-key.js';
 import { MigrationStore } from './migration/store.js';
+import { startIdleTrim } from './util/idle-trim.js';
 import { log } from './util/log.js';
 import { CryptoPool } from './workers/pool.js';
 import { chooseSignerMode, InlineSigner, PoolSigner } from './workers/signer.js';
@@ -128,6 +129,7 @@ export async function startApp(config: Config): Promise<RunningApp> {
       );
     }, config.sweepInterval);
     sweeper.unref();
+    const trimmer = startIdleTrim(server.requestsServed);
     ready = true;
     log.info('sesame listening', {
       issuer,
@@ -147,6 +149,7 @@ export async function startApp(config: Config): Promise<RunningApp> {
       async shutdown() {
         ready = false;
         clearInterval(sweeper);
+        trimmer.stop();
         keysActor.stop();
         await server.drain(10_000);
         await storage.close();

@@ -27,6 +27,8 @@ export interface HttpServer {
   readonly port: number;
   /** Registers the routes (after listening: the issuer may depend on the bound port). */
   mount(routes: readonly Route[], notFound: Handler): void;
+  /** Requests received since start (for idle detection). */
+  requestsServed(): number;
   /** Stops accepting connections, then resolves once every request in flight has been answered. */
   drain(timeoutMs: number): Promise<void>;
 }
@@ -40,6 +42,7 @@ function bodyTooLarge(route: Route): Error {
 export function startHttpServer(host: string, port: number): Promise<HttpServer> {
   const app = uWS.App();
   let inFlight = 0;
+  let served = 0;
   let draining = false;
   let onIdle: (() => void) | undefined;
 
@@ -62,6 +65,7 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
   const serve = (route: Route, res: uWS.HttpResponse, raw: uWS.HttpRequest, paramCount: number) => {
     const state: RequestState = { aborted: false, finished: false };
     inFlight++;
+    served++;
     res.onAborted(() => {
       state.aborted = true;
       if (!state.finished) {
@@ -186,6 +190,7 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
         serve({ ...fallback, methods: { [method]: notFound } }, res, req, 0);
       });
         },
+        requestsServed: () => served,
         drain(timeoutMs: number) {
           draining = true;
           uWS.us_listen_socket_close(listenSocket);
