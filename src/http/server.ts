@@ -180,15 +180,15 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
       resolve({
         port: uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket),
         mount(routes, notFound) {
-      for (const route of routes) {
-        const paramCount = (route.pattern.match(/\/:/g) ?? []).length;
-        app.any(route.pattern, (res, req) => serve(route, res, req, paramCount));
-      }
-      const fallback: Route = { pattern: '/*', methods: {}, errorStyle: 'api' };
-      app.any('/*', (res, req) => {
-        const method = req.getCaseSensitiveMethod().toUpperCase();
-        serve({ ...fallback, methods: { [method]: notFound } }, res, req, 0);
-      });
+          for (const route of routes) {
+            const paramCount = (route.pattern.match(/\/:/g) ?? []).length;
+            app.any(route.pattern, (res, req) => serve(route, res, req, paramCount));
+          }
+          const fallback: Route = { pattern: '/*', methods: {}, errorStyle: 'api' };
+          app.any('/*', (res, req) => {
+            const method = req.getCaseSensitiveMethod().toUpperCase();
+            serve({ ...fallback, methods: { [method]: notFound } }, res, req, 0);
+          });
         },
         requestsServed: () => served,
         drain(timeoutMs: number) {
