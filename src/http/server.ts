@@ -57,13 +57,14 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
     res.cork(() => {
       res.writeStatus(statusLine(response.status));
       if (response.headers) for (const name in response.headers) res.writeHeader(name, response.headers[name]!);
+      if (state.cors) res.writeHeader('Access-Control-Allow-Origin', '*');
       if (draining) res.writeHeader('Connection', 'close');
       res.end(response.body ?? '', draining);
     });
   };
 
   const serve = (route: Route, res: uWS.HttpResponse, raw: uWS.HttpRequest, paramCount: number) => {
-    const state: RequestState = { aborted: false, finished: false };
+    const state: RequestState = { aborted: false, finished: false, cors: route.cors === true };
     inFlight++;
     served++;
     res.onAborted(() => {
@@ -96,6 +97,10 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
 
     if (draining) {
       respond({ status: 503, headers: { 'Content-Type': 'application/json', 'Retry-After': '1' }, body: '{"error":"temporarily_unavailable","error_description":"server is shutting down"}' });
+      return;
+    }
+    if (method === 'OPTIONS' && route.cors) {
+      respond({ status: 204, headers: preflightHeaders(route) });
       return;
     }
     const handler = route.methods[method as Method] ?? (method === 'HEAD' ? route.methods.GET : undefined);
@@ -211,7 +216,17 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
   });
 }
 
+function preflightHeaders(route: Route): Record<string, string> {
+  return {
+    'Access-Control-Allow-Methods': [...Object.keys(route.methods), 'OPTIONS'].join(', '),
+    'Access-Control-Allow-Headers': 'Authorization, Content-Type',
+    'Access-Control-Max-Age': '86400',
+  };
+}
+
 interface RequestState {
+  /** Answer with CORS headers (the route is callable from any origin). */
+  cors: boolean;
   /** The connection was aborted or the response already written. */
   aborted: boolean;
   /** The request has left the in-flight count. */

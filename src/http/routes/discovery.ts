@@ -10,10 +10,11 @@ import type { Route } from '../types.js';
 export function discoveryRoute(ctx: AppContext): Route {
   const without = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, false));
   const withExchange = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, true));
-  const headers = { 'Cache-Control': 'public, max-age=300', 'Access-Control-Allow-Origin': '*' };
+  const headers = { 'Cache-Control': 'public, max-age=300' };
   return {
     pattern: PATHS.discovery,
     errorStyle: 'oauth',
+    cors: true,
     methods: { GET: () => precomputedJson(200, ctx.settings.tokenExchangeEnabled() ? withExchange : without, headers) },
   };
 }

@@ -25,5 +25,5 @@ export function introspectRoute(ctx: AppContext): Route {
     if (client.kind !== 'app') throw new OAuthError('invalid_client', 'only applications may introspect');
     return jsonNoStore(200, introspect(form.get('token'), client.app, ctx.tokens, ctx.orgs, ctx.issuer));
   };
-  return { pattern: PATHS.introspection, errorStyle: 'oauth', methods: { POST: handle } };
+  return { pattern: PATHS.introspection, errorStyle: 'oauth', cors: true, methods: { POST: handle } };
 }

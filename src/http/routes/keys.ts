@@ -7,13 +7,13 @@ import type { Route } from '../types.js';
 const HEADERS = Object.freeze({
   'Content-Type': 'application/json',
   'Cache-Control': `public, max-age=${JWKS_MAX_AGE_SECONDS}, must-revalidate`,
-  'Access-Control-Allow-Origin': '*',
 });
 
 export function keysRoute(ctx: AppContext): Route {
   return {
     pattern: PATHS.jwks,
     errorStyle: 'oauth',
+    cors: true,
     methods: { GET: () => ({ status: 200, headers: HEADERS, body: ctx.keys.jwks() }) },
   };
 }
