@@ -43,6 +43,7 @@ describe('bench Sesame target', () => {
 
   it('prepares a scenario plan that cycles through real tokens', async () => {
     const target = await factory.open('ES256');
+    if (!('plan' in introspectOpaque)) throw new Error('introspect-opaque is an autocannon scenario');
     const plan = await introspectOpaque.plan(target);
     expect('requests' in plan).toBe(true);
     if (!('requests' in plan)) return;
