@@ -27,6 +27,13 @@ export class InlineSigner implements Signer {
 }
 
 /**
+ * Most signatures per pool task: about 2-3 ms of work, so a request never waits behind a long batch
+ * (measured for RS256 at 50 connections: batches of 8 instead of 256 cut the latency spread by
+ * half at the same throughput).
+ */
+const BATCH_SIZE: Record<SigningAlg, number> = { RS256: 8, ES256: 64, EdDSA: 64 };
+
+/**
  * Signs in the worker pool, batching every signature queued while the pool is busy (one batch per
  * key), so a pool round trip is paid per batch rather than per token.
  */
@@ -42,6 +49,7 @@ export class PoolSigner implements Signer {
       batcher = new Batcher<string, string>(
         (inputs) => this.pool.run<string[]>({ op: 'signBatch', kid: key.kid, alg: key.alg, keyDer: key.privateKeyDer, inputs }),
         this.pool.slots,
+        BATCH_SIZE[key.alg],
       );
       this.batchers.set(key.kid, batcher);
     }
