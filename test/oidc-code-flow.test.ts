@@ -330,3 +330,33 @@ describe('sign-out', () => {
     expect(responseParams(silent.location!).get('error')).toBe('login_required');
   });
 });
+
+describe('app clock skew', () => {
+  it('widens the validity of user tokens by the app clockSkew, as ZITADEL does', async () => {
+    const skewed = await createWebApp(server, { projectId: web.projectId, accessTokenType: 'OIDC_TOKEN_TYPE_JWT' });
+    const set = await (await import('./helpers/api.js')).api(server, 'PUT', `/management/v1/projects/${skewed.projectId}/apps/${skewed.appId}/oidc_config`, {
+      token: server.pat,
+      body: {
+        redirectUris: [REDIRECT],
+        responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+        grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
+        accessTokenType: 'OIDC_TOKEN_TYPE_JWT',
+        clockSkew: '3s',
+      },
+    });
+    expect(set.status).toBe(200);
+    const { code, verifier } = await codeOnly(skewed, { scope: 'openid' });
+    const res = await tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }, skewed);
+    expect(res.status).toBe(200);
+    const tokens = (await res.json()) as { access_token: string; id_token: string; expires_in: number };
+    expect(tokens.expires_in).toBe(12 * 3600 + 3);
+    const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as { iat: number; exp: number; nbf?: number; auth_time?: number };
+    const access = claimsOf(tokens.access_token);
+    expect(access.exp - access.iat).toBe(12 * 3600 + 6);
+    expect(access.nbf).toBe(access.iat);
+    const id = claimsOf(tokens.id_token);
+    expect(id.exp - id.iat).toBe(12 * 3600 + 6);
+    expect(id.auth_time!).toBeLessThanOrEqual(id.iat + 3);
+  });
+});
+

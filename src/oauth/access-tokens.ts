@@ -43,14 +43,19 @@ export class AccessTokens {
       authTime?: number;
       amr?: string[];
       act?: ActorClaim;
+      /** The app's clock skew (whole seconds): added to `exp`, taken from `iat`/`nbf` (ZITADEL). */
+      skewSeconds?: number;
     },
   ): Promise<IssuedAccessToken> {
-    const iat = Math.floor(Date.now() / 1000);
+    const { skewSeconds = 0, ...fields } = input;
+    const now = Math.floor(Date.now() / 1000);
+    const iat = now - skewSeconds;
+    const expiresIn = this.lifetimeSeconds + skewSeconds;
     // A user token's id names its grant (as ZITADEL's `V2_<session>-at_<id>`), so a JWT needs no extra claim for it.
-    const jti = input.grantId ? `${input.grantId}-at_${newId()}` : newId();
-    const claims: AccessTokenClaims = { jti, ...input, iat, exp: iat + this.lifetimeSeconds };
+    const jti = fields.grantId ? `${fields.grantId}-at_${newId()}` : newId();
+    const claims: AccessTokenClaims = { jti, ...fields, iat, exp: now + expiresIn };
     if (format === 'opaque') {
-      return { token: await this.sessions.issueOpaque(claims), claims, expiresIn: this.lifetimeSeconds };
+      return { token: await this.sessions.issueOpaque(claims), claims, expiresIn };
     }
     const key = this.keys.signingKey();
     const payload: Record<string, unknown> = {
@@ -70,7 +75,7 @@ export class AccessTokens {
     if (claims.act) payload.act = claims.act;
     const input_ = signingInput(encodedHeader(key.alg, key.kid, 'at+jwt'), payload);
     const signature = await this.signer.sign(key, input_);
-    return { token: `${input_}.${signature}`, claims, expiresIn: this.lifetimeSeconds };
+    return { token: `${input_}.${signature}`, claims, expiresIn };
   }
 
   /** The claims of a token Sesame issued that is unexpired and unrevoked, else undefined. */

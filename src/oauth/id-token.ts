@@ -18,6 +18,8 @@ export interface IdTokenInput {
   nonce?: string | undefined;
   /** The access token issued alongside, for `at_hash`. */
   accessToken?: string | undefined;
+  /** The app's clock skew (whole seconds): added to `exp`, taken from `iat` and `auth_time`. */
+  skewSeconds?: number | undefined;
   /** User claims (profile, email, …, URN claims) to include. */
   userClaims?: Record<string, unknown>;
 }
@@ -31,9 +33,9 @@ export function idTokenClaims(input: IdTokenInput, issuer: string, iat: number, 
     sub: input.sub,
     aud,
     azp: input.clientId,
-    exp: iat + lifetimeSeconds,
-    iat,
-    auth_time: input.authTime,
+    exp: iat + lifetimeSeconds + (input.skewSeconds ?? 0),
+    iat: iat - (input.skewSeconds ?? 0),
+    auth_time: input.authTime - (input.skewSeconds ?? 0),
   };
   if (input.sid !== undefined) claims.sid = input.sid;
   if (input.nonce !== undefined) claims.nonce = input.nonce;

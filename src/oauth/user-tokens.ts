@@ -66,6 +66,7 @@ export async function issueUserTokens(
   want: { accessToken: boolean; idToken: boolean },
 ): Promise<IssuedUserTokens> {
   const oidc = grant.app.oidc!;
+  const skewSeconds = Math.ceil((oidc.clockSkewMs ?? 0) / 1000);
   const out: IssuedUserTokens = {};
   if (want.accessToken) {
     out.accessToken = await ctx.tokens.issue(oidc.accessTokenType === 'OIDC_TOKEN_TYPE_JWT' ? 'jwt' : 'opaque', {
@@ -78,6 +79,7 @@ export async function issueUserTokens(
       authTime: grant.authTime,
       amr: grant.amr,
       ...(grant.act ? { act: grant.act } : {}),
+      skewSeconds,
     });
   }
   if (want.idToken && grant.scopes.includes('openid')) {
@@ -95,6 +97,7 @@ export async function issueUserTokens(
       sid: grant.sid,
       nonce: grant.nonce,
       accessToken: out.accessToken?.token,
+      skewSeconds,
       userClaims: grant.act ? { ...claims, act: grant.act } : claims,
     });
   }
