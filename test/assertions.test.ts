@@ -244,7 +244,16 @@ describe('JWT profile grant', () => {
     expect((await grant(assertion)).body.error).toBe('invalid_grant');
   });
 
-  it('is advertised in discovery with private_key_jwt', async () => {
+  it('keeps rejecting a replay during the leeway after exp', async () => {
+    const exp = now() + 1;
+    const assertion = await profileAssertion({ jti: randomUUID(), exp });
+    expect((await grant(assertion)).status).toBe(200);
+    // Past exp, but still inside the 1 s leeway the claims check grants.
+    await new Promise((r) => setTimeout(r, Math.max(0, (exp + 0.3) * 1000 - Date.now())));
+    expect((await grant(assertion)).body.error).toBe('invalid_grant');
+  });
+
+    it('is advertised in discovery with private_key_jwt', async () => {
     const doc = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as Record<string, string[]>;
     expect(doc.grant_types_supported).toContain('urn:ietf:params:oauth:grant-type:jwt-bearer');
     expect(doc.token_endpoint_auth_methods_supported).toContain('private_key_jwt');

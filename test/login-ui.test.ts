@@ -330,3 +330,69 @@ describe('restart', () => {
     }
   });
 });
+
+describe('login hardening', () => {
+  const otpOf = (secret: string, offset = 0) => totpAt(secret, Math.floor(Date.now() / 1000) + offset);
+
+  it('does not carry a passed password over to another login name', async () => {
+    const aliceSecret = base32Encode(Buffer.from('alice-secret-0123456'));
+    const victimSecret = base32Encode(Buffer.from('victim-secret-012345'));
+    const alice = await createHuman(server, { otpSecret: aliceSecret });
+    const victim = await createHuman(server, { otpSecret: victimSecret });
+    const agent = new Agent(server);
+    const page = await passwordPage(agent, alice.loginName);
+    const fields = formOf(page.html!, '/ui/login/password').fields;
+    // The password check runs in the worker pool; switch the login name while it is in flight.
+    const checking = agent.follow('/ui/login/password', { form: { ...fields, password: alice.password } });
+    await new Promise((r) => setTimeout(r, 5));
+    await agent.follow('/ui/login/loginname', { form: { ...fields, loginName: victim.loginName } });
+    await checking;
+    const after = await agent.follow('/ui/login/otp', { form: { ...fields, code: otpOf(victimSecret) } });
+    expect(after.location).toBeUndefined();
+  });
+
+  it('ends a login request after five wrong codes and refuses codes after ten failures per user', async () => {
+    const secret = base32Encode(Buffer.from('brute-force-secret-1'));
+    const person = await createHuman(server, { otpSecret: secret });
+    const wrong = String((Number(otpOf(secret)) + 500_000) % 1_000_000).padStart(6, '0');
+    const attempt = async (count: number) => {
+      const agent = new Agent(server);
+      let page = await passwordPage(agent, person.loginName);
+      page = await submit(agent, page, '/ui/login/password', { password: person.password });
+      for (let i = 0; i < count; i++) page = await submit(agent, page, '/ui/login/otp', { code: wrong });
+      return { agent, page };
+    };
+    const first = await attempt(5);
+    // The fifth wrong code ended the request: no OTP form any more.
+    expect(first.page.status).toBe(400);
+    expect(first.page.html).not.toContain('action="/ui/login/otp"');
+    const second = await attempt(5);
+    expect(second.page.status).toBe(400);
+    // Ten failures for this user: even the right code is refused for now.
+    const third = await attempt(0);
+    const refused = await submit(third.agent, third.page, '/ui/login/otp', { code: otpOf(secret) });
+    expect(refused.location).toBeUndefined();
+    expect(errorText(refused.html)).toMatch(/locked|gesperrt/i);
+  });
+
+  it('does not let a guessed refresh token id revoke the grant', async () => {
+    const person = await createHuman(server);
+    const agent = new Agent(server);
+    const done = await signIn(agent, authorizeUrl(web, { scope: 'openid offline_access' }), person);
+    const tokens = await fetch(`${server.url}/oauth/v2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${web.clientId}:${web.clientSecret}`).toString('base64') },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: responseParams(done.location!).get('code')!, redirect_uri: REDIRECT }).toString(),
+    }).then((r) => r.json() as Promise<{ refresh_token: string }>);
+    const familyId = tokens.refresh_token.split('.')[0]!;
+    const refresh = (token: string) =>
+      fetch(`${server.url}/oauth/v2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${web.clientId}:${web.clientSecret}`).toString('base64') },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }).toString(),
+      });
+    const forged = await refresh(`${familyId}.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`);
+    expect(forged.status).toBe(400);
+    expect((await refresh(tokens.refresh_token)).status).toBe(200);
+  });
+});

@@ -22,6 +22,10 @@ export interface AuthRequest {
   loginName?: string;
   /** Authentication methods passed during this request. */
   amr: string[];
+  /** The user those methods were passed by: a later change of `userId` does not inherit them. */
+  authenticatedUserId?: string;
+  /** Wrong TOTP codes entered in this request. */
+  otpFailures?: number;
 }
 
 export const AUTH_REQUEST_LIFETIME_MS = 30 * 60 * 1000;

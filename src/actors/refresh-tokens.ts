@@ -31,6 +31,8 @@ export interface RefreshFamily extends FamilyGrant {
   lastUsedAt: number;
   currentHash: Uint8Array;
   previous?: { hash: Uint8Array; rotatedAt: number; successorSealed?: Uint8Array };
+  /** Digests of older superseded tokens (most recent last, bounded): presenting one is reuse. */
+  superseded?: Uint8Array[];
 }
 
 export type Rotation =
@@ -41,6 +43,8 @@ export type Rotation =
   | { status: 'invalid' };
 
 const SWEEP_CHUNK = 2000;
+/** How many superseded tokens per family are still recognised as reuse (and revoke the family). */
+const SUPERSEDED_KEPT = 32;
 
 function parse(token: string): { familyId: string } | undefined {
   const dot = token.indexOf('.');
@@ -118,6 +122,7 @@ export class RefreshTokensActor {
         ...family,
         lastUsedAt: now,
         currentHash: sha256(next),
+        superseded: [...(family.superseded ?? []), ...(family.previous ? [family.previous.hash] : [])].slice(-SUPERSEDED_KEPT),
         previous: {
           hash: family.currentHash,
           rotatedAt: now,
@@ -130,8 +135,12 @@ export class RefreshTokensActor {
     if (previous?.successorSealed && secretMatches(token, previous.hash) && now - previous.rotatedAt <= this.reuseGraceMs && !this.isExpired(family, now)) {
       return { status: 'retried', family, token: this.masterKey.decrypt(previous.successorSealed).toString() };
     }
-    // A family id is only ever learned from a genuine token: any other secret for it is reuse.
-    return { status: 'reused', family };
+    // Only the token this family just replaced counts as reuse: the family id alone is not secret
+    // (it is the grant id in every access token's jti), so a wrong secret must not revoke the family.
+    if ((previous && secretMatches(token, previous.hash)) || family.superseded?.some((hash) => secretMatches(token, hash))) {
+      return { status: 'reused', family };
+    }
+    return { status: 'invalid' };
   }
 
   /** Deletes a family; resolves once durable. */

@@ -4,6 +4,9 @@ import type { Database } from 'lmdb';
  * Remembers signed assertions already used (by `jti`, or by their digest when they carry none)
  * until they expire, so a captured assertion cannot be replayed, even across a restart.
  */
+/** Longer than any leeway an assertion check grants past `exp` (app clock skew ≤ 5 s, plus 1 s). */
+export const REPLAY_MARGIN_SECONDS = 10;
+
 export class ReplayGuardActor {
   /** replay key → exp (unix seconds) */
   private readonly seen = new Map<string, number>();
@@ -15,12 +18,16 @@ export class ReplayGuardActor {
     for (const { key, value } of db.getRange()) this.seen.set(key, value);
   }
 
-  /** True on first use (and remembers it, durably); false for a replay. */
+  /**
+   * True on first use (and remembers it, durably); false for a replay. An assertion is accepted a
+   * little past its `exp` (clock skew leeway), so it is remembered for that margin too.
+   */
   async firstUse(key: string, exp: number, nowSeconds = Math.floor(Date.now() / 1000)): Promise<boolean> {
     const known = this.seen.get(key);
     if (known !== undefined && known >= nowSeconds) return false;
-    this.seen.set(key, exp);
-    await this.durable(this.db.put(key, exp));
+    const until = exp + REPLAY_MARGIN_SECONDS;
+    this.seen.set(key, until);
+    await this.durable(this.db.put(key, until));
     return true;
   }
 

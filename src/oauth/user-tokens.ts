@@ -113,7 +113,8 @@ export function requireUserApp(client: AuthenticatedClient | undefined, grantTyp
 
 /** Revokes a grant: its refresh family and every access token issued from it. Resolves once durable. */
 export async function revokeGrant(ctx: AppContext, grantId: string): Promise<void> {
-  const until = Math.floor((Date.now() + ctx.config.accessTokenLifetime) / 1000);
+  // Tokens may outlive the lifetime by the app's clock skew (at most 5 s).
+  const until = Math.floor((Date.now() + ctx.config.accessTokenLifetime) / 1000) + 5;
   await Promise.all([ctx.refreshTokens.remove(grantId), ctx.sessions.revokeGrant(grantId, until)]);
 }
 

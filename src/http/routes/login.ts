@@ -24,6 +24,7 @@ import { csrfToken, csrfValid } from '../csrf.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { LOGIN_PATH } from './authorize.js';
+import { AttemptLimiter, KeyedQueue } from '../../login/attempt-limiter.js';
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
@@ -32,6 +33,7 @@ import { LOGIN_PATH } from './authorize.js';
  */
 const EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
 const MAX_PASSWORD = 1024;
+const MAX_OTP_FAILURES_PER_REQUEST = 5;
 
 interface Flow {
   agent: Agent & { cookie: string; agentId: string };
@@ -45,6 +47,10 @@ export function loginRoutes(ctx: AppContext): Route[] {
   const lastOtpStep = new Map<string, number>();
   /** A hash that never matches, verified for unknown users so they cost the same time as known ones. */
   let dummyHash: Promise<string> | undefined;
+  /** One password check per user at a time, so lockout counts every guess (no parallel bursts). */
+  const passwordChecks = new KeyedQueue();
+  /** Wrong TOTP codes per user across all login requests: 10 per 15 minutes. */
+  const otpLimiter = new AttemptLimiter(10, 15 * 60_000);
 
   const t = (flow: Flow, key: TextKey) => translator(flow.page.locale)(key);
 
@@ -129,38 +135,58 @@ export function loginRoutes(ctx: AppContext): Route[] {
   }
 
   async function checkPassword(flow: Flow, password: string | undefined): Promise<Response> {
-    const user = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
+    const candidate = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
     const pw = password ?? '';
-    if (!eligible(flow, user) || pw.length > MAX_PASSWORD) {
+    if (!eligible(flow, candidate) || pw.length > MAX_PASSWORD) {
       // Same work and same answer as a wrong password: the page does not tell who exists.
       dummyHash ??= ctx.pool.hashPassword('sesame-dummy-password');
       await ctx.pool.verifyPassword(pw.slice(0, MAX_PASSWORD), await dummyHash);
       return render(flow, t(flow, 'password.invalid'));
     }
-    if (user.state === 'USER_STATE_LOCKED') return render(flow, t(flow, 'password.locked'));
-    if (!ctx.orgs.policy('login', user.orgId).policy.allowUsernamePassword) return render(flow, t(flow, 'password.notAllowed'));
-    const human = user.human!;
-    const result = await ctx.pool.verifyPassword(pw, human.passwordHash!);
-    if (!result.ok) {
+    return passwordChecks.run(candidate.id, async () => {
+      // Re-read: an earlier check of this user may have just locked it.
+      const user = ctx.orgs.getUser(candidate.id)!;
+      if (user.state === 'USER_STATE_LOCKED') return render(flow, t(flow, 'password.locked'));
+      if (!ctx.orgs.policy('login', user.orgId).policy.allowUsernamePassword) return render(flow, t(flow, 'password.notAllowed'));
+      const human = user.human!;
+      const result = await ctx.pool.verifyPassword(pw, human.passwordHash!);
+      // The request may have switched to another login name while the hash was checked.
+      if (flow.auth.userId !== user.id) return expired(flow.agent);
+      if (!result.ok) {
+        if (user.state !== 'USER_STATE_ACTIVE') return render(flow, t(flow, 'password.invalid'));
+        const { locked } = await ctx.orgs.recordPasswordFailure(user.id);
+        return render(flow, t(flow, locked ? 'password.locked' : 'password.invalid'));
+      }
       if (user.state !== 'USER_STATE_ACTIVE') return render(flow, t(flow, 'password.invalid'));
-      const { locked } = await ctx.orgs.recordPasswordFailure(user.id);
-      return render(flow, t(flow, locked ? 'password.locked' : 'password.invalid'));
-    }
-    if (user.state !== 'USER_STATE_ACTIVE') return render(flow, t(flow, 'password.invalid'));
-    await ctx.orgs.recordPasswordSuccess(user.id, result.needsRehash ? await ctx.pool.hashPassword(pw) : undefined);
-    if (human.otpSecretSealed) {
-      ctx.authRequests.update(flow.auth, { step: 'otp', amr: ['pwd'] });
-      return backToStep(flow);
-    }
-    return finish(flow, user, ['pwd']);
+      await ctx.orgs.recordPasswordSuccess(user.id, result.needsRehash ? await ctx.pool.hashPassword(pw) : undefined);
+      if (human.otpSecretSealed) {
+        ctx.authRequests.update(flow.auth, { step: 'otp', amr: ['pwd'], authenticatedUserId: user.id, otpFailures: 0 });
+        return backToStep(flow);
+      }
+      return finish(flow, user, ['pwd']);
+    });
   }
 
   async function checkOtp(flow: Flow, code: string | undefined): Promise<Response> {
     const user = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
-    if (!flow.auth.amr.includes('pwd') || !user?.human?.otpSecretSealed || !ctx.orgs.isActive(user)) return expired(flow.agent);
+    // The password must have been passed by this very user in this request.
+    if (!flow.auth.amr.includes('pwd') || !user || flow.auth.authenticatedUserId !== user.id) return expired(flow.agent);
+    if (!user.human?.otpSecretSealed || !ctx.orgs.isActive(user)) return expired(flow.agent);
+    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, 'password.locked'));
     const secret = ctx.masterKey.decrypt(user.human.otpSecretSealed).toString('utf8');
     const step = verifyTotp(secret, (code ?? '').replace(/\s+/g, ''));
-    if (step === undefined || step <= (lastOtpStep.get(user.id) ?? -1)) return render(flow, t(flow, 'otp.invalid'));
+    if (step === undefined || step <= (lastOtpStep.get(user.id) ?? -1)) {
+      otpLimiter.fail(user.id);
+      const failures = (flow.auth.otpFailures ?? 0) + 1;
+      // Five wrong codes end this login request; the user starts again from the application.
+      if (failures >= MAX_OTP_FAILURES_PER_REQUEST) {
+        ctx.authRequests.finish(flow.auth.id);
+        return expired(flow.agent);
+      }
+      ctx.authRequests.update(flow.auth, { otpFailures: failures });
+      return render(flow, t(flow, 'otp.invalid'));
+    }
+    otpLimiter.reset(user.id);
     lastOtpStep.set(user.id, step);
     return finish(flow, user, ['pwd', 'otp', 'mfa']);
   }
