@@ -83,6 +83,8 @@ describe('redirect URIs', () => {
     expect(matchesRegistered('http://localhost:3000/cb', ['http://localhost:*/cb'], true)).toBe(true);
     expect(matchesRegistered('http://localhost:3000/a/b', ['http://localhost:*/*'], true)).toBe(false);
     expect(matchesRegistered('http://localhost:3000/a/b', ['http://localhost:*/**'], true)).toBe(true);
+    // A glob may match text that is not a URL: refused rather than redirected to.
+    expect(matchesRegistered('http://localhost:99999/cb', ['http://localhost:*/cb'], true)).toBe(false);
   });
 });
 

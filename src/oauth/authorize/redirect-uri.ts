@@ -25,7 +25,8 @@ function globToRegExp(pattern: string): RegExp {
 export function matchesRegistered(uri: string, registered: readonly string[], devMode: boolean): boolean {
   if (registered.includes(uri)) return true;
   if (!devMode) return false;
-  return registered.some((pattern) => pattern.includes('*') && globToRegExp(pattern).test(uri));
+  // A glob can match text that is no URL (`http://localhost:99999/cb`); such a target is refused.
+  return registered.some((pattern) => pattern.includes('*') && globToRegExp(pattern).test(uri)) && URL.canParse(uri);
 }
 
 export function redirectUriAllowed(config: OidcAppConfig, uri: string): boolean {
