@@ -396,3 +396,18 @@ describe('login hardening', () => {
     expect((await refresh(tokens.refresh_token)).status).toBe(200);
   });
 });
+
+describe('project checks at sign-in', () => {
+  it('answers access_denied to a user without a grant when the project checks roles', async () => {
+    const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: 'checked', projectRoleCheck: true } });
+    await api(server, 'POST', `/management/v1/projects/${project.body.id}/roles`, { token: server.pat, body: { roleKey: 'reader', displayName: 'Reader' } });
+    const app = await createWebApp(server, { projectId: project.body.id });
+    const person = await createHuman(server);
+    const denied = await signIn(new Agent(server), authorizeUrl(app), person);
+    expect(responseParams(denied.location!).get('error')).toBe('access_denied');
+    const grant = await api(server, 'POST', `/management/v1/users/${person.userId}/grants`, { token: server.pat, body: { projectId: project.body.id, roleKeys: ['reader'] } });
+    expect(grant.status).toBe(200);
+    const allowed = await signIn(new Agent(server), authorizeUrl(app), person);
+    expect(responseParams(allowed.location!).get('code')).toBeTruthy();
+  });
+});

@@ -8,6 +8,7 @@ import { issueUserTokens, userAudience } from '../oauth/user-tokens.js';
 import type { Locale } from '../ui/i18n.js';
 import { errorPage, formPostPage } from '../ui/pages.js';
 import { newId } from '../util/ids.js';
+import { projectAccessDenied } from '../oauth/project-access.js';
 
 /**
  * The end of an authorization: the code (committed before the redirect) or the implicit tokens,
@@ -40,6 +41,9 @@ export async function completeAuthorization(
   if (!app?.oidc || app.state !== 'APP_STATE_ACTIVE' || !ctx.orgs.isActive(user)) {
     return htmlResponse(400, errorPage(locale, 'The application or the user is no longer active.'), headers);
   }
+  const project = ctx.orgs.getProject(app.projectId);
+  const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
+  if (denied) return authorizeError(request, 'access_denied', denied, locale, headers);
   ctx.userSessions.touch(session);
   const grantId = newId();
   const audience = userAudience(ctx, app, request.audienceProjects);

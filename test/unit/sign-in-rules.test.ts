@@ -134,3 +134,15 @@ describe('login UI helpers', () => {
     expect(html`<div>${html`<b>${'&'}</b>`}</div>`.text).toBe('<div><b>&amp;</b></div>');
   });
 });
+
+describe('project access checks', () => {
+  it("apply hasProjectCheck (the user's org) and projectRoleCheck (a grant on the project)", async () => {
+    const { projectAccessDenied } = await import('../../src/oauth/project-access.js');
+    const project = { id: 'p1', orgId: 'o1', hasProjectCheck: false, projectRoleCheck: false };
+    expect(projectAccessDenied(project, { orgId: 'o2' }, [])).toBeUndefined();
+    expect(projectAccessDenied({ ...project, hasProjectCheck: true }, { orgId: 'o2' }, [])).toMatch(/organization/);
+    expect(projectAccessDenied({ ...project, hasProjectCheck: true }, { orgId: 'o1' }, [])).toBeUndefined();
+    expect(projectAccessDenied({ ...project, projectRoleCheck: true }, { orgId: 'o1' }, [])).toMatch(/grant/);
+    expect(projectAccessDenied({ ...project, projectRoleCheck: true }, { orgId: 'o1' }, [{ projectId: 'p1' }])).toBeUndefined();
+  });
+});

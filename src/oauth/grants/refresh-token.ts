@@ -2,6 +2,7 @@ import type { AuthMethod } from '../client-auth.js';
 import { PATHS } from '../discovery.js';
 import { OAuthError } from '../errors.js';
 import { parseScope } from '../scopes.js';
+import { projectAccessDenied } from '../project-access.js';
 import { issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 
@@ -43,6 +44,9 @@ export const refreshTokenGrant: Grant = {
     if (!ctx.orgs.isActive(user) || ctx.sessions.isSessionEnded(family.sid) || ctx.sessions.isGrantRevoked(family.id)) {
       throw new OAuthError('invalid_grant', INVALID);
     }
+    const project = ctx.orgs.getProject(app.projectId);
+    const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
+    if (denied) throw new OAuthError('invalid_grant', denied);
     const userGrant = { ...rotation.family, grantId: family.id, scopes, app, user };
     const [tokens] = await Promise.all([
       issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true }),
