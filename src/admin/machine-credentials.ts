@@ -20,6 +20,11 @@ const addPatSchema = z.object({ expirationDate: expirationDate().optional() });
 function requireMachine(ctx: AppContext, caller: Caller, userId: string, permission: string): UserRecord {
   const user = requireUserAccess(ctx, caller, userId, permission);
   if (!user.machine) throw preconditionFailed('USER-Mach1', `user ${userId} is not a machine user`);
+  // Credentials for a user with instance roles would hand out those roles: only instance writers
+  // may create them (an org owner must not mint a PAT for the instance's admin).
+  if (permission === 'user.write' && ctx.orgs.memberships(user.id).some((m) => m.scope === 'instance')) {
+    caller.require('iam.write', {});
+  }
   return user;
 }
 

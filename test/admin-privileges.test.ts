@@ -1,0 +1,33 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api } from './helpers/api.js';
+import { startServer, type TestServer } from './helpers/server.js';
+
+/** Privilege boundaries of the provisioning API that go beyond one permission check. */
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('privilege boundaries of the provisioning API', () => {
+  it("does not let an org owner mint credentials for a user with instance roles", async () => {
+    const owner = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userName: 'org-owner', name: 'Org owner' } });
+    await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, body: { userId: owner.body.userId, roles: ['ORG_OWNER'] } });
+    const ownerPat = (await api(server, 'POST', `/management/v1/users/${owner.body.userId}/pats`, { token: server.pat, body: {} })).body.token as string;
+    const members = await api(server, 'POST', '/admin/v1/members/_search', { token: server.pat, body: {} });
+    const admin = (members.body.result as { userId: string; roles: string[] }[]).find((m) => m.roles.includes('IAM_OWNER'))!.userId;
+    for (const [method, path] of [
+      ['POST', `/management/v1/users/${admin}/pats`],
+      ['PUT', `/management/v1/users/${admin}/secret`],
+      ['POST', `/management/v1/users/${admin}/keys`],
+    ] as const) {
+      const res = await api(server, method, path, { token: ownerPat, body: { type: 'KEY_TYPE_JSON' } });
+      expect({ path, status: res.status }).toEqual({ path, status: 403 });
+    }
+    // Its own org's ordinary machine users are still its to manage.
+    const worker = await api(server, 'POST', '/management/v1/users/machine', { token: ownerPat, body: { userName: 'worker', name: 'Worker' } });
+    expect((await api(server, 'POST', `/management/v1/users/${worker.body.userId}/pats`, { token: ownerPat, body: {} })).status).toBe(200);
+  });
+});
