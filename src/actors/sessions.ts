@@ -101,14 +101,9 @@ export class SessionsActor {
     return claims;
   }
 
-  /** Revokes an opaque token held by `clientId`; resolves once the revocation is committed. */
-  async revokeOpaque(token: string, clientId: string): Promise<RevokeOutcome> {
-    const key = sha256(token);
-    const claims = this.storage.tokens.get(key) as AccessTokenClaims | undefined;
-    if (!claims) return 'unknown';
-    if (claims.clientId !== clientId) return 'foreign';
-    await this.storage.durable(this.storage.tokens.remove(key));
-    return 'revoked';
+  /** Removes an opaque token (the caller has checked it exists and who owns it); resolves once durable. */
+  async revokeOpaque(token: string): Promise<void> {
+    await this.storage.durable(this.storage.tokens.remove(sha256(token)));
   }
 
   isJwtRevoked(jti: string): boolean {

@@ -96,7 +96,8 @@ export class AccessTokens {
       const claims = this.sessions.findOpaque(token);
       if (!claims) return 'unknown';
       if (!owns(claims)) return 'foreign';
-      return this.sessions.revokeOpaque(token, claims.clientId);
+      await this.sessions.revokeOpaque(token);
+      return 'revoked';
     }
     const claims = this.verifiedJwtClaims(token);
     if (!claims || claims.exp * 1000 <= Date.now()) return 'unknown';

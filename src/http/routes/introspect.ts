@@ -1,9 +1,8 @@
-import { presentedClient } from '../../oauth/client-credentials.js';
 import type { AuthMethod } from '../../oauth/client-auth.js';
 import { OAuthError } from '../../oauth/errors.js';
-import { parseFormBody } from '../../oauth/form.js';
 import { introspect } from '../../oauth/introspection.js';
 import { PATHS } from '../../oauth/discovery.js';
+import { readClientRequest } from '../client-request.js';
 import type { AppContext } from '../context.js';
 import { jsonNoStore } from '../responses.js';
 import type { Request, Route } from '../types.js';
@@ -13,9 +12,8 @@ const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client
 
 export function introspectRoute(ctx: AppContext): Route {
   const handle = async (req: Request) => {
-    if (req.repeatedHeaders.has('authorization')) throw new OAuthError('invalid_request', 'Authorization header is repeated');
-    const form = parseFormBody(req.headers['content-type'], req.body);
-    const client = await ctx.clientAuth.authenticate(presentedClient(req.headers.authorization, form), {
+    const { form, presented } = readClientRequest(req);
+    const client = await ctx.clientAuth.authenticate(presented, {
       methods: METHODS,
       endpoint: PATHS.introspection,
       apps: true,

@@ -1,10 +1,9 @@
 import type { AccessTokenClaims } from '../../actors/sessions.js';
-import { presentedClient } from '../../oauth/client-credentials.js';
 import { invalidClient, type AuthenticatedClient, type AuthMethod } from '../../oauth/client-auth.js';
 import { OAuthError } from '../../oauth/errors.js';
-import { parseFormBody } from '../../oauth/form.js';
 import { PATHS } from '../../oauth/discovery.js';
 import { revokeGrant } from '../../oauth/user-tokens.js';
+import { readClientRequest } from '../client-request.js';
 import type { AppContext } from '../context.js';
 import type { Request, Route } from '../types.js';
 
@@ -23,9 +22,7 @@ export function ownsToken(client: AuthenticatedClient, claims: AccessTokenClaims
 
 export function revokeRoute(ctx: AppContext): Route {
   const handle = async (req: Request) => {
-    if (req.repeatedHeaders.has('authorization')) throw new OAuthError('invalid_request', 'Authorization header is repeated');
-    const form = parseFormBody(req.headers['content-type'], req.body);
-    const presented = presentedClient(req.headers.authorization, form);
+    const { form, presented } = readClientRequest(req);
     const client = await ctx.clientAuth.authenticate(presented, { methods: METHODS, endpoint: PATHS.revocation, apps: true, machineUsers: true });
     const token = form.get('token');
     if (token === undefined) throw new OAuthError('invalid_request', 'token missing');

@@ -1,8 +1,7 @@
-import { presentedClient } from '../../oauth/client-credentials.js';
 import { PATHS } from '../../oauth/discovery.js';
 import { OAuthError } from '../../oauth/errors.js';
-import { parseFormBody } from '../../oauth/form.js';
 import { GRANTS } from '../../oauth/grants/index.js';
+import { readClientRequest } from '../client-request.js';
 import type { AppContext } from '../context.js';
 import { jsonNoStore } from '../responses.js';
 import type { Request, Route } from '../types.js';
@@ -10,15 +9,13 @@ import type { Request, Route } from '../types.js';
 /** POST /oauth/v2/token: parses the form, authenticates the client per grant, dispatches on grant_type. */
 export function tokenRoute(ctx: AppContext): Route {
   const handle = async (req: Request) => {
-    if (req.repeatedHeaders.has('authorization')) throw new OAuthError('invalid_request', 'Authorization header is repeated');
-    const form = parseFormBody(req.headers['content-type'], req.body);
+    const { form, presented } = readClientRequest(req);
     const grantType = form.get('grant_type');
     if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type missing');
-    const presented = presentedClient(req.headers.authorization, form);
     const grant = GRANTS.get(grantType);
     if (!grant) throw new OAuthError('unsupported_grant_type', `${grantType} not supported`);
     const client = grant.clientPolicy ? await ctx.clientAuth.authenticate(presented, grant.clientPolicy) : undefined;
-    return jsonNoStore(200, await grant.handle({ form, presented, client, ctx }));
+    return jsonNoStore(200, await grant.handle({ form, client, ctx }));
   };
   return { pattern: PATHS.token, errorStyle: 'oauth', cors: true, methods: { POST: handle } };
 }

@@ -1,6 +1,5 @@
 import type { AppContext } from '../../http/context.js';
 import type { AuthenticatedClient, ClientPolicy } from '../client-auth.js';
-import type { PresentedClient } from '../client-credentials.js';
 import type { Form } from '../form.js';
 
 /**
@@ -10,7 +9,6 @@ import type { Form } from '../form.js';
  */
 export interface GrantInput {
   form: Form;
-  presented: PresentedClient;
   /** The authenticated client; absent only for grants with `clientPolicy: undefined`. */
   client: AuthenticatedClient | undefined;
   ctx: AppContext;

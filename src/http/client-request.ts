@@ -1,0 +1,14 @@
+import { presentedClient, type PresentedClient } from '../oauth/client-credentials.js';
+import { OAuthError } from '../oauth/errors.js';
+import { parseFormBody, type Form } from '../oauth/form.js';
+import type { Request } from './types.js';
+
+/**
+ * The form and the presented client credentials of a POST to a client-authenticated OAuth
+ * endpoint (token, introspection, revocation): one Authorization header at most, a strict form.
+ */
+export function readClientRequest(req: Request): { form: Form; presented: PresentedClient } {
+  if (req.repeatedHeaders.has('authorization')) throw new OAuthError('invalid_request', 'Authorization header is repeated');
+  const form = parseFormBody(req.headers['content-type'], req.body);
+  return { form, presented: presentedClient(req.headers.authorization, form) };
+}
