@@ -254,22 +254,10 @@ export class ClientsActor {
   }
 
   /** Registers an app key; generates an RSA 2048 pair (returned once) unless a public key is given. */
-  async addAppKey(
-    app: AppRecord,
-    input: { expirationDate?: number; publicKeyPem?: string },
-  ): Promise<{ key: AppKeyRecord; privateKeyPem?: string }> {
+  async addAppKey(app: AppRecord, input: { expirationDate?: number; publicKeyPem?: string }): Promise<{ key: AppKeyRecord; privateKeyPem?: string }> {
     const expirationDate = ClientsActor.checkExpiration(input.expirationDate);
     const generated = input.publicKeyPem ? undefined : await generateRsa2048();
-    const key = stampNew<AppKeyRecord>({
-      id: newId(),
-      orgId: app.orgId,
-      appId: app.id,
-      projectId: app.projectId,
-      clientId: app.clientId,
-      type: 'KEY_TYPE_JSON',
-      expirationDate,
-      publicKeyPem: generated?.publicPem ?? normalizePublicKeyPem(input.publicKeyPem!),
-    } as AppKeyRecord);
+    const key = appKeyRecord(app, newId(), expirationDate, generated?.publicPem ?? normalizePublicKeyPem(input.publicKeyPem!));
     await this.appKeys.put(key);
     return generated ? { key, privateKeyPem: generated.privatePem } : { key };
   }
@@ -277,18 +265,21 @@ export class ClientsActor {
   /** An imported public key of an app (`appKeys[]`): id and expiration kept. */
   stageAppKey(app: AppRecord, input: { id: string; expirationDate?: number; publicKeyPem: string }, batch: WriteBatch): AppKeyRecord {
     if (this.appKeys.has(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
-    const key = stampNew<AppKeyRecord>({
-      id: input.id,
-      orgId: app.orgId,
-      appId: app.id,
-      projectId: app.projectId,
-      clientId: app.clientId,
-      type: 'KEY_TYPE_JSON',
-      expirationDate: ClientsActor.checkExpiration(input.expirationDate),
-      publicKeyPem: normalizePublicKeyPem(input.publicKeyPem),
-    } as AppKeyRecord);
+    const key = appKeyRecord(app, input.id, ClientsActor.checkExpiration(input.expirationDate), normalizePublicKeyPem(input.publicKeyPem));
     this.appKeys.stage(key, batch);
     return key;
+  }
+
+  /** Registers a machine key; generates an RSA 2048 pair (returned once) unless a public key is given. */
+  async addMachineKey(
+    user: { id: string; orgId: string },
+    input: { expirationDate?: number; publicKeyPem?: string },
+  ): Promise<{ key: MachineKeyRecord; privateKeyPem?: string }> {
+    const expirationDate = ClientsActor.checkExpiration(input.expirationDate);
+    const generated = input.publicKeyPem ? undefined : await generateRsa2048();
+    const key = machineKeyRecord(user, newId(), expirationDate, generated?.publicPem ?? normalizePublicKeyPem(input.publicKeyPem!));
+    await this.machineKeys.put(key);
+    return generated ? { key, privateKeyPem: generated.privatePem } : { key };
   }
 
   /** An imported public key of a machine user (`machineKeys[]`): id and expiration kept. */
@@ -298,33 +289,25 @@ export class ClientsActor {
     batch: WriteBatch,
   ): MachineKeyRecord {
     if (this.machineKeys.has(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
-    const key = stampNew<MachineKeyRecord>({
-      id: input.id,
-      orgId: user.orgId,
-      userId: user.id,
-      type: 'KEY_TYPE_JSON',
-      expirationDate: ClientsActor.checkExpiration(input.expirationDate),
-      publicKeyPem: normalizePublicKeyPem(input.publicKeyPem),
-    } as MachineKeyRecord);
+    const key = machineKeyRecord(user, input.id, ClientsActor.checkExpiration(input.expirationDate), normalizePublicKeyPem(input.publicKeyPem));
     this.machineKeys.stage(key, batch);
     return key;
   }
+}
 
-  async addMachineKey(
-    user: { id: string; orgId: string },
-    input: { expirationDate?: number; publicKeyPem?: string },
-  ): Promise<{ key: MachineKeyRecord; privateKeyPem?: string }> {
-    const expirationDate = ClientsActor.checkExpiration(input.expirationDate);
-    const generated = input.publicKeyPem ? undefined : await generateRsa2048();
-    const key = stampNew<MachineKeyRecord>({
-      id: newId(),
-      orgId: user.orgId,
-      userId: user.id,
-      type: 'KEY_TYPE_JSON',
-      expirationDate,
-      publicKeyPem: generated?.publicPem ?? normalizePublicKeyPem(input.publicKeyPem!),
-    } as MachineKeyRecord);
-    await this.machineKeys.put(key);
-    return generated ? { key, privateKeyPem: generated.privatePem } : { key };
-  }
+function appKeyRecord(app: AppRecord, id: string, expirationDate: number, publicKeyPem: string): AppKeyRecord {
+  return stampNew({
+    id,
+    orgId: app.orgId,
+    appId: app.id,
+    projectId: app.projectId,
+    clientId: app.clientId,
+    type: 'KEY_TYPE_JSON' as const,
+    expirationDate,
+    publicKeyPem,
+  });
+}
+
+function machineKeyRecord(user: { id: string; orgId: string }, id: string, expirationDate: number, publicKeyPem: string): MachineKeyRecord {
+  return stampNew({ id, orgId: user.orgId, userId: user.id, type: 'KEY_TYPE_JSON' as const, expirationDate, publicKeyPem });
 }
