@@ -6,7 +6,7 @@ import { OAuthError } from './errors.js';
 export const STANDARD_SCOPES = ['openid', 'profile', 'email', 'phone', 'address', 'offline_access'] as const;
 
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
-export const PROJECT_AUDIENCE = /^urn:zitadel:iam:org:project:id:([^:]+):aud$/;
+const PROJECT_AUDIENCE = /^urn:zitadel:iam:org:project:id:([^:]+):aud$/;
 const ORG_ID = /^urn:zitadel:iam:org:id:(.+)$/;
 const ORG_DOMAIN = /^urn:zitadel:iam:org:domain:primary:(.+)$/;
 const KEPT_PREFIXES = [
@@ -33,6 +33,30 @@ export function parseScope(scope: string | undefined): string[] {
   return [...new Set(tokens)];
 }
 
+/** What a scope token means to Sesame (ZITADEL's reserved scopes, compat §3.2). */
+export type ScopeKind =
+  | { kind: 'audience'; projectRef: string }
+  | { kind: 'org'; by: 'id' | 'domain'; value: string }
+  | { kind: 'known' }
+  | { kind: 'unknown' };
+
+export function classifyScope(scope: string): ScopeKind {
+  const aud = PROJECT_AUDIENCE.exec(scope);
+  if (aud) return { kind: 'audience', projectRef: aud[1]! };
+  const byId = ORG_ID.exec(scope);
+  if (byId) return { kind: 'org', by: 'id', value: byId[1]! };
+  const byDomain = ORG_DOMAIN.exec(scope);
+  if (byDomain) return { kind: 'org', by: 'domain', value: byDomain[1]! };
+  return KEPT_EXACT.has(scope) || KEPT_PREFIXES.some((p) => scope.startsWith(p)) ? { kind: 'known' } : { kind: 'unknown' };
+}
+
+/** The project an `:aud` scope names; `invalid_scope` when there is none. */
+export function audienceProject(scope: string, projectRef: string, resolveProject: (ref: string) => string | undefined): string {
+  const projectId = resolveProject(projectRef);
+  if (!projectId) throw new OAuthError('invalid_scope', `unknown project in scope ${scope}`);
+  return projectId;
+}
+
 export interface ScopeContext {
   /** Resolves a project id of an `:aud` scope (`zitadel` → the management project), or undefined. */
   resolveProject(id: string): string | undefined;
@@ -57,25 +81,28 @@ export function grantScopes(requested: readonly string[], ctx: ScopeContext, dro
   let orgScopes = 0;
   for (const scope of requested) {
     if (drop.has(scope)) continue;
-    const aud = PROJECT_AUDIENCE.exec(scope);
-    if (aud) {
-      const projectId = ctx.resolveProject(aud[1]!);
-      if (!projectId) throw new OAuthError('invalid_scope', `unknown project in scope ${scope}`);
-      if (!audience.includes(projectId)) audience.push(projectId);
-      scopes.push(scope);
-      continue;
+    const meaning = classifyScope(scope);
+    switch (meaning.kind) {
+      case 'audience': {
+        const projectId = audienceProject(scope, meaning.projectRef, ctx.resolveProject);
+        if (!audience.includes(projectId)) audience.push(projectId);
+        scopes.push(scope);
+        break;
+      }
+      case 'org': {
+        if (++orgScopes > 1) throw new OAuthError('invalid_scope', 'Only one organization scope may be provided');
+        const value = meaning.value.toLowerCase();
+        const matches =
+          meaning.by === 'id' ? value === ctx.subjectOrg.id.toLowerCase() : ctx.subjectOrg.domains.some((d) => d.toLowerCase() === value);
+        if (matches) scopes.push(scope);
+        break;
+      }
+      case 'known':
+        scopes.push(scope);
+        break;
+      case 'unknown':
+        break;
     }
-    const org = ORG_ID.exec(scope) ?? ORG_DOMAIN.exec(scope);
-    if (org) {
-      if (++orgScopes > 1) throw new OAuthError('invalid_scope', 'Only one organization scope may be provided');
-      const value = org[1]!.toLowerCase();
-      const matches = scope.startsWith('urn:zitadel:iam:org:id:')
-        ? value === ctx.subjectOrg.id.toLowerCase()
-        : ctx.subjectOrg.domains.some((d) => d.toLowerCase() === value);
-      if (matches) scopes.push(scope);
-      continue;
-    }
-    if (KEPT_EXACT.has(scope) || KEPT_PREFIXES.some((p) => scope.startsWith(p))) scopes.push(scope);
   }
   return { scopes, audience };
 }

@@ -3,7 +3,7 @@ import { OAuthError } from '../errors.js';
 import { isPkceValue } from '../pkce.js';
 import { parseMaxAge, parsePrompt, type Prompt } from '../prompt.js';
 import { chooseResponseMode, type ResponseMode, type ResponseType } from '../response-mode.js';
-import { parseScope, PROJECT_AUDIENCE, STANDARD_SCOPES } from '../scopes.js';
+import { audienceProject, classifyScope, parseScope } from '../scopes.js';
 import { redirectUriAllowed } from './redirect-uri.js';
 
 /**
@@ -76,16 +76,6 @@ const RESPONSE_TYPES: Record<string, { type: ResponseType; registered: string; g
 /** Response types defined by OAuth/OIDC that Sesame does not serve (hybrid, token alone, none). */
 const UNSUPPORTED = new Set(['token', 'none', 'code id_token', 'code token', 'code id_token token']);
 
-const ORG_ID = /^urn:zitadel:iam:org:id:(.+)$/;
-const ORG_DOMAIN = /^urn:zitadel:iam:org:domain:primary:(.+)$/;
-const KEPT_PREFIXES = ['urn:zitadel:iam:org:project:role:', 'urn:zitadel:iam:org:roles:id:', 'urn:zitadel:iam:org:idp:id:'];
-const KEPT_EXACT: ReadonlySet<string> = new Set([
-  ...STANDARD_SCOPES,
-  'urn:zitadel:iam:org:projects:roles',
-  'urn:zitadel:iam:user:metadata',
-  'urn:zitadel:iam:user:resourceowner',
-]);
-
 /** Normalizes a space-separated value: `id_token  token` and `token id_token` are the same set. */
 function normalizeSet(value: string): string {
   const parts = value.split(' ').filter((s) => s.length > 0);
@@ -102,25 +92,20 @@ export function authorizationScopes(
   const audienceProjects: string[] = [];
   let orgId: string | undefined;
   for (const scope of parseScope(raw)) {
-    const aud = PROJECT_AUDIENCE.exec(scope);
-    if (aud) {
-      const projectId = dir.resolveProject(aud[1]!);
-      if (!projectId) throw new OAuthError('invalid_scope', `unknown project in scope ${scope}`);
+    const meaning = classifyScope(scope);
+    if (meaning.kind === 'audience') {
+      const projectId = audienceProject(scope, meaning.projectRef, dir.resolveProject);
       if (!audienceProjects.includes(projectId)) audienceProjects.push(projectId);
       scopes.push(scope);
-      continue;
-    }
-    const byId = ORG_ID.exec(scope);
-    const byDomain = byId ? undefined : ORG_DOMAIN.exec(scope);
-    if (byId || byDomain) {
+    } else if (meaning.kind === 'org') {
       if (orgId !== undefined) throw new OAuthError('invalid_scope', 'Only one organization scope may be provided');
-      const org = byId ? dir.orgById(byId[1]!) : dir.orgByDomain(byDomain![1]!);
+      const org = meaning.by === 'id' ? dir.orgById(meaning.value) : dir.orgByDomain(meaning.value);
       if (!org || org.state !== 'ORG_STATE_ACTIVE') throw new OAuthError('invalid_scope', `organization of scope ${scope} does not exist`);
       orgId = org.id;
       scopes.push(scope);
-      continue;
+    } else if (meaning.kind === 'known') {
+      scopes.push(scope);
     }
-    if (KEPT_EXACT.has(scope) || KEPT_PREFIXES.some((p) => scope.startsWith(p))) scopes.push(scope);
   }
   return { scopes, audienceProjects, orgId };
 }
