@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { ActorClaim } from './sessions.js';
+import { newOpaqueToken } from '../util/ids.js';
 import type { Storage } from '../storage/db.js';
 import type { MasterKey } from '../storage/master-key.js';
 import { secretMatches, sha256 } from '../util/hash.js';
@@ -80,7 +80,7 @@ export class RefreshTokensActor {
   }
 
   private static newToken(familyId: string): string {
-    return `${familyId}.${randomBytes(32).toString('base64url')}`;
+    return `${familyId}.${newOpaqueToken()}`;
   }
 
   /** Starts a family whose id is the grant id; resolves with its first token once durable. */

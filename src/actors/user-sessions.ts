@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { Storage } from '../storage/db.js';
 import { Table } from '../storage/table.js';
-import { newId } from '../util/ids.js';
+import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256Base64url } from '../util/hash.js';
 
 /**
@@ -22,7 +21,7 @@ export interface UserSession {
 }
 
 export function newAgentCookie(): string {
-  return randomBytes(32).toString('base64url');
+  return newOpaqueToken();
 }
 
 export function agentIdOf(cookie: string): string {
