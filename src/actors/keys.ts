@@ -1,4 +1,5 @@
-import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
 import type { Database } from 'lmdb';
 import type { SigningAlg } from '../config.js';
 import type { MasterKey } from '../storage/master-key.js';
@@ -37,13 +38,16 @@ export interface VerificationKey {
 
 export const JWKS_MAX_AGE_SECONDS = 300;
 
-function generate(alg: SigningAlg): { privateDer: Buffer; publicKey: KeyObject } {
+const generateKeyPairAsync = promisify(generateKeyPair);
+
+/** Off the event loop (libuv's thread pool): an RSA key takes tens to hundreds of milliseconds. */
+async function generate(alg: SigningAlg): Promise<{ privateDer: Buffer; publicKey: KeyObject }> {
   const pair =
     alg === 'RS256'
-      ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+      ? await generateKeyPairAsync('rsa', { modulusLength: 2048 })
       : alg === 'ES256'
-        ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
-        : generateKeyPairSync('ed25519');
+        ? await generateKeyPairAsync('ec', { namedCurve: 'P-256' })
+        : await generateKeyPairAsync('ed25519');
   return { privateDer: pair.privateKey.export({ format: 'der', type: 'pkcs8' }), publicKey: pair.publicKey };
 }
 
@@ -75,7 +79,7 @@ export class KeysActor {
       await this.rotate(true);
     } else if (!next || next.alg !== this.alg) {
       if (next) this.keys.delete(next.kid);
-      const fresh = this.newKey('next');
+      const fresh = this.adopt(await this.newKey('next'));
       await this.persist([fresh], next ? [next.kid] : []);
     }
     this.rebuild();
@@ -105,6 +109,13 @@ export class KeysActor {
    * `immediate` also replaces the next key (used when the configured algorithm changed).
    */
   async rotate(immediate = false): Promise<{ kid: string }> {
+    const upcoming = () => this.byStatus('next')[0];
+    const needsReplacement = () => immediate || upcoming()?.alg !== this.alg;
+    // Generate first (off the event loop), then change the key set in one synchronous step.
+    const next = await this.newKey('next');
+    const replacement = needsReplacement() ? await this.newKey('active') : undefined;
+    // Another rotation may have used the next key meanwhile: start over rather than sign with nothing.
+    if (needsReplacement() && !replacement) return this.rotate(immediate);
     const now = Date.now();
     const changed: StoredKey[] = [];
     const removed: string[] = [];
@@ -113,17 +124,18 @@ export class KeysActor {
       key.publishUntil = now + this.maxTokenLifetimeMs + 60_000;
       changed.push(key);
     }
-    let promoted = this.byStatus('next')[0];
-    if (immediate || !promoted || promoted.alg !== this.alg) {
+    let promoted = upcoming();
+    if (replacement) {
       if (promoted) {
         this.keys.delete(promoted.kid);
         removed.push(promoted.kid);
       }
-      promoted = this.newKey('active');
+      promoted = this.adopt(replacement);
     }
+    promoted = promoted!;
     promoted.status = 'active';
     promoted.activatedAt = now;
-    changed.push(promoted, this.newKey('next'));
+    changed.push(promoted, this.adopt(next));
     for (const key of this.byStatus('retired')) {
       if ((key.publishUntil ?? 0) <= now) {
         this.keys.delete(key.kid);
@@ -136,8 +148,13 @@ export class KeysActor {
     return { kid: promoted.kid };
   }
 
-  private newKey(status: KeyStatus): StoredKey {
-    const { privateDer, publicKey } = generate(this.alg);
+  private adopt(key: StoredKey): StoredKey {
+    this.keys.set(key.kid, key);
+    return key;
+  }
+
+  private async newKey(status: KeyStatus): Promise<StoredKey> {
+    const { privateDer, publicKey } = await generate(this.alg);
     const kid = newId();
     const key: StoredKey = {
       kid,
@@ -147,7 +164,6 @@ export class KeysActor {
       publicJwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: this.alg, use: 'sig' },
       sealedPrivateKey: this.masterKey.encrypt(privateDer),
     };
-    this.keys.set(kid, key);
     return key;
   }
 
