@@ -268,4 +268,31 @@ describe.runIf(RUN_BROWSER)('browser sign-in', () => {
     await shot(page, '10-signed-out');
     await context.close();
   });
+
+  it('enrolls TOTP when the org forces MFA: QR code and key on the page, confirmed with a code', async () => {
+    const org = await api(server, 'POST', '/management/v1/orgs', { token: server.pat, body: { name: `mfa-${Date.now()}` } });
+    const policy = await api(server, 'POST', '/management/v1/policies/login', { token: server.pat, orgId: org.body.id, body: { allowUsernamePassword: true, forceMfa: true } });
+    expect(policy.status).toBe(200);
+    const enrolling = await createHuman(server, { firstName: 'Enrol', orgId: org.body.id });
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await context.newPage();
+    await page.goto(`${rp.origin}/login`);
+    await page.fill('input[name=loginName]', enrolling.loginName);
+    await page.click('button[type=submit]');
+    await page.fill('input[name=password]', enrolling.password);
+    await page.click('form[action="/ui/login/password"] button[type=submit]');
+    await page.waitForSelector('img.qr');
+    // The QR code is a real image the browser decodes (an SVG rendered on the server, no script).
+    expect(await page.locator('img.qr').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+    expect(await page.locator('script').count()).toBe(0);
+    expect(await page.locator('form[action="/ui/login/mfa/skip"]').count()).toBe(0);
+    await shot(page, '11-totp-enrollment');
+    const key = (await page.locator('code.secret').textContent())!.replace(/\s+/g, '');
+    expect(key).toMatch(/^[A-Z2-7]{32}$/);
+    await page.fill('input[name=code]', totpAt(key, Date.now() / 1000));
+    await page.click('form[action="/ui/login/mfa/verify"] button[type=submit]');
+    await page.waitForSelector('#who');
+    expect(await page.locator('#amr').textContent()).toBe('pwd otp mfa');
+    await context.close();
+  });
 });

@@ -53,9 +53,9 @@ describe('lockout policy', () => {
     expect((await mgmt('POST', { maxPasswordAttempts: '5' })).status).toBe(200);
     expect((await mgmt('POST', { maxPasswordAttempts: '5' })).status).toBe(409);
     expect((await mgmt('PUT', { maxPasswordAttempts: 5 })).status).toBe(400);
-    expect((await mgmt('PUT', { max_password_attempts: '3' })).status).toBe(200);
+    expect((await mgmt('PUT', { max_password_attempts: '3', show_lockout_failure: true })).status).toBe(200);
     const custom = await mgmt('GET');
-    expect(custom.body.policy).toMatchObject({ maxPasswordAttempts: '3' });
+    expect(custom.body.policy).toMatchObject({ maxPasswordAttempts: '3', showLockoutFailure: true });
     expect(custom.body.policy.isDefault).toBeUndefined();
     expect(custom.body.policy.details.resourceOwner).toBeDefined();
     expect((await mgmt('POST', { maxPasswordAttempts: 'many' })).status).toBe(400);

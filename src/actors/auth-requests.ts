@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { ValidatedAuthRequest } from '../oauth/authorize/validate.js';
 import type { Locale } from '../ui/i18n.js';
+import type { AuthChecks } from '../model/auth-checks.js';
 
 /**
  * Owns authorization requests while the user signs in: the validated request, the user agent it
  * is bound to, and how far the login got. They live in memory for at most 30 minutes: a restart
  * sends a user who was mid-login back to the client's start page, which is harmless.
  */
-export type LoginStep = 'select' | 'loginname' | 'password' | 'otp' | 'register';
+export type LoginStep = 'select' | 'loginname' | 'password' | 'password-change' | 'otp' | 'mfa-setup' | 'register';
 
 export interface AuthRequest {
   id: string;
@@ -20,24 +21,36 @@ export interface AuthRequest {
   /** The user chosen by login name, account selection or a hint. */
   userId?: string;
   loginName?: string;
-  /** Authentication methods passed during this request. */
-  amr: string[];
-  /** The user those methods were passed by: a later change of `userId` does not inherit them. */
+  /** The checks passed during this request (or still valid from the browser session). */
+  checks: AuthChecks;
+  /** The user those checks were passed by: a later change of `userId` does not inherit them. */
   authenticatedUserId?: string;
   /** Wrong TOTP codes entered in this request. */
   otpFailures?: number;
+  /** TOTP enrollment: the secret shown to the person until a code confirms it (base32). */
+  pendingOtpSecret?: string;
 }
+
+export type AuthRequestChange = { [K in keyof Omit<AuthRequest, 'id' | 'agentId' | 'createdAt' | 'request'>]?: AuthRequest[K] | undefined };
 
 export const AUTH_REQUEST_LIFETIME_MS = 30 * 60 * 1000;
 
 export class AuthRequestsActor {
   private readonly requests = new Map<string, AuthRequest>();
 
-  create(agentId: string, request: ValidatedAuthRequest, locale: Locale, step: LoginStep, userId?: string, loginName?: string): AuthRequest {
+  create(
+    agentId: string,
+    request: ValidatedAuthRequest,
+    locale: Locale,
+    step: LoginStep,
+    start: { userId?: string | undefined; loginName?: string | undefined; checks?: AuthChecks } = {},
+  ): AuthRequest {
     const id = randomBytes(18).toString('base64url');
-    const created: AuthRequest = { id, agentId, createdAt: Date.now(), request, locale, step, amr: [] };
-    if (userId) created.userId = userId;
-    if (loginName) created.loginName = loginName;
+    const created: AuthRequest = { id, agentId, createdAt: Date.now(), request, locale, step, checks: start.checks ?? {} };
+    if (start.userId) created.userId = start.userId;
+    if (start.loginName) created.loginName = start.loginName;
+    // Checks carried over from a browser session belong to its user.
+    if (start.checks && start.userId) created.authenticatedUserId = start.userId;
     this.requests.set(id, created);
     return created;
   }
@@ -53,7 +66,7 @@ export class AuthRequestsActor {
     return found.agentId === agentId ? found : undefined;
   }
 
-  update(request: AuthRequest, change: Partial<Omit<AuthRequest, 'id' | 'agentId' | 'createdAt' | 'request'>>): AuthRequest {
+  update(request: AuthRequest, change: AuthRequestChange): AuthRequest {
     Object.assign(request, change);
     return request;
   }

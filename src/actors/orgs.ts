@@ -82,6 +82,8 @@ export class OrgsActor {
   private readonly orgByDomain = new Map<string, string>();
   private readonly userByOrgName = new Map<string, string>();
   private readonly usersByName = new Map<string, Set<string>>();
+  /** Verified emails and phone numbers of humans (lower case / digits): logins by email or phone. */
+  private readonly usersByContact = new Map<string, Set<string>>();
   private readonly patByHash = new Map<string, string>();
   private readonly grantIdsByUser = new Map<string, Set<string>>();
 
@@ -217,7 +219,8 @@ export class OrgsActor {
   /** The org's policy of a kind: its custom one, else the instance default. */
   policy<K extends PolicyKind>(kind: K, orgId: string): { policy: PolicyTypes[K]; record: PolicyRecord<K> | undefined } {
     const record = this.policies.get(`${kind}:${orgId}`) as PolicyRecord<K> | undefined;
-    return { policy: record?.policy ?? DEFAULT_POLICIES[kind], record };
+    // Records written before a field existed get that field's default.
+    return { policy: record ? { ...DEFAULT_POLICIES[kind], ...record.policy } : DEFAULT_POLICIES[kind], record };
   }
 
   /** Adds (`create`) or updates the org's custom policy; ZITADEL's AlreadyExists / NotFound / no-change rules. */
@@ -266,6 +269,59 @@ export class OrgsActor {
     await this.updateUser(userId, (u) => {
       u.human!.failedPasswordAttempts = 0;
       if (rehashed) u.human!.passwordHash = rehashed;
+      return u;
+    });
+  }
+
+  /** Counts a wrong TOTP code; locks the user at the lockout policy's `maxOtpAttempts` (0 = never). */
+  async recordOtpFailure(userId: string): Promise<{ locked: boolean }> {
+    const user = this.requireUser(userId);
+    const max = this.policy('lockout', user.orgId).policy.maxOtpAttempts;
+    if (max === 0) return { locked: false };
+    const updated = await this.updateUser(userId, (u) => {
+      u.human!.failedOtpAttempts = (u.human!.failedOtpAttempts ?? 0) + 1;
+      if (u.human!.failedOtpAttempts >= max && u.state === 'USER_STATE_ACTIVE') u.state = 'USER_STATE_LOCKED';
+      return u;
+    });
+    return { locked: updated.state === 'USER_STATE_LOCKED' };
+  }
+
+  async recordOtpSuccess(userId: string): Promise<void> {
+    const user = this.requireUser(userId);
+    if (!user.human?.failedOtpAttempts) return;
+    await this.updateUser(userId, (u) => {
+      u.human!.failedOtpAttempts = 0;
+      return u;
+    });
+  }
+
+  /** Enrolls a TOTP secret (sealed) confirmed with a code; a person has at most one. */
+  async enrollOtp(userId: string, sealedSecret: Uint8Array): Promise<void> {
+    const user = this.requireUser(userId);
+    if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have a TOTP second factor');
+    if (user.human.otpSecretSealed) throw alreadyExists('USER-Otp3x', 'TOTP is already set up (Errors.User.MFA.OTP.AlreadyReady)');
+    await this.updateUser(userId, (u) => {
+      u.human!.otpSecretSealed = sealedSecret;
+      u.human!.failedOtpAttempts = 0;
+      return u;
+    });
+  }
+
+  /** The person skipped the TOTP enrollment prompt (asked again after the policy's mfaInitSkipLifetime). */
+  async skipMfaInit(userId: string, at: number): Promise<void> {
+    await this.updateUser(userId, (u) => {
+      if (u.human) u.human.mfaInitSkippedAt = at;
+      return u;
+    });
+  }
+
+  /** Sets a new password hash chosen by the person; a required change is then done. */
+  async changePassword(userId: string, passwordHash: string): Promise<void> {
+    await this.updateUser(userId, (u) => {
+      if (!u.human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
+      u.human.passwordHash = passwordHash;
+      u.human.passwordChangeRequired = false;
+      u.human.failedPasswordAttempts = 0;
       return u;
     });
   }
@@ -399,10 +455,21 @@ export class OrgsActor {
     return undefined;
   }
 
+  /**
+   * The humans whose verified email (or, for a `+` number, verified phone) is `contact`. Whether a
+   * login may use them is the login policy's (`disableLoginWithEmail` / `…Phone`), decided by the caller.
+   */
+  findUsersByContact(contact: string): UserRecord[] {
+    const key = contactKey(contact);
+    const ids = key === undefined ? undefined : this.usersByContact.get(key);
+    return ids ? [...ids].flatMap((id) => this.users.get(id) ?? []) : [];
+  }
+
   private unindexUser(user: UserRecord): void {
     const name = lower(user.userName);
     if (this.userByOrgName.get(`${user.orgId}\n${name}`) === user.id) this.userByOrgName.delete(`${user.orgId}\n${name}`);
     this.usersByName.get(name)?.delete(user.id);
+    for (const key of contactKeys(user)) this.usersByContact.get(key)?.delete(user.id);
   }
 
   private indexUser(user: UserRecord): void {
@@ -411,6 +478,11 @@ export class OrgsActor {
     let ids = this.usersByName.get(name);
     if (!ids) this.usersByName.set(name, (ids = new Set()));
     ids.add(user.id);
+    for (const key of contactKeys(user)) {
+      let set = this.usersByContact.get(key);
+      if (!set) this.usersByContact.set(key, (set = new Set()));
+      set.add(user.id);
+    }
   }
 
   private checkNewUser(orgId: string, id: string, userName: string): void {
@@ -576,4 +648,23 @@ export class OrgsActor {
     const user = this.users.get(pat.userId);
     return this.isActive(user) ? { user, pat } : undefined;
   }
+}
+
+/** The lookup key of a login by email (lower case) or phone (`+` and digits only); undefined for neither. */
+function contactKey(contact: string): string | undefined {
+  const text = contact.trim();
+  if (text.startsWith('+')) {
+    const digits = text.replace(/[\s\-().]/g, '');
+    return /^\+\d{3,20}$/.test(digits) ? `phone:${digits}` : undefined;
+  }
+  return text.includes('@') ? `email:${lower(text)}` : undefined;
+}
+
+function contactKeys(user: UserRecord): string[] {
+  const keys: string[] = [];
+  const h = user.human;
+  if (h?.email.isEmailVerified && h.email.email) keys.push(`email:${lower(h.email.email)}`);
+  const phone = h?.phone?.isPhoneVerified ? contactKey(h.phone.phone) : undefined;
+  if (phone) keys.push(phone);
+  return keys;
 }

@@ -2,6 +2,7 @@ import type { Storage } from '../storage/db.js';
 import { Table } from '../storage/table.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256Base64url } from '../util/hash.js';
+import { amrOf, type AuthChecks } from '../model/auth-checks.js';
 
 /**
  * Owns user-agent sessions. The browser holds a cookie with 256 random bits; Sesame stores only
@@ -16,6 +17,10 @@ export interface UserSession {
   /** Unix seconds of the last active authentication. */
   authTime: number;
   amr: string[];
+  /** Unix seconds of the last password check (absent in sessions older than this field: `authTime`). */
+  passwordCheckedAt?: number;
+  /** Unix seconds of the last TOTP check (absent: `authTime` when `amr` has `otp`). */
+  secondFactorCheckedAt?: number;
   createdAt: number;
   lastActiveAt: number;
 }
@@ -69,16 +74,41 @@ export class UserSessionsActor {
     return out.sort((a, b) => b.authTime - a.authTime);
   }
 
-  /** Records a successful authentication: the user's session on this agent is renewed, or a new one starts. */
-  async signIn(agentId: string, userId: string, amr: string[]): Promise<UserSession> {
+  /**
+   * Records a successful authentication. The browser gets a new cookie at every sign-in (session
+   * fixation): the sessions of its previous agent id move to the new one, so a cookie value planted
+   * before the sign-in, or seen before it, opens nothing afterwards.
+   */
+  async signIn(previousAgentId: string | undefined, agentId: string, userId: string, checks: AuthChecks): Promise<UserSession> {
     const now = Date.now();
-    const existing = this.ofAgent(agentId).find((s) => s.userId === userId);
+    const authTime = Math.floor(now / 1000);
+    const previous = previousAgentId === undefined ? [] : this.ofAgent(previousAgentId);
+    const existing = previous.find((s) => s.userId === userId);
+    const passed = { amr: amrOf(checks), passwordCheckedAt: checks.passwordAt, secondFactorCheckedAt: checks.secondFactorAt };
     const session: UserSession = existing
-      ? { ...existing, authTime: Math.floor(now / 1000), amr, lastActiveAt: now }
-      : { id: `V1_${newId()}`, agentId, userId, authTime: Math.floor(now / 1000), amr, createdAt: now, lastActiveAt: now };
-    this.index(session);
-    await this.sessions.put(session);
+      ? { ...existing, agentId, authTime, ...passed, lastActiveAt: now }
+      : { id: `V1_${newId()}`, agentId, userId, authTime, ...passed, createdAt: now, lastActiveAt: now };
+    const writes: Promise<boolean>[] = [];
+    for (const s of previous) {
+      if (s !== existing) writes.push(this.put({ ...s, agentId }));
+    }
+    if (previousAgentId !== undefined && previousAgentId !== agentId) this.byAgent.delete(previousAgentId);
+    writes.push(this.put(session));
+    await Promise.all(writes);
     return session;
+  }
+
+  /** The checks a session passed, for sessions written before the check times were stored too. */
+  checksOf(session: UserSession): AuthChecks {
+    return {
+      passwordAt: session.passwordCheckedAt ?? (session.amr.includes('pwd') ? session.authTime : undefined),
+      secondFactorAt: session.secondFactorCheckedAt ?? (session.amr.includes('otp') ? session.authTime : undefined),
+    };
+  }
+
+  private put(session: UserSession): Promise<boolean> {
+    this.index(session);
+    return this.sessions.put(session);
   }
 
   /**

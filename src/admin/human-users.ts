@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { invalidArgument } from '../model/errors.js';
 import type { AppContext } from '../http/context.js';
 import type { Route } from '../http/types.js';
 import type { HumanData, UserState } from '../model/records.js';
@@ -101,6 +102,13 @@ export function humanUserRoutes(ctx: AppContext): Route[] {
         caller.require('user.write');
         const input = readBody(req, importHumanSchema);
         ctx.orgs.requireOrg(caller.orgId);
+        // Login factors Sesame does not have are refused, not stored and ignored.
+        const unsupported = [
+          input.requestPasswordlessRegistration && 'requestPasswordlessRegistration (Sesame has no passwordless login)',
+          input.idps.length > 0 && 'idps (Sesame has no external identity providers)',
+          input.recoveryCodes.length > 0 && 'recoveryCodes (Sesame has no recovery codes)',
+        ].filter((x): x is string => typeof x === 'string');
+        if (unsupported.length > 0) throw invalidArgument('USER-Uns1p', `not supported by Sesame: ${unsupported.join('; ')}`);
         const encoded = input.hashedPassword?.value;
         // A plaintext password wins over a hash, as in ZITADEL's import.
         if (!input.password && encoded) checkEncodedHash(encoded);

@@ -4,16 +4,15 @@ import type { Route } from '../http/types.js';
 import type { LockoutPolicy, LoginPolicy, PolicyKind, PolicyRecord } from '../model/records.js';
 import { addedDetails, changedDetails, viewDetails } from './details.js';
 import { apiRoute, ok, type CallerHandler } from './endpoint.js';
-import { enumField } from './enums.js';
-import { flag, readBody, text } from './validation.js';
+import { invalidArgument } from '../model/errors.js';
+import { loginPolicySchema, loginPolicyView, toLoginPolicy } from './login-policy.js';
+import { flag, readBody } from './validation.js';
 
 /**
  * The org lockout and login policies the login UI enforces (ZITADEL management v1):
  * GET / POST (add custom) / PUT (update custom) / DELETE (reset to default) on
  * `/management/v1/policies/lockout` and `/management/v1/policies/login`.
  */
-const PASSWORDLESS_TYPE = ['PASSWORDLESS_TYPE_NOT_ALLOWED', 'PASSWORDLESS_TYPE_ALLOWED'] as const;
-
 /** uint64 in protojson: a JSON string, a number is accepted too. */
 const uint64 = () =>
   z
@@ -21,25 +20,21 @@ const uint64 = () =>
     .default(0)
     .transform((v) => Number(v));
 
-const lockoutSchema = z.object({ maxPasswordAttempts: uint64(), showLockoutFailure: flag() });
+const lockoutSchema = z.object({ maxPasswordAttempts: uint64(), maxOtpAttempts: uint64(), showLockoutFailure: flag() });
 
-const loginSchema = z.object({
-  allowUsernamePassword: flag(),
-  allowRegister: flag(),
-  allowExternalIdp: flag(),
-  forceMfa: flag(),
-  passwordlessType: enumField(PASSWORDLESS_TYPE),
-  hidePasswordReset: flag(),
-  ignoreUnknownUsernames: flag(),
-  defaultRedirectUri: text(2000),
+/** The login policy: what Sesame cannot enforce is refused, naming the fields. */
+const loginSchema = loginPolicySchema.transform((input) => {
+  const { policy, unsupported } = toLoginPolicy(input);
+  if (unsupported.length > 0) throw invalidArgument('POLICY-Uns1p', `not supported by Sesame: ${unsupported.join('; ')}`);
+  return policy;
 });
 
 function lockoutView(policy: LockoutPolicy) {
-  return { maxPasswordAttempts: policy.maxPasswordAttempts ? String(policy.maxPasswordAttempts) : undefined, showLockoutFailure: policy.showLockoutFailure };
-}
-
-function loginView(policy: LoginPolicy) {
-  return { ...policy, passwordlessType: policy.passwordlessType === 'PASSWORDLESS_TYPE_NOT_ALLOWED' ? undefined : policy.passwordlessType };
+  return {
+    maxPasswordAttempts: policy.maxPasswordAttempts ? String(policy.maxPasswordAttempts) : undefined,
+    maxOtpAttempts: policy.maxOtpAttempts ? String(policy.maxOtpAttempts) : undefined,
+    showLockoutFailure: policy.showLockoutFailure || undefined,
+  };
 }
 
 function policyRoutes<K extends PolicyKind>(
@@ -79,5 +74,5 @@ function policyRoutes<K extends PolicyKind>(
 }
 
 export function policyRoutesAll(ctx: AppContext): Route[] {
-  return [policyRoutes(ctx, 'lockout', lockoutSchema, lockoutView), policyRoutes(ctx, 'login', loginSchema, loginView)];
+  return [policyRoutes(ctx, 'lockout', lockoutSchema, lockoutView), policyRoutes(ctx, 'login', loginSchema as unknown as z.ZodType<LoginPolicy>, loginPolicyView)];
 }

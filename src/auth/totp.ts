@@ -78,3 +78,13 @@ export function verifyTotp(secretBase32: string, code: string, unixSeconds = Dat
   }
   return undefined;
 }
+
+/**
+ * The Key URI authenticator apps read from the enrollment QR code
+ * (github.com/google/google-authenticator/wiki/Key-Uri-Format): `otpauth://totp/<issuer>:<account>`.
+ */
+export function otpauthUri(issuer: string, account: string, secretBase32: string): string {
+  const label = `${encodeURIComponent(issuer)}:${encodeURIComponent(account)}`;
+  const params = new URLSearchParams({ secret: secretBase32, issuer, algorithm: 'SHA1', digits: String(DIGITS), period: String(STEP_SECONDS) });
+  return `otpauth://totp/${label}?${params}`;
+}

@@ -20,6 +20,11 @@ export function agentOf(ctx: AppContext, req: Request, uiLocales?: string): Agen
 /** The agent's cookie, creating one (with its Set-Cookie header) when the browser has none yet. */
 export function ensureAgentCookie(ctx: AppContext, agent: Agent): { cookie: string; agentId: string; headers: Record<string, string> } {
   if (agent.cookie && agent.agentId) return { cookie: agent.cookie, agentId: agent.agentId, headers: {} };
+  return newAgentCookieFor(ctx);
+}
+
+/** A new cookie for the browser, replacing whatever it had (at every sign-in: session fixation). */
+export function newAgentCookieFor(ctx: AppContext): { cookie: string; agentId: string; headers: Record<string, string> } {
   const cookie = newAgentCookie();
   return { cookie, agentId: agentIdOf(cookie), headers: { 'Set-Cookie': setCookieHeader(agentCookiePolicy(ctx.issuer), cookie) } };
 }

@@ -6,7 +6,10 @@ import type { ErrorTarget, ValidatedAuthRequest } from '../oauth/authorize/valid
 import { deliver, type Delivery } from '../oauth/response-mode.js';
 import { issueUserTokens, userAudience } from '../oauth/user-tokens.js';
 import type { Locale } from '../ui/i18n.js';
-import { errorPage, formPostPage } from '../ui/pages.js';
+import { errorPage, formPostPage, nativeSuccessPage } from '../ui/pages.js';
+import type { LoginStep } from '../actors/auth-requests.js';
+import type { AuthChecks } from '../model/auth-checks.js';
+import { factsOf, sessionRequirement, type SessionRequirement } from './policy-steps.js';
 import { newId } from '../util/ids.js';
 import { projectAccessDenied } from '../oauth/project-access.js';
 
@@ -78,7 +81,12 @@ export async function completeAuthorization(
       state: request.state,
     };
   }
-  return deliveryResponse(deliver(request.redirectUri, request.responseMode, params), locale, headers);
+  const delivery = deliver(request.redirectUri, request.responseMode, params);
+  // ZITADEL's success page for native apps, unless the app skips it; prompt=none never shows UI.
+  if (delivery.kind === 'redirect' && app.oidc.appType === 'OIDC_APP_TYPE_NATIVE' && !app.oidc.skipNativeAppSuccessPage && !request.prompt.has('none')) {
+    return htmlResponse(200, nativeSuccessPage(locale, delivery.location, app.name), headers);
+  }
+  return deliveryResponse(delivery, locale, headers);
 }
 
 /** The user sessions of this agent that may answer the request: live, active user, right org, fresh enough. */
@@ -93,4 +101,26 @@ export function usableSessions(ctx: AppContext, agentId: string | undefined, req
 
 export function isFresh(session: UserSession, maxAge: number | undefined, now = Date.now()): boolean {
   return maxAge === undefined || Math.floor(now / 1000) - session.authTime <= maxAge;
+}
+
+/**
+ * Whether a browser session may answer this request without asking anything (`max_age`, then the
+ * login policy's check lifetimes), and otherwise which check is due.
+ */
+export function sessionRequirementOf(ctx: AppContext, session: UserSession, request: ValidatedAuthRequest, now = Date.now()): SessionRequirement {
+  if (!isFresh(session, request.maxAge, now)) return 'password';
+  const user = ctx.orgs.getUser(session.userId);
+  if (!user) return 'password';
+  return sessionRequirement(ctx.userSessions.checksOf(session), factsOf(user), ctx.orgs.policy('login', user.orgId).policy, now);
+}
+
+/** Where the login continues for a session that cannot answer as it is: the due step, with the checks still valid. */
+export function resumeSession(
+  ctx: AppContext,
+  session: UserSession,
+  requirement: Exclude<SessionRequirement, 'ok'>,
+): { step: LoginStep; userId: string; checks?: AuthChecks } {
+  if (requirement === 'password') return { step: 'password', userId: session.userId };
+  // The password is still valid: only the second factor (or its enrollment) is asked for.
+  return { step: requirement, userId: session.userId, checks: { passwordAt: ctx.userSessions.checksOf(session).passwordAt } };
 }

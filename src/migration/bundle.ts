@@ -24,7 +24,6 @@ export const USER_STATES = [
 ] as const;
 export const ORG_STATES = ['ORG_STATE_UNSPECIFIED', 'ORG_STATE_ACTIVE', 'ORG_STATE_INACTIVE', 'ORG_STATE_REMOVED'] as const;
 export const DOMAIN_VALIDATION_TYPES = ['DOMAIN_VALIDATION_TYPE_UNSPECIFIED', 'DOMAIN_VALIDATION_TYPE_HTTP', 'DOMAIN_VALIDATION_TYPE_DNS'] as const;
-export const PASSWORDLESS_TYPES = ['PASSWORDLESS_TYPE_NOT_ALLOWED', 'PASSWORDLESS_TYPE_ALLOWED'] as const;
 
 /** Sesame extension: the SHA-256 digest of a client secret, standard base64 (export with passwords). */
 const secretDigest = () =>
@@ -48,16 +47,7 @@ export const lockoutPolicySchema = z.object({
   showLockoutFailure: z.boolean().optional(),
 });
 
-export const loginPolicySchema = z.object({
-  allowUsernamePassword: flag(),
-  allowRegister: flag(),
-  allowExternalIdp: flag(),
-  forceMfa: flag(),
-  passwordlessType: enumField(PASSWORDLESS_TYPES),
-  hidePasswordReset: flag(),
-  ignoreUnknownUsernames: flag(),
-  defaultRedirectUri: text(2000),
-});
+export { loginPolicySchema } from '../admin/login-policy.js';
 
 // The human user's OTP secret is checked separately, so a bad one fails only the OTP (`human_user_otp`).
 export const humanUserSchema = z.object({

@@ -1,8 +1,12 @@
 import { nonZero } from '../admin/enums.js';
 import { omitZero } from '../admin/json.js';
 import { openOtpSecret } from '../auth/otp-secret.js';
+import { loginPolicyView } from '../admin/login-policy.js';
+import { DEFAULT_POLICIES } from '../model/records.js';
 import type {
   AppRecord,
+  LockoutPolicy,
+  LoginPolicy,
   MachineSecretRecord,
   MemberRecord,
   OrgRecord,
@@ -82,15 +86,12 @@ interface OrgParts {
   grants: UserGrantRecord[];
 }
 
-function policyField(policy: PolicyRecord): [string, unknown] | undefined {
-  if (policy.kind === 'lockout') {
-    const p = policy.policy as { maxPasswordAttempts: number; showLockoutFailure: boolean };
-    return ['lockoutPolicy', { maxPasswordAttempts: p.maxPasswordAttempts, showLockoutFailure: p.showLockoutFailure }];
+function policyField(record: PolicyRecord): [string, unknown] | undefined {
+  if (record.kind === 'lockout') {
+    const p = { ...DEFAULT_POLICIES.lockout, ...(record.policy as LockoutPolicy) };
+    return ['lockoutPolicy', { maxPasswordAttempts: p.maxPasswordAttempts, maxOtpAttempts: p.maxOtpAttempts || undefined, showLockoutFailure: p.showLockoutFailure }];
   }
-  if (policy.kind === 'login') {
-    const p = policy.policy as unknown as Record<string, unknown>;
-    return ['loginPolicy', { ...p, passwordlessType: nonZero(p.passwordlessType as string) }];
-  }
+  if (record.kind === 'login') return ['loginPolicy', loginPolicyView({ ...DEFAULT_POLICIES.login, ...(record.policy as LoginPolicy) })];
   return undefined;
 }
 

@@ -12,6 +12,7 @@ import { WriteBatch } from '../storage/batch.js';
 import type { MasterKey } from '../storage/master-key.js';
 import { newId } from '../util/ids.js';
 import { log } from '../util/log.js';
+import { toLoginPolicy } from '../admin/login-policy.js';
 import {
   apiAppSchema,
   appKeySchema,
@@ -278,10 +279,21 @@ export class Importer {
 
     if (lockout) {
       attempt('lockout_policy', orgId, () =>
-        orgs.stagePolicy('lockout', orgId, { maxPasswordAttempts: lockout.maxPasswordAttempts, showLockoutFailure: lockout.showLockoutFailure ?? true }, batch),
+        orgs.stagePolicy(
+          'lockout',
+          orgId,
+          { maxPasswordAttempts: lockout.maxPasswordAttempts, maxOtpAttempts: lockout.maxOtpAttempts, showLockoutFailure: lockout.showLockoutFailure ?? true },
+          batch,
+        ),
       );
     }
-    if (login) attempt('login_policy', orgId, () => orgs.stagePolicy('login', orgId, login, batch));
+    if (login) {
+      // What Sesame cannot enforce is left out and listed; the rest of the policy still applies
+      // (skipping it whole would fall back to the defaults, e.g. open registration).
+      const { policy, unsupported } = toLoginPolicy(login);
+      for (const problem of unsupported) this.report.error('login_policy', orgId, 'IMPORT-Unsup2', `not supported by Sesame, left out: ${problem}`);
+      attempt('login_policy', orgId, () => orgs.stagePolicy('login', orgId, policy, batch));
+    }
 
     for (const { value: d } of domains) {
       attempt('domain', `${orgId}_${d.domainName}`, () => {
@@ -294,7 +306,7 @@ export class Importer {
       attempt('human_user', id, () => {
         if (item.state === 'USER_STATE_DELETED') throw preconditionFailed('IMPORT-Del01', 'deleted users are not imported');
         const passwordHash = item.user.password ? passwordHashes.get(id) : item.user.hashedPassword?.value || undefined;
-        const canLogIn = passwordHash !== undefined || item.user.requestPasswordlessRegistration || item.user.idps.length > 0;
+        const canLogIn = passwordHash !== undefined;
         const state: UserState = item.state === 'USER_STATE_UNSPECIFIED' ? initialState(canLogIn) : (item.state as UserState);
         orgs.stageUser(
           orgId,
@@ -420,6 +432,9 @@ export class Importer {
       }
       for (const idp of item.user.idps) {
         this.report.error('user_link', `${id}_${idp.configId}`, 'IMPORT-Unsup1', 'Sesame does not support identity provider links; the link was not imported');
+      }
+      if (item.user.requestPasswordlessRegistration) {
+        this.report.error('human_user', id, 'IMPORT-Unsup1', 'Sesame has no passwordless login; requestPasswordlessRegistration was ignored for this user');
       }
       if (item.user.recoveryCodes.length > 0) {
         this.report.error('human_user_recovery_codes', id, 'IMPORT-Unsup1', 'Sesame does not support recovery codes; they were not imported');

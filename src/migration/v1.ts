@@ -1,15 +1,18 @@
+import { DEFAULT_POLICIES } from '../model/records.js';
+import { formatProtoDuration } from '../util/duration.js';
 /**
  * The v1 bundle (`dataOrgsv1`, compat §1.5) differs from the current DataOrg in a few fields; these
  * helpers convert a v1 org's fields and elements as they are read.
  */
 
-/** ZITADEL's instance-default login-policy lifetimes, which overwrite a v1 login policy's. */
+/** The instance-default login-policy lifetimes, which overwrite a v1 login policy's (compat §1.5). */
+const seconds = (ms: number) => formatProtoDuration(ms);
 const DEFAULT_LIFETIMES = {
-  passwordCheckLifetime: '864000s',
-  externalLoginCheckLifetime: '864000s',
-  mfaInitSkipLifetime: '2592000s',
-  secondFactorCheckLifetime: '64800s',
-  multiFactorCheckLifetime: '43200s',
+  passwordCheckLifetime: seconds(DEFAULT_POLICIES.login.passwordCheckLifetimeMs),
+  externalLoginCheckLifetime: seconds(DEFAULT_POLICIES.login.externalLoginCheckLifetimeMs),
+  mfaInitSkipLifetime: seconds(DEFAULT_POLICIES.login.mfaInitSkipLifetimeMs),
+  secondFactorCheckLifetime: seconds(DEFAULT_POLICIES.login.secondFactorCheckLifetimeMs),
+  multiFactorCheckLifetime: seconds(DEFAULT_POLICIES.login.multiFactorCheckLifetimeMs),
 };
 
 const FLOW_TYPES: Record<string, string> = { FLOW_TYPE_UNSPECIFIED: '0', FLOW_TYPE_EXTERNAL_AUTHENTICATION: '1' };

@@ -122,6 +122,10 @@ export interface HumanData {
   /** base32 TOTP secret, encrypted with the master key. */
   otpSecretSealed?: Uint8Array;
   failedPasswordAttempts: number;
+  /** Wrong TOTP codes since the last right one (the lockout policy's maxOtpAttempts). */
+  failedOtpAttempts?: number;
+  /** When the person last skipped the TOTP enrollment prompt (epoch ms; mfaInitSkipLifetime). */
+  mfaInitSkippedAt?: number;
 }
 
 export interface MachineData {
@@ -175,22 +179,46 @@ export interface MemberRecord extends Meta {
 
 export const FAR_FUTURE = Date.parse('9999-12-31T23:59:59Z');
 
-/** ZITADEL's lockout policy: after this many failed password checks the user is locked (0 = never). */
+/**
+ * ZITADEL's lockout policy: after this many failed password (or TOTP) checks the user is locked
+ * (0 = never); `showLockoutFailure` decides whether the login page says so.
+ */
 export interface LockoutPolicy {
   maxPasswordAttempts: number;
+  maxOtpAttempts: number;
   showLockoutFailure: boolean;
 }
 
-/** ZITADEL's login policy (the fields Sesame keeps; allowRegister and allowUsernamePassword are enforced). */
+/**
+ * ZITADEL's login policy as Sesame enforces it (src/admin/login-policy.ts decides what is accepted;
+ * src/login/ enforces it). Lifetimes are milliseconds.
+ */
 export interface LoginPolicy {
   allowUsernamePassword: boolean;
   allowRegister: boolean;
+  /** Always false: refused by the API (no external IdPs). */
   allowExternalIdp: boolean;
   forceMfa: boolean;
+  forceMfaLocalOnly: boolean;
+  /** Sesame has no self-service password reset, so the link is never shown. */
   hidePasswordReset: boolean;
   ignoreUnknownUsernames: boolean;
+  /** Always PASSWORDLESS_TYPE_NOT_ALLOWED: refused by the API. */
   passwordlessType: string;
+  /** Always false: refused by the API. */
+  allowDomainDiscovery: boolean;
+  disableLoginWithEmail: boolean;
+  disableLoginWithPhone: boolean;
   defaultRedirectUri: string;
+  passwordCheckLifetimeMs: number;
+  externalLoginCheckLifetimeMs: number;
+  mfaInitSkipLifetimeMs: number;
+  secondFactorCheckLifetimeMs: number;
+  multiFactorCheckLifetimeMs: number;
+  /** Allowed second factors: empty or SECOND_FACTOR_TYPE_OTP. */
+  secondFactors: string[];
+  /** Always empty: refused by the API. */
+  multiFactors: string[];
 }
 
 export type PolicyKind = 'lockout' | 'login';
@@ -207,16 +235,37 @@ export interface PolicyRecord<K extends PolicyKind = PolicyKind> extends Meta {
   policy: PolicyTypes[K];
 }
 
+/** The one second factor Sesame has: TOTP. */
+export const OTP_SECOND_FACTOR = 'SECOND_FACTOR_TYPE_OTP';
+
+const HOUR = 3_600_000;
+
+/**
+ * The instance defaults: ZITADEL's (lifetimes 240h / 240h / 18h / 12h), except that Sesame does not
+ * offer TOTP enrollment unless an org asks for it (`mfaInitSkipLifetime` 0 = never prompt, as in
+ * ZITADEL) and does not reveal unknown login names (`ignoreUnknownUsernames`).
+ */
 export const DEFAULT_POLICIES: { [K in PolicyKind]: PolicyTypes[K] } = {
-  lockout: { maxPasswordAttempts: 0, showLockoutFailure: true },
+  lockout: { maxPasswordAttempts: 0, maxOtpAttempts: 0, showLockoutFailure: true },
   login: {
     allowUsernamePassword: true,
     allowRegister: true,
     allowExternalIdp: false,
     forceMfa: false,
+    forceMfaLocalOnly: false,
     hidePasswordReset: false,
-    ignoreUnknownUsernames: false,
+    ignoreUnknownUsernames: true,
     passwordlessType: 'PASSWORDLESS_TYPE_NOT_ALLOWED',
+    allowDomainDiscovery: false,
+    disableLoginWithEmail: false,
+    disableLoginWithPhone: false,
     defaultRedirectUri: '',
+    passwordCheckLifetimeMs: 240 * HOUR,
+    externalLoginCheckLifetimeMs: 240 * HOUR,
+    mfaInitSkipLifetimeMs: 0,
+    secondFactorCheckLifetimeMs: 18 * HOUR,
+    multiFactorCheckLifetimeMs: 12 * HOUR,
+    secondFactors: [OTP_SECOND_FACTOR],
+    multiFactors: [],
   },
 };

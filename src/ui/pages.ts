@@ -15,7 +15,7 @@ export interface PageContext {
   csrf: string;
 }
 
-function layout(locale: Locale, title: string, body: Html, t: Translate): string {
+function layout(locale: Locale, title: string, body: Html, t: Translate, head: Html | string = ''): string {
   return html`<!doctype html>
 <html lang="${locale}">
 <head>
@@ -24,7 +24,7 @@ function layout(locale: Locale, title: string, body: Html, t: Translate): string
 <meta name="robots" content="noindex">
 <title>${title} · Sesame</title>
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
-</head>
+${head}</head>
 <body>
 <main class="card">
 <div class="brand"><span class="logo" aria-hidden="true">◆</span><span>Sesame</span></div>
@@ -100,6 +100,89 @@ ${hidden(p)}
 <button type="submit">${t('otp.submit')}</button>
 </form>`,
     t,
+  );
+}
+
+export function passwordChangePage(p: PageContext, options: { loginName: string; error?: string }): string {
+  const t = translator(p.locale);
+  return layout(
+    p.locale,
+    t('passwordChange.title'),
+    html`<h1>${t('passwordChange.title')}</h1>
+<span class="user-chip">${options.loginName}</span>
+<p class="intro">${t('passwordChange.intro', { user: options.loginName })}</p>
+${errorBox(options.error)}
+<form method="post" action="/ui/login/password/change">
+${hidden(p)}
+<input type="text" name="loginName" value="${options.loginName}" autocomplete="username" hidden>
+<label for="password">${t('passwordChange.new')}</label>
+<input type="password" id="password" name="password" autocomplete="new-password" minlength="8" required autofocus>
+<label for="passwordConfirm">${t('passwordChange.confirm')}</label>
+<input type="password" id="passwordConfirm" name="passwordConfirm" autocomplete="new-password" minlength="8" required>
+<button type="submit">${t('passwordChange.submit')}</button>
+</form>`,
+    t,
+  );
+}
+
+export interface MfaSetupView {
+  loginName: string;
+  /** The base32 secret, shown in groups of four for typing in. */
+  secret: string;
+  /** The otpauth:// URI as a QR code: an SVG data URL. */
+  qrCode: string;
+  required: boolean;
+  error?: string;
+}
+
+/** TOTP enrollment: QR code and key, confirmed with a code; works without JavaScript. */
+export function mfaSetupPage(p: PageContext, view: MfaSetupView): string {
+  const t = translator(p.locale);
+  // Groups of four that wrap only between groups.
+  const groups = view.secret.match(/.{1,4}/g) ?? [];
+  return layout(
+    p.locale,
+    t('mfa.title'),
+    html`<h1>${t('mfa.title')}</h1>
+<span class="user-chip">${view.loginName}</span>
+<p class="intro">${t(view.required ? 'mfa.intro.required' : 'mfa.intro.optional')}</p>
+${errorBox(view.error)}
+<img class="qr" src="${view.qrCode}" alt="${t('mfa.qr')}" width="200" height="200">
+<p class="intro">${t('mfa.secret')}:</p>
+<p class="secret"><code class="secret">${groups.map((g, i) => html`${i > 0 ? ' ' : ''}<span>${g}</span>`)}</code></p>
+<form method="post" action="/ui/login/mfa/verify">
+${hidden(p)}
+<label for="code">${t('otp.label')}</label>
+<input type="text" id="code" name="code" class="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required autofocus>
+<button type="submit">${t('mfa.submit')}</button>
+</form>
+${
+  view.required
+    ? ''
+    : html`<form method="post" action="/ui/login/mfa/skip">
+${hidden(p)}
+<button type="submit" class="secondary">${t('mfa.skip')}</button>
+</form>`
+}`,
+    t,
+  );
+}
+
+/**
+ * ZITADEL's login success page for native apps (unless `skipNativeAppSuccessPage`): the browser
+ * tab says the sign-in is done and hands over to the app (meta refresh, no JavaScript needed).
+ */
+export function nativeSuccessPage(locale: Locale, location: string, clientName: string): string {
+  const t = translator(locale);
+  return layout(
+    locale,
+    t('native.title'),
+    html`<h1>${t('native.title')}</h1>
+<p class="intro">${t('native.intro', { client: clientName })}</p>
+<p><a class="button" href="${location}">${t('native.continue', { client: clientName })}</a></p>`,
+    t,
+    html`<meta http-equiv="refresh" content="0;url=${location}">
+`,
   );
 }
 

@@ -34,6 +34,10 @@ input[type=text], input[type=password], input[type=email] {
   background: transparent; color: inherit; outline: none;
 }
 input:focus { border-color: var(--accent); box-shadow: 0 0 0 3px rgba(59, 79, 216, .18); }
+img.qr { display: block; margin: 8px auto 12px; width: 200px; height: 200px; image-rendering: pixelated; }
+p.secret { text-align: center; margin: 0 0 16px; }
+code.secret { font-size: 16px; letter-spacing: 1px; }
+code.secret span { white-space: nowrap; }
 input.code { letter-spacing: 6px; font-size: 22px; text-align: center; font-variant-numeric: tabular-nums; }
 .row { display: flex; gap: 12px; } .row > div { flex: 1; }
 button, .button {

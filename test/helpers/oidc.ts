@@ -25,6 +25,7 @@ export interface AppOptions {
   devMode?: boolean;
   idTokenUserinfoAssertion?: boolean;
   idTokenRoleAssertion?: boolean;
+  skipNativeAppSuccessPage?: boolean;
 }
 
 let counter = 0;

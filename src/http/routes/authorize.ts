@@ -1,6 +1,7 @@
 import type { LoginStep } from '../../actors/auth-requests.js';
 import { agentOf, ensureAgentCookie } from '../../login/agent.js';
-import { authorizeError, completeAuthorization, isFresh, usableSessions } from '../../login/respond.js';
+import { authorizeError, completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../../login/respond.js';
+import type { AuthChecks } from '../../model/auth-checks.js';
 import { validateAuthorizeRequest, type ValidatedAuthRequest } from '../../oauth/authorize/validate.js';
 import { PATHS } from '../../oauth/discovery.js';
 import { OAuthError } from '../../oauth/errors.js';
@@ -66,36 +67,38 @@ export function authorizeRoute(ctx: AppContext): Route {
     try {
       const { agentId, headers } = ensureAgentCookie(ctx, agent);
       const hint = hintedUser(ctx, request);
-      const sessions = usableSessions(ctx, agent.agentId, request);
-      const candidates = hint.userId ? sessions.filter((s) => s.userId === hint.userId) : sessions;
+      const sessionsOfAgent = usableSessions(ctx, agent.agentId, request);
+      const candidates = hint.userId ? sessionsOfAgent.filter((s) => s.userId === hint.userId) : sessionsOfAgent;
 
       if (request.prompt.has('none')) {
         // OIDC Core §3.1.2.6: no UI at all; the only usable session answers, or an error does.
         if (candidates.length === 0) return authorizeError(target, 'login_required', 'the user is not signed in', agent.locale, headers);
         if (candidates.length > 1) return authorizeError(target, 'interaction_required', 'more than one session: the user must choose an account', agent.locale, headers);
-        if (!isFresh(candidates[0]!, request.maxAge)) return authorizeError(target, 'login_required', 'the authentication is older than max_age', agent.locale, headers);
+        const requirement = sessionRequirementOf(ctx, candidates[0]!, request);
+        if (requirement === 'mfa-setup') return authorizeError(target, 'interaction_required', 'the login policy requires the user to set up a second factor', agent.locale, headers);
+        if (requirement !== 'ok') return authorizeError(target, 'login_required', 'the authentication is older than max_age or the login policy allows', agent.locale, headers);
         return await completeAuthorization(ctx, request, candidates[0]!, agent.locale, headers);
       }
 
       let step: LoginStep;
       let userId = hint.userId;
+      let checks: AuthChecks | undefined;
       if (request.prompt.has('create')) {
         step = 'register';
       } else if (request.prompt.has('select_account')) {
-        step = sessions.length > 0 ? 'select' : 'loginname';
+        step = sessionsOfAgent.length > 0 ? 'select' : 'loginname';
       } else if (request.maxAge === 0 || request.prompt.has('login')) {
         step = userId ? 'password' : 'loginname';
-      } else {
-        const fresh = candidates.filter((s) => isFresh(s, request.maxAge));
+      } else if (candidates.length > 1 && !hint.userId) {
         // Seed: without prompt, one session answers at once; with more the user must choose.
-        if (fresh.length === 1 && (candidates.length === 1 || hint.userId)) return await completeAuthorization(ctx, request, fresh[0]!, agent.locale, headers);
-        if (candidates.length > 1) step = 'select';
-        else if (candidates.length === 1) {
-          step = 'password';
-          userId = candidates[0]!.userId;
-        } else step = userId ? 'password' : 'loginname';
-      }
-      const created = ctx.authRequests.create(agentId, request, agent.locale, step, userId, hint.loginName);
+        step = 'select';
+      } else if (candidates.length >= 1) {
+        const session = candidates[0]!;
+        const requirement = sessionRequirementOf(ctx, session, request);
+        if (requirement === 'ok') return await completeAuthorization(ctx, request, session, agent.locale, headers);
+        ({ step, userId, checks } = resumeSession(ctx, session, requirement));
+      } else step = userId ? 'password' : 'loginname';
+      const created = ctx.authRequests.create(agentId, request, agent.locale, step, { userId, loginName: hint.loginName, ...(checks ? { checks } : {}) });
       return redirectResponse(`${LOGIN_PATH}?authRequestID=${created.id}`, headers);
     } catch (error) {
       log.error('authorization failed', { error: error instanceof Error ? error.stack : String(error) });

@@ -1,16 +1,22 @@
 import type { AuthRequest } from '../../actors/auth-requests.js';
 import type { UserSession } from '../../actors/user-sessions.js';
-import { verifyTotp } from '../../auth/totp.js';
-import { agentOf, type Agent } from '../../login/agent.js';
-import { completeAuthorization, isFresh, usableSessions } from '../../login/respond.js';
+import { newTotpSecret, otpauthUri, verifyTotp } from '../../auth/totp.js';
+import { openOtpSecret, sealOtpSecret } from '../../auth/otp-secret.js';
+import { agentOf, newAgentCookieFor, type Agent } from '../../login/agent.js';
+import { completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../../login/respond.js';
+import { factsOf, mfaPrompt, nextLoginStep } from '../../login/policy-steps.js';
+import { DEFAULT_POLICIES } from '../../model/records.js';
+import { qrCodeDataUrl } from '../../ui/qr-code.js';
 import { ApiError } from '../../model/errors.js';
-import type { UserRecord } from '../../model/records.js';
+import type { LoginPolicy, UserRecord } from '../../model/records.js';
 import { parseFormBody, parseUrlEncoded, type Form } from '../../oauth/form.js';
 import { translator, type TextKey } from '../../ui/i18n.js';
 import {
   errorPage,
   loginNamePage,
+  mfaSetupPage,
   otpPage,
+  passwordChangePage,
   passwordPage,
   registerPage,
   selectAccountPage,
@@ -28,8 +34,10 @@ import { AttemptLimiter, KeyedQueue } from '../../login/attempt-limiter.js';
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
- * and the user-agent cookie, with a CSRF token. Steps: login name → password → TOTP (when the user
- * has one) or account selection / registration; the last step answers the client.
+ * and the user-agent cookie, with a CSRF token. Steps: login name → password → (a required new
+ * password) → TOTP code, or TOTP enrollment when the org's login policy forces or offers it; or
+ * account selection / registration. Which step comes next is src/login/policy-steps.ts's rule;
+ * the last step signs the browser in under a new cookie and answers the client.
  */
 const EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
 const MAX_PASSWORD = 1024;
@@ -51,8 +59,13 @@ export function loginRoutes(ctx: AppContext): Route[] {
   const passwordChecks = new KeyedQueue();
   /** Wrong TOTP codes per user across all login requests: 10 per 15 minutes. */
   const otpLimiter = new AttemptLimiter(10, 15 * 60_000);
+  const issuerHost = new URL(ctx.issuer).host;
 
   const t = (flow: Flow, key: TextKey) => translator(flow.page.locale)(key);
+  const nowSeconds = () => Math.floor(Date.now() / 1000);
+  const loginPolicy = (orgId: string): LoginPolicy => ctx.orgs.policy('login', orgId).policy;
+  /** The lockout policy decides whether the page says that an account is locked (`showLockoutFailure`). */
+  const lockedText = (user: UserRecord): TextKey => (ctx.orgs.policy('lockout', user.orgId).policy.showLockoutFailure ? 'password.locked' : 'password.invalid');
 
   const expired = (agent: Agent) =>
     htmlResponse(400, errorPage(agent.locale, translator(agent.locale)('error.expired')));
@@ -81,11 +94,15 @@ export function loginRoutes(ctx: AppContext): Route[] {
     const app = ctx.clients.appByClient(flow.auth.request.clientId);
     return app?.orgId ?? ctx.instance.defaultOrgId;
   };
-  const allowRegister = (flow: Flow) => ctx.orgs.policy('login', registrationOrgId(flow)).policy.allowRegister;
+  const allowRegister = (flow: Flow) => loginPolicy(registrationOrgId(flow)).allowRegister;
 
   const loginNameOf = (user: UserRecord | undefined, flow: Flow) => (user ? ctx.orgs.preferredLoginName(user) : flow.auth.loginName ?? '');
 
-  function render(flow: Flow, error?: string, status = 200): Response {
+  /** Back to the login name: whatever was passed in this request is forgotten. */
+  const restart = (flow: Flow) =>
+    ctx.authRequests.update(flow.auth, { step: 'loginname', checks: {}, userId: undefined, authenticatedUserId: undefined, pendingOtpSecret: undefined });
+
+  async function render(flow: Flow, error?: string, status = 200): Promise<Response> {
     const { auth, page } = flow;
     const user = auth.userId ? ctx.orgs.getUser(auth.userId) : undefined;
     switch (auth.step) {
@@ -100,8 +117,17 @@ export function loginRoutes(ctx: AppContext): Route[] {
       }
       case 'password':
         return htmlResponse(status, passwordPage(page, { loginName: loginNameOf(user, flow), ...(error ? { error } : {}) }));
+      case 'password-change':
+        return htmlResponse(status, passwordChangePage(page, { loginName: loginNameOf(user, flow), ...(error ? { error } : {}) }));
       case 'otp':
         return htmlResponse(status, otpPage(page, { loginName: loginNameOf(user, flow), ...(error ? { error } : {}) }));
+      case 'mfa-setup': {
+        if (!user || !auth.pendingOtpSecret) return expired(flow.agent);
+        const loginName = loginNameOf(user, flow);
+        const required = mfaPrompt(factsOf(user), loginPolicy(user.orgId), Date.now()) === 'required';
+        const qrCode = await qrCodeDataUrl(otpauthUri(issuerHost, loginName, auth.pendingOtpSecret));
+        return htmlResponse(status, mfaSetupPage(page, { loginName, secret: auth.pendingOtpSecret, qrCode, required, ...(error ? { error } : {}) }));
+      }
       case 'register':
         if (!allowRegister(flow)) {
           ctx.authRequests.update(auth, { step: 'loginname' });
@@ -116,10 +142,37 @@ export function loginRoutes(ctx: AppContext): Route[] {
     }
   }
 
-  /** Signs the user in on this browser and answers the client. */
-  async function finish(flow: Flow, user: UserRecord, amr: string[]): Promise<Response> {
-    const session = await ctx.userSessions.signIn(flow.agent.agentId, user.id, amr);
-    return answer(flow, session);
+  /**
+   * The user who passed the password in this request (or whose browser session vouches for it),
+   * still active; undefined when the request must start again.
+   */
+  function authenticatedUser(flow: Flow): UserRecord | undefined {
+    const user = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
+    if (!user || flow.auth.authenticatedUserId !== user.id || flow.auth.checks.passwordAt === undefined) return undefined;
+    return ctx.orgs.isActive(user) ? user : undefined;
+  }
+
+  /** After a passed step: the next one the login policy asks for, or the end. */
+  async function proceed(flow: Flow, user: UserRecord): Promise<Response> {
+    const next = nextLoginStep(factsOf(user), flow.auth.checks, loginPolicy(user.orgId), Date.now());
+    if (next === 'done') return finish(flow, user);
+    ctx.authRequests.update(flow.auth, {
+      step: next,
+      otpFailures: 0,
+      pendingOtpSecret: next === 'mfa-setup' ? (flow.auth.pendingOtpSecret ?? newTotpSecret()) : undefined,
+    });
+    return backToStep(flow);
+  }
+
+  /**
+   * Signs the user in on this browser and answers the client. The browser gets a new cookie
+   * (session fixation): a value planted or seen before the sign-in opens nothing afterwards.
+   */
+  async function finish(flow: Flow, user: UserRecord): Promise<Response> {
+    const fresh = newAgentCookieFor(ctx);
+    const session = await ctx.userSessions.signIn(flow.agent.agentId, fresh.agentId, user.id, flow.auth.checks);
+    ctx.authRequests.finish(flow.auth.id);
+    return completeAuthorization(ctx, flow.auth.request, session, flow.page.locale, fresh.headers);
   }
 
   async function answer(flow: Flow, session: UserSession): Promise<Response> {
@@ -134,6 +187,21 @@ export function loginRoutes(ctx: AppContext): Route[] {
     return ctx.orgs.getOrg(user.orgId)?.state === 'ORG_STATE_ACTIVE';
   }
 
+  /**
+   * The person a login name names: `user@org-domain` or a unique user name, else a verified email
+   * or phone number unless the person's login policy disables that (`disableLoginWithEmail` / `…Phone`).
+   */
+  function findLoginUser(flow: Flow, loginName: string): UserRecord | undefined {
+    const byName = ctx.orgs.findUserByLoginName(loginName);
+    if (byName) return byName;
+    const orgId = flow.auth.request.orgId;
+    const matches = ctx.orgs.findUsersByContact(loginName).filter((u) => orgId === undefined || u.orgId === orgId);
+    if (matches.length !== 1) return undefined;
+    const user = matches[0]!;
+    const policy = loginPolicy(user.orgId);
+    return (loginName.trim().startsWith('+') ? policy.disableLoginWithPhone : policy.disableLoginWithEmail) ? undefined : user;
+  }
+
   async function checkPassword(flow: Flow, password: string | undefined): Promise<Response> {
     const candidate = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
     const pw = password ?? '';
@@ -146,8 +214,8 @@ export function loginRoutes(ctx: AppContext): Route[] {
     return passwordChecks.run(candidate.id, async () => {
       // Re-read: an earlier check of this user may have just locked it.
       const user = ctx.orgs.getUser(candidate.id)!;
-      if (user.state === 'USER_STATE_LOCKED') return render(flow, t(flow, 'password.locked'));
-      if (!ctx.orgs.policy('login', user.orgId).policy.allowUsernamePassword) return render(flow, t(flow, 'password.notAllowed'));
+      if (user.state === 'USER_STATE_LOCKED') return render(flow, t(flow, lockedText(user)));
+      if (!loginPolicy(user.orgId).allowUsernamePassword) return render(flow, t(flow, 'password.notAllowed'));
       const human = user.human!;
       const result = await ctx.pool.verifyPassword(pw, human.passwordHash!);
       // The request may have switched to another login name while the hash was checked.
@@ -155,40 +223,83 @@ export function loginRoutes(ctx: AppContext): Route[] {
       if (!result.ok) {
         if (user.state !== 'USER_STATE_ACTIVE') return render(flow, t(flow, 'password.invalid'));
         const { locked } = await ctx.orgs.recordPasswordFailure(user.id);
-        return render(flow, t(flow, locked ? 'password.locked' : 'password.invalid'));
+        return render(flow, t(flow, locked ? lockedText(user) : 'password.invalid'));
       }
       if (user.state !== 'USER_STATE_ACTIVE') return render(flow, t(flow, 'password.invalid'));
       await ctx.orgs.recordPasswordSuccess(user.id, result.needsRehash ? await ctx.pool.hashPassword(pw) : undefined);
-      if (human.otpSecretSealed) {
-        ctx.authRequests.update(flow.auth, { step: 'otp', amr: ['pwd'], authenticatedUserId: user.id, otpFailures: 0 });
-        return backToStep(flow);
-      }
-      return finish(flow, user, ['pwd']);
+      // A new password check: the second factor is asked for again too.
+      ctx.authRequests.update(flow.auth, { checks: { passwordAt: nowSeconds() }, authenticatedUserId: user.id });
+      return proceed(flow, ctx.orgs.getUser(user.id)!);
     });
   }
 
-  async function checkOtp(flow: Flow, code: string | undefined): Promise<Response> {
-    const user = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
-    // The password must have been passed by this very user in this request.
-    if (!flow.auth.amr.includes('pwd') || !user || flow.auth.authenticatedUserId !== user.id) return expired(flow.agent);
-    if (!user.human?.otpSecretSealed || !ctx.orgs.isActive(user)) return expired(flow.agent);
-    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, 'password.locked'));
-    const secret = ctx.masterKey.decrypt(user.human.otpSecretSealed).toString('utf8');
-    const step = verifyTotp(secret, (code ?? '').replace(/\s+/g, ''));
-    if (step === undefined || step <= (lastOtpStep.get(user.id) ?? -1)) {
-      otpLimiter.fail(user.id);
-      const failures = (flow.auth.otpFailures ?? 0) + 1;
-      // Five wrong codes end this login request; the user starts again from the application.
-      if (failures >= MAX_OTP_FAILURES_PER_REQUEST) {
-        ctx.authRequests.finish(flow.auth.id);
-        return expired(flow.agent);
-      }
-      ctx.authRequests.update(flow.auth, { otpFailures: failures });
-      return render(flow, t(flow, 'otp.invalid'));
+  /** A wrong TOTP code: counted per request (5 end it), per user (10 per 15 min) and against maxOtpAttempts. */
+  async function otpFailure(flow: Flow, user: UserRecord): Promise<Response> {
+    otpLimiter.fail(user.id);
+    const { locked } = await ctx.orgs.recordOtpFailure(user.id);
+    const failures = (flow.auth.otpFailures ?? 0) + 1;
+    if (locked || failures >= MAX_OTP_FAILURES_PER_REQUEST) {
+      ctx.authRequests.finish(flow.auth.id);
+      return locked ? htmlResponse(400, errorPage(flow.page.locale, t(flow, lockedText(user)))) : expired(flow.agent);
     }
+    ctx.authRequests.update(flow.auth, { otpFailures: failures });
+    return render(flow, t(flow, 'otp.invalid'));
+  }
+
+  /** A code that matches `secret` now and was not used before by this user: its time step. */
+  function acceptCode(user: UserRecord, secret: string, code: string | undefined): number | undefined {
+    const step = verifyTotp(secret, (code ?? '').replace(/\s+/g, ''));
+    return step === undefined || step <= (lastOtpStep.get(user.id) ?? -1) ? undefined : step;
+  }
+
+  async function checkOtp(flow: Flow, code: string | undefined): Promise<Response> {
+    const user = authenticatedUser(flow);
+    // The password must have been passed by this very user in this request.
+    if (!user?.human?.otpSecretSealed) return expired(flow.agent);
+    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, 'password.locked'));
+    const step = acceptCode(user, openOtpSecret(ctx.masterKey, user.human.otpSecretSealed), code);
+    if (step === undefined) return otpFailure(flow, user);
     otpLimiter.reset(user.id);
     lastOtpStep.set(user.id, step);
-    return finish(flow, user, ['pwd', 'otp', 'mfa']);
+    await ctx.orgs.recordOtpSuccess(user.id);
+    ctx.authRequests.update(flow.auth, { checks: { ...flow.auth.checks, secondFactorAt: nowSeconds() } });
+    return proceed(flow, user);
+  }
+
+  /** TOTP enrollment: the code proves the app holds the secret shown; then it is the user's second factor. */
+  async function confirmOtpSetup(flow: Flow, code: string | undefined): Promise<Response> {
+    const user = authenticatedUser(flow);
+    const secret = flow.auth.pendingOtpSecret;
+    if (!user?.human || !secret) return expired(flow.agent);
+    if (user.human.otpSecretSealed) return proceed(flow, user);
+    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, 'password.locked'));
+    const step = acceptCode(user, secret, code);
+    if (step === undefined) return otpFailure(flow, user);
+    lastOtpStep.set(user.id, step);
+    await ctx.orgs.enrollOtp(user.id, sealOtpSecret(ctx.masterKey, secret));
+    ctx.authRequests.update(flow.auth, { checks: { ...flow.auth.checks, secondFactorAt: nowSeconds() }, pendingOtpSecret: undefined });
+    return proceed(flow, ctx.orgs.getUser(user.id)!);
+  }
+
+  async function skipOtpSetup(flow: Flow): Promise<Response> {
+    const user = authenticatedUser(flow);
+    if (!user?.human) return expired(flow.agent);
+    const prompt = mfaPrompt(factsOf(user), loginPolicy(user.orgId), Date.now());
+    if (prompt === 'required') return render(flow, t(flow, 'mfa.skipNotAllowed'));
+    if (prompt === 'optional') await ctx.orgs.skipMfaInit(user.id, Date.now());
+    ctx.authRequests.update(flow.auth, { pendingOtpSecret: undefined });
+    return proceed(flow, ctx.orgs.getUser(user.id)!);
+  }
+
+  /** `passwordChangeRequired`: the person chooses a new password right after passing the old one. */
+  async function changePassword(flow: Flow, form: Form): Promise<Response> {
+    const user = authenticatedUser(flow);
+    if (!user?.human) return expired(flow.agent);
+    const password = form.get('password') ?? '';
+    if (password.length < 8 || password.length > MAX_PASSWORD) return render(flow, t(flow, 'register.password.short'));
+    if (password !== form.get('passwordConfirm')) return render(flow, t(flow, 'register.password.mismatch'));
+    await ctx.orgs.changePassword(user.id, await ctx.pool.hashPassword(password));
+    return proceed(flow, ctx.orgs.getUser(user.id)!);
   }
 
   async function register(flow: Flow, form: Form): Promise<Response> {
@@ -224,8 +335,8 @@ export function loginRoutes(ctx: AppContext): Route[] {
       if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return fail('register.taken');
       throw error;
     }
-    ctx.authRequests.update(flow.auth, { userId: user.id });
-    return finish(flow, user, ['pwd']);
+    ctx.authRequests.update(flow.auth, { userId: user.id, authenticatedUserId: user.id, checks: { passwordAt: nowSeconds() } });
+    return proceed(flow, user);
   }
 
   /** Wraps a POST handler: form parsing, auth request and CSRF checks. */
@@ -235,6 +346,10 @@ export function loginRoutes(ctx: AppContext): Route[] {
     if (!('auth' in flow)) return flow;
     return handler(flow, form);
   };
+
+  /** A POST that belongs to one step; any other step sends the browser back to where the request is. */
+  const atStep = (step: AuthRequest['step'], handler: (flow: Flow, form: Form) => Response | Promise<Response>) =>
+    post((flow, form) => (flow.auth.step === step ? handler(flow, form) : backToStep(flow)));
 
   const get = (handler: (flow: Flow, req: Request) => Response | Promise<Response>) => (req: Request) => {
     const flow = flowOf(req, undefined);
@@ -247,10 +362,9 @@ export function loginRoutes(ctx: AppContext): Route[] {
   return [
     route(LOGIN_PATH, {
       GET: get((flow, req) => {
-        if (parseUrlEncoded(req.query).get('step') === 'loginname') {
-          ctx.authRequests.update(flow.auth, { step: 'loginname', amr: [] });
-          delete flow.auth.userId;
-        }
+        if (parseUrlEncoded(req.query).get('step') === 'loginname') restart(flow);
+        // Enrollment entered from the authorization endpoint (a session without the now required factor).
+        if (flow.auth.step === 'mfa-setup' && !flow.auth.pendingOtpSecret) ctx.authRequests.update(flow.auth, { pendingOtpSecret: newTotpSecret() });
         return render(flow);
       }),
     }),
@@ -258,39 +372,50 @@ export function loginRoutes(ctx: AppContext): Route[] {
       POST: post((flow, form) => {
         const loginName = (form.get('loginName') ?? '').trim().slice(0, 300);
         if (!loginName) return render(flow, t(flow, 'password.invalid'));
-        // Whether the user exists is not revealed here: the password step answers the same for both.
-        const user = ctx.orgs.findUserByLoginName(loginName);
-        const change: Partial<AuthRequest> = { step: 'password', loginName, amr: [] };
-        ctx.authRequests.update(flow.auth, change);
-        flow.auth.userId = user?.id;
+        const user = findLoginUser(flow, loginName);
+        if (!user?.human || (flow.auth.request.orgId !== undefined && user.orgId !== flow.auth.request.orgId)) {
+          // `ignoreUnknownUsernames` (of the requested org, else the instance default): whether an
+          // unknown name is told here, or gets the wrong-password answer at the password step.
+          const policy = flow.auth.request.orgId ? loginPolicy(flow.auth.request.orgId) : DEFAULT_POLICIES.login;
+          if (!policy.ignoreUnknownUsernames) {
+            ctx.authRequests.update(flow.auth, { loginName });
+            return render(flow, t(flow, 'login.unknown'));
+          }
+        }
+        ctx.authRequests.update(flow.auth, { step: 'password', loginName, checks: {}, userId: user?.id, authenticatedUserId: undefined });
         return backToStep(flow);
       }),
     }),
     route('/ui/login/loginname/change', {
       POST: post((flow) => {
-        ctx.authRequests.update(flow.auth, { step: 'loginname', amr: [] });
-        delete flow.auth.userId;
+        restart(flow);
         return backToStep(flow);
       }),
     }),
-    route('/ui/login/password', {
-      POST: post((flow, form) => (flow.auth.step === 'password' ? checkPassword(flow, form.get('password')) : backToStep(flow))),
-    }),
-    route('/ui/login/otp', {
-      POST: post((flow, form) => (flow.auth.step === 'otp' ? checkOtp(flow, form.get('code')) : backToStep(flow))),
-    }),
+    route('/ui/login/password', { POST: atStep('password', (flow, form) => checkPassword(flow, form.get('password'))) }),
+    route('/ui/login/password/change', { POST: atStep('password-change', (flow, form) => changePassword(flow, form)) }),
+    route('/ui/login/otp', { POST: atStep('otp', (flow, form) => checkOtp(flow, form.get('code'))) }),
+    route('/ui/login/mfa/verify', { POST: atStep('mfa-setup', (flow, form) => confirmOtpSetup(flow, form.get('code'))) }),
+    route('/ui/login/mfa/skip', { POST: atStep('mfa-setup', (flow) => skipOtpSetup(flow)) }),
     route('/ui/login/select', {
       POST: post((flow, form) => {
         const sid = form.get('sid');
         const session = usableSessions(ctx, flow.agent.agentId, flow.auth.request).find((s) => s.id === sid);
         if (!session) {
-          ctx.authRequests.update(flow.auth, { step: 'loginname', amr: [] });
-          delete flow.auth.userId;
+          restart(flow);
           return backToStep(flow);
         }
         const request = flow.auth.request;
-        if (!request.prompt.has('login') && isFresh(session, request.maxAge)) return answer(flow, session);
-        ctx.authRequests.update(flow.auth, { step: 'password', userId: session.userId, amr: [] });
+        const requirement = request.prompt.has('login') ? 'password' : sessionRequirementOf(ctx, session, request);
+        if (requirement === 'ok') return answer(flow, session);
+        const resume = resumeSession(ctx, session, requirement);
+        ctx.authRequests.update(flow.auth, {
+          step: resume.step,
+          userId: resume.userId,
+          checks: resume.checks ?? {},
+          authenticatedUserId: resume.checks ? resume.userId : undefined,
+          pendingOtpSecret: resume.step === 'mfa-setup' ? newTotpSecret() : undefined,
+        });
         return backToStep(flow);
       }),
     }),

@@ -1,0 +1,68 @@
+import type { AuthChecks } from '../model/auth-checks.js';
+import { OTP_SECOND_FACTOR, type LoginPolicy, type UserRecord } from '../model/records.js';
+
+/**
+ * The login policy's rules as pure functions of the facts and the time (ZITADEL's
+ * `nextSteps` / `firstFactorChecked` / `mfaChecked` in internal/auth/repository/…/auth_request.go):
+ * which step follows a passed password, whether TOTP enrollment is offered or required, and
+ * whether an existing browser session may still answer an authorization without a new check.
+ * Times: `now` in epoch milliseconds, check times in Unix seconds (as `auth_time`).
+ */
+export interface UserFacts {
+  hasOtp: boolean;
+  passwordChangeRequired: boolean;
+  /** Epoch ms of the last skipped enrollment prompt. */
+  mfaInitSkippedAt?: number | undefined;
+}
+
+export type MfaPrompt = 'none' | 'optional' | 'required';
+
+/** Whether the person is asked to enroll TOTP after the password (ZITADEL `mfaChecked` / `mfaSkippedOrSetUp`). */
+export function mfaPrompt(user: UserFacts, policy: LoginPolicy, now: number): MfaPrompt {
+  if (user.hasOtp || !policy.secondFactors.includes(OTP_SECOND_FACTOR)) return 'none';
+  if (policy.forceMfa || policy.forceMfaLocalOnly) return 'required';
+  // A zero lifetime means the prompt is never shown (as in ZITADEL).
+  if (policy.mfaInitSkipLifetimeMs === 0) return 'none';
+  if (user.mfaInitSkippedAt !== undefined && user.mfaInitSkippedAt + policy.mfaInitSkipLifetimeMs > now) return 'none';
+  return 'optional';
+}
+
+export type NextStep = 'password-change' | 'otp' | 'mfa-setup' | 'done';
+
+/**
+ * What follows once the password passed: a required password change first, then the TOTP code
+ * (a person who has TOTP is always asked for it), then enrollment when it is due.
+ */
+export function nextLoginStep(user: UserFacts, checks: AuthChecks, policy: LoginPolicy, now: number): NextStep {
+  if (user.passwordChangeRequired) return 'password-change';
+  if (user.hasOtp) return checks.secondFactorAt === undefined ? 'otp' : 'done';
+  return mfaPrompt(user, policy, now) === 'none' ? 'done' : 'mfa-setup';
+}
+
+/** The facts about a person these rules look at. */
+export function factsOf(user: UserRecord): UserFacts {
+  return {
+    hasOtp: user.human?.otpSecretSealed !== undefined,
+    passwordChangeRequired: user.human?.passwordChangeRequired === true,
+    mfaInitSkippedAt: user.human?.mfaInitSkippedAt,
+  };
+}
+
+export type SessionRequirement = 'ok' | 'password' | 'otp' | 'mfa-setup';
+
+/** Whether a check done at `checkedAt` (Unix seconds) still counts under `lifetimeMs` (ZITADEL `checkVerificationTime`). */
+export function checkStillValid(checkedAt: number | undefined, lifetimeMs: number, now: number): boolean {
+  return checkedAt !== undefined && checkedAt * 1000 + lifetimeMs > now;
+}
+
+/**
+ * Whether a browser session may answer an authorization without asking anything, and if not,
+ * which step does: the password after `passwordCheckLifetime`, the TOTP code after
+ * `secondFactorCheckLifetime`, enrollment when MFA became required after the session began.
+ */
+export function sessionRequirement(checks: AuthChecks, user: UserFacts, policy: LoginPolicy, now: number): SessionRequirement {
+  if (!checkStillValid(checks.passwordAt, policy.passwordCheckLifetimeMs, now)) return 'password';
+  if (user.passwordChangeRequired) return 'password';
+  if (user.hasOtp) return checkStillValid(checks.secondFactorAt, policy.secondFactorCheckLifetimeMs, now) ? 'ok' : 'otp';
+  return mfaPrompt(user, policy, now) === 'required' ? 'mfa-setup' : 'ok';
+}

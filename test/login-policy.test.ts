@@ -1,0 +1,373 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api } from './helpers/api.js';
+import { Agent, createHuman, createWebApp, formOf, responseParams, signIn, submit, uniqueName, type Step, type WebApp } from './helpers/oidc.js';
+import { startServer, type TestServer } from './helpers/server.js';
+import { base32Encode, totpAt } from '../src/auth/totp.js';
+
+/**
+ * Every login and lockout policy setting the API accepts is enforced by the login pages (or
+ * refused by the API): forceMfa with TOTP enrollment, the enrollment prompt and its skip lifetime,
+ * the check lifetimes, a required password change, unknown user names, lockout messages, TOTP
+ * lockout, logins by email or phone; and the browser cookie is replaced at every sign-in.
+ */
+let server: TestServer;
+let web: WebApp;
+const REDIRECT = 'http://localhost:9999/callback';
+
+const authorizeUrl = (app: WebApp, params: Record<string, string> = {}) =>
+  `/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's', ...params })}`;
+const errorText = (html: string | undefined) => /<p class="error" role="alert">([^<]*)<\/p>/.exec(html ?? '')?.[1];
+const cookieName = 'sesame.useragent';
+const now = () => Math.floor(Date.now() / 1000);
+
+async function newOrg(): Promise<string> {
+  const res = await api(server, 'POST', '/management/v1/orgs', { token: server.pat, body: { name: uniqueName('org') } });
+  expect(res.status).toBe(200);
+  return res.body.id as string;
+}
+
+async function setLoginPolicy(orgId: string, policy: Record<string, unknown>) {
+  const res = await api(server, 'POST', '/management/v1/policies/login', { token: server.pat, orgId, body: { allowUsernamePassword: true, ...policy } });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+}
+
+async function tokensFor(location: string) {
+  const res = await fetch(`${server.url}/oauth/v2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${web.clientId}:${web.clientSecret}`).toString('base64') },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code: responseParams(location).get('code')!, redirect_uri: REDIRECT }).toString(),
+  });
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { id_token: string };
+  return JSON.parse(Buffer.from(body.id_token.split('.')[1]!, 'base64url').toString()) as Record<string, any>;
+}
+
+async function toPassword(agent: Agent, loginName: string, params: Record<string, string> = {}): Promise<Step> {
+  const first = await agent.follow(authorizeUrl(web, params));
+  return submit(agent, first, '/ui/login/loginname', { loginName });
+}
+
+const shownSecret = (html: string) => /<code class="secret">(.*?)<\/code>/.exec(html)![1]!.replace(/<\/?span>| /g, '');
+
+beforeAll(async () => {
+  server = await startServer();
+  web = await createWebApp(server);
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('forceMfa', () => {
+  it('takes a person without a second factor through TOTP enrollment before the code; amr then has otp and mfa', async () => {
+    const orgId = await newOrg();
+    await setLoginPolicy(orgId, { forceMfa: true });
+    const person = await createHuman(server, { orgId });
+    const agent = new Agent(server);
+    let page = await toPassword(agent, person.loginName);
+    page = await submit(agent, page, '/ui/login/password', { password: person.password });
+    // No code for the client yet: the enrollment page, with a QR code and the key as text, no skip.
+    expect(page.location).toBeUndefined();
+    expect(page.html).toContain('action="/ui/login/mfa/verify"');
+    expect(page.html).toMatch(/<img class="qr" src="data:image\/svg\+xml;base64,[A-Za-z0-9+/=]+"/);
+    expect(page.html).not.toContain('action="/ui/login/mfa/skip"');
+    expect(page.html).not.toContain('<script');
+    const svg = Buffer.from(/data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)/.exec(page.html!)![1]!, 'base64').toString();
+    expect(svg).toMatch(/^<svg /);
+    const secret = shownSecret(page.html!);
+    expect(secret).toMatch(/^[A-Z2-7]{32}$/);
+
+    // Skipping is refused when MFA is forced, even by a hand-made post.
+    const skip = await agent.follow('/ui/login/mfa/skip', { form: formOf(page.html!, '/ui/login/mfa/verify').fields });
+    expect(skip.location).toBeUndefined();
+    expect(errorText(skip.html)).toMatch(/cannot be skipped/);
+    page = await submit(agent, skip, '/ui/login/mfa/verify', { code: String((Number(totpAt(secret, now())) + 1) % 1_000_000).padStart(6, '0') });
+    expect(errorText(page.html)).toMatch(/code/i);
+    page = await submit(agent, page, '/ui/login/mfa/verify', { code: totpAt(secret, now()) });
+    expect(page.location).toMatch(/code=/);
+    expect((await tokensFor(page.location!)).amr).toEqual(['pwd', 'otp', 'mfa']);
+
+    // The secret is now the person's second factor: the next sign-in asks for a code.
+    const next = new Agent(server);
+    let again = await toPassword(next, person.loginName);
+    again = await submit(next, again, '/ui/login/password', { password: person.password });
+    expect(again.html).toContain('action="/ui/login/otp"');
+    again = await submit(next, again, '/ui/login/otp', { code: totpAt(secret, now() + 30) });
+    expect((await tokensFor(again.location!)).amr).toEqual(['pwd', 'otp', 'mfa']);
+  });
+
+  it('asks an existing browser session without a second factor to enroll (and prompt=none cannot)', async () => {
+    const orgId = await newOrg();
+    const person = await createHuman(server, { orgId });
+    const agent = new Agent(server);
+    expect((await signIn(agent, authorizeUrl(web), person)).location).toMatch(/code=/);
+    await setLoginPolicy(orgId, { forceMfa: true });
+    const silent = await agent.follow(authorizeUrl(web, { prompt: 'none' }));
+    expect(responseParams(silent.location!).get('error')).toBe('interaction_required');
+    const page = await agent.follow(authorizeUrl(web));
+    expect(page.html).toContain('action="/ui/login/mfa/verify"');
+    const done = await submit(agent, page, '/ui/login/mfa/verify', { code: totpAt(shownSecret(page.html!), now()) });
+    expect((await tokensFor(done.location!)).amr).toEqual(['pwd', 'otp', 'mfa']);
+  });
+
+  it('refuses forceMfa without TOTP among the second factors, and the factors Sesame does not have', async () => {
+    const orgId = await newOrg();
+    const post = (body: Record<string, unknown>) => api(server, 'POST', '/management/v1/policies/login', { token: server.pat, orgId, body });
+    for (const body of [
+      { forceMfa: true, secondFactors: [] },
+      { secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'] },
+      { secondFactors: ['SECOND_FACTOR_TYPE_OTP_SMS'] },
+      { multiFactors: ['MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION'] },
+      { passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' },
+      { allowExternalIdp: true },
+      { idps: [{ idpId: '123', ownerType: 'IDP_OWNER_TYPE_ORG' }] },
+      { allowDomainDiscovery: true },
+      { passwordCheckLifetime: 'soon' },
+    ]) {
+      const res = await post(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.message, JSON.stringify(body)).toMatch(/not supported|passwordCheckLifetime/);
+    }
+    const refused = await post({ secondFactors: ['SECOND_FACTOR_TYPE_U2F'] });
+    expect(refused.body.message).toContain('SECOND_FACTOR_TYPE_U2F');
+    // Nothing was stored by the refused calls.
+    expect((await api(server, 'GET', '/management/v1/policies/login', { token: server.pat, orgId })).body.policy.isDefault).toBe(true);
+  });
+});
+
+describe('TOTP enrollment offered (mfaInitSkipLifetime)', () => {
+  it('offers enrollment that can be skipped; it is not offered again within the lifetime', async () => {
+    const orgId = await newOrg();
+    await setLoginPolicy(orgId, { mfaInitSkipLifetime: '720h' });
+    const person = await createHuman(server, { orgId });
+    const agent = new Agent(server);
+    let page = await toPassword(agent, person.loginName);
+    page = await submit(agent, page, '/ui/login/password', { password: person.password });
+    expect(page.html).toContain('action="/ui/login/mfa/verify"');
+    expect(page.html).toContain('action="/ui/login/mfa/skip"');
+    page = await submit(agent, page, '/ui/login/mfa/skip', {});
+    expect(page.location).toMatch(/code=/);
+    expect((await tokensFor(page.location!)).amr).toEqual(['pwd']);
+    // Skipped: the next sign-in goes straight through.
+    const done = await signIn(new Agent(server), authorizeUrl(web), person);
+    expect(done.location).toMatch(/code=/);
+  });
+
+  it('does not offer enrollment with a zero lifetime (the default)', async () => {
+    const person = await createHuman(server);
+    expect((await signIn(new Agent(server), authorizeUrl(web), person)).location).toMatch(/code=/);
+    const policy = await api(server, 'GET', '/management/v1/policies/login', { token: server.pat });
+    expect(policy.body.policy).toMatchObject({ mfaInitSkipLifetime: '0s', passwordCheckLifetime: '864000s', secondFactorCheckLifetime: '64800s', secondFactors: ['SECOND_FACTOR_TYPE_OTP'] });
+  });
+});
+
+describe('check lifetimes', () => {
+  it('passwordCheckLifetime: an older password check is asked for again, and prompt=none is refused', async () => {
+    const orgId = await newOrg();
+    const person = await createHuman(server, { orgId });
+    const agent = new Agent(server);
+    expect((await signIn(agent, authorizeUrl(web), person)).location).toMatch(/code=/);
+    // Within the (default) lifetime the session answers at once.
+    expect((await agent.follow(authorizeUrl(web))).location).toMatch(/code=/);
+    await setLoginPolicy(orgId, { passwordCheckLifetime: '0s' });
+    const silent = await agent.follow(authorizeUrl(web, { prompt: 'none' }));
+    expect(responseParams(silent.location!).get('error')).toBe('login_required');
+    let page = await agent.follow(authorizeUrl(web));
+    expect(page.html).toContain('action="/ui/login/password"');
+    page = await submit(agent, page, '/ui/login/password', { password: person.password });
+    expect(page.location).toMatch(/code=/);
+  });
+
+  it('secondFactorCheckLifetime: only the TOTP code is asked for again', async () => {
+    const orgId = await newOrg();
+    const secret = base32Encode(Buffer.from('second-factor-life-1'));
+    const person = await createHuman(server, { orgId, otpSecret: secret });
+    const agent = new Agent(server);
+    expect((await signIn(agent, authorizeUrl(web), person, () => totpAt(secret, now()))).location).toMatch(/code=/);
+    expect((await agent.follow(authorizeUrl(web))).location).toMatch(/code=/);
+    await setLoginPolicy(orgId, { secondFactorCheckLifetime: '0s' });
+    let page = await agent.follow(authorizeUrl(web));
+    expect(page.html).toContain('action="/ui/login/otp"');
+    page = await submit(agent, page, '/ui/login/otp', { code: totpAt(secret, now() + 30) });
+    expect((await tokensFor(page.location!)).amr).toEqual(['pwd', 'otp', 'mfa']);
+  });
+});
+
+describe('passwordChangeRequired', () => {
+  it('asks for a new password at the next sign-in; the old one stops working', async () => {
+    const userName = uniqueName('change');
+    const imported = await api(server, 'POST', '/management/v1/users/human/_import', {
+      token: server.pat,
+      body: { userName, profile: { firstName: 'C', lastName: 'D' }, email: { email: `${userName}@example.com`, isEmailVerified: true }, password: 'Initial-Pass-1', passwordChangeRequired: true },
+    });
+    expect(imported.status).toBe(200);
+    const loginName = (await api(server, 'GET', `/management/v1/users/${imported.body.userId}`, { token: server.pat })).body.user.preferredLoginName;
+    const agent = new Agent(server);
+    let page = await toPassword(agent, loginName);
+    page = await submit(agent, page, '/ui/login/password', { password: 'Initial-Pass-1' });
+    expect(page.html).toContain('action="/ui/login/password/change"');
+    page = await submit(agent, page, '/ui/login/password/change', { password: 'Brand-New-Pass-2', passwordConfirm: 'Brand-New-Pass-3' });
+    expect(errorText(page.html)).toMatch(/match/);
+    page = await submit(agent, page, '/ui/login/password/change', { password: 'Brand-New-Pass-2', passwordConfirm: 'Brand-New-Pass-2' });
+    expect(page.location).toMatch(/code=/);
+    const old = await signIn(new Agent(server), authorizeUrl(web), { loginName, password: 'Initial-Pass-1' });
+    expect(errorText(old.html)).toMatch(/wrong/);
+    const fresh = await signIn(new Agent(server), authorizeUrl(web), { loginName, password: 'Brand-New-Pass-2' });
+    expect(fresh.location).toMatch(/code=/);
+  });
+});
+
+describe('unknown user names, lockout messages and logins by email or phone', () => {
+  it('ignoreUnknownUsernames=false says so at the login name step; true goes on to the password', async () => {
+    const orgId = await newOrg();
+    const orgScope = { scope: `openid urn:zitadel:iam:org:id:${orgId}` };
+    const agent = new Agent(server);
+    await setLoginPolicy(orgId, { ignoreUnknownUsernames: false });
+    let page = await toPassword(agent, 'nobody-at-all', orgScope);
+    expect(page.html).toContain('action="/ui/login/loginname"');
+    expect(errorText(page.html)).toMatch(/could not be found/);
+    await api(server, 'PUT', '/management/v1/policies/login', { token: server.pat, orgId, body: { allowUsernamePassword: true, ignoreUnknownUsernames: true } });
+    page = await toPassword(new Agent(server), 'nobody-at-all', orgScope);
+    expect(page.html).toContain('action="/ui/login/password"');
+  });
+
+  it('showLockoutFailure=false answers a locked account like a wrong password', async () => {
+    const orgId = await newOrg();
+    expect((await api(server, 'POST', '/management/v1/policies/lockout', { token: server.pat, orgId, body: { maxPasswordAttempts: '1', showLockoutFailure: false } })).status).toBe(200);
+    const person = await createHuman(server, { orgId });
+    const agent = new Agent(server);
+    let page = await toPassword(agent, person.loginName);
+    page = await submit(agent, page, '/ui/login/password', { password: 'wrong' });
+    expect(errorText(page.html)).toMatch(/wrong/);
+    page = await submit(agent, page, '/ui/login/password', { password: person.password });
+    expect(errorText(page.html)).toMatch(/wrong/);
+    expect((await api(server, 'GET', `/management/v1/users/${person.userId}`, { token: server.pat, orgId })).body.user.state).toBe('USER_STATE_LOCKED');
+  });
+
+  it('maxOtpAttempts locks the user after that many wrong codes', async () => {
+    const orgId = await newOrg();
+    expect((await api(server, 'POST', '/management/v1/policies/lockout', { token: server.pat, orgId, body: { maxOtpAttempts: '2', showLockoutFailure: true } })).status).toBe(200);
+    const secret = base32Encode(Buffer.from('otp-lockout-secret-1'));
+    const person = await createHuman(server, { orgId, otpSecret: secret });
+    const agent = new Agent(server);
+    let page = await toPassword(agent, person.loginName);
+    page = await submit(agent, page, '/ui/login/password', { password: person.password });
+    const wrong = String((Number(totpAt(secret, now())) + 500_000) % 1_000_000).padStart(6, '0');
+    page = await submit(agent, page, '/ui/login/otp', { code: wrong });
+    expect(errorText(page.html)).toMatch(/code/);
+    page = await submit(agent, page, '/ui/login/otp', { code: wrong });
+    expect(errorText(page.html)).toMatch(/locked/);
+    expect((await api(server, 'GET', `/management/v1/users/${person.userId}`, { token: server.pat, orgId })).body.user.state).toBe('USER_STATE_LOCKED');
+  });
+
+  it('accepts a verified email or phone as login name unless the policy disables it', async () => {
+    const orgId = await newOrg();
+    const phone = `+4179${String(Date.now()).slice(-7)}`;
+    const person = await createHuman(server, { orgId, phone });
+    const byEmail = await signIn(new Agent(server), authorizeUrl(web), { loginName: `${person.userName}@example.com`, password: person.password });
+    expect(byEmail.location).toMatch(/code=/);
+    const byPhone = await signIn(new Agent(server), authorizeUrl(web), { loginName: phone, password: person.password });
+    expect(byPhone.location).toMatch(/code=/);
+    await setLoginPolicy(orgId, { disableLoginWithEmail: true, disableLoginWithPhone: true });
+    const refusedEmail = await signIn(new Agent(server), authorizeUrl(web), { loginName: `${person.userName}@example.com`, password: person.password });
+    expect(errorText(refusedEmail.html)).toMatch(/wrong/);
+    const refusedPhone = await signIn(new Agent(server), authorizeUrl(web), { loginName: phone, password: person.password });
+    expect(errorText(refusedPhone.html)).toMatch(/wrong/);
+  });
+});
+
+describe('session fixation', () => {
+  it('replaces the browser cookie at sign-in: a value planted before opens nothing afterwards', async () => {
+    const person = await createHuman(server);
+    // The attacker gets a cookie value from Sesame and plants it in the victim's browser.
+    const attacker = new Agent(server);
+    await attacker.follow(authorizeUrl(web));
+    const planted = attacker.cookies.get(cookieName)!;
+    expect(planted).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const victim = new Agent(server);
+    victim.cookies.set(cookieName, planted);
+    const done = await signIn(victim, authorizeUrl(web), person);
+    expect(done.location).toMatch(/code=/);
+    expect(done.headers.get('set-cookie')).toMatch(new RegExp(`^${cookieName}=[A-Za-z0-9_-]{43}; Path=/;.*HttpOnly; SameSite=Lax`));
+    expect(victim.cookies.get(cookieName)).not.toBe(planted);
+    // The planted value is worth nothing now; the victim's new cookie carries the session.
+    const stolen = await attacker.follow(authorizeUrl(web, { prompt: 'none' }));
+    expect(responseParams(stolen.location!).get('error')).toBe('login_required');
+    const own = await victim.follow(authorizeUrl(web, { prompt: 'none' }));
+    expect(responseParams(own.location!).get('code')).toBeTruthy();
+  });
+
+  it('keeps the other accounts of the browser when it signs in again', async () => {
+    const first = await createHuman(server);
+    const second = await createHuman(server);
+    const agent = new Agent(server);
+    await signIn(agent, authorizeUrl(web), first);
+    const afterFirst = agent.cookies.get(cookieName);
+    await signIn(agent, authorizeUrl(web, { prompt: 'login' }), second);
+    expect(agent.cookies.get(cookieName)).not.toBe(afterFirst);
+    const select = await agent.follow(authorizeUrl(web, { prompt: 'select_account' }));
+    expect(select.html).toContain(first.loginName);
+    expect(select.html).toContain(second.loginName);
+  });
+});
+
+describe('native apps (skipNativeAppSuccessPage)', () => {
+  it('shows a success page that hands over to the app, unless the app skips it', async () => {
+    const nativeRedirect = 'com.example.app:/callback';
+    const person = await createHuman(server);
+    const make = (skip: boolean) =>
+      createWebApp(server, {
+        redirectUris: [nativeRedirect],
+        appType: 'OIDC_APP_TYPE_NATIVE',
+        authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
+        ...(skip ? { skipNativeAppSuccessPage: true } : {}),
+      });
+    const url = (app: WebApp) =>
+      `/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: nativeRedirect, response_type: 'code', scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })}`;
+    const shown = await signIn(new Agent(server), url(await make(false)), person);
+    expect(shown.status).toBe(200);
+    expect(shown.html).toMatch(/<meta http-equiv="refresh" content="0;url=com\.example\.app:\/callback\?code=/);
+    expect(shown.html).toContain('href="com.example.app:/callback?code=');
+    const skipped = await signIn(new Agent(server), url(await make(true)), person);
+    expect(skipped.location).toMatch(/^com\.example\.app:\/callback\?code=/);
+  });
+});
+
+describe('import of login policies and users', () => {
+  it('imports what Sesame enforces and lists what it left out', async () => {
+    const orgId = `imp${Date.now()}`;
+    const res = await api(server, 'POST', '/admin/v1/import', {
+      token: server.pat,
+      body: {
+        timeout: '1m',
+        dataOrgs: {
+          orgs: [
+            {
+              orgId,
+              org: { name: uniqueName('imported') },
+              loginPolicy: { allowUsernamePassword: true, allowRegister: false, forceMfa: true, secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'], idps: [{ idpId: 'x', ownerType: 'IDP_OWNER_TYPE_ORG' }], passwordCheckLifetime: '3600s' },
+              humanUsers: [{ userId: `${orgId}-u`, user: { userName: 'p', profile: { firstName: 'P', lastName: 'Q' }, email: { email: 'p@example.com' }, password: 'Some-Password-1', requestPasswordlessRegistration: true } }],
+            },
+          ],
+        },
+      },
+    });
+    expect(res.status).toBe(200);
+    const messages = (res.body.errors as { type: string; message: string }[]).map((e) => `${e.type}: ${e.message}`);
+    expect(messages.some((m) => m.startsWith('login_policy') && m.includes('SECOND_FACTOR_TYPE_U2F'))).toBe(true);
+    expect(messages.some((m) => m.startsWith('login_policy') && m.includes('idps'))).toBe(true);
+    expect(messages.some((m) => m.startsWith('human_user') && m.includes('passwordless'))).toBe(true);
+    const policy = await api(server, 'GET', '/management/v1/policies/login', { token: server.pat, orgId });
+    expect(policy.body.policy).toMatchObject({ forceMfa: true, passwordCheckLifetime: '3600s', secondFactors: ['SECOND_FACTOR_TYPE_OTP'] });
+    expect(policy.body.policy.allowRegister).toBeUndefined();
+  });
+
+  it('refuses login factors Sesame does not have at ImportHumanUser', async () => {
+    const body = (extra: Record<string, unknown>) => ({ userName: uniqueName('np'), profile: { firstName: 'A', lastName: 'B' }, email: { email: 'a@b.example' }, password: 'Secret-123x', ...extra });
+    for (const extra of [{ requestPasswordlessRegistration: true }, { idps: [{ configId: '1', externalUserId: 'e', displayName: 'd' }] }, { recoveryCodes: [{ raw: 'abc' }] }]) {
+      const res = await api(server, 'POST', '/management/v1/users/human/_import', { token: server.pat, body: body(extra) });
+      expect(res.status, JSON.stringify(extra)).toBe(400);
+      expect(res.body.message).toMatch(/not supported by Sesame/);
+    }
+  });
+});
