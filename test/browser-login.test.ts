@@ -283,7 +283,7 @@ describe.runIf(RUN_BROWSER)('browser sign-in', () => {
     await page.click('form[action="/ui/login/password"] button[type=submit]');
     await page.waitForSelector('img.qr');
     // The QR code is a real image the browser decodes (an SVG rendered on the server, no script).
-    expect(await page.locator('img.qr').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+    expect(await page.locator('img.qr').evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth > 0)).toBe(true);
     expect(await page.locator('script').count()).toBe(0);
     expect(await page.locator('form[action="/ui/login/mfa/skip"]').count()).toBe(0);
     await shot(page, '11-totp-enrollment');
