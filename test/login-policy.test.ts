@@ -122,6 +122,7 @@ describe('forceMfa', () => {
       { allowExternalIdp: true },
       { idps: [{ idpId: '123', ownerType: 'IDP_OWNER_TYPE_ORG' }] },
       { allowDomainDiscovery: true },
+      { defaultRedirectUri: 'https://app.example/' },
       { passwordCheckLifetime: 'soon' },
     ]) {
       const res = await post(body);

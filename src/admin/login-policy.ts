@@ -70,6 +70,9 @@ export function toLoginPolicy(input: LoginPolicyInput): { policy: LoginPolicy; u
   if (input.passwordlessType !== 'PASSWORDLESS_TYPE_NOT_ALLOWED') unsupported.push('passwordlessType: Sesame has no passwordless (passkey) login');
   if (input.multiFactors.length > 0) unsupported.push('multiFactors: Sesame has no multi-factor (U2F with verification) login');
   if (input.allowDomainDiscovery) unsupported.push('allowDomainDiscovery: Sesame has no domain discovery');
+  // ZITADEL redirects there after a login without an application (from an email link); every
+  // Sesame login starts at an application's authorization request.
+  if (input.defaultRedirectUri) unsupported.push('defaultRedirectUri: Sesame has no login without an application to return to');
   const secondFactors: string[] = [];
   for (const factor of input.secondFactors ?? defaults.secondFactors) {
     if (factor === OTP_FACTOR) {
@@ -94,7 +97,7 @@ export function toLoginPolicy(input: LoginPolicyInput): { policy: LoginPolicy; u
     allowDomainDiscovery: false,
     disableLoginWithEmail: input.disableLoginWithEmail,
     disableLoginWithPhone: input.disableLoginWithPhone,
-    defaultRedirectUri: input.defaultRedirectUri,
+    defaultRedirectUri: '',
     passwordCheckLifetimeMs: lifetime('passwordCheckLifetime', defaults.passwordCheckLifetimeMs),
     externalLoginCheckLifetimeMs: lifetime('externalLoginCheckLifetime', defaults.externalLoginCheckLifetimeMs),
     mfaInitSkipLifetimeMs: lifetime('mfaInitSkipLifetime', defaults.mfaInitSkipLifetimeMs),

@@ -209,6 +209,7 @@ export interface LoginPolicy {
   allowDomainDiscovery: boolean;
   disableLoginWithEmail: boolean;
   disableLoginWithPhone: boolean;
+  /** Always empty: refused by the API (no login without an application). */
   defaultRedirectUri: string;
   passwordCheckLifetimeMs: number;
   externalLoginCheckLifetimeMs: number;
