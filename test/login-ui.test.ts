@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
-import { Agent, createHuman, createWebApp, formOf, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
+import { Agent, createHuman, createWebApp, exchangeCode, formOf, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { base32Encode, totpAt } from '../src/auth/totp.js';
 
@@ -23,14 +23,9 @@ async function passwordPage(agent: Agent, loginName: string) {
 }
 
 async function tokensFor(location: string, app = web) {
-  const res = await fetch(`${server.url}/oauth/v2/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64') },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code: responseParams(location).get('code')!, redirect_uri: REDIRECT }).toString(),
-  });
-  expect(res.status).toBe(200);
-  const body = (await res.json()) as { id_token: string; access_token: string; refresh_token?: string };
-  return { ...body, claims: JSON.parse(Buffer.from(body.id_token.split('.')[1]!, 'base64url').toString()) as Record<string, any> };
+  const tokens = await exchangeCode(server, app, location, REDIRECT);
+  expect(tokens.status).toBe(200);
+  return tokens;
 }
 
 beforeAll(async () => {

@@ -180,3 +180,20 @@ export function responseParams(location: string): URLSearchParams {
   const url = new URL(location);
   return new URLSearchParams(url.hash ? url.hash.slice(1) : url.search);
 }
+
+/** Exchanges the code of a redirect to the client (client_secret_basic): the token response and the ID token's claims. */
+export async function exchangeCode(
+  server: TestServer,
+  app: WebApp,
+  location: string,
+  redirectUri = 'http://localhost:9999/callback',
+): Promise<{ status: number; id_token: string; access_token: string; refresh_token?: string; claims: Record<string, any> }> {
+  const res = await fetch(`${server.url}/oauth/v2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64') },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code: responseParams(location).get('code')!, redirect_uri: redirectUri }).toString(),
+  });
+  const body = (await res.json()) as { id_token: string; access_token: string; refresh_token?: string };
+  const claims = body.id_token ? (JSON.parse(Buffer.from(body.id_token.split('.')[1]!, 'base64url').toString()) as Record<string, any>) : {};
+  return { status: res.status, ...body, claims };
+}
