@@ -276,7 +276,14 @@ export function loginRoutes(ctx: AppContext): Route[] {
     const step = acceptCode(user, secret, code);
     if (step === undefined) return otpFailure(flow, user);
     lastOtpStep.set(user.id, step);
-    await ctx.orgs.enrollOtp(user.id, sealOtpSecret(ctx.masterKey, secret));
+    try {
+      await ctx.orgs.enrollOtp(user.id, sealOtpSecret(ctx.masterKey, secret));
+    } catch (error) {
+      // Enrolled meanwhile (another tab): this code proves the other secret, so ask for the enrolled one.
+      if (!(error instanceof ApiError && error.kind === 'AlreadyExists')) throw error;
+      ctx.authRequests.update(flow.auth, { pendingOtpSecret: undefined });
+      return proceed(flow, ctx.orgs.getUser(user.id)!);
+    }
     ctx.authRequests.update(flow.auth, { checks: { ...flow.auth.checks, secondFactorAt: nowSeconds() }, pendingOtpSecret: undefined });
     return proceed(flow, ctx.orgs.getUser(user.id)!);
   }
