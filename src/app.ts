@@ -19,6 +19,7 @@ import { ReplayGuardActor } from './actors/replay-guard.js';
 import { SettingsActor } from './actors/settings.js';
 import { IdTokens } from './oauth/id-token.js';
 import { openStorage, type Storage } from './storage/db.js';
+import { installClock, type Clock } from './util/clock.js';
 import { MasterKey } from './storage/master-key.js';
 import { MigrationStore } from './migration/store.js';
 import { startIdleTrim } from './util/idle-trim.js';
@@ -33,8 +34,21 @@ export interface RunningApp {
   readonly port: number;
   readonly issuer: string;
   readonly ctx: AppContext;
+  /**
+   * Runs the periodic work now, as its timers do: sweeps expired state and rotates the signing
+   * key when due. For tests that move the clock.
+   */
+  tick(): Promise<void>;
   /** Stop accepting, finish in-flight requests, flush storage, stop workers. */
   shutdown(): Promise<void>;
+}
+
+export interface StartOptions {
+  /**
+   * The time the app runs on (default: the system clock). Process-wide while the app runs; only
+   * this programmatic option sets it, so tests can move time without a setting that could.
+   */
+  clock?: Clock;
 }
 
 export class MasterKeyMismatchError extends Error {}
@@ -52,8 +66,15 @@ function checkMasterKey(storage: Storage, masterKey: MasterKey): void {
   }
 }
 
-export async function startApp(config: Config): Promise<RunningApp> {
-  const storage = openStorage(config.dataDir, config.durability);
+export async function startApp(config: Config, options: StartOptions = {}): Promise<RunningApp> {
+  const restoreClock = options.clock ? installClock(options.clock) : () => {};
+  let storage: Storage;
+  try {
+    storage = openStorage(config.dataDir, config.durability);
+  } catch (error) {
+    restoreClock();
+    throw error;
+  }
   let pool: CryptoPool | undefined;
   let keys: KeysActor | undefined;
   let sweeper: NodeJS.Timeout | undefined;
@@ -121,12 +142,12 @@ export async function startApp(config: Config): Promise<RunningApp> {
       isReady: () => ready,
     };
     server.mount(routes(ctx), () => json(404, { code: 5, message: 'Not Found (HTTP-404)', details: [] }));
-    sweeper = setInterval(() => {
-      Promise.all([sessions.sweep(), replayGuard.sweep()]).catch((error: unknown) => log.error('sweep failed', { error: String(error) }));
+    const sweep = () => {
       authRequests.sweep();
-      Promise.all([userSessions.sweep(), authCodes.sweep(), refreshTokens.sweep()]).catch((error: unknown) =>
-        log.error('sweep failed', { error: String(error) }),
-      );
+      return Promise.all([sessions.sweep(), replayGuard.sweep(), userSessions.sweep(), authCodes.sweep(), refreshTokens.sweep()]);
+    };
+    sweeper = setInterval(() => {
+      sweep().catch((error: unknown) => log.error('sweep failed', { error: String(error) }));
     }, config.sweepInterval);
     sweeper.unref();
     const trimmer = startIdleTrim(server.requestsServed);
@@ -146,6 +167,10 @@ export async function startApp(config: Config): Promise<RunningApp> {
       port: server.port,
       issuer,
       ctx,
+      async tick() {
+        await sweep();
+        await keysActor.rotateIfDue();
+      },
       async shutdown() {
         ready = false;
         clearInterval(sweeper);
@@ -154,6 +179,7 @@ export async function startApp(config: Config): Promise<RunningApp> {
         await server.drain(10_000);
         await storage.close();
         await cryptoPool.close();
+        restoreClock();
       },
     };
   } catch (error) {
@@ -161,6 +187,7 @@ export async function startApp(config: Config): Promise<RunningApp> {
     keys?.stop();
     await pool?.close().catch(() => {});
     await storage.close().catch(() => {});
+    restoreClock();
     throw error;
   }
 }

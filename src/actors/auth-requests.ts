@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ValidatedAuthRequest } from '../oauth/authorize/validate.js';
 import type { Locale } from '../ui/i18n.js';
+import { clock } from '../util/clock.js';
 
 /**
  * Owns authorization requests while the user signs in: the validated request, the user agent it
@@ -35,7 +36,7 @@ export class AuthRequestsActor {
 
   create(agentId: string, request: ValidatedAuthRequest, locale: Locale, step: LoginStep, userId?: string, loginName?: string): AuthRequest {
     const id = randomBytes(18).toString('base64url');
-    const created: AuthRequest = { id, agentId, createdAt: Date.now(), request, locale, step, amr: [] };
+    const created: AuthRequest = { id, agentId, createdAt: clock.now(), request, locale, step, amr: [] };
     if (userId) created.userId = userId;
     if (loginName) created.loginName = loginName;
     this.requests.set(id, created);
@@ -46,7 +47,7 @@ export class AuthRequestsActor {
   get(id: string, agentId: string | undefined): AuthRequest | undefined {
     const found = this.requests.get(id);
     if (!found) return undefined;
-    if (found.createdAt + AUTH_REQUEST_LIFETIME_MS <= Date.now()) {
+    if (found.createdAt + AUTH_REQUEST_LIFETIME_MS <= clock.now()) {
       this.requests.delete(id);
       return undefined;
     }
@@ -63,7 +64,7 @@ export class AuthRequestsActor {
     this.requests.delete(id);
   }
 
-  sweep(now = Date.now()): number {
+  sweep(now = clock.now()): number {
     let removed = 0;
     for (const [id, r] of this.requests) {
       if (r.createdAt + AUTH_REQUEST_LIFETIME_MS <= now) {

@@ -2,6 +2,7 @@ import type { Storage } from '../storage/db.js';
 import { Table } from '../storage/table.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256Base64url } from '../util/hash.js';
+import { clock } from '../util/clock.js';
 
 /**
  * Owns user-agent sessions. The browser holds a cookie with 256 random bits; Sesame stores only
@@ -47,7 +48,7 @@ export class UserSessionsActor {
     set.add(s.id);
   }
 
-  private live(s: UserSession | undefined, now = Date.now()): s is UserSession {
+  private live(s: UserSession | undefined, now = clock.now()): s is UserSession {
     return s !== undefined && s.lastActiveAt + this.idleLifetimeMs > now;
   }
 
@@ -71,7 +72,7 @@ export class UserSessionsActor {
 
   /** Records a successful authentication: the user's session on this agent is renewed, or a new one starts. */
   async signIn(agentId: string, userId: string, amr: string[]): Promise<UserSession> {
-    const now = Date.now();
+    const now = clock.now();
     const existing = this.ofAgent(agentId).find((s) => s.userId === userId);
     const session: UserSession = existing
       ? { ...existing, authTime: Math.floor(now / 1000), amr, lastActiveAt: now }
@@ -85,7 +86,7 @@ export class UserSessionsActor {
    * Marks a session used by a silent (SSO) authorization, which keeps it from idling out. Written
    * at most hourly: the idle lifetime is counted in days, and SSO is a hot path.
    */
-  touch(session: UserSession, now = Date.now()): void {
+  touch(session: UserSession, now = clock.now()): void {
     if (now - session.lastActiveAt < 3_600_000) return;
     void this.sessions.put({ ...session, lastActiveAt: now }).catch(() => undefined);
   }
@@ -100,7 +101,7 @@ export class UserSessionsActor {
     await Promise.all(writes);
   }
 
-  async sweep(now = Date.now()): Promise<number> {
+  async sweep(now = clock.now()): Promise<number> {
     const expired = [...this.sessions.values()].filter((s) => !this.live(s, now));
     await this.end(expired);
     return expired.length;

@@ -9,6 +9,7 @@ import type { Locale } from '../ui/i18n.js';
 import { errorPage, formPostPage } from '../ui/pages.js';
 import { newId } from '../util/ids.js';
 import { projectAccessDenied } from '../oauth/project-access.js';
+import { clock } from '../util/clock.js';
 
 /**
  * The end of an authorization: the code (committed before the redirect) or the implicit tokens,
@@ -82,7 +83,7 @@ export async function completeAuthorization(
 }
 
 /** The user sessions of this agent that may answer the request: live, active user, right org, fresh enough. */
-export function usableSessions(ctx: AppContext, agentId: string | undefined, request: ValidatedAuthRequest, now = Date.now()): UserSession[] {
+export function usableSessions(ctx: AppContext, agentId: string | undefined, request: ValidatedAuthRequest, now = clock.now()): UserSession[] {
   return ctx.userSessions.ofAgent(agentId).filter((s) => {
     if (ctx.sessions.isSessionEnded(s.id)) return false;
     const user = ctx.orgs.getUser(s.userId);
@@ -91,6 +92,6 @@ export function usableSessions(ctx: AppContext, agentId: string | undefined, req
   });
 }
 
-export function isFresh(session: UserSession, maxAge: number | undefined, now = Date.now()): boolean {
+export function isFresh(session: UserSession, maxAge: number | undefined, now = clock.now()): boolean {
   return maxAge === undefined || Math.floor(now / 1000) - session.authTime <= maxAge;
 }
