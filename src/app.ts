@@ -7,10 +7,10 @@ import { RefreshTokensActor } from './actors/refresh-tokens.js';
 import { SessionsActor } from './actors/sessions.js';
 import { UserSessionsActor } from './actors/user-sessions.js';
 import { bootstrapInstance } from './admin/bootstrap.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import type { AppContext } from './http/context.js';
 import { routes } from './http/routes/index.js';
-import { startHttpServer, type HttpServer } from './http/server.js';
+import { ListenError, startHttpServer, type HttpServer } from './http/server.js';
 import { json } from './http/responses.js';
 import { AccessTokens } from './oauth/access-tokens.js';
 import { ClientAuthenticator } from './oauth/client-auth.js';
@@ -19,6 +19,8 @@ import { ReplayGuardActor } from './actors/replay-guard.js';
 import { SettingsActor } from './actors/settings.js';
 import { IdTokens } from './oauth/id-token.js';
 import { openStorage, type Storage } from './storage/db.js';
+import { DataDirInUseError, lockDataDir, type DataDirLock } from './storage/data-dir-lock.js';
+import { installClock, type Clock } from './util/clock.js';
 import { MasterKey } from './storage/master-key.js';
 import { MigrationStore } from './migration/store.js';
 import { startIdleTrim } from './util/idle-trim.js';
@@ -33,8 +35,21 @@ export interface RunningApp {
   readonly port: number;
   readonly issuer: string;
   readonly ctx: AppContext;
+  /**
+   * Runs the periodic work now, as its timers do: sweeps expired state and rotates the signing
+   * key when due. For tests that move the clock.
+   */
+  tick(): Promise<void>;
   /** Stop accepting, finish in-flight requests, flush storage, stop workers. */
   shutdown(): Promise<void>;
+}
+
+export interface StartOptions {
+  /**
+   * The time the app runs on (default: the system clock). Process-wide while the app runs; only
+   * this programmatic option sets it, so tests can move time without a setting that could.
+   */
+  clock?: Clock;
 }
 
 export class MasterKeyMismatchError extends Error {}
@@ -52,8 +67,23 @@ function checkMasterKey(storage: Storage, masterKey: MasterKey): void {
   }
 }
 
-export async function startApp(config: Config): Promise<RunningApp> {
-  const storage = openStorage(config.dataDir, config.durability);
+export async function startApp(config: Config, options: StartOptions = {}): Promise<RunningApp> {
+  // Before anything touches the data dir: a second process on it must change nothing.
+  const lock = await lockDataDir(config.dataDir).catch((error: unknown) => {
+    if (error instanceof DataDirInUseError) {
+      throw new ConfigError(`SESAME_DATA_DIR (--data-dir) = ${JSON.stringify(config.dataDir)}: in use by another Sesame process; stop it or choose another data dir`);
+    }
+    throw error;
+  });
+  const restoreClock = options.clock ? installClock(options.clock) : () => {};
+  let storage: Storage;
+  try {
+    storage = openStorage(config.dataDir, config.durability);
+  } catch (error) {
+    restoreClock();
+    await lock.release();
+    throw error;
+  }
   let pool: CryptoPool | undefined;
   let keys: KeysActor | undefined;
   let sweeper: NodeJS.Timeout | undefined;
@@ -65,7 +95,9 @@ export async function startApp(config: Config): Promise<RunningApp> {
     // The issuer's host is the instance domain; with port 0 it is known only after listening,
     // so the server listens first and the routes are mounted once the context exists.
     let ready = false;
-    const server: HttpServer = await startHttpServer(config.host, config.port);
+    const server: HttpServer = await startHttpServer(config.host, config.port).catch((error: unknown) => {
+      throw listenConfigError(error);
+    });
     const issuer = config.issuer ?? `http://localhost:${server.port}`;
     const orgs = new OrgsActor(storage, new URL(issuer).hostname);
     const clients = new ClientsActor(storage);
@@ -121,12 +153,12 @@ export async function startApp(config: Config): Promise<RunningApp> {
       isReady: () => ready,
     };
     server.mount(routes(ctx), () => json(404, { code: 5, message: 'Not Found (HTTP-404)', details: [] }));
-    sweeper = setInterval(() => {
-      Promise.all([sessions.sweep(), replayGuard.sweep()]).catch((error: unknown) => log.error('sweep failed', { error: String(error) }));
+    const sweep = () => {
       authRequests.sweep();
-      Promise.all([userSessions.sweep(), authCodes.sweep(), refreshTokens.sweep()]).catch((error: unknown) =>
-        log.error('sweep failed', { error: String(error) }),
-      );
+      return Promise.all([sessions.sweep(), replayGuard.sweep(), userSessions.sweep(), authCodes.sweep(), refreshTokens.sweep()]);
+    };
+    sweeper = setInterval(() => {
+      sweep().catch((error: unknown) => log.error('sweep failed', { error: String(error) }));
     }, config.sweepInterval);
     sweeper.unref();
     const trimmer = startIdleTrim(server.requestsServed);
@@ -146,6 +178,10 @@ export async function startApp(config: Config): Promise<RunningApp> {
       port: server.port,
       issuer,
       ctx,
+      async tick() {
+        await sweep();
+        await keysActor.rotateIfDue();
+      },
       async shutdown() {
         ready = false;
         clearInterval(sweeper);
@@ -154,6 +190,8 @@ export async function startApp(config: Config): Promise<RunningApp> {
         await server.drain(10_000);
         await storage.close();
         await cryptoPool.close();
+        await lock.release();
+        restoreClock();
       },
     };
   } catch (error) {
@@ -161,6 +199,25 @@ export async function startApp(config: Config): Promise<RunningApp> {
     keys?.stop();
     await pool?.close().catch(() => {});
     await storage.close().catch(() => {});
+    await lock.release();
+    restoreClock();
     throw error;
+  }
+}
+
+/** A port in use or an address that cannot be bound is a setting to change: name it. */
+function listenConfigError(error: unknown): unknown {
+  if (!(error instanceof ListenError)) return error;
+  const port = `SESAME_PORT (--port) = ${error.port}`;
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new ConfigError(`${port}: port ${error.port} on ${error.host} is already in use (another Sesame or another program); stop it or choose another port`);
+    case 'EACCES':
+      return new ConfigError(`${port}: not allowed to listen on port ${error.port} (ports below 1024 need privileges)`);
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+      return new ConfigError(`SESAME_HOST (--host) = ${JSON.stringify(error.host)}: not an address of this machine`);
+    default:
+      return new ConfigError(`${port}, SESAME_HOST (--host) = ${JSON.stringify(error.host)}: ${error.message}`);
   }
 }

@@ -2,25 +2,29 @@ import { startApp } from './app.js';
 import { ConfigError, helpText, loadConfig } from './config.js';
 import { log, setLogLevel } from './util/log.js';
 
-/** Entry point: `npm start` (node dist/main.js). Exit 2 on bad configuration. */
+/** Entry point: `npm start` (node dist/main.js). Exit 2 on bad configuration or a port or data dir in use. */
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(helpText());
     return;
   }
-  let config;
-  try {
-    config = loadConfig(process.env, argv);
-  } catch (error) {
+  // Exit 2 for anything the operator fixes in the settings: a bad value, a port or data dir in use.
+  const configErrorExit = (error: unknown): never => {
     if (error instanceof ConfigError) {
       process.stderr.write(`sesame: ${error.message}\n`);
       process.exit(2);
     }
     throw error;
+  };
+  let config;
+  try {
+    config = loadConfig(process.env, argv);
+  } catch (error) {
+    return configErrorExit(error);
   }
   setLogLevel(config.logLevel);
-  const app = await startApp(config);
+  const app = await startApp(config).catch(configErrorExit);
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -162,15 +162,14 @@ describe('prompt', () => {
     expect(choose.html).toContain(bob.loginName);
   });
 
-  it('login: asks for the password again even with a session, and auth_time moves', async () => {
+  it('login: asks for the password again even with a session', async () => {
     const agent = await signedIn(alice);
-    const first = await exchange((await agent.follow(authorizeUrl(web))).location!);
-    await new Promise((r) => setTimeout(r, 1100));
+    await exchange((await agent.follow(authorizeUrl(web))).location!);
     const page = await agent.follow(authorizeUrl(web, { prompt: 'login' }));
     expect(page.html).toContain('action="/ui/login/loginname"');
     const done = await signIn(agent, authorizeUrl(web, { prompt: 'login' }), alice);
-    const second = await exchange(done.location!);
-    expect(second.claims.auth_time as number).toBeGreaterThan(first.claims.auth_time as number);
+    expect((await exchange(done.location!)).claims.sub).toBe(alice.userId);
+    // That auth_time moves with the new sign-in is shown in expiry.test.ts, on a clock the test moves.
   });
 
   it('select_account: lists the sessions; choosing one answers with that user', async () => {
@@ -220,15 +219,11 @@ describe('prompt', () => {
 });
 
 describe('max_age, login_hint, id_token_hint', () => {
-  it('max_age: a recent session answers with auth_time; an older one must sign in again', async () => {
+  it('max_age: a recent session answers with auth_time', async () => {
     const agent = await signedIn(alice);
     const recent = await agent.follow(authorizeUrl(web, { max_age: '600' }));
     expect((await exchange(recent.location!)).claims.auth_time).toBeTypeOf('number');
-    await new Promise((r) => setTimeout(r, 2100));
-    const stale = await agent.follow(authorizeUrl(web, { max_age: '1', prompt: 'none' }));
-    expect(responseParams(stale.location!).get('error')).toBe('login_required');
-    const page = await agent.follow(authorizeUrl(web, { max_age: '1' }));
-    expect(page.html).toContain('action="/ui/login/password"');
+    // An older session signing in again is shown in expiry.test.ts, on a clock the test moves.
   });
 
   it('login_hint (URL-encoded, with +) goes straight to the password of that user', async () => {

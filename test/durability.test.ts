@@ -86,17 +86,24 @@ describe('durability', () => {
     dirs.push(dataDir);
     const server = await startServer({ dataDir });
     const opaque = await createMachineClient(server, 'graceful');
+    let firstAnswer!: () => void;
+    const answered = new Promise<void>((resolve) => (firstAnswer = resolve));
     const inflight = Array.from({ length: 40 }, () =>
       fetch(`${server.url}/oauth/v2/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(opaque.clientId, opaque.clientSecret) },
         body: 'grant_type=client_credentials',
       }).then(
-        (r) => r.status,
+        (r) => {
+          firstAnswer();
+          return r.status;
+        },
         () => 'refused',
       ),
     );
-    await new Promise((r) => setTimeout(r, 5));
+    // Stop once the server is working through the batch (not after a guessed delay, which on a
+    // busy machine could come before any request arrived).
+    await Promise.race([answered, Promise.all(inflight)]);
     const code = await server.stop('SIGTERM');
     const statuses = await Promise.all(inflight);
     expect(code).toBe(0);

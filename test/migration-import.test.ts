@@ -397,7 +397,9 @@ describe('authorization', () => {
   });
 
   it('refuses an unauthenticated upload before reading it', async () => {
-    const started = Date.now();
+    // The body never comes: an answer at all shows the server did not wait for it (a server that
+    // did would leave this hanging until uWS drops the idle connection, an error). No time limit,
+    // which a busy machine could exceed.
     const status = await new Promise<number>((resolve, reject) => {
       const req = httpRequest(`${server.url}/admin/v1/import`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(200 * 1024 * 1024) } }, (res) => {
         res.resume();
@@ -408,7 +410,6 @@ describe('authorization', () => {
       req.write('{"timeout":"1m"');
     });
     expect(status).toBe(401);
-    expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it('answers a declared body above 512 MiB with an error, not a crash', async () => {

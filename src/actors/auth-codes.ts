@@ -1,6 +1,7 @@
 import type { Storage } from '../storage/db.js';
 import { sha256Base64url } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
+import { clock } from '../util/clock.js';
 
 /**
  * Owns authorization codes: 256 random bits, stored under their SHA-256, single use, 60 seconds.
@@ -41,7 +42,7 @@ export class AuthCodesActor {
   private readonly codes = new Map<string, CodeRecord>();
 
   constructor(private readonly storage: Storage) {
-    const now = Date.now();
+    const now = clock.now();
     for (const { value } of storage.stores.authCodes.getRange()) {
       const record = value as CodeRecord;
       if (record.exp > now) this.codes.set(record.id, record);
@@ -51,7 +52,7 @@ export class AuthCodesActor {
   /** Stores a code; resolves with it once the record is durable (committed before the redirect). */
   async issue(grant: CodeGrant): Promise<string> {
     const code = newOpaqueToken();
-    const record: CodeRecord = { ...grant, id: sha256Base64url(code), exp: Date.now() + CODE_LIFETIME_MS };
+    const record: CodeRecord = { ...grant, id: sha256Base64url(code), exp: clock.now() + CODE_LIFETIME_MS };
     this.codes.set(record.id, record);
     await this.storage.durable(this.storage.stores.authCodes.put(record.id, record));
     return code;
@@ -62,7 +63,7 @@ export class AuthCodesActor {
    * must not burn the legitimate client's code), then consumes it synchronously, so two concurrent
    * redemptions cannot both succeed.
    */
-  find(code: string, now = Date.now()): FoundCode | undefined {
+  find(code: string, now = clock.now()): FoundCode | undefined {
     const record = this.codes.get(sha256Base64url(code));
     if (!record || record.exp <= now) return undefined;
     return {
@@ -70,13 +71,13 @@ export class AuthCodesActor {
       used: record.usedAt !== undefined,
       consume: () => {
         if (record.usedAt !== undefined) return Promise.reject(new Error('code already used'));
-        record.usedAt = Date.now();
+        record.usedAt = clock.now();
         return this.storage.durable(this.storage.stores.authCodes.put(record.id, record));
       },
     };
   }
 
-  async sweep(now = Date.now()): Promise<number> {
+  async sweep(now = clock.now()): Promise<number> {
     const writes: Promise<boolean>[] = [];
     for (const [id, record] of this.codes) {
       if (record.exp <= now) {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ValidatedAuthRequest } from '../oauth/authorize/validate.js';
 import type { Locale } from '../ui/i18n.js';
 import type { AuthChecks } from '../model/auth-checks.js';
+import { clock } from '../util/clock.js';
 
 /**
  * Owns authorization requests while the user signs in: the validated request, the user agent it
@@ -46,7 +47,7 @@ export class AuthRequestsActor {
     start: { userId?: string | undefined; loginName?: string | undefined; checks?: AuthChecks } = {},
   ): AuthRequest {
     const id = randomBytes(18).toString('base64url');
-    const created: AuthRequest = { id, agentId, createdAt: Date.now(), request, locale, step, checks: start.checks ?? {} };
+    const created: AuthRequest = { id, agentId, createdAt: clock.now(), request, locale, step, checks: start.checks ?? {} };
     if (start.userId) created.userId = start.userId;
     if (start.loginName) created.loginName = start.loginName;
     // Checks carried over from a browser session belong to its user.
@@ -59,7 +60,7 @@ export class AuthRequestsActor {
   get(id: string, agentId: string | undefined): AuthRequest | undefined {
     const found = this.requests.get(id);
     if (!found) return undefined;
-    if (found.createdAt + AUTH_REQUEST_LIFETIME_MS <= Date.now()) {
+    if (found.createdAt + AUTH_REQUEST_LIFETIME_MS <= clock.now()) {
       this.requests.delete(id);
       return undefined;
     }
@@ -76,7 +77,7 @@ export class AuthRequestsActor {
     this.requests.delete(id);
   }
 
-  sweep(now = Date.now()): number {
+  sweep(now = clock.now()): number {
     let removed = 0;
     for (const [id, r] of this.requests) {
       if (r.createdAt + AUTH_REQUEST_LIFETIME_MS <= now) {

@@ -15,6 +15,7 @@ import type {
 import { FAR_FUTURE } from '../model/records.js';
 import { newAlphanumericSecret, newId } from '../util/ids.js';
 import { secretMatches, sha256 } from '../util/hash.js';
+import { clock } from '../util/clock.js';
 
 /**
  * Owns everything a client authenticates with: OIDC and API apps (with hashed secrets), their
@@ -216,14 +217,14 @@ export class ClientsActor {
   // ---- keys ----
 
   /** The unexpired key `keyId` of app `appId`, for private_key_jwt. */
-  appAssertionKey(appId: string, keyId: string, now = Date.now()): AssertionKey | undefined {
+  appAssertionKey(appId: string, keyId: string, now = clock.now()): AssertionKey | undefined {
     const record = this.appKeys.get(keyId);
     if (!record || record.appId !== appId || record.expirationDate <= now) return undefined;
     return this.parsed(record);
   }
 
   /** The unexpired key `keyId` of machine user `userId`, for the JWT profile grant. */
-  machineAssertionKey(userId: string, keyId: string, now = Date.now()): AssertionKey | undefined {
+  machineAssertionKey(userId: string, keyId: string, now = clock.now()): AssertionKey | undefined {
     const record = this.machineKeys.get(keyId);
     if (!record || record.userId !== userId || record.expirationDate <= now) return undefined;
     return this.parsed(record);
@@ -249,7 +250,7 @@ export class ClientsActor {
 
   private static checkExpiration(expirationDate: number | undefined): number {
     const when = expirationDate ?? FAR_FUTURE;
-    if (when <= Date.now()) throw invalidArgument('KEY-8fj2S', 'expirationDate must be in the future');
+    if (when <= clock.now()) throw invalidArgument('KEY-8fj2S', 'expirationDate must be in the future');
     return when;
   }
 

@@ -7,6 +7,7 @@ import { newId } from '../util/ids.js';
 import { log } from '../util/log.js';
 import { importPkcs8 } from '../workers/sign.js';
 import type { ActiveSigningKey } from '../workers/signer.js';
+import { clock } from '../util/clock.js';
 
 /**
  * Owns the signing keys. Three roles at any time:
@@ -116,7 +117,7 @@ export class KeysActor {
     const replacement = needsReplacement() ? await this.newKey('active') : undefined;
     // Another rotation may have used the next key meanwhile: start over rather than sign with nothing.
     if (needsReplacement() && !replacement) return this.rotate(immediate);
-    const now = Date.now();
+    const now = clock.now();
     const changed: StoredKey[] = [];
     const removed: string[] = [];
     for (const key of this.byStatus('active')) {
@@ -160,7 +161,7 @@ export class KeysActor {
       kid,
       alg: this.alg,
       status,
-      createdAt: Date.now(),
+      createdAt: clock.now(),
       publicJwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: this.alg, use: 'sig' },
       sealedPrivateKey: this.masterKey.encrypt(privateDer),
     };
@@ -200,14 +201,20 @@ export class KeysActor {
     const active = this.byStatus('active')[0]!;
     const due = (active.activatedAt ?? active.createdAt) + this.rotationIntervalMs;
     // Timers cap at ~24.8 days; check at least hourly so long intervals still fire.
-    const delay = Math.min(Math.max(due - Date.now(), 0), 3_600_000);
+    const delay = Math.min(Math.max(due - clock.now(), 0), 3_600_000);
     this.timer = setTimeout(() => {
-      const current = this.byStatus('active')[0]!;
-      const dueNow = (current.activatedAt ?? current.createdAt) + this.rotationIntervalMs <= Date.now();
-      (dueNow ? this.rotate() : Promise.resolve())
+      this.rotateIfDue()
         .catch((error: unknown) => log.error('key rotation failed', { error: String(error) }))
         .finally(() => this.scheduleRotation());
     }, delay);
     this.timer.unref();
+  }
+
+  /** Rotates when the active key has signed for a whole interval (the timer's check; tests call it after moving the clock). */
+  async rotateIfDue(): Promise<boolean> {
+    const current = this.byStatus('active')[0]!;
+    if ((current.activatedAt ?? current.createdAt) + this.rotationIntervalMs > clock.now()) return false;
+    await this.rotate();
+    return true;
   }
 }

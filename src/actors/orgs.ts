@@ -22,6 +22,7 @@ import type {
 import { DEFAULT_POLICIES, FAR_FUTURE } from '../model/records.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256, sha256Base64url } from '../util/hash.js';
+import { clock } from '../util/clock.js';
 
 /**
  * Owns the directory: organizations and their domains, projects and roles, users (human and
@@ -629,7 +630,7 @@ export class OrgsActor {
   async addPat(userId: string, expirationDate = FAR_FUTURE): Promise<{ pat: PatRecord; token: string }> {
     const user = this.requireUser(userId);
     if (!user.machine) throw preconditionFailed('USER-Sj8f2', 'personal access tokens are for machine users');
-    if (expirationDate <= Date.now()) throw invalidArgument('USER-dk3Jd', 'expirationDate must be in the future');
+    if (expirationDate <= clock.now()) throw invalidArgument('USER-dk3Jd', 'expirationDate must be in the future');
     const token = newOpaqueToken();
     const pat = stamp<PatRecord>(
       { id: newId(), userId, orgId: user.orgId, tokenHash: sha256(token), expirationDate, createdAt: 0, changedAt: 0, sequence: 0 },
@@ -644,7 +645,7 @@ export class OrgsActor {
   authenticatePat(token: string): { user: UserRecord; pat: PatRecord } | undefined {
     const id = this.patByHash.get(sha256Base64url(token));
     const pat = id ? this.pats.get(id) : undefined;
-    if (!pat || pat.expirationDate <= Date.now()) return undefined;
+    if (!pat || pat.expirationDate <= clock.now()) return undefined;
     const user = this.users.get(pat.userId);
     return this.isActive(user) ? { user, pat } : undefined;
   }

@@ -3,6 +3,7 @@ import { newOpaqueToken } from '../util/ids.js';
 import type { Storage } from '../storage/db.js';
 import type { MasterKey } from '../storage/master-key.js';
 import { secretMatches, sha256 } from '../util/hash.js';
+import { clock } from '../util/clock.js';
 
 /**
  * Owns refresh token families (one per authorization that asked for `offline_access`). A token is
@@ -85,7 +86,7 @@ export class RefreshTokensActor {
 
   /** Starts a family whose id is the grant id; resolves with its first token once durable. */
   async create(familyId: string, grant: FamilyGrant): Promise<string> {
-    const now = Date.now();
+    const now = clock.now();
     const token = RefreshTokensActor.newToken(familyId);
     await this.write({ ...grant, id: familyId, createdAt: now, expiresAt: now + this.absoluteLifetimeMs, lastUsedAt: now, currentHash: sha256(token) });
     return token;
@@ -106,12 +107,12 @@ export class RefreshTokensActor {
     return undefined;
   }
 
-  isExpired(family: RefreshFamily, now = Date.now()): boolean {
+  isExpired(family: RefreshFamily, now = clock.now()): boolean {
     return family.expiresAt <= now || family.lastUsedAt + this.idleLifetimeMs <= now;
   }
 
   /** Rotates synchronously (two concurrent uses cannot both rotate); the caller awaits `committed`. */
-  rotate(token: string, now = Date.now()): Rotation {
+  rotate(token: string, now = clock.now()): Rotation {
     const parsed = parse(token);
     const family = parsed && this.read(parsed.familyId);
     if (!family) return { status: 'invalid' };
@@ -152,7 +153,7 @@ export class RefreshTokensActor {
   }
 
   /** Removes expired families, a chunk per call. */
-  async sweep(now = Date.now()): Promise<number> {
+  async sweep(now = clock.now()): Promise<number> {
     const db = this.storage.stores.refreshFamilies;
     const range = db.getRange(this.sweepCursor ? { start: this.sweepCursor, limit: SWEEP_CHUNK } : { limit: SWEEP_CHUNK });
     const writes: Promise<boolean>[] = [];

@@ -1,4 +1,5 @@
 import type { Database } from 'lmdb';
+import { clock } from '../util/clock.js';
 
 /**
  * Remembers signed assertions already used (by `jti`, or by their digest when they carry none)
@@ -22,7 +23,7 @@ export class ReplayGuardActor {
    * True on first use (and remembers it, durably); false for a replay. An assertion is accepted a
    * little past its `exp` (clock skew leeway), so it is remembered for that margin too.
    */
-  async firstUse(key: string, exp: number, nowSeconds = Math.floor(Date.now() / 1000)): Promise<boolean> {
+  async firstUse(key: string, exp: number, nowSeconds = clock.seconds()): Promise<boolean> {
     const known = this.seen.get(key);
     if (known !== undefined && known >= nowSeconds) return false;
     const until = exp + REPLAY_MARGIN_SECONDS;
@@ -32,7 +33,7 @@ export class ReplayGuardActor {
   }
 
   /** Forgets entries whose assertions have expired. */
-  async sweep(nowSeconds = Math.floor(Date.now() / 1000)): Promise<number> {
+  async sweep(nowSeconds = clock.seconds()): Promise<number> {
     const writes: Promise<boolean>[] = [];
     for (const [key, exp] of this.seen) {
       if (exp < nowSeconds) {

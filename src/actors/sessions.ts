@@ -1,6 +1,7 @@
 import type { Storage } from '../storage/db.js';
 import { sha256 } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
+import { clock } from '../util/clock.js';
 
 /**
  * Owns issued-token state: opaque access tokens (stored under the SHA-256 of the token, so a
@@ -96,7 +97,7 @@ export class SessionsActor {
   /** The claims of an opaque token that exists, has not expired and whose grant or session was not revoked. */
   findOpaque(token: string): AccessTokenClaims | undefined {
     const claims = this.storage.tokens.get(sha256(token)) as AccessTokenClaims | undefined;
-    if (!claims || claims.exp * 1000 <= Date.now()) return undefined;
+    if (!claims || claims.exp * 1000 <= clock.now()) return undefined;
     if ((claims.grantId !== undefined || claims.sid !== undefined) && this.isRevokedByOrigin(claims)) return undefined;
     return claims;
   }
@@ -120,7 +121,7 @@ export class SessionsActor {
    * Removes expired opaque tokens and revocations of expired JWTs, a chunk per call so a large
    * store is swept across several ticks without stalling the event loop.
    */
-  async sweep(now = Date.now()): Promise<number> {
+  async sweep(now = clock.now()): Promise<number> {
     const nowSeconds = Math.floor(now / 1000);
     let removed = 0;
     let last: Buffer | undefined;

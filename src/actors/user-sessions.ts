@@ -3,6 +3,7 @@ import { Table } from '../storage/table.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256Base64url } from '../util/hash.js';
 import { amrOf, type AuthChecks } from '../model/auth-checks.js';
+import { clock } from '../util/clock.js';
 
 /**
  * Owns user-agent sessions. The browser holds a cookie with 256 random bits; Sesame stores only
@@ -52,7 +53,7 @@ export class UserSessionsActor {
     set.add(s.id);
   }
 
-  private live(s: UserSession | undefined, now = Date.now()): s is UserSession {
+  private live(s: UserSession | undefined, now = clock.now()): s is UserSession {
     return s !== undefined && s.lastActiveAt + this.idleLifetimeMs > now;
   }
 
@@ -80,7 +81,7 @@ export class UserSessionsActor {
    * before the sign-in, or seen before it, opens nothing afterwards.
    */
   async signIn(previousAgentId: string | undefined, agentId: string, userId: string, checks: AuthChecks): Promise<UserSession> {
-    const now = Date.now();
+    const now = clock.now();
     const authTime = Math.floor(now / 1000);
     const previous = previousAgentId === undefined ? [] : this.ofAgent(previousAgentId);
     const existing = previous.find((s) => s.userId === userId);
@@ -115,7 +116,7 @@ export class UserSessionsActor {
    * Marks a session used by a silent (SSO) authorization, which keeps it from idling out. Written
    * at most hourly: the idle lifetime is counted in days, and SSO is a hot path.
    */
-  touch(session: UserSession, now = Date.now()): void {
+  touch(session: UserSession, now = clock.now()): void {
     if (now - session.lastActiveAt < 3_600_000) return;
     void this.sessions.put({ ...session, lastActiveAt: now }).catch(() => undefined);
   }
@@ -130,7 +131,7 @@ export class UserSessionsActor {
     await Promise.all(writes);
   }
 
-  async sweep(now = Date.now()): Promise<number> {
+  async sweep(now = clock.now()): Promise<number> {
     const expired = [...this.sessions.values()].filter((s) => !this.live(s, now));
     await this.end(expired);
     return expired.length;

@@ -3,6 +3,7 @@ import { invalidArgument } from '../model/errors.js';
 import type { Request } from '../http/types.js';
 import { parseDuration } from '../util/duration.js';
 import { parseJsonObject } from './json.js';
+import { clock } from '../util/clock.js';
 
 /**
  * Request validation: every body is parsed as a JSON object (camelCased) and checked with a zod
@@ -54,7 +55,7 @@ export const timestamp = () =>
 /** An expiration date: an RFC 3339 timestamp in the future. */
 export const expirationDate = () =>
   timestamp()
-    .refine((ms) => ms > Date.now(), 'must be in the future')
+    .refine((ms) => ms > clock.now(), 'must be in the future')
     .refine((ms) => ms <= MAX_TIMESTAMP, 'must not be after 9999-12-31T23:59:59Z');
 
 /** A protobuf Duration (`"1.5s"`; Go-style `"500ms"` is accepted too) as milliseconds. */

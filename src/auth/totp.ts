@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { clock } from '../util/clock.js';
 
 /**
  * TOTP (RFC 6238) as authenticator apps and ZITADEL (pquerna/otp) use it: HMAC-SHA-1, 6 digits,
@@ -68,7 +69,7 @@ export function totpAt(secretBase32: string, unixSeconds: number): string {
  * The time step a code matches (now ±1 step), or undefined. Callers refuse a step at or before
  * the last one used, so a code cannot be replayed.
  */
-export function verifyTotp(secretBase32: string, code: string, unixSeconds = Date.now() / 1000): number | undefined {
+export function verifyTotp(secretBase32: string, code: string, unixSeconds = clock.now() / 1000): number | undefined {
   const secret = base32Decode(secretBase32);
   if (!secret || !/^\d{6}$/.test(code)) return undefined;
   const now = Math.floor(unixSeconds / STEP_SECONDS);

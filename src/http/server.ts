@@ -1,5 +1,6 @@
 import uWS from 'uWebSockets.js';
 import { STATUS_CODES } from 'node:http';
+import { createServer } from 'node:net';
 import { OAuthError } from '../oauth/errors.js';
 import { ApiError } from '../model/errors.js';
 import { log } from '../util/log.js';
@@ -20,6 +21,8 @@ function statusLine(status: number): string {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** uWS.js exports LIBUS_LISTEN_EXCLUSIVE_PORT (1) at run time, not in its typings. */
+const LISTEN_EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1;
 /** Declared body sizes from which the body is collected into one preallocated buffer. */
 const PREALLOCATE_FROM = 1024 * 1024;
 
@@ -177,9 +180,14 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
   };
 
   return new Promise((resolve, reject) => {
-    app.listen(host, port, (listenSocket) => {
+    // uWS shares ports by default (SO_REUSEPORT): a second server on the same port would start
+    // and take half the connections. Listen exclusively so it fails instead. The typings lack
+    // this overload, which the binary has.
+    const listen = app.listen as unknown as (host: string, port: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void) => void;
+    listen.call(app, host, port, LISTEN_EXCLUSIVE_PORT, (listenSocket) => {
       if (!listenSocket) {
-        reject(new Error(`cannot listen on ${host}:${port}`));
+        // uWS does not say why; a plain bind of the same address does.
+        void listenFailure(host, port).then((code) => reject(new ListenError(host, port, code)));
         return;
       }
       resolve({
@@ -213,6 +221,25 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
         },
       });
     });
+  });
+}
+
+export class ListenError extends Error {
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    /** errno code such as EADDRINUSE, EACCES or EADDRNOTAVAIL, when known. */
+    readonly code: string | undefined,
+  ) {
+    super(`cannot listen on ${host}:${port}${code ? ` (${code})` : ''}`);
+  }
+}
+
+function listenFailure(host: string, port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(undefined)));
   });
 }
 

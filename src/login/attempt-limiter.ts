@@ -1,3 +1,5 @@
+import { clock } from '../util/clock.js';
+
 /**
  * Counts failed attempts per key (a user id) in a sliding window: after `max` failures within
  * `windowMs`, further attempts are refused until the oldest failure leaves the window. Used for
@@ -18,11 +20,11 @@ export class AttemptLimiter {
     return list;
   }
 
-  blocked(key: string, now = Date.now()): boolean {
+  blocked(key: string, now = clock.now()): boolean {
     return this.recent(key, now).length >= this.max;
   }
 
-  fail(key: string, now = Date.now()): void {
+  fail(key: string, now = clock.now()): void {
     this.failures.set(key, [...this.recent(key, now), now]);
   }
 

@@ -12,6 +12,7 @@ import type { AuthChecks } from '../model/auth-checks.js';
 import { factsOf, sessionRequirement, type SessionRequirement } from './policy-steps.js';
 import { newId } from '../util/ids.js';
 import { projectAccessDenied } from '../oauth/project-access.js';
+import { clock } from '../util/clock.js';
 
 /**
  * The end of an authorization: the code (committed before the redirect) or the implicit tokens,
@@ -90,7 +91,7 @@ export async function completeAuthorization(
 }
 
 /** The user sessions of this agent that may answer the request: live, active user, right org, fresh enough. */
-export function usableSessions(ctx: AppContext, agentId: string | undefined, request: ValidatedAuthRequest, now = Date.now()): UserSession[] {
+export function usableSessions(ctx: AppContext, agentId: string | undefined, request: ValidatedAuthRequest, now = clock.now()): UserSession[] {
   return ctx.userSessions.ofAgent(agentId).filter((s) => {
     if (ctx.sessions.isSessionEnded(s.id)) return false;
     const user = ctx.orgs.getUser(s.userId);
@@ -99,7 +100,7 @@ export function usableSessions(ctx: AppContext, agentId: string | undefined, req
   });
 }
 
-export function isFresh(session: UserSession, maxAge: number | undefined, now = Date.now()): boolean {
+export function isFresh(session: UserSession, maxAge: number | undefined, now = clock.now()): boolean {
   return maxAge === undefined || Math.floor(now / 1000) - session.authTime <= maxAge;
 }
 
@@ -107,7 +108,7 @@ export function isFresh(session: UserSession, maxAge: number | undefined, now = 
  * Whether a browser session may answer this request without asking anything (`max_age`, then the
  * login policy's check lifetimes), and otherwise which check is due.
  */
-export function sessionRequirementOf(ctx: AppContext, session: UserSession, request: ValidatedAuthRequest, now = Date.now()): SessionRequirement {
+export function sessionRequirementOf(ctx: AppContext, session: UserSession, request: ValidatedAuthRequest, now = clock.now()): SessionRequirement {
   if (!isFresh(session, request.maxAge, now)) return 'password';
   const user = ctx.orgs.getUser(session.userId);
   if (!user) return 'password';

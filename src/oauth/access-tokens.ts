@@ -3,6 +3,7 @@ import type { AccessTokenClaims, ActorClaim, RevokeOutcome, SessionsActor } from
 import { newId } from '../util/ids.js';
 import type { Signer } from '../workers/signer.js';
 import { decodeJws, encodedHeader, looksLikeJws, signingInput, verifyJws } from './jwt.js';
+import { clock } from '../util/clock.js';
 
 /**
  * Issues, resolves and revokes access tokens in both formats:
@@ -48,7 +49,7 @@ export class AccessTokens {
     },
   ): Promise<IssuedAccessToken> {
     const { skewSeconds = 0, ...fields } = input;
-    const now = Math.floor(Date.now() / 1000);
+    const now = clock.seconds();
     const iat = now - skewSeconds;
     const expiresIn = this.lifetimeSeconds + skewSeconds;
     // A user token's id names its grant (as ZITADEL's `V2_<session>-at_<id>`), so a JWT needs no extra claim for it.
@@ -85,7 +86,7 @@ export class AccessTokens {
       return claims ? { claims, format: 'opaque' } : undefined;
     }
     const claims = this.verifiedJwtClaims(token);
-    if (!claims || claims.exp * 1000 <= Date.now() || this.sessions.isJwtRevoked(claims.jti)) return undefined;
+    if (!claims || claims.exp * 1000 <= clock.now() || this.sessions.isJwtRevoked(claims.jti)) return undefined;
     if ((claims.grantId !== undefined || claims.sid !== undefined) && this.sessions.isRevokedByOrigin(claims)) return undefined;
     return { claims, format: 'jwt' };
   }
@@ -100,7 +101,7 @@ export class AccessTokens {
       return 'revoked';
     }
     const claims = this.verifiedJwtClaims(token);
-    if (!claims || claims.exp * 1000 <= Date.now()) return 'unknown';
+    if (!claims || claims.exp * 1000 <= clock.now()) return 'unknown';
     if (!owns(claims)) return 'foreign';
     await this.sessions.revokeJwt(claims.jti, claims.exp);
     return 'revoked';

@@ -12,6 +12,7 @@ import {
   type AssertionFailure,
 } from './assertion.js';
 import { decodeJws, type DecodedJws } from './jwt.js';
+import { clock } from '../util/clock.js';
 
 /**
  * Verifies signed assertions against registered keys: `private_key_jwt` client assertions (app
@@ -52,7 +53,7 @@ export class AssertionVerifier {
         subject: app.clientId,
         audiences: [this.issuer, endpointUrl, `${this.issuer}/oauth/v2/token`],
         leewaySeconds: Math.ceil((app.oidc?.clockSkewMs ?? 0) / 1000) + 1,
-        nowSeconds: Math.floor(Date.now() / 1000),
+        nowSeconds: clock.seconds(),
       },
       fail,
     );
@@ -70,7 +71,7 @@ export class AssertionVerifier {
     await this.verifySignature(jws, this.clients.machineAssertionKey(user.id, kid), alg, fail);
     const claims = checkAssertionClaims(
       jws,
-      { subject: user.id, audiences: [this.issuer, `${this.issuer}/oauth/v2/token`], leewaySeconds: 1, nowSeconds: Math.floor(Date.now() / 1000) },
+      { subject: user.id, audiences: [this.issuer, `${this.issuer}/oauth/v2/token`], leewaySeconds: 1, nowSeconds: clock.seconds() },
       fail,
     );
     await this.rejectReplay(user.id, claims, assertion, fail);
@@ -94,7 +95,7 @@ export class AssertionVerifier {
         subject: app.clientId,
         audiences: [this.issuer, `${this.issuer}/oauth/v2/token`],
         leewaySeconds: Math.ceil((app.oidc?.clockSkewMs ?? 0) / 1000) + 1,
-        nowSeconds: Math.floor(Date.now() / 1000),
+        nowSeconds: clock.seconds(),
       },
       fail,
     );

@@ -3,6 +3,7 @@ import type { SigningAlg } from '../config.js';
 import type { Signer } from '../workers/signer.js';
 import { atHash } from './at-hash.js';
 import { encodedHeader, signingInput, verifiedOwnJwt } from './jwt.js';
+import { clock } from '../util/clock.js';
 
 /**
  * ID tokens (OIDC Core §2): signed by the same keys and signer as JWT access tokens, `typ: JWT`.
@@ -54,7 +55,7 @@ export class IdTokens {
 
   async issue(input: IdTokenInput): Promise<string> {
     const key = this.keys.signingKey();
-    const claims = idTokenClaims(input, this.issuer, Math.floor(Date.now() / 1000), this.lifetimeSeconds, key.alg);
+    const claims = idTokenClaims(input, this.issuer, clock.seconds(), this.lifetimeSeconds, key.alg);
     const data = signingInput(encodedHeader(key.alg, key.kid, 'JWT'), claims);
     return `${data}.${await this.signer.sign(key, data)}`;
   }

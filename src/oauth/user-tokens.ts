@@ -5,6 +5,7 @@ import type { IssuedAccessToken } from './access-tokens.js';
 import type { AuthenticatedClient } from './client-auth.js';
 import { OAuthError } from './errors.js';
 import { urnClaims, userClaims } from './claims.js';
+import { clock } from '../util/clock.js';
 
 /**
  * Tokens for a signed-in user, shared by the code grant, the refresh grant and the implicit flow:
@@ -114,7 +115,7 @@ export function requireUserApp(client: AuthenticatedClient | undefined, grantTyp
 /** Revokes a grant: its refresh family and every access token issued from it. Resolves once durable. */
 export async function revokeGrant(ctx: AppContext, grantId: string): Promise<void> {
   // Tokens may outlive the lifetime by the app's clock skew (at most 5 s).
-  const until = Math.floor((Date.now() + ctx.config.accessTokenLifetime) / 1000) + 5;
+  const until = Math.floor((clock.now() + ctx.config.accessTokenLifetime) / 1000) + 5;
   await Promise.all([ctx.refreshTokens.remove(grantId), ctx.sessions.revokeGrant(grantId, until)]);
 }
 

@@ -1,4 +1,4 @@
-import type { TestServer } from './server.js';
+import type { ServerAddress } from './server.js';
 
 /** Small JSON client for the provisioning API. */
 export interface ApiResult<T = any> {
@@ -8,7 +8,7 @@ export interface ApiResult<T = any> {
 }
 
 export async function api<T = any>(
-  server: Pick<TestServer, 'url'>,
+  server: Pick<ServerAddress, 'url'>,
   method: string,
   path: string,
   options: { token?: string; body?: unknown; orgId?: string; rawBody?: string; headers?: Record<string, string> } = {},
@@ -34,7 +34,7 @@ export async function api<T = any>(
 
 /** Creates a machine user with a client secret in the default org; returns its credentials. */
 export async function createMachineClient(
-  server: TestServer,
+  server: ServerAddress,
   userName: string,
   accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER' | 'ACCESS_TOKEN_TYPE_JWT' = 'ACCESS_TOKEN_TYPE_BEARER',
 ): Promise<{ userId: string; clientId: string; clientSecret: string }> {
@@ -50,7 +50,7 @@ export async function createMachineClient(
 
 /** Creates a project with an API app (Basic auth); returns ids and the app's credentials. */
 export async function createApiApp(
-  server: TestServer,
+  server: ServerAddress,
   name: string,
 ): Promise<{ projectId: string; appId: string; clientId: string; clientSecret: string }> {
   const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name } });

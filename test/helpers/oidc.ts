@@ -1,5 +1,5 @@
 import { api } from './api.js';
-import type { TestServer } from './server.js';
+import type { ServerAddress } from './server.js';
 
 /**
  * Helpers for browser sign-in tests without a browser: an OIDC app and a human user provisioned
@@ -31,7 +31,7 @@ export interface AppOptions {
 let counter = 0;
 export const uniqueName = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++counter}`;
 
-export async function createWebApp(server: TestServer, options: AppOptions = {}): Promise<WebApp> {
+export async function createWebApp(server: ServerAddress, options: AppOptions = {}): Promise<WebApp> {
   let projectId = options.projectId;
   if (!projectId) {
     const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: uniqueName('project') } });
@@ -64,7 +64,7 @@ export interface Human {
 }
 
 export async function createHuman(
-  server: TestServer,
+  server: ServerAddress,
   options: { userName?: string; password?: string; otpSecret?: string; orgId?: string; firstName?: string; phone?: string } = {},
 ): Promise<Human> {
   const userName = options.userName ?? uniqueName('person');
@@ -90,7 +90,7 @@ export async function createHuman(
 export class Agent {
   readonly cookies = new Map<string, string>();
 
-  constructor(private readonly server: TestServer) {}
+  constructor(private readonly server: ServerAddress) {}
 
   private cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
@@ -183,7 +183,7 @@ export function responseParams(location: string): URLSearchParams {
 
 /** Exchanges the code of a redirect to the client (client_secret_basic): the token response and the ID token's claims. */
 export async function exchangeCode(
-  server: TestServer,
+  server: Pick<ServerAddress, 'url'>,
   app: WebApp,
   location: string,
   redirectUri = 'http://localhost:9999/callback',

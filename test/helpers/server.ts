@@ -38,6 +38,9 @@ export interface TestServer {
   close(options?: { keepData?: boolean }): Promise<void>;
 }
 
+/** What the API and sign-in helpers need of a server, spawned or in-process. */
+export type ServerAddress = Pick<TestServer, 'url' | 'issuer' | 'pat'>;
+
 export interface StartOptions {
   dataDir?: string;
   env?: Record<string, string>;

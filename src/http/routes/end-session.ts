@@ -7,6 +7,7 @@ import { errorPage, signedOutPage } from '../../ui/pages.js';
 import type { AppContext } from '../context.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
+import { clock } from '../../util/clock.js';
 
 /**
  * GET|POST /oidc/v1/end_session (OIDC RP-Initiated Logout 1.0; seed "End session endpoint").
@@ -69,5 +70,5 @@ export function endSessionRoute(ctx: AppContext): Route {
 
 /** Until when an ended session must stay revoked: the longest any token of it may live. */
 function revocationHorizon(ctx: AppContext): number {
-  return Math.floor((Date.now() + Math.max(ctx.config.accessTokenLifetime, ctx.config.refreshTokenLifetime)) / 1000);
+  return Math.floor((clock.now() + Math.max(ctx.config.accessTokenLifetime, ctx.config.refreshTokenLifetime)) / 1000);
 }

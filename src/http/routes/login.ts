@@ -6,6 +6,7 @@ import { agentOf, newAgentCookieFor, type Agent } from '../../login/agent.js';
 import { completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../../login/respond.js';
 import { factsOf, mfaPrompt, nextLoginStep } from '../../login/policy-steps.js';
 import { DEFAULT_POLICIES } from '../../model/records.js';
+import { clock } from '../../util/clock.js';
 import { qrCodeDataUrl } from '../../ui/qr-code.js';
 import { ApiError } from '../../model/errors.js';
 import type { LoginPolicy, UserRecord } from '../../model/records.js';
@@ -62,7 +63,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
   const issuerHost = new URL(ctx.issuer).host;
 
   const t = (flow: Flow, key: TextKey) => translator(flow.page.locale)(key);
-  const nowSeconds = () => Math.floor(Date.now() / 1000);
+  const nowSeconds = () => clock.seconds();
   const loginPolicy = (orgId: string): LoginPolicy => ctx.orgs.policy('login', orgId).policy;
   /** The lockout policy decides whether the page says that an account is locked (`showLockoutFailure`). */
   const lockedText = (user: UserRecord): TextKey => (ctx.orgs.policy('lockout', user.orgId).policy.showLockoutFailure ? 'password.locked' : 'password.invalid');
@@ -124,7 +125,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
       case 'mfa-setup': {
         if (!user || !auth.pendingOtpSecret) return expired(flow.agent);
         const loginName = loginNameOf(user, flow);
-        const required = mfaPrompt(factsOf(user), loginPolicy(user.orgId), Date.now()) === 'required';
+        const required = mfaPrompt(factsOf(user), loginPolicy(user.orgId), clock.now()) === 'required';
         const qrCode = await qrCodeDataUrl(otpauthUri(issuerHost, loginName, auth.pendingOtpSecret));
         return htmlResponse(status, mfaSetupPage(page, { loginName, secret: auth.pendingOtpSecret, qrCode, required, ...(error ? { error } : {}) }));
       }
@@ -154,7 +155,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
 
   /** After a passed step: the next one the login policy asks for, or the end. */
   async function proceed(flow: Flow, user: UserRecord): Promise<Response> {
-    const next = nextLoginStep(factsOf(user), flow.auth.checks, loginPolicy(user.orgId), Date.now());
+    const next = nextLoginStep(factsOf(user), flow.auth.checks, loginPolicy(user.orgId), clock.now());
     if (next === 'done') return finish(flow, user);
     ctx.authRequests.update(flow.auth, {
       step: next,
@@ -291,9 +292,9 @@ export function loginRoutes(ctx: AppContext): Route[] {
   async function skipOtpSetup(flow: Flow): Promise<Response> {
     const user = authenticatedUser(flow);
     if (!user?.human) return expired(flow.agent);
-    const prompt = mfaPrompt(factsOf(user), loginPolicy(user.orgId), Date.now());
+    const prompt = mfaPrompt(factsOf(user), loginPolicy(user.orgId), clock.now());
     if (prompt === 'required') return render(flow, t(flow, 'mfa.skipNotAllowed'));
-    if (prompt === 'optional') await ctx.orgs.skipMfaInit(user.id, Date.now());
+    if (prompt === 'optional') await ctx.orgs.skipMfaInit(user.id, clock.now());
     ctx.authRequests.update(flow.auth, { pendingOtpSecret: undefined });
     return proceed(flow, ctx.orgs.getUser(user.id)!);
   }

@@ -10,6 +10,7 @@ import type { Form } from '../form.js';
 import { parseScope, STANDARD_SCOPES } from '../scopes.js';
 import { requireUserApp } from '../user-tokens.js';
 import type { Grant } from './grant.js';
+import { clock } from '../../util/clock.js';
 
 /**
  * RFC 8693 token exchange (seed "Token exchange grant", compat §4.5): change the scope or audience
@@ -51,7 +52,7 @@ function partyFromToken(ctx: AppContext, app: AppRecord, which: 'subject_token' 
     party = { userId: c.sub, aud: c.aud, scopes: c.scope ? c.scope.split(' ') : [], act: c.act };
   } else {
     const claims = ctx.idTokens.verifyHint(token);
-    if (!claims || typeof claims.sub !== 'string' || typeof claims.exp !== 'number' || claims.exp * 1000 <= Date.now()) {
+    if (!claims || typeof claims.sub !== 'string' || typeof claims.exp !== 'number' || claims.exp * 1000 <= clock.now()) {
       throw invalid(which, 'unknown or expired ID token');
     }
     const aud = Array.isArray(claims.aud) ? claims.aud.filter((a): a is string => typeof a === 'string') : [String(claims.aud)];
@@ -159,7 +160,7 @@ export const tokenExchangeGrant: Grant = {
       ? { iss: ctx.issuer, sub: actor.user.id, ...((subject.act ?? actor.act) ? { act: subject.act ?? actor.act } : {}) }
       : subject.act;
     const grantId = `TE_${newId()}`;
-    const authTime = Math.floor(Date.now() / 1000);
+    const authTime = clock.seconds();
     const response: Record<string, unknown> = { issued_token_type: requestedType };
 
     if (requestedType === TOKEN_TYPE.idToken) {
