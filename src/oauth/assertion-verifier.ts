@@ -2,7 +2,6 @@ import type { AssertionKey, ClientsActor } from '../actors/clients.js';
 import type { OrgsActor } from '../actors/orgs.js';
 import type { ReplayGuardActor } from '../actors/replay-guard.js';
 import type { AppRecord, UserRecord } from '../model/records.js';
-import { sha256Base64url } from '../util/hash.js';
 import type { CryptoPool } from '../workers/pool.js';
 import {
   algorithmOfKey,
@@ -56,7 +55,7 @@ export class AssertionVerifier {
       },
       fail,
     );
-    await this.rejectReplay(app.clientId, claims, assertion, fail);
+    await this.rejectReplay(app.clientId, claims, fail);
     return app;
   }
 
@@ -73,7 +72,7 @@ export class AssertionVerifier {
       { subject: user.id, audiences: [this.issuer, `${this.issuer}/oauth/v2/token`], leewaySeconds: 1, nowSeconds: Math.floor(Date.now() / 1000) },
       fail,
     );
-    await this.rejectReplay(user.id, claims, assertion, fail);
+    await this.rejectReplay(user.id, claims, fail);
     return user;
   }
 
@@ -98,7 +97,7 @@ export class AssertionVerifier {
       },
       fail,
     );
-    await this.rejectReplay(app.clientId, claims, token, fail);
+    await this.rejectReplay(app.clientId, claims, fail);
     return sub;
   }
 
@@ -122,9 +121,14 @@ export class AssertionVerifier {
     if (!valid) throw fail('assertion signature invalid');
   }
 
-  /** `jti` when present; otherwise the assertion's digest, so an identical assertion is still caught. */
-  private async rejectReplay(subject: string, claims: AssertionClaims, assertion: string, fail: AssertionFailure): Promise<void> {
-    const key = claims.jti !== undefined ? `${subject}\n${claims.jti}` : `${subject}\n#${sha256Base64url(assertion)}`;
+  /**
+   * Remembers an assertion by its `jti` and refuses a second use. One without `jti` is accepted
+   * again within its lifetime, as ZITADEL does: its SDKs sign `iat`/`exp` in whole seconds and no
+   * `jti`, so two requests in one second carry byte-identical assertions.
+   */
+  private async rejectReplay(subject: string, claims: AssertionClaims, fail: AssertionFailure): Promise<void> {
+    if (claims.jti === undefined) return;
+    const key = `${subject}\n${claims.jti}`;
     if (!(await this.replay.firstUse(key, claims.exp))) throw fail('assertion was already used');
   }
 }
