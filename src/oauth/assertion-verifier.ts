@@ -10,7 +10,7 @@ import {
   type AssertionClaims,
   type AssertionFailure,
 } from './assertion.js';
-import { decodeJws, type DecodedJws } from './jwt.js';
+import { readJws, type DecodedJws } from './jwt.js';
 
 /**
  * Verifies signed assertions against registered keys: `private_key_jwt` client assertions (app
@@ -102,9 +102,9 @@ export class AssertionVerifier {
   }
 
   private decode(assertion: string, fail: AssertionFailure): DecodedJws {
-    const jws = decodeJws(assertion);
-    if (!jws) throw fail('assertion is not a compact JWS');
-    return jws;
+    const read = readJws(assertion);
+    if ('problem' in read) throw fail(`assertion refused: ${read.problem}`);
+    return read.jws;
   }
 
   private async verifySignature(jws: DecodedJws, key: AssertionKey | undefined, alg: string, fail: AssertionFailure): Promise<void> {
