@@ -139,6 +139,7 @@ export async function startApp(config: Config): Promise<RunningApp> {
       signingAlg: config.signingAlg,
       signer: signerMode,
       workers: cryptoPool.threads,
+      passwordWorkers: cryptoPool.passwordThreads,
     });
 
     const keysActor = keys;
