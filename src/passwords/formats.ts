@@ -55,7 +55,7 @@ export function parseEncodedHash(encoded: string): ParsedHash | undefined {
 
 const within = (value: number, min: number, max: number) => value >= min && value <= max;
 
-/** The cost bounds ZITADEL's passwap verifiers enforce, checked at import (null when in bounds). */
+/** The cost bounds ZITADEL's passwap verifiers enforce, checked at import (undefined when in bounds). */
 function zitadelBoundsProblem(hash: ParsedHash): string | undefined {
   switch (hash.format) {
     case 'argon2':
