@@ -171,6 +171,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       signingAlg: config.signingAlg,
       signer: signerMode,
       workers: cryptoPool.threads,
+      passwordWorkers: cryptoPool.passwordThreads,
     });
 
     const keysActor = keys;

@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, importPKCS8, jwtVerify, SignJWT } from 'jose';
@@ -38,6 +38,28 @@ function clientAssertion(overrides: Record<string, unknown> = {}, header: Record
     ...overrides,
   });
 }
+
+/**
+ * An RS256 JWS with any protected header, signed with node:crypto: jose refuses to sign a `crit`
+ * it was not told it understands, and a client that does is exactly what the server must refuse.
+ */
+function rawRs256(key: KeyObject, header: Record<string, unknown>, claims: Record<string, unknown>): string {
+  const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const input = `${enc(header)}.${enc(claims)}`;
+  return `${input}.${cryptoSign('sha256', Buffer.from(input), key).toString('base64url')}`;
+}
+
+/** Header variants RFC 7515/7797 require a verifier to refuse, each with the error it names. */
+const REFUSED_HEADERS: [string, Record<string, unknown>, RegExp][] = [
+  ['an unknown critical extension', { crit: ['urn:example:unknown'], 'urn:example:unknown': true }, /critical header parameter urn:example:unknown/],
+  ['crit naming an absent parameter', { crit: ['exp'] }, /critical header parameter exp/],
+  ['a malformed crit (empty list)', { crit: [] }, /crit header parameter is malformed/],
+  ['a malformed crit (not a list)', { crit: 'urn:example:unknown' }, /crit header parameter is malformed/],
+  ['an unencoded payload (b64: false, with crit)', { b64: false, crit: ['b64'] }, /critical header parameter b64/],
+  ['an unencoded payload (b64: false, without crit)', { b64: false }, /b64/],
+];
+
+const clientClaims = () => ({ iss: app.clientId, sub: app.clientId, aud: server.issuer, iat: now(), exp: now() + 60, jti: randomUUID() });
 
 async function introspectWith(assertion: string, token = 'anything', clientId: string | undefined = app.clientId) {
   const body = new URLSearchParams({ token, client_assertion_type: ASSERTION_TYPE, client_assertion: assertion });
@@ -149,15 +171,58 @@ describe('private_key_jwt', () => {
     });
   }
 
-  it('rejects a replayed jti, and an identical assertion without jti', async () => {
+  it('rejects a replayed jti', async () => {
     const assertion = await clientAssertion();
     expect((await introspectWith(assertion)).status).toBe(200);
     const replay = await introspectWith(assertion);
     expect(replay.status).toBe(401);
     expect(replay.body.error_description).toMatch(/already used/);
+  });
+
+  it('accepts a byte-identical assertion without jti again within its lifetime (as ZITADEL SDKs send)', async () => {
+    // ZITADEL's SDKs: iss = sub, aud, iat/exp in whole seconds, RS256, no jti; two calls within
+    // one second send the same bytes.
     const noJti = await clientAssertion({ jti: undefined });
     expect((await introspectWith(noJti)).status).toBe(200);
-    expect((await introspectWith(noJti)).status).toBe(401);
+    expect((await introspectWith(noJti)).status).toBe(200);
+    const [a, b] = await Promise.all([introspectWith(noJti), introspectWith(noJti)]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+  });
+
+  for (const [name, header, why] of REFUSED_HEADERS) {
+    it(`rejects an assertion with ${name} at introspection, revocation and the token endpoint`, async () => {
+      const good = () => rawRs256(appKey.key, { alg: 'RS256', kid: appKey.kid }, clientClaims());
+      const bad = () => rawRs256(appKey.key, { alg: 'RS256', kid: appKey.kid, ...header }, clientClaims());
+      // The same assertion without the header parameter authenticates: the header alone is refused.
+      expect((await introspectWith(good())).status).toBe(200);
+      const introspection = await introspectWith(bad());
+      expect(introspection).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+      expect(introspection.body.error_description).toMatch(why);
+
+      const post = async (path: string, form: Record<string, string>, assertion: string) => {
+        const body = new URLSearchParams({ ...form, client_id: app.clientId, client_assertion_type: ASSERTION_TYPE, client_assertion: assertion });
+        const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': FORM }, body: body.toString() });
+        return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
+      };
+      expect((await post('/oauth/v2/revoke', { token: 'unknown' }, good())).status).toBe(200);
+      const revocation = await post('/oauth/v2/revoke', { token: 'unknown' }, bad());
+      expect(revocation).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+      expect(revocation.body.error_description).toMatch(why);
+
+      // At the token endpoint an authenticated client gets past client authentication to the grant.
+      const grantForm = { grant_type: 'refresh_token', refresh_token: 'unknown' };
+      expect((await post('/oauth/v2/token', grantForm, good())).body.error).not.toBe('invalid_client');
+      const token = await post('/oauth/v2/token', grantForm, bad());
+      expect(token).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+      expect(token.body.error_description).toMatch(why);
+    });
+  }
+
+  it('rejects an RSA key shorter than 2048 bits, as jose does', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+    const key = await addAppKey(publicKey.export({ format: 'pem', type: 'spki' }).toString());
+    const res = await introspectWith(rawRs256(privateKey, { alg: 'RS256', kid: key.id }, clientClaims()));
+    expect(res).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
   });
 
   // An expired key is refused: expiry.test.ts, on a clock the test moves.
@@ -228,6 +293,27 @@ describe('JWT profile grant', () => {
       expect(res.body.error).toBe('invalid_grant');
     }
     expect((await fetch(`${server.url}/oauth/v2/token`, { method: 'POST', headers: { 'content-type': FORM }, body: 'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer' })).status).toBe(400);
+  });
+
+  for (const [name, header, why] of REFUSED_HEADERS) {
+    it(`answers invalid_grant for an assertion with ${name}`, async () => {
+      const key = createPrivateKey(machine.keyFile.key);
+      const claims = () => ({ iss: machine.userId, sub: machine.userId, aud: server.issuer, iat: now(), exp: now() + 60, jti: randomUUID() });
+      expect((await grant(rawRs256(key, { alg: 'RS256', kid: machine.keyFile.keyId }, claims()))).status).toBe(200);
+      const res = await grant(rawRs256(key, { alg: 'RS256', kid: machine.keyFile.keyId, ...header }, claims()));
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_grant');
+      expect(res.body.error_description).toMatch(why);
+    });
+  }
+
+  it('accepts a byte-identical assertion without jti twice (ZITADEL SDKs sign one per request, no jti)', async () => {
+    const assertion = await profileAssertion();
+    const first = await grant(assertion);
+    expect(first.status).toBe(200);
+    const second = await grant(assertion);
+    expect(second.status).toBe(200);
+    expect(second.body.access_token).not.toBe(first.body.access_token);
   });
 
   it('rejects a replayed assertion that carries a jti', async () => {

@@ -7,6 +7,7 @@ import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, type ApiResult } from './helpers/api.js';
 import { Agent, createWebApp, signIn, type WebApp } from './helpers/oidc.js';
+import { HOSTILE_HASHES } from './helpers/hostile-hashes.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 /**
@@ -109,11 +110,18 @@ describe('password hashes', () => {
       human(`${orgId}-plain`, { password: PASSWORD }),
       human(`${orgId}-unsupported`, { hashedPassword: { value: '$md5salted-prefix$abc$def' } }),
       human(`${orgId}-weak`, { hashedPassword: { value: bcrypt.hashSync(PASSWORD, 4) } }),
+      ...Object.values(HOSTILE_HASHES).map(([value], i) => human(`${orgId}-costly-${i}`, { hashedPassword: { value } })),
     ];
     const result = await importOrgs([{ orgId, org: { name: orgId }, humanUsers: users }]);
     expect(result.errors).toEqual([
       { type: 'human_user', id: `${orgId}-unsupported`, message: expect.stringMatching(/^ID=CRYPT-Hash1 Message=.*Errors\.Hash\.NotSupported/) },
       { type: 'human_user', id: `${orgId}-weak`, message: expect.stringMatching(/Errors\.User\.Password\.Invalid/) },
+      // Each hash that would take too long to verify, with the reason in the error list.
+      ...Object.values(HOSTILE_HASHES).map(([, reason], i) => ({
+        type: 'human_user',
+        id: `${orgId}-costly-${i}`,
+        message: expect.stringMatching(new RegExp(`${reason.source}.*Errors\\.User\\.Password\\.Invalid`)),
+      })),
     ]);
     expect(result.success.orgs[0].humanUserIds).toHaveLength(Object.keys(formats).length + 1);
     domain = (await exportOrg(orgId)).domains[0].domainName;

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, type ApiResult } from './helpers/api.js';
+import { HOSTILE_HASHES } from './helpers/hostile-hashes.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 /**
@@ -629,6 +630,16 @@ describe('human users', () => {
     expectInvalid(await importHash('$2a$04$' + 'a'.repeat(53)), /Errors\.User\.Password\.Invalid/);
     expectInvalid(await importHash('$pbkdf2-sha256$10$c2FsdA==$aGFzaA=='), /Errors\.User\.Password\.Invalid/);
     expectInvalid(await mgmt('POST', '/users/human/_import', { body: { ...humanBody(), hashedPassword: 'plain' } }), /hashedPassword/);
+  });
+
+  it('rejects hashes that would take too long to verify, saying why', async () => {
+    for (const [encoded, reason] of Object.values(HOSTILE_HASHES)) {
+      const res = await mgmt('POST', '/users/human/_import', { body: { ...humanBody(), hashedPassword: { value: encoded } } });
+      expectInvalid(res, reason);
+      expectInvalid(res, /Errors\.User\.Password\.Invalid/);
+    }
+    // ZITADEL's default hasher (bcrypt cost 14) stays importable.
+    expectOk(await mgmt('POST', '/users/human/_import', { body: { ...humanBody(), hashedPassword: { value: `$2a$14$${'a'.repeat(53)}` } } }));
   });
 });
 

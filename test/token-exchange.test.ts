@@ -1,4 +1,4 @@
-import { createPrivateKey, randomUUID } from 'node:crypto';
+import { createPrivateKey, randomUUID, sign as cryptoSign } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { api, createMachineClient } from './helpers/api.js';
@@ -280,6 +280,37 @@ describe('impersonation (actor token)', () => {
     // The same subject JWT cannot be replayed.
     const again = await post('/oauth/v2/token', { ...body, client_assertion: await sign({ sub: keyApp.clientId }) });
     expect(again.body.error).toBe('invalid_request');
+  });
+
+  it('refuses a jwt subject or a client assertion with a critical header extension (RFC 7515 §4.1.11)', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    // Signed with node:crypto: jose will not sign a crit it does not understand.
+    const sign = (claims: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
+      const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+      const input = `${enc({ alg: 'RS256', kid: keyApp.kid, ...extra })}.${enc({ iss: keyApp.clientId, aud: server.issuer, iat: now, exp: now + 60, jti: randomUUID(), ...claims })}`;
+      return `${input}.${cryptoSign('sha256', Buffer.from(input), keyApp.key).toString('base64url')}`;
+    };
+    const crit = { crit: ['urn:example:unknown'], 'urn:example:unknown': true };
+    const actorToken = await ccToken(actor);
+    const body = (subject: string, assertion: string) => ({
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token: subject,
+      subject_token_type: T.jwt,
+      actor_token: actorToken,
+      actor_token_type: T.access,
+      client_id: keyApp.clientId,
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: assertion,
+    });
+    const good = await post('/oauth/v2/token', body(sign({ sub: person }), sign({ sub: keyApp.clientId })));
+    expect(good.status, JSON.stringify(good.body)).toBe(200);
+    const subject = await post('/oauth/v2/token', body(sign({ sub: person }, crit), sign({ sub: keyApp.clientId })));
+    expect(subject.status).toBe(400);
+    expect(subject.body).toMatchObject({ error: 'invalid_request' });
+    expect(subject.body.error_description).toMatch(/critical header parameter urn:example:unknown/);
+    const client = await post('/oauth/v2/token', body(sign({ sub: person }), sign({ sub: keyApp.clientId }, crit)));
+    expect(client.status).toBe(401);
+    expect(client.body).toMatchObject({ error: 'invalid_client' });
   });
 });
 

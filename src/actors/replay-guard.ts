@@ -2,8 +2,9 @@ import type { Database } from 'lmdb';
 import { clock } from '../util/clock.js';
 
 /**
- * Remembers signed assertions already used (by `jti`, or by their digest when they carry none)
- * until they expire, so a captured assertion cannot be replayed, even across a restart.
+ * Remembers the `jti` of signed assertions already used until they expire, so an assertion that
+ * carries one cannot be replayed, even across a restart. (Assertions without `jti` are not
+ * tracked: ZITADEL's SDKs send identical ones within a second; see AssertionVerifier.)
  */
 /** Longer than any leeway an assertion check grants past `exp` (app clock skew ≤ 5 s, plus 1 s). */
 export const REPLAY_MARGIN_SECONDS = 10;

@@ -2,7 +2,6 @@ import type { AssertionKey, ClientsActor } from '../actors/clients.js';
 import type { OrgsActor } from '../actors/orgs.js';
 import type { ReplayGuardActor } from '../actors/replay-guard.js';
 import type { AppRecord, UserRecord } from '../model/records.js';
-import { sha256Base64url } from '../util/hash.js';
 import type { CryptoPool } from '../workers/pool.js';
 import {
   algorithmOfKey,
@@ -11,7 +10,7 @@ import {
   type AssertionClaims,
   type AssertionFailure,
 } from './assertion.js';
-import { decodeJws, type DecodedJws } from './jwt.js';
+import { readJws, type DecodedJws } from './jwt.js';
 import { clock } from '../util/clock.js';
 
 /**
@@ -57,7 +56,7 @@ export class AssertionVerifier {
       },
       fail,
     );
-    await this.rejectReplay(app.clientId, claims, assertion, fail);
+    await this.rejectReplay(app.clientId, claims, fail);
     return app;
   }
 
@@ -74,7 +73,7 @@ export class AssertionVerifier {
       { subject: user.id, audiences: [this.issuer, `${this.issuer}/oauth/v2/token`], leewaySeconds: 1, nowSeconds: clock.seconds() },
       fail,
     );
-    await this.rejectReplay(user.id, claims, assertion, fail);
+    await this.rejectReplay(user.id, claims, fail);
     return user;
   }
 
@@ -99,14 +98,14 @@ export class AssertionVerifier {
       },
       fail,
     );
-    await this.rejectReplay(app.clientId, claims, token, fail);
+    await this.rejectReplay(app.clientId, claims, fail);
     return sub;
   }
 
   private decode(assertion: string, fail: AssertionFailure): DecodedJws {
-    const jws = decodeJws(assertion);
-    if (!jws) throw fail('assertion is not a compact JWS');
-    return jws;
+    const read = readJws(assertion);
+    if ('problem' in read) throw fail(`assertion refused: ${read.problem}`);
+    return read.jws;
   }
 
   private async verifySignature(jws: DecodedJws, key: AssertionKey | undefined, alg: string, fail: AssertionFailure): Promise<void> {
@@ -123,9 +122,14 @@ export class AssertionVerifier {
     if (!valid) throw fail('assertion signature invalid');
   }
 
-  /** `jti` when present; otherwise the assertion's digest, so an identical assertion is still caught. */
-  private async rejectReplay(subject: string, claims: AssertionClaims, assertion: string, fail: AssertionFailure): Promise<void> {
-    const key = claims.jti !== undefined ? `${subject}\n${claims.jti}` : `${subject}\n#${sha256Base64url(assertion)}`;
+  /**
+   * Remembers an assertion by its `jti` and refuses a second use. One without `jti` is accepted
+   * again within its lifetime, as ZITADEL does: its SDKs sign `iat`/`exp` in whole seconds and no
+   * `jti`, so two requests in one second carry byte-identical assertions.
+   */
+  private async rejectReplay(subject: string, claims: AssertionClaims, fail: AssertionFailure): Promise<void> {
+    if (claims.jti === undefined) return;
+    const key = `${subject}\n${claims.jti}`;
     if (!(await this.replay.firstUse(key, claims.exp))) throw fail('assertion was already used');
   }
 }

@@ -7,7 +7,10 @@ import { checkEncodedHash } from '../../src/admin/password-hashes.js';
 import { encode64LittleEndian, ITOA64 } from '../../src/passwords/crypt64.js';
 import { md5Crypt } from '../../src/passwords/md5-crypt.js';
 import { shaCrypt } from '../../src/passwords/sha-crypt.js';
-import { hashFormatOf, verifyEncodedHash } from '../../src/passwords/verify.js';
+import { MAX_VERIFY_MS, verifyCostMs } from '../../src/passwords/cost.js';
+import { parseEncodedHash } from '../../src/passwords/formats.js';
+import { verifyEncodedHash } from '../../src/passwords/verify.js';
+import { HOSTILE_HASHES } from '../helpers/hostile-hashes.js';
 import { hashPassword, needsRehash, verifyPassword } from '../../src/workers/passwords.js';
 
 /**
@@ -88,7 +91,7 @@ describe('imported password hash formats', () => {
   });
 
   it('the fixtures from zitadel-tools are accepted formats', () => {
-    expect(hashFormatOf('$2b$10$Z6hUTEEeoJXN5/AmSm/4.eZ75RYgFVriQM9LPhNEC7kbAbS/VAaJ2')).toBe('bcrypt');
+    expect(parseEncodedHash('$2b$10$Z6hUTEEeoJXN5/AmSm/4.eZ75RYgFVriQM9LPhNEC7kbAbS/VAaJ2')).toEqual({ format: 'bcrypt', cost: 10 });
     const keycloak = '$pbkdf2-sha256$27500$RaXjs4RiUKgJGkX6kp277w==$ng6oDRung/pBLayd5ro7IU3mL/p86pg3WvQNQc+N1Eg=';
     expect(() => checkEncodedHash(keycloak)).not.toThrow();
     expect(verifyEncodedHash('not the password', keycloak)).toBe('mismatch');
@@ -107,6 +110,33 @@ describe('imported password hash formats', () => {
     expect(() => checkEncodedHash('$scrypt$ln=21,r=8,p=1$' + ab64(salt) + '$' + ab64(salt))).toThrow(/scrypt/);
     expect(() => checkEncodedHash('$scrypt$ln=20,r=16,p=1$' + ab64(salt) + '$' + ab64(salt))).toThrow(/memory/);
     expect(() => checkEncodedHash('$6$rounds=999$salt$' + 'a'.repeat(86))).toThrow(/rounds/);
+  });
+});
+
+describe('verification cost limit', () => {
+  for (const [name, [encoded, reason]] of Object.entries(HOSTILE_HASHES)) {
+    it(`refuses ${name} at import with the reason, and never verifies it`, () => {
+      expect(() => checkEncodedHash(encoded)).toThrow(reason);
+      expect(() => checkEncodedHash(encoded)).toThrow(/Errors\.User\.Password\.Invalid/);
+      const started = performance.now();
+      expect(verifyEncodedHash(PASSWORD, encoded)).toBe('unsupported');
+      // Refused from the parameters alone: no hashing was started.
+      expect(performance.now() - started).toBeLessThan(100);
+    });
+  }
+
+  const h86 = 'a'.repeat(86);
+  it('accepts the costliest hashes of common exports (ZITADEL bcrypt 14, Keycloak pbkdf2-sha512 210000, passlib scrypt ln=16)', () => {
+    for (const encoded of [
+      `$2b$14$${'a'.repeat(53)}`,
+      `$pbkdf2-sha512$210000$${ab64(salt)}$${ab64(randomBytes(64))}`,
+      `$scrypt$ln=16,r=8,p=1$${ab64(salt)}$${ab64(salt)}`,
+      `$6$rounds=656000$salt$${h86}`,
+      `$argon2id$v=19$m=65536,t=3,p=4$${raw64(salt)}$${raw64(salt)}`,
+    ]) {
+      expect(() => checkEncodedHash(encoded), encoded).not.toThrow();
+      expect(verifyCostMs(parseEncodedHash(encoded)!)).toBeLessThanOrEqual(MAX_VERIFY_MS);
+    }
   });
 });
 
