@@ -601,8 +601,6 @@ describe('human users', () => {
           hashed_password: { value: bcrypt },
           password_change_required: true,
           otp_code: 'JBSWY3DPEHPK3PXP',
-          idps: [{ config_id: '1', external_user_id: 'ext', display_name: 'Ext' }],
-          recovery_codes: [{ raw: 'abc' }, { hash: 'def' }],
         },
       }),
     );
