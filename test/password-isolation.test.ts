@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, createApiApp, createMachineClient } from './helpers/api.js';
-import { Agent, createWebApp, submit, uniqueName, type Step, type WebApp } from './helpers/oidc.js';
+import { Agent, createHuman, createWebApp, submit, uniqueName, type Step, type WebApp } from './helpers/oidc.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 /**
- * Password work cannot starve token signing. Imported hashes may cost up to the verification limit
- * (~1.5 s here); sign-in attempts against such users are queued on the password threads, and a
- * client_credentials JWT must still be signed meanwhile.
+ * Password work cannot starve token signing, and costly hashes cannot starve other people's
+ * sign-ins. Imported hashes may cost up to the verification limit (~1.5 s here); sign-in attempts
+ * against such users are queued on the password threads' costly lane, and a client_credentials JWT
+ * and an ordinary person's sign-in must still be answered meanwhile.
  *
  * The assertion is about ordering, not speed: several JWTs are issued one after the other while
  * *none* of the sign-in attempts has been answered yet. Each attempt needs ~0.6 s of one thread's
@@ -98,5 +99,31 @@ describe('password work and signing', () => {
       expect(result.status).toBe(200);
       expect(result.html).toMatch(/role="alert">[^<]*wrong/);
     }
+  });
+
+  it("answers another person's sign-in while costly sign-in attempts are still queued", async () => {
+    const authorize = `/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's' })}`;
+    const passwordPage = async (loginName: string) => {
+      const agent = new Agent(server);
+      const page = await submit(agent, await agent.follow(authorize), '/ui/login/loginname', { loginName });
+      expect(page.html).toContain('action="/ui/login/password"');
+      return { agent, page };
+    };
+    // One hostile user per signing thread, each attempting twice at once.
+    const hostile: { agent: Agent; page: Step }[] = [];
+    for (let i = 0; i < WORKERS; i++) {
+      const loginName = await importCostlyUser();
+      hostile.push(await passwordPage(loginName), await passwordPage(loginName));
+    }
+    const person = await createHuman(server);
+    const own = await passwordPage(person.loginName);
+
+    let answered = 0;
+    const attempts = hostile.map(({ agent, page }) => submit(agent, page, '/ui/login/password', { password: 'not-the-password' }).finally(() => answered++));
+    // Ordinary hashes do not queue behind costly ones: a password thread is kept free for them.
+    const signedIn = await submit(own.agent, own.page, '/ui/login/password', { password: person.password });
+    expect(signedIn.location).toMatch(/code=/);
+    expect(answered, 'costly attempts answered before the ordinary sign-in').toBe(0);
+    await Promise.all(attempts);
   });
 });

@@ -1,6 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { verifyCostMs } from '../passwords/cost.js';
+import { parseEncodedHash } from '../passwords/formats.js';
 import { Batcher, Slots } from './batcher.js';
+import { Lane } from './lane.js';
 import type { HashPasswordTask, SignBatchTask, VerifyPasswordResult, VerifySignatureItem, VerifySignaturesTask, VerifyPasswordTask } from './tasks.js';
 
 /**
@@ -9,7 +12,9 @@ import type { HashPasswordTask, SignBatchTask, VerifyPasswordResult, VerifySigna
  * - password hashing and verification (up to ~1.5 s each, src/passwords/cost.ts), on their own
  *   `passwordThreads(threads)` threads with their own queue.
  * Password work never holds a signing thread, so however many sign-in attempts are queued (or
- * however costly the hashes they check), tokens are still signed promptly.
+ * however costly the hashes they check), tokens are still signed promptly. Costly verifications
+ * (imported hashes with high parameters) keep to a lane that leaves one password thread free, so
+ * attempts against such users never delay an ordinary person's sign-in either.
  */
 export class CryptoPool {
   private readonly piscina: Piscina;
@@ -23,9 +28,13 @@ export class CryptoPool {
     32,
   );
 
+  /** Costly verifications: all password threads but one. */
+  private readonly costly: Lane;
+
   constructor(threads: number) {
     this.piscina = fixedPool(threads);
     this.passwords = fixedPool(passwordThreads(threads));
+    this.costly = new Lane(passwordThreads(threads) - 1);
   }
 
   get threads(): number {
@@ -50,7 +59,8 @@ export class CryptoPool {
   }
 
   verifyPassword(password: string, encodedHash: string): Promise<VerifyPasswordResult> {
-    return this.passwordTask<VerifyPasswordResult>({ op: 'verifyPassword', password, encodedHash });
+    const verify = () => this.passwordTask<VerifyPasswordResult>({ op: 'verifyPassword', password, encodedHash });
+    return isCostly(encodedHash) ? this.costly.run(verify) : verify();
   }
 
   /** Checks a signature in the pool, batched with the others queued in the same turn. */
@@ -64,12 +74,23 @@ export class CryptoPool {
 }
 
 /**
- * Threads for password work: one fewer than the signing pool's (on 2 cores, password work keeps to
- * one of them however many attempts are queued), at least one. Costly hashes are bounded per
- * verification (src/passwords/cost.ts); this bounds how many cores they take together.
+ * Threads for password work, beside the signing threads: as many (two at least), so that one is
+ * always left for ordinary sign-ins while the others check costly hashes. Each verification is
+ * bounded (src/passwords/cost.ts); the costly lane bounds how many threads such checks take together.
  */
 export function passwordThreads(threads: number): number {
-  return Math.max(1, threads - 1);
+  return Math.max(2, threads);
+}
+
+/**
+ * A verification estimated above this is costly. Sesame's own argon2id (19 MiB, t=2) and common
+ * imports (bcrypt 10-11, Keycloak's pbkdf2) stay below it.
+ */
+const COSTLY_VERIFY_MS = 250;
+
+function isCostly(encodedHash: string): boolean {
+  const parsed = parseEncodedHash(encodedHash);
+  return parsed !== undefined && verifyCostMs(parsed) > COSTLY_VERIFY_MS;
 }
 
 function fixedPool(threads: number): Piscina {
