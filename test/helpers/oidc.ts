@@ -25,6 +25,8 @@ export interface AppOptions {
   devMode?: boolean;
   idTokenUserinfoAssertion?: boolean;
   idTokenRoleAssertion?: boolean;
+  accessTokenRoleAssertion?: boolean;
+  additionalOrigins?: string[];
 }
 
 let counter = 0;
