@@ -170,7 +170,7 @@ describe('introspection claims (compat §5)', () => {
   });
 
   it('answers 400 invalid_request when the token parameter is missing (RFC 7662 §2.1)', async () => {
-    for (const body of [{}, { token: '' }]) {
+    for (const body of [{}, { token: '' }] as Record<string, string>[]) {
       const res = await post('/oauth/v2/introspect', body, basic(introspectorP));
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ error: 'invalid_request' });
@@ -295,5 +295,69 @@ describe('personal access tokens', () => {
       await own.close();
       (await import('node:fs')).rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('OIDC app settings Sesame cannot honour', () => {
+  const expectRefused = (res: { status: number; body: any }, message: RegExp) => {
+    expect(res.status, JSON.stringify(res.body)).toBe(400);
+    expect(res.body).toMatchObject({ code: 3, message: expect.stringMatching(message), details: expect.any(Array) });
+  };
+  const base = { redirectUris: ['https://refused.example.com/cb'] };
+
+  it('refuses backChannelLogoutUri and loginV2 at AddOIDCApp and UpdateOIDCAppConfig; loginV1 is fine', async () => {
+    const add = (body: Record<string, unknown>) =>
+      api(server, 'POST', `/management/v1/projects/${projectP}/apps/oidc`, { token: server.pat, body: { name: uniqueName('app'), ...base, ...body } });
+    expectRefused(await add({ backChannelLogoutUri: 'https://refused.example.com/bcl' }), /back-channel logout is not supported yet/);
+    expectRefused(await add({ loginVersion: { loginV2: { baseUri: 'https://login.example.com' } } }), /loginV2 is not supported/);
+    expectRefused(await add({ loginVersion: { loginV2: {} } }), /loginV2 is not supported/);
+    const v1 = ok(await add({ loginVersion: { loginV1: {} } }));
+    const path = `/management/v1/projects/${projectP}/apps/${v1.appId}/oidc_config`;
+    expectRefused(await api(server, 'PUT', path, { token: server.pat, body: { ...base, backChannelLogoutUri: 'https://refused.example.com/bcl' } }), /back-channel/);
+    expectRefused(await api(server, 'PUT', path, { token: server.pat, body: { ...base, loginVersion: { loginV2: {} } } }), /loginV2/);
+    const stored = ok(await api(server, 'GET', `/management/v1/projects/${projectP}/apps/${v1.appId}`, { token: server.pat })).app.oidcConfig;
+    expect(stored).toMatchObject({ loginVersion: { loginV1: {} } });
+    expect(stored).not.toHaveProperty(['backChannelLogoutUri']);
+  });
+
+  it('imports an app with them, reporting and dropping each', async () => {
+    const orgId = uniqueName('imp');
+    const result = ok(
+      await api(server, 'POST', '/admin/v1/import', {
+        token: server.pat,
+        body: {
+          timeout: '1m',
+          dataOrgs: {
+            orgs: [
+              {
+                orgId,
+                org: { name: orgId },
+                projects: [{ projectId: `${orgId}-p`, project: { name: 'P' } }],
+                oidcApps: [
+                  {
+                    appId: `${orgId}-o`,
+                    app: {
+                      projectId: `${orgId}-p`,
+                      name: 'Web',
+                      ...base,
+                      backChannelLogoutUri: 'https://refused.example.com/bcl',
+                      loginVersion: { loginV2: { baseUri: 'https://login.example.com' } },
+                    },
+                  },
+                ],
+              },
+            ],
+          },
+        },
+      }),
+    );
+    expect(result.success.orgs[0].oidcAppIds).toEqual([`${orgId}-o`]);
+    expect(result.errors).toEqual([
+      { type: 'oidc_app', id: `${orgId}-o`, message: expect.stringMatching(/back-channel logout is not supported yet.*imported without it/) },
+      { type: 'oidc_app', id: `${orgId}-o`, message: expect.stringMatching(/loginV2 is not supported.*imported without it/) },
+    ]);
+    const app = ok(await api(server, 'GET', `/management/v1/projects/${orgId}-p/apps/${orgId}-o`, { token: server.pat, orgId })).app.oidcConfig;
+    expect(app).not.toHaveProperty('backChannelLogoutUri');
+    expect(app).not.toHaveProperty('loginVersion');
   });
 });
