@@ -361,3 +361,55 @@ describe('OIDC app settings Sesame cannot honour', () => {
     expect(app).not.toHaveProperty('loginVersion');
   });
 });
+
+describe('CORS of the token-based endpoints', () => {
+  const paths = ['/oauth/v2/token', '/oauth/v2/introspect', '/oauth/v2/revoke', '/oidc/v1/userinfo'];
+  const preflight = (path: string, origin: string) =>
+    fetch(server.url + path, {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
+    });
+
+  it("answers an app's additionalOrigins and redirect URI origins, and no other origin", async () => {
+    const spaOrigin = `https://${uniqueName('spa')}.example.com`;
+    const redirectOrigin = `https://${uniqueName('cb')}.example.com`;
+    const spa = await createWebApp(server, { projectId: projectP, redirectUris: [`${redirectOrigin}/callback`], additionalOrigins: [spaOrigin] });
+    for (const path of paths) {
+      for (const origin of [spaOrigin, redirectOrigin]) {
+        const res = await preflight(path, origin);
+        expect({ path, status: res.status }).toEqual({ path, status: 204 });
+        expect(res.headers.get('access-control-allow-origin')).toBe(origin);
+        expect(res.headers.get('vary')).toMatch(/Origin/);
+      }
+      expect((await preflight(path, 'https://evil.example.com')).headers.get('access-control-allow-origin')).toBeNull();
+    }
+    // Errors carry the header too, so the app can read them.
+    const failed = await post('/oauth/v2/token', { grant_type: 'x' }, undefined, { origin: spaOrigin });
+    expect(failed.status).toBe(400);
+    expect(failed.headers.get('access-control-allow-origin')).toBe(spaOrigin);
+    const evil = await post('/oauth/v2/token', { grant_type: 'x' }, undefined, { origin: 'https://evil.example.com' });
+    expect(evil.headers.get('access-control-allow-origin')).toBeNull();
+
+    // Changing the app's config changes the allowed origins at once.
+    const newOrigin = `https://${uniqueName('new')}.example.com`;
+    ok(
+      await api(server, 'PUT', `/management/v1/projects/${projectP}/apps/${spa.appId}/oidc_config`, {
+        token: server.pat,
+        body: { redirectUris: [`${redirectOrigin}/callback`], additionalOrigins: [newOrigin] },
+      }),
+    );
+    expect((await preflight('/oauth/v2/token', newOrigin)).headers.get('access-control-allow-origin')).toBe(newOrigin);
+    expect((await preflight('/oauth/v2/token', spaOrigin)).headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('refuses additionalOrigins that are not origins', async () => {
+    for (const origin of ['https://spa.example.com/path', 'spa.example.com', 'myapp://x', 'https://spa.example.com?q=1']) {
+      const res = await api(server, 'POST', `/management/v1/projects/${projectP}/apps/oidc`, {
+        token: server.pat,
+        body: { name: uniqueName('bad-origin'), redirectUris: ['https://x.example.com/cb'], additionalOrigins: [origin] },
+      });
+      expect(res.status, origin).toBe(400);
+      expect(res.body).toMatchObject({ code: 3, message: expect.stringMatching(/is not an origin/) });
+    }
+  });
+});

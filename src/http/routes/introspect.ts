@@ -26,5 +26,5 @@ export function introspectRoute(ctx: AppContext): Route {
     if (!token) throw new OAuthError('invalid_request', 'token is required');
     return jsonNoStore(200, introspect(token, client.app, ctx));
   };
-  return { pattern: PATHS.introspection, errorStyle: 'oauth', cors: true, methods: { POST: handle } };
+  return { pattern: PATHS.introspection, errorStyle: 'oauth', cors: (origin) => ctx.clients.originAllowed(origin), methods: { POST: handle } };
 }
