@@ -413,3 +413,62 @@ describe('CORS of the token-based endpoints', () => {
     }
   });
 });
+
+describe('iframe embedding (instance security policy)', () => {
+  const setPolicy = (body: Record<string, unknown>) => api(server, 'PUT', '/admin/v1/policies/security', { token: server.pat, body });
+  const loginPage = async (target: TestServer, app: WebApp) => {
+    const query = new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' });
+    return new Agent(target).follow(`/oauth/v2/authorize?${query}`);
+  };
+
+  it("sends frame-ancestors 'self' and the allowed origins, and no X-Frame-Options DENY, only while enabled", async () => {
+    try {
+      ok(await setPolicy({ enableIframeEmbedding: true, allowedOrigins: ['https://portal.example.com', 'http://localhost:8080'] }));
+      const framed = await loginPage(server, web);
+      expect(framed.html).toContain('action="/ui/login/loginname"');
+      expect(framed.headers.get('x-frame-options')).toBeNull();
+      expect(framed.headers.get('content-security-policy')).toMatch(/frame-ancestors 'self' https:\/\/portal\.example\.com http:\/\/localhost:8080$/);
+      const policy = ok(await api(server, 'GET', '/admin/v1/policies/security', { token: server.pat })).policy;
+      expect(policy).toMatchObject({ enableIframeEmbedding: true, allowedOrigins: ['https://portal.example.com', 'http://localhost:8080'] });
+      // Without https the cookie cannot be SameSite=None (browsers require Secure): it stays Lax.
+      const res = await fetch(`${server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`, { redirect: 'manual' });
+      expect(res.headers.get('set-cookie')).toMatch(/SameSite=Lax$/);
+    } finally {
+      ok(await setPolicy({ enableIframeEmbedding: false }));
+    }
+    const denied = await loginPage(server, web);
+    expect(denied.headers.get('x-frame-options')).toBe('DENY');
+    expect(denied.headers.get('content-security-policy')).toMatch(/frame-ancestors 'none'/);
+  });
+
+  it('refuses allowedOrigins that are not origins', async () => {
+    for (const origin of ['https://portal.example.com/path', "https://a.example.com;script-src 'unsafe-inline'", '*', 'portal.example.com']) {
+      const res = await setPolicy({ enableIframeEmbedding: true, allowedOrigins: [origin] });
+      expect(res.status, origin).toBe(400);
+      expect(res.body).toMatchObject({ code: 3, message: expect.stringMatching(/allowedOrigins: .* is not an origin/) });
+    }
+    expect(ok(await api(server, 'GET', '/admin/v1/policies/security', { token: server.pat })).policy.enableIframeEmbedding ?? false).toBe(false);
+  });
+
+  it('makes the https user-agent cookie SameSite=None; Secure while embedding is enabled, also after a restart', async () => {
+    const dataDir = tempDataDir();
+    const env = { SESAME_ISSUER: 'https://embed.example.test' };
+    let secure = await startServer({ dataDir, env });
+    try {
+      const app = await createWebApp(secure);
+      const cookie = async () =>
+        (await fetch(`${secure.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`, { redirect: 'manual' })).headers.get('set-cookie');
+      expect(await cookie()).toMatch(/; SameSite=Lax; Secure$/);
+      ok(await api(secure, 'PUT', '/admin/v1/policies/security', { token: secure.pat, body: { enableIframeEmbedding: true } }));
+      expect(await cookie()).toMatch(/^__Host-sesame\.useragent=[^;]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=None; Secure$/);
+      await secure.close({ keepData: true });
+      secure = await startServer({ dataDir, env });
+      expect(await cookie()).toMatch(/; SameSite=None; Secure$/);
+      const page = await loginPage(secure, app);
+      expect(page.headers.get('content-security-policy')).toMatch(/frame-ancestors 'self'$/);
+    } finally {
+      await secure.close();
+      (await import('node:fs')).rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -13,7 +13,7 @@ import {
   OIDC_TOKEN_TYPE,
   OIDC_VERSION,
 } from './enums.js';
-import { duration, flag, list, text } from './validation.js';
+import { checkOrigins, duration, flag, list, text } from './validation.js';
 
 /**
  * The OIDC configuration of an app as AddOIDCApp / UpdateOIDCAppConfig take it (compat §2.3):
@@ -94,16 +94,6 @@ function checkRedirectUris(field: string, uris: readonly string[], config: OidcA
   }
 }
 
-/** An origin is `scheme://host[:port]`, nothing more. */
-function checkOrigins(origins: readonly string[]): void {
-  for (const origin of origins) {
-    const url = parseUri(origin);
-    if (!url || url.origin === 'null' || url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
-      throw invalidArgument('APP-0r1g1', `additionalOrigins: "${origin}" is not an origin (scheme://host[:port])`);
-    }
-  }
-}
-
 /** ZITADEL's OIDCApp.IsValid: each response type needs its grant type. */
 function checkResponseGrantCombination(config: OidcAppConfig): void {
   const needs = (grant: string) => {
@@ -164,7 +154,7 @@ export function toOidcAppConfig(input: OidcConfigInput): OidcAppConfig {
   checkResponseGrantCombination(config);
   checkRedirectUris('redirectUris', config.redirectUris, config, true);
   checkRedirectUris('postLogoutRedirectUris', config.postLogoutRedirectUris, config, false);
-  checkOrigins(config.additionalOrigins);
+  checkOrigins('additionalOrigins', config.additionalOrigins);
   return config;
 }
 
