@@ -472,3 +472,26 @@ describe('iframe embedding (instance security policy)', () => {
     }
   });
 });
+
+describe('native app loopback redirects (appType)', () => {
+  it('match on any port for native apps only (RFC 8252 §7.3)', async () => {
+    const native = await createWebApp(server, {
+      projectId: projectP,
+      appType: 'OIDC_APP_TYPE_NATIVE',
+      authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
+      redirectUris: ['http://127.0.0.1:5000/callback'],
+    });
+    const authorize = (clientId: string, redirectUri: string) =>
+      fetch(`${server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })}`, { redirect: 'manual' });
+    for (const uri of ['http://127.0.0.1:5000/callback', 'http://127.0.0.1:51234/callback', 'http://127.0.0.1/callback']) {
+      const res = await authorize(native.clientId, uri);
+      expect({ uri, status: res.status }).toEqual({ uri, status: 302 });
+      expect(res.headers.get('location')).toMatch(/\/ui\/login\//);
+    }
+    for (const uri of ['http://127.0.0.1:51234/other', 'http://localhost:5000/callback', 'https://127.0.0.1:5000/callback']) {
+      expect({ uri, status: (await authorize(native.clientId, uri)).status }).toEqual({ uri, status: 400 });
+    }
+    // A web app's loopback redirect is matched exactly.
+    expect((await authorize(web.clientId, 'http://localhost:9998/callback')).status).toBe(400);
+  });
+});
