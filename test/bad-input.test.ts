@@ -138,20 +138,33 @@ describe('bad input', () => {
 });
 
 describe('CORS for browser apps', () => {
-  it('lets any origin call the token-based endpoints, and answers preflights', async () => {
-    for (const path of ['/oauth/v2/token', '/oauth/v2/introspect', '/oauth/v2/revoke', '/oidc/v1/userinfo', '/oauth/v2/keys', '/.well-known/openid-configuration']) {
+  it('lets any origin read discovery and the JWKS, and answers preflights', async () => {
+    for (const path of ['/oauth/v2/keys', '/.well-known/openid-configuration']) {
+      const preflight = await fetch(server.url + path, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://spa.example', 'access-control-request-method': 'GET' },
+      });
+      expect({ path, status: preflight.status }).toEqual({ path, status: 204 });
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+      const res = await fetch(server.url + path, { headers: { origin: 'https://spa.example' } });
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    }
+  });
+
+  // Registered origins are allowed: test/trust.test.ts.
+  it('does not answer the token-based endpoints for an origin no app registers', async () => {
+    for (const path of ['/oauth/v2/token', '/oauth/v2/introspect', '/oauth/v2/revoke', '/oidc/v1/userinfo']) {
       const preflight = await fetch(server.url + path, {
         method: 'OPTIONS',
         headers: { origin: 'https://spa.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
       });
       expect({ path, status: preflight.status }).toEqual({ path, status: 204 });
-      expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
-      expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
+      expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
+      expect(preflight.headers.get('vary')).toMatch(/Origin/);
     }
-    // Errors carry the header too, so the app can read them.
     const failed = await fetch(`${server.url}/oauth/v2/token`, { method: 'POST', headers: { origin: 'https://spa.example', 'content-type': FORM }, body: 'grant_type=x' });
     expect(failed.status).toBe(400);
-    expect(failed.headers.get('access-control-allow-origin')).toBe('*');
+    expect(failed.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('keeps cookie-based and admin endpoints same-origin', async () => {

@@ -80,7 +80,8 @@ describe('client_credentials', () => {
     expect(payload.client_id).toBe(jwtClient.clientId);
     expect(typeof payload.jti).toBe('string');
     expect(payload.exp! - payload.iat!).toBe(12 * 3600);
-    expect(payload.scope).toBe(audScope(resource.projectId));
+    // openid stays granted (ZITADEL; a later token exchange may return an ID token), offline_access does not.
+    expect(payload.scope).toBe(`openid ${audScope(resource.projectId)}`);
   });
 
   it('rejects a wrong secret with 401 invalid_client and WWW-Authenticate for Basic', async () => {

@@ -350,8 +350,8 @@ describe('OIDC apps', () => {
           clock_skew: '0.5s',
           additional_origins: ['https://spa.example.com'],
           skip_native_app_success_page: true,
-          back_channel_logout_uri: 'https://full.example.com/backchannel',
-          login_version: { login_v2: { base_uri: 'https://login.example.com' } },
+          // back-channel logout and login v2 are refused (test/trust.test.ts); login v1 is Sesame's own
+          login_version: { login_v1: {} },
         },
       }),
     );
@@ -371,8 +371,7 @@ describe('OIDC apps', () => {
       clockSkew: '0.5s',
       additionalOrigins: ['https://spa.example.com'],
       skipNativeAppSuccessPage: true,
-      backChannelLogoutUri: 'https://full.example.com/backchannel',
-      loginVersion: { loginV2: { baseUri: 'https://login.example.com' } },
+      loginVersion: { loginV1: {} },
       // http with implicit is allowed for code at runtime but reported by ZITADEL's compliance check
       noneCompliant: true,
       complianceProblems: [

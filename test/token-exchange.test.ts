@@ -146,7 +146,7 @@ describe('delegation (no actor)', () => {
     expect(res.status).toBe(200);
     expect(res.body.id_token).toBeUndefined();
     expect(await introspect(res.body.access_token)).toMatchObject({ active: true, sub: subject.userId });
-    // openid must be among the subject's scopes (client_credentials grants none).
+    // openid must be among the subject's scopes (an ID token as subject carries none).
     expect((await exchange({ subject_token: idToken, subject_token_type: T.id, scope: 'openid' })).body.error).toBe('invalid_scope');
   });
 

@@ -73,6 +73,9 @@ export class ClientsActor {
   private readonly machineKeys: Table<MachineKeyRecord>;
   private readonly machineSecrets: Table<MachineSecretRecord>;
   private readonly appByClientId = new Map<string, string>();
+  /** Browser origins registered on active OIDC apps, with how many apps register each (CORS). */
+  private readonly registeredOrigins = new Map<string, number>();
+  private readonly originsOfApp = new Map<string, readonly string[]>();
   /** Parsed public keys by key id: a key is parsed once, not per assertion. */
   private readonly parsedKeys = new Map<string, AssertionKey>();
 
@@ -81,7 +84,42 @@ export class ClientsActor {
     this.appKeys = new Table(storage.stores.appKeys, storage.durable);
     this.machineKeys = new Table(storage.stores.machineKeys, storage.durable);
     this.machineSecrets = new Table(storage.stores.machineSecrets, storage.durable);
-    for (const app of this.apps.values()) this.appByClientId.set(app.clientId, app.id);
+    for (const app of this.apps.values()) {
+      this.appByClientId.set(app.clientId, app.id);
+      this.indexOrigins(app);
+    }
+  }
+
+  /**
+   * True when `origin` is registered on some active OIDC app: the origin of one of its redirect
+   * URIs or one of its additionalOrigins (ZITADEL's allowed origins). The token-based endpoints
+   * answer CORS only for these.
+   */
+  originAllowed(origin: string): boolean {
+    return this.registeredOrigins.has(origin);
+  }
+
+  private indexOrigins(app: AppRecord): void {
+    this.unindexOrigins(app.id);
+    if (!app.oidc || app.state !== 'APP_STATE_ACTIVE') return;
+    const origins = new Set<string>();
+    for (const uri of [...app.oidc.redirectUris, ...app.oidc.additionalOrigins]) {
+      // Dev-mode glob patterns and custom schemes name no browser origin.
+      if (uri.includes('*') || !URL.canParse(uri)) continue;
+      const origin = new URL(uri).origin;
+      if (origin !== 'null') origins.add(origin);
+    }
+    this.originsOfApp.set(app.id, [...origins]);
+    for (const origin of origins) this.registeredOrigins.set(origin, (this.registeredOrigins.get(origin) ?? 0) + 1);
+  }
+
+  private unindexOrigins(appId: string): void {
+    for (const origin of this.originsOfApp.get(appId) ?? []) {
+      const count = this.registeredOrigins.get(origin)! - 1;
+      if (count > 0) this.registeredOrigins.set(origin, count);
+      else this.registeredOrigins.delete(origin);
+    }
+    this.originsOfApp.delete(appId);
   }
 
   // ---- apps ----
@@ -113,6 +151,7 @@ export class ClientsActor {
     const clientSecret = SECRET_METHODS.has(method) ? newAlphanumericSecret(64) : undefined;
     const app = this.newApp(project, { ...input, ...(clientSecret ? { secretHash: sha256(clientSecret) } : {}) });
     this.appByClientId.set(app.clientId, app.id);
+    this.indexOrigins(app);
     await this.apps.put(app);
     return clientSecret ? { app, clientSecret } : { app };
   }
@@ -128,7 +167,11 @@ export class ClientsActor {
   ): AppRecord {
     const app = this.newApp(project, input);
     this.appByClientId.set(app.clientId, app.id);
-    batch.onRollback(() => this.appByClientId.delete(app.clientId));
+    this.indexOrigins(app);
+    batch.onRollback(() => {
+      this.appByClientId.delete(app.clientId);
+      this.unindexOrigins(app.id);
+    });
     this.apps.stage(app, batch);
     return app;
   }
@@ -162,6 +205,7 @@ export class ClientsActor {
 
   async updateApp(app: AppRecord, change: Partial<AppRecord>): Promise<AppRecord> {
     const updated = { ...app, ...change, changedAt: Date.now(), sequence: app.sequence + 1 };
+    this.indexOrigins(updated);
     await this.apps.put(updated);
     return updated;
   }

@@ -641,6 +641,22 @@ export class OrgsActor {
     return { pat, token };
   }
 
+  /** The PATs of a user, oldest first. */
+  patsOf(userId: string): PatRecord[] {
+    return [...this.pats.values()].filter((p) => p.userId === userId).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+  }
+
+  /**
+   * Deletes a PAT. It stops authenticating at once (the hash index is dropped before the write);
+   * resolves once the removal is durable.
+   */
+  async removePat(id: string): Promise<void> {
+    const pat = this.pats.get(id);
+    if (!pat) return;
+    this.patByHash.delete(Buffer.from(pat.tokenHash).toString('base64url'));
+    await this.pats.remove(id);
+  }
+
   /** The active user a presented PAT belongs to, or undefined. */
   authenticatePat(token: string): { user: UserRecord; pat: PatRecord } | undefined {
     const id = this.patByHash.get(sha256Base64url(token));

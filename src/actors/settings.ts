@@ -1,5 +1,6 @@
 import type { Database } from 'lmdb';
 import type { Meta } from '../model/records.js';
+import { setFramingPolicy } from '../http/framing.js';
 
 /**
  * Owns instance-wide settings: feature flags (`PUT /v2/features/instance`) and the security
@@ -39,6 +40,7 @@ export class SettingsActor {
       allowedOrigins: [],
       enableImpersonation: false,
     };
+    setFramingPolicy(this.security);
   }
 
   tokenExchangeEnabled(): boolean {
@@ -67,6 +69,8 @@ export class SettingsActor {
 
   async setSecurityPolicy(change: Partial<Pick<SecurityPolicy, 'enableIframeEmbedding' | 'allowedOrigins' | 'enableImpersonation'>>): Promise<SecurityPolicy> {
     this.security = touch<SecurityPolicy>(this.security, change);
+    // The pages follow the policy at once; like every write here, it is durable when this resolves.
+    setFramingPolicy(this.security);
     await this.durable(this.meta.put('securityPolicy', this.security));
     return this.security;
   }

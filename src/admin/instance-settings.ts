@@ -3,7 +3,7 @@ import type { AppContext } from '../http/context.js';
 import type { Route } from '../http/types.js';
 import { changedDetails, viewDetails } from './details.js';
 import { apiRoute, ok } from './endpoint.js';
-import { readBody } from './validation.js';
+import { checkOrigins, readBody } from './validation.js';
 
 /**
  * Instance settings: feature flags (ZITADEL feature v2: `PUT /v2/features/instance`) and the
@@ -13,7 +13,7 @@ const featuresSchema = z.object({ oidcTokenExchange: z.boolean().optional() });
 
 const securitySchema = z.object({
   enableIframeEmbedding: z.boolean().optional(),
-  allowedOrigins: z.array(z.string().url().max(200)).max(100).optional(),
+  allowedOrigins: z.array(z.string().max(200)).max(100).optional(),
   enableImpersonation: z.boolean().optional(),
 });
 
@@ -51,6 +51,8 @@ export function instanceSettingsRoutes(ctx: AppContext): Route[] {
       PUT: async (req, caller) => {
         caller.require('iam.write', {});
         const change = readBody(req, securitySchema);
+        // They become `frame-ancestors` sources: only plain origins, nothing a CSP could misread.
+        if (change.allowedOrigins) checkOrigins('allowedOrigins', change.allowedOrigins);
         const policy = await ctx.settings.setSecurityPolicy(
           Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)),
         );

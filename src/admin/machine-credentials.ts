@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { AppContext } from '../http/context.js';
 import type { Route } from '../http/types.js';
 import { notFound, preconditionFailed } from '../model/errors.js';
-import type { UserRecord } from '../model/records.js';
+import type { PatRecord, UserRecord } from '../model/records.js';
 import type { Caller } from './caller.js';
-import { addedDetails, changedDetails, rfc3339, viewDetails } from './details.js';
+import { addedDetails, changedDetails, listDetails, rfc3339, viewDetails } from './details.js';
 import { apiRoute, ok, okSecret } from './endpoint.js';
 import { addKeySchema, keyView, machineKeyFile } from './keys.js';
 import { requireUserAccess } from './users.js';
@@ -13,7 +13,8 @@ import { expirationDate, readBody } from './validation.js';
 /**
  * What a machine user authenticates with: its client secret (GenerateMachineSecret), keys
  * (AddMachineKey, GetMachineKeyByIDs) and personal access tokens (AddPersonalAccessToken,
- * GetPersonalAccessTokenByIDs). Secrets, private keys and tokens appear only in the creating response.
+ * GetPersonalAccessTokenByIDs, ListPersonalAccessTokens, RemovePersonalAccessToken). Secrets,
+ * private keys and tokens appear only in the creating response.
  */
 const addPatSchema = z.object({ expirationDate: expirationDate().optional() });
 
@@ -27,6 +28,14 @@ function requireMachine(ctx: AppContext, caller: Caller, userId: string, permiss
   }
   return user;
 }
+
+function requirePat(ctx: AppContext, user: UserRecord, tokenId: string): PatRecord {
+  const pat = ctx.orgs.getPat(tokenId);
+  if (!pat || pat.userId !== user.id) throw notFound('USER-P4t01', `personal access token ${tokenId} not found`);
+  return pat;
+}
+
+const patView = (pat: PatRecord) => ({ id: pat.id, details: viewDetails(pat, pat.orgId), expirationDate: rfc3339(pat.expirationDate) });
 
 export function machineCredentialRoutes(ctx: AppContext): Route[] {
   return [
@@ -73,12 +82,24 @@ export function machineCredentialRoutes(ctx: AppContext): Route[] {
         return okSecret({ tokenId: pat.id, token, details: addedDetails(pat, pat.orgId) });
       },
     }),
+    apiRoute(ctx, '/management/v1/users/:userId/pats/_search', {
+      POST: (req, caller) => {
+        const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.read');
+        const pats = ctx.orgs.patsOf(user.id);
+        return ok({ details: listDetails(pats.length), result: pats.map(patView) });
+      },
+    }),
     apiRoute(ctx, '/management/v1/users/:userId/pats/:tokenId', {
       GET: (req, caller) => {
         const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.read');
-        const pat = ctx.orgs.getPat(req.params[1]!);
-        if (!pat || pat.userId !== user.id) throw notFound('USER-P4t01', `personal access token ${req.params[1]} not found`);
-        return ok({ token: { id: pat.id, details: viewDetails(pat, pat.orgId), expirationDate: rfc3339(pat.expirationDate) } });
+        return ok({ token: patView(requirePat(ctx, user, req.params[1]!)) });
+      },
+      DELETE: async (req, caller) => {
+        // Removing a credential needs the same right as creating one (instance writers for admins).
+        const user = requireMachine(ctx, caller, req.params[0]!, 'user.write');
+        const pat = requirePat(ctx, user, req.params[1]!);
+        await ctx.orgs.removePat(pat.id);
+        return ok({ details: changedDetails({ ...pat, changedAt: Date.now(), sequence: pat.sequence + 1 }, pat.orgId) });
       },
     }),
   ];

@@ -13,7 +13,7 @@ import {
   OIDC_TOKEN_TYPE,
   OIDC_VERSION,
 } from './enums.js';
-import { duration, flag, list, text } from './validation.js';
+import { checkOrigins, duration, flag, list, text } from './validation.js';
 
 /**
  * The OIDC configuration of an app as AddOIDCApp / UpdateOIDCAppConfig take it (compat §2.3):
@@ -94,16 +94,6 @@ function checkRedirectUris(field: string, uris: readonly string[], config: OidcA
   }
 }
 
-/** An origin is `scheme://host[:port]`, nothing more. */
-function checkOrigins(origins: readonly string[]): void {
-  for (const origin of origins) {
-    const url = parseUri(origin);
-    if (!url || url.origin === 'null' || url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
-      throw invalidArgument('APP-0r1g1', `additionalOrigins: "${origin}" is not an origin (scheme://host[:port])`);
-    }
-  }
-}
-
 /** ZITADEL's OIDCApp.IsValid: each response type needs its grant type. */
 function checkResponseGrantCombination(config: OidcAppConfig): void {
   const needs = (grant: string) => {
@@ -115,8 +105,31 @@ function checkResponseGrantCombination(config: OidcAppConfig): void {
   if (config.responseTypes.some((r) => r !== 'OIDC_RESPONSE_TYPE_CODE')) needs('OIDC_GRANT_TYPE_IMPLICIT');
 }
 
+/**
+ * Settings ZITADEL's API takes that Sesame cannot honour: a stored but ignored setting would be a
+ * silent security gap, so the API refuses them and an import reports and drops them.
+ */
+export function unsupportedOidcSettings(input: OidcConfigInput): { field: string; message: string }[] {
+  const found: { field: string; message: string }[] = [];
+  if (input.backChannelLogoutUri) {
+    found.push({ field: 'backChannelLogoutUri', message: 'backChannelLogoutUri: back-channel logout is not supported yet' });
+  }
+  if (input.loginVersion?.loginV2) {
+    found.push({ field: 'loginVersion', message: 'loginVersion: loginV2 is not supported; Sesame serves its own login (loginV1)' });
+  }
+  return found;
+}
+
+/** The input without its unsupported settings (for an import, which reports them). */
+export function withoutUnsupportedOidcSettings(input: OidcConfigInput): OidcConfigInput {
+  const { loginVersion, ...rest } = input;
+  return { ...rest, backChannelLogoutUri: '', ...(loginVersion?.loginV1 ? { loginVersion: { loginV1: {} } } : {}) };
+}
+
 /** Applies the defaults, validates, and returns the stored form. */
 export function toOidcAppConfig(input: OidcConfigInput): OidcAppConfig {
+  const unsupported = unsupportedOidcSettings(input)[0];
+  if (unsupported) throw invalidArgument('APP-Unsup1', unsupported.message);
   const clockSkewMs = input.clockSkew ?? 0;
   if (clockSkewMs < 0 || clockSkewMs > MAX_CLOCK_SKEW_MS) throw invalidArgument('APP-Cl0ck', 'clockSkew must be between 0s and 5s');
   const config: OidcAppConfig = {
@@ -137,20 +150,11 @@ export function toOidcAppConfig(input: OidcConfigInput): OidcAppConfig {
     skipNativeAppSuccessPage: input.skipNativeAppSuccessPage,
     backChannelLogoutUri: input.backChannelLogoutUri,
   };
-  if (input.loginVersion?.loginV2) {
-    config.loginVersion = { loginV2: input.loginVersion.loginV2.baseUri ? { baseUri: input.loginVersion.loginV2.baseUri } : {} };
-  } else if (input.loginVersion?.loginV1) {
-    config.loginVersion = { loginV1: {} };
-  }
+  if (input.loginVersion?.loginV1) config.loginVersion = { loginV1: {} };
   checkResponseGrantCombination(config);
   checkRedirectUris('redirectUris', config.redirectUris, config, true);
   checkRedirectUris('postLogoutRedirectUris', config.postLogoutRedirectUris, config, false);
-  checkOrigins(config.additionalOrigins);
-  if (config.backChannelLogoutUri && !parseUri(config.backChannelLogoutUri)) {
-    throw invalidArgument('APP-B4ckc', 'backChannelLogoutUri is not an absolute URI');
-  }
-  const baseUri = config.loginVersion?.loginV2?.baseUri;
-  if (baseUri && !parseUri(baseUri)) throw invalidArgument('APP-L0g1n', 'loginVersion.loginV2.baseUri is not an absolute URI');
+  checkOrigins('additionalOrigins', config.additionalOrigins);
   return config;
 }
 

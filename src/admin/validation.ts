@@ -34,6 +34,23 @@ export const requiredText = (max: number) => z.string().trim().min(1, 'must not 
 export const flag = () => z.boolean().default(false);
 export const list = <T extends z.ZodType>(item: T) => z.array(item).default([]);
 
+/**
+ * True for a browser origin `scheme://host[:port]` as browsers send it in `Origin` (no path, query,
+ * user info; lowercase host; no default port). Its characters are limited too, since origins also
+ * become CSP sources, where `;` or `,` would start another directive or policy.
+ */
+const ORIGIN_CHARS = /^[A-Za-z0-9+.\-:/[\]_]+$/;
+export function isOrigin(value: string): boolean {
+  return ORIGIN_CHARS.test(value) && URL.canParse(value) && new URL(value).origin === value;
+}
+
+/** A list of origins; the first that is not one is an InvalidArgument naming the field. */
+export function checkOrigins(field: string, origins: readonly string[]): void {
+  for (const origin of origins) {
+    if (!isOrigin(origin)) throw invalidArgument('API-0r1g1', `${field}: "${origin}" is not an origin (scheme://host[:port])`);
+  }
+}
+
 /** protobuf Timestamp's upper bound (and ZITADEL's "never expires"). */
 const MAX_TIMESTAMP = Date.parse('9999-12-31T23:59:59.999Z');
 

@@ -60,14 +60,15 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
     res.cork(() => {
       res.writeStatus(statusLine(response.status));
       if (response.headers) for (const name in response.headers) res.writeHeader(name, response.headers[name]!);
-      if (state.cors) res.writeHeader('Access-Control-Allow-Origin', '*');
+      if (state.allowOrigin) res.writeHeader('Access-Control-Allow-Origin', state.allowOrigin);
+      if (state.varyOrigin) res.writeHeader('Vary', 'Origin');
       if (draining) res.writeHeader('Connection', 'close');
       res.end(response.body ?? '', draining);
     });
   };
 
   const serve = (route: Route, res: uWS.HttpResponse, raw: uWS.HttpRequest, paramCount: number) => {
-    const state: RequestState = { aborted: false, finished: false, cors: route.cors === true };
+    const state: RequestState = { aborted: false, finished: false, allowOrigin: undefined, varyOrigin: false };
     inFlight++;
     served++;
     res.onAborted(() => {
@@ -84,6 +85,14 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
       if (name in headers) (repeated ??= new Set()).add(name);
       else headers[name] = value;
     });
+    if (route.cors === true) {
+      state.allowOrigin = '*';
+    } else if (route.cors) {
+      // Per-origin answers differ, so caches must key on Origin.
+      state.varyOrigin = true;
+      const origin = headers.origin;
+      if (origin && route.cors(origin)) state.allowOrigin = origin;
+    }
     const params: string[] = [];
     for (let i = 0; i < paramCount; i++) params.push(decodeURIComponentSafe(raw.getParameter(i)));
     const path = raw.getUrl();
@@ -252,8 +261,10 @@ function preflightHeaders(route: Route): Record<string, string> {
 }
 
 interface RequestState {
-  /** Answer with CORS headers (the route is callable from any origin). */
-  cors: boolean;
+  /** The Access-Control-Allow-Origin to answer with (`*` or the request's allowed Origin). */
+  allowOrigin: string | undefined;
+  /** The answer depends on the request's Origin. */
+  varyOrigin: boolean;
   /** The connection was aborted or the response already written. */
   aborted: boolean;
   /** The request has left the in-flight count. */

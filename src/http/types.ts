@@ -32,10 +32,11 @@ export interface Route {
   /** Largest accepted request body in bytes. */
   maxBody?: number;
   /**
-   * Cross-origin callable from browsers (single-page apps): any origin, no cookies, preflight
-   * answered. Only for endpoints that authenticate by token or client credentials, never by cookie.
+   * Cross-origin callable from browsers (single-page apps), no cookies, preflight answered: `true`
+   * for any origin (public documents), or a check of the request's Origin (then echoed, with
+   * `Vary: Origin`). Only for endpoints that authenticate by token or client credentials, never by cookie.
    */
-  cors?: boolean;
+  cors?: true | ((origin: string) => boolean);
   /**
    * Runs on the method and headers before the body is read (e.g. authentication of a route that
    * takes large bodies): when it throws, the request is answered without uploading the body.

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ClientsActor } from '../actors/clients.js';
 import type { OrgsActor } from '../actors/orgs.js';
 import { humanData, initialState } from '../admin/human-users.js';
-import { toOidcAppConfig } from '../admin/oidc-config.js';
+import { toOidcAppConfig, unsupportedOidcSettings, withoutUnsupportedOidcSettings } from '../admin/oidc-config.js';
 import { checkEncodedHash } from '../admin/password-hashes.js';
 import { ORG_ROLES, ROLE_PERMISSIONS } from '../admin/permissions.js';
 import { normalizeOtpSecret, sealOtpSecret } from '../auth/otp-secret.js';
@@ -371,7 +371,11 @@ export class Importer {
       attempt('oidc_app', a.appId, () => {
         const { projectId, name, ...config } = a.app;
         const project = orgs.requireProject(requireProjectId(projectId), orgId);
-        const oidc = toOidcAppConfig(config);
+        // What Sesame cannot honour is reported and dropped; the app itself is imported.
+        for (const { message } of unsupportedOidcSettings(config)) {
+          this.report.error('oidc_app', a.appId, 'IMPORT-Unsup1', `${message}; the app was imported without it`);
+        }
+        const oidc = toOidcAppConfig(withoutUnsupportedOidcSettings(config));
         clients.stageApp(project, { id: a.appId, clientId: a.clientId, name, oidc, secretHash: secretFor(a.clientSecretSha256, oidc.authMethodType) }, batch);
         success.oidcAppIds.push(a.appId);
       });

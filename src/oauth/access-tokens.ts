@@ -46,9 +46,14 @@ export class AccessTokens {
       act?: ActorClaim;
       /** The app's clock skew (whole seconds): added to `exp`, taken from `iat`/`nbf` (ZITADEL). */
       skewSeconds?: number;
+      /**
+       * Claims only a JWT carries (ZITADEL's URN claims, compat §3.3); an opaque token's holder
+       * gets them from introspection, so they are not stored.
+       */
+      jwtClaims?: Record<string, unknown>;
     },
   ): Promise<IssuedAccessToken> {
-    const { skewSeconds = 0, ...fields } = input;
+    const { skewSeconds = 0, jwtClaims, ...fields } = input;
     const now = clock.seconds();
     const iat = now - skewSeconds;
     const expiresIn = this.lifetimeSeconds + skewSeconds;
@@ -60,6 +65,7 @@ export class AccessTokens {
     }
     const key = this.keys.signingKey();
     const payload: Record<string, unknown> = {
+      ...jwtClaims,
       iss: this.issuer,
       sub: claims.sub,
       aud: claims.aud,

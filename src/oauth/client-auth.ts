@@ -2,6 +2,7 @@ import type { ClientsActor } from '../actors/clients.js';
 import type { OrgsActor } from '../actors/orgs.js';
 import type { AppRecord, UserRecord } from '../model/records.js';
 import type { AssertionVerifier } from './assertion-verifier.js';
+import { log } from '../util/log.js';
 import { OAuthError } from './errors.js';
 import type { PresentedClient } from './client-credentials.js';
 
@@ -48,49 +49,66 @@ export class ClientAuthenticator {
   ) {}
 
   async authenticate(presented: PresentedClient, policy: ClientPolicy): Promise<AuthenticatedClient> {
-    if (presented.method === 'anonymous') throw invalidClient(presented, 'client authentication required');
+    // Every failure is logged with its precise reason (the response stays the same generic
+    // invalid_client); never the secret or the assertion.
+    const reject = (reason: string, description?: string): OAuthError => {
+      log.warn('client authentication failed', {
+        client_id: 'clientId' in presented ? (presented.clientId ?? null) : null,
+        method: presented.method,
+        endpoint: policy.endpoint,
+        reason,
+      });
+      return invalidClient(presented, description);
+    };
+    if (presented.method === 'anonymous') throw reject('no client authentication presented', 'client authentication required');
     if (!policy.methods.has(presented.method)) {
-      throw invalidClient(presented, `client authentication method ${presented.method} is not accepted here`);
+      const description = `client authentication method ${presented.method} is not accepted here`;
+      throw reject(description, description);
     }
     if (presented.method === 'private_key_jwt') {
-      if (!policy.apps) throw invalidClient(presented);
+      if (!policy.apps) throw reject('client assertions are only for applications here');
       const app = await this.assertions.verifyClientAssertion(
         presented.assertion,
         presented.clientId,
         this.issuer + policy.endpoint,
-        (description) => invalidClient(presented, description),
+        (description) => reject(`client assertion: ${description}`, description),
       );
       return { kind: 'app', clientId: app.clientId, app, method: 'private_key_jwt' };
     }
-    return this.authenticateWithSecret(presented, policy);
+    return this.authenticateWithSecret(presented, policy, reject);
   }
 
   private authenticateWithSecret(
     presented: Exclude<PresentedClient, { method: 'anonymous' | 'private_key_jwt' }>,
     policy: ClientPolicy,
+    reject: (reason: string) => OAuthError,
   ): AuthenticatedClient {
     const clientId = presented.clientId;
 
     const app = policy.apps ? this.clients.appByClient(clientId) : undefined;
     if (app) {
-      if (app.state !== 'APP_STATE_ACTIVE' || !this.orgs.getProject(app.projectId)) throw invalidClient(presented);
+      if (app.state !== 'APP_STATE_ACTIVE') throw reject('application is not active');
+      if (!this.orgs.getProject(app.projectId)) throw reject("application's project does not exist");
       const method = app.oidc?.authMethodType ?? app.api?.authMethodType ?? '';
       if (presented.method === 'none') {
-        if (method !== 'OIDC_AUTH_METHOD_TYPE_NONE' || policy.appsWithSecretOnly) throw invalidClient(presented);
+        if (method !== 'OIDC_AUTH_METHOD_TYPE_NONE') throw reject(`no secret presented; the application uses ${method}`);
+        if (policy.appsWithSecretOnly) throw reject('a public client may not call this endpoint');
         return { kind: 'app', clientId, app, method: 'none' };
       }
-      if (!SECRET_METHODS.has(method) || !this.clients.appSecretMatches(app, presented.clientSecret)) {
-        throw invalidClient(presented);
-      }
+      if (!SECRET_METHODS.has(method)) throw reject(`secret presented; the application uses ${method}`);
+      if (!this.clients.appSecretMatches(app, presented.clientSecret)) throw reject('wrong client secret');
       return { kind: 'app', clientId, app, method: presented.method };
     }
 
     if (policy.machineUsers && presented.method !== 'none') {
       const user = this.orgs.findUserByLoginName(clientId);
-      if (user?.machine && this.orgs.isActive(user) && this.clients.checkMachineSecret(user.id, presented.clientSecret) === 'ok') {
-        return { kind: 'machine', clientId: this.orgs.preferredLoginName(user), user, method: presented.method };
+      if (user?.machine) {
+        if (!this.orgs.isActive(user)) throw reject('machine user is not active');
+        const check = this.clients.checkMachineSecret(user.id, presented.clientSecret);
+        if (check === 'ok') return { kind: 'machine', clientId: this.orgs.preferredLoginName(user), user, method: presented.method };
+        throw reject(check === 'no-secret' ? 'machine user has no secret' : 'wrong client secret');
       }
     }
-    throw invalidClient(presented);
+    throw reject('unknown client');
   }
 }

@@ -35,25 +35,25 @@ export function userAudience(ctx: AppContext, app: AppRecord, audienceProjects: 
 
 /** Scope claims for userinfo, the ID token and introspection. */
 export function claimsFor(ctx: AppContext, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
+  return { ...userClaims(user, scopes, ctx.orgs.preferredLoginName(user)), ...zitadelClaimsFor(ctx, user, scopes, projectId, withRoles) };
+}
+
+/**
+ * Only ZITADEL's URN claims (metadata, resource owner, roles of `projectId` when `withRoles`):
+ * what a JWT access token carries (compat §3.3: no profile/email/phone claims there).
+ */
+export function zitadelClaimsFor(ctx: AppContext, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
   const { orgs } = ctx;
-  return {
-    ...userClaims(user, scopes, orgs.preferredLoginName(user)),
-    ...urnClaims(
-      {
-        getOrg: (id) => orgs.getOrg(id),
-        primaryDomainOf: (id) => {
-          const org = orgs.getOrg(id);
-          return org ? orgs.primaryDomain(org) : '';
-        },
-        getProject: (id) => orgs.getProject(id),
-        grantsOf: (id) => orgs.grantsOf(id),
-      },
-      user,
-      scopes,
-      projectId,
-      withRoles,
-    ),
+  const directory = {
+    getOrg: (id: string) => orgs.getOrg(id),
+    primaryDomainOf: (id: string) => {
+      const org = orgs.getOrg(id);
+      return org ? orgs.primaryDomain(org) : '';
+    },
+    getProject: (id: string) => orgs.getProject(id),
+    grantsOf: (id: string) => orgs.grantsOf(id),
   };
+  return urnClaims(directory, user, scopes, projectId, withRoles);
 }
 
 export interface IssuedUserTokens {
@@ -70,7 +70,8 @@ export async function issueUserTokens(
   const skewSeconds = Math.ceil((oidc.clockSkewMs ?? 0) / 1000);
   const out: IssuedUserTokens = {};
   if (want.accessToken) {
-    out.accessToken = await ctx.tokens.issue(oidc.accessTokenType === 'OIDC_TOKEN_TYPE_JWT' ? 'jwt' : 'opaque', {
+    const jwt = oidc.accessTokenType === 'OIDC_TOKEN_TYPE_JWT';
+    out.accessToken = await ctx.tokens.issue(jwt ? 'jwt' : 'opaque', {
       sub: grant.user.id,
       clientId: grant.app.clientId,
       aud: grant.audience,
@@ -81,6 +82,8 @@ export async function issueUserTokens(
       amr: grant.amr,
       ...(grant.act ? { act: grant.act } : {}),
       skewSeconds,
+      // Role claims (when requested, as for the ID token) only with accessTokenRoleAssertion.
+      ...(jwt ? { jwtClaims: zitadelClaimsFor(ctx, grant.user, grant.scopes, grant.app.projectId, oidc.accessTokenRoleAssertion) } : {}),
     });
   }
   if (want.idToken && grant.scopes.includes('openid')) {

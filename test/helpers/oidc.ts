@@ -26,6 +26,8 @@ export interface AppOptions {
   idTokenUserinfoAssertion?: boolean;
   idTokenRoleAssertion?: boolean;
   skipNativeAppSuccessPage?: boolean;
+  accessTokenRoleAssertion?: boolean;
+  additionalOrigins?: string[];
 }
 
 let counter = 0;

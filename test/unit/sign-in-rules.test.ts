@@ -85,6 +85,10 @@ describe('redirect URIs', () => {
     expect(matchesRegistered('http://localhost:3000/a/b', ['http://localhost:*/**'], true)).toBe(true);
     // A glob may match text that is not a URL: refused rather than redirected to.
     expect(matchesRegistered('http://localhost:99999/cb', ['http://localhost:*/cb'], true)).toBe(false);
+    // native apps: loopback redirects match on any port, nothing else loosens
+    expect(matchesRegistered('http://[::1]:6123/cb', ['http://[::1]/cb'], false, true)).toBe(true);
+    expect(matchesRegistered('http://[::1]:6123/cb', ['http://[::1]/cb'], false, false)).toBe(false);
+    expect(matchesRegistered('http://evil.example:6123/cb', ['http://evil.example/cb'], false, true)).toBe(false);
   });
 });
 

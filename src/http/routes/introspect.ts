@@ -21,7 +21,10 @@ export function introspectRoute(ctx: AppContext): Route {
       appsWithSecretOnly: true,
     });
     if (client.kind !== 'app') throw new OAuthError('invalid_client', 'only applications may introspect');
-    return jsonNoStore(200, introspect(form.get('token'), client.app, ctx.tokens, ctx.orgs, ctx.issuer));
+    // RFC 7662 §2.1: `token` is REQUIRED; its absence is a malformed request, not an inactive token.
+    const token = form.get('token');
+    if (!token) throw new OAuthError('invalid_request', 'token is required');
+    return jsonNoStore(200, introspect(token, client.app, ctx));
   };
-  return { pattern: PATHS.introspection, errorStyle: 'oauth', cors: true, methods: { POST: handle } };
+  return { pattern: PATHS.introspection, errorStyle: 'oauth', cors: (origin) => ctx.clients.originAllowed(origin), methods: { POST: handle } };
 }

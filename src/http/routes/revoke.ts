@@ -38,5 +38,5 @@ export function revokeRoute(ctx: AppContext): Route {
     if (outcome === 'foreign') throw invalidClient(presented, 'token was not issued for this client');
     return OK;
   };
-  return { pattern: PATHS.revocation, errorStyle: 'oauth', cors: true, methods: { POST: handle } };
+  return { pattern: PATHS.revocation, errorStyle: 'oauth', cors: (origin) => ctx.clients.originAllowed(origin), methods: { POST: handle } };
 }

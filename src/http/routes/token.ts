@@ -17,5 +17,5 @@ export function tokenRoute(ctx: AppContext): Route {
     const client = grant.clientPolicy ? await ctx.clientAuth.authenticate(presented, grant.clientPolicy) : undefined;
     return jsonNoStore(200, await grant.handle({ form, client, ctx }));
   };
-  return { pattern: PATHS.token, errorStyle: 'oauth', cors: true, methods: { POST: handle } };
+  return { pattern: PATHS.token, errorStyle: 'oauth', cors: (origin) => ctx.clients.originAllowed(origin), methods: { POST: handle } };
 }

@@ -49,5 +49,5 @@ export function userinfoRoute(ctx: AppContext): Route {
     const claims = claimsFor(ctx, user, scopes, app?.projectId, true);
     return jsonNoStore(200, { ...claims, sub: user.id, ...(resolved.claims.act ? { act: resolved.claims.act } : {}) });
   };
-  return { pattern: PATHS.userinfo, errorStyle: 'oauth', cors: true, methods: { GET: handle, POST: handle } };
+  return { pattern: PATHS.userinfo, errorStyle: 'oauth', cors: (origin) => ctx.clients.originAllowed(origin), methods: { GET: handle, POST: handle } };
 }

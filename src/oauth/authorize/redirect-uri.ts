@@ -22,17 +22,36 @@ function globToRegExp(pattern: string): RegExp {
   return new RegExp(`^${out}$`);
 }
 
-export function matchesRegistered(uri: string, registered: readonly string[], devMode: boolean): boolean {
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** An http loopback URI with its port removed, else undefined. */
+function loopbackWithoutPort(uri: string): string | undefined {
+  if (!URL.canParse(uri)) return undefined;
+  const url = new URL(uri);
+  if (url.protocol !== 'http:' || !LOOPBACK.has(url.hostname)) return undefined;
+  url.port = '';
+  return url.href;
+}
+
+/**
+ * `native`: a native app's loopback redirect matches on any port (RFC 8252 §7.3, ZITADEL compat
+ * §2.3), since the app listens on whatever port it gets from the OS.
+ */
+export function matchesRegistered(uri: string, registered: readonly string[], devMode: boolean, native = false): boolean {
   if (registered.includes(uri)) return true;
+  if (native) {
+    const bare = loopbackWithoutPort(uri);
+    if (bare !== undefined && registered.some((r) => loopbackWithoutPort(r) === bare)) return true;
+  }
   if (!devMode) return false;
   // A glob can match text that is no URL (`http://localhost:99999/cb`); such a target is refused.
   return registered.some((pattern) => pattern.includes('*') && globToRegExp(pattern).test(uri)) && URL.canParse(uri);
 }
 
 export function redirectUriAllowed(config: OidcAppConfig, uri: string): boolean {
-  return matchesRegistered(uri, config.redirectUris, config.devMode);
+  return matchesRegistered(uri, config.redirectUris, config.devMode, config.appType === 'OIDC_APP_TYPE_NATIVE');
 }
 
 export function postLogoutUriAllowed(config: OidcAppConfig, uri: string): boolean {
-  return matchesRegistered(uri, config.postLogoutRedirectUris, config.devMode);
+  return matchesRegistered(uri, config.postLogoutRedirectUris, config.devMode, config.appType === 'OIDC_APP_TYPE_NATIVE');
 }

@@ -6,9 +6,11 @@ import { machineUserTokens } from './machine-token.js';
 
 /**
  * client_credentials for machine users (ZITADEL semantics, compat §4.3): the machine user is the
- * client; no ID token and no refresh token (the seed's rule).
+ * client; no ID token and no refresh token (the seed's rule). `openid` stays in the granted scope
+ * (as in ZITADEL) although no ID token is returned here: a later token exchange of this token
+ * with `scope=openid` may then return one.
  */
-const NOT_FOR_CLIENT_CREDENTIALS: ReadonlySet<string> = new Set(['openid', 'offline_access']);
+const NOT_FOR_CLIENT_CREDENTIALS: ReadonlySet<string> = new Set(['offline_access']);
 const SECRET_METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post']);
 
 export const clientCredentialsGrant: Grant = {

@@ -1,6 +1,7 @@
 import type { AppContext } from '../../http/context.js';
 import type { UserRecord } from '../../model/records.js';
 import { grantScopes, parseScope } from '../scopes.js';
+import { zitadelClaimsFor } from '../user-tokens.js';
 
 /**
  * The token response for a machine user acting as itself (client_credentials, JWT profile grant):
@@ -27,11 +28,15 @@ export async function machineUserTokens(
   );
   const scope = scopes.join(' ');
   const aud = audience.length > 0 ? audience : [clientId];
-  const issued = await tokens.issue(user.machine!.accessTokenType === 'ACCESS_TOKEN_TYPE_JWT' ? 'jwt' : 'opaque', {
+  const jwt = user.machine!.accessTokenType === 'ACCESS_TOKEN_TYPE_JWT';
+  const issued = await tokens.issue(jwt ? 'jwt' : 'opaque', {
     sub: user.id,
     clientId,
     aud,
     scope,
+    // A JWT carries the metadata and resource owner URN claims its scope asks for (compat §3.3);
+    // there is no app, so no role assertion.
+    ...(jwt ? { jwtClaims: zitadelClaimsFor(ctx, user, scopes, undefined, false) } : {}),
   });
   const response: Record<string, unknown> = { access_token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn };
   if (scope) response.scope = scope;
