@@ -329,7 +329,7 @@ describe('native apps (skipNativeAppSuccessPage)', () => {
   });
 });
 
-describe('import of login policies and users', () => {
+describe('import of login policies, users and projects', () => {
   it('imports what Sesame enforces and lists what it left out', async () => {
     const orgId = `imp${Date.now()}`;
     const res = await api(server, 'POST', '/admin/v1/import', {
@@ -342,6 +342,7 @@ describe('import of login policies and users', () => {
               orgId,
               org: { name: uniqueName('imported') },
               loginPolicy: { allowUsernamePassword: true, allowRegister: false, forceMfa: true, secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'], idps: [{ idpId: 'x', ownerType: 'IDP_OWNER_TYPE_ORG' }], passwordCheckLifetime: '3600s' },
+              projects: [{ projectId: `${orgId}-p`, project: { name: 'P', privateLabelingSetting: 'PRIVATE_LABELING_SETTING_ENFORCE_PROJECT_RESOURCE_OWNER_POLICY' } }],
               humanUsers: [{ userId: `${orgId}-u`, user: { userName: 'p', profile: { firstName: 'P', lastName: 'Q' }, email: { email: 'p@example.com' }, password: 'Some-Password-1', requestPasswordlessRegistration: true } }],
             },
           ],
@@ -353,6 +354,8 @@ describe('import of login policies and users', () => {
     expect(messages.some((m) => m.startsWith('login_policy') && m.includes('SECOND_FACTOR_TYPE_U2F'))).toBe(true);
     expect(messages.some((m) => m.startsWith('login_policy') && m.includes('idps'))).toBe(true);
     expect(messages.some((m) => m.startsWith('human_user') && m.includes('passwordless'))).toBe(true);
+    expect(messages.some((m) => m.startsWith('project') && m.includes('privateLabelingSetting'))).toBe(true);
+    expect(res.body.success.orgs[0].projectIds).toEqual([`${orgId}-p`]);
     const policy = await api(server, 'GET', '/management/v1/policies/login', { token: server.pat, orgId });
     expect(policy.body.policy).toMatchObject({ forceMfa: true, passwordCheckLifetime: '3600s', secondFactors: ['SECOND_FACTOR_TYPE_OTP'] });
     expect(policy.body.policy.allowRegister).toBeUndefined();

@@ -246,9 +246,11 @@ describe('projects and roles', () => {
   it('adds a project from snake_case with enum numbers and reads it back in camelCase', async () => {
     const added = expectOk(
       await mgmt('POST', '/projects', {
-        body: { name: unique('proj'), project_role_assertion: true, has_project_check: true, private_labeling_setting: 1 },
+        body: { name: unique('proj'), project_role_assertion: true, has_project_check: true, private_labeling_setting: 0 },
       }),
     );
+    // Sesame has no label policies: choosing one is refused, not stored and ignored.
+    expectInvalid(await mgmt('POST', '/projects', { body: { name: unique('proj'), private_labeling_setting: 1 } }), /privateLabelingSetting: not supported/);
     expectDetails(added.details, defaultOrgId, 'creationDate');
     const project = expectOk(await mgmt('GET', `/projects/${added.id}`)).project;
     expect(project).toMatchObject({
@@ -256,8 +258,8 @@ describe('projects and roles', () => {
       state: 'PROJECT_STATE_ACTIVE',
       projectRoleAssertion: true,
       hasProjectCheck: true,
-      privateLabelingSetting: 'PRIVATE_LABELING_SETTING_ENFORCE_PROJECT_RESOURCE_OWNER_POLICY',
     });
+    expect(project).not.toHaveProperty('privateLabelingSetting');
     expect(project).not.toHaveProperty('projectRoleCheck'); // false is omitted
     expect(project).not.toHaveProperty('project_role_assertion');
   });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { invalidArgument } from '../model/errors.js';
 import type { AppContext } from '../http/context.js';
 import type { Route } from '../http/types.js';
 import type { ProjectRecord } from '../model/records.js';
@@ -9,6 +10,9 @@ import { enumField, nonZero, PRIVATE_LABELING_SETTING } from './enums.js';
 import { flag, readBody, requiredText } from './validation.js';
 
 /** Projects: AddProject and GetProjectByID. Roles are in project-roles.ts. */
+/** Which org's branding a project's login shows: Sesame has one look, so any choice is refused. */
+export const NO_PRIVATE_LABELING = 'not supported by Sesame, which has no label policies (branding)';
+
 /** AddProjectRequest, also the `project` of an import bundle's `projects[]`. */
 export const addProjectSchema = z.object({
   name: requiredText(200),
@@ -33,6 +37,9 @@ export function projectRoutes(ctx: AppContext): Route[] {
       POST: async (req, caller) => {
         caller.require('project.create');
         const input = readBody(req, addProjectSchema);
+        if (input.privateLabelingSetting !== 'PRIVATE_LABELING_SETTING_UNSPECIFIED') {
+          throw invalidArgument('PROJECT-Lab3l', `privateLabelingSetting: ${NO_PRIVATE_LABELING}`);
+        }
         const project = await ctx.orgs.addProject(caller.orgId, input);
         return ok({ id: project.id, details: addedDetails(project, project.orgId) });
       },

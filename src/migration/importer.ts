@@ -5,6 +5,7 @@ import { humanData, initialState } from '../admin/human-users.js';
 import { toOidcAppConfig, unsupportedOidcSettings, withoutUnsupportedOidcSettings } from '../admin/oidc-config.js';
 import { checkEncodedHash } from '../admin/password-hashes.js';
 import { ORG_ROLES, ROLE_PERMISSIONS } from '../admin/permissions.js';
+import { NO_PRIVATE_LABELING } from '../admin/projects.js';
 import { normalizeOtpSecret, sealOtpSecret } from '../auth/otp-secret.js';
 import { invalidArgument, notFound, preconditionFailed } from '../model/errors.js';
 import type { OrgState, UserState } from '../model/records.js';
@@ -355,7 +356,10 @@ export class Importer {
 
     for (const { value: p } of projects) {
       attempt('project', p.projectId, () => {
-        orgs.stageProject(orgId, { id: p.projectId, ...p.project }, batch);
+        if (p.project.privateLabelingSetting !== 'PRIVATE_LABELING_SETTING_UNSPECIFIED') {
+          this.report.error('project', p.projectId, 'IMPORT-Unsup3', `${NO_PRIVATE_LABELING}; privateLabelingSetting was left out`);
+        }
+        orgs.stageProject(orgId, { id: p.projectId, ...p.project, privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED' }, batch);
         success.projectIds.push(p.projectId);
       });
     }
