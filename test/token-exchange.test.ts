@@ -110,6 +110,10 @@ describe('feature flag', () => {
   it('is switched on through the feature API and then advertised', async () => {
     expect((await api(server, 'PUT', '/v2/features/instance', { body: { oidcTokenExchange: true } })).status).toBe(401);
     expect((await api(server, 'PUT', '/v2/features/instance', { token: server.pat, body: { oidcTokenExchange: true } })).status).toBe(200);
+    // Features Sesame does not have are refused by name, not dropped.
+    const unknown = await api(server, 'PUT', '/v2/features/instance', { token: server.pat, body: { oidcTokenExchange: true, loginV2: { required: true } } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.message).toMatch(/loginV2: not supported by Sesame/);
     const features = await api(server, 'GET', '/v2/features/instance', { token: server.pat });
     expect(features.body.oidcTokenExchange).toEqual({ enabled: true, source: 'SOURCE_INSTANCE' });
     const doc = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as { grant_types_supported: string[] };

@@ -9,7 +9,18 @@ import { checkOrigins, readBody } from './validation.js';
  * Instance settings: feature flags (ZITADEL feature v2: `PUT /v2/features/instance`) and the
  * security policy (`GET`/`PUT /admin/v1/policies/security`). IAM_OWNER only.
  */
-const featuresSchema = z.object({ oidcTokenExchange: z.boolean().optional() });
+/**
+ * Sesame has one instance feature; ZITADEL's others (loginV2, actions, userSchema, …) are refused by
+ * name rather than dropped, so nobody believes one is on.
+ */
+const featuresSchema = z
+  .object({ oidcTokenExchange: z.boolean().optional() })
+  .catchall(z.unknown())
+  .superRefine((value, ctx) => {
+    for (const key of Object.keys(value)) {
+      if (key !== 'oidcTokenExchange') ctx.addIssue({ code: 'custom', path: [key], message: 'not supported by Sesame (its one feature is oidcTokenExchange)' });
+    }
+  });
 
 const securitySchema = z.object({
   enableIframeEmbedding: z.boolean().optional(),
