@@ -254,6 +254,23 @@ describe('failed client authentication', () => {
   });
 });
 
+describe('introspection of personal access tokens', () => {
+  it('answers active for the introspecting app, with the roles of its project (compat §5); inactive once removed', async () => {
+    const pat = ok(await api(server, 'POST', `/management/v1/users/${machineOpaque.userId}/pats`, { token: server.pat, body: {} }));
+    const seenByP = ok(await introspect(pat.token, introspectorP));
+    expect(seenByP).toMatchObject({ active: true, sub: machineOpaque.userId, jti: pat.tokenId, token_type: 'Bearer', iss: server.issuer });
+    expect(seenByP.aud).toEqual([introspectorP.clientId, projectP]);
+    expect(seenByP.scope.split(' ')).toEqual(expect.arrayContaining(['openid', 'urn:zitadel:iam:org:project:role:editor', 'urn:zitadel:iam:org:project:role:viewer']));
+    expect(Object.keys(seenByP['urn:zitadel:iam:org:project:roles'])).toEqual(['viewer']);
+    expect(seenByP['urn:zitadel:iam:user:metadata']).toEqual({ tier: Buffer.from('gold').toString('base64url') });
+    const seenByQ = ok(await introspect(pat.token, introspectorQ));
+    expect(seenByQ.active).toBe(true);
+    expect(seenByQ['urn:zitadel:iam:org:project:roles']).toBeUndefined();
+    ok(await api(server, 'DELETE', `/management/v1/users/${machineOpaque.userId}/pats/${pat.tokenId}`, { token: server.pat }));
+    expect(ok(await introspect(pat.token, introspectorP))).toEqual({ active: false });
+  });
+});
+
 describe('personal access tokens', () => {
   it('lists, reads and removes PATs; a removed PAT stops authenticating at once and after a restart', async () => {
     const dataDir = tempDataDir();

@@ -8,9 +8,37 @@ import { claimsFor } from './user-tokens.js';
  */
 const INACTIVE = Object.freeze({ active: false });
 
+/**
+ * A personal access token's fixed scopes (ZITADEL's AddPersonalAccessToken); at introspection it is
+ * treated as if issued for the introspecting app, with every role of that app's project (compat §5).
+ */
+const PAT_SCOPES = ['openid', 'profile', 'urn:zitadel:iam:user:metadata', 'urn:zitadel:iam:user:resourceowner'];
+
+function introspectPat(token: string, caller: AppRecord, ctx: AppContext): Record<string, unknown> | undefined {
+  const found = ctx.orgs.authenticatePat(token);
+  if (!found) return undefined;
+  const { user, pat } = found;
+  const roleScopes = (ctx.orgs.getProject(caller.projectId)?.roles ?? []).map((r) => `urn:zitadel:iam:org:project:role:${r.key}`);
+  const scopes = [...PAT_SCOPES, ...roleScopes];
+  return {
+    ...claimsFor(ctx, user, scopes, caller.projectId, true),
+    active: true,
+    scope: scopes.join(' '),
+    token_type: 'Bearer',
+    exp: Math.floor(pat.expirationDate / 1000),
+    iat: Math.floor(pat.createdAt / 1000),
+    nbf: Math.floor(pat.createdAt / 1000),
+    aud: [caller.clientId, caller.projectId],
+    iss: ctx.issuer,
+    jti: pat.id,
+    sub: user.id,
+    username: ctx.orgs.preferredLoginName(user),
+  };
+}
+
 export function introspect(token: string, caller: AppRecord, ctx: AppContext): Record<string, unknown> {
   const resolved = ctx.tokens.resolve(token);
-  if (!resolved) return INACTIVE;
+  if (!resolved) return introspectPat(token, caller, ctx) ?? INACTIVE;
   const { claims } = resolved;
   if (!claims.aud.includes(caller.clientId) && !claims.aud.includes(caller.projectId)) return INACTIVE;
   const user = ctx.orgs.getUser(claims.sub);
