@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api } from './helpers/api.js';
+import { api, importOrgs } from './helpers/api.js';
 import { Agent, createHuman, createWebApp, exchangeCode, formOf, responseParams, signIn, submit, uniqueName, type Step, type WebApp } from './helpers/oidc.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { base32Encode, totpAt } from '../src/auth/totp.js';
@@ -332,23 +332,15 @@ describe('native apps (skipNativeAppSuccessPage)', () => {
 describe('import of login policies, users and projects', () => {
   it('imports what Sesame enforces and lists what it left out', async () => {
     const orgId = `imp${Date.now()}`;
-    const res = await api(server, 'POST', '/admin/v1/import', {
-      token: server.pat,
-      body: {
-        timeout: '1m',
-        dataOrgs: {
-          orgs: [
-            {
-              orgId,
-              org: { name: uniqueName('imported') },
-              loginPolicy: { allowUsernamePassword: true, allowRegister: false, forceMfa: true, secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'], idps: [{ idpId: 'x', ownerType: 'IDP_OWNER_TYPE_ORG' }], passwordCheckLifetime: '3600s' },
-              projects: [{ projectId: `${orgId}-p`, project: { name: 'P', privateLabelingSetting: 'PRIVATE_LABELING_SETTING_ENFORCE_PROJECT_RESOURCE_OWNER_POLICY' } }],
-              humanUsers: [{ userId: `${orgId}-u`, user: { userName: 'p', profile: { firstName: 'P', lastName: 'Q' }, email: { email: 'p@example.com' }, password: 'Some-Password-1', requestPasswordlessRegistration: true } }],
-            },
-          ],
-        },
+    const res = await importOrgs(server, [
+      {
+        orgId,
+        org: { name: uniqueName('imported') },
+        loginPolicy: { allowUsernamePassword: true, allowRegister: false, forceMfa: true, secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'], idps: [{ idpId: 'x', ownerType: 'IDP_OWNER_TYPE_ORG' }], passwordCheckLifetime: '3600s' },
+        projects: [{ projectId: `${orgId}-p`, project: { name: 'P', privateLabelingSetting: 'PRIVATE_LABELING_SETTING_ENFORCE_PROJECT_RESOURCE_OWNER_POLICY' } }],
+        humanUsers: [{ userId: `${orgId}-u`, user: { userName: 'p', profile: { firstName: 'P', lastName: 'Q' }, email: { email: 'p@example.com' }, password: 'Some-Password-1', requestPasswordlessRegistration: true } }],
       },
-    });
+    ]);
     expect(res.status).toBe(200);
     const messages = (res.body.errors as { type: string; message: string }[]).map((e) => `${e.type}: ${e.message}`);
     expect(messages.some((m) => m.startsWith('login_policy') && m.includes('SECOND_FACTOR_TYPE_U2F'))).toBe(true);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
 import { decodeJwt } from 'jose';
-import { api, createMachineClient } from './helpers/api.js';
+import { api, createMachineClient, importOrgs } from './helpers/api.js';
 import { Agent, createHuman, createWebApp, signIn, uniqueName, type Human, type WebApp } from './helpers/oidc.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
@@ -340,33 +340,25 @@ describe('OIDC app settings Sesame cannot honour', () => {
   it('imports an app with them, reporting and dropping each', async () => {
     const orgId = uniqueName('imp');
     const result = ok(
-      await api(server, 'POST', '/admin/v1/import', {
-        token: server.pat,
-        body: {
-          timeout: '1m',
-          dataOrgs: {
-            orgs: [
-              {
-                orgId,
-                org: { name: orgId },
-                projects: [{ projectId: `${orgId}-p`, project: { name: 'P' } }],
-                oidcApps: [
-                  {
-                    appId: `${orgId}-o`,
-                    app: {
-                      projectId: `${orgId}-p`,
-                      name: 'Web',
-                      ...base,
-                      backChannelLogoutUri: 'https://refused.example.com/bcl',
-                      loginVersion: { loginV2: { baseUri: 'https://login.example.com' } },
-                    },
-                  },
-                ],
+      await importOrgs(server, [
+        {
+          orgId,
+          org: { name: orgId },
+          projects: [{ projectId: `${orgId}-p`, project: { name: 'P' } }],
+          oidcApps: [
+            {
+              appId: `${orgId}-o`,
+              app: {
+                projectId: `${orgId}-p`,
+                name: 'Web',
+                ...base,
+                backChannelLogoutUri: 'https://refused.example.com/bcl',
+                loginVersion: { loginV2: { baseUri: 'https://login.example.com' } },
               },
-            ],
-          },
+            },
+          ],
         },
-      }),
+      ]),
     );
     expect(result.success.orgs[0].oidcAppIds).toEqual([`${orgId}-o`]);
     expect(result.errors).toEqual([

@@ -62,3 +62,8 @@ export async function createApiApp(
   if (app.status !== 200) throw new Error(`add api app: ${app.status} ${JSON.stringify(app.body)}`);
   return { projectId: project.body.id, appId: app.body.appId, clientId: app.body.clientId, clientSecret: app.body.clientSecret };
 }
+
+/** POST /admin/v1/import of inline orgs (`dataOrgs`) as the bootstrap admin. */
+export function importOrgs(server: Pick<ServerAddress, 'url' | 'pat'>, orgs: Record<string, unknown>[]): Promise<ApiResult> {
+  return api(server, 'POST', '/admin/v1/import', { token: server.pat, body: { timeout: '1m', dataOrgs: { orgs } } });
+}
