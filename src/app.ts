@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { ClientsActor } from './actors/clients.js';
 import { KeysActor } from './actors/keys.js';
 import { OrgsActor } from './actors/orgs.js';
@@ -20,6 +21,7 @@ import { SettingsActor } from './actors/settings.js';
 import { IdTokens } from './oauth/id-token.js';
 import { openStorage, type Storage } from './storage/db.js';
 import { DataDirInUseError, lockDataDir, type DataDirLock } from './storage/data-dir-lock.js';
+import { DataDirError, prepareDataDir } from './storage/data-dir.js';
 import { installClock, type Clock } from './util/clock.js';
 import { MasterKey } from './storage/master-key.js';
 import { MigrationStore } from './migration/store.js';
@@ -68,7 +70,14 @@ function checkMasterKey(storage: Storage, masterKey: MasterKey): void {
 }
 
 export async function startApp(config: Config, options: StartOptions = {}): Promise<RunningApp> {
-  // Before anything touches the data dir: a second process on it must change nothing.
+  // The data dir is checked first (exists or can be created, writable, takes files), then locked:
+  // a second process on it must change nothing.
+  try {
+    prepareDataDir(config.dataDir);
+  } catch (error) {
+    if (error instanceof DataDirError) throw new ConfigError(`SESAME_DATA_DIR (--data-dir) = ${JSON.stringify(config.dataDir)}: ${error.reason}`);
+    throw error;
+  }
   const lock = await lockDataDir(config.dataDir).catch((error: unknown) => {
     if (error instanceof DataDirInUseError) {
       throw new ConfigError(`SESAME_DATA_DIR (--data-dir) = ${JSON.stringify(config.dataDir)}: in use by another Sesame process; stop it or choose another data dir`);
@@ -82,7 +91,8 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   } catch (error) {
     restoreClock();
     await lock.release();
-    throw error;
+    // The directory takes files (checked above), so LMDB's own refusal is about this file system.
+    throw new ConfigError(`SESAME_DATA_DIR (--data-dir) = ${JSON.stringify(config.dataDir)}: LMDB cannot open its database there: ${error instanceof Error ? error.message : String(error)}`);
   }
   let pool: CryptoPool | undefined;
   let keys: KeysActor | undefined;
@@ -168,6 +178,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       port: server.port,
       host: config.host,
       dataDir: config.dataDir,
+      adminPat: join(config.dataDir, 'admin.pat'),
       signingAlg: config.signingAlg,
       signer: signerMode,
       workers: cryptoPool.threads,

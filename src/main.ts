@@ -1,4 +1,5 @@
 import { startApp } from './app.js';
+import { startupBanner } from './banner.js';
 import { ConfigError, helpText, loadConfig } from './config.js';
 import { log, setLogLevel } from './util/log.js';
 
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
   }
   setLogLevel(config.logLevel);
   const app = await startApp(config).catch(configErrorExit);
+  process.stdout.write(startupBanner(config, app));
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -1,0 +1,22 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Config } from './config.js';
+
+/**
+ * What an operator needs at every start, in plain text on stdout (the JSON log line on stderr
+ * carries the same): where Sesame listens, its issuer, its data dir and where the admin PAT is.
+ */
+export function startupBanner(config: Config, app: { port: number; issuer: string }): string {
+  const dataDir = resolve(config.dataDir);
+  const pat = join(dataDir, 'admin.pat');
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const lines = [
+    `Sesame is listening on http://${host}:${app.port} (bound to ${config.host})`,
+    `  issuer     ${app.issuer}`,
+    `  data dir   ${dataDir}`,
+    existsSync(pat)
+      ? `  admin PAT  ${pat}`
+      : `  admin PAT  ${pat} is missing (it is written at the first start only); issue a new one with: sesame admin-pat --new`,
+  ];
+  return lines.join('\n') + '\n';
+}
