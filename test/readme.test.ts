@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent, createWebApp, exchangeCode, responseParams, signIn } from './helpers/oidc.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 /**
@@ -127,5 +128,17 @@ describe('README examples', () => {
     const report = `README block failed (last started: ${failedAt}), exit code ${code}:\n${output.slice(-6000)}`;
     expect(code, report).toBe(0);
     expect(failedAt, report).toBe('README.md: all blocks ran');
+  });
+
+  it('the person the export/import walkthrough moved signs in on the target with her old password', async () => {
+    // The README says so but cannot show it without a browser: walk the target's login pages.
+    const app = await createWebApp(target);
+    const params = new URLSearchParams({ client_id: app.clientId, redirect_uri: 'http://localhost:9999/callback', response_type: 'code', scope: 'openid' });
+    const done = await signIn(new Agent(target), `/oauth/v2/authorize?${params}`, { loginName: 'grace@acme.localhost', password: 'Correct-Horse-9' });
+    expect(done.location, done.html?.slice(0, 2000)).toMatch(/^http:\/\/localhost:9999\/callback\?/);
+    expect(responseParams(done.location!).get('code')).toBeTruthy();
+    const tokens = await exchangeCode(target, app, done.location!);
+    expect(tokens.status).toBe(200);
+    expect(tokens.claims.sub).toMatch(/^\d+$/);
   });
 });
