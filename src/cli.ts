@@ -205,12 +205,17 @@ function target(p: Parsed, forceOffline = false): Target {
   return { kind: 'offline', config, signingAlgSet };
 }
 
-async function withDataDir<T>(t: Extract<Target, { kind: 'offline' }>, create: boolean, work: (dir: OfflineDir) => Promise<T>): Promise<T> {
+async function withDataDir<T>(
+  t: Extract<Target, { kind: 'offline' }>,
+  create: boolean,
+  work: (dir: OfflineDir) => Promise<T>,
+  inUseHint = 'stop it, or go through its API with --url and --pat-file',
+): Promise<T> {
   let dir: OfflineDir;
   try {
     dir = await openDataDir(t.config, { create, signingAlgSet: t.signingAlgSet });
   } catch (error) {
-    if (error instanceof OfflineError) throw new CliError(error.message, error.exitCode);
+    if (error instanceof OfflineError) throw new CliError(error.inUse ? `${error.message}: ${inUseHint}` : error.message, error.exitCode);
     if (error instanceof MasterKeyMismatchError) throw usage(`data dir ${t.config.dataDir}: ${error.message} (give the server's SESAME_MASTERKEY or --master-key)`);
     throw failure(`data dir ${t.config.dataDir}: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -390,26 +395,27 @@ async function writeOutput(path: string, data: Buffer, progress: Progress): Prom
 
 // ---- summaries ----
 
-const KINDS: [string, string, string][] = [
-  ['humanUsers', 'human user', 'human users'],
-  ['machineUsers', 'machine user', 'machine users'],
-  ['projects', 'project', 'projects'],
-  ['projectRoles', 'project role', 'project roles'],
-  ['oidcApps', 'OIDC app', 'OIDC apps'],
-  ['apiApps', 'API app', 'API apps'],
-  ['userGrants', 'user grant', 'user grants'],
-  ['orgMembers', 'org member', 'org members'],
-  ['projectMembers', 'project member', 'project members'],
-  ['userMetadata', 'metadata entry', 'metadata entries'],
-  ['domains', 'domain', 'domains'],
-  ['appKeys', 'app key', 'app keys'],
-  ['machineKeys', 'machine key', 'machine keys'],
+/** Per kind: its list in a bundle, its list in an import report, and its name. */
+const KINDS: [string, string, string, string][] = [
+  ['humanUsers', 'humanUserIds', 'human user', 'human users'],
+  ['machineUsers', 'machineUserIds', 'machine user', 'machine users'],
+  ['projects', 'projectIds', 'project', 'projects'],
+  ['projectRoles', 'projectRoles', 'project role', 'project roles'],
+  ['oidcApps', 'oidcAppIds', 'OIDC app', 'OIDC apps'],
+  ['apiApps', 'apiAppIds', 'API app', 'API apps'],
+  ['userGrants', 'userGrants', 'user grant', 'user grants'],
+  ['orgMembers', 'orgMembers', 'org member', 'org members'],
+  ['projectMembers', 'projectMembers', 'project member', 'project members'],
+  ['userMetadata', 'userMetadata', 'metadata entry', 'metadata entries'],
+  ['domains', 'domains', 'domain', 'domains'],
+  ['appKeys', 'appKeys', 'app key', 'app keys'],
+  ['machineKeys', 'machineKeys', 'machine key', 'machine keys'],
 ];
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 function describeCounts(orgs: number, counts: Map<string, number>): string {
-  const parts = KINDS.filter(([k]) => (counts.get(k) ?? 0) > 0).map(([k, one, many]) => plural(counts.get(k)!, one, many));
+  const parts = KINDS.filter(([k]) => (counts.get(k) ?? 0) > 0).map(([k, , one, many]) => plural(counts.get(k)!, one, many));
   return `${plural(orgs, 'organization', 'organizations')}${parts.length ? ` (${parts.join(', ')})` : ''}`;
 }
 
@@ -441,8 +447,8 @@ interface ReportJson {
 function printImportReport(report: ReportJson, where: string): void {
   const counts = new Map<string, number>();
   for (const org of report.success.orgs) {
-    for (const [kind] of KINDS) {
-      const list = org[kind];
+    for (const [kind, reportKey] of KINDS) {
+      const list = org[reportKey];
       if (Array.isArray(list)) counts.set(kind, (counts.get(kind) ?? 0) + list.length);
     }
   }
@@ -590,7 +596,7 @@ async function adminPatCommand(argv: string[]): Promise<void> {
     const replaced = existsSync(path);
     writeFileAtomic(path, token + '\n', 0o600);
     return { path, replaced, token };
-  });
+  }, 'stop it first (a new token is issued offline only)');
   process.stderr.write(
     `sesame: admin-pat: issued a new token for the bootstrap admin; ${replaced ? 'replaced' : 'wrote'} ${path} (mode 0600). Earlier tokens stay valid until removed (DELETE /management/v1/users/<id>/pats/<id>)\n`,
   );

@@ -24,6 +24,8 @@ export class OfflineError extends Error {
     message: string,
     /** 2 when the operator must change what was asked (another dir, --url), 1 otherwise. */
     readonly exitCode: 1 | 2,
+    /** A running server holds the data dir. */
+    readonly inUse = false,
   ) {
     super(message);
   }
@@ -63,7 +65,7 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
     lock = await lockDataDir(dataDir);
   } catch (error) {
     if (error instanceof DataDirInUseError) {
-      throw new OfflineError(`data dir ${dataDir} is in use by a running Sesame server: stop it, or go through its API with --url and --pat-file`, 2);
+      throw new OfflineError(`data dir ${dataDir} is in use by a running Sesame server`, 2, true);
     }
     throw error;
   }
