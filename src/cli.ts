@@ -10,7 +10,7 @@ import { ApiError } from './model/errors.js';
 import { exportRequestSchema, parseImportRequest } from './migration/request.js';
 import { exportData, importData } from './migration/run.js';
 import { JsonScanner } from './migration/json-scan.js';
-import { camelMembers } from './migration/source.js';
+import { camelMembers, scanDocument } from './migration/source.js';
 import { serve, startFailed } from './serve.js';
 import { openDataDir, OfflineError, type OfflineDir } from './cli/offline.js';
 import { setLogLevel } from './util/log.js';
@@ -521,6 +521,15 @@ async function importCommand(argv: string[]): Promise<void> {
   const progress = new Progress('import: read');
   const bundle = await readInput(input, progress);
   progress.done();
+  // Checked here (UTF-8, JSON), so a bad file is named with its own byte offsets and nothing is touched.
+  const what = input === '-' ? 'stdin' : input;
+  if (new JsonScanner(bundle).skipWs(0) >= bundle.length) throw usage(`--in ${what}: the bundle is empty`);
+  try {
+    scanDocument(bundle, what);
+  } catch (error) {
+    if (error instanceof ApiError) throw usage(`--in ${error.message}`);
+    throw error;
+  }
   // The import request of the API, whichever way it goes: {"timeout":…,"dataOrgs":<bundle>}.
   const field = p.flags.has('--v1') ? 'dataOrgsv1' : 'dataOrgs';
   const chunks = [Buffer.from(`{"timeout":${JSON.stringify(timeout)},"${field}":`), bundle, Buffer.from('}')];
@@ -556,9 +565,9 @@ async function keysCommand(argv: string[]): Promise<void> {
   const p = parseArgs(argv, TARGET_OPTIONS, []);
   if (p.flags.has('--help') || p.positional.length === 0) {
     if (p.flags.has('--help')) return void process.stdout.write(HELP.keys!);
-    throw usage('keys: which action? sesame keys rotate (see sesame keys --help)');
+    throw usage('which action? sesame keys rotate (see sesame keys --help)');
   }
-  if (p.positional[0] !== 'rotate' || p.positional.length > 1) throw usage(`keys: unknown action ${p.positional.join(' ')} (only: rotate)`);
+  if (p.positional[0] !== 'rotate' || p.positional.length > 1) throw usage(`unknown action ${p.positional.join(' ')} (only: rotate)`);
   const t = target(p);
   let kid: string;
   if (t.kind === 'online') {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, type ApiResult } from './helpers/api.js';
@@ -77,6 +77,13 @@ describe('sesame --help', () => {
     const noTarget = await sesame(['export']);
     expect(noTarget.code).toBe(2);
     expect(noTarget.stderr).toMatch(/^sesame: export: give --url .* or --data-dir .*\n$/);
+    const dir = tempDataDir();
+    writeFileSync(join(dir, 'bad.json'), '{"orgs":[');
+    const badBundle = await sesame(['import', '--data-dir', join(dir, 'data'), '--in', join(dir, 'bad.json')]);
+    expect(badBundle.code).toBe(2);
+    expect(badBundle.stderr).toMatch(/^sesame: import: --in .*bad\.json is not valid JSON: .*\n$/);
+    expect(existsSync(join(dir, 'data')), 'nothing created for a bad bundle').toBe(false);
+    rmSync(dir, { recursive: true, force: true });
     const badSetting = await sesame(['start', '--port', 'x']);
     expect(badSetting.code).toBe(2);
     expect(badSetting.stderr).toContain('SESAME_PORT');
@@ -180,6 +187,15 @@ describe('sesame export / import / admin-pat / keys rotate', () => {
     const server = b ?? (await startServer({ dataDir: dirB }));
     await server.stop();
     b = undefined;
+    // Offline on the stopped dir: an export to stdout, and a key rotation.
+    const offline = await sesame(['export', '--data-dir', dirB, '--org-ids', orgId, '--out', '-']);
+    expect(offline.code, offline.stderr).toBe(0);
+    expect(JSON.parse(offline.stdout).orgs[0].humanUsers.map((u: any) => u.userId)).toEqual([userId]);
+    expect(offline.stderr).toMatch(new RegExp(`^sesame: export: exported 1 organization .* from ${dirB}, .* to stdout\\n$`));
+    const rotated = await sesame(['keys', 'rotate', '--data-dir', dirB]);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const kid = rotated.stdout.trim();
+
     const where = await sesame(['admin-pat', '--data-dir', dirB]);
     expect(where).toMatchObject({ code: 0, stdout: `${join(dirB, 'admin.pat')}\n` });
 
@@ -194,6 +210,7 @@ describe('sesame export / import / admin-pat / keys rotate', () => {
 
     b = await startServer({ dataDir: dirB });
     expect(b.pat).toBe(token);
+    expect(ok(await api(b, 'GET', '/oauth/v2/keys')).keys[0].kid).toBe(kid);
     ok(await api(b, 'GET', `/management/v1/users/${userId}`, { token, orgId }));
   });
 
