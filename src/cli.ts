@@ -44,7 +44,8 @@ Commands:
 
 export, import and keys rotate work either against a running server:
   --url URL          the server (env SESAME_URL), e.g. http://localhost:8080
-  --pat-file FILE    a file holding an IAM_OWNER token, e.g. data/admin.pat (or the token in SESAME_PAT)
+  --pat-file FILE    a file holding an IAM_OWNER token, e.g. data/admin.pat (env SESAME_PAT_FILE,
+                     or the token itself in SESAME_PAT)
 or offline, on a data dir that no running server holds:
   --data-dir DIR     the server's data dir (env SESAME_DATA_DIR); server settings such as --master-key
                      (SESAME_MASTERKEY) and --issuer (SESAME_ISSUER) apply as to sesame start
@@ -55,8 +56,8 @@ Exit codes: 0 done, 1 failed, 2 usage or settings (e.g. a data dir a server hold
 `;
 
 const TARGET_HELP = `Target (one of):
-  --url URL             a running server (env SESAME_URL); with --pat-file FILE or env SESAME_PAT
-                        (an IAM_OWNER token such as <data dir>/admin.pat)
+  --url URL             a running server (env SESAME_URL), with --pat-file FILE (env SESAME_PAT_FILE)
+                        or the token itself in env SESAME_PAT (an IAM_OWNER token, e.g. data/admin.pat)
   --data-dir DIR        offline, on a data dir no server holds (env SESAME_DATA_DIR); the server's
                         settings apply (--master-key/SESAME_MASTERKEY, --issuer/SESAME_ISSUER, …)
 `;
