@@ -56,7 +56,7 @@ export interface StartOptions {
 
 export class MasterKeyMismatchError extends Error {}
 
-function checkMasterKey(storage: Storage, masterKey: MasterKey): void {
+export function checkMasterKey(storage: Storage, masterKey: MasterKey): void {
   const sealed = storage.stores.meta.get('masterKeyCheck') as Uint8Array | undefined;
   if (!sealed) {
     storage.stores.meta.putSync('masterKeyCheck', masterKey.encrypt(Buffer.from('sesame')));

@@ -79,7 +79,7 @@ export type Config = Omit<z.infer<typeof schema>, 'workers'> & { workers: number
 
 export class ConfigError extends Error {}
 
-function flagName(setting: string): string {
+export function flagName(setting: string): string {
   return '--' + setting.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
 }
 
@@ -100,11 +100,11 @@ function parseFlags(argv: readonly string[]): Partial<Record<SettingName, string
   return out;
 }
 
-export function helpText(): string {
+export function helpText(usage = 'npm start -- [options]'): string {
   const rows = Object.entries(SETTINGS).map(
     ([k, s]) => `  ${flagName(k).padEnd(34)} ${s.env.padEnd(36)} ${s.help}${s.default ? ` (default ${s.default})` : ''}`,
   );
-  return `Usage: npm start -- [options]\n\nOptions (each also an environment variable):\n${rows.join('\n')}\n`;
+  return `Usage: ${usage}\n\nOptions (each also an environment variable):\n${rows.join('\n')}\n`;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Config {

@@ -1,0 +1,145 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ClientsActor } from '../actors/clients.js';
+import { KeysActor } from '../actors/keys.js';
+import { OrgsActor, type InstanceInfo } from '../actors/orgs.js';
+import { bootstrapInstance } from '../admin/bootstrap.js';
+import { checkMasterKey } from '../app.js';
+import type { Config, SigningAlg } from '../config.js';
+import { MigrationStore } from '../migration/store.js';
+import type { MigrationServices } from '../migration/run.js';
+import { DataDirInUseError, lockDataDir, type DataDirLock } from '../storage/data-dir-lock.js';
+import { DataDirError, prepareDataDir } from '../storage/data-dir.js';
+import { openStorage, type Storage } from '../storage/db.js';
+import { MasterKey } from '../storage/master-key.js';
+import { CryptoPool } from '../workers/pool.js';
+
+/**
+ * A data dir opened without a server, for the offline commands (`sesame export|import|keys
+ * rotate|admin-pat --data-dir …`): the data-dir lock first, so a dir a running server holds is
+ * refused and nothing in it is touched; then storage, the master key check, the actors and the
+ * instance as `startApp` sets them up (a fresh dir gets its instance as at a first start).
+ */
+export class OfflineError extends Error {
+  constructor(
+    message: string,
+    /** 2 when the operator must change what was asked (another dir, --url), 1 otherwise. */
+    readonly exitCode: 1 | 2,
+    /** A running server holds the data dir. */
+    readonly inUse = false,
+  ) {
+    super(message);
+  }
+}
+
+export interface OfflineDir {
+  readonly dataDir: string;
+  readonly storage: Storage;
+  readonly orgs: OrgsActor;
+  readonly clients: ClientsActor;
+  readonly keys: KeysActor;
+  readonly instance: InstanceInfo;
+  readonly masterKey: MasterKey;
+  /** Whether this open created the instance (the dir was empty). */
+  readonly created: boolean;
+  readonly migration: MigrationServices;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** An empty or missing dir is set up as at a first start (import); otherwise it is refused. */
+  create: boolean;
+  /** The signing algorithm was set (flag or environment); otherwise the one the dir signs with is kept. */
+  signingAlgSet: boolean;
+}
+
+export async function openDataDir(config: Config, options: OpenOptions): Promise<OfflineDir> {
+  const { dataDir } = config;
+  if (!options.create && !existsSync(join(dataDir, 'sesame.lmdb'))) {
+    throw new OfflineError(`data dir ${dataDir} holds no Sesame data (no sesame.lmdb): check --data-dir`, 2);
+  }
+  if (!options.create && !config.masterKey && !existsSync(join(dataDir, 'masterkey'))) {
+    throw new OfflineError(`data dir ${dataDir} has no masterkey file: give the server's SESAME_MASTERKEY (or --master-key)`, 2);
+  }
+  try {
+    prepareDataDir(dataDir);
+  } catch (error) {
+    if (error instanceof DataDirError) throw new OfflineError(`data dir ${JSON.stringify(dataDir)}: ${error.reason}`, 2);
+    throw error;
+  }
+  let lock: DataDirLock;
+  try {
+    lock = await lockDataDir(dataDir);
+  } catch (error) {
+    if (error instanceof DataDirInUseError) {
+      throw new OfflineError(`data dir ${dataDir} is in use by a running Sesame server`, 2, true);
+    }
+    throw error;
+  }
+  let storage: Storage | undefined;
+  let keys: KeysActor | undefined;
+  let pool: CryptoPool | undefined;
+  try {
+    storage = openStorage(dataDir, config.durability);
+    const fresh = storage.stores.meta.get('instance') === undefined;
+    const masterKey = MasterKey.loadOrCreate(dataDir, config.masterKey);
+    checkMasterKey(storage, masterKey);
+    const alg = options.signingAlgSet ? config.signingAlg : (storedSigningAlg(storage) ?? config.signingAlg);
+    const issuer = config.issuer ?? `http://localhost:${config.port}`;
+    const orgs = new OrgsActor(storage, new URL(issuer).hostname);
+    const clients = new ClientsActor(storage);
+    keys = new KeysActor(
+      storage.stores.signingKeys,
+      masterKey,
+      alg,
+      config.keyRotationInterval,
+      Math.max(config.accessTokenLifetime, config.idTokenLifetime),
+      storage.durable,
+    );
+    await keys.start();
+    // The timer is for servers: an offline command rotates only when asked.
+    keys.stop();
+    const instance = await bootstrapInstance(orgs, dataDir);
+    const opened = storage;
+    const keysActor = keys;
+    return {
+      dataDir,
+      storage,
+      orgs,
+      clients,
+      keys,
+      instance,
+      masterKey,
+      created: fresh,
+      migration: {
+        orgs,
+        clients,
+        masterKey,
+        migration: new MigrationStore(storage),
+        // Password hashing runs on worker threads as in the server; started only when an import needs it.
+        hashPassword: (password) => (pool ??= new CryptoPool(1)).hashPassword(password),
+      },
+      async close() {
+        keysActor.stop();
+        await pool?.close();
+        await opened.close();
+        await lock.release();
+      },
+    };
+  } catch (error) {
+    keys?.stop();
+    await pool?.close().catch(() => {});
+    await storage?.close().catch(() => {});
+    await lock.release();
+    throw error;
+  }
+}
+
+/** The algorithm of the key the dir signs with now, if any. */
+function storedSigningAlg(storage: Storage): SigningAlg | undefined {
+  for (const { value } of storage.stores.signingKeys.getRange()) {
+    const key = value as { status?: string; alg?: SigningAlg };
+    if (key.status === 'active') return key.alg;
+  }
+  return undefined;
+}

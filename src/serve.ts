@@ -1,0 +1,56 @@
+import { startApp } from './app.js';
+import { startupBanner } from './banner.js';
+import { ConfigError, helpText, loadConfig } from './config.js';
+import { log, setLogLevel } from './util/log.js';
+
+/**
+ * Runs the server until SIGTERM/SIGINT: `node dist/main.js [options]` and `sesame start [options]`.
+ * Exit 2 on bad configuration or a port or data dir in use, 1 when start-up fails otherwise.
+ */
+export async function serve(argv: readonly string[], usage?: string): Promise<void> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(helpText(usage));
+    return;
+  }
+  // Exit 2 for anything the operator fixes in the settings: a bad value, a port or data dir in use.
+  const configErrorExit = (error: unknown): never => {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`sesame: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  };
+  let config;
+  try {
+    config = loadConfig(process.env, argv);
+  } catch (error) {
+    return configErrorExit(error);
+  }
+  setLogLevel(config.logLevel);
+  const app = await startApp(config).catch(configErrorExit);
+  process.stdout.write(startupBanner(config, app));
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('shutting down', { signal });
+    app.shutdown().then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        log.error('shutdown failed', { error: String(error) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+export function startFailed(error: unknown): never {
+  log.error('start-up failed', { error: error instanceof Error ? error.message : String(error) });
+  process.exit(1);
+}

@@ -1,0 +1,233 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, type ApiResult } from './helpers/api.js';
+import { Agent, createWebApp, signIn, type WebApp } from './helpers/oidc.js';
+import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
+
+/**
+ * The `sesame` command (dist/cli.js) as an operator runs it: real processes, temp data dirs, port 0.
+ * Export from a running server, import offline into a second data dir, start a server on it and
+ * sign in there; a data dir a server holds is refused offline; `admin-pat --new` and `keys rotate`.
+ */
+const CLI = join(import.meta.dirname, '..', 'dist', 'cli.js');
+const REDIRECT = 'http://localhost:9999/callback';
+const PASSWORD = 'Cli-Password-42';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI to its end (at most 30 s), with SESAME_* variables of the test environment left out. */
+function sesame(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SESAME_')));
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...base, SESAME_WORKERS: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`sesame ${args.join(' ')} did not finish in 30 s:\n${stderr}`));
+    }, 30_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+const ok = (result: ApiResult): any => {
+  expect(result.status, JSON.stringify(result.body)).toBe(200);
+  return result.body;
+};
+
+describe('sesame --help', () => {
+  it('lists the commands, and each command its options', async () => {
+    const main = await sesame(['--help']);
+    expect(main.code).toBe(0);
+    for (const command of ['start', 'export', 'import', 'keys rotate', 'admin-pat']) expect(main.stdout).toContain(command);
+
+    const start = await sesame(['start', '--help']);
+    expect(start.code).toBe(0);
+    expect(start.stdout).toContain('Usage: sesame start');
+    expect(start.stdout).toContain('SESAME_DATA_DIR');
+
+    const options: Record<string, string[]> = {
+      export: ['--out', '--org-ids', '--with-passwords', '--with-otp', '--url', '--pat-file', '--data-dir'],
+      import: ['--in', '--v1', '--report', '--url', '--data-dir'],
+      keys: ['rotate', '--url', '--data-dir'],
+      'admin-pat': ['--new', '--print', '--data-dir'],
+    };
+    for (const [command, flags] of Object.entries(options)) {
+      const help = await sesame([command, '--help']);
+      expect(help.code, command).toBe(0);
+      for (const flag of flags) expect(help.stdout, `${command} ${flag}`).toContain(flag);
+    }
+  });
+
+  it('answers usage errors with one line and exit 2', async () => {
+    const unknown = await sesame(['frobnicate']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^sesame: unknown command frobnicate .*\n$/);
+    const noTarget = await sesame(['export']);
+    expect(noTarget.code).toBe(2);
+    expect(noTarget.stderr).toMatch(/^sesame: export: give --url .* or --data-dir .*\n$/);
+    const dir = tempDataDir();
+    writeFileSync(join(dir, 'bad.json'), '{"orgs":[');
+    const badBundle = await sesame(['import', '--data-dir', join(dir, 'data'), '--in', join(dir, 'bad.json')]);
+    expect(badBundle.code).toBe(2);
+    expect(badBundle.stderr).toMatch(/^sesame: import: --in .*bad\.json is not valid JSON: .*\n$/);
+    expect(existsSync(join(dir, 'data')), 'nothing created for a bad bundle').toBe(false);
+    rmSync(dir, { recursive: true, force: true });
+    const badSetting = await sesame(['start', '--port', 'x']);
+    expect(badSetting.code).toBe(2);
+    expect(badSetting.stderr).toContain('SESAME_PORT');
+  });
+});
+
+describe('sesame export / import / admin-pat / keys rotate', () => {
+  let a: TestServer;
+  let b: TestServer | undefined;
+  const dirB = tempDataDir();
+  const work = tempDataDir();
+  let orgId: string;
+  let userId: string;
+  let loginName: string;
+  let web: WebApp;
+
+  beforeAll(async () => {
+    a = await startServer();
+    const call = (method: string, path: string, body?: unknown, org?: string) => api(a, method, path, { token: a.pat, body, orgId: org });
+    orgId = ok(await call('POST', '/management/v1/orgs', { name: 'CLI Moved Org' })).id;
+    userId = ok(
+      await call(
+        'POST',
+        '/management/v1/users/human/_import',
+        { userName: 'lin', profile: { firstName: 'Lin', lastName: 'Moved' }, email: { email: 'lin@cli.example', isEmailVerified: true }, password: PASSWORD },
+        orgId,
+      ),
+    ).userId;
+    loginName = ok(await call('GET', `/management/v1/users/${userId}`, undefined, orgId)).user.preferredLoginName;
+    const projectId = ok(await call('POST', '/management/v1/projects', { name: 'CLI Portal' }, orgId)).id;
+    const app = ok(
+      await call(
+        'POST',
+        `/management/v1/projects/${projectId}/apps/oidc`,
+        {
+          name: 'CLI Web',
+          redirectUris: [REDIRECT],
+          responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+          grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
+          appType: 'OIDC_APP_TYPE_WEB',
+          authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+        },
+        orgId,
+      ),
+    );
+    web = { projectId, appId: app.appId, clientId: app.clientId, clientSecret: app.clientSecret };
+  });
+
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    rmSync(dirB, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('refuses offline work on a data dir a running server holds, naming the dir', async () => {
+    const exported = await sesame(['export', '--data-dir', a.dataDir, '--out', join(work, 'never.json')]);
+    expect(exported.code).toBe(2);
+    expect(exported.stderr).toBe(`sesame: export: data dir ${a.dataDir} is in use by a running Sesame server: stop it, or go through its API with --url and --pat-file\n`);
+    expect(existsSync(join(work, 'never.json'))).toBe(false);
+    const pat = await sesame(['admin-pat', '--new', '--data-dir', a.dataDir]);
+    expect(pat.code).toBe(2);
+    expect(pat.stderr).toContain(`data dir ${a.dataDir} is in use`);
+    expect(readFileSync(join(a.dataDir, 'admin.pat'), 'utf8').trim()).toBe(a.pat);
+  });
+
+  it('exports from a running server, imports offline into a second data dir; a server on it signs the user in', async () => {
+    const bundlePath = join(work, 'bundle.json');
+    const exported = await sesame(['export', '--url', a.url, '--pat-file', join(a.dataDir, 'admin.pat'), '--org-ids', orgId, '--with-passwords', '--out', bundlePath]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stderr).toMatch(/^sesame: export: exported 1 organization \(1 human user, 1 project, 1 OIDC app.*\) from http:\/\/127\.0\.0\.1:\d+ with passwords, .* to .*bundle\.json\n$/);
+    const bundle = JSON.parse(readFileSync(bundlePath, 'utf8'));
+    expect(bundle.orgs.map((o: any) => o.orgId)).toEqual([orgId]);
+
+    const reportPath = join(work, 'report.json');
+    const imported = await sesame(['import', '--data-dir', dirB, '--in', bundlePath, '--report', reportPath]);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stderr).toContain(`${dirB} was empty: created the instance`);
+    // A's admin, who created the org and stays behind, is reported as a member that cannot come along.
+    expect(imported.stderr).toMatch(/imported 1 organization \(1 human user, 1 project, 1 OIDC app.*\) into .*; 1 item skipped or failed:\n/);
+    expect(imported.stderr).toMatch(/\n  org_member \S+: ID=\S+ Message=user \d+ not found\n$/);
+    const report = JSON.parse(readFileSync(reportPath, 'utf8'));
+    expect(report.errors.map((e: any) => e.type)).toEqual(['org_member']);
+    expect(report.success.orgs[0]).toMatchObject({ orgId, humanUserIds: [userId] });
+
+    b = await startServer({ dataDir: dirB });
+    const user = ok(await api(b, 'GET', `/management/v1/users/${userId}`, { token: b.pat, orgId }));
+    expect(user.user.preferredLoginName).toBe(loginName);
+    const authorize = `/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 'cli' })}`;
+    const done = await signIn(new Agent(b), authorize, { loginName, password: PASSWORD });
+    expect(done.location, done.html?.slice(0, 300)).toMatch(/^http:\/\/localhost:9999\/callback\?code=/);
+    // The same bundle again, now through the API of the server on B: everything exists, skipped and listed.
+    const again = await sesame(['import', '--in', bundlePath], { SESAME_URL: b.url, SESAME_PAT: b.pat });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/skipped or failed:\n/);
+    expect(again.stderr).toContain(`human_user ${userId}: ID=`);
+  });
+
+  it('admin-pat --new issues a working token offline and replaces admin.pat (mode 0600)', async () => {
+    // B from the previous test, or a fresh data dir started once.
+    const server = b ?? (await startServer({ dataDir: dirB }));
+    await server.stop();
+    b = undefined;
+    // Offline on the stopped dir: an export to stdout, and a key rotation.
+    const offline = await sesame(['export', '--data-dir', dirB, '--org-ids', orgId, '--out', '-']);
+    expect(offline.code, offline.stderr).toBe(0);
+    expect(JSON.parse(offline.stdout).orgs[0].humanUsers.map((u: any) => u.userId)).toEqual([userId]);
+    expect(offline.stderr).toMatch(new RegExp(`^sesame: export: exported 1 organization .* from ${dirB}, .* to stdout\\n$`));
+    const rotated = await sesame(['keys', 'rotate', '--data-dir', dirB]);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const kid = rotated.stdout.trim();
+
+    const where = await sesame(['admin-pat', '--data-dir', dirB]);
+    expect(where).toMatchObject({ code: 0, stdout: `${join(dirB, 'admin.pat')}\n` });
+
+    const issued = await sesame(['admin-pat', '--data-dir', dirB, '--new']);
+    expect(issued.code, issued.stderr).toBe(0);
+    expect(issued.stdout).toBe(`${join(dirB, 'admin.pat')}\n`);
+    expect(issued.stderr).toContain('replaced');
+    const token = readFileSync(join(dirB, 'admin.pat'), 'utf8').trim();
+    expect(token).not.toBe(server.pat);
+    expect(issued.stdout + issued.stderr).not.toContain(token);
+    expect(statSync(join(dirB, 'admin.pat')).mode & 0o777).toBe(0o600);
+
+    b = await startServer({ dataDir: dirB });
+    expect(b.pat).toBe(token);
+    expect(ok(await api(b, 'GET', '/oauth/v2/keys')).keys[0].kid).toBe(kid);
+    ok(await api(b, 'GET', `/management/v1/users/${userId}`, { token, orgId }));
+  });
+
+  it('keys rotate against a running server changes the JWKS signing key', async () => {
+    const before = ok(await api(a, 'GET', '/oauth/v2/keys')).keys[0].kid;
+    const rotated = await sesame(['keys', 'rotate', '--url', a.url, '--pat-file', join(a.dataDir, 'admin.pat')]);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const kid = rotated.stdout.trim();
+    expect(kid).not.toBe(before);
+    const keys = ok(await api(a, 'GET', '/oauth/v2/keys')).keys.map((k: any) => k.kid);
+    expect(keys[0]).toBe(kid);
+    expect(keys).toContain(before);
+  });
+
+  it('answers a wrong token with HTTP 401 in one line and exit 1', async () => {
+    const denied = await sesame(['keys', 'rotate', '--url', a.url], { SESAME_PAT: 'not-a-token' });
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toMatch(/^sesame: keys rotate: http:\/\/127\.0\.0\.1:\d+\/admin\/v1\/keys\/_rotate: HTTP 401: .*\(check --pat-file \/ SESAME_PAT\)\n$/);
+  });
+});
