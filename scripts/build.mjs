@@ -22,7 +22,8 @@ function newestMtime(path) {
 if (process.argv.includes('--if-stale')) {
   const built = statSync(stamp, { throwIfNoEntry: false })?.mtimeMs ?? 0;
   const inputs = ['src', 'tsconfig.json', 'package.json', 'package-lock.json'].map((p) => newestMtime(join(root, p)));
-  if (built > 0 && Math.max(...inputs) <= built) process.exit(0);
+  const main = statSync(join(root, 'dist', 'main.js'), { throwIfNoEntry: false });
+  if (built > 0 && main && Math.max(...inputs) <= built) process.exit(0);
   console.log('build: sources changed since the last build, compiling (tsc)');
 }
 
