@@ -11,10 +11,11 @@ import { fileURLToPath } from 'node:url';
  * through its EmulatorRegistry. firebase-tools is not a devDependency (its ~620 packages and the
  * native re2 build would weigh on every `npm install`): it is pinned in its own manifest and lock
  * file, test/gcs-emulator/, installed there with `npm ci --ignore-scripts` (by .ci/run, or here when
- * missing). The storage emulator needs none of the install scripts (re2 only serves rules). Only the Firebase web API
- * (`/v0/…`) evaluates security rules, which needs a Java runtime; the GCS JSON API that
- * `@google-cloud/storage` uses never does, so the rules runtime and manager are replaced by
- * no-ops. Each instance keeps its blobs in its own temp dir. Buckets appear on first write.
+ * missing). The storage emulator needs none of the install scripts (the native re2 is an optional
+ * regex engine of superstatic, the Hosting emulator, which falls back without it).
+ * Only the Firebase web API (`/v0/…`) evaluates security rules, which needs a Java runtime; the GCS
+ * JSON API that `@google-cloud/storage` uses never does, so the rules runtime and manager are
+ * replaced by no-ops. Each instance keeps its blobs in its own temp dir. Buckets appear on first write.
  */
 const emulatorDir = fileURLToPath(new URL('../gcs-emulator/', import.meta.url));
 
