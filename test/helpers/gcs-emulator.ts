@@ -1,17 +1,38 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /**
- * A real Cloud Storage emulator for the tests: the one inside firebase-tools (pinned as a
- * devDependency), started in-process through its EmulatorRegistry. Only the Firebase web API
- * (`/v0/…`) evaluates security rules, which needs a Java runtime; the GCS JSON API that
- * `@google-cloud/storage` uses never does, so the rules runtime and manager are replaced by
- * no-ops. Each instance keeps its blobs in its own temp dir. Buckets appear on first write.
+ * A real Cloud Storage emulator for the tests: the one inside firebase-tools, started in-process
+ * through its EmulatorRegistry. firebase-tools is not a devDependency (its ~620 packages and the
+ * native re2 build would weigh on every `npm install`): it is pinned in its own manifest and lock
+ * file, test/gcs-emulator/, installed there with `npm ci --ignore-scripts` (by .ci/run, or here when
+ * missing). The storage emulator needs none of the install scripts (the native re2 is an optional
+ * regex engine of superstatic, the Hosting emulator, which falls back without it).
+ * Only the Firebase web API (`/v0/…`) evaluates security rules, which needs a Java runtime; the GCS
+ * JSON API that `@google-cloud/storage` uses never does, so the rules runtime and manager are
+ * replaced by no-ops. Each instance keeps its blobs in its own temp dir. Buckets appear on first write.
  */
-const require = createRequire(import.meta.url);
+const emulatorDir = fileURLToPath(new URL('../gcs-emulator/', import.meta.url));
+
+/** Installs test/gcs-emulator/ from its lock file when firebase-tools is not there yet. */
+export function ensureGcsEmulatorInstalled(): void {
+  if (existsSync(join(emulatorDir, 'node_modules', 'firebase-tools', 'package.json'))) return;
+  const npm = process.env.npm_execpath;
+  const [command, args] = npm && npm.endsWith('.js') ? [process.execPath, [npm]] : ['npm', []];
+  execFileSync(command, [...args, 'ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: emulatorDir,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    timeout: 300_000,
+  });
+}
+
+ensureGcsEmulatorInstalled();
+const require = createRequire(join(emulatorDir, 'package.json'));
 
 interface EmulatorArgs {
   projectId: string;
