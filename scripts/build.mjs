@@ -3,7 +3,7 @@
 // package.json, package-lock.json) is newer than the stamp, so an unchanged tree starts at once.
 // A failed compile leaves no stamp, so the next start compiles (and fails) again instead of serving it.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,4 +31,6 @@ rmSync(stamp, { force: true });
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { cwd: root, stdio: 'inherit' });
 if (result.status !== 0) process.exit(result.status ?? 1);
+// The `sesame` bin is run directly (npx, npm link): tsc writes it without the execute bit.
+chmodSync(join(root, 'dist', 'cli.js'), 0o755);
 writeFileSync(stamp, `${new Date().toISOString()}\n`);
