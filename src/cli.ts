@@ -362,8 +362,11 @@ function fileSize(path: string): number {
   return stat.size;
 }
 
-/** Writes a file whole: to a temporary file beside it, then renamed over it. */
-function writeFileAtomic(path: string, data: Buffer | string, mode = 0o644): void {
+/**
+ * Writes a file whole: to a temporary file beside it, then renamed over it. Mode 0600 by default:
+ * bundles carry password hashes and TOTP secrets, reports name every user.
+ */
+function writeFileAtomic(path: string, data: Buffer | string, mode = 0o600): void {
   const temp = join(dirname(path), `.${Date.now().toString(36)}-${process.pid}.tmp`);
   try {
     writeFileSync(temp, data, { mode, flag: 'wx' });

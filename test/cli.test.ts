@@ -155,6 +155,8 @@ describe('sesame export / import / admin-pat / keys rotate', () => {
     const exported = await sesame(['export', '--url', a.url, '--pat-file', join(a.dataDir, 'admin.pat'), '--org-ids', orgId, '--with-passwords', '--out', bundlePath]);
     expect(exported.code, exported.stderr).toBe(0);
     expect(exported.stderr).toMatch(/^sesame: export: exported 1 organization \(1 human user, 1 project, 1 OIDC app.*\) from http:\/\/127\.0\.0\.1:\d+ with passwords, .* to .*bundle\.json\n$/);
+    // The bundle holds password hashes: readable by its owner only.
+    expect(statSync(bundlePath).mode & 0o777).toBe(0o600);
     const bundle = JSON.parse(readFileSync(bundlePath, 'utf8'));
     expect(bundle.orgs.map((o: any) => o.orgId)).toEqual([orgId]);
 

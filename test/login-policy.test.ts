@@ -307,6 +307,54 @@ describe('session fixation', () => {
   });
 });
 
+describe('a login in progress belongs to the browser that passed the password', () => {
+  it('renews the cookie when the password passes: a planted value cannot finish the enrollment', async () => {
+    const orgId = await newOrg();
+    await setLoginPolicy(orgId, { forceMfa: true });
+    const person = await createHuman(server, { orgId });
+    // The attacker starts a login, and plants its cookie and the login's address in the victim's browser.
+    const attacker = new Agent(server);
+    const started = await attacker.follow(authorizeUrl(web));
+    const loginUrl = `/ui/login/login?authRequestID=${formOf(started.html!).fields.authRequestID}`;
+    const victim = new Agent(server);
+    victim.cookies.set(cookieName, attacker.cookies.get(cookieName)!);
+    let page = await submit(victim, await victim.follow(loginUrl), '/ui/login/loginname', { loginName: person.loginName });
+    page = await submit(victim, page, '/ui/login/password', { password: person.password });
+    expect(page.html).toContain('action="/ui/login/mfa/verify"');
+    expect(victim.cookies.get(cookieName)).not.toBe(attacker.cookies.get(cookieName));
+    // The attacker, holding the planted value, no longer sees the login (nor its TOTP secret).
+    const hijack = await attacker.follow(loginUrl);
+    expect(hijack.status).toBe(400);
+    expect(hijack.html).not.toContain('mfa/verify');
+    // The victim finishes as usual.
+    const done = await submit(victim, page, '/ui/login/mfa/verify', { code: totpAt(shownSecret(page.html!), now()) });
+    expect(done.location).toMatch(/code=/);
+  });
+
+  it('does not hand a pending enrollment secret to the next login name of the same request', async () => {
+    const orgId = await newOrg();
+    await setLoginPolicy(orgId, { forceMfa: true });
+    const first = await createHuman(server, { orgId });
+    const second = await createHuman(server, { orgId });
+    const agent = new Agent(server);
+    let page = await submit(agent, await toPassword(agent, first.loginName), '/ui/login/password', { password: first.password });
+    const firstSecret = shownSecret(page.html!);
+    // A hand-made post of another login name, with this page's request id and CSRF token.
+    page = await agent.follow('/ui/login/loginname', { form: { ...formOf(page.html!, '/ui/login/mfa/verify').fields, loginName: second.loginName } });
+    page = await submit(agent, page, '/ui/login/password', { password: second.password });
+    expect(page.html).toContain('action="/ui/login/mfa/verify"');
+    expect(shownSecret(page.html!)).not.toBe(firstSecret);
+  });
+
+  it('shows the login name as typed on the password page, never the user name behind an email', async () => {
+    const person = await createHuman(server);
+    const email = `${person.userName}@example.com`;
+    const page = await toPassword(new Agent(server), email);
+    expect(page.html).toContain(`<span class="user-chip">${email}</span>`);
+    expect(page.html).not.toContain(person.loginName);
+  });
+});
+
 describe('native apps (skipNativeAppSuccessPage)', () => {
   it('shows a success page that hands over to the app, unless the app skips it', async () => {
     const nativeRedirect = 'com.example.app:/callback';

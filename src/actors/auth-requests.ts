@@ -30,9 +30,11 @@ export interface AuthRequest {
   otpFailures?: number;
   /** TOTP enrollment: the secret shown to the person until a code confirms it (base32). */
   pendingOtpSecret?: string;
+  /** The browser's cookie was renewed in this request (when the password passed). */
+  cookieRenewed?: boolean;
 }
 
-export type AuthRequestChange = { [K in keyof Omit<AuthRequest, 'id' | 'agentId' | 'createdAt' | 'request'>]?: AuthRequest[K] | undefined };
+export type AuthRequestChange = { [K in keyof Omit<AuthRequest, 'id' | 'agentId' | 'createdAt' | 'request' | 'cookieRenewed'>]?: AuthRequest[K] | undefined };
 
 export const AUTH_REQUEST_LIFETIME_MS = 30 * 60 * 1000;
 
@@ -69,6 +71,13 @@ export class AuthRequestsActor {
 
   update(request: AuthRequest, change: AuthRequestChange): AuthRequest {
     Object.assign(request, change);
+    return request;
+  }
+
+  /** The browser got a new cookie: the request now belongs to its new agent id only. */
+  rebind(request: AuthRequest, agentId: string): AuthRequest {
+    request.agentId = agentId;
+    request.cookieRenewed = true;
     return request;
   }
 

@@ -76,26 +76,26 @@ export class UserSessionsActor {
   }
 
   /**
-   * Records a successful authentication. The browser gets a new cookie at every sign-in (session
-   * fixation): the sessions of its previous agent id move to the new one, so a cookie value planted
-   * before the sign-in, or seen before it, opens nothing afterwards.
+   * The browser got a new cookie (at sign-in, against session fixation): its sessions move to the
+   * new agent id, and the old id opens nothing. Resolves once the moves are durable.
    */
-  async signIn(previousAgentId: string | undefined, agentId: string, userId: string, checks: AuthChecks): Promise<UserSession> {
+  async moveAgent(previousAgentId: string, agentId: string): Promise<void> {
+    if (previousAgentId === agentId) return;
+    const previous = this.ofAgent(previousAgentId);
+    this.byAgent.delete(previousAgentId);
+    await Promise.all(previous.map((s) => this.put({ ...s, agentId })));
+  }
+
+  /** Records a successful authentication: the user's session on this agent is renewed, or a new one starts. */
+  async signIn(agentId: string, userId: string, checks: AuthChecks): Promise<UserSession> {
     const now = clock.now();
     const authTime = Math.floor(now / 1000);
-    const previous = previousAgentId === undefined ? [] : this.ofAgent(previousAgentId);
-    const existing = previous.find((s) => s.userId === userId);
+    const existing = this.ofAgent(agentId).find((s) => s.userId === userId);
     const passed = { amr: amrOf(checks), passwordCheckedAt: checks.passwordAt, secondFactorCheckedAt: checks.secondFactorAt };
     const session: UserSession = existing
-      ? { ...existing, agentId, authTime, ...passed, lastActiveAt: now }
+      ? { ...existing, authTime, ...passed, lastActiveAt: now }
       : { id: `V1_${newId()}`, agentId, userId, authTime, ...passed, createdAt: now, lastActiveAt: now };
-    const writes: Promise<boolean>[] = [];
-    for (const s of previous) {
-      if (s !== existing) writes.push(this.put({ ...s, agentId }));
-    }
-    if (previousAgentId !== undefined && previousAgentId !== agentId) this.byAgent.delete(previousAgentId);
-    writes.push(this.put(session));
-    await Promise.all(writes);
+    await this.put(session);
     return session;
   }
 

@@ -9,13 +9,16 @@ export class Lane {
   constructor(private readonly limit: number) {}
 
   async run<T>(task: () => Promise<T>): Promise<T> {
+    // A finished task hands its place straight to the next waiter (the count does not drop in
+    // between), so a newcomer cannot slip in ahead and exceed the limit.
     if (this.running >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.running++;
+    else this.running++;
     try {
       return await task();
     } finally {
-      this.running--;
-      this.waiting.shift()?.();
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
     }
   }
 

@@ -88,7 +88,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
     };
   }
 
-  const backToStep = (flow: Flow) => redirectResponse(`${LOGIN_PATH}?authRequestID=${flow.auth.id}`, {}, 303);
+  const backToStep = (flow: Flow, headers: Record<string, string> = {}) => redirectResponse(`${LOGIN_PATH}?authRequestID=${flow.auth.id}`, headers, 303);
 
   const registrationOrgId = (flow: Flow) => {
     if (flow.auth.request.orgId) return flow.auth.request.orgId;
@@ -98,6 +98,11 @@ export function loginRoutes(ctx: AppContext): Route[] {
   const allowRegister = (flow: Flow) => loginPolicy(registrationOrgId(flow)).allowRegister;
 
   const loginNameOf = (user: UserRecord | undefined, flow: Flow) => (user ? ctx.orgs.preferredLoginName(user) : flow.auth.loginName ?? '');
+  /**
+   * The name on the password page: what was typed, so the page shows the same for a known and an
+   * unknown name (and never a user name behind a typed email or phone number).
+   */
+  const typedLoginName = (user: UserRecord | undefined, flow: Flow) => flow.auth.loginName ?? loginNameOf(user, flow);
 
   /** Back to the login name: whatever was passed in this request is forgotten. */
   const restart = (flow: Flow) =>
@@ -117,7 +122,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
         return render(flow, error, status);
       }
       case 'password':
-        return htmlResponse(status, passwordPage(page, { loginName: loginNameOf(user, flow), ...(error ? { error } : {}) }));
+        return htmlResponse(status, passwordPage(page, { loginName: typedLoginName(user, flow), ...(error ? { error } : {}) }));
       case 'password-change':
         return htmlResponse(status, passwordChangePage(page, { loginName: loginNameOf(user, flow), ...(error ? { error } : {}) }));
       case 'otp':
@@ -154,26 +159,39 @@ export function loginRoutes(ctx: AppContext): Route[] {
   }
 
   /** After a passed step: the next one the login policy asks for, or the end. */
-  async function proceed(flow: Flow, user: UserRecord): Promise<Response> {
+  async function proceed(flow: Flow, user: UserRecord, headers: Record<string, string> = {}): Promise<Response> {
     const next = nextLoginStep(factsOf(user), flow.auth.checks, loginPolicy(user.orgId), clock.now());
-    if (next === 'done') return finish(flow, user);
+    if (next === 'done') return finish(flow, user, headers);
     ctx.authRequests.update(flow.auth, {
       step: next,
       otpFailures: 0,
       pendingOtpSecret: next === 'mfa-setup' ? (flow.auth.pendingOtpSecret ?? newTotpSecret()) : undefined,
     });
-    return backToStep(flow);
+    return backToStep(flow, headers);
   }
 
   /**
-   * Signs the user in on this browser and answers the client. The browser gets a new cookie
-   * (session fixation): a value planted or seen before the sign-in opens nothing afterwards.
+   * The browser gets a new cookie as soon as a password passes (session fixation): the rest of this
+   * login (enrollment, a new password, the code) and the session it ends in are bound to a value
+   * only this browser has, so a value planted or seen before opens nothing. Its sessions move along.
    */
-  async function finish(flow: Flow, user: UserRecord): Promise<Response> {
+  async function renewCookie(flow: Flow): Promise<Record<string, string>> {
     const fresh = newAgentCookieFor(ctx);
-    const session = await ctx.userSessions.signIn(flow.agent.agentId, fresh.agentId, user.id, flow.auth.checks);
+    await ctx.userSessions.moveAgent(flow.agent.agentId, fresh.agentId);
+    ctx.authRequests.rebind(flow.auth, fresh.agentId);
+    flow.agent = { ...flow.agent, cookie: fresh.cookie, agentId: fresh.agentId };
+    return fresh.headers;
+  }
+
+  /**
+   * Signs the user in on this browser and answers the client, under a new cookie unless this
+   * request already renewed it when the password passed (a session resumed for its second factor).
+   */
+  async function finish(flow: Flow, user: UserRecord, headers: Record<string, string> = {}): Promise<Response> {
+    const renewed = flow.auth.cookieRenewed ? headers : await renewCookie(flow);
+    const session = await ctx.userSessions.signIn(flow.agent.agentId, user.id, flow.auth.checks);
     ctx.authRequests.finish(flow.auth.id);
-    return completeAuthorization(ctx, flow.auth.request, session, flow.page.locale, fresh.headers);
+    return completeAuthorization(ctx, flow.auth.request, session, flow.page.locale, renewed);
   }
 
   async function answer(flow: Flow, session: UserSession): Promise<Response> {
@@ -230,20 +248,21 @@ export function loginRoutes(ctx: AppContext): Route[] {
       await ctx.orgs.recordPasswordSuccess(user.id, result.needsRehash ? await ctx.pool.hashPassword(pw) : undefined);
       // A new password check: the second factor is asked for again too.
       ctx.authRequests.update(flow.auth, { checks: { passwordAt: nowSeconds() }, authenticatedUserId: user.id });
-      return proceed(flow, ctx.orgs.getUser(user.id)!);
+      return proceed(flow, ctx.orgs.getUser(user.id)!, await renewCookie(flow));
     });
   }
 
   /** A wrong TOTP code: counted per request (5 end it), per user (10 per 15 min) and against maxOtpAttempts. */
   async function otpFailure(flow: Flow, user: UserRecord): Promise<Response> {
     otpLimiter.fail(user.id);
-    const { locked } = await ctx.orgs.recordOtpFailure(user.id);
+    // Counted before the write is awaited, so parallel wrong codes in one request all count.
     const failures = (flow.auth.otpFailures ?? 0) + 1;
+    ctx.authRequests.update(flow.auth, { otpFailures: failures });
+    const { locked } = await ctx.orgs.recordOtpFailure(user.id);
     if (locked || failures >= MAX_OTP_FAILURES_PER_REQUEST) {
       ctx.authRequests.finish(flow.auth.id);
       return locked ? htmlResponse(400, errorPage(flow.page.locale, t(flow, lockedText(user)))) : expired(flow.agent);
     }
-    ctx.authRequests.update(flow.auth, { otpFailures: failures });
     return render(flow, t(flow, 'otp.invalid'));
   }
 
@@ -344,7 +363,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
       throw error;
     }
     ctx.authRequests.update(flow.auth, { userId: user.id, authenticatedUserId: user.id, checks: { passwordAt: nowSeconds() } });
-    return proceed(flow, user);
+    return proceed(flow, user, await renewCookie(flow));
   }
 
   /** Wraps a POST handler: form parsing, auth request and CSRF checks. */
@@ -390,7 +409,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
             return render(flow, t(flow, 'login.unknown'));
           }
         }
-        ctx.authRequests.update(flow.auth, { step: 'password', loginName, checks: {}, userId: user?.id, authenticatedUserId: undefined });
+        ctx.authRequests.update(flow.auth, { step: 'password', loginName, checks: {}, userId: user?.id, authenticatedUserId: undefined, pendingOtpSecret: undefined, otpFailures: 0 });
         return backToStep(flow);
       }),
     }),
