@@ -110,3 +110,15 @@ export function costProblem(hash: ParsedHash): string | undefined {
   if (ms <= MAX_VERIFY_MS) return undefined;
   return `${describe(hash)} would take ~${humanDuration(ms)} to verify (limit ${MAX_VERIFY_MS} ms); ${mostAccepted(hash)}`;
 }
+
+/**
+ * SHA-crypt and md5crypt hash the password in every round, so their cost grows with its length
+ * (sha512-crypt: a 1024-character password costs ~2.5 times an 8-character one). The estimate holds
+ * up to this length; a longer password is not checked against those formats (a mismatch), which
+ * keeps one attempt within the limit whatever an attacker types.
+ */
+export const CRYPT_MAX_PASSWORD_LENGTH = 256;
+
+export function passwordTooLongFor(hash: ParsedHash, password: string): boolean {
+  return (hash.format === 'sha-crypt' || hash.format === 'md5crypt') && password.length > CRYPT_MAX_PASSWORD_LENGTH;
+}

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { verifySync as argon2Verify } from '@node-rs/argon2';
 import bcrypt from 'bcryptjs';
-import { costProblem } from './cost.js';
+import { costProblem, passwordTooLongFor } from './cost.js';
 import { parseEncodedHash } from './formats.js';
 import { md5Crypt } from './md5-crypt.js';
 import { verifyPbkdf2 } from './pbkdf2.js';
@@ -25,6 +25,7 @@ export function verifyEncodedHash(password: string, encoded: string): VerifyOutc
   const hash = parseEncodedHash(encoded);
   // The import refuses costlier hashes; one stored before that rule is not verified either.
   if (!hash || costProblem(hash)) return 'unsupported';
+  if (passwordTooLongFor(hash, password)) return 'mismatch';
   try {
     switch (hash.format) {
       case 'argon2':

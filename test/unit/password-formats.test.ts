@@ -82,6 +82,16 @@ describe('imported password hash formats', () => {
     expect(md5Crypt('', 'abc')).toBe(execFileSync('openssl', ['passwd', '-1', '-salt', 'abc', '']).toString().trim());
   });
 
+  it('does not check passwords longer than 256 characters against SHA-crypt or md5crypt (their cost grows with length)', () => {
+    const long = 'x'.repeat(257);
+    for (const args of [['-6', '-salt', 'saltsalt'], ['-1', '-salt', '12345678']]) {
+      const encoded = execFileSync('openssl', ['passwd', ...args, long]).toString().trim();
+      expect(verifyEncodedHash(long, encoded), encoded).toBe('mismatch');
+      const limit = 'x'.repeat(256);
+      expect(verifyEncodedHash(limit, execFileSync('openssl', ['passwd', ...args, limit]).toString().trim())).toBe('ok');
+    }
+  });
+
   it('handles long passwords, multibyte text and crypt salts of any length', () => {
     const long = 'ü'.repeat(100);
     for (const args of [['-5', '-salt', 'x'], ['-6', '-salt', 'a-longer-salt-than-16-characters'], ['-1', '-salt', '12345678']]) {

@@ -221,19 +221,31 @@ export function loginRoutes(ctx: AppContext): Route[] {
     return (loginName.trim().startsWith('+') ? policy.disableLoginWithPhone : policy.disableLoginWithEmail) ? undefined : user;
   }
 
+  /** A password check against a hash that never matches: the time a real check takes. */
+  async function dummyCheck(password: string): Promise<void> {
+    dummyHash ??= ctx.pool.hashPassword('sesame-dummy-password');
+    await ctx.pool.verifyPassword(password.slice(0, MAX_PASSWORD), await dummyHash);
+  }
+
+  /** The TOTP step blocked for this user: said only when the lockout policy shows lockouts. */
+  const otpBlockedText = (user: UserRecord): TextKey => (ctx.orgs.policy('lockout', user.orgId).policy.showLockoutFailure ? 'password.locked' : 'otp.invalid');
+
   async function checkPassword(flow: Flow, password: string | undefined): Promise<Response> {
     const candidate = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
     const pw = password ?? '';
     if (!eligible(flow, candidate) || pw.length > MAX_PASSWORD) {
       // Same work and same answer as a wrong password: the page does not tell who exists.
-      dummyHash ??= ctx.pool.hashPassword('sesame-dummy-password');
-      await ctx.pool.verifyPassword(pw.slice(0, MAX_PASSWORD), await dummyHash);
+      await dummyCheck(pw);
       return render(flow, t(flow, 'password.invalid'));
     }
     return passwordChecks.run(candidate.id, async () => {
       // Re-read: an earlier check of this user may have just locked it.
       const user = ctx.orgs.getUser(candidate.id)!;
-      if (user.state === 'USER_STATE_LOCKED') return render(flow, t(flow, lockedText(user)));
+      if (user.state === 'USER_STATE_LOCKED') {
+        // As long as a real check, so timing does not tell a locked account (showLockoutFailure=false).
+        await dummyCheck(pw);
+        return render(flow, t(flow, lockedText(user)));
+      }
       if (!loginPolicy(user.orgId).allowUsernamePassword) return render(flow, t(flow, 'password.notAllowed'));
       const human = user.human!;
       const result = await ctx.pool.verifyPassword(pw, human.passwordHash!);
@@ -276,7 +288,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
     const user = authenticatedUser(flow);
     // The password must have been passed by this very user in this request.
     if (!user?.human?.otpSecretSealed) return expired(flow.agent);
-    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, 'password.locked'));
+    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, otpBlockedText(user)));
     const step = acceptCode(user, openOtpSecret(ctx.masterKey, user.human.otpSecretSealed), code);
     if (step === undefined) return otpFailure(flow, user);
     otpLimiter.reset(user.id);
@@ -292,7 +304,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
     const secret = flow.auth.pendingOtpSecret;
     if (!user?.human || !secret) return expired(flow.agent);
     if (user.human.otpSecretSealed) return proceed(flow, user);
-    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, 'password.locked'));
+    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, otpBlockedText(user)));
     const step = acceptCode(user, secret, code);
     if (step === undefined) return otpFailure(flow, user);
     lastOtpStep.set(user.id, step);
