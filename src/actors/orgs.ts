@@ -136,6 +136,12 @@ export class OrgsActor {
   primaryDomain(org: OrgRecord): string {
     return org.domains.find((d) => d.isPrimary)?.domainName ?? org.domains[0]?.domainName ?? '';
   }
+  /** The primary domain of an org by id ('' when unknown): ID tokens' and introspection's role claims. */
+  primaryDomainOf(orgId: string): string {
+    const org = this.orgs.get(orgId);
+    return org ? this.primaryDomain(org) : '';
+  }
+
 
   async addOrg(input: { id?: string; name: string; state?: OrgState }): Promise<OrgRecord> {
     const batch = new WriteBatch();

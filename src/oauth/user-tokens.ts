@@ -43,17 +43,8 @@ export function claimsFor(ctx: AppContext, user: UserRecord, scopes: readonly st
  * what a JWT access token carries (compat §3.3: no profile/email/phone claims there).
  */
 export function zitadelClaimsFor(ctx: AppContext, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
-  const { orgs } = ctx;
-  const directory = {
-    getOrg: (id: string) => orgs.getOrg(id),
-    primaryDomainOf: (id: string) => {
-      const org = orgs.getOrg(id);
-      return org ? orgs.primaryDomain(org) : '';
-    },
-    getProject: (id: string) => orgs.getProject(id),
-    grantsOf: (id: string) => orgs.grantsOf(id),
-  };
-  return urnClaims(directory, user, scopes, projectId, withRoles);
+  // The orgs actor is the claims directory (orgs, projects, grants, primary domains).
+  return urnClaims(ctx.orgs, user, scopes, projectId, withRoles);
 }
 
 export interface IssuedUserTokens {
