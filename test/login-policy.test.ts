@@ -26,6 +26,13 @@ async function newOrg(): Promise<string> {
   return res.body.id as string;
 }
 
+/** A person in a new org with this login policy. */
+async function personUnder(policy: Record<string, unknown>) {
+  const orgId = await newOrg();
+  await setLoginPolicy(orgId, policy);
+  return { orgId, person: await createHuman(server, { orgId }) };
+}
+
 async function setLoginPolicy(orgId: string, policy: Record<string, unknown>) {
   const res = await api(server, 'POST', '/management/v1/policies/login', { token: server.pat, orgId, body: { allowUsernamePassword: true, ...policy } });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -55,9 +62,7 @@ afterAll(async () => {
 
 describe('forceMfa', () => {
   it('takes a person without a second factor through TOTP enrollment before the code; amr then has otp and mfa', async () => {
-    const orgId = await newOrg();
-    await setLoginPolicy(orgId, { forceMfa: true });
-    const person = await createHuman(server, { orgId });
+    const { person } = await personUnder({ forceMfa: true });
     const agent = new Agent(server);
     let page = await toPassword(agent, person.loginName);
     page = await submit(agent, page, '/ui/login/password', { password: person.password });
@@ -309,9 +314,7 @@ describe('session fixation', () => {
 
 describe('a login in progress belongs to the browser that passed the password', () => {
   it('renews the cookie when the password passes: a planted value cannot finish the enrollment', async () => {
-    const orgId = await newOrg();
-    await setLoginPolicy(orgId, { forceMfa: true });
-    const person = await createHuman(server, { orgId });
+    const { person } = await personUnder({ forceMfa: true });
     // The attacker starts a login, and plants its cookie and the login's address in the victim's browser.
     const attacker = new Agent(server);
     const started = await attacker.follow(authorizeUrl(web));

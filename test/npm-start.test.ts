@@ -2,7 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tempDataDir } from './helpers/server.js';
+import { serverEnv, tempDataDir } from './helpers/server.js';
 
 /**
  * `npm start` as a process manager runs it: the README's start command, signalled through npm's own
@@ -70,15 +70,7 @@ describe('npm start', () => {
     const [command, args] = npmCommand();
     npm = spawn(command, [...args, 'start', '--silent'], {
       cwd: root,
-      env: {
-        ...process.env,
-        SESAME_PORT: '0',
-        SESAME_HOST: '127.0.0.1',
-        SESAME_DATA_DIR: dataDir,
-        SESAME_WORKERS: '1',
-        SESAME_LOG_LEVEL: 'info',
-        npm_config_update_notifier: 'false',
-      },
+      env: { ...serverEnv(dataDir), npm_config_update_notifier: 'false' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

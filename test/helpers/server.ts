@@ -51,18 +51,15 @@ export function tempDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'sesame-test-'));
 }
 
+/** The environment a test server runs with: any free port on loopback, one worker, this data dir. */
+export function serverEnv(dataDir: string): NodeJS.ProcessEnv {
+  return { ...process.env, SESAME_PORT: '0', SESAME_HOST: '127.0.0.1', SESAME_DATA_DIR: dataDir, SESAME_WORKERS: '1', SESAME_LOG_LEVEL: 'info' };
+}
+
 export async function startServer(options: StartOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
   const child = spawn(process.execPath, [MAIN, ...(options.args ?? [])], {
-    env: {
-      ...process.env,
-      SESAME_PORT: '0',
-      SESAME_HOST: '127.0.0.1',
-      SESAME_DATA_DIR: dataDir,
-      SESAME_WORKERS: '1',
-      SESAME_LOG_LEVEL: 'info',
-      ...options.env,
-    },
+    env: { ...serverEnv(dataDir), ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
