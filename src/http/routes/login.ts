@@ -1,4 +1,4 @@
-import type { AuthRequest } from '../../actors/auth-requests.js';
+import type { AuthRequest, AuthRequestChange } from '../../actors/auth-requests.js';
 import type { UserSession } from '../../actors/user-sessions.js';
 import { newTotpSecret, otpauthUri, verifyTotp } from '../../auth/totp.js';
 import { openOtpSecret, sealOtpSecret } from '../../auth/otp-secret.js';
@@ -104,6 +104,16 @@ export function loginRoutes(ctx: AppContext): Route[] {
    */
   const typedLoginName = (user: UserRecord | undefined, flow: Flow) => flow.auth.loginName ?? loginNameOf(user, flow);
 
+  /**
+   * Entering a step: its TOTP failures start at zero, and enrollment gets a new secret to show (never
+   * one another user of the same request saw; dropped on any other step).
+   */
+  const enterStep = (step: AuthRequest['step']): AuthRequestChange => ({
+    step,
+    otpFailures: 0,
+    pendingOtpSecret: step === 'mfa-setup' ? newTotpSecret() : undefined,
+  });
+
   /** Back to the login name: whatever was passed in this request is forgotten. */
   const restart = (flow: Flow) =>
     ctx.authRequests.update(flow.auth, { step: 'loginname', checks: {}, userId: undefined, authenticatedUserId: undefined, pendingOtpSecret: undefined });
@@ -162,11 +172,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
   async function proceed(flow: Flow, user: UserRecord, headers: Record<string, string> = {}): Promise<Response> {
     const next = nextLoginStep(factsOf(user), flow.auth.checks, loginPolicy(user.orgId), clock.now());
     if (next === 'done') return finish(flow, user, headers);
-    ctx.authRequests.update(flow.auth, {
-      step: next,
-      otpFailures: 0,
-      pendingOtpSecret: next === 'mfa-setup' ? (flow.auth.pendingOtpSecret ?? newTotpSecret()) : undefined,
-    });
+    ctx.authRequests.update(flow.auth, enterStep(next));
     return backToStep(flow, headers);
   }
 
@@ -403,7 +409,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
       GET: get((flow, req) => {
         if (parseUrlEncoded(req.query).get('step') === 'loginname') restart(flow);
         // Enrollment entered from the authorization endpoint (a session without the now required factor).
-        if (flow.auth.step === 'mfa-setup' && !flow.auth.pendingOtpSecret) ctx.authRequests.update(flow.auth, { pendingOtpSecret: newTotpSecret() });
+        if (flow.auth.step === 'mfa-setup' && !flow.auth.pendingOtpSecret) ctx.authRequests.update(flow.auth, enterStep('mfa-setup'));
         return render(flow);
       }),
     }),
@@ -449,11 +455,10 @@ export function loginRoutes(ctx: AppContext): Route[] {
         if (requirement === 'ok') return answer(flow, session);
         const resume = resumeSession(ctx, session, requirement);
         ctx.authRequests.update(flow.auth, {
-          step: resume.step,
+          ...enterStep(resume.step),
           userId: resume.userId,
           checks: resume.checks ?? {},
           authenticatedUserId: resume.checks ? resume.userId : undefined,
-          pendingOtpSecret: resume.step === 'mfa-setup' ? newTotpSecret() : undefined,
         });
         return backToStep(flow);
       }),
