@@ -18,6 +18,7 @@ import { ClientAuthenticator } from './oauth/client-auth.js';
 import { AssertionVerifier } from './oauth/assertion-verifier.js';
 import { ReplayGuardActor } from './actors/replay-guard.js';
 import { SettingsActor } from './actors/settings.js';
+import { setFramingPolicy } from './http/framing.js';
 import { IdTokens } from './oauth/id-token.js';
 import { openStorage, type Storage } from './storage/db.js';
 import { DataDirInUseError, lockDataDir, type DataDirLock } from './storage/data-dir-lock.js';
@@ -151,7 +152,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       tokens,
       clientAuth,
       assertions,
-      settings: new SettingsActor(storage.stores.meta, storage.durable, config.featureTokenExchange),
+      settings: new SettingsActor(storage.stores.meta, storage.durable, config.featureTokenExchange, setFramingPolicy),
       pool: cryptoPool,
       idTokens,
       authRequests,

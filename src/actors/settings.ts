@@ -1,6 +1,5 @@
 import type { Database } from 'lmdb';
 import type { Meta } from '../model/records.js';
-import { setFramingPolicy } from '../http/framing.js';
 
 /**
  * Owns instance-wide settings: feature flags (`PUT /v2/features/instance`) and the security
@@ -32,6 +31,8 @@ export class SettingsActor {
     private readonly durable: <R>(write: Promise<R>) => Promise<R>,
     /** From SESAME_FEATURE_TOKEN_EXCHANGE: when set, it decides and the API cannot change it. */
     private readonly forcedTokenExchange: boolean | undefined,
+    /** Told the security policy at start and after every change (the HTML headers follow it). */
+    private readonly onSecurityPolicy: (policy: SecurityPolicy) => void = () => {},
   ) {
     this.features = (meta.get('features') as Features | undefined) ?? { ...FRESH, oidcTokenExchange: false };
     this.security = (meta.get('securityPolicy') as SecurityPolicy | undefined) ?? {
@@ -40,7 +41,7 @@ export class SettingsActor {
       allowedOrigins: [],
       enableImpersonation: false,
     };
-    setFramingPolicy(this.security);
+    onSecurityPolicy(this.security);
   }
 
   tokenExchangeEnabled(): boolean {
@@ -70,7 +71,7 @@ export class SettingsActor {
   async setSecurityPolicy(change: Partial<Pick<SecurityPolicy, 'enableIframeEmbedding' | 'allowedOrigins' | 'enableImpersonation'>>): Promise<SecurityPolicy> {
     this.security = touch<SecurityPolicy>(this.security, change);
     // The pages follow the policy at once; like every write here, it is durable when this resolves.
-    setFramingPolicy(this.security);
+    this.onSecurityPolicy(this.security);
     await this.durable(this.meta.put('securityPolicy', this.security));
     return this.security;
   }
