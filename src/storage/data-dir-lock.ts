@@ -1,4 +1,4 @@
-import { mkdirSync, statSync, unlinkSync } from 'node:fs';
+import { statSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 
@@ -23,8 +23,8 @@ export interface DataDirLock {
 
 export type LockKind = 'abstract' | 'file';
 
+/** Locks an existing data dir (prepareDataDir creates and checks it first). */
 export async function lockDataDir(dataDir: string, kind: LockKind = process.platform === 'linux' ? 'abstract' : 'file'): Promise<DataDirLock> {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const inUse = () => new DataDirInUseError(`data dir ${dataDir} is in use by another Sesame process`);
   let server: Server;
   if (kind === 'abstract') {
