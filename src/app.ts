@@ -24,7 +24,7 @@ import { openStorage, type Storage } from './storage/db.js';
 import { DataDirInUseError, lockDataDir, type DataDirLock } from './storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from './storage/data-dir.js';
 import { installClock, type Clock } from './util/clock.js';
-import { MasterKey } from './storage/master-key.js';
+import { MasterKey, MasterKeyMismatchError } from './storage/master-key.js';
 import { MigrationStore } from './migration/store.js';
 import { startIdleTrim } from './util/idle-trim.js';
 import { log } from './util/log.js';
@@ -55,7 +55,7 @@ export interface StartOptions {
   clock?: Clock;
 }
 
-export class MasterKeyMismatchError extends Error {}
+export { MasterKeyMismatchError };
 
 export function checkMasterKey(storage: Storage, masterKey: MasterKey): void {
   const sealed = storage.stores.meta.get('masterKeyCheck') as Uint8Array | undefined;
@@ -99,8 +99,15 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   let keys: KeysActor | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   try {
-    const masterKey = MasterKey.loadOrCreate(config.dataDir, config.masterKey);
-    checkMasterKey(storage, masterKey);
+    let masterKey: MasterKey;
+    try {
+      masterKey = MasterKey.loadOrCreate(config.dataDir, config.masterKey, storage.stores.meta.get('masterKeyCheck') === undefined);
+      checkMasterKey(storage, masterKey);
+    } catch (error) {
+      // A key that does not open the data dir is a setting to change (exit 2), like any other.
+      if (error instanceof MasterKeyMismatchError) throw new ConfigError(`SESAME_MASTERKEY (--master-key): ${error.message}`);
+      throw error;
+    }
     pool = new CryptoPool(config.workers);
 
     // The issuer's host is the instance domain; with port 0 it is known only after listening,

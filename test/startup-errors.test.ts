@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,6 +82,19 @@ describe('start-up errors name SESAME_DATA_DIR, the value and the reason (exit 2
       expect(code).toBe(2);
       expect(stderr).toMatch(/SESAME_DATA_DIR \(--data-dir\) = "\/sys\/kernel": cannot write files there: /);
     }
+  });
+});
+
+describe('a lost master key file', () => {
+  it('is not replaced by a new key for a data dir with sealed data: exit 2 naming SESAME_MASTERKEY', async () => {
+    const dataDir = join(scratch, 'lost-key');
+    const first = await startServer({ dataDir });
+    await first.close({ keepData: true });
+    rmSync(join(dataDir, 'masterkey'));
+    const { code, stderr } = await run(dataDir);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/SESAME_MASTERKEY \(--master-key\): .*masterkey is missing and SESAME_MASTERKEY is not set/);
+    expect(existsSync(join(dataDir, 'masterkey'))).toBe(false);
   });
 });
 

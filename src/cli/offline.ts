@@ -82,7 +82,7 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
   try {
     storage = openStorage(dataDir, config.durability);
     const fresh = storage.stores.meta.get('instance') === undefined;
-    const masterKey = MasterKey.loadOrCreate(dataDir, config.masterKey);
+    const masterKey = MasterKey.loadOrCreate(dataDir, config.masterKey, storage.stores.meta.get('masterKeyCheck') === undefined);
     checkMasterKey(storage, masterKey);
     const alg = options.signingAlgSet ? config.signingAlg : (storedSigningAlg(storage) ?? config.signingAlg);
     const issuer = config.issuer ?? `http://localhost:${config.port}`;
