@@ -25,7 +25,7 @@ export const SETTINGS = {
   host: { env: 'SESAME_HOST', default: '0.0.0.0', help: 'address to bind' },
   issuer: { env: 'SESAME_ISSUER', default: undefined, help: 'issuer URL; default http://localhost:<port>' },
   dataDir: { env: 'SESAME_DATA_DIR', default: './data', help: 'directory of the LMDB store, master key and admin PAT' },
-  workers: { env: 'SESAME_WORKERS', default: undefined, help: 'crypto worker threads for signing; default one per core (password work has its own threads: one fewer, at least one)' },
+  workers: { env: 'SESAME_WORKERS', default: undefined, help: 'crypto worker threads for signing; default one per core (password work has as many threads of its own, at least two)' },
   signingAlg: { env: 'SESAME_SIGNING_ALG', default: 'RS256', help: 'RS256, ES256 or EdDSA' },
   signer: { env: 'SESAME_SIGNER', default: 'auto', help: 'auto, pool or inline: where JWTs are signed' },
   accessTokenLifetime: { env: 'SESAME_ACCESS_TOKEN_LIFETIME', default: '12h', help: 'access token lifetime' },

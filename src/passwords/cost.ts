@@ -122,3 +122,28 @@ export const CRYPT_MAX_PASSWORD_LENGTH = 256;
 export function passwordTooLongFor(hash: ParsedHash, password: string): boolean {
   return (hash.format === 'sha-crypt' || hash.format === 'md5crypt') && password.length > CRYPT_MAX_PASSWORD_LENGTH;
 }
+
+/** Bytes of memory one verification takes: argon2's m KiB, scrypt's 128·N·r; the others need little. */
+export function verifyMemoryBytes(hash: ParsedHash): number {
+  switch (hash.format) {
+    case 'argon2':
+      return hash.m * 1024;
+    case 'scrypt':
+      return 128 * 2 ** hash.params.ln * hash.params.r;
+    default:
+      return 0;
+  }
+}
+
+/**
+ * A verification is costly (kept to the password threads' costly lane, src/workers/pool.ts) when
+ * it takes long or much memory: then such checks cannot occupy every thread, nor multiply their
+ * memory by the thread count. Sesame's own argon2id (19 MiB, t=2) and common imports (bcrypt
+ * 10-11, Keycloak's pbkdf2) stay below both bounds.
+ */
+const COSTLY_VERIFY_MS = 250;
+const COSTLY_VERIFY_BYTES = 64 * 1024 * 1024;
+
+export function isCostly(hash: ParsedHash): boolean {
+  return verifyCostMs(hash) > COSTLY_VERIFY_MS || verifyMemoryBytes(hash) > COSTLY_VERIFY_BYTES;
+}

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { verifyCostMs } from '../passwords/cost.js';
+import { isCostly } from '../passwords/cost.js';
 import { parseEncodedHash } from '../passwords/formats.js';
 import { Batcher, Slots } from './batcher.js';
 import { Lane } from './lane.js';
@@ -60,7 +60,7 @@ export class CryptoPool {
 
   verifyPassword(password: string, encodedHash: string): Promise<VerifyPasswordResult> {
     const verify = () => this.passwordTask<VerifyPasswordResult>({ op: 'verifyPassword', password, encodedHash });
-    return isCostly(encodedHash) ? this.costly.run(verify) : verify();
+    return isCostlyHash(encodedHash) ? this.costly.run(verify) : verify();
   }
 
   /** Checks a signature in the pool, batched with the others queued in the same turn. */
@@ -82,15 +82,9 @@ export function passwordThreads(threads: number): number {
   return Math.max(2, threads);
 }
 
-/**
- * A verification estimated above this is costly. Sesame's own argon2id (19 MiB, t=2) and common
- * imports (bcrypt 10-11, Keycloak's pbkdf2) stay below it.
- */
-const COSTLY_VERIFY_MS = 250;
-
-function isCostly(encodedHash: string): boolean {
+function isCostlyHash(encodedHash: string): boolean {
   const parsed = parseEncodedHash(encodedHash);
-  return parsed !== undefined && verifyCostMs(parsed) > COSTLY_VERIFY_MS;
+  return parsed !== undefined && isCostly(parsed);
 }
 
 function fixedPool(threads: number): Piscina {

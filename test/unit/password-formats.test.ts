@@ -7,7 +7,7 @@ import { checkEncodedHash } from '../../src/admin/password-hashes.js';
 import { encode64LittleEndian, ITOA64 } from '../../src/passwords/crypt64.js';
 import { md5Crypt } from '../../src/passwords/md5-crypt.js';
 import { shaCrypt } from '../../src/passwords/sha-crypt.js';
-import { MAX_VERIFY_MS, verifyCostMs } from '../../src/passwords/cost.js';
+import { isCostly, MAX_VERIFY_MS, verifyCostMs } from '../../src/passwords/cost.js';
 import { importProblem, parseEncodedHash } from '../../src/passwords/formats.js';
 import { verifyEncodedHash } from '../../src/passwords/verify.js';
 import { HOSTILE_HASHES } from '../helpers/hostile-hashes.js';
@@ -147,6 +147,19 @@ describe('verification cost limit', () => {
       expect(() => checkEncodedHash(encoded), encoded).not.toThrow();
       expect(verifyCostMs(parseEncodedHash(encoded)!)).toBeLessThanOrEqual(MAX_VERIFY_MS);
     }
+  });
+});
+
+describe('costly verifications', () => {
+  it('are those that take long or much memory', () => {
+    const costly = (encoded: string) => isCostly(parseEncodedHash(encoded)!);
+    const raw = raw64(salt);
+    expect(costly(`$argon2id$v=19$m=19456,t=2,p=1$${raw}$${raw}`)).toBe(false);
+    // 512 MiB for ~0.2 s: quick, but one per thread would multiply the memory.
+    expect(costly(`$argon2id$v=19$m=524288,t=1,p=1$${raw}$${raw}`)).toBe(true);
+    expect(costly(`$scrypt$ln=17,r=8,p=1$${ab64(salt)}$${ab64(salt)}`)).toBe(true);
+    expect(costly(`$2b$10$${'a'.repeat(53)}`)).toBe(false);
+    expect(costly(`$2b$13$${'a'.repeat(53)}`)).toBe(true);
   });
 });
 
