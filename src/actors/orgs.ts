@@ -85,6 +85,7 @@ export class OrgsActor {
   private readonly usersByName = new Map<string, Set<string>>();
   /** Verified emails and phone numbers of humans (lower case / digits): logins by email or phone. */
   private readonly usersByContact = new Map<string, Set<string>>();
+  private readonly completePolicies = new WeakMap<PolicyRecord, PolicyTypes[PolicyKind]>();
   private readonly patByHash = new Map<string, string>();
   private readonly grantIdsByUser = new Map<string, Set<string>>();
 
@@ -226,8 +227,12 @@ export class OrgsActor {
   /** The org's policy of a kind: its custom one, else the instance default. */
   policy<K extends PolicyKind>(kind: K, orgId: string): { policy: PolicyTypes[K]; record: PolicyRecord<K> | undefined } {
     const record = this.policies.get(`${kind}:${orgId}`) as PolicyRecord<K> | undefined;
-    // Records written before a field existed get that field's default.
-    return { policy: record ? { ...DEFAULT_POLICIES[kind], ...record.policy } : DEFAULT_POLICIES[kind], record };
+    if (!record) return { policy: DEFAULT_POLICIES[kind], record };
+    // Records written before a field existed get that field's default; merged once per record
+    // (a record is replaced, never changed, so the cache follows it), not on every sign-in.
+    let policy = this.completePolicies.get(record) as PolicyTypes[K] | undefined;
+    if (!policy) this.completePolicies.set(record, (policy = { ...DEFAULT_POLICIES[kind], ...record.policy }));
+    return { policy, record };
   }
 
   /** Adds (`create`) or updates the org's custom policy; ZITADEL's AlreadyExists / NotFound / no-change rules. */
@@ -259,14 +264,7 @@ export class OrgsActor {
 
   /** Counts a failed password check; locks the user when the org's lockout policy says so. */
   async recordPasswordFailure(userId: string): Promise<{ locked: boolean }> {
-    const user = this.requireUser(userId);
-    const max = this.policy('lockout', user.orgId).policy.maxPasswordAttempts;
-    const updated = await this.updateUser(userId, (u) => {
-      u.human!.failedPasswordAttempts = (u.human!.failedPasswordAttempts ?? 0) + 1;
-      if (max > 0 && u.human!.failedPasswordAttempts >= max && u.state === 'USER_STATE_ACTIVE') u.state = 'USER_STATE_LOCKED';
-      return u;
-    });
-    return { locked: updated.state === 'USER_STATE_LOCKED' };
+    return this.recordFailure(userId, 'failedPasswordAttempts', 'maxPasswordAttempts');
   }
 
   /** Resets the failure count after a successful check, and stores a re-hashed password if given. */
@@ -282,12 +280,23 @@ export class OrgsActor {
 
   /** Counts a wrong TOTP code; locks the user at the lockout policy's `maxOtpAttempts` (0 = never). */
   async recordOtpFailure(userId: string): Promise<{ locked: boolean }> {
+    return this.recordFailure(userId, 'failedOtpAttempts', 'maxOtpAttempts');
+  }
+
+  /** One failed check counted; the user is locked at the lockout policy's maximum (0 = never, nothing written for TOTP). */
+  private async recordFailure(
+    userId: string,
+    counter: 'failedPasswordAttempts' | 'failedOtpAttempts',
+    limit: 'maxPasswordAttempts' | 'maxOtpAttempts',
+  ): Promise<{ locked: boolean }> {
     const user = this.requireUser(userId);
-    const max = this.policy('lockout', user.orgId).policy.maxOtpAttempts;
-    if (max === 0) return { locked: false };
+    const max = this.policy('lockout', user.orgId).policy[limit];
+    // Password failures are counted even without a limit (shown in the console); TOTP ones only with one.
+    if (max === 0 && counter === 'failedOtpAttempts') return { locked: false };
     const updated = await this.updateUser(userId, (u) => {
-      u.human!.failedOtpAttempts = (u.human!.failedOtpAttempts ?? 0) + 1;
-      if (u.human!.failedOtpAttempts >= max && u.state === 'USER_STATE_ACTIVE') u.state = 'USER_STATE_LOCKED';
+      const failures = (u.human![counter] ?? 0) + 1;
+      u.human![counter] = failures;
+      if (max > 0 && failures >= max && u.state === 'USER_STATE_ACTIVE') u.state = 'USER_STATE_LOCKED';
       return u;
     });
     return { locked: updated.state === 'USER_STATE_LOCKED' };

@@ -65,8 +65,12 @@ export function loginRoutes(ctx: AppContext): Route[] {
   const t = (flow: Flow, key: TextKey) => translator(flow.page.locale)(key);
   const nowSeconds = () => clock.seconds();
   const loginPolicy = (orgId: string): LoginPolicy => ctx.orgs.policy('login', orgId).policy;
-  /** The lockout policy decides whether the page says that an account is locked (`showLockoutFailure`). */
-  const lockedText = (user: UserRecord): TextKey => (ctx.orgs.policy('lockout', user.orgId).policy.showLockoutFailure ? 'password.locked' : 'password.invalid');
+  /**
+   * The lockout policy decides whether the page says that an account is locked (`showLockoutFailure`);
+   * otherwise the step's ordinary failure text is shown.
+   */
+  const lockedText = (user: UserRecord, otherwise: TextKey = 'password.invalid'): TextKey =>
+    ctx.orgs.policy('lockout', user.orgId).policy.showLockoutFailure ? 'password.locked' : otherwise;
 
   const expired = (agent: Agent) =>
     htmlResponse(400, errorPage(agent.locale, translator(agent.locale)('error.expired')));
@@ -233,9 +237,6 @@ export function loginRoutes(ctx: AppContext): Route[] {
     await ctx.pool.verifyPassword(password.slice(0, MAX_PASSWORD), await dummyHash);
   }
 
-  /** The TOTP step blocked for this user: said only when the lockout policy shows lockouts. */
-  const otpBlockedText = (user: UserRecord): TextKey => (ctx.orgs.policy('lockout', user.orgId).policy.showLockoutFailure ? 'password.locked' : 'otp.invalid');
-
   async function checkPassword(flow: Flow, password: string | undefined): Promise<Response> {
     const candidate = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
     const pw = password ?? '';
@@ -294,7 +295,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
     const user = authenticatedUser(flow);
     // The password must have been passed by this very user in this request.
     if (!user?.human?.otpSecretSealed) return expired(flow.agent);
-    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, otpBlockedText(user)));
+    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, lockedText(user, 'otp.invalid')));
     const step = acceptCode(user, openOtpSecret(ctx.masterKey, user.human.otpSecretSealed), code);
     if (step === undefined) return otpFailure(flow, user);
     otpLimiter.reset(user.id);
@@ -310,7 +311,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
     const secret = flow.auth.pendingOtpSecret;
     if (!user?.human || !secret) return expired(flow.agent);
     if (user.human.otpSecretSealed) return proceed(flow, user);
-    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, otpBlockedText(user)));
+    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, lockedText(user, 'otp.invalid')));
     const step = acceptCode(user, secret, code);
     if (step === undefined) return otpFailure(flow, user);
     lastOtpStep.set(user.id, step);
@@ -336,13 +337,20 @@ export function loginRoutes(ctx: AppContext): Route[] {
     return proceed(flow, ctx.orgs.getUser(user.id)!);
   }
 
+  /** What is wrong with a new password and its confirmation (registration, a required change). */
+  function newPasswordProblem(form: Form): TextKey | undefined {
+    const password = form.get('password') ?? '';
+    if (password.length < 8 || password.length > MAX_PASSWORD) return 'register.password.short';
+    return password === form.get('passwordConfirm') ? undefined : 'register.password.mismatch';
+  }
+
   /** `passwordChangeRequired`: the person chooses a new password right after passing the old one. */
   async function changePassword(flow: Flow, form: Form): Promise<Response> {
     const user = authenticatedUser(flow);
     if (!user?.human) return expired(flow.agent);
     const password = form.get('password') ?? '';
-    if (password.length < 8 || password.length > MAX_PASSWORD) return render(flow, t(flow, 'register.password.short'));
-    if (password !== form.get('passwordConfirm')) return render(flow, t(flow, 'register.password.mismatch'));
+    const problem = newPasswordProblem(form);
+    if (problem) return render(flow, t(flow, problem));
     await ctx.orgs.changePassword(user.id, await ctx.pool.hashPassword(password));
     return proceed(flow, ctx.orgs.getUser(user.id)!);
   }
@@ -361,8 +369,8 @@ export function loginRoutes(ctx: AppContext): Route[] {
     if ([values.firstName, values.lastName, values.userName].some((v) => v!.length > 200) || !EMAIL.test(values.email) || values.email.length > 200) {
       return fail('register.email.invalid');
     }
-    if (password.length < 8 || password.length > MAX_PASSWORD) return fail('register.password.short');
-    if (password !== form.get('passwordConfirm')) return fail('register.password.mismatch');
+    const problem = newPasswordProblem(form);
+    if (problem) return fail(problem);
     let user: UserRecord;
     try {
       const passwordHash = await ctx.pool.hashPassword(password);
