@@ -53,6 +53,12 @@ async function generate(alg: SigningAlg): Promise<{ privateDer: Buffer; publicKe
 }
 
 export class KeysActor {
+  /** The algorithm of the key a signing-key store signs with now, if any (read before an actor exists). */
+  static activeAlg(store: Database<StoredKey, string>): SigningAlg | undefined {
+    for (const { value } of store.getRange()) if (value.status === 'active') return value.alg;
+    return undefined;
+  }
+
   private keys = new Map<string, StoredKey>();
   private active!: ActiveSigningKey;
   private verification = new Map<string, VerificationKey>();

@@ -1,7 +1,7 @@
 import type { AppContext } from '../http/context.js';
 import type { Request, Route } from '../http/types.js';
 import { exportRequestSchema, parseImportRequest } from '../migration/request.js';
-import { exportData, importData, Serializer, type MigrationServices } from '../migration/run.js';
+import { exportData, importData, Serializer, type MigrationServices, MAX_BUNDLE_BYTES } from '../migration/run.js';
 import { log } from '../util/log.js';
 import { authenticateCaller, type Caller } from './caller.js';
 import { apiRoute, ok } from './endpoint.js';
@@ -14,7 +14,7 @@ import { parseJsonObject } from './json.js';
  * (IAM_OWNER) may call them; the import authenticates before its body (up to 512 MiB) is read.
  * The work itself is src/migration/run.ts, shared with the offline `sesame export` / `import`.
  */
-export const IMPORT_MAX_BODY = 512 * 1024 * 1024;
+export const IMPORT_MAX_BODY = MAX_BUNDLE_BYTES;
 
 const PERMISSION = 'iam.write';
 

@@ -6,20 +6,13 @@ import { addedDetails, changedDetails, viewDetails } from './details.js';
 import { apiRoute, ok, type CallerHandler } from './endpoint.js';
 import { invalidArgument } from '../model/errors.js';
 import { loginPolicySchema, loginPolicyView, toLoginPolicy } from './login-policy.js';
-import { flag, readBody } from './validation.js';
+import { flag, readBody, uint64 } from './validation.js';
 
 /**
  * The org lockout and login policies the login UI enforces (ZITADEL management v1):
  * GET / POST (add custom) / PUT (update custom) / DELETE (reset to default) on
  * `/management/v1/policies/lockout` and `/management/v1/policies/login`.
  */
-/** uint64 in protojson: a JSON string, a number is accepted too. */
-const uint64 = () =>
-  z
-    .union([z.number().int().min(0), z.string().regex(/^\d{1,19}$/, 'must be an unsigned integer')])
-    .default(0)
-    .transform((v) => Number(v));
-
 const lockoutSchema = z.object({ maxPasswordAttempts: uint64(), maxOtpAttempts: uint64(), showLockoutFailure: flag() });
 
 /** The login policy: what Sesame cannot enforce is refused, naming the fields. */

@@ -32,6 +32,12 @@ export const text = (max: number) => z.string().max(max).default('');
 /** A string field that must be set. */
 export const requiredText = (max: number) => z.string().trim().min(1, 'must not be empty').max(max);
 export const flag = () => z.boolean().default(false);
+/** uint64 in protojson: a JSON string (a number is accepted too), at most 19 digits; unset is 0. */
+export const uint64 = () =>
+  z
+    .union([z.number().int().min(0), z.string().regex(/^\d{1,19}$/, 'must be an unsigned integer')])
+    .default(0)
+    .transform((v) => Number(v));
 export const list = <T extends z.ZodType>(item: T) => z.array(item).default([]);
 
 /**

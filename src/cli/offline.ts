@@ -5,7 +5,7 @@ import { KeysActor } from '../actors/keys.js';
 import { OrgsActor, type InstanceInfo } from '../actors/orgs.js';
 import { bootstrapInstance } from '../admin/bootstrap.js';
 import { checkMasterKey } from '../app.js';
-import type { Config, SigningAlg } from '../config.js';
+import type { Config } from '../config.js';
 import { MigrationStore } from '../migration/store.js';
 import type { MigrationServices } from '../migration/run.js';
 import { DataDirInUseError, lockDataDir, type DataDirLock } from '../storage/data-dir-lock.js';
@@ -81,12 +81,12 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
   let pool: CryptoPool | undefined;
   try {
     storage = openStorage(dataDir, config.durability);
-    const fresh = storage.stores.meta.get('instance') === undefined;
     const masterKey = MasterKey.loadOrCreate(dataDir, config.masterKey, storage.stores.meta.get('masterKeyCheck') === undefined);
     checkMasterKey(storage, masterKey);
-    const alg = options.signingAlgSet ? config.signingAlg : (storedSigningAlg(storage) ?? config.signingAlg);
+    const alg = options.signingAlgSet ? config.signingAlg : (KeysActor.activeAlg(storage.stores.signingKeys) ?? config.signingAlg);
     const issuer = config.issuer ?? `http://localhost:${config.port}`;
     const orgs = new OrgsActor(storage, new URL(issuer).hostname);
+    const fresh = orgs.instance() === undefined;
     const clients = new ClientsActor(storage);
     keys = new KeysActor(
       storage.stores.signingKeys,
@@ -133,13 +133,4 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
     await lock.release();
     throw error;
   }
-}
-
-/** The algorithm of the key the dir signs with now, if any. */
-function storedSigningAlg(storage: Storage): SigningAlg | undefined {
-  for (const { value } of storage.stores.signingKeys.getRange()) {
-    const key = value as { status?: string; alg?: SigningAlg };
-    if (key.status === 'active') return key.alg;
-  }
-  return undefined;
 }

@@ -4,7 +4,7 @@ import { importHumanSchema } from '../admin/human-users.js';
 import { oidcConfigFields } from '../admin/oidc-config.js';
 import { addProjectSchema } from '../admin/projects.js';
 import { addMachineSchema } from '../admin/users.js';
-import { bytes, flag, list, requiredText, text, timestamp } from '../admin/validation.js';
+import { bytes, flag, list, requiredText, text, timestamp, uint64 } from '../admin/validation.js';
 
 /**
  * The import bundle's parts (compat §1.4, `DataOrg`) as zod schemas over camelCased JSON. Each list
@@ -29,8 +29,6 @@ export const DOMAIN_VALIDATION_TYPES = ['DOMAIN_VALIDATION_TYPE_UNSPECIFIED', 'D
 const secretDigest = () =>
   bytes().refine((b) => b.length === 32, 'must be a base64 SHA-256 digest (32 bytes)');
 
-/** uint32 fields: JSON numbers (int64 would be strings; both are accepted). */
-const uint = () => z.union([z.number().int().min(0), z.string().regex(/^\d+$/).transform(Number)]);
 
 export const orgSchema = z.object({ name: requiredText(200) });
 
@@ -42,8 +40,8 @@ export const domainSchema = z.object({
 });
 
 export const lockoutPolicySchema = z.object({
-  maxPasswordAttempts: uint().default(0),
-  maxOtpAttempts: uint().default(0),
+  maxPasswordAttempts: uint64(),
+  maxOtpAttempts: uint64(),
   showLockoutFailure: z.boolean().optional(),
 });
 

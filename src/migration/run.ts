@@ -28,7 +28,8 @@ export interface MigrationServices {
 }
 
 /** The largest bundle read from cloud object storage (as large as an import request body). */
-export const GCS_MAX_BUNDLE = 512 * 1024 * 1024;
+/** The largest bundle an import reads (an inline request body or a cloud storage object). */
+export const MAX_BUNDLE_BYTES = 512 * 1024 * 1024;
 /** Without a timeout an export may run this long. */
 const DEFAULT_EXPORT_TIMEOUT_MS = 60 * 60 * 1000;
 
@@ -97,7 +98,7 @@ export async function importData(services: MigrationServices, request: ImportReq
     const { data } = request;
     let orgs;
     if (data.kind === 'gcs') {
-      const bytes = await readObject(data.location, deadline, GCS_MAX_BUNDLE);
+      const bytes = await readObject(data.location, deadline, MAX_BUNDLE_BYTES);
       const { scanner, root } = scanDocument(bytes, `gs://${data.location.bucket}/${data.location.path}`);
       orgs = bundleOrgs(scanner, root, data.field, data.v1);
     } else {

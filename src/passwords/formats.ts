@@ -1,3 +1,5 @@
+import { PBKDF2_MAX_ROUNDS } from './pbkdf2.js';
+import { SHA_CRYPT_MAX_ROUNDS } from './sha-crypt.js';
 import { costProblem } from './cost.js';
 import { parseMd5Crypt } from './md5-crypt.js';
 import { parsePbkdf2, type Pbkdf2Params } from './pbkdf2.js';
@@ -68,9 +70,9 @@ function zitadelBoundsProblem(hash: ParsedHash): string | undefined {
       return scryptMemory(ln, r) > SCRYPT_MAX_MEMORY ? 'scrypt memory 128·N·r at most 1 GiB' : undefined;
     }
     case 'pbkdf2':
-      return within(hash.params.rounds, 1000, 10_000_000) ? undefined : 'pbkdf2 rounds 1000-10000000';
+      return within(hash.params.rounds, 1000, PBKDF2_MAX_ROUNDS) ? undefined : `pbkdf2 rounds 1000-${PBKDF2_MAX_ROUNDS}`;
     case 'sha-crypt':
-      return hash.setting.rounds === undefined || within(hash.setting.rounds, 1000, 999_999_999) ? undefined : 'sha2 rounds 1000-999999999';
+      return hash.setting.rounds === undefined || within(hash.setting.rounds, 1000, SHA_CRYPT_MAX_ROUNDS) ? undefined : `sha2 rounds 1000-${SHA_CRYPT_MAX_ROUNDS}`;
     case 'md5crypt':
       return undefined;
   }
