@@ -79,7 +79,7 @@ export type Config = Omit<z.infer<typeof schema>, 'workers'> & { workers: number
 
 export class ConfigError extends Error {}
 
-export function flagName(setting: string): string {
+function flagName(setting: string): string {
   return '--' + setting.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
 }
 

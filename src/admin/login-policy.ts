@@ -9,8 +9,8 @@ import { duration, flag, text } from './validation.js';
  * import bundle, one rule for what Sesame can enforce. Every field is either enforced by the login
  * UI or refused: the API answers 400 naming it, the import drops it and lists it in the errors.
  */
-export const PASSWORDLESS_TYPES = ['PASSWORDLESS_TYPE_NOT_ALLOWED', 'PASSWORDLESS_TYPE_ALLOWED'] as const;
-export const SECOND_FACTOR_TYPES = [
+const PASSWORDLESS_TYPES = ['PASSWORDLESS_TYPE_NOT_ALLOWED', 'PASSWORDLESS_TYPE_ALLOWED'] as const;
+const SECOND_FACTOR_TYPES = [
   'SECOND_FACTOR_TYPE_UNSPECIFIED',
   'SECOND_FACTOR_TYPE_OTP',
   'SECOND_FACTOR_TYPE_U2F',
@@ -18,7 +18,7 @@ export const SECOND_FACTOR_TYPES = [
   'SECOND_FACTOR_TYPE_OTP_SMS',
   'SECOND_FACTOR_TYPE_RECOVERY_CODES',
 ] as const;
-export const MULTI_FACTOR_TYPES = ['MULTI_FACTOR_TYPE_UNSPECIFIED', 'MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION'] as const;
+const MULTI_FACTOR_TYPES = ['MULTI_FACTOR_TYPE_UNSPECIFIED', 'MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION'] as const;
 
 const idp = z.object({ idpId: z.string().max(200).default(''), ownerType: z.union([z.string(), z.number()]).optional() });
 

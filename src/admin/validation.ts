@@ -46,7 +46,7 @@ export const list = <T extends z.ZodType>(item: T) => z.array(item).default([]);
  * become CSP sources, where `;` or `,` would start another directive or policy.
  */
 const ORIGIN_CHARS = /^[A-Za-z0-9+.\-:/[\]_]+$/;
-export function isOrigin(value: string): boolean {
+function isOrigin(value: string): boolean {
   return ORIGIN_CHARS.test(value) && URL.canParse(value) && new URL(value).origin === value;
 }
 

@@ -91,7 +91,7 @@ export async function completeAuthorization(
 }
 
 /** The user sessions of this agent that may answer the request: live, active user, right org, fresh enough. */
-export function usableSessions(ctx: AppContext, agentId: string | undefined, request: ValidatedAuthRequest, now = clock.now()): UserSession[] {
+export function usableSessions(ctx: AppContext, agentId: string | undefined, request: ValidatedAuthRequest): UserSession[] {
   return ctx.userSessions.ofAgent(agentId).filter((s) => {
     if (ctx.sessions.isSessionEnded(s.id)) return false;
     const user = ctx.orgs.getUser(s.userId);
@@ -100,7 +100,7 @@ export function usableSessions(ctx: AppContext, agentId: string | undefined, req
   });
 }
 
-export function isFresh(session: UserSession, maxAge: number | undefined, now = clock.now()): boolean {
+function isFresh(session: UserSession, maxAge: number | undefined, now = clock.now()): boolean {
   return maxAge === undefined || Math.floor(now / 1000) - session.authTime <= maxAge;
 }
 

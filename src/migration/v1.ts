@@ -6,13 +6,12 @@ import { formatProtoDuration } from '../util/duration.js';
  */
 
 /** The instance-default login-policy lifetimes, which overwrite a v1 login policy's (compat §1.5). */
-const seconds = (ms: number) => formatProtoDuration(ms);
 const DEFAULT_LIFETIMES = {
-  passwordCheckLifetime: seconds(DEFAULT_POLICIES.login.passwordCheckLifetimeMs),
-  externalLoginCheckLifetime: seconds(DEFAULT_POLICIES.login.externalLoginCheckLifetimeMs),
-  mfaInitSkipLifetime: seconds(DEFAULT_POLICIES.login.mfaInitSkipLifetimeMs),
-  secondFactorCheckLifetime: seconds(DEFAULT_POLICIES.login.secondFactorCheckLifetimeMs),
-  multiFactorCheckLifetime: seconds(DEFAULT_POLICIES.login.multiFactorCheckLifetimeMs),
+  passwordCheckLifetime: formatProtoDuration(DEFAULT_POLICIES.login.passwordCheckLifetimeMs),
+  externalLoginCheckLifetime: formatProtoDuration(DEFAULT_POLICIES.login.externalLoginCheckLifetimeMs),
+  mfaInitSkipLifetime: formatProtoDuration(DEFAULT_POLICIES.login.mfaInitSkipLifetimeMs),
+  secondFactorCheckLifetime: formatProtoDuration(DEFAULT_POLICIES.login.secondFactorCheckLifetimeMs),
+  multiFactorCheckLifetime: formatProtoDuration(DEFAULT_POLICIES.login.multiFactorCheckLifetimeMs),
 };
 
 const FLOW_TYPES: Record<string, string> = { FLOW_TYPE_UNSPECIFIED: '0', FLOW_TYPE_EXTERNAL_AUTHENTICATION: '1' };

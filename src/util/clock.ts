@@ -12,7 +12,7 @@ export interface Clock {
   now(): number;
 }
 
-export const systemClock: Clock = { now: () => Date.now() };
+const systemClock: Clock = { now: () => Date.now() };
 
 let current: Clock = systemClock;
 
