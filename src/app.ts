@@ -73,16 +73,15 @@ export function checkMasterKey(storage: Storage, masterKey: MasterKey): void {
 export async function startApp(config: Config, options: StartOptions = {}): Promise<RunningApp> {
   // The data dir is checked first (exists or can be created, writable, takes files), then locked:
   // a second process on it must change nothing.
+  const dataDirError = (reason: string) => new ConfigError(`SESAME_DATA_DIR (--data-dir) = ${JSON.stringify(config.dataDir)}: ${reason}`);
   try {
     prepareDataDir(config.dataDir);
   } catch (error) {
-    if (error instanceof DataDirError) throw new ConfigError(`SESAME_DATA_DIR (--data-dir) = ${JSON.stringify(config.dataDir)}: ${error.reason}`);
+    if (error instanceof DataDirError) throw dataDirError(error.reason);
     throw error;
   }
   const lock = await lockDataDir(config.dataDir).catch((error: unknown) => {
-    if (error instanceof DataDirInUseError) {
-      throw new ConfigError(`SESAME_DATA_DIR (--data-dir) = ${JSON.stringify(config.dataDir)}: in use by another Sesame process; stop it or choose another data dir`);
-    }
+    if (error instanceof DataDirInUseError) throw dataDirError('in use by another Sesame process; stop it or choose another data dir');
     throw error;
   });
   const restoreClock = options.clock ? installClock(options.clock) : () => {};
@@ -93,7 +92,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     restoreClock();
     await lock.release();
     // The directory takes files (checked above), so LMDB's own refusal is about this file system.
-    throw new ConfigError(`SESAME_DATA_DIR (--data-dir) = ${JSON.stringify(config.dataDir)}: LMDB cannot open its database there: ${error instanceof Error ? error.message : String(error)}`);
+    throw dataDirError(`LMDB cannot open its database there: ${error instanceof Error ? error.message : String(error)}`);
   }
   let pool: CryptoPool | undefined;
   let keys: KeysActor | undefined;
