@@ -48,67 +48,70 @@ export class ClientAuthenticator {
     private readonly issuer: string,
   ) {}
 
+  /**
+   * Every failure is logged with its precise reason (the response stays the same generic
+   * invalid_client); never the secret or the assertion. A method, not a closure per request: the
+   * token and introspection endpoints authenticate on every call.
+   */
+  private reject(presented: PresentedClient, policy: ClientPolicy, reason: string, description?: string): OAuthError {
+    log.warn('client authentication failed', {
+      client_id: 'clientId' in presented ? (presented.clientId ?? null) : null,
+      method: presented.method,
+      endpoint: policy.endpoint,
+      reason,
+    });
+    return invalidClient(presented, description);
+  }
+
   async authenticate(presented: PresentedClient, policy: ClientPolicy): Promise<AuthenticatedClient> {
-    // Every failure is logged with its precise reason (the response stays the same generic
-    // invalid_client); never the secret or the assertion.
-    const reject = (reason: string, description?: string): OAuthError => {
-      log.warn('client authentication failed', {
-        client_id: 'clientId' in presented ? (presented.clientId ?? null) : null,
-        method: presented.method,
-        endpoint: policy.endpoint,
-        reason,
-      });
-      return invalidClient(presented, description);
-    };
-    if (presented.method === 'anonymous') throw reject('no client authentication presented', 'client authentication required');
+    if (presented.method === 'anonymous') throw this.reject(presented, policy, 'no client authentication presented', 'client authentication required');
     if (!policy.methods.has(presented.method)) {
       const description = `client authentication method ${presented.method} is not accepted here`;
-      throw reject(description, description);
+      throw this.reject(presented, policy, description, description);
     }
     if (presented.method === 'private_key_jwt') {
-      if (!policy.apps) throw reject('client assertions are only for applications here');
+      if (!policy.apps) throw this.reject(presented, policy, 'client assertions are only for applications here');
       const app = await this.assertions.verifyClientAssertion(
         presented.assertion,
         presented.clientId,
         this.issuer + policy.endpoint,
-        (description) => reject(`client assertion: ${description}`, description),
+        (description) => this.reject(presented, policy, `client assertion: ${description}`, description),
       );
       return { kind: 'app', clientId: app.clientId, app, method: 'private_key_jwt' };
     }
-    return this.authenticateWithSecret(presented, policy, reject);
+    return this.authenticateWithSecret(presented, policy);
   }
 
   private authenticateWithSecret(
     presented: Exclude<PresentedClient, { method: 'anonymous' | 'private_key_jwt' }>,
     policy: ClientPolicy,
-    reject: (reason: string) => OAuthError,
   ): AuthenticatedClient {
     const clientId = presented.clientId;
 
     const app = policy.apps ? this.clients.appByClient(clientId) : undefined;
     if (app) {
-      if (app.state !== 'APP_STATE_ACTIVE') throw reject('application is not active');
-      if (!this.orgs.getProject(app.projectId)) throw reject("application's project does not exist");
+      if (app.state !== 'APP_STATE_ACTIVE') throw this.reject(presented, policy, 'application is not active');
+      if (!this.orgs.getProject(app.projectId)) throw this.reject(presented, policy, "application's project does not exist");
       const method = app.oidc?.authMethodType ?? app.api?.authMethodType ?? '';
       if (presented.method === 'none') {
-        if (method !== 'OIDC_AUTH_METHOD_TYPE_NONE') throw reject(`no secret presented; the application uses ${method}`);
-        if (policy.appsWithSecretOnly) throw reject('a public client may not call this endpoint');
+        if (method !== 'OIDC_AUTH_METHOD_TYPE_NONE') throw this.reject(presented, policy, `no secret presented; the application uses ${method}`);
+        if (policy.appsWithSecretOnly) throw this.reject(presented, policy, 'a public client may not call this endpoint');
         return { kind: 'app', clientId, app, method: 'none' };
       }
-      if (!SECRET_METHODS.has(method)) throw reject(`secret presented; the application uses ${method}`);
-      if (!this.clients.appSecretMatches(app, presented.clientSecret)) throw reject('wrong client secret');
+      if (!SECRET_METHODS.has(method)) throw this.reject(presented, policy, `secret presented; the application uses ${method}`);
+      if (!this.clients.appSecretMatches(app, presented.clientSecret)) throw this.reject(presented, policy, 'wrong client secret');
       return { kind: 'app', clientId, app, method: presented.method };
     }
 
     if (policy.machineUsers && presented.method !== 'none') {
       const user = this.orgs.findUserByLoginName(clientId);
       if (user?.machine) {
-        if (!this.orgs.isActive(user)) throw reject('machine user is not active');
+        if (!this.orgs.isActive(user)) throw this.reject(presented, policy, 'machine user is not active');
         const check = this.clients.checkMachineSecret(user.id, presented.clientSecret);
         if (check === 'ok') return { kind: 'machine', clientId: this.orgs.preferredLoginName(user), user, method: presented.method };
-        throw reject(check === 'no-secret' ? 'machine user has no secret' : 'wrong client secret');
+        throw this.reject(presented, policy, check === 'no-secret' ? 'machine user has no secret' : 'wrong client secret');
       }
     }
-    throw reject('unknown client');
+    throw this.reject(presented, policy, 'unknown client');
   }
 }

@@ -1,5 +1,6 @@
 import type { AppContext } from '../http/context.js';
 import type { AppRecord } from '../model/records.js';
+import { looksLikeJws } from './jwt.js';
 import { claimsFor } from './user-tokens.js';
 
 /**
@@ -38,7 +39,8 @@ function introspectPat(token: string, caller: AppRecord, ctx: AppContext): Recor
 
 export function introspect(token: string, caller: AppRecord, ctx: AppContext): Record<string, unknown> {
   const resolved = ctx.tokens.resolve(token);
-  if (!resolved) return introspectPat(token, caller, ctx) ?? INACTIVE;
+  // A personal access token is opaque: a JWS that did not resolve is not one (no second lookup).
+  if (!resolved) return looksLikeJws(token) ? INACTIVE : (introspectPat(token, caller, ctx) ?? INACTIVE);
   const { claims } = resolved;
   if (!claims.aud.includes(caller.clientId) && !claims.aud.includes(caller.projectId)) return INACTIVE;
   const user = ctx.orgs.getUser(claims.sub);
