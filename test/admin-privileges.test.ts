@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 
 /** Privilege boundaries of the provisioning API that go beyond one permission check. */
-let server: TestServer;
+let server: InProcessServer;
 beforeAll(async () => {
-  server = await startServer();
+  server = await startInProcess();
 });
 afterAll(async () => {
   await server?.close();

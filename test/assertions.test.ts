@@ -3,19 +3,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, importPKCS8, jwtVerify, SignJWT } from 'jose';
 import { api, createMachineClient } from './helpers/api.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 
 /**
  * Signed assertions: private_key_jwt client authentication (app keys) and the JWT profile grant
  * (machine keys, ZITADEL key files used as they come). Assertions are built with jose, as a client would.
  */
-let server: TestServer;
+let server: InProcessServer;
 let projectId: string;
 let app: { appId: string; clientId: string };
 let appKey: { kid: string; key: KeyObject };
 let machine: { userId: string; keyFile: { type: string; keyId: string; key: string; expirationDate: string; userId: string } };
 
-const now = () => Math.floor(Date.now() / 1000);
+/** The server's time: assertions are dated by it, as a client with a synchronised clock would. */
+const clock = new TestClock();
+const now = () => Math.floor(clock.now() / 1000);
 const FORM = 'application/x-www-form-urlencoded';
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
@@ -78,7 +80,7 @@ async function addAppKey(publicKey?: string, expirationDate?: string) {
 }
 
 beforeAll(async () => {
-  server = await startServer();
+  server = await startInProcess({ clock });
   const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: 'assertions' } });
   projectId = project.body.id;
   const created = await api(server, 'POST', `/management/v1/projects/${projectId}/apps/api`, {
@@ -115,7 +117,9 @@ describe('private_key_jwt', () => {
   });
 
   it('works with openid-client PrivateKeyJwt', async () => {
-    // openid-client signs with a WebCrypto key, as a relying party would hold it.
+    // openid-client signs with a WebCrypto key, as a relying party would hold it, and dates its
+    // assertion by the system clock: the server's is set to it.
+    clock.catchUp();
     const cryptoKey = await importPKCS8(appKey.key.export({ format: 'pem', type: 'pkcs8' }).toString(), 'RS256');
     const config = await oidc.discovery(new URL(server.issuer), app.clientId, {}, oidc.PrivateKeyJwt({ key: cryptoKey, kid: appKey.kid }), {
       execute: [oidc.allowInsecureRequests],

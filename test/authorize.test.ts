@@ -4,13 +4,13 @@ import * as oidc from 'openid-client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { api } from './helpers/api.js';
 import { Agent, createHuman, createWebApp, formOf, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 
 /**
  * The authorization endpoint: every row of the seed's error table (and where errors may go),
  * each prompt value, each response mode, max_age, login_hint, id_token_hint and the implicit flow.
  */
-let server: TestServer;
+let server: InProcessServer;
 let web: WebApp;
 let pub: WebApp;
 let implicit: WebApp;
@@ -45,7 +45,7 @@ async function exchange(location: string) {
 }
 
 beforeAll(async () => {
-  server = await startServer();
+  server = await startInProcess();
   web = await createWebApp(server);
   pub = await createWebApp(server, { projectId: web.projectId, authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE', appType: 'OIDC_APP_TYPE_NATIVE' });
   implicit = await createWebApp(server, {

@@ -1,13 +1,13 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp, createMachineClient } from './helpers/api.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 
 /**
  * Malformed requests across the endpoints: each gets a spec-shaped error with the right status,
  * never a 500 or a dropped connection, and the server keeps serving.
  */
-let server: TestServer;
+let server: InProcessServer;
 let machine: { clientId: string; clientSecret: string };
 let app: { clientId: string; clientSecret: string };
 
@@ -16,7 +16,7 @@ const basic = (id: string, secret: string) =>
   'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
 
 beforeAll(async () => {
-  server = await startServer();
+  server = await startInProcess();
   machine = await createMachineClient(server, 'bad-input-machine');
   app = await createApiApp(server, 'bad-input');
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, importOrgs } from './helpers/api.js';
 import { Agent, createHuman, createWebApp, exchangeCode, formOf, responseParams, signIn, submit, uniqueName, type Step, type WebApp } from './helpers/oidc.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { base32Encode, totpAt } from '../src/auth/totp.js';
 
 /**
@@ -10,7 +10,7 @@ import { base32Encode, totpAt } from '../src/auth/totp.js';
  * the check lifetimes, a required password change, unknown user names, lockout messages, TOTP
  * lockout, logins by email or phone; and the browser cookie is replaced at every sign-in.
  */
-let server: TestServer;
+let server: InProcessServer;
 let web: WebApp;
 const REDIRECT = 'http://localhost:9999/callback';
 
@@ -18,7 +18,9 @@ const authorizeUrl = (app: WebApp, params: Record<string, string> = {}) =>
   `/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's', ...params })}`;
 const errorText = (html: string | undefined) => /<p class="error" role="alert">([^<]*)<\/p>/.exec(html ?? '')?.[1];
 const cookieName = 'sesame.useragent';
-const now = () => Math.floor(Date.now() / 1000);
+/** The server's time: TOTP codes are computed for it, as an authenticator app with a synchronised clock would. */
+const clock = new TestClock();
+const now = () => Math.floor(clock.now() / 1000);
 
 async function newOrg(): Promise<string> {
   const res = await api(server, 'POST', '/management/v1/orgs', { token: server.pat, body: { name: uniqueName('org') } });
@@ -52,7 +54,7 @@ async function toPassword(agent: Agent, loginName: string, params: Record<string
 const shownSecret = (html: string) => /<code class="secret">(.*?)<\/code>/.exec(html)![1]!.replace(/<\/?span>| /g, '');
 
 beforeAll(async () => {
-  server = await startServer();
+  server = await startInProcess({ clock });
   web = await createWebApp(server);
 });
 

@@ -1,14 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
 import { Agent, createHuman, createWebApp, exchangeCode, formOf, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { base32Encode, totpAt } from '../src/auth/totp.js';
 
 /**
  * The login UI and its policies without a browser: lockout, the TOTP step, CSRF and request
  * binding, languages, cookies, the policy API, end-session rules and the refresh grace window.
  */
-let server: TestServer;
+/** The servers' time: TOTP codes are computed for it, as an authenticator app with a synchronised clock would. */
+const clock = new TestClock();
+let server: InProcessServer;
 let web: WebApp;
 const REDIRECT = 'http://localhost:9999/callback';
 
@@ -29,7 +31,7 @@ async function tokensFor(location: string, app = web) {
 }
 
 beforeAll(async () => {
-  server = await startServer();
+  server = await startInProcess({ clock });
   web = await createWebApp(server);
 });
 
@@ -104,7 +106,7 @@ describe('TOTP step', () => {
     page = await submit(agent, page, '/ui/login/password', { password: person.password });
     expect(page.html).toContain('action="/ui/login/otp"');
     expect(page.html).toContain('name="code"');
-    const now = Math.floor(Date.now() / 1000);
+    const now = Math.floor(clock.now() / 1000);
     const wrong = String((Number(totpAt(secret, now)) + 1) % 1_000_000).padStart(6, '0');
     page = await submit(agent, page, '/ui/login/otp', { code: wrong });
     expect(errorText(page.html)).toMatch(/code/i);
@@ -230,7 +232,7 @@ describe('end session rules', () => {
 describe('refresh reuse grace window', () => {
   it('answers a retried refresh of the just-rotated token with the same successor, then treats older reuse as theft', async () => {
     // The longest window (60 s), longer than a test may run: the retry lands inside it however slow the machine.
-    const grace = await startServer({ env: { SESAME_REFRESH_TOKEN_REUSE_GRACE: '60s' } });
+    const grace = await startInProcess({ clock, env: { SESAME_REFRESH_TOKEN_REUSE_GRACE: '60s' } });
     try {
       const app = await createWebApp(grace);
       const person = await createHuman(grace);
@@ -261,13 +263,13 @@ describe('refresh reuse grace window', () => {
   });
 
   it('refuses a grace window over 60 seconds at start-up', async () => {
-    await expect(startServer({ env: { SESAME_REFRESH_TOKEN_REUSE_GRACE: '61s' } })).rejects.toThrow(/REUSE_GRACE/);
+    await expect(startInProcess({ clock, env: { SESAME_REFRESH_TOKEN_REUSE_GRACE: '61s' } })).rejects.toThrow(/REUSE_GRACE/);
   });
 });
 
 describe('https issuer', () => {
   it('uses the __Host- prefix and Secure', async () => {
-    const secure = await startServer({ env: { SESAME_ISSUER: 'https://login.example.test' } });
+    const secure = await startInProcess({ clock, env: { SESAME_ISSUER: 'https://login.example.test' } });
     try {
       const app = await createWebApp(secure);
       const res = await fetch(`${secure.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`, { redirect: 'manual' });
@@ -284,8 +286,8 @@ describe('restart', () => {
     const { tempDataDir } = await import('./helpers/server.js');
     const dataDir = tempDataDir();
     const env = { SESAME_ISSUER: 'http://localhost:18081' };
-    let first: TestServer | undefined = await startServer({ dataDir, env });
-    let second: TestServer | undefined;
+    let first: InProcessServer | undefined = await startInProcess({ dataDir, env, clock });
+    let second: InProcessServer | undefined;
     try {
       const app = await createWebApp(first);
       const person = await createHuman(first);
@@ -293,7 +295,7 @@ describe('restart', () => {
       const url = `/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access' })}`;
       const done = await signIn(agent, url, person);
       const code = responseParams(done.location!).get('code')!;
-      const exchange = (s: TestServer, body: Record<string, string>) =>
+      const exchange = (s: InProcessServer, body: Record<string, string>) =>
         fetch(`${s.url}/oauth/v2/token`, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64') },
@@ -302,10 +304,10 @@ describe('restart', () => {
       const tokens = (await (await exchange(first, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT })).json()) as { refresh_token: string };
       const other = responseParams((await agent.follow(url + '&prompt=none')).location!).get('code')!;
       const kept = (await (await exchange(first, { grant_type: 'authorization_code', code: other, redirect_uri: REDIRECT })).json()) as { refresh_token: string };
-      await first.stop('SIGTERM');
+      await first.stop();
       first = undefined;
 
-      second = await startServer({ dataDir, env });
+      second = await startInProcess({ dataDir, env, clock });
       expect((await exchange(second, { grant_type: 'refresh_token', refresh_token: kept.refresh_token })).status).toBe(200);
       const replay = await exchange(second, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT });
       expect(await replay.json()).toMatchObject({ error: 'invalid_grant' });
@@ -328,7 +330,7 @@ describe('restart', () => {
 });
 
 describe('login hardening', () => {
-  const otpOf = (secret: string, offset = 0) => totpAt(secret, Math.floor(Date.now() / 1000) + offset);
+  const otpOf = (secret: string, offset = 0) => totpAt(secret, Math.floor(clock.now() / 1000) + offset);
 
   it('does not carry a passed password over to another login name', async () => {
     const aliceSecret = base32Encode(Buffer.from('alice-secret-0123456'));

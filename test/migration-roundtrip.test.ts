@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpAt } from '../src/auth/totp.js';
 import { api, type ApiResult } from './helpers/api.js';
 import { Agent, signIn } from './helpers/oidc.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 
 /**
  * Moving organizations between two Sesame instances: A is filled through the provisioning API,
@@ -12,8 +12,9 @@ import { startServer, type TestServer } from './helpers/server.js';
  * and a TOTP code, an app's code flow runs with its old client id and secret, a machine user gets
  * a token with its old secret; and B exports the same bundle A did.
  */
-let a: TestServer;
-let b: TestServer;
+const clock = new TestClock();
+let a: InProcessServer;
+let b: InProcessServer;
 const SECRET = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
 const PASSWORD = 'Old-Password-42';
 const REDIRECT = 'http://localhost:9999/callback';
@@ -22,7 +23,7 @@ const ok = (result: ApiResult): any => {
   expect(result.status, JSON.stringify(result.body)).toBe(200);
   return result.body;
 };
-const on = (server: TestServer) => (method: string, path: string, body?: unknown, orgId?: string) =>
+const on = (server: InProcessServer) => (method: string, path: string, body?: unknown, orgId?: string) =>
   api(server, method, path, { token: server.pat, ...(body === undefined ? {} : { body }), ...(orgId ? { orgId } : {}) });
 
 interface Source {
@@ -129,7 +130,7 @@ async function fillInstanceA(): Promise<Source> {
   };
 }
 
-const exportOrgs = async (server: TestServer) =>
+const exportOrgs = async (server: InProcessServer) =>
   ok(await on(server)('POST', '/admin/v1/export', { orgIds: source.orgIds, withPasswords: true, withOtp: true, responseOutput: true, timeout: '1m' }));
 
 /** The bundle without what cannot exist on B: memberships of A's bootstrap admin (a user outside the exported orgs). */
@@ -142,7 +143,8 @@ const withoutAdminA = (bundle: any) => ({
 });
 
 beforeAll(async () => {
-  [a, b] = await Promise.all([startServer(), startServer()]);
+  // Both run in this process on one clock (the clock is process-wide).
+  [a, b] = await Promise.all([startInProcess({ clock }), startInProcess({ clock })]);
   source = await fillInstanceA();
   exportedA = await exportOrgs(a);
 }, 60_000);
@@ -243,7 +245,7 @@ describe('Sesame → Sesame migration', () => {
       state,
     });
     // No wait for a fresh TOTP step: the server also accepts the previous one.
-    const done = await signIn(new Agent(b), url.pathname + url.search, { loginName: source.person.loginName, password: PASSWORD }, () => totpAt(SECRET, Date.now() / 1000));
+    const done = await signIn(new Agent(b), url.pathname + url.search, { loginName: source.person.loginName, password: PASSWORD }, () => totpAt(SECRET, clock.now() / 1000));
     expect(done.location, done.html?.slice(0, 500)).toMatch(/^http:\/\/localhost:9999\/callback\?/);
     const tokens = await oidc.authorizationCodeGrant(config, new URL(done.location!), { pkceCodeVerifier: verifier, expectedState: state });
     const claims = tokens.claims()!;

@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { api, createApiApp, createMachineClient } from './helpers/api.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 
 /**
  * Machine-to-machine flows with a standard relying-party library (openid-client): discovery,
  * client_credentials (Basic and post, opaque and JWT), introspection, revocation, key rotation.
  */
-let server: TestServer;
+let server: InProcessServer;
 let opaqueClient: { userId: string; clientId: string; clientSecret: string };
 let jwtClient: { userId: string; clientId: string; clientSecret: string };
 let resource: { projectId: string; clientId: string; clientSecret: string };
@@ -24,7 +24,7 @@ const discover = (clientId: string, secret: string, auth: 'basic' | 'post' = 'ba
   );
 
 beforeAll(async () => {
-  server = await startServer({ env: { SESAME_SIGNING_ALG: 'ES256' } });
+  server = await startInProcess({ env: { SESAME_SIGNING_ALG: 'ES256' } });
   opaqueClient = await createMachineClient(server, 'svc-opaque');
   jwtClient = await createMachineClient(server, 'svc-jwt', 'ACCESS_TOKEN_TYPE_JWT');
   resource = await createApiApp(server, 'orders');

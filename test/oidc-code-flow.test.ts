@@ -2,14 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
 import { createApiApp } from './helpers/api.js';
 import { Agent, createHuman, createWebApp, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 
 /**
  * The authorization code flow against a real relying-party library (openid-client): PKCE, the
  * ID token, code replay, redirect_uri and verifier checks, refresh rotation and reuse detection,
  * userinfo per scope, revocation and the state after sign-out.
  */
-let server: TestServer;
+let server: InProcessServer;
 let web: WebApp;
 let spa: WebApp;
 let person: Human;
@@ -67,7 +67,7 @@ const introspect = async (token: string) => {
 };
 
 beforeAll(async () => {
-  server = await startServer();
+  server = await startInProcess();
   web = await createWebApp(server);
   spa = await createWebApp(server, {
     projectId: web.projectId,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, createApiApp, createMachineClient } from './helpers/api.js';
 import { Agent, createHuman, createWebApp, submit, uniqueName, type Step, type WebApp } from './helpers/oidc.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 
 /**
  * Password work cannot starve token signing, and costly hashes cannot starve other people's
@@ -16,7 +16,7 @@ import { startServer, type TestServer } from './helpers/server.js';
  * signing threads, the attempts occupy every thread and the JWTs queue behind them: the first
  * attempts are answered before the second JWT, and the test fails.
  */
-let server: TestServer;
+let server: InProcessServer;
 let web: WebApp;
 let machine: { clientId: string; clientSecret: string };
 let audience: string;
@@ -29,7 +29,7 @@ const WORKERS = 2;
 const HOSTILE_USERS = 2 * WORKERS;
 
 beforeAll(async () => {
-  server = await startServer({ env: { SESAME_WORKERS: String(WORKERS) } });
+  server = await startInProcess({ env: { SESAME_WORKERS: String(WORKERS) } });
   web = await createWebApp(server);
   machine = await createMachineClient(server, 'svc-during-attack', 'ACCESS_TOKEN_TYPE_JWT');
   audience = `urn:zitadel:iam:org:project:id:${(await createApiApp(server, 'resource')).projectId}:aud`;

@@ -4,14 +4,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, type ApiResult } from './helpers/api.js';
 import { HOSTILE_HASHES } from './helpers/hostile-hashes.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startInProcess, type InProcessServer } from './helpers/in-process.js';
+import { startServer } from './helpers/server.js';
 
 /**
  * The provisioning API (ZITADEL management/admin v1 subset) against a real server: response
  * shapes (camelCase, zero values omitted, secrets shown once), input leniency (snake_case, enum
  * numbers), and the error statuses 400/401/403/404/409.
  */
-let server: TestServer;
+let server: InProcessServer;
 let defaultOrgId: string;
 let counter = 0;
 const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++counter}`;
@@ -73,7 +74,7 @@ async function addPat(userId: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  server = await startServer();
+  server = await startInProcess();
   defaultOrgId = expectOk(await mgmt('GET', '/orgs/me')).org.id;
 });
 
@@ -824,6 +825,7 @@ describe('org context', () => {
 
 describe('password storage', () => {
   it('never writes a plaintext password to the database', async () => {
+    // Spawned: the database file is read after the process has exited cleanly.
     const own = await startServer();
     try {
       const password = `Plaintext-${Date.now()}-Needle!`;

@@ -2,14 +2,14 @@ import { createPrivateKey, randomUUID, sign as cryptoSign } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { api, createMachineClient } from './helpers/api.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 
 /**
  * RFC 8693 token exchange: the feature flag, every cell of the seed's token type matrix, the
  * audience and scope subset rules, impersonation with the security policy, and `act` through
  * introspection and userinfo.
  */
-let server: TestServer;
+let server: InProcessServer;
 let projectId: string;
 let app: { clientId: string; clientSecret: string };
 let introspector: { clientId: string; clientSecret: string };
@@ -54,7 +54,7 @@ const setPolicy = (enableImpersonation: boolean) =>
   api(server, 'PUT', '/admin/v1/policies/security', { token: server.pat, body: { enableImpersonation } });
 
 beforeAll(async () => {
-  server = await startServer();
+  server = await startInProcess();
   const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: 'exchange' } });
   projectId = project.body.id;
   const oidcApp = await api(server, 'POST', `/management/v1/projects/${projectId}/apps/oidc`, {
@@ -261,7 +261,7 @@ describe('impersonation (actor token)', () => {
   });
 
   it('accepts a jwt subject signed by the calling client, authenticated with private_key_jwt', async () => {
-    const now = Math.floor(Date.now() / 1000);
+    const now = Math.floor(server.clock.now() / 1000);
     const sign = (claims: Record<string, unknown>) =>
       new SignJWT({ iss: keyApp.clientId, aud: server.issuer, iat: now, exp: now + 60, jti: randomUUID(), ...claims })
         .setProtectedHeader({ alg: 'RS256', kid: keyApp.kid })
@@ -287,7 +287,7 @@ describe('impersonation (actor token)', () => {
   });
 
   it('refuses a jwt subject or a client assertion with a critical header extension (RFC 7515 §4.1.11)', async () => {
-    const now = Math.floor(Date.now() / 1000);
+    const now = Math.floor(server.clock.now() / 1000);
     // Signed with node:crypto: jose will not sign a crit it does not understand.
     const sign = (claims: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
       const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');

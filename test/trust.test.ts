@@ -3,7 +3,8 @@ import * as oidc from 'openid-client';
 import { decodeJwt } from 'jose';
 import { api, createMachineClient, importOrgs } from './helpers/api.js';
 import { Agent, createHuman, createWebApp, signIn, uniqueName, type Human, type WebApp } from './helpers/oidc.js';
-import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
+import { startInProcess, type InProcessServer } from './helpers/in-process.js';
+import { tempDataDir } from './helpers/server.js';
 
 /**
  * Issue 9 "Trust": introspection carries ZITADEL's URN claims with roles of the introspecting
@@ -11,7 +12,7 @@ import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
  * client_credentials for a later exchange, logged client authentication failures, and the OIDC app
  * settings that must be enforced (accessTokenRoleAssertion) or refused.
  */
-let server: TestServer;
+let server: InProcessServer;
 let projectP: string;
 let projectQ: string;
 let web: WebApp;
@@ -80,7 +81,7 @@ async function setMetadata(userId: string, key: string, value: string) {
 }
 
 beforeAll(async () => {
-  server = await startServer();
+  server = await startInProcess();
   projectP = ok(await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: 'trust-p' } })).id;
   projectQ = ok(await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: 'trust-q' } })).id;
   for (const [projectId, roleKey] of [
@@ -274,7 +275,7 @@ describe('introspection of personal access tokens', () => {
 describe('personal access tokens', () => {
   it('lists, reads and removes PATs; a removed PAT stops authenticating at once and after a restart', async () => {
     const dataDir = tempDataDir();
-    let own = await startServer({ dataDir });
+    let own = await startInProcess({ dataDir });
     try {
       const call = (method: string, path: string, token: string, body?: unknown) => api(own, method, `/management/v1${path}`, { token, body });
       const machine = (await call('POST', '/users/machine', own.pat, { userName: 'pat-holder', name: 'PAT holder' })).body.userId as string;
@@ -304,7 +305,7 @@ describe('personal access tokens', () => {
       expect(again.body).toMatchObject({ code: 5, message: expect.any(String) });
 
       await own.close({ keepData: true });
-      own = await startServer({ dataDir });
+      own = await startInProcess({ dataDir });
       expect((await whoAmI(first.token)).status).toBe(401);
       expect((await whoAmI(second.token)).status).toBe(200);
       expect((await call('POST', `/users/${machine}/pats/_search`, own.pat, {})).body.details.totalResult).toBe('1');
@@ -425,7 +426,7 @@ describe('CORS of the token-based endpoints', () => {
 
 describe('iframe embedding (instance security policy)', () => {
   const setPolicy = (body: Record<string, unknown>) => api(server, 'PUT', '/admin/v1/policies/security', { token: server.pat, body });
-  const loginPage = async (target: TestServer, app: WebApp) => {
+  const loginPage = async (target: InProcessServer, app: WebApp) => {
     const query = new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' });
     return new Agent(target).follow(`/oauth/v2/authorize?${query}`);
   };
@@ -462,7 +463,7 @@ describe('iframe embedding (instance security policy)', () => {
   it('makes the https user-agent cookie SameSite=None; Secure while embedding is enabled, also after a restart', async () => {
     const dataDir = tempDataDir();
     const env = { SESAME_ISSUER: 'https://embed.example.test' };
-    let secure = await startServer({ dataDir, env });
+    let secure = await startInProcess({ dataDir, env });
     try {
       const app = await createWebApp(secure);
       const cookie = async () =>
@@ -471,7 +472,7 @@ describe('iframe embedding (instance security policy)', () => {
       ok(await api(secure, 'PUT', '/admin/v1/policies/security', { token: secure.pat, body: { enableIframeEmbedding: true } }));
       expect(await cookie()).toMatch(/^__Host-sesame\.useragent=[^;]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=None; Secure$/);
       await secure.close({ keepData: true });
-      secure = await startServer({ dataDir, env });
+      secure = await startInProcess({ dataDir, env });
       expect(await cookie()).toMatch(/; SameSite=None; Secure$/);
       const page = await loginPage(secure, app);
       expect(page.headers.get('content-security-policy')).toMatch(/frame-ancestors 'self'$/);

@@ -3,6 +3,13 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
 
 let threshold = ORDER.info;
+/** Where the lines go: stderr, unless something embedding Sesame (the in-process tests) takes them. */
+let sink: ((line: string) => void) | undefined;
+
+/** Sends every line written from now on to `to` instead of stderr; `undefined` puts stderr back. */
+export function setLogSink(to: ((line: string) => void) | undefined): void {
+  sink = to;
+}
 
 export function setLogLevel(level: LogLevel): void {
   threshold = ORDER[level];
@@ -15,7 +22,8 @@ export function isLogEnabled(level: LogLevel): boolean {
 function write(level: LogLevel, msg: string, fields?: Record<string, unknown>): void {
   if (ORDER[level] < threshold) return;
   const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields });
-  process.stderr.write(line + '\n');
+  if (sink) sink(line);
+  else process.stderr.write(line + '\n');
 }
 
 export const log = {

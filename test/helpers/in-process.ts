@@ -4,14 +4,23 @@ import { pathToFileURL } from 'node:url';
 import type * as AppModule from '../../src/app.js';
 import type * as ConfigModule from '../../src/config.js';
 import type * as LogModule from '../../src/util/log.js';
+import type * as FramingModule from '../../src/http/framing.js';
 import type { Clock } from '../../src/util/clock.js';
 import { tempDataDir, type ServerAddress } from './server.js';
 
 /**
- * Runs Sesame inside the test process with a clock the test moves, for behaviour that depends on
- * time passing (expiry, sweeping, key rotation, max_age). Real port, real LMDB, real worker pool:
- * only the clock is the test's. The code is the compiled dist/ (built by the global setup), as
- * the spawned servers run it, so the crypto workers load as in production.
+ * Runs Sesame inside the test process (the composition root, dist/app.js) with a clock the test
+ * moves: real port, real LMDB, real worker pool; only the clock and the log output are the
+ * test's. Starting it costs a fraction of a spawned `node dist/main.js`, so every suite where the
+ * process itself does not matter runs this way; behaviour that depends on time passing (expiry,
+ * sweeping, key rotation, max_age) moves the clock instead of sleeping. The code is the compiled
+ * dist/ (built by the global setup), as the spawned servers run it, so the crypto workers load as
+ * in production.
+ *
+ * The clock, the log level and sink, and the framing policy are process-wide in Sesame: a second
+ * server started while one runs takes them over, and stopping it hands them back (the clock via
+ * startApp, the framing policy and log capture here). Servers that need different clocks or
+ * settings at the same moment cannot share one process.
  */
 const root = new URL('../../', import.meta.url);
 const dist = <T>(path: string): Promise<T> => import(pathToFileURL(join(root.pathname, 'dist', path)).href) as Promise<T>;
@@ -27,6 +36,14 @@ export class TestClock implements Clock {
   advance(ms: number): void {
     this.at += ms;
   }
+
+  /**
+   * Moves the clock forward to the system time, for a client library that dates what it signs by
+   * the system clock (openid-client's private_key_jwt): within the server's 1 s leeway again.
+   */
+  catchUp(): void {
+    this.at = Math.max(this.at, Date.now());
+  }
 }
 
 export interface InProcessServer extends ServerAddress {
@@ -34,6 +51,8 @@ export interface InProcessServer extends ServerAddress {
   readonly dataDir: string;
   readonly clock: TestClock;
   readonly app: AppModule.RunningApp;
+  /** Everything the server logged so far (one JSON line each), as a spawned server's output. */
+  logs(): string;
   /** Runs the periodic work now (sweeping, key rotation when due), as its timers would. */
   tick(): Promise<void>;
   /** Shuts down (the data dir stays). */
@@ -42,22 +61,50 @@ export interface InProcessServer extends ServerAddress {
   close(options?: { keepData?: boolean }): Promise<void>;
 }
 
+/** The in-process servers running now, oldest first: they all see the log lines written meanwhile. */
+const live: { output: string[]; app: AppModule.RunningApp }[] = [];
+
 export async function startInProcess(options: { env?: Record<string, string>; dataDir?: string; clock?: TestClock } = {}): Promise<InProcessServer> {
-  const [{ startApp }, { loadConfig }, { setLogLevel }] = await Promise.all([
+  const [{ startApp }, { loadConfig }, { setLogLevel, setLogSink }, { setFramingPolicy }] = await Promise.all([
     dist<typeof AppModule>('app.js'),
     dist<typeof ConfigModule>('config.js'),
     dist<typeof LogModule>('util/log.js'),
+    dist<typeof FramingModule>('http/framing.js'),
   ]);
   const dataDir = options.dataDir ?? tempDataDir();
   const config = loadConfig(
-    { SESAME_PORT: '0', SESAME_HOST: '127.0.0.1', SESAME_DATA_DIR: dataDir, SESAME_WORKERS: '1', SESAME_LOG_LEVEL: 'warn', ...options.env },
+    { SESAME_PORT: '0', SESAME_HOST: '127.0.0.1', SESAME_DATA_DIR: dataDir, SESAME_WORKERS: '1', SESAME_LOG_LEVEL: 'info', ...options.env },
     [],
   );
   setLogLevel(config.logLevel);
+  const entry: (typeof live)[number] = { output: [], app: undefined! };
+  live.push(entry);
+  setLogSink((line) => {
+    for (const server of live) server.output.push(line);
+  });
   const clock = options.clock ?? new TestClock();
-  const app = await startApp(config, { clock });
+  let app: AppModule.RunningApp;
+  try {
+    app = await startApp(config, { clock });
+  } catch (error) {
+    forget();
+    throw error;
+  }
+  entry.app = app;
+  function forget(): void {
+    live.splice(live.indexOf(entry), 1);
+    const previous = live.at(-1);
+    if (!previous) {
+      setLogSink(undefined);
+      return;
+    }
+    // The server still running serves its own pages again (this one may have changed the policy).
+    setLogLevel(previous.app.ctx.config.logLevel);
+    setFramingPolicy(previous.app.ctx.settings.securityPolicy());
+  }
   let stopped: Promise<void> | undefined;
-  const stop = () => (stopped ??= app.shutdown());
+  const stop = () =>
+    (stopped ??= app.shutdown().finally(forget));
   return {
     url: `http://127.0.0.1:${app.port}`,
     issuer: app.issuer,
@@ -66,6 +113,7 @@ export async function startInProcess(options: { env?: Record<string, string>; da
     pat: readFileSync(join(dataDir, 'admin.pat'), 'utf8').trim(),
     clock,
     app,
+    logs: () => entry.output.map((line) => line + '\n').join(''),
     tick: () => app.tick(),
     stop,
     async close(closeOptions = {}) {
