@@ -16,6 +16,7 @@ let b: TestServer;
 let orgId: string;
 const BUCKET = 'sesame-migration';
 const serviceaccountJson = fakeServiceAccountBase64();
+const emulatorHostBefore = process.env.STORAGE_EMULATOR_HOST;
 
 const ok = (result: ApiResult): any => {
   expect(result.status, JSON.stringify(result.body)).toBe(200);
@@ -51,6 +52,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);
   await emulator?.stop();
+  // The test files that run next in this worker (vitest.config.ts: isolate false) must not reach a stopped emulator.
+  if (emulatorHostBefore === undefined) delete process.env.STORAGE_EMULATOR_HOST;
+  else process.env.STORAGE_EMULATOR_HOST = emulatorHostBefore;
 });
 
 describe('cloud object storage', () => {
