@@ -62,7 +62,7 @@ export interface InProcessServer extends ServerAddress {
 }
 
 /** The in-process servers running now, oldest first: they all see the log lines written meanwhile. */
-const live: { output: string[]; app: AppModule.RunningApp }[] = [];
+const live: { output: string[]; logLevel: LogModule.LogLevel; app: AppModule.RunningApp }[] = [];
 
 export async function startInProcess(options: { env?: Record<string, string>; dataDir?: string; clock?: TestClock } = {}): Promise<InProcessServer> {
   const [{ startApp }, { loadConfig }, { setLogLevel, setLogSink }, { setFramingPolicy }] = await Promise.all([
@@ -72,12 +72,21 @@ export async function startInProcess(options: { env?: Record<string, string>; da
     dist<typeof FramingModule>('http/framing.js'),
   ]);
   const dataDir = options.dataDir ?? tempDataDir();
-  const config = loadConfig(
-    { SESAME_PORT: '0', SESAME_HOST: '127.0.0.1', SESAME_DATA_DIR: dataDir, SESAME_WORKERS: '1', SESAME_LOG_LEVEL: 'info', ...options.env },
-    [],
-  );
+  const removeTemp = () => {
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+  };
+  let config: ConfigModule.Config;
+  try {
+    config = loadConfig(
+      { SESAME_PORT: '0', SESAME_HOST: '127.0.0.1', SESAME_DATA_DIR: dataDir, SESAME_WORKERS: '1', SESAME_LOG_LEVEL: 'info', ...options.env },
+      [],
+    );
+  } catch (error) {
+    removeTemp();
+    throw error;
+  }
   setLogLevel(config.logLevel);
-  const entry: (typeof live)[number] = { output: [], app: undefined! };
+  const entry: (typeof live)[number] = { output: [], logLevel: config.logLevel, app: undefined! };
   live.push(entry);
   setLogSink((line) => {
     for (const server of live) server.output.push(line);
@@ -88,6 +97,7 @@ export async function startInProcess(options: { env?: Record<string, string>; da
     app = await startApp(config, { clock });
   } catch (error) {
     forget();
+    removeTemp();
     throw error;
   }
   entry.app = app;
@@ -99,12 +109,11 @@ export async function startInProcess(options: { env?: Record<string, string>; da
       return;
     }
     // The server still running serves its own pages again (this one may have changed the policy).
-    setLogLevel(previous.app.ctx.config.logLevel);
-    setFramingPolicy(previous.app.ctx.settings.securityPolicy());
+    setLogLevel(previous.logLevel);
+    if (previous.app) setFramingPolicy(previous.app.ctx.settings.securityPolicy());
   }
   let stopped: Promise<void> | undefined;
-  const stop = () =>
-    (stopped ??= app.shutdown().finally(forget));
+  const stop = () => (stopped ??= app.shutdown().finally(forget));
   return {
     url: `http://127.0.0.1:${app.port}`,
     issuer: app.issuer,
@@ -118,7 +127,7 @@ export async function startInProcess(options: { env?: Record<string, string>; da
     stop,
     async close(closeOptions = {}) {
       await stop();
-      if (!closeOptions.keepData && !options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (!closeOptions.keepData) removeTemp();
     },
   };
 }
