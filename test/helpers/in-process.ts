@@ -19,8 +19,9 @@ import { tempDataDir, type ServerAddress } from './server.js';
  *
  * The clock, the log level and sink, and the framing policy are process-wide in Sesame: a second
  * server started while one runs takes them over, and stopping it hands them back (the clock via
- * startApp, the framing policy and log capture here). Servers that need different clocks or
- * settings at the same moment cannot share one process.
+ * startApp, the framing policy and log capture here); when the last one stops they are as in a new
+ * process. Servers that need different clocks or settings at the same moment cannot share one
+ * process.
  */
 const root = new URL('../../', import.meta.url);
 const dist = <T>(path: string): Promise<T> => import(pathToFileURL(join(root.pathname, 'dist', path)).href) as Promise<T>;
@@ -105,7 +106,10 @@ export async function startInProcess(options: { env?: Record<string, string>; da
     live.splice(live.indexOf(entry), 1);
     const previous = live.at(-1);
     if (!previous) {
+      // As a new process would start: nothing a stopped server set may carry over to the next one
+      // (a restart on the same data dir must find its policy in storage, not in this process).
       setLogSink(undefined);
+      setFramingPolicy({ enableIframeEmbedding: false, allowedOrigins: [] });
       return;
     }
     // The server still running serves its own pages again (this one may have changed the policy).
