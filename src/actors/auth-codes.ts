@@ -22,7 +22,7 @@ export interface CodeGrant {
   userId: string;
   sid: string;
   authTime: number;
-  amr: string[];
+  amr: readonly string[];
 }
 
 interface CodeRecord extends CodeGrant {

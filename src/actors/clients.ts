@@ -16,6 +16,7 @@ import { FAR_FUTURE } from '../model/records.js';
 import { newAlphanumericSecret, newId } from '../util/ids.js';
 import { secretMatches, sha256 } from '../util/hash.js';
 import { clock } from '../util/clock.js';
+import { ownRow, type View } from '../util/readonly.js';
 
 /**
  * Owns everything a client authenticates with: OIDC and API apps (with hashed secrets), their
@@ -99,7 +100,7 @@ export class ClientsActor {
     return this.registeredOrigins.has(origin);
   }
 
-  private indexOrigins(app: AppRecord): void {
+  private indexOrigins(app: View<AppRecord>): void {
     this.unindexOrigins(app.id);
     if (!app.oidc || app.state !== 'APP_STATE_ACTIVE') return;
     const origins = new Set<string>();
@@ -124,29 +125,30 @@ export class ClientsActor {
 
   // ---- apps ----
 
-  getApp(id: string): AppRecord | undefined {
-    return this.apps.get(id);
+  /** The app; with `batch`, also one the batch stages. */
+  getApp(id: string, batch?: WriteBatch): View<AppRecord> | undefined {
+    return this.apps.get(id, batch);
   }
 
-  requireApp(id: string, projectId: string): AppRecord {
+  requireApp(id: string, projectId: string): View<AppRecord> {
     const app = this.apps.get(id);
     if (!app || app.projectId !== projectId) throw notFound('APP-Jd8sa', `application ${id} not found`);
     return app;
   }
 
-  appByClient(clientId: string): AppRecord | undefined {
+  appByClient(clientId: string): View<AppRecord> | undefined {
     const id = this.appByClientId.get(clientId);
     return id === undefined ? undefined : this.apps.get(id);
   }
 
-  appsOfProject(projectId: string): AppRecord[] {
+  appsOfProject(projectId: string): View<AppRecord>[] {
     return [...this.apps.values()].filter((a) => a.projectId === projectId);
   }
 
   async addApp(
-    project: ProjectRecord,
+    project: View<ProjectRecord>,
     input: { id?: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string } },
-  ): Promise<{ app: AppRecord; clientSecret?: string }> {
+  ): Promise<{ app: View<AppRecord>; clientSecret?: string }> {
     const method = input.oidc?.authMethodType ?? input.api?.authMethodType ?? '';
     const clientSecret = SECRET_METHODS.has(method) ? newAlphanumericSecret(64) : undefined;
     const app = this.newApp(project, { ...input, ...(clientSecret ? { secretHash: sha256(clientSecret) } : {}) });
@@ -161,32 +163,35 @@ export class ClientsActor {
    * (Sesame's export with passwords), else it has none until one is generated.
    */
   stageApp(
-    project: ProjectRecord,
+    project: View<ProjectRecord>,
     input: { id: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string }; secretHash?: Uint8Array },
     batch: WriteBatch,
-  ): AppRecord {
-    const app = this.newApp(project, input);
+  ): View<AppRecord> {
+    const app = this.newApp(project, input, batch);
+    // The client id is claimed at once (appByClient finds no app until the commit); its origins
+    // are allowed once the app is committed.
     this.appByClientId.set(app.clientId, app.id);
-    this.indexOrigins(app);
     batch.onRollback(() => {
-      this.appByClientId.delete(app.clientId);
-      this.unindexOrigins(app.id);
+      if (this.appByClientId.get(app.clientId) === app.id) this.appByClientId.delete(app.clientId);
     });
+    batch.onCommit(() => this.indexOrigins(app));
     this.apps.stage(app, batch);
     return app;
   }
 
   private newApp(
-    project: ProjectRecord,
+    project: View<ProjectRecord>,
     input: { id?: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string }; secretHash?: Uint8Array },
+    batch?: WriteBatch,
   ): AppRecord {
     const name = input.name.trim();
     if (name.length === 0 || name.length > 200) throw invalidArgument('APP-1kd9s', 'app name must have 1-200 characters');
     const id = input.id ?? newId();
     const clientId = input.clientId ?? newId();
-    if (this.apps.has(id)) throw alreadyExists('APP-2k9fS', `application ${id} already exists`);
+    if (this.apps.taken(id)) throw alreadyExists('APP-2k9fS', `application ${id} already exists`);
     if (this.appByClientId.has(clientId)) throw alreadyExists('APP-8fk2D', `client id ${clientId} is taken`);
-    if (this.appsOfProject(project.id).some((a) => a.name === name)) {
+    const siblings = batch ? [...this.apps.valuesIn(batch)].filter((a) => a.projectId === project.id) : this.appsOfProject(project.id);
+    if (siblings.some((a) => a.name === name)) {
       throw alreadyExists('APP-3kf9s', `an application named "${name}" already exists in this project`);
     }
     if (clientId.length === 0 || clientId.length > 200) throw invalidArgument('APP-Cl1d1', 'client id must have 1-200 characters');
@@ -203,20 +208,30 @@ export class ClientsActor {
     } as AppRecord);
   }
 
-  async updateApp(app: AppRecord, change: Partial<AppRecord>): Promise<AppRecord> {
-    const updated = { ...app, ...change, changedAt: Date.now(), sequence: app.sequence + 1 };
+  /** UpdateOIDCAppConfig: the app's new OIDC configuration (its registered origins follow). */
+  async updateOidcConfig(appId: string, oidc: OidcAppConfig): Promise<View<AppRecord>> {
+    const app = this.apps.get(appId);
+    if (!app?.oidc) throw notFound('APP-Jd8sa', `application ${appId} not found`);
+    return this.writeApp(app, { oidc });
+  }
+
+  /** A new client secret for the app: returned once, stored hashed; the old one stops working. */
+  async regenerateSecret(appId: string): Promise<{ app: View<AppRecord>; clientSecret: string }> {
+    const app = this.apps.get(appId);
+    if (!app) throw notFound('APP-Jd8sa', `application ${appId} not found`);
+    const clientSecret = newAlphanumericSecret(64);
+    return { app: await this.writeApp(app, { secretHash: sha256(clientSecret) }), clientSecret };
+  }
+
+  private async writeApp(app: View<AppRecord>, change: Pick<Partial<AppRecord>, 'oidc' | 'secretHash'>): Promise<View<AppRecord>> {
+    const updated: AppRecord = { ...ownRow<AppRecord>(app), ...change, changedAt: Date.now(), sequence: app.sequence + 1 };
     this.indexOrigins(updated);
     await this.apps.put(updated);
     return updated;
   }
 
-  async regenerateSecret(app: AppRecord): Promise<{ app: AppRecord; clientSecret: string }> {
-    const clientSecret = newAlphanumericSecret(64);
-    return { app: await this.updateApp(app, { secretHash: sha256(clientSecret) }), clientSecret };
-  }
-
   /** Checks an app's client secret in constant time. */
-  appSecretMatches(app: AppRecord, secret: string): boolean {
+  appSecretMatches(app: View<AppRecord>, secret: string): boolean {
     return app.secretHash !== undefined && secretMatches(secret, app.secretHash);
   }
 
@@ -243,7 +258,7 @@ export class ClientsActor {
 
   /** An imported machine user's secret digest (Sesame's export with passwords); not overwritten. */
   stageMachineSecret(userId: string, secretHash: Uint8Array, batch: WriteBatch): void {
-    if (this.machineSecrets.has(userId)) throw alreadyExists('USER-S3cr1', `user ${userId} already has a secret`);
+    if (this.machineSecrets.taken(userId)) throw alreadyExists('USER-S3cr1', `user ${userId} already has a secret`);
     this.machineSecrets.stage(stampNew({ id: userId, userId, secretHash }), batch);
   }
 
@@ -274,7 +289,7 @@ export class ClientsActor {
     return this.parsed(record);
   }
 
-  private parsed(record: AppKeyRecord | MachineKeyRecord): AssertionKey {
+  private parsed(record: View<AppKeyRecord> | View<MachineKeyRecord>): AssertionKey {
     let key = this.parsedKeys.get(record.id);
     if (!key) {
       const publicKey = createPublicKey(record.publicKeyPem);
@@ -284,11 +299,11 @@ export class ClientsActor {
     return key;
   }
 
-  getAppKey(id: string): AppKeyRecord | undefined {
+  getAppKey(id: string): View<AppKeyRecord> | undefined {
     return this.appKeys.get(id);
   }
 
-  getMachineKey(id: string): MachineKeyRecord | undefined {
+  getMachineKey(id: string): View<MachineKeyRecord> | undefined {
     return this.machineKeys.get(id);
   }
 
@@ -299,7 +314,7 @@ export class ClientsActor {
   }
 
   /** Registers an app key; generates an RSA 2048 pair (returned once) unless a public key is given. */
-  async addAppKey(app: AppRecord, input: { expirationDate?: number; publicKeyPem?: string }): Promise<{ key: AppKeyRecord; privateKeyPem?: string }> {
+  async addAppKey(app: View<AppRecord>, input: { expirationDate?: number; publicKeyPem?: string }): Promise<{ key: View<AppKeyRecord>; privateKeyPem?: string }> {
     const expirationDate = ClientsActor.checkExpiration(input.expirationDate);
     const generated = input.publicKeyPem ? undefined : await generateRsa2048();
     const key = appKeyRecord(app, newId(), expirationDate, generated?.publicPem ?? normalizePublicKeyPem(input.publicKeyPem!));
@@ -308,8 +323,8 @@ export class ClientsActor {
   }
 
   /** An imported public key of an app (`appKeys[]`): id and expiration kept. */
-  stageAppKey(app: AppRecord, input: { id: string; expirationDate?: number; publicKeyPem: string }, batch: WriteBatch): AppKeyRecord {
-    if (this.appKeys.has(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
+  stageAppKey(app: View<AppRecord>, input: { id: string; expirationDate?: number; publicKeyPem: string }, batch: WriteBatch): View<AppKeyRecord> {
+    if (this.appKeys.taken(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
     const key = appKeyRecord(app, input.id, ClientsActor.checkExpiration(input.expirationDate), normalizePublicKeyPem(input.publicKeyPem));
     this.appKeys.stage(key, batch);
     return key;
@@ -319,7 +334,7 @@ export class ClientsActor {
   async addMachineKey(
     user: { id: string; orgId: string },
     input: { expirationDate?: number; publicKeyPem?: string },
-  ): Promise<{ key: MachineKeyRecord; privateKeyPem?: string }> {
+  ): Promise<{ key: View<MachineKeyRecord>; privateKeyPem?: string }> {
     const expirationDate = ClientsActor.checkExpiration(input.expirationDate);
     const generated = input.publicKeyPem ? undefined : await generateRsa2048();
     const key = machineKeyRecord(user, newId(), expirationDate, generated?.publicPem ?? normalizePublicKeyPem(input.publicKeyPem!));
@@ -332,15 +347,15 @@ export class ClientsActor {
     user: { id: string; orgId: string },
     input: { id: string; expirationDate?: number; publicKeyPem: string },
     batch: WriteBatch,
-  ): MachineKeyRecord {
-    if (this.machineKeys.has(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
+  ): View<MachineKeyRecord> {
+    if (this.machineKeys.taken(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
     const key = machineKeyRecord(user, input.id, ClientsActor.checkExpiration(input.expirationDate), normalizePublicKeyPem(input.publicKeyPem));
     this.machineKeys.stage(key, batch);
     return key;
   }
 }
 
-function appKeyRecord(app: AppRecord, id: string, expirationDate: number, publicKeyPem: string): AppKeyRecord {
+function appKeyRecord(app: View<AppRecord>, id: string, expirationDate: number, publicKeyPem: string): View<AppKeyRecord> {
   return stampNew({
     id,
     orgId: app.orgId,
@@ -353,6 +368,6 @@ function appKeyRecord(app: AppRecord, id: string, expirationDate: number, public
   });
 }
 
-function machineKeyRecord(user: { id: string; orgId: string }, id: string, expirationDate: number, publicKeyPem: string): MachineKeyRecord {
+function machineKeyRecord(user: { id: string; orgId: string }, id: string, expirationDate: number, publicKeyPem: string): View<MachineKeyRecord> {
   return stampNew({ id, orgId: user.orgId, userId: user.id, type: 'KEY_TYPE_JSON' as const, expirationDate, publicKeyPem });
 }

@@ -19,7 +19,7 @@ export interface FamilyGrant {
   scopes: string[];
   audience: string[];
   authTime: number;
-  amr: string[];
+  amr: readonly string[];
   /** Kept from an impersonating token exchange, so refreshed tokens stay marked. */
   act?: ActorClaim;
 }

@@ -33,7 +33,7 @@ export interface AccessTokenClaims {
   sid?: string;
   /** When the user authenticated (unix seconds) and how (`pwd`, `otp`, `mfa`). */
   authTime?: number;
-  amr?: string[];
+  amr?: readonly string[];
   /** Set on tokens from an impersonating token exchange. */
   act?: ActorClaim;
 }

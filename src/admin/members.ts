@@ -8,6 +8,7 @@ import { addedDetails, listDetails, viewDetails } from './details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { INSTANCE_ROLES, ORG_ROLES } from './permissions.js';
 import { readBody, requiredText } from './validation.js';
+import type { View } from '../util/readonly.js';
 
 /** Org members (management API) and instance members (admin API). */
 const addMemberSchema = z.object({
@@ -22,7 +23,7 @@ function checkRoles(roles: readonly string[], allowed: readonly string[]): void 
   }
 }
 
-function memberView(ctx: AppContext, member: MemberRecord, resourceOwner: string | undefined) {
+function memberView(ctx: AppContext, member: View<MemberRecord>, resourceOwner: string | undefined) {
   const user = ctx.orgs.getUser(member.userId);
   const profile = user?.human?.profile;
   return {

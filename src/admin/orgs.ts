@@ -5,11 +5,12 @@ import type { OrgRecord } from '../model/records.js';
 import { addedDetails, viewDetails } from './details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { readBody, requiredText } from './validation.js';
+import type { View } from '../util/readonly.js';
 
 /** Organizations: AddOrg, GetMyOrg, and the admin API's GetOrgByID. */
 const addOrgSchema = z.object({ name: requiredText(200) });
 
-export function orgView(ctx: AppContext, org: OrgRecord) {
+export function orgView(ctx: AppContext, org: View<OrgRecord>) {
   return {
     id: org.id,
     details: viewDetails(org, org.id),

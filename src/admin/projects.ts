@@ -8,6 +8,7 @@ import { addedDetails, viewDetails } from './details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { enumField, nonZero, PRIVATE_LABELING_SETTING } from './enums.js';
 import { flag, readBody, requiredText } from './validation.js';
+import type { View } from '../util/readonly.js';
 
 /** Projects: AddProject and GetProjectByID. Roles are in project-roles.ts. */
 /** Which org's branding a project's login shows: Sesame has one look, so any choice is refused. */
@@ -26,7 +27,7 @@ export const addProjectSchema = z.object({
  * Checks `permission` on the project (org or project membership) and returns it; a project of
  * another org than the caller's org context is not found.
  */
-export function requireProjectAccess(ctx: AppContext, caller: Caller, projectId: string, permission: string): ProjectRecord {
+export function requireProjectAccess(ctx: AppContext, caller: Caller, projectId: string, permission: string): View<ProjectRecord> {
   caller.require(permission, { orgId: caller.orgId, projectId });
   return ctx.orgs.requireProject(projectId, caller.orgId);
 }

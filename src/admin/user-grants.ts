@@ -7,6 +7,7 @@ import { addedDetails, viewDetails } from './details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { requireUserAccess } from './users.js';
 import { readBody, requiredText, text } from './validation.js';
+import type { View } from '../util/readonly.js';
 
 /** User grants (a user's roles on a project): AddUserGrant and GetUserGrantByID. */
 const addUserGrantSchema = z.object({
@@ -15,7 +16,7 @@ const addUserGrantSchema = z.object({
   roleKeys: z.array(z.string().min(1)).default([]),
 });
 
-function userGrantView(ctx: AppContext, grant: UserGrantRecord) {
+function userGrantView(ctx: AppContext, grant: View<UserGrantRecord>) {
   const user = ctx.orgs.getUser(grant.userId);
   const org = ctx.orgs.getOrg(grant.orgId);
   const project = ctx.orgs.getProject(grant.projectId);

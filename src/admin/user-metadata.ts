@@ -22,7 +22,7 @@ export function userMetadataRoutes(ctx: AppContext): Route[] {
         const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.write');
         const key = validate(z.object({ key: metadataKey }), { key: req.params[1] }).key;
         const { value } = readBody(req, setMetadataSchema);
-        const updated = await ctx.orgs.updateUser(user.id, (u) => ({ ...u, metadata: { ...u.metadata, [key]: new Uint8Array(value) } }));
+        const updated = await ctx.orgs.setUserMetadata(user.id, key, new Uint8Array(value));
         return ok({ details: changedDetails(updated, updated.orgId) });
       },
       GET: (req, caller) => {

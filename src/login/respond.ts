@@ -13,6 +13,7 @@ import { factsOf, sessionRequirement, type SessionRequirement } from './policy-s
 import { newId } from '../util/ids.js';
 import { projectAccessDenied } from '../oauth/project-access.js';
 import { clock } from '../util/clock.js';
+import type { View } from '../util/readonly.js';
 
 /**
  * The end of an authorization: the code (committed before the redirect) or the implicit tokens,
@@ -36,7 +37,7 @@ export function authorizeError(
 export async function completeAuthorization(
   ctx: AppContext,
   request: ValidatedAuthRequest,
-  session: UserSession,
+  session: View<UserSession>,
   locale: Locale,
   headers: Record<string, string> = {},
 ): Promise<Response> {
@@ -91,7 +92,7 @@ export async function completeAuthorization(
 }
 
 /** The user sessions of this agent that may answer the request: live, active user, right org, fresh enough. */
-export function usableSessions(ctx: AppContext, agentId: string | undefined, request: ValidatedAuthRequest): UserSession[] {
+export function usableSessions(ctx: AppContext, agentId: string | undefined, request: ValidatedAuthRequest): View<UserSession>[] {
   return ctx.userSessions.ofAgent(agentId).filter((s) => {
     if (ctx.sessions.isSessionEnded(s.id)) return false;
     const user = ctx.orgs.getUser(s.userId);
@@ -100,7 +101,7 @@ export function usableSessions(ctx: AppContext, agentId: string | undefined, req
   });
 }
 
-function isFresh(session: UserSession, maxAge: number | undefined, now = clock.now()): boolean {
+function isFresh(session: View<UserSession>, maxAge: number | undefined, now = clock.now()): boolean {
   return maxAge === undefined || Math.floor(now / 1000) - session.authTime <= maxAge;
 }
 
@@ -108,7 +109,7 @@ function isFresh(session: UserSession, maxAge: number | undefined, now = clock.n
  * Whether a browser session may answer this request without asking anything (`max_age`, then the
  * login policy's check lifetimes), and otherwise which check is due.
  */
-export function sessionRequirementOf(ctx: AppContext, session: UserSession, request: ValidatedAuthRequest, now = clock.now()): SessionRequirement {
+export function sessionRequirementOf(ctx: AppContext, session: View<UserSession>, request: ValidatedAuthRequest, now = clock.now()): SessionRequirement {
   if (!isFresh(session, request.maxAge, now)) return 'password';
   const user = ctx.orgs.getUser(session.userId);
   if (!user) return 'password';
@@ -118,7 +119,7 @@ export function sessionRequirementOf(ctx: AppContext, session: UserSession, requ
 /** Where the login continues for a session that cannot answer as it is: the due step, with the checks still valid. */
 export function resumeSession(
   ctx: AppContext,
-  session: UserSession,
+  session: View<UserSession>,
   requirement: Exclude<SessionRequirement, 'ok'>,
 ): { step: LoginStep; userId: string; checks?: AuthChecks } {
   if (requirement === 'password') return { step: 'password', userId: session.userId };

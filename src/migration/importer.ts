@@ -247,7 +247,8 @@ export class Importer {
     const passwordHashes = await this.hashPlaintextPasswords(humans);
     this.deadline.check(this.progress());
 
-    // Stage synchronously: nothing else runs between the checks and the writes.
+    // Stage synchronously: nothing else runs between the checks and the writes. What is staged is
+    // seen through the batch only (the org's own later items find it), by others once committed.
     const batch = new WriteBatch();
     const { success } = org;
     const attempt = (type: string, id: string, stage: () => void) => {
@@ -347,7 +348,7 @@ export class Importer {
 
     for (const { value: k } of machineKeys) {
       attempt('machine_user_key', k.keyId, () => {
-        const user = orgs.requireUser(k.userId, orgId);
+        const user = orgs.requireUser(k.userId, orgId, batch);
         if (!user.machine) throw preconditionFailed('USER-Mach1', `user ${k.userId} is not a machine user`);
         clients.stageMachineKey(user, { id: k.keyId, expirationDate: k.expirationDate, publicKeyPem: k.publicKey }, batch);
         success.machineKeys.push(k.keyId);
@@ -374,7 +375,7 @@ export class Importer {
     for (const { value: a } of oidcApps) {
       attempt('oidc_app', a.appId, () => {
         const { projectId, name, ...config } = a.app;
-        const project = orgs.requireProject(requireProjectId(projectId), orgId);
+        const project = orgs.requireProject(requireProjectId(projectId), orgId, batch);
         // What Sesame cannot honour is reported and dropped; the app itself is imported.
         for (const { message } of unsupportedOidcSettings(config)) {
           this.report.error('oidc_app', a.appId, 'IMPORT-Unsup1', `${message}; the app was imported without it`);
@@ -388,7 +389,7 @@ export class Importer {
     for (const { value: a } of apiApps) {
       attempt('api_app', a.appId, () => {
         const { projectId, name, authMethodType } = a.app;
-        const project = orgs.requireProject(requireProjectId(projectId), orgId);
+        const project = orgs.requireProject(requireProjectId(projectId), orgId, batch);
         clients.stageApp(project, { id: a.appId, clientId: a.clientId, name, api: { authMethodType }, secretHash: secretFor(a.clientSecretSha256, authMethodType) }, batch);
         success.apiAppIds.push(a.appId);
       });
@@ -396,7 +397,7 @@ export class Importer {
 
     for (const { value: k } of appKeys) {
       attempt('app_key', k.id, () => {
-        const app = clients.getApp(k.appId);
+        const app = clients.getApp(k.appId, batch);
         if (!app || app.orgId !== orgId || (k.projectId && app.projectId !== k.projectId)) throw notFound('APP-Jd8sa', `application ${k.appId} not found`);
         clients.stageAppKey(app, { id: k.id, expirationDate: k.expirationDate, publicKeyPem: k.publicKey }, batch);
         success.appKeys.push(k.id);

@@ -42,7 +42,7 @@ export class AccessTokens {
       grantId?: string;
       sid?: string;
       authTime?: number;
-      amr?: string[];
+      amr?: readonly string[];
       act?: ActorClaim;
       /** The app's clock skew (whole seconds): added to `exp`, taken from `iat`/`nbf` (ZITADEL). */
       skewSeconds?: number;

@@ -12,6 +12,7 @@ import {
 } from './assertion.js';
 import { readJws, type DecodedJws } from './jwt.js';
 import { clock } from '../util/clock.js';
+import type { View } from '../util/readonly.js';
 
 /**
  * Verifies signed assertions against registered keys: `private_key_jwt` client assertions (app
@@ -35,7 +36,7 @@ export class AssertionVerifier {
     clientId: string | undefined,
     endpointUrl: string,
     fail: AssertionFailure,
-  ): Promise<AppRecord> {
+  ): Promise<View<AppRecord>> {
     const jws = this.decode(assertion, fail);
     const id = clientId ?? (typeof jws.payload.iss === 'string' ? jws.payload.iss : undefined);
     const app = id === undefined ? undefined : this.clients.appByClient(id);
@@ -81,7 +82,7 @@ export class AssertionVerifier {
    * A token-exchange `jwt` subject: signed by the calling client's own key (iss = client id),
    * naming the user in `sub`. Returns the user id.
    */
-  async verifySubjectJwt(token: string, app: AppRecord, fail: AssertionFailure): Promise<string> {
+  async verifySubjectJwt(token: string, app: View<AppRecord>, fail: AssertionFailure): Promise<string> {
     const jws = this.decode(token, fail);
     const { kid, alg } = assertionHeader(jws, fail);
     await this.verifySignature(jws, this.clients.appAssertionKey(app.id, kid), alg, fail);

@@ -40,8 +40,8 @@ export function userClaims(user: UserRecord, scopes: readonly string[], preferre
 export interface ClaimsDirectory {
   getOrg(id: string): { id: string; name: string } | undefined;
   primaryDomainOf(orgId: string): string;
-  getProject(id: string): { id: string; projectRoleAssertion: boolean; roles: { key: string }[] } | undefined;
-  grantsOf(userId: string): { projectId: string; orgId: string; roleKeys: string[] }[];
+  getProject(id: string): { id: string; projectRoleAssertion: boolean; roles: readonly { key: string }[] } | undefined;
+  grantsOf(userId: string): { projectId: string; orgId: string; roleKeys: readonly string[] }[];
 }
 
 const ROLE_SCOPE = 'urn:zitadel:iam:org:project:role:';

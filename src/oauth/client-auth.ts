@@ -5,6 +5,7 @@ import type { AssertionVerifier } from './assertion-verifier.js';
 import { log } from '../util/log.js';
 import { OAuthError } from './errors.js';
 import type { PresentedClient } from './client-credentials.js';
+import type { View } from '../util/readonly.js';
 
 /**
  * Verifies a presented client against the clients and orgs actors. Clients are apps (OIDC, API)
@@ -14,7 +15,7 @@ import type { PresentedClient } from './client-credentials.js';
 export type AuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 
 export type AuthenticatedClient =
-  | { kind: 'app'; clientId: string; app: AppRecord; method: AuthMethod }
+  | { kind: 'app'; clientId: string; app: View<AppRecord>; method: AuthMethod }
   | { kind: 'machine'; clientId: string; user: UserRecord; method: AuthMethod };
 
 export interface ClientPolicy {

@@ -13,7 +13,7 @@ export interface IdTokenInput {
   clientId: string;
   aud: string[];
   authTime: number;
-  amr: string[];
+  amr: readonly string[];
   /** Absent for tokens without a login session (JWT profile grant). */
   sid?: string | undefined;
   nonce?: string | undefined;

@@ -6,6 +6,7 @@ import type { AuthenticatedClient } from './client-auth.js';
 import { OAuthError } from './errors.js';
 import { urnClaims, userClaims } from './claims.js';
 import { clock } from '../util/clock.js';
+import type { View } from '../util/readonly.js';
 
 /**
  * Tokens for a signed-in user, shared by the code grant, the refresh grant and the implicit flow:
@@ -13,20 +14,20 @@ import { clock } from '../util/clock.js';
  */
 export interface UserGrant {
   grantId: string;
-  app: AppRecord;
+  app: View<AppRecord>;
   user: UserRecord;
   sid: string;
   scopes: string[];
   audience: string[];
   authTime: number;
-  amr: string[];
+  amr: readonly string[];
   nonce?: string | undefined;
   /** From a token exchange with an actor: every token of the grant carries it. */
   act?: ActorClaim | undefined;
 }
 
 /** ZITADEL's default audience (compat §3.3): the client, the project's other apps, the project, and `:aud` projects. */
-export function userAudience(ctx: AppContext, app: AppRecord, audienceProjects: readonly string[]): string[] {
+export function userAudience(ctx: AppContext, app: View<AppRecord>, audienceProjects: readonly string[]): string[] {
   const aud = [app.clientId];
   for (const other of ctx.clients.appsOfProject(app.projectId)) if (!aud.includes(other.clientId)) aud.push(other.clientId);
   for (const id of [app.projectId, ...audienceProjects]) if (!aud.includes(id)) aud.push(id);
@@ -100,7 +101,7 @@ export async function issueUserTokens(
 }
 
 /** The OIDC app a user grant is for, which must have `grantType` enabled (else unauthorized_client). */
-export function requireUserApp(client: AuthenticatedClient | undefined, grantType: string, name: string): AppRecord {
+export function requireUserApp(client: AuthenticatedClient | undefined, grantType: string, name: string): View<AppRecord> {
   if (client?.kind !== 'app' || !client.app.oidc) throw new OAuthError('unauthorized_client', `${name} is for OIDC applications`);
   if (!client.app.oidc.grantTypes.includes(grantType)) throw new OAuthError('unauthorized_client', `grant_type "${name}" not allowed`);
   return client.app;

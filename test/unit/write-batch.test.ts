@@ -6,7 +6,10 @@ import { WriteBatch } from '../../src/storage/batch.js';
 import { openStorage, type Storage } from '../../src/storage/db.js';
 import { Table } from '../../src/storage/table.js';
 
-/** Atomic import commits: staged rows are in memory at once, written together, or taken back. */
+/**
+ * Atomic import commits: staged rows are seen through their batch only, written together and then
+ * visible to all, or dropped; a table's writes are visible at once and taken back if they fail.
+ */
 let dir: string;
 let storage: Storage;
 
@@ -28,10 +31,13 @@ describe('WriteBatch', () => {
     orgs.stage({ id: 'o1', name: 'one' }, batch);
     users.stage({ id: 'u1', orgId: 'o1' }, batch);
     orgs.stage({ id: 'o1', name: 'renamed' }, batch);
-    expect(orgs.get('o1')?.name).toBe('renamed');
+    expect(orgs.get('o1', batch)?.name).toBe('renamed');
+    expect(orgs.get('o1')).toBeUndefined();
     expect(storage.stores.orgs.get('o1')).toBeUndefined();
     expect(batch.size).toBe(3);
     await batch.commit(storage);
+    expect(orgs.get('o1')?.name).toBe('renamed');
+    expect(users.get('u1')).toEqual({ id: 'u1', orgId: 'o1' });
     expect(storage.stores.orgs.get('o1')).toEqual({ id: 'o1', name: 'renamed' });
     expect(storage.stores.users.get('u1')).toEqual({ id: 'u1', orgId: 'o1' });
     expect(batch.size).toBe(0);
@@ -63,6 +69,157 @@ describe('WriteBatch', () => {
     await expect(batch.commit(failing)).rejects.toThrow('disk full');
     expect(orgs.get('o3')).toBeUndefined();
     expect(storage.stores.orgs.get('o3')).toBeUndefined();
+  });
+});
+
+describe('staged rows', () => {
+  it('are invisible to other readers until the commit, and visible through their batch', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    await orgs.put({ id: 'o1', name: 'before' });
+    const batch = new WriteBatch();
+    orgs.stage({ id: 'o1', name: 'staged' }, batch);
+    orgs.stage({ id: 'o2', name: 'new' }, batch);
+    expect(orgs.get('o1')?.name).toBe('before');
+    expect(orgs.get('o2')).toBeUndefined();
+    expect(orgs.has('o2')).toBe(false);
+    expect([...orgs.values()].map((o) => o.name)).toEqual(['before']);
+    expect(orgs.get('o2', batch)?.name).toBe('new');
+    expect([...orgs.valuesIn(batch)].map((o) => o.name).sort()).toEqual(['new', 'staged']);
+    // The ids are taken (a second batch or a put cannot claim them as new ones).
+    expect(orgs.taken('o2')).toBe(true);
+    const committing = batch.commit(storage);
+    expect(orgs.get('o2')).toBeUndefined();
+    await committing;
+    expect(orgs.get('o1')?.name).toBe('staged');
+    expect(orgs.get('o2')?.name).toBe('new');
+    expect(orgs.taken('o2')).toBe(true);
+  });
+
+  it('a rollback releases the claimed ids and never touches rows written meanwhile', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const batch = new WriteBatch();
+    orgs.stage({ id: 'o1', name: 'staged' }, batch);
+    expect(orgs.taken('o1')).toBe(true);
+    await orgs.put({ id: 'o1', name: 'concurrent' });
+    batch.rollback();
+    expect(orgs.get('o1')?.name).toBe('concurrent');
+    expect(storage.stores.orgs.get('o1')).toEqual({ id: 'o1', name: 'concurrent' });
+    const other = new WriteBatch();
+    orgs.stage({ id: 'o9', name: 'x' }, other);
+    other.rollback();
+    expect(orgs.taken('o9')).toBe(false);
+  });
+
+  it('a failed commit leaves a row written meanwhile as it is', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    await orgs.put({ id: 'o1', name: 'before' });
+    const batch = new WriteBatch();
+    orgs.stage({ id: 'o1', name: 'staged' }, batch);
+    let release!: () => void;
+    const failing = {
+      root: { transaction: () => new Promise((_, reject) => (release = () => reject(new Error('disk full')))) },
+      durable: <T>(p: Promise<T>) => p,
+    } as unknown as Storage;
+    const committing = batch.commit(failing);
+    const written = orgs.put({ id: 'o1', name: 'concurrent' });
+    release();
+    await expect(committing).rejects.toThrow('disk full');
+    await written;
+    expect(orgs.get('o1')?.name).toBe('concurrent');
+  });
+
+  it('a commit does not overwrite in memory a row written after the batch was committed', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const batch = new WriteBatch();
+    orgs.stage({ id: 'o1', name: 'staged' }, batch);
+    const committing = batch.commit(storage);
+    const written = orgs.put({ id: 'o1', name: 'newer' });
+    await Promise.allSettled([committing, written]);
+    // Whichever lands first, memory and disk agree, and the newer put is not overwritten.
+    expect(orgs.get('o1')?.name).toBe('newer');
+    expect(storage.stores.orgs.get('o1')).toEqual({ id: 'o1', name: 'newer' });
+  });
+
+  it('a row changed by another writer since it was staged fails the commit (no lost update)', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    await orgs.put({ id: 'o1', name: 'before' });
+    const batch = new WriteBatch();
+    orgs.stage({ id: 'o1', name: 'staged from before' }, batch);
+    await orgs.put({ id: 'o1', name: 'changed' });
+    await expect(batch.commit(storage)).rejects.toThrow('changed while it was staged');
+    expect(orgs.get('o1')?.name).toBe('changed');
+    expect(storage.stores.orgs.get('o1')).toEqual({ id: 'o1', name: 'changed' });
+    expect(batch.size).toBe(0);
+  });
+
+  it('onCommit bookkeeping runs after the rows are visible; not on rollback', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const seen: (string | undefined)[] = [];
+    const batch = new WriteBatch();
+    orgs.stage({ id: 'o1', name: 'one' }, batch);
+    batch.onCommit(() => seen.push(orgs.get('o1')?.name));
+    await batch.commit(storage);
+    const dropped = new WriteBatch();
+    orgs.stage({ id: 'o2', name: 'two' }, dropped);
+    dropped.onCommit(() => seen.push('never'));
+    dropped.rollback();
+    await dropped.commit(storage);
+    expect(seen).toEqual(['one']);
+  });
+});
+
+describe('Table writes', () => {
+  const failingDb = (db: Storage['stores']['orgs'], fail: Promise<never>) =>
+    new Proxy(db, { get: (target, key) => (key === 'put' || key === 'remove' ? () => fail : Reflect.get(target, key)) });
+
+  it('a failed put is taken back from memory', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    await orgs.put({ id: 'o1', name: 'before' });
+    let reject!: (e: Error) => void;
+    const broken = new Table<{ id: string; name: string }>(failingDb(storage.stores.orgs, new Promise<never>((_, r) => (reject = r))));
+    const write = broken.put({ id: 'o1', name: 'doomed' });
+    expect(broken.get('o1')?.name).toBe('doomed');
+    reject(new Error('disk full'));
+    await expect(write).rejects.toThrow('disk full');
+    expect(broken.get('o1')?.name).toBe('before');
+    const added = broken.put({ id: 'o2', name: 'new' });
+    await expect(added).rejects.toThrow('disk full');
+    expect(broken.has('o2')).toBe(false);
+  });
+
+  it('a failed put does not roll back a newer write to the same row', async () => {
+    let reject!: (e: Error) => void;
+    const fail = new Promise<never>((_, r) => (reject = r));
+    let calls = 0;
+    const db = new Proxy(storage.stores.orgs, {
+      get: (target, key) => (key === 'put' ? (k: string, v: unknown) => (++calls === 1 ? fail : target.put(k, v)) : Reflect.get(target, key)),
+    });
+    const orgs = new Table<{ id: string; name: string }>(db);
+    const first = orgs.put({ id: 'o1', name: 'first' });
+    const second = orgs.put({ id: 'o1', name: 'second' });
+    reject(new Error('disk full'));
+    await expect(first).rejects.toThrow('disk full');
+    await second;
+    expect(orgs.get('o1')?.name).toBe('second');
+  });
+
+  it('a failed remove brings the row back', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    await orgs.put({ id: 'o1', name: 'kept' });
+    const broken = new Table<{ id: string; name: string }>(failingDb(storage.stores.orgs, Promise.reject(new Error('disk full'))));
+    await expect(broken.remove('o1')).rejects.toThrow('disk full');
+    expect(broken.get('o1')?.name).toBe('kept');
+  });
+
+  it('hands out read-only views (a type error to change them)', async () => {
+    const orgs = new Table<{ id: string; tags: string[] }>(storage.stores.orgs);
+    await orgs.put({ id: 'o1', tags: ['a'] });
+    const row = orgs.get('o1')!;
+    // @ts-expect-error read-only view
+    row.id = 'x';
+    // @ts-expect-error read-only view (deep)
+    row.tags.push('b');
+    expect(row).toBeDefined();
   });
 });
 

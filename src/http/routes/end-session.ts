@@ -8,6 +8,7 @@ import type { AppContext } from '../context.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { clock } from '../../util/clock.js';
+import type { View } from '../../util/readonly.js';
 
 /**
  * GET|POST /oidc/v1/end_session (OIDC RP-Initiated Logout 1.0; seed "End session endpoint").
@@ -43,7 +44,7 @@ export function endSessionRoute(ctx: AppContext): Route {
     }
 
     const agentSessions = ctx.userSessions.ofAgent(agent.agentId);
-    let ending: UserSession[];
+    let ending: View<UserSession>[];
     const logoutHint = params.get('logout_hint');
     if (logoutHint !== undefined) {
       const user = ctx.orgs.findUserByLoginName(logoutHint);

@@ -32,6 +32,7 @@ import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { LOGIN_PATH } from './authorize.js';
 import { AttemptLimiter, KeyedQueue } from '../../login/attempt-limiter.js';
+import type { View } from '../../util/readonly.js';
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
@@ -64,7 +65,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
 
   const t = (flow: Flow, key: TextKey) => translator(flow.page.locale)(key);
   const nowSeconds = () => clock.seconds();
-  const loginPolicy = (orgId: string): LoginPolicy => ctx.orgs.policy('login', orgId).policy;
+  const loginPolicy = (orgId: string): View<LoginPolicy> => ctx.orgs.policy('login', orgId).policy;
   /**
    * The lockout policy decides whether the page says that an account is locked (`showLockoutFailure`);
    * otherwise the step's ordinary failure text is shown.
@@ -204,7 +205,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
     return completeAuthorization(ctx, flow.auth.request, session, flow.page.locale, renewed);
   }
 
-  async function answer(flow: Flow, session: UserSession): Promise<Response> {
+  async function answer(flow: Flow, session: View<UserSession>): Promise<Response> {
     ctx.authRequests.finish(flow.auth.id);
     return completeAuthorization(ctx, flow.auth.request, session, flow.page.locale);
   }

@@ -5,6 +5,7 @@ import { parseMaxAge, parsePrompt, type Prompt } from '../prompt.js';
 import { chooseResponseMode, type ResponseMode, type ResponseType } from '../response-mode.js';
 import { audienceProject, classifyScope, parseScope } from '../scopes.js';
 import { redirectUriAllowed } from './redirect-uri.js';
+import type { View } from '../../util/readonly.js';
 
 /**
  * Validation of an authorization request, in the order that decides where an error may go
@@ -61,11 +62,11 @@ export type AuthorizeValidation =
 
 export interface AuthorizeDirectory {
   /** An active OIDC app by client id. */
-  app(clientId: string): AppRecord | undefined;
+  app(clientId: string): View<AppRecord> | undefined;
   /** The project id of an `:aud` scope (`zitadel` → the management project), if it exists. */
   resolveProject(id: string): string | undefined;
-  orgById(id: string): OrgRecord | undefined;
-  orgByDomain(domain: string): OrgRecord | undefined;
+  orgById(id: string): View<OrgRecord> | undefined;
+  orgByDomain(domain: string): View<OrgRecord> | undefined;
 }
 
 const RESPONSE_TYPES: Record<string, { type: ResponseType; registered: string; grant: string }> = {

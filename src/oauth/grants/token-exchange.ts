@@ -11,6 +11,7 @@ import { parseScope, STANDARD_SCOPES } from '../scopes.js';
 import { requireUserApp } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import { clock } from '../../util/clock.js';
+import type { View } from '../../util/readonly.js';
 
 /**
  * RFC 8693 token exchange (seed "Token exchange grant", compat §4.5): change the scope or audience
@@ -38,12 +39,12 @@ interface Party {
 
 const invalid = (which: 'subject_token' | 'actor_token', why: string) => new OAuthError('invalid_request', `${which} invalid: ${why}`);
 
-function audienceIncludesClient(aud: readonly string[], app: AppRecord): boolean {
+function audienceIncludesClient(aud: readonly string[], app: View<AppRecord>): boolean {
   return aud.includes(app.clientId) || aud.includes(app.projectId);
 }
 
 /** Resolves an access token or ID token Sesame issued, for this client, of an active user. */
-function partyFromToken(ctx: AppContext, app: AppRecord, which: 'subject_token' | 'actor_token', token: string, type: string): Party {
+function partyFromToken(ctx: AppContext, app: View<AppRecord>, which: 'subject_token' | 'actor_token', token: string, type: string): Party {
   let party: Omit<Party, 'user'> & { userId: string };
   if (type === TOKEN_TYPE.accessToken) {
     const resolved = ctx.tokens.resolve(token);
@@ -64,7 +65,7 @@ function partyFromToken(ctx: AppContext, app: AppRecord, which: 'subject_token' 
   return { ...party, user };
 }
 
-async function subjectParty(ctx: AppContext, app: AppRecord, form: Form, hasActor: boolean): Promise<Party> {
+async function subjectParty(ctx: AppContext, app: View<AppRecord>, form: Form, hasActor: boolean): Promise<Party> {
   const token = form.get('subject_token');
   const type = form.get('subject_token_type');
   if (token === undefined) throw new OAuthError('invalid_request', 'subject_token missing');
@@ -84,7 +85,7 @@ async function subjectParty(ctx: AppContext, app: AppRecord, form: Form, hasActo
   throw new OAuthError('invalid_request', `subject_token_type ${type} is not supported`);
 }
 
-function actorParty(ctx: AppContext, app: AppRecord, form: Form): Party | undefined {
+function actorParty(ctx: AppContext, app: View<AppRecord>, form: Form): Party | undefined {
   const token = form.get('actor_token');
   const type = form.get('actor_token_type');
   if (token === undefined) {
