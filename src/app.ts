@@ -58,9 +58,9 @@ export interface StartOptions {
 export { MasterKeyMismatchError };
 
 export function checkMasterKey(storage: Storage, masterKey: MasterKey): void {
-  const sealed = storage.stores.meta.get('masterKeyCheck') as Uint8Array | undefined;
+  const sealed = storage.meta.masterKeyCheck();
   if (!sealed) {
-    storage.stores.meta.putSync('masterKeyCheck', masterKey.encrypt(Buffer.from('sesame')));
+    storage.meta.sealMasterKeyCheck(masterKey.encrypt(Buffer.from('sesame')));
     return;
   }
   try {
@@ -100,7 +100,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   try {
     let masterKey: MasterKey;
     try {
-      masterKey = MasterKey.loadOrCreate(config.dataDir, config.masterKey, storage.stores.meta.get('masterKeyCheck') === undefined);
+      masterKey = MasterKey.loadOrCreate(config.dataDir, config.masterKey, storage.meta.masterKeyCheck() === undefined);
       checkMasterKey(storage, masterKey);
     } catch (error) {
       // A key that does not open the data dir is a setting to change (exit 2), like any other.
@@ -158,7 +158,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       tokens,
       clientAuth,
       assertions,
-      settings: new SettingsActor(storage.stores.meta, storage.durable, config.featureTokenExchange, setFramingPolicy),
+      settings: new SettingsActor(storage.meta, config.featureTokenExchange, setFramingPolicy),
       pool: cryptoPool,
       idTokens,
       authRequests,

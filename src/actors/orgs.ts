@@ -111,12 +111,13 @@ export class OrgsActor {
 
   // ---- instance ----
 
-  instance(): InstanceInfo | undefined {
-    return this.storage.stores.meta.get('instance') as InstanceInfo | undefined;
+  /** The instance record; kept by the `meta` store's owner. */
+  instance(): View<InstanceInfo> | undefined {
+    return this.storage.meta.instance<InstanceInfo>();
   }
 
   async setInstance(info: InstanceInfo): Promise<void> {
-    await this.storage.stores.meta.put('instance', info);
+    await this.storage.meta.setInstance(info);
   }
 
   // ---- orgs ----

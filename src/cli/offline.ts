@@ -81,7 +81,7 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
   let pool: CryptoPool | undefined;
   try {
     storage = openStorage(dataDir, config.durability);
-    const masterKey = MasterKey.loadOrCreate(dataDir, config.masterKey, storage.stores.meta.get('masterKeyCheck') === undefined);
+    const masterKey = MasterKey.loadOrCreate(dataDir, config.masterKey, storage.meta.masterKeyCheck() === undefined);
     checkMasterKey(storage, masterKey);
     const alg = options.signingAlgSet ? config.signingAlg : (KeysActor.activeAlg(storage.stores.signingKeys) ?? config.signingAlg);
     const issuer = config.issuer ?? `http://localhost:${config.port}`;

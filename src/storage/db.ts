@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { MetaActor } from '../actors/meta.js';
 
 /**
  * One LMDB environment per data dir, one named database per kind of record. Values are msgpack
@@ -10,7 +11,6 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 export const SCHEMA_VERSION = 1;
 
 const STORES = [
-  'meta',
   'orgs',
   'projects',
   'apps',
@@ -34,6 +34,8 @@ export type StoreName = (typeof STORES)[number];
 
 export interface Storage {
   readonly root: RootDatabase;
+  /** The `meta` store's owner (schema version, master key check, instance record, settings). */
+  readonly meta: MetaActor;
   readonly stores: Record<StoreName, Database<any, string>>;
   /** Opaque access tokens keyed by the SHA-256 digest of the token. */
   readonly tokens: Database<any, Buffer>;
@@ -70,10 +72,18 @@ export function openStorage(dataDir: string, durability: Durability = 'flush'): 
   const revokedJwts = root.openDB<number, string>({ name: 'revokedJwts', encoding: 'msgpack' });
   const usedAssertions = root.openDB<number, string>({ name: 'usedAssertions', encoding: 'msgpack' });
 
-  const stored = stores.meta.get('schemaVersion') as number | undefined;
-  if (stored === undefined) {
-    stores.meta.putSync('schemaVersion', SCHEMA_VERSION);
-  } else if (stored > SCHEMA_VERSION) {
+  const durable =
+    durability === 'commit'
+      ? <T>(write: Promise<T>) => write
+      : async <T>(write: Promise<T>) => {
+          const result = await write;
+          // With lmdb's overlapping sync a commit resolves before its fsync; `flushed` covers it.
+          await root.flushed;
+          return result;
+        };
+  const meta = new MetaActor(root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }), durable);
+  const stored = meta.schemaVersion(SCHEMA_VERSION);
+  if (stored > SCHEMA_VERSION) {
     root.close();
     throw new StorageError(
       `data dir ${dataDir} has schema version ${stored}, newer than this Sesame understands (${SCHEMA_VERSION})`,
@@ -82,19 +92,12 @@ export function openStorage(dataDir: string, durability: Durability = 'flush'): 
 
   return {
     root,
+    meta,
     stores,
     tokens,
     revokedJwts,
     usedAssertions,
-    durable:
-      durability === 'commit'
-        ? (write) => write
-        : async (write) => {
-            const result = await write;
-            // With lmdb's overlapping sync a commit resolves before its fsync; `flushed` covers it.
-            await root.flushed;
-            return result;
-          },
+    durable,
     async close() {
       await root.flushed;
       await root.close();
