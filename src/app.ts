@@ -18,6 +18,7 @@ import { ClientAuthenticator } from './oauth/client-auth.js';
 import { AssertionVerifier } from './oauth/assertion-verifier.js';
 import { ReplayGuardActor } from './actors/replay-guard.js';
 import { SettingsActor } from './actors/settings.js';
+import { LoginSecurityActor } from './actors/login-security.js';
 import { setFramingPolicy } from './http/framing.js';
 import { IdTokens } from './oauth/id-token.js';
 import { openStorage, type Storage } from './storage/db.js';
@@ -137,6 +138,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const clientAuth = new ClientAuthenticator(clients, orgs, assertions, issuer);
     const idTokens = new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000));
     const authRequests = new AuthRequestsActor();
+    const loginSecurity = new LoginSecurityActor(storage);
     const userSessions = new UserSessionsActor(storage, config.refreshTokenIdleLifetime);
     const authCodes = new AuthCodesActor(storage);
     const refreshTokens = new RefreshTokensActor(
@@ -162,6 +164,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       pool: cryptoPool,
       idTokens,
       authRequests,
+      loginSecurity,
       userSessions,
       authCodes,
       refreshTokens,
@@ -172,7 +175,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     server.mount(routes(ctx), () => json(404, { code: 5, message: 'Not Found (HTTP-404)', details: [] }));
     const sweep = () => {
       authRequests.sweep();
-      return Promise.all([sessions.sweep(), replayGuard.sweep(), userSessions.sweep(), authCodes.sweep(), refreshTokens.sweep()]);
+      return Promise.all([sessions.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep()]);
     };
     sweeper = setInterval(() => {
       sweep().catch((error: unknown) => log.error('sweep failed', { error: String(error) }));

@@ -14,6 +14,7 @@ import type { AccessTokens } from '../oauth/access-tokens.js';
 import type { ClientAuthenticator } from '../oauth/client-auth.js';
 import type { AssertionVerifier } from '../oauth/assertion-verifier.js';
 import type { SettingsActor } from '../actors/settings.js';
+import type { LoginSecurityActor } from '../actors/login-security.js';
 import type { CryptoPool } from '../workers/pool.js';
 
 /** What route modules may use: the actors and services wired by src/app.ts. */
@@ -35,6 +36,7 @@ export interface AppContext {
   // Browser sign-in (issue 4).
   readonly idTokens: IdTokens;
   readonly authRequests: AuthRequestsActor;
+  readonly loginSecurity: LoginSecurityActor;
   readonly userSessions: UserSessionsActor;
   readonly authCodes: AuthCodesActor;
   readonly refreshTokens: RefreshTokensActor;

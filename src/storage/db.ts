@@ -29,6 +29,8 @@ const STORES = [
   'refreshFamilies',
   'revokedGrants',
   'revokedSessions',
+  // Login security state per user: the last TOTP step used, recent wrong TOTP codes (LoginSecurityActor).
+  'loginSecurity',
 ] as const;
 export type StoreName = (typeof STORES)[number];
 

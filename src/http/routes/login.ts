@@ -1,6 +1,6 @@
-import type { AuthRequest, AuthRequestChange } from '../../actors/auth-requests.js';
+import type { AuthRequestView, LoginStep } from '../../actors/auth-requests.js';
 import type { UserSession } from '../../actors/user-sessions.js';
-import { newTotpSecret, otpauthUri, verifyTotp } from '../../auth/totp.js';
+import { otpauthUri, verifyTotp } from '../../auth/totp.js';
 import { openOtpSecret, sealOtpSecret } from '../../auth/otp-secret.js';
 import { agentOf, newAgentCookieFor, type Agent } from '../../login/agent.js';
 import { completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../../login/respond.js';
@@ -31,7 +31,7 @@ import { csrfToken, csrfValid } from '../csrf.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { LOGIN_PATH } from './authorize.js';
-import { AttemptLimiter, KeyedQueue } from '../../login/attempt-limiter.js';
+import { KeyedQueue } from '../../login/attempt-limiter.js';
 import type { View } from '../../util/readonly.js';
 
 /**
@@ -47,20 +47,16 @@ const MAX_OTP_FAILURES_PER_REQUEST = 5;
 
 interface Flow {
   agent: Agent & { cookie: string; agentId: string };
-  auth: AuthRequest;
+  auth: AuthRequestView;
   page: PageContext;
 }
 
 export function loginRoutes(ctx: AppContext): Route[] {
   const csrfKey = ctx.masterKey.deriveKey('login-csrf');
-  /** Last TOTP time step used per user: a code is accepted once. */
-  const lastOtpStep = new Map<string, number>();
   /** A hash that never matches, verified for unknown users so they cost the same time as known ones. */
   let dummyHash: Promise<string> | undefined;
   /** One password check per user at a time, so lockout counts every guess (no parallel bursts). */
   const passwordChecks = new KeyedQueue();
-  /** Wrong TOTP codes per user across all login requests: 10 per 15 minutes. */
-  const otpLimiter = new AttemptLimiter(10, 15 * 60_000);
   const issuerHost = new URL(ctx.issuer).host;
 
   const t = (flow: Flow, key: TextKey) => translator(flow.page.locale)(key);
@@ -109,32 +105,36 @@ export function loginRoutes(ctx: AppContext): Route[] {
    */
   const typedLoginName = (user: UserRecord | undefined, flow: Flow) => flow.auth.loginName ?? loginNameOf(user, flow);
 
+  /** The accounts this browser is signed in with that may answer the request. */
+  const selectableAccounts = (flow: Flow) =>
+    usableSessions(ctx, flow.agent.agentId, flow.auth.request).flatMap((s) => {
+      const u = ctx.orgs.getUser(s.userId);
+      return u ? [{ sid: s.id, displayName: u.human?.profile.displayName || u.userName, loginName: ctx.orgs.preferredLoginName(u) }] : [];
+    });
+
   /**
-   * Entering a step: its TOTP failures start at zero, and enrollment gets a new secret to show (never
-   * one another user of the same request saw; dropped on any other step).
+   * The page of the request's step, after settling a step with nothing to offer (no account to
+   * select, registration not allowed): those show the login name page instead, and stay there.
    */
-  const enterStep = (step: AuthRequest['step']): AuthRequestChange => ({
-    step,
-    otpFailures: 0,
-    pendingOtpSecret: step === 'mfa-setup' ? newTotpSecret() : undefined,
-  });
+  function show(flow: Flow, error?: string, status = 200): Promise<Response> {
+    const { auth } = flow;
+    if (auth.step === 'select' && selectableAccounts(flow).length === 0) ctx.authRequests.offerLoginName(auth);
+    if (auth.step === 'register' && !allowRegister(flow)) {
+      ctx.authRequests.offerLoginName(auth);
+      return render(flow, t(flow, 'register.notAllowed'), status);
+    }
+    return render(flow, error, status);
+  }
 
-  /** Back to the login name: whatever was passed in this request is forgotten. */
-  const restart = (flow: Flow) =>
-    ctx.authRequests.update(flow.auth, { step: 'loginname', checks: {}, userId: undefined, authenticatedUserId: undefined, pendingOtpSecret: undefined });
-
+  /** Renders the request's step; changes nothing. */
   async function render(flow: Flow, error?: string, status = 200): Promise<Response> {
     const { auth, page } = flow;
     const user = auth.userId ? ctx.orgs.getUser(auth.userId) : undefined;
     switch (auth.step) {
       case 'select': {
-        const accounts = usableSessions(ctx, flow.agent.agentId, auth.request).flatMap((s) => {
-          const u = ctx.orgs.getUser(s.userId);
-          return u ? [{ sid: s.id, displayName: u.human?.profile.displayName || u.userName, loginName: ctx.orgs.preferredLoginName(u) }] : [];
-        });
+        const accounts = selectableAccounts(flow);
         if (accounts.length > 0) return htmlResponse(status, selectAccountPage(page, accounts));
-        ctx.authRequests.update(auth, { step: 'loginname' });
-        return render(flow, error, status);
+        return htmlResponse(status, loginNamePage(page, { loginName: auth.loginName ?? '', ...(error ? { error } : {}), allowRegister: allowRegister(flow) }));
       }
       case 'password':
         return htmlResponse(status, passwordPage(page, { loginName: typedLoginName(user, flow), ...(error ? { error } : {}) }));
@@ -151,7 +151,6 @@ export function loginRoutes(ctx: AppContext): Route[] {
       }
       case 'register':
         if (!allowRegister(flow)) {
-          ctx.authRequests.update(auth, { step: 'loginname' });
           return htmlResponse(status, loginNamePage(page, { loginName: auth.loginName ?? '', error: t(flow, 'register.notAllowed'), allowRegister: false }));
         }
         return htmlResponse(status, registerPage(page, {}, error));
@@ -177,7 +176,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
   async function proceed(flow: Flow, user: UserRecord, headers: Record<string, string> = {}): Promise<Response> {
     const next = nextLoginStep(factsOf(user), flow.auth.checks, loginPolicy(user.orgId), clock.now());
     if (next === 'done') return finish(flow, user, headers);
-    ctx.authRequests.update(flow.auth, enterStep(next));
+    ctx.authRequests.enterStep(flow.auth, next);
     return backToStep(flow, headers);
   }
 
@@ -244,7 +243,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
     if (!eligible(flow, candidate) || pw.length > MAX_PASSWORD) {
       // Same work and same answer as a wrong password: the page does not tell who exists.
       await dummyCheck(pw);
-      return render(flow, t(flow, 'password.invalid'));
+      return show(flow, t(flow, 'password.invalid'));
     }
     return passwordChecks.run(candidate.id, async () => {
       // Re-read: an earlier check of this user may have just locked it.
@@ -252,57 +251,54 @@ export function loginRoutes(ctx: AppContext): Route[] {
       if (user.state === 'USER_STATE_LOCKED') {
         // As long as a real check, so timing does not tell a locked account (showLockoutFailure=false).
         await dummyCheck(pw);
-        return render(flow, t(flow, lockedText(user)));
+        return show(flow, t(flow, lockedText(user)));
       }
-      if (!loginPolicy(user.orgId).allowUsernamePassword) return render(flow, t(flow, 'password.notAllowed'));
+      if (!loginPolicy(user.orgId).allowUsernamePassword) return show(flow, t(flow, 'password.notAllowed'));
       const human = user.human!;
       const result = await ctx.pool.verifyPassword(pw, human.passwordHash!);
       // The request may have switched to another login name while the hash was checked.
       if (flow.auth.userId !== user.id) return expired(flow.agent);
       if (!result.ok) {
-        if (user.state !== 'USER_STATE_ACTIVE') return render(flow, t(flow, 'password.invalid'));
+        if (user.state !== 'USER_STATE_ACTIVE') return show(flow, t(flow, 'password.invalid'));
         const { locked } = await ctx.orgs.recordPasswordFailure(user.id);
-        return render(flow, t(flow, locked ? lockedText(user) : 'password.invalid'));
+        return show(flow, t(flow, locked ? lockedText(user) : 'password.invalid'));
       }
-      if (user.state !== 'USER_STATE_ACTIVE') return render(flow, t(flow, 'password.invalid'));
+      if (user.state !== 'USER_STATE_ACTIVE') return show(flow, t(flow, 'password.invalid'));
       await ctx.orgs.recordPasswordSuccess(user.id, result.needsRehash ? await ctx.pool.hashPassword(pw) : undefined);
       // A new password check: the second factor is asked for again too.
-      ctx.authRequests.update(flow.auth, { checks: { passwordAt: nowSeconds() }, authenticatedUserId: user.id });
+      ctx.authRequests.passPassword(flow.auth, user.id, nowSeconds());
       return proceed(flow, ctx.orgs.getUser(user.id)!, await renewCookie(flow));
     });
   }
 
   /** A wrong TOTP code: counted per request (5 end it), per user (10 per 15 min) and against maxOtpAttempts. */
   async function otpFailure(flow: Flow, user: UserRecord): Promise<Response> {
-    otpLimiter.fail(user.id);
-    // Counted before the write is awaited, so parallel wrong codes in one request all count.
-    const failures = (flow.auth.otpFailures ?? 0) + 1;
-    ctx.authRequests.update(flow.auth, { otpFailures: failures });
-    const { locked } = await ctx.orgs.recordOtpFailure(user.id);
+    // Counted before the writes are awaited, so parallel wrong codes all count.
+    const failures = ctx.authRequests.failOtp(flow.auth);
+    const [, { locked }] = await Promise.all([ctx.loginSecurity.recordOtpFailure(user.id), ctx.orgs.recordOtpFailure(user.id)]);
     if (locked || failures >= MAX_OTP_FAILURES_PER_REQUEST) {
       ctx.authRequests.finish(flow.auth.id);
       return locked ? htmlResponse(400, errorPage(flow.page.locale, t(flow, lockedText(user)))) : expired(flow.agent);
     }
-    return render(flow, t(flow, 'otp.invalid'));
+    return show(flow, t(flow, 'otp.invalid'));
   }
 
   /** A code that matches `secret` now and was not used before by this user: its time step. */
   function acceptCode(user: UserRecord, secret: string, code: string | undefined): number | undefined {
     const step = verifyTotp(secret, (code ?? '').replace(/\s+/g, ''));
-    return step === undefined || step <= (lastOtpStep.get(user.id) ?? -1) ? undefined : step;
+    return step === undefined || !ctx.loginSecurity.otpStepUnused(user.id, step) ? undefined : step;
   }
 
   async function checkOtp(flow: Flow, code: string | undefined): Promise<Response> {
     const user = authenticatedUser(flow);
     // The password must have been passed by this very user in this request.
     if (!user?.human?.otpSecretSealed) return expired(flow.agent);
-    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, lockedText(user, 'otp.invalid')));
+    if (ctx.loginSecurity.otpBlocked(user.id)) return show(flow, t(flow, lockedText(user, 'otp.invalid')));
     const step = acceptCode(user, openOtpSecret(ctx.masterKey, user.human.otpSecretSealed), code);
-    if (step === undefined) return otpFailure(flow, user);
-    otpLimiter.reset(user.id);
-    lastOtpStep.set(user.id, step);
+    // The step is used up at once (a parallel request with the same code fails), durably.
+    if (step === undefined || !(await ctx.loginSecurity.passOtp(user.id, step))) return otpFailure(flow, user);
     await ctx.orgs.recordOtpSuccess(user.id);
-    ctx.authRequests.update(flow.auth, { checks: { ...flow.auth.checks, secondFactorAt: nowSeconds() } });
+    ctx.authRequests.passOtp(flow.auth, nowSeconds());
     return proceed(flow, user);
   }
 
@@ -312,19 +308,18 @@ export function loginRoutes(ctx: AppContext): Route[] {
     const secret = flow.auth.pendingOtpSecret;
     if (!user?.human || !secret) return expired(flow.agent);
     if (user.human.otpSecretSealed) return proceed(flow, user);
-    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, lockedText(user, 'otp.invalid')));
+    if (ctx.loginSecurity.otpBlocked(user.id)) return show(flow, t(flow, lockedText(user, 'otp.invalid')));
     const step = acceptCode(user, secret, code);
-    if (step === undefined) return otpFailure(flow, user);
-    lastOtpStep.set(user.id, step);
+    if (step === undefined || !(await ctx.loginSecurity.useOtpStepForEnrollment(user.id, step))) return otpFailure(flow, user);
     try {
       await ctx.orgs.enrollOtp(user.id, sealOtpSecret(ctx.masterKey, secret));
     } catch (error) {
       // Enrolled meanwhile (another tab): this code proves the other secret, so ask for the enrolled one.
       if (!(error instanceof ApiError && error.kind === 'AlreadyExists')) throw error;
-      ctx.authRequests.update(flow.auth, { pendingOtpSecret: undefined });
+      ctx.authRequests.leaveOtpSetup(flow.auth);
       return proceed(flow, ctx.orgs.getUser(user.id)!);
     }
-    ctx.authRequests.update(flow.auth, { checks: { ...flow.auth.checks, secondFactorAt: nowSeconds() }, pendingOtpSecret: undefined });
+    ctx.authRequests.passOtp(flow.auth, nowSeconds());
     return proceed(flow, ctx.orgs.getUser(user.id)!);
   }
 
@@ -332,9 +327,9 @@ export function loginRoutes(ctx: AppContext): Route[] {
     const user = authenticatedUser(flow);
     if (!user?.human) return expired(flow.agent);
     const prompt = mfaPrompt(factsOf(user), loginPolicy(user.orgId), clock.now());
-    if (prompt === 'required') return render(flow, t(flow, 'mfa.skipNotAllowed'));
+    if (prompt === 'required') return show(flow, t(flow, 'mfa.skipNotAllowed'));
     if (prompt === 'optional') await ctx.orgs.skipMfaInit(user.id, clock.now());
-    ctx.authRequests.update(flow.auth, { pendingOtpSecret: undefined });
+    ctx.authRequests.leaveOtpSetup(flow.auth);
     return proceed(flow, ctx.orgs.getUser(user.id)!);
   }
 
@@ -351,13 +346,13 @@ export function loginRoutes(ctx: AppContext): Route[] {
     if (!user?.human) return expired(flow.agent);
     const password = form.get('password') ?? '';
     const problem = newPasswordProblem(form);
-    if (problem) return render(flow, t(flow, problem));
+    if (problem) return show(flow, t(flow, problem));
     await ctx.orgs.changePassword(user.id, await ctx.pool.hashPassword(password));
     return proceed(flow, ctx.orgs.getUser(user.id)!);
   }
 
   async function register(flow: Flow, form: Form): Promise<Response> {
-    if (!allowRegister(flow)) return render(flow);
+    if (!allowRegister(flow)) return show(flow);
     const values: RegisterValues = {
       firstName: form.get('firstName')?.trim() ?? '',
       lastName: form.get('lastName')?.trim() ?? '',
@@ -389,7 +384,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
       if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return fail('register.taken');
       throw error;
     }
-    ctx.authRequests.update(flow.auth, { userId: user.id, authenticatedUserId: user.id, checks: { passwordAt: nowSeconds() } });
+    ctx.authRequests.passPassword(flow.auth, user.id, nowSeconds());
     return proceed(flow, user, await renewCookie(flow));
   }
 
@@ -402,7 +397,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
   };
 
   /** A POST that belongs to one step; any other step sends the browser back to where the request is. */
-  const atStep = (step: AuthRequest['step'], handler: (flow: Flow, form: Form) => Response | Promise<Response>) =>
+  const atStep = (step: LoginStep, handler: (flow: Flow, form: Form) => Response | Promise<Response>) =>
     post((flow, form) => (flow.auth.step === step ? handler(flow, form) : backToStep(flow)));
 
   const get = (handler: (flow: Flow, req: Request) => Response | Promise<Response>) => (req: Request) => {
@@ -416,33 +411,33 @@ export function loginRoutes(ctx: AppContext): Route[] {
   return [
     route(LOGIN_PATH, {
       GET: get((flow, req) => {
-        if (parseUrlEncoded(req.query).get('step') === 'loginname') restart(flow);
+        if (parseUrlEncoded(req.query).get('step') === 'loginname') ctx.authRequests.backToLoginName(flow.auth);
         // Enrollment entered from the authorization endpoint (a session without the now required factor).
-        if (flow.auth.step === 'mfa-setup' && !flow.auth.pendingOtpSecret) ctx.authRequests.update(flow.auth, enterStep('mfa-setup'));
-        return render(flow);
+        if (flow.auth.step === 'mfa-setup' && !flow.auth.pendingOtpSecret) ctx.authRequests.enterStep(flow.auth, 'mfa-setup');
+        return show(flow);
       }),
     }),
     route('/ui/login/loginname', {
       POST: post((flow, form) => {
         const loginName = (form.get('loginName') ?? '').trim().slice(0, 300);
-        if (!loginName) return render(flow, t(flow, 'password.invalid'));
+        if (!loginName) return show(flow, t(flow, 'password.invalid'));
         const user = findLoginUser(flow, loginName);
         if (!user?.human || (flow.auth.request.orgId !== undefined && user.orgId !== flow.auth.request.orgId)) {
           // `ignoreUnknownUsernames` (of the requested org, else the instance default): whether an
           // unknown name is told here, or gets the wrong-password answer at the password step.
           const policy = flow.auth.request.orgId ? loginPolicy(flow.auth.request.orgId) : DEFAULT_POLICIES.login;
           if (!policy.ignoreUnknownUsernames) {
-            ctx.authRequests.update(flow.auth, { loginName });
-            return render(flow, t(flow, 'login.unknown'));
+            ctx.authRequests.rememberLoginName(flow.auth, loginName);
+            return show(flow, t(flow, 'login.unknown'));
           }
         }
-        ctx.authRequests.update(flow.auth, { step: 'password', loginName, checks: {}, userId: user?.id, authenticatedUserId: undefined, pendingOtpSecret: undefined, otpFailures: 0 });
+        ctx.authRequests.chooseUser(flow.auth, loginName, user?.id);
         return backToStep(flow);
       }),
     }),
     route('/ui/login/loginname/change', {
       POST: post((flow) => {
-        restart(flow);
+        ctx.authRequests.backToLoginName(flow.auth);
         return backToStep(flow);
       }),
     }),
@@ -456,26 +451,21 @@ export function loginRoutes(ctx: AppContext): Route[] {
         const sid = form.get('sid');
         const session = usableSessions(ctx, flow.agent.agentId, flow.auth.request).find((s) => s.id === sid);
         if (!session) {
-          restart(flow);
+          ctx.authRequests.backToLoginName(flow.auth);
           return backToStep(flow);
         }
         const request = flow.auth.request;
         const requirement = request.prompt.has('login') ? 'password' : sessionRequirementOf(ctx, session, request);
         if (requirement === 'ok') return answer(flow, session);
         const resume = resumeSession(ctx, session, requirement);
-        ctx.authRequests.update(flow.auth, {
-          ...enterStep(resume.step),
-          userId: resume.userId,
-          checks: resume.checks ?? {},
-          authenticatedUserId: resume.checks ? resume.userId : undefined,
-        });
+        ctx.authRequests.resumeSession(flow.auth, resume.step, resume.userId, resume.checks);
         return backToStep(flow);
       }),
     }),
     route('/ui/login/register', {
       GET: get((flow) => {
-        ctx.authRequests.update(flow.auth, { step: 'register' });
-        return render(flow);
+        ctx.authRequests.startRegistration(flow.auth);
+        return show(flow);
       }),
       POST: post((flow, form) => register(flow, form)),
     }),
