@@ -169,7 +169,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       authCodes,
       refreshTokens,
       masterKey,
-      migration: new MigrationStore(storage),
+      migration: new MigrationStore(storage, orgs, clients),
       isReady: () => ready,
     };
     server.mount(routes(ctx), () => json(404, { code: 5, message: 'Not Found (HTTP-404)', details: [] }));

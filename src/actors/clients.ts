@@ -2,7 +2,7 @@ import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { Storage } from '../storage/db.js';
 import type { WriteBatch } from '../storage/batch.js';
-import { Table } from '../storage/table.js';
+import { inIdOrder, Table } from '../storage/table.js';
 import { alreadyExists, invalidArgument, notFound } from '../model/errors.js';
 import type {
   AppKeyRecord,
@@ -233,6 +233,11 @@ export class ClientsActor {
   /** Checks an app's client secret in constant time. */
   appSecretMatches(app: View<AppRecord>, secret: string): boolean {
     return app.secretHash !== undefined && secretMatches(secret, app.secretHash);
+  }
+
+  /** Apps and machine users' secrets at this moment, in id order, for an export (see OrgsActor.snapshot). */
+  snapshot(): { apps: View<AppRecord>[]; machineSecrets: View<MachineSecretRecord>[] } {
+    return { apps: inIdOrder(this.apps.values()), machineSecrets: inIdOrder(this.machineSecrets.values()) };
   }
 
   // ---- machine secrets ----

@@ -1,6 +1,6 @@
 import type { Storage } from '../storage/db.js';
 import { WriteBatch } from '../storage/batch.js';
-import { Table } from '../storage/table.js';
+import { inIdOrder, Table } from '../storage/table.js';
 import { alreadyExists, invalidArgument, notFound, preconditionFailed } from '../model/errors.js';
 import type {
   HumanData,
@@ -626,6 +626,31 @@ export class OrgsActor {
     let ids = this.grantIdsByUser.get(grant.userId);
     if (!ids) this.grantIdsByUser.set(grant.userId, (ids = new Set()));
     ids.add(grant.id);
+  }
+
+  // ---- export ----
+
+  /**
+   * The directory at this moment, for an export: each store's rows in id order. Rows are replaced,
+   * never changed, and a batch becomes visible at once, so these lists stay one consistent state
+   * however long the export takes (they hold the rows, not copies).
+   */
+  snapshot(): {
+    orgs: View<OrgRecord>[];
+    policies: View<PolicyRecord>[];
+    projects: View<ProjectRecord>[];
+    users: View<UserRecord>[];
+    userGrants: View<UserGrantRecord>[];
+    members: View<MemberRecord>[];
+  } {
+    return {
+      orgs: inIdOrder(this.orgs.values()),
+      policies: inIdOrder(this.policies.values()),
+      projects: inIdOrder(this.projects.values()),
+      users: inIdOrder(this.users.values()),
+      userGrants: inIdOrder(this.userGrants.values()),
+      members: inIdOrder(this.members.values()),
+    };
   }
 
   // ---- personal access tokens ----

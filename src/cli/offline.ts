@@ -115,7 +115,7 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
         orgs,
         clients,
         masterKey,
-        migration: new MigrationStore(storage),
+        migration: new MigrationStore(storage, orgs, clients),
         // Password hashing runs on worker threads as in the server; started only when an import needs it.
         hashPassword: (password) => (pool ??= new CryptoPool(1)).hashPassword(password),
       },

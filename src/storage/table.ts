@@ -2,6 +2,11 @@ import type { Database } from 'lmdb';
 import type { BatchTarget, WriteBatch } from './batch.js';
 import type { View } from '../util/readonly.js';
 
+/** Rows in id order (as LMDB keeps them), e.g. for an export. */
+export function inIdOrder<T extends { readonly id: string }>(rows: Iterable<T>): T[] {
+  return [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
 /**
  * An actor's in-memory copy of one LMDB store; the actor is its only writer. Reads never touch
  * disk and hand out read-only views of the rows (no copies). A put or remove is visible at once
