@@ -18,6 +18,9 @@ export class Table<T extends { id: string }> implements BatchTarget {
   private readonly rows = new Map<string, T>();
   /** Ids staged in batches not yet committed, with how many batches stage each. */
   private readonly claims = new Map<string, number>();
+  /** Rows whose write is under way (or failed), with the row each replaced: what a failed write goes back to. */
+  private readonly replaced = new WeakMap<T, T | undefined>();
+  private readonly failed = new WeakSet<T>();
 
   constructor(
     readonly db: Database<T, string>,
@@ -63,19 +66,31 @@ export class Table<T extends { id: string }> implements BatchTarget {
     return this.rows.size;
   }
 
-  /** Writes a row; it is visible at once, and taken back if the write fails. */
+  /**
+   * Writes a row; it is visible at once, and taken back if the write fails: to the last version
+   * not lost with it (a newer write to the row stands; an older one that failed too is skipped).
+   */
   put(row: T): Promise<boolean> {
     const id = row.id;
     const previous = this.rows.get(id);
     this.rows.set(id, row);
-    return this.durable(this.db.put(id, row)).catch((error: unknown) => {
-      // Only undo our own change: a newer write to the row stands.
-      if (this.rows.get(id) === row) {
-        if (previous) this.rows.set(id, previous);
-        else this.rows.delete(id);
-      }
-      throw error;
-    });
+    this.replaced.set(row, previous);
+    return this.durable(this.db.put(id, row)).then(
+      (done) => {
+        this.replaced.delete(row);
+        return done;
+      },
+      (error: unknown) => {
+        this.failed.add(row);
+        if (this.rows.get(id) === row) {
+          let back = previous;
+          while (back && this.failed.has(back)) back = this.replaced.get(back);
+          if (back) this.rows.set(id, back);
+          else this.rows.delete(id);
+        }
+        throw error;
+      },
+    );
   }
 
   /** Stages a row into a batch: visible through the batch only, until the batch commits. */

@@ -203,6 +203,23 @@ describe('Table writes', () => {
     expect(orgs.get('o1')?.name).toBe('second');
   });
 
+  it('two failed writes in a row go back to the last one that was written', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    await orgs.put({ id: 'o1', name: 'durable' });
+    const rejects: ((e: Error) => void)[] = [];
+    const broken = new Table<{ id: string; name: string }>(
+      new Proxy(storage.stores.orgs, {
+        get: (target, key) => (key === 'put' ? () => new Promise<never>((_, r) => rejects.push(r)) : Reflect.get(target, key)),
+      }),
+    );
+    const first = broken.put({ id: 'o1', name: 'first' });
+    const second = broken.put({ id: 'o1', name: 'second' });
+    for (const reject of rejects) reject(new Error('disk full'));
+    await expect(first).rejects.toThrow('disk full');
+    await expect(second).rejects.toThrow('disk full');
+    expect(broken.get('o1')?.name).toBe('durable');
+  });
+
   it('a failed remove brings the row back', async () => {
     const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
     await orgs.put({ id: 'o1', name: 'kept' });
