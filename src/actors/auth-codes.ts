@@ -2,6 +2,7 @@ import type { Storage } from '../storage/db.js';
 import { sha256Base64url } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
 import { clock } from '../util/clock.js';
+import type { View } from '../util/readonly.js';
 
 /**
  * Owns authorization codes: 256 random bits, stored under their SHA-256, single use, 60 seconds.
@@ -32,7 +33,7 @@ interface CodeRecord extends CodeGrant {
 }
 
 export interface FoundCode {
-  grant: CodeGrant;
+  grant: View<CodeGrant>;
   used: boolean;
   /** Marks the code used; call it in the same tick as the checks (no await between), then await the promise. */
   consume(): Promise<unknown>;

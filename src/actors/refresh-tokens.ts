@@ -16,8 +16,8 @@ export interface FamilyGrant {
   clientId: string;
   userId: string;
   sid: string;
-  scopes: string[];
-  audience: string[];
+  scopes: readonly string[];
+  audience: readonly string[];
   authTime: number;
   amr: readonly string[];
   /** Kept from an impersonating token exchange, so refreshed tokens stay marked. */

@@ -22,7 +22,7 @@ export interface AccessTokenClaims {
   sub: string;
   /** The client the token was issued to. */
   clientId: string;
-  aud: string[];
+  aud: readonly string[];
   scope: string;
   /** Unix seconds. */
   iat: number;

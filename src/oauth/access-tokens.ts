@@ -37,7 +37,7 @@ export class AccessTokens {
     input: {
       sub: string;
       clientId: string;
-      aud: string[];
+      aud: readonly string[];
       scope: string;
       grantId?: string;
       sid?: string;

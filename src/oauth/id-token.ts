@@ -11,7 +11,7 @@ import { clock } from '../util/clock.js';
 export interface IdTokenInput {
   sub: string;
   clientId: string;
-  aud: string[];
+  aud: readonly string[];
   authTime: number;
   amr: readonly string[];
   /** Absent for tokens without a login session (JWT profile grant). */

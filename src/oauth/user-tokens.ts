@@ -17,8 +17,8 @@ export interface UserGrant {
   app: View<AppRecord>;
   user: UserRecord;
   sid: string;
-  scopes: string[];
-  audience: string[];
+  scopes: readonly string[];
+  audience: readonly string[];
   authTime: number;
   amr: readonly string[];
   nonce?: string | undefined;

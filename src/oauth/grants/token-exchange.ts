@@ -32,7 +32,7 @@ const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client
 /** A party of the exchange, from its token: who, for which audiences and scopes. */
 interface Party {
   user: UserRecord;
-  aud: string[];
+  aud: readonly string[];
   scopes: string[];
   act?: ActorClaim | undefined;
 }
@@ -112,7 +112,7 @@ function checkImpersonation(ctx: AppContext, subject: Party, actor: Party): void
   }
 }
 
-function grantedAudience(form: Form, subject: Party, actor: Party | undefined): string[] {
+function grantedAudience(form: Form, subject: Party, actor: Party | undefined): readonly string[] {
   const requested = (form.get('audience') ?? '').split(' ').filter(Boolean);
   const available = new Set([...subject.aud, ...(actor?.aud ?? [])]);
   if (requested.length === 0) return subject.aud.length > 0 ? subject.aud : [...available];
