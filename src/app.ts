@@ -137,7 +137,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const assertions = new AssertionVerifier(issuer, clients, orgs, pool, replayGuard);
     const clientAuth = new ClientAuthenticator(clients, orgs, assertions, issuer);
     const idTokens = new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000));
-    const authRequests = new AuthRequestsActor();
+    const authRequests = new AuthRequestsActor(storage.stores.authRequests, masterKey, storage.durable);
     const loginSecurity = new LoginSecurityActor(storage);
     const userSessions = new UserSessionsActor(storage, config.refreshTokenIdleLifetime);
     const authCodes = new AuthCodesActor(storage);
@@ -174,8 +174,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     };
     server.mount(routes(ctx), () => json(404, { code: 5, message: 'Not Found (HTTP-404)', details: [] }));
     const sweep = () => {
-      authRequests.sweep();
-      return Promise.all([sessions.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep()]);
+      return Promise.all([authRequests.sweep(), sessions.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep()]);
     };
     sweeper = setInterval(() => {
       sweep().catch((error: unknown) => log.error('sweep failed', { error: String(error) }));

@@ -31,6 +31,8 @@ const STORES = [
   'revokedSessions',
   // Login security state per user: the last TOTP step used, recent wrong TOTP codes (LoginSecurityActor).
   'loginSecurity',
+  // Sign-ins under way: auth requests and how far their login got (AuthRequestsActor), at most 30 minutes each.
+  'authRequests',
 ] as const;
 export type StoreName = (typeof STORES)[number];
 

@@ -98,7 +98,7 @@ export function authorizeRoute(ctx: AppContext): Route {
         if (requirement === 'ok') return await completeAuthorization(ctx, request, session, agent.locale, headers);
         ({ step, userId, checks } = resumeSession(ctx, session, requirement));
       } else step = userId ? 'password' : 'loginname';
-      const created = ctx.authRequests.create(agentId, request, agent.locale, step, { userId, loginName: hint.loginName, ...(checks ? { checks } : {}) });
+      const created = await ctx.authRequests.create(agentId, request, agent.locale, step, { userId, loginName: hint.loginName, ...(checks ? { checks } : {}) });
       return redirectResponse(`${LOGIN_PATH}?authRequestID=${created.id}`, headers);
     } catch (error) {
       log.error('authorization failed', { error: error instanceof Error ? error.stack : String(error) });

@@ -116,11 +116,11 @@ export function loginRoutes(ctx: AppContext): Route[] {
    * The page of the request's step, after settling a step with nothing to offer (no account to
    * select, registration not allowed): those show the login name page instead, and stay there.
    */
-  function show(flow: Flow, error?: string, status = 200): Promise<Response> {
+  async function show(flow: Flow, error?: string, status = 200): Promise<Response> {
     const { auth } = flow;
-    if (auth.step === 'select' && selectableAccounts(flow).length === 0) ctx.authRequests.offerLoginName(auth);
+    if (auth.step === 'select' && selectableAccounts(flow).length === 0) await ctx.authRequests.offerLoginName(auth);
     if (auth.step === 'register' && !allowRegister(flow)) {
-      ctx.authRequests.offerLoginName(auth);
+      await ctx.authRequests.offerLoginName(auth);
       return render(flow, t(flow, 'register.notAllowed'), status);
     }
     return render(flow, error, status);
@@ -176,7 +176,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
   async function proceed(flow: Flow, user: UserRecord, headers: Record<string, string> = {}): Promise<Response> {
     const next = nextLoginStep(factsOf(user), flow.auth.checks, loginPolicy(user.orgId), clock.now());
     if (next === 'done') return finish(flow, user, headers);
-    ctx.authRequests.enterStep(flow.auth, next);
+    await ctx.authRequests.enterStep(flow.auth, next);
     return backToStep(flow, headers);
   }
 
@@ -188,7 +188,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
   async function renewCookie(flow: Flow): Promise<Record<string, string>> {
     const fresh = newAgentCookieFor(ctx);
     await ctx.userSessions.moveAgent(flow.agent.agentId, fresh.agentId);
-    ctx.authRequests.rebind(flow.auth, fresh.agentId);
+    await ctx.authRequests.rebind(flow.auth, fresh.agentId);
     flow.agent = { ...flow.agent, cookie: fresh.cookie, agentId: fresh.agentId };
     return fresh.headers;
   }
@@ -200,12 +200,12 @@ export function loginRoutes(ctx: AppContext): Route[] {
   async function finish(flow: Flow, user: UserRecord, headers: Record<string, string> = {}): Promise<Response> {
     const renewed = flow.auth.cookieRenewed ? headers : await renewCookie(flow);
     const session = await ctx.userSessions.signIn(flow.agent.agentId, user.id, flow.auth.checks);
-    ctx.authRequests.finish(flow.auth.id);
+    await ctx.authRequests.finish(flow.auth.id);
     return completeAuthorization(ctx, flow.auth.request, session, flow.page.locale, renewed);
   }
 
   async function answer(flow: Flow, session: View<UserSession>): Promise<Response> {
-    ctx.authRequests.finish(flow.auth.id);
+    await ctx.authRequests.finish(flow.auth.id);
     return completeAuthorization(ctx, flow.auth.request, session, flow.page.locale);
   }
 
@@ -266,7 +266,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
       if (user.state !== 'USER_STATE_ACTIVE') return show(flow, t(flow, 'password.invalid'));
       await ctx.orgs.recordPasswordSuccess(user.id, result.needsRehash ? await ctx.pool.hashPassword(pw) : undefined);
       // A new password check: the second factor is asked for again too.
-      ctx.authRequests.passPassword(flow.auth, user.id, nowSeconds());
+      await ctx.authRequests.passPassword(flow.auth, user.id, nowSeconds());
       return proceed(flow, ctx.orgs.getUser(user.id)!, await renewCookie(flow));
     });
   }
@@ -274,10 +274,10 @@ export function loginRoutes(ctx: AppContext): Route[] {
   /** A wrong TOTP code: counted per request (5 end it), per user (10 per 15 min) and against maxOtpAttempts. */
   async function otpFailure(flow: Flow, user: UserRecord): Promise<Response> {
     // Counted before the writes are awaited, so parallel wrong codes all count.
-    const failures = ctx.authRequests.failOtp(flow.auth);
-    const [, { locked }] = await Promise.all([ctx.loginSecurity.recordOtpFailure(user.id), ctx.orgs.recordOtpFailure(user.id)]);
+    const { failures, written } = ctx.authRequests.failOtp(flow.auth);
+    const [, , { locked }] = await Promise.all([written, ctx.loginSecurity.recordOtpFailure(user.id), ctx.orgs.recordOtpFailure(user.id)]);
     if (locked || failures >= MAX_OTP_FAILURES_PER_REQUEST) {
-      ctx.authRequests.finish(flow.auth.id);
+      await ctx.authRequests.finish(flow.auth.id);
       return locked ? htmlResponse(400, errorPage(flow.page.locale, t(flow, lockedText(user)))) : expired(flow.agent);
     }
     return show(flow, t(flow, 'otp.invalid'));
@@ -298,7 +298,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
     // The step is used up at once (a parallel request with the same code fails), durably.
     if (step === undefined || !(await ctx.loginSecurity.passOtp(user.id, step))) return otpFailure(flow, user);
     await ctx.orgs.recordOtpSuccess(user.id);
-    ctx.authRequests.passOtp(flow.auth, nowSeconds());
+    await ctx.authRequests.passOtp(flow.auth, nowSeconds());
     return proceed(flow, user);
   }
 
@@ -316,10 +316,10 @@ export function loginRoutes(ctx: AppContext): Route[] {
     } catch (error) {
       // Enrolled meanwhile (another tab): this code proves the other secret, so ask for the enrolled one.
       if (!(error instanceof ApiError && error.kind === 'AlreadyExists')) throw error;
-      ctx.authRequests.leaveOtpSetup(flow.auth);
+      await ctx.authRequests.leaveOtpSetup(flow.auth);
       return proceed(flow, ctx.orgs.getUser(user.id)!);
     }
-    ctx.authRequests.passOtp(flow.auth, nowSeconds());
+    await ctx.authRequests.passOtp(flow.auth, nowSeconds());
     return proceed(flow, ctx.orgs.getUser(user.id)!);
   }
 
@@ -329,7 +329,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
     const prompt = mfaPrompt(factsOf(user), loginPolicy(user.orgId), clock.now());
     if (prompt === 'required') return show(flow, t(flow, 'mfa.skipNotAllowed'));
     if (prompt === 'optional') await ctx.orgs.skipMfaInit(user.id, clock.now());
-    ctx.authRequests.leaveOtpSetup(flow.auth);
+    await ctx.authRequests.leaveOtpSetup(flow.auth);
     return proceed(flow, ctx.orgs.getUser(user.id)!);
   }
 
@@ -384,7 +384,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
       if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return fail('register.taken');
       throw error;
     }
-    ctx.authRequests.passPassword(flow.auth, user.id, nowSeconds());
+    await ctx.authRequests.passPassword(flow.auth, user.id, nowSeconds());
     return proceed(flow, user, await renewCookie(flow));
   }
 
@@ -410,15 +410,15 @@ export function loginRoutes(ctx: AppContext): Route[] {
 
   return [
     route(LOGIN_PATH, {
-      GET: get((flow, req) => {
-        if (parseUrlEncoded(req.query).get('step') === 'loginname') ctx.authRequests.backToLoginName(flow.auth);
+      GET: get(async (flow, req) => {
+        if (parseUrlEncoded(req.query).get('step') === 'loginname') await ctx.authRequests.backToLoginName(flow.auth);
         // Enrollment entered from the authorization endpoint (a session without the now required factor).
-        if (flow.auth.step === 'mfa-setup' && !flow.auth.pendingOtpSecret) ctx.authRequests.enterStep(flow.auth, 'mfa-setup');
+        if (flow.auth.step === 'mfa-setup' && !flow.auth.pendingOtpSecret) await ctx.authRequests.enterStep(flow.auth, 'mfa-setup');
         return show(flow);
       }),
     }),
     route('/ui/login/loginname', {
-      POST: post((flow, form) => {
+      POST: post(async (flow, form) => {
         const loginName = (form.get('loginName') ?? '').trim().slice(0, 300);
         if (!loginName) return show(flow, t(flow, 'password.invalid'));
         const user = findLoginUser(flow, loginName);
@@ -427,17 +427,17 @@ export function loginRoutes(ctx: AppContext): Route[] {
           // unknown name is told here, or gets the wrong-password answer at the password step.
           const policy = flow.auth.request.orgId ? loginPolicy(flow.auth.request.orgId) : DEFAULT_POLICIES.login;
           if (!policy.ignoreUnknownUsernames) {
-            ctx.authRequests.rememberLoginName(flow.auth, loginName);
+            await ctx.authRequests.rememberLoginName(flow.auth, loginName);
             return show(flow, t(flow, 'login.unknown'));
           }
         }
-        ctx.authRequests.chooseUser(flow.auth, loginName, user?.id);
+        await ctx.authRequests.chooseUser(flow.auth, loginName, user?.id);
         return backToStep(flow);
       }),
     }),
     route('/ui/login/loginname/change', {
-      POST: post((flow) => {
-        ctx.authRequests.backToLoginName(flow.auth);
+      POST: post(async (flow) => {
+        await ctx.authRequests.backToLoginName(flow.auth);
         return backToStep(flow);
       }),
     }),
@@ -447,24 +447,24 @@ export function loginRoutes(ctx: AppContext): Route[] {
     route('/ui/login/mfa/verify', { POST: atStep('mfa-setup', (flow, form) => confirmOtpSetup(flow, form.get('code'))) }),
     route('/ui/login/mfa/skip', { POST: atStep('mfa-setup', (flow) => skipOtpSetup(flow)) }),
     route('/ui/login/select', {
-      POST: post((flow, form) => {
+      POST: post(async (flow, form) => {
         const sid = form.get('sid');
         const session = usableSessions(ctx, flow.agent.agentId, flow.auth.request).find((s) => s.id === sid);
         if (!session) {
-          ctx.authRequests.backToLoginName(flow.auth);
+          await ctx.authRequests.backToLoginName(flow.auth);
           return backToStep(flow);
         }
         const request = flow.auth.request;
         const requirement = request.prompt.has('login') ? 'password' : sessionRequirementOf(ctx, session, request);
         if (requirement === 'ok') return answer(flow, session);
         const resume = resumeSession(ctx, session, requirement);
-        ctx.authRequests.resumeSession(flow.auth, resume.step, resume.userId, resume.checks);
+        await ctx.authRequests.resumeSession(flow.auth, resume.step, resume.userId, resume.checks);
         return backToStep(flow);
       }),
     }),
     route('/ui/login/register', {
-      GET: get((flow) => {
-        ctx.authRequests.startRegistration(flow.auth);
+      GET: get(async (flow) => {
+        await ctx.authRequests.startRegistration(flow.auth);
         return show(flow);
       }),
       POST: post((flow, form) => register(flow, form)),
