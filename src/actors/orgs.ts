@@ -205,13 +205,13 @@ export class OrgsActor {
   }
 
   /** An org's custom policy from an import; AlreadyExists when the org has one (not overwritten). */
-  stagePolicy<K extends PolicyKind>(kind: K, orgId: string, policy: PolicyTypes[K], batch: WriteBatch): PolicyRecord<K> {
+  stagePolicy<K extends PolicyKind>(kind: K, orgId: string, policy: PolicyTypes[K], batch: WriteBatch): View<PolicyRecord<K>> {
     this.requireOrg(orgId, batch);
     const id = `${kind}:${orgId}`;
     if (this.policies.taken(id)) throw alreadyExists('POLICY-0kdf2', `the organization already has a custom ${kind} policy`);
     const record = stamp<PolicyRecord<K>>({ id, kind, orgId, policy, createdAt: 0, changedAt: 0, sequence: 0 }, true);
     this.policies.stage(record, batch);
-    return record;
+    return record as View<PolicyRecord<K>>;
   }
 
   /** The org's custom policies (export); instance defaults are not listed. */
