@@ -154,7 +154,16 @@ export class ClientsActor {
     const app = this.newApp(project, { ...input, ...(clientSecret ? { secretHash: sha256(clientSecret) } : {}) });
     this.appByClientId.set(app.clientId, app.id);
     this.indexOrigins(app);
-    await this.apps.put(app);
+    try {
+      await this.apps.put(app);
+    } catch (error) {
+      // Not written: its client id and origins are not registered either.
+      if (!this.apps.has(app.id)) {
+        if (this.appByClientId.get(app.clientId) === app.id) this.appByClientId.delete(app.clientId);
+        this.unindexOrigins(app.id);
+      }
+      throw error;
+    }
     return clientSecret ? { app, clientSecret } : { app };
   }
 
@@ -226,7 +235,14 @@ export class ClientsActor {
   private async writeApp(app: View<AppRecord>, change: Pick<Partial<AppRecord>, 'oidc' | 'secretHash'>): Promise<View<AppRecord>> {
     const updated: AppRecord = { ...ownRow<AppRecord>(app), ...change, changedAt: Date.now(), sequence: app.sequence + 1 };
     this.indexOrigins(updated);
-    await this.apps.put(updated);
+    try {
+      await this.apps.put(updated);
+    } catch (error) {
+      // The origins follow the app as it is now (the put was taken back, unless a newer write came).
+      const current = this.apps.get(app.id);
+      if (current) this.indexOrigins(current);
+      throw error;
+    }
     return updated;
   }
 

@@ -669,8 +669,14 @@ export class OrgsActor {
       { id: newId(), userId, orgId: user.orgId, tokenHash: sha256(token), expirationDate, createdAt: 0, changedAt: 0, sequence: 0 },
       true,
     );
-    this.patByHash.set(Buffer.from(pat.tokenHash).toString('base64url'), pat.id);
-    await this.pats.put(pat);
+    const hash = Buffer.from(pat.tokenHash).toString('base64url');
+    this.patByHash.set(hash, pat.id);
+    try {
+      await this.pats.put(pat);
+    } catch (error) {
+      if (!this.pats.has(pat.id)) this.patByHash.delete(hash);
+      throw error;
+    }
     return { pat, token };
   }
 
@@ -686,8 +692,15 @@ export class OrgsActor {
   async removePat(id: string): Promise<void> {
     const pat = this.pats.get(id);
     if (!pat) return;
-    this.patByHash.delete(Buffer.from(pat.tokenHash).toString('base64url'));
-    await this.pats.remove(id);
+    const hash = Buffer.from(pat.tokenHash).toString('base64url');
+    this.patByHash.delete(hash);
+    try {
+      await this.pats.remove(id);
+    } catch (error) {
+      // Not removed: it authenticates again.
+      if (this.pats.get(id) === pat) this.patByHash.set(hash, id);
+      throw error;
+    }
   }
 
   /** The active user a presented PAT belongs to, or undefined. */

@@ -110,7 +110,11 @@ export class UserSessionsActor {
 
   private put(session: UserSession): Promise<boolean> {
     this.index(session);
-    return this.sessions.put(session);
+    return this.sessions.put(session).catch((error: unknown) => {
+      // Not written (and taken back): the agent's index no longer names it unless the row is there.
+      if (this.sessions.get(session.id)?.agentId !== session.agentId) this.byAgent.get(session.agentId)?.delete(session.id);
+      throw error;
+    });
   }
 
   /**
