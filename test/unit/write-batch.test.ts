@@ -240,6 +240,48 @@ describe('Table writes', () => {
   });
 });
 
+describe('actors staging into a batch', () => {
+  it('a staged org, user and app are seen through the batch only; ids and names are taken meanwhile', async () => {
+    const { OrgsActor } = await import('../../src/actors/orgs.js');
+    const { ClientsActor } = await import('../../src/actors/clients.js');
+    const orgs = new OrgsActor(storage, 'localhost');
+    const clients = new ClientsActor(storage);
+    const batch = new WriteBatch();
+    orgs.stageOrg({ id: 'o1', name: 'One' }, batch);
+    const user = orgs.stageUser('o1', { id: 'u1', userName: 'alice', machine: { name: 'A', description: '', accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER' } }, batch);
+    const project = orgs.stageProject('o1', { id: 'p1', name: 'P', projectRoleAssertion: false, projectRoleCheck: false, hasProjectCheck: false, privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED' }, batch);
+    orgs.stageUserMetadata('u1', 'o1', 'k', new Uint8Array([1]), batch);
+    const oidc = { redirectUris: ['https://app.example/cb'], responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'], appType: 'OIDC_APP_TYPE_WEB', authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE', postLogoutRedirectUris: [], additionalOrigins: [] };
+    clients.stageApp(project, { id: 'a1', clientId: 'c1', name: 'App', oidc: oidc as never }, batch);
+
+    expect(orgs.getOrg('o1')).toBeUndefined();
+    expect(orgs.getUser('u1')).toBeUndefined();
+    expect(orgs.findUserByLoginName('alice@one.localhost')).toBeUndefined();
+    expect(orgs.requireUser('u1', 'o1', batch).metadata?.k).toEqual(new Uint8Array([1]));
+    expect(clients.getApp('a1')).toBeUndefined();
+    expect(clients.appByClient('c1')).toBeUndefined();
+    expect(clients.originAllowed('https://app.example')).toBe(false);
+    await expect(orgs.addOrg({ id: 'o1', name: 'Other' })).rejects.toThrow('already exists');
+    expect(user.id).toBe('u1');
+
+    await batch.commit(storage);
+    expect(orgs.getUser('u1')?.metadata?.k).toEqual(new Uint8Array([1]));
+    expect(orgs.findUserByLoginName('alice@one.localhost')?.id).toBe('u1');
+    expect(clients.appByClient('c1')?.id).toBe('a1');
+    expect(clients.originAllowed('https://app.example')).toBe(true);
+  });
+
+  it('a rolled-back batch leaves no claims behind', async () => {
+    const { OrgsActor } = await import('../../src/actors/orgs.js');
+    const orgs = new OrgsActor(storage, 'localhost');
+    const batch = new WriteBatch();
+    orgs.stageOrg({ id: 'o1', name: 'One' }, batch);
+    batch.rollback();
+    const org = await orgs.addOrg({ id: 'o1', name: 'One' });
+    expect(orgs.primaryDomain(org)).toBe('one.localhost');
+  });
+});
+
 describe('import atomicity', () => {
   it('an org whose commit fails leaves nothing behind; the other orgs import', async () => {
     const { OrgsActor } = await import('../../src/actors/orgs.js');
