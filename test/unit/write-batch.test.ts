@@ -128,16 +128,21 @@ describe('staged rows', () => {
     expect(orgs.get('o1')?.name).toBe('concurrent');
   });
 
-  it('a commit does not overwrite in memory a row written after the batch was committed', async () => {
+  it('a commit never overwrites a row written after commit() was called (memory and disk agree)', async () => {
     const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
     const batch = new WriteBatch();
     orgs.stage({ id: 'o1', name: 'staged' }, batch);
+    orgs.stage({ id: 'o2', name: 'other' }, batch);
     const committing = batch.commit(storage);
     const written = orgs.put({ id: 'o1', name: 'newer' });
-    await Promise.allSettled([committing, written]);
-    // Whichever lands first, memory and disk agree, and the newer put is not overwritten.
+    // lmdb runs the batch's transaction after the put: the batch sees the change there and aborts whole.
+    await expect(committing).rejects.toThrow('changed while it was staged');
+    await written;
     expect(orgs.get('o1')?.name).toBe('newer');
     expect(storage.stores.orgs.get('o1')).toEqual({ id: 'o1', name: 'newer' });
+    expect(storage.stores.orgs.get('o2')).toBeUndefined();
+    expect(orgs.get('o2')).toBeUndefined();
+    expect(orgs.taken('o2')).toBe(false);
   });
 
   it('a row changed by another writer since it was staged fails the commit (no lost update)', async () => {
