@@ -76,7 +76,7 @@ export class WriteBatch {
   /**
    * Writes everything in one transaction; on success the rows become visible, on failure nothing
    * was written and the batch is rolled back. A row changed by another writer since it was staged
-   * fails the whole batch (Aborted) rather than overwrite that change.
+   * fails the whole batch (FailedPrecondition, nothing written) rather than overwrite that change.
    */
   async commit(storage: Pick<Storage, 'root' | 'durable'>): Promise<void> {
     if (this.count === 0) {
