@@ -82,6 +82,8 @@ export class OrgsActor {
   private readonly pats: Table<PatRecord>;
   private readonly policies: Table<PolicyRecord>;
   private readonly orgByDomain = new Map<string, string>();
+  /** Domains an existing org gets in a batch not yet committed: taken, but not yet found by lookups. */
+  private readonly claimedDomains = new Map<string, string>();
   private readonly userByOrgName = new Map<string, string>();
   private readonly usersByName = new Map<string, Set<string>>();
   /** Verified emails and phone numbers of humans (lower case / digits): logins by email or phone. */
@@ -163,7 +165,7 @@ export class OrgsActor {
       throw alreadyExists('ORG-9k3Jd', `an organization named "${name}" already exists`);
     }
     let domain = `${domainLabel(name)}.${this.instanceDomain}`;
-    for (let n = 2; this.orgByDomain.has(domain); n++) domain = `${domainLabel(name)}-${n}.${this.instanceDomain}`;
+    for (let n = 2; this.orgByDomain.has(domain) || this.claimedDomains.has(domain); n++) domain = `${domainLabel(name)}-${n}.${this.instanceDomain}`;
     const org = stamp<OrgRecord>(
       {
         id,
@@ -192,14 +194,21 @@ export class OrgsActor {
     if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(name) || name.length > 253) {
       throw invalidArgument('ORG-D0m1n', `"${domain.domainName}" is not a domain name`);
     }
-    const owner = this.orgByDomain.get(name);
+    const owner = this.orgByDomain.get(name) ?? this.claimedDomains.get(name);
     if (owner !== undefined && owner !== orgId) throw alreadyExists('ORG-D0m2s', `domain ${name} is already used by another organization`);
     if (owner === orgId) return false;
     const added: OrgDomain = { domainName: name, isVerified: domain.isVerified, isPrimary: domain.isPrimary, validationType: domain.validationType ?? 'DOMAIN_VALIDATION_TYPE_UNSPECIFIED' };
     const domains = domain.isPrimary ? org.domains.map((d) => ({ ...d, isPrimary: false })) : [...org.domains];
     const updated = stamp<OrgRecord>({ ...ownRow<OrgRecord>(org), domains: [...domains, added] }, false);
-    this.orgByDomain.set(name, orgId);
-    batch.onRollback(() => this.orgByDomain.delete(name));
+    // Logins and org scopes find the org by it once the batch is committed.
+    this.claimedDomains.set(name, orgId);
+    batch.onRollback(() => {
+      if (this.claimedDomains.get(name) === orgId) this.claimedDomains.delete(name);
+    });
+    batch.onCommit(() => {
+      this.claimedDomains.delete(name);
+      this.orgByDomain.set(name, orgId);
+    });
     this.orgs.stage(updated, batch);
     return true;
   }

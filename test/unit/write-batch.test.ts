@@ -276,6 +276,25 @@ describe('actors staging into a batch', () => {
     expect(clients.originAllowed('https://app.example')).toBe(true);
   });
 
+  it('a domain staged for an existing org finds it only once committed', async () => {
+    const { OrgsActor } = await import('../../src/actors/orgs.js');
+    const orgs = new OrgsActor(storage, 'localhost');
+    await orgs.addOrg({ id: 'o1', name: 'One' });
+    await orgs.addUser('o1', { id: 'u1', userName: 'alice', machine: { name: 'A', description: '', accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER' } });
+    const batch = new WriteBatch();
+    expect(orgs.stageOrgDomain('o1', { domainName: 'one.example', isVerified: true, isPrimary: false }, batch)).toBe(true);
+    expect(orgs.findOrgByDomain('one.example')).toBeUndefined();
+    expect(orgs.findUserByLoginName('alice@one.example')).toBeUndefined();
+    expect(orgs.getOrg('o1')?.domains).toHaveLength(1);
+    // Taken meanwhile: another org cannot claim it.
+    await orgs.addOrg({ id: 'o2', name: 'Two' });
+    expect(() => orgs.stageOrgDomain('o2', { domainName: 'one.example', isVerified: true, isPrimary: false }, new WriteBatch())).toThrow('already used');
+    await batch.commit(storage);
+    expect(orgs.findOrgByDomain('one.example')?.id).toBe('o1');
+    expect(orgs.findUserByLoginName('alice@one.example')?.id).toBe('u1');
+    expect(orgs.getOrg('o1')?.domains).toHaveLength(2);
+  });
+
   it('a rolled-back batch leaves no claims behind', async () => {
     const { OrgsActor } = await import('../../src/actors/orgs.js');
     const orgs = new OrgsActor(storage, 'localhost');
