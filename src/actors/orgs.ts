@@ -85,6 +85,8 @@ export class OrgsActor {
   /** Domains an existing org gets in a batch not yet committed: taken, but not yet found by lookups. */
   private readonly claimedDomains = new Map<string, string>();
   private readonly userByOrgName = new Map<string, string>();
+  /** `<org id>\n<user name>` of users staged in a batch not yet committed: taken, but not yet found by logins. */
+  private readonly claimedUserNames = new Set<string>();
   private readonly usersByName = new Map<string, Set<string>>();
   /** Verified emails and phone numbers of humans (lower case / digits): logins by email or phone. */
   private readonly usersByContact = new Map<string, Set<string>>();
@@ -481,13 +483,6 @@ export class OrgsActor {
     return ids ? [...ids].flatMap((id) => this.users.get(id) ?? []) : [];
   }
 
-  private unindexUser(user: View<UserRecord>): void {
-    const name = lower(user.userName);
-    if (this.userByOrgName.get(`${user.orgId}\n${name}`) === user.id) this.userByOrgName.delete(`${user.orgId}\n${name}`);
-    this.usersByName.get(name)?.delete(user.id);
-    for (const key of contactKeys(user)) this.usersByContact.get(key)?.delete(user.id);
-  }
-
   private indexUser(user: View<UserRecord>): void {
     const name = lower(user.userName);
     this.userByOrgName.set(`${user.orgId}\n${name}`, user.id);
@@ -505,7 +500,8 @@ export class OrgsActor {
     this.requireOrg(orgId, batch);
     if (userName.length === 0 || userName.length > 200) throw invalidArgument('USER-4k9sF', 'userName must have 1-200 characters');
     if (this.users.taken(id)) throw alreadyExists('USER-k2l9S', `user ${id} already exists`);
-    if (this.userByOrgName.has(`${orgId}\n${lower(userName)}`)) {
+    const key = `${orgId}\n${lower(userName)}`;
+    if (this.userByOrgName.has(key) || this.claimedUserNames.has(key)) {
       throw alreadyExists('USER-Ajd9s', `user name ${userName} is already taken in this organization`);
     }
   }
@@ -533,8 +529,14 @@ export class OrgsActor {
       },
       true,
     );
-    this.indexUser(user);
-    batch.onRollback(() => this.unindexUser(user));
+    // The name is taken at once; logins (by name, email or phone) find the user once committed.
+    const key = `${orgId}\n${lower(user.userName)}`;
+    this.claimedUserNames.add(key);
+    batch.onRollback(() => this.claimedUserNames.delete(key));
+    batch.onCommit(() => {
+      this.claimedUserNames.delete(key);
+      this.indexUser(user);
+    });
     this.users.stage(user, batch);
     return user;
   }

@@ -262,16 +262,19 @@ describe('actors staging into a batch', () => {
     expect(orgs.getOrg('o1')).toBeUndefined();
     expect(orgs.getUser('u1')).toBeUndefined();
     expect(orgs.findUserByLoginName('alice@one.localhost')).toBeUndefined();
+    expect(orgs.findUserByLoginName('alice')).toBeUndefined();
     expect(orgs.requireUser('u1', 'o1', batch).metadata?.k).toEqual(new Uint8Array([1]));
     expect(clients.getApp('a1')).toBeUndefined();
     expect(clients.appByClient('c1')).toBeUndefined();
     expect(clients.originAllowed('https://app.example')).toBe(false);
     await expect(orgs.addOrg({ id: 'o1', name: 'Other' })).rejects.toThrow('already exists');
+    expect(() => orgs.stageUser('o1', { userName: 'Alice', machine: { name: 'B', description: '', accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER' } }, batch)).toThrow('already taken');
     expect(user.id).toBe('u1');
 
     await batch.commit(storage);
     expect(orgs.getUser('u1')?.metadata?.k).toEqual(new Uint8Array([1]));
     expect(orgs.findUserByLoginName('alice@one.localhost')?.id).toBe('u1');
+    expect(orgs.findUserByLoginName('alice')?.id).toBe('u1');
     expect(clients.appByClient('c1')?.id).toBe('a1');
     expect(clients.originAllowed('https://app.example')).toBe(true);
   });
