@@ -604,7 +604,14 @@ export class OrgsActor {
   /** The user's grants; with `batch`, also those it stages. */
   grantsOf(userId: string, batch?: WriteBatch): View<UserGrantRecord>[] {
     const ids = this.grantIdsByUser.get(userId);
-    return ids ? [...ids].flatMap((id) => this.userGrants.get(id, batch) ?? []) : [];
+    const grants: View<UserGrantRecord>[] = [];
+    if (ids) {
+      for (const id of ids) {
+        const grant = this.userGrants.get(id, batch);
+        if (grant) grants.push(grant);
+      }
+    }
+    return grants;
   }
 
   async addUserGrant(input: Omit<UserGrantRecord, 'id' | 'createdAt' | 'changedAt' | 'sequence'> & { id?: string }): Promise<View<UserGrantRecord>> {
