@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from 'lmdb';
-import type { ValidatedAuthRequest } from '../oauth/authorize/validate.js';
-import type { Prompt } from '../oauth/prompt.js';
+import type { ValidatedAuthRequest } from '../protocol/authorize/validate.js';
+import type { Prompt } from '../protocol/prompt.js';
 import type { Locale } from '../ui/i18n.js';
 import type { AuthChecks } from '../model/auth-checks.js';
-import type { MasterKey } from '../storage/master-key.js';
+import type { MasterKey } from '../crypto/master-key.js';
 import { clock } from '../util/clock.js';
-import { newTotpSecret } from '../auth/totp.js';
-import { openOtpSecret, sealOtpSecret } from '../auth/otp-secret.js';
+import { newTotpSecret } from '../crypto/totp.js';
+import { openOtpSecret, sealOtpSecret } from '../domain/otp-secret.js';
 import type { View } from '../util/readonly.js';
 
 /**

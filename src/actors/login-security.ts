@@ -1,6 +1,6 @@
 import type { Storage } from '../storage/db.js';
 import { Table } from '../storage/table.js';
-import { STEP_SECONDS } from '../auth/totp.js';
+import { STEP_SECONDS } from '../crypto/totp.js';
 import { clock } from '../util/clock.js';
 
 /**

@@ -1,5 +1,5 @@
 import { hashSync, Algorithm } from '@node-rs/argon2';
-import { verifyEncodedHash } from '../passwords/verify.js';
+import { verifyEncodedHash } from '../crypto/passwords/verify.js';
 import type { VerifyPasswordResult } from './tasks.js';
 
 /**

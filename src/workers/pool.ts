@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { isCostly } from '../passwords/cost.js';
-import { parseEncodedHash } from '../passwords/formats.js';
+import { isCostly } from '../crypto/passwords/cost.js';
+import { parseEncodedHash } from '../crypto/passwords/formats.js';
 import { Batcher, Slots } from './batcher.js';
 import { Lane } from './lane.js';
 import type { HashPasswordTask, SignBatchTask, VerifyPasswordResult, VerifySignatureItem, VerifySignaturesTask, VerifyPasswordTask } from './tasks.js';

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuthRequestsActor, AUTH_REQUEST_LIFETIME_MS } from '../../src/actors/auth-requests.js';
-import type { ValidatedAuthRequest } from '../../src/oauth/authorize/validate.js';
+import type { ValidatedAuthRequest } from '../../src/protocol/authorize/validate.js';
 import { openStorage, type Storage } from '../../src/storage/db.js';
-import { MasterKey } from '../../src/storage/master-key.js';
+import { MasterKey } from '../../src/crypto/master-key.js';
 import { installClock } from '../../src/util/clock.js';
 
 /** The login moves an auth request on only through the actor's transitions, each persisted with its memory change. */

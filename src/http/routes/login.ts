@@ -1,16 +1,16 @@
 import type { AuthRequestView, LoginStep } from '../../actors/auth-requests.js';
 import type { UserSession } from '../../actors/user-sessions.js';
-import { otpauthUri, verifyTotp } from '../../auth/totp.js';
-import { openOtpSecret, sealOtpSecret } from '../../auth/otp-secret.js';
-import { agentOf, newAgentCookieFor, type Agent } from '../../login/agent.js';
-import { completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../../login/respond.js';
-import { factsOf, mfaPrompt, nextLoginStep } from '../../login/policy-steps.js';
+import { otpauthUri, verifyTotp } from '../../crypto/totp.js';
+import { openOtpSecret, sealOtpSecret } from '../../domain/otp-secret.js';
+import { agentOf, newAgentCookieFor, type Agent } from '../login/agent.js';
+import { completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
+import { factsOf, mfaPrompt, nextLoginStep } from '../../domain/policy-steps.js';
 import { DEFAULT_POLICIES } from '../../model/records.js';
 import { clock } from '../../util/clock.js';
 import { qrCodeDataUrl } from '../../ui/qr-code.js';
 import { ApiError } from '../../model/errors.js';
 import type { LoginPolicy, UserRecord } from '../../model/records.js';
-import { parseFormBody, parseUrlEncoded, type Form } from '../../oauth/form.js';
+import { parseFormBody, parseUrlEncoded, type Form } from '../../protocol/form.js';
 import { translator, type TextKey } from '../../ui/i18n.js';
 import {
   errorPage,
@@ -26,12 +26,12 @@ import {
   type RegisterValues,
 } from '../../ui/pages.js';
 import { STYLESHEET, STYLESHEET_PATH } from '../../ui/styles.js';
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../../services/ports.js';
 import { csrfToken, csrfValid } from '../csrf.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { LOGIN_PATH } from './authorize.js';
-import { KeyedQueue } from '../../login/attempt-limiter.js';
+import { KeyedQueue } from '../../services/attempt-limiter.js';
 import type { View } from '../../util/readonly.js';
 
 /**
