@@ -7,25 +7,26 @@ import { AuthRequestsActor } from './actors/auth-requests.js';
 import { RefreshTokensActor } from './actors/refresh-tokens.js';
 import { SessionsActor } from './actors/sessions.js';
 import { UserSessionsActor } from './actors/user-sessions.js';
-import { bootstrapInstance } from './admin/bootstrap.js';
+import { bootstrapInstance } from './services/bootstrap.js';
 import { ConfigError, type Config } from './config.js';
-import type { AppContext } from './http/context.js';
+import type { AppContext } from './services/ports.js';
 import { routes } from './http/routes/index.js';
 import { ListenError, startHttpServer, type HttpServer } from './http/server.js';
 import { json } from './http/responses.js';
-import { AccessTokens } from './oauth/access-tokens.js';
-import { ClientAuthenticator } from './oauth/client-auth.js';
-import { AssertionVerifier } from './oauth/assertion-verifier.js';
+import { AccessTokens } from './services/access-tokens.js';
+import { ClientAuthenticator } from './services/client-auth.js';
+import { AssertionVerifier } from './services/assertion-verifier.js';
 import { ReplayGuardActor } from './actors/replay-guard.js';
 import { SettingsActor } from './actors/settings.js';
 import { setFramingPolicy } from './http/framing.js';
-import { IdTokens } from './oauth/id-token.js';
+import { IdTokens } from './services/id-token.js';
 import { openStorage, type Storage } from './storage/db.js';
 import { DataDirInUseError, lockDataDir, type DataDirLock } from './storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from './storage/data-dir.js';
 import { installClock, type Clock } from './util/clock.js';
-import { MasterKey, MasterKeyMismatchError } from './storage/master-key.js';
-import { MigrationStore } from './migration/store.js';
+import type { MasterKey } from './crypto/master-key.js';
+import { loadMasterKey, MasterKeyMismatchError } from './storage/master-key-file.js';
+import { MigrationStore } from './services/migration/store.js';
 import { startIdleTrim } from './util/idle-trim.js';
 import { log } from './util/log.js';
 import { CryptoPool } from './workers/pool.js';
@@ -100,7 +101,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   try {
     let masterKey: MasterKey;
     try {
-      masterKey = MasterKey.loadOrCreate(config.dataDir, config.masterKey, storage.stores.meta.get('masterKeyCheck') === undefined);
+      masterKey = loadMasterKey(config.dataDir, config.masterKey, storage.stores.meta.get('masterKeyCheck') === undefined);
       checkMasterKey(storage, masterKey);
     } catch (error) {
       // A key that does not open the data dir is a setting to change (exit 2), like any other.

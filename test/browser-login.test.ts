@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import * as oidc from 'openid-client';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { base32Encode, totpAt } from '../src/auth/totp.js';
+import { base32Encode, totpAt } from '../src/crypto/totp.js';
 import { api } from './helpers/api.js';
 import { createHuman, createWebApp, type Human, type WebApp } from './helpers/oidc.js';
 import { startServer, type TestServer } from './helpers/server.js';

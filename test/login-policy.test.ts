@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, importOrgs } from './helpers/api.js';
 import { Agent, createHuman, createWebApp, exchangeCode, formOf, responseParams, signIn, submit, uniqueName, type Step, type WebApp } from './helpers/oidc.js';
 import { startServer, type TestServer } from './helpers/server.js';
-import { base32Encode, totpAt } from '../src/auth/totp.js';
+import { base32Encode, totpAt } from '../src/crypto/totp.js';
 
 /**
  * Every login and lockout policy setting the API accepts is enforced by the login pages (or

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
 import { Agent, createHuman, createWebApp, exchangeCode, formOf, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
 import { startServer, type TestServer } from './helpers/server.js';
-import { base32Encode, totpAt } from '../src/auth/totp.js';
+import { base32Encode, totpAt } from '../src/crypto/totp.js';
 
 /**
  * The login UI and its policies without a browser: lockout, the TOTP step, CSRF and request

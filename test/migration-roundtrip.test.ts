@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { totpAt } from '../src/auth/totp.js';
+import { totpAt } from '../src/crypto/totp.js';
 import { api, type ApiResult } from './helpers/api.js';
 import { Agent, signIn } from './helpers/oidc.js';
 import { startServer, type TestServer } from './helpers/server.js';

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ValidatedAuthRequest } from '../oauth/authorize/validate.js';
-import type { Locale } from '../ui/i18n.js';
+import type { Locale, ValidatedAuthRequest } from '../model/authorization.js';
 import type { AuthChecks } from '../model/auth-checks.js';
 import { clock } from '../util/clock.js';
 

@@ -2,10 +2,10 @@ import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { Database } from 'lmdb';
 import type { SigningAlg } from '../config.js';
-import type { MasterKey } from '../storage/master-key.js';
+import type { MasterKey } from '../crypto/master-key.js';
 import { newId } from '../util/ids.js';
 import { log } from '../util/log.js';
-import { importPkcs8 } from '../workers/sign.js';
+import { importPkcs8 } from '../crypto/jws-signature.js';
 import type { ActiveSigningKey } from '../workers/signer.js';
 import { clock } from '../util/clock.js';
 

@@ -1,7 +1,7 @@
 import type { ActorClaim } from './sessions.js';
 import { newOpaqueToken } from '../util/ids.js';
 import type { Storage } from '../storage/db.js';
-import type { MasterKey } from '../storage/master-key.js';
+import type { MasterKey } from '../crypto/master-key.js';
 import { secretMatches, sha256 } from '../util/hash.js';
 import { clock } from '../util/clock.js';
 

@@ -3,15 +3,16 @@ import { join } from 'node:path';
 import { ClientsActor } from '../actors/clients.js';
 import { KeysActor } from '../actors/keys.js';
 import { OrgsActor, type InstanceInfo } from '../actors/orgs.js';
-import { bootstrapInstance } from '../admin/bootstrap.js';
+import { bootstrapInstance } from '../services/bootstrap.js';
 import { checkMasterKey } from '../app.js';
 import type { Config } from '../config.js';
-import { MigrationStore } from '../migration/store.js';
-import type { MigrationServices } from '../migration/run.js';
+import { MigrationStore } from '../services/migration/store.js';
+import type { MigrationServices } from '../services/migration/run.js';
 import { DataDirInUseError, lockDataDir, type DataDirLock } from '../storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from '../storage/data-dir.js';
 import { openStorage, type Storage } from '../storage/db.js';
-import { MasterKey } from '../storage/master-key.js';
+import { loadMasterKey } from '../storage/master-key-file.js';
+import type { MasterKey } from '../crypto/master-key.js';
 import { CryptoPool } from '../workers/pool.js';
 
 /**
@@ -81,7 +82,7 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
   let pool: CryptoPool | undefined;
   try {
     storage = openStorage(dataDir, config.durability);
-    const masterKey = MasterKey.loadOrCreate(dataDir, config.masterKey, storage.stores.meta.get('masterKeyCheck') === undefined);
+    const masterKey = loadMasterKey(dataDir, config.masterKey, storage.stores.meta.get('masterKeyCheck') === undefined);
     checkMasterKey(storage, masterKey);
     const alg = options.signingAlgSet ? config.signingAlg : (KeysActor.activeAlg(storage.stores.signingKeys) ?? config.signingAlg);
     const issuer = config.issuer ?? `http://localhost:${config.port}`;

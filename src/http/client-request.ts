@@ -1,6 +1,6 @@
-import { presentedClient, type PresentedClient } from '../oauth/client-credentials.js';
-import { OAuthError } from '../oauth/errors.js';
-import { parseFormBody, type Form } from '../oauth/form.js';
+import { presentedClient, type PresentedClient } from '../protocol/presented-credentials.js';
+import { OAuthError } from '../protocol/errors.js';
+import { parseFormBody, type Form } from '../protocol/form.js';
 import type { Request } from './types.js';
 
 /**

@@ -1,5 +1,5 @@
 import { ApiError, type ApiErrorKind } from '../model/errors.js';
-import { OAuthError } from '../oauth/errors.js';
+import { OAuthError } from '../protocol/errors.js';
 import { log } from '../util/log.js';
 import { errorPage } from '../ui/pages.js';
 import { htmlResponse } from './html.js';

@@ -1,7 +1,7 @@
 import uWS from 'uWebSockets.js';
 import { STATUS_CODES } from 'node:http';
 import { createServer } from 'node:net';
-import { OAuthError } from '../oauth/errors.js';
+import { OAuthError } from '../protocol/errors.js';
 import { ApiError } from '../model/errors.js';
 import { log } from '../util/log.js';
 import { errorResponse } from './errors.js';

@@ -1,6 +1,6 @@
 /**
  * Errors of the provisioning/admin API, in gRPC terms as ZITADEL reports them. Actors throw these;
- * the HTTP layer maps them to ZITADEL's error body and status in one place (src/admin/api-error.ts).
+ * the HTTP layer maps them to ZITADEL's error body and status in one place (src/http/errors.ts).
  */
 export type ApiErrorKind =
   | 'InvalidArgument'

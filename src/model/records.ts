@@ -190,7 +190,7 @@ export interface LockoutPolicy {
 }
 
 /**
- * ZITADEL's login policy as Sesame enforces it (src/admin/login-policy.ts decides what is accepted;
+ * ZITADEL's login policy as Sesame enforces it (src/zitadel/login-policy.ts decides what is accepted;
  * src/login/ enforces it). Lifetimes are milliseconds.
  */
 export interface LoginPolicy {

@@ -2,8 +2,9 @@
  * Login UI texts in English and German. The locale comes from `ui_locales` (first supported
  * entry), then Accept-Language (by q-value), then English.
  */
-export const LOCALES = ['en', 'de'] as const;
-export type Locale = (typeof LOCALES)[number];
+import { LOCALES, type Locale } from '../model/authorization.js';
+
+export { LOCALES, type Locale };
 
 const en = {
   'app.title': 'Sign in',

@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { importPkcs8, importSpki, signJwsInput, verifyJwsSignature } from './sign.js';
+import { importPkcs8, importSpki, signJwsInput, verifyJwsSignature } from '../crypto/jws-signature.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import type { CryptoTask } from './tasks.js';
 

@@ -3,7 +3,7 @@ import type { KeyObject } from 'node:crypto';
 import type { SigningAlg } from '../config.js';
 import type { CryptoPool } from './pool.js';
 import { Batcher } from './batcher.js';
-import { signJwsInput } from './sign.js';
+import { signJwsInput } from '../crypto/jws-signature.js';
 
 /** The key a JWS is signed with, as the keys actor hands it out. */
 export interface ActiveSigningKey {

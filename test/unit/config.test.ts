@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { parseDuration } from '../../src/util/duration.js';
-import { hasPermission } from '../../src/admin/permissions.js';
+import { hasPermission } from '../../src/domain/permissions.js';
 
 describe('durations', () => {
   it('parses Go duration strings', () => {

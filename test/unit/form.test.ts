@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { OAuthError } from '../../src/oauth/errors.js';
-import { isFormContentType, parseFormBody, parseUrlEncoded } from '../../src/oauth/form.js';
-import { parseBasicAuthorization, presentedClient } from '../../src/oauth/client-credentials.js';
+import { OAuthError } from '../../src/protocol/errors.js';
+import { isFormContentType, parseFormBody, parseUrlEncoded } from '../../src/protocol/form.js';
+import { parseBasicAuthorization, presentedClient } from '../../src/protocol/presented-credentials.js';
 
 const form = (s: string) => parseUrlEncoded(s);
 const code = (fn: () => unknown) => {

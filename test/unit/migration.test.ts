@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/model/errors.js';
-import { Deadline } from '../../src/migration/deadline.js';
-import { JsonScanner, JsonSyntaxError } from '../../src/migration/json-scan.js';
-import { parseImportRequest, parseTimeout } from '../../src/migration/request.js';
-import { bundleOrgs, camelInPlace, camelMembers, scanDocument } from '../../src/migration/source.js';
-import { toCamel } from '../../src/admin/json.js';
-import { convertV1Org } from '../../src/migration/v1.js';
+import { Deadline } from '../../src/services/migration/deadline.js';
+import { JsonScanner, JsonSyntaxError } from '../../src/services/migration/json-scan.js';
+import { parseImportRequest, parseTimeout } from '../../src/services/migration/request.js';
+import { bundleOrgs, camelInPlace, camelMembers, scanDocument } from '../../src/services/migration/source.js';
+import { toCamel } from '../../src/zitadel/json.js';
+import { convertV1Org } from '../../src/zitadel/v1.js';
 
 /** The pure parts of migration: the lazy JSON reader, the request's rules, v1 conversion, deadlines. */
 const valid = (text: string) => {

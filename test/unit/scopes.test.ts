@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { OAuthError } from '../../src/oauth/errors.js';
-import { grantScopes, parseScope } from '../../src/oauth/scopes.js';
+import { OAuthError } from '../../src/protocol/errors.js';
+import { grantScopes, parseScope } from '../../src/protocol/scopes.js';
 
 const ctx = {
   resolveProject: (id: string) => (id === 'zitadel' ? 'mgmt' : id === 'p1' ? 'p1' : undefined),

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { base32Decode, base32Encode, hotp, totpAt, verifyTotp } from '../../src/auth/totp.js';
-import { atHash } from '../../src/oauth/at-hash.js';
-import { matchesRegistered } from '../../src/oauth/authorize/redirect-uri.js';
-import { validateAuthorizeRequest, type AuthorizeDirectory } from '../../src/oauth/authorize/validate.js';
-import { isPkceValue, s256Challenge, verifierMatches } from '../../src/oauth/pkce.js';
-import { parseMaxAge, parsePrompt } from '../../src/oauth/prompt.js';
-import { chooseResponseMode, deliver } from '../../src/oauth/response-mode.js';
+import { base32Decode, base32Encode, hotp, totpAt, verifyTotp } from '../../src/crypto/totp.js';
+import { atHash } from '../../src/protocol/at-hash.js';
+import { matchesRegistered } from '../../src/protocol/authorize/redirect-uri.js';
+import { validateAuthorizeRequest, type AuthorizeDirectory } from '../../src/protocol/authorize/validate.js';
+import { isPkceValue, s256Challenge, verifierMatches } from '../../src/protocol/pkce.js';
+import { parseMaxAge, parsePrompt } from '../../src/protocol/prompt.js';
+import { chooseResponseMode, deliver } from '../../src/protocol/response-mode.js';
 import { chooseLocale } from '../../src/ui/i18n.js';
 import { html } from '../../src/ui/html.js';
 import type { AppRecord } from '../../src/model/records.js';
@@ -141,7 +141,7 @@ describe('login UI helpers', () => {
 
 describe('project access checks', () => {
   it("apply hasProjectCheck (the user's org) and projectRoleCheck (a grant on the project)", async () => {
-    const { projectAccessDenied } = await import('../../src/oauth/project-access.js');
+    const { projectAccessDenied } = await import('../../src/protocol/project-access.js');
     const project = { id: 'p1', orgId: 'o1', hasProjectCheck: false, projectRoleCheck: false };
     expect(projectAccessDenied(project, { orgId: 'o2' }, [])).toBeUndefined();
     expect(projectAccessDenied({ ...project, hasProjectCheck: true }, { orgId: 'o2' }, [])).toMatch(/organization/);

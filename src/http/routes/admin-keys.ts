@@ -1,5 +1,5 @@
-import { authenticateCaller } from '../../admin/caller.js';
-import type { AppContext } from '../context.js';
+import { authenticateCaller } from '../admin/caller.js';
+import type { AppContext } from '../../services/ports.js';
 import { json } from '../responses.js';
 import type { Route } from '../types.js';
 

@@ -1,14 +1,14 @@
 import type { LoginStep } from '../../actors/auth-requests.js';
-import { agentOf, ensureAgentCookie } from '../../login/agent.js';
-import { authorizeError, completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../../login/respond.js';
+import { agentOf, ensureAgentCookie } from '../login/agent.js';
+import { authorizeError, completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
 import type { AuthChecks } from '../../model/auth-checks.js';
-import { validateAuthorizeRequest, type ValidatedAuthRequest } from '../../oauth/authorize/validate.js';
-import { PATHS } from '../../oauth/discovery.js';
-import { OAuthError } from '../../oauth/errors.js';
-import { isFormContentType, parseUrlEncodedMulti } from '../../oauth/form.js';
+import { validateAuthorizeRequest, type ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
+import { PATHS } from '../../protocol/discovery.js';
+import { OAuthError } from '../../protocol/errors.js';
+import { isFormContentType, parseUrlEncodedMulti } from '../../protocol/form.js';
 import { errorPage } from '../../ui/pages.js';
 import { log } from '../../util/log.js';
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../../services/ports.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 

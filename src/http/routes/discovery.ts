@@ -1,5 +1,5 @@
-import { discoveryDocument, PATHS } from '../../oauth/discovery.js';
-import type { AppContext } from '../context.js';
+import { discoveryDocument, PATHS } from '../../protocol/discovery.js';
+import type { AppContext } from '../../services/ports.js';
 import { precomputedJson } from '../responses.js';
 import type { Route } from '../types.js';
 

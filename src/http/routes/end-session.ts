@@ -1,10 +1,10 @@
 import type { UserSession } from '../../actors/user-sessions.js';
-import { agentOf } from '../../login/agent.js';
-import { postLogoutUriAllowed } from '../../oauth/authorize/redirect-uri.js';
-import { PATHS } from '../../oauth/discovery.js';
-import { isFormContentType, parseUrlEncoded } from '../../oauth/form.js';
+import { agentOf } from '../login/agent.js';
+import { postLogoutUriAllowed } from '../../protocol/authorize/redirect-uri.js';
+import { PATHS } from '../../protocol/discovery.js';
+import { isFormContentType, parseUrlEncoded } from '../../protocol/form.js';
 import { errorPage, signedOutPage } from '../../ui/pages.js';
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../../services/ports.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { clock } from '../../util/clock.js';

@@ -1,4 +1,4 @@
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../../services/ports.js';
 import type { Route } from '../types.js';
 
 /** Liveness (the process serves HTTP) and readiness (storage, keys and workers are up). */

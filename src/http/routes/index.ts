@@ -1,5 +1,5 @@
-import { managementRoutes } from '../../admin/routes.js';
-import type { AppContext } from '../context.js';
+import { managementRoutes } from '../admin/routes.js';
+import type { AppContext } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { adminKeysRoute } from './admin-keys.js';
 import { authorizeRoute } from './authorize.js';

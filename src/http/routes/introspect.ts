@@ -1,9 +1,9 @@
-import type { AuthMethod } from '../../oauth/client-auth.js';
-import { OAuthError } from '../../oauth/errors.js';
-import { introspect } from '../../oauth/introspection.js';
-import { PATHS } from '../../oauth/discovery.js';
+import type { AuthMethod } from '../../services/client-auth.js';
+import { OAuthError } from '../../protocol/errors.js';
+import { introspect } from '../../services/introspection.js';
+import { PATHS } from '../../protocol/discovery.js';
 import { readClientRequest } from '../client-request.js';
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
 import type { Request, Route } from '../types.js';
 

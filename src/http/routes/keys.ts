@@ -1,6 +1,6 @@
 import { JWKS_MAX_AGE_SECONDS } from '../../actors/keys.js';
-import { PATHS } from '../../oauth/discovery.js';
-import type { AppContext } from '../context.js';
+import { PATHS } from '../../protocol/discovery.js';
+import type { AppContext } from '../../services/ports.js';
 import type { Route } from '../types.js';
 
 /** GET /oauth/v2/keys: the JWKS the keys actor keeps serialized. */

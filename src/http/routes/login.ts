@@ -1,16 +1,17 @@
 import type { AuthRequest, AuthRequestChange } from '../../actors/auth-requests.js';
 import type { UserSession } from '../../actors/user-sessions.js';
-import { newTotpSecret, otpauthUri, verifyTotp } from '../../auth/totp.js';
-import { openOtpSecret, sealOtpSecret } from '../../auth/otp-secret.js';
-import { agentOf, newAgentCookieFor, type Agent } from '../../login/agent.js';
-import { completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../../login/respond.js';
-import { factsOf, mfaPrompt, nextLoginStep } from '../../login/policy-steps.js';
+import { newTotpSecret, otpauthUri, verifyTotp } from '../../crypto/totp.js';
+import { openOtpSecret, sealOtpSecret } from '../../domain/otp-secret.js';
+import { agentOf, newAgentCookieFor, type Agent } from '../login/agent.js';
+import { completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
+import { factsOf, mfaPrompt, nextLoginStep } from '../../domain/policy-steps.js';
 import { DEFAULT_POLICIES } from '../../model/records.js';
+import { EMAIL, MAX_PASSWORD, newHuman } from '../../domain/human-users.js';
 import { clock } from '../../util/clock.js';
 import { qrCodeDataUrl } from '../../ui/qr-code.js';
 import { ApiError } from '../../model/errors.js';
 import type { LoginPolicy, UserRecord } from '../../model/records.js';
-import { parseFormBody, parseUrlEncoded, type Form } from '../../oauth/form.js';
+import { parseFormBody, parseUrlEncoded, type Form } from '../../protocol/form.js';
 import { translator, type TextKey } from '../../ui/i18n.js';
 import {
   errorPage,
@@ -26,22 +27,20 @@ import {
   type RegisterValues,
 } from '../../ui/pages.js';
 import { STYLESHEET, STYLESHEET_PATH } from '../../ui/styles.js';
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../../services/ports.js';
 import { csrfToken, csrfValid } from '../csrf.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { LOGIN_PATH } from './authorize.js';
-import { AttemptLimiter, KeyedQueue } from '../../login/attempt-limiter.js';
+import { AttemptLimiter, KeyedQueue } from '../../services/attempt-limiter.js';
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
  * and the user-agent cookie, with a CSRF token. Steps: login name → password → (a required new
  * password) → TOTP code, or TOTP enrollment when the org's login policy forces or offers it; or
- * account selection / registration. Which step comes next is src/login/policy-steps.ts's rule;
+ * account selection / registration. Which step comes next is src/domain/policy-steps.ts's rule;
  * the last step signs the browser in under a new cookie and answers the client.
  */
-const EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
-const MAX_PASSWORD = 1024;
 const MAX_OTP_FAILURES_PER_REQUEST = 5;
 
 interface Flow {
@@ -374,16 +373,17 @@ export function loginRoutes(ctx: AppContext): Route[] {
     let user: UserRecord;
     try {
       const passwordHash = await ctx.pool.hashPassword(password);
-      user = await ctx.orgs.addUser(registrationOrgId(flow), {
-        userName: values.userName!,
-        human: {
-          profile: { firstName: values.firstName!, lastName: values.lastName!, nickName: '', displayName: `${values.firstName} ${values.lastName}`, preferredLanguage: flow.page.locale, gender: 'GENDER_UNSPECIFIED' },
-          email: { email: values.email!, isEmailVerified: false },
-          passwordHash,
-          passwordChangeRequired: false,
-          failedPasswordAttempts: 0,
-        },
-      });
+      user = await ctx.orgs.addUser(
+        registrationOrgId(flow),
+        newHuman(
+          {
+            userName: values.userName!,
+            profile: { firstName: values.firstName!, lastName: values.lastName!, nickName: '', preferredLanguage: flow.page.locale, gender: 'GENDER_UNSPECIFIED' },
+            email: { email: values.email!, isEmailVerified: false },
+          },
+          { passwordHash },
+        ),
+      );
     } catch (error) {
       if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return fail('register.taken');
       throw error;

@@ -1,10 +1,10 @@
 import type { AccessTokenClaims } from '../../actors/sessions.js';
-import { invalidClient, type AuthenticatedClient, type AuthMethod } from '../../oauth/client-auth.js';
-import { OAuthError } from '../../oauth/errors.js';
-import { PATHS } from '../../oauth/discovery.js';
-import { revokeGrant } from '../../oauth/user-tokens.js';
+import { invalidClient, type AuthenticatedClient, type AuthMethod } from '../../services/client-auth.js';
+import { OAuthError } from '../../protocol/errors.js';
+import { PATHS } from '../../protocol/discovery.js';
+import { revokeGrant } from '../../services/user-tokens.js';
 import { readClientRequest } from '../client-request.js';
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../../services/ports.js';
 import type { Request, Route } from '../types.js';
 
 /**

@@ -1,8 +1,8 @@
-import { PATHS } from '../../oauth/discovery.js';
-import { OAuthError } from '../../oauth/errors.js';
-import { GRANTS } from '../../oauth/grants/index.js';
+import { PATHS } from '../../protocol/discovery.js';
+import { OAuthError } from '../../protocol/errors.js';
+import { GRANTS } from '../../services/grants/index.js';
 import { readClientRequest } from '../client-request.js';
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
 import type { Request, Route } from '../types.js';
 

@@ -1,8 +1,8 @@
-import { PATHS } from '../../oauth/discovery.js';
-import { OAuthError } from '../../oauth/errors.js';
-import { parseFormBody } from '../../oauth/form.js';
-import { claimsFor } from '../../oauth/user-tokens.js';
-import type { AppContext } from '../context.js';
+import { PATHS } from '../../protocol/discovery.js';
+import { OAuthError } from '../../protocol/errors.js';
+import { parseFormBody } from '../../protocol/form.js';
+import { claimsFor } from '../../services/user-tokens.js';
+import type { AppContext } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
 import type { Request, Route } from '../types.js';
 

@@ -1,0 +1,23 @@
+import type { MasterKey } from '../crypto/master-key.js';
+import { base32Decode } from '../crypto/totp.js';
+
+/**
+ * A user's TOTP secret at rest (`HumanData.otpSecretSealed`): the base32 text, sealed with the
+ * master key. One implementation for every writer (ImportHumanUser's `otpCode`, the migration
+ * import) and reader (the sign-in's code check, the export's `withOtp`).
+ */
+
+/** The canonical form of a base32 secret (upper case, no spaces or padding), or undefined when it is not base32. */
+export function normalizeOtpSecret(code: string): string | undefined {
+  const clean = code.replace(/[\s=]/g, '').toUpperCase();
+  if (clean.length === 0 || clean.length > 256 || !base32Decode(clean)) return undefined;
+  return clean;
+}
+
+export function sealOtpSecret(masterKey: MasterKey, secret: string): Uint8Array {
+  return new Uint8Array(masterKey.encrypt(Buffer.from(secret, 'utf8')));
+}
+
+export function openOtpSecret(masterKey: MasterKey, sealed: Uint8Array): string {
+  return masterKey.decrypt(sealed).toString('utf8');
+}

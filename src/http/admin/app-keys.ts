@@ -1,0 +1,41 @@
+import type { AppContext } from '../../services/ports.js';
+import type { Route } from '../types.js';
+import { notFound, preconditionFailed } from '../../model/errors.js';
+import { requireAppAccess } from './apps.js';
+import { addedDetails } from '../../zitadel/details.js';
+import { apiRoute, ok, okSecret } from './endpoint.js';
+import { addKeySchema, appKeyFile, keyView } from '../../zitadel/keys.js';
+import { readBody } from '../../zitadel/validation.js';
+
+/** App keys for private_key_jwt: AddAppKey and GetAppKey. */
+const PRIVATE_KEY_JWT = ['OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT', 'API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT'];
+
+export function appKeyRoutes(ctx: AppContext): Route[] {
+  return [
+    apiRoute(ctx, '/management/v1/projects/:projectId/apps/:appId/keys', {
+      POST: async (req, caller) => {
+        const app = requireAppAccess(ctx, caller, req, 'project.app.write');
+        const method = app.oidc?.authMethodType ?? app.api?.authMethodType ?? '';
+        // As in ZITADEL: keys only make sense for an app that authenticates with them.
+        if (!PRIVATE_KEY_JWT.includes(method)) {
+          throw preconditionFailed('APP-Dff54', 'the application does not use private_key_jwt (Errors.Project.App.AuthMethodNoPrivateKeyJWT)');
+        }
+        const input = readBody(req, addKeySchema);
+        const { key, privateKeyPem } = await ctx.clients.addAppKey(app, { expirationDate: input.expirationDate, publicKeyPem: input.publicKey });
+        return okSecret({
+          id: key.id,
+          details: addedDetails(key, key.orgId),
+          keyDetails: privateKeyPem ? appKeyFile(key, privateKeyPem) : undefined,
+        });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/projects/:projectId/apps/:appId/keys/:keyId', {
+      GET: (req, caller) => {
+        const app = requireAppAccess(ctx, caller, req, 'project.app.read');
+        const key = ctx.clients.getAppKey(req.params[2]!);
+        if (!key || key.appId !== app.id) throw notFound('APP-K3y01', `key ${req.params[2]} not found`);
+        return ok({ key: keyView(key) });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import type { AppContext } from '../../services/ports.js';
+import type { Route } from '../types.js';
+import { preconditionFailed } from '../../model/errors.js';
+import type { AppRecord } from '../../model/records.js';
+import type { Caller } from './caller.js';
+import { addedDetails, changedDetails, viewDetails } from '../../zitadel/details.js';
+import { apiRoute, ok, okSecret } from './endpoint.js';
+import { API_AUTH_METHOD_TYPE, enumField, nonZero } from '../../zitadel/enums.js';
+import { oidcCompliance, oidcConfigFields, oidcConfigSchema, oidcConfigView, sameOidcConfig, toOidcAppConfig } from '../../zitadel/oidc-config.js';
+import { requireProjectAccess } from './projects.js';
+import { readBody, requiredText } from '../../zitadel/validation.js';
+
+/**
+ * Applications: AddOIDCApp, AddAPIApp, GetAppByID, UpdateOIDCAppConfig and the two
+ * client-secret regenerations. A client secret is shown once, in the response that creates it.
+ */
+const addOidcAppSchema = z.object({ name: requiredText(200), ...oidcConfigFields });
+export const addApiAppSchema = z.object({ name: requiredText(200), authMethodType: enumField(API_AUTH_METHOD_TYPE) });
+
+const OIDC_SECRET_METHODS = ['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST'];
+
+/** The app under a project the caller may act on (404 when either is not in the org context). */
+export function requireAppAccess(ctx: AppContext, caller: Caller, req: { params: readonly string[] }, permission: string): AppRecord {
+  const project = requireProjectAccess(ctx, caller, req.params[0]!, permission);
+  return ctx.clients.requireApp(req.params[1]!, project.id);
+}
+
+function appView(app: AppRecord) {
+  return {
+    id: app.id,
+    details: viewDetails(app, app.orgId),
+    state: app.state,
+    name: app.name,
+    oidcConfig: app.oidc ? oidcConfigView(app, app.oidc) : undefined,
+    apiConfig: app.api ? { clientId: app.clientId, authMethodType: nonZero(app.api.authMethodType) } : undefined,
+  };
+}
+
+export function appRoutes(ctx: AppContext): Route[] {
+  const regenerate = async (app: AppRecord) => {
+    const { app: updated, clientSecret } = await ctx.clients.regenerateSecret(app);
+    return okSecret({ clientSecret, details: changedDetails(updated, updated.orgId) });
+  };
+  return [
+    apiRoute(ctx, '/management/v1/projects/:projectId/apps/oidc', {
+      POST: async (req, caller) => {
+        const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.app.write');
+        const { name, ...input } = readBody(req, addOidcAppSchema);
+        const oidc = toOidcAppConfig(input);
+        const { app, clientSecret } = await ctx.clients.addApp(project, { name, oidc });
+        return okSecret({
+          appId: app.id,
+          details: addedDetails(app, app.orgId),
+          clientId: app.clientId,
+          clientSecret,
+          ...oidcCompliance(oidc),
+        });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/projects/:projectId/apps/api', {
+      POST: async (req, caller) => {
+        const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.app.write');
+        const { name, authMethodType } = readBody(req, addApiAppSchema);
+        const { app, clientSecret } = await ctx.clients.addApp(project, { name, api: { authMethodType } });
+        return okSecret({ appId: app.id, details: addedDetails(app, app.orgId), clientId: app.clientId, clientSecret });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/projects/:projectId/apps/:appId', {
+      GET: (req, caller) => ok({ app: appView(requireAppAccess(ctx, caller, req, 'project.app.read')) }),
+    }),
+    apiRoute(ctx, '/management/v1/projects/:projectId/apps/:appId/oidc_config', {
+      PUT: async (req, caller) => {
+        const app = requireAppAccess(ctx, caller, req, 'project.app.write');
+        if (!app.oidc) throw preconditionFailed('APP-n0t01', 'the application is not an OIDC application (Errors.Project.App.IsNotOIDC)');
+        const oidc = toOidcAppConfig(readBody(req, oidcConfigSchema));
+        if (sameOidcConfig(app.oidc, oidc)) throw preconditionFailed('APP-1m88i', 'no changes (Errors.NoChangesFound)');
+        const updated = await ctx.clients.updateApp(app, { oidc });
+        return ok({ details: changedDetails(updated, updated.orgId) });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/projects/:projectId/apps/:appId/oidc_config/_generate_client_secret', {
+      POST: (req, caller) => {
+        const app = requireAppAccess(ctx, caller, req, 'project.app.write');
+        if (!app.oidc) throw preconditionFailed('APP-n0t01', 'the application is not an OIDC application (Errors.Project.App.IsNotOIDC)');
+        if (!OIDC_SECRET_METHODS.includes(app.oidc.authMethodType)) {
+          throw preconditionFailed('APP-S3cr1', `auth method ${app.oidc.authMethodType} does not use a client secret`);
+        }
+        return regenerate(app);
+      },
+    }),
+    apiRoute(ctx, '/management/v1/projects/:projectId/apps/:appId/api_config/_generate_client_secret', {
+      POST: (req, caller) => {
+        const app = requireAppAccess(ctx, caller, req, 'project.app.write');
+        if (!app.api) throw preconditionFailed('APP-n0t02', 'the application is not an API application (Errors.Project.App.IsNotAPI)');
+        if (app.api.authMethodType !== 'API_AUTH_METHOD_TYPE_BASIC') {
+          throw preconditionFailed('APP-S3cr2', `auth method ${app.api.authMethodType} does not use a client secret`);
+        }
+        return regenerate(app);
+      },
+    }),
+  ];
+}

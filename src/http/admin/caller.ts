@@ -1,0 +1,58 @@
+import { ApiError } from '../../model/errors.js';
+import type { UserRecord } from '../../model/records.js';
+import type { AppContext } from '../../services/ports.js';
+import type { Request } from '../types.js';
+import { hasPermission } from '../../domain/permissions.js';
+
+/**
+ * Who is calling the provisioning API: a bearer PAT, or an access token whose audience holds the
+ * instance's management project (`urn:zitadel:iam:org:project:id:zitadel:aud`). The org context
+ * comes from `x-zitadel-orgid`, defaulting to the caller's own org.
+ */
+export interface Caller {
+  user: UserRecord;
+  /** Org the request acts on. */
+  orgId: string;
+  can(permission: string, target?: { orgId?: string; projectId?: string }): boolean;
+  /** Throws PermissionDenied (403) unless the caller has the permission. */
+  require(permission: string, target?: { orgId?: string; projectId?: string }): void;
+}
+
+const BEARER = /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)\s*$/i;
+
+export function unauthenticated(message: string): ApiError {
+  return new ApiError('Unauthenticated', 'AUTH-7fs1e', message);
+}
+
+export function authenticateCaller(ctx: AppContext, req: Request): Caller {
+  const header = req.headers.authorization;
+  if (!header) throw unauthenticated('authorization header missing');
+  if (req.repeatedHeaders.has('authorization')) throw unauthenticated('authorization header repeated');
+  const match = BEARER.exec(header);
+  if (!match) throw unauthenticated('invalid authorization header: Bearer token expected');
+  const token = match[1]!;
+  let user: UserRecord | undefined = ctx.orgs.authenticatePat(token)?.user;
+  if (!user) {
+    const resolved = ctx.tokens.resolve(token);
+    if (resolved && resolved.claims.aud.includes(ctx.instance.managementProjectId)) {
+      const candidate = ctx.orgs.getUser(resolved.claims.sub);
+      if (ctx.orgs.isActive(candidate)) user = candidate;
+    }
+  }
+  if (!user) throw unauthenticated('token invalid or expired');
+
+  const memberships = ctx.orgs.memberships(user.id);
+  const headerOrg = req.headers['x-zitadel-orgid'];
+  const orgId = headerOrg && headerOrg.length > 0 ? headerOrg : user.orgId;
+  const caller: Caller = {
+    user,
+    orgId,
+    can: (permission, target = { orgId }) => hasPermission(memberships, permission, target),
+    require(permission, target = { orgId }) {
+      if (!caller.can(permission, target)) {
+        throw new ApiError('PermissionDenied', 'AUTH-5mWD2', `No matching permissions found (${permission})`);
+      }
+    },
+  };
+  return caller;
+}

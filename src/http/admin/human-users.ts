@@ -1,0 +1,56 @@
+import { invalidArgument } from '../../model/errors.js';
+import type { AppContext } from '../../services/ports.js';
+import type { Route } from '../types.js';
+import { newHuman } from '../../domain/human-users.js';
+import { addHumanSchema, importHumanSchema } from '../../zitadel/users.js';
+import { addedDetails } from '../../zitadel/details.js';
+import { apiRoute, ok } from './endpoint.js';
+import { normalizeOtpSecret, sealOtpSecret } from '../../domain/otp-secret.js';
+import { checkEncodedHash } from '../../domain/password-hashes.js';
+import { readBody } from '../../zitadel/validation.js';
+
+/**
+ * Human users: AddHumanUser and ImportHumanUser. Plaintext passwords are hashed in the worker
+ * pool and never stored; imported hashes are stored as given once their format is recognized.
+ */
+export function humanUserRoutes(ctx: AppContext): Route[] {
+  return [
+    apiRoute(ctx, '/management/v1/users/human', {
+      POST: async (req, caller) => {
+        caller.require('user.write');
+        const input = readBody(req, addHumanSchema);
+        ctx.orgs.requireOrg(caller.orgId);
+        const passwordHash = input.initialPassword ? await ctx.pool.hashPassword(input.initialPassword) : undefined;
+        const user = await ctx.orgs.addUser(caller.orgId, newHuman(input, { passwordHash }));
+        return ok({ userId: user.id, details: addedDetails(user, user.orgId) });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/users/human/_import', {
+      POST: async (req, caller) => {
+        caller.require('user.write');
+        const input = readBody(req, importHumanSchema);
+        ctx.orgs.requireOrg(caller.orgId);
+        // Login factors Sesame does not have are refused, not stored and ignored.
+        const unsupported = [
+          input.requestPasswordlessRegistration && 'requestPasswordlessRegistration (Sesame has no passwordless login)',
+          input.idps.length > 0 && 'idps (Sesame has no external identity providers)',
+          input.recoveryCodes.length > 0 && 'recoveryCodes (Sesame has no recovery codes)',
+        ].filter((x): x is string => typeof x === 'string');
+        if (unsupported.length > 0) throw invalidArgument('USER-Uns1p', `not supported by Sesame: ${unsupported.join('; ')}`);
+        const encoded = input.hashedPassword?.value;
+        // A plaintext password wins over a hash, as in ZITADEL's import.
+        if (!input.password && encoded) checkEncodedHash(encoded);
+        const passwordHash = input.password ? await ctx.pool.hashPassword(input.password) : encoded || undefined;
+        const user = await ctx.orgs.addUser(caller.orgId, {
+          ...(input.userId ? { id: input.userId } : {}),
+          ...newHuman(input, {
+            passwordHash,
+            passwordChangeRequired: input.passwordChangeRequired,
+            otpSecretSealed: input.otpCode ? sealOtpSecret(ctx.masterKey, normalizeOtpSecret(input.otpCode)!) : undefined,
+          }),
+        });
+        return ok({ userId: user.id, details: addedDetails(user, user.orgId) });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import type { AppContext } from '../../services/ports.js';
+import type { Route } from '../types.js';
+import { notFound, preconditionFailed } from '../../model/errors.js';
+import type { PatRecord, UserRecord } from '../../model/records.js';
+import type { Caller } from './caller.js';
+import { addedDetails, changedDetails, listDetails, rfc3339, viewDetails } from '../../zitadel/details.js';
+import { apiRoute, ok, okSecret } from './endpoint.js';
+import { addKeySchema, keyView, machineKeyFile } from '../../zitadel/keys.js';
+import { requireUserAccess } from './users.js';
+import { expirationDate, readBody } from '../../zitadel/validation.js';
+
+/**
+ * What a machine user authenticates with: its client secret (GenerateMachineSecret), keys
+ * (AddMachineKey, GetMachineKeyByIDs) and personal access tokens (AddPersonalAccessToken,
+ * GetPersonalAccessTokenByIDs, ListPersonalAccessTokens, RemovePersonalAccessToken). Secrets,
+ * private keys and tokens appear only in the creating response.
+ */
+const addPatSchema = z.object({ expirationDate: expirationDate().optional() });
+
+function requireMachine(ctx: AppContext, caller: Caller, userId: string, permission: string): UserRecord {
+  const user = requireUserAccess(ctx, caller, userId, permission);
+  if (!user.machine) throw preconditionFailed('USER-Mach1', `user ${userId} is not a machine user`);
+  // Credentials for a user with instance roles would hand out those roles: only instance writers
+  // may create them (an org owner must not mint a PAT for the instance's admin).
+  if (permission === 'user.write' && ctx.orgs.memberships(user.id).some((m) => m.scope === 'instance')) {
+    caller.require('iam.write', {});
+  }
+  return user;
+}
+
+function requirePat(ctx: AppContext, user: UserRecord, tokenId: string): PatRecord {
+  const pat = ctx.orgs.getPat(tokenId);
+  if (!pat || pat.userId !== user.id) throw notFound('USER-P4t01', `personal access token ${tokenId} not found`);
+  return pat;
+}
+
+const patView = (pat: PatRecord) => ({ id: pat.id, details: viewDetails(pat, pat.orgId), expirationDate: rfc3339(pat.expirationDate) });
+
+export function machineCredentialRoutes(ctx: AppContext): Route[] {
+  return [
+    apiRoute(ctx, '/management/v1/users/:userId/secret', {
+      PUT: async (req, caller) => {
+        const user = requireMachine(ctx, caller, req.params[0]!, 'user.write');
+        const clientSecret = await ctx.clients.setMachineSecret(user.id);
+        return okSecret({
+          clientId: ctx.orgs.preferredLoginName(user),
+          clientSecret,
+          // The secret lives in the clients actor; the user record stands in for its change details.
+          details: changedDetails({ ...user, changedAt: Date.now() }, user.orgId),
+        });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/users/:userId/keys', {
+      POST: async (req, caller) => {
+        const user = requireMachine(ctx, caller, req.params[0]!, 'user.write');
+        const input = readBody(req, addKeySchema);
+        const { key, privateKeyPem } = await ctx.clients.addMachineKey(user, {
+          expirationDate: input.expirationDate,
+          publicKeyPem: input.publicKey,
+        });
+        return okSecret({
+          keyId: key.id,
+          keyDetails: privateKeyPem ? machineKeyFile(key, privateKeyPem) : undefined,
+          details: addedDetails(key, key.orgId),
+        });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/users/:userId/keys/:keyId', {
+      GET: (req, caller) => {
+        const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.read');
+        const key = ctx.clients.getMachineKey(req.params[1]!);
+        if (!key || key.userId !== user.id) throw notFound('USER-K3y01', `key ${req.params[1]} not found`);
+        return ok({ key: keyView(key) });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/users/:userId/pats', {
+      POST: async (req, caller) => {
+        const user = requireMachine(ctx, caller, req.params[0]!, 'user.write');
+        const input = readBody(req, addPatSchema);
+        const { pat, token } = await ctx.orgs.addPat(user.id, input.expirationDate);
+        return okSecret({ tokenId: pat.id, token, details: addedDetails(pat, pat.orgId) });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/users/:userId/pats/_search', {
+      POST: (req, caller) => {
+        const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.read');
+        const pats = ctx.orgs.patsOf(user.id);
+        return ok({ details: listDetails(pats.length), result: pats.map(patView) });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/users/:userId/pats/:tokenId', {
+      GET: (req, caller) => {
+        const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.read');
+        return ok({ token: patView(requirePat(ctx, user, req.params[1]!)) });
+      },
+      DELETE: async (req, caller) => {
+        // Removing a credential needs the same right as creating one (instance writers for admins).
+        const user = requireMachine(ctx, caller, req.params[0]!, 'user.write');
+        const pat = requirePat(ctx, user, req.params[1]!);
+        await ctx.orgs.removePat(pat.id);
+        return ok({ details: changedDetails({ ...pat, changedAt: Date.now(), sequence: pat.sequence + 1 }, pat.orgId) });
+      },
+    }),
+  ];
+}

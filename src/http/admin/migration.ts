@@ -1,0 +1,67 @@
+import type { AppContext } from '../../services/ports.js';
+import type { Request, Route } from '../types.js';
+import { exportRequestSchema, parseImportRequest } from '../../services/migration/request.js';
+import { exportData, importData, Serializer, type MigrationServices, MAX_BUNDLE_BYTES } from '../../services/migration/run.js';
+import { log } from '../../util/log.js';
+import { authenticateCaller, type Caller } from './caller.js';
+import { apiRoute, ok } from './endpoint.js';
+import { validate } from '../../zitadel/validation.js';
+import { parseJsonObject } from '../../zitadel/json.js';
+
+/**
+ * The admin API's ExportData and ImportData (`POST /admin/v1/export`, `POST /admin/v1/import`):
+ * moving organizations between Sesame instances and from ZITADEL. Only an instance owner
+ * (IAM_OWNER) may call them; the import authenticates before its body (up to 512 MiB) is read.
+ * The work itself is src/services/migration/run.ts, shared with the offline `sesame export` / `import`.
+ */
+export const IMPORT_MAX_BODY = MAX_BUNDLE_BYTES;
+
+const PERMISSION = 'iam.write';
+
+function requireInstanceOwner(caller: Caller): void {
+  caller.require(PERMISSION, {});
+}
+
+export function migrationRoutes(ctx: AppContext): Route[] {
+  const imports = new Serializer();
+  const services: MigrationServices = {
+    orgs: ctx.orgs,
+    clients: ctx.clients,
+    masterKey: ctx.masterKey,
+    migration: ctx.migration,
+    hashPassword: (password) => ctx.pool.hashPassword(password),
+  };
+
+  const exportRoute = apiRoute(ctx, '/admin/v1/export', {
+    POST: async (req, caller) => {
+      requireInstanceOwner(caller);
+      const input = validate(exportRequestSchema, parseJsonObject(req.body));
+      const { bundle, gcs } = await exportData(services, input);
+      log.info('export finished', { bytes: bundle.length, gcs: gcs ? `gs://${gcs.bucket}/${gcs.path}` : undefined, caller: caller.user.id });
+      // Without an output option the bundle is the response, as ZITADEL always answers.
+      if (input.responseOutput || !gcs) {
+        return { status: 200, headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }, body: bundle };
+      }
+      return ok({});
+    },
+  });
+
+  const importRoute = apiRoute(ctx, '/admin/v1/import', {
+    POST: async (req, caller) => {
+      requireInstanceOwner(caller);
+      const report = await importData(services, parseImportRequest(req.body), imports);
+      log.info('import finished', { orgs: report.orgs.length, errors: report.errors.length, caller: caller.user.id });
+      return ok(report.toJSON());
+    },
+  });
+
+  return [
+    exportRoute,
+    {
+      ...importRoute,
+      maxBody: IMPORT_MAX_BODY,
+      // 401/403 before a body of hundreds of megabytes is uploaded.
+      beforeBody: (req: Request) => requireInstanceOwner(authenticateCaller(ctx, req)),
+    },
+  ];
+}

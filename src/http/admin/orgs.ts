@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import type { AppContext } from '../../services/ports.js';
+import type { Route } from '../types.js';
+import type { OrgRecord } from '../../model/records.js';
+import { addedDetails, viewDetails } from '../../zitadel/details.js';
+import { apiRoute, ok } from './endpoint.js';
+import { readBody, requiredText } from '../../zitadel/validation.js';
+
+/** Organizations: AddOrg, GetMyOrg, and the admin API's GetOrgByID. */
+const addOrgSchema = z.object({ name: requiredText(200) });
+
+export function orgView(ctx: AppContext, org: OrgRecord) {
+  return {
+    id: org.id,
+    details: viewDetails(org, org.id),
+    state: org.state,
+    name: org.name,
+    primaryDomain: ctx.orgs.primaryDomain(org),
+  };
+}
+
+export function orgRoutes(ctx: AppContext): Route[] {
+  return [
+    apiRoute(ctx, '/management/v1/orgs', {
+      POST: async (req, caller) => {
+        caller.require('org.create', {});
+        const { name } = readBody(req, addOrgSchema);
+        const org = await ctx.orgs.addOrg({ name });
+        // As in ZITADEL, whoever creates an org owns it.
+        await ctx.orgs.addMember(`org:${org.id}`, caller.user.id, ['ORG_OWNER']);
+        return ok({ id: org.id, details: addedDetails(org, org.id) });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/orgs/me', {
+      GET: (_req, caller) => {
+        caller.require('org.read');
+        return ok({ org: orgView(ctx, ctx.orgs.requireOrg(caller.orgId)) });
+      },
+    }),
+    apiRoute(ctx, '/admin/v1/orgs/:orgId', {
+      GET: (req, caller) => {
+        caller.require('iam.read', {});
+        return ok({ org: orgView(ctx, ctx.orgs.requireOrg(req.params[0]!)) });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import type { AppContext } from '../../services/ports.js';
+import type { Route } from '../types.js';
+import type { ProjectRole } from '../../model/records.js';
+import { changedDetails, listDetails, viewDetails } from '../../zitadel/details.js';
+import { apiRoute, ok } from './endpoint.js';
+import { requireProjectAccess } from './projects.js';
+import { readBody, requiredText, text } from '../../zitadel/validation.js';
+
+/** Project roles: AddProjectRole, BulkAddProjectRoles, ListProjectRoles. */
+const roleFields = { displayName: text(200), group: text(200) };
+const addRoleSchema = z.object({ roleKey: requiredText(200), ...roleFields });
+const bulkAddRolesSchema = z.object({
+  roles: z.array(z.object({ key: requiredText(200), ...roleFields })).min(1, 'at least one role is required'),
+});
+
+export function projectRoleRoutes(ctx: AppContext): Route[] {
+  const addRoles = async (projectId: string, orgId: string, roles: ProjectRole[]) => {
+    const project = await ctx.orgs.addProjectRoles(projectId, orgId, roles);
+    return ok({ details: changedDetails(project, project.orgId) });
+  };
+  return [
+    apiRoute(ctx, '/management/v1/projects/:projectId/roles', {
+      POST: async (req, caller) => {
+        const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.role.write');
+        const { roleKey, displayName, group } = readBody(req, addRoleSchema);
+        return addRoles(project.id, project.orgId, [{ key: roleKey, displayName, group }]);
+      },
+    }),
+    apiRoute(ctx, '/management/v1/projects/:projectId/roles/_bulk', {
+      POST: async (req, caller) => {
+        const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.role.write');
+        const { roles } = readBody(req, bulkAddRolesSchema);
+        return addRoles(project.id, project.orgId, roles.map((r) => ({ key: r.key, displayName: r.displayName, group: r.group })));
+      },
+    }),
+    apiRoute(ctx, '/management/v1/projects/:projectId/roles/_search', {
+      POST: (req, caller) => {
+        const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.role.read');
+        return ok({
+          details: listDetails(project.roles.length),
+          result: project.roles.map((role) => ({
+            key: role.key,
+            displayName: role.displayName,
+            group: role.group,
+            details: viewDetails(project, project.orgId),
+          })),
+        });
+      },
+    }),
+  ];
+}

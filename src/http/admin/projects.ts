@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { invalidArgument } from '../../model/errors.js';
+import type { AppContext } from '../../services/ports.js';
+import type { Route } from '../types.js';
+import type { ProjectRecord } from '../../model/records.js';
+import type { Caller } from './caller.js';
+import { addedDetails, viewDetails } from '../../zitadel/details.js';
+import { apiRoute, ok } from './endpoint.js';
+import { nonZero } from '../../zitadel/enums.js';
+import { addProjectSchema, NO_PRIVATE_LABELING } from '../../zitadel/projects.js';
+import { flag, readBody, requiredText } from '../../zitadel/validation.js';
+
+/** Projects: AddProject and GetProjectByID. Roles are in project-roles.ts. */
+/**
+ * Checks `permission` on the project (org or project membership) and returns it; a project of
+ * another org than the caller's org context is not found.
+ */
+export function requireProjectAccess(ctx: AppContext, caller: Caller, projectId: string, permission: string): ProjectRecord {
+  caller.require(permission, { orgId: caller.orgId, projectId });
+  return ctx.orgs.requireProject(projectId, caller.orgId);
+}
+
+export function projectRoutes(ctx: AppContext): Route[] {
+  return [
+    apiRoute(ctx, '/management/v1/projects', {
+      POST: async (req, caller) => {
+        caller.require('project.create');
+        const input = readBody(req, addProjectSchema);
+        if (input.privateLabelingSetting !== 'PRIVATE_LABELING_SETTING_UNSPECIFIED') {
+          throw invalidArgument('PROJECT-Lab3l', `privateLabelingSetting: ${NO_PRIVATE_LABELING}`);
+        }
+        const project = await ctx.orgs.addProject(caller.orgId, input);
+        return ok({ id: project.id, details: addedDetails(project, project.orgId) });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/projects/:projectId', {
+      GET: (req, caller) => {
+        const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.read');
+        return ok({
+          project: {
+            id: project.id,
+            details: viewDetails(project, project.orgId),
+            name: project.name,
+            state: project.state,
+            projectRoleAssertion: project.projectRoleAssertion,
+            projectRoleCheck: project.projectRoleCheck,
+            hasProjectCheck: project.hasProjectCheck,
+            privateLabelingSetting: nonZero(project.privateLabelingSetting),
+          },
+        });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,127 @@
+import type { UserSession } from '../../actors/user-sessions.js';
+import type { AppContext } from '../../services/ports.js';
+import { formPostResponse, htmlResponse, redirectResponse } from '../html.js';
+import type { Response } from '../types.js';
+import type { ErrorTarget, ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
+import { deliver, type Delivery } from '../../protocol/response-mode.js';
+import { issueUserTokens, userAudience } from '../../services/user-tokens.js';
+import type { Locale } from '../../ui/i18n.js';
+import { errorPage, formPostPage, nativeSuccessPage } from '../../ui/pages.js';
+import type { LoginStep } from '../../actors/auth-requests.js';
+import type { AuthChecks } from '../../model/auth-checks.js';
+import { factsOf, sessionRequirement, type SessionRequirement } from '../../domain/policy-steps.js';
+import { newId } from '../../util/ids.js';
+import { projectAccessDenied } from '../../protocol/project-access.js';
+import { clock } from '../../util/clock.js';
+
+/**
+ * The end of an authorization: the code (committed before the redirect) or the implicit tokens,
+ * delivered to the redirect_uri in the request's response mode; or an error delivered the same way.
+ */
+export function deliveryResponse(delivery: Delivery, locale: Locale, headers: Record<string, string> = {}): Response {
+  if (delivery.kind === 'redirect') return redirectResponse(delivery.location, headers);
+  return formPostResponse(formPostPage(locale, delivery.action, delivery.params), headers);
+}
+
+export function authorizeError(
+  target: ErrorTarget,
+  error: string,
+  description: string,
+  locale: Locale,
+  headers: Record<string, string> = {},
+): Response {
+  return deliveryResponse(deliver(target.redirectUri, target.responseMode, { error, error_description: description, state: target.state }), locale, headers);
+}
+
+export async function completeAuthorization(
+  ctx: AppContext,
+  request: ValidatedAuthRequest,
+  session: UserSession,
+  locale: Locale,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  const app = ctx.clients.appByClient(request.clientId);
+  const user = ctx.orgs.getUser(session.userId);
+  if (!app?.oidc || app.state !== 'APP_STATE_ACTIVE' || !ctx.orgs.isActive(user)) {
+    return htmlResponse(400, errorPage(locale, 'The application or the user is no longer active.'), headers);
+  }
+  const project = ctx.orgs.getProject(app.projectId);
+  const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
+  if (denied) return authorizeError(request, 'access_denied', denied, locale, headers);
+  ctx.userSessions.touch(session);
+  const grantId = newId();
+  const audience = userAudience(ctx, app, request.audienceProjects);
+  const grant = {
+    grantId,
+    clientId: app.clientId,
+    userId: user.id,
+    sid: session.id,
+    scopes: request.scopes,
+    audience,
+    authTime: session.authTime,
+    amr: session.amr,
+  };
+  let params: Record<string, string | undefined>;
+  if (request.responseType === 'code') {
+    const code = await ctx.authCodes.issue({
+      ...grant,
+      redirectUri: request.redirectUri,
+      ...(request.codeChallenge ? { codeChallenge: request.codeChallenge } : {}),
+      ...(request.nonce !== undefined ? { nonce: request.nonce } : {}),
+    });
+    params = { code, state: request.state };
+  } else {
+    const withAccessToken = request.responseType === 'id_token token';
+    const tokens = await issueUserTokens(ctx, { ...grant, app, user, nonce: request.nonce }, { accessToken: withAccessToken, idToken: true });
+    params = {
+      access_token: tokens.accessToken?.token,
+      token_type: withAccessToken ? 'Bearer' : undefined,
+      expires_in: tokens.accessToken ? String(tokens.accessToken.expiresIn) : undefined,
+      scope: withAccessToken ? request.scopes.join(' ') : undefined,
+      id_token: tokens.idToken,
+      state: request.state,
+    };
+  }
+  const delivery = deliver(request.redirectUri, request.responseMode, params);
+  // ZITADEL's success page for native apps, unless the app skips it; prompt=none never shows UI.
+  if (delivery.kind === 'redirect' && app.oidc.appType === 'OIDC_APP_TYPE_NATIVE' && !app.oidc.skipNativeAppSuccessPage && !request.prompt.has('none')) {
+    return htmlResponse(200, nativeSuccessPage(locale, delivery.location, app.name), headers);
+  }
+  return deliveryResponse(delivery, locale, headers);
+}
+
+/** The user sessions of this agent that may answer the request: live, active user, right org, fresh enough. */
+export function usableSessions(ctx: AppContext, agentId: string | undefined, request: ValidatedAuthRequest): UserSession[] {
+  return ctx.userSessions.ofAgent(agentId).filter((s) => {
+    if (ctx.sessions.isSessionEnded(s.id)) return false;
+    const user = ctx.orgs.getUser(s.userId);
+    if (!ctx.orgs.isActive(user)) return false;
+    return request.orgId === undefined || user.orgId === request.orgId;
+  });
+}
+
+function isFresh(session: UserSession, maxAge: number | undefined, now = clock.now()): boolean {
+  return maxAge === undefined || Math.floor(now / 1000) - session.authTime <= maxAge;
+}
+
+/**
+ * Whether a browser session may answer this request without asking anything (`max_age`, then the
+ * login policy's check lifetimes), and otherwise which check is due.
+ */
+export function sessionRequirementOf(ctx: AppContext, session: UserSession, request: ValidatedAuthRequest, now = clock.now()): SessionRequirement {
+  if (!isFresh(session, request.maxAge, now)) return 'password';
+  const user = ctx.orgs.getUser(session.userId);
+  if (!user) return 'password';
+  return sessionRequirement(ctx.userSessions.checksOf(session), factsOf(user), ctx.orgs.policy('login', user.orgId).policy, now);
+}
+
+/** Where the login continues for a session that cannot answer as it is: the due step, with the checks still valid. */
+export function resumeSession(
+  ctx: AppContext,
+  session: UserSession,
+  requirement: Exclude<SessionRequirement, 'ok'>,
+): { step: LoginStep; userId: string; checks?: AuthChecks } {
+  if (requirement === 'password') return { step: 'password', userId: session.userId };
+  // The password is still valid: only the second factor (or its enrollment) is asked for.
+  return { step: requirement, userId: session.userId, checks: { passwordAt: ctx.userSessions.checksOf(session).passwordAt } };
+}

@@ -1,0 +1,146 @@
+import type { KeysActor } from '../actors/keys.js';
+import type { AccessTokenClaims, ActorClaim, RevokeOutcome, SessionsActor } from '../actors/sessions.js';
+import { newId } from '../util/ids.js';
+import type { Signer } from '../workers/signer.js';
+import { decodeJws, encodedHeader, looksLikeJws, signingInput, verifyJws } from '../protocol/jwt.js';
+import { clock } from '../util/clock.js';
+
+/**
+ * Issues, resolves and revokes access tokens in both formats:
+ * - JWT (RFC 9068, `typ: at+jwt`): signed, never stored; revocation stores its jti.
+ * - opaque: 256 random bits, stored hashed by the sessions actor before it is handed out.
+ */
+export type AccessTokenFormat = 'jwt' | 'opaque';
+
+export interface IssuedAccessToken {
+  token: string;
+  claims: AccessTokenClaims;
+  expiresIn: number;
+}
+
+export interface ResolvedAccessToken {
+  claims: AccessTokenClaims;
+  format: AccessTokenFormat;
+}
+
+export class AccessTokens {
+  constructor(
+    private readonly issuer: string,
+    private readonly keys: KeysActor,
+    private readonly signer: Signer,
+    private readonly sessions: SessionsActor,
+    private readonly lifetimeSeconds: number,
+  ) {}
+
+  async issue(
+    format: AccessTokenFormat,
+    input: {
+      sub: string;
+      clientId: string;
+      aud: string[];
+      scope: string;
+      grantId?: string;
+      sid?: string;
+      authTime?: number;
+      amr?: string[];
+      act?: ActorClaim;
+      /** The app's clock skew (whole seconds): added to `exp`, taken from `iat`/`nbf` (ZITADEL). */
+      skewSeconds?: number;
+      /**
+       * Claims only a JWT carries (ZITADEL's URN claims, compat §3.3); an opaque token's holder
+       * gets them from introspection, so they are not stored.
+       */
+      jwtClaims?: Record<string, unknown>;
+    },
+  ): Promise<IssuedAccessToken> {
+    const { skewSeconds = 0, jwtClaims, ...fields } = input;
+    const now = clock.seconds();
+    const iat = now - skewSeconds;
+    const expiresIn = this.lifetimeSeconds + skewSeconds;
+    // A user token's id names its grant (as ZITADEL's `V2_<session>-at_<id>`), so a JWT needs no extra claim for it.
+    const jti = fields.grantId ? `${fields.grantId}-at_${newId()}` : newId();
+    const claims: AccessTokenClaims = { jti, ...fields, iat, exp: now + expiresIn };
+    if (format === 'opaque') {
+      return { token: await this.sessions.issueOpaque(claims), claims, expiresIn };
+    }
+    const key = this.keys.signingKey();
+    const payload: Record<string, unknown> = {
+      ...jwtClaims,
+      iss: this.issuer,
+      sub: claims.sub,
+      aud: claims.aud,
+      exp: claims.exp,
+      iat,
+      nbf: iat,
+      jti: claims.jti,
+      client_id: claims.clientId,
+    };
+    if (claims.scope) payload.scope = claims.scope;
+    if (claims.sid) payload.sid = claims.sid;
+    if (claims.authTime !== undefined) payload.auth_time = claims.authTime;
+    if (claims.amr?.length) payload.amr = claims.amr;
+    if (claims.act) payload.act = claims.act;
+    const input_ = signingInput(encodedHeader(key.alg, key.kid, 'at+jwt'), payload);
+    const signature = await this.signer.sign(key, input_);
+    return { token: `${input_}.${signature}`, claims, expiresIn };
+  }
+
+  /** The claims of a token Sesame issued that is unexpired and unrevoked, else undefined. */
+  resolve(token: string): ResolvedAccessToken | undefined {
+    if (!looksLikeJws(token)) {
+      const claims = this.sessions.findOpaque(token);
+      return claims ? { claims, format: 'opaque' } : undefined;
+    }
+    const claims = this.verifiedJwtClaims(token);
+    if (!claims || claims.exp * 1000 <= clock.now() || this.sessions.isJwtRevoked(claims.jti)) return undefined;
+    if ((claims.grantId !== undefined || claims.sid !== undefined) && this.sessions.isRevokedByOrigin(claims)) return undefined;
+    return { claims, format: 'jwt' };
+  }
+
+  /** Revokes a token if `owns` accepts its claims; unknown or invalid tokens are `unknown`. */
+  async revoke(token: string, owns: (claims: AccessTokenClaims) => boolean): Promise<RevokeOutcome> {
+    if (!looksLikeJws(token)) {
+      const claims = this.sessions.findOpaque(token);
+      if (!claims) return 'unknown';
+      if (!owns(claims)) return 'foreign';
+      await this.sessions.revokeOpaque(token);
+      return 'revoked';
+    }
+    const claims = this.verifiedJwtClaims(token);
+    if (!claims || claims.exp * 1000 <= clock.now()) return 'unknown';
+    if (!owns(claims)) return 'foreign';
+    await this.sessions.revokeJwt(claims.jti, claims.exp);
+    return 'revoked';
+  }
+
+  private verifiedJwtClaims(token: string): AccessTokenClaims | undefined {
+    const jws = decodeJws(token);
+    if (!jws || jws.header.typ !== 'at+jwt' || typeof jws.header.kid !== 'string') return undefined;
+    if (!verifyJws(jws, this.keys.verificationKey(jws.header.kid))) return undefined;
+    const p = jws.payload;
+    if (p.iss !== this.issuer || typeof p.sub !== 'string' || typeof p.jti !== 'string') return undefined;
+    if (typeof p.exp !== 'number' || typeof p.iat !== 'number' || typeof p.client_id !== 'string') return undefined;
+    const claims: AccessTokenClaims = {
+      jti: p.jti,
+      sub: p.sub,
+      clientId: p.client_id,
+      aud: Array.isArray(p.aud) ? p.aud.filter((a): a is string => typeof a === 'string') : typeof p.aud === 'string' ? [p.aud] : [],
+      scope: typeof p.scope === 'string' ? p.scope : '',
+      iat: p.iat,
+      exp: p.exp,
+    };
+    const at = p.jti.indexOf('-at_');
+    if (at > 0) claims.grantId = p.jti.slice(0, at);
+    if (typeof p.sid === 'string') claims.sid = p.sid;
+    if (isActorClaim(p.act)) claims.act = p.act;
+    if (typeof p.auth_time === 'number') claims.authTime = p.auth_time;
+    if (Array.isArray(p.amr)) claims.amr = p.amr.filter((a): a is string => typeof a === 'string');
+    return claims;
+  }
+}
+
+function isActorClaim(value: unknown, depth = 0): value is ActorClaim {
+  if (depth > 8 || typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.iss === 'string' && typeof v.sub === 'string' && (v.act === undefined || isActorClaim(v.act, depth + 1));
+}

@@ -1,0 +1,54 @@
+import type { AuthMethod } from '../client-auth.js';
+import { PATHS } from '../../protocol/discovery.js';
+import { OAuthError } from '../../protocol/errors.js';
+import { verifierMatches } from '../../protocol/pkce.js';
+import { issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
+import type { Grant } from './grant.js';
+
+/**
+ * authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6; seed "Authorization code grant"). A code is
+ * single use: a second use answers invalid_grant and revokes what the first use issued.
+ */
+const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
+
+export const authorizationCodeGrant: Grant = {
+  type: 'authorization_code',
+  clientPolicy: { methods: METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
+  async handle({ form, client, ctx }) {
+    const app = requireUserApp(client, 'OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'authorization_code');
+    const code = form.get('code');
+    if (code === undefined) throw new OAuthError('invalid_request', 'code missing');
+    const redirectUri = form.get('redirect_uri');
+    if (redirectUri === undefined) throw new OAuthError('invalid_request', 'redirect_uri missing');
+    const verifier = form.get('code_verifier');
+
+    const found = ctx.authCodes.find(code);
+    if (!found || found.grant.clientId !== app.clientId) throw new OAuthError('invalid_grant', 'code is invalid or expired');
+    const grant = found.grant;
+    if (found.used) {
+      await revokeGrant(ctx, grant.grantId);
+      throw new OAuthError('invalid_grant', 'code was already used; the tokens issued with it are revoked');
+    }
+    if (grant.redirectUri !== redirectUri) throw new OAuthError('invalid_grant', 'redirect_uri does not correspond to the authorization request');
+    if (grant.codeChallenge !== undefined) {
+      if (verifier === undefined) throw new OAuthError('invalid_request', 'code_verifier required');
+      if (!verifierMatches(verifier, grant.codeChallenge)) throw new OAuthError('invalid_grant', 'invalid code_verifier');
+    } else if (verifier !== undefined) {
+      throw new OAuthError('invalid_request', 'code_verifier unexpectedly provided');
+    }
+    const user = ctx.orgs.getUser(grant.userId);
+    if (!ctx.orgs.isActive(user) || ctx.sessions.isSessionEnded(grant.sid)) {
+      throw new OAuthError('invalid_grant', 'the user or the session is no longer active');
+    }
+    const consumed = found.consume();
+
+    const withRefresh = grant.scopes.includes('offline_access') && app.oidc!.grantTypes.includes('OIDC_GRANT_TYPE_REFRESH_TOKEN');
+    const userGrant = { ...grant, app, user };
+    const [tokens, refreshToken] = await Promise.all([
+      issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true }),
+      withRefresh ? ctx.refreshTokens.create(grant.grantId, grant) : undefined,
+      consumed,
+    ]);
+    return tokenResponse(tokens, grant.scopes, refreshToken);
+  },
+};

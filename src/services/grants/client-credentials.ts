@@ -1,0 +1,25 @@
+import type { AuthMethod } from '../client-auth.js';
+import { PATHS } from '../../protocol/discovery.js';
+import { OAuthError } from '../../protocol/errors.js';
+import type { Grant } from './grant.js';
+import { machineUserTokens } from './machine-token.js';
+
+/**
+ * client_credentials for machine users (ZITADEL semantics, compat §4.3): the machine user is the
+ * client; no ID token and no refresh token (the seed's rule). `openid` stays in the granted scope
+ * (as in ZITADEL) although no ID token is returned here: a later token exchange of this token
+ * with `scope=openid` may then return one.
+ */
+const NOT_FOR_CLIENT_CREDENTIALS: ReadonlySet<string> = new Set(['offline_access']);
+const SECRET_METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post']);
+
+export const clientCredentialsGrant: Grant = {
+  type: 'client_credentials',
+  clientPolicy: { methods: SECRET_METHODS, endpoint: PATHS.token, apps: true, machineUsers: true },
+  async handle({ form, client, ctx }) {
+    if (client?.kind !== 'machine') {
+      throw new OAuthError('unauthorized_client', 'client_credentials is for machine users; this client is an application');
+    }
+    return machineUserTokens(ctx, client.user, client.clientId, form.get('scope'), { dropScopes: NOT_FOR_CLIENT_CREDENTIALS, idToken: false });
+  },
+};

@@ -1,0 +1,55 @@
+import type { AppContext } from '../ports.js';
+import type { UserRecord } from '../../model/records.js';
+import { grantScopes, parseScope } from '../../protocol/scopes.js';
+import { zitadelClaimsFor } from '../user-tokens.js';
+
+/**
+ * The token response for a machine user acting as itself (client_credentials, JWT profile grant):
+ * ZITADEL's scope rules (compat §3.2, §4.3), the audience from `:aud` scopes (else the client),
+ * the access token format from the user's accessTokenType, and an ID token when `openid` is
+ * granted and the grant allows one.
+ */
+export async function machineUserTokens(
+  ctx: AppContext,
+  user: UserRecord,
+  clientId: string,
+  requestedScope: string | undefined,
+  options: { dropScopes: ReadonlySet<string>; idToken: boolean },
+): Promise<Record<string, unknown>> {
+  const { orgs, tokens } = ctx;
+  const org = orgs.requireOrg(user.orgId);
+  const { scopes, audience } = grantScopes(
+    parseScope(requestedScope),
+    {
+      resolveProject: (id) => (id === 'zitadel' ? ctx.instance.managementProjectId : orgs.getProject(id)?.id),
+      subjectOrg: { id: org.id, domains: org.domains.map((d) => d.domainName) },
+    },
+    options.dropScopes,
+  );
+  const scope = scopes.join(' ');
+  const aud = audience.length > 0 ? audience : [clientId];
+  const jwt = user.machine!.accessTokenType === 'ACCESS_TOKEN_TYPE_JWT';
+  const issued = await tokens.issue(jwt ? 'jwt' : 'opaque', {
+    sub: user.id,
+    clientId,
+    aud,
+    scope,
+    // A JWT carries the metadata and resource owner URN claims its scope asks for (compat §3.3);
+    // there is no app, so no role assertion.
+    ...(jwt ? { jwtClaims: zitadelClaimsFor(ctx, user, scopes, undefined, false) } : {}),
+  });
+  const response: Record<string, unknown> = { access_token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn };
+  if (scope) response.scope = scope;
+  if (options.idToken && scopes.includes('openid')) {
+    response.id_token = await ctx.idTokens.issue({
+      sub: user.id,
+      clientId,
+      aud,
+      authTime: issued.claims.iat,
+      // Key-based machine authentication carries no amr (ZITADEL: empty for JWT profile).
+      amr: [],
+      accessToken: issued.token,
+    });
+  }
+  return response;
+}

@@ -1,0 +1,57 @@
+import type { AuthMethod } from '../client-auth.js';
+import { PATHS } from '../../protocol/discovery.js';
+import { OAuthError } from '../../protocol/errors.js';
+import { parseScope } from '../../protocol/scopes.js';
+import { projectAccessDenied } from '../../protocol/project-access.js';
+import { issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
+import type { Grant } from './grant.js';
+
+/**
+ * refresh_token (RFC 6749 §6; seed "Refresh token grant"; OAuth 2.0 Security BCP §4.14): rotation
+ * on every use, reuse revokes the family, scope may only narrow, the user must still be active.
+ * Public clients authenticate with client_id alone (seed: "none means client_id only").
+ */
+const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
+const INVALID = 'refresh token is invalid, expired or revoked';
+
+export const refreshTokenGrant: Grant = {
+  type: 'refresh_token',
+  clientPolicy: { methods: METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
+  async handle({ form, client, ctx }) {
+    const app = requireUserApp(client, 'OIDC_GRANT_TYPE_REFRESH_TOKEN', 'refresh_token');
+    const token = form.get('refresh_token');
+    if (token === undefined) throw new OAuthError('invalid_request', 'refresh_token missing');
+
+    const family = ctx.refreshTokens.familyOf(token);
+    // Another client's token is refused without touching the family (its owner may still use it).
+    if (!family || family.clientId !== app.clientId) throw new OAuthError('invalid_grant', INVALID);
+    let scopes = family.scopes;
+    const requested = form.get('scope');
+    if (requested !== undefined) {
+      const asked = parseScope(requested);
+      const beyond = asked.filter((s) => !family.scopes.includes(s));
+      if (beyond.length > 0) throw new OAuthError('invalid_scope', `scope exceeds the granted scope: ${beyond.join(' ')}`);
+      scopes = family.scopes.filter((s) => asked.includes(s));
+    }
+
+    const rotation = ctx.refreshTokens.rotate(token);
+    if (rotation.status === 'invalid' || rotation.status === 'expired') throw new OAuthError('invalid_grant', INVALID);
+    if (rotation.status === 'reused') {
+      await revokeGrant(ctx, family.id);
+      throw new OAuthError('invalid_grant', 'refresh token was already used; every token of its grant is revoked');
+    }
+    const user = ctx.orgs.getUser(family.userId);
+    if (!ctx.orgs.isActive(user) || ctx.sessions.isSessionEnded(family.sid) || ctx.sessions.isGrantRevoked(family.id)) {
+      throw new OAuthError('invalid_grant', INVALID);
+    }
+    const project = ctx.orgs.getProject(app.projectId);
+    const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
+    if (denied) throw new OAuthError('invalid_grant', denied);
+    const userGrant = { ...rotation.family, grantId: family.id, scopes, app, user };
+    const [tokens] = await Promise.all([
+      issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true }),
+      rotation.status === 'rotated' ? rotation.committed : undefined,
+    ]);
+    return tokenResponse(tokens, scopes, rotation.token);
+  },
+};

@@ -1,0 +1,209 @@
+import { hasPermission } from '../../domain/permissions.js';
+import type { ActorClaim } from '../../actors/sessions.js';
+import type { AppContext } from '../ports.js';
+import type { AppRecord, UserRecord } from '../../model/records.js';
+import { newId } from '../../util/ids.js';
+import type { AuthMethod } from '../client-auth.js';
+import { PATHS } from '../../protocol/discovery.js';
+import { OAuthError } from '../../protocol/errors.js';
+import type { Form } from '../../protocol/form.js';
+import { parseScope, STANDARD_SCOPES } from '../../protocol/scopes.js';
+import { requireUserApp } from '../user-tokens.js';
+import type { Grant } from './grant.js';
+import { clock } from '../../util/clock.js';
+
+/**
+ * RFC 8693 token exchange (seed "Token exchange grant", compat §4.5): change the scope or audience
+ * of a token (delegation) or, with an actor token, act as another user (impersonation, which needs
+ * the instance security policy and an impersonator role, and marks tokens with `act`).
+ * Off until the `oidcTokenExchange` feature is enabled.
+ */
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+export const TOKEN_TYPE = {
+  accessToken: 'urn:ietf:params:oauth:token-type:access_token',
+  refreshToken: 'urn:ietf:params:oauth:token-type:refresh_token',
+  idToken: 'urn:ietf:params:oauth:token-type:id_token',
+  jwt: 'urn:ietf:params:oauth:token-type:jwt',
+} as const;
+const USER_ID_TYPES = new Set(['urn:zitadel:params:oauth:token-type:user_id', 'urn:service:params:oauth:token-type:user_id']);
+const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
+
+/** A party of the exchange, from its token: who, for which audiences and scopes. */
+interface Party {
+  user: UserRecord;
+  aud: string[];
+  scopes: string[];
+  act?: ActorClaim | undefined;
+}
+
+const invalid = (which: 'subject_token' | 'actor_token', why: string) => new OAuthError('invalid_request', `${which} invalid: ${why}`);
+
+function audienceIncludesClient(aud: readonly string[], app: AppRecord): boolean {
+  return aud.includes(app.clientId) || aud.includes(app.projectId);
+}
+
+/** Resolves an access token or ID token Sesame issued, for this client, of an active user. */
+function partyFromToken(ctx: AppContext, app: AppRecord, which: 'subject_token' | 'actor_token', token: string, type: string): Party {
+  let party: Omit<Party, 'user'> & { userId: string };
+  if (type === TOKEN_TYPE.accessToken) {
+    const resolved = ctx.tokens.resolve(token);
+    if (!resolved) throw invalid(which, 'unknown, expired or revoked access token');
+    const c = resolved.claims;
+    party = { userId: c.sub, aud: c.aud, scopes: c.scope ? c.scope.split(' ') : [], act: c.act };
+  } else {
+    const claims = ctx.idTokens.verifyHint(token);
+    if (!claims || typeof claims.sub !== 'string' || typeof claims.exp !== 'number' || claims.exp * 1000 <= clock.now()) {
+      throw invalid(which, 'unknown or expired ID token');
+    }
+    const aud = Array.isArray(claims.aud) ? claims.aud.filter((a): a is string => typeof a === 'string') : [String(claims.aud)];
+    party = { userId: claims.sub, aud, scopes: [], act: claims.act as ActorClaim | undefined };
+  }
+  if (!audienceIncludesClient(party.aud, app)) throw invalid(which, 'not issued for this client');
+  const user = ctx.orgs.getUser(party.userId);
+  if (!ctx.orgs.isActive(user)) throw invalid(which, 'user is not active');
+  return { ...party, user };
+}
+
+async function subjectParty(ctx: AppContext, app: AppRecord, form: Form, hasActor: boolean): Promise<Party> {
+  const token = form.get('subject_token');
+  const type = form.get('subject_token_type');
+  if (token === undefined) throw new OAuthError('invalid_request', 'subject_token missing');
+  if (type === undefined) throw new OAuthError('invalid_request', 'subject_token_type missing');
+  if (type === TOKEN_TYPE.accessToken || type === TOKEN_TYPE.idToken) return partyFromToken(ctx, app, 'subject_token', token, type);
+  if (type === TOKEN_TYPE.jwt || USER_ID_TYPES.has(type)) {
+    if (!hasActor) throw new OAuthError('invalid_request', `subject_token_type ${type} requires an actor_token`);
+    const userId =
+      type === TOKEN_TYPE.jwt
+        ? await ctx.assertions.verifySubjectJwt(token, app, (why) => invalid('subject_token', why))
+        : token;
+    const user = ctx.orgs.getUser(userId);
+    if (!ctx.orgs.isActive(user)) throw invalid('subject_token', 'user is not active');
+    return { user, aud: [], scopes: [] };
+  }
+  if (type === TOKEN_TYPE.refreshToken) throw new OAuthError('invalid_request', 'refresh tokens cannot be exchanged');
+  throw new OAuthError('invalid_request', `subject_token_type ${type} is not supported`);
+}
+
+function actorParty(ctx: AppContext, app: AppRecord, form: Form): Party | undefined {
+  const token = form.get('actor_token');
+  const type = form.get('actor_token_type');
+  if (token === undefined) {
+    if (type !== undefined) throw new OAuthError('invalid_request', 'actor_token_type sent without actor_token');
+    return undefined;
+  }
+  if (type === undefined) throw new OAuthError('invalid_request', 'actor_token_type is required with actor_token');
+  if (type !== TOKEN_TYPE.accessToken && type !== TOKEN_TYPE.idToken) {
+    throw new OAuthError('invalid_request', `actor_token_type ${type} is not supported`);
+  }
+  return partyFromToken(ctx, app, 'actor_token', token, type);
+}
+
+/** Impersonation needs the security policy and an impersonator role on the subject's org. */
+function checkImpersonation(ctx: AppContext, subject: Party, actor: Party): void {
+  if (!ctx.settings.securityPolicy().enableImpersonation) {
+    throw new OAuthError('invalid_request', 'impersonation is disabled by the instance security policy', { status: 403 });
+  }
+  const memberships = ctx.orgs.memberships(actor.user.id);
+  // Impersonating someone who administers anything takes the admin impersonator role.
+  const permission = ctx.orgs.memberships(subject.user.id).length > 0 ? 'impersonation.admin' : 'impersonation';
+  if (!hasPermission(memberships, permission, { orgId: subject.user.orgId })) {
+    throw new OAuthError('invalid_request', 'the actor may not impersonate this user', { status: 403 });
+  }
+}
+
+function grantedAudience(form: Form, subject: Party, actor: Party | undefined): string[] {
+  const requested = (form.get('audience') ?? '').split(' ').filter(Boolean);
+  const available = new Set([...subject.aud, ...(actor?.aud ?? [])]);
+  if (requested.length === 0) return subject.aud.length > 0 ? subject.aud : [...available];
+  const outside = requested.filter((a) => !available.has(a));
+  if (outside.length > 0) throw new OAuthError('invalid_target', `audience not within the subject and actor audiences: ${outside.join(' ')}`);
+  return [...new Set(requested)];
+}
+
+/**
+ * Requested scopes must lie within the subject's and actor's. When an actor acts for a subject that
+ * carries no scopes (user id, ID token or jwt subject), only authorization scopes (ZITADEL's URN
+ * scopes) are checked, against the actor's: the OIDC scopes describe the subject (compat §4.5).
+ */
+function grantedScopes(form: Form, subject: Party, actor: Party | undefined): string[] {
+  const available = new Set([...subject.scopes, ...(actor?.scopes ?? [])]);
+  const requested = form.get('scope');
+  if (requested === undefined) return subject.scopes.length > 0 ? subject.scopes : [...available];
+  const asked = parseScope(requested);
+  const impersonatingScopeless = actor !== undefined && subject.scopes.length === 0;
+  const outside = asked.filter((s) => !available.has(s) && !(impersonatingScopeless && (STANDARD_SCOPES as readonly string[]).includes(s)));
+  if (outside.length > 0) throw new OAuthError('invalid_scope', `scope not within the subject and actor scopes: ${outside.join(' ')}`);
+  return asked;
+}
+
+export const tokenExchangeGrant: Grant = {
+  type: TOKEN_EXCHANGE,
+  clientPolicy: { methods: METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
+  async handle({ form, client, ctx }) {
+    if (!ctx.settings.tokenExchangeEnabled()) {
+      throw new OAuthError('unsupported_grant_type', 'token exchange is not enabled (feature oidcTokenExchange)');
+    }
+    const app = requireUserApp(client, 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE', 'token-exchange');
+    if (form.has('resource')) throw new OAuthError('invalid_target', 'the resource parameter is not supported; use audience');
+    const requestedType = form.get('requested_token_type') ?? TOKEN_TYPE.accessToken;
+    if (requestedType !== TOKEN_TYPE.accessToken && requestedType !== TOKEN_TYPE.jwt && requestedType !== TOKEN_TYPE.idToken) {
+      throw new OAuthError('invalid_request', `requested_token_type ${requestedType} is not supported`);
+    }
+    const actor = actorParty(ctx, app, form);
+    const subject = await subjectParty(ctx, app, form, actor !== undefined);
+    if (actor) checkImpersonation(ctx, subject, actor);
+
+    const aud = grantedAudience(form, subject, actor);
+    const scopes = grantedScopes(form, subject, actor);
+    // The acting party, with the chain of earlier actors nested inside (RFC 8693 §4.1).
+    const act: ActorClaim | undefined = actor
+      ? { iss: ctx.issuer, sub: actor.user.id, ...((subject.act ?? actor.act) ? { act: subject.act ?? actor.act } : {}) }
+      : subject.act;
+    const grantId = `TE_${newId()}`;
+    const authTime = clock.seconds();
+    const response: Record<string, unknown> = { issued_token_type: requestedType };
+
+    if (requestedType === TOKEN_TYPE.idToken) {
+      response.access_token = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr: [], userClaims: act ? { act } : {} });
+      response.token_type = 'N_A';
+      response.expires_in = Math.floor(ctx.config.idTokenLifetime / 1000);
+    } else {
+      const issued = await ctx.tokens.issue(requestedType === TOKEN_TYPE.jwt ? 'jwt' : 'opaque', {
+        sub: subject.user.id,
+        clientId: app.clientId,
+        aud,
+        scope: scopes.join(' '),
+        grantId,
+        ...(act ? { act } : {}),
+      });
+      response.access_token = issued.token;
+      response.token_type = 'Bearer';
+      response.expires_in = issued.expiresIn;
+      if (scopes.includes('openid')) {
+        response.id_token = await ctx.idTokens.issue({
+          sub: subject.user.id,
+          clientId: app.clientId,
+          aud,
+          authTime,
+          amr: [],
+          accessToken: issued.token,
+          userClaims: act ? { act } : {},
+        });
+      }
+    }
+    if (scopes.length > 0) response.scope = scopes.join(' ');
+    if (scopes.includes('offline_access') && app.oidc!.grantTypes.includes('OIDC_GRANT_TYPE_REFRESH_TOKEN')) {
+      response.refresh_token = await ctx.refreshTokens.create(grantId, {
+        clientId: app.clientId,
+        userId: subject.user.id,
+        sid: grantId,
+        scopes,
+        audience: aud,
+        authTime,
+        amr: [],
+        ...(act ? { act } : {}),
+      });
+    }
+    return response;
+  },
+};

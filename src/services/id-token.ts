@@ -1,0 +1,67 @@
+import type { KeysActor } from '../actors/keys.js';
+import type { SigningAlg } from '../config.js';
+import type { Signer } from '../workers/signer.js';
+import { atHash } from '../protocol/at-hash.js';
+import { encodedHeader, signingInput, verifiedOwnJwt } from '../protocol/jwt.js';
+import { clock } from '../util/clock.js';
+
+/**
+ * ID tokens (OIDC Core §2): signed by the same keys and signer as JWT access tokens, `typ: JWT`.
+ */
+export interface IdTokenInput {
+  sub: string;
+  clientId: string;
+  aud: string[];
+  authTime: number;
+  amr: string[];
+  /** Absent for tokens without a login session (JWT profile grant). */
+  sid?: string | undefined;
+  nonce?: string | undefined;
+  /** The access token issued alongside, for `at_hash`. */
+  accessToken?: string | undefined;
+  /** The app's clock skew (whole seconds): added to `exp`, taken from `iat` and `auth_time`. */
+  skewSeconds?: number | undefined;
+  /** User claims (profile, email, …, URN claims) to include. */
+  userClaims?: Record<string, unknown>;
+}
+
+/** The claim set; `aud` always holds the client id, first, and `azp` names the client. */
+export function idTokenClaims(input: IdTokenInput, issuer: string, iat: number, lifetimeSeconds: number, alg: SigningAlg): Record<string, unknown> {
+  const aud = [input.clientId, ...input.aud.filter((a) => a !== input.clientId)];
+  const claims: Record<string, unknown> = {
+    ...input.userClaims,
+    iss: issuer,
+    sub: input.sub,
+    aud,
+    azp: input.clientId,
+    exp: iat + lifetimeSeconds + (input.skewSeconds ?? 0),
+    iat: iat - (input.skewSeconds ?? 0),
+    auth_time: input.authTime - (input.skewSeconds ?? 0),
+  };
+  if (input.sid !== undefined) claims.sid = input.sid;
+  if (input.nonce !== undefined) claims.nonce = input.nonce;
+  if (input.amr.length > 0) claims.amr = input.amr;
+  if (input.accessToken !== undefined) claims.at_hash = atHash(input.accessToken, alg);
+  return claims;
+}
+
+export class IdTokens {
+  constructor(
+    private readonly issuer: string,
+    private readonly keys: KeysActor,
+    private readonly signer: Signer,
+    private readonly lifetimeSeconds: number,
+  ) {}
+
+  async issue(input: IdTokenInput): Promise<string> {
+    const key = this.keys.signingKey();
+    const claims = idTokenClaims(input, this.issuer, clock.seconds(), this.lifetimeSeconds, key.alg);
+    const data = signingInput(encodedHeader(key.alg, key.kid, 'JWT'), claims);
+    return `${data}.${await this.signer.sign(key, data)}`;
+  }
+
+  /** Claims of an ID token Sesame issued; an expired one is accepted (id_token_hint, end session). */
+  verifyHint(token: string): Record<string, unknown> | undefined {
+    return verifiedOwnJwt(token, this.issuer, (kid) => this.keys.verificationKey(kid), 'JWT');
+  }
+}

@@ -1,0 +1,70 @@
+import type { AppContext } from './ports.js';
+import type { AppRecord } from '../model/records.js';
+import { looksLikeJws } from '../protocol/jwt.js';
+import { claimsFor } from './user-tokens.js';
+
+/**
+ * RFC 7662 introspection: `active` only when the token is Sesame's, unexpired, unrevoked, its
+ * user still active, and the calling app is in its audience (by client id or project id).
+ */
+const INACTIVE = Object.freeze({ active: false });
+
+/**
+ * A personal access token's fixed scopes (ZITADEL's AddPersonalAccessToken); at introspection it is
+ * treated as if issued for the introspecting app, with every role of that app's project (compat §5).
+ */
+const PAT_SCOPES = ['openid', 'profile', 'urn:zitadel:iam:user:metadata', 'urn:zitadel:iam:user:resourceowner'];
+
+function introspectPat(token: string, caller: AppRecord, ctx: AppContext): Record<string, unknown> | undefined {
+  const found = ctx.orgs.authenticatePat(token);
+  if (!found) return undefined;
+  const { user, pat } = found;
+  const roleScopes = (ctx.orgs.getProject(caller.projectId)?.roles ?? []).map((r) => `urn:zitadel:iam:org:project:role:${r.key}`);
+  const scopes = [...PAT_SCOPES, ...roleScopes];
+  return {
+    ...claimsFor(ctx, user, scopes, caller.projectId, true),
+    active: true,
+    scope: scopes.join(' '),
+    token_type: 'Bearer',
+    exp: Math.floor(pat.expirationDate / 1000),
+    iat: Math.floor(pat.createdAt / 1000),
+    nbf: Math.floor(pat.createdAt / 1000),
+    aud: [caller.clientId, caller.projectId],
+    iss: ctx.issuer,
+    jti: pat.id,
+    sub: user.id,
+    username: ctx.orgs.preferredLoginName(user),
+  };
+}
+
+export function introspect(token: string, caller: AppRecord, ctx: AppContext): Record<string, unknown> {
+  const resolved = ctx.tokens.resolve(token);
+  // A personal access token is opaque: a JWS that did not resolve is not one (no second lookup).
+  if (!resolved) return looksLikeJws(token) ? INACTIVE : (introspectPat(token, caller, ctx) ?? INACTIVE);
+  const { claims } = resolved;
+  if (!claims.aud.includes(caller.clientId) && !claims.aud.includes(caller.projectId)) return INACTIVE;
+  const user = ctx.orgs.getUser(claims.sub);
+  if (!ctx.orgs.isActive(user)) return INACTIVE;
+  const scopes = claims.scope ? claims.scope.split(' ') : [];
+  // Compat §5: the scope's profile/email/phone claims (whatever the app's userinfo assertion) and
+  // ZITADEL's URN claims, with roles of the *introspecting* app's project (the resource server's).
+  const scopeClaims = claimsFor(ctx, user, scopes, caller.projectId, true);
+  return {
+    ...scopeClaims,
+    active: true,
+    scope: claims.scope || undefined,
+    client_id: claims.clientId,
+    token_type: 'Bearer',
+    exp: claims.exp,
+    iat: claims.iat,
+    nbf: claims.iat,
+    aud: claims.aud,
+    iss: ctx.issuer,
+    jti: claims.jti,
+    sub: claims.sub,
+    username: ctx.orgs.preferredLoginName(user),
+    ...(claims.authTime !== undefined ? { auth_time: claims.authTime } : {}),
+    ...(claims.amr?.length ? { amr: claims.amr } : {}),
+    ...(claims.act ? { act: claims.act } : {}),
+  };
+}

@@ -1,0 +1,557 @@
+import { z } from 'zod';
+import type { ClientsActor } from '../../actors/clients.js';
+import type { OrgsActor } from '../../actors/orgs.js';
+import { newHuman } from '../../domain/human-users.js';
+import { toOidcAppConfig, unsupportedOidcSettings, withoutUnsupportedOidcSettings } from '../../zitadel/oidc-config.js';
+import { checkEncodedHash } from '../../domain/password-hashes.js';
+import { ORG_ROLES, ROLE_PERMISSIONS } from '../../domain/permissions.js';
+import { NO_PRIVATE_LABELING } from '../../zitadel/projects.js';
+import { normalizeOtpSecret, sealOtpSecret } from '../../domain/otp-secret.js';
+import { invalidArgument, notFound, preconditionFailed } from '../../model/errors.js';
+import type { OrgState, UserState } from '../../model/records.js';
+import { WriteBatch } from '../../storage/batch.js';
+import type { MasterKey } from '../../crypto/master-key.js';
+import { newId } from '../../util/ids.js';
+import { log } from '../../util/log.js';
+import { toLoginPolicy } from '../../zitadel/login-policy.js';
+import {
+  apiAppSchema,
+  appKeySchema,
+  domainSchema,
+  humanUserSchema,
+  lockoutPolicySchema,
+  loginPolicySchema,
+  machineKeySchema,
+  machineUserSchema,
+  oidcAppSchema,
+  orgMemberSchema,
+  orgSchema,
+  ORG_STATES,
+  projectMemberSchema,
+  projectRoleSchema,
+  projectSchema,
+  UNSUPPORTED_LISTS,
+  UNSUPPORTED_POLICIES,
+  userGrantSchema,
+  userMetadataSchema,
+} from '../../zitadel/bundle.js';
+import { Deadline, yieldToEventLoop } from './deadline.js';
+import { ImportReport, newSuccessOrg, type SuccessOrg } from './result.js';
+import { NotAList, type OrgSource } from './source.js';
+
+/**
+ * Imports the organizations of a bundle in ZITADEL's order (compat §1.2). Phase 1, per org: the
+ * org, its policies and domains, users (human, machine) with their metadata and keys, projects,
+ * roles, apps and app keys. Phase 2, all orgs: user grants. Phase 3, all orgs: org and project
+ * members. Each org's phase-1 items are validated first (pure, with pauses for other requests),
+ * then staged into the actors and committed in one LMDB transaction, so an org is imported
+ * completely or not at all; its phase-2 and phase-3 items commit together later. A bad item is
+ * reported and skipped; an item that already exists is reported and left as it is.
+ */
+export interface ImportServices {
+  orgs: OrgsActor;
+  clients: ClientsActor;
+  masterKey: MasterKey;
+  /** Hashes a plaintext `password` (worker pool). */
+  hashPassword(password: string): Promise<string>;
+  /** Commits a batch atomically and durably. */
+  commit(batch: WriteBatch): Promise<void>;
+}
+
+const YIELD_EVERY = 256;
+const HASH_CONCURRENCY = 16;
+const PROJECT_ROLES = Object.keys(ROLE_PERMISSIONS).filter((r) => r.startsWith('PROJECT_'));
+
+type Element = Record<string, unknown>;
+const asObject = (v: unknown): Element => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Element) : {});
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+function describe(issue: z.core.$ZodIssue): string {
+  const path = issue.path.length > 0 ? issue.path.map(String).join('.') : 'value';
+  if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) return `${path} is required`;
+  return `${path}: ${issue.message}`;
+}
+
+interface Parsed<T> {
+  value: T;
+  index: number;
+}
+
+class OrgImport {
+  readonly success: SuccessOrg;
+  /** False when the org could not be created and does not exist: the rest of it is skipped. */
+  usable = true;
+
+  constructor(
+    readonly source: OrgSource,
+    readonly orgId: string,
+  ) {
+    this.success = newSuccessOrg(orgId);
+  }
+}
+
+export class Importer {
+  readonly report = new ImportReport();
+  private steps = 0;
+  /** Batches committed so far. */
+  private writes = 0;
+
+  constructor(
+    private readonly services: ImportServices,
+    private readonly deadline: Deadline,
+  ) {}
+
+  /** What a timeout leaves behind, for its error message. */
+  private progress(): string {
+    if (this.writes === 0) return 'nothing was imported';
+    return `${this.writes} of the import's writes (an org's objects, or its grants or members) were committed before; importing the same bundle again adds the rest`;
+  }
+
+  /** Every YIELD_EVERY steps: let other requests run, and stop when the time is up. */
+  private async step(): Promise<void> {
+    if (++this.steps % YIELD_EVERY !== 0) return;
+    await yieldToEventLoop();
+    this.deadline.check(this.progress());
+  }
+
+  /** Validates every element of a list field; bad ones are reported and skipped. */
+  private async parseList<S extends z.ZodType>(
+    org: OrgImport,
+    field: string,
+    schema: S,
+    type: string,
+    idOf: (element: Element) => string,
+  ): Promise<Parsed<z.output<S>>[]> {
+    let spans;
+    try {
+      spans = org.source.list(field);
+    } catch (error) {
+      if (!(error instanceof NotAList)) throw error;
+      this.report.error(type, org.orgId, 'IMPORT-L1st0', error.message);
+      return [];
+    }
+    const out: Parsed<z.output<S>>[] = [];
+    for (const [index, span] of spans.entries()) {
+      await this.step();
+      let raw: unknown;
+      try {
+        raw = org.source.element(field, span);
+      } catch (error) {
+        this.report.failure(type, '', error);
+        continue;
+      }
+      const result = schema.safeParse(raw);
+      if (result.success) {
+        out.push({ value: result.data, index });
+        continue;
+      }
+      const problems = result.error.issues.slice(0, 3).map(describe).join('; ');
+      this.report.error(type, idOf(asObject(raw)), 'IMPORT-V4l1d', `invalid ${field}[${index}]: ${problems}`);
+    }
+    return out;
+  }
+
+  /** A single (non-list) field; undefined when absent, reported when invalid. */
+  private parseField<S extends z.ZodType>(org: OrgImport, field: string, schema: S, type: string): z.output<S> | undefined {
+    let raw: unknown;
+    try {
+      raw = org.source.value(field);
+    } catch (error) {
+      this.report.failure(type, org.orgId, error);
+      return undefined;
+    }
+    if (raw === undefined) return undefined;
+    const result = schema.safeParse(raw);
+    if (result.success) return result.data;
+    this.report.error(type, org.orgId, 'IMPORT-V4l1d', `invalid ${field}: ${result.error.issues.slice(0, 3).map(describe).join('; ')}`);
+    return undefined;
+  }
+
+  /** Bundle parts Sesame does not model: one error per element, nothing imported. */
+  private async reportUnsupported(org: OrgImport): Promise<void> {
+    for (const part of UNSUPPORTED_POLICIES) {
+      if (org.source.has(part.field)) {
+        this.report.error(part.type, part.id(org.orgId, {}), 'IMPORT-Unsup1', `Sesame does not support ${part.what}; ${part.field} was not imported`);
+      }
+    }
+    for (const part of UNSUPPORTED_LISTS) {
+      let spans;
+      try {
+        spans = org.source.list(part.field);
+      } catch (error) {
+        if (error instanceof NotAList) this.report.error(part.type, org.orgId, 'IMPORT-L1st0', error.message);
+        continue;
+      }
+      for (const span of spans) {
+        await this.step();
+        let element: Element = {};
+        try {
+          element = asObject(org.source.element(part.field, span));
+        } catch {
+          /* reported with an empty id */
+        }
+        this.report.error(part.type, part.id(org.orgId, element), 'IMPORT-Unsup1', `Sesame does not support ${part.what}; the ${part.field} entry was not imported`);
+      }
+    }
+  }
+
+  async run(sources: readonly OrgSource[]): Promise<ImportReport> {
+    const imports: OrgImport[] = [];
+    for (const [index, source] of sources.entries()) {
+      this.deadline.check(this.progress());
+      const org = await this.phase1(source, index);
+      if (org) imports.push(org);
+    }
+    for (const org of imports) await this.phase2(org);
+    for (const org of imports) await this.phase3(org);
+    for (const org of imports) if (org.usable) this.report.orgs.push(org.success);
+    return this.report;
+  }
+
+  // ---- phase 1: one org, atomically ----
+
+  private async phase1(source: OrgSource, index: number): Promise<OrgImport | undefined> {
+    const { orgs, clients } = this.services;
+    const read = (field: string): unknown => {
+      try {
+        return source.value(field);
+      } catch {
+        return undefined; // e.g. nested too deep: treated as absent, and reported below where it matters
+      }
+    };
+    const orgIdValue = read('orgId');
+    const orgId = typeof orgIdValue === 'string' ? orgIdValue.trim() : '';
+    if (orgId.length === 0 || orgId.length > 200) {
+      this.report.error('org', '', 'IMPORT-Org01', `orgs[${index}]: orgId is required (a string of 1-200 characters)`);
+      return undefined;
+    }
+    const org = new OrgImport(source, orgId);
+    const orgFields = this.parseField(org, 'org', orgSchema, 'org');
+    const stateValue = read('orgState');
+    const orgState: OrgState = stateValue === 'ORG_STATE_INACTIVE' || stateValue === ORG_STATES.indexOf('ORG_STATE_INACTIVE') ? 'ORG_STATE_INACTIVE' : 'ORG_STATE_ACTIVE';
+
+    // Validate everything first (pure), so the staging below is quick and synchronous.
+    const lockout = this.parseField(org, 'lockoutPolicy', lockoutPolicySchema, 'lockout_policy');
+    const login = this.parseField(org, 'loginPolicy', loginPolicySchema, 'login_policy');
+    const domains = await this.parseList(org, 'domains', domainSchema, 'domain', (e) => `${orgId}_${str(e.domainName)}`);
+    const humans = await this.parseHumans(org);
+    const machines = await this.parseList(org, 'machineUsers', machineUserSchema, 'machine_user', (e) => str(e.userId) || str(asObject(e.user).userId));
+    const metadata = await this.parseList(org, 'userMetadata', userMetadataSchema, 'user_metadata', (e) => `${str(e.id)}_${str(e.key)}`);
+    const machineKeys = await this.parseList(org, 'machineKeys', machineKeySchema, 'machine_user_key', (e) => str(e.keyId));
+    const projects = await this.parseList(org, 'projects', projectSchema, 'project', (e) => str(e.projectId));
+    const oidcApps = await this.parseList(org, 'oidcApps', oidcAppSchema, 'oidc_app', (e) => str(e.appId));
+    const apiApps = await this.parseList(org, 'apiApps', apiAppSchema, 'api_app', (e) => str(e.appId));
+    const appKeys = await this.parseList(org, 'appKeys', appKeySchema, 'app_key', (e) => str(e.id));
+    const roles = await this.parseList(org, 'projectRoles', projectRoleSchema, 'project_role', (e) => `${str(e.projectId)}_${str(e.roleKey)}`);
+    await this.reportUnsupported(org);
+    const passwordHashes = await this.hashPlaintextPasswords(humans);
+    this.deadline.check(this.progress());
+
+    // Stage synchronously: nothing else runs between the checks and the writes.
+    const batch = new WriteBatch();
+    const { success } = org;
+    const attempt = (type: string, id: string, stage: () => void) => {
+      try {
+        stage();
+      } catch (error) {
+        this.report.failure(type, id, error);
+      }
+    };
+
+    if (orgs.getOrg(orgId)) {
+      // A bundle without `org` only adds to an existing org (zitadel-tools writes such bundles
+      // for a target org); one that describes the org again is told it exists.
+      if (source.has('org')) {
+        this.report.error('org', orgId, 'ORG-lapo2m', `organization ${orgId} already exists; its missing parts are imported, existing ones are left as they are`);
+      }
+    } else if (!orgFields && source.has('org')) {
+      org.usable = false;
+      return org;
+    } else {
+      try {
+        // Without `org.name` (zitadel-tools' bundles) the org is named after its id.
+        orgs.stageOrg({ id: orgId, name: orgFields?.name ?? orgId, state: orgState }, batch);
+      } catch (error) {
+        this.report.failure('org', orgId, error);
+        org.usable = false;
+        return org;
+      }
+    }
+
+    if (lockout) {
+      attempt('lockout_policy', orgId, () =>
+        orgs.stagePolicy(
+          'lockout',
+          orgId,
+          { maxPasswordAttempts: lockout.maxPasswordAttempts, maxOtpAttempts: lockout.maxOtpAttempts, showLockoutFailure: lockout.showLockoutFailure ?? true },
+          batch,
+        ),
+      );
+    }
+    if (login) {
+      // What Sesame cannot enforce is left out and listed; the rest of the policy still applies
+      // (skipping it whole would fall back to the defaults, e.g. open registration).
+      const { policy, unsupported } = toLoginPolicy(login);
+      for (const problem of unsupported) this.report.error('login_policy', orgId, 'IMPORT-Unsup2', `not supported by Sesame, left out: ${problem}`);
+      attempt('login_policy', orgId, () => orgs.stagePolicy('login', orgId, policy, batch));
+    }
+
+    for (const { value: d } of domains) {
+      attempt('domain', `${orgId}_${d.domainName}`, () => {
+        if (orgs.stageOrgDomain(orgId, d, batch)) success.domains.push(d.domainName.toLowerCase());
+      });
+    }
+
+    for (const plan of humans) {
+      const { id, item } = plan;
+      attempt('human_user', id, () => {
+        if (item.state === 'USER_STATE_DELETED') throw preconditionFailed('IMPORT-Del01', 'deleted users are not imported');
+        const passwordHash = item.user.password ? passwordHashes.get(id) : item.user.hashedPassword?.value || undefined;
+        orgs.stageUser(
+          orgId,
+          {
+            id,
+            ...newHuman(item.user, {
+              passwordHash,
+              passwordChangeRequired: item.user.passwordChangeRequired,
+              otpSecretSealed: plan.otpSecret ? sealOtpSecret(this.services.masterKey, plan.otpSecret) : undefined,
+              state: item.state === 'USER_STATE_UNSPECIFIED' ? undefined : (item.state as UserState),
+            }),
+          },
+          batch,
+        );
+        success.humanUserIds.push(id);
+      });
+    }
+
+    for (const { value: m } of machines) {
+      const id = m.userId || m.user.userId || newId();
+      attempt('machine_user', id, () => {
+        if (m.state === 'USER_STATE_DELETED') throw preconditionFailed('IMPORT-Del01', 'deleted users are not imported');
+        const { userName, name, description, accessTokenType } = m.user;
+        const state: UserState = m.state === 'USER_STATE_UNSPECIFIED' ? 'USER_STATE_ACTIVE' : (m.state as UserState);
+        orgs.stageUser(orgId, { id, userName, state, machine: { name, description, accessTokenType } }, batch);
+        if (m.clientSecretSha256) clients.stageMachineSecret(id, m.clientSecretSha256, batch);
+        success.machineUserIds.push(id);
+      });
+    }
+
+    for (const { value: md } of metadata) {
+      attempt('user_metadata', `${md.id}_${md.key}`, () => {
+        orgs.stageUserMetadata(md.id, orgId, md.key, new Uint8Array(md.value), batch);
+        success.userMetadata.push({ userId: md.id, key: md.key });
+      });
+    }
+
+    for (const { value: k } of machineKeys) {
+      attempt('machine_user_key', k.keyId, () => {
+        const user = orgs.requireUser(k.userId, orgId);
+        if (!user.machine) throw preconditionFailed('USER-Mach1', `user ${k.userId} is not a machine user`);
+        clients.stageMachineKey(user, { id: k.keyId, expirationDate: k.expirationDate, publicKeyPem: k.publicKey }, batch);
+        success.machineKeys.push(k.keyId);
+      });
+    }
+
+    for (const { value: p } of projects) {
+      attempt('project', p.projectId, () => {
+        if (p.project.privateLabelingSetting !== 'PRIVATE_LABELING_SETTING_UNSPECIFIED') {
+          this.report.error('project', p.projectId, 'IMPORT-Unsup3', `${NO_PRIVATE_LABELING}; privateLabelingSetting was left out`);
+        }
+        orgs.stageProject(orgId, { id: p.projectId, ...p.project, privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED' }, batch);
+        success.projectIds.push(p.projectId);
+      });
+    }
+
+    for (const { value: r } of roles) {
+      attempt('project_role', `${r.projectId}_${r.roleKey}`, () => {
+        orgs.stageProjectRoles(r.projectId, orgId, [{ key: r.roleKey, displayName: r.displayName, group: r.group }], batch);
+        success.projectRoles.push(`${r.projectId}_${r.roleKey}`);
+      });
+    }
+
+    for (const { value: a } of oidcApps) {
+      attempt('oidc_app', a.appId, () => {
+        const { projectId, name, ...config } = a.app;
+        const project = orgs.requireProject(requireProjectId(projectId), orgId);
+        // What Sesame cannot honour is reported and dropped; the app itself is imported.
+        for (const { message } of unsupportedOidcSettings(config)) {
+          this.report.error('oidc_app', a.appId, 'IMPORT-Unsup1', `${message}; the app was imported without it`);
+        }
+        const oidc = toOidcAppConfig(withoutUnsupportedOidcSettings(config));
+        clients.stageApp(project, { id: a.appId, clientId: a.clientId, name, oidc, secretHash: secretFor(a.clientSecretSha256, oidc.authMethodType) }, batch);
+        success.oidcAppIds.push(a.appId);
+      });
+    }
+
+    for (const { value: a } of apiApps) {
+      attempt('api_app', a.appId, () => {
+        const { projectId, name, authMethodType } = a.app;
+        const project = orgs.requireProject(requireProjectId(projectId), orgId);
+        clients.stageApp(project, { id: a.appId, clientId: a.clientId, name, api: { authMethodType }, secretHash: secretFor(a.clientSecretSha256, authMethodType) }, batch);
+        success.apiAppIds.push(a.appId);
+      });
+    }
+
+    for (const { value: k } of appKeys) {
+      attempt('app_key', k.id, () => {
+        const app = clients.getApp(k.appId);
+        if (!app || app.orgId !== orgId || (k.projectId && app.projectId !== k.projectId)) throw notFound('APP-Jd8sa', `application ${k.appId} not found`);
+        clients.stageAppKey(app, { id: k.id, expirationDate: k.expirationDate, publicKeyPem: k.publicKey }, batch);
+        success.appKeys.push(k.id);
+      });
+    }
+
+    await this.commit(org, batch, 'org', orgId);
+    return org;
+  }
+
+  private async commit(org: OrgImport, batch: WriteBatch, type: string, id: string): Promise<void> {
+    const size = batch.size;
+    try {
+      await this.services.commit(batch);
+      if (size > 0) this.writes++;
+    } catch (error) {
+      // Nothing of this batch was written; the memory changes were taken back.
+      this.commitFailed(type, id, 'the organization', error);
+      if (type === 'org') org.usable = false;
+    }
+  }
+
+  private async parseHumans(org: OrgImport) {
+    const items = await this.parseList(org, 'humanUsers', humanUserSchema, 'human_user', (e) => str(e.userId) || str(asObject(e.user).userId));
+    const plans: { id: string; item: (typeof items)[number]['value']; otpSecret?: string }[] = [];
+    for (const { value: item } of items) {
+      const id = item.userId || item.user.userId || newId();
+      const encoded = item.user.hashedPassword?.value;
+      if (!item.user.password && encoded) {
+        try {
+          checkEncodedHash(encoded);
+        } catch (error) {
+          this.report.failure('human_user', id, error);
+          continue;
+        }
+      }
+      let otpSecret: string | undefined;
+      if (item.user.otpCode) {
+        otpSecret = normalizeOtpSecret(item.user.otpCode);
+        if (!otpSecret) this.report.error('human_user_otp', id, 'IMPORT-Otp01', 'otpCode is not a base32 TOTP secret; the user was imported without it');
+      }
+      for (const idp of item.user.idps) {
+        this.report.error('user_link', `${id}_${idp.configId}`, 'IMPORT-Unsup1', 'Sesame does not support identity provider links; the link was not imported');
+      }
+      if (item.user.requestPasswordlessRegistration) {
+        this.report.error('human_user', id, 'IMPORT-Unsup1', 'Sesame has no passwordless login; requestPasswordlessRegistration was ignored for this user');
+      }
+      if (item.user.recoveryCodes.length > 0) {
+        this.report.error('human_user_recovery_codes', id, 'IMPORT-Unsup1', 'Sesame does not support recovery codes; they were not imported');
+      }
+      plans.push(otpSecret ? { id, item, otpSecret } : { id, item });
+    }
+    return plans;
+  }
+
+  /** Plaintext `password`s are hashed in the worker pool before anything is staged. */
+  private async hashPlaintextPasswords(humans: { id: string; item: { user: { password: string } } }[]): Promise<Map<string, string>> {
+    const hashes = new Map<string, string>();
+    const pending = humans.filter((h) => h.item.user.password);
+    for (let i = 0; i < pending.length; i += HASH_CONCURRENCY) {
+      this.deadline.check(this.progress());
+      const chunk = pending.slice(i, i + HASH_CONCURRENCY);
+      const results = await this.deadline.race(Promise.all(chunk.map((h) => this.services.hashPassword(h.item.user.password))), this.progress());
+      chunk.forEach((h, k) => hashes.set(h.id, results[k]!));
+    }
+    return hashes;
+  }
+
+  // ---- phase 2: user grants ----
+
+  private async phase2(org: OrgImport): Promise<void> {
+    if (!org.usable) return;
+    this.deadline.check(this.progress());
+    const grants = await this.parseList(org, 'userGrants', userGrantSchema, 'user_grant', (e) => `${org.orgId}_${str(e.projectId)}_${str(e.userId)}`);
+    const { orgs } = this.services;
+    const batch = new WriteBatch();
+    const staged: { projectId: string; userId: string }[] = [];
+    for (const { value: g } of grants) {
+      try {
+        if (g.projectGrantId) throw notFound('PROJECT-Gr4nt', `project grant ${g.projectGrantId} not found (Sesame does not support project grants)`);
+        orgs.stageUserGrant({ userId: g.userId, orgId: org.orgId, projectId: g.projectId, projectGrantId: '', roleKeys: [...new Set(g.roleKeys)] }, batch);
+        staged.push({ projectId: g.projectId, userId: g.userId });
+      } catch (error) {
+        this.report.failure('user_grant', `${org.orgId}_${g.projectId}_${g.userId}`, error);
+      }
+    }
+    await this.commitLater(org, batch, () => {
+      for (const g of staged) org.success.userGrants.push(g);
+    });
+  }
+
+  // ---- phase 3: members ----
+
+  private async phase3(org: OrgImport): Promise<void> {
+    if (!org.usable) return;
+    this.deadline.check(this.progress());
+    const { orgs } = this.services;
+    const orgMembers = await this.parseList(org, 'orgMembers', orgMemberSchema, 'org_member', (e) => `${org.orgId}_${str(e.userId)}`);
+    const projectMembers = await this.parseList(org, 'projectMembers', projectMemberSchema, 'project_member', (e) => `${org.orgId}_${str(e.projectId)}_${str(e.userId)}`);
+    const batch = new WriteBatch();
+    const members: string[] = [];
+    const projectMemberIds: { projectId: string; userId: string }[] = [];
+    for (const { value: m } of orgMembers) {
+      try {
+        checkRoles(m.roles, ORG_ROLES);
+        orgs.stageMember(`org:${org.orgId}`, m.userId, m.roles, batch);
+        members.push(m.userId);
+      } catch (error) {
+        this.report.failure('org_member', `${org.orgId}_${m.userId}`, error);
+      }
+    }
+    for (const { value: m } of projectMembers) {
+      try {
+        orgs.requireProject(m.projectId, org.orgId);
+        checkRoles(m.roles, PROJECT_ROLES);
+        orgs.stageMember(`project:${m.projectId}`, m.userId, m.roles, batch);
+        projectMemberIds.push({ projectId: m.projectId, userId: m.userId });
+      } catch (error) {
+        this.report.failure('project_member', `${org.orgId}_${m.projectId}_${m.userId}`, error);
+      }
+    }
+    await this.commitLater(org, batch, () => {
+      for (const m of members) org.success.orgMembers.push(m);
+      for (const m of projectMemberIds) org.success.projectMembers.push(m);
+    });
+  }
+
+  private async commitLater(org: OrgImport, batch: WriteBatch, onSuccess: () => void): Promise<void> {
+    const size = batch.size;
+    try {
+      await this.services.commit(batch);
+      if (size > 0) this.writes++;
+      onSuccess();
+    } catch (error) {
+      this.commitFailed('org', org.orgId, "the organization's grants or members", error);
+    }
+  }
+
+  private commitFailed(type: string, id: string, what: string, error: unknown): void {
+    log.error('import: commit failed', { type, id, error: error instanceof Error ? error.stack : String(error) });
+    this.report.error(type, id, 'IMPORT-C0mm1', `writing ${what} failed, none of it was imported: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function requireProjectId(projectId: string | undefined): string {
+  if (!projectId) throw invalidArgument('IMPORT-Pr0j1', 'app.projectId is required');
+  return projectId;
+}
+
+/** A carried secret digest, only for auth methods that use a secret. */
+function secretFor(digest: Buffer | undefined, authMethodType: string): Uint8Array | undefined {
+  if (!digest) return undefined;
+  const usesSecret = ['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST', 'API_AUTH_METHOD_TYPE_BASIC'].includes(authMethodType);
+  return usesSecret ? new Uint8Array(digest) : undefined;
+}
+
+function checkRoles(roles: readonly string[], allowed: readonly string[]): void {
+  const unknown = roles.filter((r) => !allowed.includes(r));
+  if (unknown.length > 0) throw invalidArgument('MEMBER-4m0sR', `unknown roles ${unknown.join(', ')}; allowed: ${allowed.join(', ')}`);
+}

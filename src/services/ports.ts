@@ -1,0 +1,47 @@
+import type { ClientsActor } from '../actors/clients.js';
+import type { KeysActor } from '../actors/keys.js';
+import type { InstanceInfo, OrgsActor } from '../actors/orgs.js';
+import type { AuthCodesActor } from '../actors/auth-codes.js';
+import type { AuthRequestsActor } from '../actors/auth-requests.js';
+import type { RefreshTokensActor } from '../actors/refresh-tokens.js';
+import type { SessionsActor } from '../actors/sessions.js';
+import type { UserSessionsActor } from '../actors/user-sessions.js';
+import type { IdTokens } from './id-token.js';
+import type { MasterKey } from '../crypto/master-key.js';
+import type { MigrationStore } from './migration/store.js';
+import type { Config } from '../config.js';
+import type { AccessTokens } from './access-tokens.js';
+import type { ClientAuthenticator } from './client-auth.js';
+import type { AssertionVerifier } from './assertion-verifier.js';
+import type { SettingsActor } from '../actors/settings.js';
+import type { CryptoPool } from '../workers/pool.js';
+
+/** What route modules may use: the actors and services wired by src/app.ts. */
+export interface AppContext {
+  readonly config: Config;
+  readonly issuer: string;
+  readonly instance: InstanceInfo;
+  readonly orgs: OrgsActor;
+  readonly clients: ClientsActor;
+  readonly keys: KeysActor;
+  readonly sessions: SessionsActor;
+  readonly tokens: AccessTokens;
+  readonly clientAuth: ClientAuthenticator;
+  /** Signed assertions: private_key_jwt and the JWT profile grant. */
+  readonly assertions: AssertionVerifier;
+  /** Instance feature flags and security policy. */
+  readonly settings: SettingsActor;
+  readonly pool: CryptoPool;
+  // Browser sign-in (issue 4).
+  readonly idTokens: IdTokens;
+  readonly authRequests: AuthRequestsActor;
+  readonly userSessions: UserSessionsActor;
+  readonly authCodes: AuthCodesActor;
+  readonly refreshTokens: RefreshTokensActor;
+  /** Seals secrets at rest (TOTP secrets) and derives purpose keys (CSRF). */
+  readonly masterKey: MasterKey;
+  /** Export snapshots and atomic import commits (organization migration). */
+  readonly migration: MigrationStore;
+  /** False while starting or shutting down (readiness). */
+  isReady(): boolean;
+}

@@ -1,0 +1,126 @@
+import type { AppContext } from './ports.js';
+import type { ActorClaim } from '../actors/sessions.js';
+import type { AppRecord, UserRecord } from '../model/records.js';
+import type { IssuedAccessToken } from './access-tokens.js';
+import type { AuthenticatedClient } from './client-auth.js';
+import { OAuthError } from '../protocol/errors.js';
+import { urnClaims, userClaims } from '../protocol/claims.js';
+import { clock } from '../util/clock.js';
+
+/**
+ * Tokens for a signed-in user, shared by the code grant, the refresh grant and the implicit flow:
+ * an access token (format per app) bound to the grant and session, and an ID token.
+ */
+export interface UserGrant {
+  grantId: string;
+  app: AppRecord;
+  user: UserRecord;
+  sid: string;
+  scopes: string[];
+  audience: string[];
+  authTime: number;
+  amr: string[];
+  nonce?: string | undefined;
+  /** From a token exchange with an actor: every token of the grant carries it. */
+  act?: ActorClaim | undefined;
+}
+
+/** ZITADEL's default audience (compat §3.3): the client, the project's other apps, the project, and `:aud` projects. */
+export function userAudience(ctx: AppContext, app: AppRecord, audienceProjects: readonly string[]): string[] {
+  const aud = [app.clientId];
+  for (const other of ctx.clients.appsOfProject(app.projectId)) if (!aud.includes(other.clientId)) aud.push(other.clientId);
+  for (const id of [app.projectId, ...audienceProjects]) if (!aud.includes(id)) aud.push(id);
+  return aud;
+}
+
+/** Scope claims for userinfo, the ID token and introspection. */
+export function claimsFor(ctx: AppContext, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
+  return { ...userClaims(user, scopes, ctx.orgs.preferredLoginName(user)), ...zitadelClaimsFor(ctx, user, scopes, projectId, withRoles) };
+}
+
+/**
+ * Only ZITADEL's URN claims (metadata, resource owner, roles of `projectId` when `withRoles`):
+ * what a JWT access token carries (compat §3.3: no profile/email/phone claims there).
+ */
+export function zitadelClaimsFor(ctx: AppContext, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
+  // The orgs actor is the claims directory (orgs, projects, grants, primary domains).
+  return urnClaims(ctx.orgs, user, scopes, projectId, withRoles);
+}
+
+export interface IssuedUserTokens {
+  accessToken?: IssuedAccessToken;
+  idToken?: string;
+}
+
+export async function issueUserTokens(
+  ctx: AppContext,
+  grant: UserGrant,
+  want: { accessToken: boolean; idToken: boolean },
+): Promise<IssuedUserTokens> {
+  const oidc = grant.app.oidc!;
+  const skewSeconds = Math.ceil((oidc.clockSkewMs ?? 0) / 1000);
+  const out: IssuedUserTokens = {};
+  if (want.accessToken) {
+    const jwt = oidc.accessTokenType === 'OIDC_TOKEN_TYPE_JWT';
+    out.accessToken = await ctx.tokens.issue(jwt ? 'jwt' : 'opaque', {
+      sub: grant.user.id,
+      clientId: grant.app.clientId,
+      aud: grant.audience,
+      scope: grant.scopes.join(' '),
+      grantId: grant.grantId,
+      sid: grant.sid,
+      authTime: grant.authTime,
+      amr: grant.amr,
+      ...(grant.act ? { act: grant.act } : {}),
+      skewSeconds,
+      // Role claims (when requested, as for the ID token) only with accessTokenRoleAssertion.
+      ...(jwt ? { jwtClaims: zitadelClaimsFor(ctx, grant.user, grant.scopes, grant.app.projectId, oidc.accessTokenRoleAssertion) } : {}),
+    });
+  }
+  if (want.idToken && grant.scopes.includes('openid')) {
+    // Seed: with an access token, profile/email/phone/address come from userinfo unless the app asserts them.
+    const withUserClaims = !want.accessToken || oidc.idTokenUserinfoAssertion;
+    const claims = withUserClaims ? claimsFor(ctx, grant.user, grant.scopes, grant.app.projectId, oidc.idTokenRoleAssertion) : {};
+    if (!withUserClaims && oidc.idTokenRoleAssertion) Object.assign(claims, claimsFor(ctx, grant.user, ['urn:zitadel:iam:org:projects:roles'], grant.app.projectId, true));
+    delete claims.sub;
+    out.idToken = await ctx.idTokens.issue({
+      sub: grant.user.id,
+      clientId: grant.app.clientId,
+      aud: grant.audience,
+      authTime: grant.authTime,
+      amr: grant.amr,
+      sid: grant.sid,
+      nonce: grant.nonce,
+      accessToken: out.accessToken?.token,
+      skewSeconds,
+      userClaims: grant.act ? { ...claims, act: grant.act } : claims,
+    });
+  }
+  return out;
+}
+
+/** The OIDC app a user grant is for, which must have `grantType` enabled (else unauthorized_client). */
+export function requireUserApp(client: AuthenticatedClient | undefined, grantType: string, name: string): AppRecord {
+  if (client?.kind !== 'app' || !client.app.oidc) throw new OAuthError('unauthorized_client', `${name} is for OIDC applications`);
+  if (!client.app.oidc.grantTypes.includes(grantType)) throw new OAuthError('unauthorized_client', `grant_type "${name}" not allowed`);
+  return client.app;
+}
+
+/** Revokes a grant: its refresh family and every access token issued from it. Resolves once durable. */
+export async function revokeGrant(ctx: AppContext, grantId: string): Promise<void> {
+  // Tokens may outlive the lifetime by the app's clock skew (at most 5 s).
+  const until = Math.floor((clock.now() + ctx.config.accessTokenLifetime) / 1000) + 5;
+  await Promise.all([ctx.refreshTokens.remove(grantId), ctx.sessions.revokeGrant(grantId, until)]);
+}
+
+export function tokenResponse(tokens: IssuedUserTokens, scopes: readonly string[], refreshToken: string | undefined): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    access_token: tokens.accessToken!.token,
+    token_type: 'Bearer',
+    expires_in: tokens.accessToken!.expiresIn,
+  };
+  if (tokens.idToken) body.id_token = tokens.idToken;
+  if (refreshToken) body.refresh_token = refreshToken;
+  if (scopes.length > 0) body.scope = scopes.join(' ');
+  return body;
+}
