@@ -9,7 +9,7 @@ import { SessionsActor } from './actors/sessions.js';
 import { UserSessionsActor } from './actors/user-sessions.js';
 import { bootstrapInstance } from './services/bootstrap.js';
 import { ConfigError, type Config } from './config.js';
-import type { AppContext } from './services/ports.js';
+import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
 import { ListenError, startHttpServer, type HttpServer } from './http/server.js';
 import { json } from './http/responses.js';
@@ -38,7 +38,7 @@ import { chooseSignerMode, InlineSigner, PoolSigner } from './workers/signer.js'
 export interface RunningApp {
   readonly port: number;
   readonly issuer: string;
-  readonly ctx: AppContext;
+  readonly ctx: Ports;
   /**
    * Runs the periodic work now, as its timers do: sweeps expired state and rotates the signing
    * key when due. For tests that move the clock.
@@ -148,7 +148,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       config.refreshTokenReuseGrace,
     );
     const cryptoPool = pool;
-    const ctx: AppContext = {
+    const ctx: Ports = {
       config,
       issuer,
       instance,

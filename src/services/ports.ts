@@ -16,8 +16,11 @@ import type { AssertionVerifier } from './assertion-verifier.js';
 import type { SettingsActor } from '../actors/settings.js';
 import type { CryptoPool } from '../workers/pool.js';
 
-/** What route modules may use: the actors and services wired by src/app.ts. */
-export interface AppContext {
+/**
+ * Everything src/app.ts wires. Nobody takes all of it: each module names what it uses as a
+ * `Pick<Ports, ...>` (its port), so its signature says what it may touch.
+ */
+export interface Ports {
   readonly config: Config;
   readonly issuer: string;
   readonly instance: InstanceInfo;

@@ -1,4 +1,4 @@
-import type { AppContext } from './ports.js';
+import type { Ports } from './ports.js';
 import type { ActorClaim } from '../actors/sessions.js';
 import type { AppRecord, UserRecord } from '../model/records.js';
 import type { IssuedAccessToken } from './access-tokens.js';
@@ -6,6 +6,9 @@ import type { AuthenticatedClient } from './client-auth.js';
 import { OAuthError } from '../protocol/errors.js';
 import { urnClaims, userClaims } from '../protocol/claims.js';
 import { clock } from '../util/clock.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type UserTokensPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'orgs' | 'refreshTokens' | 'sessions' | 'tokens'>;
 
 /**
  * Tokens for a signed-in user, shared by the code grant, the refresh grant and the implicit flow:
@@ -26,7 +29,7 @@ export interface UserGrant {
 }
 
 /** ZITADEL's default audience (compat §3.3): the client, the project's other apps, the project, and `:aud` projects. */
-export function userAudience(ctx: AppContext, app: AppRecord, audienceProjects: readonly string[]): string[] {
+export function userAudience(ctx: UserTokensPorts, app: AppRecord, audienceProjects: readonly string[]): string[] {
   const aud = [app.clientId];
   for (const other of ctx.clients.appsOfProject(app.projectId)) if (!aud.includes(other.clientId)) aud.push(other.clientId);
   for (const id of [app.projectId, ...audienceProjects]) if (!aud.includes(id)) aud.push(id);
@@ -34,7 +37,7 @@ export function userAudience(ctx: AppContext, app: AppRecord, audienceProjects: 
 }
 
 /** Scope claims for userinfo, the ID token and introspection. */
-export function claimsFor(ctx: AppContext, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
+export function claimsFor(ctx: UserTokensPorts, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
   return { ...userClaims(user, scopes, ctx.orgs.preferredLoginName(user)), ...zitadelClaimsFor(ctx, user, scopes, projectId, withRoles) };
 }
 
@@ -42,7 +45,7 @@ export function claimsFor(ctx: AppContext, user: UserRecord, scopes: readonly st
  * Only ZITADEL's URN claims (metadata, resource owner, roles of `projectId` when `withRoles`):
  * what a JWT access token carries (compat §3.3: no profile/email/phone claims there).
  */
-export function zitadelClaimsFor(ctx: AppContext, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
+export function zitadelClaimsFor(ctx: UserTokensPorts, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
   // The orgs actor is the claims directory (orgs, projects, grants, primary domains).
   return urnClaims(ctx.orgs, user, scopes, projectId, withRoles);
 }
@@ -53,7 +56,7 @@ export interface IssuedUserTokens {
 }
 
 export async function issueUserTokens(
-  ctx: AppContext,
+  ctx: UserTokensPorts,
   grant: UserGrant,
   want: { accessToken: boolean; idToken: boolean },
 ): Promise<IssuedUserTokens> {
@@ -107,7 +110,7 @@ export function requireUserApp(client: AuthenticatedClient | undefined, grantTyp
 }
 
 /** Revokes a grant: its refresh family and every access token issued from it. Resolves once durable. */
-export async function revokeGrant(ctx: AppContext, grantId: string): Promise<void> {
+export async function revokeGrant(ctx: UserTokensPorts, grantId: string): Promise<void> {
   // Tokens may outlive the lifetime by the app's clock skew (at most 5 s).
   const until = Math.floor((clock.now() + ctx.config.accessTokenLifetime) / 1000) + 5;
   await Promise.all([ctx.refreshTokens.remove(grantId), ctx.sessions.revokeGrant(grantId, until)]);

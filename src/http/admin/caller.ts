@@ -1,8 +1,11 @@
 import { ApiError } from '../../model/errors.js';
 import type { UserRecord } from '../../model/records.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Request } from '../types.js';
 import { hasPermission } from '../../domain/permissions.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type CallerPorts = Pick<Ports, 'instance' | 'orgs' | 'tokens'>;
 
 /**
  * Who is calling the provisioning API: a bearer PAT, or an access token whose audience holds the
@@ -24,7 +27,7 @@ export function unauthenticated(message: string): ApiError {
   return new ApiError('Unauthenticated', 'AUTH-7fs1e', message);
 }
 
-export function authenticateCaller(ctx: AppContext, req: Request): Caller {
+export function authenticateCaller(ctx: CallerPorts, req: Request): Caller {
   const header = req.headers.authorization;
   if (!header) throw unauthenticated('authorization header missing');
   if (req.repeatedHeaders.has('authorization')) throw unauthenticated('authorization header repeated');

@@ -1,5 +1,5 @@
 import { invalidArgument } from '../../model/errors.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { newHuman } from '../../domain/human-users.js';
 import { addHumanSchema, importHumanSchema } from '../../zitadel/users.js';
@@ -8,12 +8,16 @@ import { apiRoute, ok } from './endpoint.js';
 import { normalizeOtpSecret, sealOtpSecret } from '../../domain/otp-secret.js';
 import { checkEncodedHash } from '../../domain/password-hashes.js';
 import { readBody } from '../../zitadel/validation.js';
+import type { CallerPorts } from './caller.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type HumanUsersPorts = Pick<Ports, 'masterKey' | 'orgs' | 'pool'> & CallerPorts;
 
 /**
  * Human users: AddHumanUser and ImportHumanUser. Plaintext passwords are hashed in the worker
  * pool and never stored; imported hashes are stored as given once their format is recognized.
  */
-export function humanUserRoutes(ctx: AppContext): Route[] {
+export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/users/human', {
       POST: async (req, caller) => {

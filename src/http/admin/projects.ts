@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { invalidArgument } from '../../model/errors.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import type { ProjectRecord } from '../../model/records.js';
 import type { Caller } from './caller.js';
@@ -9,18 +9,22 @@ import { apiRoute, ok } from './endpoint.js';
 import { nonZero } from '../../zitadel/enums.js';
 import { addProjectSchema, NO_PRIVATE_LABELING } from '../../zitadel/projects.js';
 import { flag, readBody, requiredText } from '../../zitadel/validation.js';
+import type { CallerPorts } from './caller.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type ProjectsPorts = Pick<Ports, 'orgs'> & CallerPorts;
 
 /** Projects: AddProject and GetProjectByID. Roles are in project-roles.ts. */
 /**
  * Checks `permission` on the project (org or project membership) and returns it; a project of
  * another org than the caller's org context is not found.
  */
-export function requireProjectAccess(ctx: AppContext, caller: Caller, projectId: string, permission: string): ProjectRecord {
+export function requireProjectAccess(ctx: ProjectsPorts, caller: Caller, projectId: string, permission: string): ProjectRecord {
   caller.require(permission, { orgId: caller.orgId, projectId });
   return ctx.orgs.requireProject(projectId, caller.orgId);
 }
 
-export function projectRoutes(ctx: AppContext): Route[] {
+export function projectRoutes(ctx: ProjectsPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/projects', {
       POST: async (req, caller) => {

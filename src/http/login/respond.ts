@@ -1,5 +1,5 @@
 import type { UserSession } from '../../actors/user-sessions.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import { formPostResponse, htmlResponse, redirectResponse } from '../html.js';
 import type { Response } from '../types.js';
 import type { ErrorTarget, ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
@@ -13,6 +13,10 @@ import { factsOf, sessionRequirement, type SessionRequirement } from '../../doma
 import { newId } from '../../util/ids.js';
 import { projectAccessDenied } from '../../protocol/project-access.js';
 import { clock } from '../../util/clock.js';
+import type { UserTokensPorts } from '../../services/user-tokens.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type RespondPorts = Pick<Ports, 'authCodes' | 'clients' | 'orgs' | 'sessions' | 'userSessions'> & UserTokensPorts;
 
 /**
  * The end of an authorization: the code (committed before the redirect) or the implicit tokens,
@@ -34,7 +38,7 @@ export function authorizeError(
 }
 
 export async function completeAuthorization(
-  ctx: AppContext,
+  ctx: RespondPorts,
   request: ValidatedAuthRequest,
   session: UserSession,
   locale: Locale,
@@ -91,7 +95,7 @@ export async function completeAuthorization(
 }
 
 /** The user sessions of this agent that may answer the request: live, active user, right org, fresh enough. */
-export function usableSessions(ctx: AppContext, agentId: string | undefined, request: ValidatedAuthRequest): UserSession[] {
+export function usableSessions(ctx: RespondPorts, agentId: string | undefined, request: ValidatedAuthRequest): UserSession[] {
   return ctx.userSessions.ofAgent(agentId).filter((s) => {
     if (ctx.sessions.isSessionEnded(s.id)) return false;
     const user = ctx.orgs.getUser(s.userId);
@@ -108,7 +112,7 @@ function isFresh(session: UserSession, maxAge: number | undefined, now = clock.n
  * Whether a browser session may answer this request without asking anything (`max_age`, then the
  * login policy's check lifetimes), and otherwise which check is due.
  */
-export function sessionRequirementOf(ctx: AppContext, session: UserSession, request: ValidatedAuthRequest, now = clock.now()): SessionRequirement {
+export function sessionRequirementOf(ctx: RespondPorts, session: UserSession, request: ValidatedAuthRequest, now = clock.now()): SessionRequirement {
   if (!isFresh(session, request.maxAge, now)) return 'password';
   const user = ctx.orgs.getUser(session.userId);
   if (!user) return 'password';
@@ -117,7 +121,7 @@ export function sessionRequirementOf(ctx: AppContext, session: UserSession, requ
 
 /** Where the login continues for a session that cannot answer as it is: the due step, with the checks still valid. */
 export function resumeSession(
-  ctx: AppContext,
+  ctx: RespondPorts,
   session: UserSession,
   requirement: Exclude<SessionRequirement, 'ok'>,
 ): { step: LoginStep; userId: string; checks?: AuthChecks } {

@@ -8,9 +8,14 @@ import { OAuthError } from '../../protocol/errors.js';
 import { isFormContentType, parseUrlEncodedMulti } from '../../protocol/form.js';
 import { errorPage } from '../../ui/pages.js';
 import { log } from '../../util/log.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
+import type { AgentPorts } from '../login/agent.js';
+import type { RespondPorts } from '../login/respond.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type AuthorizePorts = Pick<Ports, 'authRequests' | 'clients' | 'idTokens' | 'instance' | 'orgs'> & AgentPorts & RespondPorts;
 
 /**
  * GET|POST /oauth/v2/authorize (seed "Authorization endpoint", OIDC Core §3.1.2). Validates the
@@ -34,7 +39,7 @@ function readParams(req: Request): Map<string, string[]> {
 }
 
 /** The user an id_token_hint or login_hint names (an invalid hint is ignored, as ZITADEL does). */
-function hintedUser(ctx: AppContext, request: ValidatedAuthRequest): { userId?: string; loginName?: string } {
+function hintedUser(ctx: AuthorizePorts, request: ValidatedAuthRequest): { userId?: string; loginName?: string } {
   if (request.idTokenHint) {
     const claims = ctx.idTokens.verifyHint(request.idTokenHint);
     if (typeof claims?.sub === 'string' && ctx.orgs.getUser(claims.sub)) return { userId: claims.sub };
@@ -46,7 +51,7 @@ function hintedUser(ctx: AppContext, request: ValidatedAuthRequest): { userId?: 
   return {};
 }
 
-export function authorizeRoute(ctx: AppContext): Route {
+export function authorizeRoute(ctx: AuthorizePorts): Route {
   const handle = async (req: Request): Promise<Response> => {
     const params = readParams(req);
     const validation = validateAuthorizeRequest(params, {

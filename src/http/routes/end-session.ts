@@ -4,10 +4,14 @@ import { postLogoutUriAllowed } from '../../protocol/authorize/redirect-uri.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { isFormContentType, parseUrlEncoded } from '../../protocol/form.js';
 import { errorPage, signedOutPage } from '../../ui/pages.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { clock } from '../../util/clock.js';
+import type { AgentPorts } from '../login/agent.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type EndSessionPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'orgs' | 'sessions' | 'userSessions'> & AgentPorts;
 
 /**
  * GET|POST /oidc/v1/end_session (OIDC RP-Initiated Logout 1.0; seed "End session endpoint").
@@ -16,7 +20,7 @@ import { clock } from '../../util/clock.js';
  * post_logout_redirect_uri of the client named by the hint's `azp` or `client_id`, or shows the
  * signed-out page.
  */
-export function endSessionRoute(ctx: AppContext): Route {
+export function endSessionRoute(ctx: EndSessionPorts): Route {
   const handle = async (req: Request): Promise<Response> => {
     const text = req.method === 'POST' && isFormContentType(req.headers['content-type']) ? req.body.toString('utf8') : req.query;
     const params = parseUrlEncoded(text);
@@ -69,6 +73,6 @@ export function endSessionRoute(ctx: AppContext): Route {
 }
 
 /** Until when an ended session must stay revoked: the longest any token of it may live. */
-function revocationHorizon(ctx: AppContext): number {
+function revocationHorizon(ctx: EndSessionPorts): number {
   return Math.floor((clock.now() + Math.max(ctx.config.accessTokenLifetime, ctx.config.refreshTokenLifetime)) / 1000);
 }

@@ -27,12 +27,16 @@ import {
   type RegisterValues,
 } from '../../ui/pages.js';
 import { STYLESHEET, STYLESHEET_PATH } from '../../ui/styles.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import { csrfToken, csrfValid } from '../csrf.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { LOGIN_PATH } from './authorize.js';
 import { AttemptLimiter, KeyedQueue } from '../../services/attempt-limiter.js';
+import type { RespondPorts } from '../login/respond.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type LoginPorts = Pick<Ports, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'masterKey' | 'orgs' | 'pool' | 'userSessions'> & RespondPorts;
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
@@ -49,7 +53,7 @@ interface Flow {
   page: PageContext;
 }
 
-export function loginRoutes(ctx: AppContext): Route[] {
+export function loginRoutes(ctx: LoginPorts): Route[] {
   const csrfKey = ctx.masterKey.deriveKey('login-csrf');
   /** Last TOTP time step used per user: a code is accepted once. */
   const lastOtpStep = new Map<string, number>();

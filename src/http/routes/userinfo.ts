@@ -2,9 +2,13 @@ import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { parseFormBody } from '../../protocol/form.js';
 import { claimsFor } from '../../services/user-tokens.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
 import type { Request, Route } from '../types.js';
+import type { UserTokensPorts } from '../../services/user-tokens.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type UserinfoPorts = Pick<Ports, 'clients' | 'orgs' | 'tokens'> & UserTokensPorts;
 
 /**
  * GET|POST /oidc/v1/userinfo (OIDC Core §5.3, RFC 6750): claims of the token's user per granted
@@ -21,7 +25,7 @@ function invalidToken(description: string): OAuthError {
   });
 }
 
-export function userinfoRoute(ctx: AppContext): Route {
+export function userinfoRoute(ctx: UserinfoPorts): Route {
   const handle = (req: Request) => {
     if (req.repeatedHeaders.has('authorization')) throw new OAuthError('invalid_request', 'Authorization header is repeated');
     const header = req.headers.authorization;

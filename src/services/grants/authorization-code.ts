@@ -4,6 +4,11 @@ import { OAuthError } from '../../protocol/errors.js';
 import { verifierMatches } from '../../protocol/pkce.js';
 import { issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
 import type { Grant } from './grant.js';
+import type { Ports } from '../ports.js';
+import type { UserTokensPorts } from '../user-tokens.js';
+
+/** What this grant uses of the wired parts (src/app.ts). */
+export type AuthorizationCodePorts = Pick<Ports, 'authCodes' | 'orgs' | 'refreshTokens' | 'sessions'> & UserTokensPorts;
 
 /**
  * authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6; seed "Authorization code grant"). A code is
@@ -11,7 +16,7 @@ import type { Grant } from './grant.js';
  */
 const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
 
-export const authorizationCodeGrant: Grant = {
+export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
   type: 'authorization_code',
   clientPolicy: { methods: METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
   async handle({ form, client, ctx }) {

@@ -1,7 +1,11 @@
-import type { AppContext } from '../ports.js';
+import type { Ports } from '../ports.js';
 import type { UserRecord } from '../../model/records.js';
 import { grantScopes, parseScope } from '../../protocol/scopes.js';
 import { zitadelClaimsFor } from '../user-tokens.js';
+import type { UserTokensPorts } from '../user-tokens.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type MachineTokenPorts = Pick<Ports, 'idTokens' | 'instance'> & UserTokensPorts;
 
 /**
  * The token response for a machine user acting as itself (client_credentials, JWT profile grant):
@@ -10,7 +14,7 @@ import { zitadelClaimsFor } from '../user-tokens.js';
  * granted and the grant allows one.
  */
 export async function machineUserTokens(
-  ctx: AppContext,
+  ctx: MachineTokenPorts,
   user: UserRecord,
   clientId: string,
   requestedScope: string | undefined,

@@ -5,6 +5,11 @@ import { parseScope } from '../../protocol/scopes.js';
 import { projectAccessDenied } from '../../protocol/project-access.js';
 import { issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
 import type { Grant } from './grant.js';
+import type { Ports } from '../ports.js';
+import type { UserTokensPorts } from '../user-tokens.js';
+
+/** What this grant uses of the wired parts (src/app.ts). */
+export type RefreshTokenPorts = Pick<Ports, 'orgs' | 'refreshTokens' | 'sessions'> & UserTokensPorts;
 
 /**
  * refresh_token (RFC 6749 §6; seed "Refresh token grant"; OAuth 2.0 Security BCP §4.14): rotation
@@ -14,7 +19,7 @@ import type { Grant } from './grant.js';
 const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
 const INVALID = 'refresh token is invalid, expired or revoked';
 
-export const refreshTokenGrant: Grant = {
+export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
   type: 'refresh_token',
   clientPolicy: { methods: METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
   async handle({ form, client, ctx }) {

@@ -1,6 +1,6 @@
 import { hasPermission } from '../../domain/permissions.js';
 import type { ActorClaim } from '../../actors/sessions.js';
-import type { AppContext } from '../ports.js';
+import type { Ports } from '../ports.js';
 import type { AppRecord, UserRecord } from '../../model/records.js';
 import { newId } from '../../util/ids.js';
 import type { AuthMethod } from '../client-auth.js';
@@ -11,6 +11,9 @@ import { parseScope, STANDARD_SCOPES } from '../../protocol/scopes.js';
 import { requireUserApp } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import { clock } from '../../util/clock.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type TokenExchangePorts = Pick<Ports, 'assertions' | 'config' | 'idTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'tokens'>;
 
 /**
  * RFC 8693 token exchange (seed "Token exchange grant", compat §4.5): change the scope or audience
@@ -43,7 +46,7 @@ function audienceIncludesClient(aud: readonly string[], app: AppRecord): boolean
 }
 
 /** Resolves an access token or ID token Sesame issued, for this client, of an active user. */
-function partyFromToken(ctx: AppContext, app: AppRecord, which: 'subject_token' | 'actor_token', token: string, type: string): Party {
+function partyFromToken(ctx: TokenExchangePorts, app: AppRecord, which: 'subject_token' | 'actor_token', token: string, type: string): Party {
   let party: Omit<Party, 'user'> & { userId: string };
   if (type === TOKEN_TYPE.accessToken) {
     const resolved = ctx.tokens.resolve(token);
@@ -64,7 +67,7 @@ function partyFromToken(ctx: AppContext, app: AppRecord, which: 'subject_token' 
   return { ...party, user };
 }
 
-async function subjectParty(ctx: AppContext, app: AppRecord, form: Form, hasActor: boolean): Promise<Party> {
+async function subjectParty(ctx: TokenExchangePorts, app: AppRecord, form: Form, hasActor: boolean): Promise<Party> {
   const token = form.get('subject_token');
   const type = form.get('subject_token_type');
   if (token === undefined) throw new OAuthError('invalid_request', 'subject_token missing');
@@ -84,7 +87,7 @@ async function subjectParty(ctx: AppContext, app: AppRecord, form: Form, hasActo
   throw new OAuthError('invalid_request', `subject_token_type ${type} is not supported`);
 }
 
-function actorParty(ctx: AppContext, app: AppRecord, form: Form): Party | undefined {
+function actorParty(ctx: TokenExchangePorts, app: AppRecord, form: Form): Party | undefined {
   const token = form.get('actor_token');
   const type = form.get('actor_token_type');
   if (token === undefined) {
@@ -99,7 +102,7 @@ function actorParty(ctx: AppContext, app: AppRecord, form: Form): Party | undefi
 }
 
 /** Impersonation needs the security policy and an impersonator role on the subject's org. */
-function checkImpersonation(ctx: AppContext, subject: Party, actor: Party): void {
+function checkImpersonation(ctx: TokenExchangePorts, subject: Party, actor: Party): void {
   if (!ctx.settings.securityPolicy().enableImpersonation) {
     throw new OAuthError('invalid_request', 'impersonation is disabled by the instance security policy', { status: 403 });
   }
@@ -136,7 +139,7 @@ function grantedScopes(form: Form, subject: Party, actor: Party | undefined): st
   return asked;
 }
 
-export const tokenExchangeGrant: Grant = {
+export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
   type: TOKEN_EXCHANGE,
   clientPolicy: { methods: METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
   async handle({ form, client, ctx }) {
