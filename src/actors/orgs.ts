@@ -556,9 +556,13 @@ export class OrgsActor {
     return updated;
   }
 
+  /** Whether a person (or machine user) may sign in and hold tokens: active, in an active org. */
   isActive(user: UserRecord | undefined): user is UserRecord {
-    if (!user || user.state !== 'USER_STATE_ACTIVE') return false;
-    return this.orgs.get(user.orgId)?.state === 'ORG_STATE_ACTIVE';
+    return user !== undefined && user.state === 'USER_STATE_ACTIVE' && this.orgIsActive(user.orgId);
+  }
+
+  orgIsActive(orgId: string): boolean {
+    return this.orgs.get(orgId)?.state === 'ORG_STATE_ACTIVE';
   }
 
   // ---- memberships ----

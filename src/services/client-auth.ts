@@ -1,3 +1,4 @@
+import { appUnusableReason } from '../domain/usable.js';
 import type { ClientsActor } from '../actors/clients.js';
 import type { OrgsActor } from '../actors/orgs.js';
 import type { AppRecord, UserRecord } from '../model/records.js';
@@ -90,8 +91,8 @@ export class ClientAuthenticator {
 
     const app = policy.apps ? this.clients.appByClient(clientId) : undefined;
     if (app) {
-      if (app.state !== 'APP_STATE_ACTIVE') throw this.reject(presented, policy, 'application is not active');
-      if (!this.orgs.getProject(app.projectId)) throw this.reject(presented, policy, "application's project does not exist");
+      const unusable = appUnusableReason(app, this.orgs);
+      if (unusable) throw this.reject(presented, policy, unusable);
       const method = app.oidc?.authMethodType ?? app.api?.authMethodType ?? '';
       if (presented.method === 'none') {
         if (method !== 'OIDC_AUTH_METHOD_TYPE_NONE') throw this.reject(presented, policy, `no secret presented; the application uses ${method}`);

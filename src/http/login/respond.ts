@@ -1,3 +1,4 @@
+import { appIsUsable } from '../../domain/usable.js';
 import type { UserSession } from '../../actors/user-sessions.js';
 import type { Ports } from '../../services/ports.js';
 import { formPostResponse, htmlResponse, redirectResponse } from '../html.js';
@@ -46,7 +47,7 @@ export async function completeAuthorization(
 ): Promise<Response> {
   const app = ctx.clients.appByClient(request.clientId);
   const user = ctx.orgs.getUser(session.userId);
-  if (!app?.oidc || app.state !== 'APP_STATE_ACTIVE' || !ctx.orgs.isActive(user)) {
+  if (!app?.oidc || !appIsUsable(app, ctx.orgs) || !ctx.orgs.isActive(user)) {
     return htmlResponse(400, errorPage(locale, 'The application or the user is no longer active.'), headers);
   }
   const project = ctx.orgs.getProject(app.projectId);

@@ -1,3 +1,4 @@
+import { appIsUsable } from '../../domain/usable.js';
 import type { LoginStep } from '../../actors/auth-requests.js';
 import { agentOf, ensureAgentCookie } from '../login/agent.js';
 import { authorizeError, completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
@@ -57,7 +58,7 @@ export function authorizeRoute(ctx: AuthorizePorts): Route {
     const validation = validateAuthorizeRequest(params, {
       app: (clientId) => {
         const app = ctx.clients.appByClient(clientId);
-        return app && app.state === 'APP_STATE_ACTIVE' && ctx.orgs.getProject(app.projectId)?.state === 'PROJECT_STATE_ACTIVE' ? app : undefined;
+        return appIsUsable(app, ctx.orgs) ? app : undefined;
       },
       resolveProject: (id) => (id === 'zitadel' ? ctx.instance.managementProjectId : ctx.orgs.getProject(id)?.id),
       orgById: (id) => ctx.orgs.getOrg(id),

@@ -216,7 +216,8 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   function eligible(flow: Flow, user: UserRecord | undefined): user is UserRecord {
     if (!user?.human?.passwordHash) return false;
     if (flow.auth.request.orgId !== undefined && user.orgId !== flow.auth.request.orgId) return false;
-    return ctx.orgs.getOrg(user.orgId)?.state === 'ORG_STATE_ACTIVE';
+    // The user's own state is checked after the password (a locked account gets its own answer).
+    return ctx.orgs.orgIsActive(user.orgId);
   }
 
   /**
@@ -262,11 +263,11 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       // The request may have switched to another login name while the hash was checked.
       if (flow.auth.userId !== user.id) return expired(flow.agent);
       if (!result.ok) {
-        if (user.state !== 'USER_STATE_ACTIVE') return render(flow, t(flow, 'password.invalid'));
+        if (!ctx.orgs.isActive(user)) return render(flow, t(flow, 'password.invalid'));
         const { locked } = await ctx.orgs.recordPasswordFailure(user.id);
         return render(flow, t(flow, locked ? lockedText(user) : 'password.invalid'));
       }
-      if (user.state !== 'USER_STATE_ACTIVE') return render(flow, t(flow, 'password.invalid'));
+      if (!ctx.orgs.isActive(user)) return render(flow, t(flow, 'password.invalid'));
       await ctx.orgs.recordPasswordSuccess(user.id, result.needsRehash ? await ctx.pool.hashPassword(pw) : undefined);
       // A new password check: the second factor is asked for again too.
       ctx.authRequests.update(flow.auth, { checks: { passwordAt: nowSeconds() }, authenticatedUserId: user.id });
