@@ -21,7 +21,7 @@ import { SettingsActor } from './actors/settings.js';
 import { setFramingPolicy } from './http/framing.js';
 import { IdTokens } from './services/id-token.js';
 import { openStorage, type Storage } from './storage/db.js';
-import { DataDirInUseError, lockDataDir, type DataDirLock } from './storage/data-dir-lock.js';
+import { DataDirInUseError, lockDataDir } from './storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from './storage/data-dir.js';
 import { installClock, type Clock } from './util/clock.js';
 import type { MasterKey } from './crypto/master-key.js';

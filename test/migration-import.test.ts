@@ -225,7 +225,7 @@ describe('import', () => {
     expect((await introspect(`${active}-api`)).status).toBe(200);
     const refused = await introspect(`${inactive}-api`);
     expect(refused.status).toBe(401);
-    expect((await refused.json()).error).toBe('invalid_client');
+    expect(((await refused.json()) as { error: string }).error).toBe('invalid_client');
     const authorize = (clientId: string) =>
       fetch(`${server.url}/oauth/v2/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent('https://app.example/cb')}&response_type=code&scope=openid&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`, { redirect: 'manual' });
     expect((await authorize(`${active}-web`)).status).toBe(302);

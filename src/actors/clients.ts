@@ -12,7 +12,7 @@ import type {
   OidcAppConfig,
   ProjectRecord,
 } from '../model/records.js';
-import { FAR_FUTURE } from '../model/records.js';
+import { FAR_FUTURE, usesClientSecret } from '../model/records.js';
 import { newAlphanumericSecret, newId } from '../util/ids.js';
 import { secretMatches, sha256 } from '../util/hash.js';
 import { clock } from '../util/clock.js';
@@ -23,9 +23,6 @@ import { clock } from '../util/clock.js';
  * the hot path is a map lookup, one SHA-256 and a constant-time compare.
  */
 const generateRsaKeyPair = promisify(generateKeyPair);
-
-/** Auth methods whose app gets a generated client secret. */
-const SECRET_METHODS = new Set(['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST', 'API_AUTH_METHOD_TYPE_BASIC']);
 
 export type SecretCheck = 'ok' | 'no-secret' | 'mismatch';
 
@@ -148,7 +145,7 @@ export class ClientsActor {
     input: { id?: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string } },
   ): Promise<{ app: AppRecord; clientSecret?: string }> {
     const method = input.oidc?.authMethodType ?? input.api?.authMethodType ?? '';
-    const clientSecret = SECRET_METHODS.has(method) ? newAlphanumericSecret(64) : undefined;
+    const clientSecret = usesClientSecret(method) ? newAlphanumericSecret(64) : undefined;
     const app = this.newApp(project, { ...input, ...(clientSecret ? { secretHash: sha256(clientSecret) } : {}) });
     this.appByClientId.set(app.clientId, app.id);
     this.indexOrigins(app);

@@ -1,3 +1,4 @@
+import { tokenResponseBody } from '../protocol/token-response.js';
 import type { Ports } from './ports.js';
 import type { ActorClaim } from '../actors/sessions.js';
 import type { AppRecord, UserRecord } from '../model/records.js';
@@ -117,13 +118,5 @@ export async function revokeGrant(ctx: UserTokensPorts, grantId: string): Promis
 }
 
 export function tokenResponse(tokens: IssuedUserTokens, scopes: readonly string[], refreshToken: string | undefined): Record<string, unknown> {
-  const body: Record<string, unknown> = {
-    access_token: tokens.accessToken!.token,
-    token_type: 'Bearer',
-    expires_in: tokens.accessToken!.expiresIn,
-  };
-  if (tokens.idToken) body.id_token = tokens.idToken;
-  if (refreshToken) body.refresh_token = refreshToken;
-  if (scopes.length > 0) body.scope = scopes.join(' ');
-  return body;
+  return tokenResponseBody({ token: tokens.accessToken!.token, expiresIn: tokens.accessToken!.expiresIn, scopes, idToken: tokens.idToken, refreshToken });
 }

@@ -1,3 +1,4 @@
+import { bearerToken } from '../../protocol/bearer.js';
 import { ApiError } from '../../model/errors.js';
 import type { UserRecord } from '../../model/records.js';
 import type { Ports } from '../../services/ports.js';
@@ -21,8 +22,6 @@ export interface Caller {
   require(permission: string, target?: { orgId?: string; projectId?: string }): void;
 }
 
-const BEARER = /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)\s*$/i;
-
 export function unauthenticated(message: string): ApiError {
   return new ApiError('Unauthenticated', 'AUTH-7fs1e', message);
 }
@@ -31,9 +30,8 @@ export function authenticateCaller(ctx: CallerPorts, req: Request): Caller {
   const header = req.headers.authorization;
   if (!header) throw unauthenticated('authorization header missing');
   if (req.repeatedHeaders.has('authorization')) throw unauthenticated('authorization header repeated');
-  const match = BEARER.exec(header);
-  if (!match) throw unauthenticated('invalid authorization header: Bearer token expected');
-  const token = match[1]!;
+  const token = bearerToken(header);
+  if (token === undefined) throw unauthenticated('invalid authorization header: Bearer token expected');
   let user: UserRecord | undefined = ctx.orgs.authenticatePat(token)?.user;
   if (!user) {
     const resolved = ctx.tokens.resolve(token);

@@ -1,6 +1,5 @@
 import { authenticateCaller, type Caller } from './caller.js';
 import { json, jsonNoStore } from '../responses.js';
-import type { Ports } from '../../services/ports.js';
 import type { Handler, Method, Request, Response, Route } from '../types.js';
 import { omitZero } from '../../zitadel/json.js';
 import type { CallerPorts } from './caller.js';

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { invalidArgument } from '../../model/errors.js';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
@@ -8,7 +7,7 @@ import { addedDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { nonZero } from '../../zitadel/enums.js';
 import { addProjectSchema, NO_PRIVATE_LABELING } from '../../zitadel/projects.js';
-import { flag, readBody, requiredText } from '../../zitadel/validation.js';
+import { readBody } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';
 
 /** What this module uses of the wired parts (src/app.ts). */

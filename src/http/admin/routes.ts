@@ -1,4 +1,3 @@
-import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { appKeyRoutes } from './app-keys.js';
 import { appRoutes } from './apps.js';

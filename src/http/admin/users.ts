@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import type { UserRecord } from '../../model/records.js';
@@ -7,7 +6,7 @@ import { addedDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { nonZero } from '../../zitadel/enums.js';
 import { addMachineSchema } from '../../zitadel/users.js';
-import { readBody, requiredText, text } from '../../zitadel/validation.js';
+import { readBody } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';
 
 /** What this module uses of the wired parts (src/app.ts). */

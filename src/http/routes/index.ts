@@ -1,5 +1,4 @@
 import { managementRoutes, type ManagementRoutesPorts } from '../admin/routes.js';
-import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { adminKeysRoute } from './admin-keys.js';
 import { authorizeRoute } from './authorize.js';

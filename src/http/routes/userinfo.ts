@@ -1,3 +1,4 @@
+import { bearerToken } from '../../protocol/bearer.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { parseFormBody } from '../../protocol/form.js';
@@ -15,7 +16,6 @@ export type UserinfoPorts = Pick<Ports, 'clients' | 'orgs' | 'tokens'> & UserTok
  * scope. A missing token is 401 with a bare Bearer challenge; an invalid, expired or revoked one
  * (or one whose user is gone) 401 with `error="invalid_token"`.
  */
-const BEARER = /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)\s*$/i;
 const CHALLENGE = 'Bearer realm="sesame"';
 
 function invalidToken(description: string): OAuthError {
@@ -31,9 +31,8 @@ export function userinfoRoute(ctx: UserinfoPorts): Route {
     const header = req.headers.authorization;
     let token: string | undefined;
     if (header !== undefined) {
-      const match = BEARER.exec(header);
-      if (!match) throw invalidToken('malformed Authorization header');
-      token = match[1];
+      token = bearerToken(header);
+      if (token === undefined) throw invalidToken('malformed Authorization header');
     }
     // RFC 6750 §2.2: a form body parameter is the other way to send it (only one may be used).
     if (req.method === 'POST' && req.body.length > 0) {

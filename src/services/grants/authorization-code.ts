@@ -1,4 +1,4 @@
-import type { AuthMethod } from '../client-auth.js';
+import { ALL_AUTH_METHODS } from '../client-auth.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { verifierMatches } from '../../protocol/pkce.js';
@@ -14,11 +14,10 @@ export type AuthorizationCodePorts = Pick<Ports, 'authCodes' | 'orgs' | 'refresh
  * authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6; seed "Authorization code grant"). A code is
  * single use: a second use answers invalid_grant and revokes what the first use issued.
  */
-const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
 
 export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
   type: 'authorization_code',
-  clientPolicy: { methods: METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
+  clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
   async handle({ form, client, ctx }) {
     const app = requireUserApp(client, 'OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'authorization_code');
     const code = form.get('code');

@@ -1,3 +1,4 @@
+import { tokenResponseBody } from '../../protocol/token-response.js';
 import type { Ports } from '../ports.js';
 import type { UserRecord } from '../../model/records.js';
 import { grantScopes, parseScope } from '../../protocol/scopes.js';
@@ -42,18 +43,17 @@ export async function machineUserTokens(
     // there is no app, so no role assertion.
     ...(jwt ? { jwtClaims: zitadelClaimsFor(ctx, user, scopes, undefined, false) } : {}),
   });
-  const response: Record<string, unknown> = { access_token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn };
-  if (scope) response.scope = scope;
-  if (options.idToken && scopes.includes('openid')) {
-    response.id_token = await ctx.idTokens.issue({
-      sub: user.id,
-      clientId,
-      aud,
-      authTime: issued.claims.iat,
-      // Key-based machine authentication carries no amr (ZITADEL: empty for JWT profile).
-      amr: [],
-      accessToken: issued.token,
-    });
-  }
-  return response;
+  const idToken =
+    options.idToken && scopes.includes('openid')
+      ? await ctx.idTokens.issue({
+          sub: user.id,
+          clientId,
+          aud,
+          authTime: issued.claims.iat,
+          // Key-based machine authentication carries no amr (ZITADEL: empty for JWT profile).
+          amr: [],
+          accessToken: issued.token,
+        })
+      : undefined;
+  return tokenResponseBody({ token: issued.token, expiresIn: issued.expiresIn, scopes, idToken });
 }

@@ -1,4 +1,4 @@
-import type { AuthMethod } from '../client-auth.js';
+import { ALL_AUTH_METHODS } from '../client-auth.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { parseScope } from '../../protocol/scopes.js';
@@ -16,12 +16,11 @@ export type RefreshTokenPorts = Pick<Ports, 'orgs' | 'refreshTokens' | 'sessions
  * on every use, reuse revokes the family, scope may only narrow, the user must still be active.
  * Public clients authenticate with client_id alone (seed: "none means client_id only").
  */
-const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
 const INVALID = 'refresh token is invalid, expired or revoked';
 
 export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
   type: 'refresh_token',
-  clientPolicy: { methods: METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
+  clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
   async handle({ form, client, ctx }) {
     const app = requireUserApp(client, 'OIDC_GRANT_TYPE_REFRESH_TOKEN', 'refresh_token');
     const token = form.get('refresh_token');

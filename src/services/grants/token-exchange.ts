@@ -1,9 +1,10 @@
+import { tokenResponseBody } from '../../protocol/token-response.js';
 import { hasPermission } from '../../domain/permissions.js';
 import type { ActorClaim } from '../../actors/sessions.js';
 import type { Ports } from '../ports.js';
 import type { AppRecord, UserRecord } from '../../model/records.js';
 import { newId } from '../../util/ids.js';
-import type { AuthMethod } from '../client-auth.js';
+import { ALL_AUTH_METHODS } from '../client-auth.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import type { Form } from '../../protocol/form.js';
@@ -29,7 +30,6 @@ export const TOKEN_TYPE = {
   jwt: 'urn:ietf:params:oauth:token-type:jwt',
 } as const;
 const USER_ID_TYPES = new Set(['urn:zitadel:params:oauth:token-type:user_id', 'urn:service:params:oauth:token-type:user_id']);
-const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
 
 /** A party of the exchange, from its token: who, for which audiences and scopes. */
 interface Party {
@@ -141,7 +141,7 @@ function grantedScopes(form: Form, subject: Party, actor: Party | undefined): st
 
 export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
   type: TOKEN_EXCHANGE,
-  clientPolicy: { methods: METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
+  clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
   async handle({ form, client, ctx }) {
     if (!ctx.settings.tokenExchangeEnabled()) {
       throw new OAuthError('unsupported_grant_type', 'token exchange is not enabled (feature oidcTokenExchange)');
@@ -164,14 +164,12 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
       : subject.act;
     const grantId = `TE_${newId()}`;
     const authTime = clock.seconds();
-    const response: Record<string, unknown> = { issued_token_type: requestedType };
-
+    let issued: { token: string; tokenType: 'Bearer' | 'N_A'; expiresIn: number; idToken?: string };
     if (requestedType === TOKEN_TYPE.idToken) {
-      response.access_token = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr: [], userClaims: act ? { act } : {} });
-      response.token_type = 'N_A';
-      response.expires_in = Math.floor(ctx.config.idTokenLifetime / 1000);
+      const idToken = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr: [], userClaims: act ? { act } : {} });
+      issued = { token: idToken, tokenType: 'N_A', expiresIn: Math.floor(ctx.config.idTokenLifetime / 1000) };
     } else {
-      const issued = await ctx.tokens.issue(requestedType === TOKEN_TYPE.jwt ? 'jwt' : 'opaque', {
+      const accessToken = await ctx.tokens.issue(requestedType === TOKEN_TYPE.jwt ? 'jwt' : 'opaque', {
         sub: subject.user.id,
         clientId: app.clientId,
         aud,
@@ -179,34 +177,32 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
         grantId,
         ...(act ? { act } : {}),
       });
-      response.access_token = issued.token;
-      response.token_type = 'Bearer';
-      response.expires_in = issued.expiresIn;
+      issued = { token: accessToken.token, tokenType: 'Bearer', expiresIn: accessToken.expiresIn };
       if (scopes.includes('openid')) {
-        response.id_token = await ctx.idTokens.issue({
+        issued.idToken = await ctx.idTokens.issue({
           sub: subject.user.id,
           clientId: app.clientId,
           aud,
           authTime,
           amr: [],
-          accessToken: issued.token,
+          accessToken: accessToken.token,
           userClaims: act ? { act } : {},
         });
       }
     }
-    if (scopes.length > 0) response.scope = scopes.join(' ');
-    if (scopes.includes('offline_access') && app.oidc!.grantTypes.includes('OIDC_GRANT_TYPE_REFRESH_TOKEN')) {
-      response.refresh_token = await ctx.refreshTokens.create(grantId, {
-        clientId: app.clientId,
-        userId: subject.user.id,
-        sid: grantId,
-        scopes,
-        audience: aud,
-        authTime,
-        amr: [],
-        ...(act ? { act } : {}),
-      });
-    }
-    return response;
+    const refreshToken =
+      scopes.includes('offline_access') && app.oidc!.grantTypes.includes('OIDC_GRANT_TYPE_REFRESH_TOKEN')
+        ? await ctx.refreshTokens.create(grantId, {
+            clientId: app.clientId,
+            userId: subject.user.id,
+            sid: grantId,
+            scopes,
+            audience: aud,
+            authTime,
+            amr: [],
+            ...(act ? { act } : {}),
+          })
+        : undefined;
+    return tokenResponseBody({ ...issued, scopes, refreshToken, issuedTokenType: requestedType });
   },
 };
