@@ -110,11 +110,18 @@ export function requireUserApp(client: AuthenticatedClient | undefined, grantTyp
   return client.app;
 }
 
+/**
+ * Until when a revoked grant or ended session must stay on record (Unix seconds): the longest any
+ * token issued from it may still be presented — an access or refresh token issued just now, plus
+ * the largest clock skew an app may have (5 s).
+ */
+export function revocationHorizon(ctx: Pick<UserTokensPorts, 'config'>): number {
+  return Math.floor((clock.now() + Math.max(ctx.config.accessTokenLifetime, ctx.config.refreshTokenLifetime)) / 1000) + 5;
+}
+
 /** Revokes a grant: its refresh family and every access token issued from it. Resolves once durable. */
 export async function revokeGrant(ctx: UserTokensPorts, grantId: string): Promise<void> {
-  // Tokens may outlive the lifetime by the app's clock skew (at most 5 s).
-  const until = Math.floor((clock.now() + ctx.config.accessTokenLifetime) / 1000) + 5;
-  await Promise.all([ctx.refreshTokens.remove(grantId), ctx.sessions.revokeGrant(grantId, until)]);
+  await Promise.all([ctx.refreshTokens.remove(grantId), ctx.sessions.revokeGrant(grantId, revocationHorizon(ctx))]);
 }
 
 export function tokenResponse(tokens: IssuedUserTokens, scopes: readonly string[], refreshToken: string | undefined): Record<string, unknown> {

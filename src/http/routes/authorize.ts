@@ -5,8 +5,7 @@ import { authorizeError, completeAuthorization, resumeSession, sessionRequiremen
 import type { AuthChecks } from '../../model/auth-checks.js';
 import { validateAuthorizeRequest, type ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
 import { PATHS } from '../../protocol/discovery.js';
-import { OAuthError } from '../../protocol/errors.js';
-import { isFormContentType, parseUrlEncodedMulti } from '../../protocol/form.js';
+import { formBodyText, parseUrlEncodedMulti } from '../../protocol/form.js';
 import { errorPage } from '../../ui/pages.js';
 import { log } from '../../util/log.js';
 import type { Ports } from '../../services/ports.js';
@@ -25,18 +24,9 @@ export type AuthorizePorts = Pick<Ports, 'authRequests' | 'clients' | 'idTokens'
  */
 export const LOGIN_PATH = '/ui/login/login';
 
+/** GET reads the query, POST the form body (OIDC Core §3.1.2.1), with the same strictness. */
 function readParams(req: Request): Map<string, string[]> {
-  if (req.method === 'POST') {
-    if (!isFormContentType(req.headers['content-type'])) throw new OAuthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded');
-    let text: string;
-    try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(req.body);
-    } catch {
-      throw new OAuthError('invalid_request', 'request body is not valid UTF-8');
-    }
-    return parseUrlEncodedMulti(text);
-  }
-  return parseUrlEncodedMulti(req.query);
+  return parseUrlEncodedMulti(req.method === 'POST' ? formBodyText(req.headers['content-type'], req.body) : req.query);
 }
 
 /** The user an id_token_hint or login_hint names (an invalid hint is ignored, as ZITADEL does). */

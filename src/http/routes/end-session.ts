@@ -1,13 +1,13 @@
+import { revocationHorizon } from '../../services/user-tokens.js';
 import type { UserSession } from '../../actors/user-sessions.js';
 import { agentOf } from '../login/agent.js';
 import { postLogoutUriAllowed } from '../../protocol/authorize/redirect-uri.js';
 import { PATHS } from '../../protocol/discovery.js';
-import { isFormContentType, parseUrlEncoded } from '../../protocol/form.js';
+import { formBodyText, parseUrlEncoded } from '../../protocol/form.js';
 import { errorPage, signedOutPage } from '../../ui/pages.js';
 import type { Ports } from '../../services/ports.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
-import { clock } from '../../util/clock.js';
 import type { AgentPorts } from '../login/agent.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
@@ -22,8 +22,7 @@ export type EndSessionPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'o
  */
 export function endSessionRoute(ctx: EndSessionPorts): Route {
   const handle = async (req: Request): Promise<Response> => {
-    const text = req.method === 'POST' && isFormContentType(req.headers['content-type']) ? req.body.toString('utf8') : req.query;
-    const params = parseUrlEncoded(text);
+    const params = parseUrlEncoded(req.method === 'POST' ? formBodyText(req.headers['content-type'], req.body) : req.query);
     const agent = agentOf(ctx, req, params.get('ui_locales'));
     const bad = (message: string) => htmlResponse(400, errorPage(agent.locale, message));
 
@@ -70,9 +69,4 @@ export function endSessionRoute(ctx: EndSessionPorts): Route {
     return redirectResponse(url.toString());
   };
   return { pattern: PATHS.endSession, errorStyle: 'html', methods: { GET: handle, POST: handle } };
-}
-
-/** Until when an ended session must stay revoked: the longest any token of it may live. */
-function revocationHorizon(ctx: EndSessionPorts): number {
-  return Math.floor((clock.now() + Math.max(ctx.config.accessTokenLifetime, ctx.config.refreshTokenLifetime)) / 1000);
 }
