@@ -12,7 +12,6 @@ import { ConfigError, type Config } from './config.js';
 import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
 import { ListenError, startHttpServer, type HttpServer } from './http/server.js';
-import { json } from './http/responses.js';
 import { AccessTokens } from './services/access-tokens.js';
 import { ClientAuthenticator } from './services/client-auth.js';
 import { AssertionVerifier } from './services/assertion-verifier.js';
@@ -170,7 +169,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       migration: new MigrationStore(storage),
       isReady: () => ready,
     };
-    server.mount(routes(ctx), () => json(404, { code: 5, message: 'Not Found (HTTP-404)', details: [] }));
+    server.mount(routes(ctx));
     const sweep = () => {
       authRequests.sweep();
       return Promise.all([sessions.sweep(), replayGuard.sweep(), userSessions.sweep(), authCodes.sweep(), refreshTokens.sweep()]);

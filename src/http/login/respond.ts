@@ -6,7 +6,7 @@ import type { Response } from '../types.js';
 import type { ErrorTarget, ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
 import { deliver, type Delivery } from '../../protocol/response-mode.js';
 import { issueUserTokens, userAudience } from '../../services/user-tokens.js';
-import type { Locale } from '../../ui/i18n.js';
+import { translator, type Locale } from '../../ui/i18n.js';
 import { errorPage, formPostPage, nativeSuccessPage } from '../../ui/pages.js';
 import type { LoginStep } from '../../actors/auth-requests.js';
 import type { AuthChecks } from '../../model/auth-checks.js';
@@ -48,7 +48,7 @@ export async function completeAuthorization(
   const app = ctx.clients.appByClient(request.clientId);
   const user = ctx.orgs.getUser(session.userId);
   if (!app?.oidc || !appIsUsable(app, ctx.orgs) || !ctx.orgs.isActive(user)) {
-    return htmlResponse(400, errorPage(locale, 'The application or the user is no longer active.'), headers);
+    return htmlResponse(400, errorPage(locale, translator(locale)('error.inactive')), headers);
   }
   const project = ctx.orgs.getProject(app.projectId);
   const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
