@@ -35,7 +35,7 @@ export interface AuthRequest {
 
 export type AuthRequestChange = { [K in keyof Omit<AuthRequest, 'id' | 'agentId' | 'createdAt' | 'request' | 'cookieRenewed'>]?: AuthRequest[K] | undefined };
 
-export const AUTH_REQUEST_LIFETIME_MS = 30 * 60 * 1000;
+const AUTH_REQUEST_LIFETIME_MS = 30 * 60 * 1000;
 
 export class AuthRequestsActor {
   private readonly requests = new Map<string, AuthRequest>();

@@ -41,7 +41,7 @@ function stampNew<T>(row: T): T & { createdAt: number; changedAt: number; sequen
 }
 
 /** Parses a caller-supplied public key (PEM text, as ZITADEL accepts it) into SPKI PEM. */
-export function normalizePublicKeyPem(pem: string): string {
+function normalizePublicKeyPem(pem: string): string {
   try {
     const text = pem.replace('-----BEGIN RSA PUBLIC KEY-----', '-----BEGIN PUBLIC KEY-----').replace('-----END RSA PUBLIC KEY-----', '-----END PUBLIC KEY-----');
     let key;

@@ -47,7 +47,7 @@ function stamp<T extends { createdAt: number; changedAt: number; sequence: numbe
 }
 
 /** Org names become DNS labels of their primary domain: `My Org` → `my-org.<instance domain>`. */
-export function domainLabel(name: string): string {
+function domainLabel(name: string): string {
   const label = name
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')

@@ -6,7 +6,7 @@ import { clock } from '../util/clock.js';
  * 30-second steps, accepting one step either side for clock drift. Secrets are RFC 4648 base32.
  */
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-export const STEP_SECONDS = 30;
+const STEP_SECONDS = 30;
 const DIGITS = 6;
 
 export function base32Decode(text: string): Buffer | undefined {

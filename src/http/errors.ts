@@ -43,7 +43,7 @@ function statusHeaders(status: number, extra?: Record<string, string>): Record<s
   return extra;
 }
 
-export function apiErrorBody(error: ApiError): { status: number; body: unknown } {
+function apiErrorBody(error: ApiError): { status: number; body: unknown } {
   const { code, status } = GRPC[error.kind];
   return {
     status,
@@ -55,7 +55,7 @@ export function apiErrorBody(error: ApiError): { status: number; body: unknown }
   };
 }
 
-export function oauthErrorResponse(error: OAuthError): Response {
+function oauthErrorResponse(error: OAuthError): Response {
   return jsonNoStore(error.status, { error: error.error, error_description: error.description }, statusHeaders(error.status, error.headers));
 }
 

@@ -6,7 +6,7 @@ import type { ResponseMode, ResponseType } from '../model/authorization.js';
 
 export type { ResponseMode, ResponseType };
 
-export function defaultResponseMode(responseType: ResponseType | undefined): ResponseMode {
+function defaultResponseMode(responseType: ResponseType | undefined): ResponseMode {
   return responseType === undefined || responseType === 'code' ? 'query' : 'fragment';
 }
 

@@ -7,7 +7,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
  * (lmdb's msgpackr encoding). Writes use lmdb's batched asynchronous commits: every put issued in
  * one event-loop turn lands in one transaction, and its promise resolves once that is committed.
  */
-export const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 1;
 
 const STORES = [
   'meta',
@@ -51,7 +51,7 @@ export interface Storage {
 
 export type Durability = 'flush' | 'commit';
 
-export class StorageError extends Error {}
+class StorageError extends Error {}
 
 export function openStorage(dataDir: string, durability: Durability = 'flush'): Storage {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });

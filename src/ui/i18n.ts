@@ -193,7 +193,3 @@ export function chooseLocale(uiLocales: string | undefined, acceptLanguage: stri
   }
   return 'en';
 }
-
-export function isLocale(value: string): value is Locale {
-  return (LOCALES as readonly string[]).includes(value);
-}

@@ -26,7 +26,7 @@ const phoneSchema = z.object({
   isPhoneVerified: flag(),
 });
 
-export const humanFields = {
+const humanFields = {
   userName: requiredText(200),
   profile: profileSchema,
   email: emailSchema,

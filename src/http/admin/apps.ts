@@ -21,7 +21,7 @@ export type AppsPorts = Pick<Ports, 'clients'> & ProjectsPorts & CallerPorts;
  * client-secret regenerations. A client secret is shown once, in the response that creates it.
  */
 const addOidcAppSchema = z.object({ name: requiredText(200), ...oidcConfigFields });
-export const addApiAppSchema = z.object({ name: requiredText(200), authMethodType: enumField(API_AUTH_METHOD_TYPE) });
+const addApiAppSchema = z.object({ name: requiredText(200), authMethodType: enumField(API_AUTH_METHOD_TYPE) });
 
 const OIDC_SECRET_METHODS = ['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST'];
 

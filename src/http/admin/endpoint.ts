@@ -11,7 +11,7 @@ export type EndpointPorts = CallerPorts;
  * Building blocks shared by the provisioning routes: ZITADEL-style error bodies, 1 MiB bodies,
  * an authenticated caller for every handler, and protojson-like responses (zero values omitted).
  */
-export const MAX_BODY = 1024 * 1024;
+const MAX_BODY = 1024 * 1024;
 
 export type CallerHandler = (req: Request, caller: Caller) => Response | Promise<Response>;
 

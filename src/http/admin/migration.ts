@@ -18,7 +18,7 @@ export type MigrationPorts = Pick<Ports, 'clients' | 'masterKey' | 'migration' |
  * (IAM_OWNER) may call them; the import authenticates before its body (up to 512 MiB) is read.
  * The work itself is src/services/migration/run.ts, shared with the offline `sesame export` / `import`.
  */
-export const IMPORT_MAX_BODY = MAX_BUNDLE_BYTES;
+const IMPORT_MAX_BODY = MAX_BUNDLE_BYTES;
 
 const PERMISSION = 'iam.write';
 

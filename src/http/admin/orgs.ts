@@ -13,7 +13,7 @@ export type OrgsPorts = Pick<Ports, 'orgs'> & CallerPorts;
 /** Organizations: AddOrg, GetMyOrg, and the admin API's GetOrgByID. */
 const addOrgSchema = z.object({ name: requiredText(200) });
 
-export function orgView(ctx: OrgsPorts, org: OrgRecord) {
+function orgView(ctx: OrgsPorts, org: OrgRecord) {
   return {
     id: org.id,
     details: viewDetails(org, org.id),

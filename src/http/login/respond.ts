@@ -23,7 +23,7 @@ export type RespondPorts = Pick<Ports, 'authCodes' | 'clients' | 'orgs' | 'sessi
  * The end of an authorization: the code (committed before the redirect) or the implicit tokens,
  * delivered to the redirect_uri in the request's response mode; or an error delivered the same way.
  */
-export function deliveryResponse(delivery: Delivery, locale: Locale, headers: Record<string, string> = {}): Response {
+function deliveryResponse(delivery: Delivery, locale: Locale, headers: Record<string, string> = {}): Response {
   if (delivery.kind === 'redirect') return redirectResponse(delivery.location, headers);
   return formPostResponse(formPostPage(locale, delivery.action, delivery.params), headers);
 }

@@ -18,7 +18,7 @@ export type RevokePorts = Pick<Ports, 'clientAuth' | 'clients' | 'refreshTokens'
 const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
 const OK = { status: 200, headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }, body: '' };
 
-export function ownsToken(client: AuthenticatedClient, claims: AccessTokenClaims): boolean {
+function ownsToken(client: AuthenticatedClient, claims: AccessTokenClaims): boolean {
   if (claims.clientId === client.clientId) return true;
   // A machine user's tokens stay its own even if its org's primary domain changed since.
   return client.kind === 'machine' && claims.sub === client.user.id;

@@ -65,7 +65,7 @@ function normalizeSet(value: string): string {
 }
 
 /** Scopes of a user authorization: unknown ones dropped (ZITADEL), `:aud` projects and the org scope checked. */
-export function authorizationScopes(
+function authorizationScopes(
   raw: string,
   dir: Pick<AuthorizeDirectory, 'resolveProject' | 'orgById' | 'orgByDomain'>,
 ): { scopes: string[]; audienceProjects: string[]; orgId: string | undefined } {

@@ -12,7 +12,7 @@ export type JwtBearerPorts = Pick<Ports, 'assertions' | 'orgs'> & MachineTokenPo
  * and client libraries use it: the signed `assertion` is the authentication; `openid` adds an
  * ID token of the service user; no refresh token.
  */
-export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const NO_REFRESH: ReadonlySet<string> = new Set(['offline_access']);
 
 export const jwtBearerGrant: Grant<JwtBearerPorts> = {

@@ -22,8 +22,8 @@ export type TokenExchangePorts = Pick<Ports, 'assertions' | 'config' | 'idTokens
  * the instance security policy and an impersonator role, and marks tokens with `act`).
  * Off until the `oidcTokenExchange` feature is enabled.
  */
-export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-export const TOKEN_TYPE = {
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const TOKEN_TYPE = {
   accessToken: 'urn:ietf:params:oauth:token-type:access_token',
   refreshToken: 'urn:ietf:params:oauth:token-type:refresh_token',
   idToken: 'urn:ietf:params:oauth:token-type:id_token',
