@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { setLogLevel } from '../../src/util/log.js';
-
-setLogLevel('silent'); // the unexpected-error cases log by design
 import { errorResponse } from '../../src/http/errors.js';
 import { ApiError, type ApiErrorKind } from '../../src/model/errors.js';
 import { OAuthError } from '../../src/protocol/errors.js';
+
+setLogLevel('silent'); // the unexpected-error cases log by design
 
 /**
  * One error model mapped once per surface (src/http/errors.ts): every domain error kind and the
