@@ -5,7 +5,7 @@ import { OrgsActor } from './actors/orgs.js';
 import { AuthCodesActor } from './actors/auth-codes.js';
 import { AuthRequestsActor } from './actors/auth-requests.js';
 import { RefreshTokensActor } from './actors/refresh-tokens.js';
-import { SessionsActor } from './actors/sessions.js';
+import { IssuedTokensActor } from './actors/issued-tokens.js';
 import { UserSessionsActor } from './actors/user-sessions.js';
 import { bootstrapInstance } from './services/bootstrap.js';
 import { ConfigError, type Config } from './config.js';
@@ -118,7 +118,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const issuer = config.issuer ?? `http://localhost:${server.port}`;
     const orgs = new OrgsActor(storage, new URL(issuer).hostname);
     const clients = new ClientsActor(storage);
-    const sessions = new SessionsActor(storage);
+    const issuedTokens = new IssuedTokensActor(storage);
     keys = new KeysActor(
       storage.stores.signingKeys,
       masterKey,
@@ -131,7 +131,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const instance = await bootstrapInstance(orgs, config.dataDir);
     const signerMode = chooseSignerMode(config.signer);
     const signer = signerMode === 'pool' ? new PoolSigner(pool) : new InlineSigner();
-    const tokens = new AccessTokens(issuer, keys, signer, sessions, Math.floor(config.accessTokenLifetime / 1000));
+    const tokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000));
     const replayGuard = new ReplayGuardActor(storage.usedAssertions, storage.durable);
     const assertions = new AssertionVerifier(issuer, clients, orgs, pool, replayGuard);
     const clientAuth = new ClientAuthenticator(clients, orgs, assertions, issuer);
@@ -154,7 +154,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       orgs,
       clients,
       keys,
-      sessions,
+      issuedTokens,
       tokens,
       clientAuth,
       assertions,
@@ -172,7 +172,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     server.mount(routes(ctx));
     const sweep = () => {
       authRequests.sweep();
-      return Promise.all([sessions.sweep(), replayGuard.sweep(), userSessions.sweep(), authCodes.sweep(), refreshTokens.sweep()]);
+      return Promise.all([issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), authCodes.sweep(), refreshTokens.sweep()]);
     };
     sweeper = setInterval(() => {
       sweep().catch((error: unknown) => log.error('sweep failed', { error: String(error) }));

@@ -1,4 +1,4 @@
-import type { ActorClaim } from './sessions.js';
+import type { ActorClaim } from './issued-tokens.js';
 import { newOpaqueToken } from '../util/ids.js';
 import type { Storage } from '../storage/db.js';
 import type { MasterKey } from '../crypto/master-key.js';

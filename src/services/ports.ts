@@ -4,7 +4,7 @@ import type { InstanceInfo, OrgsActor } from '../actors/orgs.js';
 import type { AuthCodesActor } from '../actors/auth-codes.js';
 import type { AuthRequestsActor } from '../actors/auth-requests.js';
 import type { RefreshTokensActor } from '../actors/refresh-tokens.js';
-import type { SessionsActor } from '../actors/sessions.js';
+import type { IssuedTokensActor } from '../actors/issued-tokens.js';
 import type { UserSessionsActor } from '../actors/user-sessions.js';
 import type { IdTokens } from './id-token.js';
 import type { MasterKey } from '../crypto/master-key.js';
@@ -27,7 +27,7 @@ export interface Ports {
   readonly orgs: OrgsActor;
   readonly clients: ClientsActor;
   readonly keys: KeysActor;
-  readonly sessions: SessionsActor;
+  readonly issuedTokens: IssuedTokensActor;
   readonly tokens: AccessTokens;
   readonly clientAuth: ClientAuthenticator;
   /** Signed assertions: private_key_jwt and the JWT profile grant. */

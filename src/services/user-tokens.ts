@@ -1,6 +1,6 @@
 import { tokenResponseBody } from '../protocol/token-response.js';
 import type { Ports } from './ports.js';
-import type { ActorClaim } from '../actors/sessions.js';
+import type { ActorClaim } from '../actors/issued-tokens.js';
 import type { AppRecord, UserRecord } from '../model/records.js';
 import type { IssuedAccessToken } from './access-tokens.js';
 import type { AuthenticatedClient } from './client-auth.js';
@@ -9,7 +9,7 @@ import { urnClaims, userClaims } from '../protocol/claims.js';
 import { clock } from '../util/clock.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type UserTokensPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'orgs' | 'refreshTokens' | 'sessions' | 'tokens'>;
+export type UserTokensPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'tokens'>;
 
 /**
  * Tokens for a signed-in user, shared by the code grant, the refresh grant and the implicit flow:
@@ -121,7 +121,7 @@ export function revocationHorizon(ctx: Pick<UserTokensPorts, 'config'>): number 
 
 /** Revokes a grant: its refresh family and every access token issued from it. Resolves once durable. */
 export async function revokeGrant(ctx: UserTokensPorts, grantId: string): Promise<void> {
-  await Promise.all([ctx.refreshTokens.remove(grantId), ctx.sessions.revokeGrant(grantId, revocationHorizon(ctx))]);
+  await Promise.all([ctx.refreshTokens.remove(grantId), ctx.issuedTokens.revokeGrant(grantId, revocationHorizon(ctx))]);
 }
 
 export function tokenResponse(tokens: IssuedUserTokens, scopes: readonly string[], refreshToken: string | undefined): Record<string, unknown> {

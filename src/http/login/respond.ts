@@ -17,7 +17,7 @@ import { clock } from '../../util/clock.js';
 import type { UserTokensPorts } from '../../services/user-tokens.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type RespondPorts = Pick<Ports, 'authCodes' | 'clients' | 'orgs' | 'sessions' | 'userSessions'> & UserTokensPorts;
+export type RespondPorts = Pick<Ports, 'authCodes' | 'clients' | 'orgs' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
 
 /**
  * The end of an authorization: the code (committed before the redirect) or the implicit tokens,
@@ -98,7 +98,7 @@ export async function completeAuthorization(
 /** The user sessions of this agent that may answer the request: live, active user, right org, fresh enough. */
 export function usableSessions(ctx: RespondPorts, agentId: string | undefined, request: ValidatedAuthRequest): UserSession[] {
   return ctx.userSessions.ofAgent(agentId).filter((s) => {
-    if (ctx.sessions.isSessionEnded(s.id)) return false;
+    if (ctx.issuedTokens.isSessionEnded(s.id)) return false;
     const user = ctx.orgs.getUser(s.userId);
     if (!ctx.orgs.isActive(user)) return false;
     return request.orgId === undefined || user.orgId === request.orgId;

@@ -11,7 +11,7 @@ import type { Request, Response, Route } from '../types.js';
 import type { AgentPorts } from '../login/agent.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type EndSessionPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'orgs' | 'sessions' | 'userSessions'> & AgentPorts;
+export type EndSessionPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'orgs' | 'issuedTokens' | 'userSessions'> & AgentPorts;
 
 /**
  * GET|POST /oidc/v1/end_session (OIDC RP-Initiated Logout 1.0; seed "End session endpoint").
@@ -55,12 +55,12 @@ export function endSessionRoute(ctx: EndSessionPorts): Route {
       const session = ctx.userSessions.get(hinted.sid);
       // The hint proves the client held a token of that session, so it may end it from any browser.
       ending = session ? [session] : [];
-      if (!session) await ctx.sessions.revokeSession(hinted.sid, revocationHorizon(ctx));
+      if (!session) await ctx.issuedTokens.revokeSession(hinted.sid, revocationHorizon(ctx));
     } else {
       ending = agentSessions;
     }
     const until = revocationHorizon(ctx);
-    await Promise.all([ctx.userSessions.end(ending), ...ending.map((s) => ctx.sessions.revokeSession(s.id, until))]);
+    await Promise.all([ctx.userSessions.end(ending), ...ending.map((s) => ctx.issuedTokens.revokeSession(s.id, until))]);
 
     if (!redirect) return htmlResponse(200, signedOutPage(agent.locale));
     const url = new URL(redirect);

@@ -1,4 +1,4 @@
-import type { AccessTokenClaims } from '../../actors/sessions.js';
+import type { AccessTokenClaims } from '../../actors/issued-tokens.js';
 import { invalidClient, type AuthenticatedClient, type AuthMethod } from '../../services/client-auth.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { PATHS } from '../../protocol/discovery.js';

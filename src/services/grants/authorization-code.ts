@@ -8,7 +8,7 @@ import type { Ports } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
-export type AuthorizationCodePorts = Pick<Ports, 'authCodes' | 'orgs' | 'refreshTokens' | 'sessions'> & UserTokensPorts;
+export type AuthorizationCodePorts = Pick<Ports, 'authCodes' | 'orgs' | 'refreshTokens' | 'issuedTokens'> & UserTokensPorts;
 
 /**
  * authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6; seed "Authorization code grant"). A code is
@@ -41,7 +41,7 @@ export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
       throw new OAuthError('invalid_request', 'code_verifier unexpectedly provided');
     }
     const user = ctx.orgs.getUser(grant.userId);
-    if (!ctx.orgs.isActive(user) || ctx.sessions.isSessionEnded(grant.sid)) {
+    if (!ctx.orgs.isActive(user) || ctx.issuedTokens.isSessionEnded(grant.sid)) {
       throw new OAuthError('invalid_grant', 'the user or the session is no longer active');
     }
     const consumed = found.consume();

@@ -9,7 +9,7 @@ import type { Ports } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
-export type RefreshTokenPorts = Pick<Ports, 'orgs' | 'refreshTokens' | 'sessions'> & UserTokensPorts;
+export type RefreshTokenPorts = Pick<Ports, 'orgs' | 'refreshTokens' | 'issuedTokens'> & UserTokensPorts;
 
 /**
  * refresh_token (RFC 6749 §6; seed "Refresh token grant"; OAuth 2.0 Security BCP §4.14): rotation
@@ -45,7 +45,7 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
       throw new OAuthError('invalid_grant', 'refresh token was already used; every token of its grant is revoked');
     }
     const user = ctx.orgs.getUser(family.userId);
-    if (!ctx.orgs.isActive(user) || ctx.sessions.isSessionEnded(family.sid) || ctx.sessions.isGrantRevoked(family.id)) {
+    if (!ctx.orgs.isActive(user) || ctx.issuedTokens.isSessionEnded(family.sid) || ctx.issuedTokens.isGrantRevoked(family.id)) {
       throw new OAuthError('invalid_grant', INVALID);
     }
     const project = ctx.orgs.getProject(app.projectId);

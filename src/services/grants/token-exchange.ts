@@ -1,6 +1,6 @@
 import { tokenResponseBody } from '../../protocol/token-response.js';
 import { hasPermission } from '../../domain/permissions.js';
-import type { ActorClaim } from '../../actors/sessions.js';
+import type { ActorClaim } from '../../actors/issued-tokens.js';
 import type { Ports } from '../ports.js';
 import type { AppRecord, UserRecord } from '../../model/records.js';
 import { newId } from '../../util/ids.js';
