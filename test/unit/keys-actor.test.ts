@@ -73,7 +73,7 @@ function snapshot(actor: KeysActor, kids: string[]) {
   return {
     jwks: actor.jwks(),
     signing: actor.signingKey().kid,
-    der: actor.signingKey().privateKeyDer.toString('base64'),
+    der: Buffer.from(actor.signingKey().privateKeyDer).toString('base64'),
     verifies: kids.map((kid) => actor.verificationKey(kid)?.kid),
   };
 }
