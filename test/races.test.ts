@@ -1,0 +1,211 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api } from './helpers/api.js';
+import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
+import { Agent, createHuman, createWebApp, responseParams, signIn, submit, uniqueName, type Human, type WebApp } from './helpers/oidc.js';
+
+/**
+ * Races over real HTTP against one in-process server (real LMDB, real worker pool, a clock that
+ * stands still): one authorization code redeemed by several requests at once, one refresh token
+ * used by several requests at once (without and with a reuse grace window), and parallel wrong
+ * passwords against the lockout policy's limit. Every request of a race is in flight before any
+ * answer is read; the assertions hold for every order in which the server may take them.
+ */
+const REDIRECT = 'http://localhost:9999/callback';
+const FORM = 'application/x-www-form-urlencoded';
+const basic = (id: string, secret: string) => 'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
+const errorText = (html: string | undefined) => /<p class="error" role="alert">([^<]*)<\/p>/.exec(html ?? '')?.[1];
+
+interface Fixture {
+  server: InProcessServer;
+  web: WebApp;
+  person: Human;
+  introspector: { clientId: string; clientSecret: string };
+}
+
+async function fixture(env: Record<string, string> = {}): Promise<Fixture> {
+  const server = await startInProcess({ clock: new TestClock(), env });
+  const web = await createWebApp(server);
+  const person = await createHuman(server);
+  const app = await api(server, 'POST', `/management/v1/projects/${web.projectId}/apps/api`, {
+    token: server.pat,
+    body: { name: 'introspector', authMethodType: 'API_AUTH_METHOD_TYPE_BASIC' },
+  });
+  expect(app.status).toBe(200);
+  return { server, web, person, introspector: { clientId: app.body.clientId, clientSecret: app.body.clientSecret } };
+}
+
+async function tokenRequest(f: Fixture, body: Record<string, string>): Promise<{ status: number; body: Record<string, string> }> {
+  const res = await fetch(`${f.server.url}/oauth/v2/token`, {
+    method: 'POST',
+    headers: { 'content-type': FORM, authorization: basic(f.web.clientId, f.web.clientSecret) },
+    body: new URLSearchParams(body).toString(),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, string> };
+}
+
+async function active(f: Fixture, token: string): Promise<boolean> {
+  const res = await fetch(`${f.server.url}/oauth/v2/introspect`, {
+    method: 'POST',
+    headers: { 'content-type': FORM, authorization: basic(f.introspector.clientId, f.introspector.clientSecret) },
+    body: new URLSearchParams({ token }).toString(),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { active: boolean }).active;
+}
+
+/** A browser sign-in up to the redirect with the code (not redeemed). */
+async function code(f: Fixture): Promise<string> {
+  const params = new URLSearchParams({ client_id: f.web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access' });
+  const done = await signIn(new Agent(f.server), `/oauth/v2/authorize?${params}`, f.person);
+  expect(done.location, done.html).toMatch(/code=/);
+  return responseParams(done.location!).get('code')!;
+}
+
+const redeem = (f: Fixture, c: string) => tokenRequest(f, { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT });
+const refresh = (f: Fixture, token: string) => tokenRequest(f, { grant_type: 'refresh_token', refresh_token: token });
+
+/** Tokens of a freshly redeemed code. */
+async function tokens(f: Fixture): Promise<Record<string, string>> {
+  const res = await redeem(f, await code(f));
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  expect(res.body.refresh_token).toBeDefined();
+  return res.body;
+}
+
+describe('without a refresh reuse grace window', () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await fixture();
+  });
+  afterAll(async () => {
+    await f?.server.close();
+  });
+
+  it.each([2, 4])('one code redeemed by %i requests at once: exactly one gets tokens, the others invalid_grant; the replay revokes them', async (n) => {
+    const c = await code(f);
+    const answers = await Promise.all(Array.from({ length: n }, () => redeem(f, c)));
+    const won = answers.filter((a) => a.status === 200);
+    const lost = answers.filter((a) => a.status !== 200);
+    expect(won).toHaveLength(1);
+    expect(lost.map((a) => [a.status, a.body.error])).toEqual(Array(n - 1).fill([400, 'invalid_grant']));
+    // RFC 6749 §4.1.2: a second use of a code revokes what the first use issued.
+    const issued = won[0]!.body;
+    expect(await active(f, issued.access_token!)).toBe(false);
+    expect(await refresh(f, issued.refresh_token!)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    // And the code stays spent.
+    expect(await redeem(f, c)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+  });
+
+  it.each([2, 4])('one refresh token used by %i requests at once: one rotation; the others are reuse, which revokes the whole grant', async (n) => {
+    const first = await tokens(f);
+    expect(await active(f, first.access_token!)).toBe(true);
+    const answers = await Promise.all(Array.from({ length: n }, () => refresh(f, first.refresh_token!)));
+    const rotated = answers.filter((a) => a.status === 200);
+    const refused = answers.filter((a) => a.status !== 200);
+    expect(rotated).toHaveLength(1);
+    expect(refused.map((a) => [a.status, a.body.error])).toEqual(Array(n - 1).fill([400, 'invalid_grant']));
+    // The family is revoked: neither the successor nor the old token refreshes, no access token of the grant is active.
+    const successor = rotated[0]!.body;
+    expect(successor.refresh_token).not.toBe(first.refresh_token);
+    expect(await refresh(f, successor.refresh_token!)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(await refresh(f, first.refresh_token!)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(await active(f, successor.access_token!)).toBe(false);
+    expect(await active(f, first.access_token!)).toBe(false);
+  });
+
+  it('a refresh token used once at a time rotates and the family lives on (the races above are what revoke it)', async () => {
+    const first = await tokens(f);
+    const second = await refresh(f, first.refresh_token!);
+    expect(second.status).toBe(200);
+    const third = await refresh(f, second.body.refresh_token!);
+    expect(third.status).toBe(200);
+    expect(await active(f, third.body.access_token!)).toBe(true);
+  });
+
+  describe('parallel wrong passwords against the lockout limit', () => {
+    async function personLockedAfter(maxPasswordAttempts: number): Promise<{ orgId: string; person: Human }> {
+      const org = await api(f.server, 'POST', '/management/v1/orgs', { token: f.server.pat, body: { name: uniqueName('org') } });
+      expect(org.status).toBe(200);
+      const orgId = org.body.id as string;
+      const policy = await api(f.server, 'POST', '/management/v1/policies/lockout', {
+        token: f.server.pat,
+        orgId,
+        body: { maxPasswordAttempts: String(maxPasswordAttempts), showLockoutFailure: true },
+      });
+      expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+      return { orgId, person: await createHuman(f.server, { orgId }) };
+    }
+
+    /** A browser of its own at the password step of `person`. */
+    async function atPassword(person: Human) {
+      const agent = new Agent(f.server);
+      const params = new URLSearchParams({ client_id: f.web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' });
+      const first = await agent.follow(`/oauth/v2/authorize?${params}`);
+      const page = await submit(agent, first, '/ui/login/loginname', { loginName: person.loginName });
+      expect(page.html).toContain('action="/ui/login/password"');
+      return { agent, page };
+    }
+
+    it.each([
+      { limit: 1, parallel: 6 },
+      { limit: 3, parallel: 8 },
+    ])('limit $limit, $parallel wrong passwords at once: locked at exactly the limit; the right password is refused afterwards', async ({ limit, parallel }) => {
+      const { orgId, person } = await personLockedAfter(limit);
+      const browsers = await Promise.all(Array.from({ length: parallel }, () => atPassword(person)));
+      const answers = await Promise.all(browsers.map(({ agent, page }, i) => submit(agent, page, '/ui/login/password', { password: `wrong-${i}` })));
+      const texts = answers.map((a) => errorText(a.html) ?? `no error: ${a.status} ${a.location ?? ''}`);
+      // Every check up to the limit was a real one: limit - 1 say "wrong", the one at the limit and
+      // every later one say "locked" (they are not checked against the hash, nor counted).
+      expect(texts.filter((t) => /wrong/.test(t))).toHaveLength(limit - 1);
+      expect(texts.filter((t) => /locked/.test(t))).toHaveLength(parallel - limit + 1);
+      const user = f.server.app.ctx.orgs.getUser(person.userId)!;
+      expect(user.state).toBe('USER_STATE_LOCKED');
+      expect(user.human!.failedPasswordAttempts).toBe(limit);
+      expect((await api(f.server, 'GET', `/management/v1/users/${person.userId}`, { token: f.server.pat, orgId })).body.user.state).toBe('USER_STATE_LOCKED');
+
+      // The right password now: refused, in a browser that raced and in a new one, and not counted.
+      const raced = await submit(browsers[0]!.agent, answers[0]!, '/ui/login/password', { password: person.password });
+      expect(errorText(raced.html)).toMatch(/locked/);
+      const fresh = await atPassword(person);
+      const after = await submit(fresh.agent, fresh.page, '/ui/login/password', { password: person.password });
+      expect(after.location).toBeUndefined();
+      expect(errorText(after.html)).toMatch(/locked/);
+      expect(f.server.app.ctx.orgs.getUser(person.userId)!.human!.failedPasswordAttempts).toBe(limit);
+    });
+  });
+});
+
+describe('with a refresh reuse grace window', () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    // The clock stands still, so every retry lands inside the window whatever the machine's speed.
+    f = await fixture({ SESAME_REFRESH_TOKEN_REUSE_GRACE: '10s' });
+  });
+  afterAll(async () => {
+    await f?.server.close();
+  });
+
+  it('one refresh token used by 3 requests at once: one rotation, the others get the same successor; the family lives on', async () => {
+    const first = await tokens(f);
+    const answers = await Promise.all(Array.from({ length: 3 }, () => refresh(f, first.refresh_token!)));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    const successors = new Set(answers.map((a) => a.body.refresh_token));
+    expect(successors.size).toBe(1);
+    const [successor] = successors;
+    expect(successor).not.toBe(first.refresh_token);
+    for (const a of answers) expect(await active(f, a.body.access_token!)).toBe(true);
+    const next = await refresh(f, successor!);
+    expect(next.status).toBe(200);
+    expect(await active(f, next.body.access_token!)).toBe(true);
+  });
+
+  it('after the window, the replaced token is reuse and revokes the family', async () => {
+    const first = await tokens(f);
+    const second = await refresh(f, first.refresh_token!);
+    expect(second.status).toBe(200);
+    f.server.clock.advance(10_001);
+    expect(await refresh(f, first.refresh_token!)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(await refresh(f, second.body.refresh_token!)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(await active(f, second.body.access_token!)).toBe(false);
+  });
+});
