@@ -6,7 +6,7 @@ import type { Database } from 'lmdb';
 import { KeysActor } from '../../src/actors/keys.js';
 import type { SigningAlg } from '../../src/config.js';
 import { openStorage, type Storage } from '../../src/storage/db.js';
-import { MasterKey } from '../../src/storage/master-key.js';
+import { MasterKey } from '../../src/crypto/master-key.js';
 import { installClock } from '../../src/util/clock.js';
 
 /**

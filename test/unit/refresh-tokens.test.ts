@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RefreshTokensActor, type FamilyGrant, type Rotation } from '../../src/actors/refresh-tokens.js';
 import { openStorage, type Storage } from '../../src/storage/db.js';
-import { MasterKey } from '../../src/storage/master-key.js';
+import { MasterKey } from '../../src/crypto/master-key.js';
 import { installClock } from '../../src/util/clock.js';
 
 /**
