@@ -159,7 +159,9 @@ export class KeysActor {
       // Derived before the write: nothing that could fail is left once the write is durable.
       const view = this.derive(keys);
       await this.durable(
-        this.db.transaction(() => {
+        // A child transaction: lmdb's plain async transaction would commit the writes made
+        // before a throw; this one aborts them all.
+        this.db.childTransaction(() => {
           // The store becomes exactly this set (a handful of keys), also after an earlier write
           // whose outcome was unknown (committed, but its sync failed).
           for (const { key } of this.db.getRange()) if (!keys.has(key)) this.db.remove(key);

@@ -41,14 +41,25 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-type Failure = 'none' | 'transaction' | 'durable';
+/**
+ * How a write fails: the transaction is refused (nothing written), a put throws inside the real
+ * LMDB transaction after earlier writes of it, or the commit succeeds but its sync fails.
+ */
+type Failure = 'none' | 'transaction' | 'midway' | 'durable';
 
-/** The signing-key store, whose transactions fail (nothing written) while `failing.mode` says so. */
+/** The signing-key store, whose writes fail while `failing.mode` says so. */
 function store(failing: { mode: Failure }): Database<any, string> {
   const db = storage.stores.signingKeys;
+  let puts = 0;
   return new Proxy(db, {
     get(target, prop) {
-      if (prop === 'transaction' && failing.mode === 'transaction') return () => Promise.reject(new Error('disk full'));
+      if ((prop === 'transaction' || prop === 'childTransaction') && failing.mode === 'transaction') return () => Promise.reject(new Error('disk full'));
+      if (prop === 'put' && failing.mode === 'midway') {
+        return (...args: Parameters<typeof db.put>) => {
+          if (++puts % 2 === 0) throw new Error('disk full');
+          return target.put(...args);
+        };
+      }
       const value = Reflect.get(target, prop, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -209,7 +220,7 @@ describe('KeysActor rotation', () => {
 
 describe('KeysActor: a failed write changes nothing', () => {
   const cases: { failure: Exclude<Failure, 'none'>; op: 'rotate' | 'rotate(true)' | 'rotateIfDue' }[] = [];
-  for (const failure of ['transaction', 'durable'] as const) for (const op of ['rotate', 'rotate(true)', 'rotateIfDue'] as const) cases.push({ failure, op });
+  for (const failure of ['transaction', 'midway', 'durable'] as const) for (const op of ['rotate', 'rotate(true)', 'rotateIfDue'] as const) cases.push({ failure, op });
 
   it.each(cases)('$op when the $failure fails: keys, JWKS and signing key as before; the next rotation starts from them', async ({ failure, op }) => {
     const failing = { mode: 'none' as Failure };
@@ -224,9 +235,10 @@ describe('KeysActor: a failed write changes nothing', () => {
 
     failing.mode = failure;
     const run = op === 'rotate' ? actor.rotate() : op === 'rotate(true)' ? actor.rotate(true) : actor.rotateIfDue();
-    await expect(run).rejects.toThrow(failure === 'transaction' ? 'disk full' : 'fsync failed');
+    await expect(run).rejects.toThrow(failure === 'durable' ? 'fsync failed' : 'disk full');
     expect(snapshot(actor, kids)).toEqual(before);
-    if (failure === 'transaction') expect(stored()).toEqual(disk);
+    // Unless the commit itself went through, the store is untouched (a throw midway aborts the earlier writes too).
+    if (failure !== 'durable') expect(stored()).toEqual(disk);
 
     // Still due, and the next rotation promotes the key that was published as next.
     failing.mode = 'none';
