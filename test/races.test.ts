@@ -1,3 +1,5 @@
+import { rmSync } from 'node:fs';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
@@ -6,8 +8,8 @@ import { Agent, createHuman, createWebApp, responseParams, signIn, submit, uniqu
 /**
  * Races over real HTTP against one in-process server (real LMDB, real worker pool, a clock that
  * stands still): one authorization code redeemed by several requests at once, one refresh token
- * used by several requests at once (without and with a reuse grace window), and parallel wrong
- * passwords against the lockout policy's limit. Every request of a race is in flight before any
+ * used by several requests at once (without and with a reuse grace window), parallel wrong
+ * passwords against the lockout policy's limit, and signing key rotations while tokens are issued. Every request of a race is in flight before any
  * answer is read; the assertions hold for every order in which the server may take them.
  */
 const REDIRECT = 'http://localhost:9999/callback';
@@ -207,5 +209,57 @@ describe('with a refresh reuse grace window', () => {
     expect(await refresh(f, first.refresh_token!)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect(await refresh(f, second.body.refresh_token!)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect(await active(f, second.body.access_token!)).toBe(false);
+  });
+});
+
+describe('signing key rotations at once, while tokens are issued', () => {
+  const env = { SESAME_SIGNING_ALG: 'EdDSA' };
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await fixture(env);
+  });
+  afterAll(async () => {
+    await f?.server.close();
+  });
+
+  const jwks = async (server: InProcessServer) => (await (await fetch(`${server.url}/oauth/v2/keys`)).json()) as JSONWebKeySet;
+  const rotate = (server: InProcessServer) => api(server, 'POST', '/admin/v1/keys/_rotate', { token: server.pat });
+
+  it('two rotations and two code redemptions at once: two distinct rotations, every token verifies, a restart publishes the same keys', async () => {
+    const before = (await jwks(f.server)).keys.map((k) => k.kid!);
+    expect(before).toHaveLength(2);
+    const codes = await Promise.all([code(f), code(f)]);
+    const [r1, r2, t1, t2] = await Promise.all([rotate(f.server), rotate(f.server), redeem(f, codes[0]!), redeem(f, codes[1]!)]);
+    expect([r1.status, r2.status, t1.status, t2.status]).toEqual([200, 200, 200, 200]);
+    // One after the other: the first promotes the next key published before, the second the one the first published.
+    const kids = [r1.body.kid as string, r2.body.kid as string];
+    expect(new Set(kids).size).toBe(2);
+    expect(kids).toContain(before[1]);
+    const after = (await jwks(f.server)).keys.map((k) => k.kid!);
+    const last = kids.find((k) => k !== before[1])!;
+    expect(after[0]).toBe(last);
+    expect(after).toHaveLength(4);
+    expect(after).toEqual(expect.arrayContaining([...before, last]));
+    // Tokens signed during the rotations verify against the JWKS published afterwards.
+    const keySet = createLocalJWKSet(await jwks(f.server));
+    for (const t of [t1, t2]) {
+      expect(after).toContain(decodeProtectedHeader(t.body.id_token!).kid);
+      await jwtVerify(t.body.id_token!, keySet, { issuer: f.server.issuer });
+    }
+    const fresh = await tokens(f);
+    expect(decodeProtectedHeader(fresh.id_token!).kid).toBe(last);
+
+    // What was published is what was stored.
+    const published = await jwks(f.server);
+    await f.server.stop();
+    const restarted = await startInProcess({ dataDir: f.server.dataDir, clock: f.server.clock, env });
+    try {
+      // Active and next first, in that order; the retired ones in any order.
+      const order = (set: JSONWebKeySet) => [...set.keys.slice(0, 2), ...set.keys.slice(2).sort((a, b) => a.kid!.localeCompare(b.kid!))];
+      expect(order(await jwks(restarted))).toEqual(order(published));
+    } finally {
+      await restarted.close();
+      rmSync(f.server.dataDir, { recursive: true, force: true });
+    }
   });
 });
