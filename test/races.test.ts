@@ -3,6 +3,7 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
+import { base32Encode, totpAt } from '../src/crypto/totp.js';
 import { Agent, createHuman, createWebApp, responseParams, signIn, submit, uniqueName, type Human, type WebApp } from './helpers/oidc.js';
 
 /**
@@ -125,17 +126,20 @@ describe('without a refresh reuse grace window', () => {
   });
 
   describe('parallel wrong passwords against the lockout limit', () => {
-    async function personLockedAfter(maxPasswordAttempts: number): Promise<{ orgId: string; person: Human }> {
+    async function personLockedAfter(
+      maxPasswordAttempts: number,
+      options: { maxOtpAttempts?: number; otpSecret?: string } = {},
+    ): Promise<{ orgId: string; person: Human }> {
       const org = await api(f.server, 'POST', '/management/v1/orgs', { token: f.server.pat, body: { name: uniqueName('org') } });
       expect(org.status).toBe(200);
       const orgId = org.body.id as string;
       const policy = await api(f.server, 'POST', '/management/v1/policies/lockout', {
         token: f.server.pat,
         orgId,
-        body: { maxPasswordAttempts: String(maxPasswordAttempts), showLockoutFailure: true },
+        body: { maxPasswordAttempts: String(maxPasswordAttempts), ...(options.maxOtpAttempts ? { maxOtpAttempts: String(options.maxOtpAttempts) } : {}), showLockoutFailure: true },
       });
       expect(policy.status, JSON.stringify(policy.body)).toBe(200);
-      return { orgId, person: await createHuman(f.server, { orgId }) };
+      return { orgId, person: await createHuman(f.server, { orgId, ...(options.otpSecret ? { otpSecret: options.otpSecret } : {}) }) };
     }
 
     /** A browser of its own at the password step of `person`. */
@@ -173,6 +177,34 @@ describe('without a refresh reuse grace window', () => {
       expect(after.location).toBeUndefined();
       expect(errorText(after.html)).toMatch(/locked/);
       expect(f.server.app.ctx.orgs.getUser(person.userId)!.human!.failedPasswordAttempts).toBe(limit);
+    });
+
+    it('maxOtpAttempts 3, 6 wrong TOTP codes at once from 6 signed-in browsers: locked at exactly the limit', async () => {
+      const secret = base32Encode(Buffer.from('race-otp-secret-0001'));
+      const { person } = await personLockedAfter(10, { maxOtpAttempts: 3, otpSecret: secret });
+      const browsers = await Promise.all(Array.from({ length: 6 }, () => atPassword(person)));
+      const atOtp = [];
+      for (const { agent, page } of browsers) {
+        const next = await submit(agent, page, '/ui/login/password', { password: person.password });
+        expect(next.html).toContain('action="/ui/login/otp"');
+        atOtp.push({ agent, page: next });
+      }
+      const now = Math.floor(f.server.clock.now() / 1000);
+      const wrong = String((Number(totpAt(secret, now)) + 500_000) % 1_000_000).padStart(6, '0');
+      const answers = await Promise.all(atOtp.map(({ agent, page }) => submit(agent, page, '/ui/login/otp', { code: wrong })));
+      expect(answers.every((a) => a.location === undefined)).toBe(true);
+      const user = f.server.app.ctx.orgs.getUser(person.userId)!;
+      expect(user.state).toBe('USER_STATE_LOCKED');
+      expect(user.human!.failedOtpAttempts).toBe(3);
+      // Two say the code is wrong, the third that the account is locked; the rest find the
+      // sign-in over (the user is no longer active) without a check.
+      const texts = answers.map((a) => errorText(a.html) ?? '');
+      expect(texts.filter((t) => /code is wrong/.test(t))).toHaveLength(2);
+      expect(texts.filter((t) => /locked/.test(t))).toHaveLength(1);
+      expect(texts.filter((t) => /expired/.test(t) && !/code/.test(t))).toHaveLength(3);
+      // The right code afterwards, in a browser that raced: refused.
+      const right = await submit(atOtp[0]!.agent, answers[0]!, '/ui/login/otp', { code: totpAt(secret, now) }).catch(() => undefined);
+      expect(right?.location).toBeUndefined();
     });
   });
 });
