@@ -116,6 +116,26 @@ describe('without a refresh reuse grace window', () => {
     expect(await active(f, first.access_token!)).toBe(false);
   });
 
+  it('a refresh token used and revoked at once: whichever comes first, no token of the grant works afterwards', async () => {
+    for (let round = 0; round < 3; round++) {
+      const first = await tokens(f);
+      const revoke = fetch(`${f.server.url}/oauth/v2/revoke`, {
+        method: 'POST',
+        headers: { 'content-type': FORM, authorization: basic(f.web.clientId, f.web.clientSecret) },
+        body: new URLSearchParams({ token: first.refresh_token!, token_type_hint: 'refresh_token' }).toString(),
+      });
+      const [used, revoked] = await Promise.all([refresh(f, first.refresh_token!), revoke]);
+      expect(revoked.status).toBe(200);
+      // The refresh may have come first (200, with tokens revoked right after) or second (invalid_grant).
+      expect([200, 400]).toContain(used.status);
+      const issued = [first.access_token!, ...(used.status === 200 ? [used.body.access_token!] : [])];
+      for (const t of issued) expect(await active(f, t)).toBe(false);
+      for (const t of [first.refresh_token!, ...(used.status === 200 ? [used.body.refresh_token!] : [])]) {
+        expect(await refresh(f, t)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+      }
+    }
+  });
+
   it('a refresh token used once at a time rotates and the family lives on (the races above are what revoke it)', async () => {
     const first = await tokens(f);
     const second = await refresh(f, first.refresh_token!);
