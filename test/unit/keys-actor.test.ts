@@ -1,13 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Database } from 'lmdb';
 import { KeysActor } from '../../src/actors/keys.js';
 import type { SigningAlg } from '../../src/config.js';
 import { openStorage, type Storage } from '../../src/storage/db.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { installClock } from '../../src/util/clock.js';
+import { log } from '../../src/util/log.js';
 
 /**
  * The signing key set's state machine on real LMDB: active → retired, next → active, a new next;
@@ -253,5 +254,44 @@ describe('KeysActor: a failed write changes nothing', () => {
     // Memory and disk agree after the recovery, also when the failed write had reached the disk.
     expect(Object.keys(storedStatus()).sort()).toEqual([...after].sort());
     expect(Object.values(storedStatus()).filter((s) => s !== 'retired').sort()).toEqual(['active', 'next']);
+  });
+});
+
+describe('KeysActor timer', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
+
+  /** Lets the real asynchronous work (key generation on libuv's pool, LMDB commits) run until `done`. */
+  async function until(done: () => boolean): Promise<void> {
+    for (let i = 0; i < 100_000 && !done(); i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(done()).toBe(true);
+  }
+
+  it('a failed timed rotation is retried a minute later, not at once; stop() ends the timer', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const failing = { mode: 'none' as Failure };
+    const actor = await started('EdDSA', failing);
+    const [, next] = jwksKids(actor);
+    const attempts = vi.spyOn(actor, 'rotateIfDue');
+    const errors = vi.spyOn(log, 'error').mockImplementation(() => {});
+    now += INTERVAL;
+    failing.mode = 'transaction';
+    // The timer checks at least hourly.
+    vi.advanceTimersByTime(HOUR);
+    expect(attempts).toHaveBeenCalledTimes(1);
+    await until(() => errors.mock.calls.length === 1);
+    expect(errors.mock.calls[0]![0]).toBe('key rotation failed');
+    vi.advanceTimersByTime(60_000 - 1);
+    expect(attempts).toHaveBeenCalledTimes(1);
+    failing.mode = 'none';
+    vi.advanceTimersByTime(1);
+    expect(attempts).toHaveBeenCalledTimes(2);
+    await until(() => actor.signingKey().kid === next);
+    expect(errors).toHaveBeenCalledTimes(1);
+    actor.stop();
+    vi.advanceTimersByTime(10 * INTERVAL);
+    expect(attempts).toHaveBeenCalledTimes(2);
   });
 });
