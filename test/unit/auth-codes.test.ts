@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AuthCodesActor, CODE_LIFETIME_MS, type CodeGrant } from '../../src/actors/auth-codes.js';
+import { AuthCodesActor, type CodeGrant } from '../../src/actors/auth-codes.js';
 import { openStorage, type Storage } from '../../src/storage/db.js';
 import { installClock } from '../../src/util/clock.js';
 import { sha256Base64url } from '../../src/util/hash.js';
@@ -12,6 +12,8 @@ import { sha256Base64url } from '../../src/util/hash.js';
  * grant handler it is a replay, which revokes the grant: see test/races.test.ts), 60 seconds,
  * recognised as used after a restart, swept after expiry, and stored only under their digest.
  */
+/** A code lives 60 seconds (RFC 6749 §4.1.2 recommends at most 10 minutes). */
+const CODE_LIFETIME_MS = 60_000;
 const grant: CodeGrant = {
   grantId: 'grant-1',
   clientId: 'client-1',
