@@ -5,14 +5,13 @@ import { OrgsActor } from './actors/orgs.js';
 import { AuthCodesActor } from './actors/auth-codes.js';
 import { AuthRequestsActor } from './actors/auth-requests.js';
 import { RefreshTokensActor } from './actors/refresh-tokens.js';
-import { SessionsActor } from './actors/issued-tokens.js';
+import { IssuedTokensActor } from './actors/issued-tokens.js';
 import { UserSessionsActor } from './actors/user-sessions.js';
 import { bootstrapInstance } from './services/bootstrap.js';
 import { ConfigError, type Config } from './config.js';
-import type { AppContext } from './services/ports.js';
+import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
 import { ListenError, startHttpServer, type HttpServer } from './http/server.js';
-import { json } from './http/responses.js';
 import { AccessTokens } from './services/access-tokens.js';
 import { ClientAuthenticator } from './services/client-auth.js';
 import { AssertionVerifier } from './services/assertion-verifier.js';
@@ -22,10 +21,11 @@ import { LoginSecurityActor } from './actors/login-security.js';
 import { setFramingPolicy } from './http/framing.js';
 import { IdTokens } from './services/id-token.js';
 import { openStorage, type Storage } from './storage/db.js';
-import { DataDirInUseError, lockDataDir, type DataDirLock } from './storage/data-dir-lock.js';
+import { DataDirInUseError, lockDataDir } from './storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from './storage/data-dir.js';
 import { installClock, type Clock } from './util/clock.js';
-import { MasterKey, MasterKeyMismatchError } from './crypto/master-key.js';
+import type { MasterKey } from './crypto/master-key.js';
+import { loadMasterKey, MasterKeyMismatchError } from './storage/master-key-file.js';
 import { MigrationStore } from './services/migration/store.js';
 import { startIdleTrim } from './util/idle-trim.js';
 import { log } from './util/log.js';
@@ -38,7 +38,7 @@ import { chooseSignerMode, InlineSigner, PoolSigner } from './workers/signer.js'
 export interface RunningApp {
   readonly port: number;
   readonly issuer: string;
-  readonly ctx: AppContext;
+  readonly ctx: Ports;
   /**
    * Runs the periodic work now, as its timers do: sweeps expired state and rotates the signing
    * key when due. For tests that move the clock.
@@ -101,7 +101,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   try {
     let masterKey: MasterKey;
     try {
-      masterKey = MasterKey.loadOrCreate(config.dataDir, config.masterKey, storage.meta.masterKeyCheck() === undefined);
+      masterKey = loadMasterKey(config.dataDir, config.masterKey, storage.meta.masterKeyCheck() === undefined);
       checkMasterKey(storage, masterKey);
     } catch (error) {
       // A key that does not open the data dir is a setting to change (exit 2), like any other.
@@ -119,7 +119,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const issuer = config.issuer ?? `http://localhost:${server.port}`;
     const orgs = new OrgsActor(storage, new URL(issuer).hostname);
     const clients = new ClientsActor(storage);
-    const sessions = new SessionsActor(storage);
+    const issuedTokens = new IssuedTokensActor(storage);
     keys = new KeysActor(
       storage.stores.signingKeys,
       masterKey,
@@ -132,7 +132,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const instance = await bootstrapInstance(orgs, config.dataDir);
     const signerMode = chooseSignerMode(config.signer);
     const signer = signerMode === 'pool' ? new PoolSigner(pool) : new InlineSigner();
-    const tokens = new AccessTokens(issuer, keys, signer, sessions, Math.floor(config.accessTokenLifetime / 1000));
+    const tokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000));
     const replayGuard = new ReplayGuardActor(storage.usedAssertions, storage.durable);
     const assertions = new AssertionVerifier(issuer, clients, orgs, pool, replayGuard);
     const clientAuth = new ClientAuthenticator(clients, orgs, assertions, issuer);
@@ -149,14 +149,14 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       config.refreshTokenReuseGrace,
     );
     const cryptoPool = pool;
-    const ctx: AppContext = {
+    const ctx: Ports = {
       config,
       issuer,
       instance,
       orgs,
       clients,
       keys,
-      sessions,
+      issuedTokens,
       tokens,
       clientAuth,
       assertions,
@@ -172,9 +172,9 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       migration: new MigrationStore(storage, orgs, clients),
       isReady: () => ready,
     };
-    server.mount(routes(ctx), () => json(404, { code: 5, message: 'Not Found (HTTP-404)', details: [] }));
+    server.mount(routes(ctx));
     const sweep = () => {
-      return Promise.all([authRequests.sweep(), sessions.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep()]);
+      return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep()]);
     };
     sweeper = setInterval(() => {
       sweep().catch((error: unknown) => log.error('sweep failed', { error: String(error) }));

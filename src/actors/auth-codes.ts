@@ -9,7 +9,7 @@ import type { View } from '../util/readonly.js';
  * A redeemed code stays on record until it expires so a second use is recognized as a replay
  * (RFC 6749 §4.1.2: the tokens issued from the first use are then revoked).
  */
-export const CODE_LIFETIME_MS = 60_000;
+const CODE_LIFETIME_MS = 60_000;
 
 export interface CodeGrant {
   /** The grant the code's tokens belong to (revoked together on replay). */

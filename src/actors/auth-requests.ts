@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import type { Locale, ValidatedAuthRequest } from '../model/authorization.js';
 import type { Database } from 'lmdb';
-import type { ValidatedAuthRequest } from '../protocol/authorize/validate.js';
 import type { Prompt } from '../protocol/prompt.js';
-import type { Locale } from '../ui/i18n.js';
 import type { AuthChecks } from '../model/auth-checks.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { clock } from '../util/clock.js';

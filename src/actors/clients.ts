@@ -12,7 +12,7 @@ import type {
   OidcAppConfig,
   ProjectRecord,
 } from '../model/records.js';
-import { FAR_FUTURE } from '../model/records.js';
+import { FAR_FUTURE, usesClientSecret } from '../model/records.js';
 import { newAlphanumericSecret, newId } from '../util/ids.js';
 import { secretMatches, sha256 } from '../util/hash.js';
 import { clock } from '../util/clock.js';
@@ -24,9 +24,6 @@ import { ownRow, type View } from '../util/readonly.js';
  * the hot path is a map lookup, one SHA-256 and a constant-time compare.
  */
 const generateRsaKeyPair = promisify(generateKeyPair);
-
-/** Auth methods whose app gets a generated client secret. */
-const SECRET_METHODS = new Set(['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST', 'API_AUTH_METHOD_TYPE_BASIC']);
 
 export type SecretCheck = 'ok' | 'no-secret' | 'mismatch';
 
@@ -45,7 +42,7 @@ function stampNew<T>(row: T): T & { createdAt: number; changedAt: number; sequen
 }
 
 /** Parses a caller-supplied public key (PEM text, as ZITADEL accepts it) into SPKI PEM. */
-export function normalizePublicKeyPem(pem: string): string {
+function normalizePublicKeyPem(pem: string): string {
   try {
     const text = pem.replace('-----BEGIN RSA PUBLIC KEY-----', '-----BEGIN PUBLIC KEY-----').replace('-----END RSA PUBLIC KEY-----', '-----END PUBLIC KEY-----');
     let key;
@@ -150,7 +147,7 @@ export class ClientsActor {
     input: { id?: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string } },
   ): Promise<{ app: View<AppRecord>; clientSecret?: string }> {
     const method = input.oidc?.authMethodType ?? input.api?.authMethodType ?? '';
-    const clientSecret = SECRET_METHODS.has(method) ? newAlphanumericSecret(64) : undefined;
+    const clientSecret = usesClientSecret(method) ? newAlphanumericSecret(64) : undefined;
     const app = this.newApp(project, { ...input, ...(clientSecret ? { secretHash: sha256(clientSecret) } : {}) });
     this.appByClientId.set(app.clientId, app.id);
     this.indexOrigins(app);

@@ -1,7 +1,7 @@
 import type { Storage } from '../storage/db.js';
 import { Table } from '../storage/table.js';
-import { STEP_SECONDS } from '../crypto/totp.js';
 import { clock } from '../util/clock.js';
+import { STEP_SECONDS } from '../crypto/totp.js';
 
 /**
  * Owns the login's security state per user, persisted like any other state (a restart must not

@@ -48,7 +48,7 @@ function stamp<T extends { createdAt: number; changedAt: number; sequence: numbe
 }
 
 /** Org names become DNS labels of their primary domain: `My Org` → `my-org.<instance domain>`. */
-export function domainLabel(name: string): string {
+function domainLabel(name: string): string {
   const label = name
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
@@ -559,9 +559,13 @@ export class OrgsActor {
     return updated;
   }
 
+  /** Whether a person (or machine user) may sign in and hold tokens: active, in an active org. */
   isActive(user: View<UserRecord> | undefined): user is View<UserRecord> {
-    if (!user || user.state !== 'USER_STATE_ACTIVE') return false;
-    return this.orgs.get(user.orgId)?.state === 'ORG_STATE_ACTIVE';
+    return user !== undefined && user.state === 'USER_STATE_ACTIVE' && this.orgIsActive(user.orgId);
+  }
+
+  orgIsActive(orgId: string): boolean {
+    return this.orgs.get(orgId)?.state === 'ORG_STATE_ACTIVE';
   }
 
   // ---- memberships ----

@@ -11,7 +11,8 @@ import type { MigrationServices } from '../services/migration/run.js';
 import { DataDirInUseError, lockDataDir, type DataDirLock } from '../storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from '../storage/data-dir.js';
 import { openStorage, type Storage } from '../storage/db.js';
-import { MasterKey } from '../crypto/master-key.js';
+import { loadMasterKey } from '../storage/master-key-file.js';
+import type { MasterKey } from '../crypto/master-key.js';
 import { CryptoPool } from '../workers/pool.js';
 
 /**
@@ -81,7 +82,7 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
   let pool: CryptoPool | undefined;
   try {
     storage = openStorage(dataDir, config.durability);
-    const masterKey = MasterKey.loadOrCreate(dataDir, config.masterKey, storage.meta.masterKeyCheck() === undefined);
+    const masterKey = loadMasterKey(dataDir, config.masterKey, storage.meta.masterKeyCheck() === undefined);
     checkMasterKey(storage, masterKey);
     const alg = options.signingAlgSet ? config.signingAlg : (KeysActor.activeAlg(storage.stores.signingKeys) ?? config.signingAlg);
     const issuer = config.issuer ?? `http://localhost:${config.port}`;

@@ -47,7 +47,7 @@ export interface ClaimsDirectory {
 const ROLE_SCOPE = 'urn:zitadel:iam:org:project:role:';
 
 /** True when role claims were asked for (a role scope, all-projects roles) or the project asserts roles. */
-export function rolesRequested(scopes: readonly string[], projectRoleAssertion: boolean): boolean {
+function rolesRequested(scopes: readonly string[], projectRoleAssertion: boolean): boolean {
   return projectRoleAssertion || scopes.some((s) => s.startsWith(ROLE_SCOPE) || s === 'urn:zitadel:iam:org:projects:roles');
 }
 

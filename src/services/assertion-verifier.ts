@@ -1,3 +1,4 @@
+import { appIsUsable } from '../domain/usable.js';
 import type { AssertionKey, ClientsActor } from '../actors/clients.js';
 import type { OrgsActor } from '../actors/orgs.js';
 import type { ReplayGuardActor } from '../actors/replay-guard.js';
@@ -41,7 +42,7 @@ export class AssertionVerifier {
     const id = clientId ?? (typeof jws.payload.iss === 'string' ? jws.payload.iss : undefined);
     const app = id === undefined ? undefined : this.clients.appByClient(id);
     const method = app?.oidc?.authMethodType ?? app?.api?.authMethodType ?? '';
-    if (!app || app.state !== 'APP_STATE_ACTIVE' || !PRIVATE_KEY_JWT_METHODS.has(method)) {
+    if (!appIsUsable(app, this.orgs) || !PRIVATE_KEY_JWT_METHODS.has(method)) {
       throw fail('client unknown or not registered for private_key_jwt');
     }
     const { kid, alg } = assertionHeader(jws, fail);

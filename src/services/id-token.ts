@@ -26,7 +26,7 @@ export interface IdTokenInput {
 }
 
 /** The claim set; `aud` always holds the client id, first, and `azp` names the client. */
-export function idTokenClaims(input: IdTokenInput, issuer: string, iat: number, lifetimeSeconds: number, alg: SigningAlg): Record<string, unknown> {
+function idTokenClaims(input: IdTokenInput, issuer: string, iat: number, lifetimeSeconds: number, alg: SigningAlg): Record<string, unknown> {
   const aud = [input.clientId, ...input.aud.filter((a) => a !== input.clientId)];
   const claims: Record<string, unknown> = {
     ...input.userClaims,

@@ -4,7 +4,7 @@ import type { InstanceInfo, OrgsActor } from '../actors/orgs.js';
 import type { AuthCodesActor } from '../actors/auth-codes.js';
 import type { AuthRequestsActor } from '../actors/auth-requests.js';
 import type { RefreshTokensActor } from '../actors/refresh-tokens.js';
-import type { SessionsActor } from '../actors/issued-tokens.js';
+import type { IssuedTokensActor } from '../actors/issued-tokens.js';
 import type { UserSessionsActor } from '../actors/user-sessions.js';
 import type { IdTokens } from './id-token.js';
 import type { MasterKey } from '../crypto/master-key.js';
@@ -17,15 +17,18 @@ import type { SettingsActor } from '../actors/settings.js';
 import type { LoginSecurityActor } from '../actors/login-security.js';
 import type { CryptoPool } from '../workers/pool.js';
 
-/** What route modules may use: the actors and services wired by src/app.ts. */
-export interface AppContext {
+/**
+ * Everything src/app.ts wires. Nobody takes all of it: each module names what it uses as a
+ * `Pick<Ports, ...>` (its port), so its signature says what it may touch.
+ */
+export interface Ports {
   readonly config: Config;
   readonly issuer: string;
   readonly instance: InstanceInfo;
   readonly orgs: OrgsActor;
   readonly clients: ClientsActor;
   readonly keys: KeysActor;
-  readonly sessions: SessionsActor;
+  readonly issuedTokens: IssuedTokensActor;
   readonly tokens: AccessTokens;
   readonly clientAuth: ClientAuthenticator;
   /** Signed assertions: private_key_jwt and the JWT profile grant. */

@@ -57,7 +57,7 @@ export interface Storage {
 
 export type Durability = 'flush' | 'commit';
 
-export class StorageError extends Error {}
+class StorageError extends Error {}
 
 export function openStorage(dataDir: string, durability: Durability = 'flush'): Storage {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });

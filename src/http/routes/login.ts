@@ -6,6 +6,7 @@ import { agentOf, newAgentCookieFor, type Agent } from '../login/agent.js';
 import { completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
 import { factsOf, mfaPrompt, nextLoginStep } from '../../domain/policy-steps.js';
 import { DEFAULT_POLICIES } from '../../model/records.js';
+import { EMAIL, MAX_PASSWORD, newHuman } from '../../domain/human-users.js';
 import { clock } from '../../util/clock.js';
 import { qrCodeDataUrl } from '../../ui/qr-code.js';
 import { ApiError } from '../../model/errors.js';
@@ -26,23 +27,25 @@ import {
   type RegisterValues,
 } from '../../ui/pages.js';
 import { STYLESHEET, STYLESHEET_PATH } from '../../ui/styles.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import { csrfToken, csrfValid } from '../csrf.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { LOGIN_PATH } from './authorize.js';
 import { KeyedQueue } from '../../services/attempt-limiter.js';
+import type { RespondPorts } from '../login/respond.js';
 import type { View } from '../../util/readonly.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type LoginPorts = Pick<Ports, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginSecurity' | 'masterKey' | 'orgs' | 'pool' | 'userSessions'> & RespondPorts;
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
  * and the user-agent cookie, with a CSRF token. Steps: login name → password → (a required new
  * password) → TOTP code, or TOTP enrollment when the org's login policy forces or offers it; or
- * account selection / registration. Which step comes next is src/login/policy-steps.ts's rule;
+ * account selection / registration. Which step comes next is src/domain/policy-steps.ts's rule;
  * the last step signs the browser in under a new cookie and answers the client.
  */
-const EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
-const MAX_PASSWORD = 1024;
 const MAX_OTP_FAILURES_PER_REQUEST = 5;
 
 interface Flow {
@@ -51,7 +54,7 @@ interface Flow {
   page: PageContext;
 }
 
-export function loginRoutes(ctx: AppContext): Route[] {
+export function loginRoutes(ctx: LoginPorts): Route[] {
   const csrfKey = ctx.masterKey.deriveKey('login-csrf');
   /** A hash that never matches, verified for unknown users so they cost the same time as known ones. */
   let dummyHash: Promise<string> | undefined;
@@ -213,7 +216,8 @@ export function loginRoutes(ctx: AppContext): Route[] {
   function eligible(flow: Flow, user: UserRecord | undefined): user is UserRecord {
     if (!user?.human?.passwordHash) return false;
     if (flow.auth.request.orgId !== undefined && user.orgId !== flow.auth.request.orgId) return false;
-    return ctx.orgs.getOrg(user.orgId)?.state === 'ORG_STATE_ACTIVE';
+    // The user's own state is checked after the password (a locked account gets its own answer).
+    return ctx.orgs.orgIsActive(user.orgId);
   }
 
   /**
@@ -259,11 +263,11 @@ export function loginRoutes(ctx: AppContext): Route[] {
       // The request may have switched to another login name while the hash was checked.
       if (flow.auth.userId !== user.id) return expired(flow.agent);
       if (!result.ok) {
-        if (user.state !== 'USER_STATE_ACTIVE') return show(flow, t(flow, 'password.invalid'));
+        if (!ctx.orgs.isActive(user)) return show(flow, t(flow, 'password.invalid'));
         const { locked } = await ctx.orgs.recordPasswordFailure(user.id);
         return show(flow, t(flow, locked ? lockedText(user) : 'password.invalid'));
       }
-      if (user.state !== 'USER_STATE_ACTIVE') return show(flow, t(flow, 'password.invalid'));
+      if (!ctx.orgs.isActive(user)) return show(flow, t(flow, 'password.invalid'));
       await ctx.orgs.recordPasswordSuccess(user.id, result.needsRehash ? await ctx.pool.hashPassword(pw) : undefined);
       // A new password check: the second factor is asked for again too.
       await ctx.authRequests.passPassword(flow.auth, user.id, nowSeconds());
@@ -370,16 +374,17 @@ export function loginRoutes(ctx: AppContext): Route[] {
     let user: UserRecord;
     try {
       const passwordHash = await ctx.pool.hashPassword(password);
-      user = await ctx.orgs.addUser(registrationOrgId(flow), {
-        userName: values.userName!,
-        human: {
-          profile: { firstName: values.firstName!, lastName: values.lastName!, nickName: '', displayName: `${values.firstName} ${values.lastName}`, preferredLanguage: flow.page.locale, gender: 'GENDER_UNSPECIFIED' },
-          email: { email: values.email!, isEmailVerified: false },
-          passwordHash,
-          passwordChangeRequired: false,
-          failedPasswordAttempts: 0,
-        },
-      });
+      user = await ctx.orgs.addUser(
+        registrationOrgId(flow),
+        newHuman(
+          {
+            userName: values.userName!,
+            profile: { firstName: values.firstName!, lastName: values.lastName!, nickName: '', preferredLanguage: flow.page.locale, gender: 'GENDER_UNSPECIFIED' },
+            email: { email: values.email!, isEmailVerified: false },
+          },
+          { passwordHash },
+        ),
+      );
     } catch (error) {
       if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return fail('register.taken');
       throw error;

@@ -1,14 +1,15 @@
 import { z } from 'zod';
+import { describeIssues } from '../../zitadel/validation.js';
 import type { ClientsActor } from '../../actors/clients.js';
 import type { OrgsActor } from '../../actors/orgs.js';
-import { humanData, initialState } from '../../http/admin/human-users.js';
+import { newHuman } from '../../domain/human-users.js';
 import { toOidcAppConfig, unsupportedOidcSettings, withoutUnsupportedOidcSettings } from '../../zitadel/oidc-config.js';
 import { checkEncodedHash } from '../../domain/password-hashes.js';
 import { ORG_ROLES, ROLE_PERMISSIONS } from '../../domain/permissions.js';
-import { NO_PRIVATE_LABELING } from '../../http/admin/projects.js';
+import { NO_PRIVATE_LABELING } from '../../zitadel/projects.js';
 import { normalizeOtpSecret, sealOtpSecret } from '../../domain/otp-secret.js';
 import { invalidArgument, notFound, preconditionFailed } from '../../model/errors.js';
-import type { OrgState, UserState } from '../../model/records.js';
+import { usesClientSecret, type OrgState, type UserState } from '../../model/records.js';
 import { WriteBatch } from '../../storage/batch.js';
 import type { MasterKey } from '../../crypto/master-key.js';
 import { newId } from '../../util/ids.js';
@@ -66,11 +67,6 @@ type Element = Record<string, unknown>;
 const asObject = (v: unknown): Element => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Element) : {});
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-function describe(issue: z.core.$ZodIssue): string {
-  const path = issue.path.length > 0 ? issue.path.map(String).join('.') : 'value';
-  if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) return `${path} is required`;
-  return `${path}: ${issue.message}`;
-}
 
 interface Parsed<T> {
   value: T;
@@ -145,7 +141,7 @@ export class Importer {
         out.push({ value: result.data, index });
         continue;
       }
-      const problems = result.error.issues.slice(0, 3).map(describe).join('; ');
+      const problems = describeIssues(result.error.issues, 'value', 3);
       this.report.error(type, idOf(asObject(raw)), 'IMPORT-V4l1d', `invalid ${field}[${index}]: ${problems}`);
     }
     return out;
@@ -163,7 +159,7 @@ export class Importer {
     if (raw === undefined) return undefined;
     const result = schema.safeParse(raw);
     if (result.success) return result.data;
-    this.report.error(type, org.orgId, 'IMPORT-V4l1d', `invalid ${field}: ${result.error.issues.slice(0, 3).map(describe).join('; ')}`);
+    this.report.error(type, org.orgId, 'IMPORT-V4l1d', `invalid ${field}: ${describeIssues(result.error.issues, 'value', 3)}`);
     return undefined;
   }
 
@@ -308,18 +304,16 @@ export class Importer {
       attempt('human_user', id, () => {
         if (item.state === 'USER_STATE_DELETED') throw preconditionFailed('IMPORT-Del01', 'deleted users are not imported');
         const passwordHash = item.user.password ? passwordHashes.get(id) : item.user.hashedPassword?.value || undefined;
-        const canLogIn = passwordHash !== undefined;
-        const state: UserState = item.state === 'USER_STATE_UNSPECIFIED' ? initialState(canLogIn) : (item.state as UserState);
         orgs.stageUser(
           orgId,
           {
             id,
-            userName: item.user.userName,
-            state,
-            human: {
-              ...humanData(item.user, passwordHash, item.user.passwordChangeRequired),
-              ...(plan.otpSecret ? { otpSecretSealed: sealOtpSecret(this.services.masterKey, plan.otpSecret) } : {}),
-            },
+            ...newHuman(item.user, {
+              passwordHash,
+              passwordChangeRequired: item.user.passwordChangeRequired,
+              otpSecretSealed: plan.otpSecret ? sealOtpSecret(this.services.masterKey, plan.otpSecret) : undefined,
+              state: item.state === 'USER_STATE_UNSPECIFIED' ? undefined : (item.state as UserState),
+            }),
           },
           batch,
         );
@@ -550,8 +544,7 @@ function requireProjectId(projectId: string | undefined): string {
 /** A carried secret digest, only for auth methods that use a secret. */
 function secretFor(digest: Buffer | undefined, authMethodType: string): Uint8Array | undefined {
   if (!digest) return undefined;
-  const usesSecret = ['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST', 'API_AUTH_METHOD_TYPE_BASIC'].includes(authMethodType);
-  return usesSecret ? new Uint8Array(digest) : undefined;
+  return usesClientSecret(authMethodType) ? new Uint8Array(digest) : undefined;
 }
 
 function checkRoles(roles: readonly string[], allowed: readonly string[]): void {
