@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { ClientsActor } from './actors/clients.js';
+import { Transactions } from './actors/transaction.js';
 import { KeysActor } from './actors/keys.js';
 import { OrgsActor } from './actors/orgs.js';
 import { AuthCodesActor } from './actors/auth-codes.js';
@@ -169,7 +170,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       authCodes,
       refreshTokens,
       masterKey,
-      migration: new MigrationStore(storage, orgs, clients),
+      migration: new MigrationStore(new Transactions(storage), orgs, clients),
       isReady: () => ready,
     };
     server.mount(routes(ctx));

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Locale, ValidatedAuthRequest } from '../model/authorization.js';
 import type { Database } from 'lmdb';
-import type { Prompt } from '../protocol/prompt.js';
+import type { Prompt } from '../model/authorization.js';
 import type { AuthChecks } from '../model/auth-checks.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { clock } from '../util/clock.js';
 import { newTotpSecret } from '../crypto/totp.js';
-import { openOtpSecret, sealOtpSecret } from '../domain/otp-secret.js';
+import { openOtpSecret, sealOtpSecret } from '../crypto/otp-secret.js';
 import type { View } from '../util/readonly.js';
 
 /**

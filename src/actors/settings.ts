@@ -1,11 +1,11 @@
 import type { Meta } from '../model/records.js';
-import type { MetaActor } from './meta.js';
+import type { MetaStore } from '../storage/meta.js';
 import type { View } from '../util/readonly.js';
 
 /**
  * Instance-wide settings: feature flags (`PUT /v2/features/instance`) and the security policy
  * (`PUT /admin/v1/policies/security`). A flag forced by configuration wins over the stored one.
- * The records are kept (in memory and on disk) by the `meta` store's owner, MetaActor.
+ * The records are kept (in memory and on disk) by the `meta` store's owner, MetaStore.
  */
 export interface Features extends Meta {
   oidcTokenExchange: boolean;
@@ -29,7 +29,7 @@ const DEFAULT_SECURITY: View<SecurityPolicy> = { ...FRESH, enableIframeEmbedding
 
 export class SettingsActor {
   constructor(
-    private readonly meta: MetaActor,
+    private readonly meta: MetaStore,
     /** From SESAME_FEATURE_TOKEN_EXCHANGE: when set, it decides and the API cannot change it. */
     private readonly forcedTokenExchange: boolean | undefined,
     /** Told the security policy at start and after every change (the HTML headers follow it). */

@@ -1,3 +1,4 @@
+import { Transactions } from '../actors/transaction.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClientsActor } from '../actors/clients.js';
@@ -116,7 +117,7 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
         orgs,
         clients,
         masterKey,
-        migration: new MigrationStore(storage, orgs, clients),
+        migration: new MigrationStore(new Transactions(storage), orgs, clients),
         // Password hashing runs on worker threads as in the server; started only when an import needs it.
         hashPassword: (password) => (pool ??= new CryptoPool(1)).hashPassword(password),
       },

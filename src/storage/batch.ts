@@ -100,7 +100,9 @@ export class WriteBatch {
     }
     try {
       await storage.durable(
-        storage.root.transaction(() => {
+        // A child transaction: a throw inside aborts its writes (lmdb-js commits the writes a plain
+        // transaction callback made before it threw).
+        storage.root.childTransaction(() => {
           // lmdb runs this later, when the transaction starts: writes issued after commit() may be
           // on disk by now. Checked again here, so the batch never overwrites them.
           const late = conflict();

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { MetaActor } from '../actors/meta.js';
+import { MetaStore } from './meta.js';
 
 /**
  * One LMDB environment per data dir, one named database per kind of record. Values are msgpack
@@ -39,7 +39,7 @@ export type StoreName = (typeof STORES)[number];
 export interface Storage {
   readonly root: RootDatabase;
   /** The `meta` store's owner (schema version, master key check, instance record, settings). */
-  readonly meta: MetaActor;
+  readonly meta: MetaStore;
   readonly stores: Record<StoreName, Database<any, string>>;
   /** Opaque access tokens keyed by the SHA-256 digest of the token. */
   readonly tokens: Database<any, Buffer>;
@@ -85,7 +85,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush'): 
           await root.flushed;
           return result;
         };
-  const meta = new MetaActor(root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }), durable);
+  const meta = new MetaStore(root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }), durable);
   const stored = meta.schemaVersion(SCHEMA_VERSION);
   if (stored > SCHEMA_VERSION) {
     root.close();

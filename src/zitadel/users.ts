@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EMAIL, MAX_PASSWORD } from '../domain/human-users.js';
-import { normalizeOtpSecret } from '../domain/otp-secret.js';
+import { normalizeOtpSecret } from '../crypto/otp-secret.js';
 import { ACCESS_TOKEN_TYPE, enumField, GENDER } from './enums.js';
 import { flag, list, requiredText, text } from './validation.js';
 

@@ -58,7 +58,9 @@ describe('WriteBatch rollback', () => {
     const batch = new WriteBatch();
     for (const row of staged) table.stage(row, batch);
     const last = Object.fromEntries(staged.map((r) => [r.id, r.name]));
-    expect(rows(table)).toEqual({ a: 'a0', b: 'b0', ...last });
+    // Staged rows are the batch's own until it commits: seen through it, by nobody else.
+    expect(rows(table)).toEqual({ a: 'a0', b: 'b0' });
+    expect(Object.fromEntries([...table.valuesIn(batch)].map((r) => [r.id, r.name]))).toEqual({ a: 'a0', b: 'b0', ...last });
     batch.rollback();
     expect(rows(table)).toEqual({ a: 'a0', b: 'b0' });
     expect(batch.size).toBe(0);
@@ -113,13 +115,11 @@ describe('WriteBatch rollback', () => {
   });
 
   /*
-   * Known defect (src/storage/batch.ts, left to the storage rework): lmdb-js 3.5's async
-   * `root.transaction(cb)` has no abort point for a plain callback, so the writes made before
-   * the throw are committed although the commit rejects and memory is rolled back: after a
-   * restart the "rolled back" rows are there. `root.childTransaction(cb)` aborts them (see
-   * src/actors/keys.ts and its 'midway' test). Remove `.fails` when batch.ts is fixed.
+   * lmdb-js 3.5's async `root.transaction(cb)` has no abort point for a plain callback: the writes
+   * made before a throw would be committed although the commit rejects. The batch writes in a
+   * child transaction, which aborts them (as src/actors/keys.ts does).
    */
-  it.fails('a write LMDB refuses midway leaves nothing on disk (KNOWN DEFECT: earlier rows commit)', async () => {
+  it('a write LMDB refuses midway leaves nothing on disk', async () => {
     const table = await seeded();
     const batch = new WriteBatch();
     table.stage({ id: 'a', name: 'a1' }, batch);

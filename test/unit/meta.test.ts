@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MetaActor } from '../../src/actors/meta.js';
+import { MetaStore } from '../../src/storage/meta.js';
 import { SettingsActor, type SecurityPolicy } from '../../src/actors/settings.js';
 import { openStorage, SCHEMA_VERSION, type Storage } from '../../src/storage/db.js';
 import type { View } from '../../src/util/readonly.js';
 
-/** The `meta` store has one writer, MetaActor; settings go through it, and a failed write is taken back. */
+/** The `meta` store has one writer, MetaStore; settings go through it, and a failed write is taken back. */
 let dir: string;
 let storage: Storage;
 
@@ -21,7 +21,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('MetaActor', () => {
+describe('MetaStore', () => {
   it('keeps the schema version, the master key check (sealed once) and the instance across a restart', async () => {
     expect(storage.meta.schemaVersion(SCHEMA_VERSION)).toBe(SCHEMA_VERSION);
     storage.meta.sealMasterKeyCheck(new Uint8Array([1, 2]));
@@ -38,7 +38,7 @@ describe('MetaActor', () => {
     const db = new Proxy(storage.root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }), {
       get: (target, key) => (key === 'put' && fail ? () => Promise.reject(new Error('disk full')) : Reflect.get(target, key)),
     });
-    const meta = new MetaActor(db);
+    const meta = new MetaStore(db);
     const seen: View<SecurityPolicy>[] = [];
     const settings = new SettingsActor(meta, undefined, (p) => seen.push(p));
     await settings.setFeatures({ oidcTokenExchange: true });
@@ -50,6 +50,6 @@ describe('MetaActor', () => {
     expect(seen.map((p) => p.enableIframeEmbedding)).toEqual([false, true, false]);
     fail = false;
     await settings.setSecurityPolicy({ allowedOrigins: ['https://a.example'] });
-    expect(new SettingsActor(new MetaActor(db), undefined).securityPolicy().allowedOrigins).toEqual(['https://a.example']);
+    expect(new SettingsActor(new MetaStore(db), undefined).securityPolicy().allowedOrigins).toEqual(['https://a.example']);
   });
 });

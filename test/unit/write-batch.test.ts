@@ -65,7 +65,7 @@ describe('WriteBatch', () => {
     const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
     const batch = new WriteBatch();
     orgs.stage({ id: 'o3', name: 'doomed' }, batch);
-    const failing = { root: { transaction: () => Promise.reject(new Error('disk full')) }, durable: <T>(p: Promise<T>) => p } as unknown as Storage;
+    const failing = { root: { childTransaction: () => Promise.reject(new Error('disk full')) }, durable: <T>(p: Promise<T>) => p } as unknown as Storage;
     await expect(batch.commit(failing)).rejects.toThrow('disk full');
     expect(orgs.get('o3')).toBeUndefined();
     expect(storage.stores.orgs.get('o3')).toBeUndefined();
@@ -117,7 +117,7 @@ describe('staged rows', () => {
     orgs.stage({ id: 'o1', name: 'staged' }, batch);
     let release!: () => void;
     const failing = {
-      root: { transaction: () => new Promise((_, reject) => (release = () => reject(new Error('disk full')))) },
+      root: { childTransaction: () => new Promise((_, reject) => (release = () => reject(new Error('disk full')))) },
       durable: <T>(p: Promise<T>) => p,
     } as unknown as Storage;
     const committing = batch.commit(failing);
@@ -333,11 +333,12 @@ describe('import atomicity', () => {
         orgs,
         clients,
         masterKey: MasterKey.fromSecret('test'),
+        begin: () => new WriteBatch(),
         hashPassword: async () => 'unused',
         commit: (batch) => {
           commits++;
           // The second org's phase-1 commit fails.
-          if (commits === 2) return batch.commit({ root: { transaction: () => Promise.reject(new Error('disk full')) }, durable: (p: Promise<unknown>) => p } as unknown as Storage);
+          if (commits === 2) return batch.commit({ root: { childTransaction: () => Promise.reject(new Error('disk full')) }, durable: (p: Promise<unknown>) => p } as unknown as Storage);
           return batch.commit(storage);
         },
       },
@@ -373,6 +374,7 @@ describe('import atomicity', () => {
           orgs,
           clients,
           masterKey: MasterKey.fromSecret('test'),
+          begin: () => new WriteBatch(),
           hashPassword: async () => 'unused',
           commit: async (batch) => {
             await batch.commit(storage);

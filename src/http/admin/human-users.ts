@@ -5,7 +5,7 @@ import { newHuman } from '../../domain/human-users.js';
 import { addHumanSchema, importHumanSchema } from '../../zitadel/users.js';
 import { addedDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
-import { normalizeOtpSecret, sealOtpSecret } from '../../domain/otp-secret.js';
+import { normalizeOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { checkEncodedHash } from '../../domain/password-hashes.js';
 import { readBody } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';

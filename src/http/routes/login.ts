@@ -1,7 +1,7 @@
 import type { AuthRequestView, LoginStep } from '../../actors/auth-requests.js';
 import type { UserSession } from '../../actors/user-sessions.js';
 import { otpauthUri, verifyTotp } from '../../crypto/totp.js';
-import { openOtpSecret, sealOtpSecret } from '../../domain/otp-secret.js';
+import { openOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { agentOf, newAgentCookieFor, type Agent } from '../login/agent.js';
 import { completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
 import { factsOf, mfaPrompt, nextLoginStep } from '../../domain/policy-steps.js';

@@ -1,6 +1,6 @@
 import { nonZero } from '../../zitadel/enums.js';
 import { omitZero } from '../../zitadel/json.js';
-import { openOtpSecret } from '../../domain/otp-secret.js';
+import { openOtpSecret } from '../../crypto/otp-secret.js';
 import { loginPolicyView } from '../../zitadel/login-policy.js';
 import { DEFAULT_POLICIES } from '../../model/records.js';
 import type {

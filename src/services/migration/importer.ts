@@ -7,10 +7,10 @@ import { toOidcAppConfig, unsupportedOidcSettings, withoutUnsupportedOidcSetting
 import { checkEncodedHash } from '../../domain/password-hashes.js';
 import { ORG_ROLES, ROLE_PERMISSIONS } from '../../domain/permissions.js';
 import { NO_PRIVATE_LABELING } from '../../zitadel/projects.js';
-import { normalizeOtpSecret, sealOtpSecret } from '../../domain/otp-secret.js';
+import { normalizeOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { invalidArgument, notFound, preconditionFailed } from '../../model/errors.js';
 import { usesClientSecret, type OrgState, type UserState } from '../../model/records.js';
-import { WriteBatch } from '../../storage/batch.js';
+import type { Transaction } from '../../actors/transaction.js';
 import type { MasterKey } from '../../crypto/master-key.js';
 import { newId } from '../../util/ids.js';
 import { log } from '../../util/log.js';
@@ -55,8 +55,9 @@ export interface ImportServices {
   masterKey: MasterKey;
   /** Hashes a plaintext `password` (worker pool). */
   hashPassword(password: string): Promise<string>;
-  /** Commits a batch atomically and durably. */
-  commit(batch: WriteBatch): Promise<void>;
+  /** A new transaction, and its atomic, durable commit. */
+  begin(): Transaction;
+  commit(batch: Transaction): Promise<void>;
 }
 
 const YIELD_EVERY = 256;
@@ -245,7 +246,7 @@ export class Importer {
 
     // Stage synchronously: nothing else runs between the checks and the writes. What is staged is
     // seen through the batch only (the org's own later items find it), by others once committed.
-    const batch = new WriteBatch();
+    const batch = this.services.begin();
     const { success } = org;
     const attempt = (type: string, id: string, stage: () => void) => {
       try {
@@ -402,7 +403,7 @@ export class Importer {
     return org;
   }
 
-  private async commit(org: OrgImport, batch: WriteBatch, type: string, id: string): Promise<void> {
+  private async commit(org: OrgImport, batch: Transaction, type: string, id: string): Promise<void> {
     const size = batch.size;
     try {
       await this.services.commit(batch);
@@ -467,7 +468,7 @@ export class Importer {
     this.deadline.check(this.progress());
     const grants = await this.parseList(org, 'userGrants', userGrantSchema, 'user_grant', (e) => `${org.orgId}_${str(e.projectId)}_${str(e.userId)}`);
     const { orgs } = this.services;
-    const batch = new WriteBatch();
+    const batch = this.services.begin();
     const staged: { projectId: string; userId: string }[] = [];
     for (const { value: g } of grants) {
       try {
@@ -491,7 +492,7 @@ export class Importer {
     const { orgs } = this.services;
     const orgMembers = await this.parseList(org, 'orgMembers', orgMemberSchema, 'org_member', (e) => `${org.orgId}_${str(e.userId)}`);
     const projectMembers = await this.parseList(org, 'projectMembers', projectMemberSchema, 'project_member', (e) => `${org.orgId}_${str(e.projectId)}_${str(e.userId)}`);
-    const batch = new WriteBatch();
+    const batch = this.services.begin();
     const members: string[] = [];
     const projectMemberIds: { projectId: string; userId: string }[] = [];
     for (const { value: m } of orgMembers) {
@@ -519,7 +520,7 @@ export class Importer {
     });
   }
 
-  private async commitLater(org: OrgImport, batch: WriteBatch, onSuccess: () => void): Promise<void> {
+  private async commitLater(org: OrgImport, batch: Transaction, onSuccess: () => void): Promise<void> {
     const size = batch.size;
     try {
       await this.services.commit(batch);

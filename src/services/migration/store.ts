@@ -10,8 +10,7 @@ import type {
   UserGrantRecord,
   UserRecord,
 } from '../../model/records.js';
-import type { WriteBatch } from '../../storage/batch.js';
-import type { Storage } from '../../storage/db.js';
+import type { Transaction, Transactions } from '../../actors/transaction.js';
 import type { View } from '../../util/readonly.js';
 import { yieldToEventLoop, type Deadline } from './deadline.js';
 
@@ -36,13 +35,18 @@ const YIELD_EVERY = 2000;
 
 export class MigrationStore {
   constructor(
-    private readonly storage: Pick<Storage, 'root' | 'durable'>,
+    private readonly transactions: Transactions,
     private readonly orgs: OrgsActor,
     private readonly clients: ClientsActor,
   ) {}
 
-  commit(batch: WriteBatch): Promise<void> {
-    return batch.commit(this.storage);
+  /** A transaction the actors stage an organization's rows into. */
+  begin(): Transaction {
+    return this.transactions.begin();
+  }
+
+  commit(transaction: Transaction): Promise<void> {
+    return this.transactions.commit(transaction);
   }
 
   /** Visits every directory record of one snapshot; pauses for other requests now and then. */

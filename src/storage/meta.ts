@@ -2,13 +2,14 @@ import type { Database } from 'lmdb';
 import type { View } from '../util/readonly.js';
 
 /**
- * Owns the `meta` store, its only writer: the data dir's schema version, the master key check,
+ * The `meta` store and its only writer (a storage-level owner, so opening the data dir can check
+ * its schema version): the data dir's schema version, the master key check,
  * the instance record (default org, management project, admin user) and the instance-wide
  * settings records. Others read and change these through its methods. A value is visible at once
  * and resolves when durable; if its write fails, the value is taken back (unless it was written
  * again meanwhile).
  */
-export class MetaActor {
+export class MetaStore {
   private readonly values = new Map<string, unknown>();
 
   constructor(
