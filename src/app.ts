@@ -1,14 +1,11 @@
 import { join } from 'node:path';
-import { ClientsActor } from './actors/clients.js';
 import { Transactions } from './actors/transaction.js';
 import { KeysActor } from './actors/keys.js';
-import { OrgsActor } from './actors/orgs.js';
 import { AuthCodesActor } from './actors/auth-codes.js';
 import { AuthRequestsActor } from './actors/auth-requests.js';
 import { RefreshTokensActor } from './actors/refresh-tokens.js';
 import { IssuedTokensActor } from './actors/issued-tokens.js';
 import { UserSessionsActor } from './actors/user-sessions.js';
-import { bootstrapInstance } from './services/bootstrap.js';
 import { ConfigError, type Config } from './config.js';
 import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
@@ -26,7 +23,7 @@ import { DataDirInUseError, lockDataDir } from './storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from './storage/data-dir.js';
 import { installClock, type Clock } from './util/clock.js';
 import type { MasterKey } from './crypto/master-key.js';
-import { loadMasterKey, MasterKeyMismatchError } from './storage/master-key-file.js';
+import { MasterKeyMismatchError, openDirectory, openMasterKey } from './directory.js';
 import { MigrationStore } from './services/migration/store.js';
 import { startIdleTrim } from './util/idle-trim.js';
 import { log } from './util/log.js';
@@ -55,21 +52,6 @@ export interface StartOptions {
    * this programmatic option sets it, so tests can move time without a setting that could.
    */
   clock?: Clock;
-}
-
-export { MasterKeyMismatchError };
-
-export function checkMasterKey(storage: Storage, masterKey: MasterKey): void {
-  const sealed = storage.meta.masterKeyCheck();
-  if (!sealed) {
-    storage.meta.sealMasterKeyCheck(masterKey.encrypt(Buffer.from('sesame')));
-    return;
-  }
-  try {
-    masterKey.decrypt(sealed);
-  } catch {
-    throw new MasterKeyMismatchError('the master key does not match the one this data dir was created with');
-  }
 }
 
 export async function startApp(config: Config, options: StartOptions = {}): Promise<RunningApp> {
@@ -102,8 +84,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   try {
     let masterKey: MasterKey;
     try {
-      masterKey = loadMasterKey(config.dataDir, config.masterKey, storage.meta.masterKeyCheck() === undefined);
-      checkMasterKey(storage, masterKey);
+      masterKey = openMasterKey(storage, config);
     } catch (error) {
       // A key that does not open the data dir is a setting to change (exit 2), like any other.
       if (error instanceof MasterKeyMismatchError) throw new ConfigError(`SESAME_MASTERKEY (--master-key): ${error.message}`);
@@ -118,19 +99,10 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       throw listenConfigError(error);
     });
     const issuer = config.issuer ?? `http://localhost:${server.port}`;
-    const orgs = new OrgsActor(storage, new URL(issuer).hostname);
-    const clients = new ClientsActor(storage);
+    const directory = await openDirectory(storage, masterKey, config, { issuer, signingAlg: config.signingAlg });
+    const { orgs, clients, instance } = directory;
+    keys = directory.keys;
     const issuedTokens = new IssuedTokensActor(storage);
-    keys = new KeysActor(
-      storage.stores.signingKeys,
-      masterKey,
-      config.signingAlg,
-      config.keyRotationInterval,
-      Math.max(config.accessTokenLifetime, config.idTokenLifetime),
-      storage.durable,
-    );
-    await keys.start();
-    const instance = await bootstrapInstance(orgs, config.dataDir);
     const signerMode = chooseSignerMode(config.signer);
     const signer = signerMode === 'pool' ? new PoolSigner(pool) : new InlineSigner();
     const tokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000));

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { MasterKeyMismatchError } from '../app.js';
+import { MasterKeyMismatchError } from '../directory.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { ApiError } from '../model/errors.js';
 import { openDataDir, OfflineError, type OfflineDir } from './offline.js';
