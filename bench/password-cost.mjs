@@ -1,10 +1,10 @@
-// Calibrates the constants of src/passwords/cost.ts: times each password hash primitive on this
+// Calibrates the constants of src/crypto/passwords/cost.ts: times each password hash primitive on this
 // machine (best of a few runs, one thread). Run after `npm run build`: node bench/password-cost.mjs
 import { pbkdf2Sync, scryptSync } from 'node:crypto';
 import bcrypt from 'bcryptjs';
 import { Algorithm, hashSync, verifySync } from '@node-rs/argon2';
-import { md5Crypt } from '../dist/passwords/md5-crypt.js';
-import { shaCrypt } from '../dist/passwords/sha-crypt.js';
+import { md5Crypt } from '../dist/crypto/passwords/md5-crypt.js';
+import { shaCrypt } from '../dist/crypto/passwords/sha-crypt.js';
 
 const time = (f) => {
   const start = process.hrtime.bigint();

@@ -1,30 +1,29 @@
 import { join } from 'node:path';
-import { ClientsActor } from './actors/clients.js';
+import { Transactions } from './actors/transaction.js';
 import { KeysActor } from './actors/keys.js';
-import { OrgsActor } from './actors/orgs.js';
 import { AuthCodesActor } from './actors/auth-codes.js';
 import { AuthRequestsActor } from './actors/auth-requests.js';
 import { RefreshTokensActor } from './actors/refresh-tokens.js';
-import { SessionsActor } from './actors/issued-tokens.js';
+import { IssuedTokensActor } from './actors/issued-tokens.js';
 import { UserSessionsActor } from './actors/user-sessions.js';
-import { bootstrapInstance } from './services/bootstrap.js';
 import { ConfigError, type Config } from './config.js';
-import type { AppContext } from './services/ports.js';
+import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
 import { ListenError, startHttpServer, type HttpServer } from './http/server.js';
-import { json } from './http/responses.js';
 import { AccessTokens } from './services/access-tokens.js';
 import { ClientAuthenticator } from './services/client-auth.js';
 import { AssertionVerifier } from './services/assertion-verifier.js';
 import { ReplayGuardActor } from './actors/replay-guard.js';
 import { SettingsActor } from './actors/settings.js';
+import { LoginSecurityActor } from './actors/login-security.js';
 import { setFramingPolicy } from './http/framing.js';
 import { IdTokens } from './services/id-token.js';
 import { openStorage, type Storage } from './storage/db.js';
-import { DataDirInUseError, lockDataDir, type DataDirLock } from './storage/data-dir-lock.js';
+import { DataDirInUseError, lockDataDir } from './storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from './storage/data-dir.js';
 import { installClock, type Clock } from './util/clock.js';
-import { MasterKey, MasterKeyMismatchError } from './crypto/master-key.js';
+import type { MasterKey } from './crypto/master-key.js';
+import { MasterKeyMismatchError, openDirectory, openMasterKey } from './directory.js';
 import { MigrationStore } from './services/migration/store.js';
 import { startIdleTrim } from './util/idle-trim.js';
 import { log } from './util/log.js';
@@ -37,7 +36,7 @@ import { chooseSignerMode, InlineSigner, PoolSigner } from './workers/signer.js'
 export interface RunningApp {
   readonly port: number;
   readonly issuer: string;
-  readonly ctx: AppContext;
+  readonly ctx: Ports;
   /**
    * Runs the periodic work now, as its timers do: sweeps expired state and rotates the signing
    * key when due. For tests that move the clock.
@@ -53,21 +52,6 @@ export interface StartOptions {
    * this programmatic option sets it, so tests can move time without a setting that could.
    */
   clock?: Clock;
-}
-
-export { MasterKeyMismatchError };
-
-export function checkMasterKey(storage: Storage, masterKey: MasterKey): void {
-  const sealed = storage.stores.meta.get('masterKeyCheck') as Uint8Array | undefined;
-  if (!sealed) {
-    storage.stores.meta.putSync('masterKeyCheck', masterKey.encrypt(Buffer.from('sesame')));
-    return;
-  }
-  try {
-    masterKey.decrypt(sealed);
-  } catch {
-    throw new MasterKeyMismatchError('the master key does not match the one this data dir was created with');
-  }
 }
 
 export async function startApp(config: Config, options: StartOptions = {}): Promise<RunningApp> {
@@ -100,8 +84,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   try {
     let masterKey: MasterKey;
     try {
-      masterKey = MasterKey.loadOrCreate(config.dataDir, config.masterKey, storage.stores.meta.get('masterKeyCheck') === undefined);
-      checkMasterKey(storage, masterKey);
+      masterKey = openMasterKey(storage, config);
     } catch (error) {
       // A key that does not open the data dir is a setting to change (exit 2), like any other.
       if (error instanceof MasterKeyMismatchError) throw new ConfigError(`SESAME_MASTERKEY (--master-key): ${error.message}`);
@@ -116,27 +99,19 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       throw listenConfigError(error);
     });
     const issuer = config.issuer ?? `http://localhost:${server.port}`;
-    const orgs = new OrgsActor(storage, new URL(issuer).hostname);
-    const clients = new ClientsActor(storage);
-    const sessions = new SessionsActor(storage);
-    keys = new KeysActor(
-      storage.stores.signingKeys,
-      masterKey,
-      config.signingAlg,
-      config.keyRotationInterval,
-      Math.max(config.accessTokenLifetime, config.idTokenLifetime),
-      storage.durable,
-    );
-    await keys.start();
-    const instance = await bootstrapInstance(orgs, config.dataDir);
+    const directory = await openDirectory(storage, masterKey, config, { issuer, signingAlg: config.signingAlg });
+    const { orgs, clients, instance } = directory;
+    keys = directory.keys;
+    const issuedTokens = new IssuedTokensActor(storage);
     const signerMode = chooseSignerMode(config.signer);
     const signer = signerMode === 'pool' ? new PoolSigner(pool) : new InlineSigner();
-    const tokens = new AccessTokens(issuer, keys, signer, sessions, Math.floor(config.accessTokenLifetime / 1000));
+    const tokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000));
     const replayGuard = new ReplayGuardActor(storage.usedAssertions, storage.durable);
     const assertions = new AssertionVerifier(issuer, clients, orgs, pool, replayGuard);
     const clientAuth = new ClientAuthenticator(clients, orgs, assertions, issuer);
     const idTokens = new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000));
-    const authRequests = new AuthRequestsActor();
+    const authRequests = new AuthRequestsActor(storage.stores.authRequests, masterKey, storage.durable);
+    const loginSecurity = new LoginSecurityActor(storage);
     const userSessions = new UserSessionsActor(storage, config.refreshTokenIdleLifetime);
     const authCodes = new AuthCodesActor(storage);
     const refreshTokens = new RefreshTokensActor(
@@ -147,32 +122,32 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       config.refreshTokenReuseGrace,
     );
     const cryptoPool = pool;
-    const ctx: AppContext = {
+    const ctx: Ports = {
       config,
       issuer,
       instance,
       orgs,
       clients,
       keys,
-      sessions,
+      issuedTokens,
       tokens,
       clientAuth,
       assertions,
-      settings: new SettingsActor(storage.stores.meta, storage.durable, config.featureTokenExchange, setFramingPolicy),
+      settings: new SettingsActor(storage.meta, config.featureTokenExchange, setFramingPolicy),
       pool: cryptoPool,
       idTokens,
       authRequests,
+      loginSecurity,
       userSessions,
       authCodes,
       refreshTokens,
       masterKey,
-      migration: new MigrationStore(storage),
+      migration: new MigrationStore(new Transactions(storage), orgs, clients),
       isReady: () => ready,
     };
-    server.mount(routes(ctx), () => json(404, { code: 5, message: 'Not Found (HTTP-404)', details: [] }));
+    server.mount(routes(ctx));
     const sweep = () => {
-      authRequests.sweep();
-      return Promise.all([sessions.sweep(), replayGuard.sweep(), userSessions.sweep(), authCodes.sweep(), refreshTokens.sweep()]);
+      return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep()]);
     };
     sweeper = setInterval(() => {
       sweep().catch((error: unknown) => log.error('sweep failed', { error: String(error) }));

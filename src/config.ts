@@ -20,7 +20,7 @@ const duration = (name: string) =>
     return ms;
   });
 
-export const SETTINGS = {
+const SETTINGS = {
   port: { env: 'SESAME_PORT', default: '8080', help: 'TCP port to listen on (0 = any free port)' },
   host: { env: 'SESAME_HOST', default: '0.0.0.0', help: 'address to bind' },
   issuer: { env: 'SESAME_ISSUER', default: undefined, help: 'issuer URL; default http://localhost:<port>' },

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, type ApiResult } from './helpers/api.js';
-import { Agent, createWebApp, signIn, type WebApp } from './helpers/oidc.js';
+import { Agent, signIn, type WebApp } from './helpers/oidc.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 /**

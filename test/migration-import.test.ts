@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { generateKeyPairSync, pbkdf2Sync, randomBytes, scryptSync } from 'node:crypto';
+import { createHash, generateKeyPairSync, pbkdf2Sync, randomBytes, scryptSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { Algorithm, hashSync as argon2Hash } from '@node-rs/argon2';
@@ -202,6 +202,39 @@ describe('export options', () => {
 });
 
 describe('import', () => {
+  it("an inactive org's applications cannot authenticate, nor start a sign-in (one rule: app, project and org active)", async () => {
+    const secret = 'inactive-org-secret-0123456789';
+    const digest = createHash('sha256').update(secret).digest('base64');
+    const make = (orgId: string, orgState: string) => ({
+      orgId,
+      org: { name: orgId },
+      orgState,
+      projects: [{ projectId: `${orgId}-p`, project: { name: 'P' } }],
+      apiApps: [{ appId: `${orgId}-a`, clientId: `${orgId}-api`, clientSecretSha256: digest, app: { projectId: `${orgId}-p`, name: 'API', authMethodType: 'API_AUTH_METHOD_TYPE_BASIC' } }],
+      oidcApps: [{ appId: `${orgId}-o`, clientId: `${orgId}-web`, app: { projectId: `${orgId}-p`, name: 'Web', redirectUris: ['https://app.example/cb'], authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE' } }],
+    });
+    const active = uid('usable-active');
+    const inactive = uid('usable-inactive');
+    const result = await importOrgs([make(active, 'ORG_STATE_ACTIVE'), make(inactive, 'ORG_STATE_INACTIVE')], { withPasswords: true });
+    expect(result.errors).toBeUndefined();
+    const introspect = (clientId: string) =>
+      fetch(`${server.url}/oauth/v2/introspect`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'token=whatever',
+      });
+    expect((await introspect(`${active}-api`)).status).toBe(200);
+    const refused = await introspect(`${inactive}-api`);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { error: string }).error).toBe('invalid_client');
+    const authorize = (clientId: string) =>
+      fetch(`${server.url}/oauth/v2/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent('https://app.example/cb')}&response_type=code&scope=openid&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`, { redirect: 'manual' });
+    expect((await authorize(`${active}-web`)).status).toBe(302);
+    const page = await authorize(`${inactive}-web`);
+    expect(page.status).toBe(400);
+    expect(page.headers.get('location')).toBeNull();
+  });
+
   it('imports every part Sesame holds, keeping ids and client ids', async () => {
     const orgId = uid('full');
     const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });

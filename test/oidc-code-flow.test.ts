@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
 import { createApiApp } from './helpers/api.js';
-import { Agent, createHuman, createWebApp, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
+import { Agent, createHuman, createWebApp, responseParams, signIn, type Human, type WebApp } from './helpers/oidc.js';
 import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 
 /**

@@ -2,13 +2,14 @@ import type { Storage } from '../storage/db.js';
 import { sha256Base64url } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
 import { clock } from '../util/clock.js';
+import type { View } from '../util/readonly.js';
 
 /**
  * Owns authorization codes: 256 random bits, stored under their SHA-256, single use, 60 seconds.
  * A redeemed code stays on record until it expires so a second use is recognized as a replay
  * (RFC 6749 §4.1.2: the tokens issued from the first use are then revoked).
  */
-export const CODE_LIFETIME_MS = 60_000;
+const CODE_LIFETIME_MS = 60_000;
 
 export interface CodeGrant {
   /** The grant the code's tokens belong to (revoked together on replay). */
@@ -22,7 +23,7 @@ export interface CodeGrant {
   userId: string;
   sid: string;
   authTime: number;
-  amr: string[];
+  amr: readonly string[];
 }
 
 interface CodeRecord extends CodeGrant {
@@ -32,7 +33,7 @@ interface CodeRecord extends CodeGrant {
 }
 
 export interface FoundCode {
-  grant: CodeGrant;
+  grant: View<CodeGrant>;
   used: boolean;
   /** Marks the code used; call it in the same tick as the checks (no await between), then await the promise. */
   consume(): Promise<unknown>;

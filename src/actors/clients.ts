@@ -2,7 +2,7 @@ import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { Storage } from '../storage/db.js';
 import type { WriteBatch } from '../storage/batch.js';
-import { Table } from '../storage/table.js';
+import { inIdOrder, Table } from '../storage/table.js';
 import { alreadyExists, invalidArgument, notFound } from '../model/errors.js';
 import type {
   AppKeyRecord,
@@ -12,10 +12,11 @@ import type {
   OidcAppConfig,
   ProjectRecord,
 } from '../model/records.js';
-import { FAR_FUTURE } from '../model/records.js';
+import { FAR_FUTURE, usesClientSecret } from '../model/records.js';
 import { newAlphanumericSecret, newId } from '../util/ids.js';
 import { secretMatches, sha256 } from '../util/hash.js';
 import { clock } from '../util/clock.js';
+import { ownRow, type View } from '../util/readonly.js';
 
 /**
  * Owns everything a client authenticates with: OIDC and API apps (with hashed secrets), their
@@ -23,9 +24,6 @@ import { clock } from '../util/clock.js';
  * the hot path is a map lookup, one SHA-256 and a constant-time compare.
  */
 const generateRsaKeyPair = promisify(generateKeyPair);
-
-/** Auth methods whose app gets a generated client secret. */
-const SECRET_METHODS = new Set(['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST', 'API_AUTH_METHOD_TYPE_BASIC']);
 
 export type SecretCheck = 'ok' | 'no-secret' | 'mismatch';
 
@@ -44,7 +42,7 @@ function stampNew<T>(row: T): T & { createdAt: number; changedAt: number; sequen
 }
 
 /** Parses a caller-supplied public key (PEM text, as ZITADEL accepts it) into SPKI PEM. */
-export function normalizePublicKeyPem(pem: string): string {
+function normalizePublicKeyPem(pem: string): string {
   try {
     const text = pem.replace('-----BEGIN RSA PUBLIC KEY-----', '-----BEGIN PUBLIC KEY-----').replace('-----END RSA PUBLIC KEY-----', '-----END PUBLIC KEY-----');
     let key;
@@ -99,7 +97,7 @@ export class ClientsActor {
     return this.registeredOrigins.has(origin);
   }
 
-  private indexOrigins(app: AppRecord): void {
+  private indexOrigins(app: View<AppRecord>): void {
     this.unindexOrigins(app.id);
     if (!app.oidc || app.state !== 'APP_STATE_ACTIVE') return;
     const origins = new Set<string>();
@@ -124,35 +122,45 @@ export class ClientsActor {
 
   // ---- apps ----
 
-  getApp(id: string): AppRecord | undefined {
-    return this.apps.get(id);
+  /** The app; with `batch`, also one the batch stages. */
+  getApp(id: string, batch?: WriteBatch): View<AppRecord> | undefined {
+    return this.apps.get(id, batch);
   }
 
-  requireApp(id: string, projectId: string): AppRecord {
+  requireApp(id: string, projectId: string): View<AppRecord> {
     const app = this.apps.get(id);
     if (!app || app.projectId !== projectId) throw notFound('APP-Jd8sa', `application ${id} not found`);
     return app;
   }
 
-  appByClient(clientId: string): AppRecord | undefined {
+  appByClient(clientId: string): View<AppRecord> | undefined {
     const id = this.appByClientId.get(clientId);
     return id === undefined ? undefined : this.apps.get(id);
   }
 
-  appsOfProject(projectId: string): AppRecord[] {
+  appsOfProject(projectId: string): View<AppRecord>[] {
     return [...this.apps.values()].filter((a) => a.projectId === projectId);
   }
 
   async addApp(
-    project: ProjectRecord,
+    project: View<ProjectRecord>,
     input: { id?: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string } },
-  ): Promise<{ app: AppRecord; clientSecret?: string }> {
+  ): Promise<{ app: View<AppRecord>; clientSecret?: string }> {
     const method = input.oidc?.authMethodType ?? input.api?.authMethodType ?? '';
-    const clientSecret = SECRET_METHODS.has(method) ? newAlphanumericSecret(64) : undefined;
+    const clientSecret = usesClientSecret(method) ? newAlphanumericSecret(64) : undefined;
     const app = this.newApp(project, { ...input, ...(clientSecret ? { secretHash: sha256(clientSecret) } : {}) });
     this.appByClientId.set(app.clientId, app.id);
     this.indexOrigins(app);
-    await this.apps.put(app);
+    try {
+      await this.apps.put(app);
+    } catch (error) {
+      // Not written: its client id and origins are not registered either.
+      if (!this.apps.has(app.id)) {
+        if (this.appByClientId.get(app.clientId) === app.id) this.appByClientId.delete(app.clientId);
+        this.unindexOrigins(app.id);
+      }
+      throw error;
+    }
     return clientSecret ? { app, clientSecret } : { app };
   }
 
@@ -161,32 +169,35 @@ export class ClientsActor {
    * (Sesame's export with passwords), else it has none until one is generated.
    */
   stageApp(
-    project: ProjectRecord,
+    project: View<ProjectRecord>,
     input: { id: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string }; secretHash?: Uint8Array },
     batch: WriteBatch,
-  ): AppRecord {
-    const app = this.newApp(project, input);
+  ): View<AppRecord> {
+    const app = this.newApp(project, input, batch);
+    // The client id is claimed at once (appByClient finds no app until the commit); its origins
+    // are allowed once the app is committed.
     this.appByClientId.set(app.clientId, app.id);
-    this.indexOrigins(app);
     batch.onRollback(() => {
-      this.appByClientId.delete(app.clientId);
-      this.unindexOrigins(app.id);
+      if (this.appByClientId.get(app.clientId) === app.id) this.appByClientId.delete(app.clientId);
     });
+    batch.onCommit(() => this.indexOrigins(app));
     this.apps.stage(app, batch);
     return app;
   }
 
   private newApp(
-    project: ProjectRecord,
+    project: View<ProjectRecord>,
     input: { id?: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string }; secretHash?: Uint8Array },
+    batch?: WriteBatch,
   ): AppRecord {
     const name = input.name.trim();
     if (name.length === 0 || name.length > 200) throw invalidArgument('APP-1kd9s', 'app name must have 1-200 characters');
     const id = input.id ?? newId();
     const clientId = input.clientId ?? newId();
-    if (this.apps.has(id)) throw alreadyExists('APP-2k9fS', `application ${id} already exists`);
+    if (this.apps.taken(id)) throw alreadyExists('APP-2k9fS', `application ${id} already exists`);
     if (this.appByClientId.has(clientId)) throw alreadyExists('APP-8fk2D', `client id ${clientId} is taken`);
-    if (this.appsOfProject(project.id).some((a) => a.name === name)) {
+    const siblings = batch ? [...this.apps.valuesIn(batch)].filter((a) => a.projectId === project.id) : this.appsOfProject(project.id);
+    if (siblings.some((a) => a.name === name)) {
       throw alreadyExists('APP-3kf9s', `an application named "${name}" already exists in this project`);
     }
     if (clientId.length === 0 || clientId.length > 200) throw invalidArgument('APP-Cl1d1', 'client id must have 1-200 characters');
@@ -203,21 +214,43 @@ export class ClientsActor {
     } as AppRecord);
   }
 
-  async updateApp(app: AppRecord, change: Partial<AppRecord>): Promise<AppRecord> {
-    const updated = { ...app, ...change, changedAt: Date.now(), sequence: app.sequence + 1 };
+  /** UpdateOIDCAppConfig: the app's new OIDC configuration (its registered origins follow). */
+  async updateOidcConfig(appId: string, oidc: OidcAppConfig): Promise<View<AppRecord>> {
+    const app = this.apps.get(appId);
+    if (!app?.oidc) throw notFound('APP-Jd8sa', `application ${appId} not found`);
+    return this.writeApp(app, { oidc });
+  }
+
+  /** A new client secret for the app: returned once, stored hashed; the old one stops working. */
+  async regenerateSecret(appId: string): Promise<{ app: View<AppRecord>; clientSecret: string }> {
+    const app = this.apps.get(appId);
+    if (!app) throw notFound('APP-Jd8sa', `application ${appId} not found`);
+    const clientSecret = newAlphanumericSecret(64);
+    return { app: await this.writeApp(app, { secretHash: sha256(clientSecret) }), clientSecret };
+  }
+
+  private async writeApp(app: View<AppRecord>, change: Pick<Partial<AppRecord>, 'oidc' | 'secretHash'>): Promise<View<AppRecord>> {
+    const updated: AppRecord = { ...ownRow<AppRecord>(app), ...change, changedAt: Date.now(), sequence: app.sequence + 1 };
     this.indexOrigins(updated);
-    await this.apps.put(updated);
+    try {
+      await this.apps.put(updated);
+    } catch (error) {
+      // The origins follow the app as it is now (the put was taken back, unless a newer write came).
+      const current = this.apps.get(app.id);
+      if (current) this.indexOrigins(current);
+      throw error;
+    }
     return updated;
   }
 
-  async regenerateSecret(app: AppRecord): Promise<{ app: AppRecord; clientSecret: string }> {
-    const clientSecret = newAlphanumericSecret(64);
-    return { app: await this.updateApp(app, { secretHash: sha256(clientSecret) }), clientSecret };
+  /** Checks an app's client secret in constant time. */
+  appSecretMatches(app: View<AppRecord>, secret: string): boolean {
+    return app.secretHash !== undefined && secretMatches(secret, app.secretHash);
   }
 
-  /** Checks an app's client secret in constant time. */
-  appSecretMatches(app: AppRecord, secret: string): boolean {
-    return app.secretHash !== undefined && secretMatches(secret, app.secretHash);
+  /** Apps and machine users' secrets at this moment, in id order, for an export (see OrgsActor.snapshot). */
+  snapshot(): { apps: View<AppRecord>[]; machineSecrets: View<MachineSecretRecord>[] } {
+    return { apps: inIdOrder(this.apps.values()), machineSecrets: inIdOrder(this.machineSecrets.values()) };
   }
 
   // ---- machine secrets ----
@@ -243,7 +276,7 @@ export class ClientsActor {
 
   /** An imported machine user's secret digest (Sesame's export with passwords); not overwritten. */
   stageMachineSecret(userId: string, secretHash: Uint8Array, batch: WriteBatch): void {
-    if (this.machineSecrets.has(userId)) throw alreadyExists('USER-S3cr1', `user ${userId} already has a secret`);
+    if (this.machineSecrets.taken(userId)) throw alreadyExists('USER-S3cr1', `user ${userId} already has a secret`);
     this.machineSecrets.stage(stampNew({ id: userId, userId, secretHash }), batch);
   }
 
@@ -274,7 +307,7 @@ export class ClientsActor {
     return this.parsed(record);
   }
 
-  private parsed(record: AppKeyRecord | MachineKeyRecord): AssertionKey {
+  private parsed(record: View<AppKeyRecord> | View<MachineKeyRecord>): AssertionKey {
     let key = this.parsedKeys.get(record.id);
     if (!key) {
       const publicKey = createPublicKey(record.publicKeyPem);
@@ -284,11 +317,11 @@ export class ClientsActor {
     return key;
   }
 
-  getAppKey(id: string): AppKeyRecord | undefined {
+  getAppKey(id: string): View<AppKeyRecord> | undefined {
     return this.appKeys.get(id);
   }
 
-  getMachineKey(id: string): MachineKeyRecord | undefined {
+  getMachineKey(id: string): View<MachineKeyRecord> | undefined {
     return this.machineKeys.get(id);
   }
 
@@ -299,7 +332,7 @@ export class ClientsActor {
   }
 
   /** Registers an app key; generates an RSA 2048 pair (returned once) unless a public key is given. */
-  async addAppKey(app: AppRecord, input: { expirationDate?: number; publicKeyPem?: string }): Promise<{ key: AppKeyRecord; privateKeyPem?: string }> {
+  async addAppKey(app: View<AppRecord>, input: { expirationDate?: number; publicKeyPem?: string }): Promise<{ key: View<AppKeyRecord>; privateKeyPem?: string }> {
     const expirationDate = ClientsActor.checkExpiration(input.expirationDate);
     const generated = input.publicKeyPem ? undefined : await generateRsa2048();
     const key = appKeyRecord(app, newId(), expirationDate, generated?.publicPem ?? normalizePublicKeyPem(input.publicKeyPem!));
@@ -308,8 +341,8 @@ export class ClientsActor {
   }
 
   /** An imported public key of an app (`appKeys[]`): id and expiration kept. */
-  stageAppKey(app: AppRecord, input: { id: string; expirationDate?: number; publicKeyPem: string }, batch: WriteBatch): AppKeyRecord {
-    if (this.appKeys.has(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
+  stageAppKey(app: View<AppRecord>, input: { id: string; expirationDate?: number; publicKeyPem: string }, batch: WriteBatch): View<AppKeyRecord> {
+    if (this.appKeys.taken(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
     const key = appKeyRecord(app, input.id, ClientsActor.checkExpiration(input.expirationDate), normalizePublicKeyPem(input.publicKeyPem));
     this.appKeys.stage(key, batch);
     return key;
@@ -319,7 +352,7 @@ export class ClientsActor {
   async addMachineKey(
     user: { id: string; orgId: string },
     input: { expirationDate?: number; publicKeyPem?: string },
-  ): Promise<{ key: MachineKeyRecord; privateKeyPem?: string }> {
+  ): Promise<{ key: View<MachineKeyRecord>; privateKeyPem?: string }> {
     const expirationDate = ClientsActor.checkExpiration(input.expirationDate);
     const generated = input.publicKeyPem ? undefined : await generateRsa2048();
     const key = machineKeyRecord(user, newId(), expirationDate, generated?.publicPem ?? normalizePublicKeyPem(input.publicKeyPem!));
@@ -332,15 +365,15 @@ export class ClientsActor {
     user: { id: string; orgId: string },
     input: { id: string; expirationDate?: number; publicKeyPem: string },
     batch: WriteBatch,
-  ): MachineKeyRecord {
-    if (this.machineKeys.has(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
+  ): View<MachineKeyRecord> {
+    if (this.machineKeys.taken(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
     const key = machineKeyRecord(user, input.id, ClientsActor.checkExpiration(input.expirationDate), normalizePublicKeyPem(input.publicKeyPem));
     this.machineKeys.stage(key, batch);
     return key;
   }
 }
 
-function appKeyRecord(app: AppRecord, id: string, expirationDate: number, publicKeyPem: string): AppKeyRecord {
+function appKeyRecord(app: View<AppRecord>, id: string, expirationDate: number, publicKeyPem: string): View<AppKeyRecord> {
   return stampNew({
     id,
     orgId: app.orgId,
@@ -353,6 +386,6 @@ function appKeyRecord(app: AppRecord, id: string, expirationDate: number, public
   });
 }
 
-function machineKeyRecord(user: { id: string; orgId: string }, id: string, expirationDate: number, publicKeyPem: string): MachineKeyRecord {
+function machineKeyRecord(user: { id: string; orgId: string }, id: string, expirationDate: number, publicKeyPem: string): View<MachineKeyRecord> {
   return stampNew({ id, orgId: user.orgId, userId: user.id, type: 'KEY_TYPE_JSON' as const, expirationDate, publicKeyPem });
 }

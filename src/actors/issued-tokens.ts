@@ -4,9 +4,10 @@ import { newOpaqueToken } from '../util/ids.js';
 import { clock } from '../util/clock.js';
 
 /**
- * Owns issued-token state: opaque access tokens (stored under the SHA-256 of the token, so a
- * stolen data dir yields no usable token) and revocations of JWT access tokens (JWTs themselves
- * are never stored: issuing one writes nothing). Later: login sessions, codes, refresh families.
+ * Owns what is on record about issued access tokens: opaque tokens (stored under the SHA-256 of
+ * the token, so a stolen data dir yields no usable token) and every revocation — of a JWT (JWTs
+ * themselves are never stored: issuing one writes nothing), of a grant, of a browser session (`sid`).
+ * Browser sessions themselves are the user-sessions actor's.
  */
 /** RFC 8693 `act`: who acts for the subject, with earlier actors nested. */
 export interface ActorClaim {
@@ -22,7 +23,7 @@ export interface AccessTokenClaims {
   sub: string;
   /** The client the token was issued to. */
   clientId: string;
-  aud: string[];
+  aud: readonly string[];
   scope: string;
   /** Unix seconds. */
   iat: number;
@@ -33,7 +34,7 @@ export interface AccessTokenClaims {
   sid?: string;
   /** When the user authenticated (unix seconds) and how (`pwd`, `otp`, `mfa`). */
   authTime?: number;
-  amr?: string[];
+  amr?: readonly string[];
   /** Set on tokens from an impersonating token exchange. */
   act?: ActorClaim;
 }
@@ -42,7 +43,7 @@ export type RevokeOutcome = 'revoked' | 'unknown' | 'foreign';
 
 const SWEEP_CHUNK = 2000;
 
-export class SessionsActor {
+export class IssuedTokensActor {
   /** jti → exp (unix seconds) of revoked JWTs; small, so held in memory for introspection. */
   private readonly revokedJwts = new Map<string, number>();
   /**

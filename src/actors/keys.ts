@@ -52,6 +52,21 @@ async function generate(alg: SigningAlg): Promise<{ privateDer: Buffer; publicKe
   return { privateDer: pair.privateKey.export({ format: 'der', type: 'pkcs8' }), publicKey: pair.publicKey };
 }
 
+/** What signing needs, derived from one key set: replaced as a whole, never piecemeal. */
+interface KeyView {
+  keys: ReadonlyMap<string, StoredKey>;
+  active: ActiveSigningKey;
+  verification: Map<string, VerificationKey>;
+  jwksBody: string;
+}
+
+function byStatusIn(keys: ReadonlyMap<string, StoredKey>, status: KeyStatus): StoredKey[] {
+  return [...keys.values()].filter((k) => k.status === status);
+}
+
+/** After a failed rotation by the timer, the next attempt waits this long (not a busy loop). */
+const RETRY_AFTER_FAILURE_MS = 60_000;
+
 export class KeysActor {
   /** The algorithm of the key a signing-key store signs with now, if any (read before an actor exists). */
   static activeAlg(store: Database<StoredKey, string>): SigningAlg | undefined {
@@ -59,11 +74,16 @@ export class KeysActor {
     return undefined;
   }
 
-  private keys = new Map<string, StoredKey>();
-  private active!: ActiveSigningKey;
-  private verification = new Map<string, VerificationKey>();
-  private jwksBody = '{"keys":[]}';
+  /**
+   * The key set and what is derived from it. A change computes a new set (the stored records are
+   * never modified in place), writes it durably, and only then replaces this in one assignment:
+   * a failed write leaves the keys, the JWKS and the signing key exactly as they were.
+   */
+  private view: KeyView = { keys: new Map(), active: undefined as unknown as ActiveSigningKey, verification: new Map(), jwksBody: '{"keys":[]}' };
+  /** Key set changes run one after another, each on the set the previous one left. */
+  private changes: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   constructor(
     private readonly db: Database<StoredKey, string>,
@@ -77,38 +97,44 @@ export class KeysActor {
   ) {}
 
   async start(): Promise<void> {
-    for (const { value } of this.db.getRange()) this.keys.set(value.kid, value);
-    const active = this.byStatus('active')[0];
-    const next = this.byStatus('next')[0];
+    const stored = new Map<string, StoredKey>();
+    for (const { value } of this.db.getRange()) stored.set(value.kid, value);
+    const active = byStatusIn(stored, 'active')[0];
+    const next = byStatusIn(stored, 'next')[0];
     if (!active || active.alg !== this.alg) {
       // First start, or the operator changed the algorithm: a key of the configured algorithm
       // must sign from now on.
-      await this.rotate(true);
+      await this.change(() => this.rotation(stored, true));
     } else if (!next || next.alg !== this.alg) {
-      if (next) this.keys.delete(next.kid);
-      const fresh = this.adopt(await this.newKey('next'));
-      await this.persist([fresh], next ? [next.kid] : []);
+      await this.change(async () => {
+        const fresh = await this.newKey('next');
+        const keys = new Map(stored);
+        if (next) keys.delete(next.kid);
+        return keys.set(fresh.kid, fresh);
+      });
+    } else {
+      this.view = this.derive(stored);
     }
-    this.rebuild();
     this.scheduleRotation();
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
   }
 
   /** The key new tokens are signed with. */
   signingKey(): ActiveSigningKey {
-    return this.active;
+    return this.view.active;
   }
 
   verificationKey(kid: string): VerificationKey | undefined {
-    return this.verification.get(kid);
+    return this.view.verification.get(kid);
   }
 
   /** The precomputed JWKS document. */
   jwks(): string {
-    return this.jwksBody;
+    return this.view.jwksBody;
   }
 
   /**
@@ -116,48 +142,60 @@ export class KeysActor {
    * `immediate` also replaces the next key (used when the configured algorithm changed).
    */
   async rotate(immediate = false): Promise<{ kid: string }> {
-    const upcoming = () => this.byStatus('next')[0];
-    const needsReplacement = () => immediate || upcoming()?.alg !== this.alg;
-    // Generate first (off the event loop), then change the key set in one synchronous step.
-    const next = await this.newKey('next');
-    const replacement = needsReplacement() ? await this.newKey('active') : undefined;
-    // Another rotation may have used the next key meanwhile: start over rather than sign with nothing.
-    if (needsReplacement() && !replacement) return this.rotate(immediate);
-    const now = clock.now();
-    const changed: StoredKey[] = [];
-    const removed: string[] = [];
-    for (const key of this.byStatus('active')) {
-      key.status = 'retired';
-      key.publishUntil = now + this.maxTokenLifetimeMs + 60_000;
-      changed.push(key);
-    }
-    let promoted = upcoming();
-    if (replacement) {
-      if (promoted) {
-        this.keys.delete(promoted.kid);
-        removed.push(promoted.kid);
-      }
-      promoted = this.adopt(replacement);
-    }
-    promoted = promoted!;
-    promoted.status = 'active';
-    promoted.activatedAt = now;
-    changed.push(promoted, this.adopt(next));
-    for (const key of this.byStatus('retired')) {
-      if ((key.publishUntil ?? 0) <= now) {
-        this.keys.delete(key.kid);
-        removed.push(key.kid);
-      }
-    }
-    await this.persist(changed, removed);
-    this.rebuild();
-    log.info('signing key rotated', { kid: promoted.kid, alg: promoted.alg });
-    return { kid: promoted.kid };
+    const kid = (await this.change(() => this.rotation(this.view.keys, immediate)))!;
+    log.info('signing key rotated', { kid, alg: this.alg });
+    return { kid };
   }
 
-  private adopt(key: StoredKey): StoredKey {
-    this.keys.set(key.kid, key);
-    return key;
+  /**
+   * Runs one key set change after the ones before it: `compute` builds the new set from the
+   * current one without touching it (undefined: no change), the set is written durably, and only
+   * then applied.
+   */
+  private change(compute: () => Promise<Map<string, StoredKey> | undefined>): Promise<string | undefined> {
+    const run = async () => {
+      const keys = await compute();
+      if (!keys) return undefined;
+      // Derived before the write: nothing that could fail is left once the write is durable.
+      const view = this.derive(keys);
+      await this.durable(
+        // A child transaction: lmdb's plain async transaction would commit the writes made
+        // before a throw; this one aborts them all.
+        this.db.childTransaction(() => {
+          // The store becomes exactly this set (a handful of keys), also after an earlier write
+          // whose outcome was unknown (committed, but its sync failed).
+          for (const { key } of this.db.getRange()) if (!keys.has(key)) this.db.remove(key);
+          for (const key of keys.values()) this.db.put(key.kid, key);
+        }),
+      );
+      this.view = view;
+      return view.active.kid;
+    };
+    const result = this.changes.then(run, run);
+    this.changes = result.catch(() => undefined);
+    return result;
+  }
+
+  /** The key set after a rotation of `current` (which is left as it is). */
+  private async rotation(current: ReadonlyMap<string, StoredKey>, immediate: boolean): Promise<Map<string, StoredKey>> {
+    const upcoming = byStatusIn(current, 'next')[0];
+    const replace = immediate || !upcoming || upcoming.alg !== this.alg;
+    // Generated off the event loop before anything is decided.
+    const next = await this.newKey('next');
+    const replacement = replace ? await this.newKey('active') : undefined;
+    const now = clock.now();
+    const keys = new Map(current);
+    for (const key of byStatusIn(current, 'active')) {
+      keys.set(key.kid, { ...key, status: 'retired', publishUntil: now + this.maxTokenLifetimeMs + 60_000 });
+    }
+    if (replacement && upcoming) keys.delete(upcoming.kid);
+    const promoted: StoredKey = { ...(replacement ?? upcoming!), status: 'active', activatedAt: now };
+    keys.set(promoted.kid, promoted);
+    keys.set(next.kid, next);
+    for (const key of byStatusIn(keys, 'retired')) {
+      if ((key.publishUntil ?? 0) <= now) keys.delete(key.kid);
+    }
+    return keys;
   }
 
   private async newKey(status: KeyStatus): Promise<StoredKey> {
@@ -174,53 +212,55 @@ export class KeysActor {
     return key;
   }
 
-  private byStatus(status: KeyStatus): StoredKey[] {
-    return [...this.keys.values()].filter((k) => k.status === status);
-  }
-
-  private async persist(changed: StoredKey[], removed: string[]): Promise<void> {
-    await this.durable(
-      this.db.transaction(() => {
-        for (const key of changed) this.db.put(key.kid, key);
-        for (const kid of removed) this.db.remove(kid);
-      }),
-    );
-  }
-
-  private rebuild(): void {
-    const active = this.byStatus('active')[0]!;
+  private derive(keys: ReadonlyMap<string, StoredKey>): KeyView {
+    const active = byStatusIn(keys, 'active')[0]!;
     const der = this.masterKey.decrypt(active.sealedPrivateKey);
-    this.active = { kid: active.kid, alg: active.alg, privateKey: importPkcs8(der), privateKeyDer: der };
-    this.verification = new Map(
-      [...this.keys.values()].map((k) => [
+    const verification = new Map(
+      [...keys.values()].map((k) => [
         k.kid,
         { kid: k.kid, alg: k.alg, publicKey: createPublicKey({ key: k.publicJwk as any, format: 'jwk' }) },
       ]),
     );
     // Active first, then next, then retired: clients that take the first key get the right one.
     const order: Record<KeyStatus, number> = { active: 0, next: 1, retired: 2 };
-    const published = [...this.keys.values()].sort((a, b) => order[a.status] - order[b.status]);
-    this.jwksBody = JSON.stringify({ keys: published.map((k) => k.publicJwk) });
+    const published = [...keys.values()].sort((a, b) => order[a.status] - order[b.status]);
+    return {
+      keys,
+      active: { kid: active.kid, alg: active.alg, privateKey: importPkcs8(der), privateKeyDer: der },
+      verification,
+      jwksBody: JSON.stringify({ keys: published.map((k) => k.publicJwk) }),
+    };
   }
 
-  private scheduleRotation(): void {
-    const active = this.byStatus('active')[0]!;
+  private scheduleRotation(delayMs?: number): void {
+    if (this.stopped) return;
+    const active = byStatusIn(this.view.keys, 'active')[0]!;
     const due = (active.activatedAt ?? active.createdAt) + this.rotationIntervalMs;
     // Timers cap at ~24.8 days; check at least hourly so long intervals still fire.
-    const delay = Math.min(Math.max(due - clock.now(), 0), 3_600_000);
+    const delay = delayMs ?? Math.min(Math.max(due - clock.now(), 0), 3_600_000);
     this.timer = setTimeout(() => {
-      this.rotateIfDue()
-        .catch((error: unknown) => log.error('key rotation failed', { error: String(error) }))
-        .finally(() => this.scheduleRotation());
+      this.rotateIfDue().then(
+        () => this.scheduleRotation(),
+        (error: unknown) => {
+          log.error('key rotation failed', { error: String(error) });
+          // The key set is unchanged, so the rotation is still due: try again later, not at once.
+          this.scheduleRotation(RETRY_AFTER_FAILURE_MS);
+        },
+      );
     }, delay);
     this.timer.unref();
   }
 
   /** Rotates when the active key has signed for a whole interval (the timer's check; tests call it after moving the clock). */
   async rotateIfDue(): Promise<boolean> {
-    const current = this.byStatus('active')[0]!;
-    if ((current.activatedAt ?? current.createdAt) + this.rotationIntervalMs > clock.now()) return false;
-    await this.rotate();
+    // Decided in turn with other changes, so the timer and a tick at once rotate only once.
+    const kid = await this.change(async () => {
+      const current = byStatusIn(this.view.keys, 'active')[0]!;
+      if ((current.activatedAt ?? current.createdAt) + this.rotationIntervalMs > clock.now()) return undefined;
+      return this.rotation(this.view.keys, false);
+    });
+    if (kid === undefined) return false;
+    log.info('signing key rotated', { kid, alg: this.alg });
     return true;
   }
 }

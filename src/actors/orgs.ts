@@ -1,6 +1,6 @@
 import type { Storage } from '../storage/db.js';
 import { WriteBatch } from '../storage/batch.js';
-import { Table } from '../storage/table.js';
+import { inIdOrder, Table } from '../storage/table.js';
 import { alreadyExists, invalidArgument, notFound, preconditionFailed } from '../model/errors.js';
 import type {
   HumanData,
@@ -23,6 +23,7 @@ import { DEFAULT_POLICIES, FAR_FUTURE } from '../model/records.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256, sha256Base64url } from '../util/hash.js';
 import { clock } from '../util/clock.js';
+import { ownRow, type View } from '../util/readonly.js';
 
 /**
  * Owns the directory: organizations and their domains, projects and roles, users (human and
@@ -47,7 +48,7 @@ function stamp<T extends { createdAt: number; changedAt: number; sequence: numbe
 }
 
 /** Org names become DNS labels of their primary domain: `My Org` → `my-org.<instance domain>`. */
-export function domainLabel(name: string): string {
+function domainLabel(name: string): string {
   const label = name
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
@@ -81,7 +82,11 @@ export class OrgsActor {
   private readonly pats: Table<PatRecord>;
   private readonly policies: Table<PolicyRecord>;
   private readonly orgByDomain = new Map<string, string>();
+  /** Domains an existing org gets in a batch not yet committed: taken, but not yet found by lookups. */
+  private readonly claimedDomains = new Map<string, string>();
   private readonly userByOrgName = new Map<string, string>();
+  /** `<org id>\n<user name>` of users staged in a batch not yet committed: taken, but not yet found by logins. */
+  private readonly claimedUserNames = new Set<string>();
   private readonly usersByName = new Map<string, Set<string>>();
   /** Verified emails and phone numbers of humans (lower case / digits): logins by email or phone. */
   private readonly usersByContact = new Map<string, Set<string>>();
@@ -110,31 +115,32 @@ export class OrgsActor {
 
   // ---- instance ----
 
-  instance(): InstanceInfo | undefined {
-    return this.storage.stores.meta.get('instance') as InstanceInfo | undefined;
+  /** The instance record; kept by the `meta` store's owner. */
+  instance(): View<InstanceInfo> | undefined {
+    return this.storage.meta.instance<InstanceInfo>();
   }
 
   async setInstance(info: InstanceInfo): Promise<void> {
-    await this.storage.stores.meta.put('instance', info);
+    await this.storage.meta.setInstance(info);
   }
 
   // ---- orgs ----
 
-  getOrg(id: string): OrgRecord | undefined {
-    return this.orgs.get(id);
+  getOrg(id: string, batch?: WriteBatch): View<OrgRecord> | undefined {
+    return this.orgs.get(id, batch);
   }
 
-  requireOrg(id: string): OrgRecord {
-    const org = this.orgs.get(id);
+  requireOrg(id: string, batch?: WriteBatch): View<OrgRecord> {
+    const org = this.orgs.get(id, batch);
     if (!org) throw notFound('ORG-1ms9d', `organization ${id} not found`);
     return org;
   }
 
-  listOrgs(): OrgRecord[] {
+  listOrgs(): View<OrgRecord>[] {
     return [...this.orgs.values()];
   }
 
-  primaryDomain(org: OrgRecord): string {
+  primaryDomain(org: View<OrgRecord>): string {
     return org.domains.find((d) => d.isPrimary)?.domainName ?? org.domains[0]?.domainName ?? '';
   }
   /** The primary domain of an org by id ('' when unknown): ID tokens' and introspection's role claims. */
@@ -144,7 +150,7 @@ export class OrgsActor {
   }
 
 
-  async addOrg(input: { id?: string; name: string; state?: OrgState }): Promise<OrgRecord> {
+  async addOrg(input: { id?: string; name: string; state?: OrgState }): Promise<View<OrgRecord>> {
     const batch = new WriteBatch();
     const org = this.stageOrg(input, batch);
     await batch.commit(this.storage);
@@ -152,16 +158,16 @@ export class OrgsActor {
   }
 
   /** addOrg into a batch: the org is in memory at once and written when the batch commits. */
-  stageOrg(input: { id?: string; name: string; state?: OrgState }, batch: WriteBatch): OrgRecord {
+  stageOrg(input: { id?: string; name: string; state?: OrgState }, batch: WriteBatch): View<OrgRecord> {
     const name = input.name.trim();
     if (name.length === 0 || name.length > 200) throw invalidArgument('ORG-mruNY', 'org name must have 1-200 characters');
     const id = input.id ?? newId();
-    if (this.orgs.has(id)) throw alreadyExists('ORG-lapo2m', `organization ${id} already exists`);
+    if (this.orgs.taken(id)) throw alreadyExists('ORG-lapo2m', `organization ${id} already exists`);
     if ([...this.orgs.values()].some((o) => lower(o.name) === lower(name))) {
       throw alreadyExists('ORG-9k3Jd', `an organization named "${name}" already exists`);
     }
     let domain = `${domainLabel(name)}.${this.instanceDomain}`;
-    for (let n = 2; this.orgByDomain.has(domain); n++) domain = `${domainLabel(name)}-${n}.${this.instanceDomain}`;
+    for (let n = 2; this.orgByDomain.has(domain) || this.claimedDomains.has(domain); n++) domain = `${domainLabel(name)}-${n}.${this.instanceDomain}`;
     const org = stamp<OrgRecord>(
       {
         id,
@@ -185,39 +191,46 @@ export class OrgsActor {
    * org already has is left as it is (false); one another org uses is AlreadyExists.
    */
   stageOrgDomain(orgId: string, domain: OrgDomain, batch: WriteBatch): boolean {
-    const org = this.requireOrg(orgId);
+    const org = this.requireOrg(orgId, batch);
     const name = lower(domain.domainName.trim());
     if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(name) || name.length > 253) {
       throw invalidArgument('ORG-D0m1n', `"${domain.domainName}" is not a domain name`);
     }
-    const owner = this.orgByDomain.get(name);
+    const owner = this.orgByDomain.get(name) ?? this.claimedDomains.get(name);
     if (owner !== undefined && owner !== orgId) throw alreadyExists('ORG-D0m2s', `domain ${name} is already used by another organization`);
     if (owner === orgId) return false;
     const added: OrgDomain = { domainName: name, isVerified: domain.isVerified, isPrimary: domain.isPrimary, validationType: domain.validationType ?? 'DOMAIN_VALIDATION_TYPE_UNSPECIFIED' };
     const domains = domain.isPrimary ? org.domains.map((d) => ({ ...d, isPrimary: false })) : [...org.domains];
-    const updated = stamp<OrgRecord>({ ...org, domains: [...domains, added] }, false);
-    this.orgByDomain.set(name, orgId);
-    batch.onRollback(() => this.orgByDomain.delete(name));
+    const updated = stamp<OrgRecord>({ ...ownRow<OrgRecord>(org), domains: [...domains, added] }, false);
+    // Logins and org scopes find the org by it once the batch is committed.
+    this.claimedDomains.set(name, orgId);
+    batch.onRollback(() => {
+      if (this.claimedDomains.get(name) === orgId) this.claimedDomains.delete(name);
+    });
+    batch.onCommit(() => {
+      this.claimedDomains.delete(name);
+      this.orgByDomain.set(name, orgId);
+    });
     this.orgs.stage(updated, batch);
     return true;
   }
 
   /** An org's custom policy from an import; AlreadyExists when the org has one (not overwritten). */
-  stagePolicy<K extends PolicyKind>(kind: K, orgId: string, policy: PolicyTypes[K], batch: WriteBatch): PolicyRecord<K> {
-    this.requireOrg(orgId);
+  stagePolicy<K extends PolicyKind>(kind: K, orgId: string, policy: PolicyTypes[K], batch: WriteBatch): View<PolicyRecord<K>> {
+    this.requireOrg(orgId, batch);
     const id = `${kind}:${orgId}`;
-    if (this.policies.has(id)) throw alreadyExists('POLICY-0kdf2', `the organization already has a custom ${kind} policy`);
+    if (this.policies.taken(id)) throw alreadyExists('POLICY-0kdf2', `the organization already has a custom ${kind} policy`);
     const record = stamp<PolicyRecord<K>>({ id, kind, orgId, policy, createdAt: 0, changedAt: 0, sequence: 0 }, true);
     this.policies.stage(record, batch);
-    return record;
+    return record as View<PolicyRecord<K>>;
   }
 
   /** The org's custom policies (export); instance defaults are not listed. */
-  customPolicies(orgId: string): PolicyRecord[] {
+  customPolicies(orgId: string): View<PolicyRecord>[] {
     return [...this.policies.values()].filter((p) => p.orgId === orgId);
   }
 
-  findOrgByDomain(domain: string): OrgRecord | undefined {
+  findOrgByDomain(domain: string): View<OrgRecord> | undefined {
     const id = this.orgByDomain.get(lower(domain));
     return id === undefined ? undefined : this.orgs.get(id);
   }
@@ -225,18 +238,18 @@ export class OrgsActor {
   // ---- policies ----
 
   /** The org's policy of a kind: its custom one, else the instance default. */
-  policy<K extends PolicyKind>(kind: K, orgId: string): { policy: PolicyTypes[K]; record: PolicyRecord<K> | undefined } {
+  policy<K extends PolicyKind>(kind: K, orgId: string): { policy: View<PolicyTypes[K]>; record: View<PolicyRecord<K>> | undefined } {
     const record = this.policies.get(`${kind}:${orgId}`) as PolicyRecord<K> | undefined;
-    if (!record) return { policy: DEFAULT_POLICIES[kind], record };
+    if (!record) return { policy: DEFAULT_POLICIES[kind] as View<PolicyTypes[K]>, record: undefined };
     // Records written before a field existed get that field's default; merged once per record
     // (a record is replaced, never changed, so the cache follows it), not on every sign-in.
     let policy = this.completePolicies.get(record) as PolicyTypes[K] | undefined;
     if (!policy) this.completePolicies.set(record, (policy = { ...DEFAULT_POLICIES[kind], ...record.policy }));
-    return { policy, record };
+    return { policy: policy as View<PolicyTypes[K]>, record: record as View<PolicyRecord<K>> };
   }
 
   /** Adds (`create`) or updates the org's custom policy; ZITADEL's AlreadyExists / NotFound / no-change rules. */
-  async setPolicy<K extends PolicyKind>(kind: K, orgId: string, policy: PolicyTypes[K], create: boolean): Promise<PolicyRecord<K>> {
+  async setPolicy<K extends PolicyKind>(kind: K, orgId: string, policy: PolicyTypes[K], create: boolean): Promise<View<PolicyRecord<K>>> {
     this.requireOrg(orgId);
     const id = `${kind}:${orgId}`;
     const existing = this.policies.get(id) as PolicyRecord<K> | undefined;
@@ -250,7 +263,7 @@ export class OrgsActor {
       !existing,
     );
     await this.policies.put(record);
-    return record;
+    return record as View<PolicyRecord<K>>;
   }
 
   /** Resets the org to the default policy. */
@@ -260,7 +273,7 @@ export class OrgsActor {
     await this.policies.remove(id);
   }
 
-  // ---- password checks (lockout) ----
+  // ---- password checks (lockout) and a person's credentials ----
 
   /** Counts a failed password check; locks the user when the org's lockout policy says so. */
   async recordPasswordFailure(userId: string): Promise<{ locked: boolean }> {
@@ -271,11 +284,7 @@ export class OrgsActor {
   async recordPasswordSuccess(userId: string, rehashed?: string): Promise<void> {
     const user = this.requireUser(userId);
     if (!user.human || (user.human.failedPasswordAttempts === 0 && !rehashed)) return;
-    await this.updateUser(userId, (u) => {
-      u.human!.failedPasswordAttempts = 0;
-      if (rehashed) u.human!.passwordHash = rehashed;
-      return u;
-    });
+    await this.writeHuman(user, { failedPasswordAttempts: 0, ...(rehashed ? { passwordHash: rehashed } : {}) });
   }
 
   /** Counts a wrong TOTP code; locks the user at the lockout policy's `maxOtpAttempts` (0 = never). */
@@ -290,25 +299,20 @@ export class OrgsActor {
     limit: 'maxPasswordAttempts' | 'maxOtpAttempts',
   ): Promise<{ locked: boolean }> {
     const user = this.requireUser(userId);
+    if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have a password or a TOTP second factor');
     const max = this.policy('lockout', user.orgId).policy[limit];
     // Password failures are counted even without a limit (shown in the console); TOTP ones only with one.
     if (max === 0 && counter === 'failedOtpAttempts') return { locked: false };
-    const updated = await this.updateUser(userId, (u) => {
-      const failures = (u.human![counter] ?? 0) + 1;
-      u.human![counter] = failures;
-      if (max > 0 && failures >= max && u.state === 'USER_STATE_ACTIVE') u.state = 'USER_STATE_LOCKED';
-      return u;
-    });
+    const failures = (user.human[counter] ?? 0) + 1;
+    const lock = max > 0 && failures >= max && user.state === 'USER_STATE_ACTIVE';
+    const updated = await this.writeHuman(user, { [counter]: failures }, lock ? 'USER_STATE_LOCKED' : undefined);
     return { locked: updated.state === 'USER_STATE_LOCKED' };
   }
 
   async recordOtpSuccess(userId: string): Promise<void> {
     const user = this.requireUser(userId);
     if (!user.human?.failedOtpAttempts) return;
-    await this.updateUser(userId, (u) => {
-      u.human!.failedOtpAttempts = 0;
-      return u;
-    });
+    await this.writeHuman(user, { failedOtpAttempts: 0 });
   }
 
   /** Enrolls a TOTP secret (sealed) confirmed with a code; a person has at most one. */
@@ -316,48 +320,46 @@ export class OrgsActor {
     const user = this.requireUser(userId);
     if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have a TOTP second factor');
     if (user.human.otpSecretSealed) throw alreadyExists('USER-Otp3x', 'TOTP is already set up (Errors.User.MFA.OTP.AlreadyReady)');
-    await this.updateUser(userId, (u) => {
-      u.human!.otpSecretSealed = sealedSecret;
-      u.human!.failedOtpAttempts = 0;
-      return u;
-    });
+    await this.writeHuman(user, { otpSecretSealed: sealedSecret, failedOtpAttempts: 0 });
   }
 
   /** The person skipped the TOTP enrollment prompt (asked again after the policy's mfaInitSkipLifetime). */
   async skipMfaInit(userId: string, at: number): Promise<void> {
-    await this.updateUser(userId, (u) => {
-      if (u.human) u.human.mfaInitSkippedAt = at;
-      return u;
-    });
+    const user = this.requireUser(userId);
+    if (user.human) await this.writeHuman(user, { mfaInitSkippedAt: at });
   }
 
   /** Sets a new password hash chosen by the person; a required change is then done. */
   async changePassword(userId: string, passwordHash: string): Promise<void> {
-    await this.updateUser(userId, (u) => {
-      if (!u.human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
-      u.human.passwordHash = passwordHash;
-      u.human.passwordChangeRequired = false;
-      u.human.failedPasswordAttempts = 0;
-      return u;
-    });
+    const user = this.requireUser(userId);
+    if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
+    await this.writeHuman(user, { passwordHash, passwordChangeRequired: false, failedPasswordAttempts: 0 });
   }
 
-  private indexOrg(org: OrgRecord): void {
+  /** The next version of a person: `change` applied to their human data (and a new state if given). */
+  private async writeHuman(user: View<UserRecord>, change: Partial<HumanData>, state?: UserState): Promise<View<UserRecord>> {
+    const current = ownRow<UserRecord>(user);
+    const updated = stamp<UserRecord>({ ...current, ...(state ? { state } : {}), human: { ...current.human!, ...change } }, false);
+    await this.users.put(updated);
+    return updated;
+  }
+
+  private indexOrg(org: View<OrgRecord>): void {
     for (const d of org.domains) this.orgByDomain.set(lower(d.domainName), org.id);
   }
 
-  private unindexOrg(org: OrgRecord): void {
+  private unindexOrg(org: View<OrgRecord>): void {
     for (const d of org.domains) if (this.orgByDomain.get(lower(d.domainName)) === org.id) this.orgByDomain.delete(lower(d.domainName));
   }
 
   // ---- projects ----
 
-  getProject(id: string): ProjectRecord | undefined {
+  getProject(id: string): View<ProjectRecord> | undefined {
     return this.projects.get(id);
   }
 
-  requireProject(id: string, orgId?: string): ProjectRecord {
-    const project = this.projects.get(id);
+  requireProject(id: string, orgId?: string, batch?: WriteBatch): View<ProjectRecord> {
+    const project = this.projects.get(id, batch);
     if (!project || (orgId !== undefined && project.orgId !== orgId)) {
       throw notFound('PROJECT-3M9sd', `project ${id} not found`);
     }
@@ -369,7 +371,7 @@ export class OrgsActor {
     input: Pick<ProjectRecord, 'name' | 'projectRoleAssertion' | 'projectRoleCheck' | 'hasProjectCheck' | 'privateLabelingSetting'> & {
       id?: string;
     },
-  ): Promise<ProjectRecord> {
+  ): Promise<View<ProjectRecord>> {
     const batch = new WriteBatch();
     const project = this.stageProject(orgId, input, batch);
     await batch.commit(this.storage);
@@ -382,12 +384,12 @@ export class OrgsActor {
       id?: string;
     },
     batch: WriteBatch,
-  ): ProjectRecord {
-    this.requireOrg(orgId);
+  ): View<ProjectRecord> {
+    this.requireOrg(orgId, batch);
     const name = input.name.trim();
     if (name.length === 0 || name.length > 200) throw invalidArgument('PROJECT-n4m3s', 'project name must have 1-200 characters');
     const id = input.id ?? newId();
-    if (this.projects.has(id)) throw alreadyExists('PROJECT-0kdf2', `project ${id} already exists`);
+    if (this.projects.taken(id)) throw alreadyExists('PROJECT-0kdf2', `project ${id} already exists`);
     const project = stamp<ProjectRecord>(
       {
         id,
@@ -409,15 +411,15 @@ export class OrgsActor {
     return project;
   }
 
-  async addProjectRoles(projectId: string, orgId: string, roles: ProjectRole[]): Promise<ProjectRecord> {
+  async addProjectRoles(projectId: string, orgId: string, roles: ProjectRole[]): Promise<View<ProjectRecord>> {
     const batch = new WriteBatch();
     const project = this.stageProjectRoles(projectId, orgId, roles, batch);
     await batch.commit(this.storage);
     return project;
   }
 
-  stageProjectRoles(projectId: string, orgId: string, roles: ProjectRole[], batch: WriteBatch): ProjectRecord {
-    const project = this.requireProject(projectId, orgId);
+  stageProjectRoles(projectId: string, orgId: string, roles: ProjectRole[], batch: WriteBatch): View<ProjectRecord> {
+    const project = this.requireProject(projectId, orgId, batch);
     const keys = new Set(project.roles.map((r) => r.key));
     for (const role of roles) {
       if (keys.has(role.key)) throw alreadyExists('PROJECT-8d9sa', `role ${role.key} already exists on project ${projectId}`);
@@ -426,30 +428,30 @@ export class OrgsActor {
     for (const role of roles) {
       if (role.key.trim().length === 0 || role.key.length > 200) throw invalidArgument('PROJECT-r0l3k', 'role keys must have 1-200 characters');
     }
-    const updated = stamp({ ...project, roles: [...project.roles, ...roles] }, false);
+    const updated = stamp<ProjectRecord>({ ...ownRow<ProjectRecord>(project), roles: [...project.roles, ...roles] }, false);
     this.projects.stage(updated, batch);
     return updated;
   }
 
   // ---- users ----
 
-  getUser(id: string): UserRecord | undefined {
+  getUser(id: string): View<UserRecord> | undefined {
     return this.users.get(id);
   }
 
-  requireUser(id: string, orgId?: string): UserRecord {
-    const user = this.users.get(id);
+  requireUser(id: string, orgId?: string, batch?: WriteBatch): View<UserRecord> {
+    const user = this.users.get(id, batch);
     if (!user || (orgId !== undefined && user.orgId !== orgId)) throw notFound('USER-Ka8f2', `user ${id} not found`);
     return user;
   }
 
   /** `username@primarydomain` for every domain of the user's org. */
-  loginNames(user: UserRecord): string[] {
+  loginNames(user: View<UserRecord>): string[] {
     const org = this.orgs.get(user.orgId);
     return org ? org.domains.map((d) => `${user.userName}@${d.domainName}`) : [user.userName];
   }
 
-  preferredLoginName(user: UserRecord): string {
+  preferredLoginName(user: View<UserRecord>): string {
     const org = this.orgs.get(user.orgId);
     return org ? `${user.userName}@${this.primaryDomain(org)}` : user.userName;
   }
@@ -458,7 +460,7 @@ export class OrgsActor {
    * Resolves a login name: `username@orgdomain`, or a bare `username` when it is unique in the
    * instance (ZITADEL's machine `client_id` is the user name).
    */
-  findUserByLoginName(loginName: string): UserRecord | undefined {
+  findUserByLoginName(loginName: string): View<UserRecord> | undefined {
     const name = lower(loginName);
     const at = name.lastIndexOf('@');
     if (at > 0) {
@@ -475,20 +477,13 @@ export class OrgsActor {
    * The humans whose verified email (or, for a `+` number, verified phone) is `contact`. Whether a
    * login may use them is the login policy's (`disableLoginWithEmail` / `…Phone`), decided by the caller.
    */
-  findUsersByContact(contact: string): UserRecord[] {
+  findUsersByContact(contact: string): View<UserRecord>[] {
     const key = contactKey(contact);
     const ids = key === undefined ? undefined : this.usersByContact.get(key);
     return ids ? [...ids].flatMap((id) => this.users.get(id) ?? []) : [];
   }
 
-  private unindexUser(user: UserRecord): void {
-    const name = lower(user.userName);
-    if (this.userByOrgName.get(`${user.orgId}\n${name}`) === user.id) this.userByOrgName.delete(`${user.orgId}\n${name}`);
-    this.usersByName.get(name)?.delete(user.id);
-    for (const key of contactKeys(user)) this.usersByContact.get(key)?.delete(user.id);
-  }
-
-  private indexUser(user: UserRecord): void {
+  private indexUser(user: View<UserRecord>): void {
     const name = lower(user.userName);
     this.userByOrgName.set(`${user.orgId}\n${name}`, user.id);
     let ids = this.usersByName.get(name);
@@ -501,25 +496,26 @@ export class OrgsActor {
     }
   }
 
-  private checkNewUser(orgId: string, id: string, userName: string): void {
-    this.requireOrg(orgId);
+  private checkNewUser(orgId: string, id: string, userName: string, batch: WriteBatch): void {
+    this.requireOrg(orgId, batch);
     if (userName.length === 0 || userName.length > 200) throw invalidArgument('USER-4k9sF', 'userName must have 1-200 characters');
-    if (this.users.has(id)) throw alreadyExists('USER-k2l9S', `user ${id} already exists`);
-    if (this.userByOrgName.has(`${orgId}\n${lower(userName)}`)) {
+    if (this.users.taken(id)) throw alreadyExists('USER-k2l9S', `user ${id} already exists`);
+    const key = `${orgId}\n${lower(userName)}`;
+    if (this.userByOrgName.has(key) || this.claimedUserNames.has(key)) {
       throw alreadyExists('USER-Ajd9s', `user name ${userName} is already taken in this organization`);
     }
   }
 
-  async addUser(orgId: string, input: NewHumanUser | NewMachineUser): Promise<UserRecord> {
+  async addUser(orgId: string, input: NewHumanUser | NewMachineUser): Promise<View<UserRecord>> {
     const batch = new WriteBatch();
     const user = this.stageUser(orgId, input, batch);
     await batch.commit(this.storage);
     return user;
   }
 
-  stageUser(orgId: string, input: NewHumanUser | NewMachineUser, batch: WriteBatch): UserRecord {
+  stageUser(orgId: string, input: NewHumanUser | NewMachineUser, batch: WriteBatch): View<UserRecord> {
     const id = input.id ?? newId();
-    this.checkNewUser(orgId, id, input.userName);
+    this.checkNewUser(orgId, id, input.userName, batch);
     const user = stamp<UserRecord>(
       {
         id,
@@ -533,60 +529,71 @@ export class OrgsActor {
       },
       true,
     );
-    this.indexUser(user);
-    batch.onRollback(() => this.unindexUser(user));
+    // The name is taken at once; logins (by name, email or phone) find the user once committed.
+    const key = `${orgId}\n${lower(user.userName)}`;
+    this.claimedUserNames.add(key);
+    batch.onRollback(() => this.claimedUserNames.delete(key));
+    batch.onCommit(() => {
+      this.claimedUserNames.delete(key);
+      this.indexUser(user);
+    });
     this.users.stage(user, batch);
     return user;
   }
 
   /** One metadata entry of an import; an existing key is AlreadyExists (not overwritten). */
-  stageUserMetadata(userId: string, orgId: string, key: string, value: Uint8Array, batch: WriteBatch): UserRecord {
-    const user = this.requireUser(userId, orgId);
+  stageUserMetadata(userId: string, orgId: string, key: string, value: Uint8Array, batch: WriteBatch): View<UserRecord> {
+    const user = this.requireUser(userId, orgId, batch);
     if (user.metadata && Object.hasOwn(user.metadata, key)) throw alreadyExists('USER-M3t4e', `metadata ${key} already exists`);
-    const updated = stamp<UserRecord>({ ...user, metadata: { ...user.metadata, [key]: value } }, false);
+    const updated = stamp<UserRecord>({ ...ownRow<UserRecord>(user), metadata: { ...user.metadata, [key]: value } }, false);
     this.users.stage(updated, batch);
     return updated;
   }
 
 
-  async updateUser(id: string, change: (user: UserRecord) => UserRecord): Promise<UserRecord> {
-    const user = this.requireUser(id);
-    const updated = stamp(change(structuredClone(user)), false);
+  /** SetUserMetadata: adds or replaces one metadata entry of a user. */
+  async setUserMetadata(userId: string, key: string, value: Uint8Array): Promise<View<UserRecord>> {
+    const user = ownRow<UserRecord>(this.requireUser(userId));
+    const updated = stamp<UserRecord>({ ...user, metadata: { ...user.metadata, [key]: value } }, false);
     await this.users.put(updated);
     return updated;
   }
 
-  isActive(user: UserRecord | undefined): user is UserRecord {
-    if (!user || user.state !== 'USER_STATE_ACTIVE') return false;
-    return this.orgs.get(user.orgId)?.state === 'ORG_STATE_ACTIVE';
+  /** Whether a person (or machine user) may sign in and hold tokens: active, in an active org. */
+  isActive(user: View<UserRecord> | undefined): user is View<UserRecord> {
+    return user !== undefined && user.state === 'USER_STATE_ACTIVE' && this.orgIsActive(user.orgId);
+  }
+
+  orgIsActive(orgId: string): boolean {
+    return this.orgs.get(orgId)?.state === 'ORG_STATE_ACTIVE';
   }
 
   // ---- memberships ----
 
-  memberships(userId: string): MemberRecord[] {
+  memberships(userId: string): View<MemberRecord>[] {
     return [...this.members.values()].filter((m) => m.userId === userId);
   }
 
-  getMember(scope: string, userId: string): MemberRecord | undefined {
+  getMember(scope: string, userId: string): View<MemberRecord> | undefined {
     return this.members.get(`${scope}|${userId}`);
   }
 
-  listMembers(scope: string): MemberRecord[] {
+  listMembers(scope: string): View<MemberRecord>[] {
     return [...this.members.values()].filter((m) => m.scope === scope);
   }
 
-  async addMember(scope: string, userId: string, roles: string[]): Promise<MemberRecord> {
+  async addMember(scope: string, userId: string, roles: string[]): Promise<View<MemberRecord>> {
     const batch = new WriteBatch();
     const member = this.stageMember(scope, userId, roles, batch);
     await batch.commit(this.storage);
     return member;
   }
 
-  stageMember(scope: string, userId: string, roles: string[], batch: WriteBatch): MemberRecord {
-    this.requireUser(userId);
+  stageMember(scope: string, userId: string, roles: string[], batch: WriteBatch): View<MemberRecord> {
+    this.requireUser(userId, undefined, batch);
     if (roles.length === 0) throw invalidArgument('MEMBER-3m9Fs', 'at least one role is required');
     const id = `${scope}|${userId}`;
-    if (this.members.has(id)) throw alreadyExists('MEMBER-2jf8s', `user ${userId} is already a member`);
+    if (this.members.taken(id)) throw alreadyExists('MEMBER-2jf8s', `user ${userId} is already a member`);
     const member = stamp<MemberRecord>({ id, scope, userId, roles, createdAt: 0, changedAt: 0, sequence: 0 }, true);
     this.members.stage(member, batch);
     return member;
@@ -594,29 +601,37 @@ export class OrgsActor {
 
   // ---- user grants ----
 
-  getUserGrant(id: string): UserGrantRecord | undefined {
+  getUserGrant(id: string): View<UserGrantRecord> | undefined {
     return this.userGrants.get(id);
   }
 
-  grantsOf(userId: string): UserGrantRecord[] {
+  /** The user's grants; with `batch`, also those it stages. */
+  grantsOf(userId: string, batch?: WriteBatch): View<UserGrantRecord>[] {
     const ids = this.grantIdsByUser.get(userId);
-    return ids ? [...ids].map((id) => this.userGrants.get(id)!).filter(Boolean) : [];
+    const grants: View<UserGrantRecord>[] = [];
+    if (ids) {
+      for (const id of ids) {
+        const grant = this.userGrants.get(id, batch);
+        if (grant) grants.push(grant);
+      }
+    }
+    return grants;
   }
 
-  async addUserGrant(input: Omit<UserGrantRecord, 'id' | 'createdAt' | 'changedAt' | 'sequence'> & { id?: string }): Promise<UserGrantRecord> {
+  async addUserGrant(input: Omit<UserGrantRecord, 'id' | 'createdAt' | 'changedAt' | 'sequence'> & { id?: string }): Promise<View<UserGrantRecord>> {
     const batch = new WriteBatch();
     const grant = this.stageUserGrant(input, batch);
     await batch.commit(this.storage);
     return grant;
   }
 
-  stageUserGrant(input: Omit<UserGrantRecord, 'id' | 'createdAt' | 'changedAt' | 'sequence'> & { id?: string }, batch: WriteBatch): UserGrantRecord {
-    const user = this.requireUser(input.userId, input.orgId);
-    const project = this.requireProject(input.projectId);
+  stageUserGrant(input: Omit<UserGrantRecord, 'id' | 'createdAt' | 'changedAt' | 'sequence'> & { id?: string }, batch: WriteBatch): View<UserGrantRecord> {
+    const user = this.requireUser(input.userId, input.orgId, batch);
+    const project = this.requireProject(input.projectId, undefined, batch);
     const known = new Set(project.roles.map((r) => r.key));
     const unknown = input.roleKeys.filter((k) => !known.has(k));
     if (unknown.length > 0) throw preconditionFailed('USER-4m9sF', `unknown role keys: ${unknown.join(', ')}`);
-    if (this.grantsOf(user.id).some((g) => g.projectId === input.projectId && g.projectGrantId === input.projectGrantId)) {
+    if (this.grantsOf(user.id, batch).some((g) => g.projectId === input.projectId && g.projectGrantId === input.projectGrantId)) {
       throw alreadyExists('USER-2n8fS', 'the user already has a grant on this project');
     }
     const grant = stamp<UserGrantRecord>(
@@ -629,20 +644,45 @@ export class OrgsActor {
     return grant;
   }
 
-  private indexGrant(grant: UserGrantRecord): void {
+  private indexGrant(grant: View<UserGrantRecord>): void {
     let ids = this.grantIdsByUser.get(grant.userId);
     if (!ids) this.grantIdsByUser.set(grant.userId, (ids = new Set()));
     ids.add(grant.id);
   }
 
+  // ---- export ----
+
+  /**
+   * The directory at this moment, for an export: each store's rows in id order. Rows are replaced,
+   * never changed, and a batch becomes visible at once, so these lists stay one consistent state
+   * however long the export takes (they hold the rows, not copies).
+   */
+  snapshot(): {
+    orgs: View<OrgRecord>[];
+    policies: View<PolicyRecord>[];
+    projects: View<ProjectRecord>[];
+    users: View<UserRecord>[];
+    userGrants: View<UserGrantRecord>[];
+    members: View<MemberRecord>[];
+  } {
+    return {
+      orgs: inIdOrder(this.orgs.values()),
+      policies: inIdOrder(this.policies.values()),
+      projects: inIdOrder(this.projects.values()),
+      users: inIdOrder(this.users.values()),
+      userGrants: inIdOrder(this.userGrants.values()),
+      members: inIdOrder(this.members.values()),
+    };
+  }
+
   // ---- personal access tokens ----
 
-  getPat(id: string): PatRecord | undefined {
+  getPat(id: string): View<PatRecord> | undefined {
     return this.pats.get(id);
   }
 
   /** Creates a PAT and returns it with its plaintext token, which is shown once and stored hashed. */
-  async addPat(userId: string, expirationDate = FAR_FUTURE): Promise<{ pat: PatRecord; token: string }> {
+  async addPat(userId: string, expirationDate = FAR_FUTURE): Promise<{ pat: View<PatRecord>; token: string }> {
     const user = this.requireUser(userId);
     if (!user.machine) throw preconditionFailed('USER-Sj8f2', 'personal access tokens are for machine users');
     if (expirationDate <= clock.now()) throw invalidArgument('USER-dk3Jd', 'expirationDate must be in the future');
@@ -651,13 +691,19 @@ export class OrgsActor {
       { id: newId(), userId, orgId: user.orgId, tokenHash: sha256(token), expirationDate, createdAt: 0, changedAt: 0, sequence: 0 },
       true,
     );
-    this.patByHash.set(Buffer.from(pat.tokenHash).toString('base64url'), pat.id);
-    await this.pats.put(pat);
+    const hash = Buffer.from(pat.tokenHash).toString('base64url');
+    this.patByHash.set(hash, pat.id);
+    try {
+      await this.pats.put(pat);
+    } catch (error) {
+      if (!this.pats.has(pat.id)) this.patByHash.delete(hash);
+      throw error;
+    }
     return { pat, token };
   }
 
   /** The PATs of a user, oldest first. */
-  patsOf(userId: string): PatRecord[] {
+  patsOf(userId: string): View<PatRecord>[] {
     return [...this.pats.values()].filter((p) => p.userId === userId).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
   }
 
@@ -668,12 +714,19 @@ export class OrgsActor {
   async removePat(id: string): Promise<void> {
     const pat = this.pats.get(id);
     if (!pat) return;
-    this.patByHash.delete(Buffer.from(pat.tokenHash).toString('base64url'));
-    await this.pats.remove(id);
+    const hash = Buffer.from(pat.tokenHash).toString('base64url');
+    this.patByHash.delete(hash);
+    try {
+      await this.pats.remove(id);
+    } catch (error) {
+      // Not removed: it authenticates again.
+      if (this.pats.get(id) === pat) this.patByHash.set(hash, id);
+      throw error;
+    }
   }
 
   /** The active user a presented PAT belongs to, or undefined. */
-  authenticatePat(token: string): { user: UserRecord; pat: PatRecord } | undefined {
+  authenticatePat(token: string): { user: View<UserRecord>; pat: View<PatRecord> } | undefined {
     const id = this.patByHash.get(sha256Base64url(token));
     const pat = id ? this.pats.get(id) : undefined;
     if (!pat || pat.expirationDate <= clock.now()) return undefined;
@@ -692,7 +745,7 @@ function contactKey(contact: string): string | undefined {
   return text.includes('@') ? `email:${lower(text)}` : undefined;
 }
 
-function contactKeys(user: UserRecord): string[] {
+function contactKeys(user: View<UserRecord>): string[] {
   const keys: string[] = [];
   const h = user.human;
   if (h?.email.isEmailVerified && h.email.email) keys.push(`email:${lower(h.email.email)}`);

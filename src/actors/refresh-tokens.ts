@@ -4,6 +4,7 @@ import type { Storage } from '../storage/db.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { secretMatches, sha256 } from '../util/hash.js';
 import { clock } from '../util/clock.js';
+import type { View } from '../util/readonly.js';
 
 /**
  * Owns refresh token families (one per authorization that asked for `offline_access`). A token is
@@ -16,10 +17,10 @@ export interface FamilyGrant {
   clientId: string;
   userId: string;
   sid: string;
-  scopes: string[];
-  audience: string[];
+  scopes: readonly string[];
+  audience: readonly string[];
   authTime: number;
-  amr: string[];
+  amr: readonly string[];
   /** Kept from an impersonating token exchange, so refreshed tokens stay marked. */
   act?: ActorClaim;
 }
@@ -37,8 +38,8 @@ export interface RefreshFamily extends FamilyGrant {
 }
 
 export type Rotation =
-  | { status: 'rotated'; family: RefreshFamily; token: string; committed: Promise<unknown> }
-  | { status: 'retried'; family: RefreshFamily; token: string }
+  | { status: 'rotated'; family: View<RefreshFamily>; token: string; committed: Promise<unknown> }
+  | { status: 'retried'; family: View<RefreshFamily>; token: string }
   | { status: 'reused'; family: RefreshFamily }
   | { status: 'expired'; family: RefreshFamily }
   | { status: 'invalid' };
@@ -93,13 +94,13 @@ export class RefreshTokensActor {
   }
 
   /** The family named by a token, whatever its secret (for checks before `rotate`). */
-  familyOf(token: string): RefreshFamily | undefined {
+  familyOf(token: string): View<RefreshFamily> | undefined {
     const parsed = parse(token);
     return parsed && this.read(parsed.familyId);
   }
 
   /** The family a token belongs to, if it is the current or the just-superseded token. */
-  find(token: string): RefreshFamily | undefined {
+  find(token: string): View<RefreshFamily> | undefined {
     const parsed = parse(token);
     const family = parsed && this.read(parsed.familyId);
     if (!family) return undefined;
@@ -107,7 +108,7 @@ export class RefreshTokensActor {
     return undefined;
   }
 
-  isExpired(family: RefreshFamily, now = clock.now()): boolean {
+  isExpired(family: View<RefreshFamily>, now = clock.now()): boolean {
     return family.expiresAt <= now || family.lastUsedAt + this.idleLifetimeMs <= now;
   }
 

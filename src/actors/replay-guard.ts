@@ -7,7 +7,7 @@ import { clock } from '../util/clock.js';
  * tracked: ZITADEL's SDKs send identical ones within a second; see AssertionVerifier.)
  */
 /** Longer than any leeway an assertion check grants past `exp` (app clock skew ≤ 5 s, plus 1 s). */
-export const REPLAY_MARGIN_SECONDS = 10;
+const REPLAY_MARGIN_SECONDS = 10;
 
 export class ReplayGuardActor {
   /** replay key → exp (unix seconds) */

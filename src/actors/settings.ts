@@ -1,9 +1,11 @@
-import type { Database } from 'lmdb';
 import type { Meta } from '../model/records.js';
+import type { MetaStore } from '../storage/meta.js';
+import type { View } from '../util/readonly.js';
 
 /**
- * Owns instance-wide settings: feature flags (`PUT /v2/features/instance`) and the security
- * policy (`PUT /admin/v1/policies/security`). A flag forced by configuration wins over the stored one.
+ * Instance-wide settings: feature flags (`PUT /v2/features/instance`) and the security policy
+ * (`PUT /admin/v1/policies/security`). A flag forced by configuration wins over the stored one.
+ * The records are kept (in memory and on disk) by the `meta` store's owner, MetaStore.
  */
 export interface Features extends Meta {
   oidcTokenExchange: boolean;
@@ -17,31 +19,31 @@ export interface SecurityPolicy extends Meta {
 
 const FRESH: Meta = { createdAt: 0, changedAt: 0, sequence: 0 };
 
-function touch<T extends Meta>(prior: T, change: Partial<T>): T {
+function touch<T extends Meta>(prior: View<T>, change: Partial<T>): T {
   const now = Date.now();
-  return { ...prior, ...change, createdAt: prior.createdAt || now, changedAt: now, sequence: prior.sequence + 1 };
+  return { ...(prior as T), ...change, createdAt: prior.createdAt || now, changedAt: now, sequence: prior.sequence + 1 };
 }
 
-export class SettingsActor {
-  private features: Features;
-  private security: SecurityPolicy;
+const DEFAULT_FEATURES: View<Features> = { ...FRESH, oidcTokenExchange: false };
+const DEFAULT_SECURITY: View<SecurityPolicy> = { ...FRESH, enableIframeEmbedding: false, allowedOrigins: [], enableImpersonation: false };
 
+export class SettingsActor {
   constructor(
-    private readonly meta: Database<any, string>,
-    private readonly durable: <R>(write: Promise<R>) => Promise<R>,
+    private readonly meta: MetaStore,
     /** From SESAME_FEATURE_TOKEN_EXCHANGE: when set, it decides and the API cannot change it. */
     private readonly forcedTokenExchange: boolean | undefined,
     /** Told the security policy at start and after every change (the HTML headers follow it). */
-    private readonly onSecurityPolicy: (policy: SecurityPolicy) => void = () => {},
+    private readonly onSecurityPolicy: (policy: View<SecurityPolicy>) => void = () => {},
   ) {
-    this.features = (meta.get('features') as Features | undefined) ?? { ...FRESH, oidcTokenExchange: false };
-    this.security = (meta.get('securityPolicy') as SecurityPolicy | undefined) ?? {
-      ...FRESH,
-      enableIframeEmbedding: false,
-      allowedOrigins: [],
-      enableImpersonation: false,
-    };
     onSecurityPolicy(this.security);
+  }
+
+  private get features(): View<Features> {
+    return this.meta.features<Features>() ?? DEFAULT_FEATURES;
+  }
+
+  private get security(): View<SecurityPolicy> {
+    return this.meta.securityPolicy<SecurityPolicy>() ?? DEFAULT_SECURITY;
   }
 
   tokenExchangeEnabled(): boolean {
@@ -54,25 +56,32 @@ export class SettingsActor {
     return this.features.sequence > 0 ? 'SOURCE_INSTANCE' : 'SOURCE_DEFAULT';
   }
 
-  featuresRecord(): Features {
+  featuresRecord(): View<Features> {
     return this.features;
   }
 
-  async setFeatures(change: Partial<Pick<Features, 'oidcTokenExchange'>>): Promise<Features> {
-    this.features = touch<Features>(this.features, change);
-    await this.durable(this.meta.put('features', this.features));
-    return this.features;
+  async setFeatures(change: Partial<Pick<Features, 'oidcTokenExchange'>>): Promise<View<Features>> {
+    const next = touch<Features>(this.features, change);
+    await this.meta.setFeatures(next);
+    return next;
   }
 
-  securityPolicy(): SecurityPolicy {
+  securityPolicy(): View<SecurityPolicy> {
     return this.security;
   }
 
-  async setSecurityPolicy(change: Partial<Pick<SecurityPolicy, 'enableIframeEmbedding' | 'allowedOrigins' | 'enableImpersonation'>>): Promise<SecurityPolicy> {
-    this.security = touch<SecurityPolicy>(this.security, change);
-    // The pages follow the policy at once; like every write here, it is durable when this resolves.
-    this.onSecurityPolicy(this.security);
-    await this.durable(this.meta.put('securityPolicy', this.security));
-    return this.security;
+  async setSecurityPolicy(change: Partial<Pick<SecurityPolicy, 'enableIframeEmbedding' | 'allowedOrigins' | 'enableImpersonation'>>): Promise<View<SecurityPolicy>> {
+    const next = touch<SecurityPolicy>(this.security, change);
+    // The pages follow the policy at once; like every write here, it is durable when this resolves
+    // (and if the write fails, the pages go back to the policy in force).
+    const write = this.meta.setSecurityPolicy(next);
+    this.onSecurityPolicy(next);
+    try {
+      await write;
+    } catch (error) {
+      this.onSecurityPolicy(this.security);
+      throw error;
+    }
+    return next;
   }
 }

@@ -4,6 +4,7 @@ import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256Base64url } from '../util/hash.js';
 import { amrOf, type AuthChecks } from '../model/auth-checks.js';
 import { clock } from '../util/clock.js';
+import { ownRow, type View } from '../util/readonly.js';
 
 /**
  * Owns user-agent sessions. The browser holds a cookie with 256 random bits; Sesame stores only
@@ -47,27 +48,27 @@ export class UserSessionsActor {
     for (const s of this.sessions.values()) this.index(s);
   }
 
-  private index(s: UserSession): void {
+  private index(s: View<UserSession>): void {
     let set = this.byAgent.get(s.agentId);
     if (!set) this.byAgent.set(s.agentId, (set = new Set()));
     set.add(s.id);
   }
 
-  private live(s: UserSession | undefined, now = clock.now()): s is UserSession {
+  private live(s: View<UserSession> | undefined, now = clock.now()): s is View<UserSession> {
     return s !== undefined && s.lastActiveAt + this.idleLifetimeMs > now;
   }
 
-  get(sid: string): UserSession | undefined {
+  get(sid: string): View<UserSession> | undefined {
     const s = this.sessions.get(sid);
     return this.live(s) ? s : undefined;
   }
 
   /** The live sessions of a user agent, most recently authenticated first. */
-  ofAgent(agentId: string | undefined): UserSession[] {
+  ofAgent(agentId: string | undefined): View<UserSession>[] {
     if (!agentId) return [];
     const ids = this.byAgent.get(agentId);
     if (!ids) return [];
-    const out: UserSession[] = [];
+    const out: View<UserSession>[] = [];
     for (const id of ids) {
       const s = this.sessions.get(id);
       if (this.live(s)) out.push(s);
@@ -83,24 +84,24 @@ export class UserSessionsActor {
     if (previousAgentId === agentId) return;
     const previous = this.ofAgent(previousAgentId);
     this.byAgent.delete(previousAgentId);
-    await Promise.all(previous.map((s) => this.put({ ...s, agentId })));
+    await Promise.all(previous.map((s) => this.put({ ...ownRow<UserSession>(s), agentId })));
   }
 
   /** Records a successful authentication: the user's session on this agent is renewed, or a new one starts. */
-  async signIn(agentId: string, userId: string, checks: AuthChecks): Promise<UserSession> {
+  async signIn(agentId: string, userId: string, checks: AuthChecks): Promise<View<UserSession>> {
     const now = clock.now();
     const authTime = Math.floor(now / 1000);
     const existing = this.ofAgent(agentId).find((s) => s.userId === userId);
     const passed = { amr: amrOf(checks), passwordCheckedAt: checks.passwordAt, secondFactorCheckedAt: checks.secondFactorAt };
     const session: UserSession = existing
-      ? { ...existing, authTime, ...passed, lastActiveAt: now }
+      ? { ...ownRow<UserSession>(existing), authTime, ...passed, lastActiveAt: now }
       : { id: `V1_${newId()}`, agentId, userId, authTime, ...passed, createdAt: now, lastActiveAt: now };
     await this.put(session);
     return session;
   }
 
   /** The checks a session passed, for sessions written before the check times were stored too. */
-  checksOf(session: UserSession): AuthChecks {
+  checksOf(session: View<UserSession>): AuthChecks {
     return {
       passwordAt: session.passwordCheckedAt ?? (session.amr.includes('pwd') ? session.authTime : undefined),
       secondFactorAt: session.secondFactorCheckedAt ?? (session.amr.includes('otp') ? session.authTime : undefined),
@@ -109,20 +110,24 @@ export class UserSessionsActor {
 
   private put(session: UserSession): Promise<boolean> {
     this.index(session);
-    return this.sessions.put(session);
+    return this.sessions.put(session).catch((error: unknown) => {
+      // Not written (and taken back): the agent's index no longer names it unless the row is there.
+      if (this.sessions.get(session.id)?.agentId !== session.agentId) this.byAgent.get(session.agentId)?.delete(session.id);
+      throw error;
+    });
   }
 
   /**
    * Marks a session used by a silent (SSO) authorization, which keeps it from idling out. Written
    * at most hourly: the idle lifetime is counted in days, and SSO is a hot path.
    */
-  touch(session: UserSession, now = clock.now()): void {
+  touch(session: View<UserSession>, now = clock.now()): void {
     if (now - session.lastActiveAt < 3_600_000) return;
-    void this.sessions.put({ ...session, lastActiveAt: now }).catch(() => undefined);
+    void this.sessions.put({ ...ownRow<UserSession>(session), lastActiveAt: now }).catch(() => undefined);
   }
 
   /** Ends sessions; resolves once the removal is durable. */
-  async end(sessions: readonly UserSession[]): Promise<void> {
+  async end(sessions: readonly View<UserSession>[]): Promise<void> {
     const writes: Promise<boolean>[] = [];
     for (const s of sessions) {
       this.byAgent.get(s.agentId)?.delete(s.id);

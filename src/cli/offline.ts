@@ -1,17 +1,17 @@
+import { Transactions } from '../actors/transaction.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClientsActor } from '../actors/clients.js';
 import { KeysActor } from '../actors/keys.js';
 import { OrgsActor, type InstanceInfo } from '../actors/orgs.js';
-import { bootstrapInstance } from '../services/bootstrap.js';
-import { checkMasterKey } from '../app.js';
+import { openDirectory, openMasterKey } from '../directory.js';
 import type { Config } from '../config.js';
 import { MigrationStore } from '../services/migration/store.js';
 import type { MigrationServices } from '../services/migration/run.js';
 import { DataDirInUseError, lockDataDir, type DataDirLock } from '../storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from '../storage/data-dir.js';
 import { openStorage, type Storage } from '../storage/db.js';
-import { MasterKey } from '../crypto/master-key.js';
+import type { MasterKey } from '../crypto/master-key.js';
 import { CryptoPool } from '../workers/pool.js';
 
 /**
@@ -81,25 +81,13 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
   let pool: CryptoPool | undefined;
   try {
     storage = openStorage(dataDir, config.durability);
-    const masterKey = MasterKey.loadOrCreate(dataDir, config.masterKey, storage.stores.meta.get('masterKeyCheck') === undefined);
-    checkMasterKey(storage, masterKey);
+    const masterKey = openMasterKey(storage, config);
     const alg = options.signingAlgSet ? config.signingAlg : (KeysActor.activeAlg(storage.stores.signingKeys) ?? config.signingAlg);
-    const issuer = config.issuer ?? `http://localhost:${config.port}`;
-    const orgs = new OrgsActor(storage, new URL(issuer).hostname);
-    const fresh = orgs.instance() === undefined;
-    const clients = new ClientsActor(storage);
-    keys = new KeysActor(
-      storage.stores.signingKeys,
-      masterKey,
-      alg,
-      config.keyRotationInterval,
-      Math.max(config.accessTokenLifetime, config.idTokenLifetime),
-      storage.durable,
-    );
-    await keys.start();
+    const directory = await openDirectory(storage, masterKey, config, { issuer: config.issuer ?? `http://localhost:${config.port}`, signingAlg: alg });
+    const { orgs, clients, instance, created: fresh } = directory;
+    keys = directory.keys;
     // The timer is for servers: an offline command rotates only when asked.
     keys.stop();
-    const instance = await bootstrapInstance(orgs, dataDir);
     const opened = storage;
     const keysActor = keys;
     return {
@@ -115,7 +103,7 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
         orgs,
         clients,
         masterKey,
-        migration: new MigrationStore(storage),
+        migration: new MigrationStore(new Transactions(storage), orgs, clients),
         // Password hashing runs on worker threads as in the server; started only when an import needs it.
         hashPassword: (password) => (pool ??= new CryptoPool(1)).hashPassword(password),
       },

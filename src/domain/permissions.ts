@@ -1,4 +1,5 @@
 import type { MemberRecord } from '../model/records.js';
+import type { View } from '../util/readonly.js';
 
 /**
  * Roles and the permissions they grant (a subset of ZITADEL's defaults). Instance roles apply to
@@ -38,7 +39,7 @@ function grants(role: string, permission: string): boolean {
 
 /** True when one of the memberships grants `permission` on the org (and project, if given). */
 export function hasPermission(
-  memberships: readonly MemberRecord[],
+  memberships: readonly View<MemberRecord>[],
   permission: string,
   target: { orgId?: string; projectId?: string },
 ): boolean {

@@ -1,5 +1,6 @@
 import type { AuthChecks } from '../model/auth-checks.js';
 import { OTP_SECOND_FACTOR, type LoginPolicy, type UserRecord } from '../model/records.js';
+import type { View } from '../util/readonly.js';
 
 /**
  * The login policy's rules as pure functions of the facts and the time (ZITADEL's
@@ -18,7 +19,7 @@ export interface UserFacts {
 export type MfaPrompt = 'none' | 'optional' | 'required';
 
 /** Whether the person is asked to enroll TOTP after the password (ZITADEL `mfaChecked` / `mfaSkippedOrSetUp`). */
-export function mfaPrompt(user: UserFacts, policy: LoginPolicy, now: number): MfaPrompt {
+export function mfaPrompt(user: UserFacts, policy: View<LoginPolicy>, now: number): MfaPrompt {
   if (user.hasOtp || !policy.secondFactors.includes(OTP_SECOND_FACTOR)) return 'none';
   if (policy.forceMfa || policy.forceMfaLocalOnly) return 'required';
   // A zero lifetime means the prompt is never shown (as in ZITADEL).
@@ -33,7 +34,7 @@ export type NextStep = 'password-change' | 'otp' | 'mfa-setup' | 'done';
  * What follows once the password passed: a required password change first, then the TOTP code
  * (a person who has TOTP is always asked for it), then enrollment when it is due.
  */
-export function nextLoginStep(user: UserFacts, checks: AuthChecks, policy: LoginPolicy, now: number): NextStep {
+export function nextLoginStep(user: UserFacts, checks: AuthChecks, policy: View<LoginPolicy>, now: number): NextStep {
   if (user.passwordChangeRequired) return 'password-change';
   if (user.hasOtp) return checks.secondFactorAt === undefined ? 'otp' : 'done';
   return mfaPrompt(user, policy, now) === 'none' ? 'done' : 'mfa-setup';
@@ -60,7 +61,7 @@ export function checkStillValid(checkedAt: number | undefined, lifetimeMs: numbe
  * which step does: the password after `passwordCheckLifetime`, the TOTP code after
  * `secondFactorCheckLifetime`, enrollment when MFA became required after the session began.
  */
-export function sessionRequirement(checks: AuthChecks, user: UserFacts, policy: LoginPolicy, now: number): SessionRequirement {
+export function sessionRequirement(checks: AuthChecks, user: UserFacts, policy: View<LoginPolicy>, now: number): SessionRequirement {
   if (!checkStillValid(checks.passwordAt, policy.passwordCheckLifetimeMs, now)) return 'password';
   if (user.passwordChangeRequired) return 'password';
   if (user.hasOtp) return checkStillValid(checks.secondFactorAt, policy.secondFactorCheckLifetimeMs, now) ? 'ok' : 'otp';

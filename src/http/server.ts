@@ -5,7 +5,9 @@ import { OAuthError } from '../protocol/errors.js';
 import { ApiError } from '../model/errors.js';
 import { log } from '../util/log.js';
 import { errorResponse } from './errors.js';
-import type { Handler, Method, Request, Response, Route } from './types.js';
+import type { ErrorStyle, Method, Request, Response, Route } from './types.js';
+import { chooseLocale } from '../ui/i18n.js';
+import type { Locale } from '../model/authorization.js';
 
 /**
  * The uWebSockets.js front end: reads the request (headers synchronously, body with a size
@@ -29,11 +31,23 @@ const PREALLOCATE_FROM = 1024 * 1024;
 export interface HttpServer {
   readonly port: number;
   /** Registers the routes (after listening: the issuer may depend on the bound port). */
-  mount(routes: readonly Route[], notFound: Handler): void;
+  mount(routes: readonly Route[]): void;
   /** Requests received since start (for idle detection). */
   requestsServed(): number;
   /** Stops accepting connections, then resolves once every request in flight has been answered. */
   drain(timeoutMs: number): Promise<void>;
+}
+
+/** The language of an error page: the request's ui_locales, else Accept-Language (never throws). */
+function requestLocale(query: string, headers: Readonly<Record<string, string>>): Locale {
+  const match = /(?:^|&)ui_locales=([^&]*)/.exec(query);
+  let uiLocales: string | undefined;
+  try {
+    uiLocales = match ? decodeURIComponent(match[1]!.replace(/\+/g, ' ')) : undefined;
+  } catch {
+    uiLocales = undefined;
+  }
+  return chooseLocale(uiLocales, headers['accept-language']);
 }
 
 function bodyTooLarge(route: Route): Error {
@@ -105,10 +119,11 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
         finish();
       }
     };
-    const fail = (error: unknown) => respond(errorResponse(route.errorStyle, error));
+    const localeOf = () => requestLocale(query, headers);
+    const fail = (error: unknown) => respond(errorResponse(route.errorStyle, error, localeOf));
 
     if (draining) {
-      respond({ status: 503, headers: { 'Content-Type': 'application/json', 'Retry-After': '1' }, body: '{"error":"temporarily_unavailable","error_description":"server is shutting down"}' });
+      fail(new ApiError('Unavailable', 'HTTP-503', 'server is shutting down'));
       return;
     }
     if (method === 'OPTIONS' && route.cors) {
@@ -117,15 +132,12 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
     }
     const handler = route.methods[method as Method] ?? (method === 'HEAD' ? route.methods.GET : undefined);
     if (!handler) {
-      respond({
-        status: 405,
-        headers: { 'Content-Type': 'application/json', Allow: Object.keys(route.methods).join(', ') },
-        body: JSON.stringify(
-          route.errorStyle === 'oauth'
-            ? { error: 'invalid_request', error_description: `method ${method} not allowed` }
-            : { code: 12, message: `method ${method} not allowed (HTTP-405)`, details: [] },
-        ),
-      });
+      if (Object.keys(route.methods).length > 0) {
+        const response = errorResponse(route.errorStyle, new ApiError('MethodNotAllowed', 'HTTP-405', `method ${method} not allowed`), localeOf);
+        respond({ ...response, headers: { ...response.headers, Allow: Object.keys(route.methods).join(', ') } });
+      } else {
+        fail(new ApiError('NotFound', 'HTTP-404', 'Not Found'));
+      }
       return;
     }
 
@@ -201,15 +213,18 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
       }
       resolve({
         port: uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket),
-        mount(routes, notFound) {
+        mount(routes) {
           for (const route of routes) {
             const paramCount = (route.pattern.match(/\/:/g) ?? []).length;
             app.any(route.pattern, (res, req) => serve(route, res, req, paramCount));
           }
-          const fallback: Route = { pattern: '/*', methods: {}, errorStyle: 'api' };
+          // Unknown paths: 404 in the style of the surface the path belongs to.
+          const unknown = (errorStyle: ErrorStyle): Route => ({ pattern: '/*', methods: {}, errorStyle });
+          const fallbacks = { oauth: unknown('oauth'), html: unknown('html'), api: unknown('api') };
           app.any('/*', (res, req) => {
-            const method = req.getCaseSensitiveMethod().toUpperCase();
-            serve({ ...fallback, methods: { [method]: notFound } }, res, req, 0);
+            const url = req.getUrl();
+            const style = url.startsWith('/oauth/') || url.startsWith('/oidc/') || url.startsWith('/.well-known/') ? 'oauth' : url.startsWith('/ui/') ? 'html' : 'api';
+            serve(fallbacks[style], res, req, 0);
           });
         },
         requestsServed: () => served,

@@ -1,6 +1,8 @@
 /**
- * Errors of the provisioning/admin API, in gRPC terms as ZITADEL reports them. Actors throw these;
- * the HTTP layer maps them to ZITADEL's error body and status in one place (src/admin/api-error.ts).
+ * The domain's errors: a kind (gRPC's canonical codes, as ZITADEL reports them, plus the two HTTP
+ * conditions every surface shares) and a stable id, no wire format. Actors, rules and services
+ * throw these (protocol code throws OAuthError); src/http/errors.ts maps both once per surface:
+ * OAuth JSON, ZITADEL API JSON or a localized HTML page.
  */
 export type ApiErrorKind =
   | 'InvalidArgument'
@@ -11,7 +13,11 @@ export type ApiErrorKind =
   | 'AlreadyExists'
   | 'DeadlineExceeded'
   | 'Unimplemented'
-  | 'Internal';
+  | 'Internal'
+  /** No handler for the request's method (HTTP 405). */
+  | 'MethodNotAllowed'
+  /** Shutting down or not ready (HTTP 503). */
+  | 'Unavailable';
 
 export class ApiError extends Error {
   constructor(

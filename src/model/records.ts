@@ -64,6 +64,13 @@ export interface OidcAppConfig {
   loginVersion?: { loginV1?: Record<string, never>; loginV2?: { baseUri?: string } };
 }
 
+/** ZITADEL auth method types of apps that authenticate with a client secret (and get one generated). */
+const SECRET_AUTH_METHOD_TYPES: ReadonlySet<string> = new Set(['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST', 'API_AUTH_METHOD_TYPE_BASIC']);
+
+export function usesClientSecret(authMethodType: string): boolean {
+  return SECRET_AUTH_METHOD_TYPES.has(authMethodType);
+}
+
 export interface AppRecord extends Meta {
   id: string;
   projectId: string;
@@ -190,7 +197,7 @@ export interface LockoutPolicy {
 }
 
 /**
- * ZITADEL's login policy as Sesame enforces it (src/admin/login-policy.ts decides what is accepted;
+ * ZITADEL's login policy as Sesame enforces it (src/zitadel/login-policy.ts decides what is accepted;
  * src/login/ enforces it). Lifetimes are milliseconds.
  */
 export interface LoginPolicy {

@@ -14,7 +14,7 @@ export type AssertionAlg = SigningAlg;
 export const ASSERTION_ALGS: readonly AssertionAlg[] = SIGNING_ALGS;
 
 /** Oldest accepted `iat` (ZITADEL: one hour). */
-export const MAX_ASSERTION_AGE_SECONDS = 3600;
+const MAX_ASSERTION_AGE_SECONDS = 3600;
 
 export interface AssertionExpectations {
   /** `iss` and `sub` must both equal this (client id, or machine user id). */

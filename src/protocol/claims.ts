@@ -40,14 +40,14 @@ export function userClaims(user: UserRecord, scopes: readonly string[], preferre
 export interface ClaimsDirectory {
   getOrg(id: string): { id: string; name: string } | undefined;
   primaryDomainOf(orgId: string): string;
-  getProject(id: string): { id: string; projectRoleAssertion: boolean; roles: { key: string }[] } | undefined;
-  grantsOf(userId: string): { projectId: string; orgId: string; roleKeys: string[] }[];
+  getProject(id: string): { id: string; projectRoleAssertion: boolean; roles: readonly { key: string }[] } | undefined;
+  grantsOf(userId: string): { projectId: string; orgId: string; roleKeys: readonly string[] }[];
 }
 
 const ROLE_SCOPE = 'urn:zitadel:iam:org:project:role:';
 
 /** True when role claims were asked for (a role scope, all-projects roles) or the project asserts roles. */
-export function rolesRequested(scopes: readonly string[], projectRoleAssertion: boolean): boolean {
+function rolesRequested(scopes: readonly string[], projectRoleAssertion: boolean): boolean {
   return projectRoleAssertion || scopes.some((s) => s.startsWith(ROLE_SCOPE) || s === 'urn:zitadel:iam:org:projects:roles');
 }
 

@@ -44,5 +44,3 @@ export class OAuthError extends Error {
     this.headers = options.headers;
   }
 }
-
-export const invalidRequest = (description: string) => new OAuthError('invalid_request', description);

@@ -68,18 +68,21 @@ export function parseUrlEncoded(text: string): Form {
   return form;
 }
 
-/** Reads the form body of a POST to an OAuth endpoint. */
-export function parseFormBody(contentType: string | undefined, body: Buffer): Form {
+/** The text of a POSTed form: the content type must say so and the bytes must be UTF-8. */
+export function formBodyText(contentType: string | undefined, body: Buffer): string {
   if (!isFormContentType(contentType)) {
     throw new OAuthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded');
   }
-  let text: string;
   try {
-    text = utf8.decode(body);
+    return utf8.decode(body);
   } catch {
     throw new OAuthError('invalid_request', 'request body is not valid UTF-8');
   }
-  return parseUrlEncoded(text);
+}
+
+/** Reads the form body of a POST to an OAuth endpoint. */
+export function parseFormBody(contentType: string | undefined, body: Buffer): Form {
+  return parseUrlEncoded(formBodyText(contentType, body));
 }
 
 /**

@@ -3,9 +3,9 @@ import type { Form } from './form.js';
 
 /**
  * Extracts how a client presented itself (RFC 6749 §2.3, RFC 7523 §2.2), before any lookup:
- * exactly one mechanism may be used. Verification happens in src/oauth/client-auth.ts.
+ * exactly one mechanism may be used. Verification happens in src/services/client-auth.ts.
  */
-export const JWT_BEARER_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+const JWT_BEARER_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
 export type PresentedClient =
   | { method: 'client_secret_basic'; clientId: string; clientSecret: string }

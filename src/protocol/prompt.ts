@@ -1,7 +1,9 @@
 import { OAuthError } from './errors.js';
 
 /** The `prompt` parameter (OIDC Core §3.1.2.1, OIDC Prompt Create): a set; `none` stands alone. */
-export type Prompt = 'none' | 'login' | 'select_account' | 'create' | 'consent';
+import type { Prompt } from '../model/authorization.js';
+
+export type { Prompt };
 const KNOWN: ReadonlySet<string> = new Set(['none', 'login', 'select_account', 'create', 'consent']);
 
 export function parsePrompt(value: string | undefined): Set<Prompt> {

@@ -2,10 +2,11 @@
  * How an authorization response reaches the client (OAuth 2.0 Multiple Response Type Encoding
  * Practices, Form Post Response Mode). Pure: the caller renders a form_post page.
  */
-export type ResponseMode = 'query' | 'fragment' | 'form_post';
-export type ResponseType = 'code' | 'id_token' | 'id_token token';
+import type { ResponseMode, ResponseType } from '../model/authorization.js';
 
-export function defaultResponseMode(responseType: ResponseType | undefined): ResponseMode {
+export type { ResponseMode, ResponseType };
+
+function defaultResponseMode(responseType: ResponseType | undefined): ResponseMode {
   return responseType === undefined || responseType === 'code' ? 'query' : 'fragment';
 }
 

@@ -1,5 +1,5 @@
 import type { KeysActor } from '../actors/keys.js';
-import type { AccessTokenClaims, ActorClaim, RevokeOutcome, SessionsActor } from '../actors/issued-tokens.js';
+import type { AccessTokenClaims, ActorClaim, RevokeOutcome, IssuedTokensActor } from '../actors/issued-tokens.js';
 import { newId } from '../util/ids.js';
 import type { Signer } from '../workers/signer.js';
 import { decodeJws, encodedHeader, looksLikeJws, signingInput, verifyJws } from '../protocol/jwt.js';
@@ -8,7 +8,7 @@ import { clock } from '../util/clock.js';
 /**
  * Issues, resolves and revokes access tokens in both formats:
  * - JWT (RFC 9068, `typ: at+jwt`): signed, never stored; revocation stores its jti.
- * - opaque: 256 random bits, stored hashed by the sessions actor before it is handed out.
+ * - opaque: 256 random bits, stored hashed by the issued-tokens actor before it is handed out.
  */
 export type AccessTokenFormat = 'jwt' | 'opaque';
 
@@ -28,7 +28,7 @@ export class AccessTokens {
     private readonly issuer: string,
     private readonly keys: KeysActor,
     private readonly signer: Signer,
-    private readonly sessions: SessionsActor,
+    private readonly issuedTokens: IssuedTokensActor,
     private readonly lifetimeSeconds: number,
   ) {}
 
@@ -37,12 +37,12 @@ export class AccessTokens {
     input: {
       sub: string;
       clientId: string;
-      aud: string[];
+      aud: readonly string[];
       scope: string;
       grantId?: string;
       sid?: string;
       authTime?: number;
-      amr?: string[];
+      amr?: readonly string[];
       act?: ActorClaim;
       /** The app's clock skew (whole seconds): added to `exp`, taken from `iat`/`nbf` (ZITADEL). */
       skewSeconds?: number;
@@ -61,7 +61,7 @@ export class AccessTokens {
     const jti = fields.grantId ? `${fields.grantId}-at_${newId()}` : newId();
     const claims: AccessTokenClaims = { jti, ...fields, iat, exp: now + expiresIn };
     if (format === 'opaque') {
-      return { token: await this.sessions.issueOpaque(claims), claims, expiresIn };
+      return { token: await this.issuedTokens.issueOpaque(claims), claims, expiresIn };
     }
     const key = this.keys.signingKey();
     const payload: Record<string, unknown> = {
@@ -88,28 +88,28 @@ export class AccessTokens {
   /** The claims of a token Sesame issued that is unexpired and unrevoked, else undefined. */
   resolve(token: string): ResolvedAccessToken | undefined {
     if (!looksLikeJws(token)) {
-      const claims = this.sessions.findOpaque(token);
+      const claims = this.issuedTokens.findOpaque(token);
       return claims ? { claims, format: 'opaque' } : undefined;
     }
     const claims = this.verifiedJwtClaims(token);
-    if (!claims || claims.exp * 1000 <= clock.now() || this.sessions.isJwtRevoked(claims.jti)) return undefined;
-    if ((claims.grantId !== undefined || claims.sid !== undefined) && this.sessions.isRevokedByOrigin(claims)) return undefined;
+    if (!claims || claims.exp * 1000 <= clock.now() || this.issuedTokens.isJwtRevoked(claims.jti)) return undefined;
+    if ((claims.grantId !== undefined || claims.sid !== undefined) && this.issuedTokens.isRevokedByOrigin(claims)) return undefined;
     return { claims, format: 'jwt' };
   }
 
   /** Revokes a token if `owns` accepts its claims; unknown or invalid tokens are `unknown`. */
   async revoke(token: string, owns: (claims: AccessTokenClaims) => boolean): Promise<RevokeOutcome> {
     if (!looksLikeJws(token)) {
-      const claims = this.sessions.findOpaque(token);
+      const claims = this.issuedTokens.findOpaque(token);
       if (!claims) return 'unknown';
       if (!owns(claims)) return 'foreign';
-      await this.sessions.revokeOpaque(token);
+      await this.issuedTokens.revokeOpaque(token);
       return 'revoked';
     }
     const claims = this.verifiedJwtClaims(token);
     if (!claims || claims.exp * 1000 <= clock.now()) return 'unknown';
     if (!owns(claims)) return 'foreign';
-    await this.sessions.revokeJwt(claims.jti, claims.exp);
+    await this.issuedTokens.revokeJwt(claims.jti, claims.exp);
     return 'revoked';
   }
 

@@ -1,3 +1,4 @@
+import { appIsUsable } from '../domain/usable.js';
 import type { AssertionKey, ClientsActor } from '../actors/clients.js';
 import type { OrgsActor } from '../actors/orgs.js';
 import type { ReplayGuardActor } from '../actors/replay-guard.js';
@@ -12,6 +13,7 @@ import {
 } from '../protocol/assertion.js';
 import { readJws, type DecodedJws } from '../protocol/jwt.js';
 import { clock } from '../util/clock.js';
+import type { View } from '../util/readonly.js';
 
 /**
  * Verifies signed assertions against registered keys: `private_key_jwt` client assertions (app
@@ -35,12 +37,12 @@ export class AssertionVerifier {
     clientId: string | undefined,
     endpointUrl: string,
     fail: AssertionFailure,
-  ): Promise<AppRecord> {
+  ): Promise<View<AppRecord>> {
     const jws = this.decode(assertion, fail);
     const id = clientId ?? (typeof jws.payload.iss === 'string' ? jws.payload.iss : undefined);
     const app = id === undefined ? undefined : this.clients.appByClient(id);
     const method = app?.oidc?.authMethodType ?? app?.api?.authMethodType ?? '';
-    if (!app || app.state !== 'APP_STATE_ACTIVE' || !PRIVATE_KEY_JWT_METHODS.has(method)) {
+    if (!appIsUsable(app, this.orgs) || !PRIVATE_KEY_JWT_METHODS.has(method)) {
       throw fail('client unknown or not registered for private_key_jwt');
     }
     const { kid, alg } = assertionHeader(jws, fail);
@@ -81,7 +83,7 @@ export class AssertionVerifier {
    * A token-exchange `jwt` subject: signed by the calling client's own key (iss = client id),
    * naming the user in `sub`. Returns the user id.
    */
-  async verifySubjectJwt(token: string, app: AppRecord, fail: AssertionFailure): Promise<string> {
+  async verifySubjectJwt(token: string, app: View<AppRecord>, fail: AssertionFailure): Promise<string> {
     const jws = this.decode(token, fail);
     const { kid, alg } = assertionHeader(jws, fail);
     await this.verifySignature(jws, this.clients.appAssertionKey(app.id, kid), alg, fail);

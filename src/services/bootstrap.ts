@@ -8,7 +8,7 @@ import { log } from '../util/log.js';
  * machine user `admin` holding IAM_OWNER whose personal access token is written to
  * `<data dir>/admin.pat` (mode 0600). Later starts find the instance and change nothing.
  */
-export const DEFAULT_ORG_NAME = 'Sesame';
+const DEFAULT_ORG_NAME = 'Sesame';
 
 export async function bootstrapInstance(orgs: OrgsActor, dataDir: string): Promise<InstanceInfo> {
   const existing = orgs.instance();

@@ -1,10 +1,12 @@
+import { appUnusableReason } from '../domain/usable.js';
 import type { ClientsActor } from '../actors/clients.js';
 import type { OrgsActor } from '../actors/orgs.js';
-import type { AppRecord, UserRecord } from '../model/records.js';
+import { usesClientSecret, type AppRecord, type UserRecord } from '../model/records.js';
 import type { AssertionVerifier } from './assertion-verifier.js';
 import { log } from '../util/log.js';
 import { OAuthError } from '../protocol/errors.js';
 import type { PresentedClient } from '../protocol/presented-credentials.js';
+import type { View } from '../util/readonly.js';
 
 /**
  * Verifies a presented client against the clients and orgs actors. Clients are apps (OIDC, API)
@@ -14,7 +16,7 @@ import type { PresentedClient } from '../protocol/presented-credentials.js';
 export type AuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 
 export type AuthenticatedClient =
-  | { kind: 'app'; clientId: string; app: AppRecord; method: AuthMethod }
+  | { kind: 'app'; clientId: string; app: View<AppRecord>; method: AuthMethod }
   | { kind: 'machine'; clientId: string; user: UserRecord; method: AuthMethod };
 
 export interface ClientPolicy {
@@ -27,11 +29,10 @@ export interface ClientPolicy {
   appsWithSecretOnly?: boolean;
 }
 
-const SECRET_METHODS: ReadonlySet<string> = new Set([
-  'OIDC_AUTH_METHOD_TYPE_BASIC',
-  'OIDC_AUTH_METHOD_TYPE_POST',
-  'API_AUTH_METHOD_TYPE_BASIC',
-]);
+/** Every method a client may authenticate with at the token endpoint. */
+export const ALL_AUTH_METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
+/** The methods that present a client secret (machine users have nothing else). */
+export const SECRET_AUTH_METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post']);
 
 export function invalidClient(presented: PresentedClient, description = 'client authentication failed'): OAuthError {
   return new OAuthError('invalid_client', description, {
@@ -90,15 +91,15 @@ export class ClientAuthenticator {
 
     const app = policy.apps ? this.clients.appByClient(clientId) : undefined;
     if (app) {
-      if (app.state !== 'APP_STATE_ACTIVE') throw this.reject(presented, policy, 'application is not active');
-      if (!this.orgs.getProject(app.projectId)) throw this.reject(presented, policy, "application's project does not exist");
+      const unusable = appUnusableReason(app, this.orgs);
+      if (unusable) throw this.reject(presented, policy, unusable);
       const method = app.oidc?.authMethodType ?? app.api?.authMethodType ?? '';
       if (presented.method === 'none') {
         if (method !== 'OIDC_AUTH_METHOD_TYPE_NONE') throw this.reject(presented, policy, `no secret presented; the application uses ${method}`);
         if (policy.appsWithSecretOnly) throw this.reject(presented, policy, 'a public client may not call this endpoint');
         return { kind: 'app', clientId, app, method: 'none' };
       }
-      if (!SECRET_METHODS.has(method)) throw this.reject(presented, policy, `secret presented; the application uses ${method}`);
+      if (!usesClientSecret(method)) throw this.reject(presented, policy, `secret presented; the application uses ${method}`);
       if (!this.clients.appSecretMatches(app, presented.clientSecret)) throw this.reject(presented, policy, 'wrong client secret');
       return { kind: 'app', clientId, app, method: presented.method };
     }

@@ -11,9 +11,9 @@ import { clock } from '../util/clock.js';
 export interface IdTokenInput {
   sub: string;
   clientId: string;
-  aud: string[];
+  aud: readonly string[];
   authTime: number;
-  amr: string[];
+  amr: readonly string[];
   /** Absent for tokens without a login session (JWT profile grant). */
   sid?: string | undefined;
   nonce?: string | undefined;
@@ -26,7 +26,7 @@ export interface IdTokenInput {
 }
 
 /** The claim set; `aud` always holds the client id, first, and `azp` names the client. */
-export function idTokenClaims(input: IdTokenInput, issuer: string, iat: number, lifetimeSeconds: number, alg: SigningAlg): Record<string, unknown> {
+function idTokenClaims(input: IdTokenInput, issuer: string, iat: number, lifetimeSeconds: number, alg: SigningAlg): Record<string, unknown> {
   const aud = [input.clientId, ...input.aud.filter((a) => a !== input.clientId)];
   const claims: Record<string, unknown> = {
     ...input.userClaims,

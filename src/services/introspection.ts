@@ -1,7 +1,12 @@
-import type { AppContext } from './ports.js';
+import type { Ports } from './ports.js';
 import type { AppRecord } from '../model/records.js';
 import { looksLikeJws } from '../protocol/jwt.js';
 import { claimsFor } from './user-tokens.js';
+import type { UserTokensPorts } from './user-tokens.js';
+import type { View } from '../util/readonly.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type IntrospectionPorts = Pick<Ports, 'issuer' | 'orgs' | 'tokens'> & UserTokensPorts;
 
 /**
  * RFC 7662 introspection: `active` only when the token is Sesame's, unexpired, unrevoked, its
@@ -15,7 +20,7 @@ const INACTIVE = Object.freeze({ active: false });
  */
 const PAT_SCOPES = ['openid', 'profile', 'urn:zitadel:iam:user:metadata', 'urn:zitadel:iam:user:resourceowner'];
 
-function introspectPat(token: string, caller: AppRecord, ctx: AppContext): Record<string, unknown> | undefined {
+function introspectPat(token: string, caller: View<AppRecord>, ctx: IntrospectionPorts): Record<string, unknown> | undefined {
   const found = ctx.orgs.authenticatePat(token);
   if (!found) return undefined;
   const { user, pat } = found;
@@ -37,7 +42,7 @@ function introspectPat(token: string, caller: AppRecord, ctx: AppContext): Recor
   };
 }
 
-export function introspect(token: string, caller: AppRecord, ctx: AppContext): Record<string, unknown> {
+export function introspect(token: string, caller: View<AppRecord>, ctx: IntrospectionPorts): Record<string, unknown> {
   const resolved = ctx.tokens.resolve(token);
   // A personal access token is opaque: a JWS that did not resolve is not one (no second lookup).
   if (!resolved) return looksLikeJws(token) ? INACTIVE : (introspectPat(token, caller, ctx) ?? INACTIVE);

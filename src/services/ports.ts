@@ -4,7 +4,7 @@ import type { InstanceInfo, OrgsActor } from '../actors/orgs.js';
 import type { AuthCodesActor } from '../actors/auth-codes.js';
 import type { AuthRequestsActor } from '../actors/auth-requests.js';
 import type { RefreshTokensActor } from '../actors/refresh-tokens.js';
-import type { SessionsActor } from '../actors/issued-tokens.js';
+import type { IssuedTokensActor } from '../actors/issued-tokens.js';
 import type { UserSessionsActor } from '../actors/user-sessions.js';
 import type { IdTokens } from './id-token.js';
 import type { MasterKey } from '../crypto/master-key.js';
@@ -14,17 +14,21 @@ import type { AccessTokens } from './access-tokens.js';
 import type { ClientAuthenticator } from './client-auth.js';
 import type { AssertionVerifier } from './assertion-verifier.js';
 import type { SettingsActor } from '../actors/settings.js';
+import type { LoginSecurityActor } from '../actors/login-security.js';
 import type { CryptoPool } from '../workers/pool.js';
 
-/** What route modules may use: the actors and services wired by src/app.ts. */
-export interface AppContext {
+/**
+ * Everything src/app.ts wires. Nobody takes all of it: each module names what it uses as a
+ * `Pick<Ports, ...>` (its port), so its signature says what it may touch.
+ */
+export interface Ports {
   readonly config: Config;
   readonly issuer: string;
   readonly instance: InstanceInfo;
   readonly orgs: OrgsActor;
   readonly clients: ClientsActor;
   readonly keys: KeysActor;
-  readonly sessions: SessionsActor;
+  readonly issuedTokens: IssuedTokensActor;
   readonly tokens: AccessTokens;
   readonly clientAuth: ClientAuthenticator;
   /** Signed assertions: private_key_jwt and the JWT profile grant. */
@@ -35,6 +39,7 @@ export interface AppContext {
   // Browser sign-in (issue 4).
   readonly idTokens: IdTokens;
   readonly authRequests: AuthRequestsActor;
+  readonly loginSecurity: LoginSecurityActor;
   readonly userSessions: UserSessionsActor;
   readonly authCodes: AuthCodesActor;
   readonly refreshTokens: RefreshTokensActor;

@@ -1,4 +1,5 @@
-import type { AppContext } from './ports.js';
+import { tokenResponseBody } from '../protocol/token-response.js';
+import type { Ports } from './ports.js';
 import type { ActorClaim } from '../actors/issued-tokens.js';
 import type { AppRecord, UserRecord } from '../model/records.js';
 import type { IssuedAccessToken } from './access-tokens.js';
@@ -6,6 +7,10 @@ import type { AuthenticatedClient } from './client-auth.js';
 import { OAuthError } from '../protocol/errors.js';
 import { urnClaims, userClaims } from '../protocol/claims.js';
 import { clock } from '../util/clock.js';
+import type { View } from '../util/readonly.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type UserTokensPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'tokens'>;
 
 /**
  * Tokens for a signed-in user, shared by the code grant, the refresh grant and the implicit flow:
@@ -13,20 +18,20 @@ import { clock } from '../util/clock.js';
  */
 export interface UserGrant {
   grantId: string;
-  app: AppRecord;
+  app: View<AppRecord>;
   user: UserRecord;
   sid: string;
-  scopes: string[];
-  audience: string[];
+  scopes: readonly string[];
+  audience: readonly string[];
   authTime: number;
-  amr: string[];
+  amr: readonly string[];
   nonce?: string | undefined;
   /** From a token exchange with an actor: every token of the grant carries it. */
   act?: ActorClaim | undefined;
 }
 
 /** ZITADEL's default audience (compat §3.3): the client, the project's other apps, the project, and `:aud` projects. */
-export function userAudience(ctx: AppContext, app: AppRecord, audienceProjects: readonly string[]): string[] {
+export function userAudience(ctx: UserTokensPorts, app: View<AppRecord>, audienceProjects: readonly string[]): string[] {
   const aud = [app.clientId];
   for (const other of ctx.clients.appsOfProject(app.projectId)) if (!aud.includes(other.clientId)) aud.push(other.clientId);
   for (const id of [app.projectId, ...audienceProjects]) if (!aud.includes(id)) aud.push(id);
@@ -34,7 +39,7 @@ export function userAudience(ctx: AppContext, app: AppRecord, audienceProjects: 
 }
 
 /** Scope claims for userinfo, the ID token and introspection. */
-export function claimsFor(ctx: AppContext, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
+export function claimsFor(ctx: UserTokensPorts, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
   return { ...userClaims(user, scopes, ctx.orgs.preferredLoginName(user)), ...zitadelClaimsFor(ctx, user, scopes, projectId, withRoles) };
 }
 
@@ -42,7 +47,7 @@ export function claimsFor(ctx: AppContext, user: UserRecord, scopes: readonly st
  * Only ZITADEL's URN claims (metadata, resource owner, roles of `projectId` when `withRoles`):
  * what a JWT access token carries (compat §3.3: no profile/email/phone claims there).
  */
-export function zitadelClaimsFor(ctx: AppContext, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
+export function zitadelClaimsFor(ctx: UserTokensPorts, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
   // The orgs actor is the claims directory (orgs, projects, grants, primary domains).
   return urnClaims(ctx.orgs, user, scopes, projectId, withRoles);
 }
@@ -53,7 +58,7 @@ export interface IssuedUserTokens {
 }
 
 export async function issueUserTokens(
-  ctx: AppContext,
+  ctx: UserTokensPorts,
   grant: UserGrant,
   want: { accessToken: boolean; idToken: boolean },
 ): Promise<IssuedUserTokens> {
@@ -100,27 +105,26 @@ export async function issueUserTokens(
 }
 
 /** The OIDC app a user grant is for, which must have `grantType` enabled (else unauthorized_client). */
-export function requireUserApp(client: AuthenticatedClient | undefined, grantType: string, name: string): AppRecord {
+export function requireUserApp(client: AuthenticatedClient | undefined, grantType: string, name: string): View<AppRecord> {
   if (client?.kind !== 'app' || !client.app.oidc) throw new OAuthError('unauthorized_client', `${name} is for OIDC applications`);
   if (!client.app.oidc.grantTypes.includes(grantType)) throw new OAuthError('unauthorized_client', `grant_type "${name}" not allowed`);
   return client.app;
 }
 
+/**
+ * Until when a revoked grant or ended session must stay on record (Unix seconds): the longest any
+ * token issued from it may still be presented — an access or refresh token issued just now, plus
+ * the largest clock skew an app may have (5 s).
+ */
+export function revocationHorizon(ctx: Pick<UserTokensPorts, 'config'>): number {
+  return Math.floor((clock.now() + Math.max(ctx.config.accessTokenLifetime, ctx.config.refreshTokenLifetime)) / 1000) + 5;
+}
+
 /** Revokes a grant: its refresh family and every access token issued from it. Resolves once durable. */
-export async function revokeGrant(ctx: AppContext, grantId: string): Promise<void> {
-  // Tokens may outlive the lifetime by the app's clock skew (at most 5 s).
-  const until = Math.floor((clock.now() + ctx.config.accessTokenLifetime) / 1000) + 5;
-  await Promise.all([ctx.refreshTokens.remove(grantId), ctx.sessions.revokeGrant(grantId, until)]);
+export async function revokeGrant(ctx: UserTokensPorts, grantId: string): Promise<void> {
+  await Promise.all([ctx.refreshTokens.remove(grantId), ctx.issuedTokens.revokeGrant(grantId, revocationHorizon(ctx))]);
 }
 
 export function tokenResponse(tokens: IssuedUserTokens, scopes: readonly string[], refreshToken: string | undefined): Record<string, unknown> {
-  const body: Record<string, unknown> = {
-    access_token: tokens.accessToken!.token,
-    token_type: 'Bearer',
-    expires_in: tokens.accessToken!.expiresIn,
-  };
-  if (tokens.idToken) body.id_token = tokens.idToken;
-  if (refreshToken) body.refresh_token = refreshToken;
-  if (scopes.length > 0) body.scope = scopes.join(' ');
-  return body;
+  return tokenResponseBody({ token: tokens.accessToken!.token, expiresIn: tokens.accessToken!.expiresIn, scopes, idToken: tokens.idToken, refreshToken });
 }

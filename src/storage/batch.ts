@@ -1,30 +1,66 @@
 import type { Database } from 'lmdb';
 import type { Storage } from './db.js';
+import { preconditionFailed } from '../model/errors.js';
 
 /**
  * Writes that commit together, in one LMDB transaction (e.g. one organization of an import).
- * Actors stage rows into a batch: the rows are in their memory at once (as with Table.put), the
- * batch's commit() writes them atomically, and rollback() takes the memory changes back when the
- * batch is abandoned or its transaction fails.
+ * Actors stage rows into a batch. Staged rows are pending: only code holding the batch sees them
+ * (`Table.get(id, batch)`), everybody else keeps seeing the committed rows. commit() writes them
+ * atomically and, once durable, makes them visible in the tables' memory; rollback() (or a failed
+ * transaction) drops them. Neither ever overwrites a row another writer changed meanwhile.
  */
-interface StagedWrite {
-  db: Database<any, string>;
-  key: string;
+
+/** What a batch needs from a table (see Table): its store, its committed rows, and claims on ids. */
+export interface BatchTarget {
+  readonly db: Database<any, string>;
+  /** The row readers see now (committed, or put and awaiting its write). */
+  current(key: string): unknown;
+  /** Makes a committed row visible, unless the row is no longer `base` (a newer write wins). */
+  applyCommitted(key: string, value: unknown, base: unknown): void;
+  /** Marks an id as taken by a pending batch (uniqueness checks see it), or releases it. */
+  claim(key: string): void;
+  release(key: string): void;
+}
+
+interface Staged {
   value: unknown;
+  /** The row this one replaces, as it was when first staged (undefined for a new row). */
+  base: unknown;
 }
 
 export class WriteBatch {
-  private writes: StagedWrite[] = [];
+  private readonly pending = new Map<BatchTarget, Map<string, Staged>>();
+  private count = 0;
   private undos: (() => void)[] = [];
+  private commits: (() => void)[] = [];
 
+  /** Writes staged so far (a row staged twice counts twice). */
   get size(): number {
-    return this.writes.length;
+    return this.count;
   }
 
-  /** Adds a write; `undo` restores the memory state it replaced. */
-  put(db: Database<any, string>, key: string, value: unknown, undo: () => void): void {
-    this.writes.push({ db, key, value });
-    this.undos.push(undo);
+  /** Stages a row of `target`; a row staged again replaces the earlier value. */
+  put(target: BatchTarget, key: string, value: unknown): void {
+    let rows = this.pending.get(target);
+    if (!rows) this.pending.set(target, (rows = new Map()));
+    const prior = rows.get(key);
+    if (prior) prior.value = value;
+    else {
+      rows.set(key, { value, base: target.current(key) });
+      target.claim(key);
+    }
+    this.count++;
+  }
+
+  /** The row of `target` staged in this batch, if any. */
+  staged(target: BatchTarget, key: string): unknown {
+    return this.pending.get(target)?.get(key)?.value;
+  }
+
+  /** The rows of `target` staged in this batch. */
+  *stagedValues(target: BatchTarget): IterableIterator<unknown> {
+    const rows = this.pending.get(target);
+    if (rows) for (const s of rows.values()) yield s.value;
   }
 
   /** Registers memory-only bookkeeping (an index entry) to take back on rollback. */
@@ -32,31 +68,75 @@ export class WriteBatch {
     this.undos.push(undo);
   }
 
-  /** Writes everything in one transaction; on failure the memory changes are rolled back. */
+  /** Registers memory-only bookkeeping to do once the batch is committed (after its rows are visible). */
+  onCommit(done: () => void): void {
+    this.commits.push(done);
+  }
+
+  /**
+   * Writes everything in one transaction; on success the rows become visible, on failure nothing
+   * was written and the batch is rolled back. A row changed by another writer since it was staged
+   * fails the whole batch (FailedPrecondition, nothing written) rather than overwrite that change.
+   */
   async commit(storage: Pick<Storage, 'root' | 'durable'>): Promise<void> {
-    const writes = this.writes;
-    if (writes.length === 0) {
-      this.undos = [];
+    if (this.count === 0) {
+      for (const done of this.commits) done();
+      this.clear();
       return;
+    }
+    const pending = [...this.pending];
+    const conflict = (): Error | undefined => {
+      for (const [target, rows] of pending) {
+        for (const [key, s] of rows) {
+          if (target.current(key) !== s.base) return preconditionFailed('BATCH-C0nfl', `${key} was changed while it was staged; nothing was written`);
+        }
+      }
+      return undefined;
+    };
+    const early = conflict();
+    if (early) {
+      this.rollback();
+      throw early;
     }
     try {
       await storage.durable(
-        storage.root.transaction(() => {
-          for (const w of writes) void w.db.put(w.key, w.value);
+        // A child transaction: a throw inside aborts its writes (lmdb-js commits the writes a plain
+        // transaction callback made before it threw).
+        storage.root.childTransaction(() => {
+          // lmdb runs this later, when the transaction starts: writes issued after commit() may be
+          // on disk by now. Checked again here, so the batch never overwrites them.
+          const late = conflict();
+          if (late) throw late;
+          for (const [target, rows] of pending) for (const [key, s] of rows) void target.db.put(key, s.value);
         }),
       );
     } catch (error) {
       this.rollback();
       throw error;
     }
-    this.writes = [];
-    this.undos = [];
+    for (const [target, rows] of pending) {
+      for (const [key, s] of rows) {
+        target.applyCommitted(key, s.value, s.base);
+        target.release(key);
+      }
+    }
+    this.pending.clear();
+    const commits = this.commits;
+    this.clear();
+    for (const done of commits) done();
   }
 
-  /** Undoes the memory changes of every staged write, newest first, and empties the batch. */
+  /** Drops the staged rows and undoes the batch's bookkeeping, newest first; empties the batch. */
   rollback(): void {
     for (let i = this.undos.length - 1; i >= 0; i--) this.undos[i]!();
-    this.writes = [];
+    for (const [target, rows] of this.pending) for (const key of rows.keys()) target.release(key);
+    this.pending.clear();
+    this.clear();
+  }
+
+  private clear(): void {
     this.undos = [];
+    this.commits = [];
+    this.count = 0;
   }
 }

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { MetaStore } from './meta.js';
 
 /**
  * One LMDB environment per data dir, one named database per kind of record. Values are msgpack
@@ -10,7 +11,6 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 export const SCHEMA_VERSION = 1;
 
 const STORES = [
-  'meta',
   'orgs',
   'projects',
   'apps',
@@ -29,11 +29,17 @@ const STORES = [
   'refreshFamilies',
   'revokedGrants',
   'revokedSessions',
+  // Login security state per user: the last TOTP step used, recent wrong TOTP codes (LoginSecurityActor).
+  'loginSecurity',
+  // Sign-ins under way: auth requests and how far their login got (AuthRequestsActor), at most 30 minutes each.
+  'authRequests',
 ] as const;
 export type StoreName = (typeof STORES)[number];
 
 export interface Storage {
   readonly root: RootDatabase;
+  /** The `meta` store's owner (schema version, master key check, instance record, settings). */
+  readonly meta: MetaStore;
   readonly stores: Record<StoreName, Database<any, string>>;
   /** Opaque access tokens keyed by the SHA-256 digest of the token. */
   readonly tokens: Database<any, Buffer>;
@@ -51,7 +57,7 @@ export interface Storage {
 
 export type Durability = 'flush' | 'commit';
 
-export class StorageError extends Error {}
+class StorageError extends Error {}
 
 export function openStorage(dataDir: string, durability: Durability = 'flush'): Storage {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -70,10 +76,18 @@ export function openStorage(dataDir: string, durability: Durability = 'flush'): 
   const revokedJwts = root.openDB<number, string>({ name: 'revokedJwts', encoding: 'msgpack' });
   const usedAssertions = root.openDB<number, string>({ name: 'usedAssertions', encoding: 'msgpack' });
 
-  const stored = stores.meta.get('schemaVersion') as number | undefined;
-  if (stored === undefined) {
-    stores.meta.putSync('schemaVersion', SCHEMA_VERSION);
-  } else if (stored > SCHEMA_VERSION) {
+  const durable =
+    durability === 'commit'
+      ? <T>(write: Promise<T>) => write
+      : async <T>(write: Promise<T>) => {
+          const result = await write;
+          // With lmdb's overlapping sync a commit resolves before its fsync; `flushed` covers it.
+          await root.flushed;
+          return result;
+        };
+  const meta = new MetaStore(root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }), durable);
+  const stored = meta.schemaVersion(SCHEMA_VERSION);
+  if (stored > SCHEMA_VERSION) {
     root.close();
     throw new StorageError(
       `data dir ${dataDir} has schema version ${stored}, newer than this Sesame understands (${SCHEMA_VERSION})`,
@@ -82,19 +96,12 @@ export function openStorage(dataDir: string, durability: Durability = 'flush'): 
 
   return {
     root,
+    meta,
     stores,
     tokens,
     revokedJwts,
     usedAssertions,
-    durable:
-      durability === 'commit'
-        ? (write) => write
-        : async (write) => {
-            const result = await write;
-            // With lmdb's overlapping sync a commit resolves before its fsync; `flushed` covers it.
-            await root.flushed;
-            return result;
-          },
+    durable,
     async close() {
       await root.flushed;
       await root.close();

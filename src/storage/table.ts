@@ -1,53 +1,130 @@
 import type { Database } from 'lmdb';
-import type { WriteBatch } from './batch.js';
+import type { BatchTarget, WriteBatch } from './batch.js';
+import type { View } from '../util/readonly.js';
+
+/** Rows in id order (as LMDB keeps them), e.g. for an export. */
+export function inIdOrder<T extends { readonly id: string }>(rows: Iterable<T>): T[] {
+  return [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
 
 /**
- * An actor's in-memory copy of one LMDB store. Reads never touch disk; writes update memory at
- * once and resolve when lmdb's batched transaction holding them is committed.
+ * An actor's in-memory copy of one LMDB store; the actor is its only writer. Reads never touch
+ * disk and hand out read-only views of the rows (no copies). A put or remove is visible at once
+ * and resolves when lmdb's batched transaction holding it is committed; if that write fails, the
+ * memory change is taken back (unless a newer write to the row came meanwhile, which then stands).
+ * Rows staged in a WriteBatch are seen only through that batch until it commits.
  */
-export class Table<T extends { id: string }> {
+export class Table<T extends { id: string }> implements BatchTarget {
   private readonly rows = new Map<string, T>();
+  /** Ids staged in batches not yet committed, with how many batches stage each. */
+  private readonly claims = new Map<string, number>();
+  /** Rows whose write is under way (or failed), with the row each replaced: what a failed write goes back to. */
+  private readonly replaced = new WeakMap<T, T | undefined>();
+  private readonly failed = new WeakSet<T>();
 
   constructor(
-    private readonly db: Database<T, string>,
+    readonly db: Database<T, string>,
     private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
   ) {
     for (const { value } of db.getRange()) this.rows.set(value.id, value);
   }
 
-  get(id: string): T | undefined {
-    return this.rows.get(id);
+  /** The row; with `batch`, the batch's staged version of it when it has one. */
+  get(id: string, batch?: WriteBatch): View<T> | undefined {
+    if (batch) {
+      const staged = batch.staged(this, id) as T | undefined;
+      if (staged) return staged as View<T>;
+    }
+    return this.rows.get(id) as View<T> | undefined;
   }
 
+  /** Whether a committed (or written, awaiting its commit) row has this id. */
   has(id: string): boolean {
     return this.rows.has(id);
   }
 
-  values(): IterableIterator<T> {
-    return this.rows.values();
+  /** Whether an id is in use: a row has it or some batch stages a row under it (checks for new ids). */
+  taken(id: string): boolean {
+    return this.rows.has(id) || this.claims.has(id);
+  }
+
+  values(): IterableIterator<View<T>> {
+    return this.rows.values() as IterableIterator<View<T>>;
+  }
+
+  /** The rows, with `batch`'s staged ones in place of (or besides) the committed ones. */
+  *valuesIn(batch: WriteBatch): IterableIterator<View<T>> {
+    const staged = new Set<string>();
+    for (const row of batch.stagedValues(this) as IterableIterator<T>) {
+      staged.add(row.id);
+      yield row as View<T>;
+    }
+    for (const row of this.rows.values()) if (!staged.has(row.id)) yield row as View<T>;
   }
 
   get size(): number {
     return this.rows.size;
   }
 
+  /**
+   * Writes a row; it is visible at once, and taken back if the write fails: to the last version
+   * not lost with it (a newer write to the row stands; an older one that failed too is skipped).
+   */
   put(row: T): Promise<boolean> {
-    this.rows.set(row.id, row);
-    return this.durable(this.db.put(row.id, row));
+    const id = row.id;
+    const previous = this.rows.get(id);
+    this.rows.set(id, row);
+    this.replaced.set(row, previous);
+    return this.durable(this.db.put(id, row)).then(
+      (done) => {
+        this.replaced.delete(row);
+        return done;
+      },
+      (error: unknown) => {
+        this.failed.add(row);
+        if (this.rows.get(id) === row) {
+          let back = previous;
+          while (back && this.failed.has(back)) back = this.replaced.get(back);
+          if (back) this.rows.set(id, back);
+          else this.rows.delete(id);
+        }
+        throw error;
+      },
+    );
   }
 
-  /** Sets the row in memory now; the batch writes it (or takes it back) with the rest. */
+  /** Stages a row into a batch: visible through the batch only, until the batch commits. */
   stage(row: T, batch: WriteBatch): void {
-    const previous = this.rows.get(row.id);
-    this.rows.set(row.id, row);
-    batch.put(this.db, row.id, row, () => {
-      if (previous) this.rows.set(row.id, previous);
-      else this.rows.delete(row.id);
+    batch.put(this, row.id, row);
+  }
+
+  /** Removes a row; gone at once, and back if the write fails (unless the id was written again). */
+  remove(id: string): Promise<boolean> {
+    const previous = this.rows.get(id);
+    this.rows.delete(id);
+    return this.durable(this.db.remove(id)).catch((error: unknown) => {
+      if (previous && !this.rows.has(id)) this.rows.set(id, previous);
+      throw error;
     });
   }
 
-  remove(id: string): Promise<boolean> {
-    this.rows.delete(id);
-    return this.durable(this.db.remove(id));
+  // ---- BatchTarget: used by WriteBatch only ----
+
+  current(id: string): unknown {
+    return this.rows.get(id);
+  }
+
+  applyCommitted(id: string, value: unknown, base: unknown): void {
+    if (this.rows.get(id) === base) this.rows.set(id, value as T);
+  }
+
+  claim(id: string): void {
+    this.claims.set(id, (this.claims.get(id) ?? 0) + 1);
+  }
+
+  release(id: string): void {
+    const n = (this.claims.get(id) ?? 0) - 1;
+    if (n > 0) this.claims.set(id, n);
+    else this.claims.delete(id);
   }
 }

@@ -2,8 +2,9 @@
  * Login UI texts in English and German. The locale comes from `ui_locales` (first supported
  * entry), then Accept-Language (by q-value), then English.
  */
-export const LOCALES = ['en', 'de'] as const;
-export type Locale = (typeof LOCALES)[number];
+import { LOCALES, type Locale } from '../model/authorization.js';
+
+export { LOCALES, type Locale };
 
 const en = {
   'app.title': 'Sign in',
@@ -64,6 +65,11 @@ const en = {
   'register.taken': 'This user name is already taken.',
   'error.title': 'Something went wrong',
   'error.back': 'Go back to the application and try again.',
+  'error.unexpected': 'An unexpected error occurred.',
+  'error.inactive': 'The application or the user is no longer active.',
+  'error.notFound': 'This page does not exist.',
+  'error.method': 'This page cannot be used that way.',
+  'error.unavailable': 'The service is restarting. Try again in a moment.',
   'error.expired': 'This sign-in request expired or was started in another browser. Start again from the application.',
   'error.csrf': 'The form expired. Reload the page and try again.',
   'logout.title': 'Signed out',
@@ -134,6 +140,11 @@ const de: Record<TextKey, string> = {
   'register.taken': 'Dieser Benutzername ist bereits vergeben.',
   'error.title': 'Etwas ist schiefgelaufen',
   'error.back': 'Kehre zur Anwendung zurück und versuche es erneut.',
+  'error.unexpected': 'Ein unerwarteter Fehler ist aufgetreten.',
+  'error.inactive': 'Die Anwendung oder die Person ist nicht mehr aktiv.',
+  'error.notFound': 'Diese Seite gibt es nicht.',
+  'error.method': 'Diese Seite kann so nicht verwendet werden.',
+  'error.unavailable': 'Der Dienst startet neu. Versuche es gleich noch einmal.',
   'error.expired': 'Diese Anmeldeanfrage ist abgelaufen oder wurde in einem anderen Browser gestartet. Beginne erneut in der Anwendung.',
   'error.csrf': 'Das Formular ist abgelaufen. Lade die Seite neu und versuche es erneut.',
   'logout.title': 'Abgemeldet',
@@ -181,8 +192,4 @@ export function chooseLocale(uiLocales: string | undefined, acceptLanguage: stri
     if (found) return found;
   }
   return 'en';
-}
-
-export function isLocale(value: string): value is Locale {
-  return (LOCALES as readonly string[]).includes(value);
 }

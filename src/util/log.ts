@@ -15,10 +15,6 @@ export function setLogLevel(level: LogLevel): void {
   threshold = ORDER[level];
 }
 
-export function isLogEnabled(level: LogLevel): boolean {
-  return ORDER[level] >= threshold;
-}
-
 function write(level: LogLevel, msg: string, fields?: Record<string, unknown>): void {
   if (ORDER[level] < threshold) return;
   const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields });

@@ -1,11 +1,11 @@
 import { hashSync, Algorithm } from '@node-rs/argon2';
-import { verifyEncodedHash } from '../crypto/passwords/verify.js';
+import { verifyEncodedHash } from '../crypto/passwords/registry.js';
 import type { VerifyPasswordResult } from './tasks.js';
 
 /**
  * Password hashing: argon2id with OWASP's recommended parameters (19 MiB, t=2, p=1). Runs in the
  * worker pool, never on the event loop. Verification reads every imported format (see
- * src/passwords/verify.ts); a match on anything but Sesame's own parameters asks for a rehash.
+ * src/crypto/passwords/verify.ts); a match on anything but Sesame's own parameters asks for a rehash.
  */
 const SESAME_ARGON2ID_PREFIX = '$argon2id$v=19$m=19456,t=2,p=1$';
 

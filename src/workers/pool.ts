@@ -1,7 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { isCostly } from '../crypto/passwords/cost.js';
-import { parseEncodedHash } from '../crypto/passwords/formats.js';
+import { isCostly, parseEncodedHash } from '../crypto/passwords/registry.js';
 import { Batcher, Slots } from './batcher.js';
 import { Lane } from './lane.js';
 import type { HashPasswordTask, SignBatchTask, VerifyPasswordResult, VerifySignatureItem, VerifySignaturesTask, VerifyPasswordTask } from './tasks.js';
@@ -9,7 +8,7 @@ import type { HashPasswordTask, SignBatchTask, VerifyPasswordResult, VerifySigna
 /**
  * The worker threads that run CPU-heavy crypto, in two piscina pools:
  * - signing and assertion signature checks (short, batched tasks), on `threads` threads;
- * - password hashing and verification (up to ~1.5 s each, src/passwords/cost.ts), on their own
+ * - password hashing and verification (up to ~1.5 s each, src/crypto/passwords/cost.ts), on their own
  *   `passwordThreads(threads)` threads with their own queue.
  * Password work never holds a signing thread, so however many sign-in attempts are queued (or
  * however costly the hashes they check), tokens are still signed promptly. Costly verifications
@@ -76,7 +75,7 @@ export class CryptoPool {
 /**
  * Threads for password work, beside the signing threads: as many (two at least), so that one is
  * always left for ordinary sign-ins while the others check costly hashes. Each verification is
- * bounded (src/passwords/cost.ts); the costly lane bounds how many threads such checks take together.
+ * bounded (src/crypto/passwords/cost.ts); the costly lane bounds how many threads such checks take together.
  */
 export function passwordThreads(threads: number): number {
   return Math.max(2, threads);

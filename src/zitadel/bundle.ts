@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { API_AUTH_METHOD_TYPE, enumField, KEY_TYPE } from './enums.js';
-import { importHumanSchema } from '../http/admin/human-users.js';
 import { oidcConfigFields } from './oidc-config.js';
-import { addProjectSchema } from '../http/admin/projects.js';
-import { addMachineSchema } from '../http/admin/users.js';
+import { addProjectSchema } from './projects.js';
+import { addMachineSchema, importHumanSchema } from './users.js';
 import { bytes, flag, list, requiredText, text, timestamp, uint64 } from './validation.js';
 
 /**
@@ -13,7 +12,7 @@ import { bytes, flag, list, requiredText, text, timestamp, uint64 } from './vali
  */
 const id = () => z.string().trim().min(1, 'must not be empty').max(200);
 
-export const USER_STATES = [
+const USER_STATES = [
   'USER_STATE_UNSPECIFIED',
   'USER_STATE_ACTIVE',
   'USER_STATE_INACTIVE',
@@ -23,7 +22,7 @@ export const USER_STATES = [
   'USER_STATE_INITIAL',
 ] as const;
 export const ORG_STATES = ['ORG_STATE_UNSPECIFIED', 'ORG_STATE_ACTIVE', 'ORG_STATE_INACTIVE', 'ORG_STATE_REMOVED'] as const;
-export const DOMAIN_VALIDATION_TYPES = ['DOMAIN_VALIDATION_TYPE_UNSPECIFIED', 'DOMAIN_VALIDATION_TYPE_HTTP', 'DOMAIN_VALIDATION_TYPE_DNS'] as const;
+const DOMAIN_VALIDATION_TYPES = ['DOMAIN_VALIDATION_TYPE_UNSPECIFIED', 'DOMAIN_VALIDATION_TYPE_HTTP', 'DOMAIN_VALIDATION_TYPE_DNS'] as const;
 
 /** Sesame extension: the SHA-256 digest of a client secret, standard base64 (export with passwords). */
 const secretDigest = () =>

@@ -9,7 +9,8 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 const MAX_DEPTH = 32;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-const snakeToCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+/** `client_id` → `clientId`: proto field names to their JSON names. */
+export const snakeToCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
 /**
  * Converts snake_case keys to camelCase, recursively, and drops `null` members (protojson reads

@@ -14,6 +14,7 @@ import {
   OIDC_VERSION,
 } from './enums.js';
 import { checkOrigins, duration, flag, list, text } from './validation.js';
+import type { View } from '../util/readonly.js';
 
 /**
  * The OIDC configuration of an app as AddOIDCApp / UpdateOIDCAppConfig take it (compat §2.3):
@@ -72,7 +73,7 @@ function isLoopbackHttp(uri: string): boolean {
  * client, or a native app's loopback; custom schemes only for native apps. Dev mode allows glob
  * patterns, so only the scheme is checked there.
  */
-function checkRedirectUris(field: string, uris: readonly string[], config: OidcAppConfig, flowRules: boolean): void {
+function checkRedirectUris(field: string, uris: readonly string[], config: View<OidcAppConfig>, flowRules: boolean): void {
   const native = config.appType === 'OIDC_APP_TYPE_NATIVE';
   const codeFlow = config.grantTypes.includes('OIDC_GRANT_TYPE_AUTHORIZATION_CODE');
   const confidential = config.authMethodType !== 'OIDC_AUTH_METHOD_TYPE_NONE';
@@ -95,7 +96,7 @@ function checkRedirectUris(field: string, uris: readonly string[], config: OidcA
 }
 
 /** ZITADEL's OIDCApp.IsValid: each response type needs its grant type. */
-function checkResponseGrantCombination(config: OidcAppConfig): void {
+function checkResponseGrantCombination(config: View<OidcAppConfig>): void {
   const needs = (grant: string) => {
     if (!config.grantTypes.includes(grant)) {
       throw invalidArgument('APP-Gr4nt', `grantTypes must include ${grant} for responseTypes ${config.responseTypes.join(', ')} (Errors.Project.App.Invalid)`);
@@ -172,7 +173,7 @@ const PROBLEM_MESSAGES: Record<string, string> = {
 };
 
 /** ZITADEL's OIDC 1.0 compliance report (domain.GetOIDCV1Compliance), returned on create. */
-export function oidcCompliance(config: OidcAppConfig): { noneCompliant: boolean; complianceProblems: { key: string; localizedMessage: string }[] } {
+export function oidcCompliance(config: View<OidcAppConfig>): { noneCompliant: boolean; complianceProblems: { key: string; localizedMessage: string }[] } {
   const problems: string[] = [];
   const uris = config.redirectUris;
   const has = (grant: string) => config.grantTypes.includes(grant);
@@ -211,7 +212,7 @@ export function oidcCompliance(config: OidcAppConfig): { noneCompliant: boolean;
 }
 
 /** The `oidcConfig` of GetAppByID; never carries the secret. */
-export function oidcConfigView(app: AppRecord, config: OidcAppConfig) {
+export function oidcConfigView(app: View<AppRecord>, config: View<OidcAppConfig>) {
   const compliance = oidcCompliance(config);
   return {
     redirectUris: config.redirectUris,
@@ -238,7 +239,7 @@ export function oidcConfigView(app: AppRecord, config: OidcAppConfig) {
 }
 
 /** True when two stored configurations are the same (ZITADEL refuses an update that changes nothing). */
-export function sameOidcConfig(a: OidcAppConfig, b: OidcAppConfig): boolean {
+export function sameOidcConfig(a: View<OidcAppConfig>, b: View<OidcAppConfig>): boolean {
   const left = a as unknown as Record<string, unknown>;
   const right = b as unknown as Record<string, unknown>;
   const keys = new Set([...Object.keys(left), ...Object.keys(right)]);

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { invalidArgument } from '../model/errors.js';
-import type { Request } from '../http/types.js';
 import { parseDuration } from '../util/duration.js';
 import { parseJsonObject } from './json.js';
 import { clock } from '../util/clock.js';
@@ -9,21 +8,26 @@ import { clock } from '../util/clock.js';
  * Request validation: every body is parsed as a JSON object (camelCased) and checked with a zod
  * schema; the first problems become one InvalidArgument naming the fields.
  */
-function describe(issue: z.core.$ZodIssue): string {
-  const path = issue.path.length > 0 ? issue.path.map(String).join('.') : 'body';
-  if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) return `${path} is required`;
-  return `${path}: ${issue.message}`;
+/** The first few problems zod found, as one readable line (`path: message`, `path is required`). */
+export function describeIssues(issues: readonly z.core.$ZodIssue[], root = 'body', max = 5): string {
+  return issues
+    .slice(0, max)
+    .map((issue) => {
+      const path = issue.path.length > 0 ? issue.path.map(String).join('.') : root;
+      if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) return `${path} is required`;
+      return `${path}: ${issue.message}`;
+    })
+    .join('; ');
 }
 
 export function validate<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const problems = result.error.issues.slice(0, 5).map(describe);
-  throw invalidArgument('API-V4l1d', `invalid request: ${problems.join('; ')}`);
+  throw invalidArgument('API-V4l1d', `invalid request: ${describeIssues(result.error.issues)}`);
 }
 
 /** The request body, validated. */
-export function readBody<S extends z.ZodType>(req: Request, schema: S): z.output<S> {
+export function readBody<S extends z.ZodType>(req: { readonly body: Buffer }, schema: S): z.output<S> {
   return validate(schema, parseJsonObject(req.body));
 }
 

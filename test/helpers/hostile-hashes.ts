@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 /**
  * Hashes whose verification would stall a worker: inside ZITADEL's cost bounds, refused by Sesame's
- * verification cost limit (src/passwords/cost.ts), each with what the refusal must say. Well-formed
+ * verification cost limit (src/crypto/passwords/cost.ts), each with what the refusal must say. Well-formed
  * but arbitrary salt and hash text: they are refused from their parameters, before any hashing.
  */
 const salt = randomBytes(16);

@@ -8,7 +8,7 @@ import { encode64LittleEndian, ITOA64 } from '../../src/crypto/passwords/crypt64
 import { md5Crypt } from '../../src/crypto/passwords/md5-crypt.js';
 import { shaCrypt } from '../../src/crypto/passwords/sha-crypt.js';
 import { isCostly, MAX_VERIFY_MS, verifyCostMs } from '../../src/crypto/passwords/cost.js';
-import { importProblem, parseEncodedHash } from '../../src/crypto/passwords/formats.js';
+import { importProblem, parseEncodedHash } from '../../src/crypto/passwords/registry.js';
 import { verifyEncodedHash } from '../../src/crypto/passwords/verify.js';
 import { HOSTILE_HASHES } from '../helpers/hostile-hashes.js';
 import { hashPassword, needsRehash, verifyPassword } from '../../src/workers/passwords.js';

@@ -6,7 +6,10 @@ import { WriteBatch } from '../../src/storage/batch.js';
 import { openStorage, type Storage } from '../../src/storage/db.js';
 import { Table } from '../../src/storage/table.js';
 
-/** Atomic import commits: staged rows are in memory at once, written together, or taken back. */
+/**
+ * Atomic import commits: staged rows are seen through their batch only, written together and then
+ * visible to all, or dropped; a table's writes are visible at once and taken back if they fail.
+ */
 let dir: string;
 let storage: Storage;
 
@@ -28,10 +31,13 @@ describe('WriteBatch', () => {
     orgs.stage({ id: 'o1', name: 'one' }, batch);
     users.stage({ id: 'u1', orgId: 'o1' }, batch);
     orgs.stage({ id: 'o1', name: 'renamed' }, batch);
-    expect(orgs.get('o1')?.name).toBe('renamed');
+    expect(orgs.get('o1', batch)?.name).toBe('renamed');
+    expect(orgs.get('o1')).toBeUndefined();
     expect(storage.stores.orgs.get('o1')).toBeUndefined();
     expect(batch.size).toBe(3);
     await batch.commit(storage);
+    expect(orgs.get('o1')?.name).toBe('renamed');
+    expect(users.get('u1')).toEqual({ id: 'u1', orgId: 'o1' });
     expect(storage.stores.orgs.get('o1')).toEqual({ id: 'o1', name: 'renamed' });
     expect(storage.stores.users.get('u1')).toEqual({ id: 'u1', orgId: 'o1' });
     expect(batch.size).toBe(0);
@@ -59,10 +65,247 @@ describe('WriteBatch', () => {
     const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
     const batch = new WriteBatch();
     orgs.stage({ id: 'o3', name: 'doomed' }, batch);
-    const failing = { root: { transaction: () => Promise.reject(new Error('disk full')) }, durable: <T>(p: Promise<T>) => p } as unknown as Storage;
+    const failing = { root: { childTransaction: () => Promise.reject(new Error('disk full')) }, durable: <T>(p: Promise<T>) => p } as unknown as Storage;
     await expect(batch.commit(failing)).rejects.toThrow('disk full');
     expect(orgs.get('o3')).toBeUndefined();
     expect(storage.stores.orgs.get('o3')).toBeUndefined();
+  });
+});
+
+describe('staged rows', () => {
+  it('are invisible to other readers until the commit, and visible through their batch', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    await orgs.put({ id: 'o1', name: 'before' });
+    const batch = new WriteBatch();
+    orgs.stage({ id: 'o1', name: 'staged' }, batch);
+    orgs.stage({ id: 'o2', name: 'new' }, batch);
+    expect(orgs.get('o1')?.name).toBe('before');
+    expect(orgs.get('o2')).toBeUndefined();
+    expect(orgs.has('o2')).toBe(false);
+    expect([...orgs.values()].map((o) => o.name)).toEqual(['before']);
+    expect(orgs.get('o2', batch)?.name).toBe('new');
+    expect([...orgs.valuesIn(batch)].map((o) => o.name).sort()).toEqual(['new', 'staged']);
+    // The ids are taken (a second batch or a put cannot claim them as new ones).
+    expect(orgs.taken('o2')).toBe(true);
+    const committing = batch.commit(storage);
+    expect(orgs.get('o2')).toBeUndefined();
+    await committing;
+    expect(orgs.get('o1')?.name).toBe('staged');
+    expect(orgs.get('o2')?.name).toBe('new');
+    expect(orgs.taken('o2')).toBe(true);
+  });
+
+  it('a rollback releases the claimed ids and never touches rows written meanwhile', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const batch = new WriteBatch();
+    orgs.stage({ id: 'o1', name: 'staged' }, batch);
+    expect(orgs.taken('o1')).toBe(true);
+    await orgs.put({ id: 'o1', name: 'concurrent' });
+    batch.rollback();
+    expect(orgs.get('o1')?.name).toBe('concurrent');
+    expect(storage.stores.orgs.get('o1')).toEqual({ id: 'o1', name: 'concurrent' });
+    const other = new WriteBatch();
+    orgs.stage({ id: 'o9', name: 'x' }, other);
+    other.rollback();
+    expect(orgs.taken('o9')).toBe(false);
+  });
+
+  it('a failed commit leaves a row written meanwhile as it is', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    await orgs.put({ id: 'o1', name: 'before' });
+    const batch = new WriteBatch();
+    orgs.stage({ id: 'o1', name: 'staged' }, batch);
+    let release!: () => void;
+    const failing = {
+      root: { childTransaction: () => new Promise((_, reject) => (release = () => reject(new Error('disk full')))) },
+      durable: <T>(p: Promise<T>) => p,
+    } as unknown as Storage;
+    const committing = batch.commit(failing);
+    const written = orgs.put({ id: 'o1', name: 'concurrent' });
+    release();
+    await expect(committing).rejects.toThrow('disk full');
+    await written;
+    expect(orgs.get('o1')?.name).toBe('concurrent');
+  });
+
+  it('a commit never overwrites a row written after commit() was called (memory and disk agree)', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const batch = new WriteBatch();
+    orgs.stage({ id: 'o1', name: 'staged' }, batch);
+    orgs.stage({ id: 'o2', name: 'other' }, batch);
+    const committing = batch.commit(storage);
+    const written = orgs.put({ id: 'o1', name: 'newer' });
+    // lmdb runs the batch's transaction after the put: the batch sees the change there and aborts whole.
+    await expect(committing).rejects.toThrow('changed while it was staged');
+    await written;
+    expect(orgs.get('o1')?.name).toBe('newer');
+    expect(storage.stores.orgs.get('o1')).toEqual({ id: 'o1', name: 'newer' });
+    expect(storage.stores.orgs.get('o2')).toBeUndefined();
+    expect(orgs.get('o2')).toBeUndefined();
+    expect(orgs.taken('o2')).toBe(false);
+  });
+
+  it('a row changed by another writer since it was staged fails the commit (no lost update)', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    await orgs.put({ id: 'o1', name: 'before' });
+    const batch = new WriteBatch();
+    orgs.stage({ id: 'o1', name: 'staged from before' }, batch);
+    await orgs.put({ id: 'o1', name: 'changed' });
+    await expect(batch.commit(storage)).rejects.toThrow('changed while it was staged');
+    expect(orgs.get('o1')?.name).toBe('changed');
+    expect(storage.stores.orgs.get('o1')).toEqual({ id: 'o1', name: 'changed' });
+    expect(batch.size).toBe(0);
+  });
+
+  it('onCommit bookkeeping runs after the rows are visible; not on rollback', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const seen: (string | undefined)[] = [];
+    const batch = new WriteBatch();
+    orgs.stage({ id: 'o1', name: 'one' }, batch);
+    batch.onCommit(() => seen.push(orgs.get('o1')?.name));
+    await batch.commit(storage);
+    const dropped = new WriteBatch();
+    orgs.stage({ id: 'o2', name: 'two' }, dropped);
+    dropped.onCommit(() => seen.push('never'));
+    dropped.rollback();
+    await dropped.commit(storage);
+    expect(seen).toEqual(['one']);
+  });
+});
+
+describe('Table writes', () => {
+  const failingDb = (db: Storage['stores']['orgs'], fail: Promise<never>) =>
+    new Proxy(db, { get: (target, key) => (key === 'put' || key === 'remove' ? () => fail : Reflect.get(target, key)) });
+
+  it('a failed put is taken back from memory', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    await orgs.put({ id: 'o1', name: 'before' });
+    let reject!: (e: Error) => void;
+    const broken = new Table<{ id: string; name: string }>(failingDb(storage.stores.orgs, new Promise<never>((_, r) => (reject = r))));
+    const write = broken.put({ id: 'o1', name: 'doomed' });
+    expect(broken.get('o1')?.name).toBe('doomed');
+    reject(new Error('disk full'));
+    await expect(write).rejects.toThrow('disk full');
+    expect(broken.get('o1')?.name).toBe('before');
+    const added = broken.put({ id: 'o2', name: 'new' });
+    await expect(added).rejects.toThrow('disk full');
+    expect(broken.has('o2')).toBe(false);
+  });
+
+  it('a failed put does not roll back a newer write to the same row', async () => {
+    let reject!: (e: Error) => void;
+    const fail = new Promise<never>((_, r) => (reject = r));
+    let calls = 0;
+    const db = new Proxy(storage.stores.orgs, {
+      get: (target, key) => (key === 'put' ? (k: string, v: unknown) => (++calls === 1 ? fail : target.put(k, v)) : Reflect.get(target, key)),
+    });
+    const orgs = new Table<{ id: string; name: string }>(db);
+    const first = orgs.put({ id: 'o1', name: 'first' });
+    const second = orgs.put({ id: 'o1', name: 'second' });
+    reject(new Error('disk full'));
+    await expect(first).rejects.toThrow('disk full');
+    await second;
+    expect(orgs.get('o1')?.name).toBe('second');
+  });
+
+  it('two failed writes in a row go back to the last one that was written', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    await orgs.put({ id: 'o1', name: 'durable' });
+    const rejects: ((e: Error) => void)[] = [];
+    const broken = new Table<{ id: string; name: string }>(
+      new Proxy(storage.stores.orgs, {
+        get: (target, key) => (key === 'put' ? () => new Promise<never>((_, r) => rejects.push(r)) : Reflect.get(target, key)),
+      }),
+    );
+    const first = broken.put({ id: 'o1', name: 'first' });
+    const second = broken.put({ id: 'o1', name: 'second' });
+    for (const reject of rejects) reject(new Error('disk full'));
+    await expect(first).rejects.toThrow('disk full');
+    await expect(second).rejects.toThrow('disk full');
+    expect(broken.get('o1')?.name).toBe('durable');
+  });
+
+  it('a failed remove brings the row back', async () => {
+    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    await orgs.put({ id: 'o1', name: 'kept' });
+    const broken = new Table<{ id: string; name: string }>(failingDb(storage.stores.orgs, Promise.reject(new Error('disk full'))));
+    await expect(broken.remove('o1')).rejects.toThrow('disk full');
+    expect(broken.get('o1')?.name).toBe('kept');
+  });
+
+  it('hands out read-only views (a type error to change them)', async () => {
+    const orgs = new Table<{ id: string; tags: string[] }>(storage.stores.orgs);
+    await orgs.put({ id: 'o1', tags: ['a'] });
+    const row = orgs.get('o1')!;
+    // @ts-expect-error read-only view
+    row.id = 'x';
+    // @ts-expect-error read-only view (deep)
+    row.tags.push('b');
+    expect(row).toBeDefined();
+  });
+});
+
+describe('actors staging into a batch', () => {
+  it('a staged org, user and app are seen through the batch only; ids and names are taken meanwhile', async () => {
+    const { OrgsActor } = await import('../../src/actors/orgs.js');
+    const { ClientsActor } = await import('../../src/actors/clients.js');
+    const orgs = new OrgsActor(storage, 'localhost');
+    const clients = new ClientsActor(storage);
+    const batch = new WriteBatch();
+    orgs.stageOrg({ id: 'o1', name: 'One' }, batch);
+    const user = orgs.stageUser('o1', { id: 'u1', userName: 'alice', machine: { name: 'A', description: '', accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER' } }, batch);
+    const project = orgs.stageProject('o1', { id: 'p1', name: 'P', projectRoleAssertion: false, projectRoleCheck: false, hasProjectCheck: false, privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED' }, batch);
+    orgs.stageUserMetadata('u1', 'o1', 'k', new Uint8Array([1]), batch);
+    const oidc = { redirectUris: ['https://app.example/cb'], responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'], appType: 'OIDC_APP_TYPE_WEB', authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE', postLogoutRedirectUris: [], additionalOrigins: [] };
+    clients.stageApp(project, { id: 'a1', clientId: 'c1', name: 'App', oidc: oidc as never }, batch);
+
+    expect(orgs.getOrg('o1')).toBeUndefined();
+    expect(orgs.getUser('u1')).toBeUndefined();
+    expect(orgs.findUserByLoginName('alice@one.localhost')).toBeUndefined();
+    expect(orgs.findUserByLoginName('alice')).toBeUndefined();
+    expect(orgs.requireUser('u1', 'o1', batch).metadata?.k).toEqual(new Uint8Array([1]));
+    expect(clients.getApp('a1')).toBeUndefined();
+    expect(clients.appByClient('c1')).toBeUndefined();
+    expect(clients.originAllowed('https://app.example')).toBe(false);
+    await expect(orgs.addOrg({ id: 'o1', name: 'Other' })).rejects.toThrow('already exists');
+    expect(() => orgs.stageUser('o1', { userName: 'Alice', machine: { name: 'B', description: '', accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER' } }, batch)).toThrow('already taken');
+    expect(user.id).toBe('u1');
+
+    await batch.commit(storage);
+    expect(orgs.getUser('u1')?.metadata?.k).toEqual(new Uint8Array([1]));
+    expect(orgs.findUserByLoginName('alice@one.localhost')?.id).toBe('u1');
+    expect(orgs.findUserByLoginName('alice')?.id).toBe('u1');
+    expect(clients.appByClient('c1')?.id).toBe('a1');
+    expect(clients.originAllowed('https://app.example')).toBe(true);
+  });
+
+  it('a domain staged for an existing org finds it only once committed', async () => {
+    const { OrgsActor } = await import('../../src/actors/orgs.js');
+    const orgs = new OrgsActor(storage, 'localhost');
+    await orgs.addOrg({ id: 'o1', name: 'One' });
+    await orgs.addUser('o1', { id: 'u1', userName: 'alice', machine: { name: 'A', description: '', accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER' } });
+    const batch = new WriteBatch();
+    expect(orgs.stageOrgDomain('o1', { domainName: 'one.example', isVerified: true, isPrimary: false }, batch)).toBe(true);
+    expect(orgs.findOrgByDomain('one.example')).toBeUndefined();
+    expect(orgs.findUserByLoginName('alice@one.example')).toBeUndefined();
+    expect(orgs.getOrg('o1')?.domains).toHaveLength(1);
+    // Taken meanwhile: another org cannot claim it.
+    await orgs.addOrg({ id: 'o2', name: 'Two' });
+    expect(() => orgs.stageOrgDomain('o2', { domainName: 'one.example', isVerified: true, isPrimary: false }, new WriteBatch())).toThrow('already used');
+    await batch.commit(storage);
+    expect(orgs.findOrgByDomain('one.example')?.id).toBe('o1');
+    expect(orgs.findUserByLoginName('alice@one.example')?.id).toBe('u1');
+    expect(orgs.getOrg('o1')?.domains).toHaveLength(2);
+  });
+
+  it('a rolled-back batch leaves no claims behind', async () => {
+    const { OrgsActor } = await import('../../src/actors/orgs.js');
+    const orgs = new OrgsActor(storage, 'localhost');
+    const batch = new WriteBatch();
+    orgs.stageOrg({ id: 'o1', name: 'One' }, batch);
+    batch.rollback();
+    const org = await orgs.addOrg({ id: 'o1', name: 'One' });
+    expect(orgs.primaryDomain(org)).toBe('one.localhost');
   });
 });
 
@@ -90,11 +333,12 @@ describe('import atomicity', () => {
         orgs,
         clients,
         masterKey: MasterKey.fromSecret('test'),
+        begin: () => new WriteBatch(),
         hashPassword: async () => 'unused',
         commit: (batch) => {
           commits++;
           // The second org's phase-1 commit fails.
-          if (commits === 2) return batch.commit({ root: { transaction: () => Promise.reject(new Error('disk full')) }, durable: (p: Promise<unknown>) => p } as unknown as Storage);
+          if (commits === 2) return batch.commit({ root: { childTransaction: () => Promise.reject(new Error('disk full')) }, durable: (p: Promise<unknown>) => p } as unknown as Storage);
           return batch.commit(storage);
         },
       },
@@ -130,6 +374,7 @@ describe('import atomicity', () => {
           orgs,
           clients,
           masterKey: MasterKey.fromSecret('test'),
+          begin: () => new WriteBatch(),
           hashPassword: async () => 'unused',
           commit: async (batch) => {
             await batch.commit(storage);

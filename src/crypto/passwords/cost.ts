@@ -117,14 +117,14 @@ export function costProblem(hash: ParsedHash): string | undefined {
  * up to this length; a longer password is not checked against those formats (a mismatch), which
  * keeps one attempt within the limit whatever an attacker types.
  */
-export const CRYPT_MAX_PASSWORD_LENGTH = 256;
+const CRYPT_MAX_PASSWORD_LENGTH = 256;
 
 export function passwordTooLongFor(hash: ParsedHash, password: string): boolean {
   return (hash.format === 'sha-crypt' || hash.format === 'md5crypt') && password.length > CRYPT_MAX_PASSWORD_LENGTH;
 }
 
 /** Bytes of memory one verification takes: argon2's m KiB, scrypt's 128·N·r; the others need little. */
-export function verifyMemoryBytes(hash: ParsedHash): number {
+function verifyMemoryBytes(hash: ParsedHash): number {
   switch (hash.format) {
     case 'argon2':
       return hash.m * 1024;

@@ -13,7 +13,7 @@ export function atoi64(char: string): number {
 }
 
 /** crypt(3)'s `b64_from_24bit`: `count` characters of (b2 << 16 | b1 << 8 | b0), low bits first. */
-export function b64From24(b2: number, b1: number, b0: number, count: number): string {
+function b64From24(b2: number, b1: number, b0: number, count: number): string {
   let w = (b2 << 16) | (b1 << 8) | b0;
   let out = '';
   for (let i = 0; i < count; i++) {

@@ -1,9 +1,6 @@
-import { PBKDF2_MAX_ROUNDS } from './pbkdf2.js';
-import { SHA_CRYPT_MAX_ROUNDS } from './sha-crypt.js';
-import { costProblem } from './cost.js';
 import { parseMd5Crypt } from './md5-crypt.js';
 import { parsePbkdf2, type Pbkdf2Params } from './pbkdf2.js';
-import { parseScrypt, SCRYPT_MAX_MEMORY, scryptMemory, type ScryptParams } from './scrypt.js';
+import { parseScrypt, type ScryptParams } from './scrypt.js';
 import { parseShaCrypt, type ShaCryptSetting } from './sha-crypt.js';
 
 /**
@@ -53,39 +50,4 @@ export function parseEncodedHash(encoded: string): ParsedHash | undefined {
     return parsed ? { format: 'md5crypt', ...parsed } : undefined;
   }
   return undefined;
-}
-
-const within = (value: number, min: number, max: number) => value >= min && value <= max;
-
-/** The cost bounds ZITADEL's passwap verifiers enforce, checked at import (undefined when in bounds). */
-function zitadelBoundsProblem(hash: ParsedHash): string | undefined {
-  switch (hash.format) {
-    case 'argon2':
-      return within(hash.m, 8192, 524288) && within(hash.t, 1, 10) && within(hash.p, 1, 16) ? undefined : 'argon2 m 8192-524288, t 1-10, p 1-16';
-    case 'bcrypt':
-      return within(hash.cost, 10, 16) ? undefined : 'bcrypt cost 10-16';
-    case 'scrypt': {
-      const { ln, r, p } = hash.params;
-      if (!within(ln, 14, 20) || !within(r, 8, 32) || !within(p, 1, 16)) return 'scrypt ln 14-20, r 8-32, p 1-16';
-      return scryptMemory(ln, r) > SCRYPT_MAX_MEMORY ? 'scrypt memory 128·N·r at most 1 GiB' : undefined;
-    }
-    case 'pbkdf2':
-      return within(hash.params.rounds, 1000, PBKDF2_MAX_ROUNDS) ? undefined : `pbkdf2 rounds 1000-${PBKDF2_MAX_ROUNDS}`;
-    case 'sha-crypt':
-      return hash.setting.rounds === undefined || within(hash.setting.rounds, 1000, SHA_CRYPT_MAX_ROUNDS) ? undefined : `sha2 rounds 1000-${SHA_CRYPT_MAX_ROUNDS}`;
-    case 'md5crypt':
-      return undefined;
-  }
-}
-
-/** Why a hash cannot be imported: not a format Sesame reads, outside ZITADEL's bounds, or too costly to verify. */
-export type ImportProblem = { kind: 'unsupported' } | { kind: 'bounds' | 'cost'; format: HashFormat; reason: string };
-
-export function importProblem(encoded: string): ImportProblem | undefined {
-  const hash = parseEncodedHash(encoded);
-  if (!hash) return { kind: 'unsupported' };
-  const bounds = zitadelBoundsProblem(hash);
-  if (bounds) return { kind: 'bounds', format: hash.format, reason: bounds };
-  const cost = costProblem(hash);
-  return cost ? { kind: 'cost', format: hash.format, reason: cost } : undefined;
 }

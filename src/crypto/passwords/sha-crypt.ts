@@ -5,8 +5,8 @@ import { encodePermuted } from './crypt64.js';
  * SHA-256-crypt (`$5$`) and SHA-512-crypt (`$6$`), as specified by Ulrich Drepper
  * ("Unix crypt using SHA-256 and SHA-512", the algorithm glibc's crypt(3) implements).
  */
-export const SHA_CRYPT_DEFAULT_ROUNDS = 5000;
-export const SHA_CRYPT_MIN_ROUNDS = 1000;
+const SHA_CRYPT_DEFAULT_ROUNDS = 5000;
+const SHA_CRYPT_MIN_ROUNDS = 1000;
 export const SHA_CRYPT_MAX_ROUNDS = 999_999_999;
 
 type Variant = { id: '5' | '6'; alg: 'sha256' | 'sha512'; size: number };

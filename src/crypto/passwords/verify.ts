@@ -9,7 +9,7 @@ import { verifyScrypt } from './scrypt.js';
 import { shaCrypt } from './sha-crypt.js';
 
 /**
- * Verifies a password against an encoded hash in any format Sesame imports (src/passwords/formats.ts).
+ * Verifies a password against an encoded hash in any format Sesame imports (src/crypto/passwords/formats.ts).
  * Pure and synchronous: it runs inside the password worker pool, never on the event loop.
  */
 export type VerifyOutcome = 'ok' | 'mismatch' | 'unsupported';

@@ -1,4 +1,4 @@
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { notFound, preconditionFailed } from '../../model/errors.js';
 import { requireAppAccess } from './apps.js';
@@ -6,11 +6,16 @@ import { addedDetails } from '../../zitadel/details.js';
 import { apiRoute, ok, okSecret } from './endpoint.js';
 import { addKeySchema, appKeyFile, keyView } from '../../zitadel/keys.js';
 import { readBody } from '../../zitadel/validation.js';
+import type { CallerPorts } from './caller.js';
+import type { AppsPorts } from './apps.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type AppKeysPorts = Pick<Ports, 'clients'> & CallerPorts & AppsPorts;
 
 /** App keys for private_key_jwt: AddAppKey and GetAppKey. */
 const PRIVATE_KEY_JWT = ['OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT', 'API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT'];
 
-export function appKeyRoutes(ctx: AppContext): Route[] {
+export function appKeyRoutes(ctx: AppKeysPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/projects/:projectId/apps/:appId/keys', {
       POST: async (req, caller) => {

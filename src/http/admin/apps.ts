@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { preconditionFailed } from '../../model/errors.js';
 import type { AppRecord } from '../../model/records.js';
@@ -10,23 +10,29 @@ import { API_AUTH_METHOD_TYPE, enumField, nonZero } from '../../zitadel/enums.js
 import { oidcCompliance, oidcConfigFields, oidcConfigSchema, oidcConfigView, sameOidcConfig, toOidcAppConfig } from '../../zitadel/oidc-config.js';
 import { requireProjectAccess } from './projects.js';
 import { readBody, requiredText } from '../../zitadel/validation.js';
+import type { ProjectsPorts } from './projects.js';
+import type { CallerPorts } from './caller.js';
+import type { View } from '../../util/readonly.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type AppsPorts = Pick<Ports, 'clients'> & ProjectsPorts & CallerPorts;
 
 /**
  * Applications: AddOIDCApp, AddAPIApp, GetAppByID, UpdateOIDCAppConfig and the two
  * client-secret regenerations. A client secret is shown once, in the response that creates it.
  */
 const addOidcAppSchema = z.object({ name: requiredText(200), ...oidcConfigFields });
-export const addApiAppSchema = z.object({ name: requiredText(200), authMethodType: enumField(API_AUTH_METHOD_TYPE) });
+const addApiAppSchema = z.object({ name: requiredText(200), authMethodType: enumField(API_AUTH_METHOD_TYPE) });
 
 const OIDC_SECRET_METHODS = ['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST'];
 
 /** The app under a project the caller may act on (404 when either is not in the org context). */
-export function requireAppAccess(ctx: AppContext, caller: Caller, req: { params: readonly string[] }, permission: string): AppRecord {
+export function requireAppAccess(ctx: AppsPorts, caller: Caller, req: { params: readonly string[] }, permission: string): View<AppRecord> {
   const project = requireProjectAccess(ctx, caller, req.params[0]!, permission);
   return ctx.clients.requireApp(req.params[1]!, project.id);
 }
 
-function appView(app: AppRecord) {
+function appView(app: View<AppRecord>) {
   return {
     id: app.id,
     details: viewDetails(app, app.orgId),
@@ -37,9 +43,9 @@ function appView(app: AppRecord) {
   };
 }
 
-export function appRoutes(ctx: AppContext): Route[] {
-  const regenerate = async (app: AppRecord) => {
-    const { app: updated, clientSecret } = await ctx.clients.regenerateSecret(app);
+export function appRoutes(ctx: AppsPorts): Route[] {
+  const regenerate = async (app: View<AppRecord>) => {
+    const { app: updated, clientSecret } = await ctx.clients.regenerateSecret(app.id);
     return okSecret({ clientSecret, details: changedDetails(updated, updated.orgId) });
   };
   return [
@@ -75,7 +81,7 @@ export function appRoutes(ctx: AppContext): Route[] {
         if (!app.oidc) throw preconditionFailed('APP-n0t01', 'the application is not an OIDC application (Errors.Project.App.IsNotOIDC)');
         const oidc = toOidcAppConfig(readBody(req, oidcConfigSchema));
         if (sameOidcConfig(app.oidc, oidc)) throw preconditionFailed('APP-1m88i', 'no changes (Errors.NoChangesFound)');
-        const updated = await ctx.clients.updateApp(app, { oidc });
+        const updated = await ctx.clients.updateOidcConfig(app.id, oidc);
         return ok({ details: changedDetails(updated, updated.orgId) });
       },
     }),

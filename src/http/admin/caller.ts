@@ -1,8 +1,12 @@
+import { bearerToken } from '../../protocol/bearer.js';
 import { ApiError } from '../../model/errors.js';
 import type { UserRecord } from '../../model/records.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Request } from '../types.js';
 import { hasPermission } from '../../domain/permissions.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type CallerPorts = Pick<Ports, 'instance' | 'orgs' | 'tokens'>;
 
 /**
  * Who is calling the provisioning API: a bearer PAT, or an access token whose audience holds the
@@ -18,19 +22,16 @@ export interface Caller {
   require(permission: string, target?: { orgId?: string; projectId?: string }): void;
 }
 
-const BEARER = /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)\s*$/i;
-
 export function unauthenticated(message: string): ApiError {
   return new ApiError('Unauthenticated', 'AUTH-7fs1e', message);
 }
 
-export function authenticateCaller(ctx: AppContext, req: Request): Caller {
+export function authenticateCaller(ctx: CallerPorts, req: Request): Caller {
   const header = req.headers.authorization;
   if (!header) throw unauthenticated('authorization header missing');
   if (req.repeatedHeaders.has('authorization')) throw unauthenticated('authorization header repeated');
-  const match = BEARER.exec(header);
-  if (!match) throw unauthenticated('invalid authorization header: Bearer token expected');
-  const token = match[1]!;
+  const token = bearerToken(header);
+  if (token === undefined) throw unauthenticated('invalid authorization header: Bearer token expected');
   let user: UserRecord | undefined = ctx.orgs.authenticatePat(token)?.user;
   if (!user) {
     const resolved = ctx.tokens.resolve(token);

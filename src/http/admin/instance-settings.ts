@@ -1,9 +1,13 @@
 import { z } from 'zod';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { changedDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { checkOrigins, readBody } from '../../zitadel/validation.js';
+import type { CallerPorts } from './caller.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type InstanceSettingsPorts = Pick<Ports, 'settings'> & CallerPorts;
 
 /**
  * Instance settings: feature flags (ZITADEL feature v2: `PUT /v2/features/instance`) and the
@@ -28,7 +32,7 @@ const securitySchema = z.object({
   enableImpersonation: z.boolean().optional(),
 });
 
-export function instanceSettingsRoutes(ctx: AppContext): Route[] {
+export function instanceSettingsRoutes(ctx: InstanceSettingsPorts): Route[] {
   return [
     apiRoute(ctx, '/v2/features/instance', {
       GET: (_req, caller) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { notFound, preconditionFailed } from '../../model/errors.js';
 import type { PatRecord, UserRecord } from '../../model/records.js';
@@ -9,6 +9,10 @@ import { apiRoute, ok, okSecret } from './endpoint.js';
 import { addKeySchema, keyView, machineKeyFile } from '../../zitadel/keys.js';
 import { requireUserAccess } from './users.js';
 import { expirationDate, readBody } from '../../zitadel/validation.js';
+import type { CallerPorts } from './caller.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type MachineCredentialsPorts = Pick<Ports, 'clients' | 'orgs'> & CallerPorts;
 
 /**
  * What a machine user authenticates with: its client secret (GenerateMachineSecret), keys
@@ -18,7 +22,7 @@ import { expirationDate, readBody } from '../../zitadel/validation.js';
  */
 const addPatSchema = z.object({ expirationDate: expirationDate().optional() });
 
-function requireMachine(ctx: AppContext, caller: Caller, userId: string, permission: string): UserRecord {
+function requireMachine(ctx: MachineCredentialsPorts, caller: Caller, userId: string, permission: string): UserRecord {
   const user = requireUserAccess(ctx, caller, userId, permission);
   if (!user.machine) throw preconditionFailed('USER-Mach1', `user ${userId} is not a machine user`);
   // Credentials for a user with instance roles would hand out those roles: only instance writers
@@ -29,7 +33,7 @@ function requireMachine(ctx: AppContext, caller: Caller, userId: string, permiss
   return user;
 }
 
-function requirePat(ctx: AppContext, user: UserRecord, tokenId: string): PatRecord {
+function requirePat(ctx: MachineCredentialsPorts, user: UserRecord, tokenId: string): PatRecord {
   const pat = ctx.orgs.getPat(tokenId);
   if (!pat || pat.userId !== user.id) throw notFound('USER-P4t01', `personal access token ${tokenId} not found`);
   return pat;
@@ -37,7 +41,7 @@ function requirePat(ctx: AppContext, user: UserRecord, tokenId: string): PatReco
 
 const patView = (pat: PatRecord) => ({ id: pat.id, details: viewDetails(pat, pat.orgId), expirationDate: rfc3339(pat.expirationDate) });
 
-export function machineCredentialRoutes(ctx: AppContext): Route[] {
+export function machineCredentialRoutes(ctx: MachineCredentialsPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/users/:userId/secret', {
       PUT: async (req, caller) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { invalidArgument } from '../../model/errors.js';
 import type { MemberRecord } from '../../model/records.js';
@@ -8,6 +8,11 @@ import { addedDetails, listDetails, viewDetails } from '../../zitadel/details.js
 import { apiRoute, ok } from './endpoint.js';
 import { INSTANCE_ROLES, ORG_ROLES } from '../../domain/permissions.js';
 import { readBody, requiredText } from '../../zitadel/validation.js';
+import type { CallerPorts } from './caller.js';
+import type { View } from '../../util/readonly.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type MembersPorts = Pick<Ports, 'orgs'> & CallerPorts;
 
 /** Org members (management API) and instance members (admin API). */
 const addMemberSchema = z.object({
@@ -22,7 +27,7 @@ function checkRoles(roles: readonly string[], allowed: readonly string[]): void 
   }
 }
 
-function memberView(ctx: AppContext, member: MemberRecord, resourceOwner: string | undefined) {
+function memberView(ctx: MembersPorts, member: View<MemberRecord>, resourceOwner: string | undefined) {
   const user = ctx.orgs.getUser(member.userId);
   const profile = user?.human?.profile;
   return {
@@ -49,7 +54,7 @@ interface MemberScope {
 
 /** Memberships of one scope: `org:<id>` or `instance`. */
 function memberRoutes(
-  ctx: AppContext,
+  ctx: MembersPorts,
   base: string,
   scopeOf: (caller: Caller) => MemberScope,
   allowedRoles: readonly string[],
@@ -79,7 +84,7 @@ function memberRoutes(
   ];
 }
 
-export function orgMemberRoutes(ctx: AppContext): Route[] {
+export function orgMemberRoutes(ctx: MembersPorts): Route[] {
   return memberRoutes(
     ctx,
     '/management/v1/orgs/me/members',
@@ -94,7 +99,7 @@ export function orgMemberRoutes(ctx: AppContext): Route[] {
   );
 }
 
-export function instanceMemberRoutes(ctx: AppContext): Route[] {
+export function instanceMemberRoutes(ctx: MembersPorts): Route[] {
   return memberRoutes(
     ctx,
     '/admin/v1/members',

@@ -1,4 +1,4 @@
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Request, Route } from '../types.js';
 import { exportRequestSchema, parseImportRequest } from '../../services/migration/request.js';
 import { exportData, importData, Serializer, type MigrationServices, MAX_BUNDLE_BYTES } from '../../services/migration/run.js';
@@ -7,14 +7,18 @@ import { authenticateCaller, type Caller } from './caller.js';
 import { apiRoute, ok } from './endpoint.js';
 import { validate } from '../../zitadel/validation.js';
 import { parseJsonObject } from '../../zitadel/json.js';
+import type { CallerPorts } from './caller.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type MigrationPorts = Pick<Ports, 'clients' | 'masterKey' | 'migration' | 'orgs' | 'pool'> & CallerPorts;
 
 /**
  * The admin API's ExportData and ImportData (`POST /admin/v1/export`, `POST /admin/v1/import`):
  * moving organizations between Sesame instances and from ZITADEL. Only an instance owner
  * (IAM_OWNER) may call them; the import authenticates before its body (up to 512 MiB) is read.
- * The work itself is src/migration/run.ts, shared with the offline `sesame export` / `import`.
+ * The work itself is src/services/migration/run.ts, shared with the offline `sesame export` / `import`.
  */
-export const IMPORT_MAX_BODY = MAX_BUNDLE_BYTES;
+const IMPORT_MAX_BODY = MAX_BUNDLE_BYTES;
 
 const PERMISSION = 'iam.write';
 
@@ -22,7 +26,7 @@ function requireInstanceOwner(caller: Caller): void {
   caller.require(PERMISSION, {});
 }
 
-export function migrationRoutes(ctx: AppContext): Route[] {
+export function migrationRoutes(ctx: MigrationPorts): Route[] {
   const imports = new Serializer();
   const services: MigrationServices = {
     orgs: ctx.orgs,

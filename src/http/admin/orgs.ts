@@ -1,15 +1,20 @@
 import { z } from 'zod';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import type { OrgRecord } from '../../model/records.js';
 import { addedDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { readBody, requiredText } from '../../zitadel/validation.js';
+import type { CallerPorts } from './caller.js';
+import type { View } from '../../util/readonly.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type OrgsPorts = Pick<Ports, 'orgs'> & CallerPorts;
 
 /** Organizations: AddOrg, GetMyOrg, and the admin API's GetOrgByID. */
 const addOrgSchema = z.object({ name: requiredText(200) });
 
-export function orgView(ctx: AppContext, org: OrgRecord) {
+function orgView(ctx: OrgsPorts, org: View<OrgRecord>) {
   return {
     id: org.id,
     details: viewDetails(org, org.id),
@@ -19,7 +24,7 @@ export function orgView(ctx: AppContext, org: OrgRecord) {
   };
 }
 
-export function orgRoutes(ctx: AppContext): Route[] {
+export function orgRoutes(ctx: OrgsPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/orgs', {
       POST: async (req, caller) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import type { LockoutPolicy, LoginPolicy, PolicyKind, PolicyRecord } from '../../model/records.js';
 import { addedDetails, changedDetails, viewDetails } from '../../zitadel/details.js';
@@ -7,6 +7,10 @@ import { apiRoute, ok, type CallerHandler } from './endpoint.js';
 import { invalidArgument } from '../../model/errors.js';
 import { loginPolicySchema, loginPolicyView, toLoginPolicy } from '../../zitadel/login-policy.js';
 import { flag, readBody, uint64 } from '../../zitadel/validation.js';
+import type { CallerPorts } from './caller.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type PoliciesPorts = Pick<Ports, 'orgs'> & CallerPorts;
 
 /**
  * The org lockout and login policies the login UI enforces (ZITADEL management v1):
@@ -31,7 +35,7 @@ function lockoutView(policy: LockoutPolicy) {
 }
 
 function policyRoutes<K extends PolicyKind>(
-  ctx: AppContext,
+  ctx: PoliciesPorts,
   kind: K,
   schema: z.ZodType<K extends 'lockout' ? LockoutPolicy : LoginPolicy>,
   view: (policy: K extends 'lockout' ? LockoutPolicy : LoginPolicy) => object,
@@ -66,6 +70,6 @@ function policyRoutes<K extends PolicyKind>(
   });
 }
 
-export function policyRoutesAll(ctx: AppContext): Route[] {
+export function policyRoutesAll(ctx: PoliciesPorts): Route[] {
   return [policyRoutes(ctx, 'lockout', lockoutSchema, lockoutView), policyRoutes(ctx, 'login', loginSchema as unknown as z.ZodType<LoginPolicy>, loginPolicyView)];
 }

@@ -1,11 +1,15 @@
 import { z } from 'zod';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import type { ProjectRole } from '../../model/records.js';
 import { changedDetails, listDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { requireProjectAccess } from './projects.js';
 import { readBody, requiredText, text } from '../../zitadel/validation.js';
+import type { CallerPorts } from './caller.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type ProjectRolesPorts = Pick<Ports, 'orgs'> & CallerPorts;
 
 /** Project roles: AddProjectRole, BulkAddProjectRoles, ListProjectRoles. */
 const roleFields = { displayName: text(200), group: text(200) };
@@ -14,7 +18,7 @@ const bulkAddRolesSchema = z.object({
   roles: z.array(z.object({ key: requiredText(200), ...roleFields })).min(1, 'at least one role is required'),
 });
 
-export function projectRoleRoutes(ctx: AppContext): Route[] {
+export function projectRoleRoutes(ctx: ProjectRolesPorts): Route[] {
   const addRoles = async (projectId: string, orgId: string, roles: ProjectRole[]) => {
     const project = await ctx.orgs.addProjectRoles(projectId, orgId, roles);
     return ok({ details: changedDetails(project, project.orgId) });

@@ -1,37 +1,30 @@
-import { z } from 'zod';
 import { invalidArgument } from '../../model/errors.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import type { ProjectRecord } from '../../model/records.js';
 import type { Caller } from './caller.js';
 import { addedDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
-import { enumField, nonZero, PRIVATE_LABELING_SETTING } from '../../zitadel/enums.js';
-import { flag, readBody, requiredText } from '../../zitadel/validation.js';
+import { nonZero } from '../../zitadel/enums.js';
+import { addProjectSchema, NO_PRIVATE_LABELING } from '../../zitadel/projects.js';
+import { readBody } from '../../zitadel/validation.js';
+import type { CallerPorts } from './caller.js';
+import type { View } from '../../util/readonly.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type ProjectsPorts = Pick<Ports, 'orgs'> & CallerPorts;
 
 /** Projects: AddProject and GetProjectByID. Roles are in project-roles.ts. */
-/** Which org's branding a project's login shows: Sesame has one look, so any choice is refused. */
-export const NO_PRIVATE_LABELING = 'not supported by Sesame, which has no label policies (branding)';
-
-/** AddProjectRequest, also the `project` of an import bundle's `projects[]`. */
-export const addProjectSchema = z.object({
-  name: requiredText(200),
-  projectRoleAssertion: flag(),
-  projectRoleCheck: flag(),
-  hasProjectCheck: flag(),
-  privateLabelingSetting: enumField(PRIVATE_LABELING_SETTING),
-});
-
 /**
  * Checks `permission` on the project (org or project membership) and returns it; a project of
  * another org than the caller's org context is not found.
  */
-export function requireProjectAccess(ctx: AppContext, caller: Caller, projectId: string, permission: string): ProjectRecord {
+export function requireProjectAccess(ctx: ProjectsPorts, caller: Caller, projectId: string, permission: string): View<ProjectRecord> {
   caller.require(permission, { orgId: caller.orgId, projectId });
   return ctx.orgs.requireProject(projectId, caller.orgId);
 }
 
-export function projectRoutes(ctx: AppContext): Route[] {
+export function projectRoutes(ctx: ProjectsPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/projects', {
       POST: async (req, caller) => {

@@ -1,4 +1,3 @@
-import type { AppContext } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { appKeyRoutes } from './app-keys.js';
 import { appRoutes } from './apps.js';
@@ -14,12 +13,29 @@ import { projectRoutes } from './projects.js';
 import { userGrantRoutes } from './user-grants.js';
 import { userMetadataRoutes } from './user-metadata.js';
 import { userRoutes } from './users.js';
+import type { AppsPorts } from './apps.js';
+import type { MigrationPorts } from './migration.js';
+import type { MembersPorts } from './members.js';
+import type { HumanUsersPorts } from './human-users.js';
+import type { AppKeysPorts } from './app-keys.js';
+import type { UserMetadataPorts } from './user-metadata.js';
+import type { ProjectRolesPorts } from './project-roles.js';
+import type { ProjectsPorts } from './projects.js';
+import type { UserGrantsPorts } from './user-grants.js';
+import type { UsersPorts } from './users.js';
+import type { InstanceSettingsPorts } from './instance-settings.js';
+import type { OrgsPorts } from './orgs.js';
+import type { MachineCredentialsPorts } from './machine-credentials.js';
+import type { PoliciesPorts } from './policies.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts;
 
 /**
  * Provisioning API routes (ZITADEL management/admin v1 subset). Routes sharing a pattern are
  * merged into one, since the server registers one handler per pattern.
  */
-export function managementRoutes(ctx: AppContext): Route[] {
+export function managementRoutes(ctx: ManagementRoutesPorts): Route[] {
   const all = [
     ...orgRoutes(ctx),
     ...orgMemberRoutes(ctx),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { notFound } from '../../model/errors.js';
 import type { UserGrantRecord } from '../../model/records.js';
@@ -7,6 +7,12 @@ import { addedDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { requireUserAccess } from './users.js';
 import { readBody, requiredText, text } from '../../zitadel/validation.js';
+import type { UsersPorts } from './users.js';
+import type { CallerPorts } from './caller.js';
+import type { View } from '../../util/readonly.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type UserGrantsPorts = Pick<Ports, 'orgs'> & UsersPorts & CallerPorts;
 
 /** User grants (a user's roles on a project): AddUserGrant and GetUserGrantByID. */
 const addUserGrantSchema = z.object({
@@ -15,7 +21,7 @@ const addUserGrantSchema = z.object({
   roleKeys: z.array(z.string().min(1)).default([]),
 });
 
-function userGrantView(ctx: AppContext, grant: UserGrantRecord) {
+function userGrantView(ctx: UserGrantsPorts, grant: View<UserGrantRecord>) {
   const user = ctx.orgs.getUser(grant.userId);
   const org = ctx.orgs.getOrg(grant.orgId);
   const project = ctx.orgs.getProject(grant.projectId);
@@ -41,7 +47,7 @@ function userGrantView(ctx: AppContext, grant: UserGrantRecord) {
   };
 }
 
-export function userGrantRoutes(ctx: AppContext): Route[] {
+export function userGrantRoutes(ctx: UserGrantsPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/users/:userId/grants', {
       POST: async (req, caller) => {

@@ -1,11 +1,16 @@
 import { z } from 'zod';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { notFound } from '../../model/errors.js';
 import { changedDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { requireUserAccess } from './users.js';
 import { bytes, readBody, validate } from '../../zitadel/validation.js';
+import type { UsersPorts } from './users.js';
+import type { CallerPorts } from './caller.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type UserMetadataPorts = Pick<Ports, 'orgs'> & UsersPorts & CallerPorts;
 
 /** User metadata: SetUserMetadata and GetUserMetadata (values are bytes, base64 on the wire). */
 const MAX_VALUE_BYTES = 500_000;
@@ -15,14 +20,14 @@ const setMetadataSchema = z.object({
   value: bytes().refine((v) => v.length >= 1 && v.length <= MAX_VALUE_BYTES, `must hold 1-${MAX_VALUE_BYTES} bytes`),
 });
 
-export function userMetadataRoutes(ctx: AppContext): Route[] {
+export function userMetadataRoutes(ctx: UserMetadataPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/users/:userId/metadata/:key', {
       POST: async (req, caller) => {
         const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.write');
         const key = validate(z.object({ key: metadataKey }), { key: req.params[1] }).key;
         const { value } = readBody(req, setMetadataSchema);
-        const updated = await ctx.orgs.updateUser(user.id, (u) => ({ ...u, metadata: { ...u.metadata, [key]: new Uint8Array(value) } }));
+        const updated = await ctx.orgs.setUserMetadata(user.id, key, new Uint8Array(value));
         return ok({ details: changedDetails(updated, updated.orgId) });
       },
       GET: (req, caller) => {

@@ -1,30 +1,25 @@
-import { z } from 'zod';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import type { UserRecord } from '../../model/records.js';
 import type { Caller } from './caller.js';
 import { addedDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
-import { ACCESS_TOKEN_TYPE, enumField, nonZero } from '../../zitadel/enums.js';
-import { readBody, requiredText, text } from '../../zitadel/validation.js';
+import { nonZero } from '../../zitadel/enums.js';
+import { addMachineSchema } from '../../zitadel/users.js';
+import { readBody } from '../../zitadel/validation.js';
+import type { CallerPorts } from './caller.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type UsersPorts = Pick<Ports, 'clients' | 'orgs'> & CallerPorts;
 
 /** Users: AddMachineUser and GetUserByID (human users are created in human-users.ts). */
-/** AddMachineUserRequest, also the `user` of an import bundle's `machineUsers[]`. */
-export const addMachineSchema = z.object({
-  userName: requiredText(200),
-  name: requiredText(200),
-  description: text(500),
-  accessTokenType: enumField(ACCESS_TOKEN_TYPE),
-  userId: z.string().trim().min(1).max(200).optional(),
-});
-
 /** Checks `permission` in the org context and returns the user, which must belong to that org. */
-export function requireUserAccess(ctx: AppContext, caller: Caller, userId: string, permission: string): UserRecord {
+export function requireUserAccess(ctx: UsersPorts, caller: Caller, userId: string, permission: string): UserRecord {
   caller.require(permission);
   return ctx.orgs.requireUser(userId, caller.orgId);
 }
 
-function userView(ctx: AppContext, user: UserRecord) {
+function userView(ctx: UsersPorts, user: UserRecord) {
   const { human, machine } = user;
   return {
     id: user.id,
@@ -51,7 +46,7 @@ function userView(ctx: AppContext, user: UserRecord) {
   };
 }
 
-export function userRoutes(ctx: AppContext): Route[] {
+export function userRoutes(ctx: UsersPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/users/machine', {
       POST: async (req, caller) => {

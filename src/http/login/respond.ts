@@ -1,11 +1,12 @@
+import { appIsUsable } from '../../domain/usable.js';
 import type { UserSession } from '../../actors/user-sessions.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import { formPostResponse, htmlResponse, redirectResponse } from '../html.js';
 import type { Response } from '../types.js';
 import type { ErrorTarget, ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
 import { deliver, type Delivery } from '../../protocol/response-mode.js';
 import { issueUserTokens, userAudience } from '../../services/user-tokens.js';
-import type { Locale } from '../../ui/i18n.js';
+import { translator, type Locale } from '../../ui/i18n.js';
 import { errorPage, formPostPage, nativeSuccessPage } from '../../ui/pages.js';
 import type { LoginStep } from '../../actors/auth-requests.js';
 import type { AuthChecks } from '../../model/auth-checks.js';
@@ -13,12 +14,17 @@ import { factsOf, sessionRequirement, type SessionRequirement } from '../../doma
 import { newId } from '../../util/ids.js';
 import { projectAccessDenied } from '../../protocol/project-access.js';
 import { clock } from '../../util/clock.js';
+import type { UserTokensPorts } from '../../services/user-tokens.js';
+import type { View } from '../../util/readonly.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type RespondPorts = Pick<Ports, 'authCodes' | 'clients' | 'orgs' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
 
 /**
  * The end of an authorization: the code (committed before the redirect) or the implicit tokens,
  * delivered to the redirect_uri in the request's response mode; or an error delivered the same way.
  */
-export function deliveryResponse(delivery: Delivery, locale: Locale, headers: Record<string, string> = {}): Response {
+function deliveryResponse(delivery: Delivery, locale: Locale, headers: Record<string, string> = {}): Response {
   if (delivery.kind === 'redirect') return redirectResponse(delivery.location, headers);
   return formPostResponse(formPostPage(locale, delivery.action, delivery.params), headers);
 }
@@ -34,16 +40,16 @@ export function authorizeError(
 }
 
 export async function completeAuthorization(
-  ctx: AppContext,
+  ctx: RespondPorts,
   request: ValidatedAuthRequest,
-  session: UserSession,
+  session: View<UserSession>,
   locale: Locale,
   headers: Record<string, string> = {},
 ): Promise<Response> {
   const app = ctx.clients.appByClient(request.clientId);
   const user = ctx.orgs.getUser(session.userId);
-  if (!app?.oidc || app.state !== 'APP_STATE_ACTIVE' || !ctx.orgs.isActive(user)) {
-    return htmlResponse(400, errorPage(locale, 'The application or the user is no longer active.'), headers);
+  if (!app?.oidc || !appIsUsable(app, ctx.orgs) || !ctx.orgs.isActive(user)) {
+    return htmlResponse(400, errorPage(locale, translator(locale)('error.inactive')), headers);
   }
   const project = ctx.orgs.getProject(app.projectId);
   const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
@@ -91,16 +97,16 @@ export async function completeAuthorization(
 }
 
 /** The user sessions of this agent that may answer the request: live, active user, right org, fresh enough. */
-export function usableSessions(ctx: AppContext, agentId: string | undefined, request: ValidatedAuthRequest): UserSession[] {
+export function usableSessions(ctx: RespondPorts, agentId: string | undefined, request: ValidatedAuthRequest): View<UserSession>[] {
   return ctx.userSessions.ofAgent(agentId).filter((s) => {
-    if (ctx.sessions.isSessionEnded(s.id)) return false;
+    if (ctx.issuedTokens.isSessionEnded(s.id)) return false;
     const user = ctx.orgs.getUser(s.userId);
     if (!ctx.orgs.isActive(user)) return false;
     return request.orgId === undefined || user.orgId === request.orgId;
   });
 }
 
-function isFresh(session: UserSession, maxAge: number | undefined, now = clock.now()): boolean {
+function isFresh(session: View<UserSession>, maxAge: number | undefined, now = clock.now()): boolean {
   return maxAge === undefined || Math.floor(now / 1000) - session.authTime <= maxAge;
 }
 
@@ -108,7 +114,7 @@ function isFresh(session: UserSession, maxAge: number | undefined, now = clock.n
  * Whether a browser session may answer this request without asking anything (`max_age`, then the
  * login policy's check lifetimes), and otherwise which check is due.
  */
-export function sessionRequirementOf(ctx: AppContext, session: UserSession, request: ValidatedAuthRequest, now = clock.now()): SessionRequirement {
+export function sessionRequirementOf(ctx: RespondPorts, session: View<UserSession>, request: ValidatedAuthRequest, now = clock.now()): SessionRequirement {
   if (!isFresh(session, request.maxAge, now)) return 'password';
   const user = ctx.orgs.getUser(session.userId);
   if (!user) return 'password';
@@ -117,8 +123,8 @@ export function sessionRequirementOf(ctx: AppContext, session: UserSession, requ
 
 /** Where the login continues for a session that cannot answer as it is: the due step, with the checks still valid. */
 export function resumeSession(
-  ctx: AppContext,
-  session: UserSession,
+  ctx: RespondPorts,
+  session: View<UserSession>,
   requirement: Exclude<SessionRequirement, 'ok'>,
 ): { step: LoginStep; userId: string; checks?: AuthChecks } {
   if (requirement === 'password') return { step: 'password', userId: session.userId };

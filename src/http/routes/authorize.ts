@@ -1,16 +1,21 @@
+import { appIsUsable } from '../../domain/usable.js';
 import type { LoginStep } from '../../actors/auth-requests.js';
 import { agentOf, ensureAgentCookie } from '../login/agent.js';
 import { authorizeError, completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
 import type { AuthChecks } from '../../model/auth-checks.js';
 import { validateAuthorizeRequest, type ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
 import { PATHS } from '../../protocol/discovery.js';
-import { OAuthError } from '../../protocol/errors.js';
-import { isFormContentType, parseUrlEncodedMulti } from '../../protocol/form.js';
+import { formBodyText, parseUrlEncodedMulti } from '../../protocol/form.js';
 import { errorPage } from '../../ui/pages.js';
 import { log } from '../../util/log.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
+import type { AgentPorts } from '../login/agent.js';
+import type { RespondPorts } from '../login/respond.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type AuthorizePorts = Pick<Ports, 'authRequests' | 'clients' | 'idTokens' | 'instance' | 'orgs'> & AgentPorts & RespondPorts;
 
 /**
  * GET|POST /oauth/v2/authorize (seed "Authorization endpoint", OIDC Core §3.1.2). Validates the
@@ -19,22 +24,13 @@ import type { Request, Response, Route } from '../types.js';
  */
 export const LOGIN_PATH = '/ui/login/login';
 
+/** GET reads the query, POST the form body (OIDC Core §3.1.2.1), with the same strictness. */
 function readParams(req: Request): Map<string, string[]> {
-  if (req.method === 'POST') {
-    if (!isFormContentType(req.headers['content-type'])) throw new OAuthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded');
-    let text: string;
-    try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(req.body);
-    } catch {
-      throw new OAuthError('invalid_request', 'request body is not valid UTF-8');
-    }
-    return parseUrlEncodedMulti(text);
-  }
-  return parseUrlEncodedMulti(req.query);
+  return parseUrlEncodedMulti(req.method === 'POST' ? formBodyText(req.headers['content-type'], req.body) : req.query);
 }
 
 /** The user an id_token_hint or login_hint names (an invalid hint is ignored, as ZITADEL does). */
-function hintedUser(ctx: AppContext, request: ValidatedAuthRequest): { userId?: string; loginName?: string } {
+function hintedUser(ctx: AuthorizePorts, request: ValidatedAuthRequest): { userId?: string; loginName?: string } {
   if (request.idTokenHint) {
     const claims = ctx.idTokens.verifyHint(request.idTokenHint);
     if (typeof claims?.sub === 'string' && ctx.orgs.getUser(claims.sub)) return { userId: claims.sub };
@@ -46,13 +42,13 @@ function hintedUser(ctx: AppContext, request: ValidatedAuthRequest): { userId?: 
   return {};
 }
 
-export function authorizeRoute(ctx: AppContext): Route {
+export function authorizeRoute(ctx: AuthorizePorts): Route {
   const handle = async (req: Request): Promise<Response> => {
     const params = readParams(req);
     const validation = validateAuthorizeRequest(params, {
       app: (clientId) => {
         const app = ctx.clients.appByClient(clientId);
-        return app && app.state === 'APP_STATE_ACTIVE' && ctx.orgs.getProject(app.projectId)?.state === 'PROJECT_STATE_ACTIVE' ? app : undefined;
+        return appIsUsable(app, ctx.orgs) ? app : undefined;
       },
       resolveProject: (id) => (id === 'zitadel' ? ctx.instance.managementProjectId : ctx.orgs.getProject(id)?.id),
       orgById: (id) => ctx.orgs.getOrg(id),
@@ -98,7 +94,7 @@ export function authorizeRoute(ctx: AppContext): Route {
         if (requirement === 'ok') return await completeAuthorization(ctx, request, session, agent.locale, headers);
         ({ step, userId, checks } = resumeSession(ctx, session, requirement));
       } else step = userId ? 'password' : 'loginname';
-      const created = ctx.authRequests.create(agentId, request, agent.locale, step, { userId, loginName: hint.loginName, ...(checks ? { checks } : {}) });
+      const created = await ctx.authRequests.create(agentId, request, agent.locale, step, { userId, loginName: hint.loginName, ...(checks ? { checks } : {}) });
       return redirectResponse(`${LOGIN_PATH}?authRequestID=${created.id}`, headers);
     } catch (error) {
       log.error('authorization failed', { error: error instanceof Error ? error.stack : String(error) });

@@ -1,13 +1,16 @@
 import { discoveryDocument, PATHS } from '../../protocol/discovery.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import { precomputedJson } from '../responses.js';
 import type { Route } from '../types.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type DiscoveryPorts = Pick<Ports, 'config' | 'issuer' | 'settings'>;
 
 /**
  * GET /.well-known/openid-configuration: serialized once at start-up, in two variants, since the
  * token exchange feature can be switched at run time.
  */
-export function discoveryRoute(ctx: AppContext): Route {
+export function discoveryRoute(ctx: DiscoveryPorts): Route {
   const without = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, false));
   const withExchange = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, true));
   const headers = { 'Cache-Control': 'public, max-age=300' };

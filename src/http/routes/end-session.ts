@@ -1,13 +1,18 @@
+import { revocationHorizon } from '../../services/user-tokens.js';
 import type { UserSession } from '../../actors/user-sessions.js';
 import { agentOf } from '../login/agent.js';
 import { postLogoutUriAllowed } from '../../protocol/authorize/redirect-uri.js';
 import { PATHS } from '../../protocol/discovery.js';
-import { isFormContentType, parseUrlEncoded } from '../../protocol/form.js';
+import { formBodyText, parseUrlEncoded } from '../../protocol/form.js';
 import { errorPage, signedOutPage } from '../../ui/pages.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
-import { clock } from '../../util/clock.js';
+import type { AgentPorts } from '../login/agent.js';
+import type { View } from '../../util/readonly.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type EndSessionPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'orgs' | 'issuedTokens' | 'userSessions'> & AgentPorts;
 
 /**
  * GET|POST /oidc/v1/end_session (OIDC RP-Initiated Logout 1.0; seed "End session endpoint").
@@ -16,10 +21,9 @@ import { clock } from '../../util/clock.js';
  * post_logout_redirect_uri of the client named by the hint's `azp` or `client_id`, or shows the
  * signed-out page.
  */
-export function endSessionRoute(ctx: AppContext): Route {
+export function endSessionRoute(ctx: EndSessionPorts): Route {
   const handle = async (req: Request): Promise<Response> => {
-    const text = req.method === 'POST' && isFormContentType(req.headers['content-type']) ? req.body.toString('utf8') : req.query;
-    const params = parseUrlEncoded(text);
+    const params = parseUrlEncoded(req.method === 'POST' ? formBodyText(req.headers['content-type'], req.body) : req.query);
     const agent = agentOf(ctx, req, params.get('ui_locales'));
     const bad = (message: string) => htmlResponse(400, errorPage(agent.locale, message));
 
@@ -43,7 +47,7 @@ export function endSessionRoute(ctx: AppContext): Route {
     }
 
     const agentSessions = ctx.userSessions.ofAgent(agent.agentId);
-    let ending: UserSession[];
+    let ending: View<UserSession>[];
     const logoutHint = params.get('logout_hint');
     if (logoutHint !== undefined) {
       const user = ctx.orgs.findUserByLoginName(logoutHint);
@@ -52,12 +56,12 @@ export function endSessionRoute(ctx: AppContext): Route {
       const session = ctx.userSessions.get(hinted.sid);
       // The hint proves the client held a token of that session, so it may end it from any browser.
       ending = session ? [session] : [];
-      if (!session) await ctx.sessions.revokeSession(hinted.sid, revocationHorizon(ctx));
+      if (!session) await ctx.issuedTokens.revokeSession(hinted.sid, revocationHorizon(ctx));
     } else {
       ending = agentSessions;
     }
     const until = revocationHorizon(ctx);
-    await Promise.all([ctx.userSessions.end(ending), ...ending.map((s) => ctx.sessions.revokeSession(s.id, until))]);
+    await Promise.all([ctx.userSessions.end(ending), ...ending.map((s) => ctx.issuedTokens.revokeSession(s.id, until))]);
 
     if (!redirect) return htmlResponse(200, signedOutPage(agent.locale));
     const url = new URL(redirect);
@@ -66,9 +70,4 @@ export function endSessionRoute(ctx: AppContext): Route {
     return redirectResponse(url.toString());
   };
   return { pattern: PATHS.endSession, errorStyle: 'html', methods: { GET: handle, POST: handle } };
-}
-
-/** Until when an ended session must stay revoked: the longest any token of it may live. */
-function revocationHorizon(ctx: AppContext): number {
-  return Math.floor((clock.now() + Math.max(ctx.config.accessTokenLifetime, ctx.config.refreshTokenLifetime)) / 1000);
 }

@@ -1,5 +1,4 @@
-import { managementRoutes } from '../admin/routes.js';
-import type { AppContext } from '../../services/ports.js';
+import { managementRoutes, type ManagementRoutesPorts } from '../admin/routes.js';
 import type { Route } from '../types.js';
 import { adminKeysRoute } from './admin-keys.js';
 import { authorizeRoute } from './authorize.js';
@@ -12,9 +11,23 @@ import { introspectRoute } from './introspect.js';
 import { keysRoute } from './keys.js';
 import { revokeRoute } from './revoke.js';
 import { tokenRoute } from './token.js';
+import type { UserinfoPorts } from './userinfo.js';
+import type { AdminKeysPorts } from './admin-keys.js';
+import type { EndSessionPorts } from './end-session.js';
+import type { KeysPorts } from './keys.js';
+import type { TokenPorts } from './token.js';
+import type { LoginPorts } from './login.js';
+import type { AuthorizePorts } from './authorize.js';
+import type { IntrospectPorts } from './introspect.js';
+import type { DiscoveryPorts } from './discovery.js';
+import type { HealthPorts } from './health.js';
+import type { RevokePorts } from './revoke.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type RoutesPorts = UserinfoPorts & AdminKeysPorts & EndSessionPorts & KeysPorts & TokenPorts & LoginPorts & AuthorizePorts & IntrospectPorts & DiscoveryPorts & HealthPorts & RevokePorts & ManagementRoutesPorts;
 
 /** Every route of the server, one module per endpoint. */
-export function routes(ctx: AppContext): Route[] {
+export function routes(ctx: RoutesPorts): Route[] {
   return [
     ...healthRoutes(ctx),
     discoveryRoute(ctx),

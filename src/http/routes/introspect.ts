@@ -3,14 +3,18 @@ import { OAuthError } from '../../protocol/errors.js';
 import { introspect } from '../../services/introspection.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { readClientRequest } from '../client-request.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
 import type { Request, Route } from '../types.js';
+import type { IntrospectionPorts } from '../../services/introspection.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type IntrospectPorts = Pick<Ports, 'clientAuth' | 'clients'> & IntrospectionPorts;
 
 /** POST /oauth/v2/introspect (RFC 7662) for API apps and OIDC apps with a secret or a registered key. */
 const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'private_key_jwt']);
 
-export function introspectRoute(ctx: AppContext): Route {
+export function introspectRoute(ctx: IntrospectPorts): Route {
   const handle = async (req: Request) => {
     const { form, presented } = readClientRequest(req);
     const client = await ctx.clientAuth.authenticate(presented, {

@@ -1,7 +1,10 @@
 import { JWKS_MAX_AGE_SECONDS } from '../../actors/keys.js';
 import { PATHS } from '../../protocol/discovery.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type KeysPorts = Pick<Ports, 'keys'>;
 
 /** GET /oauth/v2/keys: the JWKS the keys actor keeps serialized. */
 const HEADERS = Object.freeze({
@@ -9,7 +12,7 @@ const HEADERS = Object.freeze({
   'Cache-Control': `public, max-age=${JWKS_MAX_AGE_SECONDS}, must-revalidate`,
 });
 
-export function keysRoute(ctx: AppContext): Route {
+export function keysRoute(ctx: KeysPorts): Route {
   return {
     pattern: PATHS.jwks,
     errorStyle: 'oauth',

@@ -1,11 +1,12 @@
-import type { AuthRequest, AuthRequestChange } from '../../actors/auth-requests.js';
+import type { AuthRequestView, LoginStep } from '../../actors/auth-requests.js';
 import type { UserSession } from '../../actors/user-sessions.js';
-import { newTotpSecret, otpauthUri, verifyTotp } from '../../crypto/totp.js';
-import { openOtpSecret, sealOtpSecret } from '../../domain/otp-secret.js';
+import { otpauthUri, verifyTotp } from '../../crypto/totp.js';
+import { openOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { agentOf, newAgentCookieFor, type Agent } from '../login/agent.js';
 import { completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
 import { factsOf, mfaPrompt, nextLoginStep } from '../../domain/policy-steps.js';
 import { DEFAULT_POLICIES } from '../../model/records.js';
+import { EMAIL, MAX_PASSWORD, newHuman } from '../../domain/human-users.js';
 import { clock } from '../../util/clock.js';
 import { qrCodeDataUrl } from '../../ui/qr-code.js';
 import { ApiError } from '../../model/errors.js';
@@ -26,45 +27,44 @@ import {
   type RegisterValues,
 } from '../../ui/pages.js';
 import { STYLESHEET, STYLESHEET_PATH } from '../../ui/styles.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import { csrfToken, csrfValid } from '../csrf.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { LOGIN_PATH } from './authorize.js';
-import { AttemptLimiter, KeyedQueue } from '../../services/attempt-limiter.js';
+import { KeyedQueue } from '../../services/attempt-limiter.js';
+import type { RespondPorts } from '../login/respond.js';
+import type { View } from '../../util/readonly.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type LoginPorts = Pick<Ports, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginSecurity' | 'masterKey' | 'orgs' | 'pool' | 'userSessions'> & RespondPorts;
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
  * and the user-agent cookie, with a CSRF token. Steps: login name → password → (a required new
  * password) → TOTP code, or TOTP enrollment when the org's login policy forces or offers it; or
- * account selection / registration. Which step comes next is src/login/policy-steps.ts's rule;
+ * account selection / registration. Which step comes next is src/domain/policy-steps.ts's rule;
  * the last step signs the browser in under a new cookie and answers the client.
  */
-const EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
-const MAX_PASSWORD = 1024;
 const MAX_OTP_FAILURES_PER_REQUEST = 5;
 
 interface Flow {
   agent: Agent & { cookie: string; agentId: string };
-  auth: AuthRequest;
+  auth: AuthRequestView;
   page: PageContext;
 }
 
-export function loginRoutes(ctx: AppContext): Route[] {
+export function loginRoutes(ctx: LoginPorts): Route[] {
   const csrfKey = ctx.masterKey.deriveKey('login-csrf');
-  /** Last TOTP time step used per user: a code is accepted once. */
-  const lastOtpStep = new Map<string, number>();
   /** A hash that never matches, verified for unknown users so they cost the same time as known ones. */
   let dummyHash: Promise<string> | undefined;
   /** One password check per user at a time, so lockout counts every guess (no parallel bursts). */
   const passwordChecks = new KeyedQueue();
-  /** Wrong TOTP codes per user across all login requests: 10 per 15 minutes. */
-  const otpLimiter = new AttemptLimiter(10, 15 * 60_000);
   const issuerHost = new URL(ctx.issuer).host;
 
   const t = (flow: Flow, key: TextKey) => translator(flow.page.locale)(key);
   const nowSeconds = () => clock.seconds();
-  const loginPolicy = (orgId: string): LoginPolicy => ctx.orgs.policy('login', orgId).policy;
+  const loginPolicy = (orgId: string): View<LoginPolicy> => ctx.orgs.policy('login', orgId).policy;
   /**
    * The lockout policy decides whether the page says that an account is locked (`showLockoutFailure`);
    * otherwise the step's ordinary failure text is shown.
@@ -108,32 +108,36 @@ export function loginRoutes(ctx: AppContext): Route[] {
    */
   const typedLoginName = (user: UserRecord | undefined, flow: Flow) => flow.auth.loginName ?? loginNameOf(user, flow);
 
+  /** The accounts this browser is signed in with that may answer the request. */
+  const selectableAccounts = (flow: Flow) =>
+    usableSessions(ctx, flow.agent.agentId, flow.auth.request).flatMap((s) => {
+      const u = ctx.orgs.getUser(s.userId);
+      return u ? [{ sid: s.id, displayName: u.human?.profile.displayName || u.userName, loginName: ctx.orgs.preferredLoginName(u) }] : [];
+    });
+
   /**
-   * Entering a step: its TOTP failures start at zero, and enrollment gets a new secret to show (never
-   * one another user of the same request saw; dropped on any other step).
+   * The page of the request's step, after settling a step with nothing to offer (no account to
+   * select, registration not allowed): those show the login name page instead, and stay there.
    */
-  const enterStep = (step: AuthRequest['step']): AuthRequestChange => ({
-    step,
-    otpFailures: 0,
-    pendingOtpSecret: step === 'mfa-setup' ? newTotpSecret() : undefined,
-  });
+  async function show(flow: Flow, error?: string, status = 200): Promise<Response> {
+    const { auth } = flow;
+    if (auth.step === 'select' && selectableAccounts(flow).length === 0) await ctx.authRequests.offerLoginName(auth);
+    if (auth.step === 'register' && !allowRegister(flow)) {
+      await ctx.authRequests.offerLoginName(auth);
+      return render(flow, t(flow, 'register.notAllowed'), status);
+    }
+    return render(flow, error, status);
+  }
 
-  /** Back to the login name: whatever was passed in this request is forgotten. */
-  const restart = (flow: Flow) =>
-    ctx.authRequests.update(flow.auth, { step: 'loginname', checks: {}, userId: undefined, authenticatedUserId: undefined, pendingOtpSecret: undefined });
-
+  /** Renders the request's step; changes nothing. */
   async function render(flow: Flow, error?: string, status = 200): Promise<Response> {
     const { auth, page } = flow;
     const user = auth.userId ? ctx.orgs.getUser(auth.userId) : undefined;
     switch (auth.step) {
       case 'select': {
-        const accounts = usableSessions(ctx, flow.agent.agentId, auth.request).flatMap((s) => {
-          const u = ctx.orgs.getUser(s.userId);
-          return u ? [{ sid: s.id, displayName: u.human?.profile.displayName || u.userName, loginName: ctx.orgs.preferredLoginName(u) }] : [];
-        });
+        const accounts = selectableAccounts(flow);
         if (accounts.length > 0) return htmlResponse(status, selectAccountPage(page, accounts));
-        ctx.authRequests.update(auth, { step: 'loginname' });
-        return render(flow, error, status);
+        return htmlResponse(status, loginNamePage(page, { loginName: auth.loginName ?? '', ...(error ? { error } : {}), allowRegister: allowRegister(flow) }));
       }
       case 'password':
         return htmlResponse(status, passwordPage(page, { loginName: typedLoginName(user, flow), ...(error ? { error } : {}) }));
@@ -150,7 +154,6 @@ export function loginRoutes(ctx: AppContext): Route[] {
       }
       case 'register':
         if (!allowRegister(flow)) {
-          ctx.authRequests.update(auth, { step: 'loginname' });
           return htmlResponse(status, loginNamePage(page, { loginName: auth.loginName ?? '', error: t(flow, 'register.notAllowed'), allowRegister: false }));
         }
         return htmlResponse(status, registerPage(page, {}, error));
@@ -176,7 +179,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
   async function proceed(flow: Flow, user: UserRecord, headers: Record<string, string> = {}): Promise<Response> {
     const next = nextLoginStep(factsOf(user), flow.auth.checks, loginPolicy(user.orgId), clock.now());
     if (next === 'done') return finish(flow, user, headers);
-    ctx.authRequests.update(flow.auth, enterStep(next));
+    await ctx.authRequests.enterStep(flow.auth, next);
     return backToStep(flow, headers);
   }
 
@@ -188,7 +191,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
   async function renewCookie(flow: Flow): Promise<Record<string, string>> {
     const fresh = newAgentCookieFor(ctx);
     await ctx.userSessions.moveAgent(flow.agent.agentId, fresh.agentId);
-    ctx.authRequests.rebind(flow.auth, fresh.agentId);
+    await ctx.authRequests.rebind(flow.auth, fresh.agentId);
     flow.agent = { ...flow.agent, cookie: fresh.cookie, agentId: fresh.agentId };
     return fresh.headers;
   }
@@ -200,12 +203,12 @@ export function loginRoutes(ctx: AppContext): Route[] {
   async function finish(flow: Flow, user: UserRecord, headers: Record<string, string> = {}): Promise<Response> {
     const renewed = flow.auth.cookieRenewed ? headers : await renewCookie(flow);
     const session = await ctx.userSessions.signIn(flow.agent.agentId, user.id, flow.auth.checks);
-    ctx.authRequests.finish(flow.auth.id);
+    await ctx.authRequests.finish(flow.auth.id);
     return completeAuthorization(ctx, flow.auth.request, session, flow.page.locale, renewed);
   }
 
-  async function answer(flow: Flow, session: UserSession): Promise<Response> {
-    ctx.authRequests.finish(flow.auth.id);
+  async function answer(flow: Flow, session: View<UserSession>): Promise<Response> {
+    await ctx.authRequests.finish(flow.auth.id);
     return completeAuthorization(ctx, flow.auth.request, session, flow.page.locale);
   }
 
@@ -213,7 +216,8 @@ export function loginRoutes(ctx: AppContext): Route[] {
   function eligible(flow: Flow, user: UserRecord | undefined): user is UserRecord {
     if (!user?.human?.passwordHash) return false;
     if (flow.auth.request.orgId !== undefined && user.orgId !== flow.auth.request.orgId) return false;
-    return ctx.orgs.getOrg(user.orgId)?.state === 'ORG_STATE_ACTIVE';
+    // The user's own state is checked after the password (a locked account gets its own answer).
+    return ctx.orgs.orgIsActive(user.orgId);
   }
 
   /**
@@ -243,7 +247,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
     if (!eligible(flow, candidate) || pw.length > MAX_PASSWORD) {
       // Same work and same answer as a wrong password: the page does not tell who exists.
       await dummyCheck(pw);
-      return render(flow, t(flow, 'password.invalid'));
+      return show(flow, t(flow, 'password.invalid'));
     }
     return passwordChecks.run(candidate.id, async () => {
       // Re-read: an earlier check of this user may have just locked it.
@@ -251,57 +255,54 @@ export function loginRoutes(ctx: AppContext): Route[] {
       if (user.state === 'USER_STATE_LOCKED') {
         // As long as a real check, so timing does not tell a locked account (showLockoutFailure=false).
         await dummyCheck(pw);
-        return render(flow, t(flow, lockedText(user)));
+        return show(flow, t(flow, lockedText(user)));
       }
-      if (!loginPolicy(user.orgId).allowUsernamePassword) return render(flow, t(flow, 'password.notAllowed'));
+      if (!loginPolicy(user.orgId).allowUsernamePassword) return show(flow, t(flow, 'password.notAllowed'));
       const human = user.human!;
       const result = await ctx.pool.verifyPassword(pw, human.passwordHash!);
       // The request may have switched to another login name while the hash was checked.
       if (flow.auth.userId !== user.id) return expired(flow.agent);
       if (!result.ok) {
-        if (user.state !== 'USER_STATE_ACTIVE') return render(flow, t(flow, 'password.invalid'));
+        if (!ctx.orgs.isActive(user)) return show(flow, t(flow, 'password.invalid'));
         const { locked } = await ctx.orgs.recordPasswordFailure(user.id);
-        return render(flow, t(flow, locked ? lockedText(user) : 'password.invalid'));
+        return show(flow, t(flow, locked ? lockedText(user) : 'password.invalid'));
       }
-      if (user.state !== 'USER_STATE_ACTIVE') return render(flow, t(flow, 'password.invalid'));
+      if (!ctx.orgs.isActive(user)) return show(flow, t(flow, 'password.invalid'));
       await ctx.orgs.recordPasswordSuccess(user.id, result.needsRehash ? await ctx.pool.hashPassword(pw) : undefined);
       // A new password check: the second factor is asked for again too.
-      ctx.authRequests.update(flow.auth, { checks: { passwordAt: nowSeconds() }, authenticatedUserId: user.id });
+      await ctx.authRequests.passPassword(flow.auth, user.id, nowSeconds());
       return proceed(flow, ctx.orgs.getUser(user.id)!, await renewCookie(flow));
     });
   }
 
   /** A wrong TOTP code: counted per request (5 end it), per user (10 per 15 min) and against maxOtpAttempts. */
   async function otpFailure(flow: Flow, user: UserRecord): Promise<Response> {
-    otpLimiter.fail(user.id);
-    // Counted before the write is awaited, so parallel wrong codes in one request all count.
-    const failures = (flow.auth.otpFailures ?? 0) + 1;
-    ctx.authRequests.update(flow.auth, { otpFailures: failures });
-    const { locked } = await ctx.orgs.recordOtpFailure(user.id);
+    // Counted before the writes are awaited, so parallel wrong codes all count.
+    const { failures, written } = ctx.authRequests.failOtp(flow.auth);
+    const [, , { locked }] = await Promise.all([written, ctx.loginSecurity.recordOtpFailure(user.id), ctx.orgs.recordOtpFailure(user.id)]);
     if (locked || failures >= MAX_OTP_FAILURES_PER_REQUEST) {
-      ctx.authRequests.finish(flow.auth.id);
+      await ctx.authRequests.finish(flow.auth.id);
       return locked ? htmlResponse(400, errorPage(flow.page.locale, t(flow, lockedText(user)))) : expired(flow.agent);
     }
-    return render(flow, t(flow, 'otp.invalid'));
+    return show(flow, t(flow, 'otp.invalid'));
   }
 
   /** A code that matches `secret` now and was not used before by this user: its time step. */
   function acceptCode(user: UserRecord, secret: string, code: string | undefined): number | undefined {
     const step = verifyTotp(secret, (code ?? '').replace(/\s+/g, ''));
-    return step === undefined || step <= (lastOtpStep.get(user.id) ?? -1) ? undefined : step;
+    return step === undefined || !ctx.loginSecurity.otpStepUnused(user.id, step) ? undefined : step;
   }
 
   async function checkOtp(flow: Flow, code: string | undefined): Promise<Response> {
     const user = authenticatedUser(flow);
     // The password must have been passed by this very user in this request.
     if (!user?.human?.otpSecretSealed) return expired(flow.agent);
-    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, lockedText(user, 'otp.invalid')));
+    if (ctx.loginSecurity.otpBlocked(user.id)) return show(flow, t(flow, lockedText(user, 'otp.invalid')));
     const step = acceptCode(user, openOtpSecret(ctx.masterKey, user.human.otpSecretSealed), code);
-    if (step === undefined) return otpFailure(flow, user);
-    otpLimiter.reset(user.id);
-    lastOtpStep.set(user.id, step);
+    // The step is used up at once (a parallel request with the same code fails), durably.
+    if (step === undefined || !(await ctx.loginSecurity.passOtp(user.id, step))) return otpFailure(flow, user);
     await ctx.orgs.recordOtpSuccess(user.id);
-    ctx.authRequests.update(flow.auth, { checks: { ...flow.auth.checks, secondFactorAt: nowSeconds() } });
+    await ctx.authRequests.passOtp(flow.auth, nowSeconds());
     return proceed(flow, user);
   }
 
@@ -311,19 +312,18 @@ export function loginRoutes(ctx: AppContext): Route[] {
     const secret = flow.auth.pendingOtpSecret;
     if (!user?.human || !secret) return expired(flow.agent);
     if (user.human.otpSecretSealed) return proceed(flow, user);
-    if (otpLimiter.blocked(user.id)) return render(flow, t(flow, lockedText(user, 'otp.invalid')));
+    if (ctx.loginSecurity.otpBlocked(user.id)) return show(flow, t(flow, lockedText(user, 'otp.invalid')));
     const step = acceptCode(user, secret, code);
-    if (step === undefined) return otpFailure(flow, user);
-    lastOtpStep.set(user.id, step);
+    if (step === undefined || !(await ctx.loginSecurity.useOtpStepForEnrollment(user.id, step))) return otpFailure(flow, user);
     try {
       await ctx.orgs.enrollOtp(user.id, sealOtpSecret(ctx.masterKey, secret));
     } catch (error) {
       // Enrolled meanwhile (another tab): this code proves the other secret, so ask for the enrolled one.
       if (!(error instanceof ApiError && error.kind === 'AlreadyExists')) throw error;
-      ctx.authRequests.update(flow.auth, { pendingOtpSecret: undefined });
+      await ctx.authRequests.leaveOtpSetup(flow.auth);
       return proceed(flow, ctx.orgs.getUser(user.id)!);
     }
-    ctx.authRequests.update(flow.auth, { checks: { ...flow.auth.checks, secondFactorAt: nowSeconds() }, pendingOtpSecret: undefined });
+    await ctx.authRequests.passOtp(flow.auth, nowSeconds());
     return proceed(flow, ctx.orgs.getUser(user.id)!);
   }
 
@@ -331,9 +331,9 @@ export function loginRoutes(ctx: AppContext): Route[] {
     const user = authenticatedUser(flow);
     if (!user?.human) return expired(flow.agent);
     const prompt = mfaPrompt(factsOf(user), loginPolicy(user.orgId), clock.now());
-    if (prompt === 'required') return render(flow, t(flow, 'mfa.skipNotAllowed'));
+    if (prompt === 'required') return show(flow, t(flow, 'mfa.skipNotAllowed'));
     if (prompt === 'optional') await ctx.orgs.skipMfaInit(user.id, clock.now());
-    ctx.authRequests.update(flow.auth, { pendingOtpSecret: undefined });
+    await ctx.authRequests.leaveOtpSetup(flow.auth);
     return proceed(flow, ctx.orgs.getUser(user.id)!);
   }
 
@@ -350,13 +350,13 @@ export function loginRoutes(ctx: AppContext): Route[] {
     if (!user?.human) return expired(flow.agent);
     const password = form.get('password') ?? '';
     const problem = newPasswordProblem(form);
-    if (problem) return render(flow, t(flow, problem));
+    if (problem) return show(flow, t(flow, problem));
     await ctx.orgs.changePassword(user.id, await ctx.pool.hashPassword(password));
     return proceed(flow, ctx.orgs.getUser(user.id)!);
   }
 
   async function register(flow: Flow, form: Form): Promise<Response> {
-    if (!allowRegister(flow)) return render(flow);
+    if (!allowRegister(flow)) return show(flow);
     const values: RegisterValues = {
       firstName: form.get('firstName')?.trim() ?? '',
       lastName: form.get('lastName')?.trim() ?? '',
@@ -374,21 +374,22 @@ export function loginRoutes(ctx: AppContext): Route[] {
     let user: UserRecord;
     try {
       const passwordHash = await ctx.pool.hashPassword(password);
-      user = await ctx.orgs.addUser(registrationOrgId(flow), {
-        userName: values.userName!,
-        human: {
-          profile: { firstName: values.firstName!, lastName: values.lastName!, nickName: '', displayName: `${values.firstName} ${values.lastName}`, preferredLanguage: flow.page.locale, gender: 'GENDER_UNSPECIFIED' },
-          email: { email: values.email!, isEmailVerified: false },
-          passwordHash,
-          passwordChangeRequired: false,
-          failedPasswordAttempts: 0,
-        },
-      });
+      user = await ctx.orgs.addUser(
+        registrationOrgId(flow),
+        newHuman(
+          {
+            userName: values.userName!,
+            profile: { firstName: values.firstName!, lastName: values.lastName!, nickName: '', preferredLanguage: flow.page.locale, gender: 'GENDER_UNSPECIFIED' },
+            email: { email: values.email!, isEmailVerified: false },
+          },
+          { passwordHash },
+        ),
+      );
     } catch (error) {
       if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return fail('register.taken');
       throw error;
     }
-    ctx.authRequests.update(flow.auth, { userId: user.id, authenticatedUserId: user.id, checks: { passwordAt: nowSeconds() } });
+    await ctx.authRequests.passPassword(flow.auth, user.id, nowSeconds());
     return proceed(flow, user, await renewCookie(flow));
   }
 
@@ -401,7 +402,7 @@ export function loginRoutes(ctx: AppContext): Route[] {
   };
 
   /** A POST that belongs to one step; any other step sends the browser back to where the request is. */
-  const atStep = (step: AuthRequest['step'], handler: (flow: Flow, form: Form) => Response | Promise<Response>) =>
+  const atStep = (step: LoginStep, handler: (flow: Flow, form: Form) => Response | Promise<Response>) =>
     post((flow, form) => (flow.auth.step === step ? handler(flow, form) : backToStep(flow)));
 
   const get = (handler: (flow: Flow, req: Request) => Response | Promise<Response>) => (req: Request) => {
@@ -414,34 +415,34 @@ export function loginRoutes(ctx: AppContext): Route[] {
 
   return [
     route(LOGIN_PATH, {
-      GET: get((flow, req) => {
-        if (parseUrlEncoded(req.query).get('step') === 'loginname') restart(flow);
+      GET: get(async (flow, req) => {
+        if (parseUrlEncoded(req.query).get('step') === 'loginname') await ctx.authRequests.backToLoginName(flow.auth);
         // Enrollment entered from the authorization endpoint (a session without the now required factor).
-        if (flow.auth.step === 'mfa-setup' && !flow.auth.pendingOtpSecret) ctx.authRequests.update(flow.auth, enterStep('mfa-setup'));
-        return render(flow);
+        if (flow.auth.step === 'mfa-setup' && !flow.auth.pendingOtpSecret) await ctx.authRequests.enterStep(flow.auth, 'mfa-setup');
+        return show(flow);
       }),
     }),
     route('/ui/login/loginname', {
-      POST: post((flow, form) => {
+      POST: post(async (flow, form) => {
         const loginName = (form.get('loginName') ?? '').trim().slice(0, 300);
-        if (!loginName) return render(flow, t(flow, 'password.invalid'));
+        if (!loginName) return show(flow, t(flow, 'password.invalid'));
         const user = findLoginUser(flow, loginName);
         if (!user?.human || (flow.auth.request.orgId !== undefined && user.orgId !== flow.auth.request.orgId)) {
           // `ignoreUnknownUsernames` (of the requested org, else the instance default): whether an
           // unknown name is told here, or gets the wrong-password answer at the password step.
           const policy = flow.auth.request.orgId ? loginPolicy(flow.auth.request.orgId) : DEFAULT_POLICIES.login;
           if (!policy.ignoreUnknownUsernames) {
-            ctx.authRequests.update(flow.auth, { loginName });
-            return render(flow, t(flow, 'login.unknown'));
+            await ctx.authRequests.rememberLoginName(flow.auth, loginName);
+            return show(flow, t(flow, 'login.unknown'));
           }
         }
-        ctx.authRequests.update(flow.auth, { step: 'password', loginName, checks: {}, userId: user?.id, authenticatedUserId: undefined, pendingOtpSecret: undefined, otpFailures: 0 });
+        await ctx.authRequests.chooseUser(flow.auth, loginName, user?.id);
         return backToStep(flow);
       }),
     }),
     route('/ui/login/loginname/change', {
-      POST: post((flow) => {
-        restart(flow);
+      POST: post(async (flow) => {
+        await ctx.authRequests.backToLoginName(flow.auth);
         return backToStep(flow);
       }),
     }),
@@ -451,30 +452,25 @@ export function loginRoutes(ctx: AppContext): Route[] {
     route('/ui/login/mfa/verify', { POST: atStep('mfa-setup', (flow, form) => confirmOtpSetup(flow, form.get('code'))) }),
     route('/ui/login/mfa/skip', { POST: atStep('mfa-setup', (flow) => skipOtpSetup(flow)) }),
     route('/ui/login/select', {
-      POST: post((flow, form) => {
+      POST: post(async (flow, form) => {
         const sid = form.get('sid');
         const session = usableSessions(ctx, flow.agent.agentId, flow.auth.request).find((s) => s.id === sid);
         if (!session) {
-          restart(flow);
+          await ctx.authRequests.backToLoginName(flow.auth);
           return backToStep(flow);
         }
         const request = flow.auth.request;
         const requirement = request.prompt.has('login') ? 'password' : sessionRequirementOf(ctx, session, request);
         if (requirement === 'ok') return answer(flow, session);
         const resume = resumeSession(ctx, session, requirement);
-        ctx.authRequests.update(flow.auth, {
-          ...enterStep(resume.step),
-          userId: resume.userId,
-          checks: resume.checks ?? {},
-          authenticatedUserId: resume.checks ? resume.userId : undefined,
-        });
+        await ctx.authRequests.resumeSession(flow.auth, resume.step, resume.userId, resume.checks);
         return backToStep(flow);
       }),
     }),
     route('/ui/login/register', {
-      GET: get((flow) => {
-        ctx.authRequests.update(flow.auth, { step: 'register' });
-        return render(flow);
+      GET: get(async (flow) => {
+        await ctx.authRequests.startRegistration(flow.auth);
+        return show(flow);
       }),
       POST: post((flow, form) => register(flow, form)),
     }),

@@ -4,8 +4,12 @@ import { OAuthError } from '../../protocol/errors.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { revokeGrant } from '../../services/user-tokens.js';
 import { readClientRequest } from '../client-request.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import type { Request, Route } from '../types.js';
+import type { UserTokensPorts } from '../../services/user-tokens.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type RevokePorts = Pick<Ports, 'clientAuth' | 'clients' | 'refreshTokens' | 'tokens'> & UserTokensPorts;
 
 /**
  * POST /oauth/v2/revoke (RFC 7009): 200 with an empty JSON response for revoked, unknown or
@@ -14,13 +18,13 @@ import type { Request, Route } from '../types.js';
 const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
 const OK = { status: 200, headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }, body: '' };
 
-export function ownsToken(client: AuthenticatedClient, claims: AccessTokenClaims): boolean {
+function ownsToken(client: AuthenticatedClient, claims: AccessTokenClaims): boolean {
   if (claims.clientId === client.clientId) return true;
   // A machine user's tokens stay its own even if its org's primary domain changed since.
   return client.kind === 'machine' && claims.sub === client.user.id;
 }
 
-export function revokeRoute(ctx: AppContext): Route {
+export function revokeRoute(ctx: RevokePorts): Route {
   const handle = async (req: Request) => {
     const { form, presented } = readClientRequest(req);
     const client = await ctx.clientAuth.authenticate(presented, { methods: METHODS, endpoint: PATHS.revocation, apps: true, machineUsers: true });

@@ -1,13 +1,16 @@
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
-import { GRANTS } from '../../services/grants/index.js';
+import { GRANTS, type GrantsPorts } from '../../services/grants/index.js';
 import { readClientRequest } from '../client-request.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
 import type { Request, Route } from '../types.js';
 
+/** What this module uses of the wired parts (src/app.ts). */
+export type TokenPorts = Pick<Ports, 'clientAuth' | 'clients'> & GrantsPorts;
+
 /** POST /oauth/v2/token: parses the form, authenticates the client per grant, dispatches on grant_type. */
-export function tokenRoute(ctx: AppContext): Route {
+export function tokenRoute(ctx: TokenPorts): Route {
   const handle = async (req: Request) => {
     const { form, presented } = readClientRequest(req);
     const grantType = form.get('grant_type');

@@ -1,17 +1,21 @@
+import { bearerToken } from '../../protocol/bearer.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { parseFormBody } from '../../protocol/form.js';
 import { claimsFor } from '../../services/user-tokens.js';
-import type { AppContext } from '../../services/ports.js';
+import type { Ports } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
 import type { Request, Route } from '../types.js';
+import type { UserTokensPorts } from '../../services/user-tokens.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type UserinfoPorts = Pick<Ports, 'clients' | 'orgs' | 'tokens'> & UserTokensPorts;
 
 /**
  * GET|POST /oidc/v1/userinfo (OIDC Core §5.3, RFC 6750): claims of the token's user per granted
  * scope. A missing token is 401 with a bare Bearer challenge; an invalid, expired or revoked one
  * (or one whose user is gone) 401 with `error="invalid_token"`.
  */
-const BEARER = /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)\s*$/i;
 const CHALLENGE = 'Bearer realm="sesame"';
 
 function invalidToken(description: string): OAuthError {
@@ -21,15 +25,14 @@ function invalidToken(description: string): OAuthError {
   });
 }
 
-export function userinfoRoute(ctx: AppContext): Route {
+export function userinfoRoute(ctx: UserinfoPorts): Route {
   const handle = (req: Request) => {
     if (req.repeatedHeaders.has('authorization')) throw new OAuthError('invalid_request', 'Authorization header is repeated');
     const header = req.headers.authorization;
     let token: string | undefined;
     if (header !== undefined) {
-      const match = BEARER.exec(header);
-      if (!match) throw invalidToken('malformed Authorization header');
-      token = match[1];
+      token = bearerToken(header);
+      if (token === undefined) throw invalidToken('malformed Authorization header');
     }
     // RFC 6750 §2.2: a form body parameter is the other way to send it (only one may be used).
     if (req.method === 'POST' && req.body.length > 0) {

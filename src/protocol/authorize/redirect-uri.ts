@@ -1,4 +1,5 @@
 import type { OidcAppConfig } from '../../model/records.js';
+import type { View } from '../../util/readonly.js';
 
 /**
  * Redirect URI matching (seed: "must equal exactly one of the registered redirect URIs"). Apps in
@@ -48,10 +49,10 @@ export function matchesRegistered(uri: string, registered: readonly string[], de
   return registered.some((pattern) => pattern.includes('*') && globToRegExp(pattern).test(uri)) && URL.canParse(uri);
 }
 
-export function redirectUriAllowed(config: OidcAppConfig, uri: string): boolean {
+export function redirectUriAllowed(config: View<OidcAppConfig>, uri: string): boolean {
   return matchesRegistered(uri, config.redirectUris, config.devMode, config.appType === 'OIDC_APP_TYPE_NATIVE');
 }
 
-export function postLogoutUriAllowed(config: OidcAppConfig, uri: string): boolean {
+export function postLogoutUriAllowed(config: View<OidcAppConfig>, uri: string): boolean {
   return matchesRegistered(uri, config.postLogoutRedirectUris, config.devMode, config.appType === 'OIDC_APP_TYPE_NATIVE');
 }

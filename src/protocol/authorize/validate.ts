@@ -1,10 +1,13 @@
+import type { ValidatedAuthRequest } from '../../model/authorization.js';
 import type { AppRecord, OrgRecord } from '../../model/records.js';
 import { OAuthError } from '../errors.js';
 import { isPkceValue } from '../pkce.js';
-import { parseMaxAge, parsePrompt, type Prompt } from '../prompt.js';
-import { chooseResponseMode, type ResponseMode, type ResponseType } from '../response-mode.js';
+import { parseMaxAge, parsePrompt } from '../prompt.js';
+import { chooseResponseMode } from '../response-mode.js';
+import type { ResponseMode, ResponseType } from '../../model/authorization.js';
 import { audienceProject, classifyScope, parseScope } from '../scopes.js';
 import { redirectUriAllowed } from './redirect-uri.js';
+import type { View } from '../../util/readonly.js';
 
 /**
  * Validation of an authorization request, in the order that decides where an error may go
@@ -25,27 +28,6 @@ export type AuthorizeErrorCode =
 
 export type Params = ReadonlyMap<string, readonly string[]>;
 
-export interface ValidatedAuthRequest {
-  clientId: string;
-  appId: string;
-  projectId: string;
-  redirectUri: string;
-  responseType: ResponseType;
-  responseMode: ResponseMode;
-  scopes: string[];
-  /** Projects named by `urn:zitadel:iam:org:project:id:{id}:aud` scopes. */
-  audienceProjects: string[];
-  /** The org an org scope restricts the login to. */
-  orgId: string | undefined;
-  state: string | undefined;
-  nonce: string | undefined;
-  codeChallenge: string | undefined;
-  prompt: Set<Prompt>;
-  maxAge: number | undefined;
-  loginHint: string | undefined;
-  idTokenHint: string | undefined;
-  uiLocales: string | undefined;
-}
 
 /** Where errors go once client and redirect_uri are known good. */
 export interface ErrorTarget {
@@ -61,11 +43,11 @@ export type AuthorizeValidation =
 
 export interface AuthorizeDirectory {
   /** An active OIDC app by client id. */
-  app(clientId: string): AppRecord | undefined;
+  app(clientId: string): View<AppRecord> | undefined;
   /** The project id of an `:aud` scope (`zitadel` → the management project), if it exists. */
   resolveProject(id: string): string | undefined;
-  orgById(id: string): OrgRecord | undefined;
-  orgByDomain(domain: string): OrgRecord | undefined;
+  orgById(id: string): View<OrgRecord> | undefined;
+  orgByDomain(domain: string): View<OrgRecord> | undefined;
 }
 
 const RESPONSE_TYPES: Record<string, { type: ResponseType; registered: string; grant: string }> = {
@@ -84,7 +66,7 @@ function normalizeSet(value: string): string {
 }
 
 /** Scopes of a user authorization: unknown ones dropped (ZITADEL), `:aud` projects and the org scope checked. */
-export function authorizationScopes(
+function authorizationScopes(
   raw: string,
   dir: Pick<AuthorizeDirectory, 'resolveProject' | 'orgById' | 'orgByDomain'>,
 ): { scopes: string[]; audienceProjects: string[]; orgId: string | undefined } {
@@ -205,3 +187,5 @@ export function validateAuthorizeRequest(params: Params, dir: AuthorizeDirectory
     throw error;
   }
 }
+
+export type { ValidatedAuthRequest };

@@ -1,19 +1,23 @@
-import type { AuthMethod } from '../client-auth.js';
+import { ALL_AUTH_METHODS } from '../client-auth.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { verifierMatches } from '../../protocol/pkce.js';
 import { issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
 import type { Grant } from './grant.js';
+import type { Ports } from '../ports.js';
+import type { UserTokensPorts } from '../user-tokens.js';
+
+/** What this grant uses of the wired parts (src/app.ts). */
+export type AuthorizationCodePorts = Pick<Ports, 'authCodes' | 'orgs' | 'refreshTokens' | 'issuedTokens'> & UserTokensPorts;
 
 /**
  * authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6; seed "Authorization code grant"). A code is
  * single use: a second use answers invalid_grant and revokes what the first use issued.
  */
-const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
 
-export const authorizationCodeGrant: Grant = {
+export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
   type: 'authorization_code',
-  clientPolicy: { methods: METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
+  clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
   async handle({ form, client, ctx }) {
     const app = requireUserApp(client, 'OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'authorization_code');
     const code = form.get('code');
@@ -37,7 +41,7 @@ export const authorizationCodeGrant: Grant = {
       throw new OAuthError('invalid_request', 'code_verifier unexpectedly provided');
     }
     const user = ctx.orgs.getUser(grant.userId);
-    if (!ctx.orgs.isActive(user) || ctx.sessions.isSessionEnded(grant.sid)) {
+    if (!ctx.orgs.isActive(user) || ctx.issuedTokens.isSessionEnded(grant.sid)) {
       throw new OAuthError('invalid_grant', 'the user or the session is no longer active');
     }
     const consumed = found.consume();

@@ -1,8 +1,12 @@
-import type { AuthMethod } from '../client-auth.js';
+import { SECRET_AUTH_METHODS } from '../client-auth.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import type { Grant } from './grant.js';
 import { machineUserTokens } from './machine-token.js';
+import type { MachineTokenPorts } from './machine-token.js';
+
+/** What this grant uses of the wired parts (src/app.ts). */
+export type ClientCredentialsPorts = MachineTokenPorts;
 
 /**
  * client_credentials for machine users (ZITADEL semantics, compat §4.3): the machine user is the
@@ -11,11 +15,10 @@ import { machineUserTokens } from './machine-token.js';
  * with `scope=openid` may then return one.
  */
 const NOT_FOR_CLIENT_CREDENTIALS: ReadonlySet<string> = new Set(['offline_access']);
-const SECRET_METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post']);
 
-export const clientCredentialsGrant: Grant = {
+export const clientCredentialsGrant: Grant<ClientCredentialsPorts> = {
   type: 'client_credentials',
-  clientPolicy: { methods: SECRET_METHODS, endpoint: PATHS.token, apps: true, machineUsers: true },
+  clientPolicy: { methods: SECRET_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: true },
   async handle({ form, client, ctx }) {
     if (client?.kind !== 'machine') {
       throw new OAuthError('unauthorized_client', 'client_credentials is for machine users; this client is an application');

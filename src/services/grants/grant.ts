@@ -1,4 +1,3 @@
-import type { AppContext } from '../ports.js';
 import type { AuthenticatedClient, ClientPolicy } from '../client-auth.js';
 import type { Form } from '../../protocol/form.js';
 
@@ -7,15 +6,16 @@ import type { Form } from '../../protocol/form.js';
  * the grant's policy (unless the grant authenticates itself, as the JWT profile grant does) and
  * hands both to `handle`, whose result is the JSON token response.
  */
-export interface GrantInput {
+export interface GrantInput<P> {
   form: Form;
   /** The authenticated client; absent only for grants with `clientPolicy: undefined`. */
   client: AuthenticatedClient | undefined;
-  ctx: AppContext;
+  /** What the grant uses of the wired parts: its signature says what it may touch. */
+  ctx: P;
 }
 
-export interface Grant {
+export interface Grant<P> {
   readonly type: string;
   readonly clientPolicy: ClientPolicy | undefined;
-  handle(input: GrantInput): Promise<Record<string, unknown>>;
+  handle(input: GrantInput<P>): Promise<Record<string, unknown>>;
 }

@@ -1,16 +1,21 @@
 import { OAuthError } from '../../protocol/errors.js';
 import type { Grant } from './grant.js';
 import { machineUserTokens } from './machine-token.js';
+import type { Ports } from '../ports.js';
+import type { MachineTokenPorts } from './machine-token.js';
+
+/** What this grant uses of the wired parts (src/app.ts). */
+export type JwtBearerPorts = Pick<Ports, 'assertions' | 'orgs'> & MachineTokenPorts;
 
 /**
  * JWT profile grant (RFC 7523 §2.1) for machine users with machine keys, as ZITADEL's key files
  * and client libraries use it: the signed `assertion` is the authentication; `openid` adds an
  * ID token of the service user; no refresh token.
  */
-export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const NO_REFRESH: ReadonlySet<string> = new Set(['offline_access']);
 
-export const jwtBearerGrant: Grant = {
+export const jwtBearerGrant: Grant<JwtBearerPorts> = {
   type: JWT_BEARER,
   clientPolicy: undefined,
   async handle({ form, ctx }) {

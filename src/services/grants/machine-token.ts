@@ -1,7 +1,12 @@
-import type { AppContext } from '../ports.js';
+import { tokenResponseBody } from '../../protocol/token-response.js';
+import type { Ports } from '../ports.js';
 import type { UserRecord } from '../../model/records.js';
 import { grantScopes, parseScope } from '../../protocol/scopes.js';
 import { zitadelClaimsFor } from '../user-tokens.js';
+import type { UserTokensPorts } from '../user-tokens.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type MachineTokenPorts = Pick<Ports, 'idTokens' | 'instance'> & UserTokensPorts;
 
 /**
  * The token response for a machine user acting as itself (client_credentials, JWT profile grant):
@@ -10,7 +15,7 @@ import { zitadelClaimsFor } from '../user-tokens.js';
  * granted and the grant allows one.
  */
 export async function machineUserTokens(
-  ctx: AppContext,
+  ctx: MachineTokenPorts,
   user: UserRecord,
   clientId: string,
   requestedScope: string | undefined,
@@ -38,18 +43,17 @@ export async function machineUserTokens(
     // there is no app, so no role assertion.
     ...(jwt ? { jwtClaims: zitadelClaimsFor(ctx, user, scopes, undefined, false) } : {}),
   });
-  const response: Record<string, unknown> = { access_token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn };
-  if (scope) response.scope = scope;
-  if (options.idToken && scopes.includes('openid')) {
-    response.id_token = await ctx.idTokens.issue({
-      sub: user.id,
-      clientId,
-      aud,
-      authTime: issued.claims.iat,
-      // Key-based machine authentication carries no amr (ZITADEL: empty for JWT profile).
-      amr: [],
-      accessToken: issued.token,
-    });
-  }
-  return response;
+  const idToken =
+    options.idToken && scopes.includes('openid')
+      ? await ctx.idTokens.issue({
+          sub: user.id,
+          clientId,
+          aud,
+          authTime: issued.claims.iat,
+          // Key-based machine authentication carries no amr (ZITADEL: empty for JWT profile).
+          amr: [],
+          accessToken: issued.token,
+        })
+      : undefined;
+  return tokenResponseBody({ token: issued.token, expiresIn: issued.expiresIn, scopes, idToken });
 }

@@ -1,22 +1,26 @@
-import type { AuthMethod } from '../client-auth.js';
+import { ALL_AUTH_METHODS } from '../client-auth.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { parseScope } from '../../protocol/scopes.js';
 import { projectAccessDenied } from '../../protocol/project-access.js';
 import { issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
 import type { Grant } from './grant.js';
+import type { Ports } from '../ports.js';
+import type { UserTokensPorts } from '../user-tokens.js';
+
+/** What this grant uses of the wired parts (src/app.ts). */
+export type RefreshTokenPorts = Pick<Ports, 'orgs' | 'refreshTokens' | 'issuedTokens'> & UserTokensPorts;
 
 /**
  * refresh_token (RFC 6749 §6; seed "Refresh token grant"; OAuth 2.0 Security BCP §4.14): rotation
  * on every use, reuse revokes the family, scope may only narrow, the user must still be active.
  * Public clients authenticate with client_id alone (seed: "none means client_id only").
  */
-const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
 const INVALID = 'refresh token is invalid, expired or revoked';
 
-export const refreshTokenGrant: Grant = {
+export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
   type: 'refresh_token',
-  clientPolicy: { methods: METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
+  clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
   async handle({ form, client, ctx }) {
     const app = requireUserApp(client, 'OIDC_GRANT_TYPE_REFRESH_TOKEN', 'refresh_token');
     const token = form.get('refresh_token');
@@ -41,7 +45,7 @@ export const refreshTokenGrant: Grant = {
       throw new OAuthError('invalid_grant', 'refresh token was already used; every token of its grant is revoked');
     }
     const user = ctx.orgs.getUser(family.userId);
-    if (!ctx.orgs.isActive(user) || ctx.sessions.isSessionEnded(family.sid) || ctx.sessions.isGrantRevoked(family.id)) {
+    if (!ctx.orgs.isActive(user) || ctx.issuedTokens.isSessionEnded(family.sid) || ctx.issuedTokens.isGrantRevoked(family.id)) {
       throw new OAuthError('invalid_grant', INVALID);
     }
     const project = ctx.orgs.getProject(app.projectId);

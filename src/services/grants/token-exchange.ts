@@ -1,9 +1,10 @@
+import { tokenResponseBody } from '../../protocol/token-response.js';
 import { hasPermission } from '../../domain/permissions.js';
 import type { ActorClaim } from '../../actors/issued-tokens.js';
-import type { AppContext } from '../ports.js';
+import type { Ports } from '../ports.js';
 import type { AppRecord, UserRecord } from '../../model/records.js';
 import { newId } from '../../util/ids.js';
-import type { AuthMethod } from '../client-auth.js';
+import { ALL_AUTH_METHODS } from '../client-auth.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import type { Form } from '../../protocol/form.js';
@@ -11,6 +12,10 @@ import { parseScope, STANDARD_SCOPES } from '../../protocol/scopes.js';
 import { requireUserApp } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import { clock } from '../../util/clock.js';
+import type { View } from '../../util/readonly.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type TokenExchangePorts = Pick<Ports, 'assertions' | 'config' | 'idTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'tokens'>;
 
 /**
  * RFC 8693 token exchange (seed "Token exchange grant", compat §4.5): change the scope or audience
@@ -18,32 +23,31 @@ import { clock } from '../../util/clock.js';
  * the instance security policy and an impersonator role, and marks tokens with `act`).
  * Off until the `oidcTokenExchange` feature is enabled.
  */
-export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-export const TOKEN_TYPE = {
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const TOKEN_TYPE = {
   accessToken: 'urn:ietf:params:oauth:token-type:access_token',
   refreshToken: 'urn:ietf:params:oauth:token-type:refresh_token',
   idToken: 'urn:ietf:params:oauth:token-type:id_token',
   jwt: 'urn:ietf:params:oauth:token-type:jwt',
 } as const;
 const USER_ID_TYPES = new Set(['urn:zitadel:params:oauth:token-type:user_id', 'urn:service:params:oauth:token-type:user_id']);
-const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
 
 /** A party of the exchange, from its token: who, for which audiences and scopes. */
 interface Party {
   user: UserRecord;
-  aud: string[];
+  aud: readonly string[];
   scopes: string[];
   act?: ActorClaim | undefined;
 }
 
 const invalid = (which: 'subject_token' | 'actor_token', why: string) => new OAuthError('invalid_request', `${which} invalid: ${why}`);
 
-function audienceIncludesClient(aud: readonly string[], app: AppRecord): boolean {
+function audienceIncludesClient(aud: readonly string[], app: View<AppRecord>): boolean {
   return aud.includes(app.clientId) || aud.includes(app.projectId);
 }
 
 /** Resolves an access token or ID token Sesame issued, for this client, of an active user. */
-function partyFromToken(ctx: AppContext, app: AppRecord, which: 'subject_token' | 'actor_token', token: string, type: string): Party {
+function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 'subject_token' | 'actor_token', token: string, type: string): Party {
   let party: Omit<Party, 'user'> & { userId: string };
   if (type === TOKEN_TYPE.accessToken) {
     const resolved = ctx.tokens.resolve(token);
@@ -64,7 +68,7 @@ function partyFromToken(ctx: AppContext, app: AppRecord, which: 'subject_token' 
   return { ...party, user };
 }
 
-async function subjectParty(ctx: AppContext, app: AppRecord, form: Form, hasActor: boolean): Promise<Party> {
+async function subjectParty(ctx: TokenExchangePorts, app: View<AppRecord>, form: Form, hasActor: boolean): Promise<Party> {
   const token = form.get('subject_token');
   const type = form.get('subject_token_type');
   if (token === undefined) throw new OAuthError('invalid_request', 'subject_token missing');
@@ -84,7 +88,7 @@ async function subjectParty(ctx: AppContext, app: AppRecord, form: Form, hasActo
   throw new OAuthError('invalid_request', `subject_token_type ${type} is not supported`);
 }
 
-function actorParty(ctx: AppContext, app: AppRecord, form: Form): Party | undefined {
+function actorParty(ctx: TokenExchangePorts, app: View<AppRecord>, form: Form): Party | undefined {
   const token = form.get('actor_token');
   const type = form.get('actor_token_type');
   if (token === undefined) {
@@ -99,7 +103,7 @@ function actorParty(ctx: AppContext, app: AppRecord, form: Form): Party | undefi
 }
 
 /** Impersonation needs the security policy and an impersonator role on the subject's org. */
-function checkImpersonation(ctx: AppContext, subject: Party, actor: Party): void {
+function checkImpersonation(ctx: TokenExchangePorts, subject: Party, actor: Party): void {
   if (!ctx.settings.securityPolicy().enableImpersonation) {
     throw new OAuthError('invalid_request', 'impersonation is disabled by the instance security policy', { status: 403 });
   }
@@ -111,7 +115,7 @@ function checkImpersonation(ctx: AppContext, subject: Party, actor: Party): void
   }
 }
 
-function grantedAudience(form: Form, subject: Party, actor: Party | undefined): string[] {
+function grantedAudience(form: Form, subject: Party, actor: Party | undefined): readonly string[] {
   const requested = (form.get('audience') ?? '').split(' ').filter(Boolean);
   const available = new Set([...subject.aud, ...(actor?.aud ?? [])]);
   if (requested.length === 0) return subject.aud.length > 0 ? subject.aud : [...available];
@@ -136,9 +140,9 @@ function grantedScopes(form: Form, subject: Party, actor: Party | undefined): st
   return asked;
 }
 
-export const tokenExchangeGrant: Grant = {
+export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
   type: TOKEN_EXCHANGE,
-  clientPolicy: { methods: METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
+  clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
   async handle({ form, client, ctx }) {
     if (!ctx.settings.tokenExchangeEnabled()) {
       throw new OAuthError('unsupported_grant_type', 'token exchange is not enabled (feature oidcTokenExchange)');
@@ -161,14 +165,12 @@ export const tokenExchangeGrant: Grant = {
       : subject.act;
     const grantId = `TE_${newId()}`;
     const authTime = clock.seconds();
-    const response: Record<string, unknown> = { issued_token_type: requestedType };
-
+    let issued: { token: string; tokenType: 'Bearer' | 'N_A'; expiresIn: number; idToken?: string };
     if (requestedType === TOKEN_TYPE.idToken) {
-      response.access_token = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr: [], userClaims: act ? { act } : {} });
-      response.token_type = 'N_A';
-      response.expires_in = Math.floor(ctx.config.idTokenLifetime / 1000);
+      const idToken = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr: [], userClaims: act ? { act } : {} });
+      issued = { token: idToken, tokenType: 'N_A', expiresIn: Math.floor(ctx.config.idTokenLifetime / 1000) };
     } else {
-      const issued = await ctx.tokens.issue(requestedType === TOKEN_TYPE.jwt ? 'jwt' : 'opaque', {
+      const accessToken = await ctx.tokens.issue(requestedType === TOKEN_TYPE.jwt ? 'jwt' : 'opaque', {
         sub: subject.user.id,
         clientId: app.clientId,
         aud,
@@ -176,34 +178,32 @@ export const tokenExchangeGrant: Grant = {
         grantId,
         ...(act ? { act } : {}),
       });
-      response.access_token = issued.token;
-      response.token_type = 'Bearer';
-      response.expires_in = issued.expiresIn;
+      issued = { token: accessToken.token, tokenType: 'Bearer', expiresIn: accessToken.expiresIn };
       if (scopes.includes('openid')) {
-        response.id_token = await ctx.idTokens.issue({
+        issued.idToken = await ctx.idTokens.issue({
           sub: subject.user.id,
           clientId: app.clientId,
           aud,
           authTime,
           amr: [],
-          accessToken: issued.token,
+          accessToken: accessToken.token,
           userClaims: act ? { act } : {},
         });
       }
     }
-    if (scopes.length > 0) response.scope = scopes.join(' ');
-    if (scopes.includes('offline_access') && app.oidc!.grantTypes.includes('OIDC_GRANT_TYPE_REFRESH_TOKEN')) {
-      response.refresh_token = await ctx.refreshTokens.create(grantId, {
-        clientId: app.clientId,
-        userId: subject.user.id,
-        sid: grantId,
-        scopes,
-        audience: aud,
-        authTime,
-        amr: [],
-        ...(act ? { act } : {}),
-      });
-    }
-    return response;
+    const refreshToken =
+      scopes.includes('offline_access') && app.oidc!.grantTypes.includes('OIDC_GRANT_TYPE_REFRESH_TOKEN')
+        ? await ctx.refreshTokens.create(grantId, {
+            clientId: app.clientId,
+            userId: subject.user.id,
+            sid: grantId,
+            scopes,
+            audience: aud,
+            authTime,
+            amr: [],
+            ...(act ? { act } : {}),
+          })
+        : undefined;
+    return tokenResponseBody({ ...issued, scopes, refreshToken, issuedTokenType: requestedType });
   },
 };

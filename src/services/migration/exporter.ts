@@ -1,6 +1,6 @@
 import { nonZero } from '../../zitadel/enums.js';
 import { omitZero } from '../../zitadel/json.js';
-import { openOtpSecret } from '../../domain/otp-secret.js';
+import { openOtpSecret } from '../../crypto/otp-secret.js';
 import { loginPolicyView } from '../../zitadel/login-policy.js';
 import { DEFAULT_POLICIES } from '../../model/records.js';
 import type {
@@ -18,6 +18,7 @@ import type {
 import type { MasterKey } from '../../crypto/master-key.js';
 import { formatProtoDuration } from '../../util/duration.js';
 import type { SnapshotVisitor } from './store.js';
+import type { View } from '../../util/readonly.js';
 
 /**
  * Builds the export bundle `{"orgs":[DataOrg…]}` (compat §1.4) while one directory snapshot is
@@ -79,14 +80,14 @@ const LISTS = ['projects', 'projectRoles', 'apiApps', 'oidcApps', 'humanUsers', 
 type ListName = (typeof LISTS)[number];
 
 interface OrgParts {
-  org: OrgRecord;
+  org: View<OrgRecord>;
   policies: Record<string, unknown>;
   lists: Record<ListName, JsonList>;
   /** Grants are keyed by generated ids; they are sorted by user and project before writing. */
-  grants: UserGrantRecord[];
+  grants: View<UserGrantRecord>[];
 }
 
-function policyField(record: PolicyRecord): [string, unknown] | undefined {
+function policyField(record: View<PolicyRecord>): [string, unknown] | undefined {
   if (record.kind === 'lockout') {
     const p = { ...DEFAULT_POLICIES.lockout, ...(record.policy as LockoutPolicy) };
     return ['lockoutPolicy', { maxPasswordAttempts: p.maxPasswordAttempts, maxOtpAttempts: p.maxOtpAttempts || undefined, showLockoutFailure: p.showLockoutFailure }];
@@ -95,7 +96,7 @@ function policyField(record: PolicyRecord): [string, unknown] | undefined {
   return undefined;
 }
 
-function oidcApp(app: AppRecord) {
+function oidcApp(app: View<AppRecord>) {
   const c = app.oidc!;
   return {
     projectId: app.projectId,
@@ -139,19 +140,19 @@ export class Exporter implements SnapshotVisitor {
     return this.parts.get(orgId);
   }
 
-  org(org: OrgRecord): void {
+  org(org: View<OrgRecord>): void {
     if ((this.wanted.size > 0 && !this.wanted.has(org.id)) || this.excluded.has(org.id)) return;
     const lists = Object.fromEntries(LISTS.map((name) => [name, new JsonList()])) as Record<ListName, JsonList>;
     this.parts.set(org.id, { org, policies: {}, lists, grants: [] });
   }
 
-  policy(policy: PolicyRecord): void {
+  policy(policy: View<PolicyRecord>): void {
     const parts = this.of(policy.orgId);
     const field = parts && policyField(policy);
     if (parts && field) parts.policies[field[0]] = field[1];
   }
 
-  project(p: ProjectRecord): void {
+  project(p: View<ProjectRecord>): void {
     this.projectOrg.set(p.id, p.orgId);
     const parts = this.of(p.orgId);
     if (!parts) return;
@@ -168,7 +169,7 @@ export class Exporter implements SnapshotVisitor {
     for (const r of p.roles) parts.lists.projectRoles.add({ projectId: p.id, roleKey: r.key, displayName: r.displayName, group: r.group });
   }
 
-  app(a: AppRecord): void {
+  app(a: View<AppRecord>): void {
     const parts = this.of(a.orgId);
     if (!parts) return;
     const clientSecretSha256 = this.options.withPasswords ? b64(a.secretHash) : undefined;
@@ -179,11 +180,11 @@ export class Exporter implements SnapshotVisitor {
     }
   }
 
-  machineSecret(record: MachineSecretRecord): void {
+  machineSecret(record: View<MachineSecretRecord>): void {
     if (this.options.withPasswords) this.secrets.set(record.userId, record.secretHash);
   }
 
-  user(u: UserRecord): void {
+  user(u: View<UserRecord>): void {
     const parts = this.of(u.orgId);
     if (!parts) return;
     const { withPasswords, withOtp } = this.options;
@@ -217,11 +218,11 @@ export class Exporter implements SnapshotVisitor {
     }
   }
 
-  userGrant(g: UserGrantRecord): void {
+  userGrant(g: View<UserGrantRecord>): void {
     this.of(g.orgId)?.grants.push(g);
   }
 
-  member(m: MemberRecord): void {
+  member(m: View<MemberRecord>): void {
     if (m.scope.startsWith('org:')) {
       this.of(m.scope.slice(4))?.lists.orgMembers.add({ userId: m.userId, roles: m.roles });
     } else if (m.scope.startsWith('project:')) {

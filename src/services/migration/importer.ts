@@ -1,15 +1,16 @@
 import { z } from 'zod';
+import { describeIssues } from '../../zitadel/validation.js';
 import type { ClientsActor } from '../../actors/clients.js';
 import type { OrgsActor } from '../../actors/orgs.js';
-import { humanData, initialState } from '../../http/admin/human-users.js';
+import { newHuman } from '../../domain/human-users.js';
 import { toOidcAppConfig, unsupportedOidcSettings, withoutUnsupportedOidcSettings } from '../../zitadel/oidc-config.js';
 import { checkEncodedHash } from '../../domain/password-hashes.js';
 import { ORG_ROLES, ROLE_PERMISSIONS } from '../../domain/permissions.js';
-import { NO_PRIVATE_LABELING } from '../../http/admin/projects.js';
-import { normalizeOtpSecret, sealOtpSecret } from '../../domain/otp-secret.js';
+import { NO_PRIVATE_LABELING } from '../../zitadel/projects.js';
+import { normalizeOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { invalidArgument, notFound, preconditionFailed } from '../../model/errors.js';
-import type { OrgState, UserState } from '../../model/records.js';
-import { WriteBatch } from '../../storage/batch.js';
+import { usesClientSecret, type OrgState, type UserState } from '../../model/records.js';
+import type { Transaction } from '../../actors/transaction.js';
 import type { MasterKey } from '../../crypto/master-key.js';
 import { newId } from '../../util/ids.js';
 import { log } from '../../util/log.js';
@@ -54,8 +55,9 @@ export interface ImportServices {
   masterKey: MasterKey;
   /** Hashes a plaintext `password` (worker pool). */
   hashPassword(password: string): Promise<string>;
-  /** Commits a batch atomically and durably. */
-  commit(batch: WriteBatch): Promise<void>;
+  /** A new transaction, and its atomic, durable commit. */
+  begin(): Transaction;
+  commit(batch: Transaction): Promise<void>;
 }
 
 const YIELD_EVERY = 256;
@@ -66,11 +68,6 @@ type Element = Record<string, unknown>;
 const asObject = (v: unknown): Element => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Element) : {});
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-function describe(issue: z.core.$ZodIssue): string {
-  const path = issue.path.length > 0 ? issue.path.map(String).join('.') : 'value';
-  if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) return `${path} is required`;
-  return `${path}: ${issue.message}`;
-}
 
 interface Parsed<T> {
   value: T;
@@ -145,7 +142,7 @@ export class Importer {
         out.push({ value: result.data, index });
         continue;
       }
-      const problems = result.error.issues.slice(0, 3).map(describe).join('; ');
+      const problems = describeIssues(result.error.issues, 'value', 3);
       this.report.error(type, idOf(asObject(raw)), 'IMPORT-V4l1d', `invalid ${field}[${index}]: ${problems}`);
     }
     return out;
@@ -163,7 +160,7 @@ export class Importer {
     if (raw === undefined) return undefined;
     const result = schema.safeParse(raw);
     if (result.success) return result.data;
-    this.report.error(type, org.orgId, 'IMPORT-V4l1d', `invalid ${field}: ${result.error.issues.slice(0, 3).map(describe).join('; ')}`);
+    this.report.error(type, org.orgId, 'IMPORT-V4l1d', `invalid ${field}: ${describeIssues(result.error.issues, 'value', 3)}`);
     return undefined;
   }
 
@@ -247,8 +244,9 @@ export class Importer {
     const passwordHashes = await this.hashPlaintextPasswords(humans);
     this.deadline.check(this.progress());
 
-    // Stage synchronously: nothing else runs between the checks and the writes.
-    const batch = new WriteBatch();
+    // Stage synchronously: nothing else runs between the checks and the writes. What is staged is
+    // seen through the batch only (the org's own later items find it), by others once committed.
+    const batch = this.services.begin();
     const { success } = org;
     const attempt = (type: string, id: string, stage: () => void) => {
       try {
@@ -307,18 +305,16 @@ export class Importer {
       attempt('human_user', id, () => {
         if (item.state === 'USER_STATE_DELETED') throw preconditionFailed('IMPORT-Del01', 'deleted users are not imported');
         const passwordHash = item.user.password ? passwordHashes.get(id) : item.user.hashedPassword?.value || undefined;
-        const canLogIn = passwordHash !== undefined;
-        const state: UserState = item.state === 'USER_STATE_UNSPECIFIED' ? initialState(canLogIn) : (item.state as UserState);
         orgs.stageUser(
           orgId,
           {
             id,
-            userName: item.user.userName,
-            state,
-            human: {
-              ...humanData(item.user, passwordHash, item.user.passwordChangeRequired),
-              ...(plan.otpSecret ? { otpSecretSealed: sealOtpSecret(this.services.masterKey, plan.otpSecret) } : {}),
-            },
+            ...newHuman(item.user, {
+              passwordHash,
+              passwordChangeRequired: item.user.passwordChangeRequired,
+              otpSecretSealed: plan.otpSecret ? sealOtpSecret(this.services.masterKey, plan.otpSecret) : undefined,
+              state: item.state === 'USER_STATE_UNSPECIFIED' ? undefined : (item.state as UserState),
+            }),
           },
           batch,
         );
@@ -347,7 +343,7 @@ export class Importer {
 
     for (const { value: k } of machineKeys) {
       attempt('machine_user_key', k.keyId, () => {
-        const user = orgs.requireUser(k.userId, orgId);
+        const user = orgs.requireUser(k.userId, orgId, batch);
         if (!user.machine) throw preconditionFailed('USER-Mach1', `user ${k.userId} is not a machine user`);
         clients.stageMachineKey(user, { id: k.keyId, expirationDate: k.expirationDate, publicKeyPem: k.publicKey }, batch);
         success.machineKeys.push(k.keyId);
@@ -374,7 +370,7 @@ export class Importer {
     for (const { value: a } of oidcApps) {
       attempt('oidc_app', a.appId, () => {
         const { projectId, name, ...config } = a.app;
-        const project = orgs.requireProject(requireProjectId(projectId), orgId);
+        const project = orgs.requireProject(requireProjectId(projectId), orgId, batch);
         // What Sesame cannot honour is reported and dropped; the app itself is imported.
         for (const { message } of unsupportedOidcSettings(config)) {
           this.report.error('oidc_app', a.appId, 'IMPORT-Unsup1', `${message}; the app was imported without it`);
@@ -388,7 +384,7 @@ export class Importer {
     for (const { value: a } of apiApps) {
       attempt('api_app', a.appId, () => {
         const { projectId, name, authMethodType } = a.app;
-        const project = orgs.requireProject(requireProjectId(projectId), orgId);
+        const project = orgs.requireProject(requireProjectId(projectId), orgId, batch);
         clients.stageApp(project, { id: a.appId, clientId: a.clientId, name, api: { authMethodType }, secretHash: secretFor(a.clientSecretSha256, authMethodType) }, batch);
         success.apiAppIds.push(a.appId);
       });
@@ -396,7 +392,7 @@ export class Importer {
 
     for (const { value: k } of appKeys) {
       attempt('app_key', k.id, () => {
-        const app = clients.getApp(k.appId);
+        const app = clients.getApp(k.appId, batch);
         if (!app || app.orgId !== orgId || (k.projectId && app.projectId !== k.projectId)) throw notFound('APP-Jd8sa', `application ${k.appId} not found`);
         clients.stageAppKey(app, { id: k.id, expirationDate: k.expirationDate, publicKeyPem: k.publicKey }, batch);
         success.appKeys.push(k.id);
@@ -407,7 +403,7 @@ export class Importer {
     return org;
   }
 
-  private async commit(org: OrgImport, batch: WriteBatch, type: string, id: string): Promise<void> {
+  private async commit(org: OrgImport, batch: Transaction, type: string, id: string): Promise<void> {
     const size = batch.size;
     try {
       await this.services.commit(batch);
@@ -472,7 +468,7 @@ export class Importer {
     this.deadline.check(this.progress());
     const grants = await this.parseList(org, 'userGrants', userGrantSchema, 'user_grant', (e) => `${org.orgId}_${str(e.projectId)}_${str(e.userId)}`);
     const { orgs } = this.services;
-    const batch = new WriteBatch();
+    const batch = this.services.begin();
     const staged: { projectId: string; userId: string }[] = [];
     for (const { value: g } of grants) {
       try {
@@ -496,7 +492,7 @@ export class Importer {
     const { orgs } = this.services;
     const orgMembers = await this.parseList(org, 'orgMembers', orgMemberSchema, 'org_member', (e) => `${org.orgId}_${str(e.userId)}`);
     const projectMembers = await this.parseList(org, 'projectMembers', projectMemberSchema, 'project_member', (e) => `${org.orgId}_${str(e.projectId)}_${str(e.userId)}`);
-    const batch = new WriteBatch();
+    const batch = this.services.begin();
     const members: string[] = [];
     const projectMemberIds: { projectId: string; userId: string }[] = [];
     for (const { value: m } of orgMembers) {
@@ -524,7 +520,7 @@ export class Importer {
     });
   }
 
-  private async commitLater(org: OrgImport, batch: WriteBatch, onSuccess: () => void): Promise<void> {
+  private async commitLater(org: OrgImport, batch: Transaction, onSuccess: () => void): Promise<void> {
     const size = batch.size;
     try {
       await this.services.commit(batch);
@@ -549,8 +545,7 @@ function requireProjectId(projectId: string | undefined): string {
 /** A carried secret digest, only for auth methods that use a secret. */
 function secretFor(digest: Buffer | undefined, authMethodType: string): Uint8Array | undefined {
   if (!digest) return undefined;
-  const usesSecret = ['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST', 'API_AUTH_METHOD_TYPE_BASIC'].includes(authMethodType);
-  return usesSecret ? new Uint8Array(digest) : undefined;
+  return usesClientSecret(authMethodType) ? new Uint8Array(digest) : undefined;
 }
 
 function checkRoles(roles: readonly string[], allowed: readonly string[]): void {

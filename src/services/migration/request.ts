@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { describeIssues } from '../../zitadel/validation.js';
 import { toCamel } from '../../zitadel/json.js';
 import { ApiError, invalidArgument } from '../../model/errors.js';
 import { parseDuration } from '../../util/duration.js';
@@ -46,8 +47,7 @@ export function parseTimeout(value: unknown, required: boolean): number | undefi
 export function gcsLocation(value: unknown, field: string): GcsLocation {
   const result = gcsLocationSchema.safeParse(toCamel(value));
   if (!result.success) {
-    const problems = result.error.issues.slice(0, 3).map((i) => `${[field, ...i.path.map(String)].join('.')}: ${i.message}`);
-    throw invalidArgument('IMPORT-Gcs01', `invalid ${field}: ${problems.join('; ')}`);
+    throw invalidArgument('IMPORT-Gcs01', `invalid ${field}: ${describeIssues(result.error.issues, field, 3)}`);
   }
   parseServiceAccount(result.data.serviceaccountJson);
   return result.data;

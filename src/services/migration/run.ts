@@ -110,6 +110,7 @@ export async function importData(services: MigrationServices, request: ImportReq
         clients: services.clients,
         masterKey: services.masterKey,
         hashPassword: (password) => services.hashPassword(password),
+        begin: () => services.migration.begin(),
         commit: (batch) => services.migration.commit(batch),
       },
       deadline,

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { toCamel } from '../../zitadel/json.js';
+import { snakeToCamel, toCamel } from '../../zitadel/json.js';
 import { invalidArgument } from '../../model/errors.js';
 import { JsonScanner, JsonSyntaxError, type Span } from './json-scan.js';
 import { v1DomainPolicy, v1LoginPolicy, v1TriggerAction } from '../../zitadel/v1.js';
@@ -9,8 +9,6 @@ import { v1DomainPolicy, v1LoginPolicy, v1TriggerAction } from '../../zitadel/v1
  * syntax), then each organization's fields are parsed as they are needed and each list element on
  * its own. Peak memory stays near the size of the bytes plus one element, not a full object graph.
  */
-const snakeToCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-
 const MAX_DEPTH = 32;
 
 /**

@@ -1,5 +1,5 @@
-import type { MasterKey } from '../crypto/master-key.js';
-import { base32Decode } from '../crypto/totp.js';
+import type { MasterKey } from './master-key.js';
+import { base32Decode } from './totp.js';
 
 /**
  * A user's TOTP secret at rest (`HumanData.otpSecretSealed`): the base32 text, sealed with the

@@ -1,0 +1,67 @@
+import { ClientsActor } from './actors/clients.js';
+import { KeysActor } from './actors/keys.js';
+import { OrgsActor, type InstanceInfo } from './actors/orgs.js';
+import type { Config, SigningAlg } from './config.js';
+import type { MasterKey } from './crypto/master-key.js';
+import { bootstrapInstance } from './services/bootstrap.js';
+import type { Storage } from './storage/db.js';
+import { loadMasterKey, MasterKeyMismatchError } from './storage/master-key-file.js';
+
+/**
+ * What the server (src/app.ts) and the offline CLI (src/cli/offline.ts) both open on a data dir,
+ * wired once: the master key, checked against the one the dir was created with, and the directory
+ * (orgs and users, clients, signing keys, the instance bootstrapped on first use).
+ */
+export { MasterKeyMismatchError };
+
+/** The configured or stored master key; throws MasterKeyMismatchError when it does not open this dir. */
+export function openMasterKey(storage: Storage, config: Pick<Config, 'dataDir' | 'masterKey'>): MasterKey {
+  const sealed = storage.meta.masterKeyCheck();
+  const masterKey = loadMasterKey(config.dataDir, config.masterKey, sealed === undefined);
+  if (!sealed) {
+    storage.meta.sealMasterKeyCheck(masterKey.encrypt(Buffer.from('sesame')));
+    return masterKey;
+  }
+  try {
+    masterKey.decrypt(sealed);
+  } catch {
+    throw new MasterKeyMismatchError('the master key does not match the one this data dir was created with');
+  }
+  return masterKey;
+}
+
+export interface Directory {
+  orgs: OrgsActor;
+  clients: ClientsActor;
+  keys: KeysActor;
+  instance: InstanceInfo;
+  /** True when this call created the instance (a fresh data dir). */
+  created: boolean;
+}
+
+export async function openDirectory(
+  storage: Storage,
+  masterKey: MasterKey,
+  config: Config,
+  options: { issuer: string; signingAlg: SigningAlg },
+): Promise<Directory> {
+  const orgs = new OrgsActor(storage, new URL(options.issuer).hostname);
+  const created = orgs.instance() === undefined;
+  const clients = new ClientsActor(storage);
+  const keys = new KeysActor(
+    storage.stores.signingKeys,
+    masterKey,
+    options.signingAlg,
+    config.keyRotationInterval,
+    Math.max(config.accessTokenLifetime, config.idTokenLifetime),
+    storage.durable,
+  );
+  await keys.start();
+  try {
+    const instance = await bootstrapInstance(orgs, config.dataDir);
+    return { orgs, clients, keys, instance, created };
+  } catch (error) {
+    keys.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * An authorization request as the authorize endpoint validated it (src/protocol/authorize/validate.ts)
+ * and the auth requests actor keeps it while the user signs in: shared shapes, no rules.
+ */
+export type ResponseMode = 'query' | 'fragment' | 'form_post';
+export type ResponseType = 'code' | 'id_token' | 'id_token token';
+export type Prompt = 'none' | 'login' | 'select_account' | 'create' | 'consent';
+
+/** Languages of the login pages (src/ui/i18n.ts has their texts). */
+export const LOCALES = ['en', 'de'] as const;
+export type Locale = (typeof LOCALES)[number];
+
+export interface ValidatedAuthRequest {
+  clientId: string;
+  appId: string;
+  projectId: string;
+  redirectUri: string;
+  responseType: ResponseType;
+  responseMode: ResponseMode;
+  scopes: string[];
+  /** Projects named by `urn:zitadel:iam:org:project:id:{id}:aud` scopes. */
+  audienceProjects: string[];
+  /** The org an org scope restricts the login to. */
+  orgId: string | undefined;
+  state: string | undefined;
+  nonce: string | undefined;
+  codeChallenge: string | undefined;
+  prompt: Set<Prompt>;
+  maxAge: number | undefined;
+  loginHint: string | undefined;
+  idTokenHint: string | undefined;
+  uiLocales: string | undefined;
+}

@@ -1,0 +1,86 @@
+import type { Database } from 'lmdb';
+import type { View } from '../util/readonly.js';
+
+/**
+ * The `meta` store and its only writer (a storage-level owner, so opening the data dir can check
+ * its schema version): the data dir's schema version, the master key check,
+ * the instance record (default org, management project, admin user) and the instance-wide
+ * settings records. Others read and change these through its methods. A value is visible at once
+ * and resolves when durable; if its write fails, the value is taken back (unless it was written
+ * again meanwhile).
+ */
+export class MetaStore {
+  private readonly values = new Map<string, unknown>();
+
+  constructor(
+    private readonly db: Database<any, string>,
+    private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
+  ) {
+    for (const { key, value } of db.getRange()) this.values.set(key, value);
+  }
+
+  // ---- opening the data dir (synchronous, before anything else runs) ----
+
+  /** The schema version the data dir was written with; a new data dir gets `current`. */
+  schemaVersion(current: number): number {
+    const stored = this.values.get('schemaVersion') as number | undefined;
+    if (stored !== undefined) return stored;
+    this.db.putSync('schemaVersion', current);
+    this.values.set('schemaVersion', current);
+    return current;
+  }
+
+  /** The master key check (a known text sealed with the key), if the data dir has one. */
+  masterKeyCheck(): Uint8Array | undefined {
+    return this.values.get('masterKeyCheck') as Uint8Array | undefined;
+  }
+
+  /** Stores the master key check of a new data dir; one that exists is never replaced. */
+  sealMasterKeyCheck(sealed: Uint8Array): void {
+    if (this.values.has('masterKeyCheck')) throw new Error('the data dir already has a master key check');
+    this.db.putSync('masterKeyCheck', sealed);
+    this.values.set('masterKeyCheck', sealed);
+  }
+
+  // ---- the instance ----
+
+  instance<T>(): View<T> | undefined {
+    return this.values.get('instance') as View<T> | undefined;
+  }
+
+  /** Records the instance created at first start. */
+  setInstance<T>(info: T): Promise<boolean> {
+    return this.put('instance', info);
+  }
+
+  // ---- instance settings (SettingsActor) ----
+
+  features<T>(): View<T> | undefined {
+    return this.values.get('features') as View<T> | undefined;
+  }
+
+  setFeatures<T>(features: T): Promise<boolean> {
+    return this.put('features', features);
+  }
+
+  securityPolicy<T>(): View<T> | undefined {
+    return this.values.get('securityPolicy') as View<T> | undefined;
+  }
+
+  setSecurityPolicy<T>(policy: T): Promise<boolean> {
+    return this.put('securityPolicy', policy);
+  }
+
+  private put(key: string, value: unknown): Promise<boolean> {
+    const had = this.values.has(key);
+    const previous = this.values.get(key);
+    this.values.set(key, value);
+    return this.durable(this.db.put(key, value)).catch((error: unknown) => {
+      if (this.values.get(key) === value) {
+        if (had) this.values.set(key, previous);
+        else this.values.delete(key);
+      }
+      throw error;
+    });
+  }
+}

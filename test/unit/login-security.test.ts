@@ -1,0 +1,81 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LoginSecurityActor } from '../../src/actors/login-security.js';
+import { openStorage, type Storage } from '../../src/storage/db.js';
+
+/** Used TOTP steps and recent wrong codes are persisted: a restart neither replays a code nor resets the limit. */
+let dir: string;
+let storage: Storage;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sesame-login-security-'));
+  storage = openStorage(dir, 'commit');
+});
+
+afterEach(async () => {
+  await storage.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const reopen = async () => {
+  await storage.close();
+  storage = openStorage(dir, 'commit');
+  return new LoginSecurityActor(storage, 3, 60_000);
+};
+
+describe('LoginSecurityActor', () => {
+  it('accepts a TOTP time step once, also after a restart', async () => {
+    const actor = new LoginSecurityActor(storage, 3, 60_000);
+    expect(await actor.passOtp('u1', 100)).toBe(true);
+    expect(await actor.passOtp('u1', 100)).toBe(false);
+    expect(await actor.passOtp('u1', 99)).toBe(false);
+    expect(actor.otpStepUnused('u2', 100)).toBe(true);
+    const again = await reopen();
+    expect(again.otpStepUnused('u1', 100)).toBe(false);
+    expect(await again.passOtp('u1', 100)).toBe(false);
+    expect(await again.passOtp('u1', 101)).toBe(true);
+  });
+
+  it('parallel checks of the same code: one wins', async () => {
+    const actor = new LoginSecurityActor(storage, 3, 60_000);
+    const results = await Promise.all([actor.passOtp('u1', 7), actor.passOtp('u1', 7)]);
+    expect(results.sort()).toEqual([false, true]);
+  });
+
+  it('blocks after too many wrong codes in the window, across a restart; a passed code clears them', async () => {
+    const actor = new LoginSecurityActor(storage, 3, 60_000);
+    for (const at of [1000, 2000, 3000]) await actor.recordOtpFailure('u1', at);
+    expect(actor.otpBlocked('u1', 3000)).toBe(true);
+    const again = await reopen();
+    expect(again.otpBlocked('u1', 3000)).toBe(true);
+    // The oldest failure leaves the window.
+    expect(again.otpBlocked('u1', 61_001)).toBe(false);
+    expect(await again.passOtp('u1', 5)).toBe(true);
+    expect(again.otpBlocked('u1', 3000)).toBe(false);
+  });
+
+  it('an enrollment uses its step up but keeps the count of wrong codes', async () => {
+    const actor = new LoginSecurityActor(storage, 2, 60_000);
+    await actor.recordOtpFailure('u1', 1000);
+    await actor.recordOtpFailure('u1', 1000);
+    expect(await actor.useOtpStepForEnrollment('u1', 9)).toBe(true);
+    expect(actor.otpStepUnused('u1', 9)).toBe(false);
+    expect(actor.otpBlocked('u1', 1000)).toBe(true);
+  });
+
+  it('the sweep forgets users with nothing left to remember', async () => {
+    const actor = new LoginSecurityActor(storage, 3, 60_000);
+    const now = 10_000_000;
+    const currentStep = Math.floor(now / 1000 / 30);
+    await actor.passOtp('old', currentStep - 10);
+    await actor.passOtp('recent', currentStep);
+    await actor.recordOtpFailure('failing', now - 1000);
+    expect(await actor.sweep(now)).toBe(1);
+    expect(actor.otpStepUnused('old', currentStep - 10)).toBe(true);
+    expect(actor.otpStepUnused('recent', currentStep)).toBe(false);
+    expect(actor.otpBlocked('failing', now)).toBe(false);
+    expect(storage.stores.loginSecurity.get('failing')).toBeDefined();
+  });
+});
