@@ -24,6 +24,7 @@ import { DataDirError, prepareDataDir } from './storage/data-dir.js';
 import { installClock, type Clock } from './util/clock.js';
 import type { MasterKey } from './crypto/master-key.js';
 import { MasterKeyMismatchError, openDirectory, openMasterKey } from './directory.js';
+import type { KeyGenerator } from './actors/keys.js';
 import { MigrationStore } from './services/migration/store.js';
 import { startIdleTrim } from './util/idle-trim.js';
 import { log } from './util/log.js';
@@ -52,6 +53,11 @@ export interface StartOptions {
    * this programmatic option sets it, so tests can move time without a setting that could.
    */
   clock?: Clock;
+  /**
+   * Where signing key pairs come from (default: fresh ones from node:crypto). Programmatic only,
+   * like the clock: the in-process tests hand in pairs made once, since RSA generation dominates a start.
+   */
+  generateSigningKey?: KeyGenerator;
 }
 
 export async function startApp(config: Config, options: StartOptions = {}): Promise<RunningApp> {
@@ -99,7 +105,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       throw listenConfigError(error);
     });
     const issuer = config.issuer ?? `http://localhost:${server.port}`;
-    const directory = await openDirectory(storage, masterKey, config, { issuer, signingAlg: config.signingAlg });
+    const directory = await openDirectory(storage, masterKey, config, { issuer, signingAlg: config.signingAlg, generateKey: options.generateSigningKey });
     const { orgs, clients, instance } = directory;
     keys = directory.keys;
     const issuedTokens = new IssuedTokensActor(storage);

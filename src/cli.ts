@@ -1,8 +1,6 @@
 #!/usr/bin/env node
-import { serve, startFailed } from './serve.js';
 import { CliError, usage } from './cli/errors.js';
 import { MAIN_HELP, HELP } from './cli/help.js';
-import { exportCommand, importCommand, keysCommand, adminPatCommand } from './cli/commands.js';
 
 /**
  * The `sesame` command: `start` runs the server (as `node dist/main.js`); `export`, `import` and
@@ -24,16 +22,17 @@ async function main(argv: string[]): Promise<void> {
       }
       if (command === 'help' && rest[0] && HELP[rest[0]]) return void process.stdout.write(HELP[rest[0]]!);
       return void process.stdout.write(MAIN_HELP);
+    // Loaded when needed: help and usage errors answer without loading the server.
     case 'start':
-      return serve(rest, 'sesame start [options]');
+      return (await import('./serve.js')).serve(rest, 'sesame start [options]');
     case 'export':
-      return exportCommand(rest);
+      return (await import('./cli/commands.js')).exportCommand(rest);
     case 'import':
-      return importCommand(rest);
+      return (await import('./cli/commands.js')).importCommand(rest);
     case 'keys':
-      return keysCommand(rest);
+      return (await import('./cli/commands.js')).keysCommand(rest);
     case 'admin-pat':
-      return adminPatCommand(rest);
+      return (await import('./cli/commands.js')).adminPatCommand(rest);
     default:
       throw usage(`unknown command ${command} (commands: start, export, import, keys rotate, admin-pat; see sesame --help)`);
   }
@@ -46,7 +45,7 @@ main(argv).then(
     // Offline work leaves nothing running; a server keeps the process alive on its own.
   },
   (error: unknown) => {
-    if (command === 'start') return startFailed(error);
+    if (command === 'start') return import('./serve.js').then(({ startFailed }) => startFailed(error));
     if (error instanceof CliError) {
       if (error.message) process.stderr.write(`sesame: ${['export', 'import', 'keys', 'admin-pat'].includes(command ?? '') ? `${command === 'keys' ? 'keys rotate' : command}: ` : ''}${error.message}\n`);
       process.exit(error.exitCode);

@@ -1,5 +1,5 @@
 import { ClientsActor } from './actors/clients.js';
-import { KeysActor } from './actors/keys.js';
+import { KeysActor, type KeyGenerator } from './actors/keys.js';
 import { OrgsActor, type InstanceInfo } from './actors/orgs.js';
 import type { Config, SigningAlg } from './config.js';
 import type { MasterKey } from './crypto/master-key.js';
@@ -43,7 +43,7 @@ export async function openDirectory(
   storage: Storage,
   masterKey: MasterKey,
   config: Config,
-  options: { issuer: string; signingAlg: SigningAlg },
+  options: { issuer: string; signingAlg: SigningAlg; generateKey?: KeyGenerator | undefined },
 ): Promise<Directory> {
   const orgs = new OrgsActor(storage, new URL(options.issuer).hostname);
   const created = orgs.instance() === undefined;
@@ -55,6 +55,7 @@ export async function openDirectory(
     config.keyRotationInterval,
     Math.max(config.accessTokenLifetime, config.idTokenLifetime),
     storage.durable,
+    options.generateKey,
   );
   await keys.start();
   try {

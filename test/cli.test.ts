@@ -24,7 +24,7 @@ interface Run {
 /** Runs the CLI to its end (at most 30 s), with SESAME_* variables of the test environment left out. */
 function sesame(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SESAME_')));
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...base, SESAME_WORKERS: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...base, SESAME_WORKERS: '1', SESAME_SIGNING_ALG: 'ES256', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -48,45 +48,51 @@ const ok = (result: ApiResult): any => {
 
 describe('sesame --help', () => {
   it('lists the commands, and each command its options', async () => {
-    const main = await sesame(['--help']);
-    expect(main.code).toBe(0);
-    for (const command of ['start', 'export', 'import', 'keys rotate', 'admin-pat']) expect(main.stdout).toContain(command);
-
-    const start = await sesame(['start', '--help']);
-    expect(start.code).toBe(0);
-    expect(start.stdout).toContain('Usage: sesame start');
-    expect(start.stdout).toContain('SESAME_DATA_DIR');
-
     const options: Record<string, string[]> = {
       export: ['--out', '--org-ids', '--with-passwords', '--with-otp', '--url', '--pat-file', '--data-dir'],
       import: ['--in', '--v1', '--report', '--url', '--data-dir'],
       keys: ['rotate', '--url', '--data-dir'],
       'admin-pat': ['--new', '--print', '--data-dir'],
     };
-    for (const [command, flags] of Object.entries(options)) {
-      const help = await sesame([command, '--help']);
+    // Independent runs, started together.
+    const [main, start, ...helps] = await Promise.all([
+      sesame(['--help']),
+      sesame(['start', '--help']),
+      ...Object.keys(options).map((command) => sesame([command, '--help'])),
+    ]);
+    expect(main!.code).toBe(0);
+    for (const command of ['start', 'export', 'import', 'keys rotate', 'admin-pat']) expect(main!.stdout).toContain(command);
+
+    expect(start!.code).toBe(0);
+    expect(start!.stdout).toContain('Usage: sesame start');
+    expect(start!.stdout).toContain('SESAME_DATA_DIR');
+
+    Object.entries(options).forEach(([command, flags], i) => {
+      const help = helps[i]!;
       expect(help.code, command).toBe(0);
       for (const flag of flags) expect(help.stdout, `${command} ${flag}`).toContain(flag);
-    }
+    });
   });
 
   it('answers usage errors with one line and exit 2', async () => {
-    const unknown = await sesame(['frobnicate']);
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/^sesame: unknown command frobnicate .*\n$/);
-    const noTarget = await sesame(['export']);
-    expect(noTarget.code).toBe(2);
-    expect(noTarget.stderr).toMatch(/^sesame: export: give --url .* or --data-dir .*\n$/);
     const dir = tempDataDir();
     writeFileSync(join(dir, 'bad.json'), '{"orgs":[');
-    const badBundle = await sesame(['import', '--data-dir', join(dir, 'data'), '--in', join(dir, 'bad.json')]);
-    expect(badBundle.code).toBe(2);
-    expect(badBundle.stderr).toMatch(/^sesame: import: --in .*bad\.json is not valid JSON: .*\n$/);
+    const [unknown, noTarget, badBundle, badSetting] = await Promise.all([
+      sesame(['frobnicate']),
+      sesame(['export']),
+      sesame(['import', '--data-dir', join(dir, 'data'), '--in', join(dir, 'bad.json')]),
+      sesame(['start', '--port', 'x']),
+    ]);
+    expect(unknown!.code).toBe(2);
+    expect(unknown!.stderr).toMatch(/^sesame: unknown command frobnicate .*\n$/);
+    expect(noTarget!.code).toBe(2);
+    expect(noTarget!.stderr).toMatch(/^sesame: export: give --url .* or --data-dir .*\n$/);
+    expect(badBundle!.code).toBe(2);
+    expect(badBundle!.stderr).toMatch(/^sesame: import: --in .*bad\.json is not valid JSON: .*\n$/);
     expect(existsSync(join(dir, 'data')), 'nothing created for a bad bundle').toBe(false);
     rmSync(dir, { recursive: true, force: true });
-    const badSetting = await sesame(['start', '--port', 'x']);
-    expect(badSetting.code).toBe(2);
-    expect(badSetting.stderr).toContain('SESAME_PORT');
+    expect(badSetting!.code).toBe(2);
+    expect(badSetting!.stderr).toContain('SESAME_PORT');
   });
 });
 

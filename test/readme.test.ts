@@ -90,7 +90,9 @@ describe('README examples', () => {
   let keysDir: string;
 
   beforeAll(async () => {
-    [source, target] = await Promise.all([startServer(), startServer()]);
+    // The README's reader runs the defaults (RS256).
+    const defaults = { env: { SESAME_SIGNING_ALG: 'RS256' } };
+    [source, target] = await Promise.all([startServer(defaults), startServer(defaults)]);
     // Inside the checkout (test/artifacts/ is ignored by git): node resolves the js blocks' imports
     // (jose, openid-client) from the project's node_modules, as it does for a user's own project.
     mkdirSync(join(root, 'test', 'artifacts'), { recursive: true });

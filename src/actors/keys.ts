@@ -41,8 +41,14 @@ export const JWKS_MAX_AGE_SECONDS = 300;
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
+export interface GeneratedKey {
+  privateDer: Buffer;
+  publicKey: KeyObject;
+}
+export type KeyGenerator = (alg: SigningAlg) => Promise<GeneratedKey>;
+
 /** Off the event loop (libuv's thread pool): an RSA key takes tens to hundreds of milliseconds. */
-async function generate(alg: SigningAlg): Promise<{ privateDer: Buffer; publicKey: KeyObject }> {
+export async function generateSigningKey(alg: SigningAlg): Promise<GeneratedKey> {
   const pair =
     alg === 'RS256'
       ? await generateKeyPairAsync('rsa', { modulusLength: 2048 })
@@ -94,6 +100,8 @@ export class KeysActor {
     private readonly maxTokenLifetimeMs: number,
     /** Waits until a write is synced: a key must be on disk before anything it signs leaves. */
     private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
+    /** Where new key pairs come from (tests hand in keys made once, so a server starts in milliseconds). */
+    private readonly generate: KeyGenerator = generateSigningKey,
   ) {}
 
   async start(): Promise<void> {
@@ -199,7 +207,7 @@ export class KeysActor {
   }
 
   private async newKey(status: KeyStatus): Promise<StoredKey> {
-    const { privateDer, publicKey } = await generate(this.alg);
+    const { privateDer, publicKey } = await this.generate(this.alg);
     const kid = newId();
     const key: StoredKey = {
       kid,

@@ -6,6 +6,7 @@ import type * as ConfigModule from '../../src/config.js';
 import type * as LogModule from '../../src/util/log.js';
 import type * as FramingModule from '../../src/http/framing.js';
 import type { Clock } from '../../src/util/clock.js';
+import type * as AppKeyModule from '../../src/actors/keys.js';
 import { tempDataDir, type ServerAddress } from './server.js';
 
 /**
@@ -65,6 +66,20 @@ export interface InProcessServer extends ServerAddress {
 /** The in-process servers running now, oldest first: they all see the log lines written meanwhile. */
 const live: { output: string[]; logLevel: LogModule.LogLevel; app: AppModule.RunningApp }[] = [];
 
+/**
+ * Signing key pairs made once per test process and handed out in turn (an RSA pair takes ~230 ms
+ * and every fresh server needs two). Four per algorithm, so a rotation still changes the key.
+ */
+const KEY_POOL_SIZE = 4;
+const keyPools = new Map<string, { keys: Promise<AppKeyModule.GeneratedKey>[]; next: number }>();
+async function pooledSigningKey(alg: Parameters<AppKeyModule.KeyGenerator>[0]): Promise<AppKeyModule.GeneratedKey> {
+  const { generateSigningKey } = await dist<typeof AppKeyModule>('actors/keys.js');
+  let pool = keyPools.get(alg);
+  if (!pool) keyPools.set(alg, (pool = { keys: [], next: 0 }));
+  const slot = pool.next++ % KEY_POOL_SIZE;
+  return (pool.keys[slot] ??= generateSigningKey(alg));
+}
+
 export async function startInProcess(options: { env?: Record<string, string>; dataDir?: string; clock?: TestClock } = {}): Promise<InProcessServer> {
   const [{ startApp }, { loadConfig }, { setLogLevel, setLogSink }, { setFramingPolicy }] = await Promise.all([
     dist<typeof AppModule>('app.js'),
@@ -95,7 +110,7 @@ export async function startInProcess(options: { env?: Record<string, string>; da
   const clock = options.clock ?? new TestClock();
   let app: AppModule.RunningApp;
   try {
-    app = await startApp(config, { clock });
+    app = await startApp(config, { clock, generateSigningKey: pooledSigningKey });
   } catch (error) {
     forget();
     removeTemp();
