@@ -175,6 +175,20 @@ describe('private_key_jwt', () => {
     });
   }
 
+  it('answers an unknown client, an unknown key and a bad signature alike; the reason is only in the log', async () => {
+    const { privateKey: stranger } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const unknownClient = await introspectWith(await clientAssertion({ iss: 'no-such-client', sub: 'no-such-client' }), 'anything', 'no-such-client');
+    const unknownKey = await introspectWith(await clientAssertion({}, { kid: 'no-such-key' }));
+    const badSignature = await introspectWith(await clientAssertion({}, {}, stranger));
+    for (const res of [unknownClient, unknownKey, badSignature]) {
+      expect(res).toMatchObject({ status: 401, body: { error: 'invalid_client', error_description: 'assertion could not be verified' } });
+    }
+    const logs = server.logs();
+    expect(logs).toContain('client unknown or not registered for private_key_jwt');
+    expect(logs).toContain('no registered, unexpired key matches the assertion kid');
+    expect(logs).toContain('assertion signature invalid');
+  });
+
   it('rejects a replayed jti', async () => {
     const assertion = await clientAssertion();
     expect((await introspectWith(assertion)).status).toBe(200);

@@ -247,6 +247,19 @@ describe('unknown user names, lockout messages and logins by email or phone', ()
     expect((await api(server, 'GET', `/management/v1/users/${person.userId}`, { token: server.pat, orgId })).body.user.state).toBe('USER_STATE_LOCKED');
   });
 
+  it('allowUsernamePassword=false is told only to whoever knows the password (otherwise like a wrong password)', async () => {
+    const orgId = await newOrg();
+    const person = await createHuman(server, { orgId });
+    const res = await api(server, 'POST', '/management/v1/policies/login', { token: server.pat, orgId, body: { allowUsernamePassword: false } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const agent = new Agent(server);
+    let page = await toPassword(agent, person.loginName);
+    page = await submit(agent, page, '/ui/login/password', { password: 'wrong' });
+    expect(errorText(page.html)).toMatch(/wrong/);
+    page = await submit(agent, page, '/ui/login/password', { password: person.password });
+    expect(errorText(page.html)).toMatch(/not allowed/);
+  });
+
   it('maxOtpAttempts locks the user after that many wrong codes', async () => {
     const orgId = await newOrg();
     expect((await api(server, 'POST', '/management/v1/policies/lockout', { token: server.pat, orgId, body: { maxOtpAttempts: '2', showLockoutFailure: true } })).status).toBe(200);

@@ -35,7 +35,15 @@ export interface AssertionClaims {
 }
 
 /** The error a failed assertion reports: invalid_client for client auth, invalid_grant for the grant. */
-export type AssertionFailure = (description: string) => OAuthError;
+/**
+ * Builds the error for a refused assertion. `description` is what the caller may read: the
+ * assertion's own mistakes (a header, a claim, a replay). Outcomes that would tell an attacker which
+ * clients, users or keys exist give a generic description and the real reason as `detail`, for the log.
+ */
+export type AssertionFailure = (description: string, detail?: string) => OAuthError;
+
+/** What a caller reads when the answer would otherwise tell who or what exists. */
+export const ASSERTION_NOT_VERIFIED = 'assertion could not be verified';
 
 /** The header of an assertion readJws accepted: `kid` is required to find the registered key. */
 export function assertionHeader(jws: DecodedJws, fail: AssertionFailure): { kid: string; alg: AssertionAlg } {

@@ -9,6 +9,7 @@ import {
   assertionHeader,
   checkAssertionClaims,
   type AssertionClaims,
+  ASSERTION_NOT_VERIFIED,
   type AssertionFailure,
 } from '../protocol/assertion.js';
 import { readJws, type DecodedJws } from '../protocol/jwt.js';
@@ -43,7 +44,7 @@ export class AssertionVerifier {
     const app = id === undefined ? undefined : this.clients.appByClient(id);
     const method = app?.oidc?.authMethodType ?? app?.api?.authMethodType ?? '';
     if (!appIsUsable(app, this.orgs) || !PRIVATE_KEY_JWT_METHODS.has(method)) {
-      throw fail('client unknown or not registered for private_key_jwt');
+      throw fail(ASSERTION_NOT_VERIFIED, 'client unknown or not registered for private_key_jwt');
     }
     const { kid, alg } = assertionHeader(jws, fail);
     const key = this.clients.appAssertionKey(app.id, kid);
@@ -67,7 +68,7 @@ export class AssertionVerifier {
     const jws = this.decode(assertion, fail);
     const userId = typeof jws.payload.iss === 'string' ? jws.payload.iss : undefined;
     const user = userId === undefined ? undefined : this.orgs.getUser(userId);
-    if (!user?.machine || !this.orgs.isActive(user)) throw fail('assertion subject is not an active machine user');
+    if (!user?.machine || !this.orgs.isActive(user)) throw fail(ASSERTION_NOT_VERIFIED, 'assertion subject is not an active machine user');
     const { kid, alg } = assertionHeader(jws, fail);
     await this.verifySignature(jws, this.clients.machineAssertionKey(user.id, kid), alg, fail);
     const claims = checkAssertionClaims(
@@ -111,9 +112,9 @@ export class AssertionVerifier {
   }
 
   private async verifySignature(jws: DecodedJws, key: AssertionKey | undefined, alg: string, fail: AssertionFailure): Promise<void> {
-    if (!key) throw fail('no registered, unexpired key matches the assertion kid');
+    if (!key) throw fail(ASSERTION_NOT_VERIFIED, 'no registered, unexpired key matches the assertion kid');
     const keyAlg = algorithmOfKey(key.publicKey);
-    if (!keyAlg || keyAlg !== alg) throw fail(`assertion algorithm ${alg} does not match the registered key`);
+    if (!keyAlg || keyAlg !== alg) throw fail(ASSERTION_NOT_VERIFIED, `assertion algorithm ${alg} does not match the registered key`);
     const valid = await this.pool.verifySignature({
       keyId: key.id,
       spkiDer: key.spkiDer,
@@ -121,7 +122,7 @@ export class AssertionVerifier {
       signingInput: jws.signingInput,
       signature: jws.signature,
     });
-    if (!valid) throw fail('assertion signature invalid');
+    if (!valid) throw fail(ASSERTION_NOT_VERIFIED, 'assertion signature invalid');
   }
 
   /**

@@ -76,7 +76,7 @@ export class ClientAuthenticator {
         presented.assertion,
         presented.clientId,
         this.issuer + policy.endpoint,
-        (description) => this.reject(presented, policy, `client assertion: ${description}`, description),
+        (description, detail) => this.reject(presented, policy, `client assertion: ${detail ?? description}`, description),
       );
       return { kind: 'app', clientId: app.clientId, app, method: 'private_key_jwt' };
     }

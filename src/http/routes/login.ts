@@ -257,11 +257,12 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         await dummyCheck(pw);
         return show(flow, t(flow, lockedText(user)));
       }
-      if (!loginPolicy(user.orgId).allowUsernamePassword) return show(flow, t(flow, 'password.notAllowed'));
       const human = user.human!;
       const result = await ctx.pool.verifyPassword(pw, human.passwordHash!);
       // The request may have switched to another login name while the hash was checked.
       if (flow.auth.userId !== user.id) return expired(flow.agent);
+      // Told only to whoever knows the password: before the check it would tell that the account exists.
+      if (!loginPolicy(user.orgId).allowUsernamePassword) return show(flow, t(flow, result.ok ? 'password.notAllowed' : 'password.invalid'));
       if (!result.ok) {
         if (!ctx.orgs.isActive(user)) return show(flow, t(flow, 'password.invalid'));
         const { locked } = await ctx.orgs.recordPasswordFailure(user.id);

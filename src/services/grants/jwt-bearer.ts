@@ -1,3 +1,4 @@
+import { log } from '../../util/log.js';
 import { OAuthError } from '../../protocol/errors.js';
 import type { Grant } from './grant.js';
 import { machineUserTokens } from './machine-token.js';
@@ -21,7 +22,10 @@ export const jwtBearerGrant: Grant<JwtBearerPorts> = {
   async handle({ form, ctx }) {
     const assertion = form.get('assertion');
     if (assertion === undefined) throw new OAuthError('invalid_request', 'assertion missing');
-    const user = await ctx.assertions.verifyJwtProfile(assertion, (description) => new OAuthError('invalid_grant', description));
+    const user = await ctx.assertions.verifyJwtProfile(assertion, (description, detail) => {
+      log.warn('jwt profile assertion refused', { reason: detail ?? description });
+      return new OAuthError('invalid_grant', description);
+    });
     return machineUserTokens(ctx, user, ctx.orgs.preferredLoginName(user), form.get('scope'), { dropScopes: NO_REFRESH, idToken: true });
   },
 };
