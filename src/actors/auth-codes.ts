@@ -55,7 +55,13 @@ export class AuthCodesActor {
     const code = newOpaqueToken();
     const record: CodeRecord = { ...grant, id: sha256Base64url(code), exp: clock.now() + CODE_LIFETIME_MS };
     this.codes.set(record.id, record);
-    await this.storage.durable(this.storage.stores.authCodes.put(record.id, record));
+    try {
+      await this.storage.durable(this.storage.stores.authCodes.put(record.id, record));
+    } catch (error) {
+      // Never handed out: taken back with its failed write.
+      this.codes.delete(record.id);
+      throw error;
+    }
     return code;
   }
 
@@ -72,6 +78,8 @@ export class AuthCodesActor {
       used: record.usedAt !== undefined,
       consume: () => {
         if (record.usedAt !== undefined) return Promise.reject(new Error('code already used'));
+        // Marked at once (a concurrent redemption must lose) and kept if the write fails: the code
+        // then stays spent in this process, the safe side for a single-use credential.
         record.usedAt = clock.now();
         return this.storage.durable(this.storage.stores.authCodes.put(record.id, record));
       },

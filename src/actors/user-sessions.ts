@@ -84,7 +84,12 @@ export class UserSessionsActor {
     if (previousAgentId === agentId) return;
     const previous = this.ofAgent(previousAgentId);
     this.byAgent.delete(previousAgentId);
-    await Promise.all(previous.map((s) => this.put({ ...ownRow<UserSession>(s), agentId })));
+    try {
+      await Promise.all(previous.map((s) => this.put({ ...ownRow<UserSession>(s), agentId })));
+    } finally {
+      // A move whose write failed is taken back by the table: index the row where it is again.
+      this.reindex(previous.map((s) => s.id));
+    }
   }
 
   /** Records a successful authentication: the user's session on this agent is renewed, or a new one starts. */
@@ -106,6 +111,14 @@ export class UserSessionsActor {
       passwordAt: session.passwordCheckedAt ?? (session.amr.includes('pwd') ? session.authTime : undefined),
       secondFactorAt: session.secondFactorCheckedAt ?? (session.amr.includes('otp') ? session.authTime : undefined),
     };
+  }
+
+  /** Indexes the rows (of these ids) the table holds now under their agent. */
+  private reindex(ids: readonly string[]): void {
+    for (const id of ids) {
+      const row = this.sessions.get(id);
+      if (row) this.index(row);
+    }
   }
 
   private put(session: UserSession): Promise<boolean> {
@@ -133,7 +146,12 @@ export class UserSessionsActor {
       this.byAgent.get(s.agentId)?.delete(s.id);
       writes.push(this.sessions.remove(s.id));
     }
-    await Promise.all(writes);
+    try {
+      await Promise.all(writes);
+    } finally {
+      // A removal whose write failed is taken back by the table: its agent finds it again.
+      this.reindex(sessions.map((s) => s.id));
+    }
   }
 
   async sweep(now = clock.now()): Promise<number> {

@@ -110,3 +110,16 @@ describe('AuthCodesActor', () => {
     expect(codes.find(fresh)).toBeDefined();
   });
 });
+
+describe('a code whose write fails', () => {
+  it('is not kept: it was never handed out', async () => {
+    const failing = { ...storage, durable: () => Promise.reject(new Error('disk full')) } as unknown as Storage;
+    const codes = new AuthCodesActor(failing);
+    let issued: string | undefined;
+    const attempt = codes.issue(grant).then((code) => (issued = code));
+    await expect(attempt).rejects.toThrow('disk full');
+    expect(issued).toBeUndefined();
+    // Nothing in memory answers for it: every code the actor knows is one whose write succeeded.
+    expect((codes as unknown as { codes: Map<string, unknown> }).codes.size).toBe(0);
+  });
+});
