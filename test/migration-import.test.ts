@@ -281,7 +281,8 @@ describe('import', () => {
     expect(exported.apiApps[0].clientId).toMatch(/^\d+$/);
     expect(exported.humanUsers[0].state).toBe('USER_STATE_INACTIVE');
     expect(exported.domains.find((d: any) => d.isPrimary).domainName).toBe(`${orgId}.example.com`);
-    expect(exported.lockoutPolicy).toEqual({ maxPasswordAttempts: 3, showLockoutFailure: true });
+    // showLockoutFailure absent is false (protojson's zero, ZITADEL's import), and stays so through an export.
+    expect(exported.lockoutPolicy).toEqual({ maxPasswordAttempts: 3 });
     expect(exported.projectMembers).toEqual([{ projectId: `${orgId}-p`, userId: `${orgId}-m`, roles: ['PROJECT_OWNER'] }]);
     const user = ok(await call('GET', `/management/v1/users/${orgId}-m`, undefined, { orgId }));
     expect(user.user.preferredLoginName).toBe(`svc@${orgId}.example.com`);

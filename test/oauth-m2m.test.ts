@@ -162,6 +162,18 @@ describe('introspection', () => {
     expect(await res.json()).toMatchObject({ error: 'invalid_client' });
   });
 
+  it('takes the client methods discovery lists for introspection, Basic and private_key_jwt (as ZITADEL), not a secret in the form', async () => {
+    const doc = (await (await fetch(`${server.issuer}/.well-known/openid-configuration`)).json()) as Record<string, string[]>;
+    expect(doc.introspection_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'private_key_jwt']);
+    const res = await fetch(`${server.issuer}/oauth/v2/introspect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: 'abc', client_id: resource.clientId, client_secret: resource.clientSecret }).toString(),
+    });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ error: 'invalid_client' });
+  });
+
   it('does not let a machine user introspect', async () => {
     const config = await discover(opaqueClient.clientId, opaqueClient.clientSecret);
     // 401 with a Basic challenge (RFC 6749 §5.2), which openid-client surfaces as a challenge error.

@@ -64,11 +64,28 @@ export interface OidcAppConfig {
   loginVersion?: { loginV1?: Record<string, never>; loginV2?: { baseUri?: string } };
 }
 
-/** ZITADEL auth method types of apps that authenticate with a client secret (and get one generated). */
-const SECRET_AUTH_METHOD_TYPES: ReadonlySet<string> = new Set(['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST', 'API_AUTH_METHOD_TYPE_BASIC']);
+/**
+ * How an app with each of ZITADEL's auth method types proves who it is: with a client secret
+ * (generated for it), with a registered key (private_key_jwt), or not at all (a public client).
+ * The one table every check of an app's auth method reads.
+ */
+export type AppCredential = 'secret' | 'key' | 'public';
+const APP_CREDENTIAL: Readonly<Record<string, AppCredential>> = {
+  OIDC_AUTH_METHOD_TYPE_BASIC: 'secret',
+  OIDC_AUTH_METHOD_TYPE_POST: 'secret',
+  API_AUTH_METHOD_TYPE_BASIC: 'secret',
+  OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT: 'key',
+  API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT: 'key',
+  OIDC_AUTH_METHOD_TYPE_NONE: 'public',
+};
+
+/** The credential an auth method type uses (undefined for a type Sesame does not know). */
+export function appCredential(authMethodType: string): AppCredential | undefined {
+  return Object.hasOwn(APP_CREDENTIAL, authMethodType) ? APP_CREDENTIAL[authMethodType] : undefined;
+}
 
 export function usesClientSecret(authMethodType: string): boolean {
-  return SECRET_AUTH_METHOD_TYPES.has(authMethodType);
+  return appCredential(authMethodType) === 'secret';
 }
 
 export interface AppRecord extends Meta {

@@ -1,3 +1,4 @@
+import { ENDPOINT_AUTH_METHODS } from './client-auth-methods.js';
 import type { SigningAlg } from '../config.js';
 import { ASSERTION_ALGS } from './assertion.js';
 
@@ -43,11 +44,11 @@ export function discoveryDocument(issuer: string, signingAlg: SigningAlg, tokenE
     ],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [signingAlg],
-    token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    token_endpoint_auth_methods_supported: [...ENDPOINT_AUTH_METHODS.token],
     token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'private_key_jwt'],
+    introspection_endpoint_auth_methods_supported: [...ENDPOINT_AUTH_METHODS.introspection],
     introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'],
+    revocation_endpoint_auth_methods_supported: [...ENDPOINT_AUTH_METHODS.revocation],
     revocation_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     claims_supported: [
       'sub', 'aud', 'exp', 'iat', 'iss', 'jti', 'client_id', 'scope', 'name', 'given_name', 'family_name',

@@ -2,7 +2,7 @@ import { appIsUsable } from '../domain/usable.js';
 import type { AssertionKey, ClientsActor } from '../actors/clients.js';
 import type { OrgsActor } from '../actors/orgs.js';
 import type { ReplayGuardActor } from '../actors/replay-guard.js';
-import type { AppRecord, UserRecord } from '../model/records.js';
+import { appCredential, type AppRecord, type UserRecord } from '../model/records.js';
 import type { CryptoPool } from '../workers/pool.js';
 import {
   algorithmOfKey,
@@ -21,8 +21,6 @@ import type { View } from '../util/readonly.js';
  * keys) and JWT profile grant assertions (machine keys). Claims rules are in assertion.ts; the
  * signature is checked in the worker pool; used assertions are remembered by the replay guard.
  */
-const PRIVATE_KEY_JWT_METHODS = new Set(['OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT', 'API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT']);
-
 export class AssertionVerifier {
   constructor(
     private readonly issuer: string,
@@ -43,7 +41,7 @@ export class AssertionVerifier {
     const id = clientId ?? (typeof jws.payload.iss === 'string' ? jws.payload.iss : undefined);
     const app = id === undefined ? undefined : this.clients.appByClient(id);
     const method = app?.oidc?.authMethodType ?? app?.api?.authMethodType ?? '';
-    if (!appIsUsable(app, this.orgs) || !PRIVATE_KEY_JWT_METHODS.has(method)) {
+    if (!appIsUsable(app, this.orgs) || appCredential(method) !== 'key') {
       throw fail(ASSERTION_NOT_VERIFIED, 'client unknown or not registered for private_key_jwt');
     }
     const { kid, alg } = assertionHeader(jws, fail);

@@ -1,7 +1,8 @@
+import type { AuthMethod } from '../protocol/client-auth-methods.js';
 import { appUnusableReason } from '../domain/usable.js';
 import type { ClientsActor } from '../actors/clients.js';
 import type { OrgsActor } from '../actors/orgs.js';
-import { usesClientSecret, type AppRecord, type UserRecord } from '../model/records.js';
+import { appCredential, usesClientSecret, type AppRecord, type UserRecord } from '../model/records.js';
 import type { AssertionVerifier } from './assertion-verifier.js';
 import { log } from '../util/log.js';
 import { OAuthError } from '../protocol/errors.js';
@@ -13,7 +14,6 @@ import type { View } from '../util/readonly.js';
  * or machine users (client_credentials). Every failure is the same `invalid_client`, so the answer
  * does not tell an unknown client from a wrong secret.
  */
-export type AuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 
 export type AuthenticatedClient =
   | { kind: 'app'; clientId: string; app: View<AppRecord>; method: AuthMethod }
@@ -29,10 +29,6 @@ export interface ClientPolicy {
   appsWithSecretOnly?: boolean;
 }
 
-/** Every method a client may authenticate with at the token endpoint. */
-export const ALL_AUTH_METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
-/** The methods that present a client secret (machine users have nothing else). */
-export const SECRET_AUTH_METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post']);
 
 export function invalidClient(presented: PresentedClient, description = 'client authentication failed'): OAuthError {
   return new OAuthError('invalid_client', description, {
@@ -95,7 +91,7 @@ export class ClientAuthenticator {
       if (unusable) throw this.reject(presented, policy, unusable);
       const method = app.oidc?.authMethodType ?? app.api?.authMethodType ?? '';
       if (presented.method === 'none') {
-        if (method !== 'OIDC_AUTH_METHOD_TYPE_NONE') throw this.reject(presented, policy, `no secret presented; the application uses ${method}`);
+        if (appCredential(method) !== 'public') throw this.reject(presented, policy, `no secret presented; the application uses ${method}`);
         if (policy.appsWithSecretOnly) throw this.reject(presented, policy, 'a public client may not call this endpoint');
         return { kind: 'app', clientId, app, method: 'none' };
       }
@@ -116,3 +112,5 @@ export class ClientAuthenticator {
     throw this.reject(presented, policy, 'unknown client');
   }
 }
+
+export type { AuthMethod };

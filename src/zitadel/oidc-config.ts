@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { invalidArgument } from '../model/errors.js';
-import type { AppRecord, OidcAppConfig } from '../model/records.js';
+import { appCredential, type AppRecord, type OidcAppConfig } from '../model/records.js';
 import { formatProtoDuration } from '../util/duration.js';
 import {
   enumField,
@@ -76,7 +76,7 @@ function isLoopbackHttp(uri: string): boolean {
 function checkRedirectUris(field: string, uris: readonly string[], config: View<OidcAppConfig>, flowRules: boolean): void {
   const native = config.appType === 'OIDC_APP_TYPE_NATIVE';
   const codeFlow = config.grantTypes.includes('OIDC_GRANT_TYPE_AUTHORIZATION_CODE');
-  const confidential = config.authMethodType !== 'OIDC_AUTH_METHOD_TYPE_NONE';
+  const confidential = appCredential(config.authMethodType) !== 'public';
   for (const uri of uris) {
     if (config.devMode ? !SCHEME.test(uri) : parseUri(uri) === undefined) {
       throw invalidArgument('APP-Rdr1a', `${field}: "${uri}" is not an absolute URI`);
@@ -199,7 +199,7 @@ export function oidcCompliance(config: View<OidcAppConfig>): { noneCompliant: bo
     }
     if (anyHttp && native && !onlyLoopbackHttp) problems.push('Application.OIDC.V1.Native.RedirectUris.MustBeHttpLocalhost');
   }
-  if (config.authMethodType !== 'OIDC_AUTH_METHOD_TYPE_NONE') {
+  if (appCredential(config.authMethodType) !== 'public') {
     if (native) problems.push('Application.OIDC.V1.Native.AuthMethodType.NotNone');
     if (config.appType === 'OIDC_APP_TYPE_USER_AGENT') problems.push('Application.OIDC.V1.UserAgent.AuthMethodType.NotNone');
   }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { preconditionFailed } from '../../model/errors.js';
-import type { AppRecord } from '../../model/records.js';
+import { usesClientSecret, type AppRecord } from '../../model/records.js';
 import type { Caller } from './caller.js';
 import { addedDetails, changedDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok, okSecret } from './endpoint.js';
@@ -23,8 +23,6 @@ export type AppsPorts = Pick<Ports, 'clients'> & ProjectsPorts & CallerPorts;
  */
 const addOidcAppSchema = z.object({ name: requiredText(200), ...oidcConfigFields });
 const addApiAppSchema = z.object({ name: requiredText(200), authMethodType: enumField(API_AUTH_METHOD_TYPE) });
-
-const OIDC_SECRET_METHODS = ['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST'];
 
 /** The app under a project the caller may act on (404 when either is not in the org context). */
 export function requireAppAccess(ctx: AppsPorts, caller: Caller, req: { params: readonly string[] }, permission: string): View<AppRecord> {
@@ -89,7 +87,7 @@ export function appRoutes(ctx: AppsPorts): Route[] {
       POST: (req, caller) => {
         const app = requireAppAccess(ctx, caller, req, 'project.app.write');
         if (!app.oidc) throw preconditionFailed('APP-n0t01', 'the application is not an OIDC application (Errors.Project.App.IsNotOIDC)');
-        if (!OIDC_SECRET_METHODS.includes(app.oidc.authMethodType)) {
+        if (!usesClientSecret(app.oidc.authMethodType)) {
           throw preconditionFailed('APP-S3cr1', `auth method ${app.oidc.authMethodType} does not use a client secret`);
         }
         return regenerate(app);
@@ -99,7 +97,7 @@ export function appRoutes(ctx: AppsPorts): Route[] {
       POST: (req, caller) => {
         const app = requireAppAccess(ctx, caller, req, 'project.app.write');
         if (!app.api) throw preconditionFailed('APP-n0t02', 'the application is not an API application (Errors.Project.App.IsNotAPI)');
-        if (app.api.authMethodType !== 'API_AUTH_METHOD_TYPE_BASIC') {
+        if (!usesClientSecret(app.api.authMethodType)) {
           throw preconditionFailed('APP-S3cr2', `auth method ${app.api.authMethodType} does not use a client secret`);
         }
         return regenerate(app);

@@ -1,4 +1,4 @@
-import type { AuthMethod } from '../../services/client-auth.js';
+import { ENDPOINT_AUTH_METHODS } from '../../protocol/client-auth-methods.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { introspect } from '../../services/introspection.js';
 import { PATHS } from '../../protocol/discovery.js';
@@ -12,13 +12,12 @@ import type { IntrospectionPorts } from '../../services/introspection.js';
 export type IntrospectPorts = Pick<Ports, 'clientAuth' | 'clients'> & IntrospectionPorts;
 
 /** POST /oauth/v2/introspect (RFC 7662) for API apps and OIDC apps with a secret or a registered key. */
-const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'private_key_jwt']);
 
 export function introspectRoute(ctx: IntrospectPorts): Route {
   const handle = async (req: Request) => {
     const { form, presented } = readClientRequest(req);
     const client = await ctx.clientAuth.authenticate(presented, {
-      methods: METHODS,
+      methods: ENDPOINT_AUTH_METHODS.introspection,
       endpoint: PATHS.introspection,
       apps: true,
       machineUsers: false,

@@ -1,5 +1,6 @@
 import type { AccessTokenClaims } from '../../actors/issued-tokens.js';
-import { invalidClient, type AuthenticatedClient, type AuthMethod } from '../../services/client-auth.js';
+import { invalidClient, type AuthenticatedClient } from '../../services/client-auth.js';
+import { ENDPOINT_AUTH_METHODS } from '../../protocol/client-auth-methods.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { revokeGrant } from '../../services/user-tokens.js';
@@ -15,7 +16,6 @@ export type RevokePorts = Pick<Ports, 'clientAuth' | 'clients' | 'refreshTokens'
  * POST /oauth/v2/revoke (RFC 7009): 200 with an empty JSON response for revoked, unknown or
  * invalid tokens, sent only after the revocation is committed. A client may revoke only its own.
  */
-const METHODS: ReadonlySet<AuthMethod> = new Set(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
 const OK = { status: 200, headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }, body: '' };
 
 function ownsToken(client: AuthenticatedClient, claims: AccessTokenClaims): boolean {
@@ -27,7 +27,7 @@ function ownsToken(client: AuthenticatedClient, claims: AccessTokenClaims): bool
 export function revokeRoute(ctx: RevokePorts): Route {
   const handle = async (req: Request) => {
     const { form, presented } = readClientRequest(req);
-    const client = await ctx.clientAuth.authenticate(presented, { methods: METHODS, endpoint: PATHS.revocation, apps: true, machineUsers: true });
+    const client = await ctx.clientAuth.authenticate(presented, { methods: ENDPOINT_AUTH_METHODS.revocation, endpoint: PATHS.revocation, apps: true, machineUsers: true });
     const token = form.get('token');
     if (token === undefined) throw new OAuthError('invalid_request', 'token missing');
     let outcome = await ctx.tokens.revoke(token, (claims) => ownsToken(client, claims));

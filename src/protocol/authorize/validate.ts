@@ -1,5 +1,5 @@
 import type { ValidatedAuthRequest } from '../../model/authorization.js';
-import type { AppRecord, OrgRecord } from '../../model/records.js';
+import { appCredential, type AppRecord, type OrgRecord } from '../../model/records.js';
 import { OAuthError } from '../errors.js';
 import { isPkceValue } from '../pkce.js';
 import { parseMaxAge, parsePrompt } from '../prompt.js';
@@ -151,7 +151,7 @@ export function validateAuthorizeRequest(params: Params, dir: AuthorizeDirectory
       if (!isPkceValue(challenge)) return fail('invalid_request', 'code_challenge is malformed');
       if (known.type !== 'code') return fail('invalid_request', 'code_challenge is only for response_type code');
     }
-    if (known.type === 'code' && app.oidc.authMethodType === 'OIDC_AUTH_METHOD_TYPE_NONE' && challenge === undefined) {
+    if (known.type === 'code' && appCredential(app.oidc.authMethodType) === 'public' && challenge === undefined) {
       return fail('invalid_request', 'code_challenge required for clients without authentication (PKCE)');
     }
     const nonce = one('nonce');

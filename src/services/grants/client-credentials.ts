@@ -1,4 +1,4 @@
-import { SECRET_AUTH_METHODS } from '../client-auth.js';
+import { SECRET_AUTH_METHODS } from '../../protocol/client-auth-methods.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import type { Grant } from './grant.js';

@@ -4,7 +4,7 @@ import type { ActorClaim } from '../../actors/issued-tokens.js';
 import type { Ports } from '../ports.js';
 import type { AppRecord, UserRecord } from '../../model/records.js';
 import { newId } from '../../util/ids.js';
-import { ALL_AUTH_METHODS } from '../client-auth.js';
+import { ALL_AUTH_METHODS } from '../../protocol/client-auth-methods.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import type { Form } from '../../protocol/form.js';

@@ -277,11 +277,13 @@ export class Importer {
     }
 
     if (lockout) {
+      // An absent showLockoutFailure is false, as protojson omits it and ZITADEL's import sets it
+      // (AddLockoutPolicyToDomain): an exported `false` must come back false.
       attempt('lockout_policy', orgId, () =>
         orgs.stagePolicy(
           'lockout',
           orgId,
-          { maxPasswordAttempts: lockout.maxPasswordAttempts, maxOtpAttempts: lockout.maxOtpAttempts, showLockoutFailure: lockout.showLockoutFailure ?? true },
+          { maxPasswordAttempts: lockout.maxPasswordAttempts, maxOtpAttempts: lockout.maxOtpAttempts, showLockoutFailure: lockout.showLockoutFailure ?? false },
           batch,
         ),
       );
