@@ -3,6 +3,7 @@ import { appKeyRoutes } from './app-keys.js';
 import { appRoutes } from './apps.js';
 import { humanUserRoutes } from './human-users.js';
 import { instanceSettingsRoutes } from './instance-settings.js';
+import { signingKeyRoutes, type SigningKeysPorts } from './signing-keys.js';
 import { machineCredentialRoutes } from './machine-credentials.js';
 import { instanceMemberRoutes, orgMemberRoutes } from './members.js';
 import { migrationRoutes } from './migration.js';
@@ -29,7 +30,7 @@ import type { MachineCredentialsPorts } from './machine-credentials.js';
 import type { PoliciesPorts } from './policies.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts;
+export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts & SigningKeysPorts;
 
 /**
  * Provisioning API routes (ZITADEL management/admin v1 subset). Routes sharing a pattern are
@@ -51,6 +52,7 @@ export function managementRoutes(ctx: ManagementRoutesPorts): Route[] {
     ...userMetadataRoutes(ctx),
     ...policyRoutesAll(ctx),
     ...instanceSettingsRoutes(ctx),
+    ...signingKeyRoutes(ctx),
     ...migrationRoutes(ctx),
   ];
   const byPattern = new Map<string, Route>();

@@ -1,6 +1,5 @@
 import { managementRoutes, type ManagementRoutesPorts } from '../admin/routes.js';
 import type { Route } from '../types.js';
-import { adminKeysRoute } from './admin-keys.js';
 import { authorizeRoute } from './authorize.js';
 import { endSessionRoute } from './end-session.js';
 import { loginRoutes } from './login.js';
@@ -12,7 +11,6 @@ import { keysRoute } from './keys.js';
 import { revokeRoute } from './revoke.js';
 import { tokenRoute } from './token.js';
 import type { UserinfoPorts } from './userinfo.js';
-import type { AdminKeysPorts } from './admin-keys.js';
 import type { EndSessionPorts } from './end-session.js';
 import type { KeysPorts } from './keys.js';
 import type { TokenPorts } from './token.js';
@@ -24,7 +22,7 @@ import type { HealthPorts } from './health.js';
 import type { RevokePorts } from './revoke.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type RoutesPorts = UserinfoPorts & AdminKeysPorts & EndSessionPorts & KeysPorts & TokenPorts & LoginPorts & AuthorizePorts & IntrospectPorts & DiscoveryPorts & HealthPorts & RevokePorts & ManagementRoutesPorts;
+export type RoutesPorts = UserinfoPorts & EndSessionPorts & KeysPorts & TokenPorts & LoginPorts & AuthorizePorts & IntrospectPorts & DiscoveryPorts & HealthPorts & RevokePorts & ManagementRoutesPorts;
 
 /** Every route of the server, one module per endpoint. */
 export function routes(ctx: RoutesPorts): Route[] {
@@ -35,7 +33,6 @@ export function routes(ctx: RoutesPorts): Route[] {
     tokenRoute(ctx),
     introspectRoute(ctx),
     revokeRoute(ctx),
-    adminKeysRoute(ctx),
     authorizeRoute(ctx),
     ...loginRoutes(ctx),
     userinfoRoute(ctx),

@@ -32,7 +32,7 @@ import { csrfToken, csrfValid } from '../csrf.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { LOGIN_PATH } from './authorize.js';
-import { KeyedQueue } from '../../services/attempt-limiter.js';
+import { KeyedQueue } from '../../util/keyed-queue.js';
 import type { RespondPorts } from '../login/respond.js';
 import type { View } from '../../util/readonly.js';
 
