@@ -136,7 +136,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       clients,
       keys,
       issuedTokens,
-      tokens,
+      accessTokens: tokens,
       clientAuth,
       assertions,
       settings: new SettingsActor(storage.meta, config.featureTokenExchange, setFramingPolicy),

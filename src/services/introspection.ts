@@ -6,7 +6,7 @@ import type { UserTokensPorts } from './user-tokens.js';
 import type { View } from '../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type IntrospectionPorts = Pick<Ports, 'issuer' | 'orgs' | 'tokens'> & UserTokensPorts;
+export type IntrospectionPorts = Pick<Ports, 'issuer' | 'orgs' | 'accessTokens'> & UserTokensPorts;
 
 /**
  * RFC 7662 introspection: `active` only when the token is Sesame's, unexpired, unrevoked, its
@@ -43,7 +43,7 @@ function introspectPat(token: string, caller: View<AppRecord>, ctx: Introspectio
 }
 
 export function introspect(token: string, caller: View<AppRecord>, ctx: IntrospectionPorts): Record<string, unknown> {
-  const resolved = ctx.tokens.resolve(token);
+  const resolved = ctx.accessTokens.resolve(token);
   // A personal access token is opaque: a JWS that did not resolve is not one (no second lookup).
   if (!resolved) return looksLikeJws(token) ? INACTIVE : (introspectPat(token, caller, ctx) ?? INACTIVE);
   const { claims } = resolved;

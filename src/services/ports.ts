@@ -29,7 +29,7 @@ export interface Ports {
   readonly clients: ClientsActor;
   readonly keys: KeysActor;
   readonly issuedTokens: IssuedTokensActor;
-  readonly tokens: AccessTokens;
+  readonly accessTokens: AccessTokens;
   readonly clientAuth: ClientAuthenticator;
   /** Signed assertions: private_key_jwt and the JWT profile grant. */
   readonly assertions: AssertionVerifier;

@@ -10,7 +10,7 @@ import { clock } from '../util/clock.js';
 import type { View } from '../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type UserTokensPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'tokens'>;
+export type UserTokensPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'accessTokens'>;
 
 /**
  * Tokens for a signed-in user, shared by the code grant, the refresh grant and the implicit flow:
@@ -67,7 +67,7 @@ export async function issueUserTokens(
   const out: IssuedUserTokens = {};
   if (want.accessToken) {
     const jwt = oidc.accessTokenType === 'OIDC_TOKEN_TYPE_JWT';
-    out.accessToken = await ctx.tokens.issue(jwt ? 'jwt' : 'opaque', {
+    out.accessToken = await ctx.accessTokens.issue(jwt ? 'jwt' : 'opaque', {
       sub: grant.user.id,
       clientId: grant.app.clientId,
       aud: grant.audience,

@@ -6,7 +6,7 @@ import type { Request } from '../types.js';
 import { hasPermission } from '../../domain/permissions.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type CallerPorts = Pick<Ports, 'instance' | 'orgs' | 'tokens'>;
+export type CallerPorts = Pick<Ports, 'instance' | 'orgs' | 'accessTokens'>;
 
 /**
  * Who is calling the provisioning API: a bearer PAT, or an access token whose audience holds the
@@ -34,7 +34,7 @@ export function authenticateCaller(ctx: CallerPorts, req: Request): Caller {
   if (token === undefined) throw unauthenticated('invalid authorization header: Bearer token expected');
   let user: UserRecord | undefined = ctx.orgs.authenticatePat(token)?.user;
   if (!user) {
-    const resolved = ctx.tokens.resolve(token);
+    const resolved = ctx.accessTokens.resolve(token);
     if (resolved && resolved.claims.aud.includes(ctx.instance.managementProjectId)) {
       const candidate = ctx.orgs.getUser(resolved.claims.sub);
       if (ctx.orgs.isActive(candidate)) user = candidate;

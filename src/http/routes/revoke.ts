@@ -10,7 +10,7 @@ import type { Request, Route } from '../types.js';
 import type { UserTokensPorts } from '../../services/user-tokens.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type RevokePorts = Pick<Ports, 'clientAuth' | 'clients' | 'refreshTokens' | 'tokens'> & UserTokensPorts;
+export type RevokePorts = Pick<Ports, 'clientAuth' | 'clients' | 'refreshTokens' | 'accessTokens'> & UserTokensPorts;
 
 /**
  * POST /oauth/v2/revoke (RFC 7009): 200 with an empty JSON response for revoked, unknown or
@@ -30,7 +30,7 @@ export function revokeRoute(ctx: RevokePorts): Route {
     const client = await ctx.clientAuth.authenticate(presented, { methods: ENDPOINT_AUTH_METHODS.revocation, endpoint: PATHS.revocation, apps: true, machineUsers: true });
     const token = form.get('token');
     if (token === undefined) throw new OAuthError('invalid_request', 'token missing');
-    let outcome = await ctx.tokens.revoke(token, (claims) => ownsToken(client, claims));
+    let outcome = await ctx.accessTokens.revoke(token, (claims) => ownsToken(client, claims));
     if (outcome === 'unknown') {
       // A refresh token: revoking it ends its grant, including the access tokens issued with it (seed).
       const family = ctx.refreshTokens.find(token);

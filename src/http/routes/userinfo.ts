@@ -9,7 +9,7 @@ import type { Request, Route } from '../types.js';
 import type { UserTokensPorts } from '../../services/user-tokens.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type UserinfoPorts = Pick<Ports, 'clients' | 'orgs' | 'tokens'> & UserTokensPorts;
+export type UserinfoPorts = Pick<Ports, 'clients' | 'orgs' | 'accessTokens'> & UserTokensPorts;
 
 /**
  * GET|POST /oidc/v1/userinfo (OIDC Core §5.3, RFC 6750): claims of the token's user per granted
@@ -43,7 +43,7 @@ export function userinfoRoute(ctx: UserinfoPorts): Route {
     if (token === undefined) {
       throw new OAuthError('invalid_request', 'access token missing', { status: 401, headers: { 'WWW-Authenticate': CHALLENGE } });
     }
-    const resolved = ctx.tokens.resolve(token);
+    const resolved = ctx.accessTokens.resolve(token);
     if (!resolved) throw invalidToken('access token invalid, expired or revoked');
     const user = ctx.orgs.getUser(resolved.claims.sub);
     if (!ctx.orgs.isActive(user)) throw invalidToken('no active user');

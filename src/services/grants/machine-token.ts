@@ -21,7 +21,7 @@ export async function machineUserTokens(
   requestedScope: string | undefined,
   options: { dropScopes: ReadonlySet<string>; idToken: boolean },
 ): Promise<Record<string, unknown>> {
-  const { orgs, tokens } = ctx;
+  const { orgs, accessTokens } = ctx;
   const org = orgs.requireOrg(user.orgId);
   const { scopes, audience } = grantScopes(
     parseScope(requestedScope),
@@ -34,7 +34,7 @@ export async function machineUserTokens(
   const scope = scopes.join(' ');
   const aud = audience.length > 0 ? audience : [clientId];
   const jwt = user.machine!.accessTokenType === 'ACCESS_TOKEN_TYPE_JWT';
-  const issued = await tokens.issue(jwt ? 'jwt' : 'opaque', {
+  const issued = await accessTokens.issue(jwt ? 'jwt' : 'opaque', {
     sub: user.id,
     clientId,
     aud,

@@ -15,7 +15,7 @@ import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type TokenExchangePorts = Pick<Ports, 'assertions' | 'config' | 'idTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'tokens'>;
+export type TokenExchangePorts = Pick<Ports, 'assertions' | 'config' | 'idTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'accessTokens'>;
 
 /**
  * RFC 8693 token exchange (seed "Token exchange grant", compat §4.5): change the scope or audience
@@ -50,7 +50,7 @@ function audienceIncludesClient(aud: readonly string[], app: View<AppRecord>): b
 function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 'subject_token' | 'actor_token', token: string, type: string): Party {
   let party: Omit<Party, 'user'> & { userId: string };
   if (type === TOKEN_TYPE.accessToken) {
-    const resolved = ctx.tokens.resolve(token);
+    const resolved = ctx.accessTokens.resolve(token);
     if (!resolved) throw invalid(which, 'unknown, expired or revoked access token');
     const c = resolved.claims;
     party = { userId: c.sub, aud: c.aud, scopes: c.scope ? c.scope.split(' ') : [], act: c.act };
@@ -170,7 +170,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
       const idToken = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr: [], userClaims: act ? { act } : {} });
       issued = { token: idToken, tokenType: 'N_A', expiresIn: Math.floor(ctx.config.idTokenLifetime / 1000) };
     } else {
-      const accessToken = await ctx.tokens.issue(requestedType === TOKEN_TYPE.jwt ? 'jwt' : 'opaque', {
+      const accessToken = await ctx.accessTokens.issue(requestedType === TOKEN_TYPE.jwt ? 'jwt' : 'opaque', {
         sub: subject.user.id,
         clientId: app.clientId,
         aud,
