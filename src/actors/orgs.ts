@@ -1,3 +1,4 @@
+import { newHuman, type HumanCredentials, type NewHuman } from './new-human.js';
 import type { Storage } from '../storage/db.js';
 import { WriteBatch } from '../storage/batch.js';
 import { inIdOrder, Table } from '../storage/table.js';
@@ -61,9 +62,8 @@ function domainLabel(name: string): string {
 
 export interface NewHumanUser {
   id?: string;
-  userName: string;
-  state?: UserState;
-  human: HumanData;
+  person: NewHuman;
+  credentials: HumanCredentials;
 }
 
 export interface NewMachineUser {
@@ -515,14 +515,12 @@ export class OrgsActor {
 
   stageUser(orgId: string, input: NewHumanUser | NewMachineUser, batch: WriteBatch): View<UserRecord> {
     const id = input.id ?? newId();
-    this.checkNewUser(orgId, id, input.userName, batch);
+    this.checkNewUser(orgId, id, 'person' in input ? input.person.userName : input.userName, batch);
     const user = stamp<UserRecord>(
       {
         id,
         orgId,
-        userName: input.userName,
-        state: input.state ?? 'USER_STATE_ACTIVE',
-        ...('human' in input ? { human: input.human } : { machine: input.machine }),
+        ...('person' in input ? newHuman(input.person, input.credentials) : { userName: input.userName, state: input.state ?? 'USER_STATE_ACTIVE', machine: input.machine }),
         createdAt: 0,
         changedAt: 0,
         sequence: 0,

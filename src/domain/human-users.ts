@@ -1,50 +1,10 @@
-import type { HumanData, HumanProfile, UserState } from '../model/records.js';
-
 /**
- * Creating a person: one rule for the management API (AddHumanUser, ImportHumanUser), the
- * organization import and self-registration on the login page.
+ * What a new person's fields must satisfy wherever they come from (the management API, the
+ * organization import, self-registration). The record itself is made by the users' owner,
+ * OrgsActor.addUser (src/actors/new-human.ts), so no caller can set counters or factors.
  */
 
 /** ZITADEL's EmailRegex (HTML5 style). */
 export const EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
 /** Hashing cost grows with length; nobody types more than this. */
 export const MAX_PASSWORD = 1024;
-
-export interface NewHuman {
-  userName: string;
-  profile: Omit<HumanProfile, 'displayName'> & { displayName?: string | undefined };
-  email: { email: string; isEmailVerified: boolean };
-  phone?: { phone: string; isPhoneVerified: boolean } | undefined;
-}
-
-export interface HumanCredentials {
-  /** Encoded hash (Sesame's own or an imported format already checked). */
-  passwordHash?: string | undefined;
-  passwordChangeRequired?: boolean;
-  otpSecretSealed?: Uint8Array | undefined;
-  /** The import's state, when it names one; otherwise the state follows from the credentials. */
-  state?: UserState | undefined;
-}
-
-/** The user record's fields for a new person: display name defaulted, counters at zero, state as ZITADEL sets it. */
-export function newHuman(input: NewHuman, credentials: HumanCredentials): { userName: string; state: UserState; human: HumanData } {
-  const { profile } = input;
-  return {
-    userName: input.userName,
-    state: credentials.state ?? initialState(credentials.passwordHash !== undefined),
-    human: {
-      profile: { ...profile, displayName: profile.displayName || `${profile.firstName} ${profile.lastName}` },
-      email: input.email,
-      ...(input.phone?.phone ? { phone: input.phone } : {}),
-      ...(credentials.passwordHash ? { passwordHash: credentials.passwordHash } : {}),
-      passwordChangeRequired: credentials.passwordChangeRequired ?? false,
-      ...(credentials.otpSecretSealed ? { otpSecretSealed: credentials.otpSecretSealed } : {}),
-      failedPasswordAttempts: 0,
-    },
-  };
-}
-
-/** ZITADEL: a human who cannot log in yet (no password, passwordless or IdP link) starts in the initial state. */
-function initialState(canLogIn: boolean): UserState {
-  return canLogIn ? 'USER_STATE_ACTIVE' : 'USER_STATE_INITIAL';
-}

@@ -1,7 +1,6 @@
 import { invalidArgument } from '../../model/errors.js';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
-import { newHuman } from '../../domain/human-users.js';
 import { addHumanSchema, importHumanSchema } from '../../zitadel/users.js';
 import { addedDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
@@ -25,7 +24,7 @@ export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
         const input = readBody(req, addHumanSchema);
         ctx.orgs.requireOrg(caller.orgId);
         const passwordHash = input.initialPassword ? await ctx.pool.hashPassword(input.initialPassword) : undefined;
-        const user = await ctx.orgs.addUser(caller.orgId, newHuman(input, { passwordHash }));
+        const user = await ctx.orgs.addUser(caller.orgId, { person: input, credentials: { passwordHash } });
         return ok({ userId: user.id, details: addedDetails(user, user.orgId) });
       },
     }),
@@ -47,11 +46,12 @@ export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
         const passwordHash = input.password ? await ctx.pool.hashPassword(input.password) : encoded || undefined;
         const user = await ctx.orgs.addUser(caller.orgId, {
           ...(input.userId ? { id: input.userId } : {}),
-          ...newHuman(input, {
+          person: input,
+          credentials: {
             passwordHash,
             passwordChangeRequired: input.passwordChangeRequired,
             otpSecretSealed: input.otpCode ? sealOtpSecret(ctx.masterKey, normalizeOtpSecret(input.otpCode)!) : undefined,
-          }),
+          },
         });
         return ok({ userId: user.id, details: addedDetails(user, user.orgId) });
       },

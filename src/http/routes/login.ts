@@ -6,7 +6,7 @@ import { agentOf, newAgentCookieFor, type Agent } from '../login/agent.js';
 import { completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
 import { factsOf, mfaPrompt, nextLoginStep } from '../../domain/policy-steps.js';
 import { DEFAULT_POLICIES } from '../../model/records.js';
-import { EMAIL, MAX_PASSWORD, newHuman } from '../../domain/human-users.js';
+import { EMAIL, MAX_PASSWORD } from '../../domain/human-users.js';
 import { clock } from '../../util/clock.js';
 import { qrCodeDataUrl } from '../../ui/qr-code.js';
 import { ApiError } from '../../model/errors.js';
@@ -375,17 +375,14 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     let user: UserRecord;
     try {
       const passwordHash = await ctx.pool.hashPassword(password);
-      user = await ctx.orgs.addUser(
-        registrationOrgId(flow),
-        newHuman(
-          {
-            userName: values.userName!,
-            profile: { firstName: values.firstName!, lastName: values.lastName!, nickName: '', preferredLanguage: flow.page.locale, gender: 'GENDER_UNSPECIFIED' },
-            email: { email: values.email!, isEmailVerified: false },
-          },
-          { passwordHash },
-        ),
-      );
+      user = await ctx.orgs.addUser(registrationOrgId(flow), {
+        person: {
+          userName: values.userName!,
+          profile: { firstName: values.firstName!, lastName: values.lastName!, nickName: '', preferredLanguage: flow.page.locale, gender: 'GENDER_UNSPECIFIED' },
+          email: { email: values.email!, isEmailVerified: false },
+        },
+        credentials: { passwordHash },
+      });
     } catch (error) {
       if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return fail('register.taken');
       throw error;

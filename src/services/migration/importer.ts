@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { describeIssues } from '../../zitadel/validation.js';
 import type { ClientsActor } from '../../actors/clients.js';
 import type { OrgsActor } from '../../actors/orgs.js';
-import { newHuman } from '../../domain/human-users.js';
 import { toOidcAppConfig, unsupportedOidcSettings, withoutUnsupportedOidcSettings } from '../../zitadel/oidc-config.js';
 import { checkEncodedHash } from '../../domain/password-hashes.js';
 import { ORG_ROLES, ROLE_PERMISSIONS } from '../../domain/permissions.js';
@@ -311,12 +310,13 @@ export class Importer {
           orgId,
           {
             id,
-            ...newHuman(item.user, {
+            person: item.user,
+            credentials: {
               passwordHash,
               passwordChangeRequired: item.user.passwordChangeRequired,
               otpSecretSealed: plan.otpSecret ? sealOtpSecret(this.services.masterKey, plan.otpSecret) : undefined,
               state: item.state === 'USER_STATE_UNSPECIFIED' ? undefined : (item.state as UserState),
-            }),
+            },
           },
           batch,
         );
