@@ -8,7 +8,8 @@ export interface TokenResponse {
   /** `Bearer`, or `N_A` for a token exchange that issues something other than an access token. */
   tokenType?: 'Bearer' | 'N_A';
   expiresIn: number;
-  scopes: readonly string[];
+  /** The granted scope, space-separated (left out when empty). */
+  scope: string;
   idToken?: string | undefined;
   refreshToken?: string | undefined;
   /** Token exchange only (RFC 8693). */
@@ -18,7 +19,7 @@ export interface TokenResponse {
 export function tokenResponseBody(response: TokenResponse): Record<string, unknown> {
   const body: Record<string, unknown> = { access_token: response.token, token_type: response.tokenType ?? 'Bearer', expires_in: response.expiresIn };
   if (response.issuedTokenType !== undefined) body.issued_token_type = response.issuedTokenType;
-  if (response.scopes.length > 0) body.scope = response.scopes.join(' ');
+  if (response.scope) body.scope = response.scope;
   if (response.refreshToken) body.refresh_token = response.refreshToken;
   if (response.idToken) body.id_token = response.idToken;
   return body;

@@ -126,5 +126,5 @@ export async function revokeGrant(ctx: UserTokensPorts, grantId: string): Promis
 }
 
 export function tokenResponse(tokens: IssuedUserTokens, scopes: readonly string[], refreshToken: string | undefined): Record<string, unknown> {
-  return tokenResponseBody({ token: tokens.accessToken!.token, expiresIn: tokens.accessToken!.expiresIn, scopes, idToken: tokens.idToken, refreshToken });
+  return tokenResponseBody({ token: tokens.accessToken!.token, expiresIn: tokens.accessToken!.expiresIn, scope: scopes.join(' '), idToken: tokens.idToken, refreshToken });
 }

@@ -55,5 +55,5 @@ export async function machineUserTokens(
           accessToken: issued.token,
         })
       : undefined;
-  return tokenResponseBody({ token: issued.token, expiresIn: issued.expiresIn, scopes, idToken });
+  return tokenResponseBody({ token: issued.token, expiresIn: issued.expiresIn, scope, idToken });
 }

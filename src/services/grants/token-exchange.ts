@@ -159,6 +159,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
 
     const aud = grantedAudience(form, subject, actor);
     const scopes = grantedScopes(form, subject, actor);
+    const scope = scopes.join(' ');
     // The acting party, with the chain of earlier actors nested inside (RFC 8693 §4.1).
     const act: ActorClaim | undefined = actor
       ? { iss: ctx.issuer, sub: actor.user.id, ...((subject.act ?? actor.act) ? { act: subject.act ?? actor.act } : {}) }
@@ -174,7 +175,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
         sub: subject.user.id,
         clientId: app.clientId,
         aud,
-        scope: scopes.join(' '),
+        scope,
         grantId,
         ...(act ? { act } : {}),
       });
@@ -204,6 +205,6 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
             ...(act ? { act } : {}),
           })
         : undefined;
-    return tokenResponseBody({ ...issued, scopes, refreshToken, issuedTokenType: requestedType });
+    return tokenResponseBody({ ...issued, scope, refreshToken, issuedTokenType: requestedType });
   },
 };
