@@ -250,7 +250,7 @@ describe('unknown user names, lockout messages and logins by email or phone', ()
   it('allowUsernamePassword=false is told only to whoever knows the password (otherwise like a wrong password)', async () => {
     const orgId = await newOrg();
     const person = await createHuman(server, { orgId });
-    const res = await api(server, 'POST', '/management/v1/policies/login', { token: server.pat, orgId, body: { allowUsernamePassword: false } });
+    const res = await api(server, 'POST', '/management/v1/policies/login', { token: server.pat, orgId, body: { allowUsernamePassword: false, allowRegister: true } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const agent = new Agent(server);
     let page = await toPassword(agent, person.loginName);
@@ -258,6 +258,19 @@ describe('unknown user names, lockout messages and logins by email or phone', ()
     expect(errorText(page.html)).toMatch(/wrong/);
     page = await submit(agent, page, '/ui/login/password', { password: person.password });
     expect(errorText(page.html)).toMatch(/not allowed/);
+    // Wrong passwords still count against the lockout: no unlimited guessing where passwords are disallowed.
+    const user = await api(server, 'GET', `/management/v1/users/${person.userId}`, { token: server.pat, orgId });
+    expect(user.status).toBe(200);
+    const lockout = await api(server, 'POST', '/management/v1/policies/lockout', { token: server.pat, orgId, body: { maxPasswordAttempts: '2' } });
+    expect(lockout.status).toBe(200);
+    const guesser = new Agent(server);
+    let guess = await toPassword(guesser, person.loginName);
+    for (let i = 0; i < 2; i++) guess = await submit(guesser, guess, '/ui/login/password', { password: `wrong-${i}` });
+    expect((await api(server, 'GET', `/management/v1/users/${person.userId}`, { token: server.pat, orgId })).body.user.state).toBe('USER_STATE_LOCKED');
+    // Nor can a person register and be signed in by password there.
+    const registering = new Agent(server);
+    const start = await registering.follow(authorizeUrl(web, { scope: `openid urn:zitadel:iam:org:id:${orgId}` }));
+    expect(start.html).not.toContain('action="/ui/login/register"');
   });
 
   it('maxOtpAttempts locks the user after that many wrong codes', async () => {

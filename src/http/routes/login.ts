@@ -99,7 +99,11 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const app = ctx.clients.appByClient(flow.auth.request.clientId);
     return app?.orgId ?? ctx.instance.defaultOrgId;
   };
-  const allowRegister = (flow: Flow) => loginPolicy(registrationOrgId(flow)).allowRegister;
+  // A registration signs the person in with the password just chosen: only where passwords are allowed.
+  const allowRegister = (flow: Flow) => {
+    const policy = loginPolicy(registrationOrgId(flow));
+    return policy.allowRegister && policy.allowUsernamePassword;
+  };
 
   const loginNameOf = (user: UserRecord | undefined, flow: Flow) => (user ? ctx.orgs.preferredLoginName(user) : flow.auth.loginName ?? '');
   /**
@@ -261,14 +265,15 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       const result = await ctx.pool.verifyPassword(pw, human.passwordHash!);
       // The request may have switched to another login name while the hash was checked.
       if (flow.auth.userId !== user.id) return expired(flow.agent);
-      // Told only to whoever knows the password: before the check it would tell that the account exists.
-      if (!loginPolicy(user.orgId).allowUsernamePassword) return show(flow, t(flow, result.ok ? 'password.notAllowed' : 'password.invalid'));
       if (!result.ok) {
+        // Counted whatever the policy says, so a disallowed password login is no unlimited oracle.
         if (!ctx.orgs.isActive(user)) return show(flow, t(flow, 'password.invalid'));
         const { locked } = await ctx.orgs.recordPasswordFailure(user.id);
         return show(flow, t(flow, locked ? lockedText(user) : 'password.invalid'));
       }
       if (!ctx.orgs.isActive(user)) return show(flow, t(flow, 'password.invalid'));
+      // Told only to whoever knows the password: before the check it would tell that the account exists.
+      if (!loginPolicy(user.orgId).allowUsernamePassword) return show(flow, t(flow, 'password.notAllowed'));
       await ctx.orgs.recordPasswordSuccess(user.id, result.needsRehash ? await ctx.pool.hashPassword(pw) : undefined);
       // A new password check: the second factor is asked for again too.
       await ctx.authRequests.passPassword(flow.auth, user.id, nowSeconds());
