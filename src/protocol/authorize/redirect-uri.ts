@@ -5,22 +5,35 @@ import type { View } from '../../util/readonly.js';
  * Redirect URI matching (seed: "must equal exactly one of the registered redirect URIs"). Apps in
  * dev mode may register glob patterns (ZITADEL compat §2.3): `*` within a path segment, `**` across.
  */
-function globToRegExp(pattern: string): RegExp {
-  let out = '';
+/**
+ * Whether `text` matches the glob. Hand-written instead of a RegExp: a pattern such as `**a**a**a`
+ * makes a backtracking regex take polynomial time in the length of the (attacker-chosen)
+ * redirect_uri; this table walk costs pattern length × text length, whatever the input.
+ */
+export function globMatches(pattern: string, text: string): boolean {
+  const n = text.length;
+  // reach[j]: the pattern read so far matches text[0, j).
+  let reach = new Uint8Array(n + 1);
+  reach[0] = 1;
   for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '*') {
-      if (pattern[i + 1] === '*') {
-        out += '.*';
-        i++;
-      } else {
-        out += '[^/]*';
+    const next = new Uint8Array(n + 1);
+    if (pattern[i] === '*') {
+      const anyChar = pattern[i + 1] === '*';
+      if (anyChar) i++;
+      // Zero or more characters; `*` stops at a `/` (one path segment), `**` does not.
+      let open = 0;
+      for (let j = 0; j <= n; j++) {
+        if (reach[j]) open = 1;
+        if (open) next[j] = 1;
+        if (j < n && !anyChar && text.charCodeAt(j) === 0x2f) open = 0;
       }
     } else {
-      out += c.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+      const c = pattern.charCodeAt(i);
+      for (let j = 0; j < n; j++) if (reach[j] && text.charCodeAt(j) === c) next[j + 1] = 1;
     }
+    reach = next;
   }
-  return new RegExp(`^${out}$`);
+  return reach[n] === 1;
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -46,7 +59,7 @@ export function matchesRegistered(uri: string, registered: readonly string[], de
   }
   if (!devMode) return false;
   // A glob can match text that is no URL (`http://localhost:99999/cb`); such a target is refused.
-  return registered.some((pattern) => pattern.includes('*') && globToRegExp(pattern).test(uri)) && URL.canParse(uri);
+  return registered.some((pattern) => pattern.includes('*') && globMatches(pattern, uri)) && URL.canParse(uri);
 }
 
 export function redirectUriAllowed(config: View<OidcAppConfig>, uri: string): boolean {
