@@ -23,13 +23,16 @@ import type { View } from '../util/readonly.js';
  */
 const MAX_CLOCK_SKEW_MS = 5000;
 
+/** A registered URI: bounded, since each is matched against every authorization request. */
+const registeredUris = () => z.array(z.string().max(2048)).max(100).default([]);
+
 export const oidcConfigFields = {
-  redirectUris: list(z.string()),
+  redirectUris: registeredUris(),
   responseTypes: list(enumValue(OIDC_RESPONSE_TYPE)),
   grantTypes: list(enumValue(OIDC_GRANT_TYPE)),
   appType: enumField(OIDC_APP_TYPE),
   authMethodType: enumField(OIDC_AUTH_METHOD_TYPE),
-  postLogoutRedirectUris: list(z.string()),
+  postLogoutRedirectUris: registeredUris(),
   version: enumField(OIDC_VERSION),
   devMode: flag(),
   accessTokenType: enumField(OIDC_TOKEN_TYPE),
@@ -37,7 +40,7 @@ export const oidcConfigFields = {
   idTokenRoleAssertion: flag(),
   idTokenUserinfoAssertion: flag(),
   clockSkew: duration().optional(),
-  additionalOrigins: list(z.string()),
+  additionalOrigins: registeredUris(),
   skipNativeAppSuccessPage: flag(),
   backChannelLogoutUri: text(2000),
   loginVersion: z
