@@ -180,7 +180,10 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   }
 
   /** After a passed step: the next one the login policy asks for, or the end. */
-  async function proceed(flow: Flow, user: UserRecord, headers: Record<string, string> = {}): Promise<Response> {
+  /** The next step for the person (re-read after the awaits before: a deleted user ends the request). */
+  async function proceed(flow: Flow, userId: string, headers: Record<string, string> = {}): Promise<Response> {
+    const user = ctx.orgs.getUser(userId);
+    if (!user) return expired(flow.agent);
     const next = nextLoginStep(factsOf(user), flow.auth.checks, loginPolicy(user.orgId), clock.now());
     if (next === 'done') return finish(flow, user, headers);
     await ctx.authRequests.enterStep(flow.auth, next);
@@ -277,7 +280,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       await ctx.orgs.recordPasswordSuccess(user.id, result.needsRehash ? await ctx.pool.hashPassword(pw) : undefined);
       // A new password check: the second factor is asked for again too.
       await ctx.authRequests.passPassword(flow.auth, user.id, nowSeconds());
-      return proceed(flow, ctx.orgs.getUser(user.id)!, await renewCookie(flow));
+      return proceed(flow, user.id, await renewCookie(flow));
     });
   }
 
@@ -309,7 +312,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (step === undefined || !(await ctx.loginSecurity.passOtp(user.id, step))) return otpFailure(flow, user);
     await ctx.orgs.recordOtpSuccess(user.id);
     await ctx.authRequests.passOtp(flow.auth, nowSeconds());
-    return proceed(flow, user);
+    return proceed(flow, user.id);
   }
 
   /** TOTP enrollment: the code proves the app holds the secret shown; then it is the user's second factor. */
@@ -317,7 +320,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const user = authenticatedUser(flow);
     const secret = flow.auth.pendingOtpSecret;
     if (!user?.human || !secret) return expired(flow.agent);
-    if (user.human.otpSecretSealed) return proceed(flow, user);
+    if (user.human.otpSecretSealed) return proceed(flow, user.id);
     if (ctx.loginSecurity.otpBlocked(user.id)) return show(flow, t(flow, lockedText(user, 'otp.invalid')));
     const step = acceptCode(user, secret, code);
     if (step === undefined || !(await ctx.loginSecurity.useOtpStepForEnrollment(user.id, step))) return otpFailure(flow, user);
@@ -327,10 +330,10 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       // Enrolled meanwhile (another tab): this code proves the other secret, so ask for the enrolled one.
       if (!(error instanceof ApiError && error.kind === 'AlreadyExists')) throw error;
       await ctx.authRequests.leaveOtpSetup(flow.auth);
-      return proceed(flow, ctx.orgs.getUser(user.id)!);
+      return proceed(flow, user.id);
     }
     await ctx.authRequests.passOtp(flow.auth, nowSeconds());
-    return proceed(flow, ctx.orgs.getUser(user.id)!);
+    return proceed(flow, user.id);
   }
 
   async function skipOtpSetup(flow: Flow): Promise<Response> {
@@ -340,7 +343,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (prompt === 'required') return show(flow, t(flow, 'mfa.skipNotAllowed'));
     if (prompt === 'optional') await ctx.orgs.skipMfaInit(user.id, clock.now());
     await ctx.authRequests.leaveOtpSetup(flow.auth);
-    return proceed(flow, ctx.orgs.getUser(user.id)!);
+    return proceed(flow, user.id);
   }
 
   /** What is wrong with a new password and its confirmation (registration, a required change). */
@@ -358,7 +361,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const problem = newPasswordProblem(form);
     if (problem) return show(flow, t(flow, problem));
     await ctx.orgs.changePassword(user.id, await ctx.pool.hashPassword(password));
-    return proceed(flow, ctx.orgs.getUser(user.id)!);
+    return proceed(flow, user.id);
   }
 
   async function register(flow: Flow, form: Form): Promise<Response> {
@@ -393,7 +396,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       throw error;
     }
     await ctx.authRequests.passPassword(flow.auth, user.id, nowSeconds());
-    return proceed(flow, user, await renewCookie(flow));
+    return proceed(flow, user.id, await renewCookie(flow));
   }
 
   /** Wraps a POST handler: form parsing, auth request and CSRF checks. */
