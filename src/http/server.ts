@@ -119,8 +119,8 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
         finish();
       }
     };
-    const localeOf = () => requestLocale(query, headers);
-    const fail = (error: unknown) => respond(errorResponse(route.errorStyle, error, localeOf));
+    // The locale is worked out only for an HTML error (no closure on the success path).
+    const fail = (error: unknown) => respond(errorResponse(route.errorStyle, error, () => requestLocale(query, headers)));
 
     if (draining) {
       fail(new ApiError('Unavailable', 'HTTP-503', 'server is shutting down'));
@@ -133,7 +133,7 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
     const handler = route.methods[method as Method] ?? (method === 'HEAD' ? route.methods.GET : undefined);
     if (!handler) {
       if (Object.keys(route.methods).length > 0) {
-        const response = errorResponse(route.errorStyle, new ApiError('MethodNotAllowed', 'HTTP-405', `method ${method} not allowed`), localeOf);
+        const response = errorResponse(route.errorStyle, new ApiError('MethodNotAllowed', 'HTTP-405', `method ${method} not allowed`), () => requestLocale(query, headers));
         respond({ ...response, headers: { ...response.headers, Allow: Object.keys(route.methods).join(', ') } });
       } else {
         fail(new ApiError('NotFound', 'HTTP-404', 'Not Found'));
