@@ -1,3 +1,4 @@
+import { clock } from '../../util/clock.js';
 import { z } from 'zod';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
@@ -51,7 +52,7 @@ export function machineCredentialRoutes(ctx: MachineCredentialsPorts): Route[] {
           clientId: ctx.orgs.preferredLoginName(user),
           clientSecret,
           // The secret lives in the clients actor; the user record stands in for its change details.
-          details: changedDetails({ ...user, changedAt: Date.now() }, user.orgId),
+          details: changedDetails({ ...user, changedAt: clock.now() }, user.orgId),
         });
       },
     }),
@@ -103,7 +104,7 @@ export function machineCredentialRoutes(ctx: MachineCredentialsPorts): Route[] {
         const user = requireMachine(ctx, caller, req.params[0]!, 'user.write');
         const pat = requirePat(ctx, user, req.params[1]!);
         await ctx.orgs.removePat(pat.id);
-        return ok({ details: changedDetails({ ...pat, changedAt: Date.now(), sequence: pat.sequence + 1 }, pat.orgId) });
+        return ok({ details: changedDetails({ ...pat, changedAt: clock.now(), sequence: pat.sequence + 1 }, pat.orgId) });
       },
     }),
   ];

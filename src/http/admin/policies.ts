@@ -1,8 +1,9 @@
+import { clock } from '../../util/clock.js';
 import { z } from 'zod';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import type { LockoutPolicy, LoginPolicy, PolicyKind, PolicyRecord } from '../../model/records.js';
-import { addedDetails, changedDetails, viewDetails } from '../../zitadel/details.js';
+import { addedDetails, changedDetails, rfc3339, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok, type CallerHandler } from './endpoint.js';
 import { invalidArgument } from '../../model/errors.js';
 import { loginPolicySchema, loginPolicyView, toLoginPolicy } from '../../zitadel/login-policy.js';
@@ -65,7 +66,7 @@ function policyRoutes<K extends PolicyKind>(
     DELETE: async (_req, caller) => {
       caller.require('policy.delete');
       await ctx.orgs.removePolicy(kind, caller.orgId);
-      return ok({ details: { sequence: '0', changeDate: new Date().toISOString(), resourceOwner: caller.orgId } });
+      return ok({ details: { sequence: '0', changeDate: rfc3339(clock.now()), resourceOwner: caller.orgId } });
     },
   });
 }
