@@ -25,8 +25,6 @@ export interface ClientPolicy {
   endpoint: string;
   apps: boolean;
   machineUsers: boolean;
-  /** Only API apps and OIDC apps that have a secret (introspection). */
-  appsWithSecretOnly?: boolean;
 }
 
 
@@ -92,7 +90,6 @@ export class ClientAuthenticator {
       const method = app.oidc?.authMethodType ?? app.api?.authMethodType ?? '';
       if (presented.method === 'none') {
         if (appCredential(method) !== 'public') throw this.reject(presented, policy, `no secret presented; the application uses ${method}`);
-        if (policy.appsWithSecretOnly) throw this.reject(presented, policy, 'a public client may not call this endpoint');
         return { kind: 'app', clientId, app, method: 'none' };
       }
       if (!usesClientSecret(method)) throw this.reject(presented, policy, `secret presented; the application uses ${method}`);
@@ -113,4 +110,3 @@ export class ClientAuthenticator {
   }
 }
 
-export type { AuthMethod };

@@ -21,7 +21,6 @@ export function introspectRoute(ctx: IntrospectPorts): Route {
       endpoint: PATHS.introspection,
       apps: true,
       machineUsers: false,
-      appsWithSecretOnly: true,
     });
     if (client.kind !== 'app') throw new OAuthError('invalid_client', 'only applications may introspect');
     // RFC 7662 §2.1: `token` is REQUIRED; its absence is a malformed request, not an inactive token.
