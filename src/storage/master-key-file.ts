@@ -20,5 +20,8 @@ export function loadMasterKey(dataDir: string, configured: string | undefined, f
     writeFileSync(path, randomBytes(32).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
     log.info('generated master key', { path });
   }
-  return MasterKey.fromSecret(readFileSync(path, 'utf8').trim());
+  const secret = readFileSync(path, 'utf8').trim();
+  // An empty or cut-off file would be a guessable key (SESAME_MASTERKEY needs 32 characters too).
+  if (secret.length < 32) throw new MasterKeyMismatchError(`${path} holds no master key (fewer than 32 characters)`);
+  return MasterKey.fromSecret(secret);
 }
