@@ -105,7 +105,7 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
         masterKey,
         migration: new MigrationStore(new Transactions(storage), orgs, clients),
         // Password hashing runs on worker threads as in the server; started only when an import needs it.
-        hashPassword: (password) => (pool ??= new CryptoPool(1)).hashPassword(password),
+        hashPassword: (password) => (pool ??= new CryptoPool(config.workers)).hashPasswordInBulk(password),
       },
       async close() {
         keysActor.stop();

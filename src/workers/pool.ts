@@ -57,6 +57,14 @@ export class CryptoPool {
     return this.passwordTask<string>({ op: 'hashPassword', password });
   }
 
+  /**
+   * Hashing in bulk (an import's plaintext passwords): through the costly lane, so however many
+   * an import hashes at once, one password thread stays free for sign-ins.
+   */
+  hashPasswordInBulk(password: string): Promise<string> {
+    return this.costly.run(() => this.hashPassword(password));
+  }
+
   verifyPassword(password: string, encodedHash: string): Promise<VerifyPasswordResult> {
     const verify = () => this.passwordTask<VerifyPasswordResult>({ op: 'verifyPassword', password, encodedHash });
     return isCostlyHash(encodedHash) ? this.costly.run(verify) : verify();

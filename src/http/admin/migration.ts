@@ -33,7 +33,7 @@ export function migrationRoutes(ctx: MigrationPorts): Route[] {
     clients: ctx.clients,
     masterKey: ctx.masterKey,
     migration: ctx.migration,
-    hashPassword: (password) => ctx.pool.hashPassword(password),
+    hashPassword: (password) => ctx.pool.hashPasswordInBulk(password),
   };
 
   const exportRoute = apiRoute(ctx, '/admin/v1/export', {
