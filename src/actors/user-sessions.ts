@@ -135,8 +135,10 @@ export class UserSessionsActor {
    * at most hourly: the idle lifetime is counted in days, and SSO is a hot path.
    */
   touch(session: View<UserSession>, now = clock.now()): void {
-    if (now - session.lastActiveAt < 3_600_000) return;
-    void this.sessions.put({ ...ownRow<UserSession>(session), lastActiveAt: now }).catch(() => undefined);
+    // The row as it is now: the caller's view may be of a session ended or moved since.
+    const current = this.sessions.get(session.id);
+    if (!current || now - current.lastActiveAt < 3_600_000) return;
+    void this.sessions.put({ ...ownRow<UserSession>(current), lastActiveAt: now }).catch(() => undefined);
   }
 
   /** Ends sessions; resolves once the removal is durable. */
