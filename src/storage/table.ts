@@ -72,7 +72,9 @@ export class Table<T extends { id: string }> implements BatchTarget {
    */
   put(row: T): Promise<boolean> {
     const id = row.id;
-    const previous = this.rows.get(id);
+    const current = this.rows.get(id);
+    // The same object written again keeps what it replaced the first time (no cycle to walk back).
+    const previous = current === row ? this.replaced.get(row) : current;
     this.rows.set(id, row);
     this.replaced.set(row, previous);
     return this.durable(this.db.put(id, row)).then(
