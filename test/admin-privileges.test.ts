@@ -30,4 +30,23 @@ describe('privilege boundaries of the provisioning API', () => {
     const worker = await api(server, 'POST', '/management/v1/users/machine', { token: ownerPat, body: { userName: 'worker', name: 'Worker' } });
     expect((await api(server, 'POST', `/management/v1/users/${worker.body.userId}/pats`, { token: ownerPat, body: {} })).status).toBe(200);
   });
+
+  it('does not let a user manager mint credentials for an org owner (it could not grant that role)', async () => {
+    const manager = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userName: 'user-manager', name: 'User manager' } });
+    await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, body: { userId: manager.body.userId, roles: ['ORG_USER_MANAGER'] } });
+    const managerPat = (await api(server, 'POST', `/management/v1/users/${manager.body.userId}/pats`, { token: server.pat, body: {} })).body.token as string;
+    const owner = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userName: 'second-owner', name: 'Second owner' } });
+    await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, body: { userId: owner.body.userId, roles: ['ORG_OWNER'] } });
+    for (const [method, path] of [
+      ['POST', `/management/v1/users/${owner.body.userId}/pats`],
+      ['PUT', `/management/v1/users/${owner.body.userId}/secret`],
+      ['POST', `/management/v1/users/${owner.body.userId}/keys`],
+    ] as const) {
+      const res = await api(server, method, path, { token: managerPat, body: { type: 'KEY_TYPE_JSON' } });
+      expect({ path, status: res.status }).toEqual({ path, status: 403 });
+    }
+    // A machine user without roles is still the user manager's to manage.
+    const plain = await api(server, 'POST', '/management/v1/users/machine', { token: managerPat, body: { userName: 'plain', name: 'Plain' } });
+    expect((await api(server, 'POST', `/management/v1/users/${plain.body.userId}/pats`, { token: managerPat, body: {} })).status).toBe(200);
+  });
 });

@@ -26,10 +26,14 @@ const addPatSchema = z.object({ expirationDate: expirationDate().optional() });
 function requireMachine(ctx: MachineCredentialsPorts, caller: Caller, userId: string, permission: string): UserRecord {
   const user = requireUserAccess(ctx, caller, userId, permission);
   if (!user.machine) throw preconditionFailed('USER-Mach1', `user ${userId} is not a machine user`);
-  // Credentials for a user with instance roles would hand out those roles: only instance writers
-  // may create them (an org owner must not mint a PAT for the instance's admin).
-  if (permission === 'user.write' && ctx.orgs.memberships(user.id).some((m) => m.scope === 'instance')) {
-    caller.require('iam.write', {});
+  // Credentials hand out the user's roles: whoever creates them must be able to grant those roles
+  // (an org owner must not mint a PAT for the instance's admin, a user manager none for an org owner).
+  if (permission === 'user.write') {
+    for (const m of ctx.orgs.memberships(user.id)) {
+      if (m.scope === 'instance') caller.require('iam.write', {});
+      else if (m.scope.startsWith('org:')) caller.require('org.member.write', { orgId: m.scope.slice(4) });
+      else if (m.scope.startsWith('project:')) caller.require('project.member.write', { projectId: m.scope.slice(8) });
+    }
   }
   return user;
 }
