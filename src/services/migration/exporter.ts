@@ -41,9 +41,14 @@ export interface ExportOptions {
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const b64 = (bytes: Uint8Array | undefined) => (bytes ? Buffer.from(bytes).toString('base64') : undefined);
 
-/** A JSON array written as UTF-8 into 1 MiB chunks, element by element. */
+/**
+ * A JSON array written as UTF-8 into chunks, element by element. Chunks start small and double up
+ * to 1 MiB, so a short list (most lists of most orgs) does not hold a megabyte until the end.
+ */
 class JsonList {
-  private static readonly CHUNK = 1024 * 1024;
+  private static readonly FIRST_CHUNK = 16 * 1024;
+  private static readonly MAX_CHUNK = 1024 * 1024;
+  private nextChunk = JsonList.FIRST_CHUNK;
   private readonly chunks: Buffer[] = [];
   private current: Buffer | undefined;
   private used = 0;
@@ -57,7 +62,8 @@ class JsonList {
     const length = Buffer.byteLength(text);
     if (!this.current || this.used + length > this.current.length) {
       this.flush();
-      this.current = Buffer.allocUnsafe(Math.max(JsonList.CHUNK, length));
+      this.current = Buffer.allocUnsafe(Math.max(this.nextChunk, length));
+      this.nextChunk = Math.min(this.nextChunk * 2, JsonList.MAX_CHUNK);
     }
     this.used += this.current.write(text, this.used);
   }
