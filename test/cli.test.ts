@@ -77,12 +77,18 @@ describe('sesame --help', () => {
   it('answers usage errors with one line and exit 2', async () => {
     const dir = tempDataDir();
     writeFileSync(join(dir, 'bad.json'), '{"orgs":[');
-    const [unknown, noTarget, badBundle, badSetting] = await Promise.all([
+    writeFileSync(join(dir, 'good.json'), '{"orgs":[]}');
+    const [unknown, noTarget, badBundle, badSetting, badTimeout] = await Promise.all([
       sesame(['frobnicate']),
       sesame(['export']),
       sesame(['import', '--data-dir', join(dir, 'data'), '--in', join(dir, 'bad.json')]),
       sesame(['start', '--port', 'x']),
+      sesame(['import', '--data-dir', join(dir, 'timeout-data'), '--in', join(dir, 'good.json'), '--timeout', 'soon']),
     ]);
+    // Refused before the data dir is opened: nothing created for a bad timeout.
+    expect(badTimeout!.code).toBe(2);
+    expect(badTimeout!.stderr).toMatch(/^sesame: import: --timeout: timeout "soon" is not a duration/);
+    expect(existsSync(join(dir, 'timeout-data')), 'nothing created for a bad timeout').toBe(false);
     expect(unknown!.code).toBe(2);
     expect(unknown!.stderr).toMatch(/^sesame: unknown command frobnicate .*\n$/);
     expect(noTarget!.code).toBe(2);

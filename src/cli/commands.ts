@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { validate } from '../zitadel/validation.js';
 import { ApiError } from '../model/errors.js';
-import { exportRequestSchema, parseImportRequest } from '../services/migration/request.js';
+import { exportRequestSchema, parseImportRequest, parseTimeout } from '../services/migration/request.js';
 import { exportData, importData } from '../services/migration/run.js';
 import { JsonScanner } from '../services/migration/json-scan.js';
 import { scanDocument } from '../services/migration/source.js';
@@ -22,6 +22,16 @@ export function listOption(p: Parsed, name: string): string[] {
   return (p.values.get(name) ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
 }
 
+/** A bad --timeout is a usage error (exit 2), found before a server or data dir is touched. */
+function checkTimeout(timeout: string): void {
+  try {
+    parseTimeout(timeout, true);
+  } catch (error) {
+    if (error instanceof ApiError) throw usage(`--timeout: ${error.message}`);
+    throw error;
+  }
+}
+
 export async function exportCommand(argv: string[]): Promise<void> {
   const p = parseArgs(argv, [...TARGET_OPTIONS, '--out', '--org-ids', '--excluded-org-ids', '--timeout'], ['--with-passwords', '--with-otp']);
   if (p.flags.has('--help')) return void process.stdout.write(HELP.export!);
@@ -35,6 +45,7 @@ export async function exportCommand(argv: string[]): Promise<void> {
     timeout: last(p, '--timeout') ?? '60m',
     responseOutput: true,
   };
+  checkTimeout(request.timeout);
   const t = target(p);
   const progress = new Progress('export:');
   let bundle: Buffer;
@@ -70,6 +81,7 @@ export async function importCommand(argv: string[]): Promise<void> {
   const input = last(p, '--in');
   if (input === undefined) throw usage('--in FILE is required (- for stdin)');
   const timeout = last(p, '--timeout') ?? '60m';
+  checkTimeout(timeout);
   const t = target(p);
   const progress = new Progress('import: read');
   const bundle = await readInput(input, progress);
