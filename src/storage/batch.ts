@@ -98,22 +98,36 @@ export class WriteBatch {
       this.rollback();
       throw early;
     }
+    let written = false;
     try {
       await storage.durable(
         // A child transaction: a throw inside aborts its writes (lmdb-js commits the writes a plain
         // transaction callback made before it threw).
-        storage.root.childTransaction(() => {
-          // lmdb runs this later, when the transaction starts: writes issued after commit() may be
-          // on disk by now. Checked again here, so the batch never overwrites them.
-          const late = conflict();
-          if (late) throw late;
-          for (const [target, rows] of pending) for (const [key, s] of rows) void target.db.put(key, s.value);
-        }),
+        storage.root
+          .childTransaction(() => {
+            // lmdb runs this later, when the transaction starts: writes issued after commit() may be
+            // on disk by now. Checked again here, so the batch never overwrites them.
+            const late = conflict();
+            if (late) throw late;
+            for (const [target, rows] of pending) for (const [key, s] of rows) void target.db.put(key, s.value);
+          })
+          .then((result) => {
+            written = true;
+            return result;
+          }),
       );
     } catch (error) {
-      this.rollback();
+      // Only the sync failed after the commit: the rows are on disk, so memory follows the disk
+      // (the caller still hears that durability was not confirmed).
+      if (written) this.apply(pending);
+      else this.rollback();
       throw error;
     }
+    this.apply(pending);
+  }
+
+  /** The committed rows become everybody's; the batch's on-commit bookkeeping runs. */
+  private apply(pending: [BatchTarget, Map<string, Staged>][]): void {
     for (const [target, rows] of pending) {
       for (const [key, s] of rows) {
         target.applyCommitted(key, s.value, s.base);

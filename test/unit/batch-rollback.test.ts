@@ -128,4 +128,15 @@ describe('WriteBatch rollback', () => {
     await expect(batch.commit(storage)).rejects.toThrow(/key size/);
     expect(disk()).toEqual({ a: 'a0', b: 'b0' });
   });
+
+  it('a sync that fails after the commit: memory follows the disk, and the caller hears of it', async () => {
+    const table = await seeded();
+    const batch = new WriteBatch();
+    table.stage({ id: 'a', name: 'a1' }, batch);
+    table.stage({ id: 'n', name: 'n1' }, batch);
+    const syncFails = { root: storage.root, durable: <T>(write: Promise<T>) => write.then(() => Promise.reject(new Error('fsync failed'))) } as unknown as Storage;
+    await expect(batch.commit(syncFails)).rejects.toThrow('fsync failed');
+    expect(disk()).toEqual({ a: 'a1', b: 'b0', n: 'n1' });
+    expect(rows(table)).toEqual({ a: 'a1', b: 'b0', n: 'n1' });
+  });
 });
