@@ -637,7 +637,11 @@ export class OrgsActor {
       true,
     );
     this.indexGrant(grant);
-    batch.onRollback(() => this.grantIdsByUser.get(grant.userId)?.delete(grant.id));
+    batch.onRollback(() => {
+      const ids = this.grantIdsByUser.get(grant.userId);
+      ids?.delete(grant.id);
+      if (ids?.size === 0) this.grantIdsByUser.delete(grant.userId);
+    });
     this.userGrants.stage(grant, batch);
     return grant;
   }
@@ -652,7 +656,7 @@ export class OrgsActor {
 
   /**
    * The directory at this moment, for an export: each store's rows in id order. Rows are replaced,
-   * never changed, and a batch becomes visible at once, so these lists stay one consistent state
+   * never changed, and a batch's rows become visible together when it commits, so these lists stay one consistent state
    * however long the export takes (they hold the rows, not copies).
    */
   snapshot(): {
