@@ -118,20 +118,21 @@ describe('private_key_jwt', () => {
 
   it('works with openid-client PrivateKeyJwt', async () => {
     // openid-client signs with a WebCrypto key, as a relying party would hold it, and dates its
-    // assertion by the system clock: the server's is set to it.
-    clock.catchUp();
-    const cryptoKey = await importPKCS8(appKey.key.export({ format: 'pem', type: 'pkcs8' }).toString(), 'RS256');
-    const config = await oidc.discovery(new URL(server.issuer), app.clientId, {}, oidc.PrivateKeyJwt({ key: cryptoKey, kid: appKey.kid }), {
-      execute: [oidc.allowInsecureRequests],
+    // assertion by the system clock: the server's follows it meanwhile.
+    await clock.following(async () => {
+      const cryptoKey = await importPKCS8(appKey.key.export({ format: 'pem', type: 'pkcs8' }).toString(), 'RS256');
+      const config = await oidc.discovery(new URL(server.issuer), app.clientId, {}, oidc.PrivateKeyJwt({ key: cryptoKey, kid: appKey.kid }), {
+        execute: [oidc.allowInsecureRequests],
+      });
+      const machineClient = await createMachineClient(server, 'introspected');
+      const tokenRes = await fetch(`${server.url}/oauth/v2/token`, {
+        method: 'POST',
+        headers: { 'content-type': FORM, authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(machineClient.clientId)}:${machineClient.clientSecret}`).toString('base64') },
+        body: `grant_type=client_credentials&scope=${encodeURIComponent(`urn:zitadel:iam:org:project:id:${projectId}:aud`)}`,
+      });
+      const { access_token } = (await tokenRes.json()) as { access_token: string };
+      expect(await oidc.tokenIntrospection(config, access_token)).toMatchObject({ active: true, sub: machineClient.userId });
     });
-    const machineClient = await createMachineClient(server, 'introspected');
-    const tokenRes = await fetch(`${server.url}/oauth/v2/token`, {
-      method: 'POST',
-      headers: { 'content-type': FORM, authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(machineClient.clientId)}:${machineClient.clientSecret}`).toString('base64') },
-      body: `grant_type=client_credentials&scope=${encodeURIComponent(`urn:zitadel:iam:org:project:id:${projectId}:aud`)}`,
-    });
-    const { access_token } = (await tokenRes.json()) as { access_token: string };
-    expect(await oidc.tokenIntrospection(config, access_token)).toMatchObject({ active: true, sub: machineClient.userId });
   });
 
   it('accepts the token endpoint URL as audience', async () => {

@@ -29,22 +29,32 @@ const dist = <T>(path: string): Promise<T> => import(pathToFileURL(join(root.pat
 
 /** Stands still until the test moves it: nothing in a test depends on how fast the machine is. */
 export class TestClock implements Clock {
+  /** While set, the clock follows the system clock (see `following`). */
+  private follows = false;
+
   constructor(private at = Date.now()) {}
 
   now(): number {
-    return this.at;
+    return this.follows ? Math.max(this.at, Date.now()) : this.at;
   }
 
   advance(ms: number): void {
-    this.at += ms;
+    this.at = this.now() + ms;
   }
 
   /**
-   * Moves the clock forward to the system time, for a client library that dates what it signs by
-   * the system clock (openid-client's private_key_jwt): within the server's 1 s leeway again.
+   * Runs `work` with the clock following the system clock, for a client library that dates what
+   * it signs by the system clock (openid-client's private_key_jwt): server and client then read
+   * the same time however long the work takes. Afterwards the clock stands still again.
    */
-  catchUp(): void {
-    this.at = Math.max(this.at, Date.now());
+  async following<T>(work: () => Promise<T>): Promise<T> {
+    this.follows = true;
+    try {
+      return await work();
+    } finally {
+      this.at = this.now();
+      this.follows = false;
+    }
   }
 }
 
