@@ -197,8 +197,9 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
    */
   async function renewCookie(flow: Flow): Promise<Record<string, string>> {
     const fresh = newAgentCookieFor(ctx);
-    await ctx.userSessions.moveAgent(flow.agent.agentId, fresh.agentId);
+    // The request first: if that write fails the browser's sessions stay where its cookie finds them.
     await ctx.authRequests.rebind(flow.auth, fresh.agentId);
+    await ctx.userSessions.moveAgent(flow.agent.agentId, fresh.agentId);
     flow.agent = { ...flow.agent, cookie: fresh.cookie, agentId: fresh.agentId };
     return fresh.headers;
   }
