@@ -1,4 +1,3 @@
-import { startApp } from './app.js';
 import { startupBanner } from './banner.js';
 import { ConfigError, helpText, loadConfig } from './config.js';
 import { log, setLogLevel } from './util/log.js';
@@ -27,6 +26,9 @@ export async function serve(argv: readonly string[], usage?: string): Promise<vo
     return configErrorExit(error);
   }
   setLogLevel(config.logLevel);
+  // Loaded once the settings are known to be good: a bad setting is answered at once, without
+  // first loading the whole server (LMDB, uWS, the protocol code).
+  const { startApp } = await import('./app.js');
   const app = await startApp(config).catch(configErrorExit);
   process.stdout.write(startupBanner(config, app));
 
