@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base32Encode, totpAt } from '../src/crypto/totp.js';
 import { api } from './helpers/api.js';
 import { createHuman, createWebApp, type Human, type WebApp } from './helpers/oidc.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 
 /**
  * A real browser (Debian's chromium via playwright-core) signs in to a tiny relying party that
@@ -22,7 +22,7 @@ const CHROMIUM = '/usr/bin/chromium';
 // is skipped on a developer's machine, but CI always runs it (and fails without chromium).
 const RUN_BROWSER = existsSync(CHROMIUM) || process.env.CI === 'true';
 
-let server: TestServer;
+let server: InProcessServer;
 let browser: Browser;
 let rp: RelyingParty;
 let app: WebApp;
@@ -127,7 +127,8 @@ const introspect = async (token: string) => {
 beforeAll(async () => {
   if (!RUN_BROWSER) return;
   mkdirSync(ARTIFACTS, { recursive: true });
-  server = await startServer();
+  // The browser types TOTP codes of the real time, so the server's clock follows the system clock.
+  server = await startInProcess({ clock: TestClock.followingSystem() });
   rp = await startRelyingParty();
   app = await createWebApp(server, {
     name: 'Shop',

@@ -34,6 +34,16 @@ export class TestClock implements Clock {
 
   constructor(private at = Date.now()) {}
 
+  /**
+   * A clock that follows the system clock throughout (it can still be advanced): for a test where
+   * something outside the test's control reads the time, such as a browser typing a TOTP code.
+   */
+  static followingSystem(): TestClock {
+    const clock = new TestClock();
+    clock.follows = true;
+    return clock;
+  }
+
   now(): number {
     return this.follows ? Math.max(this.at, Date.now()) : this.at;
   }
@@ -48,12 +58,13 @@ export class TestClock implements Clock {
    * the same time however long the work takes. Afterwards the clock stands still again.
    */
   async following<T>(work: () => Promise<T>): Promise<T> {
+    const wasFollowing = this.follows;
     this.follows = true;
     try {
       return await work();
     } finally {
       this.at = this.now();
-      this.follows = false;
+      this.follows = wasFollowing;
     }
   }
 }
