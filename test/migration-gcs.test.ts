@@ -2,7 +2,7 @@ import { Storage } from '@google-cloud/storage';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, type ApiResult } from './helpers/api.js';
 import { fakeServiceAccountBase64, startGcsEmulator, type GcsEmulator } from './helpers/gcs-emulator.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 
 /**
  * Export to and import from cloud object storage, against a real Cloud Storage emulator (the one
@@ -11,8 +11,8 @@ import { startServer, type TestServer } from './helpers/server.js';
  * STORAGE_EMULATOR_HOST; the test reads the object back with the same client library.
  */
 let emulator: GcsEmulator;
-let a: TestServer;
-let b: TestServer;
+let a: InProcessServer;
+let b: InProcessServer;
 let orgId: string;
 const BUCKET = 'sesame-migration';
 const serviceaccountJson = fakeServiceAccountBase64();
@@ -25,8 +25,9 @@ const ok = (result: ApiResult): any => {
 
 beforeAll(async () => {
   emulator = await startGcsEmulator();
-  const env = { STORAGE_EMULATOR_HOST: emulator.host };
-  [a, b] = await Promise.all([startServer({ env }), startServer({ env })]);
+  // Both servers run in this process: the storage client finds the emulator through the environment.
+  process.env.STORAGE_EMULATOR_HOST = emulator.host;
+  [a, b] = await Promise.all([startInProcess(), startInProcess()]);
   orgId = `gcs-${Date.now().toString(36)}`;
   ok(
     await api(a, 'POST', '/admin/v1/import', {
