@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, createWebApp, exchangeCode, responseParams, signIn } from './helpers/oidc.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 
 /**
  * The README's examples, run as a new user runs them: every `sh` and `js` fenced block in order, in
@@ -84,15 +84,17 @@ function run(script: string, cwd: string, env: Record<string, string>): Promise<
 
 describe('README examples', () => {
   const blocks = readmeBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
-  let source: TestServer;
-  let target: TestServer;
+  let source: InProcessServer;
+  let target: InProcessServer;
   let workDir: string;
   let keysDir: string;
 
   beforeAll(async () => {
-    // The README's reader runs the defaults (RS256).
-    const defaults = { env: { SESAME_SIGNING_ALG: 'RS256' } };
-    [source, target] = await Promise.all([startServer(defaults), startServer(defaults)]);
+    // The README's reader runs the defaults (RS256) on real time: the examples' client libraries
+    // date what they sign by the system clock. (test/npm-start.test.ts starts it as the README's
+    // first command does.)
+    const defaults = () => ({ env: { SESAME_SIGNING_ALG: 'RS256' }, clock: TestClock.followingSystem() });
+    [source, target] = await Promise.all([startInProcess(defaults()), startInProcess(defaults())]);
     // Inside the checkout (test/artifacts/ is ignored by git): node resolves the js blocks' imports
     // (jose, openid-client) from the project's node_modules, as it does for a user's own project.
     mkdirSync(join(root, 'test', 'artifacts'), { recursive: true });
