@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, type ApiResult } from './helpers/api.js';
 import { Agent, signIn, type WebApp } from './helpers/oidc.js';
-import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
+import { startInProcess, type InProcessServer } from './helpers/in-process.js';
+import { tempDataDir } from './helpers/server.js';
 
 /**
  * The `sesame` command (dist/cli.js) as an operator runs it: real processes, temp data dirs, port 0.
@@ -103,8 +104,11 @@ describe('sesame --help', () => {
 });
 
 describe('sesame export / import / admin-pat / keys rotate', () => {
-  let a: TestServer;
-  let b: TestServer | undefined;
+  // The servers the commands talk to or leave their data dirs to run in this process; the commands
+  // run as processes. The data dirs use ES256 keys, as the commands are told to.
+  const serve = (dataDir?: string) => startInProcess({ dataDir, env: { SESAME_SIGNING_ALG: 'ES256' } });
+  let a: InProcessServer;
+  let b: InProcessServer | undefined;
   const dirB = tempDataDir();
   const work = tempDataDir();
   let orgId: string;
@@ -113,7 +117,7 @@ describe('sesame export / import / admin-pat / keys rotate', () => {
   let web: WebApp;
 
   beforeAll(async () => {
-    a = await startServer();
+    a = await serve();
     const call = (method: string, path: string, body?: unknown, org?: string) => api(a, method, path, { token: a.pat, body, orgId: org });
     orgId = ok(await call('POST', '/management/v1/orgs', { name: 'CLI Moved Org' })).id;
     userId = ok(
@@ -183,7 +187,7 @@ describe('sesame export / import / admin-pat / keys rotate', () => {
     expect(report.errors.map((e: any) => e.type)).toEqual(['org_member']);
     expect(report.success.orgs[0]).toMatchObject({ orgId, humanUserIds: [userId] });
 
-    b = await startServer({ dataDir: dirB });
+    b = await serve(dirB);
     const user = ok(await api(b, 'GET', `/management/v1/users/${userId}`, { token: b.pat, orgId }));
     expect(user.user.preferredLoginName).toBe(loginName);
     const authorize = `/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 'cli' })}`;
@@ -198,7 +202,7 @@ describe('sesame export / import / admin-pat / keys rotate', () => {
 
   it('admin-pat --new issues a working token offline and replaces admin.pat (mode 0600)', async () => {
     // B from the previous test, or a fresh data dir started once.
-    const server = b ?? (await startServer({ dataDir: dirB }));
+    const server = b ?? (await serve(dirB));
     await server.stop();
     b = undefined;
     // Offline on the stopped dir: an export to stdout, and a key rotation.
@@ -222,7 +226,7 @@ describe('sesame export / import / admin-pat / keys rotate', () => {
     expect(issued.stdout + issued.stderr).not.toContain(token);
     expect(statSync(join(dirB, 'admin.pat')).mode & 0o777).toBe(0o600);
 
-    b = await startServer({ dataDir: dirB });
+    b = await serve(dirB);
     expect(b.pat).toBe(token);
     expect(ok(await api(b, 'GET', '/oauth/v2/keys')).keys[0].kid).toBe(kid);
     ok(await api(b, 'GET', `/management/v1/users/${userId}`, { token, orgId }));
