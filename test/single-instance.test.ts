@@ -4,14 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
-import { startServer, tempDataDir, type StartOptions, type TestServer } from './helpers/server.js';
+import { startInProcess, type InProcessServer } from './helpers/in-process.js';
+import { startServer, tempDataDir, type StartOptions } from './helpers/server.js';
 
 /**
  * One Sesame per port and per data dir. A second one used to start silently: uWS shared the port
  * (requests split between the two) and each process kept its own memory of one LMDB store
  * (duplicate user names, users missing on one of them). Now it exits with 2 naming the setting.
+ * The refused second servers are processes (their exit code is the point); the servers they meet
+ * run in this process, holding the port and the data dir as a process does.
  */
-const servers: TestServer[] = [];
+const servers: InProcessServer[] = [];
 const dirs: string[] = [];
 afterAll(async () => {
   for (const server of servers) await server.close();
@@ -31,8 +34,8 @@ async function refused(options: StartOptions, message: RegExp): Promise<void> {
   expect(started.message).toMatch(message);
 }
 
-async function first(): Promise<TestServer> {
-  const server = await startServer();
+async function first(): Promise<InProcessServer> {
+  const server = await startInProcess();
   servers.push(server);
   return server;
 }
@@ -77,7 +80,7 @@ describe('single instance', () => {
     const user = await api(killed, 'POST', '/management/v1/users/machine', { token: killed.pat, body: { userName: 'survivor', name: 'x' } });
     expect(user.status).toBe(200);
     expect(await killed.stop('SIGKILL')).toBeNull();
-    const next = await startServer({ dataDir });
+    const next = await startInProcess({ dataDir });
     servers.push(next);
     expect((await api(next, 'GET', `/management/v1/users/${user.body.userId}`, { token: next.pat })).status).toBe(200);
   });
