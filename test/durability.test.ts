@@ -2,17 +2,20 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApiApp, createMachineClient } from './helpers/api.js';
-import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
+import { startInProcess } from './helpers/in-process.js';
+import { startServer, tempDataDir, type ServerAddress } from './helpers/server.js';
 
 /**
  * A token handed out, or a revocation confirmed, survives a SIGKILL right after the response.
- * Restarts reuse the data dir and never redo the first-start bootstrap.
+ * Restarts reuse the data dir and never redo the first-start bootstrap. A server whose process
+ * ending is the point (SIGKILL, SIGTERM, an exit code) is a process; the one that starts after
+ * it on the same data dir runs in this process.
  */
 const form = (body: Record<string, string>) => new URLSearchParams(body).toString();
 const basic = (id: string, secret: string) =>
   'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
 
-async function ccToken(server: TestServer, client: { clientId: string; clientSecret: string }, scope: string): Promise<string> {
+async function ccToken(server: ServerAddress, client: { clientId: string; clientSecret: string }, scope: string): Promise<string> {
   const res = await fetch(`${server.url}/oauth/v2/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client.clientId, client.clientSecret) },
@@ -22,7 +25,7 @@ async function ccToken(server: TestServer, client: { clientId: string; clientSec
   return ((await res.json()) as { access_token: string }).access_token;
 }
 
-async function introspect(server: TestServer, app: { clientId: string; clientSecret: string }, token: string): Promise<boolean> {
+async function introspect(server: ServerAddress, app: { clientId: string; clientSecret: string }, token: string): Promise<boolean> {
   const res = await fetch(`${server.url}/oauth/v2/introspect`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(app.clientId, app.clientSecret) },
@@ -43,7 +46,7 @@ describe('durability', () => {
     dirs.push(dataDir);
     // A fixed issuer: the JWTs handed out must stay valid for the restarted server on another port.
     const env = { SESAME_ISSUER: 'http://sesame.durability.test' };
-    let server = await startServer({ dataDir, env });
+    const server = await startServer({ dataDir, env });
     const opaque = await createMachineClient(server, 'durable-opaque');
     const jwt = await createMachineClient(server, 'durable-jwt', 'ACCESS_TOKEN_TYPE_JWT');
     const app = await createApiApp(server, 'durable');
@@ -67,17 +70,17 @@ describe('durability', () => {
     // Kill at once: no graceful flush.
     expect(await server.stop('SIGKILL')).toBeNull();
 
-    server = await startServer({ dataDir, env });
+    const restarted = await startInProcess({ dataDir, env });
     try {
-      expect(server.pat).toBe(patBefore);
+      expect(restarted.pat).toBe(patBefore);
       expect(readFileSync(join(dataDir, 'admin.pat'), 'utf8').trim()).toBe(patBefore);
       for (const token of [...opaqueTokens, ...jwtTokens]) {
-        expect(await introspect(server, app, token)).toBe(!revoked.includes(token));
+        expect(await introspect(restarted, app, token)).toBe(!revoked.includes(token));
       }
       // The bootstrap admin still works and no second instance was created.
-      expect(server.logs()).not.toContain('first start');
+      expect(restarted.logs()).not.toContain('first start');
     } finally {
-      await server.close({ keepData: true });
+      await restarted.stop();
     }
   });
 
@@ -121,7 +124,7 @@ describe('durability', () => {
   it('refuses to start with a master key that does not match the data dir', async () => {
     const dataDir = tempDataDir();
     dirs.push(dataDir);
-    const server = await startServer({ dataDir, env: { SESAME_MASTERKEY: 'a'.repeat(32) } });
+    const server = await startInProcess({ dataDir, env: { SESAME_MASTERKEY: 'a'.repeat(32) } });
     await server.stop();
     await expect(startServer({ dataDir, env: { SESAME_MASTERKEY: 'b'.repeat(32) } })).rejects.toThrow(/master key does not match/);
   });
