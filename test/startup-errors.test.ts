@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startInProcess } from './helpers/in-process.js';
 import { startServer } from './helpers/server.js';
 
 /**
@@ -88,8 +89,8 @@ describe('start-up errors name SESAME_DATA_DIR, the value and the reason (exit 2
 describe('a lost master key file', () => {
   it('is not replaced by a new key for a data dir with sealed data: exit 2 naming SESAME_MASTERKEY', async () => {
     const dataDir = join(scratch, 'lost-key');
-    const first = await startServer({ dataDir });
-    await first.close({ keepData: true });
+    const first = await startInProcess({ dataDir });
+    await first.stop();
     rmSync(join(dataDir, 'masterkey'));
     const { code, stderr } = await run(dataDir);
     expect(code).toBe(2);
