@@ -58,6 +58,13 @@ export interface StartOptions {
    * like the clock: the in-process tests hand in pairs made once, since RSA generation dominates a start.
    */
   generateSigningKey?: KeyGenerator;
+  /**
+   * The crypto worker pool (default: a new one of `config.workers` threads, closed at shutdown).
+   * Programmatic only: the in-process tests share one per thread count across the servers of a
+   * test process, since starting threads costs more CPU than most of those tests. A pool handed in
+   * is left running at shutdown; its owner closes it.
+   */
+  cryptoPool?: CryptoPool;
 }
 
 export async function startApp(config: Config, options: StartOptions = {}): Promise<RunningApp> {
@@ -96,7 +103,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       if (error instanceof MasterKeyMismatchError) throw new ConfigError(`SESAME_MASTERKEY (--master-key): ${error.message}`);
       throw error;
     }
-    pool = new CryptoPool(config.workers);
+    pool = options.cryptoPool ?? new CryptoPool(config.workers);
 
     // The issuer's host is the instance domain; with port 0 it is known only after listening,
     // so the server listens first and the routes are mounted once the context exists.
@@ -189,7 +196,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         keysActor.stop();
         await server.drain(10_000);
         await storage.close();
-        await cryptoPool.close();
+        if (!options.cryptoPool) await cryptoPool.close();
         await lock.release();
         restoreClock();
       },
@@ -197,7 +204,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   } catch (error) {
     if (sweeper) clearInterval(sweeper);
     keys?.stop();
-    await pool?.close().catch(() => {});
+    if (!options.cryptoPool) await pool?.close().catch(() => {});
     await storage.close().catch(() => {});
     await lock.release();
     restoreClock();

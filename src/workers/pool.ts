@@ -19,7 +19,7 @@ export class CryptoPool {
   private readonly piscina: Piscina;
   private readonly passwords: Piscina;
   /** Batched work (signatures, assertion checks) takes one task per thread at a time. */
-  readonly slots = new Slots(() => this.piscina.threads.length);
+  readonly slots = new Slots(() => this.threads);
   private readonly verifier = new Batcher<VerifySignatureItem, boolean>(
     (items) => this.run<boolean[]>({ op: 'verifySignatures', items }),
     this.slots,
@@ -30,18 +30,14 @@ export class CryptoPool {
   /** Costly verifications: all password threads but one. */
   private readonly costly: Lane;
 
-  constructor(threads: number) {
-    this.piscina = fixedPool(threads);
-    this.passwords = fixedPool(passwordThreads(threads));
-    this.costly = new Lane(passwordThreads(threads) - 1);
-  }
-
-  get threads(): number {
-    return this.piscina.threads.length;
+  constructor(readonly threads: number) {
+    this.piscina = threadPool(threads);
+    this.passwords = threadPool(this.passwordThreads);
+    this.costly = new Lane(this.passwordThreads - 1);
   }
 
   get passwordThreads(): number {
-    return this.passwords.threads.length;
+    return passwordThreads(this.threads);
   }
 
   /** Runs a signing or signature-check task (never password work: see passwordTask). */
@@ -94,10 +90,16 @@ function isCostlyHash(encodedHash: string): boolean {
   return parsed !== undefined && isCostly(parsed);
 }
 
-function fixedPool(threads: number): Piscina {
+/**
+ * Up to `threads` threads, each started when work first needs it and then kept. A thread costs
+ * ~0.1-0.2 s of CPU to start (loading the crypto modules); a server that never hashes a password or
+ * signs with RSA (the CLI offline, ES256 deployments without password sign-ins) starts none, and one
+ * under load starts them all within its first requests.
+ */
+function threadPool(threads: number): Piscina {
   return new Piscina({
     filename: fileURLToPath(new URL('./crypto-worker.js', import.meta.url)),
-    minThreads: threads,
+    minThreads: 0,
     maxThreads: threads,
     idleTimeout: Number.POSITIVE_INFINITY,
     // One task per thread at a time: queued signatures then wait in the batcher and ride the

@@ -7,6 +7,7 @@ import type * as LogModule from '../../src/util/log.js';
 import type * as FramingModule from '../../src/http/framing.js';
 import type { Clock } from '../../src/util/clock.js';
 import type * as AppKeyModule from '../../src/actors/keys.js';
+import type * as PoolModule from '../../src/workers/pool.js';
 import { tempDataDir, type ServerAddress } from './server.js';
 
 /**
@@ -101,6 +102,18 @@ async function pooledSigningKey(alg: Parameters<AppKeyModule.KeyGenerator>[0]): 
   return (pool.keys[slot] ??= generateSigningKey(alg));
 }
 
+/**
+ * Crypto worker pools made once per test process, one per thread count, and shared by its
+ * in-process servers (a thread costs ~0.1-0.2 s of CPU to start; most tests need a few
+ * milliseconds of it). Never closed: idle threads do not keep the process alive.
+ */
+const cryptoPools = new Map<number, Promise<PoolModule.CryptoPool>>();
+function sharedCryptoPool(threads: number): Promise<PoolModule.CryptoPool> {
+  let pool = cryptoPools.get(threads);
+  if (!pool) cryptoPools.set(threads, (pool = dist<typeof PoolModule>('workers/pool.js').then(({ CryptoPool }) => new CryptoPool(threads))));
+  return pool;
+}
+
 export async function startInProcess(options: { env?: Record<string, string>; dataDir?: string; clock?: TestClock } = {}): Promise<InProcessServer> {
   const [{ startApp }, { loadConfig }, { setLogLevel, setLogSink }, { setFramingPolicy }] = await Promise.all([
     dist<typeof AppModule>('app.js'),
@@ -131,7 +144,7 @@ export async function startInProcess(options: { env?: Record<string, string>; da
   const clock = options.clock ?? new TestClock();
   let app: AppModule.RunningApp;
   try {
-    app = await startApp(config, { clock, generateSigningKey: pooledSigningKey });
+    app = await startApp(config, { clock, generateSigningKey: pooledSigningKey, cryptoPool: await sharedCryptoPool(config.workers) });
   } catch (error) {
     forget();
     removeTemp();
