@@ -4,6 +4,10 @@
 export const ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
 export type Alg = (typeof ALGS)[number];
 
+/** What Sesame can be compared with in one run: the bare ceiling on the same stack, and the peer. */
+export const COMPARISONS = ['ceiling', 'oidc-provider'] as const;
+export type Comparison = (typeof COMPARISONS)[number];
+
 export interface BenchOptions {
   duration: number;
   connections: number;
@@ -12,7 +16,8 @@ export interface BenchOptions {
   workers: number | undefined;
   /** `both` runs Sesame twice, once per signer, side by side. */
   signer: 'pool' | 'inline' | 'auto' | 'both';
-  compare: 'oidc-provider' | undefined;
+  /** Targets run beside Sesame, in this order (empty: Sesame alone). */
+  compare: Comparison[];
   target: string | undefined;
   /** Credentials for --target: a client_credentials client and an introspecting client. */
   clientId: string | undefined;
@@ -36,7 +41,7 @@ const DEFAULTS: BenchOptions = {
   scenarios: undefined,
   workers: undefined,
   signer: 'auto',
-  compare: undefined,
+  compare: [],
   target: undefined,
   clientId: undefined,
   clientSecret: undefined,
@@ -122,10 +127,13 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
         if (value !== 'flush' && value !== 'commit') throw new BenchArgsError('--durability must be flush or commit');
         options.durability = value;
         break;
-      case 'compare':
-        if (value !== 'oidc-provider') throw new BenchArgsError('--compare supports oidc-provider');
-        options.compare = value;
+      case 'compare': {
+        const names = value.split(',').map((s) => s.trim());
+        const unknown = names.filter((n) => !(COMPARISONS as readonly string[]).includes(n));
+        if (unknown.length > 0 || names.length === 0) throw new BenchArgsError(`--compare takes ${COMPARISONS.join(', ')} or both (comma-separated), not ${unknown.join(', ')}`);
+        options.compare = COMPARISONS.filter((c) => names.includes(c));
         break;
+      }
       case 'target':
         try {
           const url = new URL(value);
@@ -139,7 +147,7 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
         (options as unknown as Record<string, string>)[key] = value;
     }
   }
-  if (options.target && options.compare) throw new BenchArgsError('--target and --compare cannot be combined');
+  if (options.target && options.compare.length > 0) throw new BenchArgsError('--target and --compare cannot be combined');
   if (options.target && (!options.clientId || !options.clientSecret)) {
     throw new BenchArgsError('--target needs --client-id and --client-secret (or BENCH_CLIENT_ID / BENCH_CLIENT_SECRET)');
   }
@@ -155,7 +163,10 @@ export const HELP = `Usage: npm run bench -- [options]
   --workers <n>               Sesame crypto worker threads
   --signer pool|inline|auto|both  where Sesame signs JWTs (default auto; both = two Sesame rows side by side)
   --durability flush|commit   Sesame's durability mode (default flush)
-  --compare oidc-provider     also run every scenario against panva's oidc-provider, alternating
+  --compare ceiling,oidc-provider
+                              also run every scenario against the ceiling (a bare uWS + node:crypto +
+                              lmdb server doing only each scenario's irreducible work, bench/targets/
+                              ceiling-server.ts) and/or panva's oidc-provider, the order rotating
   --target <issuer>           run against an already running provider instead of starting Sesame
   --client-id / --client-secret                 client_credentials client for --target (env BENCH_CLIENT_ID / BENCH_CLIENT_SECRET)
   --introspect-client-id / --introspect-client-secret   introspecting client for --target

@@ -3,18 +3,20 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { BenchArgsError, HELP, parseBenchArgs, type BenchOptions } from './args.js';
+import { cpuWindow } from './cpu.js';
 import { rssBreakdown, sampleRss, type Rss } from './rss.js';
 import { selectScenarios } from './scenarios/index.js';
 import type { RequestPlan, Scenario } from './scenarios/scenario.js';
-import { formatRatios, formatTable, ratios, type ScenarioResult } from './table.js';
+import { formatComparison, formatTable, ratios, type ScenarioResult } from './table.js';
+import { CeilingFactory } from './targets/ceiling.js';
 import { ExternalFactory } from './targets/external.js';
 import { OidcProviderFactory } from './targets/oidc-provider.js';
 import { SesameFactory } from './targets/sesame.js';
 import type { PreparedTarget, TargetFactory } from './targets/target.js';
 
 /**
- * `npm run bench`: starts Sesame (and, with --compare, oidc-provider) or connects to --target,
- * runs each scenario with autocannon, prints a table and writes JSON under bench/results/.
+ * `npm run bench`: starts Sesame (and, with --compare, the ceiling and/or oidc-provider) or connects
+ * to --target, runs each scenario with autocannon, prints a table and writes JSON under bench/results/.
  */
 function factoriesFor(options: BenchOptions): TargetFactory[] {
   if (options.target) return [new ExternalFactory(options as BenchOptions & { target: string; clientId: string; clientSecret: string })];
@@ -22,21 +24,23 @@ function factoriesFor(options: BenchOptions): TargetFactory[] {
     options.signer === 'both'
       ? [new SesameFactory(options, 'pool', 'sesame:pool'), new SesameFactory(options, 'inline', 'sesame:inline')]
       : [new SesameFactory(options, options.signer)];
-  if (options.compare === 'oidc-provider') list.push(new OidcProviderFactory());
+  for (const comparison of options.compare) list.push(comparison === 'ceiling' ? new CeilingFactory(options) : new OidcProviderFactory());
   return list;
 }
 
 async function runPlan(target: PreparedTarget, plan: RequestPlan, options: BenchOptions) {
   const origin = new URL(target.issuer).origin;
   const rss = sampleRss(target.pid);
+  const cpu = cpuWindow(target.pid);
   const result = await autocannon({
     url: origin,
     connections: options.connections,
-    duration: options.duration,
+    // A plan of a fixed number of requests (each revoking its own live token) ends when they are done.
+    ...(plan.amount ? { amount: plan.amount } : { duration: options.duration }),
     pipelining: options.pipelining,
     requests: plan.requests as autocannon.Request[],
   });
-  return { result, peakRssMiB: rss.stop() };
+  return { result, peakRssMiB: rss.stop(), cpu: cpu.stop() };
 }
 
 /**
@@ -58,8 +62,8 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
   const idle = new Map<string, Rss | undefined>();
   try {
     for (const [index, scenario] of scenarios.entries()) {
-      // Alternate which provider goes first, so neither always gets the warmer machine.
-      const order = index % 2 === 0 ? factories : [...factories].reverse();
+      // Rotate which target goes first, so none always gets the warmer machine.
+      const order = factories.map((_, i) => factories[(i + index) % factories.length]!);
       for (const factory of order) {
         const target = await factory.open(scenario.alg);
         target.notes.forEach((n) => notes.add(n));
@@ -76,14 +80,15 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
           }
           continue;
         }
-        const plan = await scenario.plan(target);
+        const plan = await scenario.plan(target, options);
         if ('skip' in plan) {
           skipped.push(`${scenario.name} on ${target.name}: ${plan.skip}`);
           process.stdout.write(`- ${scenario.name} on ${target.name}: skipped (${plan.skip})\n`);
           continue;
         }
         process.stdout.write(`▶ ${scenario.name} on ${target.name}: ${options.duration}s, ${options.connections} connections ... `);
-        const { result, peakRssMiB } = await runPlan(target, plan, options);
+        const { result, peakRssMiB, cpu } = await runPlan(target, plan, options);
+        const answered = result.requests.total;
         const row: ScenarioResult = {
           scenario: scenario.name,
           target: target.name,
@@ -95,9 +100,12 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
           non2xx: result.non2xx,
           errors: result.errors,
           ...(peakRssMiB === undefined ? {} : { peakRssMiB }),
+          ...(cpu.server === undefined || answered === 0 ? {} : { cpuUsPerRequest: cpu.server / answered }),
+          loadGeneratorShare: cpu.loadGenerator / (cpu.wall * availableParallelism()),
         };
         results.push(row);
-        process.stdout.write(`${row.rps.toFixed(0)} req/s, p99 ${row.p99} ms, non-2xx ${row.non2xx}, errors ${row.errors}\n`);
+        const cpuNote = row.cpuUsPerRequest === undefined ? '' : `, ${row.cpuUsPerRequest.toFixed(0)} CPU µs/req`;
+        process.stdout.write(`${row.rps.toFixed(0)} req/s, p99 ${row.p99} ms, non-2xx ${row.non2xx}, errors ${row.errors}${cpuNote}\n`);
       }
     }
     if (options.settle > 0) {
@@ -113,8 +121,7 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
     }
 
     process.stdout.write('\n' + formatTable(results) + '\n');
-    const peer = options.compare;
-    if (peer) process.stdout.write('\n' + formatRatios(ratios(results, peer), peer) + '\n');
+    if (options.compare.length > 0) process.stdout.write('\n' + formatComparison(results, options.compare) + '\n');
     for (const s of settled) {
       if (s.idle !== undefined && s.settled !== undefined) {
         const show = (r: Rss) => `${r.total.toFixed(0)} MiB (anon ${r.anon.toFixed(0)}, file ${r.file.toFixed(0)})`;
@@ -142,7 +149,7 @@ function writeResults(
   const at = new Date();
   const file = `${dir}${at.toISOString().replace(/[:.]/g, '-')}.json`;
   const machine = { cores: availableParallelism(), cpu: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: `${process.platform}-${process.arch}` };
-  writeFileSync(file, JSON.stringify({ at: at.toISOString(), machine, settings: options, results, ratios: options.compare ? ratios(results, options.compare) : [], settled, notes, skipped }, null, 2));
+  writeFileSync(file, JSON.stringify({ at: at.toISOString(), machine, settings: options, results, ratios: Object.fromEntries(options.compare.map((c) => [c, ratios(results, c)])), settled, notes, skipped }, null, 2));
   process.stdout.write(`results written to ${file}\n`);
 }
 

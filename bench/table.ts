@@ -13,6 +13,10 @@ export interface ScenarioResult {
   peakRssMiB?: number;
   /** Wall time of a scenario that measures one long operation (migrate), in seconds. */
   seconds?: number;
+  /** Server CPU time (user + system, all threads) per answered request, in µs (when /proc is there). */
+  cpuUsPerRequest?: number;
+  /** The load generator's CPU time over the window, as a share of the machine (all cores). */
+  loadGeneratorShare?: number;
 }
 
 const COLUMNS: { title: string; width: number; value: (r: ScenarioResult) => string }[] = [
@@ -25,6 +29,8 @@ const COLUMNS: { title: string; width: number; value: (r: ScenarioResult) => str
   { title: 'non-2xx', width: 7, value: (r) => String(r.non2xx) },
   { title: 'errors', width: 6, value: (r) => String(r.errors) },
   { title: 'peak RSS MiB', width: 12, value: (r) => (r.peakRssMiB === undefined ? '-' : r.peakRssMiB.toFixed(0)) },
+  { title: 'CPU µs/req', width: 10, value: (r) => (r.cpuUsPerRequest === undefined ? '-' : r.cpuUsPerRequest.toFixed(0)) },
+  { title: 'load gen', width: 8, value: (r) => (r.loadGeneratorShare === undefined ? '-' : `${(r.loadGeneratorShare * 100).toFixed(0)}%`) },
 ];
 
 function row(cells: string[]): string {
@@ -54,10 +60,39 @@ export function ratios(results: readonly ScenarioResult[], peer: string): Ratio[
   return out;
 }
 
-export function formatRatios(list: readonly Ratio[], peer: string): string {
-  if (list.length === 0) return '';
-  return [
-    `Sesame / ${peer} (req/s):`,
-    ...list.map((r) => `  ${r.scenario.padEnd(20)} ${r.target === 'sesame' ? '' : `${r.target.padEnd(14)} `}${r.ratio.toFixed(2)}x`),
-  ].join('\n');
+
+/**
+ * The ceiling a scenario is held against when the ceiling has no row of its own: JWT introspection
+ * against the opaque one (the ceiling's irreducible introspection is one read, however the token looks).
+ */
+const CEILING_SCENARIO: Record<string, string> = { 'introspect-jwt': 'introspect-opaque' };
+
+/**
+ * One line per Sesame row: req/s of each target in the same run, Sesame's fraction of the ceiling,
+ * its ratio to the peer, and the CPU each target spent per request.
+ */
+export function formatComparison(results: readonly ScenarioResult[], compare: readonly string[]): string {
+  const mine = results.filter((r) => r.target.startsWith('sesame'));
+  if (mine.length === 0) return '';
+  const find = (target: string, scenario: string) =>
+    results.find((r) => r.target === target && r.scenario === scenario) ??
+    (target === 'ceiling' && CEILING_SCENARIO[scenario] ? results.find((r) => r.target === target && r.scenario === CEILING_SCENARIO[scenario]) : undefined);
+  const multi = new Set(mine.map((r) => r.target)).size > 1;
+  const header = ['scenario', ...(multi ? ['sesame'] : []), 'sesame req/s'];
+  for (const c of compare) header.push(`${c} req/s`, c === 'ceiling' ? 'of ceiling' : `vs ${c}`);
+  header.push(`CPU µs/req (sesame${compare.map((c) => ` / ${c}`).join('')})`);
+  const lines = mine.map((r) => {
+    const cells = [r.scenario, ...(multi ? [r.target] : []), r.rps.toFixed(0)];
+    for (const c of compare) {
+      const other = find(c, r.scenario);
+      const ceilingOfOther = c === 'ceiling' && other && other.scenario !== r.scenario ? ` (${other.scenario})` : '';
+      cells.push(other ? `${other.rps.toFixed(0)}${ceilingOfOther}` : '-', other && other.rps > 0 ? `${(r.rps / other.rps).toFixed(2)}${c === 'ceiling' ? '' : 'x'}` : '-');
+    }
+    const cpu = (row: ScenarioResult | undefined) => (row?.cpuUsPerRequest === undefined ? '-' : row.cpuUsPerRequest.toFixed(0));
+    cells.push([cpu(r), ...compare.map((c) => cpu(find(c, r.scenario)))].join(' / '));
+    return cells;
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const format = (cells: string[]) => cells.map((c, i) => (i === 0 || (multi && i === 1) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [format(header), '-'.repeat(format(header).length), ...lines.map(format)].join('\n');
 }

@@ -44,7 +44,7 @@ describe('bench Sesame target', () => {
   it('prepares a scenario plan that cycles through real tokens', async () => {
     const target = await factory.open('ES256');
     if (!('plan' in introspectOpaque)) throw new Error('introspect-opaque is an autocannon scenario');
-    const plan = await introspectOpaque.plan(target);
+    const plan = await introspectOpaque.plan(target, { duration: 1 });
     expect('requests' in plan).toBe(true);
     if (!('requests' in plan)) return;
     const request = plan.requests[0]!;

@@ -1,4 +1,4 @@
-import type { Alg } from '../args.js';
+import type { Alg, BenchOptions } from '../args.js';
 import type { ScenarioResult } from '../table.js';
 import { basicAuth, type Client, type PreparedTarget } from '../targets/target.js';
 
@@ -19,6 +19,8 @@ export interface BenchRequest {
 
 export interface RequestPlan {
   requests: BenchRequest[];
+  /** Send exactly this many requests instead of running for the duration (e.g. one per prepared token). */
+  amount?: number;
 }
 
 export interface Skip {
@@ -29,7 +31,7 @@ export interface Skip {
 export interface RequestScenario {
   name: string;
   alg: Alg;
-  plan(target: PreparedTarget): Promise<RequestPlan | Skip>;
+  plan(target: PreparedTarget, options: Pick<BenchOptions, 'duration'>): Promise<RequestPlan | Skip>;
 }
 
 /**

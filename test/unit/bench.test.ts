@@ -2,21 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { BenchArgsError, parseBenchArgs } from '../../bench/args.js';
 import { SCENARIOS, selectScenarios } from '../../bench/scenarios/index.js';
 import { cyclingTokenPost, pathOf } from '../../bench/scenarios/scenario.js';
-import { formatRatios, formatTable, ratios, type ScenarioResult } from '../../bench/table.js';
+import { formatComparison, formatTable, ratios, type ScenarioResult } from '../../bench/table.js';
 
 describe('bench arguments', () => {
   it('has the documented defaults', () => {
     const o = parseBenchArgs([]);
     expect(o).toMatchObject({ duration: 10, connections: 50, pipelining: 1, signer: 'auto', settle: 0 });
     expect(o.scenarios).toBeUndefined();
-    expect(o.compare).toBeUndefined();
+    expect(o.compare).toEqual([]);
   });
   it('parses every flag, in both spellings', () => {
     const o = parseBenchArgs([
       '--duration', '3', '--connections=20', '--pipelining', '4', '--scenarios', 'cc-opaque,jwks',
       '--workers', '2', '--signer', 'both', '--compare', 'oidc-provider', '--settle', '60', '--durability', 'commit',
     ]);
-    expect(o).toMatchObject({ duration: 3, connections: 20, pipelining: 4, scenarios: ['cc-opaque', 'jwks'], workers: 2, signer: 'both', compare: 'oidc-provider', settle: 60, durability: 'commit' });
+    expect(o).toMatchObject({ duration: 3, connections: 20, pipelining: 4, scenarios: ['cc-opaque', 'jwks'], workers: 2, signer: 'both', compare: ['oidc-provider'], settle: 60, durability: 'commit' });
   });
   it('takes --target credentials from flags or the environment', () => {
     const o = parseBenchArgs(['--target', 'https://id.example.com/'], { BENCH_CLIENT_ID: 'svc', BENCH_CLIENT_SECRET: 's' });
@@ -29,6 +29,11 @@ describe('bench arguments', () => {
     }
     expect(() => parseBenchArgs(['--target', 'http://x'])).toThrow(/client-id/);
     expect(() => parseBenchArgs(['--target', 'http://x', '--client-id', 'a', '--client-secret', 'b', '--compare', 'oidc-provider'])).toThrow(/cannot be combined/);
+    expect(() => parseBenchArgs(['--compare', 'ceiling,keycloak'])).toThrow(/keycloak/);
+  });
+  it('compares with the ceiling, the peer or both, the ceiling first', () => {
+    expect(parseBenchArgs(['--compare', 'ceiling']).compare).toEqual(['ceiling']);
+    expect(parseBenchArgs(['--compare', 'oidc-provider,ceiling']).compare).toEqual(['ceiling', 'oidc-provider']);
   });
 });
 
@@ -59,24 +64,39 @@ describe('scenario selection', () => {
 });
 
 describe('result table', () => {
-  const r = (scenario: string, target: string, rps: number): ScenarioResult => ({
+  const r = (scenario: string, target: string, rps: number, cpuUsPerRequest?: number): ScenarioResult => ({
     scenario, target, requests: rps * 10, rps, p50: 1.5, p99: 9.25, p999: 20, non2xx: 0, errors: 0, peakRssMiB: 120,
+    ...(cpuUsPerRequest === undefined ? {} : { cpuUsPerRequest, loadGeneratorShare: 0.4 }),
   });
   it('prints one row per result with the required columns', () => {
     const table = formatTable([r('cc-opaque', 'sesame', 16000), r('cc-opaque', 'oidc-provider', 8000)]).split('\n');
     expect(table[0]).toMatch(/scenario\s+target\s+req\/s\s+p50 ms\s+p99 ms\s+p99\.9 ms\s+non-2xx\s+errors/);
     expect(table).toHaveLength(4);
-    expect(table[2]).toMatch(/cc-opaque\s+sesame\s+16000\s+1\.5\s+9\.3\s+20\.0\s+0\s+0\s+120/);
+    expect(table[2]).toMatch(/cc-opaque\s+sesame\s+16000\s+1\.5\s+9\.3\s+20\.0\s+0\s+0\s+120\s+-\s+-$/);
+    expect(formatTable([r('cc-opaque', 'sesame', 16000, 81.4)]).split('\n')[2]).toMatch(/120\s+81\s+40%$/);
   });
   it('computes Sesame/peer ratios per scenario', () => {
     const list = ratios([r('cc-opaque', 'sesame', 16000), r('cc-opaque', 'oidc-provider', 8000), r('jwks', 'sesame', 5)], 'oidc-provider');
     expect(list).toEqual([{ scenario: 'cc-opaque', target: 'sesame', ratio: 2 }]);
-    expect(formatRatios(list, 'oidc-provider')).toContain('cc-opaque            2.00x');
+  });
+  it('compares Sesame with the ceiling and the peer in one line per scenario, CPU per request beside', () => {
+    const results = [
+      r('cc-opaque', 'sesame', 9000, 160), r('cc-opaque', 'ceiling', 10000, 100), r('cc-opaque', 'oidc-provider', 3000, 350),
+      r('introspect-opaque', 'sesame', 12000, 80), r('introspect-opaque', 'ceiling', 12000, 78),
+      r('introspect-jwt', 'sesame', 6000, 167),
+    ];
+    const lines = formatComparison(results, ['ceiling', 'oidc-provider']).split('\n');
+    expect(lines[0]).toMatch(/^scenario\s+sesame req\/s\s+ceiling req\/s\s+of ceiling\s+oidc-provider req\/s\s+vs oidc-provider\s+CPU µs\/req \(sesame \/ ceiling \/ oidc-provider\)$/);
+    expect(lines[2]).toMatch(/^cc-opaque\s+9000\s+10000\s+0\.90\s+3000\s+3\.00x\s+160 \/ 100 \/ 350$/);
+    expect(lines[3]).toMatch(/^introspect-opaque\s+12000\s+12000\s+1\.00\s+-\s+-\s+80 \/ 78 \/ -$/);
+    // JWT introspection is held against the opaque ceiling, and says so.
+    expect(lines[4]).toMatch(/^introspect-jwt\s+6000\s+12000 \(introspect-opaque\)\s+0\.50\s+-\s+-\s+167 \/ 78 \/ -$/);
   });
   it('keeps pool and inline rows apart when both signers run', () => {
     const list = ratios([r('cc-jwt-ES256', 'sesame:pool', 6000), r('cc-jwt-ES256', 'sesame:inline', 9000), r('cc-jwt-ES256', 'oidc-provider', 3000)], 'oidc-provider');
     expect(list.map((x) => `${x.target} ${x.ratio}`)).toEqual(['sesame:pool 2', 'sesame:inline 3']);
-    expect(formatRatios(list, 'oidc-provider')).toContain('sesame:inline  3.00x');
+    const lines = formatComparison([r('cc-jwt-ES256', 'sesame:pool', 6000), r('cc-jwt-ES256', 'sesame:inline', 9000), r('cc-jwt-ES256', 'oidc-provider', 3000)], ['oidc-provider']).split('\n');
+    expect(lines.slice(2)).toEqual([expect.stringMatching(/sesame:pool\s+6000\s+3000\s+2\.00x/), expect.stringMatching(/sesame:inline\s+9000\s+3000\s+3\.00x/)]);
   });
 });
 

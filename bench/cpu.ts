@@ -1,0 +1,57 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/**
+ * CPU time of a process (user + system, all its threads, from /proc/<pid>/stat), in microseconds;
+ * undefined where /proc is not available. Sampled around a measured window, it gives the CPU a
+ * server spent per request: a figure that stays steady when a shared machine's throughput swings,
+ * and that projects to any core count.
+ */
+const TICKS_PER_SECOND = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+export function processCpuMicros(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces, so split after its closing parenthesis):
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? (ticks * 1e6) / TICKS_PER_SECOND : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface CpuWindow {
+  /** Server CPU µs over the window (undefined without /proc or a pid). */
+  server: number | undefined;
+  /** This process's CPU µs over the window: the load generator (autocannon runs here). */
+  loadGenerator: number;
+  /** Wall time of the window in µs. */
+  wall: number;
+}
+
+/** Starts a measured window; `stop()` returns what the server and the load generator spent in it. */
+export function cpuWindow(pid: number | undefined): { stop(): CpuWindow } {
+  const server = processCpuMicros(pid);
+  const own = process.cpuUsage();
+  const started = process.hrtime.bigint();
+  return {
+    stop() {
+      const after = processCpuMicros(pid);
+      const ownDelta = process.cpuUsage(own);
+      return {
+        server: server === undefined || after === undefined ? undefined : after - server,
+        loadGenerator: ownDelta.user + ownDelta.system,
+        wall: Number(process.hrtime.bigint() - started) / 1000,
+      };
+    },
+  };
+}
