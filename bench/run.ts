@@ -93,7 +93,8 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
           scenario: scenario.name,
           target: target.name,
           requests: result.requests.total,
-          rps: result.requests.average,
+          // autocannon averages whole-second buckets: a fixed-amount run ending mid-second is timed instead.
+          rps: plan.amount ? answered / ((result.finish.getTime() - result.start.getTime()) / 1000) : result.requests.average,
           p50: result.latency.p50,
           p99: result.latency.p99,
           p999: result.latency.p99_9,
