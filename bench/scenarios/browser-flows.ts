@@ -6,15 +6,24 @@ import { FORM, pathOf, type BenchRequest, type RequestPlan, type Scenario, type 
  * Browser sign-in throughput. The person signs in once (login form, cookie, CSRF) while the target
  * is prepared; the scenarios then measure what every later sign-in of a relying party costs:
  *
- * - `code-flow`: one iteration = `GET /oauth/v2/authorize?prompt=none` with the user-agent cookie
- *   (session lookup, code committed to disk) + `POST /oauth/v2/token` with the code and PKCE
- *   verifier (code redemption, opaque access token stored, ID token signed). Two requests per
- *   sign-in: sign-ins/s = req/s ÷ 2.
- * - `refresh`: `POST /oauth/v2/token` with `grant_type=refresh_token`, rotating 200 token families
- *   (each request: family rotated and committed to disk, opaque access token stored, ID token signed).
+ * - `code-flow`: one iteration = `GET <authorization_endpoint>?prompt=none` with the user-agent
+ *   cookie (session lookup, code stored) + `POST <token_endpoint>` with the code and PKCE verifier
+ *   (code redemption, opaque access token stored, RS256 ID token signed; scope `openid`, so no
+ *   refresh token). Two requests per sign-in: sign-ins/s = req/s ÷ 2.
+ * - `refresh`: `POST <token_endpoint>` with `grant_type=refresh_token`, rotating 200 token families
+ *   (each request: the old refresh token consumed, a new one and an opaque access token stored,
+ *   RS256 ID token signed).
+ *
+ * Per target: Sesame commits each code and each refresh rotation to disk (lmdb) before answering;
+ * oidc-provider (bench/targets/oidc-provider-server.ts) keeps sessions, grants, codes and tokens
+ * in its default in-memory adapter, its person signed in through its dev login form
+ * (devInteractions) and its grant for the client created without a consent screen. Password
+ * hashing is outside the loop on both. Endpoints come from discovery, so the paths differ
+ * (`/oauth/v2/authorize` vs `/auth`).
  *
  * Both chain responses into the next request, so they need --pipelining 1. The authorize request
- * answers 302, which autocannon counts as non-2xx: for code-flow, non-2xx ≈ req ÷ 2 is normal.
+ * answers with a redirect (Sesame 302, oidc-provider 303), which autocannon counts as non-2xx: for
+ * code-flow, non-2xx ≈ req ÷ 2 is normal.
  */
 const VERIFIER = randomBytes(32).toString('base64url');
 const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url');

@@ -40,7 +40,7 @@ export interface PreparedTarget {
   ccOpaque: TokenRequest | undefined;
   ccJwt: TokenRequest | undefined;
   introspector: Client | undefined;
-  /** For the code-flow and refresh scenarios (Sesame only). */
+  /** For the code-flow and refresh scenarios (Sesame and the oidc-provider peer). */
   signIn?: SignInSetup;
   /** A machine user whose key the bench holds, for the JWT profile grant (Sesame only). */
   jwtProfile?: { userId: string; keyId: string; privateKey: KeyObject; scope: string };
