@@ -80,7 +80,8 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
           }
           continue;
         }
-        const plan = await scenario.plan(target, options);
+        // A target that cannot be prepared for one scenario costs that row, not the whole run.
+        const plan = await scenario.plan(target, options).catch((error: unknown) => ({ skip: `preparing failed: ${error instanceof Error ? error.message : String(error)}` }));
         if ('skip' in plan) {
           skipped.push(`${scenario.name} on ${target.name}: ${plan.skip}`);
           process.stdout.write(`- ${scenario.name} on ${target.name}: skipped (${plan.skip})\n`);
