@@ -2,9 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
-// oidc-provider's own in-memory adapter and the LRU store it uses (deep imports: the package has no exports map).
-import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
-import LRU from 'oidc-provider/lib/helpers/lru.js';
+import { PeerAdapter, PeerStore } from './oidc-provider-adapter.js';
 
 /**
  * The comparison peer: panva's oidc-provider configured for the same work as Sesame's scenarios
@@ -25,14 +23,6 @@ import LRU from 'oidc-provider/lib/helpers/lru.js';
  */
 const ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
 
-/**
- * oidc-provider's default in-memory adapter keeps at most 1,000 entries (an LRU): in a bench run it
- * evicted most of a 2,000-token introspection pool (answered `active: false`, the cheap path), the
- * tokens of the revocation pool and the signed-in session the browser flows need. The same adapter
- * over a store bounded at 10 million entries keeps everything a run creates, so the peer does the
- * work the scenarios ask for.
- */
-const STORE_ENTRIES = 10_000_000;
 
 /** The few parts of oidc-provider's context the hooks below touch (the package ships no types). */
 interface PeerClient {
@@ -126,9 +116,10 @@ export async function startPeer(port = 0): Promise<Peer> {
       issueRefreshToken: async (_ctx: unknown, client: PeerClient, code: { expiresWithSession?: boolean }) =>
         client.grantTypeAllowed('refresh_token') && code.expiresWithSession !== true,
       rotateRefreshToken: true,
+      // oidc-provider's in-memory adapter semantics on constant-time storage (oidc-provider-adapter.ts).
       adapter: (() => {
-        const store = new LRU({ maxSize: STORE_ENTRIES });
-        return (model: string) => new MemoryAdapter(model, store);
+        const store = new PeerStore();
+        return (model: string) => new PeerAdapter(model, store);
       })(),
       jwks: { keys },
       features: {

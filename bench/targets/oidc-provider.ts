@@ -48,7 +48,7 @@ export class OidcProviderFactory implements TargetFactory {
       introspector: info.introspector,
       signIn: await signIn(endpoints.authorization, info.webClient, info.redirectUri),
       notes: [
-        'oidc-provider runs with its own in-memory adapter (no persistence), its LRU bound raised from 1,000 entries so that nothing a run creates is evicted; JWT access tokens are not introspectable there',
+        'oidc-provider runs in memory (no persistence): its own adapter semantics on constant-time storage that evicts nothing (bench/targets/oidc-provider-adapter.ts); JWT access tokens are not introspectable there',
         'code-flow / refresh: oidc-provider keeps sessions, grants, codes and refresh tokens in its in-memory adapter, while Sesame commits each code and each refresh rotation to disk; both rotate the refresh token on every use and sign an RS256 ID token per token response; the person signed in once before the run (password hashing is outside the loop on both; the peer\'s dev login form checks no password)',
       ],
     };

@@ -7,16 +7,3 @@ declare module 'oidc-provider' {
   }
 }
 
-/** oidc-provider's in-memory adapter (one instance per model, over a shared store). */
-declare module 'oidc-provider/lib/adapters/memory_adapter.js' {
-  export default class MemoryAdapter {
-    constructor(model: string, store: unknown, clockTolerance?: number);
-  }
-}
-
-/** The LRU store oidc-provider's in-memory adapter keeps its entries in. */
-declare module 'oidc-provider/lib/helpers/lru.js' {
-  export default class LRU {
-    constructor(options: { maxSize: number });
-  }
-}
