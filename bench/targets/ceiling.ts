@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { startReadyChild, stopChild } from './child.js';
 import { fileURLToPath } from 'node:url';
 import type { Alg, BenchOptions } from '../args.js';
 import { discoverEndpoints, type PreparedTarget, type TargetFactory } from './target.js';
@@ -27,25 +28,8 @@ export class CeilingFactory implements TargetFactory {
   }
 
   private async start() {
-    const child = spawn(process.execPath, [SCRIPT], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, CEILING_DURABILITY: this.options.durability ?? 'flush' },
-    });
+    const { child, ready } = await startReadyChild<Ready>('the ceiling', [SCRIPT], { CEILING_DURABILITY: this.options.durability ?? 'flush' });
     this.child = child;
-    let output = '';
-    const ready = await new Promise<Ready>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the ceiling did not start:\n${output}`)), 20_000);
-      child.stderr!.on('data', (d) => (output += d));
-      child.stdout!.on('data', (d) => {
-        output += d;
-        const line = output.split('\n').find((l) => l.includes('"ready":true'));
-        if (line) {
-          clearTimeout(timer);
-          resolve(JSON.parse(line) as Ready);
-        }
-      });
-      child.once('exit', (code) => reject(new Error(`the ceiling exited with ${code}:\n${output}`)));
-    });
     const opaque = { client: { id: ready.clients.opaque, secret: ready.secret }, body: 'grant_type=client_credentials&scope=openid' };
     const target: Omit<PreparedTarget, 'ccJwt'> = {
       name: this.name,
@@ -60,11 +44,8 @@ export class CeilingFactory implements TargetFactory {
   }
 
   async close(): Promise<void> {
-    const child = this.child;
     this.base = undefined;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
+    await stopChild(this.child);
   }
+
 }

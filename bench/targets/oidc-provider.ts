@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { startReadyChild, stopChild } from './child.js';
 import { fileURLToPath } from 'node:url';
 import type { Alg } from '../args.js';
 import { discoverEndpoints, type Client, type PreparedTarget, type SignInSetup, type TargetFactory } from './target.js';
@@ -18,24 +19,12 @@ export class OidcProviderFactory implements TargetFactory {
   }
 
   private async start() {
-    const child = spawn(process.execPath, ['--no-warnings', SCRIPT], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'production' } });
-    this.child = child;
-    let output = '';
-    const info = await new Promise<{ issuer: string; ccClient: Client; introspector: Client; webClient: Client; redirectUri: string }>(
-      (resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`oidc-provider did not start:\n${output}`)), 20_000);
-        child.stderr!.on('data', (d) => (output += d));
-        child.stdout!.on('data', (d) => {
-          output += d;
-          const line = output.split('\n').find((l) => l.includes('"ready":true'));
-          if (line) {
-            clearTimeout(timer);
-            resolve(JSON.parse(line));
-          }
-        });
-        child.once('exit', (code) => reject(new Error(`oidc-provider exited with ${code}:\n${output}`)));
-      },
+    const { child, ready: info } = await startReadyChild<{ issuer: string; ccClient: Client; introspector: Client; webClient: Client; redirectUri: string }>(
+      'oidc-provider',
+      ['--no-warnings', SCRIPT],
+      { NODE_ENV: 'production' },
     );
+    this.child = child;
     const endpoints = await discoverEndpoints(info.issuer);
     if (!endpoints.authorization) throw new Error('oidc-provider: discovery has no authorization_endpoint');
     return {
@@ -55,11 +44,7 @@ export class OidcProviderFactory implements TargetFactory {
   }
 
   async close(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
+    await stopChild(this.child);
   }
 }
 
