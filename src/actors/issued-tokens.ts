@@ -74,6 +74,14 @@ export class IssuedTokensActor {
     return this.revokedSessions.has(sid);
   }
 
+  /*
+   * Revocations (of a grant, a session, a JWT) change memory before their write, unlike the rest
+   * of this actor: a revoked token stops working at once, also for requests already running while
+   * the write commits. Should the write fail, the caller gets the error (its client retries, and
+   * no success was answered), and memory keeps the revocation until the process ends: a failure
+   * leaves a token refused, never one accepted that was meant to be revoked.
+   */
+
   /** Revokes every token of a grant; `until` (unix seconds) is when the last of them expires. */
   revokeGrant(grantId: string, until: number): Promise<unknown> {
     if ((this.revokedGrants.get(grantId) ?? 0) >= until) return Promise.resolve();
