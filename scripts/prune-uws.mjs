@@ -8,7 +8,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const MIN_ABI = 115; // Node.js 20: package.json engines >= 20.11
+const MIN_ABI = 115; // Node.js 20: package.json engines >= 20.12
 const pkg = join(dirname(fileURLToPath(import.meta.url)), '..', 'node_modules', 'uWebSockets.js');
 const prefix = `uws_${process.platform}_${process.arch}_`;
 const running = Number(process.versions.modules);
