@@ -5,7 +5,12 @@ import type { CryptoTask } from './tasks.js';
 
 /** Piscina task handler: CPU-heavy crypto off the main thread. */
 const keys = new Map<string, KeyObject>();
-const publicKeys = new Map<string, KeyObject>();
+/**
+ * Public keys by key id, with the bytes they were imported from: a key id can come back with other
+ * bytes (a machine key deleted and imported again under its old id), and a signature must then be
+ * checked against the key as it is now, never the one it replaced.
+ */
+const publicKeys = new Map<string, { spkiDer: Uint8Array; key: KeyObject }>();
 
 function keyFor(kid: string, der: Uint8Array): KeyObject {
   let key = keys.get(kid);
@@ -30,11 +35,12 @@ export default function run(task: CryptoTask): unknown {
       return verifyPassword(task.password, task.encodedHash);
     case 'verifySignatures':
       return task.items.map((item) => {
-        let key = publicKeys.get(item.keyId);
-        if (!key) {
-          key = importSpki(item.spkiDer);
-          publicKeys.set(item.keyId, key);
+        let known = publicKeys.get(item.keyId);
+        if (!known || Buffer.compare(known.spkiDer, item.spkiDer) !== 0) {
+          known = { spkiDer: item.spkiDer, key: importSpki(item.spkiDer) };
+          publicKeys.set(item.keyId, known);
         }
+        const key = known.key;
         return verifyJwsSignature(item.alg, key, item.signingInput, item.signature);
       });
   }
