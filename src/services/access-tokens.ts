@@ -158,12 +158,18 @@ export class AccessTokens {
     const at = p.jti.indexOf('-at_');
     if (at > 0) claims.grantId = p.jti.slice(0, at);
     if (typeof p.sid === 'string') claims.sid = p.sid;
-    if (isActorClaim(p.act)) claims.act = p.act;
+    if (isActorClaim(p.act)) claims.act = deepFreeze(p.act);
     if (typeof p.auth_time === 'number') claims.authTime = p.auth_time;
     if (Array.isArray(p.amr)) claims.amr = Object.freeze(p.amr.filter((a): a is string => typeof a === 'string'));
     Object.freeze(claims.aud);
     return Object.freeze(claims);
   }
+}
+
+/** Freezes an actor claim and the actors nested in it (it is handed out again from the cache). */
+function deepFreeze(act: ActorClaim): ActorClaim {
+  if (act.act) deepFreeze(act.act);
+  return Object.freeze(act);
 }
 
 function isActorClaim(value: unknown, depth = 0): value is ActorClaim {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { IssuedTokensActor } from '../../src/actors/issued-tokens.js';
 import type { KeysActor, VerificationKey } from '../../src/actors/keys.js';
 import { AccessTokens } from '../../src/services/access-tokens.js';
+import { installClock } from '../../src/util/clock.js';
 import { InlineSigner, type ActiveSigningKey } from '../../src/workers/signer.js';
 
 /**
@@ -18,10 +19,11 @@ function setup() {
   const active: ActiveSigningKey = { kid: 'k1', alg: 'ES256', privateKey: createPrivateKey(pair.privateKey.export({ format: 'pem', type: 'pkcs8' })), privateKeyDer: der };
   const verification = new Map<string, VerificationKey>([['k1', { kid: 'k1', alg: 'ES256', publicKey: pair.publicKey }]]);
   const keys = { signingKey: () => active, verificationKey: (kid: string) => verification.get(kid) } as unknown as KeysActor;
-  const issued = { isJwtRevoked: () => false, isRevokedByOrigin: () => false } as unknown as IssuedTokensActor;
+  const revokedJtis = new Set<string>();
+  const issued = { isJwtRevoked: (jti: string) => revokedJtis.has(jti), isRevokedByOrigin: () => false } as unknown as IssuedTokensActor;
   const tokens = new AccessTokens(ISSUER, keys, new InlineSigner(), issued, 3600);
   const issue = async () => (await tokens.issue('jwt', { sub: 'u1', clientId: 'c1', aud: ['p1'], scope: 'openid' })).token;
-  return { tokens, verification, issue };
+  return { tokens, verification, issue, revokedJtis };
 }
 
 describe('verified JWT cache', () => {
@@ -33,6 +35,23 @@ describe('verified JWT cache', () => {
     // The key leaves the verification set: the cached token goes with it.
     verification.delete('k1');
     expect(tokens.resolve(token)).toBeUndefined();
+  });
+
+  it('checks revocation and expiry on every call, cached or not', async () => {
+    const { tokens, issue, revokedJtis } = setup();
+    const token = await issue();
+    const { claims } = tokens.resolve(token)!;
+    revokedJtis.add(claims.jti);
+    expect(tokens.resolve(token)).toBeUndefined();
+    revokedJtis.clear();
+    expect(tokens.resolve(token)).toBeDefined();
+    // Past its expiry the cached token is no longer answered.
+    const restore = installClock({ now: () => (claims.exp + 1) * 1000 });
+    try {
+      expect(tokens.resolve(token)).toBeUndefined();
+    } finally {
+      restore();
+    }
   });
 
   it('never answers a changed token from the cache', async () => {
