@@ -130,7 +130,7 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
       case 'compare': {
         const names = value.split(',').map((s) => s.trim());
         const unknown = names.filter((n) => !(COMPARISONS as readonly string[]).includes(n));
-        if (unknown.length > 0 || names.length === 0) throw new BenchArgsError(`--compare takes ${COMPARISONS.join(', ')} or both (comma-separated), not ${unknown.join(', ')}`);
+        if (unknown.length > 0) throw new BenchArgsError(`--compare takes ${COMPARISONS.join(' and/or ')} (comma-separated), not ${unknown.join(', ')}`);
         options.compare = COMPARISONS.filter((c) => names.includes(c));
         break;
       }

@@ -1,4 +1,4 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, hash, randomBytes, sign, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +41,8 @@ interface TokenRecord {
   exp: number;
 }
 
-const sha256 = (value: string | Buffer) => createHash('sha256').update(value).digest();
+// As src/util/hash.ts.
+const sha256 = (value: string | Buffer) => hash('sha256', value, 'buffer');
 
 function signJws(alg: Alg, key: KeyObject, input: string): string {
   switch (alg) {
@@ -101,10 +102,17 @@ export async function startCeiling(durability: 'flush' | 'commit' = 'flush', lis
     const decoded = Buffer.from(authorization.slice(6), 'base64').toString();
     const colon = decoded.indexOf(':');
     if (colon < 0) return undefined;
-    const id = decodeURIComponent(decoded.slice(0, colon));
+    let id: string;
+    let secret: string;
+    try {
+      id = decodeURIComponent(decoded.slice(0, colon));
+      secret = decodeURIComponent(decoded.slice(colon + 1));
+    } catch {
+      return undefined;
+    }
     const client = clients.get(id);
     if (!client) return undefined;
-    return timingSafeEqual(sha256(decodeURIComponent(decoded.slice(colon + 1))), client.secretDigest) ? { id, client } : undefined;
+    return timingSafeEqual(sha256(secret), client.secretDigest) ? { id, client } : undefined;
   };
 
   let issuer = '';
@@ -120,12 +128,22 @@ export async function startCeiling(durability: 'flush' | 'commit' = 'flush', lis
         chunks.push(Buffer.from(chunk.slice(0)));
         if (!last) return;
         const form = new URLSearchParams(Buffer.concat(chunks).toString());
-        Promise.resolve(handle(authenticate(authorization), form)).then(([status, body]) => {
+        const answer = ([status, body]: [string, unknown]) => {
           if (aborted) return;
           res.cork(() => {
             res.writeStatus(status).writeHeader('content-type', 'application/json').writeHeader('cache-control', 'no-store').end(JSON.stringify(body));
           });
-        });
+        };
+        // A failed write is answered (and counted as non-2xx), not a crash of the ceiling; a
+        // synchronous answer (introspection) takes no promise hop.
+        const failed = (error: unknown) => answer(['500 Internal Server Error', { error: 'server_error', error_description: String(error) }]);
+        try {
+          const result = handle(authenticate(authorization), form);
+          if (result instanceof Promise) result.then(answer, failed);
+          else answer(result);
+        } catch (error) {
+          failed(error);
+        }
       });
     });
 
