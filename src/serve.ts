@@ -53,6 +53,7 @@ export async function serve(argv: readonly string[], usage?: string): Promise<vo
 }
 
 export function startFailed(error: unknown): never {
-  log.error('start-up failed', { error: error instanceof Error ? error.message : String(error) });
+  // Not a setting to fix (those exit 2 above): the stack is what tells what broke.
+  log.error('start-up failed', { error: error instanceof Error ? error.message : String(error), ...(error instanceof Error && error.stack ? { stack: error.stack } : {}) });
   process.exit(1);
 }

@@ -9,15 +9,21 @@ export async function startReadyChild<T>(label: string, args: string[], env: Nod
   let output = '';
   const ready = await new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${label} did not start:\n${output}`)), 20_000);
-    child.stderr!.on('data', (d) => (output += d));
-    child.stdout!.on('data', (d) => {
+    const collect = (d: Buffer) => (output += d);
+    child.stderr!.on('data', collect);
+    const onStdout = (d: Buffer) => {
       output += d;
       const line = output.split('\n').find((l) => l.includes('"ready":true'));
-      if (line) {
-        clearTimeout(timer);
-        resolve(JSON.parse(line) as T);
-      }
-    });
+      if (!line) return;
+      clearTimeout(timer);
+      // Ready: what the child prints from now on is not kept (a run lasts minutes).
+      child.stdout!.off('data', onStdout);
+      child.stderr!.off('data', collect);
+      child.stdout!.resume();
+      child.stderr!.resume();
+      resolve(JSON.parse(line) as T);
+    };
+    child.stdout!.on('data', onStdout);
     child.once('exit', (code) => reject(new Error(`${label} exited with ${code}:\n${output}`)));
   });
   return { child, ready };
