@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuthCodesActor, type CodeGrant } from '../../src/actors/auth-codes.js';
-import { openStorage, type Storage } from '../../src/storage/db.js';
+import type { Storage } from '../../src/storage/db.js';
+import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 import { installClock } from '../../src/util/clock.js';
 import { sha256Base64url } from '../../src/util/hash.js';
 
@@ -27,22 +25,21 @@ const grant: CodeGrant = {
   amr: ['pwd'],
 };
 
-let dir: string;
+let temp: TempStorage;
 let storage: Storage;
 let now: number;
 let restoreClock: () => void;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sesame-codes-'));
-  storage = openStorage(dir, 'commit');
+  temp = openTempStorage('codes');
+  storage = temp.storage;
   now = Date.UTC(2030, 0, 1);
   restoreClock = installClock({ now: () => now });
 });
 
 afterEach(async () => {
   restoreClock();
-  await storage.close();
-  rmSync(dir, { recursive: true, force: true });
+  await temp.close();
 });
 
 describe('AuthCodesActor', () => {

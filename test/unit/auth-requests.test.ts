@@ -1,34 +1,30 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuthRequestsActor, AUTH_REQUEST_LIFETIME_MS } from '../../src/actors/auth-requests.js';
 import type { ValidatedAuthRequest } from '../../src/protocol/authorize/validate.js';
-import { openStorage, type Storage } from '../../src/storage/db.js';
+import type { Storage } from '../../src/storage/db.js';
+import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { installClock } from '../../src/util/clock.js';
 
 /** The login moves an auth request on only through the actor's transitions, each persisted with its memory change. */
 const request = { clientId: 'app', prompt: new Set(['login']) } as unknown as ValidatedAuthRequest;
 const masterKey = MasterKey.fromSecret('test');
-let dir: string;
+let temp: TempStorage;
 let storage: Storage;
 let actor: AuthRequestsActor;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sesame-auth-requests-'));
-  storage = openStorage(dir, 'commit');
+  temp = openTempStorage('auth-requests');
+  storage = temp.storage;
   actor = new AuthRequestsActor(storage.stores.authRequests, masterKey, storage.durable);
 });
 
 afterEach(async () => {
-  await storage.close();
-  rmSync(dir, { recursive: true, force: true });
+  await temp.close();
 });
 
 const restart = async () => {
-  await storage.close();
-  storage = openStorage(dir, 'commit');
+  storage = await temp.reopen();
   return new AuthRequestsActor(storage.stores.authRequests, masterKey, storage.durable);
 };
 

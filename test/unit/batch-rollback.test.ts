@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WriteBatch } from '../../src/storage/batch.js';
-import { openStorage, type Storage } from '../../src/storage/db.js';
+import type { Storage } from '../../src/storage/db.js';
+import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 import { Table } from '../../src/storage/table.js';
 
 /**
@@ -16,17 +14,16 @@ interface Row {
   name: string;
 }
 
-let dir: string;
+let temp: TempStorage;
 let storage: Storage;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sesame-rollback-'));
-  storage = openStorage(dir, 'commit');
+  temp = openTempStorage('rollback');
+  storage = temp.storage;
 });
 
 afterEach(async () => {
-  await storage.close();
-  rmSync(dir, { recursive: true, force: true });
+  await temp.close();
 });
 
 const rows = (table: Table<Row>) => Object.fromEntries([...table.values()].map((r) => [r.id, r.name]));
@@ -104,13 +101,19 @@ describe('WriteBatch rollback', () => {
     expect(disk()).toEqual({ a: 'a0', b: 'b1' });
   });
 
-  it('a write LMDB refuses midway: the commit fails and memory is as before', async () => {
+  /** A batch of two good writes and one LMDB refuses (its key is too long), committed: it must fail. */
+  async function commitRefusedMidway(): Promise<Table<Row>> {
     const table = await seeded();
     const batch = new WriteBatch();
     table.stage({ id: 'a', name: 'a1' }, batch);
     table.stage({ id: 'n', name: 'n1' }, batch);
     table.stage(refused(), batch);
     await expect(batch.commit(storage)).rejects.toThrow(/key size/);
+    return table;
+  }
+
+  it('a write LMDB refuses midway: the commit fails and memory is as before', async () => {
+    const table = await commitRefusedMidway();
     expect(rows(table)).toEqual({ a: 'a0', b: 'b0' });
   });
 
@@ -120,12 +123,7 @@ describe('WriteBatch rollback', () => {
    * child transaction, which aborts them (as src/actors/keys.ts does).
    */
   it('a write LMDB refuses midway leaves nothing on disk', async () => {
-    const table = await seeded();
-    const batch = new WriteBatch();
-    table.stage({ id: 'a', name: 'a1' }, batch);
-    table.stage({ id: 'n', name: 'n1' }, batch);
-    table.stage(refused(), batch);
-    await expect(batch.commit(storage)).rejects.toThrow(/key size/);
+    await commitRefusedMidway();
     expect(disk()).toEqual({ a: 'a0', b: 'b0' });
   });
 

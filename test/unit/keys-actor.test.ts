@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Database } from 'lmdb';
 import { KeysActor } from '../../src/actors/keys.js';
 import type { SigningAlg } from '../../src/config.js';
-import { openStorage, type Storage } from '../../src/storage/db.js';
+import type { Storage } from '../../src/storage/db.js';
+import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { installClock } from '../../src/util/clock.js';
 import { log } from '../../src/util/log.js';
@@ -22,15 +20,15 @@ const MAX_TOKEN = HOUR;
 const PUBLISHED_AFTER_RETIREMENT = MAX_TOKEN + 60_000;
 const masterKey = MasterKey.fromSecret('keys-actor-test');
 
-let dir: string;
+let temp: TempStorage;
 let storage: Storage;
 let now: number;
 let restoreClock: () => void;
 const actors: KeysActor[] = [];
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sesame-keys-'));
-  storage = openStorage(dir, 'commit');
+  temp = openTempStorage('keys');
+  storage = temp.storage;
   now = Date.UTC(2030, 0, 1);
   restoreClock = installClock({ now: () => now });
 });
@@ -38,8 +36,7 @@ beforeEach(() => {
 afterEach(async () => {
   for (const actor of actors.splice(0)) actor.stop();
   restoreClock();
-  await storage.close();
-  rmSync(dir, { recursive: true, force: true });
+  await temp.close();
 });
 
 /**

@@ -1,27 +1,23 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LoginSecurityActor } from '../../src/actors/login-security.js';
-import { openStorage, type Storage } from '../../src/storage/db.js';
+import type { Storage } from '../../src/storage/db.js';
+import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 
 /** Used TOTP steps and recent wrong codes are persisted: a restart neither replays a code nor resets the limit. */
-let dir: string;
+let temp: TempStorage;
 let storage: Storage;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sesame-login-security-'));
-  storage = openStorage(dir, 'commit');
+  temp = openTempStorage('login-security');
+  storage = temp.storage;
 });
 
 afterEach(async () => {
-  await storage.close();
-  rmSync(dir, { recursive: true, force: true });
+  await temp.close();
 });
 
 const reopen = async () => {
-  await storage.close();
-  storage = openStorage(dir, 'commit');
+  storage = await temp.reopen();
   return new LoginSecurityActor(storage, 3, 60_000);
 };
 

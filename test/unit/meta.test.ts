@@ -1,24 +1,21 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MetaStore } from '../../src/storage/meta.js';
 import { SettingsActor, type SecurityPolicy } from '../../src/actors/settings.js';
-import { openStorage, SCHEMA_VERSION, type Storage } from '../../src/storage/db.js';
+import { SCHEMA_VERSION, type Storage } from '../../src/storage/db.js';
+import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 import type { View } from '../../src/util/readonly.js';
 
 /** The `meta` store has one writer, MetaStore; settings go through it, and a failed write is taken back. */
-let dir: string;
+let temp: TempStorage;
 let storage: Storage;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sesame-meta-'));
-  storage = openStorage(dir, 'commit');
+  temp = openTempStorage('meta');
+  storage = temp.storage;
 });
 
 afterEach(async () => {
-  await storage.close();
-  rmSync(dir, { recursive: true, force: true });
+  await temp.close();
 });
 
 describe('MetaStore', () => {
@@ -27,8 +24,7 @@ describe('MetaStore', () => {
     storage.meta.sealMasterKeyCheck(new Uint8Array([1, 2]));
     expect(() => storage.meta.sealMasterKeyCheck(new Uint8Array([3]))).toThrow();
     await storage.meta.setInstance({ defaultOrgId: 'o1' });
-    await storage.close();
-    storage = openStorage(dir, 'commit');
+    storage = await temp.reopen();
     expect([...storage.meta.masterKeyCheck()!]).toEqual([1, 2]);
     expect(storage.meta.instance<{ defaultOrgId: string }>()?.defaultOrgId).toBe('o1');
   });

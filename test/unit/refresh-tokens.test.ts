@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RefreshTokensActor, type FamilyGrant, type Rotation } from '../../src/actors/refresh-tokens.js';
-import { openStorage, type Storage } from '../../src/storage/db.js';
+import type { Storage } from '../../src/storage/db.js';
+import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { installClock } from '../../src/util/clock.js';
 
@@ -20,23 +18,22 @@ const GRACE = 10_000;
 const masterKey = MasterKey.fromSecret('refresh-test');
 const grant: FamilyGrant = { clientId: 'client-1', userId: 'user-1', sid: 'sid-1', scopes: ['openid', 'offline_access'], audience: ['client-1'], authTime: 1, amr: ['pwd'] };
 
-let dir: string;
+let temp: TempStorage;
 let storage: Storage;
 let now: number;
 let restoreClock: () => void;
 let familyCounter = 0;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sesame-refresh-'));
-  storage = openStorage(dir, 'commit');
+  temp = openTempStorage('refresh');
+  storage = temp.storage;
   now = Date.UTC(2030, 0, 1);
   restoreClock = installClock({ now: () => now });
 });
 
 afterEach(async () => {
   restoreClock();
-  await storage.close();
-  rmSync(dir, { recursive: true, force: true });
+  await temp.close();
 });
 
 const actor = (grace = 0) => new RefreshTokensActor(storage, masterKey, IDLE, ABSOLUTE, grace);

@@ -1,26 +1,23 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WriteBatch } from '../../src/storage/batch.js';
-import { openStorage, type Storage } from '../../src/storage/db.js';
+import type { Storage } from '../../src/storage/db.js';
+import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 import { Table } from '../../src/storage/table.js';
 
 /**
  * Atomic import commits: staged rows are seen through their batch only, written together and then
  * visible to all, or dropped; a table's writes are visible at once and taken back if they fail.
  */
-let dir: string;
+let temp: TempStorage;
 let storage: Storage;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sesame-batch-'));
-  storage = openStorage(dir, 'commit');
+  temp = openTempStorage('batch');
+  storage = temp.storage;
 });
 
 afterEach(async () => {
-  await storage.close();
-  rmSync(dir, { recursive: true, force: true });
+  await temp.close();
 });
 
 describe('WriteBatch', () => {
