@@ -1,9 +1,6 @@
 import { JsonScanner } from '../services/migration/json-scan.js';
 import { camelMembers } from '../services/migration/source.js';
 
-
-/** What an export or import holds or did, one line per kind. */
-
 /** Per kind: its list in a bundle, its list in an import report, and its name. */
 export const KINDS: [string, string, string, string][] = [
   ['humanUsers', 'humanUserIds', 'human user', 'human users'],
