@@ -87,6 +87,10 @@ export class OrgsActor {
   private readonly userByOrgName = new Map<string, string>();
   /** `<org id>\n<user name>` of users staged in a batch not yet committed: taken, but not yet found by logins. */
   private readonly claimedUserNames = new Set<string>();
+  /** Lower-cased names of orgs staged in a batch not yet committed: taken meanwhile. */
+  private readonly claimedOrgNames = new Set<string>();
+  /** `<user>\n<project>\n<project grant>` of user grants staged in a batch not yet committed. */
+  private readonly claimedGrants = new Set<string>();
   private readonly usersByName = new Map<string, Set<string>>();
   /** Verified emails and phone numbers of humans (lower case / digits): logins by email or phone. */
   private readonly usersByContact = new Map<string, Set<string>>();
@@ -163,7 +167,8 @@ export class OrgsActor {
     if (name.length === 0 || name.length > 200) throw invalidArgument('ORG-mruNY', 'org name must have 1-200 characters');
     const id = input.id ?? newId();
     if (this.orgs.taken(id)) throw alreadyExists('ORG-lapo2m', `organization ${id} already exists`);
-    if ([...this.orgs.values()].some((o) => lower(o.name) === lower(name))) {
+    const nameKey = lower(name);
+    if (this.claimedOrgNames.has(nameKey) || [...this.orgs.values()].some((o) => lower(o.name) === nameKey)) {
       throw alreadyExists('ORG-9k3Jd', `an organization named "${name}" already exists`);
     }
     let domain = `${domainLabel(name)}.${this.instanceDomain}`;
@@ -181,6 +186,7 @@ export class OrgsActor {
       true,
     );
     this.indexOrg(org);
+    this.claim(this.claimedOrgNames, nameKey, batch);
     batch.onRollback(() => this.unindexOrg(org));
     this.orgs.stage(org, batch);
     return org;
@@ -496,6 +502,17 @@ export class OrgsActor {
     }
   }
 
+  /**
+   * Takes a unique key (a name, a grant) for a batch not yet committed: another batch staged
+   * meanwhile sees it taken, although lookups find the row only once committed. Released either way.
+   */
+  private claim(claims: Set<string>, key: string, batch: WriteBatch): void {
+    claims.add(key);
+    const release = () => claims.delete(key);
+    batch.onRollback(release);
+    batch.onCommit(release);
+  }
+
   private checkNewUser(orgId: string, id: string, userName: string, batch: WriteBatch): void {
     this.requireOrg(orgId, batch);
     if (userName.length === 0 || userName.length > 200) throw invalidArgument('USER-4k9sF', 'userName must have 1-200 characters');
@@ -528,13 +545,8 @@ export class OrgsActor {
       true,
     );
     // The name is taken at once; logins (by name, email or phone) find the user once committed.
-    const key = `${orgId}\n${lower(user.userName)}`;
-    this.claimedUserNames.add(key);
-    batch.onRollback(() => this.claimedUserNames.delete(key));
-    batch.onCommit(() => {
-      this.claimedUserNames.delete(key);
-      this.indexUser(user);
-    });
+    this.claim(this.claimedUserNames, `${orgId}\n${lower(user.userName)}`, batch);
+    batch.onCommit(() => this.indexUser(user));
     this.users.stage(user, batch);
     return user;
   }
@@ -629,9 +641,11 @@ export class OrgsActor {
     const known = new Set(project.roles.map((r) => r.key));
     const unknown = input.roleKeys.filter((k) => !known.has(k));
     if (unknown.length > 0) throw preconditionFailed('USER-4m9sF', `unknown role keys: ${unknown.join(', ')}`);
-    if (this.grantsOf(user.id, batch).some((g) => g.projectId === input.projectId && g.projectGrantId === input.projectGrantId)) {
+    const grantKey = `${user.id}\n${input.projectId}\n${input.projectGrantId}`;
+    if (this.claimedGrants.has(grantKey) || this.grantsOf(user.id, batch).some((g) => g.projectId === input.projectId && g.projectGrantId === input.projectGrantId)) {
       throw alreadyExists('USER-2n8fS', 'the user already has a grant on this project');
     }
+    this.claim(this.claimedGrants, grantKey, batch);
     const grant = stamp<UserGrantRecord>(
       { ...input, id: input.id ?? newId(), createdAt: 0, changedAt: 0, sequence: 0 },
       true,

@@ -304,6 +304,25 @@ describe('actors staging into a batch', () => {
     const org = await orgs.addOrg({ id: 'o1', name: 'One' });
     expect(orgs.primaryDomain(org)).toBe('one.localhost');
   });
+
+  it('an org name, and a user grant on a project, are taken while their first write commits', async () => {
+    const { OrgsActor } = await import('../../src/actors/orgs.js');
+    const orgs = new OrgsActor(storage, 'localhost');
+    // Both calls start before the first commits: the second must see the name taken.
+    const first = orgs.addOrg({ id: 'o1', name: 'Same' });
+    await expect(orgs.addOrg({ id: 'o2', name: 'same' })).rejects.toThrow('already exists');
+    await first;
+    await expect(orgs.addOrg({ id: 'o3', name: 'SAME' })).rejects.toThrow('already exists');
+
+    await orgs.addUser('o1', { id: 'u1', userName: 'alice', machine: { name: 'A', description: '', accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER' } });
+    await orgs.addProject('o1', { id: 'p1', name: 'P', projectRoleAssertion: false, projectRoleCheck: false, hasProjectCheck: false, privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED' });
+    const grant = { userId: 'u1', orgId: 'o1', projectId: 'p1', projectGrantId: '', roleKeys: [] };
+    const granted = orgs.addUserGrant(grant);
+    await expect(orgs.addUserGrant(grant)).rejects.toThrow('already has a grant');
+    await granted;
+    expect(orgs.grantsOf('u1')).toHaveLength(1);
+    await expect(orgs.addUserGrant(grant)).rejects.toThrow('already has a grant');
+  });
 });
 
 describe('import atomicity', () => {
