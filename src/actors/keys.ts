@@ -8,6 +8,7 @@ import { log } from '../util/log.js';
 import { importPkcs8 } from '../crypto/jws-signature.js';
 import type { ActiveSigningKey } from '../workers/signer.js';
 import { clock } from '../util/clock.js';
+import { KeyedQueue } from '../util/keyed-queue.js';
 
 /**
  * Owns the signing keys. Three roles at any time:
@@ -87,7 +88,7 @@ export class KeysActor {
    */
   private view: KeyView = { keys: new Map(), active: undefined as unknown as ActiveSigningKey, verification: new Map(), jwksBody: '{"keys":[]}' };
   /** Key set changes run one after another, each on the set the previous one left. */
-  private changes: Promise<unknown> = Promise.resolve();
+  private readonly changes = new KeyedQueue();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -179,9 +180,7 @@ export class KeysActor {
       this.view = view;
       return view.active.kid;
     };
-    const result = this.changes.then(run, run);
-    this.changes = result.catch(() => undefined);
-    return result;
+    return this.changes.run('key set', run);
   }
 
   /** The key set after a rotation of `current` (which is left as it is). */
