@@ -31,6 +31,34 @@ describe('privilege boundaries of the provisioning API', () => {
     expect((await api(server, 'POST', `/management/v1/users/${worker.body.userId}/pats`, { token: ownerPat, body: {} })).status).toBe(200);
   });
 
+  it("lets an org owner mint credentials for a machine user that is a member of the org's own project", async () => {
+    // Project members come in through an import (the API has no project member endpoints).
+    const orgId = `owned-${Date.now().toString(36)}`;
+    const imported = await api(server, 'POST', '/admin/v1/import', {
+      token: server.pat,
+      body: {
+        timeout: '1m',
+        dataOrgs: {
+          orgs: [
+            {
+              orgId,
+              org: { name: orgId },
+              machineUsers: [{ userId: `${orgId}-owner`, user: { userName: 'owner', name: 'Owner' } }, { userId: `${orgId}-worker`, user: { userName: 'worker', name: 'Worker' } }],
+              projects: [{ projectId: `${orgId}-p`, project: { name: 'P' } }],
+              orgMembers: [{ userId: `${orgId}-owner`, roles: ['ORG_OWNER'] }],
+              projectMembers: [{ projectId: `${orgId}-p`, userId: `${orgId}-worker`, roles: ['PROJECT_OWNER'] }],
+            },
+          ],
+        },
+      },
+    });
+    expect(imported.status, JSON.stringify(imported.body)).toBe(200);
+    expect(imported.body.errors).toBeUndefined();
+    const ownerPat = (await api(server, 'POST', `/management/v1/users/${orgId}-owner/pats`, { token: server.pat, orgId, body: {} })).body.token as string;
+    const minted = await api(server, 'POST', `/management/v1/users/${orgId}-worker/pats`, { token: ownerPat, orgId, body: {} });
+    expect(minted.status, JSON.stringify(minted.body)).toBe(200);
+  });
+
   it('does not let a user manager mint credentials for an org owner (it could not grant that role)', async () => {
     const manager = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userName: 'user-manager', name: 'User manager' } });
     await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, body: { userId: manager.body.userId, roles: ['ORG_USER_MANAGER'] } });

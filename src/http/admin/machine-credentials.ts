@@ -32,7 +32,11 @@ function requireMachine(ctx: MachineCredentialsPorts, caller: Caller, userId: st
     for (const m of ctx.orgs.memberships(user.id)) {
       if (m.scope === 'instance') caller.require('iam.write', {});
       else if (m.scope.startsWith('org:')) caller.require('org.member.write', { orgId: m.scope.slice(4) });
-      else if (m.scope.startsWith('project:')) caller.require('project.member.write', { projectId: m.scope.slice(8) });
+      else if (m.scope.startsWith('project:')) {
+        // The project's org too: an org owner may grant roles on its org's projects.
+        const projectId = m.scope.slice(8);
+        caller.require('project.member.write', { orgId: ctx.orgs.getProject(projectId)?.orgId, projectId });
+      }
     }
   }
   return user;
