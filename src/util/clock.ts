@@ -14,6 +14,8 @@ export interface Clock {
 
 const systemClock: Clock = { now: () => Date.now() };
 
+/** Installed clocks, the newest last: the newest is in use, the system clock when none is. */
+const installed: Clock[] = [];
 let current: Clock = systemClock;
 
 /** The installed clock; a drop-in for Date.now(). */
@@ -23,11 +25,19 @@ export const clock = {
   seconds: (): number => Math.floor(current.now() / 1000),
 };
 
-/** Installs a clock for the whole process; returns a function that puts the previous one back. */
+/**
+ * Installs a clock for the whole process; returns a function that uninstalls it. Uninstalls may
+ * come in any order (two servers stopped the other way round): the newest clock still installed
+ * is in use, and the system clock once none is.
+ */
 export function installClock(clock: Clock): () => void {
-  const previous = current;
+  installed.push(clock);
   current = clock;
+  let uninstalled = false;
   return () => {
-    if (current === clock) current = previous;
+    if (uninstalled) return;
+    uninstalled = true;
+    installed.splice(installed.lastIndexOf(clock), 1);
+    current = installed.at(-1) ?? systemClock;
   };
 }
