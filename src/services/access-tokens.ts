@@ -29,7 +29,7 @@ export interface ResolvedAccessToken {
  * introspection (`npm run bench -- --scenarios introspect-jwt`, CPU per request). Only tokens whose
  * header, signature and claims passed go in; a hit counts only while the key that signed it still
  * verifies (a key dropped from the JWKS takes its tokens along); expiry and revocation are checked on
- * every call, cached or not. Bounded: the oldest entry leaves first.
+ * every call, cached or not. Bounded: the entry asked about least recently leaves first.
  */
 const VERIFIED_JWTS_KEPT = 4096;
 
@@ -128,9 +128,11 @@ export class AccessTokens {
   private verifiedJwtClaims(token: string): Readonly<AccessTokenClaims> | undefined {
     const known = this.verifiedJwts.get(token);
     if (known) {
-      if (this.keys.verificationKey(known.kid)) return known.claims;
       this.verifiedJwts.delete(token);
-      return undefined;
+      if (!this.keys.verificationKey(known.kid)) return undefined;
+      // Back to the newest end: the tokens in use stay, those not asked about leave first.
+      this.verifiedJwts.set(token, known);
+      return known.claims;
     }
     const jws = decodeJws(token);
     if (!jws || jws.header.typ !== 'at+jwt' || typeof jws.header.kid !== 'string') return undefined;
