@@ -8,7 +8,10 @@ export async function startReadyChild<T>(label: string, args: string[], env: Nod
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let output = '';
   const ready = await new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${label} did not start:\n${output}`)), 20_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // the factory never learns of a child that did not start: stop it here
+      reject(new Error(`${label} did not start:\n${output}`));
+    }, 20_000);
     const collect = (d: Buffer) => (output += d);
     child.stderr!.on('data', collect);
     const onStdout = (d: Buffer) => {
