@@ -34,9 +34,9 @@ export interface AssertionClaims {
   jti: string | undefined;
 }
 
-/** The error a failed assertion reports: invalid_client for client auth, invalid_grant for the grant. */
 /**
- * Builds the error for a refused assertion. `description` is what the caller may read: the
+ * Builds the error a refused assertion reports (invalid_client for client auth, invalid_grant for
+ * the grant). `description` is what the caller may read: the
  * assertion's own mistakes (a header, a claim, a replay). Outcomes that would tell an attacker which
  * clients, users or keys exist give a generic description and the real reason as `detail`, for the log.
  */

@@ -14,7 +14,6 @@ import type { View } from '../util/readonly.js';
  * or machine users (client_credentials). Every failure is the same `invalid_client`, so the answer
  * does not tell an unknown client from a wrong secret.
  */
-
 export type AuthenticatedClient =
   | { kind: 'app'; clientId: string; app: View<AppRecord>; method: AuthMethod }
   | { kind: 'machine'; clientId: string; user: UserRecord; method: AuthMethod };
@@ -109,4 +108,3 @@ export class ClientAuthenticator {
     throw this.reject(presented, policy, 'unknown client');
   }
 }
-

@@ -12,7 +12,6 @@ import type { IntrospectionPorts } from '../../services/introspection.js';
 export type IntrospectPorts = Pick<Ports, 'clientAuth' | 'clients'> & IntrospectionPorts;
 
 /** POST /oauth/v2/introspect (RFC 7662) for API apps and OIDC apps with a secret or a registered key. */
-
 export function introspectRoute(ctx: IntrospectPorts): Route {
   const handle = async (req: Request) => {
     const { form, presented } = readClientRequest(req);

@@ -4,8 +4,7 @@ import type { View } from '../../util/readonly.js';
 /**
  * Redirect URI matching (seed: "must equal exactly one of the registered redirect URIs"). Apps in
  * dev mode may register glob patterns (ZITADEL compat §2.3): `*` within a path segment, `**` across.
- */
-/**
+ *
  * Whether `text` matches the glob. Hand-written instead of a RegExp: a pattern such as `**a**a**a`
  * makes a backtracking regex take polynomial time in the length of the (attacker-chosen)
  * redirect_uri; this table walk costs pattern length × text length, whatever the input.
