@@ -340,9 +340,9 @@ describe('login hardening', () => {
     const agent = new Agent(server);
     const page = await passwordPage(agent, alice.loginName);
     const fields = formOf(page.html!, '/ui/login/password').fields;
-    // The password check runs in the worker pool; switch the login name while it is in flight.
+    // The password check runs in the worker pool; switch the login name while it may be in flight.
+    // Whichever the server handles first, the victim's code must not pass on alice's password.
     const checking = agent.follow('/ui/login/password', { form: { ...fields, password: alice.password } });
-    await new Promise((r) => setTimeout(r, 5));
     await agent.follow('/ui/login/loginname', { form: { ...fields, loginName: victim.loginName } });
     await checking;
     const after = await agent.follow('/ui/login/otp', { form: { ...fields, code: otpOf(victimSecret) } });
