@@ -125,24 +125,25 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
    */
   async function show(flow: Flow, error?: string, status = 200): Promise<Response> {
     const { auth } = flow;
-    if (auth.step === 'select' && selectableAccounts(flow).length === 0) await ctx.authRequests.offerLoginName(auth);
+    const accounts = auth.step === 'select' ? selectableAccounts(flow) : [];
+    if (auth.step === 'select' && accounts.length === 0) await ctx.authRequests.offerLoginName(auth);
     if (auth.step === 'register' && !allowRegister(flow)) {
       await ctx.authRequests.offerLoginName(auth);
-      return render(flow, t(flow, 'register.notAllowed'), status);
+      return render(flow, accounts, t(flow, 'register.notAllowed'), status);
     }
-    return render(flow, error, status);
+    return render(flow, accounts, error, status);
   }
 
-  /** Renders the request's step; changes nothing. */
-  async function render(flow: Flow, error?: string, status = 200): Promise<Response> {
+  /**
+   * Renders the request's step (settled by `show`: a select step has accounts, a register step is
+   * allowed); changes nothing.
+   */
+  async function render(flow: Flow, accounts: ReturnType<typeof selectableAccounts>, error?: string, status = 200): Promise<Response> {
     const { auth, page } = flow;
     const user = auth.userId ? ctx.orgs.getUser(auth.userId) : undefined;
     switch (auth.step) {
-      case 'select': {
-        const accounts = selectableAccounts(flow);
-        if (accounts.length > 0) return htmlResponse(status, selectAccountPage(page, accounts));
-        return htmlResponse(status, loginNamePage(page, { loginName: auth.loginName ?? '', ...(error ? { error } : {}), allowRegister: allowRegister(flow) }));
-      }
+      case 'select':
+        return htmlResponse(status, selectAccountPage(page, accounts));
       case 'password':
         return htmlResponse(status, passwordPage(page, { loginName: typedLoginName(user, flow), ...(error ? { error } : {}) }));
       case 'password-change':
@@ -157,9 +158,6 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         return htmlResponse(status, mfaSetupPage(page, { loginName, secret: auth.pendingOtpSecret, qrCode, required, ...(error ? { error } : {}) }));
       }
       case 'register':
-        if (!allowRegister(flow)) {
-          return htmlResponse(status, loginNamePage(page, { loginName: auth.loginName ?? '', error: t(flow, 'register.notAllowed'), allowRegister: false }));
-        }
         return htmlResponse(status, registerPage(page, {}, error));
       case 'loginname':
         return htmlResponse(
