@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api } from './helpers/api.js';
+import { api, importOrgs } from './helpers/api.js';
 import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 
 /** Privilege boundaries of the provisioning API that go beyond one permission check. */
@@ -34,24 +34,16 @@ describe('privilege boundaries of the provisioning API', () => {
   it("lets an org owner mint credentials for a machine user that is a member of the org's own project", async () => {
     // Project members come in through an import (the API has no project member endpoints).
     const orgId = `owned-${Date.now().toString(36)}`;
-    const imported = await api(server, 'POST', '/admin/v1/import', {
-      token: server.pat,
-      body: {
-        timeout: '1m',
-        dataOrgs: {
-          orgs: [
-            {
-              orgId,
-              org: { name: orgId },
-              machineUsers: [{ userId: `${orgId}-owner`, user: { userName: 'owner', name: 'Owner' } }, { userId: `${orgId}-worker`, user: { userName: 'worker', name: 'Worker' } }],
-              projects: [{ projectId: `${orgId}-p`, project: { name: 'P' } }],
-              orgMembers: [{ userId: `${orgId}-owner`, roles: ['ORG_OWNER'] }],
-              projectMembers: [{ projectId: `${orgId}-p`, userId: `${orgId}-worker`, roles: ['PROJECT_OWNER'] }],
-            },
-          ],
-        },
+    const imported = await importOrgs(server, [
+      {
+        orgId,
+        org: { name: orgId },
+        machineUsers: [{ userId: `${orgId}-owner`, user: { userName: 'owner', name: 'Owner' } }, { userId: `${orgId}-worker`, user: { userName: 'worker', name: 'Worker' } }],
+        projects: [{ projectId: `${orgId}-p`, project: { name: 'P' } }],
+        orgMembers: [{ userId: `${orgId}-owner`, roles: ['ORG_OWNER'] }],
+        projectMembers: [{ projectId: `${orgId}-p`, userId: `${orgId}-worker`, roles: ['PROJECT_OWNER'] }],
       },
-    });
+    ]);
     expect(imported.status, JSON.stringify(imported.body)).toBe(200);
     expect(imported.body.errors).toBeUndefined();
     const ownerPat = (await api(server, 'POST', `/management/v1/users/${orgId}-owner/pats`, { token: server.pat, orgId, body: {} })).body.token as string;
