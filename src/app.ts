@@ -21,7 +21,8 @@ import { IdTokens } from './services/id-token.js';
 import { openStorage, type Storage } from './storage/db.js';
 import { DataDirInUseError, lockDataDir } from './storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from './storage/data-dir.js';
-import { installClock, type Clock } from './util/clock.js';
+import { installClock, installedClockCell, type Clock } from './util/clock.js';
+import { startAcceptors, type Acceptors } from './threads/acceptors.js';
 import type { MasterKey } from './crypto/master-key.js';
 import { MasterKeyMismatchError, openDirectory, openMasterKey } from './directory.js';
 import type { KeyGenerator } from './actors/keys.js';
@@ -43,6 +44,8 @@ export interface RunningApp {
    * key when due. For tests that move the clock.
    */
   tick(): Promise<void>;
+  /** Requests each HTTP thread received so far, the main thread's first (one entry per SESAME_HTTP_THREADS). */
+  requestsPerThread(): Promise<number[]>;
   /** Stop accepting, finish in-flight requests, flush storage, stop workers. */
   shutdown(): Promise<void>;
 }
@@ -94,6 +97,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   let pool: CryptoPool | undefined;
   let keys: KeysActor | undefined;
   let sweeper: NodeJS.Timeout | undefined;
+  let acceptors: Acceptors | undefined;
   try {
     let masterKey: MasterKey;
     try {
@@ -108,7 +112,14 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     // The issuer's host is the instance domain; with port 0 it is known only after listening,
     // so the server listens first and the routes are mounted once the context exists.
     let ready = false;
-    const server: HttpServer = await startHttpServer(config.host, config.port).catch((error: unknown) => {
+    const threaded = config.httpThreads > 1;
+    const openedStorage = storage;
+    const server: HttpServer = await startHttpServer(
+      config.host,
+      config.port,
+      // With acceptor threads beside it, this thread's reads must also see what they commit (opaque tokens).
+      threaded ? { sharedPort: 'first', beforeRequest: () => openedStorage.freshReads() } : {},
+    ).catch((error: unknown) => {
       throw listenConfigError(error);
     });
     const issuer = config.issuer ?? `http://localhost:${server.port}`;
@@ -159,6 +170,16 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       isReady: () => ready,
     };
     server.mount(routes(ctx));
+    if (threaded) {
+      acceptors = await startAcceptors(config.httpThreads - 1, server, {
+        config,
+        issuer,
+        port: server.port,
+        sharedCounters: storage.sharedCounters,
+        clockCell: installedClockCell(),
+      });
+    }
+    const threads = acceptors;
     const sweep = () => {
       return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep()]);
     };
@@ -189,11 +210,14 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         await sweep();
         await keysActor.rotateIfDue();
       },
+      requestsPerThread: () => (threads ? threads.served() : Promise.resolve([server.requestsServed()])),
       async shutdown() {
         ready = false;
         clearInterval(sweeper);
         trimmer.stop();
         keysActor.stop();
+        // Acceptors first: what they still forward is answered by this thread, which drains after them.
+        await threads?.stop(10_000);
         await server.drain(10_000);
         await storage.close();
         if (!options.cryptoPool) await cryptoPool.close();
@@ -204,6 +228,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   } catch (error) {
     if (sweeper) clearInterval(sweeper);
     keys?.stop();
+    await acceptors?.stop(1000).catch(() => {});
     if (!options.cryptoPool) await pool?.close().catch(() => {});
     await storage.close().catch(() => {});
     await lock.release();

@@ -25,6 +25,7 @@ const SETTINGS = {
   host: { env: 'SESAME_HOST', default: '0.0.0.0', help: 'address to bind' },
   issuer: { env: 'SESAME_ISSUER', default: undefined, help: 'issuer URL; default http://localhost:<port>' },
   dataDir: { env: 'SESAME_DATA_DIR', default: './data', help: 'directory of the LMDB store, master key and admin PAT' },
+  httpThreads: { env: 'SESAME_HTTP_THREADS', default: undefined, help: 'threads accepting HTTP on the port (the main thread and acceptors beside it); default one per core' },
   workers: { env: 'SESAME_WORKERS', default: undefined, help: 'crypto worker threads for signing; default one per core (password work has as many threads of its own, at least two)' },
   signingAlg: { env: 'SESAME_SIGNING_ALG', default: 'RS256', help: 'RS256, ES256 or EdDSA' },
   signer: { env: 'SESAME_SIGNER', default: 'auto', help: 'auto, pool or inline: where JWTs are signed' },
@@ -52,6 +53,7 @@ const schema = z.object({
     .transform((u) => u.replace(/\/+$/, ''))
     .optional(),
   dataDir: z.string().min(1).transform((p) => resolve(p)),
+  httpThreads: z.coerce.number().int().min(1).max(64).optional(),
   workers: z.coerce.number().int().min(1).max(64).optional(),
   signingAlg: z.enum(SIGNING_ALGS),
   signer: z.enum(['auto', 'pool', 'inline']),
@@ -75,7 +77,7 @@ const schema = z.object({
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']),
 });
 
-export type Config = Omit<z.infer<typeof schema>, 'workers'> & { workers: number };
+export type Config = Omit<z.infer<typeof schema>, 'workers' | 'httpThreads'> & { workers: number; httpThreads: number };
 
 export class ConfigError extends Error {}
 
@@ -126,5 +128,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Con
   // RSA signing is CPU-bound while the event loop mostly waits on I/O: measured on 2 cores, a second
   // worker raised RS256 client_credentials throughput by ~40%. Idle workers cost only memory.
   const workers = parsed.data.workers ?? Math.max(1, availableParallelism());
-  return { ...parsed.data, workers };
+  const httpThreads = parsed.data.httpThreads ?? Math.max(1, availableParallelism());
+  return { ...parsed.data, workers, httpThreads };
 }

@@ -54,7 +54,7 @@ export async function openDirectory(
     options.signingAlg,
     config.keyRotationInterval,
     Math.max(config.accessTokenLifetime, config.idTokenLifetime),
-    storage.durable,
+    storage.durableDirectory,
     options.generateKey,
   );
   await keys.start();

@@ -78,10 +78,10 @@ export class ClientsActor {
   private readonly parsedKeys = new Map<string, AssertionKey>();
 
   constructor(storage: Storage) {
-    this.apps = new Table(storage.stores.apps, storage.durable);
-    this.appKeys = new Table(storage.stores.appKeys, storage.durable);
-    this.machineKeys = new Table(storage.stores.machineKeys, storage.durable);
-    this.machineSecrets = new Table(storage.stores.machineSecrets, storage.durable);
+    this.apps = new Table(storage.stores.apps, storage.durableDirectory);
+    this.appKeys = new Table(storage.stores.appKeys, storage.durableDirectory);
+    this.machineKeys = new Table(storage.stores.machineKeys, storage.durableDirectory);
+    this.machineSecrets = new Table(storage.stores.machineSecrets, storage.durableDirectory);
     for (const app of this.apps.values()) {
       this.appByClientId.set(app.clientId, app.id);
       this.indexOrigins(app);

@@ -55,7 +55,12 @@ export class IssuedTokensActor {
   private readonly revokedSessions = new Map<string, number>();
   private sweepCursor: Buffer | undefined;
 
-  constructor(private readonly storage: Storage) {
+  constructor(
+    protected readonly storage: Storage,
+    /** False on an HTTP acceptor thread, which reads revocations from LMDB (see IssuedTokensReader). */
+    loadRevocations = true,
+  ) {
+    if (!loadRevocations) return;
     for (const { key, value } of storage.revokedJwts.getRange()) this.revokedJwts.set(key, value);
     for (const { key, value } of storage.stores.revokedGrants.getRange()) this.revokedGrants.set(key, value as number);
     for (const { key, value } of storage.stores.revokedSessions.getRange()) this.revokedSessions.set(key, value as number);

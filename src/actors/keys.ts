@@ -127,6 +127,16 @@ export class KeysActor {
     this.scheduleRotation();
   }
 
+  /**
+   * Takes the key set as stored, to sign and verify with, and never changes it: for an HTTP
+   * acceptor thread (the main thread's actor owns rotation; the acceptor loads again after it).
+   */
+  load(): void {
+    const stored = new Map<string, StoredKey>();
+    for (const { value } of this.db.getRange()) stored.set(value.kid, value);
+    this.view = this.derive(stored);
+  }
+
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);

@@ -104,13 +104,13 @@ export class OrgsActor {
     readonly instanceDomain: string,
   ) {
     const s = storage.stores;
-    this.orgs = new Table(s.orgs, storage.durable);
-    this.projects = new Table(s.projects, storage.durable);
-    this.users = new Table(s.users, storage.durable);
-    this.members = new Table(s.members, storage.durable);
-    this.userGrants = new Table(s.userGrants, storage.durable);
-    this.pats = new Table(s.pats, storage.durable);
-    this.policies = new Table(s.policies, storage.durable);
+    this.orgs = new Table(s.orgs, storage.durableDirectory);
+    this.projects = new Table(s.projects, storage.durableDirectory);
+    this.users = new Table(s.users, storage.durableDirectory);
+    this.members = new Table(s.members, storage.durableDirectory);
+    this.userGrants = new Table(s.userGrants, storage.durableDirectory);
+    this.pats = new Table(s.pats, storage.durableDirectory);
+    this.policies = new Table(s.policies, storage.durableDirectory);
     for (const org of this.orgs.values()) this.indexOrg(org);
     for (const user of this.users.values()) this.indexUser(user);
     for (const grant of this.userGrants.values()) this.indexGrant(grant);

@@ -5,7 +5,7 @@ import { OAuthError } from '../protocol/errors.js';
 import { ApiError } from '../model/errors.js';
 import { log } from '../util/log.js';
 import { errorResponse } from './errors.js';
-import type { ErrorStyle, Method, Request, Response, Route } from './types.js';
+import type { ErrorStyle, Handler, Method, Request, Response, Route } from './types.js';
 import { chooseLocale } from '../ui/i18n.js';
 import type { Locale } from '../model/authorization.js';
 
@@ -36,6 +36,51 @@ export interface HttpServer {
   requestsServed(): number;
   /** Stops accepting connections, then resolves once every request in flight has been answered. */
   drain(timeoutMs: number): Promise<void>;
+  /** Closes every connection at once (after drain: the idle keep-alive ones), so a thread's event loop can end. */
+  close(): void;
+  /** What an acceptor thread needs to know of each mounted route (in mount order) to serve or forward it. */
+  routeTable(): RouteDescriptor[];
+  /** Serves a request an acceptor thread received and forwarded, exactly as if it had been received here. */
+  serveForwarded(request: ForwardedRequest): Promise<ForwardedResponse>;
+}
+
+export interface ServerOptions {
+  /**
+   * Several threads of this process listen on the port, and the kernel spreads connections over
+   * them. `first`: the thread that binds first probes the port exclusively, so a port another
+   * program holds is refused as before (and a second Sesame is refused, its own probe finding the
+   * port taken). `join`: a thread binding the port the first one holds.
+   */
+  sharedPort?: 'first' | 'join';
+  /** Runs before each request's handler (and its pre-body check): reads must see what other threads committed. */
+  beforeRequest?: () => void;
+}
+
+/** A mounted route as an acceptor thread sees it: the handler stays on the main thread. */
+export interface RouteDescriptor {
+  pattern: string;
+  errorStyle: ErrorStyle;
+  maxBody: number | undefined;
+}
+
+/** A request handed from an acceptor thread to the main thread (structured-clone safe). */
+export interface ForwardedRequest {
+  /** Index in routeTable(), or the error style of the unknown-path fallback. */
+  route: number | ErrorStyle;
+  method: string;
+  path: string;
+  query: string;
+  /** Decoded path parameters. */
+  params: string[];
+  headers: Record<string, string>;
+  repeatedHeaders: string[];
+  body: Uint8Array;
+}
+
+export interface ForwardedResponse {
+  status: number;
+  headers: [string, string][];
+  body: string | Uint8Array;
 }
 
 /** The language of an error page: the request's ui_locales, else Accept-Language (never throws). */
@@ -56,8 +101,18 @@ function bodyTooLarge(route: Route): Error {
     : new ApiError('InvalidArgument', 'HTTP-413', 'request body too large');
 }
 
-export function startHttpServer(host: string, port: number): Promise<HttpServer> {
+export async function startHttpServer(host: string, port: number, options: ServerOptions = {}): Promise<HttpServer> {
+  if (options.sharedPort === 'first') {
+    // uWS shares only a given port (it binds port 0 without SO_REUSEPORT): the OS picks one first.
+    if (port === 0) port = await freePort(host);
+    const code = await listenFailure(host, port);
+    if (code) throw new ListenError(host, port, code);
+  }
+  const beforeRequest = options.beforeRequest;
   const app = uWS.App();
+  const mounted: Route[] = [];
+  const unknown = (errorStyle: ErrorStyle): Route => ({ pattern: '/*', methods: {}, errorStyle });
+  const fallbacks: Record<ErrorStyle, Route> = { oauth: unknown('oauth'), html: unknown('html'), api: unknown('api') };
   let inFlight = 0;
   let served = 0;
   let draining = false;
@@ -126,20 +181,24 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
       fail(new ApiError('Unavailable', 'HTTP-503', 'server is shutting down'));
       return;
     }
-    if (method === 'OPTIONS' && route.cors) {
-      respond({ status: 204, headers: preflightHeaders(route) });
-      return;
-    }
-    const handler = route.methods[method as Method] ?? (method === 'HEAD' ? route.methods.GET : undefined);
+    let handler: Handler | undefined = route.forward;
     if (!handler) {
-      if (Object.keys(route.methods).length > 0) {
-        const response = errorResponse(route.errorStyle, new ApiError('MethodNotAllowed', 'HTTP-405', `method ${method} not allowed`), () => requestLocale(query, headers));
-        respond({ ...response, headers: { ...response.headers, Allow: Object.keys(route.methods).join(', ') } });
-      } else {
-        fail(new ApiError('NotFound', 'HTTP-404', 'Not Found'));
+      if (method === 'OPTIONS' && route.cors) {
+        respond({ status: 204, headers: preflightHeaders(route) });
+        return;
       }
-      return;
+      handler = route.methods[method as Method] ?? (method === 'HEAD' ? route.methods.GET : undefined);
+      if (!handler) {
+        if (Object.keys(route.methods).length > 0) {
+          const response = errorResponse(route.errorStyle, new ApiError('MethodNotAllowed', 'HTTP-405', `method ${method} not allowed`), () => requestLocale(query, headers));
+          respond({ ...response, headers: { ...response.headers, Allow: Object.keys(route.methods).join(', ') } });
+        } else {
+          fail(new ApiError('NotFound', 'HTTP-404', 'Not Found'));
+        }
+        return;
+      }
     }
+    const handle = handler;
 
     const run = (body: Buffer) => {
       const request: Request = {
@@ -152,7 +211,8 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
         body,
       };
       try {
-        const result = handler(request);
+        if (beforeRequest) beforeRequest();
+        const result = handle(request);
         if (result instanceof Promise) result.then(respond, fail);
         else respond(result);
       } catch (error) {
@@ -166,6 +226,7 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
     }
     if (route.beforeBody) {
       try {
+        if (beforeRequest) beforeRequest();
         route.beforeBody({ method, path, query, params, headers, repeatedHeaders: repeated ?? NO_REPEATS, body: EMPTY });
       } catch (error) {
         fail(error);
@@ -205,7 +266,7 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
     // and take half the connections. Listen exclusively so it fails instead. The typings lack
     // this overload, which the binary has.
     const listen = app.listen as unknown as (host: string, port: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void) => void;
-    listen.call(app, host, port, LISTEN_EXCLUSIVE_PORT, (listenSocket) => {
+    listen.call(app, host, port, options.sharedPort ? 0 : LISTEN_EXCLUSIVE_PORT, (listenSocket) => {
       if (!listenSocket) {
         // uWS does not say why; a plain bind of the same address does.
         void listenFailure(host, port).then((code) => reject(new ListenError(host, port, code)));
@@ -215,16 +276,24 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
         port: uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket),
         mount(routes) {
           for (const route of routes) {
-            const paramCount = (route.pattern.match(/\/:/g) ?? []).length;
+            mounted.push(route);
+            const paramCount = paramCountOf(route.pattern);
             app.any(route.pattern, (res, req) => serve(route, res, req, paramCount));
           }
           // Unknown paths: 404 in the style of the surface the path belongs to.
-          const unknown = (errorStyle: ErrorStyle): Route => ({ pattern: '/*', methods: {}, errorStyle });
-          const fallbacks = { oauth: unknown('oauth'), html: unknown('html'), api: unknown('api') };
-          app.any('/*', (res, req) => {
-            const url = req.getUrl();
-            const style = url.startsWith('/oauth/') || url.startsWith('/oidc/') || url.startsWith('/.well-known/') ? 'oauth' : url.startsWith('/ui/') ? 'html' : 'api';
-            serve(fallbacks[style], res, req, 0);
+          app.any('/*', (res, req) => serve(fallbacks[surfaceOf(req.getUrl())], res, req, 0));
+        },
+        // In the binary, missing from the typings.
+        close: () => (app as unknown as { close(): void }).close(),
+        routeTable: () => mounted.map((r) => ({ pattern: r.pattern, errorStyle: r.errorStyle, maxBody: r.maxBody })),
+        serveForwarded(request) {
+          const route = typeof request.route === 'number' ? mounted[request.route] : fallbacks[request.route];
+          if (!route) return Promise.reject(new Error(`no route ${String(request.route)}`));
+          return new Promise((resolve) => {
+            const { res, onData } = forwardedResponse(resolve);
+            serve(route, res, forwardedRequest(request), request.params.length);
+            // The whole body at once, as uWS hands over a body that arrived in one piece.
+            onData()?.(request.body.buffer.slice(request.body.byteOffset, request.body.byteOffset + request.body.byteLength) as ArrayBuffer, true);
           });
         },
         requestsServed: () => served,
@@ -248,6 +317,70 @@ export function startHttpServer(host: string, port: number): Promise<HttpServer>
   });
 }
 
+/** The surface an unknown path belongs to, whose style its 404 takes. */
+export function surfaceOf(url: string): ErrorStyle {
+  return url.startsWith('/oauth/') || url.startsWith('/oidc/') || url.startsWith('/.well-known/') ? 'oauth' : url.startsWith('/ui/') ? 'html' : 'api';
+}
+
+export function paramCountOf(pattern: string): number {
+  return (pattern.match(/\/:/g) ?? []).length;
+}
+
+/** The uWS request calls serve() makes, answered from a forwarded request. */
+function forwardedRequest(request: ForwardedRequest): uWS.HttpRequest {
+  const fake = {
+    getCaseSensitiveMethod: () => request.method,
+    getUrl: () => request.path,
+    getQuery: () => request.query,
+    // serve() decodes parameters; these were decoded on the acceptor thread already.
+    getParameter: (i: number) => encodeURIComponentSafe(request.params[i] ?? ''),
+    forEach(each: (name: string, value: string) => void) {
+      for (const name in request.headers) each(name, request.headers[name]!);
+      for (const name of request.repeatedHeaders) each(name, '');
+    },
+  };
+  return fake as unknown as uWS.HttpRequest;
+}
+
+/** The uWS response calls serve() makes, collected into what goes back to the acceptor thread. */
+function forwardedResponse(resolve: (response: ForwardedResponse) => void): { res: uWS.HttpResponse; onData: () => ((chunk: ArrayBuffer, isLast: boolean) => void) | undefined } {
+  let status = 200;
+  const headers: [string, string][] = [];
+  let dataHandler: ((chunk: ArrayBuffer, isLast: boolean) => void) | undefined;
+  const fake = {
+    onAborted: () => fake,
+    onData(handler: (chunk: ArrayBuffer, isLast: boolean) => void) {
+      dataHandler = handler;
+      return fake;
+    },
+    cork(work: () => void) {
+      work();
+      return fake;
+    },
+    writeStatus(line: string) {
+      status = Number.parseInt(line, 10);
+      return fake;
+    },
+    writeHeader(name: string, value: string) {
+      headers.push([name, value]);
+      return fake;
+    },
+    end(body: string | Buffer) {
+      resolve({ status, headers, body });
+      return fake;
+    },
+  };
+  return { res: fake as unknown as uWS.HttpResponse, onData: () => dataHandler };
+}
+
+function encodeURIComponentSafe(value: string): string {
+  try {
+    return encodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
 export class ListenError extends Error {
   constructor(
     readonly host: string,
@@ -257,6 +390,18 @@ export class ListenError extends Error {
   ) {
     super(`cannot listen on ${host}:${port}${code ? ` (${code})` : ''}`);
   }
+}
+
+/** A port the OS considers free on `host` now. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen({ host, port: 0, exclusive: true }, () => {
+      const address = probe.address();
+      probe.close(() => (address && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port chosen'))));
+    });
+  });
 }
 
 function listenFailure(host: string, port: number): Promise<string | undefined> {

@@ -42,4 +42,9 @@ export interface Route {
    * takes large bodies): when it throws, the request is answered without uploading the body.
    */
   beforeBody?: (req: Request) => void;
+  /**
+   * Takes every method as it comes (no preflight, no method check here): on an HTTP acceptor
+   * thread, a route the main thread serves; it answers with what the main thread answered.
+   */
+  forward?: Handler;
 }

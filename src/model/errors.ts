@@ -34,3 +34,14 @@ export const notFound = (id: string, message: string) => new ApiError('NotFound'
 export const alreadyExists = (id: string, message: string) => new ApiError('AlreadyExists', id, message);
 export const invalidArgument = (id: string, message: string) => new ApiError('InvalidArgument', id, message);
 export const preconditionFailed = (id: string, message: string) => new ApiError('FailedPrecondition', id, message);
+
+/**
+ * The work needs state only the main thread owns (codes, refresh rotation, the assertion replay
+ * guard, the pool): thrown on an HTTP acceptor thread before anything was changed, so the
+ * request is handed over to the main thread and served there as a whole.
+ */
+export class NeedsOwner extends Error {
+  constructor(what: string) {
+    super(`${what} is decided by the main thread`);
+  }
+}

@@ -78,7 +78,7 @@ export class WriteBatch {
    * was written and the batch is rolled back. A row changed by another writer since it was staged
    * fails the whole batch (FailedPrecondition, nothing written) rather than overwrite that change.
    */
-  async commit(storage: Pick<Storage, 'root' | 'durable'>): Promise<void> {
+  async commit(storage: Pick<Storage, 'root' | 'durableDirectory'>): Promise<void> {
     if (this.count === 0) {
       for (const done of this.commits) done();
       this.clear();
@@ -100,7 +100,7 @@ export class WriteBatch {
     }
     let written = false;
     try {
-      await storage.durable(
+      await storage.durableDirectory(
         // A child transaction: a throw inside aborts its writes (lmdb-js commits the writes a plain
         // transaction callback made before it threw).
         storage.root

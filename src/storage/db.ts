@@ -52,14 +52,34 @@ export interface Storage {
    * also synced to disk (survives power loss). Responses that hand out state wait for this.
    */
   durable<T>(write: Promise<T>): Promise<T>;
+  /**
+   * `durable` for the directory (orgs, users, projects, grants, clients, signing keys, settings):
+   * the state every HTTP thread keeps a copy of. Once durable, the directory's version moves, so
+   * the other threads reload their copy before they serve their next request.
+   */
+  durableDirectory<T>(write: Promise<T>): Promise<T>;
+  /**
+   * Makes this thread's next reads see every commit made so far by any thread. LMDB readers keep
+   * a snapshot until it is renewed, and a commit from another thread does not renew this one's:
+   * each HTTP request starts with this call (a counter compare when nothing was written elsewhere).
+   */
+  freshReads(): void;
+  /** Moves on every durable change to the directory (see durableDirectory). */
+  directoryVersion(): number;
+  /** The counters the server's threads share: handed to `openStorage` in each acceptor thread. */
+  readonly sharedCounters: SharedArrayBuffer;
   close(): Promise<void>;
 }
+
+/** Slots of the shared counters: commits made by any thread, and directory changes. */
+const COMMITS = 0;
+const DIRECTORY = 1;
 
 export type Durability = 'flush' | 'commit';
 
 class StorageError extends Error {}
 
-export function openStorage(dataDir: string, durability: Durability = 'flush'): Storage {
+export function openStorage(dataDir: string, durability: Durability = 'flush', sharedCounters = new SharedArrayBuffer(8)): Storage {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const root = open({
     path: join(dataDir, 'sesame.lmdb'),
@@ -76,16 +96,37 @@ export function openStorage(dataDir: string, durability: Durability = 'flush'): 
   const revokedJwts = root.openDB<number, string>({ name: 'revokedJwts', encoding: 'msgpack' });
   const usedAssertions = root.openDB<number, string>({ name: 'usedAssertions', encoding: 'msgpack' });
 
+  const counters = new Int32Array(sharedCounters);
+  // The commit count this thread's read snapshot is known to include.
+  let seenCommits = Atomics.load(counters, COMMITS);
+  const committed = () => {
+    const before = Atomics.add(counters, COMMITS, 1);
+    // lmdb renews this thread's snapshot after its own commit: still current unless another thread committed meanwhile.
+    if (seenCommits === before) seenCommits = before + 1;
+  };
   const durable =
     durability === 'commit'
-      ? <T>(write: Promise<T>) => write
+      ? async <T>(write: Promise<T>) => {
+          const result = await write;
+          committed();
+          return result;
+        }
       : async <T>(write: Promise<T>) => {
           const result = await write;
+          committed();
           // With lmdb's overlapping sync a commit resolves before its fsync; `flushed` covers it.
           await root.flushed;
           return result;
         };
-  const meta = new MetaStore(root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }), durable);
+  const durableDirectory = async <T>(write: Promise<T>) => {
+    try {
+      return await durable(write);
+    } finally {
+      // Also after a failed sync: the commit may be on disk, and a reload of the copies is harmless.
+      Atomics.add(counters, DIRECTORY, 1);
+    }
+  };
+  const meta = new MetaStore(root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }), durableDirectory);
   const stored = meta.schemaVersion(SCHEMA_VERSION);
   if (stored > SCHEMA_VERSION) {
     root.close();
@@ -102,6 +143,15 @@ export function openStorage(dataDir: string, durability: Durability = 'flush'): 
     revokedJwts,
     usedAssertions,
     durable,
+    durableDirectory,
+    freshReads() {
+      const commits = Atomics.load(counters, COMMITS);
+      if (commits === seenCommits) return;
+      seenCommits = commits;
+      root.resetReadTxn();
+    },
+    directoryVersion: () => Atomics.load(counters, DIRECTORY),
+    sharedCounters,
     async close() {
       await root.flushed;
       await root.close();

@@ -16,7 +16,13 @@ export class MetaStore {
     private readonly db: Database<any, string>,
     private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
   ) {
-    for (const { key, value } of db.getRange()) this.values.set(key, value);
+    this.reload();
+  }
+
+  /** Reads the store as committed (an HTTP acceptor thread's copy, after the main thread changed it). */
+  reload(): void {
+    this.values.clear();
+    for (const { key, value } of this.db.getRange()) this.values.set(key, value);
   }
 
   // ---- opening the data dir (synchronous, before anything else runs) ----

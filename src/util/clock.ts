@@ -41,3 +41,56 @@ export function installClock(clock: Clock): () => void {
     current = installed.at(-1) ?? systemClock;
   };
 }
+
+/**
+ * A clock that stands still until moved, or follows the system clock from a floor. Its state
+ * lives in shared memory, so the HTTP acceptor threads read the very time the main thread's
+ * clock shows (`clockIn` on the cell); tests move it instead of sleeping.
+ */
+export class ManualClock implements Clock {
+  /** [time the clock stands at (ms), 1 while it follows the system clock] */
+  private readonly state: Float64Array;
+
+  constructor(at = Date.now(), cell?: SharedArrayBuffer) {
+    this.state = new Float64Array(cell ?? new SharedArrayBuffer(16));
+    if (!cell) this.state[0] = at;
+  }
+
+  /** The shared memory holding this clock's state (hand it to another thread's `clockIn`). */
+  get cell(): SharedArrayBuffer {
+    return this.state.buffer as SharedArrayBuffer;
+  }
+
+  /** Whether the clock follows the system clock (never going back below the time it was moved to). */
+  get follows(): boolean {
+    return this.state[1] === 1;
+  }
+
+  set follows(on: boolean) {
+    if (!on) this.state[0] = this.now();
+    this.state[1] = on ? 1 : 0;
+  }
+
+  now(): number {
+    const at = this.state[0]!;
+    return this.state[1] === 1 ? Math.max(at, Date.now()) : at;
+  }
+
+  advance(ms: number): void {
+    this.state[0] = this.now() + ms;
+  }
+}
+
+/** The clock whose state is in `cell` (see ManualClock.cell), or the system clock when there is none. */
+export function clockIn(cell: SharedArrayBuffer | undefined): Clock {
+  return cell ? new ManualClock(0, cell) : systemClock;
+}
+
+/** The shared cell of the installed clock, for threads that must read the same time (undefined: the system clock). */
+export function installedClockCell(): SharedArrayBuffer | undefined {
+  if (current === systemClock) return undefined;
+  // By shape, not class: the tests' clock may come from another copy of this module.
+  const cell = (current as Partial<ManualClock>).cell;
+  if (cell instanceof SharedArrayBuffer) return cell;
+  throw new Error('a clock that other threads cannot read is installed; use ManualClock (or one HTTP thread)');
+}

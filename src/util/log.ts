@@ -22,6 +22,12 @@ function write(level: LogLevel, msg: string, fields?: Record<string, unknown>): 
   else process.stderr.write(line + '\n');
 }
 
+/** Writes a line another thread formatted (an HTTP acceptor thread's) where this thread's lines go. */
+export function writeLogLine(line: string): void {
+  if (sink) sink(line);
+  else process.stderr.write(line + '\n');
+}
+
 export const log = {
   debug: (msg: string, fields?: Record<string, unknown>) => write('debug', msg, fields),
   info: (msg: string, fields?: Record<string, unknown>) => write('info', msg, fields),

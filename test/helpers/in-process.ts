@@ -5,7 +5,7 @@ import type * as AppModule from '../../src/app.js';
 import type * as ConfigModule from '../../src/config.js';
 import type * as LogModule from '../../src/util/log.js';
 import type * as FramingModule from '../../src/http/framing.js';
-import type { Clock } from '../../src/util/clock.js';
+import { ManualClock } from '../../src/util/clock.js';
 import type * as AppKeyModule from '../../src/actors/keys.js';
 import type * as PoolModule from '../../src/workers/pool.js';
 import { tempDataDir, type ServerAddress } from './server.js';
@@ -28,13 +28,11 @@ import { tempDataDir, type ServerAddress } from './server.js';
 const root = new URL('../../', import.meta.url);
 const dist = <T>(path: string): Promise<T> => import(pathToFileURL(join(root.pathname, 'dist', path)).href) as Promise<T>;
 
-/** Stands still until the test moves it: nothing in a test depends on how fast the machine is. */
-export class TestClock implements Clock {
-  /** While set, the clock follows the system clock (see `following`). */
-  private follows = false;
-
-  constructor(private at = Date.now()) {}
-
+/**
+ * Stands still until the test moves it: nothing in a test depends on how fast the machine is.
+ * Sesame's ManualClock (its state is shared with the server's HTTP threads), from the sources.
+ */
+export class TestClock extends ManualClock {
   /**
    * A clock that follows the system clock throughout (it can still be advanced): for a test where
    * something outside the test's control reads the time, such as a browser typing a TOTP code.
@@ -43,14 +41,6 @@ export class TestClock implements Clock {
     const clock = new TestClock();
     clock.follows = true;
     return clock;
-  }
-
-  now(): number {
-    return this.follows ? Math.max(this.at, Date.now()) : this.at;
-  }
-
-  advance(ms: number): void {
-    this.at = this.now() + ms;
   }
 
   /**
@@ -64,7 +54,6 @@ export class TestClock implements Clock {
     try {
       return await work();
     } finally {
-      this.at = this.now();
       this.follows = wasFollowing;
     }
   }
@@ -128,7 +117,7 @@ export async function startInProcess(options: { env?: Record<string, string>; da
   let config: ConfigModule.Config;
   try {
     config = loadConfig(
-      { SESAME_PORT: '0', SESAME_HOST: '127.0.0.1', SESAME_DATA_DIR: dataDir, SESAME_WORKERS: '1', SESAME_LOG_LEVEL: 'info', ...options.env },
+      { SESAME_PORT: '0', SESAME_HOST: '127.0.0.1', SESAME_DATA_DIR: dataDir, SESAME_WORKERS: '1', SESAME_LOG_LEVEL: 'info', SESAME_HTTP_THREADS: process.env.SESAME_HTTP_THREADS ?? '1', ...options.env },
       [],
     );
   } catch (error) {

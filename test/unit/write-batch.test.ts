@@ -62,7 +62,7 @@ describe('WriteBatch', () => {
     const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
     const batch = new WriteBatch();
     orgs.stage({ id: 'o3', name: 'doomed' }, batch);
-    const failing = { root: { childTransaction: () => Promise.reject(new Error('disk full')) }, durable: <T>(p: Promise<T>) => p } as unknown as Storage;
+    const failing = { root: { childTransaction: () => Promise.reject(new Error('disk full')) }, durableDirectory: <T>(p: Promise<T>) => p } as unknown as Storage;
     await expect(batch.commit(failing)).rejects.toThrow('disk full');
     expect(orgs.get('o3')).toBeUndefined();
     expect(storage.stores.orgs.get('o3')).toBeUndefined();
@@ -115,7 +115,7 @@ describe('staged rows', () => {
     let release!: () => void;
     const failing = {
       root: { childTransaction: () => new Promise((_, reject) => (release = () => reject(new Error('disk full')))) },
-      durable: <T>(p: Promise<T>) => p,
+      durableDirectory: <T>(p: Promise<T>) => p,
     } as unknown as Storage;
     const committing = batch.commit(failing);
     const written = orgs.put({ id: 'o1', name: 'concurrent' });
@@ -354,7 +354,7 @@ describe('import atomicity', () => {
         commit: (batch) => {
           commits++;
           // The second org's phase-1 commit fails.
-          if (commits === 2) return batch.commit({ root: { childTransaction: () => Promise.reject(new Error('disk full')) }, durable: (p: Promise<unknown>) => p } as unknown as Storage);
+          if (commits === 2) return batch.commit({ root: { childTransaction: () => Promise.reject(new Error('disk full')) }, durableDirectory: (p: Promise<unknown>) => p } as unknown as Storage);
           return batch.commit(storage);
         },
       },

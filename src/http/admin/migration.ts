@@ -26,6 +26,13 @@ function requireInstanceOwner(caller: Caller): void {
   caller.require(PERMISSION, {});
 }
 
+export const IMPORT_PATH = '/admin/v1/import';
+
+/** 401/403 before a body of up to 512 MiB is uploaded (also run by an HTTP acceptor thread, which forwards imports). */
+export function importPrecheck(ctx: CallerPorts): (req: Request) => void {
+  return (req) => requireInstanceOwner(authenticateCaller(ctx, req));
+}
+
 export function migrationRoutes(ctx: MigrationPorts): Route[] {
   const imports = new Serializer();
   const services: MigrationServices = {
@@ -50,7 +57,7 @@ export function migrationRoutes(ctx: MigrationPorts): Route[] {
     },
   });
 
-  const importRoute = apiRoute(ctx, '/admin/v1/import', {
+  const importRoute = apiRoute(ctx, IMPORT_PATH, {
     POST: async (req, caller) => {
       requireInstanceOwner(caller);
       const report = await importData(services, parseImportRequest(req.body), imports);
@@ -64,8 +71,7 @@ export function migrationRoutes(ctx: MigrationPorts): Route[] {
     {
       ...importRoute,
       maxBody: IMPORT_MAX_BODY,
-      // 401/403 before a body of hundreds of megabytes is uploaded.
-      beforeBody: (req: Request) => requireInstanceOwner(authenticateCaller(ctx, req)),
+      beforeBody: importPrecheck(ctx),
     },
   ];
 }

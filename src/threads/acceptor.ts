@@ -1,0 +1,148 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import type { AcceptorData, FromAcceptor, ToAcceptor } from './protocol.js';
+import { openStorage } from '../storage/db.js';
+import { openMasterKey } from '../directory.js';
+import { clockIn, installClock } from '../util/clock.js';
+import { log, setLogLevel, setLogSink } from '../util/log.js';
+import { startHttpServer, type ForwardedRequest, type ForwardedResponse } from '../http/server.js';
+import type { Handler, Request, Response, Route } from '../http/types.js';
+import { NeedsOwner } from '../model/errors.js';
+import { buildLocalRoutes, type LocalRoutes } from './local-routes.js';
+
+/**
+ * An HTTP acceptor thread: listens on the main thread's port beside it (the kernel spreads
+ * connections over the threads) and serves the hot read paths from its own copy of the
+ * directory (discovery, JWKS, introspection, userinfo, client_credentials); everything else it
+ * forwards to the main thread, which owns the state those requests change. See README
+ * "Threads".
+ */
+const data = workerData as AcceptorData;
+const port = parentPort!;
+const post = (message: FromAcceptor, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer);
+
+setLogLevel(data.config.logLevel);
+setLogSink((line) => post({ type: 'log', line }));
+installClock(clockIn(data.clockCell));
+
+const storage = openStorage(data.config.dataDir, data.config.durability, data.sharedCounters);
+const masterKey = openMasterKey(storage, data.config);
+
+/** Requests handed to the main thread and not yet answered. */
+const pending = new Map<number, { resolve: (r: Response) => void; reject: (e: Error) => void }>();
+let nextId = 1;
+
+function forward(route: ForwardedRequest['route'], req: Request): Promise<Response> {
+  const id = nextId++;
+  // Moved, not cloned: a large body (an import) is the request's own buffer, a small one is
+  // copied out of the pooled or shared buffer it may sit in.
+  const own = req.body.byteLength >= 65536 && req.body.byteOffset === 0 && req.body.byteLength === req.body.buffer.byteLength;
+  const body = own ? new Uint8Array(req.body.buffer) : new Uint8Array(req.body);
+  const request: ForwardedRequest = {
+    route,
+    method: req.method,
+    path: req.path,
+    query: req.query,
+    params: [...req.params],
+    headers: req.headers as Record<string, string>,
+    repeatedHeaders: [...req.repeatedHeaders],
+    body,
+  };
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject });
+    post({ type: 'forward', id, request }, [body.buffer as ArrayBuffer]);
+  });
+}
+
+function asResponse(forwarded: ForwardedResponse): Response {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of forwarded.headers) {
+    // This thread's own server decides about keeping the connection.
+    if (name.toLowerCase() === 'connection') continue;
+    headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+  }
+  const body = typeof forwarded.body === 'string' ? forwarded.body : Buffer.from(forwarded.body.buffer, forwarded.body.byteOffset, forwarded.body.byteLength);
+  return { status: forwarded.status, headers, body };
+}
+
+let local: LocalRoutes;
+let builtFor = -1;
+/** Before each request: reads see every commit, and the directory copy is reloaded after a change. */
+function beforeRequest(): void {
+  // The version first: a change is committed before its version moves, so fresh reads then include it.
+  const version = storage.directoryVersion();
+  storage.freshReads();
+  if (version !== builtFor) {
+    local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey });
+    builtFor = version;
+  }
+}
+
+async function start(): Promise<void> {
+  beforeRequest();
+  const server = await startHttpServer(data.config.host, data.port, { sharedPort: 'join', beforeRequest });
+  const routes: Route[] = data.routes.map((descriptor, index) => {
+    if (local.served.has(descriptor.pattern)) {
+      // Served here; the handler is looked up per request, since a reload replaces it.
+      const servedHere = local.served.get(descriptor.pattern)!;
+      const methods: Route['methods'] = {};
+      for (const method of Object.keys(servedHere.methods) as (keyof Route['methods'])[]) {
+        const handler: Handler = (req) => {
+          const current = local.served.get(descriptor.pattern)!.methods[method]!;
+          let result: Response | Promise<Response>;
+          try {
+            result = current(req);
+          } catch (error) {
+            if (error instanceof NeedsOwner) return forward(index, req);
+            throw error;
+          }
+          return result instanceof Promise ? result.catch((error: unknown) => (error instanceof NeedsOwner ? forward(index, req) : Promise.reject(error))) : result;
+        };
+        methods[method] = handler;
+      }
+      return { ...servedHere, methods, cors: servedHere.cors === true ? true : servedHere.cors && ((origin: string) => (local.served.get(descriptor.pattern)!.cors as (o: string) => boolean)(origin)) };
+    }
+    const precheck = local.prechecks.get(descriptor.pattern);
+    return {
+      pattern: descriptor.pattern,
+      errorStyle: descriptor.errorStyle,
+      maxBody: descriptor.maxBody,
+      methods: {},
+      forward: (req) => forward(index, req),
+      ...(precheck ? { beforeBody: (req: Request) => local.prechecks.get(descriptor.pattern)!(req) } : {}),
+    };
+  });
+  server.mount(routes);
+
+  port.on('message', (message: ToAcceptor) => {
+    switch (message.type) {
+      case 'reply':
+      case 'failed': {
+        const waiting = pending.get(message.id);
+        if (!waiting) return;
+        pending.delete(message.id);
+        if (message.type === 'reply') waiting.resolve(asResponse(message.response));
+        else waiting.reject(new Error(message.message));
+        return;
+      }
+      case 'served':
+        post({ type: 'served', count: server.requestsServed() });
+        return;
+      case 'drain':
+        void server.drain(message.timeoutMs).then(async () => {
+          // Nothing may stay open: the thread then ends by itself (terminating a thread whose
+          // uWS loop still has sockets aborts the whole process).
+          server.close();
+          await storage.close();
+          post({ type: 'drained' });
+          port.close();
+        });
+        return;
+    }
+  });
+  post({ type: 'listening' });
+}
+
+start().catch((error: unknown) => {
+  log.error('HTTP acceptor thread failed to start', { thread: data.index, error: String(error) });
+  post({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
+});

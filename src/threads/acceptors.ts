@@ -1,0 +1,109 @@
+import { Worker } from 'node:worker_threads';
+import type { HttpServer } from '../http/server.js';
+import { log, writeLogLine } from '../util/log.js';
+import type { AcceptorData, FromAcceptor, ToAcceptor } from './protocol.js';
+
+/** The HTTP acceptor threads beside the main thread (see acceptor.ts). */
+export interface Acceptors {
+  /** Requests each thread received so far, the main thread's first (forwarded ones count where they arrived). */
+  served(): Promise<number[]>;
+  /** Stops them accepting, waits until what they received is answered, ends them. */
+  stop(timeoutMs: number): Promise<void>;
+}
+
+export class AcceptorStartError extends Error {}
+
+const ENTRY = new URL('./acceptor.js', import.meta.url);
+
+/**
+ * Starts `count` acceptor threads on the main thread's port and serves what they forward with
+ * `server` (the main thread's own server, so a forwarded request is answered exactly as one
+ * received here). Resolves once all of them listen.
+ */
+export async function startAcceptors(count: number, server: HttpServer, data: Omit<AcceptorData, 'index' | 'routes'>): Promise<Acceptors> {
+  const routes = server.routeTable();
+  const threads: { worker: Worker; ended: Promise<void> }[] = [];
+  const waiting: ((message: FromAcceptor) => boolean)[][] = [];
+  let forwarded = 0;
+
+  const start = (index: number) =>
+    new Promise<void>((resolve, reject) => {
+      const worker = new Worker(ENTRY, { workerData: { ...data, index, routes } satisfies AcceptorData });
+      const slot = threads.length;
+      const ended = new Promise<void>((done) => worker.once('exit', () => done()));
+      threads.push({ worker, ended });
+      waiting.push([]);
+      const send = (message: ToAcceptor, transfer?: ArrayBuffer[]) => worker.postMessage(message, transfer);
+      let listening = false;
+      worker.on('message', (message: FromAcceptor) => {
+        switch (message.type) {
+          case 'forward':
+            forwarded++;
+            server.serveForwarded(message.request).then(
+              (response) => {
+                // A Buffer body may share a pooled allocation: copied to its own, then moved.
+                const body = typeof response.body === 'string' ? response.body : new Uint8Array(response.body);
+                send({ type: 'reply', id: message.id, response: { ...response, body } }, typeof body === 'string' ? [] : [body.buffer as ArrayBuffer]);
+              },
+              (error: unknown) => send({ type: 'failed', id: message.id, message: String(error) }),
+            );
+            return;
+          case 'log':
+            writeLogLine(message.line);
+            return;
+          case 'listening':
+            listening = true;
+            resolve();
+            return;
+          case 'failed':
+            reject(new AcceptorStartError(message.message));
+            return;
+          default: {
+            const list = waiting[slot]!;
+            const at = list.findIndex((matches) => matches(message));
+            if (at !== -1) list.splice(at, 1);
+          }
+        }
+      });
+      worker.on('error', (error) => {
+        if (!listening) reject(error);
+        else log.error('HTTP acceptor thread failed; the other threads go on serving the port', { thread: index, error: String(error) });
+      });
+      worker.once('exit', (code) => {
+        if (!listening) reject(new AcceptorStartError(`HTTP acceptor thread ${index} exited with code ${code} before listening`));
+      });
+    });
+
+  const ask = <T>(slot: number, message: ToAcceptor, answer: (reply: FromAcceptor) => T | undefined): Promise<T> =>
+    new Promise((resolve) => {
+      waiting[slot]!.push((reply) => {
+        const value = answer(reply);
+        if (value === undefined) return false;
+        resolve(value);
+        return true;
+      });
+      threads[slot]!.worker.postMessage(message);
+    });
+
+  // Each thread drains, closes its sockets and storage, and ends by itself (see acceptor.ts).
+  const stop = async (timeoutMs: number) => {
+    await Promise.all(threads.map(({ worker, ended }) => {
+      worker.postMessage({ type: 'drain', timeoutMs } satisfies ToAcceptor);
+      return ended;
+    }));
+  };
+
+  try {
+    for (let index = 1; index <= count; index++) await start(index);
+  } catch (error) {
+    await stop(1000).catch(() => {});
+    throw error;
+  }
+  return {
+    async served() {
+      const counts = await Promise.all(threads.map((_, slot) => ask(slot, { type: 'served' }, (reply) => (reply.type === 'served' ? reply.count : undefined))));
+      return [server.requestsServed() - forwarded, ...counts];
+    },
+    stop,
+  };
+}

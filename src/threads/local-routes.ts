@@ -1,0 +1,77 @@
+import type { Config } from '../config.js';
+import type { MasterKey } from '../crypto/master-key.js';
+import type { Storage } from '../storage/db.js';
+import { OrgsActor, type InstanceInfo } from '../actors/orgs.js';
+import { ClientsActor } from '../actors/clients.js';
+import { KeysActor } from '../actors/keys.js';
+import { SettingsActor } from '../actors/settings.js';
+import { IssuedTokensReader } from '../actors/issued-tokens-reader.js';
+import { AccessTokens } from '../services/access-tokens.js';
+import { ClientAuthenticator } from '../services/client-auth.js';
+import type { AssertionVerifier } from '../services/assertion-verifier.js';
+import { IdTokens } from '../services/id-token.js';
+import type { RefreshTokensActor } from '../actors/refresh-tokens.js';
+import { clientCredentialsGrant, type ClientCredentialsPorts } from '../services/grants/client-credentials.js';
+import { chooseSignerMode, InlineSigner, type Signer } from '../workers/signer.js';
+import { setFramingPolicy } from '../http/framing.js';
+import { discoveryRoute } from '../http/routes/discovery.js';
+import { keysRoute } from '../http/routes/keys.js';
+import { introspectRoute } from '../http/routes/introspect.js';
+import { userinfoRoute } from '../http/routes/userinfo.js';
+import { tokenRoute } from '../http/routes/token.js';
+import { importPrecheck, IMPORT_PATH } from '../http/admin/migration.js';
+import type { Request, Route } from '../http/types.js';
+import { ownerOnly } from './owner-only.js';
+
+/** What an acceptor thread serves itself, built from its copy of the directory (rebuilt after each change). */
+export interface LocalRoutes {
+  /** Routes served on this thread, by pattern. */
+  served: Map<string, Route>;
+  /** Checks run before a forwarded route's body is read (the import's caller), by pattern. */
+  prechecks: Map<string, (req: Request) => void>;
+}
+
+/**
+ * The acceptor thread's copy of the directory and the services of its hot paths, loaded from
+ * LMDB as committed. Nothing here writes, except an opaque token's record under a fresh random
+ * key; whatever needs the main thread's state throws NeedsOwner (see ownerOnly) and is forwarded.
+ */
+export function buildLocalRoutes(input: { config: Config; issuer: string; storage: Storage; masterKey: MasterKey }): LocalRoutes {
+  const { config, issuer, storage, masterKey } = input;
+  storage.meta.reload();
+  const orgs = new OrgsActor(storage, new URL(issuer).hostname);
+  const instance = orgs.instance() as InstanceInfo;
+  const clients = new ClientsActor(storage);
+  const keys = new KeysActor(storage.stores.signingKeys, masterKey, config.signingAlg, config.keyRotationInterval, Math.max(config.accessTokenLifetime, config.idTokenLifetime));
+  keys.load();
+  const issuedTokens = new IssuedTokensReader(storage);
+  // Signing in the pool is the main thread's (its pool); inline signing can happen here.
+  const signer: Signer = chooseSignerMode(config.signer) === 'inline' ? new InlineSigner() : ownerOnly<Signer>('signing in the worker pool');
+  const accessTokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000));
+  const clientAuth = new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion (replay guard)'), issuer);
+  const ctx = {
+    config,
+    issuer,
+    instance,
+    orgs,
+    clients,
+    keys,
+    issuedTokens,
+    accessTokens,
+    clientAuth,
+    idTokens: new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000)),
+    refreshTokens: ownerOnly<RefreshTokensActor>('refresh tokens'),
+    settings: new SettingsActor(storage.meta, config.featureTokenExchange, setFramingPolicy),
+  };
+  const served = [
+    discoveryRoute(ctx),
+    keysRoute(ctx),
+    introspectRoute(ctx),
+    userinfoRoute(ctx),
+    tokenRoute<ClientCredentialsPorts>(ctx, new Map([[clientCredentialsGrant.type, clientCredentialsGrant]])),
+  ];
+  return {
+    served: new Map(served.map((route) => [route.pattern, route])),
+    prechecks: new Map([[IMPORT_PATH, importPrecheck(ctx)]]),
+  };
+}

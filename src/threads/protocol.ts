@@ -1,0 +1,34 @@
+import type { Config } from '../config.js';
+import type { ForwardedRequest, ForwardedResponse, RouteDescriptor } from '../http/server.js';
+
+/** What the main thread hands an HTTP acceptor thread at start (structured-clone safe). */
+export interface AcceptorData {
+  /** Which acceptor this is (1..n; the main thread is 0). */
+  index: number;
+  config: Config;
+  issuer: string;
+  /** The port the main thread bound (the configured one, or the one the OS chose for 0). */
+  port: number;
+  /** The main thread's routes, in mount order: forwarded requests name theirs by index. */
+  routes: RouteDescriptor[];
+  /** Storage's shared counters (commits, directory version). */
+  sharedCounters: SharedArrayBuffer;
+  /** The main thread's clock when it is not the system clock (tests). */
+  clockCell: SharedArrayBuffer | undefined;
+}
+
+/** Messages from an acceptor thread to the main thread. */
+export type FromAcceptor =
+  | { type: 'listening' }
+  | { type: 'failed'; message: string }
+  | { type: 'forward'; id: number; request: ForwardedRequest }
+  | { type: 'log'; line: string }
+  | { type: 'served'; count: number }
+  | { type: 'drained' };
+
+/** Messages from the main thread to an acceptor thread. */
+export type ToAcceptor =
+  | { type: 'reply'; id: number; response: ForwardedResponse }
+  | { type: 'failed'; id: number; message: string }
+  | { type: 'served' }
+  | { type: 'drain'; timeoutMs: number };
