@@ -14,6 +14,8 @@ export interface BenchOptions {
   pipelining: number;
   scenarios: string[] | undefined;
   workers: number | undefined;
+  /** Sesame's SESAME_HTTP_THREADS (undefined: its default, one per core). */
+  httpThreads: number | undefined;
   /** `both` runs Sesame twice, once per signer, side by side. */
   signer: 'pool' | 'inline' | 'auto' | 'both';
   /** Targets run beside Sesame, in this order (empty: Sesame alone). */
@@ -40,6 +42,7 @@ const DEFAULTS: BenchOptions = {
   pipelining: 1,
   scenarios: undefined,
   workers: undefined,
+  httpThreads: undefined,
   signer: 'auto',
   compare: [],
   target: undefined,
@@ -59,6 +62,7 @@ const FLAGS: Record<string, keyof BenchOptions> = {
   '--pipelining': 'pipelining',
   '--scenarios': 'scenarios',
   '--workers': 'workers',
+  '--http-threads': 'httpThreads',
   '--signer': 'signer',
   '--compare': 'compare',
   '--target': 'target',
@@ -111,6 +115,9 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
       case 'workers':
         options.workers = positiveInt(flag, value, 64);
         break;
+      case 'httpThreads':
+        options.httpThreads = positiveInt(flag, value, 64);
+        break;
       case 'settle':
         options.settle = value === '0' ? 0 : positiveInt(flag, value, 600);
         break;
@@ -161,6 +168,7 @@ export const HELP = `Usage: npm run bench -- [options]
   --pipelining <n>            requests in flight per connection (default 1)
   --scenarios a,b             run only these scenarios (default: all)
   --workers <n>               Sesame crypto worker threads
+  --http-threads <n>          Sesame HTTP threads (default one per core)
   --signer pool|inline|auto|both  where Sesame signs JWTs (default auto; both = two Sesame rows side by side)
   --durability flush|commit   Sesame's durability mode (default flush)
   --compare ceiling,oidc-provider

@@ -30,6 +30,7 @@ export class SesameFactory implements TargetFactory {
       // Empty means Sesame's own default (cores - 1).
       SESAME_WORKERS: this.options.workers ? String(this.options.workers) : '',
       SESAME_DURABILITY: this.options.durability ?? '',
+      SESAME_HTTP_THREADS: this.options.httpThreads ? String(this.options.httpThreads) : '',
     };
     const server = await startServer({ env });
     this.server = server;

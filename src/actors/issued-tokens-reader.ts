@@ -3,14 +3,16 @@ import { NeedsOwner } from '../model/errors.js';
 import { IssuedTokensActor, type AccessTokenClaims } from './issued-tokens.js';
 
 /**
- * Issued tokens as an HTTP acceptor thread sees them: it issues opaque tokens (a put under a
- * fresh random key decides nothing another thread could contend for) and reads revocations
- * straight from LMDB, where the main thread's actor commits them before it answers. Revoking and
- * sweeping stay the main thread's.
+ * Issued tokens as an HTTP acceptor thread sees them. It reads revocations straight from LMDB,
+ * where every thread commits them before answering. It issues opaque tokens and revokes single
+ * tokens itself: each is one write that decides nothing another thread could contend for (a
+ * record under a fresh random key; a removal or a revocation mark that two threads may both make
+ * with the same result), and the main thread's actor looks up the JWT revocations it did not make
+ * (`othersRevokeJwts`). Revoking grants and sessions, and sweeping, stay the main thread's.
  */
 export class IssuedTokensReader extends IssuedTokensActor {
   constructor(storage: Storage) {
-    super(storage, false);
+    super(storage, { loadRevocations: false });
   }
 
   override isRevokedByOrigin(claims: AccessTokenClaims): boolean {
@@ -37,12 +39,9 @@ export class IssuedTokensReader extends IssuedTokensActor {
     return Promise.reject(new NeedsOwner('ending a session'));
   }
 
-  override revokeOpaque(): Promise<void> {
-    return Promise.reject(new NeedsOwner('revoking a token'));
-  }
-
-  override revokeJwt(): Promise<void> {
-    return Promise.reject(new NeedsOwner('revoking a token'));
+  override async revokeJwt(jti: string, exp: number): Promise<void> {
+    if (this.isJwtRevoked(jti)) return;
+    await this.storage.durable(this.storage.revokedJwts.put(jti, exp));
   }
 
   override sweep(): Promise<number> {

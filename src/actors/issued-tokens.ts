@@ -55,12 +55,19 @@ export class IssuedTokensActor {
   private readonly revokedSessions = new Map<string, number>();
   private sweepCursor: Buffer | undefined;
 
+  private readonly othersRevokeJwts: boolean;
+
   constructor(
     protected readonly storage: Storage,
-    /** False on an HTTP acceptor thread, which reads revocations from LMDB (see IssuedTokensReader). */
-    loadRevocations = true,
+    options: {
+      /** HTTP acceptor threads revoke JWTs too (see IssuedTokensReader): a jti not revoked here is also looked up in LMDB. */
+      othersRevokeJwts?: boolean;
+      /** False on an HTTP acceptor thread, which reads every revocation from LMDB. */
+      loadRevocations?: boolean;
+    } = {},
   ) {
-    if (!loadRevocations) return;
+    this.othersRevokeJwts = options.othersRevokeJwts ?? false;
+    if (options.loadRevocations === false) return;
     for (const { key, value } of storage.revokedJwts.getRange()) this.revokedJwts.set(key, value);
     for (const { key, value } of storage.stores.revokedGrants.getRange()) this.revokedGrants.set(key, value as number);
     for (const { key, value } of storage.stores.revokedSessions.getRange()) this.revokedSessions.set(key, value as number);
@@ -122,7 +129,7 @@ export class IssuedTokensActor {
   }
 
   isJwtRevoked(jti: string): boolean {
-    return this.revokedJwts.has(jti);
+    return this.revokedJwts.has(jti) || (this.othersRevokeJwts && this.storage.revokedJwts.get(jti) !== undefined);
   }
 
   async revokeJwt(jti: string, exp: number): Promise<void> {
@@ -151,7 +158,8 @@ export class IssuedTokensActor {
       }
     }
     this.sweepCursor = seen === SWEEP_CHUNK && last ? Buffer.concat([last, Buffer.from([0])]) : undefined;
-    for (const [jti, exp] of this.revokedJwts) {
+    // From the store, which also holds the revocations other threads made.
+    for (const { key: jti, value: exp } of this.storage.revokedJwts.getRange()) {
       if (exp <= nowSeconds) {
         this.revokedJwts.delete(jti);
         writes.push(this.storage.revokedJwts.remove(jti));

@@ -2,7 +2,7 @@ import uWS from 'uWebSockets.js';
 import { STATUS_CODES } from 'node:http';
 import { createServer } from 'node:net';
 import { OAuthError } from '../protocol/errors.js';
-import { ApiError } from '../model/errors.js';
+import { ApiError, NeedsOwner } from '../model/errors.js';
 import { log } from '../util/log.js';
 import { errorResponse } from './errors.js';
 import type { ErrorStyle, Handler, Method, Request, Response, Route } from './types.js';
@@ -54,6 +54,8 @@ export interface ServerOptions {
   sharedPort?: 'first' | 'join';
   /** Runs before each request's handler (and its pre-body check): reads must see what other threads committed. */
   beforeRequest?: () => void;
+  /** Serves a request whose handler threw NeedsOwner (an acceptor thread forwards it to the main thread). */
+  handOver?: (route: Route, request: Request) => Promise<Response>;
 }
 
 /** A mounted route as an acceptor thread sees it: the handler stays on the main thread. */
@@ -109,6 +111,7 @@ export async function startHttpServer(host: string, port: number, options: Serve
     if (code) throw new ListenError(host, port, code);
   }
   const beforeRequest = options.beforeRequest;
+  const handOver = options.handOver;
   const app = uWS.App();
   const mounted: Route[] = [];
   const unknown = (errorStyle: ErrorStyle): Route => ({ pattern: '/*', methods: {}, errorStyle });
@@ -175,7 +178,12 @@ export async function startHttpServer(host: string, port: number, options: Serve
       }
     };
     // The locale is worked out only for an HTML error (no closure on the success path).
-    const fail = (error: unknown) => respond(errorResponse(route.errorStyle, error, () => requestLocale(query, headers)));
+    let request: Request | undefined;
+    const fail = (error: unknown) => {
+      // On an acceptor thread: work only the main thread can do is handed over whole (nothing was changed yet).
+      if (error instanceof NeedsOwner && handOver && request) handOver(route, request).then(respond, fail);
+      else respond(errorResponse(route.errorStyle, error, () => requestLocale(query, headers)));
+    };
 
     if (draining) {
       fail(new ApiError('Unavailable', 'HTTP-503', 'server is shutting down'));
@@ -201,7 +209,7 @@ export async function startHttpServer(host: string, port: number, options: Serve
     const handle = handler;
 
     const run = (body: Buffer) => {
-      const request: Request = {
+      request = {
         method,
         path,
         query,

@@ -5,8 +5,7 @@ import { openMasterKey } from '../directory.js';
 import { clockIn, installClock } from '../util/clock.js';
 import { log, setLogLevel, setLogSink } from '../util/log.js';
 import { startHttpServer, type ForwardedRequest, type ForwardedResponse } from '../http/server.js';
-import type { Handler, Request, Response, Route } from '../http/types.js';
-import { NeedsOwner } from '../model/errors.js';
+import type { Request, Response, Route } from '../http/types.js';
 import { buildLocalRoutes, type LocalRoutes } from './local-routes.js';
 
 /**
@@ -79,27 +78,22 @@ function beforeRequest(): void {
 
 async function start(): Promise<void> {
   beforeRequest();
-  const server = await startHttpServer(data.config.host, data.port, { sharedPort: 'join', beforeRequest });
+  const indexOf = new Map(data.routes.map((descriptor, index) => [descriptor.pattern, index]));
+  const server = await startHttpServer(data.config.host, data.port, {
+    sharedPort: 'join',
+    beforeRequest,
+    handOver: (route, req) => forward(indexOf.get(route.pattern)!, req),
+  });
   const routes: Route[] = data.routes.map((descriptor, index) => {
-    if (local.served.has(descriptor.pattern)) {
-      // Served here; the handler is looked up per request, since a reload replaces it.
-      const servedHere = local.served.get(descriptor.pattern)!;
+    const servedHere = local.served.get(descriptor.pattern);
+    if (servedHere) {
+      // The handler is looked up per request: a reload of the directory copy replaces it.
       const methods: Route['methods'] = {};
       for (const method of Object.keys(servedHere.methods) as (keyof Route['methods'])[]) {
-        const handler: Handler = (req) => {
-          const current = local.served.get(descriptor.pattern)!.methods[method]!;
-          let result: Response | Promise<Response>;
-          try {
-            result = current(req);
-          } catch (error) {
-            if (error instanceof NeedsOwner) return forward(index, req);
-            throw error;
-          }
-          return result instanceof Promise ? result.catch((error: unknown) => (error instanceof NeedsOwner ? forward(index, req) : Promise.reject(error))) : result;
-        };
-        methods[method] = handler;
+        methods[method] = (req) => local.served.get(descriptor.pattern)!.methods[method]!(req);
       }
-      return { ...servedHere, methods, cors: servedHere.cors === true ? true : servedHere.cors && ((origin: string) => (local.served.get(descriptor.pattern)!.cors as (o: string) => boolean)(origin)) };
+      const cors = servedHere.cors === true ? true : servedHere.cors && ((origin: string) => (local.served.get(descriptor.pattern)!.cors as (o: string) => boolean)(origin));
+      return { ...servedHere, methods, cors };
     }
     const precheck = local.prechecks.get(descriptor.pattern);
     return {

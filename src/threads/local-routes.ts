@@ -19,6 +19,7 @@ import { keysRoute } from '../http/routes/keys.js';
 import { introspectRoute } from '../http/routes/introspect.js';
 import { userinfoRoute } from '../http/routes/userinfo.js';
 import { tokenRoute } from '../http/routes/token.js';
+import { revokeRoute } from '../http/routes/revoke.js';
 import { importPrecheck, IMPORT_PATH } from '../http/admin/migration.js';
 import type { Request, Route } from '../http/types.js';
 import { ownerOnly } from './owner-only.js';
@@ -45,8 +46,12 @@ export function buildLocalRoutes(input: { config: Config; issuer: string; storag
   const keys = new KeysActor(storage.stores.signingKeys, masterKey, config.signingAlg, config.keyRotationInterval, Math.max(config.accessTokenLifetime, config.idTokenLifetime));
   keys.load();
   const issuedTokens = new IssuedTokensReader(storage);
-  // Signing in the pool is the main thread's (its pool); inline signing can happen here.
-  const signer: Signer = chooseSignerMode(config.signer) === 'inline' ? new InlineSigner() : ownerOnly<Signer>('signing in the worker pool');
+  // The pool is the main thread's. An EC or Ed25519 signature costs less here than handing the
+  // request over; an RSA one (about 1 ms) would stall this thread's other requests, so that goes
+  // to the pool by way of the main thread.
+  // An explicit SESAME_SIGNER=pool is kept.
+  const inline = chooseSignerMode(config.signer) === 'inline' || (config.signer === 'auto' && config.signingAlg !== 'RS256');
+  const signer: Signer = inline ? new InlineSigner() : ownerOnly<Signer>('signing in the worker pool');
   const accessTokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000));
   const clientAuth = new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion (replay guard)'), issuer);
   const ctx = {
@@ -68,6 +73,7 @@ export function buildLocalRoutes(input: { config: Config; issuer: string; storag
     keysRoute(ctx),
     introspectRoute(ctx),
     userinfoRoute(ctx),
+    revokeRoute(ctx),
     tokenRoute<ClientCredentialsPorts>(ctx, new Map([[clientCredentialsGrant.type, clientCredentialsGrant]])),
   ];
   return {

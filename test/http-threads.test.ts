@@ -1,0 +1,169 @@
+import { request, Agent as HttpAgent } from 'node:http';
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, createApiApp, createMachineClient } from './helpers/api.js';
+import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
+import { tempDataDir } from './helpers/server.js';
+import { Agent, createHuman, createWebApp, responseParams, signIn, type Human, type WebApp } from './helpers/oidc.js';
+
+/**
+ * Two HTTP threads (SESAME_HTTP_THREADS=2) on one port: the main thread and an acceptor beside
+ * it. Each request goes over one of many kept-alive connections, and the kernel gives each
+ * connection to one thread; `requestsPerThread` shows both threads took some, so every
+ * cross-thread promise below was exercised on both. Races put every request in flight before
+ * any answer is read; the assertions hold for every order and every spread over the threads.
+ */
+const CONNECTIONS = 16;
+const FORM = 'application/x-www-form-urlencoded';
+const REDIRECT = 'http://localhost:9999/callback';
+const basic = (id: string, secret: string) => 'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
+
+/** One kept-alive TCP connection: whatever thread accepted it serves all its requests. */
+class Connection {
+  private readonly agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+  constructor(private readonly port: number) {}
+
+  post(path: string, authorization: string, form: Record<string, string>): Promise<{ status: number; body: Record<string, any> }> {
+    const payload = new URLSearchParams(form).toString();
+    return new Promise((resolve, reject) => {
+      const req = request(
+        { host: '127.0.0.1', port: this.port, path, method: 'POST', agent: this.agent, headers: { 'content-type': FORM, authorization, 'content-length': Buffer.byteLength(payload) } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString();
+            resolve({ status: res.statusCode!, body: text ? (JSON.parse(text) as Record<string, any>) : {} });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+let server: InProcessServer;
+let clock: TestClock;
+let connections: Connection[];
+let introspector: string;
+/** The scope that makes the introspecting app's project an audience of machine tokens. */
+let audience: string;
+let machine: { userId: string; clientId: string; clientSecret: string };
+let web: WebApp;
+let person: Human;
+
+beforeAll(async () => {
+  clock = new TestClock();
+  server = await startInProcess({ clock, env: { SESAME_HTTP_THREADS: '2' } });
+  const app = await createApiApp(server, 'threads');
+  introspector = basic(app.clientId, app.clientSecret);
+  audience = `urn:zitadel:iam:org:project:id:${app.projectId}:aud`;
+  machine = await createMachineClient(server, 'threads-machine');
+  web = await createWebApp(server);
+  person = await createHuman(server);
+  connections = Array.from({ length: CONNECTIONS }, () => new Connection(server.port));
+});
+
+afterAll(async () => {
+  for (const c of connections ?? []) c.close();
+  await server?.close();
+});
+
+const issue = (c: Connection) => c.post('/oauth/v2/token', basic(machine.clientId, machine.clientSecret), { grant_type: 'client_credentials', scope: audience });
+const introspect = (c: Connection, token: string) => c.post('/oauth/v2/introspect', introspector, { token });
+const onEvery = <T>(work: (c: Connection) => Promise<T>) => Promise.all(connections.map(work));
+
+describe('two HTTP threads on one port', () => {
+  it('both threads serve the port', async () => {
+    const before = await server.app.requestsPerThread();
+    expect(before).toHaveLength(2);
+    await onEvery((c) => c.post('/oauth/v2/introspect', introspector, { token: 'nothing' }));
+    const after = await server.app.requestsPerThread();
+    // 16 connections all on one thread: 1 in 32768.
+    expect(after[0]! - before[0]!).toBeGreaterThan(0);
+    expect(after[1]! - before[1]!).toBeGreaterThan(0);
+    expect(after[0]! - before[0]! + after[1]! - before[1]!).toBe(CONNECTIONS);
+  });
+
+  it('a token issued on either thread is active on every thread at once, and a revocation on one ends it on all', async () => {
+    const issued = await onEvery(issue);
+    for (const r of issued) expect(r.status, JSON.stringify(r.body)).toBe(200);
+    for (const [i, { body }] of issued.entries()) {
+      // Each token checked on every connection, at once.
+      const seen = await onEvery((c) => introspect(c, body.access_token));
+      for (const r of seen) expect(r.body.active, `token ${i}`).toBe(true);
+    }
+    for (const [i, { body }] of issued.entries()) {
+      const revoked = await connections[(i + 7) % CONNECTIONS]!.post('/oauth/v2/revoke', basic(machine.clientId, machine.clientSecret), { token: body.access_token });
+      expect(revoked.status).toBe(200);
+      const seen = await onEvery((c) => introspect(c, body.access_token));
+      for (const r of seen) expect(r.body.active, `token ${i} after its revocation`).toBe(false);
+    }
+  });
+
+  it('a JWT revoked on one thread is inactive on every thread', async () => {
+    const jwtMachine = await createMachineClient(server, 'threads-jwt', 'ACCESS_TOKEN_TYPE_JWT');
+    const auth = basic(jwtMachine.clientId, jwtMachine.clientSecret);
+    const issued = await onEvery((c) => c.post('/oauth/v2/token', auth, { grant_type: 'client_credentials', scope: audience }));
+    for (const [i, { status, body }] of issued.entries()) {
+      expect(status).toBe(200);
+      expect(body.access_token.split('.')).toHaveLength(3);
+      for (const r of await onEvery((c) => introspect(c, body.access_token))) expect(r.body.active, `JWT ${i}`).toBe(true);
+      expect((await connections[(i + 3) % CONNECTIONS]!.post('/oauth/v2/revoke', auth, { token: body.access_token })).status).toBe(200);
+      const seen = await onEvery((c) => introspect(c, body.access_token));
+      for (const r of seen) expect(r.body.active, `JWT ${i} after its revocation`).toBe(false);
+    }
+  });
+
+  it('a directory change is in force on every thread once its response is sent', async () => {
+    const rotating = await createMachineClient(server, 'threads-rotating');
+    const old = basic(rotating.clientId, rotating.clientSecret);
+    for (const r of await onEvery((c) => c.post('/oauth/v2/token', old, { grant_type: 'client_credentials' }))) expect(r.status).toBe(200);
+    // A new secret (a write on the main thread): the old one is refused everywhere, the new one taken everywhere.
+    const renewed = await api(server, 'PUT', `/management/v1/users/${rotating.userId}/secret`, { token: server.pat, body: {} });
+    expect(renewed.status).toBe(200);
+    for (const r of await onEvery((c) => c.post('/oauth/v2/token', old, { grant_type: 'client_credentials' }))) expect(r.body.error).toBe('invalid_client');
+    const fresh = basic(renewed.body.clientId, renewed.body.clientSecret);
+    for (const r of await onEvery((c) => c.post('/oauth/v2/token', fresh, { grant_type: 'client_credentials' }))) expect(r.status).toBe(200);
+  });
+
+  it('the test clock moves on every thread: an expired token is inactive everywhere', async () => {
+    const issued = await issue(connections[0]!);
+    expect(issued.status).toBe(200);
+    clock.advance((issued.body.expires_in as number) * 1000 + 1000);
+    const seen = await onEvery((c) => introspect(c, issued.body.access_token));
+    for (const r of seen) expect(r.body.active).toBe(false);
+  });
+
+  it('one authorization code redeemed on every connection at once succeeds exactly once', async () => {
+    const params = new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access' });
+    const done = await signIn(new Agent(server), `/oauth/v2/authorize?${params}`, person);
+    const code = responseParams(done.location!).get('code')!;
+    const auth = basic(web.clientId, web.clientSecret);
+    const answers = await onEvery((c) => c.post('/oauth/v2/token', auth, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT }));
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
+    for (const r of answers.filter((a) => a.status !== 200)) expect(r.body.error).toBe('invalid_grant');
+
+    // The refresh token it gave, used on every connection at once: rotated exactly once.
+    const refreshToken = answers.find((r) => r.status === 200)!.body.refresh_token as string;
+    const refreshed = await onEvery((c) => c.post('/oauth/v2/token', auth, { grant_type: 'refresh_token', refresh_token: refreshToken }));
+    expect(refreshed.filter((r) => r.status === 200).length).toBeLessThanOrEqual(1);
+    for (const r of refreshed.filter((a) => a.status !== 200)) expect(r.body.error).toBe('invalid_grant');
+  });
+
+  it('another server is refused the port the threads share', async () => {
+    const other = startInProcess({ dataDir: tempDataDir(), env: { SESAME_PORT: String(server.port), SESAME_HTTP_THREADS: '2' } });
+    await expect(other).rejects.toThrow(/already in use/);
+    const plain = createServer();
+    const code = await new Promise<string | undefined>((resolve) => {
+      plain.once('error', (error: NodeJS.ErrnoException) => resolve(error.code));
+      plain.listen({ host: '127.0.0.1', port: server.port }, () => plain.close(() => resolve(undefined)));
+    });
+    expect(code).toBe('EADDRINUSE');
+  });
+});
