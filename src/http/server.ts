@@ -157,6 +157,15 @@ export async function startHttpServer(host: string, port: number, options: Serve
       if (name in headers) (repeated ??= new Set()).add(name);
       else headers[name] = value;
     });
+    // Before the origin check, which reads the directory (an app's allowed origins).
+    let unprepared: unknown;
+    if (beforeRequest) {
+      try {
+        beforeRequest();
+      } catch (error) {
+        unprepared = error;
+      }
+    }
     if (route.cors === true) {
       state.allowOrigin = '*';
     } else if (route.cors) {
@@ -185,6 +194,10 @@ export async function startHttpServer(host: string, port: number, options: Serve
       else respond(errorResponse(route.errorStyle, error, () => requestLocale(query, headers)));
     };
 
+    if (unprepared !== undefined) {
+      fail(unprepared);
+      return;
+    }
     if (draining) {
       fail(new ApiError('Unavailable', 'HTTP-503', 'server is shutting down'));
       return;

@@ -117,7 +117,7 @@ export async function startInProcess(options: { env?: Record<string, string>; da
   let config: ConfigModule.Config;
   try {
     config = loadConfig(
-      { SESAME_PORT: '0', SESAME_HOST: '127.0.0.1', SESAME_DATA_DIR: dataDir, SESAME_WORKERS: '1', SESAME_LOG_LEVEL: 'info', SESAME_HTTP_THREADS: process.env.SESAME_HTTP_THREADS ?? '1', ...options.env },
+      { SESAME_PORT: '0', SESAME_HOST: '127.0.0.1', SESAME_DATA_DIR: dataDir, SESAME_WORKERS: '1', SESAME_LOG_LEVEL: 'info', SESAME_HTTP_THREADS: process.env.SESAME_HTTP_THREADS ?? '', ...options.env },
       [],
     );
   } catch (error) {
