@@ -16,9 +16,20 @@ const TICKS_PER_SECOND = (() => {
 })();
 
 export function processCpuMicros(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
+  return pid === undefined ? undefined : cpuMicrosOf(`/proc/${pid}/stat`);
+}
+
+/**
+ * CPU time of a process's main thread alone (its task whose id is the pid): where a server
+ * does what only one thread may do, this is the serial part of its work.
+ */
+export function mainThreadCpuMicros(pid: number | undefined): number | undefined {
+  return pid === undefined ? undefined : cpuMicrosOf(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function cpuMicrosOf(path: string): number | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(path, 'utf8');
     // Fields after the command name (which may hold spaces, so split after its closing parenthesis):
     // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -32,6 +43,8 @@ export function processCpuMicros(pid: number | undefined): number | undefined {
 export interface CpuWindow {
   /** Server CPU µs over the window (undefined without /proc or a pid). */
   server: number | undefined;
+  /** The server's main thread's CPU µs over the window. */
+  mainThread: number | undefined;
   /** This process's CPU µs over the window: the load generator (autocannon runs here). */
   loadGenerator: number;
   /** Wall time of the window in µs. */
@@ -41,14 +54,17 @@ export interface CpuWindow {
 /** Starts a measured window; `stop()` returns what the server and the load generator spent in it. */
 export function cpuWindow(pid: number | undefined): { stop(): CpuWindow } {
   const server = processCpuMicros(pid);
+  const main = mainThreadCpuMicros(pid);
   const own = process.cpuUsage();
   const started = process.hrtime.bigint();
   return {
     stop() {
       const after = processCpuMicros(pid);
+      const mainAfter = mainThreadCpuMicros(pid);
       const ownDelta = process.cpuUsage(own);
       return {
         server: server === undefined || after === undefined ? undefined : after - server,
+        mainThread: main === undefined || mainAfter === undefined ? undefined : mainAfter - main,
         loadGenerator: ownDelta.user + ownDelta.system,
         wall: Number(process.hrtime.bigint() - started) / 1000,
       };

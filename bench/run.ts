@@ -103,6 +103,7 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
           errors: result.errors,
           ...(peakRssMiB === undefined ? {} : { peakRssMiB }),
           ...(cpu.server === undefined || answered === 0 ? {} : { cpuUsPerRequest: cpu.server / answered }),
+          ...(cpu.mainThread === undefined || answered === 0 ? {} : { mainThreadUsPerRequest: cpu.mainThread / answered }),
           loadGeneratorShare: cpu.loadGenerator / (cpu.wall * availableParallelism()),
         };
         results.push(row);

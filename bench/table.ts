@@ -15,6 +15,8 @@ export interface ScenarioResult {
   seconds?: number;
   /** Server CPU time (user + system, all threads) per answered request, in µs (when /proc is there). */
   cpuUsPerRequest?: number;
+  /** Of that, the server's main thread's (the serial part where only it may do the work). */
+  mainThreadUsPerRequest?: number;
   /** The load generator's CPU time over the window, as a share of the machine (all cores). */
   loadGeneratorShare?: number;
 }
@@ -30,6 +32,7 @@ const COLUMNS: { title: string; width: number; value: (r: ScenarioResult) => str
   { title: 'errors', width: 6, value: (r) => String(r.errors) },
   { title: 'peak RSS MiB', width: 12, value: (r) => (r.peakRssMiB === undefined ? '-' : r.peakRssMiB.toFixed(0)) },
   { title: 'CPU µs/req', width: 10, value: (r) => (r.cpuUsPerRequest === undefined ? '-' : r.cpuUsPerRequest.toFixed(0)) },
+  { title: 'main thr', width: 8, value: (r) => (r.mainThreadUsPerRequest === undefined ? '-' : r.mainThreadUsPerRequest.toFixed(0)) },
   { title: 'load gen', width: 8, value: (r) => (r.loadGeneratorShare === undefined ? '-' : `${(r.loadGeneratorShare * 100).toFixed(0)}%`) },
 ];
 

@@ -197,6 +197,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       adminPat: join(config.dataDir, 'admin.pat'),
       signingAlg: config.signingAlg,
       signer: signerMode,
+      httpThreads: config.httpThreads,
       workers: cryptoPool.threads,
       passwordWorkers: cryptoPool.passwordThreads,
     });

@@ -64,6 +64,7 @@ export class SesameFactory implements TargetFactory {
     if (exchanger.status !== 200) throw new Error(`add exchanging app: ${exchanger.status} ${JSON.stringify(exchanger.body)}`);
     const signer = /"signer":"(\w+)"/.exec(server.logs())?.[1] ?? '?';
     const workers = /"workers":(\d+)/.exec(server.logs())?.[1] ?? '?';
+    const httpThreads = /"httpThreads":(\d+)/.exec(server.logs())?.[1] ?? '?';
     const target: PreparedTarget = {
       name: this.name,
       issuer: server.issuer,
@@ -80,7 +81,7 @@ export class SesameFactory implements TargetFactory {
       jwtProfile: { userId: keyed.userId, keyId: machineKey.body.keyId, privateKey: pair.privateKey, scope: audienceScope },
       exchange: { client: { id: exchanger.body.clientId, secret: exchanger.body.clientSecret }, subject: { client: { id: opaque.clientId, secret: opaque.clientSecret }, body } },
       admin: { url: server.url, token: server.pat },
-      notes: [`${this.name} ${alg}: signer ${signer}, ${workers} worker thread(s), durability ${this.options.durability ?? 'flush'}`],
+      notes: [`${this.name} ${alg}: ${httpThreads} HTTP thread(s), signer ${signer}, ${workers} worker thread(s), durability ${this.options.durability ?? 'flush'}`],
     };
     this.current = { alg, target };
     return target;
