@@ -16,6 +16,8 @@ export interface BenchOptions {
   workers: number | undefined;
   /** Sesame's SESAME_HTTP_THREADS (undefined: its default, one per core). */
   httpThreads: number | undefined;
+  /** Requests per second over all connections (undefined: as fast as answered). */
+  rate: number | undefined;
   /** `both` runs Sesame twice, once per signer, side by side. */
   signer: 'pool' | 'inline' | 'auto' | 'both';
   /** Targets run beside Sesame, in this order (empty: Sesame alone). */
@@ -43,6 +45,7 @@ const DEFAULTS: BenchOptions = {
   scenarios: undefined,
   workers: undefined,
   httpThreads: undefined,
+  rate: undefined,
   signer: 'auto',
   compare: [],
   target: undefined,
@@ -63,6 +66,7 @@ const FLAGS: Record<string, keyof BenchOptions> = {
   '--scenarios': 'scenarios',
   '--workers': 'workers',
   '--http-threads': 'httpThreads',
+  '--rate': 'rate',
   '--signer': 'signer',
   '--compare': 'compare',
   '--target': 'target',
@@ -118,6 +122,9 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
       case 'httpThreads':
         options.httpThreads = positiveInt(flag, value, 64);
         break;
+      case 'rate':
+        options.rate = positiveInt(flag, value, 10_000_000);
+        break;
       case 'settle':
         options.settle = value === '0' ? 0 : positiveInt(flag, value, 600);
         break;
@@ -169,6 +176,8 @@ export const HELP = `Usage: npm run bench -- [options]
   --scenarios a,b             run only these scenarios (default: all)
   --workers <n>               Sesame crypto worker threads
   --http-threads <n>          Sesame HTTP threads (default one per core)
+  --rate <n>                  send n requests per second in all (default: as fast as answered): CPU per
+                              request below saturation, where threads do not compete for cores
   --signer pool|inline|auto|both  where Sesame signs JWTs (default auto; both = two Sesame rows side by side)
   --durability flush|commit   Sesame's durability mode (default flush)
   --compare ceiling,oidc-provider

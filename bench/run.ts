@@ -38,6 +38,7 @@ async function runPlan(target: PreparedTarget, plan: RequestPlan, options: Bench
     // A plan of a fixed number of requests (each revoking its own live token) ends when they are done.
     ...(plan.amount ? { amount: plan.amount } : { duration: options.duration }),
     pipelining: options.pipelining,
+    ...(options.rate ? { overallRate: options.rate } : {}),
     requests: plan.requests as autocannon.Request[],
   });
   return { result, peakRssMiB: rss.stop(), cpu: cpu.stop() };

@@ -156,6 +156,26 @@ describe('two HTTP threads on one port', () => {
     for (const r of refreshed.filter((a) => a.status !== 200)) expect(r.body.error).toBe('invalid_grant');
   });
 
+  it('a lockout by wrong passwords reaches every thread (the counts before it need not)', async () => {
+    const policy = await api(server, 'POST', '/management/v1/policies/lockout', { token: server.pat, body: { maxPasswordAttempts: '3', showLockoutFailure: true } });
+    expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+    const victim = await createHuman(server);
+    const params = new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid profile' });
+    const signedIn = await signIn(new Agent(server), `/oauth/v2/authorize?${params}`, victim);
+    const auth = basic(web.clientId, web.clientSecret);
+    const tokens = await connections[0]!.post('/oauth/v2/token', auth, { grant_type: 'authorization_code', code: responseParams(signedIn.location!).get('code')!, redirect_uri: REDIRECT });
+    expect(tokens.status).toBe(200);
+    const userinfo = (c: Connection) => c.post('/oidc/v1/userinfo', `Bearer ${tokens.body.access_token}`, {});
+    const before = await onEvery(userinfo);
+    for (const r of before) expect(r.status).toBe(200);
+    // Two wrong passwords are counted quietly: every thread still serves the same profile (updated_at included).
+    for (let i = 0; i < 2; i++) await signIn(new Agent(server), `/oauth/v2/authorize?${params}`, { loginName: victim.loginName, password: 'wrong-password' });
+    for (const r of await onEvery(userinfo)) expect(r.body).toEqual(before[0]!.body);
+    // The third locks the person: refused on every thread at once.
+    await signIn(new Agent(server), `/oauth/v2/authorize?${params}`, { loginName: victim.loginName, password: 'wrong-password' });
+    for (const r of await onEvery(userinfo)) expect(r.status).toBe(401);
+  });
+
   it('another server is refused the port the threads share', async () => {
     const other = startInProcess({ dataDir: tempDataDir(), env: { SESAME_PORT: String(server.port), SESAME_HTTP_THREADS: '2' } });
     await expect(other).rejects.toThrow(/already in use/);

@@ -106,7 +106,7 @@ export class OrgsActor {
     const s = storage.stores;
     this.orgs = new Table(s.orgs, storage.durableDirectory);
     this.projects = new Table(s.projects, storage.durableDirectory);
-    this.users = new Table(s.users, storage.durableDirectory);
+    this.users = new Table(s.users, storage.durableDirectory, storage.durable);
     this.members = new Table(s.members, storage.durableDirectory);
     this.userGrants = new Table(s.userGrants, storage.durableDirectory);
     this.pats = new Table(s.pats, storage.durableDirectory);
@@ -290,7 +290,7 @@ export class OrgsActor {
   async recordPasswordSuccess(userId: string, rehashed?: string): Promise<void> {
     const user = this.requireUser(userId);
     if (!user.human || (user.human.failedPasswordAttempts === 0 && !rehashed)) return;
-    await this.writeHuman(user, { failedPasswordAttempts: 0, ...(rehashed ? { passwordHash: rehashed } : {}) });
+    await this.writeHuman(user, { failedPasswordAttempts: 0, ...(rehashed ? { passwordHash: rehashed } : {}) }, undefined, !rehashed);
   }
 
   /** Counts a wrong TOTP code; locks the user at the lockout policy's `maxOtpAttempts` (0 = never). */
@@ -311,14 +311,16 @@ export class OrgsActor {
     if (max === 0 && counter === 'failedOtpAttempts') return { locked: false };
     const failures = (user.human[counter] ?? 0) + 1;
     const lock = max > 0 && failures >= max && user.state === 'USER_STATE_ACTIVE';
-    const updated = await this.writeHuman(user, { [counter]: failures }, lock ? 'USER_STATE_LOCKED' : undefined);
+    // A count alone is quiet (the acceptor threads serve nothing that reads it; a password-guessing
+    // run would otherwise make them reload the directory at every guess); a lock is not.
+    const updated = await this.writeHuman(user, { [counter]: failures }, lock ? 'USER_STATE_LOCKED' : undefined, !lock);
     return { locked: updated.state === 'USER_STATE_LOCKED' };
   }
 
   async recordOtpSuccess(userId: string): Promise<void> {
     const user = this.requireUser(userId);
     if (!user.human?.failedOtpAttempts) return;
-    await this.writeHuman(user, { failedOtpAttempts: 0 });
+    await this.writeHuman(user, { failedOtpAttempts: 0 }, undefined, true);
   }
 
   /** Enrolls a TOTP secret (sealed) confirmed with a code; a person has at most one. */
@@ -342,11 +344,13 @@ export class OrgsActor {
     await this.writeHuman(user, { passwordHash, passwordChangeRequired: false, failedPasswordAttempts: 0 });
   }
 
-  /** The next version of a person: `change` applied to their human data (and a new state if given). */
-  private async writeHuman(user: View<UserRecord>, change: Partial<HumanData>, state?: UserState): Promise<View<UserRecord>> {
+  /** The next version of a person: `change` applied to their human data (and a new state if given); `quiet`, see Table.put. */
+  private async writeHuman(user: View<UserRecord>, change: Partial<HumanData>, state?: UserState, quiet = false): Promise<View<UserRecord>> {
     const current = ownRow<UserRecord>(user);
-    const updated = stamp<UserRecord>({ ...current, ...(state ? { state } : {}), human: { ...current.human!, ...change } }, false);
-    await this.users.put(updated);
+    const next: UserRecord = { ...current, ...(state ? { state } : {}), human: { ...current.human!, ...change } };
+    // A quiet change (failure bookkeeping) is no change of the user as clients see it (`updated_at`).
+    const updated = quiet ? next : stamp<UserRecord>(next, false);
+    await this.users.put(updated, { quiet });
     return updated;
   }
 

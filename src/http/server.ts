@@ -159,14 +159,19 @@ export async function startHttpServer(host: string, port: number, options: Serve
     });
     // Before the origin check, which reads the directory (an app's allowed origins).
     let unprepared: unknown;
+    /** This thread cannot serve the request now (see NeedsOwner): the main thread answers it, CORS included. */
+    let handOverWhole = false;
     if (beforeRequest) {
       try {
         beforeRequest();
       } catch (error) {
-        unprepared = error;
+        if (error instanceof NeedsOwner && handOver) handOverWhole = true;
+        else unprepared = error;
       }
     }
-    if (route.cors === true) {
+    if (handOverWhole) {
+      // The main thread's answer carries its own CORS headers.
+    } else if (route.cors === true) {
       state.allowOrigin = '*';
     } else if (route.cors) {
       // Per-origin answers differ, so caches must key on Origin.
@@ -190,7 +195,12 @@ export async function startHttpServer(host: string, port: number, options: Serve
     let request: Request | undefined;
     const fail = (error: unknown) => {
       // On an acceptor thread: work only the main thread can do is handed over whole (nothing was changed yet).
-      if (error instanceof NeedsOwner && handOver && request) handOver(route, request).then(respond, fail);
+      if (error instanceof NeedsOwner && handOver && request) {
+        // The main thread's answer carries its own CORS headers.
+        state.allowOrigin = undefined;
+        state.varyOrigin = false;
+        handOver(route, request).then(respond, fail);
+      }
       else respond(errorResponse(route.errorStyle, error, () => requestLocale(query, headers)));
     };
 
@@ -202,7 +212,7 @@ export async function startHttpServer(host: string, port: number, options: Serve
       fail(new ApiError('Unavailable', 'HTTP-503', 'server is shutting down'));
       return;
     }
-    let handler: Handler | undefined = route.forward;
+    let handler: Handler | undefined = route.forward ?? (handOverWhole ? (req: Request) => handOver!(route, req) : undefined);
     if (!handler) {
       if (method === 'OPTIONS' && route.cors) {
         respond({ status: 204, headers: preflightHeaders(route) });
@@ -245,9 +255,9 @@ export async function startHttpServer(host: string, port: number, options: Serve
       run(EMPTY);
       return;
     }
-    if (route.beforeBody) {
+    // When the main thread serves the request, it runs the check itself.
+    if (route.beforeBody && !handOverWhole) {
       try {
-        if (beforeRequest) beforeRequest();
         route.beforeBody({ method, path, query, params, headers, repeatedHeaders: repeated ?? NO_REPEATS, body: EMPTY });
       } catch (error) {
         fail(error);

@@ -25,6 +25,8 @@ export class Table<T extends { id: string }> implements BatchTarget {
   constructor(
     readonly db: Database<T, string>,
     private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
+    /** For `put(row, { quiet: true })`: durable without telling the HTTP acceptor threads (see Storage.durableDirectory). */
+    private readonly durableQuiet: <R>(write: Promise<R>) => Promise<R> = durable,
   ) {
     for (const { value } of db.getRange()) this.rows.set(value.id, value);
   }
@@ -69,15 +71,17 @@ export class Table<T extends { id: string }> implements BatchTarget {
   /**
    * Writes a row; it is visible at once, and taken back if the write fails: to the last version
    * not lost with it (a newer write to the row stands; an older one that failed too is skipped).
+   * `quiet`: a change no HTTP acceptor thread reads (a failure counter), so their copies are not
+   * reloaded for it; they take it with the next change that does reload them.
    */
-  put(row: T): Promise<boolean> {
+  put(row: T, options?: { quiet?: boolean }): Promise<boolean> {
     const id = row.id;
     const current = this.rows.get(id);
     // The same object written again keeps what it replaced the first time (no cycle to walk back).
     const previous = current === row ? this.replaced.get(row) : current;
     this.rows.set(id, row);
     this.replaced.set(row, previous);
-    return this.durable(this.db.put(id, row)).then(
+    return (options?.quiet ? this.durableQuiet : this.durable)(this.db.put(id, row)).then(
       (done) => {
         this.replaced.delete(row);
         return done;

@@ -6,6 +6,7 @@ import { clockIn, installClock } from '../util/clock.js';
 import { log, setLogLevel, setLogSink } from '../util/log.js';
 import { startHttpServer, type ForwardedRequest, type ForwardedResponse } from '../http/server.js';
 import type { Request, Response, Route } from '../http/types.js';
+import { NeedsOwner } from '../model/errors.js';
 import { buildLocalRoutes, type LocalRoutes } from './local-routes.js';
 
 /**
@@ -65,19 +66,32 @@ function asResponse(forwarded: ForwardedResponse): Response {
 
 let local: LocalRoutes;
 let builtFor = -1;
-/** Before each request: reads see every commit, and the directory copy is reloaded after a change. */
+/** When the last reload ended, and how long it took (ms, performance.now()). */
+let lastReload = { endedAt: -Infinity, took: 0 };
+/**
+ * A reload may take at most this share of the thread's time: while the directory changes faster
+ * (a password-guessing run changes a user at every wrong password), requests meanwhile are
+ * forwarded to the main thread, which is always current, instead of reloading again.
+ */
+const RELOAD_SHARE = 0.1;
+
+/** Before each request: reads see every commit, and the directory copy is current or the request goes to the main thread. */
 function beforeRequest(): void {
   // The version first: a change is committed before its version moves, so fresh reads then include it.
   const version = storage.directoryVersion();
   storage.freshReads();
-  if (version !== builtFor) {
-    local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey });
-    builtFor = version;
-  }
+  if (version === builtFor) return;
+  const now = performance.now();
+  if (builtFor !== -1 && now - lastReload.endedAt < lastReload.took / RELOAD_SHARE) throw new NeedsOwner('the directory (this thread is reloading its copy)');
+  local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey });
+  builtFor = version;
+  const endedAt = performance.now();
+  lastReload = { endedAt, took: endedAt - now };
 }
 
 async function start(): Promise<void> {
   beforeRequest();
+  if (!local) throw new Error('the directory copy did not load');
   const indexOf = new Map(data.routes.map((descriptor, index) => [descriptor.pattern, index]));
   const server = await startHttpServer(data.config.host, data.port, {
     sharedPort: 'join',

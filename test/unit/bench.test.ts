@@ -66,14 +66,15 @@ describe('scenario selection', () => {
 describe('result table', () => {
   const r = (scenario: string, target: string, rps: number, cpuUsPerRequest?: number): ScenarioResult => ({
     scenario, target, requests: rps * 10, rps, p50: 1.5, p99: 9.25, p999: 20, non2xx: 0, errors: 0, peakRssMiB: 120,
-    ...(cpuUsPerRequest === undefined ? {} : { cpuUsPerRequest, loadGeneratorShare: 0.4 }),
+    ...(cpuUsPerRequest === undefined ? {} : { cpuUsPerRequest, mainThreadUsPerRequest: cpuUsPerRequest / 2, loadGeneratorShare: 0.4 }),
   });
   it('prints one row per result with the required columns', () => {
     const table = formatTable([r('cc-opaque', 'sesame', 16000), r('cc-opaque', 'oidc-provider', 8000)]).split('\n');
     expect(table[0]).toMatch(/scenario\s+target\s+req\/s\s+p50 ms\s+p99 ms\s+p99\.9 ms\s+non-2xx\s+errors/);
     expect(table).toHaveLength(4);
-    expect(table[2]).toMatch(/cc-opaque\s+sesame\s+16000\s+1\.5\s+9\.3\s+20\.0\s+0\s+0\s+120\s+-\s+-$/);
-    expect(formatTable([r('cc-opaque', 'sesame', 16000, 81.4)]).split('\n')[2]).toMatch(/120\s+81\s+40%$/);
+    expect(table[2]).toMatch(/cc-opaque\s+sesame\s+16000\s+1\.5\s+9\.3\s+20\.0\s+0\s+0\s+120\s+-\s+-\s+-$/);
+    // CPU per request, of it the main thread's, and the load generator's share.
+    expect(formatTable([r('cc-opaque', 'sesame', 16000, 81.4)]).split('\n')[2]).toMatch(/120\s+81\s+41\s+40%$/);
   });
   it('computes Sesame/peer ratios per scenario', () => {
     const list = ratios([r('cc-opaque', 'sesame', 16000), r('cc-opaque', 'oidc-provider', 8000), r('jwks', 'sesame', 5)], 'oidc-provider');

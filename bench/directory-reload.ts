@@ -1,0 +1,43 @@
+import { hashSync, Algorithm } from '@node-rs/argon2';
+import { rmSync } from 'node:fs';
+import { loadConfig } from '../src/config.js';
+import { openMasterKey } from '../src/directory.js';
+import { openStorage } from '../src/storage/db.js';
+import { buildLocalRoutes } from '../src/threads/local-routes.js';
+import { startServer, tempDataDir } from '../test/helpers/server.js';
+import { generateOrg, MIGRATE_SIZE } from './scenarios/migrate.js';
+
+/**
+ * What a directory change costs an HTTP acceptor thread: it reloads its copy of the directory
+ * from LMDB (src/threads/local-routes.ts). Imports the bench's generated org (10,000 people, 100
+ * projects, 500 apps) into a fresh data dir, stops the server and times the reload there.
+ *
+ *   node dist-bench/bench/directory-reload.js
+ */
+const dataDir = tempDataDir();
+try {
+  const server = await startServer({ dataDir, env: { SESAME_HTTP_THREADS: '1' } });
+  const hash = hashSync('bench-password', { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 });
+  const { bundle } = generateOrg(MIGRATE_SIZE, hash);
+  const imported = await fetch(`${server.url}/admin/v1/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.pat}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ timeout: '30m', dataOrgs: bundle }),
+  });
+  if (imported.status !== 200) throw new Error(`import answered ${imported.status}: ${(await imported.text()).slice(0, 300)}`);
+  await server.stop('SIGTERM');
+
+  const config = loadConfig({ SESAME_DATA_DIR: dataDir }, []);
+  const storage = openStorage(dataDir, config.durability);
+  const masterKey = openMasterKey(storage, config);
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const started = performance.now();
+    buildLocalRoutes({ config, issuer: 'http://localhost:8080', storage, masterKey });
+    times.push(performance.now() - started);
+  }
+  await storage.close();
+  console.log(`directory of ${MIGRATE_SIZE.users} people, ${MIGRATE_SIZE.projects} projects, ${MIGRATE_SIZE.apps} apps: reload ${times.map((t) => t.toFixed(0)).join(', ')} ms`);
+} finally {
+  rmSync(dataDir, { recursive: true, force: true });
+}
