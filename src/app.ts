@@ -98,6 +98,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   let keys: KeysActor | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   let acceptors: Acceptors | undefined;
+  let listening: HttpServer | undefined;
   try {
     let masterKey: MasterKey;
     try {
@@ -122,6 +123,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     ).catch((error: unknown) => {
       throw listenConfigError(error);
     });
+    listening = server;
     const issuer = config.issuer ?? `http://localhost:${server.port}`;
     const directory = await openDirectory(storage, masterKey, config, { issuer, signingAlg: config.signingAlg, generateKey: options.generateSigningKey });
     const { orgs, clients, instance } = directory;
@@ -230,6 +232,11 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     if (sweeper) clearInterval(sweeper);
     keys?.stop();
     await acceptors?.stop(1000).catch(() => {});
+    // Nothing may keep the port after a failed start (the routes would run on closed storage).
+    if (listening) {
+      await listening.drain(0);
+      listening.close();
+    }
     if (!options.cryptoPool) await pool?.close().catch(() => {});
     await storage.close().catch(() => {});
     await lock.release();

@@ -91,21 +91,53 @@ export class IssuedTokensActor {
    * of this actor: a revoked token stops working at once, also for requests already running while
    * the write commits. Should the write fail, the caller gets the error (its client retries, and
    * no success was answered), and memory keeps the revocation until the process ends: a failure
-   * leaves a token refused, never one accepted that was meant to be revoked.
+   * leaves a token refused here, never one accepted that was meant to be revoked. A repeated
+   * revocation is answered only once the first one's write is durable (awaited while in flight,
+   * made again after a failure): the HTTP acceptor threads read revocations from LMDB, so a
+   * success must never come before the record is there.
    */
+  private readonly unsettled = new Map<string, Promise<unknown> | 'failed'>();
+
+  /** Writes a revocation record durably, tracked so a repeated revocation waits for it (see above). */
+  private recordRevocation(key: string, write: () => Promise<unknown>): Promise<unknown> {
+    const done: Promise<unknown> = this.storage.durable(write()).then(
+      () => {
+        if (this.unsettled.get(key) === done) this.unsettled.delete(key);
+      },
+      (error: unknown) => {
+        if (this.unsettled.get(key) === done) this.unsettled.set(key, 'failed');
+        throw error;
+      },
+    );
+    this.unsettled.set(key, done);
+    return done;
+  }
+
+  /** For a revocation already in memory: its write when settled or in flight, undefined when it failed and must be made again. */
+  private alreadyRecorded(key: string): Promise<unknown> | undefined {
+    const state = this.unsettled.get(key);
+    if (state === undefined) return Promise.resolve();
+    return state === 'failed' ? undefined : state;
+  }
 
   /** Revokes every token of a grant; `until` (unix seconds) is when the last of them expires. */
   revokeGrant(grantId: string, until: number): Promise<unknown> {
-    if ((this.revokedGrants.get(grantId) ?? 0) >= until) return Promise.resolve();
-    this.revokedGrants.set(grantId, until);
-    return this.storage.durable(this.storage.stores.revokedGrants.put(grantId, until));
+    const key = `grant:${grantId}`;
+    if ((this.revokedGrants.get(grantId) ?? 0) >= until) {
+      const recorded = this.alreadyRecorded(key);
+      if (recorded) return recorded;
+    } else this.revokedGrants.set(grantId, until);
+    return this.recordRevocation(key, () => this.storage.stores.revokedGrants.put(grantId, this.revokedGrants.get(grantId)!));
   }
 
   /** Revokes every token issued in a user session (sign-out). */
   revokeSession(sid: string, until: number): Promise<unknown> {
-    if ((this.revokedSessions.get(sid) ?? 0) >= until) return Promise.resolve();
-    this.revokedSessions.set(sid, until);
-    return this.storage.durable(this.storage.stores.revokedSessions.put(sid, until));
+    const key = `session:${sid}`;
+    if ((this.revokedSessions.get(sid) ?? 0) >= until) {
+      const recorded = this.alreadyRecorded(key);
+      if (recorded) return recorded;
+    } else this.revokedSessions.set(sid, until);
+    return this.recordRevocation(key, () => this.storage.stores.revokedSessions.put(sid, this.revokedSessions.get(sid)!));
   }
 
   /** Stores an opaque access token; resolves with the token once the record is committed. */
@@ -133,9 +165,15 @@ export class IssuedTokensActor {
   }
 
   async revokeJwt(jti: string, exp: number): Promise<void> {
-    if (this.revokedJwts.has(jti)) return;
-    this.revokedJwts.set(jti, exp);
-    await this.storage.durable(this.storage.revokedJwts.put(jti, exp));
+    const key = `jwt:${jti}`;
+    if (this.revokedJwts.has(jti)) {
+      const recorded = this.alreadyRecorded(key);
+      if (recorded) {
+        await recorded;
+        return;
+      }
+    } else this.revokedJwts.set(jti, exp);
+    await this.recordRevocation(key, () => this.storage.revokedJwts.put(jti, exp));
   }
 
   /**

@@ -105,8 +105,17 @@ function bodyTooLarge(route: Route): Error {
 
 export async function startHttpServer(host: string, port: number, options: ServerOptions = {}): Promise<HttpServer> {
   if (options.sharedPort === 'first') {
-    // uWS shares only a given port (it binds port 0 without SO_REUSEPORT): the OS picks one first.
-    if (port === 0) port = await freePort(host);
+    if (port === 0) {
+      // uWS shares only a given port (it binds port 0 without SO_REUSEPORT): the OS picks one,
+      // and another is tried should something take it before uWS binds it.
+      for (let attempt = 1; ; attempt++) {
+        const server = await startHttpServer(host, await freePort(host), options).catch((error: unknown) => {
+          if (attempt < 3 && error instanceof ListenError && error.code === 'EADDRINUSE') return undefined;
+          throw error;
+        });
+        if (server) return server;
+      }
+    }
     const code = await listenFailure(host, port);
     if (code) throw new ListenError(host, port, code);
   }
@@ -323,8 +332,10 @@ export async function startHttpServer(host: string, port: number, options: Serve
           return new Promise((resolve) => {
             const { res, onData } = forwardedResponse(resolve);
             serve(route, res, forwardedRequest(request), request.params.length);
-            // The whole body at once, as uWS hands over a body that arrived in one piece.
-            onData()?.(request.body.buffer.slice(request.body.byteOffset, request.body.byteOffset + request.body.byteLength) as ArrayBuffer, true);
+            // The whole body at once, as uWS hands over a body that arrived in one piece (serve() copies it).
+            const body = request.body;
+            const whole = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
+            onData()?.((whole ? body.buffer : body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)) as ArrayBuffer, true);
           });
         },
         requestsServed: () => served,

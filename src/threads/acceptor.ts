@@ -4,7 +4,7 @@ import { openStorage } from '../storage/db.js';
 import { openMasterKey } from '../directory.js';
 import { clockIn, installClock } from '../util/clock.js';
 import { log, setLogLevel, setLogSink } from '../util/log.js';
-import { startHttpServer, type ForwardedRequest, type ForwardedResponse } from '../http/server.js';
+import { startHttpServer, surfaceOf, type ForwardedRequest, type ForwardedResponse } from '../http/server.js';
 import type { Request, Response, Route } from '../http/types.js';
 import { NeedsOwner } from '../model/errors.js';
 import { buildLocalRoutes, type LocalRoutes } from './local-routes.js';
@@ -96,7 +96,8 @@ async function start(): Promise<void> {
   const server = await startHttpServer(data.config.host, data.port, {
     sharedPort: 'join',
     beforeRequest,
-    handOver: (route, req) => forward(indexOf.get(route.pattern)!, req),
+    // A route of the main thread's table by its index, an unknown path by its surface (the fallback's style).
+    handOver: (route, req) => forward(indexOf.get(route.pattern) ?? surfaceOf(req.path), req),
   });
   const routes: Route[] = data.routes.map((descriptor, index) => {
     const servedHere = local.served.get(descriptor.pattern);
@@ -120,6 +121,7 @@ async function start(): Promise<void> {
     };
   });
   server.mount(routes);
+  closeServer = () => server.close();
 
   port.on('message', (message: ToAcceptor) => {
     switch (message.type) {
@@ -136,19 +138,37 @@ async function start(): Promise<void> {
         post({ type: 'served', count: server.requestsServed() });
         return;
       case 'drain':
-        void server.drain(message.timeoutMs).then(async () => {
-          // Nothing may stay open: the thread then ends by itself (terminating a thread whose
-          // uWS loop still has sockets aborts the whole process).
-          server.close();
-          await storage.close();
-          post({ type: 'drained' });
-          port.close();
-        });
+        void server
+          .drain(message.timeoutMs)
+          .then(async () => {
+            // Nothing may stay open: the thread then ends by itself (terminating a thread whose
+            // uWS loop still has sockets aborts the whole process).
+            server.close();
+            await storage.close();
+          })
+          .catch((error: unknown) => log.error('HTTP acceptor thread: closing failed', { thread: data.index, error: String(error) }))
+          .finally(() => {
+            post({ type: 'drained' });
+            port.close();
+          });
         return;
     }
   });
   post({ type: 'listening' });
 }
+
+/**
+ * An error nothing caught ends this thread cleanly: its listening socket and connections are
+ * closed first (the kernel then gives new connections to the other threads; a thread ended with
+ * sockets open would abort the process). The main thread logs the end and goes on.
+ */
+let closeServer: (() => void) | undefined;
+process.on('uncaughtException', (error) => {
+  log.error('HTTP acceptor thread failed; it stops, the other threads go on serving the port', { thread: data.index, error: String(error) });
+  closeServer?.();
+  for (const waiting of pending.values()) waiting.reject(new Error('the acceptor thread is stopping'));
+  void storage.close().finally(() => port.close());
+});
 
 start().catch((error: unknown) => {
   log.error('HTTP acceptor thread failed to start', { thread: data.index, error: String(error) });

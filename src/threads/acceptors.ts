@@ -23,7 +23,10 @@ const ENTRY = new URL('./acceptor.js', import.meta.url);
 export async function startAcceptors(count: number, server: HttpServer, data: Omit<AcceptorData, 'index' | 'routes'>): Promise<Acceptors> {
   const routes = server.routeTable();
   const threads: { worker: Worker; ended: Promise<void> }[] = [];
-  const waiting: ((message: FromAcceptor) => boolean)[][] = [];
+  /** Per thread, questions awaiting its answer (a dead thread's are answered with `drained`). */
+  const questions: ((message: FromAcceptor) => boolean)[][] = [];
+  const endedSlots = new Set<number>();
+  let stopping = false;
   let forwarded = 0;
 
   const start = (index: number) =>
@@ -32,7 +35,7 @@ export async function startAcceptors(count: number, server: HttpServer, data: Om
       const slot = threads.length;
       const ended = new Promise<void>((done) => worker.once('exit', () => done()));
       threads.push({ worker, ended });
-      waiting.push([]);
+      questions.push([]);
       const send = (message: ToAcceptor, transfer?: ArrayBuffer[]) => worker.postMessage(message, transfer);
       let listening = false;
       worker.on('message', (message: FromAcceptor) => {
@@ -59,7 +62,7 @@ export async function startAcceptors(count: number, server: HttpServer, data: Om
             reject(new AcceptorStartError(message.message));
             return;
           default: {
-            const list = waiting[slot]!;
+            const list = questions[slot]!;
             const at = list.findIndex((matches) => matches(message));
             if (at !== -1) list.splice(at, 1);
           }
@@ -71,37 +74,53 @@ export async function startAcceptors(count: number, server: HttpServer, data: Om
       });
       worker.once('exit', (code) => {
         if (!listening) reject(new AcceptorStartError(`HTTP acceptor thread ${index} exited with code ${code} before listening`));
+        else if (!stopping) log.error('HTTP acceptor thread ended; the other threads go on serving the port', { thread: index, code });
+        endedSlots.add(slot);
+        for (const waiting of questions[slot]!.splice(0)) waiting({ type: 'drained' });
       });
     });
 
   const ask = <T>(slot: number, message: ToAcceptor, answer: (reply: FromAcceptor) => T | undefined): Promise<T> =>
     new Promise((resolve) => {
-      waiting[slot]!.push((reply) => {
+      const question = (reply: FromAcceptor) => {
         const value = answer(reply);
         if (value === undefined) return false;
         resolve(value);
         return true;
-      });
+      };
+      if (endedSlots.has(slot)) {
+        question({ type: 'drained' });
+        return;
+      }
+      questions[slot]!.push(question);
       threads[slot]!.worker.postMessage(message);
     });
 
   // Each thread drains, closes its sockets and storage, and ends by itself (see acceptor.ts).
   const stop = async (timeoutMs: number) => {
-    await Promise.all(threads.map(({ worker, ended }) => {
-      worker.postMessage({ type: 'drain', timeoutMs } satisfies ToAcceptor);
-      return ended;
-    }));
+    stopping = true;
+    await Promise.all(
+      threads.map(({ worker, ended }) => {
+        worker.postMessage({ type: 'drain', timeoutMs } satisfies ToAcceptor);
+        // A thread that does not end in time is left to the process's exit (terminating it with
+        // sockets open would abort the process).
+        return Promise.race([ended, new Promise<void>((done) => setTimeout(done, timeoutMs + 2000).unref())]);
+      }),
+    );
   };
 
   try {
-    for (let index = 1; index <= count; index++) await start(index);
+    // In parallel: each loads the whole directory.
+    await Promise.all(Array.from({ length: count }, (_, i) => start(i + 1)));
   } catch (error) {
     await stop(1000).catch(() => {});
     throw error;
   }
   return {
     async served() {
-      const counts = await Promise.all(threads.map((_, slot) => ask(slot, { type: 'served' }, (reply) => (reply.type === 'served' ? reply.count : undefined))));
+      const counts = await Promise.all(
+        threads.map((_, slot) => ask(slot, { type: 'served' }, (reply) => (reply.type === 'served' ? reply.count : reply.type === 'drained' ? 0 : undefined))),
+      );
       return [server.requestsServed() - forwarded, ...counts];
     },
     stop,
