@@ -48,8 +48,7 @@ export function buildLocalRoutes(input: { config: Config; issuer: string; storag
   const issuedTokens = new IssuedTokensReader(storage);
   // The pool is the main thread's. An EC or Ed25519 signature costs less here than handing the
   // request over; an RSA one (about 1 ms) would stall this thread's other requests, so that goes
-  // to the pool by way of the main thread.
-  // An explicit SESAME_SIGNER=pool is kept.
+  // to the pool by way of the main thread, as does everything when SESAME_SIGNER=pool says so.
   const inline = chooseSignerMode(config.signer) === 'inline' || (config.signer === 'auto' && config.signingAlg !== 'RS256');
   const signer: Signer = inline ? new InlineSigner() : ownerOnly<Signer>('signing in the worker pool');
   const accessTokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000));
