@@ -132,7 +132,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const signerMode = chooseSignerMode(config.signer);
     const signer = signerMode === 'pool' ? new PoolSigner(pool) : new InlineSigner();
     const tokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000));
-    const replayGuard = new ReplayGuardActor(storage.usedAssertions, storage.durable);
+    const replayGuard = new ReplayGuardActor(storage.usedAssertions, storage.durable, { shared: threaded });
     const assertions = new AssertionVerifier(issuer, clients, orgs, pool, replayGuard);
     const clientAuth = new ClientAuthenticator(clients, orgs, assertions, issuer);
     const idTokens = new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000));

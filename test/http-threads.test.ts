@@ -1,4 +1,6 @@
+import { createPrivateKey, randomUUID } from 'node:crypto';
 import { request, Agent as HttpAgent } from 'node:http';
+import { SignJWT } from 'jose';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, createApiApp, createMachineClient } from './helpers/api.js';
@@ -23,11 +25,11 @@ class Connection {
   private readonly agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
   constructor(private readonly port: number) {}
 
-  post(path: string, authorization: string, form: Record<string, string>): Promise<{ status: number; body: Record<string, any> }> {
+  post(path: string, authorization: string | undefined, form: Record<string, string>): Promise<{ status: number; body: Record<string, any> }> {
     const payload = new URLSearchParams(form).toString();
     return new Promise((resolve, reject) => {
       const req = request(
-        { host: '127.0.0.1', port: this.port, path, method: 'POST', agent: this.agent, headers: { 'content-type': FORM, authorization, 'content-length': Buffer.byteLength(payload) } },
+        { host: '127.0.0.1', port: this.port, path, method: 'POST', agent: this.agent, headers: { 'content-type': FORM, ...(authorization ? { authorization } : {}), 'content-length': Buffer.byteLength(payload) } },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -174,6 +176,33 @@ describe('two HTTP threads on one port', () => {
     // The third locks the person: refused on every thread at once.
     await signIn(new Agent(server), `/oauth/v2/authorize?${params}`, { loginName: victim.loginName, password: 'wrong-password' });
     for (const r of await onEvery(userinfo)) expect(r.status).toBe(401);
+  });
+
+  it('a client assertion is taken once across threads; fresh ones are taken on every thread', async () => {
+    const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: 'threads-assertions' } });
+    const app = await api(server, 'POST', `/management/v1/projects/${project.body.id}/apps/api`, {
+      token: server.pat,
+      body: { name: 'keyed-resource-server', authMethodType: 'API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT' },
+    });
+    const key = await api(server, 'POST', `/management/v1/projects/${project.body.id}/apps/${app.body.appId}/keys`, { token: server.pat, body: { type: 'KEY_TYPE_JSON' } });
+    expect(key.status).toBe(200);
+    const file = JSON.parse(Buffer.from(key.body.keyDetails, 'base64').toString()) as { keyId: string; key: string; clientId: string };
+    const privateKey = createPrivateKey(file.key);
+    const clientId = app.body.clientId as string;
+    const assertion = (jti: string) => {
+      const now = Math.floor(clock.now() / 1000);
+      return new SignJWT({ iss: clientId, sub: clientId, aud: server.issuer, iat: now, exp: now + 60, jti }).setProtectedHeader({ alg: 'RS256', kid: file.keyId }).sign(privateKey);
+    };
+    const introspectAs = (c: Connection, signed: string) =>
+      c.post('/oauth/v2/introspect', undefined, { token: 'anything', client_id: clientId, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: signed });
+
+    const fresh = await Promise.all(connections.map(async (c) => introspectAs(c, await assertion(randomUUID()))));
+    for (const r of fresh) expect(r, JSON.stringify(r.body)).toMatchObject({ status: 200, body: { active: false } });
+
+    const once = await assertion(randomUUID());
+    const answers = await onEvery((c) => introspectAs(c, once));
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
+    for (const r of answers.filter((a) => a.status !== 200)) expect(r).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
   });
 
   it('another server is refused the port the threads share', async () => {

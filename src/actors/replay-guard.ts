@@ -5,19 +5,31 @@ import { clock } from '../util/clock.js';
  * Remembers the `jti` of signed assertions already used until they expire, so an assertion that
  * carries one cannot be replayed, even across a restart. (Assertions without `jti` are not
  * tracked: ZITADEL's SDKs send identical ones within a second; see AssertionVerifier.)
+ *
+ * With HTTP acceptor threads, each thread has its own guard on the same store, and one LMDB
+ * write transaction decides each first use, so one assertion sent to two threads at once is
+ * taken once. Memory then only remembers what this thread saw (a quick refusal of a replay).
  */
 /** Longer than any leeway an assertion check grants past `exp` (app clock skew ≤ 5 s, plus 1 s). */
 const REPLAY_MARGIN_SECONDS = 10;
+const SWEEP_CHUNK = 2000;
 
 export class ReplayGuardActor {
   /** replay key → exp (unix seconds) */
   private readonly seen = new Map<string, number>();
+  private readonly shared: boolean;
+  private sweepCursor: string | undefined;
 
   constructor(
     private readonly db: Database<number, string>,
     private readonly durable: <R>(write: Promise<R>) => Promise<R>,
+    options: {
+      /** Other threads use the store too: first uses are decided in LMDB, and their entries swept from it. */
+      shared?: boolean;
+    } = {},
   ) {
-    for (const { key, value } of db.getRange()) this.seen.set(key, value);
+    this.shared = options.shared ?? false;
+    if (!this.shared) for (const { key, value } of db.getRange()) this.seen.set(key, value);
   }
 
   /**
@@ -28,20 +40,44 @@ export class ReplayGuardActor {
     const known = this.seen.get(key);
     if (known !== undefined && known >= nowSeconds) return false;
     const until = exp + REPLAY_MARGIN_SECONDS;
+    // Taken in memory first: a second use on this thread is refused while the write runs.
     this.seen.set(key, until);
-    await this.durable(this.db.put(key, until));
-    return true;
+    if (!this.shared) {
+      await this.durable(this.db.put(key, until));
+      return true;
+    }
+    return this.durable(
+      this.db.transaction(() => {
+        const stored = this.db.get(key);
+        if (stored !== undefined && stored >= nowSeconds) return false;
+        void this.db.put(key, until);
+        return true;
+      }),
+    );
   }
 
-  /** Forgets entries whose assertions have expired. */
+  /** Forgets entries whose assertions have expired (from the store, a chunk per call, when threads share it). */
   async sweep(nowSeconds = clock.seconds()): Promise<number> {
     const writes: Promise<boolean>[] = [];
     for (const [key, exp] of this.seen) {
       if (exp < nowSeconds) {
         this.seen.delete(key);
-        writes.push(this.db.remove(key));
+        // Alone, memory holds every entry; shared, the store is swept below.
+        if (!this.shared) writes.push(this.db.remove(key));
       }
     }
+    if (!this.shared) {
+      await Promise.all(writes);
+      return writes.length;
+    }
+    let seen = 0;
+    let last: string | undefined;
+    for (const { key, value } of this.db.getRange(this.sweepCursor ? { start: this.sweepCursor, limit: SWEEP_CHUNK } : { limit: SWEEP_CHUNK })) {
+      seen++;
+      last = key;
+      if (value < nowSeconds) writes.push(this.db.remove(key));
+    }
+    this.sweepCursor = seen === SWEEP_CHUNK ? `${last}\u0000` : undefined;
     await Promise.all(writes);
     return writes.length;
   }

@@ -26,7 +26,8 @@ export class AssertionVerifier {
     private readonly issuer: string,
     private readonly clients: ClientsActor,
     private readonly orgs: OrgsActor,
-    private readonly pool: CryptoPool,
+    /** Where signatures are checked: the worker pool, or the calling thread (an HTTP acceptor's SignatureCheck). */
+    private readonly pool: Pick<CryptoPool, 'verifySignature'>,
     private readonly replay: ReplayGuardActor,
   ) {}
 

@@ -2,6 +2,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { AcceptorData, FromAcceptor, ToAcceptor } from './protocol.js';
 import { openStorage } from '../storage/db.js';
 import { openMasterKey } from '../directory.js';
+import { SignatureCheck } from '../workers/signature-check.js';
+import { ReplayGuardActor } from '../actors/replay-guard.js';
 import { clockIn, installClock } from '../util/clock.js';
 import { log, setLogLevel, setLogSink } from '../util/log.js';
 import { startHttpServer, surfaceOf, type ForwardedRequest, type ForwardedResponse } from '../http/server.js';
@@ -26,6 +28,8 @@ installClock(clockIn(data.clockCell));
 
 const storage = openStorage(data.config.dataDir, data.config.durability, data.sharedCounters);
 const masterKey = openMasterKey(storage, data.config);
+const signatureCheck = new SignatureCheck();
+const replayGuard = new ReplayGuardActor(storage.usedAssertions, storage.durable, { shared: true });
 
 /** Requests handed to the main thread and not yet answered. */
 const pending = new Map<number, { resolve: (r: Response) => void; reject: (e: Error) => void }>();
@@ -83,7 +87,7 @@ function beforeRequest(): void {
   if (version === builtFor) return;
   const now = performance.now();
   if (builtFor !== -1 && now - lastReload.endedAt < lastReload.took / RELOAD_SHARE) throw new NeedsOwner('the directory (this thread is reloading its copy)');
-  local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey });
+  local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey, signatureCheck, replayGuard });
   builtFor = version;
   const endedAt = performance.now();
   lastReload = { endedAt, took: endedAt - now };

@@ -8,7 +8,9 @@ import { SettingsActor } from '../actors/settings.js';
 import { IssuedTokensReader } from '../actors/issued-tokens-reader.js';
 import { AccessTokens } from '../services/access-tokens.js';
 import { ClientAuthenticator } from '../services/client-auth.js';
-import type { AssertionVerifier } from '../services/assertion-verifier.js';
+import { AssertionVerifier } from '../services/assertion-verifier.js';
+import type { SignatureCheck } from '../workers/signature-check.js';
+import type { ReplayGuardActor } from '../actors/replay-guard.js';
 import { IdTokens } from '../services/id-token.js';
 import type { RefreshTokensActor } from '../actors/refresh-tokens.js';
 import { clientCredentialsGrant, type ClientCredentialsPorts } from '../services/grants/client-credentials.js';
@@ -37,8 +39,16 @@ export interface LocalRoutes {
  * LMDB as committed. Nothing here writes, except an opaque token's record under a fresh random
  * key; whatever needs the main thread's state throws NeedsOwner (see ownerOnly) and is forwarded.
  */
-export function buildLocalRoutes(input: { config: Config; issuer: string; storage: Storage; masterKey: MasterKey }): LocalRoutes {
-  const { config, issuer, storage, masterKey } = input;
+export function buildLocalRoutes(input: {
+  config: Config;
+  issuer: string;
+  storage: Storage;
+  masterKey: MasterKey;
+  /** Kept across reloads: the thread's imported public keys and what its guard saw. */
+  signatureCheck: SignatureCheck;
+  replayGuard: ReplayGuardActor;
+}): LocalRoutes {
+  const { config, issuer, storage, masterKey, signatureCheck, replayGuard } = input;
   storage.meta.reload();
   const orgs = new OrgsActor(storage, new URL(issuer).hostname);
   const instance = orgs.instance() as InstanceInfo;
@@ -52,7 +62,13 @@ export function buildLocalRoutes(input: { config: Config; issuer: string; storag
   const inline = chooseSignerMode(config.signer) === 'inline' || (config.signer === 'auto' && config.signingAlg !== 'RS256');
   const signer: Signer = inline ? new InlineSigner() : ownerOnly<Signer>('signing in the worker pool');
   const accessTokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000));
-  const clientAuth = new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion (replay guard)'), issuer);
+  const clientAuth = new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion'), issuer);
+  // Introspection, the one served path that ends right after client authentication, also takes
+  // client assertions here: checked on this thread, their first use decided in LMDB (a shared
+  // replay guard). Elsewhere an assertion is the main thread's, since a request handed over after
+  // its first use was recorded would be refused there as a replay.
+  const assertions = new AssertionVerifier(issuer, clients, orgs, signatureCheck, replayGuard);
+  const introspectionAuth = new ClientAuthenticator(clients, orgs, assertions, issuer);
   const ctx = {
     config,
     issuer,
@@ -70,7 +86,7 @@ export function buildLocalRoutes(input: { config: Config; issuer: string; storag
   const served = [
     discoveryRoute(ctx),
     keysRoute(ctx),
-    introspectRoute(ctx),
+    introspectRoute({ ...ctx, clientAuth: introspectionAuth }),
     userinfoRoute(ctx),
     revokeRoute(ctx),
     tokenRoute<ClientCredentialsPorts>(ctx, new Map([[clientCredentialsGrant.type, clientCredentialsGrant]])),
