@@ -85,11 +85,33 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     throw error;
   });
   const restoreClock = options.clock ? installClock(options.clock) : () => {};
+  // Listening comes before anything is written to the data dir (LMDB, a generated master key): a
+  // port in use is refused with the dir as it was. The issuer's host is the instance domain; with
+  // port 0 it is known only after listening, so the routes are mounted once the context exists.
+  const threaded = config.httpThreads > 1;
   let storage: Storage;
+  let server: HttpServer;
+  try {
+    server = await startHttpServer(
+      config.host,
+      config.port,
+      // With acceptor threads beside it, this thread's reads must also see what they commit (opaque tokens).
+      threaded ? { sharedPort: 'first', beforeRequest: () => storage.freshReads() } : {},
+    );
+  } catch (error) {
+    restoreClock();
+    await lock.release();
+    throw listenConfigError(error);
+  }
+  const closeServer = async () => {
+    await server.drain(0);
+    server.close();
+  };
   try {
     storage = openStorage(config.dataDir, config.durability);
   } catch (error) {
     restoreClock();
+    await closeServer();
     await lock.release();
     // The directory takes files (checked above), so LMDB's own refusal is about this file system.
     throw dataDirError(`LMDB cannot open its database there: ${error instanceof Error ? error.message : String(error)}`);
@@ -98,7 +120,6 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   let keys: KeysActor | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   let acceptors: Acceptors | undefined;
-  let listening: HttpServer | undefined;
   try {
     let masterKey: MasterKey;
     try {
@@ -110,20 +131,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     }
     pool = options.cryptoPool ?? new CryptoPool(config.workers);
 
-    // The issuer's host is the instance domain; with port 0 it is known only after listening,
-    // so the server listens first and the routes are mounted once the context exists.
     let ready = false;
-    const threaded = config.httpThreads > 1;
-    const openedStorage = storage;
-    const server: HttpServer = await startHttpServer(
-      config.host,
-      config.port,
-      // With acceptor threads beside it, this thread's reads must also see what they commit (opaque tokens).
-      threaded ? { sharedPort: 'first', beforeRequest: () => openedStorage.freshReads() } : {},
-    ).catch((error: unknown) => {
-      throw listenConfigError(error);
-    });
-    listening = server;
     const issuer = config.issuer ?? `http://localhost:${server.port}`;
     const directory = await openDirectory(storage, masterKey, config, { issuer, signingAlg: config.signingAlg, generateKey: options.generateSigningKey });
     const { orgs, clients, instance } = directory;
@@ -199,6 +207,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       adminPat: join(config.dataDir, 'admin.pat'),
       signingAlg: config.signingAlg,
       signer: signerMode,
+      ...(threaded ? { acceptorSigner: config.signer === 'pool' ? 'pool' : 'inline' } : {}),
       httpThreads: config.httpThreads,
       workers: cryptoPool.threads,
       passwordWorkers: cryptoPool.passwordThreads,
@@ -233,10 +242,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     keys?.stop();
     await acceptors?.stop(1000).catch(() => {});
     // Nothing may keep the port after a failed start (the routes would run on closed storage).
-    if (listening) {
-      await listening.drain(0);
-      listening.close();
-    }
+    await closeServer();
     if (!options.cryptoPool) await pool?.close().catch(() => {});
     await storage.close().catch(() => {});
     await lock.release();
