@@ -2,6 +2,7 @@ import { createPrivateKey, randomUUID } from 'node:crypto';
 import { request, Agent as HttpAgent } from 'node:http';
 import { SignJWT } from 'jose';
 import { createServer } from 'node:net';
+import { readdirSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, createApiApp, createMachineClient } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
@@ -206,8 +207,12 @@ describe('two HTTP threads on one port', () => {
   });
 
   it('another server is refused the port the threads share', async () => {
-    const other = startInProcess({ dataDir: tempDataDir(), env: { SESAME_PORT: String(server.port), SESAME_HTTP_THREADS: '2' } });
+    const otherDir = tempDataDir();
+    const other = startInProcess({ dataDir: otherDir, env: { SESAME_PORT: String(server.port), SESAME_HTTP_THREADS: '2' } });
     await expect(other).rejects.toThrow(/already in use/);
+    // Refused before it wrote anything there: the same dir starts later with any master key.
+    expect(readdirSync(otherDir).filter((f) => f !== 'lock')).toEqual([]);
+    rmSync(otherDir, { recursive: true, force: true });
     const plain = createServer();
     const code = await new Promise<string | undefined>((resolve) => {
       plain.once('error', (error: NodeJS.ErrnoException) => resolve(error.code));
