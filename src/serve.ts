@@ -26,6 +26,14 @@ export async function serve(argv: readonly string[], usage?: string): Promise<vo
     return configErrorExit(error);
   }
   setLogLevel(config.logLevel);
+  // A signal during start-up is answered once the start is done (a stop half-way through start
+  // would leave the data dir locked or the port half-bound): the server then stops at once, exit 0.
+  let signalled: string | undefined;
+  let stop = (signal: string) => {
+    signalled ??= signal;
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
   // Loaded once the settings are known to be good: a bad setting is answered at once, without
   // first loading the whole server (LMDB, uWS, the protocol code).
   const { startApp } = await import('./app.js');
@@ -33,7 +41,7 @@ export async function serve(argv: readonly string[], usage?: string): Promise<vo
   process.stdout.write(startupBanner(config, app));
 
   let stopping = false;
-  const stop = (signal: string) => {
+  stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal });
@@ -48,8 +56,7 @@ export async function serve(argv: readonly string[], usage?: string): Promise<vo
       },
     );
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  if (signalled) stop(signalled);
 }
 
 export function startFailed(error: unknown): never {
