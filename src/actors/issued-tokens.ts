@@ -100,7 +100,8 @@ export class IssuedTokensActor {
 
   /** Writes a revocation record durably, tracked so a repeated revocation waits for it (see above). */
   private recordRevocation(key: string, write: () => Promise<unknown>): Promise<unknown> {
-    const done: Promise<unknown> = this.storage.durable(write()).then(
+    // A write that throws at once (storage closed) fails like one that fails later: tracked, made again.
+    const done: Promise<unknown> = this.storage.durable(Promise.resolve().then(write)).then(
       () => {
         if (this.unsettled.get(key) === done) this.unsettled.delete(key);
       },

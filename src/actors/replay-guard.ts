@@ -18,7 +18,6 @@ export class ReplayGuardActor {
   /** replay key → exp (unix seconds) */
   private readonly seen = new Map<string, number>();
   private readonly shared: boolean;
-  private sweepCursor: string | undefined;
 
   constructor(
     private readonly db: Database<number, string>,
@@ -46,14 +45,14 @@ export class ReplayGuardActor {
       await this.durable(this.db.put(key, until));
       return true;
     }
-    return this.durable(
-      this.db.transaction(() => {
-        const stored = this.db.get(key);
-        if (stored !== undefined && stored >= nowSeconds) return false;
-        void this.db.put(key, until);
-        return true;
-      }),
-    );
+    // Decided on lmdb's write thread under LMDB's single writer, whichever thread asks. (An entry
+    // expired but not yet swept also refuses: its assertion has expired too.) Memory forgets the
+    // key once decided: the store answers from then on, and memory stays small.
+    try {
+      return await this.durable(this.db.ifNoExists(key, () => void this.db.put(key, until)));
+    } finally {
+      this.seen.delete(key);
+    }
   }
 
   /** Forgets entries whose assertions have expired (from the store, a chunk per call, when threads share it). */
@@ -70,14 +69,19 @@ export class ReplayGuardActor {
       await Promise.all(writes);
       return writes.length;
     }
-    let seen = 0;
-    let last: string | undefined;
-    for (const { key, value } of this.db.getRange(this.sweepCursor ? { start: this.sweepCursor, limit: SWEEP_CHUNK } : { limit: SWEEP_CHUNK })) {
-      seen++;
-      last = key;
-      if (value < nowSeconds) writes.push(this.db.remove(key));
-    }
-    this.sweepCursor = seen === SWEEP_CHUNK ? `${last}\u0000` : undefined;
+    // The whole store, a chunk per event-loop turn (other requests run between chunks).
+    let cursor: string | undefined;
+    do {
+      let seen = 0;
+      let last: string | undefined;
+      for (const { key, value } of this.db.getRange(cursor ? { start: cursor, limit: SWEEP_CHUNK } : { limit: SWEEP_CHUNK })) {
+        seen++;
+        last = key;
+        if (value < nowSeconds) writes.push(this.db.remove(key));
+      }
+      cursor = seen === SWEEP_CHUNK ? `${last}\u0000` : undefined;
+      if (cursor) await new Promise((resolve) => setImmediate(resolve));
+    } while (cursor);
     await Promise.all(writes);
     return writes.length;
   }

@@ -109,7 +109,10 @@ export async function startHttpServer(host: string, port: number, options: Serve
       // uWS shares only a given port (it binds port 0 without SO_REUSEPORT): the OS picks one,
       // and another is tried should something take it before uWS binds it.
       for (let attempt = 1; ; attempt++) {
-        const server = await startHttpServer(host, await freePort(host), options).catch((error: unknown) => {
+        const chosen = await freePort(host).catch((error: NodeJS.ErrnoException) => {
+          throw new ListenError(host, 0, error.code);
+        });
+        const server = await startHttpServer(host, chosen, options).catch((error: unknown) => {
           if (attempt < 3 && error instanceof ListenError && error.code === 'EADDRINUSE') return undefined;
           throw error;
         });

@@ -103,6 +103,11 @@ async function start(): Promise<void> {
     // A route of the main thread's table by its index, an unknown path by its surface (the fallback's style).
     handOver: (route, req) => forward(indexOf.get(route.pattern) ?? surfaceOf(req.path), req),
   });
+  // A failure while it was binding: the thread is ending, so it does not serve.
+  if (failed) {
+    server.close();
+    return;
+  }
   const routes: Route[] = data.routes.map((descriptor, index) => {
     const servedHere = local.served.get(descriptor.pattern);
     if (servedHere) {
@@ -167,11 +172,17 @@ async function start(): Promise<void> {
  * sockets open would abort the process). The main thread logs the end and goes on.
  */
 let closeServer: (() => void) | undefined;
+let failed = false;
 process.on('uncaughtException', (error) => {
   log.error('HTTP acceptor thread failed; it stops, the other threads go on serving the port', { thread: data.index, error: String(error) });
+  if (failed) return;
+  failed = true;
   closeServer?.();
   for (const waiting of pending.values()) waiting.reject(new Error('the acceptor thread is stopping'));
-  void storage.close().finally(() => port.close());
+  void storage
+    .close()
+    .catch(() => {})
+    .finally(() => port.close());
 });
 
 start().catch((error: unknown) => {
