@@ -13,10 +13,10 @@ import { buildLocalRoutes, type LocalRoutes } from './local-routes.js';
 
 /**
  * An HTTP acceptor thread: listens on the main thread's port beside it (the kernel spreads
- * connections over the threads) and serves the hot read paths from its own copy of the
- * directory (discovery, JWKS, introspection, userinfo, client_credentials); everything else it
- * forwards to the main thread, which owns the state those requests change. See README
- * "Threads".
+ * connections over the threads) and serves the hot paths from its own copy of the directory
+ * (discovery, JWKS, introspection, userinfo, revocation, client_credentials; see
+ * local-routes.ts); everything else it forwards to the main thread, which owns the state those
+ * requests change. See README "Threads".
  */
 const data = workerData as AcceptorData;
 const port = parentPort!;
@@ -74,8 +74,8 @@ let builtFor = -1;
 let lastReload = { endedAt: -Infinity, took: 0 };
 /**
  * A reload may take at most this share of the thread's time: while the directory changes faster
- * (a password-guessing run changes a user at every wrong password), requests meanwhile are
- * forwarded to the main thread, which is always current, instead of reloading again.
+ * (an import, a script of management calls, users locked one after another), requests meanwhile
+ * are forwarded to the main thread, which is always current, instead of reloading again.
  */
 const RELOAD_SHARE = 0.1;
 
