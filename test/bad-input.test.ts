@@ -27,7 +27,9 @@ afterAll(async () => {
 /** Sends a raw HTTP/1.1 request (for what fetch refuses to send, such as repeated headers). */
 function raw(request: string | Buffer): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const socket = connect(server.port, '127.0.0.1', () => socket.end(request));
+    // Written, not half-closed: an answer that takes a moment (one handed to the main thread) must
+    // still reach a client that keeps its side open, as clients do; `Connection: close` ends it.
+    const socket = connect(server.port, '127.0.0.1', () => socket.write(request));
     let data = '';
     socket.on('data', (d) => (data += d));
     socket.on('error', reject);

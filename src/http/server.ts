@@ -267,8 +267,8 @@ export async function startHttpServer(host: string, port: number, options: Serve
       run(EMPTY);
       return;
     }
-    // When the main thread serves the request, it runs the check itself.
-    if (route.beforeBody && !handOverWhole) {
+    // Also when the main thread will serve the request: the check spares the upload.
+    if (route.beforeBody) {
       try {
         route.beforeBody({ method, path, query, params, headers, repeatedHeaders: repeated ?? NO_REPEATS, body: EMPTY });
       } catch (error) {

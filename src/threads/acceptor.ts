@@ -79,14 +79,18 @@ let lastReload = { endedAt: -Infinity, took: 0 };
  */
 const RELOAD_SHARE = 0.1;
 
-/** Before each request: reads see every commit, and the directory copy is current or the request goes to the main thread. */
-function beforeRequest(): void {
+/**
+ * Before each request: reads see every commit, and the directory copy is current or the request
+ * goes to the main thread. `force`: reload now whatever the throttle says (a check that must
+ * answer here, on a current copy).
+ */
+function beforeRequest(force = false): void {
   // The version first: a change is committed before its version moves, so fresh reads then include it.
   const version = storage.directoryVersion();
   storage.freshReads();
   if (version === builtFor) return;
   const now = performance.now();
-  if (builtFor !== -1 && now - lastReload.endedAt < lastReload.took / RELOAD_SHARE) throw new NeedsOwner('the directory (this thread is reloading its copy)');
+  if (!force && builtFor !== -1 && now - lastReload.endedAt < lastReload.took / RELOAD_SHARE) throw new NeedsOwner('the directory (this thread is reloading its copy)');
   local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey, signatureCheck, replayGuard });
   builtFor = version;
   const endedAt = performance.now();
@@ -99,7 +103,7 @@ async function start(): Promise<void> {
   const indexOf = new Map(data.routes.map((descriptor, index) => [descriptor.pattern, index]));
   const server = await startHttpServer(data.config.host, data.port, {
     sharedPort: 'join',
-    beforeRequest,
+    beforeRequest: () => beforeRequest(),
     // A route of the main thread's table by its index, an unknown path by its surface (the fallback's style).
     handOver: (route, req) => forward(indexOf.get(route.pattern) ?? surfaceOf(req.path), req),
   });
@@ -126,7 +130,16 @@ async function start(): Promise<void> {
       maxBody: descriptor.maxBody,
       methods: {},
       forward: (req) => forward(index, req),
-      ...(precheck ? { beforeBody: (req: Request) => local.prechecks.get(descriptor.pattern)!(req) } : {}),
+      // The check before an upload (the import's caller) answers here, so on a current copy: a
+      // caller added a moment ago must not be refused by a copy from before (imports are rare).
+      ...(precheck
+        ? {
+            beforeBody: (req: Request) => {
+              beforeRequest(true);
+              local.prechecks.get(descriptor.pattern)!(req);
+            },
+          }
+        : {}),
     };
   });
   server.mount(routes);
