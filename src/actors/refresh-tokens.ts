@@ -30,6 +30,8 @@ export interface RefreshFamily extends FamilyGrant {
   createdAt: number;
   /** Absolute expiry (ms), fixed at creation. */
   expiresAt: number;
+  /** The app's idle lifetime (ms) when it has its own, else the instance's applies. */
+  idleLifetimeMs?: number;
   lastUsedAt: number;
   currentHash: Uint8Array;
   previous?: { hash: Uint8Array; rotatedAt: number; successorSealed?: Uint8Array };
@@ -85,11 +87,22 @@ export class RefreshTokensActor {
     return `${familyId}.${newOpaqueToken()}`;
   }
 
-  /** Starts a family whose id is the grant id; resolves with its first token once durable. */
-  async create(familyId: string, grant: FamilyGrant): Promise<string> {
+  /**
+   * Starts a family whose id is the grant id; resolves with its first token once durable.
+   * `lifetimes`: the app's own idle and absolute lifetimes (ms), each at most the instance's.
+   */
+  async create(familyId: string, grant: FamilyGrant, lifetimes: { idle?: number | undefined; absolute?: number | undefined } = {}): Promise<string> {
     const now = clock.now();
     const token = RefreshTokensActor.newToken(familyId);
-    await this.write({ ...grant, id: familyId, createdAt: now, expiresAt: now + this.absoluteLifetimeMs, lastUsedAt: now, currentHash: sha256(token) });
+    await this.write({
+      ...grant,
+      id: familyId,
+      createdAt: now,
+      expiresAt: now + Math.min(lifetimes.absolute ?? this.absoluteLifetimeMs, this.absoluteLifetimeMs),
+      ...(lifetimes.idle !== undefined ? { idleLifetimeMs: Math.min(lifetimes.idle, this.idleLifetimeMs) } : {}),
+      lastUsedAt: now,
+      currentHash: sha256(token),
+    });
     return token;
   }
 
@@ -109,7 +122,7 @@ export class RefreshTokensActor {
   }
 
   isExpired(family: View<RefreshFamily>, now = clock.now()): boolean {
-    return family.expiresAt <= now || family.lastUsedAt + this.idleLifetimeMs <= now;
+    return family.expiresAt <= now || family.lastUsedAt + (family.idleLifetimeMs ?? this.idleLifetimeMs) <= now;
   }
 
   /** Rotates synchronously (two concurrent uses cannot both rotate); the caller awaits `committed`. */

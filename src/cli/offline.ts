@@ -1,3 +1,4 @@
+import { instanceLifetimeLimits } from '../zitadel/oidc-config.js';
 import { Transactions } from '../actors/transaction.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -100,6 +101,7 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
       masterKey,
       created: fresh,
       migration: {
+        lifetimeLimits: instanceLifetimeLimits(config),
         orgs,
         clients,
         masterKey,

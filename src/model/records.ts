@@ -61,7 +61,17 @@ export interface OidcAppConfig {
   additionalOrigins: string[];
   skipNativeAppSuccessPage: boolean;
   backChannelLogoutUri: string;
+  /** This app's token lifetimes (ms), each at most the instance's; absent: the instance's. */
+  lifetimes?: AppTokenLifetimes;
   loginVersion?: { loginV1?: Record<string, never>; loginV2?: { baseUri?: string } };
+}
+
+/** Token lifetimes of one app (ms); each one set is at most the instance's (SESAME_*_LIFETIME). */
+export interface AppTokenLifetimes {
+  accessToken?: number;
+  idToken?: number;
+  refreshTokenIdle?: number;
+  refreshToken?: number;
 }
 
 /**

@@ -58,6 +58,8 @@ export class AccessTokens {
       act?: ActorClaim;
       /** The app's clock skew (whole seconds): added to `exp`, taken from `iat`/`nbf` (ZITADEL). */
       skewSeconds?: number;
+      /** The app's own access token lifetime (seconds), else the instance's. */
+      lifetimeSeconds?: number;
       /**
        * Claims only a JWT carries (ZITADEL's URN claims, compat §3.3); an opaque token's holder
        * gets them from introspection, so they are not stored.
@@ -65,10 +67,10 @@ export class AccessTokens {
       jwtClaims?: Record<string, unknown>;
     },
   ): Promise<IssuedAccessToken> {
-    const { skewSeconds = 0, jwtClaims, ...fields } = input;
+    const { skewSeconds = 0, jwtClaims, lifetimeSeconds = this.lifetimeSeconds, ...fields } = input;
     const now = clock.seconds();
     const iat = now - skewSeconds;
-    const expiresIn = this.lifetimeSeconds + skewSeconds;
+    const expiresIn = lifetimeSeconds + skewSeconds;
     // A user token's id names its grant (as ZITADEL's `V2_<session>-at_<id>`), so a JWT needs no extra claim for it.
     const jti = fields.grantId ? `${fields.grantId}-at_${newId()}` : newId();
     const claims: AccessTokenClaims = { jti, ...fields, iat, exp: now + expiresIn };

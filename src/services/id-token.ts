@@ -23,6 +23,8 @@ export interface IdTokenInput {
   skewSeconds?: number | undefined;
   /** User claims (profile, email, …, URN claims) to include. */
   userClaims?: Record<string, unknown>;
+  /** The app's own ID token lifetime (seconds), else the instance's. */
+  lifetimeSeconds?: number | undefined;
 }
 
 /** The claim set; `aud` always holds the client id, first, and `azp` names the client. */
@@ -55,7 +57,7 @@ export class IdTokens {
 
   async issue(input: IdTokenInput): Promise<string> {
     const key = this.keys.signingKey();
-    const claims = idTokenClaims(input, this.issuer, clock.seconds(), this.lifetimeSeconds, key.alg);
+    const claims = idTokenClaims(input, this.issuer, clock.seconds(), input.lifetimeSeconds ?? this.lifetimeSeconds, key.alg);
     const data = signingInput(encodedHeader(key.alg, key.kid, 'JWT'), claims);
     return `${data}.${await this.signer.sign(key, data)}`;
   }

@@ -64,6 +64,7 @@ export async function issueUserTokens(
 ): Promise<IssuedUserTokens> {
   const oidc = grant.app.oidc!;
   const skewSeconds = Math.ceil((oidc.clockSkewMs ?? 0) / 1000);
+  const lifetimes = appLifetimeSeconds(grant.app);
   const out: IssuedUserTokens = {};
   if (want.accessToken) {
     const jwt = oidc.accessTokenType === 'OIDC_TOKEN_TYPE_JWT';
@@ -78,6 +79,7 @@ export async function issueUserTokens(
       amr: grant.amr,
       ...(grant.act ? { act: grant.act } : {}),
       skewSeconds,
+      lifetimeSeconds: lifetimes.accessToken,
       // Role claims (when requested, as for the ID token) only with accessTokenRoleAssertion.
       ...(jwt ? { jwtClaims: zitadelClaimsFor(ctx, grant.user, grant.scopes, grant.app.projectId, oidc.accessTokenRoleAssertion) } : {}),
     });
@@ -98,10 +100,24 @@ export async function issueUserTokens(
       nonce: grant.nonce,
       accessToken: out.accessToken?.token,
       skewSeconds,
+      lifetimeSeconds: lifetimes.idToken,
       userClaims: grant.act ? { ...claims, act: grant.act } : claims,
     });
   }
   return out;
+}
+
+/** An app's own access and ID token lifetimes in whole seconds (undefined: the instance's). */
+export function appLifetimeSeconds(app: View<AppRecord>): { accessToken?: number; idToken?: number } {
+  const lifetimes = app.oidc?.lifetimes;
+  const seconds = (ms: number | undefined) => (ms === undefined ? undefined : Math.floor(ms / 1000));
+  return { accessToken: seconds(lifetimes?.accessToken), idToken: seconds(lifetimes?.idToken) };
+}
+
+/** An app's own refresh token idle and absolute lifetimes (ms; undefined: the instance's). */
+export function appRefreshLifetimes(app: View<AppRecord>): { idle?: number | undefined; absolute?: number | undefined } {
+  const lifetimes = app.oidc?.lifetimes;
+  return { idle: lifetimes?.refreshTokenIdle, absolute: lifetimes?.refreshToken };
 }
 
 /** The OIDC app a user grant is for, which must have `grantType` enabled (else unauthorized_client). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { invalidArgument } from '../model/errors.js';
-import { appCredential, type AppRecord, type OidcAppConfig } from '../model/records.js';
+import { appCredential, type AppRecord, type AppTokenLifetimes, type OidcAppConfig } from '../model/records.js';
 import { formatProtoDuration } from '../util/duration.js';
 import {
   enumField,
@@ -15,6 +15,7 @@ import {
 } from './enums.js';
 import { checkOrigins, duration, flag, list, text } from './validation.js';
 import type { View } from '../util/readonly.js';
+import type { Config } from '../config.js';
 
 /**
  * The OIDC configuration of an app as AddOIDCApp / UpdateOIDCAppConfig take it (compat §2.3):
@@ -43,6 +44,11 @@ export const oidcConfigFields = {
   additionalOrigins: registeredUris(),
   skipNativeAppSuccessPage: flag(),
   backChannelLogoutUri: text(2000),
+  // Sesame's own (ZITADEL has them per instance only): named like its instance OIDC settings.
+  accessTokenLifetime: duration().optional(),
+  idTokenLifetime: duration().optional(),
+  refreshTokenIdleExpiration: duration().optional(),
+  refreshTokenExpiration: duration().optional(),
   loginVersion: z
     .object({
       loginV1: z.object({}).optional(),
@@ -130,8 +136,49 @@ export function withoutUnsupportedOidcSettings(input: OidcConfigInput): OidcConf
   return { ...rest, backChannelLogoutUri: '', ...(loginVersion?.loginV1 ? { loginVersion: { loginV1: {} } } : {}) };
 }
 
+/**
+ * The instance's token lifetimes (ms, from SESAME_*_LIFETIME): an app's own may be shorter, never
+ * longer, since how long revocations and retired signing keys are kept follows the instance's.
+ */
+export type LifetimeLimits = Required<AppTokenLifetimes>;
+
+/** The instance's lifetimes, from its settings. */
+export function instanceLifetimeLimits(config: Pick<Config, 'accessTokenLifetime' | 'idTokenLifetime' | 'refreshTokenIdleLifetime' | 'refreshTokenLifetime'>): LifetimeLimits {
+  return { accessToken: config.accessTokenLifetime, idToken: config.idTokenLifetime, refreshTokenIdle: config.refreshTokenIdleLifetime, refreshToken: config.refreshTokenLifetime };
+}
+
+/** Per-app lifetime fields: the API's name, the stored key, the instance setting that bounds it. */
+const LIFETIME_FIELDS = [
+  ['accessTokenLifetime', 'accessToken', 'SESAME_ACCESS_TOKEN_LIFETIME'],
+  ['idTokenLifetime', 'idToken', 'SESAME_ID_TOKEN_LIFETIME'],
+  ['refreshTokenIdleExpiration', 'refreshTokenIdle', 'SESAME_REFRESH_TOKEN_IDLE_LIFETIME'],
+  ['refreshTokenExpiration', 'refreshToken', 'SESAME_REFRESH_TOKEN_LIFETIME'],
+] as const;
+
+/** The API's names of an app's own token lifetimes. */
+export const LIFETIME_FIELD_NAMES: readonly string[] = LIFETIME_FIELDS.map(([field]) => field);
+
+/** The lifetimes an input sets beyond the instance's (refused by the API; reported and dropped by an import). */
+export function lifetimesBeyondLimits(input: OidcConfigInput, limits: LifetimeLimits): { field: string; message: string }[] {
+  const found: { field: string; message: string }[] = [];
+  for (const [field, key, setting] of LIFETIME_FIELDS) {
+    const ms = input[field];
+    if (ms !== undefined && ms > limits[key]) {
+      found.push({ field, message: `${field} ${formatProtoDuration(ms)} is longer than the instance's (${formatProtoDuration(limits[key])}, ${setting}); an app's token lifetimes may only be shorter` });
+    }
+  }
+  return found;
+}
+
+/** The input without lifetimes beyond the instance's (for an import, which reports them). */
+export function withinLifetimeLimits(input: OidcConfigInput, limits: LifetimeLimits): OidcConfigInput {
+  const out = { ...input };
+  for (const { field } of lifetimesBeyondLimits(input, limits)) delete out[field as (typeof LIFETIME_FIELDS)[number][0]];
+  return out;
+}
+
 /** Applies the defaults, validates, and returns the stored form. */
-export function toOidcAppConfig(input: OidcConfigInput): OidcAppConfig {
+export function toOidcAppConfig(input: OidcConfigInput, limits: LifetimeLimits): OidcAppConfig {
   const unsupported = unsupportedOidcSettings(input)[0];
   if (unsupported) throw invalidArgument('APP-Unsup1', unsupported.message);
   const clockSkewMs = input.clockSkew ?? 0;
@@ -155,6 +202,16 @@ export function toOidcAppConfig(input: OidcConfigInput): OidcAppConfig {
     backChannelLogoutUri: input.backChannelLogoutUri,
   };
   if (input.loginVersion?.loginV1) config.loginVersion = { loginV1: {} };
+  const beyond = lifetimesBeyondLimits(input, limits)[0];
+  if (beyond) throw invalidArgument('APP-L1fe1', beyond.message);
+  const lifetimes: AppTokenLifetimes = {};
+  for (const [field, key] of LIFETIME_FIELDS) {
+    const ms = input[field];
+    if (ms === undefined || ms === 0) continue; // 0s, like absent: the instance's
+    if (ms < 1000) throw invalidArgument('APP-L1fe2', `${field} must be at least 1s (or 0s for the instance's)`);
+    lifetimes[key] = ms;
+  }
+  if (Object.keys(lifetimes).length > 0) config.lifetimes = lifetimes;
   checkResponseGrantCombination(config);
   checkRedirectUris('redirectUris', config.redirectUris, config, true);
   checkRedirectUris('postLogoutRedirectUris', config.postLogoutRedirectUris, config, false);
@@ -237,8 +294,19 @@ export function oidcConfigView(app: View<AppRecord>, config: View<OidcAppConfig>
     additionalOrigins: config.additionalOrigins,
     skipNativeAppSuccessPage: config.skipNativeAppSuccessPage,
     backChannelLogoutUri: config.backChannelLogoutUri,
+    ...lifetimeFields(config),
     loginVersion: config.loginVersion,
   };
+}
+
+/** An app's own lifetimes as the API and the export show them (absent: the instance's). */
+export function lifetimeFields(config: View<OidcAppConfig>): Partial<Record<(typeof LIFETIME_FIELDS)[number][0], string>> {
+  const out: Partial<Record<(typeof LIFETIME_FIELDS)[number][0], string>> = {};
+  for (const [field, key] of LIFETIME_FIELDS) {
+    const ms = config.lifetimes?.[key];
+    if (ms !== undefined) out[field] = formatProtoDuration(ms);
+  }
+  return out;
 }
 
 /** True when two stored configurations are the same (ZITADEL refuses an update that changes nothing). */

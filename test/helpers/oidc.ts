@@ -28,6 +28,10 @@ export interface AppOptions {
   skipNativeAppSuccessPage?: boolean;
   accessTokenRoleAssertion?: boolean;
   additionalOrigins?: string[];
+  accessTokenLifetime?: string;
+  idTokenLifetime?: string;
+  refreshTokenIdleExpiration?: string;
+  refreshTokenExpiration?: string;
 }
 
 let counter = 0;

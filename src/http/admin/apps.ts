@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
-import { preconditionFailed } from '../../model/errors.js';
+import { invalidArgument, preconditionFailed } from '../../model/errors.js';
 import { usesClientSecret, type AppRecord } from '../../model/records.js';
 import type { Caller } from './caller.js';
 import { addedDetails, changedDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok, okSecret } from './endpoint.js';
 import { API_AUTH_METHOD_TYPE, enumField, nonZero } from '../../zitadel/enums.js';
-import { oidcCompliance, oidcConfigFields, oidcConfigSchema, oidcConfigView, sameOidcConfig, toOidcAppConfig } from '../../zitadel/oidc-config.js';
+import { instanceLifetimeLimits, LIFETIME_FIELD_NAMES, oidcCompliance, oidcConfigFields, oidcConfigSchema, oidcConfigView, sameOidcConfig, toOidcAppConfig } from '../../zitadel/oidc-config.js';
 import { requireProjectAccess } from './projects.js';
 import { readBody, requiredText } from '../../zitadel/validation.js';
 import type { ProjectsPorts } from './projects.js';
@@ -15,14 +15,15 @@ import type { CallerPorts } from './caller.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type AppsPorts = Pick<Ports, 'clients'> & ProjectsPorts & CallerPorts;
+export type AppsPorts = Pick<Ports, 'clients' | 'config'> & ProjectsPorts & CallerPorts;
 
 /**
  * Applications: AddOIDCApp, AddAPIApp, GetAppByID, UpdateOIDCAppConfig and the two
  * client-secret regenerations. A client secret is shown once, in the response that creates it.
  */
 const addOidcAppSchema = z.object({ name: requiredText(200), ...oidcConfigFields });
-const addApiAppSchema = z.object({ name: requiredText(200), authMethodType: enumField(API_AUTH_METHOD_TYPE) });
+// Loose: token lifetimes sent for an API app are refused by name, not silently dropped.
+const addApiAppSchema = z.object({ name: requiredText(200), authMethodType: enumField(API_AUTH_METHOD_TYPE) }).loose();
 
 /** The app under a project the caller may act on (404 when either is not in the org context). */
 export function requireAppAccess(ctx: AppsPorts, caller: Caller, req: { params: readonly string[] }, permission: string): View<AppRecord> {
@@ -51,7 +52,7 @@ export function appRoutes(ctx: AppsPorts): Route[] {
       POST: async (req, caller) => {
         const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.app.write');
         const { name, ...input } = readBody(req, addOidcAppSchema);
-        const oidc = toOidcAppConfig(input);
+        const oidc = toOidcAppConfig(input, instanceLifetimeLimits(ctx.config));
         const { app, clientSecret } = await ctx.clients.addApp(project, { name, oidc });
         return okSecret({
           appId: app.id,
@@ -65,7 +66,10 @@ export function appRoutes(ctx: AppsPorts): Route[] {
     apiRoute(ctx, '/management/v1/projects/:projectId/apps/api', {
       POST: async (req, caller) => {
         const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.app.write');
-        const { name, authMethodType } = readBody(req, addApiAppSchema);
+        const body = readBody(req, addApiAppSchema);
+        const lifetime = LIFETIME_FIELD_NAMES.find((field) => field in body);
+        if (lifetime) throw invalidArgument('APP-L1fe3', `${lifetime}: token lifetimes are settings of OIDC apps; an API app receives no tokens`);
+        const { name, authMethodType } = body;
         const { app, clientSecret } = await ctx.clients.addApp(project, { name, api: { authMethodType } });
         return okSecret({ appId: app.id, details: addedDetails(app, app.orgId), clientId: app.clientId, clientSecret });
       },
@@ -77,7 +81,7 @@ export function appRoutes(ctx: AppsPorts): Route[] {
       PUT: async (req, caller) => {
         const app = requireAppAccess(ctx, caller, req, 'project.app.write');
         if (!app.oidc) throw preconditionFailed('APP-n0t01', 'the application is not an OIDC application (Errors.Project.App.IsNotOIDC)');
-        const oidc = toOidcAppConfig(readBody(req, oidcConfigSchema));
+        const oidc = toOidcAppConfig(readBody(req, oidcConfigSchema), instanceLifetimeLimits(ctx.config));
         if (sameOidcConfig(app.oidc, oidc)) throw preconditionFailed('APP-1m88i', 'no changes (Errors.NoChangesFound)');
         const updated = await ctx.clients.updateOidcConfig(app.id, oidc);
         return ok({ details: changedDetails(updated, updated.orgId) });

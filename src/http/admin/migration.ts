@@ -8,9 +8,10 @@ import { apiRoute, ok } from './endpoint.js';
 import { validate } from '../../zitadel/validation.js';
 import { parseJsonObject } from '../../zitadel/json.js';
 import type { CallerPorts } from './caller.js';
+import { instanceLifetimeLimits } from '../../zitadel/oidc-config.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type MigrationPorts = Pick<Ports, 'clients' | 'masterKey' | 'migration' | 'orgs' | 'pool'> & CallerPorts;
+export type MigrationPorts = Pick<Ports, 'clients' | 'config' | 'masterKey' | 'migration' | 'orgs' | 'pool'> & CallerPorts;
 
 /**
  * The admin API's ExportData and ImportData (`POST /admin/v1/export`, `POST /admin/v1/import`):
@@ -36,6 +37,7 @@ export function importPrecheck(ctx: CallerPorts): (req: Request) => void {
 export function migrationRoutes(ctx: MigrationPorts): Route[] {
   const imports = new Serializer();
   const services: MigrationServices = {
+    lifetimeLimits: instanceLifetimeLimits(ctx.config),
     orgs: ctx.orgs,
     clients: ctx.clients,
     masterKey: ctx.masterKey,

@@ -1,3 +1,4 @@
+import { lifetimeFields } from '../../zitadel/oidc-config.js';
 import { nonZero } from '../../zitadel/enums.js';
 import { omitZero } from '../../zitadel/json.js';
 import { openOtpSecret } from '../../crypto/otp-secret.js';
@@ -123,6 +124,7 @@ function oidcApp(app: View<AppRecord>) {
     additionalOrigins: c.additionalOrigins,
     skipNativeAppSuccessPage: c.skipNativeAppSuccessPage,
     backChannelLogoutUri: c.backChannelLogoutUri,
+    ...lifetimeFields(c),
     loginVersion: c.loginVersion,
   };
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { describeIssues } from '../../zitadel/validation.js';
 import type { ClientsActor } from '../../actors/clients.js';
 import type { OrgsActor } from '../../actors/orgs.js';
-import { toOidcAppConfig, unsupportedOidcSettings, withoutUnsupportedOidcSettings } from '../../zitadel/oidc-config.js';
+import { lifetimesBeyondLimits, toOidcAppConfig, unsupportedOidcSettings, withinLifetimeLimits, withoutUnsupportedOidcSettings, type LifetimeLimits } from '../../zitadel/oidc-config.js';
 import { checkEncodedHash } from '../../domain/password-hashes.js';
 import { ORG_ROLES, ROLE_PERMISSIONS } from '../../domain/permissions.js';
 import { NO_PRIVATE_LABELING } from '../../zitadel/projects.js';
@@ -49,6 +49,8 @@ import { NotAList, type OrgSource } from './source.js';
  * reported and skipped; an item that already exists is reported and left as it is.
  */
 export interface ImportServices {
+  /** The target instance's token lifetimes: an app's own beyond them are reported and dropped. */
+  lifetimeLimits: LifetimeLimits;
   orgs: OrgsActor;
   clients: ClientsActor;
   masterKey: MasterKey;
@@ -377,7 +379,10 @@ export class Importer {
         for (const { message } of unsupportedOidcSettings(config)) {
           this.report.error('oidc_app', a.appId, 'IMPORT-Unsup1', `${message}; the app was imported without it`);
         }
-        const oidc = toOidcAppConfig(withoutUnsupportedOidcSettings(config));
+        for (const { message } of lifetimesBeyondLimits(config, this.services.lifetimeLimits)) {
+          this.report.error('oidc_app', a.appId, 'IMPORT-L1fe1', `${message}; the app was imported with the instance's`);
+        }
+        const oidc = toOidcAppConfig(withinLifetimeLimits(withoutUnsupportedOidcSettings(config), this.services.lifetimeLimits), this.services.lifetimeLimits);
         clients.stageApp(project, { id: a.appId, clientId: a.clientId, name, oidc, secretHash: secretFor(a.clientSecretSha256, oidc.authMethodType) }, batch);
         success.oidcAppIds.push(a.appId);
       });

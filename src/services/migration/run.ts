@@ -1,5 +1,6 @@
 import type { ClientsActor } from '../../actors/clients.js';
 import type { OrgsActor } from '../../actors/orgs.js';
+import type { LifetimeLimits } from '../../zitadel/oidc-config.js';
 import { ApiError } from '../../model/errors.js';
 import type { MasterKey } from '../../crypto/master-key.js';
 import { Deadline } from './deadline.js';
@@ -19,6 +20,8 @@ import type { exportRequestSchema } from './request.js';
  * server holds. Both hand in the same ZITADEL request, so an offline move follows the same rules.
  */
 export interface MigrationServices {
+  /** The instance's token lifetimes (apps' own may only be shorter). */
+  lifetimeLimits: LifetimeLimits;
   orgs: OrgsActor;
   clients: ClientsActor;
   masterKey: MasterKey;
@@ -106,6 +109,7 @@ export async function importData(services: MigrationServices, request: ImportReq
     }
     const importer = new Importer(
       {
+        lifetimeLimits: services.lifetimeLimits,
         orgs: services.orgs,
         clients: services.clients,
         masterKey: services.masterKey,
