@@ -346,6 +346,7 @@ describe('import atomicity', () => {
     let commits = 0;
     const importer = new Importer(
       {
+        lifetimeLimits: LIMITS,
         orgs,
         clients,
         masterKey: MasterKey.fromSecret('test'),
@@ -373,6 +374,9 @@ describe('import atomicity', () => {
     expect(orgs.findOrgByDomain('bad.localhost')).toBeUndefined();
   });
 
+/** The instance's token lifetimes an import checks apps' own against (SESAME_*_LIFETIME defaults). */
+const LIMITS = { accessToken: 43_200_000, idToken: 43_200_000, refreshTokenIdle: 2_592_000_000, refreshToken: 7_776_000_000 };
+
   it('a timeout stops between orgs; what was committed stays and a second run adds the rest', async () => {
     const { OrgsActor } = await import('../../src/actors/orgs.js');
     const { ClientsActor } = await import('../../src/actors/clients.js');
@@ -387,6 +391,7 @@ describe('import atomicity', () => {
       const { scanner, root } = scanDocument(Buffer.from(JSON.stringify(bundle)), 'bundle');
       const importer = new Importer(
         {
+          lifetimeLimits: LIMITS,
           orgs,
           clients,
           masterKey: MasterKey.fromSecret('test'),
