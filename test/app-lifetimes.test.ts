@@ -1,7 +1,9 @@
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
 import { api } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
+import { tempDataDir } from './helpers/server.js';
 import { Agent, createHuman, createWebApp, exchangeCode, signIn, type AppOptions, type Human, type WebApp } from './helpers/oidc.js';
 
 /**
@@ -113,6 +115,34 @@ describe('per-app token lifetimes', () => {
     }
     clock.advance(1300_000);
     expect((await refresh(app, token)).body.error).toBe('invalid_grant');
+  });
+
+  it("are capped at use by an instance lifetime lowered since they were set", async () => {
+    const dataDir = tempDataDir();
+    const first = await startInProcess({ dataDir });
+    const app = await createWebApp(first, SHORT);
+    const someone = await createHuman(first);
+    await first.stop();
+    // Restarted with access tokens of 120 s and refresh families idle after 600 s: the app's 300 s and 3600 s are capped.
+    const lowered = await startInProcess({ dataDir, clock, env: { SESAME_ACCESS_TOKEN_LIFETIME: '120s', SESAME_REFRESH_TOKEN_IDLE_LIFETIME: '600s' } });
+    try {
+      const params = new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access' });
+      const done = await signIn(new Agent(lowered), `/oauth/v2/authorize?${params}`, someone);
+      const tokens = await exchangeCode(lowered, app, done.location!);
+      expect(tokens).toMatchObject({ status: 200, expires_in: 120 });
+      const access = decodeJwt(tokens.access_token);
+      expect(access.exp! - access.iat!).toBe(120);
+      clock.advance(601_000);
+      const res = await fetch(`${lowered.url}/oauth/v2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(app.clientId, app.clientSecret) },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }).toString(),
+      });
+      expect(((await res.json()) as { error?: string }).error).toBe('invalid_grant');
+    } finally {
+      await lowered.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('travel with the app through export and import', async () => {

@@ -30,7 +30,7 @@ export interface RefreshFamily extends FamilyGrant {
   createdAt: number;
   /** Absolute expiry (ms), fixed at creation. */
   expiresAt: number;
-  /** The app's idle lifetime (ms) when it has its own, else the instance's applies. */
+  /** The app's idle lifetime (ms) when it has its own, else the instance's applies (capped by it at use too). */
   idleLifetimeMs?: number;
   lastUsedAt: number;
   currentHash: Uint8Array;
@@ -89,17 +89,17 @@ export class RefreshTokensActor {
 
   /**
    * Starts a family whose id is the grant id; resolves with its first token once durable.
-   * `lifetimes`: the app's own idle and absolute lifetimes (ms), each at most the instance's.
+   * `lifetimes`: the app's idle and absolute lifetimes (ms; see appLifetimes), else the instance's.
    */
-  async create(familyId: string, grant: FamilyGrant, lifetimes: { idle?: number | undefined; absolute?: number | undefined } = {}): Promise<string> {
+  async create(familyId: string, grant: FamilyGrant, lifetimes?: { idle: number; absolute: number }): Promise<string> {
     const now = clock.now();
     const token = RefreshTokensActor.newToken(familyId);
     await this.write({
       ...grant,
       id: familyId,
       createdAt: now,
-      expiresAt: now + Math.min(lifetimes.absolute ?? this.absoluteLifetimeMs, this.absoluteLifetimeMs),
-      ...(lifetimes.idle !== undefined ? { idleLifetimeMs: Math.min(lifetimes.idle, this.idleLifetimeMs) } : {}),
+      expiresAt: now + (lifetimes?.absolute ?? this.absoluteLifetimeMs),
+      ...(lifetimes && lifetimes.idle !== this.idleLifetimeMs ? { idleLifetimeMs: lifetimes.idle } : {}),
       lastUsedAt: now,
       currentHash: sha256(token),
     });
@@ -122,7 +122,7 @@ export class RefreshTokensActor {
   }
 
   isExpired(family: View<RefreshFamily>, now = clock.now()): boolean {
-    return family.expiresAt <= now || family.lastUsedAt + (family.idleLifetimeMs ?? this.idleLifetimeMs) <= now;
+    return family.expiresAt <= now || family.lastUsedAt + Math.min(family.idleLifetimeMs ?? this.idleLifetimeMs, this.idleLifetimeMs) <= now;
   }
 
   /** Rotates synchronously (two concurrent uses cannot both rotate); the caller awaits `committed`. */

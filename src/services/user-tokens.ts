@@ -64,7 +64,7 @@ export async function issueUserTokens(
 ): Promise<IssuedUserTokens> {
   const oidc = grant.app.oidc!;
   const skewSeconds = Math.ceil((oidc.clockSkewMs ?? 0) / 1000);
-  const lifetimes = appLifetimeSeconds(grant.app);
+  const lifetimes = appLifetimes(ctx, grant.app);
   const out: IssuedUserTokens = {};
   if (want.accessToken) {
     const jwt = oidc.accessTokenType === 'OIDC_TOKEN_TYPE_JWT';
@@ -79,7 +79,7 @@ export async function issueUserTokens(
       amr: grant.amr,
       ...(grant.act ? { act: grant.act } : {}),
       skewSeconds,
-      lifetimeSeconds: lifetimes.accessToken,
+      lifetimeSeconds: lifetimes.accessTokenSeconds,
       // Role claims (when requested, as for the ID token) only with accessTokenRoleAssertion.
       ...(jwt ? { jwtClaims: zitadelClaimsFor(ctx, grant.user, grant.scopes, grant.app.projectId, oidc.accessTokenRoleAssertion) } : {}),
     });
@@ -100,24 +100,34 @@ export async function issueUserTokens(
       nonce: grant.nonce,
       accessToken: out.accessToken?.token,
       skewSeconds,
-      lifetimeSeconds: lifetimes.idToken,
+      lifetimeSeconds: lifetimes.idTokenSeconds,
       userClaims: grant.act ? { ...claims, act: grant.act } : claims,
     });
   }
   return out;
 }
 
-/** An app's own access and ID token lifetimes in whole seconds (undefined: the instance's). */
-export function appLifetimeSeconds(app: View<AppRecord>): { accessToken?: number; idToken?: number } {
-  const lifetimes = app.oidc?.lifetimes;
-  const seconds = (ms: number | undefined) => (ms === undefined ? undefined : Math.floor(ms / 1000));
-  return { accessToken: seconds(lifetimes?.accessToken), idToken: seconds(lifetimes?.idToken) };
+/** The token lifetimes an app's tokens get: access and ID tokens in whole seconds, refresh families in ms. */
+export interface TokenLifetimes {
+  accessTokenSeconds: number;
+  idTokenSeconds: number;
+  refresh: { idle: number; absolute: number };
 }
 
-/** An app's own refresh token idle and absolute lifetimes (ms; undefined: the instance's). */
-export function appRefreshLifetimes(app: View<AppRecord>): { idle?: number | undefined; absolute?: number | undefined } {
-  const lifetimes = app.oidc?.lifetimes;
-  return { idle: lifetimes?.refreshTokenIdle, absolute: lifetimes?.refreshToken };
+/**
+ * An app's own lifetimes where it has them, never longer than the instance's as configured now:
+ * the API refuses longer ones, and an instance lifetime lowered since (a restart with a shorter
+ * SESAME_*_LIFETIME) caps them too, since revocations and retired keys are kept only that long.
+ */
+export function appLifetimes(ctx: Pick<UserTokensPorts, 'config'>, app: View<AppRecord>): TokenLifetimes {
+  const own = app.oidc?.lifetimes;
+  const { config } = ctx;
+  const capped = (appMs: number | undefined, instanceMs: number) => Math.min(appMs ?? instanceMs, instanceMs);
+  return {
+    accessTokenSeconds: Math.floor(capped(own?.accessToken, config.accessTokenLifetime) / 1000),
+    idTokenSeconds: Math.floor(capped(own?.idToken, config.idTokenLifetime) / 1000),
+    refresh: { idle: capped(own?.refreshTokenIdle, config.refreshTokenIdleLifetime), absolute: capped(own?.refreshToken, config.refreshTokenLifetime) },
+  };
 }
 
 /** The OIDC app a user grant is for, which must have `grantType` enabled (else unauthorized_client). */

@@ -2,7 +2,7 @@ import { ALL_AUTH_METHODS } from '../../protocol/client-auth-methods.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { verifierMatches } from '../../protocol/pkce.js';
-import { appRefreshLifetimes, issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
+import { appLifetimes, issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
@@ -50,7 +50,7 @@ export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
     const userGrant = { ...grant, app, user };
     const [tokens, refreshToken] = await Promise.all([
       issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true }),
-      withRefresh ? ctx.refreshTokens.create(grant.grantId, grant, appRefreshLifetimes(app)) : undefined,
+      withRefresh ? ctx.refreshTokens.create(grant.grantId, grant, appLifetimes(ctx, app).refresh) : undefined,
       consumed,
     ]);
     return tokenResponse(tokens, grant.scopes, refreshToken);

@@ -9,7 +9,7 @@ import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import type { Form } from '../../protocol/form.js';
 import { parseScope, STANDARD_SCOPES } from '../../protocol/scopes.js';
-import { appLifetimeSeconds, appRefreshLifetimes, requireUserApp } from '../user-tokens.js';
+import { appLifetimes, requireUserApp } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
@@ -166,11 +166,11 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
       : subject.act;
     const grantId = `TE_${newId()}`;
     const authTime = clock.seconds();
-    const lifetimes = appLifetimeSeconds(app);
+    const lifetimes = appLifetimes(ctx, app);
     let issued: { token: string; tokenType: 'Bearer' | 'N_A'; expiresIn: number; idToken?: string };
     if (requestedType === TOKEN_TYPE.idToken) {
-      const idToken = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr: [], userClaims: act ? { act } : {}, lifetimeSeconds: lifetimes.idToken });
-      issued = { token: idToken, tokenType: 'N_A', expiresIn: lifetimes.idToken ?? Math.floor(ctx.config.idTokenLifetime / 1000) };
+      const idToken = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr: [], userClaims: act ? { act } : {}, lifetimeSeconds: lifetimes.idTokenSeconds });
+      issued = { token: idToken, tokenType: 'N_A', expiresIn: lifetimes.idTokenSeconds };
     } else {
       const accessToken = await ctx.accessTokens.issue(requestedType === TOKEN_TYPE.jwt ? 'jwt' : 'opaque', {
         sub: subject.user.id,
@@ -179,7 +179,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
         scope,
         grantId,
         ...(act ? { act } : {}),
-        lifetimeSeconds: lifetimes.accessToken,
+        lifetimeSeconds: lifetimes.accessTokenSeconds,
       });
       issued = { token: accessToken.token, tokenType: 'Bearer', expiresIn: accessToken.expiresIn };
       if (scopes.includes('openid')) {
@@ -191,7 +191,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
           amr: [],
           accessToken: accessToken.token,
           userClaims: act ? { act } : {},
-          lifetimeSeconds: lifetimes.idToken,
+          lifetimeSeconds: lifetimes.idTokenSeconds,
         });
       }
     }
@@ -206,7 +206,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
             authTime,
             amr: [],
             ...(act ? { act } : {}),
-          }, appRefreshLifetimes(app))
+          }, lifetimes.refresh)
         : undefined;
     return tokenResponseBody({ ...issued, scope, refreshToken, issuedTokenType: requestedType });
   },
