@@ -136,7 +136,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const directory = await openDirectory(storage, masterKey, config, { issuer, signingAlg: config.signingAlg, generateKey: options.generateSigningKey });
     const { orgs, clients, instance } = directory;
     keys = directory.keys;
-    const issuedTokens = new IssuedTokensActor(storage, { othersRevokeJwts: threaded });
+    const issuedTokens = new IssuedTokensActor(storage);
     const signerMode = chooseSignerMode(config.signer);
     const signer = signerMode === 'pool' ? new PoolSigner(pool) : new InlineSigner();
     const tokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000));

@@ -1,22 +1,18 @@
 import type { Storage } from '../storage/db.js';
 import { NeedsOwner } from '../model/errors.js';
-import { IssuedTokensActor, type AccessTokenClaims } from './issued-tokens.js';
+import { IssuedTokensActor } from './issued-tokens.js';
 
 /**
  * Issued tokens as an HTTP acceptor thread sees them. It reads revocations straight from LMDB,
- * where every thread commits them before answering. It issues opaque tokens and revokes single
+ * where the main thread's actor commits them before answering. It issues and removes opaque
  * tokens itself: each is one write that decides nothing another thread could contend for (a
- * record under a fresh random key; a removal or a revocation mark that two threads may both make
- * with the same result), and the main thread's actor looks up the JWT revocations it did not make
- * (`othersRevokeJwts`). Revoking grants and sessions, and sweeping, stay the main thread's.
+ * record under a fresh random key; a removal two threads may both make with the same result).
+ * Every revocation record (of a JWT, a grant, a session) and sweeping stay the main thread's, so
+ * its actor answers JWT revocations from memory alone.
  */
 export class IssuedTokensReader extends IssuedTokensActor {
   constructor(storage: Storage) {
-    super(storage, { loadRevocations: false });
-  }
-
-  override isRevokedByOrigin(claims: AccessTokenClaims): boolean {
-    return (claims.grantId !== undefined && this.isGrantRevoked(claims.grantId)) || (claims.sid !== undefined && this.isSessionEnded(claims.sid));
+    super(storage, false);
   }
 
   override isGrantRevoked(grantId: string): boolean {
@@ -39,9 +35,8 @@ export class IssuedTokensReader extends IssuedTokensActor {
     return Promise.reject(new NeedsOwner('ending a session'));
   }
 
-  override async revokeJwt(jti: string, exp: number): Promise<void> {
-    if (this.isJwtRevoked(jti)) return;
-    await this.storage.durable(this.storage.revokedJwts.put(jti, exp));
+  override revokeJwt(): Promise<void> {
+    return Promise.reject(new NeedsOwner('revoking a JWT'));
   }
 
   override sweep(): Promise<number> {

@@ -55,19 +55,12 @@ export class IssuedTokensActor {
   private readonly revokedSessions = new Map<string, number>();
   private sweepCursor: Buffer | undefined;
 
-  private readonly othersRevokeJwts: boolean;
-
   constructor(
     protected readonly storage: Storage,
-    options: {
-      /** HTTP acceptor threads revoke JWTs too (see IssuedTokensReader): a jti not revoked here is also looked up in LMDB. */
-      othersRevokeJwts?: boolean;
-      /** False on an HTTP acceptor thread, which reads every revocation from LMDB. */
-      loadRevocations?: boolean;
-    } = {},
+    /** False on an HTTP acceptor thread, which reads every revocation from LMDB (IssuedTokensReader). */
+    loadRevocations = true,
   ) {
-    this.othersRevokeJwts = options.othersRevokeJwts ?? false;
-    if (options.loadRevocations === false) return;
+    if (!loadRevocations) return;
     for (const { key, value } of storage.revokedJwts.getRange()) this.revokedJwts.set(key, value);
     for (const { key, value } of storage.stores.revokedGrants.getRange()) this.revokedGrants.set(key, value as number);
     for (const { key, value } of storage.stores.revokedSessions.getRange()) this.revokedSessions.set(key, value as number);
@@ -75,7 +68,7 @@ export class IssuedTokensActor {
 
   /** True when the token's grant was revoked or its user session ended. */
   isRevokedByOrigin(claims: AccessTokenClaims): boolean {
-    return (claims.grantId !== undefined && this.revokedGrants.has(claims.grantId)) || (claims.sid !== undefined && this.revokedSessions.has(claims.sid));
+    return (claims.grantId !== undefined && this.isGrantRevoked(claims.grantId)) || (claims.sid !== undefined && this.isSessionEnded(claims.sid));
   }
 
   isGrantRevoked(grantId: string): boolean {
@@ -162,7 +155,7 @@ export class IssuedTokensActor {
   }
 
   isJwtRevoked(jti: string): boolean {
-    return this.revokedJwts.has(jti) || (this.othersRevokeJwts && this.storage.revokedJwts.get(jti) !== undefined);
+    return this.revokedJwts.has(jti);
   }
 
   async revokeJwt(jti: string, exp: number): Promise<void> {
@@ -197,8 +190,7 @@ export class IssuedTokensActor {
       }
     }
     this.sweepCursor = seen === SWEEP_CHUNK && last ? Buffer.concat([last, Buffer.from([0])]) : undefined;
-    // From the store, which also holds the revocations other threads made.
-    for (const { key: jti, value: exp } of this.storage.revokedJwts.getRange()) {
+    for (const [jti, exp] of this.revokedJwts) {
       if (exp <= nowSeconds) {
         this.revokedJwts.delete(jti);
         writes.push(this.storage.revokedJwts.remove(jti));

@@ -41,7 +41,7 @@ describe('repeated revocations', () => {
     it(`a ${kind} revoked again is answered only once the first write is durable, and written again after a failure`, async () => {
       temp = openTempStorage('issued-tokens');
       const { storage, held } = heldStorage(temp.storage);
-      const actor = new IssuedTokensActor(storage, { othersRevokeJwts: true });
+      const actor = new IssuedTokensActor(storage);
       const exp = Math.floor(Date.now() / 1000) + 3600;
       const revoke = () => (kind === 'jwt' ? actor.revokeJwt('j1', exp) : kind === 'grant' ? actor.revokeGrant('g1', exp) : actor.revokeSession('s1', exp));
       const reader = new IssuedTokensReader(temp.storage);
