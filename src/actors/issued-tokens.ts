@@ -116,22 +116,22 @@ export class IssuedTokensActor {
 
   /** Revokes every token of a grant; `until` (unix seconds) is when the last of them expires. */
   revokeGrant(grantId: string, until: number): Promise<unknown> {
-    const key = `grant:${grantId}`;
-    if ((this.revokedGrants.get(grantId) ?? 0) >= until) {
-      const recorded = this.alreadyRecorded(key);
-      if (recorded) return recorded;
-    } else this.revokedGrants.set(grantId, until);
-    return this.recordRevocation(key, () => this.storage.stores.revokedGrants.put(grantId, this.revokedGrants.get(grantId)!));
+    return this.revokeUntil('grant', this.revokedGrants, this.storage.stores.revokedGrants, grantId, until);
   }
 
   /** Revokes every token issued in a user session (sign-out). */
   revokeSession(sid: string, until: number): Promise<unknown> {
-    const key = `session:${sid}`;
-    if ((this.revokedSessions.get(sid) ?? 0) >= until) {
+    return this.revokeUntil('session', this.revokedSessions, this.storage.stores.revokedSessions, sid, until);
+  }
+
+  /** A grant's or a session's revocation, kept until `until` (a later `until` extends it). */
+  private revokeUntil(kind: string, revoked: Map<string, number>, db: Storage['stores']['revokedGrants'], id: string, until: number): Promise<unknown> {
+    const key = `${kind}:${id}`;
+    if ((revoked.get(id) ?? 0) >= until) {
       const recorded = this.alreadyRecorded(key);
       if (recorded) return recorded;
-    } else this.revokedSessions.set(sid, until);
-    return this.recordRevocation(key, () => this.storage.stores.revokedSessions.put(sid, this.revokedSessions.get(sid)!));
+    } else revoked.set(id, until);
+    return this.recordRevocation(key, () => db.put(id, revoked.get(id)!));
   }
 
   /** Stores an opaque access token; resolves with the token once the record is committed. */

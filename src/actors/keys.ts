@@ -106,8 +106,7 @@ export class KeysActor {
   ) {}
 
   async start(): Promise<void> {
-    const stored = new Map<string, StoredKey>();
-    for (const { value } of this.db.getRange()) stored.set(value.kid, value);
+    const stored = this.stored();
     const active = byStatusIn(stored, 'active')[0];
     const next = byStatusIn(stored, 'next')[0];
     if (!active || active.alg !== this.alg) {
@@ -132,9 +131,14 @@ export class KeysActor {
    * acceptor thread (the main thread's actor owns rotation; the acceptor loads again after it).
    */
   load(): void {
+    this.view = this.derive(this.stored());
+  }
+
+  /** The key set as stored, by kid. */
+  private stored(): Map<string, StoredKey> {
     const stored = new Map<string, StoredKey>();
     for (const { value } of this.db.getRange()) stored.set(value.kid, value);
-    this.view = this.derive(stored);
+    return stored;
   }
 
   stop(): void {
