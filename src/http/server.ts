@@ -52,7 +52,7 @@ export interface ServerOptions {
    * port taken). `join`: a thread binding the port the first one holds.
    */
   sharedPort?: 'first' | 'join';
-  /** Runs before each request's handler (and its pre-body check): reads must see what other threads committed. */
+  /** Runs as each request arrives, before anything reads state: reads must see what other threads committed. */
   beforeRequest?: () => void;
   /** Serves a request whose handler threw NeedsOwner (an acceptor thread forwards it to the main thread). */
   handOver?: (route: Route, request: Request) => Promise<Response>;
@@ -169,7 +169,9 @@ export async function startHttpServer(host: string, port: number, options: Serve
       if (name in headers) (repeated ??= new Set()).add(name);
       else headers[name] = value;
     });
-    // Before the origin check, which reads the directory (an app's allowed origins).
+    // Once, when the request arrives (before the origin check, which reads the directory): any
+    // commit its client could have seen answered was made before then, so the body's arrival later
+    // needs no second look.
     let unprepared: unknown;
     /** This thread cannot serve the request now (see NeedsOwner): the main thread answers it, CORS included. */
     let handOverWhole = false;
@@ -254,7 +256,6 @@ export async function startHttpServer(host: string, port: number, options: Serve
         body,
       };
       try {
-        if (beforeRequest) beforeRequest();
         const result = handle(request);
         if (result instanceof Promise) result.then(respond, fail);
         else respond(result);
