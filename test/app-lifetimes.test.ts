@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
-import { api } from './helpers/api.js';
+import { api, basicAuth } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { tempDataDir } from './helpers/server.js';
 import { Agent, createHuman, createWebApp, exchangeCode, signIn, type AppOptions, type Human, type WebApp } from './helpers/oidc.js';
@@ -13,7 +13,6 @@ import { Agent, createHuman, createWebApp, exchangeCode, signIn, type AppOptions
  * with the app. The clock is the test's: expiry is reached by moving it.
  */
 const REDIRECT = 'http://localhost:9999/callback';
-const basic = (id: string, secret: string) => 'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
 let server: InProcessServer;
 const clock = new TestClock();
 let person: Human;
@@ -26,18 +25,18 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function signedInTokens(app: WebApp) {
+async function signedInTokens(app: WebApp, on: InProcessServer = server, who: Human = person) {
   const params = new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access' });
-  const done = await signIn(new Agent(server), `/oauth/v2/authorize?${params}`, person);
-  const tokens = await exchangeCode(server, app, done.location!);
+  const done = await signIn(new Agent(on), `/oauth/v2/authorize?${params}`, who);
+  const tokens = await exchangeCode(on, app, done.location!);
   expect(tokens.status).toBe(200);
   return tokens;
 }
 
-const refresh = async (app: WebApp, token: string) => {
-  const res = await fetch(`${server.url}/oauth/v2/token`, {
+const refresh = async (app: WebApp, token: string, on: InProcessServer = server) => {
+  const res = await fetch(`${on.url}/oauth/v2/token`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(app.clientId, app.clientSecret) },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(app.clientId, app.clientSecret) },
     body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }).toString(),
   });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
@@ -126,19 +125,12 @@ describe('per-app token lifetimes', () => {
     // Restarted with access tokens of 120 s and refresh families idle after 600 s: the app's 300 s and 3600 s are capped.
     const lowered = await startInProcess({ dataDir, clock, env: { SESAME_ACCESS_TOKEN_LIFETIME: '120s', SESAME_REFRESH_TOKEN_IDLE_LIFETIME: '600s' } });
     try {
-      const params = new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access' });
-      const done = await signIn(new Agent(lowered), `/oauth/v2/authorize?${params}`, someone);
-      const tokens = await exchangeCode(lowered, app, done.location!);
+      const tokens = await signedInTokens(app, lowered, someone);
       expect(tokens).toMatchObject({ status: 200, expires_in: 120 });
       const access = decodeJwt(tokens.access_token);
       expect(access.exp! - access.iat!).toBe(120);
       clock.advance(601_000);
-      const res = await fetch(`${lowered.url}/oauth/v2/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(app.clientId, app.clientSecret) },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }).toString(),
-      });
-      expect(((await res.json()) as { error?: string }).error).toBe('invalid_grant');
+      expect((await refresh(app, tokens.refresh_token!, lowered)).body.error).toBe('invalid_grant');
     } finally {
       await lowered.close();
       rmSync(dataDir, { recursive: true, force: true });

@@ -4,7 +4,7 @@ import { SignJWT } from 'jose';
 import { createServer } from 'node:net';
 import { readdirSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, createApiApp, createMachineClient } from './helpers/api.js';
+import { api, basicAuth, createApiApp, createMachineClient } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { tempDataDir } from './helpers/server.js';
 import { Agent, createHuman, createWebApp, responseParams, signIn, type Human, type WebApp } from './helpers/oidc.js';
@@ -19,7 +19,6 @@ import { Agent, createHuman, createWebApp, responseParams, signIn, type Human, t
 const CONNECTIONS = 16;
 const FORM = 'application/x-www-form-urlencoded';
 const REDIRECT = 'http://localhost:9999/callback';
-const basic = (id: string, secret: string) => 'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
 
 /** One kept-alive TCP connection: whatever thread accepted it serves all its requests. */
 class Connection {
@@ -64,7 +63,7 @@ beforeAll(async () => {
   clock = new TestClock();
   server = await startInProcess({ clock, env: { SESAME_HTTP_THREADS: '2' } });
   const app = await createApiApp(server, 'threads');
-  introspector = basic(app.clientId, app.clientSecret);
+  introspector = basicAuth(app.clientId, app.clientSecret);
   audience = `urn:zitadel:iam:org:project:id:${app.projectId}:aud`;
   machine = await createMachineClient(server, 'threads-machine');
   web = await createWebApp(server);
@@ -77,7 +76,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-const issue = (c: Connection) => c.post('/oauth/v2/token', basic(machine.clientId, machine.clientSecret), { grant_type: 'client_credentials', scope: audience });
+const issue = (c: Connection) => c.post('/oauth/v2/token', basicAuth(machine.clientId, machine.clientSecret), { grant_type: 'client_credentials', scope: audience });
 const introspect = (c: Connection, token: string) => c.post('/oauth/v2/introspect', introspector, { token });
 const onEvery = <T>(work: (c: Connection) => Promise<T>) => Promise.all(connections.map(work));
 
@@ -102,7 +101,7 @@ describe('two HTTP threads on one port', () => {
       for (const r of seen) expect(r.body.active, `token ${i}`).toBe(true);
     }
     for (const [i, { body }] of issued.entries()) {
-      const revoked = await connections[(i + 7) % CONNECTIONS]!.post('/oauth/v2/revoke', basic(machine.clientId, machine.clientSecret), { token: body.access_token });
+      const revoked = await connections[(i + 7) % CONNECTIONS]!.post('/oauth/v2/revoke', basicAuth(machine.clientId, machine.clientSecret), { token: body.access_token });
       expect(revoked.status).toBe(200);
       const seen = await onEvery((c) => introspect(c, body.access_token));
       for (const r of seen) expect(r.body.active, `token ${i} after its revocation`).toBe(false);
@@ -111,7 +110,7 @@ describe('two HTTP threads on one port', () => {
 
   it('a JWT revoked on one thread is inactive on every thread', async () => {
     const jwtMachine = await createMachineClient(server, 'threads-jwt', 'ACCESS_TOKEN_TYPE_JWT');
-    const auth = basic(jwtMachine.clientId, jwtMachine.clientSecret);
+    const auth = basicAuth(jwtMachine.clientId, jwtMachine.clientSecret);
     const issued = await onEvery((c) => c.post('/oauth/v2/token', auth, { grant_type: 'client_credentials', scope: audience }));
     for (const [i, { status, body }] of issued.entries()) {
       expect(status).toBe(200);
@@ -125,13 +124,13 @@ describe('two HTTP threads on one port', () => {
 
   it('a directory change is in force on every thread once its response is sent', async () => {
     const rotating = await createMachineClient(server, 'threads-rotating');
-    const old = basic(rotating.clientId, rotating.clientSecret);
+    const old = basicAuth(rotating.clientId, rotating.clientSecret);
     for (const r of await onEvery((c) => c.post('/oauth/v2/token', old, { grant_type: 'client_credentials' }))) expect(r.status).toBe(200);
     // A new secret (a write on the main thread): the old one is refused everywhere, the new one taken everywhere.
     const renewed = await api(server, 'PUT', `/management/v1/users/${rotating.userId}/secret`, { token: server.pat, body: {} });
     expect(renewed.status).toBe(200);
     for (const r of await onEvery((c) => c.post('/oauth/v2/token', old, { grant_type: 'client_credentials' }))) expect(r.body.error).toBe('invalid_client');
-    const fresh = basic(renewed.body.clientId, renewed.body.clientSecret);
+    const fresh = basicAuth(renewed.body.clientId, renewed.body.clientSecret);
     for (const r of await onEvery((c) => c.post('/oauth/v2/token', fresh, { grant_type: 'client_credentials' }))) expect(r.status).toBe(200);
   });
 
@@ -147,7 +146,7 @@ describe('two HTTP threads on one port', () => {
     const params = new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access' });
     const done = await signIn(new Agent(server), `/oauth/v2/authorize?${params}`, person);
     const code = responseParams(done.location!).get('code')!;
-    const auth = basic(web.clientId, web.clientSecret);
+    const auth = basicAuth(web.clientId, web.clientSecret);
     const answers = await onEvery((c) => c.post('/oauth/v2/token', auth, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT }));
     expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
     for (const r of answers.filter((a) => a.status !== 200)) expect(r.body.error).toBe('invalid_grant');
@@ -169,7 +168,7 @@ describe('two HTTP threads on one port', () => {
     const victim = await createHuman(server);
     const params = new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid profile' });
     const signedIn = await signIn(new Agent(server), `/oauth/v2/authorize?${params}`, victim);
-    const auth = basic(web.clientId, web.clientSecret);
+    const auth = basicAuth(web.clientId, web.clientSecret);
     const tokens = await connections[0]!.post('/oauth/v2/token', auth, { grant_type: 'authorization_code', code: responseParams(signedIn.location!).get('code')!, redirect_uri: REDIRECT });
     expect(tokens.status).toBe(200);
     const userinfo = (c: Connection) => c.post('/oidc/v1/userinfo', `Bearer ${tokens.body.access_token}`, {});

@@ -67,3 +67,8 @@ export async function createApiApp(
 export function importOrgs(server: Pick<ServerAddress, 'url' | 'pat'>, orgs: Record<string, unknown>[]): Promise<ApiResult> {
   return api(server, 'POST', '/admin/v1/import', { token: server.pat, body: { timeout: '1m', dataOrgs: { orgs } } });
 }
+
+/** An `Authorization: Basic` header value for client credentials (RFC 6749 §2.3.1: form-encoded id and secret). */
+export function basicAuth(id: string, secret: string): string {
+  return 'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
+}

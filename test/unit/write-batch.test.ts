@@ -1,7 +1,12 @@
+import { instanceLifetimeLimits } from '../../src/zitadel/oidc-config.js';
+import { loadConfig } from '../../src/config.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WriteBatch } from '../../src/storage/batch.js';
 import type { Storage } from '../../src/storage/db.js';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
+
+/** The instance's token lifetimes an import checks apps' own against: the settings' defaults. */
+const LIMITS = instanceLifetimeLimits(loadConfig({}, []));
 import { Table } from '../../src/storage/table.js';
 
 /**
@@ -373,9 +378,6 @@ describe('import atomicity', () => {
     expect(orgs.findUserByLoginName('b1@bad.localhost')).toBeUndefined();
     expect(orgs.findOrgByDomain('bad.localhost')).toBeUndefined();
   });
-
-/** The instance's token lifetimes an import checks apps' own against (SESAME_*_LIFETIME defaults). */
-const LIMITS = { accessToken: 43_200_000, idToken: 43_200_000, refreshTokenIdle: 2_592_000_000, refreshToken: 7_776_000_000 };
 
   it('a timeout stops between orgs; what was committed stays and a second run adds the rest', async () => {
     const { OrgsActor } = await import('../../src/actors/orgs.js');
