@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, hash, randomBytes, sign, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, hash, randomBytes, sign, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,7 +62,7 @@ function newKey(alg: Alg): KeyObject {
       : alg === 'ES256'
         ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
         : generateKeyPairSync('ed25519');
-  return createPrivateKey(pair.privateKey.export({ format: 'pem', type: 'pkcs8' }));
+  return pair.privateKey;
 }
 
 export interface Ceiling {
