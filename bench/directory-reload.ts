@@ -1,4 +1,3 @@
-import { hashSync, Algorithm } from '@node-rs/argon2';
 import { rmSync } from 'node:fs';
 import { loadConfig } from '../src/config.js';
 import { openMasterKey } from '../src/directory.js';
@@ -7,7 +6,7 @@ import { buildLocalRoutes } from '../src/threads/local-routes.js';
 import { SignatureCheck } from '../src/workers/signature-check.js';
 import { ReplayGuardActor } from '../src/actors/replay-guard.js';
 import { startServer, tempDataDir } from '../test/helpers/server.js';
-import { generateOrg, MIGRATE_SIZE } from './scenarios/migrate.js';
+import { benchPasswordHash, generateOrg, MIGRATE_SIZE } from './scenarios/migrate.js';
 
 /**
  * What a directory change costs an HTTP acceptor thread: it reloads its copy of the directory
@@ -19,8 +18,7 @@ import { generateOrg, MIGRATE_SIZE } from './scenarios/migrate.js';
 const dataDir = tempDataDir();
 try {
   const server = await startServer({ dataDir, env: { SESAME_HTTP_THREADS: '1' } });
-  const hash = hashSync('bench-password', { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 });
-  const { bundle } = generateOrg(MIGRATE_SIZE, hash);
+  const { bundle } = generateOrg(MIGRATE_SIZE, benchPasswordHash());
   const imported = await fetch(`${server.url}/admin/v1/import`, {
     method: 'POST',
     headers: { authorization: `Bearer ${server.pat}`, 'content-type': 'application/json' },

@@ -18,6 +18,11 @@ function sizeFromEnv(env: NodeJS.ProcessEnv = process.env): typeof MIGRATE_SIZE 
   return Number.isInteger(users) && users > 0 ? { ...MIGRATE_SIZE, users } : MIGRATE_SIZE;
 }
 
+/** The people's password hash (Argon2id, OWASP's parameters), computed once per bundle. */
+export function benchPasswordHash(): string {
+  return hashSync('bench-password', { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 });
+}
+
 export interface GeneratedOrg {
   orgId: string;
   bundle: { orgs: unknown[] };
@@ -110,8 +115,7 @@ export const migrate: CustomScenario = {
     const size = sizeFromEnv();
     const { users, projects, apps } = size;
     const what = `${users} users, ${projects} projects, ${apps} apps`;
-    const hash = hashSync('bench-password', { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 });
-    const { orgId, bundle } = generateOrg(size, hash);
+    const { orgId, bundle } = generateOrg(size, benchPasswordHash());
     const body = Buffer.from(JSON.stringify({ timeout: '30m', dataOrgs: bundle }));
     (bundle.orgs as unknown[]).length = 0; // only the bytes are needed from here on
     const idle = rssMiB(target.pid);
