@@ -37,11 +37,12 @@ afterAll(async () => {
 });
 
 /** Sends a plan's requests once, in order, as autocannon would on one connection. */
-async function iterate(plan: RequestPlan, bodies: string[] = []): Promise<number[]> {
+async function iterate(plan: RequestPlan, bodies: string[] = [], sent: string[] = []): Promise<number[]> {
   const context: Record<string, unknown> = {};
   const statuses: number[] = [];
   for (const step of plan.requests) {
     const { body } = step.setupRequest ? step.setupRequest({ body: step.body }, context) : step;
+    sent.push(String(body ?? ''));
     const res = await fetch(new URL(step.path, target.issuer), { method: step.method, headers: step.headers, body, redirect: 'manual' });
     const text = await res.text();
     step.onResponse?.(res.status, text, context, Object.fromEntries(res.headers));
@@ -68,7 +69,18 @@ describe('bench oidc-provider peer', () => {
 
   it('refresh rotates the token families it prepared', async () => {
     const plan = (await refresh.plan(target, { duration: 1 })) as RequestPlan;
+    const bodies: string[] = [];
+    const sent: string[] = [];
+    expect(await iterate(plan, bodies, sent)).toEqual([200]);
     expect(await iterate(plan)).toEqual([200]);
-    expect(await iterate(plan)).toEqual([200]);
+    // A new token came back, and the one it replaces is refused now.
+    const used = new URLSearchParams(sent[0]).get('refresh_token')!;
+    const successor = (JSON.parse(bodies[0]!) as { refresh_token: string }).refresh_token;
+    expect(successor).toBeTruthy();
+    expect(successor).not.toBe(used);
+    const step = plan.requests[0]!;
+    const reused = await fetch(new URL(step.path, target.issuer), { method: 'POST', headers: step.headers, body: `grant_type=refresh_token&refresh_token=${encodeURIComponent(used)}` });
+    expect(reused.status).toBe(400);
+    expect(((await reused.json()) as { error: string }).error).toBe('invalid_grant');
   });
 });
