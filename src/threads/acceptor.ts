@@ -115,12 +115,13 @@ async function start(): Promise<void> {
   const routes: Route[] = data.routes.map((descriptor, index) => {
     const servedHere = local.served.get(descriptor.pattern);
     if (servedHere) {
-      // The handler is looked up per request: a reload of the directory copy replaces it.
+      // Handlers and origin checks are looked up per request: a reload of the directory copy replaces them.
+      const current = () => local.served.get(descriptor.pattern)!;
       const methods: Route['methods'] = {};
       for (const method of Object.keys(servedHere.methods) as (keyof Route['methods'])[]) {
-        methods[method] = (req) => local.served.get(descriptor.pattern)!.methods[method]!(req);
+        methods[method] = (req) => current().methods[method]!(req);
       }
-      const cors = servedHere.cors === true ? true : servedHere.cors && ((origin: string) => (local.served.get(descriptor.pattern)!.cors as (o: string) => boolean)(origin));
+      const cors = typeof servedHere.cors === 'function' ? (origin: string) => (current().cors as (o: string) => boolean)(origin) : servedHere.cors;
       return { ...servedHere, methods, cors };
     }
     const precheck = local.prechecks.get(descriptor.pattern);
