@@ -3,6 +3,8 @@ import { Transactions } from './actors/transaction.js';
 import { KeysActor } from './actors/keys.js';
 import { AuthCodesActor } from './actors/auth-codes.js';
 import { AuthRequestsActor } from './actors/auth-requests.js';
+import { DeviceAuthorizationsActor } from './actors/device-authorizations.js';
+import { DEVICE_FLOW_RULES } from './protocol/device-flow.js';
 import { RefreshTokensActor } from './actors/refresh-tokens.js';
 import { IssuedTokensActor } from './actors/issued-tokens.js';
 import { UserSessionsActor } from './actors/user-sessions.js';
@@ -155,6 +157,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       config.refreshTokenLifetime,
       config.refreshTokenReuseGrace,
     );
+    const deviceAuthorizations = new DeviceAuthorizationsActor(storage, masterKey, DEVICE_FLOW_RULES);
     const cryptoPool = pool;
     const ctx: Ports = {
       config,
@@ -175,6 +178,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       userSessions,
       authCodes,
       refreshTokens,
+      deviceAuthorizations,
       masterKey,
       migration: new MigrationStore(new Transactions(storage), orgs, clients),
       isReady: () => ready,
@@ -191,7 +195,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     }
     const threads = acceptors;
     const sweep = () => {
-      return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep()]);
+      return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep(), deviceAuthorizations.sweep()]);
     };
     sweeper = setInterval(() => {
       sweep().catch((error: unknown) => log.error('sweep failed', { error: String(error) }));

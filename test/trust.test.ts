@@ -323,18 +323,16 @@ describe('OIDC app settings Sesame cannot honour', () => {
   };
   const base = { redirectUris: ['https://refused.example.com/cb'] };
 
-  it('refuses backChannelLogoutUri, loginV2 and the device code grant type at AddOIDCApp and UpdateOIDCAppConfig; loginV1 is fine', async () => {
+  it('refuses backChannelLogoutUri and loginV2 at AddOIDCApp and UpdateOIDCAppConfig; loginV1 is fine', async () => {
     const add = (body: Record<string, unknown>) =>
       api(server, 'POST', `/management/v1/projects/${projectP}/apps/oidc`, { token: server.pat, body: { name: uniqueName('app'), ...base, ...body } });
     expectRefused(await add({ backChannelLogoutUri: 'https://refused.example.com/bcl' }), /back-channel logout is not supported yet/);
     expectRefused(await add({ loginVersion: { loginV2: { baseUri: 'https://login.example.com' } } }), /loginV2 is not supported/);
     expectRefused(await add({ loginVersion: { loginV2: {} } }), /loginV2 is not supported/);
-    expectRefused(await add({ grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_DEVICE_CODE'] }), /OIDC_GRANT_TYPE_DEVICE_CODE is not supported yet/);
     const v1 = ok(await add({ loginVersion: { loginV1: {} } }));
     const path = `/management/v1/projects/${projectP}/apps/${v1.appId}/oidc_config`;
     expectRefused(await api(server, 'PUT', path, { token: server.pat, body: { ...base, backChannelLogoutUri: 'https://refused.example.com/bcl' } }), /back-channel/);
     expectRefused(await api(server, 'PUT', path, { token: server.pat, body: { ...base, loginVersion: { loginV2: {} } } }), /loginV2/);
-    expectRefused(await api(server, 'PUT', path, { token: server.pat, body: { ...base, grantTypes: ['OIDC_GRANT_TYPE_DEVICE_CODE'] } }), /DEVICE_CODE/);
     const stored = ok(await api(server, 'GET', `/management/v1/projects/${projectP}/apps/${v1.appId}`, { token: server.pat })).app.oidcConfig;
     expect(stored).toMatchObject({ loginVersion: { loginV1: {} } });
     expect(stored).not.toHaveProperty(['backChannelLogoutUri']);
@@ -368,12 +366,11 @@ describe('OIDC app settings Sesame cannot honour', () => {
     expect(result.errors).toEqual([
       { type: 'oidc_app', id: `${orgId}-o`, message: expect.stringMatching(/back-channel logout is not supported yet.*imported without it/) },
       { type: 'oidc_app', id: `${orgId}-o`, message: expect.stringMatching(/loginV2 is not supported.*imported without it/) },
-      { type: 'oidc_app', id: `${orgId}-o`, message: expect.stringMatching(/OIDC_GRANT_TYPE_DEVICE_CODE is not supported yet.*imported without it/) },
     ]);
     const app = ok(await api(server, 'GET', `/management/v1/projects/${orgId}-p/apps/${orgId}-o`, { token: server.pat, orgId })).app.oidcConfig;
     expect(app).not.toHaveProperty('backChannelLogoutUri');
     expect(app).not.toHaveProperty('loginVersion');
-    expect(app.grantTypes).toEqual(['OIDC_GRANT_TYPE_AUTHORIZATION_CODE']);
+    expect(app.grantTypes).toEqual(['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_DEVICE_CODE']);
   });
 });
 

@@ -18,7 +18,7 @@ import type { View } from '../util/readonly.js';
  * at most 30 minutes, also across a restart. The TOTP secret shown during enrollment is stored
  * sealed with the master key.
  */
-export type LoginStep = 'select' | 'loginname' | 'password' | 'password-change' | 'otp' | 'mfa-setup' | 'register';
+export type LoginStep = 'select' | 'loginname' | 'password' | 'password-change' | 'otp' | 'mfa-setup' | 'register' | 'device-consent';
 
 export interface AuthRequest {
   id: string;
@@ -41,6 +41,8 @@ export interface AuthRequest {
   pendingOtpSecret?: string;
   /** The browser's cookie was renewed in this request (when the password passed). */
   cookieRenewed?: boolean;
+  /** A device sign-in: the browser session whose person is asked to allow the device. */
+  deviceSid?: string;
 }
 
 /** What the login sees of a request: the request itself, read-only; it changes through the transitions below. */
@@ -103,12 +105,13 @@ export class AuthRequestsActor {
     request: ValidatedAuthRequest,
     locale: Locale,
     step: LoginStep,
-    start: { userId?: string | undefined; loginName?: string | undefined; checks?: AuthChecks } = {},
+    start: { userId?: string | undefined; loginName?: string | undefined; checks?: AuthChecks; deviceSid?: string } = {},
   ): Promise<AuthRequestView> {
     const id = randomBytes(18).toString('base64url');
     const created: AuthRequest = { id, agentId, createdAt: clock.now(), request, locale, step, checks: start.checks ?? {} };
     if (start.userId) created.userId = start.userId;
     if (start.loginName) created.loginName = start.loginName;
+    if (start.deviceSid) created.deviceSid = start.deviceSid;
     // Checks carried over from a browser session belong to its user.
     if (start.checks && start.userId) created.authenticatedUserId = start.userId;
     this.requests.set(id, created);
@@ -263,6 +266,14 @@ export class AuthRequestsActor {
   /** The next step the login policy asks for (after a passed one), or a step entered again (enrollment without its secret). */
   enterStep(view: AuthRequestView, step: LoginStep): Promise<void> {
     return this.change(view, (r) => AuthRequestsActor.enter(r, step));
+  }
+
+  /** A device sign-in reached its end: the person of this browser session is asked to allow the device. */
+  askDeviceConsent(view: AuthRequestView, sid: string): Promise<void> {
+    return this.change(view, (r) => {
+      AuthRequestsActor.enter(r, 'device-consent');
+      r.deviceSid = sid;
+    });
   }
 
   /** The browser got a new cookie: the request now belongs to its new agent id only. */

@@ -63,6 +63,7 @@ export interface RouteDescriptor {
   pattern: string;
   errorStyle: ErrorStyle;
   maxBody: number | undefined;
+  peerAddress: boolean;
 }
 
 /** A request handed from an acceptor thread to the main thread (structured-clone safe). */
@@ -77,6 +78,7 @@ export interface ForwardedRequest {
   headers: Record<string, string>;
   repeatedHeaders: string[];
   body: Uint8Array;
+  peer: string | undefined;
 }
 
 export interface ForwardedResponse {
@@ -193,6 +195,8 @@ export async function startHttpServer(host: string, port: number, options: Serve
       const origin = headers.origin;
       if (origin && route.cors(origin)) state.allowOrigin = origin;
     }
+    // Read now: the remote address is the connection's, which uWS may reuse once the request ends.
+    const peer = route.peerAddress ? Buffer.from(res.getRemoteAddressAsText()).toString() : undefined;
     const params: string[] = [];
     for (let i = 0; i < paramCount; i++) params.push(decodeURIComponentSafe(raw.getParameter(i)));
     const path = raw.getUrl();
@@ -254,6 +258,7 @@ export async function startHttpServer(host: string, port: number, options: Serve
         headers,
         repeatedHeaders: repeated ?? NO_REPEATS,
         body,
+        peer,
       };
       try {
         const result = handle(request);
@@ -271,7 +276,7 @@ export async function startHttpServer(host: string, port: number, options: Serve
     // Also when the main thread will serve the request: the check spares the upload.
     if (route.beforeBody) {
       try {
-        route.beforeBody({ method, path, query, params, headers, repeatedHeaders: repeated ?? NO_REPEATS, body: EMPTY });
+        route.beforeBody({ method, path, query, params, headers, repeatedHeaders: repeated ?? NO_REPEATS, body: EMPTY, peer });
       } catch (error) {
         fail(error);
         return;
@@ -329,12 +334,12 @@ export async function startHttpServer(host: string, port: number, options: Serve
         },
         // In the binary, missing from the typings.
         close: () => (app as unknown as { close(): void }).close(),
-        routeTable: () => mounted.map((r) => ({ pattern: r.pattern, errorStyle: r.errorStyle, maxBody: r.maxBody })),
+        routeTable: () => mounted.map((r) => ({ pattern: r.pattern, errorStyle: r.errorStyle, maxBody: r.maxBody, peerAddress: r.peerAddress === true })),
         serveForwarded(request) {
           const route = typeof request.route === 'number' ? mounted[request.route] : fallbacks[request.route];
           if (!route) return Promise.reject(new Error(`no route ${String(request.route)}`));
           return new Promise((resolve) => {
-            const { res, onData } = forwardedResponse(resolve);
+            const { res, onData } = forwardedResponse(resolve, request.peer);
             serve(route, res, forwardedRequest(request), request.params.length);
             // The whole body at once, as uWS hands over a body that arrived in one piece (serve() copies it).
             const body = request.body;
@@ -389,12 +394,14 @@ function forwardedRequest(request: ForwardedRequest): uWS.HttpRequest {
 }
 
 /** The uWS response calls serve() makes, collected into what goes back to the acceptor thread. */
-function forwardedResponse(resolve: (response: ForwardedResponse) => void): { res: uWS.HttpResponse; onData: () => ((chunk: ArrayBuffer, isLast: boolean) => void) | undefined } {
+function forwardedResponse(resolve: (response: ForwardedResponse) => void, peer: string | undefined): { res: uWS.HttpResponse; onData: () => ((chunk: ArrayBuffer, isLast: boolean) => void) | undefined } {
   let status = 200;
   const headers: [string, string][] = [];
   let dataHandler: ((chunk: ArrayBuffer, isLast: boolean) => void) | undefined;
   const fake = {
     onAborted: () => fake,
+    // The connection's address as the acceptor thread read it.
+    getRemoteAddressAsText: () => Buffer.from(peer ?? ''),
     onData(handler: (chunk: ArrayBuffer, isLast: boolean) => void) {
       dataHandler = handler;
       return fake;

@@ -12,6 +12,8 @@ export interface Request {
   readonly headers: Readonly<Record<string, string>>;
   readonly repeatedHeaders: ReadonlySet<string>;
   readonly body: Buffer;
+  /** The client's IP address as text, only on routes with `peerAddress` (for limits per address). */
+  readonly peer: string | undefined;
 }
 
 export interface Response {
@@ -47,4 +49,6 @@ export interface Route {
    * thread, a route the main thread serves; it answers with what the main thread answered.
    */
   forward?: Handler;
+  /** The handler reads `req.peer` (the connection's remote address), e.g. to limit guesses per address. */
+  peerAddress?: true;
 }

@@ -30,4 +30,9 @@ export interface ValidatedAuthRequest {
   loginHint: string | undefined;
   idTokenHint: string | undefined;
   uiLocales: string | undefined;
+  /**
+   * A device authorization (RFC 8628) the sign-in is for, by id: the login then ends on the device
+   * page's consent step instead of answering a redirect_uri (it has none).
+   */
+  device?: string;
 }

@@ -14,4 +14,6 @@ export const ENDPOINT_AUTH_METHODS = {
   /** As ZITADEL (zitadel/oidc): Basic or an assertion; a public client may not introspect. */
   introspection: new Set<AuthMethod>(['client_secret_basic', 'private_key_jwt']) as ReadonlySet<AuthMethod>,
   revocation: ALL_AUTH_METHODS,
+  /** RFC 8628 §3.1: as at the token endpoint (a public client names itself with client_id). */
+  deviceAuthorization: ALL_AUTH_METHODS,
 } as const;

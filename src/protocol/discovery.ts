@@ -1,6 +1,7 @@
 import { ENDPOINT_AUTH_METHODS } from './client-auth-methods.js';
 import type { SigningAlg } from '../config.js';
 import { ASSERTION_ALGS } from './assertion.js';
+import { DEVICE_CODE_GRANT } from './device-flow.js';
 
 /**
  * The OpenID Connect Discovery 1.0 document. It lists only what this server does today; a feature
@@ -15,6 +16,7 @@ export const PATHS = {
   authorization: '/oauth/v2/authorize',
   userinfo: '/oidc/v1/userinfo',
   endSession: '/oidc/v1/end_session',
+  deviceAuthorization: '/oauth/v2/device_authorization',
 } as const;
 
 /** `tokenExchange`: the grant is listed only while the oidcTokenExchange feature is on. */
@@ -27,6 +29,7 @@ export function discoveryDocument(issuer: string, signingAlg: SigningAlg, tokenE
     revocation_endpoint: issuer + PATHS.revocation,
     userinfo_endpoint: issuer + PATHS.userinfo,
     end_session_endpoint: issuer + PATHS.endSession,
+    device_authorization_endpoint: issuer + PATHS.deviceAuthorization,
     jwks_uri: issuer + PATHS.jwks,
     scopes_supported: ['openid', 'profile', 'email', 'phone', 'address', 'offline_access'],
     response_types_supported: ['code', 'id_token', 'id_token token'],
@@ -40,6 +43,7 @@ export function discoveryDocument(issuer: string, signingAlg: SigningAlg, tokenE
       'refresh_token',
       'client_credentials',
       'urn:ietf:params:oauth:grant-type:jwt-bearer',
+      DEVICE_CODE_GRANT,
       ...(tokenExchange ? ['urn:ietf:params:oauth:grant-type:token-exchange'] : []),
     ],
     subject_types_supported: ['public'],

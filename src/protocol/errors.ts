@@ -12,6 +12,9 @@ export type OAuthErrorCode =
   | 'invalid_target'
   | 'unsupported_token_type'
   | 'access_denied'
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token'
   | 'invalid_token'
   | 'server_error'
   | 'temporarily_unavailable';
@@ -26,6 +29,10 @@ const DEFAULT_STATUS: Record<OAuthErrorCode, number> = {
   invalid_target: 400,
   unsupported_token_type: 400,
   access_denied: 403,
+  // RFC 8628 §3.5: errors of a device's poll, all 400 as token endpoint errors are (RFC 6749 §5.2).
+  authorization_pending: 400,
+  slow_down: 400,
+  expired_token: 400,
   invalid_token: 401,
   server_error: 500,
   temporarily_unavailable: 503,

@@ -3,6 +3,7 @@ import type { KeysActor } from '../actors/keys.js';
 import type { InstanceInfo, OrgsActor } from '../actors/orgs.js';
 import type { AuthCodesActor } from '../actors/auth-codes.js';
 import type { AuthRequestsActor } from '../actors/auth-requests.js';
+import type { DeviceAuthorizationsActor } from '../actors/device-authorizations.js';
 import type { RefreshTokensActor } from '../actors/refresh-tokens.js';
 import type { IssuedTokensActor } from '../actors/issued-tokens.js';
 import type { UserSessionsActor } from '../actors/user-sessions.js';
@@ -43,6 +44,8 @@ export interface Ports {
   readonly userSessions: UserSessionsActor;
   readonly authCodes: AuthCodesActor;
   readonly refreshTokens: RefreshTokensActor;
+  /** Device authorization grant (RFC 8628): what devices asked for, until redeemed. */
+  readonly deviceAuthorizations: DeviceAuthorizationsActor;
   /** Seals secrets at rest (TOTP secrets) and derives purpose keys (CSRF). */
   readonly masterKey: MasterKey;
   /** Export snapshots and atomic import commits (organization migration). */

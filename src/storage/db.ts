@@ -33,6 +33,8 @@ const STORES = [
   'loginSecurity',
   // Sign-ins under way: auth requests and how far their login got (AuthRequestsActor), at most 30 minutes each.
   'authRequests',
+  // Device authorizations (RFC 8628) until some minutes after they expired (DeviceAuthorizationsActor).
+  'deviceAuthorizations',
 ] as const;
 export type StoreName = (typeof STORES)[number];
 

@@ -50,6 +50,7 @@ function forward(route: ForwardedRequest['route'], req: Request): Promise<Respon
     headers: req.headers as Record<string, string>,
     repeatedHeaders: [...req.repeatedHeaders],
     body,
+    peer: req.peer,
   };
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve, reject });
@@ -129,6 +130,7 @@ async function start(): Promise<void> {
       pattern: descriptor.pattern,
       errorStyle: descriptor.errorStyle,
       maxBody: descriptor.maxBody,
+      ...(descriptor.peerAddress ? { peerAddress: true as const } : {}),
       methods: {},
       forward: (req) => forward(index, req),
       // The check before an upload (the import's caller) answers here, so on a current copy: a

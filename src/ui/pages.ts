@@ -249,6 +249,69 @@ ${hidden(p)}
   );
 }
 
+/**
+ * The device page (RFC 8628 §3.3): the person types the code their device shows (or finds it
+ * filled in from verification_uri_complete). `csrf` binds the form to this browser's cookie.
+ */
+export function deviceCodePage(locale: Locale, options: { csrf: string; userCode?: string; error?: string }): string {
+  const t = translator(locale);
+  return layout(
+    locale,
+    t('device.title'),
+    html`<h1>${t('device.title')}</h1>
+<p class="intro">${t('device.intro')}</p>
+${errorBox(options.error)}
+<form method="post" action="/ui/login/device">
+<input type="hidden" name="csrf" value="${options.csrf}">
+<label for="user_code">${t('device.code')}</label>
+<input type="text" id="user_code" name="user_code" class="code" value="${options.userCode ?? ''}" maxlength="20" autocomplete="off" autocapitalize="characters" spellcheck="false" required autofocus>
+<button type="submit">${t('device.submit')}</button>
+</form>`,
+    t,
+  );
+}
+
+/** Scopes that have words for people; the others are shown as they are. */
+const SCOPE_TEXTS = new Set(['openid', 'profile', 'email', 'phone', 'address', 'offline_access']);
+
+/**
+ * After signing in: the person sees which app asks for what on which account, and is reminded to
+ * allow only a device of their own (RFC 8628 §5.4: codes get phished), then allows or denies.
+ */
+export function deviceConsentPage(p: PageContext, options: { loginName: string; scopes: readonly string[] }): string {
+  const t = translator(p.locale);
+  const scopeText = (scope: string) => (SCOPE_TEXTS.has(scope) ? t(`device.scope.${scope}` as Parameters<Translate>[0]) : scope);
+  return layout(
+    p.locale,
+    t('device.consent.title'),
+    html`<h1>${t('device.consent.title')}</h1>
+<span class="user-chip">${options.loginName}</span>
+<p class="intro">${t('device.consent.intro', { client: p.clientName, user: options.loginName })}</p>
+${options.scopes.length > 0 ? html`<p class="intro">${t('device.consent.scopes')}</p>
+<ul class="scopes">
+${options.scopes.map((scope) => html`<li>${scopeText(scope)}</li>
+`)}</ul>` : ''}
+<p class="intro">${t('device.consent.own')}</p>
+<form method="post" action="/ui/login/device/consent">
+${hidden(p)}
+<button type="submit" name="decision" value="allow">${t('device.consent.allow')}</button>
+<button type="submit" name="decision" value="deny" class="secondary">${t('device.consent.deny')}</button>
+</form>
+<form method="post" action="/ui/login/loginname/change">
+${hidden(p)}
+<button type="submit" class="secondary">${t('password.otherUser')}</button>
+</form>`,
+    t,
+  );
+}
+
+/** The device's answer is recorded: it gets its tokens (or access_denied) at its next poll. */
+export function deviceDonePage(locale: Locale, allowed: boolean, clientName: string): string {
+  const t = translator(locale);
+  const title = t(allowed ? 'device.allowed.title' : 'device.denied.title');
+  return layout(locale, title, html`<h1>${title}</h1><p class="intro">${t(allowed ? 'device.allowed.intro' : 'device.denied.intro', { client: clientName })}</p>`, t);
+}
+
 export function errorPage(locale: Locale, message: string, detail?: string): string {
   const t = translator(locale);
   return layout(

@@ -127,9 +127,6 @@ export function unsupportedOidcSettings(input: OidcConfigInput): { field: string
   if (input.loginVersion?.loginV2) {
     found.push({ field: 'loginVersion', message: 'loginVersion: loginV2 is not supported; Sesame serves its own login (loginV1)' });
   }
-  if (input.grantTypes.includes('OIDC_GRANT_TYPE_DEVICE_CODE')) {
-    found.push({ field: 'grantTypes', message: 'grantTypes: OIDC_GRANT_TYPE_DEVICE_CODE is not supported yet (the device authorization grant)' });
-  }
   return found;
 }
 
@@ -138,7 +135,6 @@ export function withoutUnsupportedOidcSettings(input: OidcConfigInput): OidcConf
   const { loginVersion, ...rest } = input;
   return {
     ...rest,
-    grantTypes: rest.grantTypes.filter((g) => g !== 'OIDC_GRANT_TYPE_DEVICE_CODE'),
     backChannelLogoutUri: '',
     ...(loginVersion?.loginV1 ? { loginVersion: { loginV1: {} } } : {}),
   };

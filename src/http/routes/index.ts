@@ -2,6 +2,8 @@ import { managementRoutes, type ManagementRoutesPorts } from '../admin/routes.js
 import type { Route } from '../types.js';
 import { authorizeRoute } from './authorize.js';
 import { endSessionRoute } from './end-session.js';
+import { deviceAuthorizationRoute, type DeviceAuthorizationPorts } from './device-authorization.js';
+import { devicePageRoutes, type DevicePagePorts } from './device.js';
 import { loginRoutes } from './login.js';
 import { userinfoRoute } from './userinfo.js';
 import { discoveryRoute } from './discovery.js';
@@ -22,7 +24,7 @@ import type { HealthPorts } from './health.js';
 import type { RevokePorts } from './revoke.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type RoutesPorts = UserinfoPorts & EndSessionPorts & KeysPorts & TokenPorts & LoginPorts & AuthorizePorts & IntrospectPorts & DiscoveryPorts & HealthPorts & RevokePorts & ManagementRoutesPorts;
+export type RoutesPorts = UserinfoPorts & EndSessionPorts & KeysPorts & TokenPorts & LoginPorts & AuthorizePorts & IntrospectPorts & DiscoveryPorts & HealthPorts & RevokePorts & ManagementRoutesPorts & DeviceAuthorizationPorts & DevicePagePorts;
 
 /** Every route of the server, one module per endpoint. */
 export function routes(ctx: RoutesPorts): Route[] {
@@ -34,6 +36,8 @@ export function routes(ctx: RoutesPorts): Route[] {
     introspectRoute(ctx),
     revokeRoute(ctx),
     authorizeRoute(ctx),
+    deviceAuthorizationRoute(ctx),
+    ...devicePageRoutes(ctx),
     ...loginRoutes(ctx),
     userinfoRoute(ctx),
     endSessionRoute(ctx),

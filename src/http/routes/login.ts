@@ -14,6 +14,8 @@ import type { LoginPolicy, UserRecord } from '../../model/records.js';
 import { parseFormBody, parseUrlEncoded, type Form } from '../../protocol/form.js';
 import { translator, type TextKey } from '../../ui/i18n.js';
 import {
+  deviceConsentPage,
+  deviceDonePage,
   errorPage,
   loginNamePage,
   mfaSetupPage,
@@ -34,10 +36,11 @@ import type { Request, Response, Route } from '../types.js';
 import { LOGIN_PATH } from './authorize.js';
 import { KeyedQueue } from '../../util/keyed-queue.js';
 import type { RespondPorts } from '../login/respond.js';
+import { decideDevice, type DeviceFlowPorts } from '../../services/device-flow.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type LoginPorts = Pick<Ports, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginSecurity' | 'masterKey' | 'orgs' | 'pool' | 'userSessions'> & RespondPorts;
+export type LoginPorts = Pick<Ports, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginSecurity' | 'masterKey' | 'orgs' | 'pool' | 'userSessions'> & RespondPorts & DeviceFlowPorts;
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
@@ -164,6 +167,12 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
           status,
           loginNamePage(page, { loginName: auth.loginName ?? '', ...(error ? { error } : {}), allowRegister: allowRegister(flow) }),
         );
+      case 'device-consent': {
+        const session = deviceSession(flow);
+        const signedIn = session && ctx.orgs.getUser(session.userId);
+        if (!signedIn) return expired(flow.agent);
+        return htmlResponse(status, deviceConsentPage(page, { loginName: ctx.orgs.preferredLoginName(signedIn), scopes: auth.request.scopes }));
+      }
     }
   }
 
@@ -209,13 +218,39 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   async function finish(flow: Flow, user: UserRecord, headers: Record<string, string> = {}): Promise<Response> {
     const renewed = flow.auth.cookieRenewed ? headers : await renewCookie(flow);
     const session = await ctx.userSessions.signIn(flow.agent.agentId, user.id, flow.auth.checks);
-    await ctx.authRequests.finish(flow.auth.id);
-    return completeAuthorization(ctx, flow.auth.request, session, flow.page.locale, renewed);
+    return answer(flow, session, renewed);
   }
 
-  async function answer(flow: Flow, session: View<UserSession>): Promise<Response> {
+  async function answer(flow: Flow, session: View<UserSession>, headers: Record<string, string> = {}): Promise<Response> {
+    // A device sign-in ends on its consent step, in this browser session.
+    if (flow.auth.request.device !== undefined) {
+      await ctx.authRequests.askDeviceConsent(flow.auth, session.id);
+      return backToStep(flow, headers);
+    }
     await ctx.authRequests.finish(flow.auth.id);
-    return completeAuthorization(ctx, flow.auth.request, session, flow.page.locale);
+    return completeAuthorization(ctx, flow.auth.request, session, flow.page.locale, headers);
+  }
+
+  /** The browser session a device consent step asks about, if it is still this browser's and live. */
+  function deviceSession(flow: Flow): View<UserSession> | undefined {
+    const sid = flow.auth.deviceSid;
+    return usableSessions(ctx, flow.agent.agentId, flow.auth.request).find((s) => s.id === sid);
+  }
+
+  /** The person allowed or denied the device: recorded for its next poll, and the sign-in request ends. */
+  async function decideDeviceConsent(flow: Flow, allow: boolean): Promise<Response> {
+    const session = deviceSession(flow);
+    const authorization = ctx.deviceAuthorizations.pending(flow.auth.request.device ?? '');
+    if (!session || !authorization) {
+      await ctx.authRequests.finish(flow.auth.id);
+      return htmlResponse(400, errorPage(flow.page.locale, t(flow, 'device.invalid')));
+    }
+    const { decided, refusal } = await decideDevice(ctx, authorization, session, allow);
+    await ctx.authRequests.finish(flow.auth.id);
+    if (refusal === 'inactive' || refusal === 'org') return htmlResponse(400, errorPage(flow.page.locale, t(flow, 'error.inactive')));
+    if (refusal) return htmlResponse(403, errorPage(flow.page.locale, t(flow, 'device.denied.title'), refusal.denied));
+    if (!decided) return htmlResponse(400, errorPage(flow.page.locale, t(flow, 'device.invalid')));
+    return htmlResponse(200, deviceDonePage(flow.page.locale, allow, flow.page.clientName));
   }
 
   /** Who may sign in with a password for this request: an active human with a password, in the requested org. */
@@ -456,6 +491,9 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     route('/ui/login/otp', { POST: atStep('otp', (flow, form) => checkOtp(flow, form.get('code'))) }),
     route('/ui/login/mfa/verify', { POST: atStep('mfa-setup', (flow, form) => confirmOtpSetup(flow, form.get('code'))) }),
     route('/ui/login/mfa/skip', { POST: atStep('mfa-setup', (flow) => skipOtpSetup(flow)) }),
+    route('/ui/login/device/consent', {
+      POST: atStep('device-consent', (flow, form) => decideDeviceConsent(flow, form.get('decision') === 'allow')),
+    }),
     route('/ui/login/select', {
       POST: post(async (flow, form) => {
         const sid = form.get('sid');

@@ -65,8 +65,11 @@ function normalizeSet(value: string): string {
   return [...new Set(parts)].sort((a, b) => order.indexOf(a) - order.indexOf(b)).join(' ');
 }
 
-/** Scopes of a user authorization: unknown ones dropped (ZITADEL), `:aud` projects and the org scope checked. */
-function authorizationScopes(
+/**
+ * Scopes of a user authorization (the authorization endpoint, the device authorization endpoint):
+ * unknown ones dropped (ZITADEL), `:aud` projects and the org scope checked.
+ */
+export function authorizationScopes(
   raw: string,
   dir: Pick<AuthorizeDirectory, 'resolveProject' | 'orgById' | 'orgByDomain'>,
 ): { scopes: string[]; audienceProjects: string[]; orgId: string | undefined } {

@@ -1,0 +1,202 @@
+import { createHmac } from 'node:crypto';
+import type { Storage } from '../storage/db.js';
+import type { MasterKey } from '../crypto/master-key.js';
+import { sha256Base64url } from '../util/hash.js';
+import { newOpaqueToken } from '../util/ids.js';
+import { clock } from '../util/clock.js';
+import type { View } from '../util/readonly.js';
+
+/**
+ * Owns device authorizations (RFC 8628): what a device asked for, under the SHA-256 of its device
+ * code (256 random bits) and an HMAC of its user code (a short code: keyed, so a copy of the
+ * database does not give the codes away by brute force), pending until the person allows or
+ * denies it in the browser, then redeemed once by the device. Each change is in memory at once
+ * (parallel requests see it) and resolves once durable; a failed write takes it back. Records
+ * stay on disk across restarts until some minutes after they expired, so a late poll still gets
+ * `expired_token` and a second redemption `invalid_grant` rather than an unknown code.
+ */
+export interface DeviceRequest {
+  clientId: string;
+  scopes: string[];
+  /** Projects named by `urn:zitadel:iam:org:project:id:{id}:aud` scopes. */
+  audienceProjects: string[];
+  /** The org an org scope restricts the sign-in to. */
+  orgId?: string | undefined;
+}
+
+/** Who allowed the device, in which browser session: the grant its tokens are issued for. */
+export interface DeviceApproval {
+  grantId: string;
+  userId: string;
+  sid: string;
+  audience: string[];
+  authTime: number;
+  amr: readonly string[];
+}
+
+export type DeviceAuthorizationState = 'pending' | 'approved' | 'denied' | 'redeemed';
+
+export interface DeviceAuthorization extends DeviceRequest {
+  /** SHA-256 of the device code. */
+  id: string;
+  /** HMAC of the user code (canonical form). */
+  userCodeKey: string;
+  createdAt: number;
+  exp: number;
+  state: DeviceAuthorizationState;
+  approval?: DeviceApproval;
+}
+
+/** The protocol's numbers and user code format (src/protocol/device-flow.ts), handed in by the wiring. */
+export interface DeviceFlowRules {
+  lifetimeMs: number;
+  intervalMs: number;
+  /** What a `slow_down` adds to the interval. */
+  slowDownStepMs: number;
+  newUserCode(): string;
+}
+
+/** How long a record outlives its expiry: late polls are told `expired_token`, reuses `invalid_grant`. */
+const KEPT_AFTER_EXPIRY_MS = 10 * 60_000;
+
+export class DeviceAuthorizationsActor {
+  private readonly byId = new Map<string, DeviceAuthorization>();
+  private readonly byUserCode = new Map<string, DeviceAuthorization>();
+  /**
+   * When each device may poll next and its interval now. Memory only: a restart forgets the pace,
+   * which at worst lets one early poll through.
+   */
+  private readonly pace = new Map<string, { nextPollAt: number; intervalMs: number }>();
+  private readonly userCodeKey: Buffer;
+
+  constructor(
+    private readonly storage: Storage,
+    masterKey: MasterKey,
+    private readonly rules: DeviceFlowRules,
+  ) {
+    this.userCodeKey = masterKey.deriveKey('device-user-code');
+    for (const { value } of storage.stores.deviceAuthorizations.getRange()) this.remember(value as DeviceAuthorization);
+  }
+
+  private remember(record: DeviceAuthorization): void {
+    this.byId.set(record.id, record);
+    this.byUserCode.set(record.userCodeKey, record);
+  }
+
+  private forget(record: DeviceAuthorization): void {
+    if (this.byId.get(record.id) === record) this.byId.delete(record.id);
+    if (this.byUserCode.get(record.userCodeKey) === record) this.byUserCode.delete(record.userCodeKey);
+    this.pace.delete(record.id);
+  }
+
+  private keyOfUserCode(userCode: string): string {
+    return createHmac('sha256', this.userCodeKey).update(userCode).digest('base64url');
+  }
+
+  /** A new authorization; resolves with its codes once it is durable (before they are handed out). */
+  async start(request: DeviceRequest, now = clock.now()): Promise<{ deviceCode: string; userCode: string; expiresAt: number }> {
+    let userCode = this.rules.newUserCode();
+    // A user code must name one authorization: draw again on a (rare) clash with a kept one.
+    while (this.byUserCode.has(this.keyOfUserCode(userCode))) userCode = this.rules.newUserCode();
+    const deviceCode = newOpaqueToken();
+    const record: DeviceAuthorization = {
+      ...request,
+      id: sha256Base64url(deviceCode),
+      userCodeKey: this.keyOfUserCode(userCode),
+      createdAt: now,
+      exp: now + this.rules.lifetimeMs,
+      state: 'pending',
+    };
+    this.remember(record);
+    this.pace.set(record.id, { nextPollAt: now + this.rules.intervalMs, intervalMs: this.rules.intervalMs });
+    try {
+      await this.storage.durable(this.storage.stores.deviceAuthorizations.put(record.id, record));
+    } catch (error) {
+      this.forget(record);
+      throw error;
+    }
+    return { deviceCode, userCode, expiresAt: record.exp };
+  }
+
+  /** The pending, unexpired authorization a user code (canonical form) names. */
+  pendingByUserCode(userCode: string, now = clock.now()): View<DeviceAuthorization> | undefined {
+    const record = this.byUserCode.get(this.keyOfUserCode(userCode));
+    return record && record.state === 'pending' && record.exp > now ? record : undefined;
+  }
+
+  /** A pending, unexpired authorization by id (a sign-in on the device page carries the id). */
+  pending(id: string, now = clock.now()): View<DeviceAuthorization> | undefined {
+    const record = this.byId.get(id);
+    return record && record.state === 'pending' && record.exp > now ? record : undefined;
+  }
+
+  /** The authorization of a device code, whatever its state (expired ones until they are swept). */
+  byDeviceCode(deviceCode: string): View<DeviceAuthorization> | undefined {
+    return this.byId.get(sha256Base64url(deviceCode));
+  }
+
+  /**
+   * A poll of the token endpoint: `slow_down` when it came before the interval was up, which then
+   * grows by 5 seconds (RFC 8628 §3.5); counted at once, so parallel polls slow each other down.
+   */
+  poll(authorization: View<DeviceAuthorization>, now = clock.now()): 'ok' | 'slow_down' {
+    const pace = this.pace.get(authorization.id) ?? { nextPollAt: 0, intervalMs: this.rules.intervalMs };
+    if (now < pace.nextPollAt) pace.intervalMs += this.rules.slowDownStepMs;
+    const early = now < pace.nextPollAt;
+    pace.nextPollAt = now + pace.intervalMs;
+    this.pace.set(authorization.id, pace);
+    return early ? 'slow_down' : 'ok';
+  }
+
+  /** The person allowed the device: false when it is no longer pending or has expired. */
+  approve(authorization: View<DeviceAuthorization>, approval: DeviceApproval, now = clock.now()): Promise<boolean> {
+    return this.decide(authorization, { state: 'approved', approval }, now);
+  }
+
+  /** The person denied the device: false when it is no longer pending or has expired. */
+  deny(authorization: View<DeviceAuthorization>, now = clock.now()): Promise<boolean> {
+    return this.decide(authorization, { state: 'denied' }, now);
+  }
+
+  private async decide(authorization: View<DeviceAuthorization>, change: Pick<DeviceAuthorization, 'state' | 'approval'>, now: number): Promise<boolean> {
+    const record = this.byId.get(authorization.id);
+    if (!record || record.state !== 'pending' || record.exp <= now) return false;
+    const before = { ...record };
+    Object.assign(record, change);
+    try {
+      await this.storage.durable(this.storage.stores.deviceAuthorizations.put(record.id, record));
+    } catch (error) {
+      // Still pending: the person may try again.
+      if (record.state === change.state) Object.assign(record, { state: before.state, approval: before.approval });
+      throw error;
+    }
+    return true;
+  }
+
+  /**
+   * Marks an approved authorization redeemed. Call it in the same tick as the checks (no await
+   * between), then await the promise: of two concurrent redemptions one gets `false`. A failed
+   * write leaves it redeemed in this process, the safe side for a single-use credential.
+   */
+  redeem(authorization: View<DeviceAuthorization>): { redeemed: false } | { redeemed: true; written: Promise<unknown> } {
+    const record = this.byId.get(authorization.id);
+    if (!record || record.state !== 'approved') return { redeemed: false };
+    record.state = 'redeemed';
+    this.pace.delete(record.id);
+    return { redeemed: true, written: this.storage.durable(this.storage.stores.deviceAuthorizations.put(record.id, record)) };
+  }
+
+  async sweep(now = clock.now()): Promise<number> {
+    const writes: Promise<boolean>[] = [];
+    for (const record of this.byId.values()) {
+      if (record.exp + KEPT_AFTER_EXPIRY_MS <= now) {
+        this.forget(record);
+        writes.push(this.storage.stores.deviceAuthorizations.remove(record.id));
+      } else if (record.exp <= now) {
+        this.pace.delete(record.id);
+      }
+    }
+    await Promise.all(writes);
+    return writes.length;
+  }
+}

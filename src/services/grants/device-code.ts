@@ -1,0 +1,54 @@
+import { ALL_AUTH_METHODS } from '../../protocol/client-auth-methods.js';
+import { DEVICE_CODE_GRANT } from '../../protocol/device-flow.js';
+import { PATHS } from '../../protocol/discovery.js';
+import { OAuthError } from '../../protocol/errors.js';
+import { clock } from '../../util/clock.js';
+import { appLifetimes, issueUserTokens, requireUserApp, tokenResponse } from '../user-tokens.js';
+import type { Grant } from './grant.js';
+import type { Ports } from '../ports.js';
+import type { UserTokensPorts } from '../user-tokens.js';
+
+/** What this grant uses of the wired parts (src/app.ts). */
+export type DeviceCodePorts = Pick<Ports, 'deviceAuthorizations' | 'orgs' | 'refreshTokens' | 'issuedTokens'> & UserTokensPorts;
+
+/**
+ * urn:ietf:params:oauth:grant-type:device_code (RFC 8628 §3.4-3.5): the device polls until the
+ * person allowed or denied it in the browser, then gets the tokens the code grant would give for
+ * the same sign-in (ID token, refresh token with offline_access, role claims), once.
+ */
+export const deviceCodeGrant: Grant<DeviceCodePorts> = {
+  type: DEVICE_CODE_GRANT,
+  clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
+  async handle({ form, client, ctx }) {
+    const app = requireUserApp(client, 'OIDC_GRANT_TYPE_DEVICE_CODE', DEVICE_CODE_GRANT);
+    const deviceCode = form.get('device_code');
+    if (deviceCode === undefined) throw new OAuthError('invalid_request', 'device_code missing');
+    const authorization = ctx.deviceAuthorizations.byDeviceCode(deviceCode);
+    if (!authorization || authorization.clientId !== app.clientId) throw new OAuthError('invalid_grant', 'device_code is invalid');
+    if (authorization.state === 'redeemed') throw new OAuthError('invalid_grant', 'device_code was already used');
+    const now = clock.now();
+    if (authorization.exp <= now) throw new OAuthError('expired_token', 'device_code expired; start a new device authorization');
+    if (ctx.deviceAuthorizations.poll(authorization, now) === 'slow_down') {
+      throw new OAuthError('slow_down', 'polled before the interval was up; wait 5 seconds longer from now on');
+    }
+    if (authorization.state === 'pending') throw new OAuthError('authorization_pending', 'the user has not yet allowed or denied the device');
+    if (authorization.state === 'denied' || !authorization.approval) throw new OAuthError('access_denied', 'the user denied the device', { status: 400 });
+
+    const approval = authorization.approval;
+    const user = ctx.orgs.getUser(approval.userId);
+    if (!ctx.orgs.isActive(user) || ctx.issuedTokens.isSessionEnded(approval.sid)) {
+      throw new OAuthError('invalid_grant', 'the user or the session is no longer active');
+    }
+    const redemption = ctx.deviceAuthorizations.redeem(authorization);
+    if (!redemption.redeemed) throw new OAuthError('invalid_grant', 'device_code was already used');
+
+    const grant = { ...approval, clientId: app.clientId, scopes: authorization.scopes };
+    const withRefresh = grant.scopes.includes('offline_access') && app.oidc!.grantTypes.includes('OIDC_GRANT_TYPE_REFRESH_TOKEN');
+    const [tokens, refreshToken] = await Promise.all([
+      issueUserTokens(ctx, { ...grant, app, user }, { accessToken: true, idToken: true }),
+      withRefresh ? ctx.refreshTokens.create(grant.grantId, grant, appLifetimes(ctx, app).refresh) : undefined,
+      redemption.written,
+    ]);
+    return tokenResponse(tokens, grant.scopes, refreshToken);
+  },
+};
