@@ -29,6 +29,8 @@ let app: WebApp;
 let person: Human;
 let introspector: { clientId: string; clientSecret: string };
 const secret = base32Encode(Buffer.from('browser-test-secret!'));
+// The browser types TOTP codes of the real time, so the server's clock follows the system clock.
+const clock = TestClock.followingSystem();
 
 interface RelyingParty {
   origin: string;
@@ -127,8 +129,7 @@ const introspect = async (token: string) => {
 beforeAll(async () => {
   if (!RUN_BROWSER) return;
   mkdirSync(ARTIFACTS, { recursive: true });
-  // The browser types TOTP codes of the real time, so the server's clock follows the system clock.
-  server = await startInProcess({ clock: TestClock.followingSystem() });
+  server = await startInProcess({ clock });
   rp = await startRelyingParty();
   app = await createWebApp(server, {
     name: 'Shop',
@@ -297,5 +298,51 @@ describe.runIf(RUN_BROWSER)('browser sign-in', () => {
     await page.waitForSelector('#who');
     expect(await page.locator('#amr').textContent()).toBe('pwd otp mfa');
     await context.close();
+  });
+
+  it('allows a device (RFC 8628): the code from the link, sign-in with TOTP, consent; the device then gets its tokens', async () => {
+    const tv = await createWebApp(server, {
+      name: 'Living room TV',
+      appType: 'OIDC_APP_TYPE_NATIVE',
+      authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
+      redirectUris: ['http://127.0.0.1/callback'],
+      grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_DEVICE_CODE'],
+    });
+    const config = await oidc.discovery(new URL(server.issuer), tv.clientId, {}, oidc.None(), { execute: [oidc.allowInsecureRequests] });
+    const started = await oidc.initiateDeviceAuthorization(config, { scope: 'openid profile' });
+    // A person of their own: a TOTP code is taken once per time step, and the tests above used this one's.
+    const viewer = await createHuman(server, { firstName: 'Viewer', otpSecret: secret });
+
+    const context = await browser.newContext({ locale: 'de-DE' });
+    const page = await context.newPage();
+    await page.goto(started.verification_uri_complete!);
+    expect(await page.locator('h1').textContent()).toBe('Gerät verbinden');
+    expect(await page.inputValue('input[name=user_code]')).toBe(started.user_code);
+    await shot(page, '12-device-code');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('input[name=loginName]');
+    await page.fill('input[name=loginName]', viewer.loginName);
+    await page.click('button[type=submit]');
+    await page.fill('input[name=password]', viewer.password);
+    await page.click('form[action="/ui/login/password"] button[type=submit]');
+    await page.waitForSelector('input[name=code]');
+    await page.fill('input[name=code]', await freshCode());
+    await page.click('button[type=submit]');
+    await page.waitForSelector('form[action="/ui/login/device/consent"]');
+    expect(await page.locator('h1').textContent()).toBe('Zugriff erlauben?');
+    expect(await page.locator('p.intro').first().textContent()).toContain('Living room TV');
+    expect(await page.locator('script').count()).toBe(0);
+    await shot(page, '13-device-consent');
+    await page.click('button[value=allow]');
+    await page.waitForSelector('h1');
+    expect(await page.locator('h1').textContent()).toBe('Gerät verbunden');
+    await shot(page, '14-device-done');
+    await context.close();
+
+    // The device polls once its interval is up (moved on rather than waited for).
+    clock.advance(5_000);
+    const tokens = await oidc.pollDeviceAuthorizationGrant(config, { ...started, interval: 0 });
+    expect(tokens.claims()).toMatchObject({ sub: viewer.userId, amr: ['pwd', 'otp', 'mfa'] });
+    expect((await oidc.fetchUserInfo(config, tokens.access_token, viewer.userId)).name).toBe('Viewer Lovelace');
   });
 });
