@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
+import * as oauth from 'oauth4webapi';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { api } from './helpers/api.js';
 import { Agent, createHuman, createWebApp, formOf, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
@@ -117,6 +118,7 @@ describe('errors redirected to the client (seed error table)', () => {
       expect(result.get('error')).toBe(error);
       expect(result.get('error_description')).toBeTruthy();
       expect(result.get('state')).toBe('st4te');
+      expect(result.get('iss')).toBe(server.issuer);
     });
   }
 
@@ -139,7 +141,31 @@ describe('errors redirected to the client (seed error table)', () => {
     expect(post.status).toBe(200);
     const form = formOf(await post.text());
     expect(form.action).toBe(REDIRECT);
-    expect(form.fields).toMatchObject({ error: 'invalid_scope', state: 'st4te' });
+    expect(form.fields).toMatchObject({ error: 'invalid_scope', state: 'st4te', iss: server.issuer });
+  });
+});
+
+describe('RFC 9207: iss in every authorization response', () => {
+  const oauthAs = async () => {
+    const doc = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    expect(doc.authorization_response_iss_parameter_supported).toBe(true);
+    return doc as unknown as oauth.AuthorizationServer;
+  };
+  it("oauth4webapi's validateAuthResponse takes Sesame's answers and refuses one without iss or from another issuer", async () => {
+    const as = await oauthAs();
+    const client = { client_id: web.clientId };
+    const agent = await signedIn(alice);
+    const done = await agent.follow(authorizeUrl(web));
+    const params = oauth.validateAuthResponse(as, client, new URL(done.location!), 'st4te');
+    expect(params.get('code')).toBeTruthy();
+    const error = await fetch(server.url + authorizeUrl(web, { prompt: 'none', scope: 'profile' }), { redirect: 'manual' });
+    expect(() => oauth.validateAuthResponse(as, client, new URL(error.headers.get('location')!), 'st4te')).toThrow(oauth.AuthorizationResponseError);
+    const stripped = new URL(done.location!);
+    stripped.searchParams.delete('iss');
+    expect(() => oauth.validateAuthResponse(as, client, stripped, 'st4te')).toThrow(/iss/);
+    const mixedUp = new URL(done.location!);
+    mixedUp.searchParams.set('iss', 'https://attacker.example');
+    expect(() => oauth.validateAuthResponse(as, client, mixedUp, 'st4te')).toThrow(/iss/);
   });
 });
 
@@ -252,7 +278,8 @@ describe('response modes', () => {
     const query = await agent.follow(authorizeUrl(web));
     expect(new URL(query.location!).searchParams.get('code')).toBeTruthy();
     const fragment = await agent.follow(authorizeUrl(web, { response_mode: 'fragment' }));
-    expect(new URL(fragment.location!).hash).toMatch(/^#code=.+&state=st4te$/);
+    expect(new URL(fragment.location!).hash).toMatch(/^#code=.+&state=st4te&iss=/);
+    expect(responseParams(fragment.location!).get('iss')).toBe(server.issuer);
     const invalid = await agent.follow(authorizeUrl(web, { response_mode: 'sideways' }));
     expect(new URL(invalid.location!).searchParams.get('code')).toBeTruthy();
     const post = await agent.follow(authorizeUrl(web, { response_mode: 'form_post' }));

@@ -34,6 +34,7 @@ export function discoveryDocument(issuer: string, signingAlg: SigningAlg, tokenE
     scopes_supported: ['openid', 'profile', 'email', 'phone', 'address', 'offline_access'],
     response_types_supported: ['code', 'id_token', 'id_token token'],
     response_modes_supported: ['query', 'fragment', 'form_post'],
+    authorization_response_iss_parameter_supported: true,
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: ['none', 'login', 'select_account', 'create'],
     ui_locales_supported: ['en', 'de'],

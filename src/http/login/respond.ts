@@ -18,7 +18,7 @@ import type { UserTokensPorts } from '../../services/user-tokens.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type RespondPorts = Pick<Ports, 'authCodes' | 'clients' | 'orgs' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
+export type RespondPorts = Pick<Ports, 'authCodes' | 'clients' | 'issuer' | 'orgs' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
 
 /**
  * The end of an authorization: the code (committed before the redirect) or the implicit tokens,
@@ -30,13 +30,14 @@ function deliveryResponse(delivery: Delivery, locale: Locale, headers: Record<st
 }
 
 export function authorizeError(
+  issuer: string,
   target: ErrorTarget,
   error: string,
   description: string,
   locale: Locale,
   headers: Record<string, string> = {},
 ): Response {
-  return deliveryResponse(deliver(target.redirectUri, target.responseMode, { error, error_description: description, state: target.state }), locale, headers);
+  return deliveryResponse(deliver(target.redirectUri, target.responseMode, { error, error_description: description, state: target.state, iss: issuer }), locale, headers);
 }
 
 export async function completeAuthorization(
@@ -53,7 +54,7 @@ export async function completeAuthorization(
   }
   const project = ctx.orgs.getProject(app.projectId);
   const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
-  if (denied) return authorizeError(request, 'access_denied', denied, locale, headers);
+  if (denied) return authorizeError(ctx.issuer, request, 'access_denied', denied, locale, headers);
   ctx.userSessions.touch(session);
   const grantId = newId();
   const audience = userAudience(ctx, app, request.audienceProjects);
@@ -88,7 +89,8 @@ export async function completeAuthorization(
       state: request.state,
     };
   }
-  const delivery = deliver(request.redirectUri, request.responseMode, params);
+  // RFC 9207: the issuer in every authorization response, so a client talking to several providers can tell who answered.
+  const delivery = deliver(request.redirectUri, request.responseMode, { ...params, iss: ctx.issuer });
   // ZITADEL's success page for native apps, unless the app skips it; prompt=none never shows UI.
   if (delivery.kind === 'redirect' && app.oidc.appType === 'OIDC_APP_TYPE_NATIVE' && !app.oidc.skipNativeAppSuccessPage && !request.prompt.has('none')) {
     return htmlResponse(200, nativeSuccessPage(locale, delivery.location, app.name), headers);
