@@ -6,6 +6,9 @@ import { AuthRequestsActor } from './actors/auth-requests.js';
 import { RefreshTokensActor } from './actors/refresh-tokens.js';
 import { IssuedTokensActor } from './actors/issued-tokens.js';
 import { UserSessionsActor } from './actors/user-sessions.js';
+import { BackchannelLogoutsActor } from './actors/backchannel-logouts.js';
+import { LogoutDeliveries } from './services/backchannel-logout/logout-deliveries.js';
+import { LogoutTokens } from './services/backchannel-logout/logout-tokens.js';
 import { ConfigError, type Config } from './config.js';
 import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
@@ -40,8 +43,9 @@ export interface RunningApp {
   readonly issuer: string;
   readonly ctx: Ports;
   /**
-   * Runs the periodic work now, as its timers do: sweeps expired state and rotates the signing
-   * key when due. For tests that move the clock.
+   * Runs the periodic work now, as its timers do: sweeps expired state, rotates the signing key
+   * when due and delivers the back-channel logouts due (resolving once their attempts ended). For
+   * tests that move the clock.
    */
   tick(): Promise<void>;
   /** Requests each HTTP thread received so far, the main thread's first (one entry per SESAME_HTTP_THREADS). */
@@ -119,6 +123,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   let pool: CryptoPool | undefined;
   let keys: KeysActor | undefined;
   let sweeper: NodeJS.Timeout | undefined;
+  let logoutDeliveries: LogoutDeliveries | undefined;
   let acceptors: Acceptors | undefined;
   try {
     let masterKey: MasterKey;
@@ -155,6 +160,12 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       config.refreshTokenLifetime,
       config.refreshTokenReuseGrace,
     );
+    // Back-channel logout lives on this thread only: every route that ends sessions is served here.
+    logoutDeliveries = new LogoutDeliveries(clients, new BackchannelLogoutsActor(storage), new LogoutTokens(issuer, keys, signer), {
+      retryForMs: config.backchannelLogoutRetryFor,
+      timeoutMs: config.backchannelLogoutTimeout,
+      concurrency: config.backchannelLogoutConcurrency,
+    });
     const cryptoPool = pool;
     const ctx: Ports = {
       config,
@@ -175,6 +186,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       userSessions,
       authCodes,
       refreshTokens,
+      logoutDeliveries,
       masterKey,
       migration: new MigrationStore(new Transactions(storage), orgs, clients),
       isReady: () => ready,
@@ -197,6 +209,8 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       sweep().catch((error: unknown) => log.error('sweep failed', { error: String(error) }));
     }, config.sweepInterval);
     sweeper.unref();
+    const deliveries = logoutDeliveries;
+    deliveries.start();
     const trimmer = startIdleTrim(server.requestsServed);
     ready = true;
     log.info('sesame listening', {
@@ -221,6 +235,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       async tick() {
         await sweep();
         await keysActor.rotateIfDue();
+        await deliveries.deliverDue();
       },
       requestsPerThread: () => (threads ? threads.served() : Promise.resolve([server.requestsServed()])),
       async shutdown() {
@@ -228,6 +243,8 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         clearInterval(sweeper);
         trimmer.stop();
         keysActor.stop();
+        // Attempts under way are cut short; their logouts stay queued for the next start.
+        await deliveries.stop();
         // Acceptors first: what they still forward is answered by this thread, which drains after them.
         await threads?.stop(10_000);
         await server.drain(10_000);
@@ -239,6 +256,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     };
   } catch (error) {
     if (sweeper) clearInterval(sweeper);
+    await logoutDeliveries?.stop();
     keys?.stop();
     await acceptors?.stop(1000).catch(() => {});
     // Nothing may keep the port after a failed start (the routes would run on closed storage).

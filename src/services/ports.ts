@@ -16,6 +16,7 @@ import type { AssertionVerifier } from './assertion-verifier.js';
 import type { SettingsActor } from '../actors/settings.js';
 import type { LoginSecurityActor } from '../actors/login-security.js';
 import type { CryptoPool } from '../workers/pool.js';
+import type { LogoutDeliveries } from './backchannel-logout/logout-deliveries.js';
 
 /**
  * Everything src/app.ts wires. Nobody takes all of it: each module names what it uses as a
@@ -43,6 +44,8 @@ export interface Ports {
   readonly userSessions: UserSessionsActor;
   readonly authCodes: AuthCodesActor;
   readonly refreshTokens: RefreshTokensActor;
+  /** Back-channel logout: queues a logout token for the apps of ending sessions and delivers it (issue 13). */
+  readonly logoutDeliveries: LogoutDeliveries;
   /** Seals secrets at rest (TOTP secrets) and derives purpose keys (CSRF). */
   readonly masterKey: MasterKey;
   /** Export snapshots and atomic import commits (organization migration). */

@@ -33,6 +33,8 @@ const STORES = [
   'loginSecurity',
   // Sign-ins under way: auth requests and how far their login got (AuthRequestsActor), at most 30 minutes each.
   'authRequests',
+  // Back-channel logout tokens waiting to be delivered to apps (BackchannelLogoutsActor), each for a bounded time.
+  'backchannelLogouts',
 ] as const;
 export type StoreName = (typeof STORES)[number];
 
