@@ -248,6 +248,9 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         // Acceptors first: what they still forward is answered by this thread, which drains after them.
         await threads?.stop(10_000);
         await server.drain(10_000);
+        // Idle keep-alive connections too: left open, they would answer 503 to a client that reuses
+        // them (one restarting Sesame in-process on the same port reached the stopped server).
+        server.close();
         await storage.close();
         if (!options.cryptoPool) await cryptoPool.close();
         await lock.release();
