@@ -8,6 +8,9 @@ import { DEVICE_FLOW_RULES } from './protocol/device-flow.js';
 import { RefreshTokensActor } from './actors/refresh-tokens.js';
 import { IssuedTokensActor } from './actors/issued-tokens.js';
 import { UserSessionsActor } from './actors/user-sessions.js';
+import { BackchannelLogoutsActor } from './actors/backchannel-logouts.js';
+import { LogoutDeliveries } from './services/backchannel-logout/logout-deliveries.js';
+import { LogoutTokens } from './services/backchannel-logout/logout-tokens.js';
 import { ConfigError, type Config } from './config.js';
 import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
@@ -42,8 +45,9 @@ export interface RunningApp {
   readonly issuer: string;
   readonly ctx: Ports;
   /**
-   * Runs the periodic work now, as its timers do: sweeps expired state and rotates the signing
-   * key when due. For tests that move the clock.
+   * Runs the periodic work now, as its timers do: sweeps expired state, rotates the signing key
+   * when due and delivers the back-channel logouts due (resolving once their attempts ended). For
+   * tests that move the clock.
    */
   tick(): Promise<void>;
   /** Requests each HTTP thread received so far, the main thread's first (one entry per SESAME_HTTP_THREADS). */
@@ -121,6 +125,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   let pool: CryptoPool | undefined;
   let keys: KeysActor | undefined;
   let sweeper: NodeJS.Timeout | undefined;
+  let logoutDeliveries: LogoutDeliveries | undefined;
   let acceptors: Acceptors | undefined;
   try {
     let masterKey: MasterKey;
@@ -158,6 +163,12 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       config.refreshTokenReuseGrace,
     );
     const deviceAuthorizations = new DeviceAuthorizationsActor(storage, masterKey, DEVICE_FLOW_RULES);
+    // Back-channel logout lives on this thread only: every route that ends sessions is served here.
+    logoutDeliveries = new LogoutDeliveries(clients, new BackchannelLogoutsActor(storage), new LogoutTokens(issuer, keys, signer), {
+      retryForMs: config.backchannelLogoutRetryFor,
+      timeoutMs: config.backchannelLogoutTimeout,
+      concurrency: config.backchannelLogoutConcurrency,
+    });
     const cryptoPool = pool;
     const ctx: Ports = {
       config,
@@ -179,6 +190,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       authCodes,
       refreshTokens,
       deviceAuthorizations,
+      logoutDeliveries,
       masterKey,
       migration: new MigrationStore(new Transactions(storage), orgs, clients),
       isReady: () => ready,
@@ -201,6 +213,8 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       sweep().catch((error: unknown) => log.error('sweep failed', { error: String(error) }));
     }, config.sweepInterval);
     sweeper.unref();
+    const deliveries = logoutDeliveries;
+    deliveries.start();
     const trimmer = startIdleTrim(server.requestsServed);
     ready = true;
     log.info('sesame listening', {
@@ -225,6 +239,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       async tick() {
         await sweep();
         await keysActor.rotateIfDue();
+        await deliveries.deliverDue();
       },
       requestsPerThread: () => (threads ? threads.served() : Promise.resolve([server.requestsServed()])),
       async shutdown() {
@@ -232,9 +247,14 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         clearInterval(sweeper);
         trimmer.stop();
         keysActor.stop();
+        // Attempts under way are cut short; their logouts stay queued for the next start.
+        await deliveries.stop();
         // Acceptors first: what they still forward is answered by this thread, which drains after them.
         await threads?.stop(10_000);
         await server.drain(10_000);
+        // Idle keep-alive connections too: left open, they would answer 503 to a client that reuses
+        // them (one restarting Sesame in-process on the same port reached the stopped server).
+        server.close();
         await storage.close();
         if (!options.cryptoPool) await cryptoPool.close();
         await lock.release();
@@ -243,6 +263,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     };
   } catch (error) {
     if (sweeper) clearInterval(sweeper);
+    await logoutDeliveries?.stop();
     keys?.stop();
     await acceptors?.stop(1000).catch(() => {});
     // Nothing may keep the port after a failed start (the routes would run on closed storage).

@@ -36,6 +36,9 @@ const SETTINGS = {
   refreshTokenReuseGrace: { env: 'SESAME_REFRESH_TOKEN_REUSE_GRACE', default: '0s', help: 'window (0-60s) in which a retried refresh of the just-rotated token gets the same successor instead of revoking the family; 0 = off' },
   keyRotationInterval: { env: 'SESAME_KEY_ROTATION_INTERVAL', default: '24h', help: 'how long a signing key signs before the next takes over' },
   sweepInterval: { env: 'SESAME_SWEEP_INTERVAL', default: '1m', help: 'how often expired state is swept from storage' },
+  backchannelLogoutRetryFor: { env: 'SESAME_BACKCHANNEL_LOGOUT_RETRY_FOR', default: '24h', help: 'how long a back-channel logout an app did not accept is retried (backoff from 30s to 1h) before it is logged and dropped' },
+  backchannelLogoutTimeout: { env: 'SESAME_BACKCHANNEL_LOGOUT_TIMEOUT', default: '10s', help: 'deadline (up to 60s) of one back-channel logout request, connecting to answer' },
+  backchannelLogoutConcurrency: { env: 'SESAME_BACKCHANNEL_LOGOUT_CONCURRENCY', default: '16', help: 'back-channel logout requests under way at once (1-256), across all apps' },
   durability: { env: 'SESAME_DURABILITY', default: 'flush', help: 'flush: a response waits until its state is synced to disk; commit: until committed (survives a process crash, not power loss)' },
   featureTokenExchange: { env: 'SESAME_FEATURE_TOKEN_EXCHANGE', default: undefined, help: 'true/false: force the token exchange feature on or off (default: as set through PUT /v2/features/instance, off)' },
   masterKey: { env: 'SESAME_MASTERKEY', default: undefined, help: 'secret (>= 32 chars) encrypting private keys at rest; generated into the data dir when absent' },
@@ -71,6 +74,16 @@ const schema = z.object({
   }),
   keyRotationInterval: duration('key rotation interval'),
   sweepInterval: duration('sweep interval'),
+  backchannelLogoutRetryFor: duration('back-channel logout retry window'),
+  backchannelLogoutTimeout: z.string().transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === undefined || ms < 100 || ms > 60_000) {
+      ctx.addIssue({ code: 'custom', message: 'back-channel logout timeout must be a duration from 100ms to 60s' });
+      return z.NEVER;
+    }
+    return ms;
+  }),
+  backchannelLogoutConcurrency: z.coerce.number().int().min(1).max(256),
   durability: z.enum(['flush', 'commit']),
   featureTokenExchange: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
   masterKey: z.string().min(32, 'must be at least 32 characters').optional(),

@@ -7,6 +7,7 @@ import { decodeJwt } from 'jose';
 import { api } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { tempDataDir } from './helpers/server.js';
+import { LogoutReceiver } from './helpers/logout-receiver.js';
 import { Agent, createHuman, createWebApp, formOf, submit, type Human, type Step, type WebApp } from './helpers/oidc.js';
 
 /**
@@ -266,6 +267,34 @@ describe('device authorization grant', () => {
     expect(answer.html).toContain('Access denied');
     clock.advance(5_000);
     expect(await poll(strict, refused.body.device_code)).toMatchObject({ ok: false, error: 'access_denied' });
+  });
+});
+
+describe('device sign-ins and back-channel logout', () => {
+  it('the device is told when the session it got tokens in ends', async () => {
+    const receiver = await LogoutReceiver.start();
+    try {
+      const tv = await createWebApp(server, { name: 'Logout TV', ...DEVICE_APP, devMode: true, backChannelLogoutUri: `${receiver.url}/tv` });
+      const viewer = await createHuman(server);
+      const started = await start(tv, 'openid');
+      const agent = new Agent(server);
+      await submit(agent, await enterCode(agent, started.body.verification_uri_complete, viewer), '/ui/login/device/consent', { decision: 'allow' });
+      clock.advance(5_000);
+      const tokens = await poll(tv, started.body.device_code);
+      if (!tokens.ok) throw new Error(`poll: ${tokens.error}`);
+      const sid = decodeJwt(tokens.tokens.id_token!).sid;
+      expect(sid).toEqual(expect.any(String));
+
+      const deactivated = await api(server, 'POST', `/management/v1/users/${viewer.userId}/_deactivate`, { token: server.pat, body: {} });
+      expect(deactivated.status).toBe(200);
+      await server.tick();
+      const [logout] = receiver.accepted('/tv');
+      expect(logout).toBeDefined();
+      const claims = decodeJwt(logout!.logoutToken!);
+      expect(claims).toMatchObject({ aud: tv.clientId, sub: viewer.userId, sid });
+    } finally {
+      await receiver.close();
+    }
   });
 });
 

@@ -323,19 +323,33 @@ describe('OIDC app settings Sesame cannot honour', () => {
   };
   const base = { redirectUris: ['https://refused.example.com/cb'] };
 
-  it('refuses backChannelLogoutUri and loginV2 at AddOIDCApp and UpdateOIDCAppConfig; loginV1 is fine', async () => {
+  it('refuses loginV2 and a back-channel logout URI that is not https (http only in dev mode) at AddOIDCApp and UpdateOIDCAppConfig; loginV1 is fine', async () => {
     const add = (body: Record<string, unknown>) =>
       api(server, 'POST', `/management/v1/projects/${projectP}/apps/oidc`, { token: server.pat, body: { name: uniqueName('app'), ...base, ...body } });
-    expectRefused(await add({ backChannelLogoutUri: 'https://refused.example.com/bcl' }), /back-channel logout is not supported yet/);
+    expectRefused(await add({ backChannelLogoutUri: 'http://refused.example.com/bcl' }), /backChannelLogoutUri: .* uses http, which is allowed only in dev mode/);
+    expectRefused(await add({ backChannelLogoutUri: 'ftp://refused.example.com/bcl', devMode: true }), /not an absolute http\(s\) URL/);
+    expectRefused(await add({ backChannelLogoutUri: '/bcl' }), /not an absolute http\(s\) URL/);
+    expectRefused(await add({ backChannelLogoutUri: 'https://refused.example.com/bcl#frag' }), /must not have a fragment/);
+    expectRefused(await add({ backChannelLogoutUri: 'https://user:pw@refused.example.com/bcl' }), /must not carry credentials/);
     expectRefused(await add({ loginVersion: { loginV2: { baseUri: 'https://login.example.com' } } }), /loginV2 is not supported/);
     expectRefused(await add({ loginVersion: { loginV2: {} } }), /loginV2 is not supported/);
     const v1 = ok(await add({ loginVersion: { loginV1: {} } }));
     const path = `/management/v1/projects/${projectP}/apps/${v1.appId}/oidc_config`;
-    expectRefused(await api(server, 'PUT', path, { token: server.pat, body: { ...base, backChannelLogoutUri: 'https://refused.example.com/bcl' } }), /back-channel/);
+    expectRefused(await api(server, 'PUT', path, { token: server.pat, body: { ...base, backChannelLogoutUri: 'http://refused.example.com/bcl' } }), /backChannelLogoutUri/);
     expectRefused(await api(server, 'PUT', path, { token: server.pat, body: { ...base, loginVersion: { loginV2: {} } } }), /loginV2/);
     const stored = ok(await api(server, 'GET', `/management/v1/projects/${projectP}/apps/${v1.appId}`, { token: server.pat })).app.oidcConfig;
     expect(stored).toMatchObject({ loginVersion: { loginV1: {} } });
     expect(stored).not.toHaveProperty(['backChannelLogoutUri']);
+  });
+
+  it('stores an https back-channel logout URI, and an http one in dev mode', async () => {
+    const add = (body: Record<string, unknown>) =>
+      api(server, 'POST', `/management/v1/projects/${projectP}/apps/oidc`, { token: server.pat, body: { name: uniqueName('app'), ...base, ...body } });
+    for (const [uri, devMode] of [['https://rp.example.com/bcl?tenant=1', false], ['http://localhost:4000/bcl', true]] as const) {
+      const created = ok(await add({ backChannelLogoutUri: uri, devMode }));
+      const stored = ok(await api(server, 'GET', `/management/v1/projects/${projectP}/apps/${created.appId}`, { token: server.pat })).app.oidcConfig;
+      expect(stored.backChannelLogoutUri).toBe(uri);
+    }
   });
 
   it('imports an app with them, reporting and dropping each', async () => {
@@ -353,7 +367,7 @@ describe('OIDC app settings Sesame cannot honour', () => {
                 projectId: `${orgId}-p`,
                 name: 'Web',
                 ...base,
-                backChannelLogoutUri: 'https://refused.example.com/bcl',
+                backChannelLogoutUri: 'http://refused.example.com/bcl',
                 loginVersion: { loginV2: { baseUri: 'https://login.example.com' } },
                 grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_DEVICE_CODE'],
               },
@@ -364,8 +378,8 @@ describe('OIDC app settings Sesame cannot honour', () => {
     );
     expect(result.success.orgs[0].oidcAppIds).toEqual([`${orgId}-o`]);
     expect(result.errors).toEqual([
-      { type: 'oidc_app', id: `${orgId}-o`, message: expect.stringMatching(/back-channel logout is not supported yet.*imported without it/) },
       { type: 'oidc_app', id: `${orgId}-o`, message: expect.stringMatching(/loginV2 is not supported.*imported without it/) },
+      { type: 'oidc_app', id: `${orgId}-o`, message: expect.stringMatching(/backChannelLogoutUri: .*allowed only in dev mode.*imported without it/) },
     ]);
     const app = ok(await api(server, 'GET', `/management/v1/projects/${orgId}-p/apps/${orgId}-o`, { token: server.pat, orgId })).app.oidcConfig;
     expect(app).not.toHaveProperty('backChannelLogoutUri');

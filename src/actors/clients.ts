@@ -291,6 +291,15 @@ export class ClientsActor {
     return secretMatches(secret, record.secretHash) ? 'ok' : 'mismatch';
   }
 
+  /** A removed machine user's secret and keys go with it. Resolves once durable. */
+  async removeMachineCredentials(userId: string): Promise<void> {
+    const keys = [...this.machineKeys.values()].filter((k) => k.userId === userId);
+    await Promise.all([
+      this.machineSecrets.has(userId) ? this.machineSecrets.remove(userId) : undefined,
+      ...keys.map((k) => this.machineKeys.remove(k.id)),
+    ]);
+  }
+
   // ---- keys ----
 
   /** The unexpired key `keyId` of app `appId`, for private_key_jwt. */

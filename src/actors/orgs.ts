@@ -344,6 +344,95 @@ export class OrgsActor {
     await this.writeHuman(user, { passwordHash, passwordChangeRequired: false, failedPasswordAttempts: 0 });
   }
 
+  /**
+   * SetHumanPassword: an administrator sets a person's password (hash made by the caller); the
+   * person must change it at the next login unless `changeRequired` is false. Failure counts reset.
+   */
+  async setPassword(userId: string, orgId: string, passwordHash: string, changeRequired: boolean): Promise<View<UserRecord>> {
+    const user = this.requireUser(userId, orgId);
+    if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
+    return this.writeHuman(user, { passwordHash, passwordChangeRequired: changeRequired, failedPasswordAttempts: 0, failedOtpAttempts: 0 });
+  }
+
+  // ---- user state (ZITADEL's Deactivate/Reactivate/Lock/UnlockUser and RemoveUser) ----
+
+  /** DeactivateUser: an active (or locked) user may no longer sign in or hold tokens. */
+  deactivateUser(userId: string, orgId: string): Promise<View<UserRecord>> {
+    return this.changeState(userId, orgId, 'USER_STATE_INACTIVE', (state) => {
+      if (state === 'USER_STATE_INITIAL') return 'an initial user cannot be deactivated (Errors.User.CantDeactivateInitial)';
+      if (state === 'USER_STATE_INACTIVE') return 'the user is already deactivated (Errors.User.AlreadyInactive)';
+      return undefined;
+    });
+  }
+
+  /** ReactivateUser: a deactivated user is active again. */
+  reactivateUser(userId: string, orgId: string): Promise<View<UserRecord>> {
+    return this.changeState(userId, orgId, 'USER_STATE_ACTIVE', (state) =>
+      state === 'USER_STATE_INACTIVE' ? undefined : 'the user is not deactivated (Errors.User.NotInactive)',
+    );
+  }
+
+  /** LockUser: an active (or initial) user is locked, as the lockout policy does after too many failures. */
+  lockUser(userId: string, orgId: string): Promise<View<UserRecord>> {
+    return this.changeState(userId, orgId, 'USER_STATE_LOCKED', (state) =>
+      state === 'USER_STATE_ACTIVE' || state === 'USER_STATE_INITIAL' ? undefined : 'only an active or initial user can be locked (Errors.User.ShouldBeActiveOrInitial)',
+    );
+  }
+
+  /** UnlockUser: a locked user is active again, with the failure counts reset. */
+  unlockUser(userId: string, orgId: string): Promise<View<UserRecord>> {
+    return this.changeState(userId, orgId, 'USER_STATE_ACTIVE', (state) => (state === 'USER_STATE_LOCKED' ? undefined : 'the user is not locked (Errors.User.NotLocked)'), {
+      failedPasswordAttempts: 0,
+      failedOtpAttempts: 0,
+    });
+  }
+
+  private async changeState(
+    userId: string,
+    orgId: string,
+    state: UserState,
+    refusal: (current: UserState) => string | undefined,
+    humanChange: Partial<HumanData> = {},
+  ): Promise<View<UserRecord>> {
+    const user = this.requireUser(userId, orgId);
+    const refused = refusal(user.state);
+    if (refused) throw preconditionFailed('USER-St4te', refused);
+    if (user.human) return this.writeHuman(user, humanChange, state);
+    const updated = stamp<UserRecord>({ ...ownRow<UserRecord>(user), state }, false);
+    await this.users.put(updated);
+    return updated;
+  }
+
+  /**
+   * RemoveUser: the user and what is theirs in this actor (PATs, memberships, user grants) are
+   * gone; the name is free again. The user stops authenticating at once (PATs unindexed first).
+   * Resolves once every removal is durable.
+   */
+  async removeUser(userId: string, orgId: string): Promise<View<UserRecord>> {
+    const user = this.requireUser(userId, orgId);
+    const pats = this.patsOf(userId);
+    const members = this.memberships(userId);
+    const grants = this.grantsOf(userId);
+    const name = lower(user.userName);
+    if (this.userByOrgName.get(`${user.orgId}\n${name}`) === user.id) this.userByOrgName.delete(`${user.orgId}\n${name}`);
+    const named = this.usersByName.get(name);
+    named?.delete(user.id);
+    if (named?.size === 0) this.usersByName.delete(name);
+    for (const key of contactKeys(user)) {
+      const ids = this.usersByContact.get(key);
+      ids?.delete(user.id);
+      if (ids?.size === 0) this.usersByContact.delete(key);
+    }
+    this.grantIdsByUser.delete(userId);
+    await Promise.all([
+      this.users.remove(userId),
+      ...pats.map((p) => this.removePat(p.id)),
+      ...members.map((m) => this.members.remove(m.id)),
+      ...grants.map((g) => this.userGrants.remove(g.id)),
+    ]);
+    return user;
+  }
+
   /** The next version of a person: `change` applied to their human data (and a new state if given); `quiet`, see Table.put. */
   private async writeHuman(user: View<UserRecord>, change: Partial<HumanData>, state?: UserState, quiet = false): Promise<View<UserRecord>> {
     const current = ownRow<UserRecord>(user);

@@ -25,6 +25,11 @@ export interface UserSession {
   secondFactorCheckedAt?: number;
   createdAt: number;
   lastActiveAt: number;
+  /**
+   * The apps (client ids) that received tokens in this session, in the order they first did: the
+   * ones told by back-channel logout when it ends. Absent in sessions older than this field.
+   */
+  clients?: string[];
 }
 
 export function newAgentCookie(): string {
@@ -38,6 +43,8 @@ export function agentIdOf(cookie: string): string {
 export class UserSessionsActor {
   private readonly sessions: Table<UserSession>;
   private readonly byAgent = new Map<string, Set<string>>();
+  /** Session ids per user, for ending all of a user's sessions (deactivated, locked, deleted, password set). */
+  private readonly byUser = new Map<string, Set<string>>();
 
   constructor(
     storage: Storage,
@@ -52,6 +59,9 @@ export class UserSessionsActor {
     let set = this.byAgent.get(s.agentId);
     if (!set) this.byAgent.set(s.agentId, (set = new Set()));
     set.add(s.id);
+    let ofUser = this.byUser.get(s.userId);
+    if (!ofUser) this.byUser.set(s.userId, (ofUser = new Set()));
+    ofUser.add(s.id);
   }
 
   private live(s: View<UserSession> | undefined, now = clock.now()): s is View<UserSession> {
@@ -74,6 +84,29 @@ export class UserSessionsActor {
       if (this.live(s)) out.push(s);
     }
     return out.sort((a, b) => b.authTime - a.authTime);
+  }
+
+  /** The live sessions of a user, on every browser. */
+  ofUser(userId: string): View<UserSession>[] {
+    const ids = this.byUser.get(userId);
+    if (!ids) return [];
+    const out: View<UserSession>[] = [];
+    for (const id of ids) {
+      const s = this.sessions.get(id);
+      if (this.live(s)) out.push(s);
+    }
+    return out;
+  }
+
+  /**
+   * Notes that an app received tokens in a session (it is then told when the session ends, by
+   * back-channel logout). Resolves once durable; nothing is written when the app is already noted
+   * or the session is gone (ended meanwhile: its tokens are revoked with it).
+   */
+  async recordClient(sid: string, clientId: string): Promise<void> {
+    const current = this.sessions.get(sid);
+    if (!current || current.clients?.includes(clientId)) return;
+    await this.sessions.put({ ...ownRow<UserSession>(current), clients: [...(current.clients ?? []), clientId] });
   }
 
   /**
@@ -146,6 +179,9 @@ export class UserSessionsActor {
     const writes: Promise<boolean>[] = [];
     for (const s of sessions) {
       this.byAgent.get(s.agentId)?.delete(s.id);
+      const ofUser = this.byUser.get(s.userId);
+      ofUser?.delete(s.id);
+      if (ofUser?.size === 0) this.byUser.delete(s.userId);
       writes.push(this.sessions.remove(s.id));
     }
     try {

@@ -60,6 +60,9 @@ export function discoveryDocument(issuer: string, signingAlg: SigningAlg, tokenE
       'nickname', 'gender', 'locale', 'preferred_username', 'updated_at', 'email', 'email_verified',
       'phone_number', 'phone_number_verified', 'auth_time', 'nonce', 'amr', 'azp', 'sid', 'at_hash',
     ],
+    // Back-Channel Logout 1.0 §2.1: logout tokens carry `sid` as well as `sub`.
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
   };

@@ -17,6 +17,7 @@ import type { AssertionVerifier } from './assertion-verifier.js';
 import type { SettingsActor } from '../actors/settings.js';
 import type { LoginSecurityActor } from '../actors/login-security.js';
 import type { CryptoPool } from '../workers/pool.js';
+import type { LogoutDeliveries } from './backchannel-logout/logout-deliveries.js';
 
 /**
  * Everything src/app.ts wires. Nobody takes all of it: each module names what it uses as a
@@ -46,6 +47,8 @@ export interface Ports {
   readonly refreshTokens: RefreshTokensActor;
   /** Device authorization grant (RFC 8628): what devices asked for, until redeemed. */
   readonly deviceAuthorizations: DeviceAuthorizationsActor;
+  /** Back-channel logout: queues a logout token for the apps of ending sessions and delivers it (issue 13). */
+  readonly logoutDeliveries: LogoutDeliveries;
   /** Seals secrets at rest (TOTP secrets) and derives purpose keys (CSRF). */
   readonly masterKey: MasterKey;
   /** Export snapshots and atomic import commits (organization migration). */

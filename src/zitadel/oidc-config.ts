@@ -104,6 +104,22 @@ function checkRedirectUris(field: string, uris: readonly string[], config: View<
   }
 }
 
+/**
+ * What is wrong with a back-channel logout URI (Back-Channel Logout 1.0 §2.2), if anything: it is
+ * where Sesame POSTs logout tokens, so it must be an absolute http(s) URL without a fragment, and
+ * https outside dev mode (as redirect URIs are held to https there, the app's cookies being at stake).
+ * Empty means none.
+ */
+export function backChannelLogoutUriProblem(uri: string, devMode: boolean): string | undefined {
+  if (uri === '') return undefined;
+  const url = parseUri(uri);
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) return `backChannelLogoutUri: "${uri}" is not an absolute http(s) URL`;
+  if (uri.includes('#')) return `backChannelLogoutUri: "${uri}" must not have a fragment`;
+  if (url.username || url.password) return `backChannelLogoutUri: "${uri}" must not carry credentials`;
+  if (url.protocol === 'http:' && !devMode) return `backChannelLogoutUri: "${uri}" uses http, which is allowed only in dev mode`;
+  return undefined;
+}
+
 /** ZITADEL's OIDCApp.IsValid: each response type needs its grant type. */
 function checkResponseGrantCombination(config: View<OidcAppConfig>): void {
   const needs = (grant: string) => {
@@ -121,9 +137,6 @@ function checkResponseGrantCombination(config: View<OidcAppConfig>): void {
  */
 export function unsupportedOidcSettings(input: OidcConfigInput): { field: string; message: string }[] {
   const found: { field: string; message: string }[] = [];
-  if (input.backChannelLogoutUri) {
-    found.push({ field: 'backChannelLogoutUri', message: 'backChannelLogoutUri: back-channel logout is not supported yet' });
-  }
   if (input.loginVersion?.loginV2) {
     found.push({ field: 'loginVersion', message: 'loginVersion: loginV2 is not supported; Sesame serves its own login (loginV1)' });
   }
@@ -135,7 +148,6 @@ export function withoutUnsupportedOidcSettings(input: OidcConfigInput): OidcConf
   const { loginVersion, ...rest } = input;
   return {
     ...rest,
-    backChannelLogoutUri: '',
     ...(loginVersion?.loginV1 ? { loginVersion: { loginV1: {} } } : {}),
   };
 }
@@ -185,6 +197,8 @@ export function withinLifetimeLimits(input: OidcConfigInput, limits: LifetimeLim
 export function toOidcAppConfig(input: OidcConfigInput, limits: LifetimeLimits): OidcAppConfig {
   const unsupported = unsupportedOidcSettings(input)[0];
   if (unsupported) throw invalidArgument('APP-Unsup1', unsupported.message);
+  const badLogoutUri = backChannelLogoutUriProblem(input.backChannelLogoutUri, input.devMode);
+  if (badLogoutUri) throw invalidArgument('APP-Bcl01', badLogoutUri);
   const clockSkewMs = input.clockSkew ?? 0;
   if (clockSkewMs < 0 || clockSkewMs > MAX_CLOCK_SKEW_MS) throw invalidArgument('APP-Cl0ck', 'clockSkew must be between 0s and 5s');
   const config: OidcAppConfig = {

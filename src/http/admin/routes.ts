@@ -14,6 +14,7 @@ import { projectRoutes } from './projects.js';
 import { userGrantRoutes } from './user-grants.js';
 import { userMetadataRoutes } from './user-metadata.js';
 import { userRoutes } from './users.js';
+import { userLifecycleRoutes, type UserLifecyclePorts } from './user-lifecycle.js';
 import type { AppsPorts } from './apps.js';
 import type { MigrationPorts } from './migration.js';
 import type { MembersPorts } from './members.js';
@@ -30,7 +31,7 @@ import type { MachineCredentialsPorts } from './machine-credentials.js';
 import type { PoliciesPorts } from './policies.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts & SigningKeysPorts;
+export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts & SigningKeysPorts & UserLifecyclePorts;
 
 /**
  * Provisioning API routes (ZITADEL management/admin v1 subset). Routes sharing a pattern are
@@ -47,6 +48,7 @@ export function managementRoutes(ctx: ManagementRoutesPorts): Route[] {
     ...appKeyRoutes(ctx),
     ...userRoutes(ctx),
     ...humanUserRoutes(ctx),
+    ...userLifecycleRoutes(ctx),
     ...machineCredentialRoutes(ctx),
     ...userGrantRoutes(ctx),
     ...userMetadataRoutes(ctx),

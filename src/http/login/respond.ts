@@ -79,7 +79,11 @@ export async function completeAuthorization(
     params = { code, state: request.state };
   } else {
     const withAccessToken = request.responseType === 'id_token token';
-    const tokens = await issueUserTokens(ctx, { ...grant, app, user, nonce: request.nonce }, { accessToken: withAccessToken, idToken: true });
+    const [tokens] = await Promise.all([
+      issueUserTokens(ctx, { ...grant, app, user, nonce: request.nonce }, { accessToken: withAccessToken, idToken: true }),
+      // The apps told when the session ends (back-channel logout).
+      ctx.userSessions.recordClient(session.id, app.clientId),
+    ]);
     params = {
       access_token: tokens.accessToken?.token,
       token_type: withAccessToken ? 'Bearer' : undefined,

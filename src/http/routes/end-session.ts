@@ -1,4 +1,5 @@
 import { revocationHorizon } from '../../services/user-tokens.js';
+import { endSessions, type SessionEndPorts } from '../../services/session-end.js';
 import type { UserSession } from '../../actors/user-sessions.js';
 import { agentOf } from '../login/agent.js';
 import { postLogoutUriAllowed } from '../../protocol/authorize/redirect-uri.js';
@@ -12,12 +13,13 @@ import type { AgentPorts } from '../login/agent.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type EndSessionPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'orgs' | 'issuedTokens' | 'userSessions'> & AgentPorts;
+export type EndSessionPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'orgs' | 'issuedTokens' | 'userSessions'> & SessionEndPorts & AgentPorts;
 
 /**
  * GET|POST /oidc/v1/end_session (OIDC RP-Initiated Logout 1.0; seed "End session endpoint").
  * Ends the user sessions of this browser (all of them, or the one that `logout_hint` or the
- * hint's `sid` selects), revokes every token issued in them, then redirects to a registered
+ * hint's `sid` selects), revokes every token issued in them, queues a back-channel logout for
+ * the apps that received tokens in them (delivered in the background), then redirects to a registered
  * post_logout_redirect_uri of the client named by the hint's `azp` or `client_id`, or shows the
  * signed-out page.
  */
@@ -60,8 +62,7 @@ export function endSessionRoute(ctx: EndSessionPorts): Route {
     } else {
       ending = agentSessions;
     }
-    const until = revocationHorizon(ctx);
-    await Promise.all([ctx.userSessions.end(ending), ...ending.map((s) => ctx.issuedTokens.revokeSession(s.id, until))]);
+    await endSessions(ctx, ending);
 
     if (!redirect) return htmlResponse(200, signedOutPage(agent.locale));
     const url = new URL(redirect);

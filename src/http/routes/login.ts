@@ -1,4 +1,5 @@
 import type { AuthRequestView, LoginStep } from '../../actors/auth-requests.js';
+import { endSessionsOfUser, type SessionEndPorts } from '../../services/session-end.js';
 import type { UserSession } from '../../actors/user-sessions.js';
 import { otpauthUri, verifyTotp } from '../../crypto/totp.js';
 import { openOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
@@ -40,7 +41,7 @@ import { decideDevice, type DeviceFlowPorts } from '../../services/device-flow.j
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type LoginPorts = Pick<Ports, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginSecurity' | 'masterKey' | 'orgs' | 'pool' | 'userSessions'> & RespondPorts & DeviceFlowPorts;
+export type LoginPorts = Pick<Ports, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginSecurity' | 'masterKey' | 'orgs' | 'pool' | 'userSessions'> & RespondPorts & DeviceFlowPorts & SessionEndPorts;
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
@@ -306,6 +307,8 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         // Counted whatever the policy says, so a disallowed password login is no unlimited oracle.
         if (!ctx.orgs.isActive(user)) return show(flow, t(flow, 'password.invalid'));
         const { locked } = await ctx.orgs.recordPasswordFailure(user.id);
+        // Locked by the lockout policy: as when an administrator locks, the user's sessions end.
+        if (locked) await endSessionsOfUser(ctx, user.id);
         return show(flow, t(flow, locked ? lockedText(user) : 'password.invalid'));
       }
       if (!ctx.orgs.isActive(user)) return show(flow, t(flow, 'password.invalid'));
@@ -324,7 +327,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const { failures, written } = ctx.authRequests.failOtp(flow.auth);
     const [, , { locked }] = await Promise.all([written, ctx.loginSecurity.recordOtpFailure(user.id), ctx.orgs.recordOtpFailure(user.id)]);
     if (locked || failures >= MAX_OTP_FAILURES_PER_REQUEST) {
-      await ctx.authRequests.finish(flow.auth.id);
+      await Promise.all([ctx.authRequests.finish(flow.auth.id), locked ? endSessionsOfUser(ctx, user.id) : undefined]);
       return locked ? htmlResponse(400, errorPage(flow.page.locale, t(flow, lockedText(user)))) : expired(flow.agent);
     }
     return show(flow, t(flow, 'otp.invalid'));

@@ -8,7 +8,7 @@ import type { Ports } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
-export type AuthorizationCodePorts = Pick<Ports, 'authCodes' | 'orgs' | 'refreshTokens' | 'issuedTokens'> & UserTokensPorts;
+export type AuthorizationCodePorts = Pick<Ports, 'authCodes' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
 
 /**
  * authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6; seed "Authorization code grant"). A code is
@@ -52,6 +52,8 @@ export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
       issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true }),
       withRefresh ? ctx.refreshTokens.create(grant.grantId, grant, appLifetimes(ctx, app).refresh) : undefined,
       consumed,
+      // The session's record of who holds its tokens: the apps told when it ends (back-channel logout).
+      ctx.userSessions.recordClient(grant.sid, app.clientId),
     ]);
     return tokenResponse(tokens, grant.scopes, refreshToken);
   },

@@ -9,7 +9,7 @@ import type { Ports } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
-export type DeviceCodePorts = Pick<Ports, 'deviceAuthorizations' | 'orgs' | 'refreshTokens' | 'issuedTokens'> & UserTokensPorts;
+export type DeviceCodePorts = Pick<Ports, 'deviceAuthorizations' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
 
 /**
  * urn:ietf:params:oauth:grant-type:device_code (RFC 8628 §3.4-3.5): the device polls until the
@@ -48,6 +48,8 @@ export const deviceCodeGrant: Grant<DeviceCodePorts> = {
       issueUserTokens(ctx, { ...grant, app, user }, { accessToken: true, idToken: true }),
       withRefresh ? ctx.refreshTokens.create(grant.grantId, grant, appLifetimes(ctx, app).refresh) : undefined,
       redemption.written,
+      // The apps told when the session ends (back-channel logout): the device got tokens in it.
+      ctx.userSessions.recordClient(approval.sid, app.clientId),
     ]);
     return tokenResponse(tokens, grant.scopes, refreshToken);
   },

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { describeIssues } from '../../zitadel/validation.js';
 import type { ClientsActor } from '../../actors/clients.js';
 import type { OrgsActor } from '../../actors/orgs.js';
-import { lifetimesBeyondLimits, toOidcAppConfig, unsupportedOidcSettings, withinLifetimeLimits, withoutUnsupportedOidcSettings, type LifetimeLimits } from '../../zitadel/oidc-config.js';
+import { backChannelLogoutUriProblem, lifetimesBeyondLimits, toOidcAppConfig, unsupportedOidcSettings, withinLifetimeLimits, withoutUnsupportedOidcSettings, type LifetimeLimits } from '../../zitadel/oidc-config.js';
 import { checkEncodedHash } from '../../domain/password-hashes.js';
 import { ORG_ROLES, ROLE_PERMISSIONS } from '../../domain/permissions.js';
 import { NO_PRIVATE_LABELING } from '../../zitadel/projects.js';
@@ -382,7 +382,10 @@ export class Importer {
         for (const { message } of lifetimesBeyondLimits(config, this.services.lifetimeLimits)) {
           this.report.error('oidc_app', a.appId, 'IMPORT-L1fe1', `${message}; the app was imported with the instance's`);
         }
-        const oidc = toOidcAppConfig(withinLifetimeLimits(withoutUnsupportedOidcSettings(config), this.services.lifetimeLimits), this.services.lifetimeLimits);
+        const badLogoutUri = backChannelLogoutUriProblem(config.backChannelLogoutUri, config.devMode);
+        if (badLogoutUri) this.report.error('oidc_app', a.appId, 'IMPORT-Bcl01', `${badLogoutUri}; the app was imported without it`);
+        const supported = withoutUnsupportedOidcSettings(badLogoutUri ? { ...config, backChannelLogoutUri: '' } : config);
+        const oidc = toOidcAppConfig(withinLifetimeLimits(supported, this.services.lifetimeLimits), this.services.lifetimeLimits);
         clients.stageApp(project, { id: a.appId, clientId: a.clientId, name, oidc, secretHash: secretFor(a.clientSecretSha256, oidc.authMethodType) }, batch);
         success.oidcAppIds.push(a.appId);
       });

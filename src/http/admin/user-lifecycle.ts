@@ -1,0 +1,58 @@
+import type { Ports } from '../../services/ports.js';
+import type { Route } from '../types.js';
+import type { UserRecord } from '../../model/records.js';
+import type { View } from '../../util/readonly.js';
+import { changedDetails } from '../../zitadel/details.js';
+import { setHumanPasswordSchema } from '../../zitadel/users.js';
+import { readBody } from '../../zitadel/validation.js';
+import { endSessionsOfUser, type SessionEndPorts } from '../../services/session-end.js';
+import { apiRoute, ok } from './endpoint.js';
+import type { Caller, CallerPorts } from './caller.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type UserLifecyclePorts = Pick<Ports, 'clients' | 'orgs' | 'pool'> & SessionEndPorts & CallerPorts;
+
+/**
+ * What an administrator does to an existing user (ZITADEL management v1): deactivate, reactivate,
+ * lock, unlock, remove, and set a person's password. Deactivating, locking, removing and setting
+ * the password end every browser session of the user: their tokens are revoked and the apps that
+ * received tokens in them are told by back-channel logout.
+ */
+export function userLifecycleRoutes(ctx: UserLifecyclePorts): Route[] {
+  /** The change, then the end of the user's sessions (durable, with the logouts queued), then the answer. */
+  const changeAndEnd = async (caller: Caller, userId: string, change: (orgId: string) => Promise<View<UserRecord>>, endSessions: boolean) => {
+    caller.require('user.write');
+    const user = await change(caller.orgId);
+    if (endSessions) await endSessionsOfUser(ctx, user.id);
+    return ok({ details: changedDetails(ctx.orgs.getUser(user.id) ?? user, user.orgId) });
+  };
+  const stateRoute = (action: string, change: (userId: string, orgId: string) => Promise<View<UserRecord>>, endSessions: boolean) =>
+    apiRoute(ctx, `/management/v1/users/:userId/${action}`, {
+      POST: (req, caller) => changeAndEnd(caller, req.params[0]!, (orgId) => change(req.params[0]!, orgId), endSessions),
+    });
+  return [
+    stateRoute('_deactivate', (id, org) => ctx.orgs.deactivateUser(id, org), true),
+    stateRoute('_reactivate', (id, org) => ctx.orgs.reactivateUser(id, org), false),
+    stateRoute('_lock', (id, org) => ctx.orgs.lockUser(id, org), true),
+    stateRoute('_unlock', (id, org) => ctx.orgs.unlockUser(id, org), false),
+    apiRoute(ctx, '/management/v1/users/:userId/password', {
+      POST: async (req, caller) => {
+        caller.require('user.write');
+        const userId = req.params[0]!;
+        ctx.orgs.requireUser(userId, caller.orgId);
+        const input = readBody(req, setHumanPasswordSchema);
+        const hash = await ctx.pool.hashPassword(input.password);
+        return changeAndEnd(caller, userId, (orgId) => ctx.orgs.setPassword(userId, orgId, hash, !input.noChangeRequired), true);
+      },
+    }),
+    apiRoute(ctx, '/management/v1/users/:userId', {
+      DELETE: async (req, caller) => {
+        caller.require('user.delete');
+        const userId = req.params[0]!;
+        const user = await ctx.orgs.removeUser(userId, caller.orgId);
+        await Promise.all([ctx.clients.removeMachineCredentials(userId), endSessionsOfUser(ctx, userId)]);
+        return ok({ details: changedDetails({ ...user, changedAt: Date.now(), sequence: user.sequence + 1 }, user.orgId) });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,152 @@
+import type { BackchannelLogoutsActor, PendingLogout } from '../../actors/backchannel-logouts.js';
+import type { ClientsActor } from '../../actors/clients.js';
+import type { UserSession } from '../../actors/user-sessions.js';
+import { nextAttemptAt } from '../../domain/delivery-retries.js';
+import { clock } from '../../util/clock.js';
+import { log } from '../../util/log.js';
+import type { View } from '../../util/readonly.js';
+import type { LogoutTokens } from './logout-tokens.js';
+import { sendLogoutToken, type DeliveryOutcome } from './logout-sender.js';
+
+/**
+ * OpenID Connect Back-Channel Logout 1.0 on the provider's side: when sessions end, each app that
+ * received tokens in one of them and has a back-channel logout URI is queued a logout (durably,
+ * in the outbox actor), and a loop on the main thread delivers what is due, in the background:
+ * the request that ended the session waits for the queueing (a local commit), never for a
+ * receiver. A failed attempt is retried with backoff (src/domain/delivery-retries.ts) until the
+ * retry window closes; then the logout is logged and dropped.
+ */
+export interface DeliveryPolicy {
+  /** How long a logout is retried, from when it was queued (ms). */
+  retryForMs: number;
+  /** Deadline of one attempt (ms). */
+  timeoutMs: number;
+  /** Attempts under way at once, across all receivers. */
+  concurrency: number;
+}
+
+/** How often the loop looks for due logouts when nothing new was queued (retries are 30 s apart at least). */
+const POLL_INTERVAL_MS = 5000;
+
+export class LogoutDeliveries {
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly stopping = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly clients: ClientsActor,
+    private readonly outbox: BackchannelLogoutsActor,
+    private readonly tokens: LogoutTokens,
+    private readonly policy: DeliveryPolicy,
+  ) {}
+
+  /** Logouts queued and not yet delivered or given up. */
+  get pending(): number {
+    return this.outbox.size;
+  }
+
+  /**
+   * Queues a logout for each app that received tokens in one of these (ending) sessions and has a
+   * back-channel logout URI. Resolves once they are durable; delivery starts in the background.
+   */
+  async queue(sessions: readonly View<UserSession>[]): Promise<void> {
+    const logouts = [];
+    for (const session of sessions) {
+      for (const clientId of session.clients ?? []) {
+        if (this.receiverOf(clientId)) logouts.push({ clientId, sub: session.userId, sid: session.id });
+      }
+    }
+    if (logouts.length === 0) return;
+    await this.outbox.enqueue(logouts, clock.now());
+    void this.deliverDue();
+  }
+
+  /** Delivers in the background from now on: what is due now (left from before a restart), then every few seconds. */
+  start(): void {
+    this.timer = setInterval(() => void this.deliverDue(), POLL_INTERVAL_MS);
+    this.timer.unref();
+    void this.deliverDue();
+  }
+
+  /** Stops delivering: attempts under way are aborted and their logouts stay queued for the next start. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.stopping.abort();
+    await Promise.allSettled([...this.inFlight.values()]);
+  }
+
+  /**
+   * Starts an attempt for each due logout not under way (at most `concurrency` at once); resolves
+   * when nothing due is left to start and the attempts under way have ended. The loop's timer
+   * calls it, and so does RunningApp.tick() (tests move the clock, then tick).
+   */
+  async deliverDue(): Promise<void> {
+    // Each logout is tried at most once per call: one whose outcome could not be recorded stays
+    // due, and must not be sent again and again in a tight loop.
+    const tried = new Set<string>();
+    for (;;) {
+      if (this.stopping.signal.aborted) return;
+      this.startDue(tried);
+      if (this.inFlight.size === 0) return;
+      await Promise.race(this.inFlight.values());
+    }
+  }
+
+  private startDue(tried: Set<string>): void {
+    const free = this.policy.concurrency - this.inFlight.size;
+    if (free <= 0) return;
+    for (const row of this.outbox.due(clock.now(), free + this.inFlight.size + tried.size)) {
+      if (this.inFlight.size >= this.policy.concurrency) break;
+      if (this.inFlight.has(row.id) || tried.has(row.id)) continue;
+      tried.add(row.id);
+      const attempt = this.attempt(row)
+        .catch((error: unknown) => log.error('back-channel logout: recording an attempt failed', { id: row.id, error: String(error) }))
+        .finally(() => this.inFlight.delete(row.id));
+      this.inFlight.set(row.id, attempt);
+    }
+  }
+
+  private receiverOf(clientId: string): string | undefined {
+    return this.clients.appByClient(clientId)?.oidc?.backChannelLogoutUri || undefined;
+  }
+
+  private async attempt(row: View<PendingLogout>): Promise<void> {
+    const about = { clientId: row.clientId, sid: row.sid, sub: row.sub };
+    const uri = this.receiverOf(row.clientId);
+    if (!uri) {
+      // The app was removed, or its URI since, after the logout was queued: there is no one to tell.
+      log.info('back-channel logout dropped: the app no longer has a back-channel logout URI', about);
+      await this.outbox.done(row.id);
+      return;
+    }
+    let outcome: DeliveryOutcome;
+    try {
+      const token = await this.tokens.sign(row.clientId, row.sub, row.sid);
+      outcome = await sendLogoutToken(uri, token, { timeoutMs: this.policy.timeoutMs, signal: this.stopping.signal });
+    } catch (error) {
+      outcome = { delivered: false, reason: error instanceof Error ? error.message : String(error) };
+    }
+    if (outcome.delivered) {
+      await this.outbox.done(row.id);
+      log.info('back-channel logout delivered', { ...about, uri, attempts: row.failures + 1 });
+      return;
+    }
+    // Cut short by shutdown: not a failure of the receiver; the row stays due for the next start.
+    if (this.stopping.signal.aborted) return;
+    const now = clock.now();
+    const next = nextAttemptAt(row.queuedAt, row.failures + 1, now, this.policy.retryForMs);
+    if (next === undefined) {
+      log.warn('back-channel logout failed for good: retry window closed, dropped', {
+        ...about,
+        uri,
+        attempts: row.failures + 1,
+        queuedAt: new Date(row.queuedAt).toISOString(),
+        error: outcome.reason,
+      });
+      await this.outbox.done(row.id);
+      return;
+    }
+    await this.outbox.failed(row.id, next, outcome.reason);
+    log.info('back-channel logout attempt failed, will retry', { ...about, uri, attempts: row.failures + 1, retryAt: new Date(next).toISOString(), error: outcome.reason });
+  }
+}
