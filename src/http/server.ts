@@ -324,6 +324,12 @@ export async function startHttpServer(host: string, port: number, options: Serve
       resolve({
         port: uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket),
         mount(routes) {
+          // uWS would quietly let one of two routes on the same pattern win: one route per path, with all its methods.
+          const patterns = new Set<string>();
+          for (const route of routes) {
+            if (patterns.has(route.pattern)) throw new Error(`two routes for ${route.pattern}`);
+            patterns.add(route.pattern);
+          }
           for (const route of routes) {
             mounted.push(route);
             const paramCount = paramCountOf(route.pattern);

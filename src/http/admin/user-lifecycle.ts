@@ -6,11 +6,26 @@ import { changedDetails } from '../../zitadel/details.js';
 import { setHumanPasswordSchema } from '../../zitadel/users.js';
 import { readBody } from '../../zitadel/validation.js';
 import { endSessionsOfUser, type SessionEndPorts } from '../../services/session-end.js';
-import { apiRoute, ok } from './endpoint.js';
+import { apiRoute, ok, type CallerHandler } from './endpoint.js';
+import { clock } from '../../util/clock.js';
 import type { Caller, CallerPorts } from './caller.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type UserLifecyclePorts = Pick<Ports, 'clients' | 'orgs' | 'pool'> & SessionEndPorts & CallerPorts;
+
+/**
+ * DELETE /management/v1/users/{id} (mounted with the GET of that path in users.ts): removes the
+ * user and their machine credentials, and ends their sessions.
+ */
+export function removeUserHandler(ctx: UserLifecyclePorts): CallerHandler {
+  return async (req, caller) => {
+    caller.require('user.delete');
+    const userId = req.params[0]!;
+    const user = await ctx.orgs.removeUser(userId, caller.orgId);
+    await Promise.all([ctx.clients.removeMachineCredentials(userId), endSessionsOfUser(ctx, userId)]);
+    return ok({ details: changedDetails({ ...user, changedAt: clock.now(), sequence: user.sequence + 1 }, user.orgId) });
+  };
+}
 
 /**
  * What an administrator does to an existing user (ZITADEL management v1): deactivate, reactivate,
@@ -43,15 +58,6 @@ export function userLifecycleRoutes(ctx: UserLifecyclePorts): Route[] {
         const input = readBody(req, setHumanPasswordSchema);
         const hash = await ctx.pool.hashPassword(input.password);
         return changeAndEnd(caller, userId, (orgId) => ctx.orgs.setPassword(userId, orgId, hash, !input.noChangeRequired), true);
-      },
-    }),
-    apiRoute(ctx, '/management/v1/users/:userId', {
-      DELETE: async (req, caller) => {
-        caller.require('user.delete');
-        const userId = req.params[0]!;
-        const user = await ctx.orgs.removeUser(userId, caller.orgId);
-        await Promise.all([ctx.clients.removeMachineCredentials(userId), endSessionsOfUser(ctx, userId)]);
-        return ok({ details: changedDetails({ ...user, changedAt: Date.now(), sequence: user.sequence + 1 }, user.orgId) });
       },
     }),
   ];

@@ -8,6 +8,7 @@ import { nonZero } from '../../zitadel/enums.js';
 import { addMachineSchema } from '../../zitadel/users.js';
 import { readBody } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';
+import { removeUserHandler, type UserLifecyclePorts } from './user-lifecycle.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type UsersPorts = Pick<Ports, 'clients' | 'orgs'> & CallerPorts;
@@ -46,7 +47,7 @@ function userView(ctx: UsersPorts, user: UserRecord) {
   };
 }
 
-export function userRoutes(ctx: UsersPorts): Route[] {
+export function userRoutes(ctx: UsersPorts & UserLifecyclePorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/users/machine', {
       POST: async (req, caller) => {
@@ -59,6 +60,7 @@ export function userRoutes(ctx: UsersPorts): Route[] {
     }),
     apiRoute(ctx, '/management/v1/users/:userId', {
       GET: (req, caller) => ok({ user: userView(ctx, requireUserAccess(ctx, caller, req.params[0]!, 'user.read')) }),
+      DELETE: removeUserHandler(ctx),
     }),
   ];
 }
