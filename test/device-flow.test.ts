@@ -231,6 +231,17 @@ describe('device authorization grant', () => {
     expect(garbage.html).not.toContain('<script>');
     const forged = await agent.follow('/ui/login/device', { form: { csrf: 'forged', user_code: 'BCDF-GHJK' } });
     expect(forged.status).toBe(403);
+    // Malformed requests: readable 400 pages, never a 5xx.
+    for (const [init, query] of [
+      [{ method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"user_code":"x"}' }, ''],
+      [{ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from([0x75, 0x3d, 0xff]) }, ''],
+      [{ method: 'GET' }, '?user_code=%ZZ'],
+      [{ method: 'GET' }, `?user_code=${'B'.repeat(5000)}`],
+    ] as const) {
+      const res = await fetch(`${server.url}/ui/login/device${query}`, init as RequestInit);
+      expect(res.status, `${init.method} ${query}`).toBeLessThan(500);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    }
     const german = await new Agent(server).follow('/ui/login/device', { headers: { 'accept-language': 'de' } });
     expect(german.html).toContain('Gerät verbinden');
 
