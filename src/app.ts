@@ -4,6 +4,7 @@ import { KeysActor } from './actors/keys.js';
 import { AuthCodesActor } from './actors/auth-codes.js';
 import { AuthRequestsActor } from './actors/auth-requests.js';
 import { DeviceAuthorizationsActor } from './actors/device-authorizations.js';
+import { PushedRequestsActor } from './actors/pushed-requests.js';
 import { DEVICE_FLOW_RULES } from './protocol/device-flow.js';
 import { RefreshTokensActor } from './actors/refresh-tokens.js';
 import { IssuedTokensActor } from './actors/issued-tokens.js';
@@ -163,6 +164,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       config.refreshTokenReuseGrace,
     );
     const deviceAuthorizations = new DeviceAuthorizationsActor(storage, masterKey, DEVICE_FLOW_RULES);
+    const pushedRequests = new PushedRequestsActor(storage);
     // Back-channel logout lives on this thread only: every route that ends sessions is served here.
     logoutDeliveries = new LogoutDeliveries(clients, new BackchannelLogoutsActor(storage), new LogoutTokens(issuer, keys, signer), {
       retryForMs: config.backchannelLogoutRetryFor,
@@ -190,6 +192,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       authCodes,
       refreshTokens,
       deviceAuthorizations,
+      pushedRequests,
       logoutDeliveries,
       masterKey,
       migration: new MigrationStore(new Transactions(storage), orgs, clients),
@@ -207,7 +210,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     }
     const threads = acceptors;
     const sweep = () => {
-      return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep(), deviceAuthorizations.sweep()]);
+      return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep(), deviceAuthorizations.sweep(), pushedRequests.sweep()]);
     };
     sweeper = setInterval(() => {
       sweep().catch((error: unknown) => log.error('sweep failed', { error: String(error) }));

@@ -61,6 +61,8 @@ export interface OidcAppConfig {
   additionalOrigins: string[];
   skipNativeAppSuccessPage: boolean;
   backChannelLogoutUri: string;
+  /** RFC 9126: authorization requests only as pushed ones (a `request_uri` from /oauth/v2/par). */
+  requirePushedAuthorizationRequests?: boolean;
   /** This app's token lifetimes (ms), each at most the instance's; absent: the instance's. */
   lifetimes?: AppTokenLifetimes;
   loginVersion?: { loginV1?: Record<string, never>; loginV2?: { baseUri?: string } };

@@ -16,4 +16,6 @@ export const ENDPOINT_AUTH_METHODS = {
   revocation: ALL_AUTH_METHODS,
   /** RFC 8628 §3.1: as at the token endpoint (a public client names itself with client_id). */
   deviceAuthorization: ALL_AUTH_METHODS,
+  /** RFC 9126 §2: as at the token endpoint. */
+  par: ALL_AUTH_METHODS,
 } as const;

@@ -17,10 +17,19 @@ export const PATHS = {
   userinfo: '/oidc/v1/userinfo',
   endSession: '/oidc/v1/end_session',
   deviceAuthorization: '/oauth/v2/device_authorization',
+  par: '/oauth/v2/par',
 } as const;
 
-/** `tokenExchange`: the grant is listed only while the oidcTokenExchange feature is on. */
-export function discoveryDocument(issuer: string, signingAlg: SigningAlg, tokenExchange = false): Record<string, unknown> {
+/** Features that can be off, each listed only while on. */
+export interface DiscoveredFeatures {
+  /** The token exchange grant (the oidcTokenExchange feature). */
+  tokenExchange: boolean;
+  /** Pushed authorization requests (SESAME_FEATURE_PAR). */
+  par: boolean;
+}
+
+export function discoveryDocument(issuer: string, signingAlg: SigningAlg, features: DiscoveredFeatures): Record<string, unknown> {
+  const { tokenExchange, par } = features;
   return {
     issuer,
     authorization_endpoint: issuer + PATHS.authorization,
@@ -30,6 +39,7 @@ export function discoveryDocument(issuer: string, signingAlg: SigningAlg, tokenE
     userinfo_endpoint: issuer + PATHS.userinfo,
     end_session_endpoint: issuer + PATHS.endSession,
     device_authorization_endpoint: issuer + PATHS.deviceAuthorization,
+    ...(par ? { pushed_authorization_request_endpoint: issuer + PATHS.par, require_pushed_authorization_requests: false } : {}),
     jwks_uri: issuer + PATHS.jwks,
     scopes_supported: ['openid', 'profile', 'email', 'phone', 'address', 'offline_access'],
     response_types_supported: ['code', 'id_token', 'id_token token'],

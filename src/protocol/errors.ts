@@ -15,6 +15,11 @@ export type OAuthErrorCode =
   | 'authorization_pending'
   | 'slow_down'
   | 'expired_token'
+  | 'unsupported_response_type'
+  | 'request_not_supported'
+  | 'request_uri_not_supported'
+  | 'interaction_required'
+  | 'login_required'
   | 'invalid_token'
   | 'server_error'
   | 'temporarily_unavailable';
@@ -33,6 +38,12 @@ const DEFAULT_STATUS: Record<OAuthErrorCode, number> = {
   authorization_pending: 400,
   slow_down: 400,
   expired_token: 400,
+  // Authorization request errors, as the pushed authorization request endpoint answers them (RFC 9126 §2.3).
+  unsupported_response_type: 400,
+  request_not_supported: 400,
+  request_uri_not_supported: 400,
+  interaction_required: 400,
+  login_required: 400,
   invalid_token: 401,
   server_error: 500,
   temporarily_unavailable: 503,

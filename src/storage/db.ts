@@ -35,6 +35,8 @@ const STORES = [
   'authRequests',
   // Device authorizations (RFC 8628) until some minutes after they expired (DeviceAuthorizationsActor).
   'deviceAuthorizations',
+  // Pushed authorization requests (RFC 9126), 60 seconds each (PushedRequestsActor).
+  'pushedRequests',
   // Back-channel logout tokens waiting to be delivered to apps (BackchannelLogoutsActor), each for a bounded time.
   'backchannelLogouts',
 ] as const;

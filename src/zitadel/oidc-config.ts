@@ -44,6 +44,8 @@ export const oidcConfigFields = {
   additionalOrigins: registeredUris(),
   skipNativeAppSuccessPage: flag(),
   backChannelLogoutUri: text(2000),
+  // Sesame's own (ZITADEL has no PAR yet): RFC 9126 §6's client metadata, in the API's casing.
+  requirePushedAuthorizationRequests: flag(),
   // Sesame's own (ZITADEL has them per instance only): named like its instance OIDC settings.
   accessTokenLifetime: duration().optional(),
   idTokenLifetime: duration().optional(),
@@ -219,6 +221,7 @@ export function toOidcAppConfig(input: OidcConfigInput, limits: LifetimeLimits):
     skipNativeAppSuccessPage: input.skipNativeAppSuccessPage,
     backChannelLogoutUri: input.backChannelLogoutUri,
   };
+  if (input.requirePushedAuthorizationRequests) config.requirePushedAuthorizationRequests = true;
   if (input.loginVersion?.loginV1) config.loginVersion = { loginV1: {} };
   const beyond = lifetimesBeyondLimits(input, limits)[0];
   if (beyond) throw invalidArgument('APP-L1fe1', beyond.message);
@@ -312,6 +315,7 @@ export function oidcConfigView(app: View<AppRecord>, config: View<OidcAppConfig>
     additionalOrigins: config.additionalOrigins,
     skipNativeAppSuccessPage: config.skipNativeAppSuccessPage,
     backChannelLogoutUri: config.backChannelLogoutUri,
+    requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests,
     ...lifetimeFields(config),
     loginVersion: config.loginVersion,
   };

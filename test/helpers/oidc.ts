@@ -32,6 +32,7 @@ export interface AppOptions {
   idTokenLifetime?: string;
   refreshTokenIdleExpiration?: string;
   refreshTokenExpiration?: string;
+  requirePushedAuthorizationRequests?: boolean;
   backChannelLogoutUri?: string;
 }
 

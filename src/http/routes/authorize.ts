@@ -3,7 +3,7 @@ import type { LoginStep } from '../../actors/auth-requests.js';
 import { agentOf, ensureAgentCookie } from '../login/agent.js';
 import { authorizeError, completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
 import type { AuthChecks } from '../../model/auth-checks.js';
-import { validateAuthorizeRequest, type ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
+import { validateAuthorizeRequest, type AuthorizeDirectory, type ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { formBodyText, parseUrlEncodedMulti } from '../../protocol/form.js';
 import { errorPage } from '../../ui/pages.js';
@@ -15,7 +15,7 @@ import type { AgentPorts } from '../login/agent.js';
 import type { RespondPorts } from '../login/respond.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type AuthorizePorts = Pick<Ports, 'authRequests' | 'clients' | 'idTokens' | 'instance' | 'orgs'> & AgentPorts & RespondPorts;
+export type AuthorizePorts = Pick<Ports, 'authRequests' | 'clients' | 'config' | 'idTokens' | 'instance' | 'orgs' | 'pushedRequests'> & AgentPorts & RespondPorts;
 
 /**
  * GET|POST /oauth/v2/authorize (seed "Authorization endpoint", OIDC Core §3.1.2). Validates the
@@ -42,18 +42,46 @@ function hintedUser(ctx: AuthorizePorts, request: ValidatedAuthRequest): { userI
   return {};
 }
 
+/** What authorization request validation reads of the directory (also for pushed requests). */
+export function authorizeDirectory(ctx: Pick<Ports, 'clients' | 'instance' | 'orgs'>): AuthorizeDirectory {
+  return {
+    app: (clientId) => {
+      const app = ctx.clients.appByClient(clientId);
+      return appIsUsable(app, ctx.orgs) ? app : undefined;
+    },
+    resolveProject: (id) => (id === 'zitadel' ? ctx.instance.managementProjectId : ctx.orgs.getProject(id)?.id),
+    orgById: (id) => ctx.orgs.getOrg(id),
+    orgByDomain: (domain) => ctx.orgs.findOrgByDomain(domain),
+  };
+}
+
+/**
+ * The parameters of a request that names a pushed authorization request (RFC 9126 §4): only the
+ * pushed ones count, taken once; a `request_uri` that is unknown, expired, used or another
+ * client's is answered on Sesame's page (its redirect_uri is not known).
+ */
+async function pushedParams(ctx: AuthorizePorts, params: Map<string, string[]>): Promise<Map<string, string[]> | string> {
+  const requestUri = params.get('request_uri')!;
+  const clientId = params.get('client_id');
+  if (requestUri.length !== 1 || clientId?.length !== 1) return 'A request with request_uri needs exactly one request_uri and one client_id.';
+  const taken = ctx.pushedRequests.take(requestUri[0]!, clientId[0]!);
+  if (!taken) return 'The request_uri is unknown, expired, already used or belongs to another application. Start again from the application.';
+  // Spent durably before the sign-in starts: a restart does not make it usable again.
+  await taken.removed;
+  return taken.params;
+}
+
 export function authorizeRoute(ctx: AuthorizePorts): Route {
+  const directory = authorizeDirectory(ctx);
   const handle = async (req: Request): Promise<Response> => {
-    const params = readParams(req);
-    const validation = validateAuthorizeRequest(params, {
-      app: (clientId) => {
-        const app = ctx.clients.appByClient(clientId);
-        return appIsUsable(app, ctx.orgs) ? app : undefined;
-      },
-      resolveProject: (id) => (id === 'zitadel' ? ctx.instance.managementProjectId : ctx.orgs.getProject(id)?.id),
-      orgById: (id) => ctx.orgs.getOrg(id),
-      orgByDomain: (domain) => ctx.orgs.findOrgByDomain(domain),
-    });
+    let params = readParams(req);
+    const pushed = ctx.config.featurePar && params.has('request_uri');
+    if (pushed) {
+      const found = await pushedParams(ctx, params);
+      if (typeof found === 'string') return htmlResponse(400, errorPage(agentOf(ctx, req).locale, found));
+      params = found;
+    }
+    const validation = validateAuthorizeRequest(params, directory, { pushed });
     const agent = agentOf(ctx, req, params.get('ui_locales')?.[0]);
     if (validation.kind === 'page') return htmlResponse(400, errorPage(agent.locale, validation.description));
     if (validation.kind === 'redirect-error') return authorizeError(ctx.issuer, validation.target, validation.error, validation.description, agent.locale);

@@ -11,8 +11,9 @@ export type DiscoveryPorts = Pick<Ports, 'config' | 'issuer' | 'settings'>;
  * token exchange feature can be switched at run time.
  */
 export function discoveryRoute(ctx: DiscoveryPorts): Route {
-  const without = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, false));
-  const withExchange = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, true));
+  const par = ctx.config.featurePar;
+  const without = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, { tokenExchange: false, par }));
+  const withExchange = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, { tokenExchange: true, par }));
   const headers = { 'Cache-Control': 'public, max-age=300' };
   return {
     pattern: PATHS.discovery,

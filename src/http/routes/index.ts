@@ -4,6 +4,7 @@ import { authorizeRoute } from './authorize.js';
 import { endSessionRoute } from './end-session.js';
 import { deviceAuthorizationRoute, type DeviceAuthorizationPorts } from './device-authorization.js';
 import { devicePageRoutes, type DevicePagePorts } from './device.js';
+import { parRoute, type ParPorts } from './par.js';
 import { loginRoutes } from './login.js';
 import { userinfoRoute } from './userinfo.js';
 import { discoveryRoute } from './discovery.js';
@@ -24,7 +25,7 @@ import type { HealthPorts } from './health.js';
 import type { RevokePorts } from './revoke.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type RoutesPorts = UserinfoPorts & EndSessionPorts & KeysPorts & TokenPorts & LoginPorts & AuthorizePorts & IntrospectPorts & DiscoveryPorts & HealthPorts & RevokePorts & ManagementRoutesPorts & DeviceAuthorizationPorts & DevicePagePorts;
+export type RoutesPorts = UserinfoPorts & EndSessionPorts & KeysPorts & TokenPorts & LoginPorts & AuthorizePorts & IntrospectPorts & DiscoveryPorts & HealthPorts & RevokePorts & ManagementRoutesPorts & DeviceAuthorizationPorts & DevicePagePorts & ParPorts;
 
 /** Every route of the server, one module per endpoint. */
 export function routes(ctx: RoutesPorts): Route[] {
@@ -36,6 +37,8 @@ export function routes(ctx: RoutesPorts): Route[] {
     introspectRoute(ctx),
     revokeRoute(ctx),
     authorizeRoute(ctx),
+    // Off (SESAME_FEATURE_PAR=false): not mounted, and not in discovery.
+    ...(ctx.config.featurePar ? [parRoute(ctx)] : []),
     deviceAuthorizationRoute(ctx),
     ...devicePageRoutes(ctx),
     ...loginRoutes(ctx),

@@ -95,7 +95,11 @@ export function authorizationScopes(
   return { scopes, audienceProjects, orgId };
 }
 
-export function validateAuthorizeRequest(params: Params, dir: AuthorizeDirectory): AuthorizeValidation {
+/**
+ * `pushed`: the parameters came from a pushed authorization request (RFC 9126), so an app that
+ * requires those may use them.
+ */
+export function validateAuthorizeRequest(params: Params, dir: AuthorizeDirectory, options: { pushed: boolean } = { pushed: false }): AuthorizeValidation {
   const one = (name: string) => params.get(name)?.[0];
   const repeated = [...params].filter(([, values]) => values.length > 1).map(([name]) => name);
 
@@ -127,7 +131,10 @@ export function validateAuthorizeRequest(params: Params, dir: AuthorizeDirectory
 
   if (repeated.length > 0) return fail('invalid_request', `parameter ${repeated[0]} is repeated`);
   if (params.has('request')) return fail('request_not_supported', 'request objects are not supported');
-  if (params.has('request_uri')) return fail('request_uri_not_supported', 'request_uri is not supported');
+  if (params.has('request_uri')) return fail('request_uri_not_supported', 'request_uri is supported only as a pushed authorization request\'s, not in one');
+  if (app.oidc.requirePushedAuthorizationRequests && !options.pushed) {
+    return fail('invalid_request', 'this application must push its authorization requests first (RFC 9126, the pushed_authorization_request_endpoint)');
+  }
   if (normalized === undefined) return fail('invalid_request', 'response_type missing');
   if (!known) {
     return UNSUPPORTED.has(normalized)

@@ -124,6 +124,7 @@ function oidcApp(app: View<AppRecord>) {
     additionalOrigins: c.additionalOrigins,
     skipNativeAppSuccessPage: c.skipNativeAppSuccessPage,
     backChannelLogoutUri: c.backChannelLogoutUri,
+    requirePushedAuthorizationRequests: c.requirePushedAuthorizationRequests,
     ...lifetimeFields(c),
     loginVersion: c.loginVersion,
   };

@@ -1,0 +1,83 @@
+import type { Storage } from '../storage/db.js';
+import { sha256Base64url } from '../util/hash.js';
+import { newOpaqueToken } from '../util/ids.js';
+import { clock } from '../util/clock.js';
+
+/**
+ * Owns pushed authorization requests (RFC 9126): the parameters a client pushed, under the
+ * SHA-256 of the reference it got back, for 60 seconds, used once. Each push is in memory and
+ * durable before its reference is handed out (a restart keeps it); a use takes it at once, so
+ * two authorization requests with one reference cannot both start a sign-in.
+ */
+export const PUSHED_REQUEST_LIFETIME_MS = 60_000;
+export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
+
+export interface PushedRequest {
+  /** SHA-256 of the reference's random part. */
+  id: string;
+  clientId: string;
+  /** The pushed parameters, each with its values in order. */
+  params: [string, string[]][];
+  exp: number;
+}
+
+export class PushedRequestsActor {
+  private readonly requests = new Map<string, PushedRequest>();
+
+  constructor(private readonly storage: Storage) {
+    const now = clock.now();
+    for (const { value } of storage.stores.pushedRequests.getRange()) {
+      const record = value as PushedRequest;
+      if (record.exp > now) this.requests.set(record.id, record);
+    }
+  }
+
+  /** Stores a pushed request; resolves with its `request_uri` once durable. */
+  async push(clientId: string, params: ReadonlyMap<string, readonly string[]>, now = clock.now()): Promise<{ requestUri: string; expiresAt: number }> {
+    const reference = newOpaqueToken();
+    const record: PushedRequest = {
+      id: sha256Base64url(reference),
+      clientId,
+      params: [...params].map(([name, values]) => [name, [...values]]),
+      exp: now + PUSHED_REQUEST_LIFETIME_MS,
+    };
+    this.requests.set(record.id, record);
+    try {
+      await this.storage.durable(this.storage.stores.pushedRequests.put(record.id, record));
+    } catch (error) {
+      this.requests.delete(record.id);
+      throw error;
+    }
+    return { requestUri: REQUEST_URI_PREFIX + reference, expiresAt: record.exp };
+  }
+
+  /**
+   * Takes the pushed request a `request_uri` names, if it is unexpired, unused and the client's:
+   * gone at once (single use), also from disk. Undefined otherwise (a use by another client does
+   * not spend it).
+   */
+  take(requestUri: string, clientId: string, now = clock.now()): { params: Map<string, string[]>; removed: Promise<unknown> } | undefined {
+    if (!requestUri.startsWith(REQUEST_URI_PREFIX)) return undefined;
+    const id = sha256Base64url(requestUri.slice(REQUEST_URI_PREFIX.length));
+    const record = this.requests.get(id);
+    if (!record || record.exp <= now || record.clientId !== clientId) return undefined;
+    this.requests.delete(id);
+    return { params: new Map(record.params), removed: this.storage.durable(this.storage.stores.pushedRequests.remove(id)) };
+  }
+
+  async sweep(now = clock.now()): Promise<number> {
+    const writes: Promise<boolean>[] = [];
+    for (const [id, record] of this.requests) {
+      if (record.exp <= now) {
+        this.requests.delete(id);
+        writes.push(this.storage.stores.pushedRequests.remove(id));
+      }
+    }
+    // Expired records left on disk by a crash before their sweep.
+    for (const { key, value } of this.storage.stores.pushedRequests.getRange()) {
+      if ((value as PushedRequest).exp <= now && !this.requests.has(key)) writes.push(this.storage.stores.pushedRequests.remove(key));
+    }
+    await Promise.all(writes);
+    return writes.length;
+  }
+}

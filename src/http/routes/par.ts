@@ -1,0 +1,42 @@
+import { ENDPOINT_AUTH_METHODS } from '../../protocol/client-auth-methods.js';
+import { validateAuthorizeRequest } from '../../protocol/authorize/validate.js';
+import { PATHS } from '../../protocol/discovery.js';
+import { OAuthError } from '../../protocol/errors.js';
+import { clock } from '../../util/clock.js';
+import { readClientRequest } from '../client-request.js';
+import type { Ports } from '../../services/ports.js';
+import { jsonNoStore } from '../responses.js';
+import type { Request, Route } from '../types.js';
+import { authorizeDirectory } from './authorize.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type ParPorts = Pick<Ports, 'clientAuth' | 'clients' | 'instance' | 'orgs' | 'pushedRequests'>;
+
+/** Client authentication parameters: they authenticate the push and are not part of the authorization request. */
+const CLIENT_AUTH_PARAMS = new Set(['client_secret', 'client_assertion', 'client_assertion_type']);
+
+/**
+ * POST /oauth/v2/par (RFC 9126): an OIDC app pushes its authorization request, authenticated as
+ * at the token endpoint; it is validated now as the authorization endpoint would (errors answered
+ * here as JSON), stored for 60 seconds, and the app sends the browser to the authorization
+ * endpoint with `client_id` and the `request_uri` it got back (used once).
+ */
+export function parRoute(ctx: ParPorts): Route {
+  const directory = authorizeDirectory(ctx);
+  const handle = async (req: Request) => {
+    const { form, presented } = readClientRequest(req);
+    const client = await ctx.clientAuth.authenticate(presented, { methods: ENDPOINT_AUTH_METHODS.par, endpoint: PATHS.par, apps: true, machineUsers: false });
+    if (client.kind !== 'app' || !client.app.oidc) throw new OAuthError('unauthorized_client', 'pushed authorization requests are for OIDC applications');
+    if (form.has('request_uri')) throw new OAuthError('invalid_request', 'request_uri must not be pushed (RFC 9126 §2.1)');
+    const params = new Map<string, string[]>();
+    for (const [name, value] of form) if (!CLIENT_AUTH_PARAMS.has(name)) params.set(name, [value]);
+    params.set('client_id', [client.clientId]);
+    const validation = validateAuthorizeRequest(params, directory, { pushed: true });
+    if (validation.kind === 'page') throw new OAuthError('invalid_request', validation.description);
+    if (validation.kind === 'redirect-error') throw new OAuthError(validation.error, validation.description);
+    const now = clock.now();
+    const pushed = await ctx.pushedRequests.push(client.clientId, params, now);
+    return jsonNoStore(201, { request_uri: pushed.requestUri, expires_in: Math.round((pushed.expiresAt - now) / 1000) });
+  };
+  return { pattern: PATHS.par, errorStyle: 'oauth', cors: (origin) => ctx.clients.originAllowed(origin), methods: { POST: handle } };
+}
