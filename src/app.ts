@@ -17,6 +17,7 @@ import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
 import { ListenError, startHttpServer, type HttpServer } from './http/server.js';
 import { AccessTokens } from './services/access-tokens.js';
+import { IntrospectionJwts } from './services/introspection-jwts.js';
 import { ClientAuthenticator } from './services/client-auth.js';
 import { AssertionVerifier } from './services/assertion-verifier.js';
 import { ReplayGuardActor } from './actors/replay-guard.js';
@@ -182,6 +183,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       issuedTokens,
       accessTokens: tokens,
       clientAuth,
+      introspectionJwts: new IntrospectionJwts(issuer, keys, signer),
       assertions,
       settings: new SettingsActor(storage.meta, config.featureTokenExchange, setFramingPolicy),
       pool: cryptoPool,

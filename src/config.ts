@@ -41,6 +41,7 @@ const SETTINGS = {
   backchannelLogoutConcurrency: { env: 'SESAME_BACKCHANNEL_LOGOUT_CONCURRENCY', default: '16', help: 'back-channel logout requests under way at once (1-256), across all apps' },
   durability: { env: 'SESAME_DURABILITY', default: 'flush', help: 'flush: a response waits until its state is synced to disk; commit: until committed (survives a process crash, not power loss)' },
   featureTokenExchange: { env: 'SESAME_FEATURE_TOKEN_EXCHANGE', default: undefined, help: 'true/false: force the token exchange feature on or off (default: as set through PUT /v2/features/instance, off)' },
+  featureJwtIntrospection: { env: 'SESAME_FEATURE_JWT_INTROSPECTION', default: 'true', help: 'true/false: signed JWT introspection answers (RFC 9701) for Accept: application/token-introspection+jwt' },
   featurePar: { env: 'SESAME_FEATURE_PAR', default: 'true', help: 'true/false: pushed authorization requests (RFC 9126) at /oauth/v2/par' },
   masterKey: { env: 'SESAME_MASTERKEY', default: undefined, help: 'secret (>= 32 chars) encrypting private keys at rest; generated into the data dir when absent' },
   logLevel: { env: 'SESAME_LOG_LEVEL', default: 'info', help: 'debug, info, warn, error or silent' },
@@ -88,6 +89,7 @@ const schema = z.object({
   durability: z.enum(['flush', 'commit']),
   featureTokenExchange: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
   featurePar: z.enum(['true', 'false']).transform((v) => v === 'true'),
+  featureJwtIntrospection: z.enum(['true', 'false']).transform((v) => v === 'true'),
   masterKey: z.string().min(32, 'must be at least 32 characters').optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']),
 });

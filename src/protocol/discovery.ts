@@ -26,10 +26,12 @@ export interface DiscoveredFeatures {
   tokenExchange: boolean;
   /** Pushed authorization requests (SESAME_FEATURE_PAR). */
   par: boolean;
+  /** JWT introspection answers (SESAME_FEATURE_JWT_INTROSPECTION). */
+  jwtIntrospection: boolean;
 }
 
 export function discoveryDocument(issuer: string, signingAlg: SigningAlg, features: DiscoveredFeatures): Record<string, unknown> {
-  const { tokenExchange, par } = features;
+  const { tokenExchange, par, jwtIntrospection } = features;
   return {
     issuer,
     authorization_endpoint: issuer + PATHS.authorization,
@@ -63,6 +65,7 @@ export function discoveryDocument(issuer: string, signingAlg: SigningAlg, featur
     token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     introspection_endpoint_auth_methods_supported: [...ENDPOINT_AUTH_METHODS.introspection],
     introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+    ...(jwtIntrospection ? { introspection_signing_alg_values_supported: [signingAlg] } : {}),
     revocation_endpoint_auth_methods_supported: [...ENDPOINT_AUTH_METHODS.revocation],
     revocation_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     claims_supported: [

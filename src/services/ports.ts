@@ -13,6 +13,7 @@ import type { MasterKey } from '../crypto/master-key.js';
 import type { MigrationStore } from './migration/store.js';
 import type { Config } from '../config.js';
 import type { AccessTokens } from './access-tokens.js';
+import type { IntrospectionJwts } from './introspection-jwts.js';
 import type { ClientAuthenticator } from './client-auth.js';
 import type { AssertionVerifier } from './assertion-verifier.js';
 import type { SettingsActor } from '../actors/settings.js';
@@ -34,6 +35,8 @@ export interface Ports {
   readonly issuedTokens: IssuedTokensActor;
   readonly accessTokens: AccessTokens;
   readonly clientAuth: ClientAuthenticator;
+  /** Signs introspection answers for resource servers that ask for JWTs (RFC 9701). */
+  readonly introspectionJwts: IntrospectionJwts;
   /** Signed assertions: private_key_jwt and the JWT profile grant. */
   readonly assertions: AssertionVerifier;
   /** Instance feature flags and security policy. */

@@ -7,6 +7,7 @@ import { KeysActor } from '../actors/keys.js';
 import { SettingsActor } from '../actors/settings.js';
 import { IssuedTokensReader } from '../actors/issued-tokens-reader.js';
 import { AccessTokens } from '../services/access-tokens.js';
+import { IntrospectionJwts } from '../services/introspection-jwts.js';
 import { ClientAuthenticator } from '../services/client-auth.js';
 import { AssertionVerifier } from '../services/assertion-verifier.js';
 import type { SignatureCheck } from '../workers/signature-check.js';
@@ -80,6 +81,7 @@ export function buildLocalRoutes(input: {
     issuedTokens,
     accessTokens,
     clientAuth,
+    introspectionJwts: new IntrospectionJwts(issuer, keys, signer),
     idTokens: new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000)),
     refreshTokens: ownerOnly<RefreshTokensActor>('refresh tokens'),
     settings: new SettingsActor(storage.meta, config.featureTokenExchange, setFramingPolicy),

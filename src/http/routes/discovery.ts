@@ -11,9 +11,9 @@ export type DiscoveryPorts = Pick<Ports, 'config' | 'issuer' | 'settings'>;
  * token exchange feature can be switched at run time.
  */
 export function discoveryRoute(ctx: DiscoveryPorts): Route {
-  const par = ctx.config.featurePar;
-  const without = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, { tokenExchange: false, par }));
-  const withExchange = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, { tokenExchange: true, par }));
+  const features = { par: ctx.config.featurePar, jwtIntrospection: ctx.config.featureJwtIntrospection };
+  const without = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, { ...features, tokenExchange: false }));
+  const withExchange = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, { ...features, tokenExchange: true }));
   const headers = { 'Cache-Control': 'public, max-age=300' };
   return {
     pattern: PATHS.discovery,
