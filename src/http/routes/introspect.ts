@@ -5,6 +5,7 @@ import { PATHS } from '../../protocol/discovery.js';
 import { readClientRequest } from '../client-request.js';
 import type { Ports } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
+import { recordIntrospection } from '../../observability/recorder.js';
 import type { Request, Route } from '../types.js';
 import type { IntrospectionPorts } from '../../services/introspection.js';
 
@@ -25,7 +26,9 @@ export function introspectRoute(ctx: IntrospectPorts): Route {
     // RFC 7662 §2.1: `token` is REQUIRED; its absence is a malformed request, not an inactive token.
     const token = form.get('token');
     if (!token) throw new OAuthError('invalid_request', 'token is required');
-    return jsonNoStore(200, introspect(token, client.app, ctx));
+    const answer = introspect(token, client.app, ctx);
+    recordIntrospection(answer.active === true);
+    return jsonNoStore(200, answer);
   };
   return { pattern: PATHS.introspection, errorStyle: 'oauth', cors: (origin) => ctx.clients.originAllowed(origin), methods: { POST: handle } };
 }
