@@ -1,3 +1,5 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
 import { api, basicAuth, createApiApp, createMachineClient } from './helpers/api.js';
@@ -115,6 +117,17 @@ describe('the metrics listener', () => {
     expect((await fetch(metricsUrl().replace('/metrics', '/'), { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
     // Not on the public port, whatever the token.
     expect((await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
+  });
+
+  it('refuses to start on a metrics port in use, naming the setting', async () => {
+    const holder = createServer();
+    await new Promise<void>((done) => holder.listen(0, '127.0.0.1', done));
+    const taken = (holder.address() as AddressInfo).port;
+    try {
+      await expect(startInProcess({ env: { SESAME_METRICS_PORT: String(taken) } })).rejects.toThrow(/SESAME_METRICS_PORT \(--metrics-port\) = \d+: port \d+ on 127\.0\.0\.1 is already in use/);
+    } finally {
+      holder.close();
+    }
   });
 
   it('answers with Prometheus text: every family with help and its type, every HTTP thread in the loop lag', async () => {
