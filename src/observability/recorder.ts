@@ -42,9 +42,8 @@ function useNewest(): void {
 }
 
 /**
- * Counts into `thread`'s slice of `memory` from now on, requests too once the memory has its
- * requests region (call `useNewest` again through `requestsRegionAdded`); returns a function that
- * stops it.
+ * Counts into `thread`'s slice of `memory` from now on (requests too, once the memory has its
+ * requests region: see requestsRegionAdded); returns a function that stops it.
  */
 export function installRecorder(memory: MetricsMemory, thread: number): () => void {
   const entry = { memory, thread };
