@@ -20,6 +20,8 @@ export interface BenchOptions {
   rate: number | undefined;
   /** `both` runs Sesame twice, once per signer, side by side. */
   signer: 'pool' | 'inline' | 'auto' | 'both';
+  /** Sesame's metrics (SESAME_METRICS_PORT): `both` runs it twice, without and with, side by side. */
+  metrics: 'off' | 'on' | 'both';
   /** Targets run beside Sesame, in this order (empty: Sesame alone). */
   compare: Comparison[];
   target: string | undefined;
@@ -47,6 +49,7 @@ const DEFAULTS: BenchOptions = {
   httpThreads: undefined,
   rate: undefined,
   signer: 'auto',
+  metrics: 'off',
   compare: [],
   target: undefined,
   clientId: undefined,
@@ -68,6 +71,7 @@ const FLAGS: Record<string, keyof BenchOptions> = {
   '--http-threads': 'httpThreads',
   '--rate': 'rate',
   '--signer': 'signer',
+  '--metrics': 'metrics',
   '--compare': 'compare',
   '--target': 'target',
   '--client-id': 'clientId',
@@ -137,6 +141,10 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
         }
         options.signer = value;
         break;
+      case 'metrics':
+        if (value !== 'off' && value !== 'on' && value !== 'both') throw new BenchArgsError('--metrics must be off, on or both');
+        options.metrics = value;
+        break;
       case 'durability':
         if (value !== 'flush' && value !== 'commit') throw new BenchArgsError('--durability must be flush or commit');
         options.durability = value;
@@ -179,6 +187,8 @@ export const HELP = `Usage: npm run bench -- [options]
   --rate <n>                  send n requests per second in all (default: as fast as answered): CPU per
                               request below saturation, where threads do not compete for cores
   --signer pool|inline|auto|both  where Sesame signs JWTs (default auto; both = two Sesame rows side by side)
+  --metrics off|on|both       Sesame's Prometheus metrics (default off; both = two Sesame rows side by side,
+                              and the req/s with metrics on as a share of off)
   --durability flush|commit   Sesame's durability mode (default flush)
   --compare ceiling,oidc-provider
                               also run every scenario against the ceiling (a bare uWS + node:crypto +

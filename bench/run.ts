@@ -7,7 +7,7 @@ import { cpuWindow } from './cpu.js';
 import { rssBreakdown, sampleRss, type Rss } from './rss.js';
 import { selectScenarios } from './scenarios/index.js';
 import type { RequestPlan, Scenario } from './scenarios/scenario.js';
-import { formatComparison, formatTable, ratios, type ScenarioResult } from './table.js';
+import { formatComparison, formatMetricsCost, formatTable, ratios, type ScenarioResult } from './table.js';
 import { CeilingFactory } from './targets/ceiling.js';
 import { ExternalFactory } from './targets/external.js';
 import { OidcProviderFactory } from './targets/oidc-provider.js';
@@ -20,10 +20,14 @@ import type { PreparedTarget, TargetFactory } from './targets/target.js';
  */
 function factoriesFor(options: BenchOptions): TargetFactory[] {
   if (options.target) return [new ExternalFactory(options as BenchOptions & { target: string; clientId: string; clientSecret: string })];
-  const list: TargetFactory[] =
-    options.signer === 'both'
-      ? [new SesameFactory(options, 'pool', 'sesame:pool'), new SesameFactory(options, 'inline', 'sesame:inline')]
-      : [new SesameFactory(options, options.signer)];
+  const signers = options.signer === 'both' ? (['pool', 'inline'] as const) : [options.signer];
+  const metrics = options.metrics === 'both' ? [false, true] : [options.metrics === 'on'];
+  const list: TargetFactory[] = signers.flatMap((signer) =>
+    metrics.map((on) => {
+      const name = ['sesame', options.signer === 'both' ? signer : '', options.metrics === 'both' ? (on ? 'metrics-on' : 'metrics-off') : ''].filter(Boolean).join(':');
+      return new SesameFactory(options, signer, name, on);
+    }),
+  );
   for (const comparison of options.compare) list.push(comparison === 'ceiling' ? new CeilingFactory(options) : new OidcProviderFactory());
   return list;
 }
@@ -126,6 +130,7 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
 
     process.stdout.write('\n' + formatTable(results) + '\n');
     if (options.compare.length > 0) process.stdout.write('\n' + formatComparison(results, options.compare) + '\n');
+    if (options.metrics === 'both') process.stdout.write('\n' + formatMetricsCost(results) + '\n');
     for (const s of settled) {
       if (s.idle !== undefined && s.settled !== undefined) {
         const show = (r: Rss) => `${r.total.toFixed(0)} MiB (anon ${r.anon.toFixed(0)}, file ${r.file.toFixed(0)})`;

@@ -99,3 +99,22 @@ export function formatComparison(results: readonly ScenarioResult[], compare: re
   const format = (cells: string[]) => cells.map((c, i) => (i === 0 || (multi && i === 1) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [format(header), '-'.repeat(format(header).length), ...lines.map(format)].join('\n');
 }
+
+/**
+ * With `--metrics both`: per scenario (and signer), req/s with metrics on as a share of off, and the
+ * CPU per request of each. The issue's budget is a cost of at most 3% (a share of 0.97 or more).
+ */
+export function formatMetricsCost(results: readonly ScenarioResult[]): string {
+  const off = results.filter((r) => r.target.endsWith(':metrics-off'));
+  const header = ['scenario', 'sesame', 'off req/s', 'on req/s', 'on/off', 'CPU µs/req (off / on)'];
+  const lines = off.flatMap((r) => {
+    const target = r.target.slice(0, -':metrics-off'.length);
+    const on = results.find((o) => o.scenario === r.scenario && o.target === `${target}:metrics-on`);
+    if (!on) return [];
+    const cpu = (row: ScenarioResult) => (row.cpuUsPerRequest === undefined ? '-' : row.cpuUsPerRequest.toFixed(1));
+    return [[r.scenario, target, r.rps.toFixed(0), on.rps.toFixed(0), r.rps > 0 ? (on.rps / r.rps).toFixed(3) : '-', `${cpu(r)} / ${cpu(on)}`]];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const format = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [format(header), '-'.repeat(format(header).length), ...lines.map(format)].join('\n');
+}

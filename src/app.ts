@@ -38,6 +38,10 @@ import { startIdleTrim } from './util/idle-trim.js';
 import { log } from './util/log.js';
 import { CryptoPool } from './workers/pool.js';
 import { chooseSignerMode, InlineSigner, PoolSigner } from './workers/signer.js';
+import { addRequestsRegion, createMetricsMemory } from './observability/metrics-memory.js';
+import { requestsRegionAdded } from './observability/recorder.js';
+import { observeThread } from './observability/thread-observability.js';
+import { ScrapeListenError, startScrapeListener, type ScrapeListener } from './observability/scrape-listener.js';
 
 /**
  * Wires config → storage → actors → worker pool → HTTP, and tears it down in reverse order.
@@ -45,6 +49,8 @@ import { chooseSignerMode, InlineSigner, PoolSigner } from './workers/signer.js'
 export interface RunningApp {
   readonly port: number;
   readonly issuer: string;
+  /** The port of the metrics listener (SESAME_METRICS_PORT; the one the OS chose for 0), when metrics are on. */
+  readonly metricsPort: number | undefined;
   readonly ctx: Ports;
   /**
    * Runs the periodic work now, as its timers do: sweeps expired state, rotates the signing key
@@ -92,12 +98,28 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     if (error instanceof DataDirInUseError) throw dataDirError('in use by another Sesame process; stop it or choose another data dir');
     throw error;
   });
-  const restoreClock = options.clock ? installClock(options.clock) : () => {};
+  const installedClock = options.clock ? installClock(options.clock) : () => {};
+  // Metrics count from here on, start-up's commits included; the tracing SDK loads only when configured.
+  const metricsMemory = config.metricsPort !== undefined ? createMetricsMemory(config.httpThreads) : undefined;
+  let stopObserving: () => Promise<void>;
+  try {
+    stopObserving = await observeThread(metricsMemory, 0, config.tracing);
+  } catch (error) {
+    installedClock();
+    await lock.release();
+    throw error;
+  }
+  /** Hands back what this app set for the whole process (the clock, the metrics recorder, the tracer). */
+  const restoreProcessWide = async () => {
+    installedClock();
+    await stopObserving();
+  };
   // Listening comes before anything is written to the data dir (LMDB, a generated master key): a
   // port in use is refused with the dir as it was. The issuer's host is the instance domain; with
   // port 0 it is known only after listening, so the routes are mounted once the context exists.
   const threaded = config.httpThreads > 1;
   let storage: Storage;
+  let pool: CryptoPool | undefined;
   let server: HttpServer;
   try {
     server = await startHttpServer(
@@ -107,7 +129,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       threaded ? { sharedPort: 'first', beforeRequest: () => storage.freshReads() } : {},
     );
   } catch (error) {
-    restoreClock();
+    await restoreProcessWide();
     await lock.release();
     throw listenConfigError(error);
   }
@@ -115,16 +137,41 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     await server.drain(0);
     server.close();
   };
+  // The metrics port too is refused before anything is written. Its figures are read at each scrape,
+  // so storage and the pool, opened below, are looked up then.
+  let scrapeListener: ScrapeListener | undefined;
+  if (metricsMemory) {
+    try {
+      // prom-client is loaded only when metrics are on.
+      const { createExposition } = await import('./observability/exposition.js');
+      const exposition = createExposition({
+        memory: metricsMemory,
+        routePatterns: () => server.routeTable().map((route) => route.pattern),
+        // Zeros for a scrape that comes before storage is open.
+        lmdb: () => (storage as Storage | undefined)?.sizes() ?? { mapSize: 0, usedBytes: 0, readers: 0 },
+        poolQueues: () => pool?.queueSizes() ?? { crypto: 0, password: 0 },
+      });
+      scrapeListener = await startScrapeListener({ host: config.metricsHost, port: config.metricsPort!, token: config.metricsToken, exposition });
+    } catch (error) {
+      await closeServer();
+      await restoreProcessWide();
+      await lock.release();
+      throw metricsListenConfigError(error, config);
+    }
+  }
+  const closeListeners = async () => {
+    await scrapeListener?.close();
+    await closeServer();
+  };
   try {
     storage = openStorage(config.dataDir, config.durability);
   } catch (error) {
-    restoreClock();
-    await closeServer();
+    await closeListeners();
+    await restoreProcessWide();
     await lock.release();
     // The directory takes files (checked above), so LMDB's own refusal is about this file system.
     throw dataDirError(`LMDB cannot open its database there: ${error instanceof Error ? error.message : String(error)}`);
   }
-  let pool: CryptoPool | undefined;
   let keys: KeysActor | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   let logoutDeliveries: LogoutDeliveries | undefined;
@@ -200,7 +247,13 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       migration: new MigrationStore(new Transactions(storage), orgs, clients),
       isReady: () => ready,
     };
-    server.mount(routes(ctx));
+    const table = routes(ctx);
+    if (metricsMemory) {
+      // Before any route is served: requests count under their route's index from the first one.
+      addRequestsRegion(metricsMemory, table.length);
+      requestsRegionAdded();
+    }
+    server.mount(table);
     if (threaded) {
       acceptors = await startAcceptors(config.httpThreads - 1, server, {
         config,
@@ -208,6 +261,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         port: server.port,
         sharedCounters: storage.sharedCounters,
         clockCell: installedClockCell(),
+        metrics: metricsMemory,
       });
     }
     const threads = acceptors;
@@ -234,12 +288,15 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       httpThreads: config.httpThreads,
       workers: cryptoPool.threads,
       passwordWorkers: cryptoPool.passwordThreads,
+      ...(scrapeListener ? { metrics: `http://${hostInUrl(config.metricsHost)}:${scrapeListener.port}/metrics` } : {}),
+      ...(config.tracing ? { tracing: config.tracing.endpoint } : {}),
     });
 
     const keysActor = keys;
     return {
       port: server.port,
       issuer,
+      metricsPort: scrapeListener?.port,
       ctx,
       async tick() {
         await sweep();
@@ -260,10 +317,12 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         // Idle keep-alive connections too: left open, they would answer 503 to a client that reuses
         // them (one restarting Sesame in-process on the same port reached the stopped server).
         server.close();
+        await scrapeListener?.close();
         await storage.close();
         if (!options.cryptoPool) await cryptoPool.close();
         await lock.release();
-        restoreClock();
+        // Last: the spans of the shutdown's commits are sent too.
+        await restoreProcessWide();
       },
     };
   } catch (error) {
@@ -272,13 +331,35 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     keys?.stop();
     await acceptors?.stop(1000).catch(() => {});
     // Nothing may keep the port after a failed start (the routes would run on closed storage).
-    await closeServer();
+    await closeListeners();
     if (!options.cryptoPool) await pool?.close().catch(() => {});
     await storage.close().catch(() => {});
     await lock.release();
-    restoreClock();
+    await restoreProcessWide();
     throw error;
   }
+}
+
+/** The metrics port in use or its address not bindable: a setting to change, named. */
+function metricsListenConfigError(error: unknown, config: Config): unknown {
+  if (!(error instanceof ScrapeListenError)) return error;
+  const port = `SESAME_METRICS_PORT (--metrics-port) = ${config.metricsPort}`;
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new ConfigError(`${port}: port ${config.metricsPort} on ${config.metricsHost} is already in use; stop what holds it or choose another port`);
+    case 'EACCES':
+      return new ConfigError(`${port}: not allowed to listen on port ${config.metricsPort} (ports below 1024 need privileges)`);
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+      return new ConfigError(`SESAME_METRICS_HOST (--metrics-host) = ${JSON.stringify(config.metricsHost)}: not an address of this machine`);
+    default:
+      return new ConfigError(`${port}, SESAME_METRICS_HOST (--metrics-host) = ${JSON.stringify(config.metricsHost)}: ${error.message}`);
+  }
+}
+
+/** A host as it goes in a URL (an IPv6 address in brackets). */
+function hostInUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** A port in use or an address that cannot be bound is a setting to change: name it. */

@@ -6,7 +6,7 @@ import type { Config } from './config.js';
  * What an operator needs at every start, in plain text on stdout (the JSON log line on stderr
  * carries the same): where Sesame listens, its issuer, its data dir and where the admin PAT is.
  */
-export function startupBanner(config: Config, app: { port: number; issuer: string }): string {
+export function startupBanner(config: Config, app: { port: number; issuer: string; metricsPort?: number | undefined }): string {
   const dataDir = resolve(config.dataDir);
   const pat = join(dataDir, 'admin.pat');
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -18,5 +18,10 @@ export function startupBanner(config: Config, app: { port: number; issuer: strin
       ? `  admin PAT  ${pat}`
       : `  admin PAT  ${pat} is missing (it is written at the first start only); issue a new one with: sesame admin-pat --new`,
   ];
+  if (app.metricsPort !== undefined) {
+    const metricsHost = config.metricsHost.includes(':') ? `[${config.metricsHost}]` : config.metricsHost;
+    lines.push(`  metrics    http://${metricsHost}:${app.metricsPort}/metrics${config.metricsToken ? ' (bearer token: SESAME_METRICS_TOKEN)' : ''}`);
+  }
+  if (config.tracing) lines.push(`  tracing    ${config.tracing.endpoint} (OTLP ${config.tracing.protocol})`);
   return lines.join('\n') + '\n';
 }

@@ -45,6 +45,9 @@ const SETTINGS = {
   featurePar: { env: 'SESAME_FEATURE_PAR', default: 'true', help: 'true/false: pushed authorization requests (RFC 9126) at /oauth/v2/par' },
   masterKey: { env: 'SESAME_MASTERKEY', default: undefined, help: 'secret (>= 32 chars) encrypting private keys at rest; generated into the data dir when absent' },
   logLevel: { env: 'SESAME_LOG_LEVEL', default: 'info', help: 'debug, info, warn, error or silent' },
+  metricsPort: { env: 'SESAME_METRICS_PORT', default: undefined, help: 'port of the Prometheus metrics listener (GET /metrics), its own port beside SESAME_PORT; unset = no metrics (0 = any free port)' },
+  metricsHost: { env: 'SESAME_METRICS_HOST', default: '127.0.0.1', help: 'address the metrics listener binds; an address other than loopback needs SESAME_METRICS_TOKEN' },
+  metricsToken: { env: 'SESAME_METRICS_TOKEN', default: undefined, help: 'bearer token a scraper must send to the metrics listener (at least 16 characters)' },
 } as const satisfies Record<string, { env: string; default: string | undefined; help: string }>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -92,9 +95,22 @@ const schema = z.object({
   featureJwtIntrospection: z.enum(['true', 'false']).transform((v) => v === 'true'),
   masterKey: z.string().min(32, 'must be at least 32 characters').optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']),
+  metricsPort: z.coerce.number().int().min(0).max(65535).optional(),
+  metricsHost: z.string().min(1),
+  metricsToken: z.string().min(16, 'must be at least 16 characters').optional(),
 });
 
-export type Config = Omit<z.infer<typeof schema>, 'workers' | 'httpThreads'> & { workers: number; httpThreads: number };
+/**
+ * Where spans go, from the standard OpenTelemetry variables (not SESAME_* settings: collectors and
+ * platforms set these for every service). Tracing is on when an OTLP endpoint is set.
+ */
+export interface TracingConfig {
+  /** The OTLP/HTTP traces URL (…/v1/traces). */
+  endpoint: string;
+  protocol: 'http/protobuf' | 'http/json';
+}
+
+export type Config = Omit<z.infer<typeof schema>, 'workers' | 'httpThreads'> & { workers: number; httpThreads: number; tracing: TracingConfig | undefined };
 
 export class ConfigError extends Error {}
 
@@ -123,7 +139,11 @@ export function helpText(usage = 'npm start -- [options]'): string {
   const rows = Object.entries(SETTINGS).map(
     ([k, s]) => `  ${flagName(k).padEnd(34)} ${s.env.padEnd(36)} ${s.help}${s.default ? ` (default ${s.default})` : ''}`,
   );
-  return `Usage: ${usage}\n\nOptions (each also an environment variable):\n${rows.join('\n')}\n`;
+  return (
+    `Usage: ${usage}\n\nOptions (each also an environment variable):\n${rows.join('\n')}\n\n` +
+    'Tracing: set OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) to export spans over OTLP/HTTP;\n' +
+    'OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf (default) or http/json, and the other standard OTEL_* variables apply.\n'
+  );
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Config {
@@ -146,5 +166,53 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Con
   // worker raised RS256 client_credentials throughput by ~40%. Idle workers cost only memory.
   const workers = parsed.data.workers ?? Math.max(1, availableParallelism());
   const httpThreads = parsed.data.httpThreads ?? Math.max(1, availableParallelism());
-  return { ...parsed.data, workers, httpThreads };
+  checkMetrics(parsed.data, raw);
+  return { ...parsed.data, workers, httpThreads, tracing: tracingConfig(env) };
+}
+
+/** Metrics are served on their own port only, and beyond loopback only to a scraper with the token. */
+function checkMetrics(settings: z.infer<typeof schema>, raw: Record<string, string | undefined>): void {
+  const named = (name: SettingName) => `${SETTINGS[name].env} (${flagName(name)})`;
+  if (settings.metricsPort === undefined) {
+    const without = settings.metricsToken !== undefined ? 'metricsToken' : raw.metricsHost !== SETTINGS.metricsHost.default ? 'metricsHost' : undefined;
+    if (without) throw new ConfigError(`${named(without)} is set but ${named('metricsPort')} is not: metrics are served only on their own port; set ${SETTINGS.metricsPort.env} too`);
+    return;
+  }
+  if (settings.metricsPort !== 0 && settings.metricsPort === settings.port) {
+    throw new ConfigError(`invalid ${named('metricsPort')} = ${settings.metricsPort}: the metrics listener needs a port of its own, not ${SETTINGS.port.env}'s`);
+  }
+  if (!isLoopback(settings.metricsHost) && settings.metricsToken === undefined) {
+    throw new ConfigError(
+      `invalid ${named('metricsHost')} = ${JSON.stringify(settings.metricsHost)}: metrics on an address other than loopback need ${SETTINGS.metricsToken.env}, so that only your scraper reads them`,
+    );
+  }
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Tracing from the OpenTelemetry variables (see TracingConfig); off when no endpoint is set or the SDK is disabled. */
+function tracingConfig(env: NodeJS.ProcessEnv): TracingConfig | undefined {
+  const set = (name: string) => (env[name] === '' ? undefined : env[name]?.trim());
+  if (set('OTEL_SDK_DISABLED')?.toLowerCase() === 'true' || set('OTEL_TRACES_EXPORTER')?.toLowerCase() === 'none') return undefined;
+  const tracesEndpoint = set('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const endpoint = set('OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (tracesEndpoint === undefined && endpoint === undefined) return undefined;
+  const variable = tracesEndpoint !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+  let url: URL;
+  try {
+    url = new URL((tracesEndpoint ?? endpoint)!);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
+  } catch {
+    throw new ConfigError(`invalid ${variable} = ${JSON.stringify(tracesEndpoint ?? endpoint)}: must be an http(s) URL (OTLP/HTTP)`);
+  }
+  // The signal-specific variable is the whole URL; the general one is a base the traces path goes under (OTLP exporter spec).
+  const traces = tracesEndpoint !== undefined ? url.href : `${url.href.replace(/\/+$/, '')}/v1/traces`;
+  const protocolVariable = set('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocol = set(protocolVariable) ?? 'http/protobuf';
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    throw new ConfigError(`invalid ${protocolVariable} = ${JSON.stringify(protocol)}: Sesame exports traces over OTLP/HTTP, http/protobuf or http/json`);
+  }
+  return { endpoint: traces, protocol };
 }

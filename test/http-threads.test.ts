@@ -1,5 +1,4 @@
 import { createPrivateKey, randomUUID } from 'node:crypto';
-import { request, Agent as HttpAgent } from 'node:http';
 import { SignJWT } from 'jose';
 import { createServer } from 'node:net';
 import { readdirSync, rmSync } from 'node:fs';
@@ -7,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, basicAuth, createApiApp, createMachineClient } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { tempDataDir } from './helpers/server.js';
+import { Connection } from './helpers/connection.js';
 import { Agent, createHuman, createWebApp, responseParams, signIn, type Human, type WebApp } from './helpers/oidc.js';
 
 /**
@@ -17,37 +17,7 @@ import { Agent, createHuman, createWebApp, responseParams, signIn, type Human, t
  * any answer is read; the assertions hold for every order and every spread over the threads.
  */
 const CONNECTIONS = 16;
-const FORM = 'application/x-www-form-urlencoded';
 const REDIRECT = 'http://localhost:9999/callback';
-
-/** One kept-alive TCP connection: whatever thread accepted it serves all its requests. */
-class Connection {
-  private readonly agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
-  constructor(private readonly port: number) {}
-
-  post(path: string, authorization: string | undefined, form: Record<string, string>): Promise<{ status: number; body: Record<string, any> }> {
-    const payload = new URLSearchParams(form).toString();
-    return new Promise((resolve, reject) => {
-      const req = request(
-        { host: '127.0.0.1', port: this.port, path, method: 'POST', agent: this.agent, headers: { 'content-type': FORM, ...(authorization ? { authorization } : {}), 'content-length': Buffer.byteLength(payload) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString();
-            resolve({ status: res.statusCode!, body: text ? (JSON.parse(text) as Record<string, any>) : {} });
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
-  }
-
-  close(): void {
-    this.agent.destroy();
-  }
-}
 
 let server: InProcessServer;
 let clock: TestClock;

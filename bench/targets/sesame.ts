@@ -17,8 +17,10 @@ export class SesameFactory implements TargetFactory {
   constructor(
     private readonly options: BenchOptions,
     private readonly signer: 'pool' | 'inline' | 'auto' = 'auto',
-    /** `sesame`, or `sesame:pool` / `sesame:inline` when both signers run side by side. */
+    /** `sesame`, or e.g. `sesame:pool` / `sesame:metrics-on` when both signers or both metrics settings run side by side. */
     readonly name = 'sesame',
+    /** Metrics on: a metrics listener on a free loopback port (never scraped during the run). */
+    private readonly metrics = false,
   ) {}
 
   async open(alg: Alg): Promise<PreparedTarget> {
@@ -31,6 +33,7 @@ export class SesameFactory implements TargetFactory {
       SESAME_WORKERS: this.options.workers ? String(this.options.workers) : '',
       SESAME_DURABILITY: this.options.durability ?? '',
       SESAME_HTTP_THREADS: this.options.httpThreads ? String(this.options.httpThreads) : '',
+      SESAME_METRICS_PORT: this.metrics ? '0' : '',
     };
     const server = await startServer({ env });
     this.server = server;
@@ -81,7 +84,7 @@ export class SesameFactory implements TargetFactory {
       jwtProfile: { userId: keyed.userId, keyId: machineKey.body.keyId, privateKey: pair.privateKey, scope: audienceScope },
       exchange: { client: { id: exchanger.body.clientId, secret: exchanger.body.clientSecret }, subject: { client: { id: opaque.clientId, secret: opaque.clientSecret }, body } },
       admin: { url: server.url, token: server.pat },
-      notes: [`${this.name} ${alg}: ${httpThreads} HTTP thread(s), signer ${signer}, ${workers} worker thread(s), durability ${this.options.durability ?? 'flush'}`],
+      notes: [`${this.name} ${alg}: ${httpThreads} HTTP thread(s), signer ${signer}, ${workers} worker thread(s), durability ${this.options.durability ?? 'flush'}, metrics ${this.metrics ? 'on' : 'off'}`],
     };
     this.current = { alg, target };
     return target;

@@ -24,6 +24,7 @@ import { DEFAULT_POLICIES, FAR_FUTURE } from '../model/records.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256, sha256Base64url } from '../util/hash.js';
 import { clock } from '../util/clock.js';
+import { recordLockout } from '../observability/recorder.js';
 import { ownRow, type View } from '../util/readonly.js';
 
 /**
@@ -314,6 +315,7 @@ export class OrgsActor {
     // A count alone is quiet (the acceptor threads serve nothing that reads it; a password-guessing
     // run would otherwise make them reload the directory at every guess); a lock is not.
     const updated = await this.writeHuman(user, { [counter]: failures }, lock ? 'USER_STATE_LOCKED' : undefined, !lock);
+    if (lock) recordLockout(counter === 'failedPasswordAttempts' ? 'password' : 'otp');
     return { locked: updated.state === 'USER_STATE_LOCKED' };
   }
 

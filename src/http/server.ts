@@ -4,6 +4,8 @@ import { createServer } from 'node:net';
 import { OAuthError } from '../protocol/errors.js';
 import { ApiError, NeedsOwner } from '../model/errors.js';
 import { log } from '../util/log.js';
+import { countingRequests, recordAbortedRequest, recordRequest } from '../observability/recorder.js';
+import { endRequestTrace, inRequestTrace, startRequestTrace, type RequestTrace } from '../observability/tracing.js';
 import { errorResponse } from './errors.js';
 import type { ErrorStyle, Handler, Method, Request, Response, Route } from './types.js';
 import { chooseLocale } from '../ui/i18n.js';
@@ -23,6 +25,8 @@ function statusLine(status: number): string {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** The metrics slot of a request forwarded by an acceptor thread: counted there, where it arrived. */
+const NOT_COUNTED = -1;
 /** uWS.js exports LIBUS_LISTEN_EXCLUSIVE_PORT (1) at run time, not in its typings. */
 const LISTEN_EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1;
 /** Declared body sizes from which the body is collected into one preallocated buffer. */
@@ -153,18 +157,27 @@ export async function startHttpServer(host: string, port: number, options: Serve
     });
   };
 
-  const serve = (route: Route, res: uWS.HttpResponse, raw: uWS.HttpRequest, paramCount: number) => {
+  /**
+   * `slot`: the route's index in the mounted table, under which the request is counted (the table's
+   * length for an unmatched path, NOT_COUNTED for one an acceptor thread forwarded).
+   */
+  const serve = (route: Route, res: uWS.HttpResponse, raw: uWS.HttpRequest, paramCount: number, slot: number) => {
     const state: RequestState = { aborted: false, finished: false, allowOrigin: undefined, varyOrigin: false };
     inFlight++;
     served++;
+    const counted = slot !== NOT_COUNTED && countingRequests();
+    const startedAt = counted ? performance.now() : 0;
+    const method = raw.getCaseSensitiveMethod().toUpperCase();
+    let trace: RequestTrace | undefined;
     res.onAborted(() => {
       state.aborted = true;
       if (!state.finished) {
         state.finished = true;
+        if (counted) recordAbortedRequest(slot, method, startedAt);
+        if (trace) endRequestTrace(trace, 'aborted');
         finish();
       }
     });
-    const method = raw.getCaseSensitiveMethod().toUpperCase();
     const headers: Record<string, string> = {};
     let repeated: Set<string> | undefined;
     raw.forEach((name, value) => {
@@ -201,11 +214,14 @@ export async function startHttpServer(host: string, port: number, options: Serve
     for (let i = 0; i < paramCount; i++) params.push(decodeURIComponentSafe(raw.getParameter(i)));
     const path = raw.getUrl();
     const query = raw.getQuery() ?? '';
+    trace = startRequestTrace(method, route.pattern, path, headers);
 
     const respond = (response: Response) => {
       send(res, state, response);
       if (!state.finished) {
         state.finished = true;
+        if (counted) recordRequest(slot, method, response.status, startedAt);
+        if (trace) endRequestTrace(trace, response.status);
         finish();
       }
     };
@@ -250,7 +266,7 @@ export async function startHttpServer(host: string, port: number, options: Serve
     const handle = handler;
 
     const run = (body: Buffer) => {
-      request = {
+      const req: Request = {
         method,
         path,
         query,
@@ -260,13 +276,17 @@ export async function startHttpServer(host: string, port: number, options: Serve
         body,
         peer,
       };
-      try {
-        const result = handle(request);
-        if (result instanceof Promise) result.then(respond, fail);
-        else respond(result);
-      } catch (error) {
-        fail(error);
-      }
+      request = req;
+      // In the request's span, the continuations included: the spans the handler starts are its children.
+      inRequestTrace(trace, () => {
+        try {
+          const result = handle(req);
+          if (result instanceof Promise) result.then(respond, fail);
+          else respond(result);
+        } catch (error) {
+          fail(error);
+        }
+      });
     };
 
     if (method === 'GET' || method === 'HEAD' || method === 'DELETE' || method === 'OPTIONS') {
@@ -331,12 +351,13 @@ export async function startHttpServer(host: string, port: number, options: Serve
             patterns.add(route.pattern);
           }
           for (const route of routes) {
-            mounted.push(route);
+            const slot = mounted.push(route) - 1;
             const paramCount = paramCountOf(route.pattern);
-            app.any(route.pattern, (res, req) => serve(route, res, req, paramCount));
+            app.any(route.pattern, (res, req) => serve(route, res, req, paramCount, slot));
           }
-          // Unknown paths: 404 in the style of the surface the path belongs to.
-          app.any('/*', (res, req) => serve(fallbacks[surfaceOf(req.getUrl())], res, req, 0));
+          // Unknown paths: 404 in the style of the surface the path belongs to, counted after the routes.
+          const unmatched = mounted.length;
+          app.any('/*', (res, req) => serve(fallbacks[surfaceOf(req.getUrl())], res, req, 0, unmatched));
         },
         // In the binary, missing from the typings.
         close: () => (app as unknown as { close(): void }).close(),
@@ -346,7 +367,7 @@ export async function startHttpServer(host: string, port: number, options: Serve
           if (!route) return Promise.reject(new Error(`no route ${String(request.route)}`));
           return new Promise((resolve) => {
             const { res, onData } = forwardedResponse(resolve, request.peer);
-            serve(route, res, forwardedRequest(request), request.params.length);
+            serve(route, res, forwardedRequest(request), request.params.length, NOT_COUNTED);
             // The whole body at once, as uWS hands over a body that arrived in one piece (serve() copies it).
             const body = request.body;
             const whole = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;

@@ -8,6 +8,7 @@ import { log } from '../util/log.js';
 import { OAuthError } from '../protocol/errors.js';
 import type { PresentedClient } from '../protocol/presented-credentials.js';
 import type { View } from '../util/readonly.js';
+import { traced, tracingOn } from '../observability/tracing.js';
 
 /**
  * Verifies a presented client against the clients and orgs actors. Clients are apps (OIDC, API)
@@ -57,7 +58,15 @@ export class ClientAuthenticator {
     return invalidClient(presented, description);
   }
 
-  async authenticate(presented: PresentedClient, policy: ClientPolicy): Promise<AuthenticatedClient> {
+  authenticate(presented: PresentedClient, policy: ClientPolicy): Promise<AuthenticatedClient> {
+    if (!tracingOn()) return this.authenticatePresented(presented, policy);
+    // The method is one of a fixed set; the client id, chosen by the caller, stays out of the span.
+    return traced('client authentication', { 'sesame.client_auth.method': presented.method, 'sesame.endpoint': policy.endpoint }, () =>
+      this.authenticatePresented(presented, policy),
+    );
+  }
+
+  private async authenticatePresented(presented: PresentedClient, policy: ClientPolicy): Promise<AuthenticatedClient> {
     if (presented.method === 'anonymous') throw this.reject(presented, policy, 'no client authentication presented', 'client authentication required');
     if (!policy.methods.has(presented.method)) {
       const description = `client authentication method ${presented.method} is not accepted here`;

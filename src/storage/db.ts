@@ -2,6 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { MetaStore } from './meta.js';
+import { commitStarted, recordCommit } from '../observability/recorder.js';
+import { traced, tracingOn } from '../observability/tracing.js';
 
 /**
  * One LMDB environment per data dir, one named database per kind of record. Values are msgpack
@@ -74,6 +76,8 @@ export interface Storage {
   directoryVersion(): number;
   /** The counters the server's threads share: handed to `openStorage` in each acceptor thread. */
   readonly sharedCounters: SharedArrayBuffer;
+  /** The environment's size figures (for metrics): the map's size, the bytes in use, reader slots taken. */
+  sizes(): { mapSize: number; usedBytes: number; readers: number };
   close(): Promise<void>;
 }
 
@@ -110,20 +114,28 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
     // lmdb renews this thread's snapshot after its own commit: still current unless another thread committed meanwhile.
     if (seenCommits === before) seenCommits = before + 1;
   };
-  const durable =
+  // Timed from the call (the write was just issued) to durability: what a response waits for.
+  const untracedDurable =
     durability === 'commit'
       ? async <T>(write: Promise<T>) => {
+          const startedAt = commitStarted();
           const result = await write;
           committed();
+          recordCommit(startedAt);
           return result;
         }
       : async <T>(write: Promise<T>) => {
+          const startedAt = commitStarted();
           const result = await write;
           committed();
           // With lmdb's overlapping sync a commit resolves before its fsync; `flushed` covers it.
           await root.flushed;
+          recordCommit(startedAt);
           return result;
         };
+  const commitAttributes = { 'sesame.durability': durability };
+  const durable = <T>(write: Promise<T>): Promise<T> =>
+    tracingOn() ? traced('lmdb commit', commitAttributes, () => untracedDurable(write)) : untracedDurable(write);
   const durableDirectory = async <T>(write: Promise<T>) => {
     try {
       return await durable(write);
@@ -158,6 +170,11 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
     },
     directoryVersion: () => Atomics.load(counters, DIRECTORY),
     sharedCounters,
+    sizes() {
+      // lmdb types getStats() as {}; these are LMDB's own figures (mdb_env_info, mdb_env_stat).
+      const stats = root.getStats() as { mapSize: number; lastPageNumber: number; pageSize: number; numReaders: number };
+      return { mapSize: stats.mapSize, usedBytes: (stats.lastPageNumber + 1) * stats.pageSize, readers: stats.numReaders };
+    },
     async close() {
       await root.flushed;
       await root.close();

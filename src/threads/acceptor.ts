@@ -10,6 +10,8 @@ import { startHttpServer, surfaceOf, type ForwardedRequest, type ForwardedRespon
 import type { Request, Response, Route } from '../http/types.js';
 import { NeedsOwner } from '../model/errors.js';
 import { buildLocalRoutes, type LocalRoutes } from './local-routes.js';
+import { observeThread } from '../observability/thread-observability.js';
+import { injectTraceContext, tracingOn } from '../observability/tracing.js';
 
 /**
  * An HTTP acceptor thread: listens on the main thread's port beside it (the kernel spreads
@@ -41,13 +43,16 @@ function forward(route: ForwardedRequest['route'], req: Request): Promise<Respon
   // copied out of the pooled or shared buffer it may sit in.
   const own = req.body.byteLength >= 65536 && req.body.byteOffset === 0 && req.body.byteLength === req.body.buffer.byteLength;
   const body = own ? new Uint8Array(req.body.buffer) : new Uint8Array(req.body);
+  // Traced: the main thread's span of the request continues this thread's trace.
+  const headers = tracingOn() ? { ...req.headers } : (req.headers as Record<string, string>);
+  injectTraceContext(headers);
   const request: ForwardedRequest = {
     route,
     method: req.method,
     path: req.path,
     query: req.query,
     params: [...req.params],
-    headers: req.headers as Record<string, string>,
+    headers,
     repeatedHeaders: [...req.repeatedHeaders],
     body,
     peer: req.peer,
@@ -98,7 +103,11 @@ function beforeRequest(force = false): void {
   lastReload = { endedAt, took: endedAt - now };
 }
 
+/** Stops this thread's metrics and tracing (sending the spans not yet exported). */
+let stopObserving: () => Promise<void> = async () => {};
+
 async function start(): Promise<void> {
+  stopObserving = await observeThread(data.metrics, data.index, data.config.tracing);
   beforeRequest();
   if (!local) throw new Error('the directory copy did not load');
   const indexOf = new Map(data.routes.map((descriptor, index) => [descriptor.pattern, index]));
@@ -170,6 +179,7 @@ async function start(): Promise<void> {
             // uWS loop still has sockets aborts the whole process).
             server.close();
             await storage.close();
+            await stopObserving();
           })
           .catch((error: unknown) => log.error('HTTP acceptor thread: closing failed', { thread: data.index, error: String(error) }))
           .finally(() => {
@@ -197,6 +207,8 @@ process.on('uncaughtException', (error) => {
   for (const waiting of pending.values()) waiting.reject(new Error('the acceptor thread is stopping'));
   void storage
     .close()
+    .catch(() => {})
+    .then(() => stopObserving())
     .catch(() => {})
     .finally(() => port.close());
 });

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import type { ForwardedRequest, ForwardedResponse, RouteDescriptor } from '../http/server.js';
+import type { MetricsMemory } from '../observability/metrics-memory.js';
 
 /** What the main thread hands an HTTP acceptor thread at start (structured-clone safe). */
 export interface AcceptorData {
@@ -15,6 +16,8 @@ export interface AcceptorData {
   sharedCounters: SharedArrayBuffer;
   /** The main thread's clock when it is not the system clock (tests). */
   clockCell: SharedArrayBuffer | undefined;
+  /** The metrics every HTTP thread counts into (its own slice: `index`), when metrics are on. */
+  metrics: MetricsMemory | undefined;
 }
 
 /** Messages from an acceptor thread to the main thread. */

@@ -1,3 +1,7 @@
+import type { BatchKind } from '../observability/labels.js';
+import { recordBatch, recordBatchPending } from '../observability/recorder.js';
+import { traced, tracingOn } from '../observability/tracing.js';
+
 /**
  * Batches work for the worker pool: everything submitted while the pool is busy (or within one
  * event-loop turn) rides the next task together, so a pool round trip is paid per batch, not per
@@ -43,12 +47,20 @@ export class Batcher<I, O> {
     /** Runs one batch; resolves with one result per item, in order. */
     private readonly send: (items: I[]) => Promise<O[]>,
     private readonly slots: Slots,
-    private readonly maxBatch = 256,
+    private readonly maxBatch: number,
+    /** What it batches, for metrics and spans. */
+    private readonly kind: BatchKind,
   ) {}
 
   submit(item: I): Promise<O> {
+    // A span per item, from its submission to its result: the wait for a batch and the batch's task.
+    return tracingOn() ? traced(`pool ${this.kind}`, {}, () => this.queued(item)) : this.queued(item);
+  }
+
+  private queued(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
+      recordBatchPending(this.kind, 1);
       if (this.scheduled) return;
       this.scheduled = true;
       setImmediate(() => {
@@ -65,6 +77,8 @@ export class Batcher<I, O> {
         return;
       }
       const batch = this.queue.splice(0, this.maxBatch);
+      recordBatchPending(this.kind, -batch.length);
+      recordBatch(this.kind, batch.length);
       this.send(batch.map((p) => p.item)).then(
         (results) => batch.forEach((p, i) => p.resolve(results[i]!)),
         (error: unknown) => batch.forEach((p) => p.reject(error)),

@@ -3,6 +3,7 @@ import { Piscina } from 'piscina';
 import { isCostly, parseEncodedHash } from '../crypto/passwords/registry.js';
 import { Batcher, Slots } from './batcher.js';
 import { Lane } from './lane.js';
+import { traced, tracingOn } from '../observability/tracing.js';
 import type { HashPasswordTask, SignBatchTask, VerifyPasswordResult, VerifySignatureItem, VerifySignaturesTask, VerifyPasswordTask } from './tasks.js';
 
 /**
@@ -25,6 +26,7 @@ export class CryptoPool {
     this.slots,
     // ~70 µs per ES256/EdDSA check: about 2 ms per batch.
     32,
+    'verify',
   );
 
   /** Costly verifications: all password threads but one. */
@@ -46,7 +48,13 @@ export class CryptoPool {
   }
 
   private passwordTask<T>(task: HashPasswordTask | VerifyPasswordTask): Promise<T> {
-    return this.passwords.run(task) as Promise<T>;
+    const run = () => this.passwords.run(task) as Promise<T>;
+    return tracingOn() ? traced(`pool ${task.op}`, {}, run) : run();
+  }
+
+  /** Tasks waiting for a thread, per pool (metrics). */
+  queueSizes(): { crypto: number; password: number } {
+    return { crypto: this.piscina.queueSize, password: this.passwords.queueSize };
   }
 
   hashPassword(password: string): Promise<string> {

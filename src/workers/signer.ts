@@ -50,6 +50,7 @@ export class PoolSigner implements Signer {
         (inputs) => this.pool.run<string[]>({ op: 'signBatch', kid: key.kid, alg: key.alg, keyDer: key.privateKeyDer, inputs }),
         this.pool.slots,
         BATCH_SIZE[key.alg],
+        'sign',
       );
       this.batchers.set(key.kid, batcher);
     }

@@ -16,7 +16,7 @@ const tick = () => new Promise((r) => setImmediate(r));
 describe('Batcher', () => {
   it('sends one batch per turn and batches what queues while the slots are taken', async () => {
     const { calls, send } = deferredRunner();
-    const batcher = new Batcher(send, new Slots(() => 1));
+    const batcher = new Batcher(send, new Slots(() => 1), 256, 'sign');
     const first = [1, 2, 3].map((n) => batcher.submit(n));
     await tick();
     expect(calls.map((c) => c.items)).toEqual([[1, 2, 3]]);
@@ -36,8 +36,8 @@ describe('Batcher', () => {
     const a = deferredRunner();
     const b = deferredRunner();
     const slots = new Slots(() => 1);
-    const ba = new Batcher(a.send, slots);
-    const bb = new Batcher(b.send, slots);
+    const ba = new Batcher(a.send, slots, 256, 'sign');
+    const bb = new Batcher(b.send, slots, 256, 'verify');
     const pa = ba.submit(1);
     const pb = bb.submit(2);
     await tick();
@@ -53,7 +53,7 @@ describe('Batcher', () => {
 
   it('rejects every item of a failed batch and keeps going', async () => {
     const { calls, send } = deferredRunner();
-    const batcher = new Batcher(send, new Slots(() => 2), 2);
+    const batcher = new Batcher(send, new Slots(() => 2), 2, 'sign');
     const items = [1, 2, 3].map((n) => batcher.submit(n).catch((e: Error) => e.message));
     await tick();
     expect(calls.map((c) => c.items)).toEqual([[1, 2], [3]]);

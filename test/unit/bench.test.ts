@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { BenchArgsError, parseBenchArgs } from '../../bench/args.js';
 import { SCENARIOS, selectScenarios } from '../../bench/scenarios/index.js';
 import { cyclingTokenPost, pathOf } from '../../bench/scenarios/scenario.js';
-import { formatComparison, formatTable, ratios, type ScenarioResult } from '../../bench/table.js';
+import { formatComparison, formatMetricsCost, formatTable, ratios, type ScenarioResult } from '../../bench/table.js';
 
 describe('bench arguments', () => {
   it('has the documented defaults', () => {
@@ -30,6 +30,12 @@ describe('bench arguments', () => {
     expect(() => parseBenchArgs(['--target', 'http://x'])).toThrow(/client-id/);
     expect(() => parseBenchArgs(['--target', 'http://x', '--client-id', 'a', '--client-secret', 'b', '--compare', 'oidc-provider'])).toThrow(/cannot be combined/);
     expect(() => parseBenchArgs(['--compare', 'ceiling,keycloak'])).toThrow(/keycloak/);
+  });
+  it('runs Sesame with metrics off (default), on, or both side by side', () => {
+    expect(parseBenchArgs([]).metrics).toBe('off');
+    expect(parseBenchArgs(['--metrics', 'both']).metrics).toBe('both');
+    expect(parseBenchArgs(['--metrics=on']).metrics).toBe('on');
+    expect(() => parseBenchArgs(['--metrics', 'yes'])).toThrow(/--metrics must be off, on or both/);
   });
   it('compares with the ceiling, the peer or both, the ceiling first', () => {
     expect(parseBenchArgs(['--compare', 'ceiling']).compare).toEqual(['ceiling']);
@@ -107,5 +113,22 @@ describe('run order', () => {
     const names = inAlgOrder(SCENARIOS).map((s) => s.name);
     expect(names.slice(0, 2).sort()).toEqual(['cc-jwt-ES256', 'cc-jwt-EdDSA']);
     expect(names.slice(2)).toEqual(['discovery', 'jwks', 'cc-opaque', 'cc-jwt-RS256', 'introspect-opaque', 'introspect-jwt', 'revoke', 'jwt-bearer', 'token-exchange', 'code-flow', 'refresh']);
+  });
+});
+
+describe('the metrics cost', () => {
+  const row = (scenario: string, target: string, rps: number, cpuUsPerRequest: number): ScenarioResult =>
+    ({ scenario, target, requests: rps * 10, rps, p50: 1, p99: 2, p999: 3, non2xx: 0, errors: 0, cpuUsPerRequest, loadGeneratorShare: 0.3 }) as ScenarioResult;
+  it('shows req/s with metrics on as a share of off, per scenario and signer', () => {
+    const text = formatMetricsCost([
+      row('cc-opaque', 'sesame:metrics-off', 20000, 50),
+      row('cc-opaque', 'sesame:metrics-on', 19600, 51),
+      row('introspect-opaque', 'sesame:metrics-off', 40000, 25),
+      row('introspect-opaque', 'sesame:metrics-on', 40000, 25),
+    ]);
+    const lines = text.split('\n');
+    expect(lines[0]).toMatch(/scenario\s+sesame\s+off req\/s\s+on req\/s\s+on\/off/);
+    expect(lines[2]).toMatch(/^cc-opaque\s+sesame\s+20000\s+19600\s+0\.980\s+50\.0 \/ 51\.0$/);
+    expect(lines[3]).toMatch(/^introspect-opaque\s+sesame\s+40000\s+40000\s+1\.000/);
   });
 });

@@ -45,6 +45,48 @@ describe('configuration', () => {
   });
 });
 
+describe('metrics settings', () => {
+  const TOKEN = 'a-scraper-token-of-some-length';
+  it('are off by default, on a loopback port of their own when set', () => {
+    const off = loadConfig({}, []);
+    expect(off.metricsPort).toBeUndefined();
+    const on = loadConfig({ SESAME_METRICS_PORT: '9464' }, []);
+    expect(on).toMatchObject({ metricsPort: 9464, metricsHost: '127.0.0.1', metricsToken: undefined });
+    expect(loadConfig({}, ['--metrics-port', '0', '--metrics-host', '0.0.0.0', '--metrics-token', TOKEN])).toMatchObject({ metricsPort: 0, metricsHost: '0.0.0.0', metricsToken: TOKEN });
+    expect(loadConfig({ SESAME_METRICS_PORT: '9464', SESAME_METRICS_HOST: '::1' }, []).metricsHost).toBe('::1');
+  });
+  it('refuse what would serve metrics by accident or do nothing, naming the setting', () => {
+    // Beyond loopback only with a token.
+    expect(() => loadConfig({ SESAME_METRICS_PORT: '9464', SESAME_METRICS_HOST: '0.0.0.0' }, [])).toThrow(/SESAME_METRICS_HOST \(--metrics-host\) = "0.0.0.0".*SESAME_METRICS_TOKEN/);
+    // A token or host without a port would protect nothing.
+    expect(() => loadConfig({ SESAME_METRICS_TOKEN: TOKEN }, [])).toThrow(/SESAME_METRICS_TOKEN .* is set but SESAME_METRICS_PORT/);
+    expect(() => loadConfig({ SESAME_METRICS_HOST: '10.0.0.1' }, [])).toThrow(/SESAME_METRICS_HOST .* is set but SESAME_METRICS_PORT/);
+    expect(() => loadConfig({ SESAME_PORT: '8080', SESAME_METRICS_PORT: '8080' }, [])).toThrow(/SESAME_METRICS_PORT.*port of its own/);
+    expect(() => loadConfig({ SESAME_METRICS_PORT: '9464', SESAME_METRICS_TOKEN: 'short' }, [])).toThrow(/SESAME_METRICS_TOKEN/);
+    expect(() => loadConfig({ SESAME_METRICS_PORT: 'metrics' }, [])).toThrow(/SESAME_METRICS_PORT/);
+  });
+});
+
+describe('tracing settings (the standard OpenTelemetry variables)', () => {
+  it('are off without an OTLP endpoint or with the SDK disabled', () => {
+    expect(loadConfig({}, []).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }, []).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }, []).tracing).toBeUndefined();
+  });
+  it('send traces under /v1/traces of the endpoint, or to the traces endpoint as given, over http/protobuf unless http/json is set', () => {
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }, []).tracing).toEqual({ endpoint: 'http://collector:4318/v1/traces', protocol: 'http/protobuf' });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://otel.example.com/custom/traces', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }, []).tracing).toEqual({
+      endpoint: 'https://otel.example.com/custom/traces',
+      protocol: 'http/json',
+    });
+  });
+  it('refuse an endpoint or protocol Sesame cannot export to, naming the variable', () => {
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317' }, [])).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, [])).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL = "grpc"/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' }, [])).toThrow(/OTEL_EXPORTER_OTLP_TRACES_PROTOCOL/);
+  });
+});
+
 describe('permissions', () => {
   const m = (scope: string, roles: string[]) => ({ id: `${scope}|u`, scope, userId: 'u', roles, createdAt: 0, changedAt: 0, sequence: 1 });
   it('applies instance roles everywhere and org roles to their org only', () => {

@@ -6,6 +6,7 @@ import type { Response } from '../types.js';
 import type { ErrorTarget, ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
 import { deliver, type Delivery } from '../../protocol/response-mode.js';
 import { issueUserTokens, userAudience } from '../../services/user-tokens.js';
+import { countIssuedTokens } from '../../services/issued-token-counts.js';
 import { translator, type Locale } from '../../ui/i18n.js';
 import { errorPage, formPostPage, nativeSuccessPage } from '../../ui/pages.js';
 import type { LoginStep } from '../../actors/auth-requests.js';
@@ -92,6 +93,7 @@ export async function completeAuthorization(
       id_token: tokens.idToken,
       state: request.state,
     };
+    countIssuedTokens('implicit', params);
   }
   // RFC 9207: the issuer in every authorization response, so a client talking to several providers can tell who answered.
   const delivery = deliver(request.redirectUri, request.responseMode, { ...params, iss: ctx.issuer });

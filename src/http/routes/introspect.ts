@@ -5,6 +5,7 @@ import { PATHS } from '../../protocol/discovery.js';
 import { readClientRequest } from '../client-request.js';
 import type { Ports } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
+import { recordIntrospection } from '../../observability/recorder.js';
 import type { Request, Route } from '../types.js';
 import type { IntrospectionPorts } from '../../services/introspection.js';
 import { INTROSPECTION_JWT_MEDIA_TYPE, wantsIntrospectionJwt } from '../../protocol/introspection-jwt.js';
@@ -33,6 +34,7 @@ export function introspectRoute(ctx: IntrospectPorts): Route {
     const token = form.get('token');
     if (!token) throw new OAuthError('invalid_request', 'token is required');
     const response = introspect(token, client.app, ctx);
+    recordIntrospection(response.active === true);
     if (ctx.config.featureJwtIntrospection && wantsIntrospectionJwt(req.headers.accept)) {
       return { status: 200, headers: SIGNED_HEADERS, body: await ctx.introspectionJwts.sign(client.clientId, response) };
     }

@@ -39,6 +39,7 @@ import { KeyedQueue } from '../../util/keyed-queue.js';
 import type { RespondPorts } from '../login/respond.js';
 import { decideDevice, type DeviceFlowPorts } from '../../services/device-flow.js';
 import type { View } from '../../util/readonly.js';
+import { recordSignIn, recordSignInFailure } from '../../observability/recorder.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type LoginPorts = Pick<Ports, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginSecurity' | 'masterKey' | 'orgs' | 'pool' | 'userSessions'> & RespondPorts & DeviceFlowPorts & SessionEndPorts;
@@ -219,6 +220,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   async function finish(flow: Flow, user: UserRecord, headers: Record<string, string> = {}): Promise<Response> {
     const renewed = flow.auth.cookieRenewed ? headers : await renewCookie(flow);
     const session = await ctx.userSessions.signIn(flow.agent.agentId, user.id, flow.auth.checks);
+    recordSignIn();
     return answer(flow, session, renewed);
   }
 
@@ -289,6 +291,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (!eligible(flow, candidate) || pw.length > MAX_PASSWORD) {
       // Same work and same answer as a wrong password: the page does not tell who exists.
       await dummyCheck(pw);
+      recordSignInFailure('password');
       return show(flow, t(flow, 'password.invalid'));
     }
     return passwordChecks.run(candidate.id, async () => {
@@ -297,6 +300,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       if (user.state === 'USER_STATE_LOCKED') {
         // As long as a real check, so timing does not tell a locked account (showLockoutFailure=false).
         await dummyCheck(pw);
+        recordSignInFailure('locked');
         return show(flow, t(flow, lockedText(user)));
       }
       const human = user.human!;
@@ -304,6 +308,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       // The request may have switched to another login name while the hash was checked.
       if (flow.auth.userId !== user.id) return expired(flow.agent);
       if (!result.ok) {
+        recordSignInFailure('password');
         // Counted whatever the policy says, so a disallowed password login is no unlimited oracle.
         if (!ctx.orgs.isActive(user)) return show(flow, t(flow, 'password.invalid'));
         const { locked } = await ctx.orgs.recordPasswordFailure(user.id);
@@ -311,7 +316,10 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         if (locked) await endSessionsOfUser(ctx, user.id);
         return show(flow, t(flow, locked ? lockedText(user) : 'password.invalid'));
       }
-      if (!ctx.orgs.isActive(user)) return show(flow, t(flow, 'password.invalid'));
+      if (!ctx.orgs.isActive(user)) {
+        recordSignInFailure('password');
+        return show(flow, t(flow, 'password.invalid'));
+      }
       // Told only to whoever knows the password: before the check it would tell that the account exists.
       if (!loginPolicy(user.orgId).allowUsernamePassword) return show(flow, t(flow, 'password.notAllowed'));
       await ctx.orgs.recordPasswordSuccess(user.id, result.needsRehash ? await ctx.pool.hashPassword(pw) : undefined);
@@ -323,6 +331,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
 
   /** A wrong TOTP code: counted per request (5 end it), per user (10 per 15 min) and against maxOtpAttempts. */
   async function otpFailure(flow: Flow, user: UserRecord): Promise<Response> {
+    recordSignInFailure('otp');
     // Counted before the writes are awaited, so parallel wrong codes all count.
     const { failures, written } = ctx.authRequests.failOtp(flow.auth);
     const [, , { locked }] = await Promise.all([written, ctx.loginSecurity.recordOtpFailure(user.id), ctx.orgs.recordOtpFailure(user.id)]);
@@ -343,7 +352,10 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const user = authenticatedUser(flow);
     // The password must have been passed by this very user in this request.
     if (!user?.human?.otpSecretSealed) return expired(flow.agent);
-    if (ctx.loginSecurity.otpBlocked(user.id)) return show(flow, t(flow, lockedText(user, 'otp.invalid')));
+    if (ctx.loginSecurity.otpBlocked(user.id)) {
+      recordSignInFailure('locked');
+      return show(flow, t(flow, lockedText(user, 'otp.invalid')));
+    }
     const step = acceptCode(user, openOtpSecret(ctx.masterKey, user.human.otpSecretSealed), code);
     // The step is used up at once (a parallel request with the same code fails), durably.
     if (step === undefined || !(await ctx.loginSecurity.passOtp(user.id, step))) return otpFailure(flow, user);
@@ -358,7 +370,10 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const secret = flow.auth.pendingOtpSecret;
     if (!user?.human || !secret) return expired(flow.agent);
     if (user.human.otpSecretSealed) return proceed(flow, user.id);
-    if (ctx.loginSecurity.otpBlocked(user.id)) return show(flow, t(flow, lockedText(user, 'otp.invalid')));
+    if (ctx.loginSecurity.otpBlocked(user.id)) {
+      recordSignInFailure('locked');
+      return show(flow, t(flow, lockedText(user, 'otp.invalid')));
+    }
     const step = acceptCode(user, secret, code);
     if (step === undefined || !(await ctx.loginSecurity.useOtpStepForEnrollment(user.id, step))) return otpFailure(flow, user);
     try {

@@ -6,6 +6,8 @@ import { NeedsOwner } from '../../model/errors.js';
 import { readClientRequest } from '../client-request.js';
 import type { Ports } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
+import { countIssuedTokens } from '../../services/issued-token-counts.js';
+import { grantLabel } from '../../observability/labels.js';
 import type { Request, Route } from '../types.js';
 
 /** What this module uses of the wired parts (src/app.ts); `P` is what the served grants use. */
@@ -27,7 +29,10 @@ export function tokenRoute<P = GrantsPorts>(ctx: TokenPorts<P>, grants: Readonly
       throw new OAuthError('unsupported_grant_type', `${grantType} not supported`);
     }
     const client = grant.clientPolicy ? await ctx.clientAuth.authenticate(presented, grant.clientPolicy) : undefined;
-    return jsonNoStore(200, await grant.handle({ form, client, ctx }));
+    const answer = await grant.handle({ form, client, ctx });
+    const label = grantLabel(grant.type);
+    if (label) countIssuedTokens(label, answer);
+    return jsonNoStore(200, answer);
   };
   return { pattern: PATHS.token, errorStyle: 'oauth', cors: (origin) => ctx.clients.originAllowed(origin), methods: { POST: handle } };
 }

@@ -1,0 +1,143 @@
+import {
+  ABORTED_STATUS_SLOT,
+  BATCH_ITEMS,
+  BATCH_KINDS,
+  COMMIT_SECONDS,
+  GRANTS,
+  LOCKOUT_FACTORS,
+  REQUEST_SECONDS,
+  SIGN_IN_FAILURES,
+  STATUSES,
+  TOKEN_TYPES,
+  methodSlot,
+  statusSlot,
+  type BatchKind,
+  type GrantLabel,
+  type LockoutFactor,
+  type SignInFailure,
+  type TokenTypeLabel,
+} from './labels.js';
+import { CORE, METHOD_STRIDE, ROUTE_STRIDE, histogramSize, observe } from './layout.js';
+import { coreCells, requestCells, type MetricsMemory } from './metrics-memory.js';
+
+/**
+ * What the code counts, on the thread it runs on: each call adds to this thread's cells of the
+ * shared metrics memory (a few array writes, no allocation, no lock). With metrics off nothing is
+ * installed and every call returns at its first comparison.
+ *
+ * Like the clock and the log, it is per thread and installed by the composition root (the main
+ * thread's app, each acceptor thread); an in-process test server installs it for the process while
+ * it runs.
+ */
+let core: Float64Array | undefined;
+let requests: Float64Array | undefined;
+
+/** Installed recorders, the newest last (two in-process servers stopped in either order, as the clock). */
+const installed: { memory: MetricsMemory; thread: number }[] = [];
+
+function useNewest(): void {
+  const newest = installed.at(-1);
+  core = newest ? coreCells(newest.memory, newest.thread) : undefined;
+  requests = newest?.memory.requests ? requestCells(newest.memory, newest.thread) : undefined;
+}
+
+/**
+ * Counts into `thread`'s slice of `memory` from now on (requests too, once the memory has its
+ * requests region: see requestsRegionAdded); returns a function that stops it.
+ */
+export function installRecorder(memory: MetricsMemory, thread: number): () => void {
+  const entry = { memory, thread };
+  installed.push(entry);
+  useNewest();
+  let uninstalled = false;
+  return () => {
+    if (uninstalled) return;
+    uninstalled = true;
+    installed.splice(installed.lastIndexOf(entry), 1);
+    useNewest();
+  };
+}
+
+/** The installed memory now has its requests region (the route table is mounted): requests count from now on. */
+export function requestsRegionAdded(): void {
+  useNewest();
+}
+
+/** Whether requests are counted: the server then times each one. */
+export function countingRequests(): boolean {
+  return requests !== undefined;
+}
+
+/**
+ * One answered request: `route` is its index in the mounted route table (the route count for an
+ * unmatched path), `startedAt` the performance.now() of its arrival.
+ */
+export function recordRequest(route: number, method: string, status: number, startedAt: number): void {
+  const cells = requests;
+  if (cells === undefined) return;
+  const at = route * ROUTE_STRIDE + methodSlot(method) * METHOD_STRIDE;
+  cells[at + statusSlot(status)]! += 1;
+  observe(cells, at + STATUSES.length, REQUEST_SECONDS, (performance.now() - startedAt) / 1000);
+}
+
+/** A request whose client went away before it was answered. */
+export function recordAbortedRequest(route: number, method: string, startedAt: number): void {
+  const cells = requests;
+  if (cells === undefined) return;
+  const at = route * ROUTE_STRIDE + methodSlot(method) * METHOD_STRIDE;
+  cells[at + ABORTED_STATUS_SLOT]! += 1;
+  observe(cells, at + STATUSES.length, REQUEST_SECONDS, (performance.now() - startedAt) / 1000);
+}
+
+export function recordTokenIssued(grant: GrantLabel, type: TokenTypeLabel): void {
+  if (core === undefined) return;
+  core[CORE.tokens + GRANTS.indexOf(grant) * TOKEN_TYPES.length + TOKEN_TYPES.indexOf(type)]! += 1;
+}
+
+export function recordIntrospection(active: boolean): void {
+  if (core === undefined) return;
+  core[CORE.introspections + (active ? 0 : 1)]! += 1;
+}
+
+export function recordSignIn(): void {
+  if (core === undefined) return;
+  core[CORE.signIns]! += 1;
+}
+
+export function recordSignInFailure(reason: SignInFailure): void {
+  if (core === undefined) return;
+  core[CORE.signInFailures + SIGN_IN_FAILURES.indexOf(reason)]! += 1;
+}
+
+export function recordLockout(factor: LockoutFactor): void {
+  if (core === undefined) return;
+  core[CORE.lockouts + LOCKOUT_FACTORS.indexOf(factor)]! += 1;
+}
+
+/** performance.now() when metrics are on (0 when off), for recordCommit. */
+export function commitStarted(): number {
+  return core === undefined ? 0 : performance.now();
+}
+
+/** A durable LMDB write that began at `startedAt` (commitStarted()). */
+export function recordCommit(startedAt: number): void {
+  if (core === undefined) return;
+  observe(core, CORE.commit, COMMIT_SECONDS, (performance.now() - startedAt) / 1000);
+}
+
+/** A batch of `items` sent to the worker pool. */
+export function recordBatch(kind: BatchKind, items: number): void {
+  if (core === undefined) return;
+  observe(core, CORE.batches + BATCH_KINDS.indexOf(kind) * histogramSize(BATCH_ITEMS), BATCH_ITEMS, items);
+}
+
+/** Items waiting for a batch: +1 when one is queued, minus a batch's size when it leaves. */
+export function recordBatchPending(kind: BatchKind, change: number): void {
+  if (core === undefined) return;
+  core[CORE.batchPending + BATCH_KINDS.indexOf(kind)]! += change;
+}
+
+/** This thread's cells of the core region, for the event-loop lag publisher (undefined when off). */
+export function installedCoreCells(): Float64Array | undefined {
+  return core;
+}

@@ -1,0 +1,39 @@
+import { request, Agent as HttpAgent } from 'node:http';
+
+const FORM = 'application/x-www-form-urlencoded';
+
+/**
+ * One kept-alive TCP connection: whatever HTTP thread accepted it serves all its requests, so many
+ * of them spread a test's requests over the server's threads (SESAME_HTTP_THREADS).
+ */
+export class Connection {
+  private readonly agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+  constructor(private readonly port: number) {}
+
+  /** A form POST; the body parsed as JSON (empty: `{}`). */
+  async post(path: string, authorization: string | undefined, form: Record<string, string>): Promise<{ status: number; body: Record<string, any> }> {
+    const payload = new URLSearchParams(form).toString();
+    const { status, text } = await this.send('POST', path, { 'content-type': FORM, ...(authorization ? { authorization } : {}), 'content-length': String(Buffer.byteLength(payload)) }, payload);
+    return { status, body: text ? (JSON.parse(text) as Record<string, any>) : {} };
+  }
+
+  get(path: string): Promise<{ status: number; text: string }> {
+    return this.send('GET', path, {}, undefined);
+  }
+
+  private send(method: string, path: string, headers: Record<string, string>, payload: string | undefined): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: this.port, path, method, agent: this.agent, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString() }));
+      });
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
