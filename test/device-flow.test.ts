@@ -142,9 +142,12 @@ describe('device authorization grant', () => {
     const refreshed = await oidc.refreshTokenGrant(config, result.refresh_token!);
     expect(refreshed.refresh_token).not.toBe(result.refresh_token);
 
-    // Single use: the device code is spent.
+    // Single use: the device code is spent, and a replay revokes what it issued (as a replayed code does).
+    clock.advance(5_000);
     const again = await poll(device, (started as { device_code: string }).device_code);
     expect(again).toMatchObject({ ok: false, status: 400, error: 'invalid_grant' });
+    const revoked = await fetch(`${server.url}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${refreshed.access_token}` } });
+    expect(revoked.status).toBe(401);
   });
 
   it('answers each poll as RFC 8628 says: authorization_pending, slow_down (+5 s), access_denied, expired_token, invalid_grant, invalid_request', async () => {

@@ -1,3 +1,4 @@
+import { log } from '../util/log.js';
 import type { Storage } from '../storage/db.js';
 import { Table } from '../storage/table.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
@@ -101,12 +102,18 @@ export class UserSessionsActor {
   /**
    * Notes that an app received tokens in a session (it is then told when the session ends, by
    * back-channel logout). Resolves once durable; nothing is written when the app is already noted
-   * or the session is gone (ended meanwhile: its tokens are revoked with it).
+   * or the session is gone (ended meanwhile: its tokens are revoked with it). Never rejects: it
+   * runs beside the issuance of tokens whose code is already spent, which a failed note must not
+   * turn into a lost answer; the failure is logged (that app then gets no logout).
    */
   async recordClient(sid: string, clientId: string): Promise<void> {
     const current = this.sessions.get(sid);
     if (!current || current.clients?.includes(clientId)) return;
-    await this.sessions.put({ ...ownRow<UserSession>(current), clients: [...(current.clients ?? []), clientId] });
+    try {
+      await this.sessions.put({ ...ownRow<UserSession>(current), clients: [...(current.clients ?? []), clientId] });
+    } catch (error) {
+      log.error('could not note the app on its session; it will not be told when the session ends', { sid, clientId, error: String(error) });
+    }
   }
 
   /**

@@ -61,8 +61,9 @@ export async function decideDevice(
   if (!allow) return { decided: await ctx.deviceAuthorizations.deny(authorization) };
   const app = ctx.clients.appByClient(authorization.clientId);
   const user = ctx.orgs.getUser(session.userId);
-  if (!app?.oidc || !appIsUsable(app, ctx.orgs) || !ctx.orgs.isActive(user)) return { decided: false, refusal: 'inactive' };
-  if (authorization.orgId !== undefined && user.orgId !== authorization.orgId) return { decided: false, refusal: 'org' };
+  // Refused ones are denied too: the device learns at its next poll instead of waiting for expiry.
+  if (!app?.oidc || !appIsUsable(app, ctx.orgs) || !ctx.orgs.isActive(user)) return { decided: await ctx.deviceAuthorizations.deny(authorization), refusal: 'inactive' };
+  if (authorization.orgId !== undefined && user.orgId !== authorization.orgId) return { decided: await ctx.deviceAuthorizations.deny(authorization), refusal: 'org' };
   const project = ctx.orgs.getProject(app.projectId);
   const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
   if (denied) return { decided: await ctx.deviceAuthorizations.deny(authorization), refusal: { denied } };

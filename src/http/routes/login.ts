@@ -312,8 +312,8 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         // Counted whatever the policy says, so a disallowed password login is no unlimited oracle.
         if (!ctx.orgs.isActive(user)) return show(flow, t(flow, 'password.invalid'));
         const { locked } = await ctx.orgs.recordPasswordFailure(user.id);
-        // Locked by the lockout policy: as when an administrator locks, the user's sessions end.
-        if (locked) await endSessionsOfUser(ctx, user.id);
+        // Locked by wrong passwords: the sessions stay (suspended while locked, as in ZITADEL), since
+        // anyone who knows a login name could otherwise end every session of that person.
         return show(flow, t(flow, locked ? lockedText(user) : 'password.invalid'));
       }
       if (!ctx.orgs.isActive(user)) {
@@ -336,6 +336,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const { failures, written } = ctx.authRequests.failOtp(flow.auth);
     const [, , { locked }] = await Promise.all([written, ctx.loginSecurity.recordOtpFailure(user.id), ctx.orgs.recordOtpFailure(user.id)]);
     if (locked || failures >= MAX_OTP_FAILURES_PER_REQUEST) {
+      // Locked by wrong codes after a right password: the password is known to someone, so the sessions end.
       await Promise.all([ctx.authRequests.finish(flow.auth.id), locked ? endSessionsOfUser(ctx, user.id) : undefined]);
       return locked ? htmlResponse(400, errorPage(flow.page.locale, t(flow, lockedText(user)))) : expired(flow.agent);
     }

@@ -3,7 +3,7 @@ import { DEVICE_CODE_GRANT } from '../../protocol/device-flow.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { clock } from '../../util/clock.js';
-import { appLifetimes, issueUserTokens, requireUserApp, tokenResponse } from '../user-tokens.js';
+import { appLifetimes, issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
@@ -25,7 +25,11 @@ export const deviceCodeGrant: Grant<DeviceCodePorts> = {
     if (deviceCode === undefined) throw new OAuthError('invalid_request', 'device_code missing');
     const authorization = ctx.deviceAuthorizations.byDeviceCode(deviceCode);
     if (!authorization || authorization.clientId !== app.clientId) throw new OAuthError('invalid_grant', 'device_code is invalid');
-    if (authorization.state === 'redeemed') throw new OAuthError('invalid_grant', 'device_code was already used');
+    if (authorization.state === 'redeemed') {
+      // As for a replayed code (RFC 6749 §4.1.2): what the first use issued is revoked.
+      if (authorization.approval) await revokeGrant(ctx, authorization.approval.grantId);
+      throw new OAuthError('invalid_grant', 'device_code was already used; the tokens issued with it are revoked');
+    }
     const now = clock.now();
     if (authorization.exp <= now) throw new OAuthError('expired_token', 'device_code expired; start a new device authorization');
     if (ctx.deviceAuthorizations.poll(authorization, now) === 'slow_down') {
