@@ -32,6 +32,9 @@ export class LogoutDeliveries {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly stopping = new AbortController();
   private timer: NodeJS.Timeout | undefined;
+  /** The delivery loop while it runs, and whether another pass was asked for meanwhile. */
+  private running: Promise<void> | undefined;
+  private again = false;
 
   constructor(
     private readonly clients: ClientsActor,
@@ -80,8 +83,28 @@ export class LogoutDeliveries {
    * when nothing due is left to start and the attempts under way have ended. The loop's timer
    * calls it, and so does RunningApp.tick() (tests move the clock, then tick).
    */
-  async deliverDue(): Promise<void> {
-    // Each logout is tried at most once per call: one whose outcome could not be recorded stays
+  deliverDue(): Promise<void> {
+    // One loop at a time: a call while it runs asks it for one more pass (new logouts, the timer)
+    // and shares its end, instead of starting loops that would pile up during a backlog.
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.deliverPass();
+        } while (this.again && !this.stopping.signal.aborted);
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
+  }
+
+  private async deliverPass(): Promise<void> {
+    // Each logout is tried at most once per pass: one whose outcome could not be recorded stays
     // due, and must not be sent again and again in a tight loop.
     const tried = new Set<string>();
     for (;;) {
