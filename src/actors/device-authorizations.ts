@@ -54,7 +54,15 @@ export interface DeviceFlowRules {
   /** What a `slow_down` adds to the interval. */
   slowDownStepMs: number;
   newUserCode(): string;
+  /**
+   * Records one client may have at once (pending, decided or kept after expiry, about 15 minutes'
+   * worth): a public client's id is no secret, so this bounds what anyone can make Sesame store.
+   */
+  maxRecordsPerClient: number;
 }
+
+/** A client has as many device authorizations on record as it may. */
+export class TooManyDeviceAuthorizations extends Error {}
 
 /** How long a record outlives its expiry: late polls are told `expired_token`, reuses `invalid_grant`. */
 const KEPT_AFTER_EXPIRY_MS = 10 * 60_000;
@@ -62,6 +70,7 @@ const KEPT_AFTER_EXPIRY_MS = 10 * 60_000;
 export class DeviceAuthorizationsActor {
   private readonly byId = new Map<string, DeviceAuthorization>();
   private readonly byUserCode = new Map<string, DeviceAuthorization>();
+  private readonly perClient = new Map<string, number>();
   /**
    * When each device may poll next and its interval now. Memory only: a restart forgets the pace,
    * which at worst lets one early poll through.
@@ -81,10 +90,16 @@ export class DeviceAuthorizationsActor {
   private remember(record: DeviceAuthorization): void {
     this.byId.set(record.id, record);
     this.byUserCode.set(record.userCodeKey, record);
+    this.perClient.set(record.clientId, (this.perClient.get(record.clientId) ?? 0) + 1);
   }
 
   private forget(record: DeviceAuthorization): void {
-    if (this.byId.get(record.id) === record) this.byId.delete(record.id);
+    if (this.byId.get(record.id) === record) {
+      this.byId.delete(record.id);
+      const left = (this.perClient.get(record.clientId) ?? 1) - 1;
+      if (left > 0) this.perClient.set(record.clientId, left);
+      else this.perClient.delete(record.clientId);
+    }
     if (this.byUserCode.get(record.userCodeKey) === record) this.byUserCode.delete(record.userCodeKey);
     this.pace.delete(record.id);
   }
@@ -95,6 +110,7 @@ export class DeviceAuthorizationsActor {
 
   /** A new authorization; resolves with its codes once it is durable (before they are handed out). */
   async start(request: DeviceRequest, now = clock.now()): Promise<{ deviceCode: string; userCode: string; expiresAt: number }> {
+    if ((this.perClient.get(request.clientId) ?? 0) >= this.rules.maxRecordsPerClient) throw new TooManyDeviceAuthorizations();
     let userCode = this.rules.newUserCode();
     // A user code must name one authorization: draw again on a (rare) clash with a kept one.
     while (this.byUserCode.has(this.keyOfUserCode(userCode))) userCode = this.rules.newUserCode();

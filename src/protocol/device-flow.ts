@@ -17,6 +17,7 @@ export const DEVICE_FLOW_RULES = {
   intervalMs: POLL_INTERVAL_MS,
   slowDownStepMs: SLOW_DOWN_STEP_MS,
   newUserCode: () => newUserCode(),
+  maxRecordsPerClient: 10_000,
 };
 
 /** Consonants only (no vowels: no words), no digits (no 0/O, 1/I mixups), as ZITADEL and RFC 8628 §6.1. */

@@ -1,4 +1,5 @@
-import type { DeviceAuthorization } from '../actors/device-authorizations.js';
+import { TooManyDeviceAuthorizations, type DeviceAuthorization } from '../actors/device-authorizations.js';
+import { OAuthError } from '../protocol/errors.js';
 import type { UserSession } from '../actors/user-sessions.js';
 import { authorizationScopes } from '../protocol/authorize/validate.js';
 import { formatUserCode, POLL_INTERVAL_MS } from '../protocol/device-flow.js';
@@ -31,7 +32,13 @@ export async function startDeviceAuthorization(ctx: DeviceFlowPorts, client: Aut
     orgByDomain: (domain) => ctx.orgs.findOrgByDomain(domain),
   });
   const now = clock.now();
-  const started = await ctx.deviceAuthorizations.start({ clientId: app.clientId, scopes, audienceProjects, ...(orgId ? { orgId } : {}) }, now);
+  let started: Awaited<ReturnType<DeviceFlowPorts['deviceAuthorizations']['start']>>;
+  try {
+    started = await ctx.deviceAuthorizations.start({ clientId: app.clientId, scopes, audienceProjects, ...(orgId ? { orgId } : {}) }, now);
+  } catch (error) {
+    if (!(error instanceof TooManyDeviceAuthorizations)) throw error;
+    throw new OAuthError('temporarily_unavailable', 'too many device authorizations of this application under way; try again in a few minutes', { status: 429, headers: { 'Retry-After': '300' } });
+  }
   const userCode = formatUserCode(started.userCode);
   const page = issuer + DEVICE_PAGE_PATH;
   return {

@@ -1,0 +1,62 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DeviceAuthorizationsActor, TooManyDeviceAuthorizations } from '../../src/actors/device-authorizations.js';
+import { MasterKey } from '../../src/crypto/master-key.js';
+import { DEVICE_FLOW_RULES, normalizeUserCode } from '../../src/protocol/device-flow.js';
+import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
+
+/**
+ * The device authorizations actor on real LMDB: single redemption under concurrency, the pace of
+ * polls, the per-client bound, and what a restart finds.
+ */
+const masterKey = MasterKey.fromSecret('device-test');
+const T0 = 1_800_000_000_000;
+let temp: TempStorage;
+const actor = (rules = DEVICE_FLOW_RULES) => new DeviceAuthorizationsActor(temp.storage, masterKey, rules);
+const approval = { grantId: 'g1', userId: 'u1', sid: 's1', audience: ['c1'], authTime: 1, amr: ['pwd'] };
+
+beforeEach(() => {
+  temp = openTempStorage('device-authorizations');
+});
+afterEach(async () => {
+  await temp.close();
+});
+
+describe('DeviceAuthorizationsActor', () => {
+  it('redeems an approved authorization once, also when two redemptions come in the same tick', async () => {
+    const devices = actor();
+    const { deviceCode, userCode } = await devices.start({ clientId: 'c1', scopes: ['openid'], audienceProjects: [] }, T0);
+    const found = devices.pendingByUserCode(normalizeUserCode(userCode)!, T0)!;
+    expect(await devices.approve(found, approval, T0)).toBe(true);
+    expect(await devices.deny(found, T0)).toBe(false);
+    const view = devices.byDeviceCode(deviceCode)!;
+    const first = devices.redeem(view);
+    const second = devices.redeem(view);
+    expect(first.redeemed).toBe(true);
+    expect(second.redeemed).toBe(false);
+    if (first.redeemed) await first.written;
+    // A restart finds it redeemed.
+    await temp.reopen();
+    const after = actor().byDeviceCode(deviceCode)!;
+    expect(after.state).toBe('redeemed');
+  });
+
+  it('paces polls: an early one is slow_down and adds 5 s for good', async () => {
+    const devices = actor();
+    const { deviceCode } = await devices.start({ clientId: 'c1', scopes: [], audienceProjects: [] }, T0);
+    const view = devices.byDeviceCode(deviceCode)!;
+    expect(devices.poll(view, T0 + 5_000)).toBe('ok');
+    expect(devices.poll(view, T0 + 9_999)).toBe('slow_down');
+    expect(devices.poll(view, T0 + 19_000)).toBe('slow_down');
+    expect(devices.poll(view, T0 + 34_000)).toBe('ok');
+  });
+
+  it('bounds the records of one client, and frees them when swept', async () => {
+    const devices = actor({ ...DEVICE_FLOW_RULES, maxRecordsPerClient: 3 });
+    for (let i = 0; i < 3; i++) await devices.start({ clientId: 'c1', scopes: [], audienceProjects: [] }, T0);
+    await expect(devices.start({ clientId: 'c1', scopes: [], audienceProjects: [] }, T0)).rejects.toBeInstanceOf(TooManyDeviceAuthorizations);
+    // Another client is not affected.
+    await devices.start({ clientId: 'c2', scopes: [], audienceProjects: [] }, T0);
+    expect(await devices.sweep(T0 + 15 * 60_000)).toBe(4);
+    await devices.start({ clientId: 'c1', scopes: [], audienceProjects: [] }, T0 + 15 * 60_000);
+  });
+});
