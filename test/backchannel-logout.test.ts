@@ -299,4 +299,23 @@ describe('retries, giving up, slow receivers', () => {
     expect(receiver.accepted(path)).toHaveLength(1);
     expect(server.app.ctx.logoutDeliveries.pending).toBe(0);
   });
+
+  it('a session whose refresh token is in use stays live past the idle lifetime, so a password set later still ends it', async () => {
+    const path = `/${uniqueName('idle')}`;
+    const web = await appWithReceiver(server, path);
+    const person = await createHuman(server);
+    const { tokens, config, claims } = await codeFlow(server, web, person);
+    // 700 h later (within the 720 h idle lifetime of sessions and refresh tokens) the app refreshes...
+    server.clock.advance(700 * 3_600_000);
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    // ...and 100 h later the session, idle 800 h by its sign-in alone, is still the person's.
+    server.clock.advance(100 * 3_600_000);
+    await server.tick();
+    const res = await api(server, 'POST', `/management/v1/users/${person.userId}/password`, { token: server.pat, body: { password: 'Another-Horse-7', noChangeRequired: true } });
+    expect(res.status).toBe(200);
+    await server.tick();
+    expect(receiver.accepted(path)).toHaveLength(1);
+    await verifyLogoutToken(server, receiver.accepted(path)[0]!.logoutToken, web, { sid: claims.sid, sub: person.userId });
+    await expect(oidc.refreshTokenGrant(config, refreshed.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
 });

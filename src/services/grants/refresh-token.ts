@@ -9,7 +9,7 @@ import type { Ports } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
-export type RefreshTokenPorts = Pick<Ports, 'orgs' | 'refreshTokens' | 'issuedTokens'> & UserTokensPorts;
+export type RefreshTokenPorts = Pick<Ports, 'orgs' | 'refreshTokens' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
 
 /**
  * refresh_token (RFC 6749 §6; seed "Refresh token grant"; OAuth 2.0 Security BCP §4.14): rotation
@@ -51,6 +51,10 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
     const project = ctx.orgs.getProject(app.projectId);
     const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
     if (denied) throw new OAuthError('invalid_grant', denied);
+    // A refresh is use of the session: it stays live while its tokens are used, so whatever ends the
+    // user's sessions (a password set by an administrator, a lock) still finds it and revokes them.
+    const session = ctx.userSessions.get(family.sid);
+    if (session) ctx.userSessions.touch(session);
     const userGrant = { ...rotation.family, grantId: family.id, scopes, app, user };
     const [tokens] = await Promise.all([
       issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true }),
