@@ -9,6 +9,7 @@ import type { Ports } from '../../services/ports.js';
 import { translator } from '../../ui/i18n.js';
 import { deviceCodePage, errorPage } from '../../ui/pages.js';
 import { FailureLimiter } from '../../util/failure-limiter.js';
+import { addressLimitKey } from '../../util/address-key.js';
 import { clock } from '../../util/clock.js';
 import { csrfToken, csrfValid } from '../csrf.js';
 import { htmlResponse, redirectResponse } from '../html.js';
@@ -24,7 +25,7 @@ export type DevicePagePorts = Pick<Ports, 'authRequests' | 'clients' | 'masterKe
  * The device page of the login UI (RFC 8628 §3.3): GET shows a form for the user code (filled in
  * from `?user_code=`), POST looks it up and starts a sign-in for that device, which ends on the
  * consent step (src/http/routes/login.ts). Plain HTML, CSRF token bound to the browser's cookie.
- * Wrong codes are limited per client address: 10 in 15 minutes, then every code is refused
+ * Wrong codes are limited per client address (an IPv6 one by its /64): 10 in 15 minutes, then every code is refused
  * until the oldest leaves the window (RFC 8628 §5.1: the short code must not be brute-forced).
  */
 const MAX_WRONG_CODES = 10;
@@ -51,7 +52,7 @@ export function devicePageRoutes(ctx: DevicePagePorts): Route[] {
     }
     const typed = (form.get('user_code') ?? '').slice(0, 64);
     const csrf = csrfToken(csrfKey, agent.cookie, DEVICE_FORM);
-    const address = req.peer ?? '';
+    const address = addressLimitKey(req.peer ?? '');
     const now = clock.now();
     if (wrongCodes.blocked(address, now)) {
       return htmlResponse(429, deviceCodePage(agent.locale, { csrf, userCode: typed, error: t('device.tooMany') }), { 'Retry-After': String(WRONG_CODE_WINDOW_MS / 1000) });
