@@ -11,6 +11,7 @@ import { clock } from '../util/clock.js';
 import type { View } from '../util/readonly.js';
 import type { AuthenticatedClient } from './client-auth.js';
 import type { Ports } from './ports.js';
+import { authorizeDirectory } from './authorize-directory.js';
 import { requireUserApp, userAudience, type UserTokensPorts } from './user-tokens.js';
 
 /** What the device flow uses of the wired parts (src/app.ts). */
@@ -26,11 +27,7 @@ export const DEVICE_PAGE_PATH = '/ui/login/device';
  */
 export async function startDeviceAuthorization(ctx: DeviceFlowPorts, client: AuthenticatedClient, form: Form, issuer: string): Promise<Record<string, unknown>> {
   const app = requireUserApp(client, 'OIDC_GRANT_TYPE_DEVICE_CODE', 'urn:ietf:params:oauth:grant-type:device_code');
-  const { scopes, audienceProjects, orgId } = authorizationScopes(form.get('scope') ?? '', {
-    resolveProject: (id) => (id === 'zitadel' ? ctx.instance.managementProjectId : ctx.orgs.getProject(id)?.id),
-    orgById: (id) => ctx.orgs.getOrg(id),
-    orgByDomain: (domain) => ctx.orgs.findOrgByDomain(domain),
-  });
+  const { scopes, audienceProjects, orgId } = authorizationScopes(form.get('scope') ?? '', authorizeDirectory(ctx));
   const now = clock.now();
   let started: Awaited<ReturnType<DeviceFlowPorts['deviceAuthorizations']['start']>>;
   try {

@@ -1,9 +1,9 @@
-import { appIsUsable } from '../../domain/usable.js';
 import type { LoginStep } from '../../actors/auth-requests.js';
 import { agentOf, ensureAgentCookie } from '../login/agent.js';
 import { authorizeError, completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
 import type { AuthChecks } from '../../model/auth-checks.js';
-import { validateAuthorizeRequest, type AuthorizeDirectory, type ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
+import { validateAuthorizeRequest, type ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
+import { authorizeDirectory } from '../../services/authorize-directory.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { formBodyText, parseUrlEncodedMulti } from '../../protocol/form.js';
 import { errorPage } from '../../ui/pages.js';
@@ -40,19 +40,6 @@ function hintedUser(ctx: AuthorizePorts, request: ValidatedAuthRequest): { userI
     return user?.human ? { userId: user.id, loginName: request.loginHint } : { loginName: request.loginHint };
   }
   return {};
-}
-
-/** What authorization request validation reads of the directory (also for pushed requests). */
-export function authorizeDirectory(ctx: Pick<Ports, 'clients' | 'instance' | 'orgs'>): AuthorizeDirectory {
-  return {
-    app: (clientId) => {
-      const app = ctx.clients.appByClient(clientId);
-      return appIsUsable(app, ctx.orgs) ? app : undefined;
-    },
-    resolveProject: (id) => (id === 'zitadel' ? ctx.instance.managementProjectId : ctx.orgs.getProject(id)?.id),
-    orgById: (id) => ctx.orgs.getOrg(id),
-    orgByDomain: (domain) => ctx.orgs.findOrgByDomain(domain),
-  };
 }
 
 /**

@@ -7,7 +7,7 @@ import { readClientRequest } from '../client-request.js';
 import type { Ports } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
 import type { Request, Route } from '../types.js';
-import { authorizeDirectory } from './authorize.js';
+import { authorizeDirectory } from '../../services/authorize-directory.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type ParPorts = Pick<Ports, 'clientAuth' | 'clients' | 'instance' | 'orgs' | 'pushedRequests'>;

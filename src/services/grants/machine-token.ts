@@ -2,6 +2,7 @@ import { tokenResponseBody } from '../../protocol/token-response.js';
 import type { Ports } from '../ports.js';
 import type { UserRecord } from '../../model/records.js';
 import { grantScopes, parseScope } from '../../protocol/scopes.js';
+import { resolveAudienceProject } from '../authorize-directory.js';
 import { zitadelClaimsFor } from '../user-tokens.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
@@ -26,7 +27,7 @@ export async function machineUserTokens(
   const { scopes, audience } = grantScopes(
     parseScope(requestedScope),
     {
-      resolveProject: (id) => (id === 'zitadel' ? ctx.instance.managementProjectId : orgs.getProject(id)?.id),
+      resolveProject: (id) => resolveAudienceProject(ctx, id),
       subjectOrg: { id: org.id, domains: org.domains.map((d) => d.domainName) },
     },
     options.dropScopes,
