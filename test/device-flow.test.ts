@@ -254,6 +254,8 @@ describe('device authorization grant', () => {
     const blocked = await agent.follow('/ui/login/device', { form: { ...form.fields, user_code: started.body.user_code } });
     expect(blocked.status).toBe(429);
     expect(blocked.html).toContain('Too many wrong codes');
+    // Until the oldest wrong code leaves the window: all ten were typed at this clock time.
+    expect(blocked.headers.get('retry-after')).toBe('900');
     clock.advance(15 * 60_000);
     const fresh = await start(device);
     const allowed = await agent.follow('/ui/login/device', { form: { ...form.fields, user_code: fresh.body.user_code.toLowerCase().replace('-', ' ') } });

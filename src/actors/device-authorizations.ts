@@ -41,7 +41,6 @@ export interface DeviceAuthorization extends DeviceRequest {
   id: string;
   /** HMAC of the user code (canonical form). */
   userCodeKey: string;
-  createdAt: number;
   exp: number;
   state: DeviceAuthorizationState;
   approval?: DeviceApproval;
@@ -119,7 +118,6 @@ export class DeviceAuthorizationsActor {
       ...request,
       id: sha256Base64url(deviceCode),
       userCodeKey: this.keyOfUserCode(userCode),
-      createdAt: now,
       exp: now + this.rules.lifetimeMs,
       state: 'pending',
     };
@@ -136,14 +134,12 @@ export class DeviceAuthorizationsActor {
 
   /** The pending, unexpired authorization a user code (canonical form) names. */
   pendingByUserCode(userCode: string, now = clock.now()): View<DeviceAuthorization> | undefined {
-    const record = this.byUserCode.get(this.keyOfUserCode(userCode));
-    return record && record.state === 'pending' && record.exp > now ? record : undefined;
+    return pendingAt(this.byUserCode.get(this.keyOfUserCode(userCode)), now);
   }
 
   /** A pending, unexpired authorization by id (a sign-in on the device page carries the id). */
   pending(id: string, now = clock.now()): View<DeviceAuthorization> | undefined {
-    const record = this.byId.get(id);
-    return record && record.state === 'pending' && record.exp > now ? record : undefined;
+    return pendingAt(this.byId.get(id), now);
   }
 
   /** The authorization of a device code, whatever its state (expired ones until they are swept). */
@@ -175,8 +171,8 @@ export class DeviceAuthorizationsActor {
   }
 
   private async decide(authorization: View<DeviceAuthorization>, change: Pick<DeviceAuthorization, 'state' | 'approval'>, now: number): Promise<boolean> {
-    const record = this.byId.get(authorization.id);
-    if (!record || record.state !== 'pending' || record.exp <= now) return false;
+    const record = pendingAt(this.byId.get(authorization.id), now);
+    if (!record) return false;
     const before = { ...record };
     Object.assign(record, change);
     try {
@@ -215,4 +211,9 @@ export class DeviceAuthorizationsActor {
     await Promise.all(writes);
     return writes.length;
   }
+}
+
+/** The record if it still waits for the person's answer and has not expired. */
+function pendingAt(record: DeviceAuthorization | undefined, now: number): DeviceAuthorization | undefined {
+  return record && record.state === 'pending' && record.exp > now ? record : undefined;
 }

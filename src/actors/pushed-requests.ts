@@ -23,12 +23,15 @@ export interface PushedRequest {
 
 export class PushedRequestsActor {
   private readonly requests = new Map<string, PushedRequest>();
+  /** Expired records found on disk at start, removed by the next sweep (as AuthRequestsActor does). */
+  private expiredOnDisk: string[] = [];
 
   constructor(private readonly storage: Storage) {
     const now = clock.now();
-    for (const { value } of storage.stores.pushedRequests.getRange()) {
+    for (const { key, value } of storage.stores.pushedRequests.getRange()) {
       const record = value as PushedRequest;
       if (record.exp > now) this.requests.set(record.id, record);
+      else this.expiredOnDisk.push(key);
     }
   }
 
@@ -66,16 +69,13 @@ export class PushedRequestsActor {
   }
 
   async sweep(now = clock.now()): Promise<number> {
-    const writes: Promise<boolean>[] = [];
+    const writes = this.expiredOnDisk.map((key) => this.storage.stores.pushedRequests.remove(key));
+    this.expiredOnDisk = [];
     for (const [id, record] of this.requests) {
       if (record.exp <= now) {
         this.requests.delete(id);
         writes.push(this.storage.stores.pushedRequests.remove(id));
       }
-    }
-    // Expired records left on disk by a crash before their sweep.
-    for (const { key, value } of this.storage.stores.pushedRequests.getRange()) {
-      if ((value as PushedRequest).exp <= now && !this.requests.has(key)) writes.push(this.storage.stores.pushedRequests.remove(key));
     }
     await Promise.all(writes);
     return writes.length;

@@ -8,7 +8,8 @@ export const INTROSPECTION_JWT_TYP = 'token-introspection+jwt';
 
 /** Whether an Accept header asks for the JWT answer (§4); parameters and q-values are not weighed. */
 export function wantsIntrospectionJwt(accept: string | undefined): boolean {
-  if (accept === undefined || accept.length > 1024) return false;
+  // Most callers send none, */* or application/json: one substring test, no split, on the hot path.
+  if (accept === undefined || accept.length > 1024 || !accept.toLowerCase().includes(INTROSPECTION_JWT_MEDIA_TYPE)) return false;
   return accept.split(',').some((range) => range.split(';')[0]!.trim().toLowerCase() === INTROSPECTION_JWT_MEDIA_TYPE);
 }
 

@@ -22,8 +22,11 @@ export class FailureLimiter {
     return kept;
   }
 
-  blocked(key: string, now: number): boolean {
-    return this.recent(key, now).length >= this.max;
+  /** How long (ms) the key stays blocked: until enough of its failures leave the window; 0 when it is not. */
+  blockedFor(key: string, now: number): number {
+    const times = this.recent(key, now);
+    if (times.length < this.max) return 0;
+    return times[times.length - this.max]! + this.windowMs - now;
   }
 
   fail(key: string, now: number): void {

@@ -54,8 +54,9 @@ export function devicePageRoutes(ctx: DevicePagePorts): Route[] {
     const csrf = csrfToken(csrfKey, agent.cookie, DEVICE_FORM);
     const address = addressLimitKey(req.peer ?? '');
     const now = clock.now();
-    if (wrongCodes.blocked(address, now)) {
-      return htmlResponse(429, deviceCodePage(agent.locale, { csrf, userCode: typed, error: t('device.tooMany') }), { 'Retry-After': String(WRONG_CODE_WINDOW_MS / 1000) });
+    const blockedFor = wrongCodes.blockedFor(address, now);
+    if (blockedFor > 0) {
+      return htmlResponse(429, deviceCodePage(agent.locale, { csrf, userCode: typed, error: t('device.tooMany') }), { 'Retry-After': String(Math.ceil(blockedFor / 1000)) });
     }
     const code = normalizeUserCode(typed);
     const authorization = code === undefined ? undefined : ctx.deviceAuthorizations.pendingByUserCode(code, now);
