@@ -129,6 +129,24 @@ export function sessionRequirementOf(ctx: RespondPorts, session: View<UserSessio
   return sessionRequirement(ctx.userSessions.checksOf(session), factsOf(user), ctx.orgs.policy('login', user.orgId).policy, now);
 }
 
+/**
+ * How a request without prompt starts from the browser's usable sessions (the authorization
+ * endpoint, the device page): several are chosen from; one answers at once if it may, else the
+ * login resumes it; none: undefined (the caller asks for a login name or password).
+ */
+export function startFromSessions(
+  ctx: RespondPorts,
+  candidates: readonly View<UserSession>[],
+  request: ValidatedAuthRequest,
+  now = clock.now(),
+): { answer: View<UserSession> } | { step: LoginStep; userId?: string; checks?: AuthChecks } | undefined {
+  if (candidates.length > 1) return { step: 'select' };
+  const session = candidates[0];
+  if (!session) return undefined;
+  const requirement = sessionRequirementOf(ctx, session, request, now);
+  return requirement === 'ok' ? { answer: session } : resumeSession(ctx, session, requirement);
+}
+
 /** Where the login continues for a session that cannot answer as it is: the due step, with the checks still valid. */
 export function resumeSession(
   ctx: RespondPorts,

@@ -1,6 +1,6 @@
 import type { LoginStep } from '../../actors/auth-requests.js';
 import { agentOf, ensureAgentCookie } from '../login/agent.js';
-import { authorizeError, completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
+import { authorizeError, completeAuthorization, sessionRequirementOf, startFromSessions, usableSessions } from '../login/respond.js';
 import type { AuthChecks } from '../../model/auth-checks.js';
 import { validateAuthorizeRequest, type ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
 import { authorizeDirectory } from '../../services/authorize-directory.js';
@@ -100,15 +100,17 @@ export function authorizeRoute(ctx: AuthorizePorts): Route {
         step = sessionsOfAgent.length > 0 ? 'select' : 'loginname';
       } else if (request.maxAge === 0 || request.prompt.has('login')) {
         step = userId ? 'password' : 'loginname';
-      } else if (candidates.length > 1 && !hint.userId) {
-        // Seed: without prompt, one session answers at once; with more the user must choose.
-        step = 'select';
-      } else if (candidates.length >= 1) {
-        const session = candidates[0]!;
-        const requirement = sessionRequirementOf(ctx, session, request);
-        if (requirement === 'ok') return await completeAuthorization(ctx, request, session, agent.locale, headers);
-        ({ step, userId, checks } = resumeSession(ctx, session, requirement));
-      } else step = userId ? 'password' : 'loginname';
+      } else {
+        // Seed: without prompt, one session answers at once; with more the user must choose (a hinted user's first).
+        const start = startFromSessions(ctx, hint.userId ? candidates.slice(0, 1) : candidates, request);
+        if (start && 'answer' in start) return await completeAuthorization(ctx, request, start.answer, agent.locale, headers);
+        if (!start) step = userId ? 'password' : 'loginname';
+        else {
+          step = start.step;
+          if (start.userId) userId = start.userId;
+          checks = start.checks;
+        }
+      }
       const created = await ctx.authRequests.create(agentId, request, agent.locale, step, { userId, loginName: hint.loginName, ...(checks ? { checks } : {}) });
       return redirectResponse(`${LOGIN_PATH}?authRequestID=${created.id}`, headers);
     } catch (error) {

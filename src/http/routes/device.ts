@@ -14,7 +14,7 @@ import { clock } from '../../util/clock.js';
 import { csrfToken, csrfValid } from '../csrf.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import { agentOf, ensureAgentCookie, type AgentPorts } from '../login/agent.js';
-import { resumeSession, sessionRequirementOf, usableSessions, type RespondPorts } from '../login/respond.js';
+import { startFromSessions, usableSessions, type RespondPorts } from '../login/respond.js';
 import type { Request, Response, Route } from '../types.js';
 import { LOGIN_PATH } from './authorize.js';
 
@@ -89,22 +89,17 @@ export function devicePageRoutes(ctx: DevicePagePorts): Route[] {
       device: authorization.id,
     };
     // As at the authorization endpoint: one usable session goes straight on (here: to consent), several are chosen from.
-    const sessions = usableSessions(ctx, agent.agentId, request);
-    let step: LoginStep = sessions.length > 1 ? 'select' : 'loginname';
-    let start: { userId?: string; checks?: AuthChecks; deviceSid?: string } = {};
-    if (sessions.length === 1) {
-      const session = sessions[0]!;
-      const requirement = sessionRequirementOf(ctx, session, request, now);
-      if (requirement === 'ok') {
-        step = 'device-consent';
-        start = { deviceSid: session.id };
-      } else {
-        const resume = resumeSession(ctx, session, requirement);
-        step = resume.step;
-        start = { userId: resume.userId, ...(resume.checks ? { checks: resume.checks } : {}) };
-      }
+    const start = startFromSessions(ctx, usableSessions(ctx, agent.agentId, request), request, now);
+    let step: LoginStep = 'loginname';
+    let begin: { userId?: string; checks?: AuthChecks; deviceSid?: string } = {};
+    if (start && 'answer' in start) {
+      step = 'device-consent';
+      begin = { deviceSid: start.answer.id };
+    } else if (start) {
+      step = start.step;
+      begin = { ...(start.userId ? { userId: start.userId } : {}), ...(start.checks ? { checks: start.checks } : {}) };
     }
-    const created = await ctx.authRequests.create(agent.agentId, request, agent.locale, step, start);
+    const created = await ctx.authRequests.create(agent.agentId, request, agent.locale, step, begin);
     return redirectResponse(`${LOGIN_PATH}?authRequestID=${created.id}`, {}, 303);
   };
 
