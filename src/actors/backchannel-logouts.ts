@@ -51,22 +51,23 @@ export class BackchannelLogoutsActor {
    * Resolves once every row is durable.
    */
   async enqueue(logouts: readonly LogoutToQueue[], now: number): Promise<View<PendingLogout>[]> {
-    const queued: PendingLogout[] = [];
+    const queued = new Map<string, PendingLogout>();
     for (const l of logouts) {
       const id = `${l.sid}|${l.clientId}`;
-      if (this.pending.has(id) || queued.some((q) => q.id === id)) continue;
-      queued.push({ id, clientId: l.clientId, sub: l.sub, sid: l.sid, queuedAt: now, failures: 0, dueAt: now });
+      if (this.pending.has(id) || queued.has(id)) continue;
+      queued.set(id, { id, clientId: l.clientId, sub: l.sub, sid: l.sid, queuedAt: now, failures: 0, dueAt: now });
     }
-    await Promise.all(queued.map((row) => this.pending.put(row)));
-    return queued;
+    const rows = [...queued.values()];
+    await Promise.all(rows.map((row) => this.pending.put(row)));
+    return rows;
   }
 
   /** The logouts due at `now`, longest waiting first, at most `limit`. */
-  due(now: number, limit: number): View<PendingLogout>[] {
+  due(now: number, limit = Infinity): View<PendingLogout>[] {
     const due: View<PendingLogout>[] = [];
     for (const row of this.pending.values()) if (row.dueAt <= now) due.push(row);
     due.sort((a, b) => a.dueAt - b.dueAt);
-    return due.slice(0, limit);
+    return limit < due.length ? due.slice(0, limit) : due;
   }
 
   /** The app accepted the logout (or there is no one to tell any more): the row goes. */

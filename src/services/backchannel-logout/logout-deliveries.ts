@@ -103,29 +103,36 @@ export class LogoutDeliveries {
     return this.running;
   }
 
+  /**
+   * One pass over the logouts due when it starts, longest waiting first, each tried once: the list
+   * is taken once and walked, at most `concurrency` attempts at a time and a quarter of them for
+   * one app, so one hanging receiver cannot hold every slot. Rows passed over for that reason are
+   * left to the next pass, which follows at once.
+   */
   private async deliverPass(): Promise<void> {
-    // Each logout is tried at most once per pass: one whose outcome could not be recorded stays
-    // due, and must not be sent again and again in a tight loop.
-    const tried = new Set<string>();
-    for (;;) {
-      if (this.stopping.signal.aborted) return;
-      this.startDue(tried);
+    const due = this.outbox.due(clock.now());
+    const perApp = Math.max(1, Math.floor(this.policy.concurrency / 4));
+    const ofApp = new Map<string, number>();
+    let next = 0;
+    while (!this.stopping.signal.aborted) {
+      while (next < due.length && this.inFlight.size < this.policy.concurrency) {
+        const row = due[next++]!;
+        const running = ofApp.get(row.clientId) ?? 0;
+        if (running >= perApp) {
+          this.again = true;
+          continue;
+        }
+        ofApp.set(row.clientId, running + 1);
+        const attempt = this.attempt(row)
+          .catch((error: unknown) => log.error('back-channel logout: recording an attempt failed', { id: row.id, error: String(error) }))
+          .finally(() => {
+            this.inFlight.delete(row.id);
+            ofApp.set(row.clientId, (ofApp.get(row.clientId) ?? 1) - 1);
+          });
+        this.inFlight.set(row.id, attempt);
+      }
       if (this.inFlight.size === 0) return;
       await Promise.race(this.inFlight.values());
-    }
-  }
-
-  private startDue(tried: Set<string>): void {
-    const free = this.policy.concurrency - this.inFlight.size;
-    if (free <= 0) return;
-    for (const row of this.outbox.due(clock.now(), free + this.inFlight.size + tried.size)) {
-      if (this.inFlight.size >= this.policy.concurrency) break;
-      if (this.inFlight.has(row.id) || tried.has(row.id)) continue;
-      tried.add(row.id);
-      const attempt = this.attempt(row)
-        .catch((error: unknown) => log.error('back-channel logout: recording an attempt failed', { id: row.id, error: String(error) }))
-        .finally(() => this.inFlight.delete(row.id));
-      this.inFlight.set(row.id, attempt);
     }
   }
 
