@@ -217,10 +217,12 @@ export async function startHttpServer(host: string, port: number, options: Serve
     trace = startRequestTrace(method, route.pattern, path, headers);
 
     const respond = (response: Response) => {
+      // Counted before the answer leaves: a client that scrapes right after its answer sees it.
+      const first = !state.finished;
+      if (first && counted) recordRequest(slot, method, response.status, startedAt);
       send(res, state, response);
-      if (!state.finished) {
+      if (first) {
         state.finished = true;
-        if (counted) recordRequest(slot, method, response.status, startedAt);
         if (trace) endRequestTrace(trace, response.status);
         finish();
       }
@@ -277,16 +279,10 @@ export async function startHttpServer(host: string, port: number, options: Serve
         peer,
       };
       request = req;
-      // In the request's span, the continuations included: the spans the handler starts are its children.
-      inRequestTrace(trace, () => {
-        try {
-          const result = handle(req);
-          if (result instanceof Promise) result.then(respond, fail);
-          else respond(result);
-        } catch (error) {
-          fail(error);
-        }
-      });
+      // In the request's span, the continuations included: the spans the handler starts are its
+      // children. Without tracing, no closure for it.
+      if (trace === undefined) dispatch(handle, req, respond, fail);
+      else inRequestTrace(trace, () => dispatch(handle, req, respond, fail));
     };
 
     if (method === 'GET' || method === 'HEAD' || method === 'DELETE' || method === 'OPTIONS') {
@@ -393,6 +389,17 @@ export async function startHttpServer(host: string, port: number, options: Serve
       });
     });
   });
+}
+
+/** Runs a handler, its answer or failure going to `respond` or `fail`. */
+function dispatch(handle: Handler, req: Request, respond: (response: Response) => void, fail: (error: unknown) => void): void {
+  try {
+    const result = handle(req);
+    if (result instanceof Promise) result.then(respond, fail);
+    else respond(result);
+  } catch (error) {
+    fail(error);
+  }
 }
 
 /** The surface an unknown path belongs to, whose style its 404 takes. */

@@ -63,6 +63,11 @@ export function requestsRegionAdded(): void {
   useNewest();
 }
 
+/** Whether anything is counted (metrics on): callers skip working out what to count otherwise. */
+export function counting(): boolean {
+  return core !== undefined;
+}
+
 /** Whether requests are counted: the server then times each one. */
 export function countingRequests(): boolean {
   return requests !== undefined;
@@ -73,19 +78,19 @@ export function countingRequests(): boolean {
  * unmatched path), `startedAt` the performance.now() of its arrival.
  */
 export function recordRequest(route: number, method: string, status: number, startedAt: number): void {
-  const cells = requests;
-  if (cells === undefined) return;
-  const at = route * ROUTE_STRIDE + methodSlot(method) * METHOD_STRIDE;
-  cells[at + statusSlot(status)]! += 1;
-  observe(cells, at + STATUSES.length, REQUEST_SECONDS, (performance.now() - startedAt) / 1000);
+  countRequest(route, method, statusSlot(status), startedAt);
 }
 
 /** A request whose client went away before it was answered. */
 export function recordAbortedRequest(route: number, method: string, startedAt: number): void {
+  countRequest(route, method, ABORTED_STATUS_SLOT, startedAt);
+}
+
+function countRequest(route: number, method: string, status: number, startedAt: number): void {
   const cells = requests;
   if (cells === undefined) return;
   const at = route * ROUTE_STRIDE + methodSlot(method) * METHOD_STRIDE;
-  cells[at + ABORTED_STATUS_SLOT]! += 1;
+  cells[at + status]! += 1;
   observe(cells, at + STATUSES.length, REQUEST_SECONDS, (performance.now() - startedAt) / 1000);
 }
 
@@ -137,7 +142,3 @@ export function recordBatchPending(kind: BatchKind, change: number): void {
   core[CORE.batchPending + BATCH_KINDS.indexOf(kind)]! += change;
 }
 
-/** This thread's cells of the core region, for the event-loop lag publisher (undefined when off). */
-export function installedCoreCells(): Float64Array | undefined {
-  return core;
-}

@@ -1,6 +1,6 @@
 import { looksLikeJws } from '../protocol/jwt.js';
 import type { GrantLabel } from '../observability/labels.js';
-import { recordTokenIssued } from '../observability/recorder.js';
+import { counting, recordTokenIssued } from '../observability/recorder.js';
 
 /** RFC 8693's identifier of an ID token issued by a token exchange (in the `access_token` member). */
 const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
@@ -11,6 +11,8 @@ const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
  * may issue an ID token in its place), the ID token and the refresh token.
  */
 export function countIssuedTokens(grant: GrantLabel, answer: Readonly<Record<string, unknown>>): void {
+  // Metrics off: no look at the token (a JWS test of a 1 KB string) on the token path.
+  if (!counting()) return;
   const access = answer.access_token;
   if (typeof access === 'string') {
     recordTokenIssued(grant, answer.issued_token_type === ID_TOKEN_TYPE ? 'id_token' : looksLikeJws(access) ? 'jwt_access_token' : 'opaque_access_token');
