@@ -90,13 +90,13 @@ const RELOAD_SHARE = 0.1;
  * goes to the main thread. `force`: reload now whatever the throttle says (a check that must
  * answer here, on a current copy).
  */
-function beforeRequest(force = false): void {
+function beforeRequest(): void {
   // The version first: a change is committed before its version moves, so fresh reads then include it.
   const version = storage.directoryVersion();
   storage.freshReads();
   if (version === builtFor) return;
   const now = performance.now();
-  if (!force && builtFor !== -1 && now - lastReload.endedAt < lastReload.took / RELOAD_SHARE) throw new NeedsOwner('the directory (this thread is reloading its copy)');
+  if (builtFor !== -1 && now - lastReload.endedAt < lastReload.took / RELOAD_SHARE) throw new NeedsOwner('the directory (this thread is reloading its copy)');
   local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey, signatureCheck, replayGuard });
   builtFor = version;
   const endedAt = performance.now();
@@ -142,12 +142,19 @@ async function start(): Promise<void> {
       ...(descriptor.peerAddress ? { peerAddress: true as const } : {}),
       methods: {},
       forward: (req) => forward(index, req),
-      // The check before an upload (the import's caller) answers here, so on a current copy: a
-      // caller added a moment ago must not be refused by a copy from before (imports are rare).
+      // The check before an upload (the import's caller) answers here only on a current copy: a
+      // caller added a moment ago must not be refused by a copy from before. A copy whose reload is
+      // held back by the throttle leaves the check to the main thread (it runs it on the forwarded
+      // request): no request may force a reload out of turn, since reloads are what the throttle bounds.
       ...(precheck
         ? {
             beforeBody: (req: Request) => {
-              beforeRequest(true);
+              try {
+                beforeRequest();
+              } catch (error) {
+                if (error instanceof NeedsOwner) return;
+                throw error;
+              }
               local.prechecks.get(descriptor.pattern)!(req);
             },
           }
