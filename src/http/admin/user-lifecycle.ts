@@ -3,6 +3,7 @@ import type { Route } from '../types.js';
 import type { UserRecord } from '../../model/records.js';
 import type { View } from '../../util/readonly.js';
 import { changedDetails } from '../../zitadel/details.js';
+import { preconditionFailed } from '../../model/errors.js';
 import { setHumanPasswordSchema } from '../../zitadel/users.js';
 import { readBody } from '../../zitadel/validation.js';
 import { endSessionsOfUser, type SessionEndPorts } from '../../services/session-end.js';
@@ -39,7 +40,7 @@ export function userLifecycleRoutes(ctx: UserLifecyclePorts): Route[] {
     caller.require('user.write');
     const user = await change(caller.orgId);
     if (endSessions) await endSessionsOfUser(ctx, user.id);
-    return ok({ details: changedDetails(ctx.orgs.getUser(user.id) ?? user, user.orgId) });
+    return ok({ details: changedDetails(user, user.orgId) });
   };
   const stateRoute = (action: string, change: (userId: string, orgId: string) => Promise<View<UserRecord>>, endSessions: boolean) =>
     apiRoute(ctx, `/management/v1/users/:userId/${action}`, {
@@ -54,7 +55,8 @@ export function userLifecycleRoutes(ctx: UserLifecyclePorts): Route[] {
       POST: async (req, caller) => {
         caller.require('user.write');
         const userId = req.params[0]!;
-        ctx.orgs.requireUser(userId, caller.orgId);
+        // Refused before the hash is worked out: a machine user has no password to set.
+        if (!ctx.orgs.requireUser(userId, caller.orgId).human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
         const input = readBody(req, setHumanPasswordSchema);
         const hash = await ctx.pool.hashPassword(input.password);
         return changeAndEnd(caller, userId, (orgId) => ctx.orgs.setPassword(userId, orgId, hash, !input.noChangeRequired), true);
