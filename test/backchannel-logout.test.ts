@@ -283,25 +283,25 @@ describe('retries, giving up, slow receivers', () => {
     // An attempt's deadline is real time (the receiver's socket): 300 ms here, so the test waits that long once.
     const server = await startInProcess({ env: { SESAME_BACKCHANNEL_LOGOUT_RETRY_FOR: '5m', SESAME_BACKCHANNEL_LOGOUT_TIMEOUT: '300ms' } });
     try {
-    const path = `/${uniqueName('hang')}`;
-    const web = await appWithReceiver(server, path);
-    const person = await createHuman(server);
-    const { tokens, agent } = await codeFlow(server, web, person);
-    receiver.mode = 'hang';
-    const before = receiver.received.length;
-    const ended = await endSession(agent, tokens.id_token!);
-    expect(ended.status).toBe(200);
-    // The receiver has the request (or gets it soon) and has not answered; end_session already did.
-    await receiver.arrived(before + 1);
-    expect(receiver.attempts(path)).toHaveLength(1);
-    await server.tick();
-    expect(server.logs()).toMatch(/back-channel logout attempt failed, will retry.*no answer within 300 ms/);
-    expect(server.app.ctx.logoutDeliveries.pending).toBe(1);
-    receiver.mode = 'accept';
-    server.clock.advance(30_000);
-    await server.tick();
-    expect(receiver.accepted(path)).toHaveLength(1);
-    expect(server.app.ctx.logoutDeliveries.pending).toBe(0);
+      const path = `/${uniqueName('hang')}`;
+      const web = await appWithReceiver(server, path);
+      const person = await createHuman(server);
+      const { tokens, agent } = await codeFlow(server, web, person);
+      receiver.mode = 'hang';
+      const before = receiver.received.length;
+      const ended = await endSession(agent, tokens.id_token!);
+      expect(ended.status).toBe(200);
+      // The receiver has the request (or gets it soon) and has not answered; end_session already did.
+      await receiver.arrived(before + 1);
+      expect(receiver.attempts(path)).toHaveLength(1);
+      await server.tick();
+      expect(server.logs()).toMatch(/back-channel logout attempt failed, will retry.*no answer within 300 ms/);
+      expect(server.app.ctx.logoutDeliveries.pending).toBe(1);
+      receiver.mode = 'accept';
+      server.clock.advance(30_000);
+      await server.tick();
+      expect(receiver.accepted(path)).toHaveLength(1);
+      expect(server.app.ctx.logoutDeliveries.pending).toBe(0);
     } finally {
       await server.close();
     }
