@@ -415,23 +415,22 @@ export class OrgsActor {
     const pats = this.patsOf(userId);
     const members = this.memberships(userId);
     const grants = this.grantsOf(userId);
-    const name = lower(user.userName);
-    if (this.userByOrgName.get(`${user.orgId}\n${name}`) === user.id) this.userByOrgName.delete(`${user.orgId}\n${name}`);
-    const named = this.usersByName.get(name);
-    named?.delete(user.id);
-    if (named?.size === 0) this.usersByName.delete(name);
-    for (const key of contactKeys(user)) {
-      const ids = this.usersByContact.get(key);
-      ids?.delete(user.id);
-      if (ids?.size === 0) this.usersByContact.delete(key);
-    }
+    this.unindexUser(user);
     this.grantIdsByUser.delete(userId);
-    await Promise.all([
-      this.users.remove(userId),
-      ...pats.map((p) => this.removePat(p.id)),
-      ...members.map((m) => this.members.remove(m.id)),
-      ...grants.map((g) => this.userGrants.remove(g.id)),
-    ]);
+    try {
+      await Promise.all([
+        this.users.remove(userId),
+        ...pats.map((p) => this.removePat(p.id)),
+        ...members.map((m) => this.members.remove(m.id)),
+        ...grants.map((g) => this.userGrants.remove(g.id)),
+      ]);
+    } catch (error) {
+      // What a failed write left in place is found again by the lookups (the tables put their rows back).
+      const kept = this.users.get(userId);
+      if (kept) this.indexUser(kept);
+      for (const grant of grants) if (this.userGrants.get(grant.id)) this.indexGrant(grant);
+      throw error;
+    }
     return user;
   }
 
@@ -582,6 +581,21 @@ export class OrgsActor {
     const key = contactKey(contact);
     const ids = key === undefined ? undefined : this.usersByContact.get(key);
     return ids ? [...ids].flatMap((id) => this.users.get(id) ?? []) : [];
+  }
+
+  /** The inverse of indexUser: the name and contact lookups no longer find the user. */
+  private unindexUser(user: View<UserRecord>): void {
+    const name = lower(user.userName);
+    const orgName = `${user.orgId}\n${name}`;
+    if (this.userByOrgName.get(orgName) === user.id) this.userByOrgName.delete(orgName);
+    const named = this.usersByName.get(name);
+    named?.delete(user.id);
+    if (named?.size === 0) this.usersByName.delete(name);
+    for (const key of contactKeys(user)) {
+      const ids = this.usersByContact.get(key);
+      ids?.delete(user.id);
+      if (ids?.size === 0) this.usersByContact.delete(key);
+    }
   }
 
   private indexUser(user: View<UserRecord>): void {
@@ -746,11 +760,7 @@ export class OrgsActor {
       true,
     );
     this.indexGrant(grant);
-    batch.onRollback(() => {
-      const ids = this.grantIdsByUser.get(grant.userId);
-      ids?.delete(grant.id);
-      if (ids?.size === 0) this.grantIdsByUser.delete(grant.userId);
-    });
+    batch.onRollback(() => this.unindexGrant(grant));
     this.userGrants.stage(grant, batch);
     return grant;
   }
@@ -759,6 +769,12 @@ export class OrgsActor {
     let ids = this.grantIdsByUser.get(grant.userId);
     if (!ids) this.grantIdsByUser.set(grant.userId, (ids = new Set()));
     ids.add(grant.id);
+  }
+
+  private unindexGrant(grant: View<UserGrantRecord>): void {
+    const ids = this.grantIdsByUser.get(grant.userId);
+    ids?.delete(grant.id);
+    if (ids?.size === 0) this.grantIdsByUser.delete(grant.userId);
   }
 
   // ---- export ----
