@@ -36,6 +36,7 @@ import type { KeyGenerator } from './actors/keys.js';
 import { MigrationStore } from './services/migration/store.js';
 import { startIdleTrim } from './util/idle-trim.js';
 import { log } from './util/log.js';
+import { urlHost } from './util/url-host.js';
 import { CryptoPool } from './workers/pool.js';
 import { chooseSignerMode, InlineSigner, PoolSigner } from './workers/signer.js';
 import { addRequestsRegion, createMetricsMemory } from './observability/metrics-memory.js';
@@ -288,7 +289,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       httpThreads: config.httpThreads,
       workers: cryptoPool.threads,
       passwordWorkers: cryptoPool.passwordThreads,
-      ...(scrapeListener ? { metrics: `http://${hostInUrl(config.metricsHost)}:${scrapeListener.port}/metrics` } : {}),
+      ...(scrapeListener ? { metrics: `http://${urlHost(config.metricsHost)}:${scrapeListener.port}/metrics` } : {}),
       ...(config.tracing ? { tracing: config.tracing.endpoint } : {}),
     });
 
@@ -355,11 +356,6 @@ function metricsListenConfigError(error: unknown, config: Config): unknown {
     default:
       return new ConfigError(`${port}, SESAME_METRICS_HOST (--metrics-host) = ${JSON.stringify(config.metricsHost)}: ${error.message}`);
   }
-}
-
-/** A host as it goes in a URL (an IPv6 address in brackets). */
-function hostInUrl(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** A port in use or an address that cannot be bound is a setting to change: name it. */

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from './config.js';
+import { urlHost } from './util/url-host.js';
 
 /**
  * What an operator needs at every start, in plain text on stdout (the JSON log line on stderr
@@ -9,9 +10,8 @@ import type { Config } from './config.js';
 export function startupBanner(config: Config, app: { port: number; issuer: string; metricsPort?: number | undefined }): string {
   const dataDir = resolve(config.dataDir);
   const pat = join(dataDir, 'admin.pat');
-  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
   const lines = [
-    `Sesame is listening on http://${host}:${app.port} (bound to ${config.host})`,
+    `Sesame is listening on http://${urlHost(config.host)}:${app.port} (bound to ${config.host})`,
     `  issuer     ${app.issuer}`,
     `  data dir   ${dataDir}`,
     existsSync(pat)
@@ -19,8 +19,7 @@ export function startupBanner(config: Config, app: { port: number; issuer: strin
       : `  admin PAT  ${pat} is missing (it is written at the first start only); issue a new one with: sesame admin-pat --new`,
   ];
   if (app.metricsPort !== undefined) {
-    const metricsHost = config.metricsHost.includes(':') ? `[${config.metricsHost}]` : config.metricsHost;
-    lines.push(`  metrics    http://${metricsHost}:${app.metricsPort}/metrics${config.metricsToken ? ' (bearer token: SESAME_METRICS_TOKEN)' : ''}`);
+    lines.push(`  metrics    http://${urlHost(config.metricsHost)}:${app.metricsPort}/metrics${config.metricsToken ? ' (bearer token: SESAME_METRICS_TOKEN)' : ''}`);
   }
   if (config.tracing) lines.push(`  tracing    ${config.tracing.endpoint} (OTLP ${config.tracing.protocol})`);
   return lines.join('\n') + '\n';
