@@ -28,9 +28,11 @@ export async function serve(argv: readonly string[], usage?: string): Promise<vo
   setLogLevel(config.logLevel);
   // A signal during start-up is answered once the start is done (a stop half-way through start
   // would leave the data dir locked or the port half-bound): the server then stops at once, exit 0.
+  // A second signal while the start still runs (one that hangs) stops the process at once.
   let signalled: string | undefined;
   let stop = (signal: string) => {
-    signalled ??= signal;
+    if (signalled !== undefined) process.exit(130);
+    signalled = signal;
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
