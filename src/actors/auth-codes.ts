@@ -24,6 +24,8 @@ export interface CodeGrant {
   sid: string;
   authTime: number;
   amr: readonly string[];
+  /** Resource indicators (RFC 8707) the authorization named: what its tokens may be for. */
+  resources?: readonly string[];
 }
 
 interface CodeRecord extends CodeGrant {

@@ -22,6 +22,8 @@ export interface DeviceRequest {
   audienceProjects: string[];
   /** The org an org scope restricts the sign-in to. */
   orgId?: string | undefined;
+  /** Resource indicators (RFC 8707) the device's tokens are for. */
+  resources?: string[];
 }
 
 /** Who allowed the device, in which browser session: the grant its tokens are issued for. */

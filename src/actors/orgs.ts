@@ -74,6 +74,11 @@ export interface NewMachineUser {
   machine: MachineData;
 }
 
+/** What AddProject and UpdateProject set (the import's projects too). */
+export type ProjectSettings = Pick<ProjectRecord, 'name' | 'projectRoleAssertion' | 'projectRoleCheck' | 'hasProjectCheck' | 'privateLabelingSetting'> & {
+  resourceUris?: readonly string[] | undefined;
+};
+
 export class OrgsActor {
   private readonly orgs: Table<OrgRecord>;
   private readonly projects: Table<ProjectRecord>;
@@ -83,6 +88,10 @@ export class OrgsActor {
   private readonly pats: Table<PatRecord>;
   private readonly policies: Table<PolicyRecord>;
   private readonly orgByDomain = new Map<string, string>();
+  /** Resource URI (RFC 8707) → the project it is registered on; committed projects only. */
+  private readonly projectByResource = new Map<string, string>();
+  /** Resource URIs a batch not yet committed registers, with their project: taken meanwhile. */
+  private readonly claimedResources = new Map<string, string>();
   /** Domains an existing org gets in a batch not yet committed: taken, but not yet found by lookups. */
   private readonly claimedDomains = new Map<string, string>();
   private readonly userByOrgName = new Map<string, string>();
@@ -113,6 +122,7 @@ export class OrgsActor {
     this.pats = new Table(s.pats, storage.durableDirectory);
     this.policies = new Table(s.policies, storage.durableDirectory);
     for (const org of this.orgs.values()) this.indexOrg(org);
+    for (const project of this.projects.values()) for (const uri of project.resourceUris ?? []) this.projectByResource.set(uri, project.id);
     for (const user of this.users.values()) this.indexUser(user);
     for (const grant of this.userGrants.values()) this.indexGrant(grant);
     for (const pat of this.pats.values()) this.patByHash.set(Buffer.from(pat.tokenHash).toString('base64url'), pat.id);
@@ -468,9 +478,7 @@ export class OrgsActor {
 
   async addProject(
     orgId: string,
-    input: Pick<ProjectRecord, 'name' | 'projectRoleAssertion' | 'projectRoleCheck' | 'hasProjectCheck' | 'privateLabelingSetting'> & {
-      id?: string;
-    },
+    input: ProjectSettings & { id?: string },
   ): Promise<View<ProjectRecord>> {
     const batch = new WriteBatch();
     const project = this.stageProject(orgId, input, batch);
@@ -480,9 +488,7 @@ export class OrgsActor {
 
   stageProject(
     orgId: string,
-    input: Pick<ProjectRecord, 'name' | 'projectRoleAssertion' | 'projectRoleCheck' | 'hasProjectCheck' | 'privateLabelingSetting'> & {
-      id?: string;
-    },
+    input: ProjectSettings & { id?: string },
     batch: WriteBatch,
   ): View<ProjectRecord> {
     this.requireOrg(orgId, batch);
@@ -501,14 +507,67 @@ export class OrgsActor {
         hasProjectCheck: input.hasProjectCheck,
         privateLabelingSetting: input.privateLabelingSetting,
         roles: [],
+        ...(input.resourceUris?.length ? { resourceUris: [...input.resourceUris] } : {}),
         createdAt: 0,
         changedAt: 0,
         sequence: 0,
       },
       true,
     );
+    this.stageResourceUris(project, undefined, batch);
     this.projects.stage(project, batch);
     return project;
+  }
+
+  /**
+   * UpdateProject: the settings as given (ZITADEL: omitted flags are false); `resourceUris` only
+   * when given (Sesame's field), replacing the list.
+   */
+  async updateProject(projectId: string, orgId: string, change: ProjectSettings): Promise<View<ProjectRecord>> {
+    const batch = new WriteBatch();
+    const current = this.requireProject(projectId, orgId, batch);
+    const name = change.name.trim();
+    if (name.length === 0 || name.length > 200) throw invalidArgument('PROJECT-n4m3s', 'project name must have 1-200 characters');
+    const { resourceUris, ...settings } = change;
+    const next: ProjectRecord = { ...ownRow<ProjectRecord>(current), ...settings, name };
+    if (resourceUris !== undefined) {
+      if (resourceUris.length > 0) next.resourceUris = [...resourceUris];
+      else delete next.resourceUris;
+    }
+    const updated = stamp<ProjectRecord>(next, false);
+    this.stageResourceUris(updated, current, batch);
+    this.projects.stage(updated, batch);
+    await batch.commit(this.storage);
+    return updated;
+  }
+
+  /** The project a resource URI is registered on (RFC 8707), if any. */
+  projectOfResource(uri: string): View<ProjectRecord> | undefined {
+    const id = this.projectByResource.get(uri);
+    return id === undefined ? undefined : this.projects.get(id);
+  }
+
+  /**
+   * Claims the resource URIs `project` registers (each names one project in the instance) and
+   * moves the index from `previous`'s to them when the batch commits.
+   */
+  private stageResourceUris(project: View<ProjectRecord>, previous: View<ProjectRecord> | undefined, batch: WriteBatch): void {
+    const uris = project.resourceUris ?? [];
+    for (const uri of uris) {
+      const owner = this.projectByResource.get(uri) ?? this.claimedResources.get(uri);
+      if (owner !== undefined && owner !== project.id) throw alreadyExists('PROJECT-R3s0u', `resource ${uri} is already registered on project ${owner}`);
+    }
+    const claimed = uris.filter((uri) => !this.claimedResources.has(uri));
+    for (const uri of claimed) this.claimedResources.set(uri, project.id);
+    const release = () => {
+      for (const uri of claimed) if (this.claimedResources.get(uri) === project.id) this.claimedResources.delete(uri);
+    };
+    batch.onRollback(release);
+    batch.onCommit(() => {
+      release();
+      for (const uri of previous?.resourceUris ?? []) if (this.projectByResource.get(uri) === project.id) this.projectByResource.delete(uri);
+      for (const uri of uris) this.projectByResource.set(uri, project.id);
+    });
   }
 
   async addProjectRoles(projectId: string, orgId: string, roles: ProjectRole[]): Promise<View<ProjectRecord>> {

@@ -23,6 +23,8 @@ export interface FamilyGrant {
   amr: readonly string[];
   /** Kept from an impersonating token exchange, so refreshed tokens stay marked. */
   act?: ActorClaim;
+  /** Resource indicators (RFC 8707) of the authorization: a refresh may ask for any of them. */
+  resources?: readonly string[];
 }
 
 export interface RefreshFamily extends FamilyGrant {

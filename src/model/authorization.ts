@@ -30,6 +30,8 @@ export interface ValidatedAuthRequest {
   loginHint: string | undefined;
   idTokenHint: string | undefined;
   uiLocales: string | undefined;
+  /** Resource indicators (RFC 8707) the app may have tokens for; absent when none was named. */
+  resources?: string[];
   /**
    * A device authorization (RFC 8628) the sign-in is for, by id: the login then ends on the device
    * page's consent step instead of answering a redirect_uri (it has none).

@@ -41,6 +41,8 @@ export interface ProjectRecord extends Meta {
   hasProjectCheck: boolean;
   privateLabelingSetting: string;
   roles: ProjectRole[];
+  /** Resource indicators (RFC 8707) naming this project's APIs: a token asked for one has the URI and the project in `aud`. */
+  resourceUris?: string[];
 }
 
 export interface OidcAppConfig {

@@ -5,7 +5,37 @@ import { OAuthError } from './errors.js';
  * the content type must be right, every byte sequence must be valid UTF-8 after percent-decoding,
  * and a parameter may appear at most once.
  */
-export type Form = ReadonlyMap<string, string>;
+export interface Form extends ReadonlyMap<string, string> {
+  /** Every value of a parameter that may repeat (`resource`, RFC 8707 §2); `get` has the first. */
+  all(name: string): readonly string[];
+}
+
+/** Parameters a request may send more than once; any other repeated parameter is an error. */
+export const REPEATABLE_PARAMS: ReadonlySet<string> = new Set(['resource']);
+const NONE: readonly string[] = Object.freeze([]);
+
+class FormMap extends Map<string, string> implements Form {
+  private repeats: Map<string, string[]> | undefined;
+
+  add(name: string, value: string): void {
+    if (!this.has(name)) {
+      this.set(name, value);
+      return;
+    }
+    if (!REPEATABLE_PARAMS.has(name)) throw new OAuthError('invalid_request', `parameter ${name} is repeated`);
+    this.repeats ??= new Map();
+    const more = this.repeats.get(name);
+    if (more) more.push(value);
+    else this.repeats.set(name, [value]);
+  }
+
+  all(name: string): readonly string[] {
+    const first = this.get(name);
+    if (first === undefined) return NONE;
+    const more = this.repeats?.get(name);
+    return more ? [first, ...more] : [first];
+  }
+}
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const MAX_PARAMS = 64;
@@ -58,13 +88,10 @@ function* decodedPairs(text: string): Generator<[string, string]> {
   }
 }
 
-/** Parses a urlencoded string (request body or query string); a repeated parameter is an error. */
+/** Parses a urlencoded string (request body or query string); a repeated parameter is an error, but for `resource`. */
 export function parseUrlEncoded(text: string): Form {
-  const form = new Map<string, string>();
-  for (const [name, value] of decodedPairs(text)) {
-    if (form.has(name)) throw new OAuthError('invalid_request', `parameter ${name} is repeated`);
-    form.set(name, value);
-  }
+  const form = new FormMap();
+  for (const [name, value] of decodedPairs(text)) form.add(name, value);
   return form;
 }
 

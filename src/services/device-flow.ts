@@ -27,11 +27,16 @@ export const DEVICE_PAGE_PATH = '/ui/login/device';
  */
 export async function startDeviceAuthorization(ctx: DeviceFlowPorts, client: AuthenticatedClient, form: Form, issuer: string): Promise<Record<string, unknown>> {
   const app = requireUserApp(client, 'OIDC_GRANT_TYPE_DEVICE_CODE', 'urn:ietf:params:oauth:grant-type:device_code');
-  const { scopes, audienceProjects, orgId } = authorizationScopes(form.get('scope') ?? '', authorizeDirectory(ctx));
+  const directory = authorizeDirectory(ctx);
+  const { scopes, audienceProjects, orgId } = authorizationScopes(form.get('scope') ?? '', directory);
+  const resources = directory.resources(form.all('resource'), app);
   const now = clock.now();
   let started: Awaited<ReturnType<DeviceFlowPorts['deviceAuthorizations']['start']>>;
   try {
-    started = await ctx.deviceAuthorizations.start({ clientId: app.clientId, scopes, audienceProjects, ...(orgId ? { orgId } : {}) }, now);
+    started = await ctx.deviceAuthorizations.start(
+      { clientId: app.clientId, scopes, audienceProjects, ...(orgId ? { orgId } : {}), ...(resources.length > 0 ? { resources } : {}) },
+      now,
+    );
   } catch (error) {
     if (!(error instanceof TooManyDeviceAuthorizations)) throw error;
     throw new OAuthError('temporarily_unavailable', 'too many device authorizations of this application under way; try again in a few minutes', { status: 429, headers: { 'Retry-After': '300' } });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { parseResources } from '../../src/protocol/resource-indicators.js';
 import { describe, expect, it } from 'vitest';
 import { base32Decode, base32Encode, hotp, totpAt, verifyTotp } from '../../src/crypto/totp.js';
 import { atHash } from '../../src/protocol/at-hash.js';
@@ -106,7 +107,7 @@ describe('authorization request validation order', () => {
       devMode: false,
     },
   } as unknown as AppRecord;
-  const dir: AuthorizeDirectory = { app: (id) => (id === 'client' ? app : undefined), resolveProject: () => undefined, orgById: () => undefined, orgByDomain: () => undefined };
+  const dir: AuthorizeDirectory = { app: (id) => (id === 'client' ? app : undefined), resolveProject: () => undefined, orgById: () => undefined, orgByDomain: () => undefined, resources: (values) => parseResources(values) };
   const params = (p: Record<string, string | string[]>) => new Map(Object.entries(p).map(([k, v]) => [k, Array.isArray(v) ? v : [v]]));
   const base = { client_id: 'client', redirect_uri: 'https://rp.example/cb', response_type: 'code', scope: 'openid', state: 's' };
 

@@ -3,7 +3,7 @@ import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import type { ProjectRecord } from '../../model/records.js';
 import type { Caller } from './caller.js';
-import { addedDetails, viewDetails } from '../../zitadel/details.js';
+import { addedDetails, changedDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { nonZero } from '../../zitadel/enums.js';
 import { addProjectSchema, NO_PRIVATE_LABELING } from '../../zitadel/projects.js';
@@ -14,7 +14,7 @@ import type { View } from '../../util/readonly.js';
 /** What this module uses of the wired parts (src/app.ts). */
 export type ProjectsPorts = Pick<Ports, 'orgs'> & CallerPorts;
 
-/** Projects: AddProject and GetProjectByID. Roles are in project-roles.ts. */
+/** Projects: AddProject, GetProjectByID and UpdateProject. Roles are in project-roles.ts. */
 /**
  * Checks `permission` on the project (org or project membership) and returns it; a project of
  * another org than the caller's org context is not found.
@@ -24,15 +24,21 @@ export function requireProjectAccess(ctx: ProjectsPorts, caller: Caller, project
   return ctx.orgs.requireProject(projectId, caller.orgId);
 }
 
+/** The body of AddProject and UpdateProject, with branding refused (Sesame has one look). */
+function projectSettings(req: Parameters<typeof readBody>[0]) {
+  const input = readBody(req, addProjectSchema);
+  if (input.privateLabelingSetting !== 'PRIVATE_LABELING_SETTING_UNSPECIFIED') {
+    throw invalidArgument('PROJECT-Lab3l', `privateLabelingSetting: ${NO_PRIVATE_LABELING}`);
+  }
+  return input;
+}
+
 export function projectRoutes(ctx: ProjectsPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/projects', {
       POST: async (req, caller) => {
         caller.require('project.create');
-        const input = readBody(req, addProjectSchema);
-        if (input.privateLabelingSetting !== 'PRIVATE_LABELING_SETTING_UNSPECIFIED') {
-          throw invalidArgument('PROJECT-Lab3l', `privateLabelingSetting: ${NO_PRIVATE_LABELING}`);
-        }
+        const input = projectSettings(req);
         const project = await ctx.orgs.addProject(caller.orgId, input);
         return ok({ id: project.id, details: addedDetails(project, project.orgId) });
       },
@@ -50,8 +56,14 @@ export function projectRoutes(ctx: ProjectsPorts): Route[] {
             projectRoleCheck: project.projectRoleCheck,
             hasProjectCheck: project.hasProjectCheck,
             privateLabelingSetting: nonZero(project.privateLabelingSetting),
+            resourceUris: project.resourceUris ?? [],
           },
         });
+      },
+      PUT: async (req, caller) => {
+        requireProjectAccess(ctx, caller, req.params[0]!, 'project.write');
+        const project = await ctx.orgs.updateProject(req.params[0]!, caller.orgId, projectSettings(req));
+        return ok({ details: changedDetails(project, project.orgId) });
       },
     }),
   ];

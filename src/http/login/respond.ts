@@ -68,6 +68,7 @@ export async function completeAuthorization(
     audience,
     authTime: session.authTime,
     amr: session.amr,
+    ...(request.resources ? { resources: request.resources } : {}),
   };
   let params: Record<string, string | undefined>;
   if (request.responseType === 'code') {

@@ -87,6 +87,7 @@ export function devicePageRoutes(ctx: DevicePagePorts): Route[] {
       idTokenHint: undefined,
       uiLocales: undefined,
       device: authorization.id,
+      ...(authorization.resources ? { resources: [...authorization.resources] } : {}),
     };
     // As at the authorization endpoint: one usable session goes straight on (here: to consent), several are chosen from.
     const start = startFromSessions(ctx, usableSessions(ctx, agent.agentId, request), request, now);

@@ -10,7 +10,7 @@ import type { Request, Route } from '../types.js';
 import { authorizeDirectory } from '../../services/authorize-directory.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type ParPorts = Pick<Ports, 'clientAuth' | 'clients' | 'instance' | 'orgs' | 'pushedRequests'>;
+export type ParPorts = Pick<Ports, 'clientAuth' | 'clients' | 'config' | 'instance' | 'orgs' | 'pushedRequests'>;
 
 /** Client authentication parameters: they authenticate the push and are not part of the authorization request. */
 const CLIENT_AUTH_PARAMS = new Set(['client_secret', 'client_assertion', 'client_assertion_type']);
@@ -29,7 +29,7 @@ export function parRoute(ctx: ParPorts): Route {
     if (client.kind !== 'app' || !client.app.oidc) throw new OAuthError('unauthorized_client', 'pushed authorization requests are for OIDC applications');
     if (form.has('request_uri')) throw new OAuthError('invalid_request', 'request_uri must not be pushed (RFC 9126 §2.1)');
     const params = new Map<string, string[]>();
-    for (const [name, value] of form) if (!CLIENT_AUTH_PARAMS.has(name)) params.set(name, [value]);
+    for (const name of form.keys()) if (!CLIENT_AUTH_PARAMS.has(name)) params.set(name, [...form.all(name)]);
     params.set('client_id', [client.clientId]);
     const validation = validateAuthorizeRequest(params, directory, { pushed: true });
     if (validation.kind === 'page') throw new OAuthError('invalid_request', validation.description);

@@ -2,6 +2,7 @@ import type { ValidatedAuthRequest } from '../../model/authorization.js';
 import { appCredential, type AppRecord, type OrgRecord } from '../../model/records.js';
 import { OAuthError } from '../errors.js';
 import { isPkceValue } from '../pkce.js';
+import { REPEATABLE_PARAMS } from '../form.js';
 import { parseMaxAge, parsePrompt } from '../prompt.js';
 import { chooseResponseMode } from '../response-mode.js';
 import type { ResponseMode, ResponseType } from '../../model/authorization.js';
@@ -24,7 +25,8 @@ export type AuthorizeErrorCode =
   | 'interaction_required'
   | 'login_required'
   | 'request_not_supported'
-  | 'request_uri_not_supported';
+  | 'request_uri_not_supported'
+  | 'invalid_target';
 
 export type Params = ReadonlyMap<string, readonly string[]>;
 
@@ -48,6 +50,11 @@ export interface AuthorizeDirectory {
   resolveProject(id: string): string | undefined;
   orgById(id: string): View<OrgRecord> | undefined;
   orgByDomain(domain: string): View<OrgRecord> | undefined;
+  /**
+   * The resources (RFC 8707) of `values` the app may have tokens for; throws `invalid_target`
+   * for a malformed, unknown or foreign one.
+   */
+  resources(values: readonly string[], app: View<AppRecord>): string[];
 }
 
 const RESPONSE_TYPES: Record<string, { type: ResponseType; registered: string; grant: string }> = {
@@ -101,7 +108,7 @@ export function authorizationScopes(
  */
 export function validateAuthorizeRequest(params: Params, dir: AuthorizeDirectory, options: { pushed: boolean } = { pushed: false }): AuthorizeValidation {
   const one = (name: string) => params.get(name)?.[0];
-  const repeated = [...params].filter(([, values]) => values.length > 1).map(([name]) => name);
+  const repeated = [...params].filter(([name, values]) => values.length > 1 && !REPEATABLE_PARAMS.has(name)).map(([name]) => name);
 
   const clientId = one('client_id');
   if (clientId === undefined) return { kind: 'page', description: 'The request has no client_id.' };
@@ -166,6 +173,7 @@ export function validateAuthorizeRequest(params: Params, dir: AuthorizeDirectory
     }
     const nonce = one('nonce');
     if (known.type !== 'code' && nonce === undefined) return fail('invalid_request', 'nonce required for the implicit flow');
+    const resources = dir.resources(params.get('resource') ?? [], app);
 
     return {
       kind: 'ok',
@@ -188,10 +196,11 @@ export function validateAuthorizeRequest(params: Params, dir: AuthorizeDirectory
         loginHint: one('login_hint'),
         idTokenHint: one('id_token_hint'),
         uiLocales: one('ui_locales'),
+        ...(resources.length > 0 ? { resources } : {}),
       },
     };
   } catch (error) {
-    if (error instanceof OAuthError && (error.error === 'invalid_request' || error.error === 'invalid_scope')) {
+    if (error instanceof OAuthError && (error.error === 'invalid_request' || error.error === 'invalid_scope' || error.error === 'invalid_target')) {
       return fail(error.error, error.description);
     }
     throw error;

@@ -2,6 +2,8 @@ import { ALL_AUTH_METHODS } from '../../protocol/client-auth-methods.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { verifierMatches } from '../../protocol/pkce.js';
+import { narrowResources } from '../../protocol/resource-indicators.js';
+import { requestedResources } from '../resource-targets.js';
 import { appLifetimes, issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
@@ -25,6 +27,7 @@ export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
     const redirectUri = form.get('redirect_uri');
     if (redirectUri === undefined) throw new OAuthError('invalid_request', 'redirect_uri missing');
     const verifier = form.get('code_verifier');
+    const askedResources = requestedResources(ctx, form.all('resource'));
 
     const found = ctx.authCodes.find(code);
     if (!found || found.grant.clientId !== app.clientId) throw new OAuthError('invalid_grant', 'code is invalid or expired');
@@ -44,10 +47,12 @@ export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
     if (!ctx.orgs.isActive(user) || ctx.issuedTokens.isSessionEnded(grant.sid)) {
       throw new OAuthError('invalid_grant', 'the user or the session is no longer active');
     }
+    // RFC 8707 §2.2: the token may be for fewer of the authorization's resources, never others.
+    const resources = narrowResources(grant.resources ?? [], askedResources);
     const consumed = found.consume();
 
     const withRefresh = grant.scopes.includes('offline_access') && app.oidc!.grantTypes.includes('OIDC_GRANT_TYPE_REFRESH_TOKEN');
-    const userGrant = { ...grant, app, user };
+    const userGrant = { ...grant, app, user, resources };
     const [tokens, refreshToken] = await Promise.all([
       issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true }),
       withRefresh ? ctx.refreshTokens.create(grant.grantId, grant, appLifetimes(ctx, app).refresh) : undefined,

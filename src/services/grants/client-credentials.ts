@@ -23,6 +23,10 @@ export const clientCredentialsGrant: Grant<ClientCredentialsPorts> = {
     if (client?.kind !== 'machine') {
       throw new OAuthError('unauthorized_client', 'client_credentials is for machine users; this client is an application');
     }
-    return machineUserTokens(ctx, client.user, client.clientId, form.get('scope'), { dropScopes: NOT_FOR_CLIENT_CREDENTIALS, idToken: false });
+    return machineUserTokens(ctx, client.user, client.clientId, form.get('scope'), {
+      dropScopes: NOT_FOR_CLIENT_CREDENTIALS,
+      idToken: false,
+      resources: form.all('resource'),
+    });
   },
 };

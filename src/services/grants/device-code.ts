@@ -2,6 +2,8 @@ import { ALL_AUTH_METHODS } from '../../protocol/client-auth-methods.js';
 import { DEVICE_CODE_GRANT } from '../../protocol/device-flow.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
+import { narrowResources } from '../../protocol/resource-indicators.js';
+import { requestedResources } from '../resource-targets.js';
 import { clock } from '../../util/clock.js';
 import { appLifetimes, issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
 import type { Grant } from './grant.js';
@@ -43,13 +45,15 @@ export const deviceCodeGrant: Grant<DeviceCodePorts> = {
     if (!ctx.orgs.isActive(user) || ctx.issuedTokens.isSessionEnded(approval.sid)) {
       throw new OAuthError('invalid_grant', 'the user or the session is no longer active');
     }
+    // RFC 8707 §2.2: the token may be for fewer of the authorization's resources, never others.
+    const resources = narrowResources(authorization.resources ?? [], requestedResources(ctx, form.all('resource')));
     const redemption = ctx.deviceAuthorizations.redeem(authorization);
     if (!redemption.redeemed) throw new OAuthError('invalid_grant', 'device_code was already used');
 
-    const grant = { ...approval, clientId: app.clientId, scopes: authorization.scopes };
+    const grant = { ...approval, clientId: app.clientId, scopes: authorization.scopes, ...(authorization.resources ? { resources: authorization.resources } : {}) };
     const withRefresh = grant.scopes.includes('offline_access') && app.oidc!.grantTypes.includes('OIDC_GRANT_TYPE_REFRESH_TOKEN');
     const [tokens, refreshToken] = await Promise.all([
-      issueUserTokens(ctx, { ...grant, app, user }, { accessToken: true, idToken: true }),
+      issueUserTokens(ctx, { ...grant, app, user, resources }, { accessToken: true, idToken: true }),
       withRefresh ? ctx.refreshTokens.create(grant.grantId, grant, appLifetimes(ctx, app).refresh) : undefined,
       redemption.written,
       // The apps told when the session ends (back-channel logout): the device got tokens in it.

@@ -26,6 +26,6 @@ export const jwtBearerGrant: Grant<JwtBearerPorts> = {
       log.warn('jwt profile assertion refused', { reason: detail ?? description });
       return new OAuthError('invalid_grant', description);
     });
-    return machineUserTokens(ctx, user, ctx.orgs.preferredLoginName(user), form.get('scope'), { dropScopes: NO_REFRESH, idToken: true });
+    return machineUserTokens(ctx, user, ctx.orgs.preferredLoginName(user), form.get('scope'), { dropScopes: NO_REFRESH, idToken: true, resources: form.all('resource') });
   },
 };

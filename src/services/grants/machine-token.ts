@@ -4,6 +4,8 @@ import type { UserRecord } from '../../model/records.js';
 import { grantScopes, parseScope } from '../../protocol/scopes.js';
 import { resolveAudienceProject } from '../authorize-directory.js';
 import { zitadelClaimsFor } from '../user-tokens.js';
+import { resourceAudience } from '../../protocol/resource-indicators.js';
+import { requestedResources, resourceDirectory } from '../resource-targets.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
@@ -20,7 +22,8 @@ export async function machineUserTokens(
   user: UserRecord,
   clientId: string,
   requestedScope: string | undefined,
-  options: { dropScopes: ReadonlySet<string>; idToken: boolean },
+  /** `resources`: the request's `resource` values (RFC 8707), unchecked. */
+  options: { dropScopes: ReadonlySet<string>; idToken: boolean; resources: readonly string[] },
 ): Promise<Record<string, unknown>> {
   const { orgs, accessTokens } = ctx;
   const org = orgs.requireOrg(user.orgId);
@@ -33,7 +36,10 @@ export async function machineUserTokens(
     options.dropScopes,
   );
   const scope = scopes.join(' ');
-  const aud = audience.length > 0 ? audience : [clientId];
+  const resources = requestedResources(ctx, options.resources);
+  // Resources (and `:aud` projects) name the audience; with neither, the machine user itself.
+  const aud = [...new Set([...(resources.length > 0 ? resourceAudience(resources, resourceDirectory(ctx), user.orgId) : []), ...audience])];
+  if (aud.length === 0) aud.push(clientId);
   const jwt = user.machine!.accessTokenType === 'ACCESS_TOKEN_TYPE_JWT';
   const issued = await accessTokens.issue(jwt ? 'jwt' : 'opaque', {
     sub: user.id,

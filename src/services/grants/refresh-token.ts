@@ -3,6 +3,8 @@ import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { parseScope } from '../../protocol/scopes.js';
 import { projectAccessDenied } from '../../protocol/project-access.js';
+import { narrowResources } from '../../protocol/resource-indicators.js';
+import { requestedResources } from '../resource-targets.js';
 import { issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
@@ -38,6 +40,10 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
       scopes = family.scopes.filter((s) => asked.includes(s));
     }
 
+    // RFC 8707 §2.2: a refresh may ask for one (or some) of the authorization's resources; checked
+    // before the rotation, so a refused request leaves the token usable.
+    const resources = narrowResources(family.resources ?? [], requestedResources(ctx, form.all('resource')));
+
     const rotation = ctx.refreshTokens.rotate(token);
     if (rotation.status === 'invalid' || rotation.status === 'expired') throw new OAuthError('invalid_grant', INVALID);
     if (rotation.status === 'reused') {
@@ -55,7 +61,7 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
     // user's sessions (a password set by an administrator, a lock) still finds it and revokes them.
     const session = ctx.userSessions.get(family.sid);
     if (session) ctx.userSessions.touch(session);
-    const userGrant = { ...rotation.family, grantId: family.id, scopes, app, user };
+    const userGrant = { ...rotation.family, grantId: family.id, scopes, app, user, resources };
     const [tokens] = await Promise.all([
       issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true }),
       rotation.status === 'rotated' ? rotation.committed : undefined,

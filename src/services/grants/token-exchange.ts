@@ -10,6 +10,7 @@ import { OAuthError } from '../../protocol/errors.js';
 import type { Form } from '../../protocol/form.js';
 import { parseScope, STANDARD_SCOPES } from '../../protocol/scopes.js';
 import { appLifetimes, requireUserApp } from '../user-tokens.js';
+import { requestedResources } from '../resource-targets.js';
 import type { Grant } from './grant.js';
 import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
@@ -115,8 +116,17 @@ function checkImpersonation(ctx: TokenExchangePorts, subject: Party, actor: Part
   }
 }
 
-function grantedAudience(form: Form, subject: Party, actor: Party | undefined): readonly string[] {
+/**
+ * The audience asked for (`audience` values, and `resource` URIs (RFC 8707) with the projects they
+ * are registered on), which must lie within the subject's and actor's audiences.
+ */
+function grantedAudience(ctx: TokenExchangePorts, form: Form, subject: Party, actor: Party | undefined): readonly string[] {
   const requested = (form.get('audience') ?? '').split(' ').filter(Boolean);
+  for (const uri of requestedResources(ctx, form.all('resource'))) {
+    requested.push(uri);
+    const project = ctx.orgs.projectOfResource(uri);
+    if (project && subject.aud.includes(project.id)) requested.push(project.id);
+  }
   const available = new Set([...subject.aud, ...(actor?.aud ?? [])]);
   if (requested.length === 0) return subject.aud.length > 0 ? subject.aud : [...available];
   const outside = requested.filter((a) => !available.has(a));
@@ -148,7 +158,6 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
       throw new OAuthError('unsupported_grant_type', 'token exchange is not enabled (feature oidcTokenExchange)');
     }
     const app = requireUserApp(client, 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE', 'token-exchange');
-    if (form.has('resource')) throw new OAuthError('invalid_target', 'the resource parameter is not supported; use audience');
     const requestedType = form.get('requested_token_type') ?? TOKEN_TYPE.accessToken;
     if (requestedType !== TOKEN_TYPE.accessToken && requestedType !== TOKEN_TYPE.jwt && requestedType !== TOKEN_TYPE.idToken) {
       throw new OAuthError('invalid_request', `requested_token_type ${requestedType} is not supported`);
@@ -157,7 +166,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     const subject = await subjectParty(ctx, app, form, actor !== undefined);
     if (actor) checkImpersonation(ctx, subject, actor);
 
-    const aud = grantedAudience(form, subject, actor);
+    const aud = grantedAudience(ctx, form, subject, actor);
     const scopes = grantedScopes(form, subject, actor);
     const scope = scopes.join(' ');
     // The acting party, with the chain of earlier actors nested inside (RFC 8693 §4.1).

@@ -173,6 +173,8 @@ export class Exporter implements SnapshotVisitor {
         projectRoleCheck: p.projectRoleCheck,
         hasProjectCheck: p.hasProjectCheck,
         privateLabelingSetting: nonZero(p.privateLabelingSetting),
+        // Sesame's field (RFC 8707), absent when empty so the bundle stays ZITADEL's shape.
+        resourceUris: p.resourceUris?.length ? p.resourceUris : undefined,
       },
     });
     for (const r of p.roles) parts.lists.projectRoles.add({ projectId: p.id, roleKey: r.key, displayName: r.displayName, group: r.group });
