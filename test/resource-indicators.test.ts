@@ -174,6 +174,22 @@ describe('authorization code flow with resources (openid-client)', () => {
   });
 });
 
+describe('device authorization with resources', () => {
+  it('checks the resources when the device starts', async () => {
+    const tv = await createWebApp(server, { appType: 'OIDC_APP_TYPE_NATIVE', authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE', redirectUris: ['http://127.0.0.1/callback'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_DEVICE_CODE'] });
+    const start = (resource: string) =>
+      fetch(`${server.url}/oauth/v2/device_authorization`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: tv.clientId, scope: 'openid', resource }),
+      });
+    expect((await start(ORDERS)).status).toBe(200);
+    const refused = await start('https://unknown.example.com/');
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toBe('invalid_target');
+  });
+});
+
 describe('client_credentials and token exchange with resources', () => {
   it('gives a machine user a token for the resources it names, and refuses unknown ones', async () => {
     const machine = await createMachineClient(server, uniqueName('svc'), 'ACCESS_TOKEN_TYPE_JWT');
@@ -186,6 +202,10 @@ describe('client_credentials and token exchange with resources', () => {
     two.append('resource', ORDERS);
     two.append('resource', BILLING);
     expect(decodeJwt((await oidc.clientCredentialsGrant(config, two)).access_token).aud).toEqual([ORDERS, orders.projectId, BILLING, billing.projectId]);
+
+    // ZITADEL's `:aud` scope keeps adding its project beside the resources.
+    const withScope = await oidc.clientCredentialsGrant(config, new URLSearchParams({ scope: `urn:zitadel:iam:org:project:id:${billing.projectId}:aud`, resource: ORDERS }));
+    expect(decodeJwt(withScope.access_token).aud).toEqual([ORDERS, orders.projectId, billing.projectId]);
 
     for (const resource of ['https://unknown.example.com/', 'urn:x#y', 'relative']) {
       const refused = await oidc.clientCredentialsGrant(config, new URLSearchParams({ resource })).catch((e: unknown) => e);
