@@ -127,7 +127,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       config.host,
       config.port,
       // With acceptor threads beside it, this thread's reads must also see what they commit (opaque tokens).
-      threaded ? { sharedPort: 'first', beforeRequest: () => storage.freshReads() } : {},
+      { trustedProxies: config.trustedProxies, ...(threaded ? { sharedPort: 'first', beforeRequest: () => storage.freshReads() } : {}) },
     );
   } catch (error) {
     await restoreProcessWide();

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseDuration } from './util/duration.js';
+import { trustedProxies } from './util/client-address.js';
 
 /**
  * Every setting is an environment variable with a CLI flag twin (`SESAME_DATA_DIR` ⇔ `--data-dir`).
@@ -49,6 +50,7 @@ const SETTINGS = {
   metricsPort: { env: 'SESAME_METRICS_PORT', default: undefined, help: 'port of the Prometheus metrics listener (GET /metrics), its own port beside SESAME_PORT; unset = no metrics (0 = any free port)' },
   metricsHost: { env: 'SESAME_METRICS_HOST', default: '127.0.0.1', help: 'address the metrics listener binds; an address other than loopback needs SESAME_METRICS_TOKEN' },
   metricsToken: { env: 'SESAME_METRICS_TOKEN', default: undefined, help: 'bearer token a scraper must send to the metrics listener (at least 16 characters)' },
+  trustedProxies: { env: 'SESAME_TRUSTED_PROXIES', default: undefined, help: 'comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client, for limits per address' },
 } as const satisfies Record<string, { env: string; default: string | undefined; help: string }>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -100,6 +102,18 @@ const schema = z.object({
   metricsPort: z.coerce.number().int().min(0).max(65535).optional(),
   metricsHost: z.string().min(1),
   metricsToken: z.string().min(16, 'must be at least 16 characters').optional(),
+  trustedProxies: z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      const entries = (text ?? '').split(',').map((e) => e.trim()).filter((e) => e.length > 0);
+      try {
+        trustedProxies(entries);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+      return entries;
+    }),
 });
 
 /**

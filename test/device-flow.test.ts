@@ -286,6 +286,43 @@ describe('device authorization grant', () => {
   });
 });
 
+describe('wrong user codes behind a reverse proxy', () => {
+  it('count per client named by X-Forwarded-For when the connection comes from SESAME_TRUSTED_PROXIES', async () => {
+    const proxied = await startInProcess({ env: { SESAME_TRUSTED_PROXIES: '127.0.0.1, ::1' } });
+    try {
+      // This test is the proxy: it appends the client's address to what the client sent.
+      const agent = new Agent(proxied);
+      const form = formOf((await agent.follow('/ui/login/device')).html!, '/ui/login/device');
+      const typeWrong = (forwardedFor: string) =>
+        agent.follow('/ui/login/device', { form: { ...form.fields, user_code: 'BCDF-GHJK' }, headers: { 'x-forwarded-for': forwardedFor } });
+      for (let i = 0; i < 10; i++) expect((await typeWrong('198.51.100.1')).status).toBe(400);
+      expect((await typeWrong('198.51.100.1')).status).toBe(429);
+      // A client naming someone else in front of the proxy's entry is still itself.
+      expect((await typeWrong('203.0.113.50, 198.51.100.1')).status).toBe(429);
+      // Another client behind the same proxy has its own allowance.
+      expect((await typeWrong('198.51.100.2')).status).toBe(400);
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  it('without SESAME_TRUSTED_PROXIES, X-Forwarded-For is not read: every client counts as the connection\'s peer', async () => {
+    const direct = await startInProcess();
+    try {
+      const agent = new Agent(direct);
+      const form = formOf((await agent.follow('/ui/login/device')).html!, '/ui/login/device');
+      for (let i = 0; i < 10; i++) {
+        const res = await agent.follow('/ui/login/device', { form: { ...form.fields, user_code: 'BCDF-GHJK' }, headers: { 'x-forwarded-for': `198.51.100.${i}` } });
+        expect(res.status).toBe(400);
+      }
+      const res = await agent.follow('/ui/login/device', { form: { ...form.fields, user_code: 'BCDF-GHJK' }, headers: { 'x-forwarded-for': '198.51.100.77' } });
+      expect(res.status).toBe(429);
+    } finally {
+      await direct.close();
+    }
+  });
+});
+
 describe('device sign-ins and back-channel logout', () => {
   it('the device is told when the session it got tokens in ends', async () => {
     const receiver = await LogoutReceiver.start();

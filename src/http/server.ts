@@ -1,4 +1,5 @@
 import uWS from 'uWebSockets.js';
+import { clientAddress, trustedProxies } from '../util/client-address.js';
 import { STATUS_CODES } from 'node:http';
 import { createServer } from 'node:net';
 import { OAuthError } from '../protocol/errors.js';
@@ -60,6 +61,8 @@ export interface ServerOptions {
   beforeRequest?: () => void;
   /** Serves a request whose handler threw NeedsOwner (an acceptor thread forwards it to the main thread). */
   handOver?: (route: Route, request: Request) => Promise<Response>;
+  /** Reverse proxies whose `X-Forwarded-For` names the client in `Request.peer` (SESAME_TRUSTED_PROXIES). */
+  trustedProxies?: readonly string[];
 }
 
 /** A mounted route as an acceptor thread sees it: the handler stays on the main thread. */
@@ -130,6 +133,7 @@ export async function startHttpServer(host: string, port: number, options: Serve
   }
   const beforeRequest = options.beforeRequest;
   const handOver = options.handOver;
+  const proxies = trustedProxies(options.trustedProxies ?? []);
   const app = uWS.App();
   const mounted: Route[] = [];
   const unknown = (errorStyle: ErrorStyle): Route => ({ pattern: '/*', methods: {}, errorStyle });
@@ -209,7 +213,9 @@ export async function startHttpServer(host: string, port: number, options: Serve
       if (origin && route.cors(origin)) state.allowOrigin = origin;
     }
     // Read now: the remote address is the connection's, which uWS may reuse once the request ends.
-    const peer = route.peerAddress ? Buffer.from(res.getRemoteAddressAsText()).toString() : undefined;
+    // A repeated X-Forwarded-For is not read (which line did the proxy write?): the peer counts as the client.
+    const forwardedFor = repeated?.has('x-forwarded-for') ? undefined : headers['x-forwarded-for'];
+    const peer = route.peerAddress ? clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), forwardedFor, proxies) : undefined;
     const params: string[] = [];
     for (let i = 0; i < paramCount; i++) params.push(decodeURIComponentSafe(raw.getParameter(i)));
     const path = raw.getUrl();

@@ -113,6 +113,7 @@ async function start(): Promise<void> {
   const indexOf = new Map(data.routes.map((descriptor, index) => [descriptor.pattern, index]));
   const server = await startHttpServer(data.config.host, data.port, {
     sharedPort: 'join',
+    trustedProxies: data.config.trustedProxies,
     beforeRequest: () => beforeRequest(),
     // A route of the main thread's table by its index, an unknown path by its surface (the fallback's style).
     handOver: (route, req) => forward(indexOf.get(route.pattern) ?? surfaceOf(req.path), req),
