@@ -5,7 +5,7 @@ import * as oauth from 'oauth4webapi';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { api } from './helpers/api.js';
 import { Agent, createHuman, createWebApp, formOf, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
-import { startInProcess, type InProcessServer } from './helpers/in-process.js';
+import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 
 /**
  * The authorization endpoint: every row of the seed's error table (and where errors may go),
@@ -347,5 +347,45 @@ describe('discovery', () => {
     expect(meta.response_modes_supported).toEqual(['query', 'fragment', 'form_post']);
     expect(meta.code_challenge_methods_supported).toEqual(['S256']);
     expect(meta.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'implicit', 'refresh_token']));
+  });
+});
+
+describe('sign-ins under way per client address (SESAME_AUTH_REQUESTS_PER_ADDRESS)', () => {
+  it('bounds the authorization requests one address keeps, answers the app temporarily_unavailable, and frees a slot when one ends', async () => {
+    const clock = new TestClock();
+    const bounded = await startInProcess({ clock, env: { SESAME_AUTH_REQUESTS_PER_ADDRESS: '3', SESAME_TRUSTED_PROXIES: '127.0.0.1, ::1' } });
+    try {
+      const app = await createWebApp(bounded);
+      const person = await createHuman(bounded);
+      const url = (state: string) =>
+        `/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: 'http://localhost:9999/callback', response_type: 'code', scope: 'openid', state })}`;
+      const from = (client: string) => ({ headers: { 'x-forwarded-for': client } });
+      const startOne = (state: string, client = '198.51.100.1') => new Agent(bounded).follow(url(state), from(client));
+
+      for (const state of ['a', 'b']) expect((await startOne(state)).html).toContain('action="/ui/login/loginname"');
+      // The third is signed in to the end: its request ends, and its slot is free again.
+      const agent = new Agent(bounded);
+      let page = await agent.follow(url('c'), from('198.51.100.1'));
+      page = await agent.follow('/ui/login/loginname', { form: { ...formOf(page.html!, '/ui/login/loginname').fields, loginName: person.loginName }, ...from('198.51.100.1') });
+      page = await agent.follow('/ui/login/password', { form: { ...formOf(page.html!, '/ui/login/password').fields, password: person.password }, ...from('198.51.100.1') });
+      expect(responseParams(page.location!).get('code')).toBeTruthy();
+      expect((await startOne('d')).html).toContain('action="/ui/login/loginname"');
+
+      // Three under way: the fourth goes back to the app, with state and iss; nothing is stored for it.
+      const refused = await startOne('e');
+      const params = responseParams(refused.location!);
+      expect(params.get('error')).toBe('temporarily_unavailable');
+      expect(params.get('state')).toBe('e');
+      expect(params.get('iss')).toBe(bounded.issuer);
+      // Another client behind the same proxy is not affected.
+      expect((await startOne('f', '198.51.100.2')).html).toContain('action="/ui/login/loginname"');
+
+      // Requests left unfinished expire after 30 minutes; the sweep frees their slots.
+      clock.advance(30 * 60_000 + 1);
+      await bounded.tick();
+      expect((await startOne('g')).html).toContain('action="/ui/login/loginname"');
+    } finally {
+      await bounded.close();
+    }
   });
 });

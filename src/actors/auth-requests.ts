@@ -56,6 +56,9 @@ interface StoredAuthRequest extends Omit<AuthRequest, 'request' | 'pendingOtpSec
 
 export const AUTH_REQUEST_LIFETIME_MS = 30 * 60 * 1000;
 
+/** A client address has as many sign-ins under way as it may start (see `maxPerAddress`). */
+export class TooManyAuthRequests extends Error {}
+
 export class AuthRequestsActor {
   private readonly requests = new Map<string, AuthRequest>();
   /** Per request: the number of its last change, and its state as last written (what a failed write goes back to). */
@@ -63,11 +66,20 @@ export class AuthRequestsActor {
   private readonly written = new WeakMap<AuthRequest, { version: number; state: AuthRequest }>();
   /** Expired requests found on disk at start, removed by the next sweep. */
   private expiredOnDisk: string[] = [];
+  /**
+   * Requests under way per client address key, and the key of each: every authorization request
+   * stores one for up to 30 minutes, so one address may not fill memory and disk with them. Kept in
+   * memory only (no addresses on disk); after a restart the count starts again.
+   */
+  private readonly perAddress = new Map<string, number>();
+  private readonly addressOf = new Map<string, string>();
 
   constructor(
     private readonly db: Database<StoredAuthRequest, string>,
     private readonly masterKey: MasterKey,
     private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
+    /** How many requests one address key may have under way (SESAME_AUTH_REQUESTS_PER_ADDRESS; 0 = no limit). */
+    private readonly maxPerAddress = 0,
   ) {
     const now = clock.now();
     for (const { key, value } of db.getRange()) {
@@ -99,15 +111,22 @@ export class AuthRequestsActor {
     };
   }
 
-  /** A new request; resolves once it is durable (before the browser is sent to the login). */
+  /**
+   * A new request; resolves once it is durable (before the browser is sent to the login).
+   * `address`: the client's address key, counted against `maxPerAddress` (TooManyAuthRequests).
+   */
   async create(
     agentId: string,
     request: ValidatedAuthRequest,
     locale: Locale,
     step: LoginStep,
-    start: { userId?: string | undefined; loginName?: string | undefined; checks?: AuthChecks; deviceSid?: string } = {},
+    start: { userId?: string | undefined; loginName?: string | undefined; checks?: AuthChecks; deviceSid?: string; address?: string } = {},
   ): Promise<AuthRequestView> {
     const id = randomBytes(18).toString('base64url');
+    if (start.address !== undefined && this.maxPerAddress > 0) {
+      if ((this.perAddress.get(start.address) ?? 0) >= this.maxPerAddress) throw new TooManyAuthRequests();
+      this.hold(id, start.address);
+    }
     const created: AuthRequest = { id, agentId, createdAt: clock.now(), request, locale, step, checks: start.checks ?? {} };
     if (start.userId) created.userId = start.userId;
     if (start.loginName) created.loginName = start.loginName;
@@ -120,10 +139,25 @@ export class AuthRequestsActor {
       await this.durable(this.db.put(id, this.encode(created)));
     } catch (error) {
       if (this.requests.get(id) === created) this.requests.delete(id);
+      this.release(id);
       throw error;
     }
     this.written.set(created, { version: 0, state: { ...created } });
     return created;
+  }
+
+  private hold(id: string, address: string): void {
+    this.addressOf.set(id, address);
+    this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
+  }
+
+  private release(id: string): void {
+    const address = this.addressOf.get(id);
+    if (address === undefined) return;
+    this.addressOf.delete(id);
+    const left = (this.perAddress.get(address) ?? 1) - 1;
+    if (left > 0) this.perAddress.set(address, left);
+    else this.perAddress.delete(address);
   }
 
   /** The request if it exists, is unexpired and belongs to this user agent. */
@@ -289,6 +323,8 @@ export class AuthRequestsActor {
     const r = this.requests.get(id);
     if (!r) return;
     this.requests.delete(id);
+    // The address may start another at once (a failed removal leaves this one uncounted: it still expires).
+    this.release(id);
     try {
       await this.durable(this.db.remove(id));
     } catch (error) {
@@ -303,6 +339,7 @@ export class AuthRequestsActor {
     for (const [id, r] of this.requests) {
       if (r.createdAt + AUTH_REQUEST_LIFETIME_MS <= now) {
         this.requests.delete(id);
+        this.release(id);
         removed.push(id);
       }
     }

@@ -1,4 +1,5 @@
-import type { LoginStep } from '../../actors/auth-requests.js';
+import { TooManyAuthRequests, type LoginStep } from '../../actors/auth-requests.js';
+import { addressLimitKey } from '../../util/address-key.js';
 import { agentOf, ensureAgentCookie } from '../login/agent.js';
 import { authorizeError, completeAuthorization, sessionRequirementOf, startFromSessions, usableSessions } from '../login/respond.js';
 import type { AuthChecks } from '../../model/auth-checks.js';
@@ -111,13 +112,21 @@ export function authorizeRoute(ctx: AuthorizePorts): Route {
           checks = start.checks;
         }
       }
-      const created = await ctx.authRequests.create(agentId, request, agent.locale, step, { userId, loginName: hint.loginName, ...(checks ? { checks } : {}) });
+      const created = await ctx.authRequests.create(agentId, request, agent.locale, step, {
+        userId,
+        loginName: hint.loginName,
+        ...(checks ? { checks } : {}),
+        address: addressLimitKey(req.peer ?? ''),
+      });
       return redirectResponse(`${LOGIN_PATH}?authRequestID=${created.id}`, headers);
     } catch (error) {
+      if (error instanceof TooManyAuthRequests) {
+        return authorizeError(ctx.issuer, target, 'temporarily_unavailable', 'too many sign-ins under way from this network; finish one or try again later', agent.locale);
+      }
       log.error('authorization failed', { error: error instanceof Error ? error.stack : String(error) });
       return authorizeError(ctx.issuer, target, 'server_error', 'unexpected condition', agent.locale);
     }
   };
-  return { pattern: PATHS.authorization, errorStyle: 'html', methods: { GET: handle, POST: handle } };
+  return { pattern: PATHS.authorization, errorStyle: 'html', peerAddress: true, methods: { GET: handle, POST: handle } };
 }
 
