@@ -82,7 +82,6 @@ const jwkSchema = z
     kty: z.enum(['RSA', 'EC']),
     kid: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'kid must be 1-64 characters of A-Z a-z 0-9 . _ -'),
     use: z.literal('sig').optional(),
-    d: z.undefined('private keys must not be sent'),
   })
   .catchall(z.unknown());
 
@@ -156,6 +155,10 @@ function checkInfoUri(field: string, uri: string): void {
 }
 
 function publicKeyOf(jwk: unknown, index: number): RegisteredKey {
+  // A private key sent by mistake is refused, not trimmed to its public half.
+  if (typeof jwk === 'object' && jwk !== null && ['d', 'p', 'q', 'k'].some((part) => part in jwk)) {
+    throw metadataError(`jwks.keys[${index}]: private key material must not be sent`);
+  }
   const parsed = jwkSchema.safeParse(jwk);
   if (!parsed.success) throw metadataError(`jwks.keys[${index}]: ${parsed.error.issues[0]?.message ?? 'not a public JWK'}`);
   try {

@@ -44,7 +44,38 @@ function presentedToken(req: Request): string | undefined {
   return token;
 }
 
+/** The pattern of a registered client's own URI (RFC 7592). */
+export const REGISTERED_CLIENT_PATTERN = `${REGISTRATION_PATH}/:clientId`;
+
+/**
+ * The checks before an upload, by pattern: registration off (404), or no token where one is
+ * needed (401). Also run by HTTP acceptor threads on their copy of the settings (src/threads/).
+ */
+export function registrationPrechecks(ctx: Pick<ClientRegistrationPorts, 'settings'>): Map<string, (req: Request) => void> {
+  const settingsInForce = () => {
+    const settings = ctx.settings.dynamicRegistration();
+    if (!settings.enabled) throw new OAuthError('invalid_request', 'dynamic client registration is not enabled', { status: 404 });
+    return settings;
+  };
+  return new Map([
+    [
+      REGISTRATION_PATH,
+      (req: Request) => {
+        if (!settingsInForce().allowUnauthenticated && req.headers.authorization === undefined) throw invalidToken('an initial access token is required to register');
+      },
+    ],
+    [
+      REGISTERED_CLIENT_PATTERN,
+      (req: Request) => {
+        settingsInForce();
+        if (presentedToken(req) === undefined) throw invalidToken('registration access token missing');
+      },
+    ],
+  ]);
+}
+
 export function registrationRoutes(ctx: RegisterPorts): Route[] {
+  const prechecks = registrationPrechecks(ctx);
   const registrations = new ClientRegistrations(ctx);
   // The limit is a setting: a new limiter (counting from zero) when it changes.
   let limit: { max: number; limiter: FailureLimiter } | undefined;
@@ -101,20 +132,14 @@ export function registrationRoutes(ctx: RegisterPorts): Route[] {
       maxBody: MAX_BODY,
       peerAddress: true,
       // Off, or a token required and none sent: answered before a body is uploaded.
-      beforeBody: (req) => {
-        const settings = registrations.settings();
-        if (!settings.allowUnauthenticated && req.headers.authorization === undefined) throw invalidToken('an initial access token is required to register');
-      },
+      beforeBody: prechecks.get(REGISTRATION_PATH)!,
       methods: { POST: register },
     },
     {
-      pattern: `${REGISTRATION_PATH}/:clientId`,
+      pattern: REGISTERED_CLIENT_PATTERN,
       errorStyle: 'oauth',
       maxBody: MAX_BODY,
-      beforeBody: (req) => {
-        registrations.settings();
-        if (presentedToken(req) === undefined) throw invalidToken('registration access token missing');
-      },
+      beforeBody: prechecks.get(REGISTERED_CLIENT_PATTERN)!,
       methods: {
         GET: (req) => jsonNoStore(200, registrations.read(clientId(req), presentedToken(req)).body),
         PUT: async (req) => jsonNoStore(200, (await registrations.update(clientId(req), presentedToken(req), jsonBody(req))).body),
