@@ -77,13 +77,16 @@ export function redirectUriError(description: string): OAuthError {
 const boundedText = (max: number) => z.string().trim().min(1).max(max);
 const uriList = z.array(z.string().max(MAX_URI_LENGTH)).max(MAX_URIS);
 
-const jwkSchema = z
-  .object({
-    kty: z.enum(['RSA', 'EC']),
-    kid: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'kid must be 1-64 characters of A-Z a-z 0-9 . _ -'),
-    use: z.literal('sig').optional(),
-  })
-  .catchall(z.unknown());
+/** A base64url value (Node's decoder would skip other characters and build some other key). */
+const base64url = (max: number) => z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be base64url').max(max);
+const kid = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'kid must be 1-64 characters of A-Z a-z 0-9 . _ -');
+const use = z.literal('sig').optional();
+const jwkSchema = z.discriminatedUnion('kty', [
+  z.object({ kty: z.literal('RSA'), kid, use, n: base64url(2800), e: base64url(16) }),
+  z.object({ kty: z.literal('EC'), kid, use, crv: z.enum(['P-256', 'P-384', 'P-521']), x: base64url(100), y: base64url(100) }),
+]);
+/** RSA keys shorter than this are refused (as weak). */
+const MIN_RSA_BITS = 2048;
 
 const metadataSchema = z.object({
   redirect_uris: uriList.optional(),
@@ -161,12 +164,17 @@ function publicKeyOf(jwk: unknown, index: number): RegisteredKey {
   }
   const parsed = jwkSchema.safeParse(jwk);
   if (!parsed.success) throw metadataError(`jwks.keys[${index}]: ${parsed.error.issues[0]?.message ?? 'not a public JWK'}`);
+  const { kid: id, use: _use, ...material } = parsed.data;
+  let key;
   try {
-    const key = createPublicKey({ key: parsed.data as import('node:crypto').JsonWebKey, format: 'jwk' });
-    return { kid: parsed.data.kid, publicKeyPem: key.export({ format: 'pem', type: 'spki' }).toString() };
+    key = createPublicKey({ key: material, format: 'jwk' });
   } catch {
     throw metadataError(`jwks.keys[${index}] is not a valid RSA or EC public key`);
   }
+  if (key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) {
+    throw metadataError(`jwks.keys[${index}]: RSA keys must have at least ${MIN_RSA_BITS} bits`);
+  }
+  return { kid: id, publicKeyPem: key.export({ format: 'pem', type: 'spki' }).toString() };
 }
 
 /** Response types with their words in any order (`token id_token` is `id_token token`). */

@@ -26,12 +26,14 @@ export type RegisterPorts = ClientRegistrationPorts & CallerPorts;
 const MAX_BODY = 64 * 1024;
 const HOUR_MS = 60 * 60_000;
 
-/** The body as JSON; a body that is not is bad metadata (RFC 7591 §3.2.2), not a server error. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The body as JSON (UTF-8, RFC 8259 §8.1); one that is not is bad metadata (RFC 7591 §3.2.2), not a server error. */
 function jsonBody(req: Request): unknown {
   try {
-    return JSON.parse(req.body.toString('utf8'));
+    return JSON.parse(UTF8.decode(req.body));
   } catch {
-    throw metadataError('the body is not JSON');
+    throw metadataError('the body is not JSON in UTF-8');
   }
 }
 
