@@ -384,6 +384,22 @@ describe('open registration', () => {
     expect((await setRegistration(server, { projectId, maxClients: 1000, allowUnauthenticated: false })).status).toBe(200);
   });
 
+  it('a target project with projectRoleCheck lets only people with a role sign in to registered clients', async () => {
+    const checked = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: uniqueName('checked'), projectRoleCheck: true } });
+    await api(server, 'POST', `/management/v1/projects/${checked.body.id}/roles`, { token: server.pat, body: { roleKey: 'user', displayName: 'User' } });
+    expect((await setRegistration(server, { projectId: checked.body.id, allowUnauthenticated: true, registrationsPerAddressPerHour: 50 })).status).toBe(200);
+    const created = await register({ ...WEB, token_endpoint_auth_method: 'client_secret_post' });
+    expect(created.status).toBe(201);
+    const authorizeUrl = `/oauth/v2/authorize?${new URLSearchParams({ client_id: created.body!.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's' })}`;
+    const stranger = await createHuman(server);
+    const denied = await signIn(new Agent(server), authorizeUrl, stranger);
+    expect(new URL(denied.location!).searchParams.get('error')).toBe('access_denied');
+    await api(server, 'POST', `/management/v1/users/${stranger.userId}/grants`, { token: server.pat, body: { projectId: checked.body.id, roleKeys: ['user'] } });
+    const allowed = await signIn(new Agent(server), authorizeUrl, stranger);
+    expect(new URL(allowed.location!).searchParams.get('code')).toBeTruthy();
+    expect((await setRegistration(server, { projectId, allowUnauthenticated: false })).status).toBe(200);
+  });
+
   it('off again: discovery drops the field and registered clients cannot be managed', async () => {
     const created = await register(WEB, { token: server.pat });
     expect((await setRegistration(server, { enabled: false })).status).toBe(200);
