@@ -22,7 +22,7 @@ export const REGISTRATION_PATH = PATHS.registration;
 /** The redirect URI rules of the management API, whose failures name the redirect URIs. */
 const REDIRECT_URI_RULES = new Set(['APP-Rdr1a', 'APP-Rdr2h', 'APP-Rdr3c']);
 
-/** A response of the registration endpoints: its body, and whether it hands out a credential. */
+/** The JSON body a registration endpoint answers with. */
 export interface RegistrationAnswer {
   body: Record<string, unknown>;
 }
@@ -30,6 +30,13 @@ export interface RegistrationAnswer {
 /** RFC 6750 §3: the challenge of a refused registration access token (or initial access token). */
 export function invalidToken(description: string): OAuthError {
   return new OAuthError('invalid_token', description, { headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${description}"` } });
+}
+
+/** The settings in force; 404 when registration is off (the endpoints do not exist then). */
+export function registrationSettingsInForce(ctx: Pick<ClientRegistrationPorts, 'settings'>): View<DynamicRegistrationSettings> {
+  const settings = ctx.settings.dynamicRegistration();
+  if (!settings.enabled) throw new OAuthError('invalid_request', 'dynamic client registration is not enabled', { status: 404 });
+  return settings;
 }
 
 /**
@@ -41,11 +48,9 @@ export function invalidToken(description: string): OAuthError {
 export class ClientRegistrations {
   constructor(private readonly ctx: ClientRegistrationPorts) {}
 
-  /** The settings in force; 404 when registration is off (the endpoints do not exist then). */
+  /** The settings in force; 404 when registration is off. */
   settings(): View<DynamicRegistrationSettings> {
-    const settings = this.ctx.settings.dynamicRegistration();
-    if (!settings.enabled) throw new OAuthError('invalid_request', 'dynamic client registration is not enabled', { status: 404 });
-    return settings;
+    return registrationSettingsInForce(this.ctx);
   }
 
   /** RFC 7591 §3.1: registers the client described by `body`; the answer carries its credentials once. */

@@ -2,7 +2,7 @@ import { ApiError } from '../../model/errors.js';
 import { bearerToken } from '../../protocol/bearer.js';
 import { metadataError } from '../../protocol/client-metadata.js';
 import { OAuthError } from '../../protocol/errors.js';
-import { ClientRegistrations, invalidToken, REGISTRATION_PATH, type ClientRegistrationPorts } from '../../services/client-registration.js';
+import { ClientRegistrations, invalidToken, REGISTRATION_PATH, registrationSettingsInForce, type ClientRegistrationPorts } from '../../services/client-registration.js';
 import type { DynamicRegistrationSettings } from '../../actors/settings.js';
 import { addressLimitKey } from '../../util/address-key.js';
 import { FailureLimiter } from '../../util/failure-limiter.js';
@@ -54,11 +54,7 @@ export const REGISTERED_CLIENT_PATTERN = `${REGISTRATION_PATH}/:clientId`;
  * needed (401). Also run by HTTP acceptor threads on their copy of the settings (src/threads/).
  */
 export function registrationPrechecks(ctx: Pick<ClientRegistrationPorts, 'settings'>): Map<string, (req: Request) => void> {
-  const settingsInForce = () => {
-    const settings = ctx.settings.dynamicRegistration();
-    if (!settings.enabled) throw new OAuthError('invalid_request', 'dynamic client registration is not enabled', { status: 404 });
-    return settings;
-  };
+  const settingsInForce = () => registrationSettingsInForce(ctx);
   return new Map([
     [
       REGISTRATION_PATH,
