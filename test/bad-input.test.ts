@@ -100,6 +100,8 @@ const cases = (): Case[] => {
     { name: 'management: invalid UTF-8 JSON', path: '/management/v1/projects', headers: json, body: Uint8Array.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]), status: 400, code: 3 },
     { name: 'management: malformed bearer', path: '/management/v1/projects', headers: { 'content-type': 'application/json', authorization: 'Bearer' }, body: '{"name":"x"}', status: 401, code: 16 },
     { name: 'management: unknown user', path: '/management/v1/users/123456789', method: 'GET', headers: bearer, status: 404, code: 5 },
+    { name: 'register: registration off', path: '/oauth/v2/register', headers: json, body: '{"redirect_uris":["https://a.example/cb"]}', status: 404, error: 'invalid_request' },
+    { name: 'register: client URI, registration off', path: '/oauth/v2/register/123', method: 'GET', headers: bearer, status: 404, error: 'invalid_request' },
     { name: 'unknown route', path: '/nope', method: 'GET', status: 404, code: 5 },
   ];
 };
@@ -119,6 +121,48 @@ describe('bad input', () => {
     }
     const discovery = await fetch(`${server.issuer}/.well-known/openid-configuration`);
     expect(discovery.status).toBe(200);
+  });
+
+  it('answers hostile registrations (RFC 7591) with 4xx and keeps serving', async () => {
+    const me = await fetch(`${server.issuer}/management/v1/orgs/me`, { headers: { authorization: `Bearer ${server.pat}` } });
+    const orgId = ((await me.json()) as { org: { id: string } }).org.id;
+    const project = await fetch(`${server.issuer}/management/v1/projects`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${server.pat}` },
+      body: JSON.stringify({ name: 'bad-input-registered' }),
+    });
+    const projectId = ((await project.json()) as { id: string }).id;
+    const settings = (enabled: boolean) =>
+      fetch(`${server.issuer}/admin/v1/settings/dynamic_client_registration`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${server.pat}` },
+        body: JSON.stringify({ enabled, orgId, projectId }),
+      });
+    expect((await settings(true)).status).toBe(200);
+    try {
+      const json = { 'content-type': 'application/json', authorization: `Bearer ${server.pat}` };
+      const hostile: Case[] = [
+        { name: 'register: not JSON', path: '/oauth/v2/register', headers: json, body: 'redirect_uris=x', status: 400, error: 'invalid_client_metadata' },
+        { name: 'register: invalid UTF-8', path: '/oauth/v2/register', headers: json, body: Uint8Array.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), status: 400, error: 'invalid_client_metadata' },
+        { name: 'register: a string', path: '/oauth/v2/register', headers: json, body: '"x"', status: 400, error: 'invalid_client_metadata' },
+        { name: 'register: redirect_uris not a list', path: '/oauth/v2/register', headers: json, body: '{"redirect_uris":"https://a.example/cb"}', status: 400, error: 'invalid_redirect_uri' },
+        { name: 'register: a number as a URI', path: '/oauth/v2/register', headers: json, body: '{"redirect_uris":[1]}', status: 400, error: 'invalid_redirect_uri' },
+        { name: 'register: javascript: URI', path: '/oauth/v2/register', headers: json, body: '{"redirect_uris":["javascript:alert(1)//"]}', status: 400, error: 'invalid_redirect_uri' },
+        { name: 'register: thousands of redirect URIs', path: '/oauth/v2/register', headers: json, body: JSON.stringify({ redirect_uris: Array.from({ length: 3000 }, (_, i) => `https://a.example/${i}`) }), status: 400, error: 'invalid_request' },
+        { name: 'register: grant_types of objects', path: '/oauth/v2/register', headers: json, body: '{"redirect_uris":["https://a.example/cb"],"grant_types":[{}]}', status: 400, error: 'invalid_client_metadata' },
+        { name: 'register: jwks of garbage', path: '/oauth/v2/register', headers: json, body: '{"redirect_uris":["https://a.example/cb"],"token_endpoint_auth_method":"private_key_jwt","jwks":{"keys":[{"kty":"RSA","kid":"k","n":"!!","e":"AQAB"}]}}', status: 400, error: 'invalid_client_metadata' },
+        { name: 'register: bearer of garbage', path: '/oauth/v2/register', headers: { 'content-type': 'application/json', authorization: 'Bearer ***' }, body: '{}', status: 401, error: 'invalid_token' },
+        { name: 'register: PUT without token', path: '/oauth/v2/register/123', method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}', status: 401, error: 'invalid_token' },
+        { name: 'register: unknown client', path: '/oauth/v2/register/123', method: 'DELETE', headers: { authorization: 'Bearer abc' }, status: 401, error: 'invalid_token' },
+      ];
+      for (const c of hostile) {
+        const res = await fetch(server.issuer + c.path, { method: c.method ?? 'POST', headers: c.headers, body: c.body });
+        const body = JSON.parse(await res.text());
+        expect({ name: c.name, status: res.status, error: body.error }).toEqual({ name: c.name, status: c.status, error: c.error });
+      }
+    } finally {
+      expect((await settings(false)).status).toBe(200);
+    }
   });
 
   it('rejects a repeated Authorization header', async () => {

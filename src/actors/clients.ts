@@ -7,6 +7,7 @@ import { alreadyExists, invalidArgument, notFound } from '../model/errors.js';
 import type {
   AppKeyRecord,
   AppRecord,
+  ClientRegistration,
   MachineKeyRecord,
   MachineSecretRecord,
   OidcAppConfig,
@@ -142,13 +143,21 @@ export class ClientsActor {
     return [...this.apps.values()].filter((a) => a.projectId === projectId);
   }
 
+  /** Apps of the project created by dynamic client registration (its quota counts them). */
+  registeredAppsOfProject(projectId: string): number {
+    let count = 0;
+    for (const app of this.apps.values()) if (app.projectId === projectId && app.registration) count++;
+    return count;
+  }
+
   async addApp(
     project: View<ProjectRecord>,
-    input: { id?: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string } },
+    input: { id?: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string }; registration?: ClientRegistration },
   ): Promise<{ app: View<AppRecord>; clientSecret?: string }> {
     const method = input.oidc?.authMethodType ?? input.api?.authMethodType ?? '';
     const clientSecret = usesClientSecret(method) ? newAlphanumericSecret(64) : undefined;
     const app = this.newApp(project, { ...input, ...(clientSecret ? { secretHash: sha256(clientSecret) } : {}) });
+    if (input.registration) app.registration = input.registration;
     this.appByClientId.set(app.clientId, app.id);
     this.indexOrigins(app);
     try {
@@ -221,6 +230,47 @@ export class ClientsActor {
     return this.writeApp(app, { oidc });
   }
 
+  /** A registered client's update (RFC 7592 §2.2): its OIDC configuration and registered metadata together. */
+  async updateRegisteredApp(appId: string, oidc: OidcAppConfig, registration: ClientRegistration): Promise<View<AppRecord>> {
+    const app = this.apps.get(appId);
+    if (!app?.oidc || !app.registration) throw notFound('APP-Jd8sa', `application ${appId} not found`);
+    return this.writeApp(app, { oidc, registration });
+  }
+
+  /**
+   * RemoveApp: the app and its keys. Its client id stops authenticating at once; resolves once
+   * durable (if the write fails, the app is back).
+   */
+  async removeApp(appId: string): Promise<View<AppRecord>> {
+    const app = this.apps.get(appId);
+    if (!app) throw notFound('APP-Jd8sa', `application ${appId} not found`);
+    const keys = [...this.appKeys.values()].filter((k) => k.appId === appId);
+    if (this.appByClientId.get(app.clientId) === app.id) this.appByClientId.delete(app.clientId);
+    this.unindexOrigins(app.id);
+    try {
+      await Promise.all([this.apps.remove(app.id), ...keys.map((k) => this.appKeys.remove(k.id))]);
+    } catch (error) {
+      const current = this.apps.get(app.id);
+      if (current) {
+        this.appByClientId.set(current.clientId, current.id);
+        this.indexOrigins(current);
+      }
+      throw error;
+    }
+    for (const key of keys) this.parsedKeys.delete(key.id);
+    return app;
+  }
+
+  /** The keys of an app. */
+  appKeysOf(appId: string): View<AppKeyRecord>[] {
+    return inIdOrder([...this.appKeys.values()].filter((k) => k.appId === appId));
+  }
+
+  /** True when an app key id is taken (a registrant's `kid` becomes the id its assertions name). */
+  appKeyIdTaken(id: string): boolean {
+    return this.appKeys.taken(id);
+  }
+
   /** A new client secret for the app: returned once, stored hashed; the old one stops working. */
   async regenerateSecret(appId: string): Promise<{ app: View<AppRecord>; clientSecret: string }> {
     const app = this.apps.get(appId);
@@ -229,7 +279,7 @@ export class ClientsActor {
     return { app: await this.writeApp(app, { secretHash: sha256(clientSecret) }), clientSecret };
   }
 
-  private async writeApp(app: View<AppRecord>, change: Pick<Partial<AppRecord>, 'oidc' | 'secretHash'>): Promise<View<AppRecord>> {
+  private async writeApp(app: View<AppRecord>, change: Pick<Partial<AppRecord>, 'oidc' | 'secretHash' | 'registration'>): Promise<View<AppRecord>> {
     const updated: AppRecord = { ...ownRow<AppRecord>(app), ...change, changedAt: Date.now(), sequence: app.sequence + 1 };
     this.indexOrigins(updated);
     try {
@@ -341,10 +391,11 @@ export class ClientsActor {
   }
 
   /** Registers an app key; generates an RSA 2048 pair (returned once) unless a public key is given. */
-  async addAppKey(app: View<AppRecord>, input: { expirationDate?: number; publicKeyPem?: string }): Promise<{ key: View<AppKeyRecord>; privateKeyPem?: string }> {
+  async addAppKey(app: View<AppRecord>, input: { id?: string; expirationDate?: number; publicKeyPem?: string }): Promise<{ key: View<AppKeyRecord>; privateKeyPem?: string }> {
     const expirationDate = ClientsActor.checkExpiration(input.expirationDate);
+    if (input.id !== undefined && this.appKeys.taken(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
     const generated = input.publicKeyPem ? undefined : await generateRsa2048();
-    const key = appKeyRecord(app, newId(), expirationDate, generated?.publicPem ?? normalizePublicKeyPem(input.publicKeyPem!));
+    const key = appKeyRecord(app, input.id ?? newId(), expirationDate, generated?.publicPem ?? normalizePublicKeyPem(input.publicKeyPem!));
     await this.appKeys.put(key);
     return generated ? { key, privateKeyPem: generated.privatePem } : { key };
   }

@@ -3,8 +3,9 @@ import type { MetaStore } from '../storage/meta.js';
 import type { View } from '../util/readonly.js';
 
 /**
- * Instance-wide settings: feature flags (`PUT /v2/features/instance`) and the security policy
- * (`PUT /admin/v1/policies/security`). A flag forced by configuration wins over the stored one.
+ * Instance-wide settings: feature flags (`PUT /v2/features/instance`), the security policy
+ * (`PUT /admin/v1/policies/security`) and dynamic client registration
+ * (`PUT /admin/v1/settings/dynamic_client_registration`). A flag forced by configuration wins over the stored one.
  * The records are kept (in memory and on disk) by the `meta` store's owner, MetaStore.
  */
 export interface Features extends Meta {
@@ -17,6 +18,24 @@ export interface SecurityPolicy extends Meta {
   enableImpersonation: boolean;
 }
 
+/**
+ * Dynamic client registration (RFC 7591/7592, ZITADEL's DynamicClientRegistrationSettings):
+ * off by default; when on, registered clients become OIDC apps of `projectId` in `orgId`.
+ */
+export interface DynamicRegistrationSettings extends Meta {
+  enabled: boolean;
+  /** Registration without an initial access token (open registration, limited per address). */
+  allowUnauthenticated: boolean;
+  orgId: string;
+  projectId: string;
+  /** At most this many registered clients in the project (registration refused beyond). */
+  maxClients: number;
+  /** Unauthenticated registrations per source address (IPv6: per /64) and hour. */
+  registrationsPerAddressPerHour: number;
+}
+
+export type DynamicRegistrationChange = Partial<Omit<DynamicRegistrationSettings, keyof Meta>>;
+
 const FRESH: Meta = { createdAt: 0, changedAt: 0, sequence: 0 };
 
 function touch<T extends Meta>(prior: View<T>, change: Partial<T>): T {
@@ -25,6 +44,15 @@ function touch<T extends Meta>(prior: View<T>, change: Partial<T>): T {
 }
 
 const DEFAULT_FEATURES: View<Features> = { ...FRESH, oidcTokenExchange: false };
+export const DEFAULT_DYNAMIC_REGISTRATION: View<DynamicRegistrationSettings> = {
+  ...FRESH,
+  enabled: false,
+  allowUnauthenticated: false,
+  orgId: '',
+  projectId: '',
+  maxClients: 1000,
+  registrationsPerAddressPerHour: 10,
+};
 const DEFAULT_SECURITY: View<SecurityPolicy> = { ...FRESH, enableIframeEmbedding: false, allowedOrigins: [], enableImpersonation: false };
 
 export class SettingsActor {
@@ -63,6 +91,22 @@ export class SettingsActor {
   async setFeatures(change: Partial<Pick<Features, 'oidcTokenExchange'>>): Promise<View<Features>> {
     const next = touch<Features>(this.features, change);
     await this.meta.setFeatures(next);
+    return next;
+  }
+
+  /** Cheap (discovery asks on every request). */
+  dynamicRegistrationEnabled(): boolean {
+    return this.meta.dynamicRegistration<DynamicRegistrationSettings>()?.enabled ?? false;
+  }
+
+  dynamicRegistration(): View<DynamicRegistrationSettings> {
+    // Defaults under the stored record: a record written before a field existed still has all.
+    return { ...DEFAULT_DYNAMIC_REGISTRATION, ...this.meta.dynamicRegistration<DynamicRegistrationSettings>() };
+  }
+
+  async setDynamicRegistration(change: DynamicRegistrationChange): Promise<View<DynamicRegistrationSettings>> {
+    const next = touch<DynamicRegistrationSettings>(this.dynamicRegistration(), change);
+    await this.meta.setDynamicRegistration(next);
     return next;
   }
 

@@ -113,6 +113,32 @@ export interface AppRecord extends Meta {
   secretHash?: Uint8Array;
   oidc?: OidcAppConfig;
   api?: { authMethodType: string };
+  /** Present on an app created by dynamic client registration (RFC 7591), managed with RFC 7592. */
+  registration?: ClientRegistration;
+}
+
+/**
+ * What RFC 7591 registration adds to an OIDC app: the registration access token (its SHA-256
+ * only) and the descriptive metadata that has no place in the OIDC configuration, returned as
+ * registered. Not exported: an imported app is managed through the management API.
+ */
+export interface ClientRegistration {
+  accessTokenHash: Uint8Array;
+  /** When the client id was issued (seconds, RFC 7591 `client_id_issued_at`). */
+  issuedAt: number;
+  metadata: RegisteredClientInfo;
+}
+
+/** Descriptive client metadata (RFC 7591 §2), shown as registered; none of it grants anything. */
+export interface RegisteredClientInfo {
+  client_name?: string;
+  client_uri?: string;
+  logo_uri?: string;
+  policy_uri?: string;
+  tos_uri?: string;
+  contacts?: string[];
+  software_id?: string;
+  software_version?: string;
 }
 
 export interface PublicKeyRecord extends Meta {

@@ -18,6 +18,7 @@ export const PATHS = {
   endSession: '/oidc/v1/end_session',
   deviceAuthorization: '/oauth/v2/device_authorization',
   par: '/oauth/v2/par',
+  registration: '/oauth/v2/register',
 } as const;
 
 /** Features that can be off, each listed only while on. */
@@ -28,10 +29,12 @@ export interface DiscoveredFeatures {
   par: boolean;
   /** JWT introspection answers (SESAME_FEATURE_JWT_INTROSPECTION). */
   jwtIntrospection: boolean;
+  /** Dynamic client registration (the instance's dynamic client registration setting). */
+  registration: boolean;
 }
 
 export function discoveryDocument(issuer: string, signingAlg: SigningAlg, features: DiscoveredFeatures): Record<string, unknown> {
-  const { tokenExchange, par, jwtIntrospection } = features;
+  const { tokenExchange, par, jwtIntrospection, registration } = features;
   return {
     issuer,
     authorization_endpoint: issuer + PATHS.authorization,
@@ -42,6 +45,7 @@ export function discoveryDocument(issuer: string, signingAlg: SigningAlg, featur
     end_session_endpoint: issuer + PATHS.endSession,
     device_authorization_endpoint: issuer + PATHS.deviceAuthorization,
     ...(par ? { pushed_authorization_request_endpoint: issuer + PATHS.par, require_pushed_authorization_requests: false } : {}),
+    ...(registration ? { registration_endpoint: issuer + PATHS.registration } : {}),
     jwks_uri: issuer + PATHS.jwks,
     scopes_supported: ['openid', 'profile', 'email', 'phone', 'address', 'offline_access'],
     response_types_supported: ['code', 'id_token', 'id_token token'],

@@ -21,8 +21,13 @@ export type OAuthErrorCode =
   | 'interaction_required'
   | 'login_required'
   | 'invalid_token'
+  | 'insufficient_scope'
   | 'server_error'
-  | 'temporarily_unavailable';
+  | 'temporarily_unavailable'
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata'
+  | 'invalid_software_statement'
+  | 'unapproved_software_statement';
 
 const DEFAULT_STATUS: Record<OAuthErrorCode, number> = {
   invalid_request: 400,
@@ -45,8 +50,15 @@ const DEFAULT_STATUS: Record<OAuthErrorCode, number> = {
   interaction_required: 400,
   login_required: 400,
   invalid_token: 401,
+  // RFC 6750 §3.1: a valid token without the privileges (an initial access token of a user without the role).
+  insufficient_scope: 403,
   server_error: 500,
   temporarily_unavailable: 503,
+  // Dynamic client registration errors (RFC 7591 §3.2.2).
+  invalid_redirect_uri: 400,
+  invalid_client_metadata: 400,
+  invalid_software_statement: 400,
+  unapproved_software_statement: 400,
 };
 
 export class OAuthError extends Error {

@@ -77,6 +77,14 @@ export class MetaStore {
     return this.put('securityPolicy', policy);
   }
 
+  dynamicRegistration<T>(): View<T> | undefined {
+    return this.values.get('dynamicRegistration') as View<T> | undefined;
+  }
+
+  setDynamicRegistration<T>(settings: T): Promise<boolean> {
+    return this.put('dynamicRegistration', settings);
+  }
+
   private put(key: string, value: unknown): Promise<boolean> {
     const had = this.values.has(key);
     const previous = this.values.get(key);

@@ -24,6 +24,7 @@ import { userinfoRoute } from '../http/routes/userinfo.js';
 import { tokenRoute } from '../http/routes/token.js';
 import { revokeRoute } from '../http/routes/revoke.js';
 import { importPrecheck, IMPORT_PATH } from '../http/admin/migration.js';
+import { registrationPrechecks } from '../http/routes/register.js';
 import type { Request, Route } from '../http/types.js';
 import { ownerOnly } from './owner-only.js';
 
@@ -31,7 +32,7 @@ import { ownerOnly } from './owner-only.js';
 export interface LocalRoutes {
   /** Routes served on this thread, by pattern. */
   served: Map<string, Route>;
-  /** Checks run before a forwarded route's body is read (the import's caller), by pattern. */
+  /** Checks run before a forwarded route's body is read (the import's caller, registration's token), by pattern. */
   prechecks: Map<string, (req: Request) => void>;
 }
 
@@ -96,6 +97,6 @@ export function buildLocalRoutes(input: {
   ];
   return {
     served: new Map(served.map((route) => [route.pattern, route])),
-    prechecks: new Map([[IMPORT_PATH, importPrecheck(ctx)]]),
+    prechecks: new Map([[IMPORT_PATH, importPrecheck(ctx)], ...registrationPrechecks(ctx)]),
   };
 }

@@ -4,7 +4,7 @@ import type { Route } from '../types.js';
 import { invalidArgument, preconditionFailed } from '../../model/errors.js';
 import { usesClientSecret, type AppRecord } from '../../model/records.js';
 import type { Caller } from './caller.js';
-import { addedDetails, changedDetails, viewDetails } from '../../zitadel/details.js';
+import { addedDetails, changedDetails, listDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok, okSecret } from './endpoint.js';
 import { API_AUTH_METHOD_TYPE, enumField, nonZero } from '../../zitadel/enums.js';
 import { instanceLifetimeLimits, LIFETIME_FIELD_NAMES, oidcCompliance, oidcConfigFields, oidcConfigSchema, oidcConfigView, sameOidcConfig, toOidcAppConfig } from '../../zitadel/oidc-config.js';
@@ -18,7 +18,7 @@ import type { View } from '../../util/readonly.js';
 export type AppsPorts = Pick<Ports, 'clients' | 'config'> & ProjectsPorts & CallerPorts;
 
 /**
- * Applications: AddOIDCApp, AddAPIApp, GetAppByID, UpdateOIDCAppConfig and the two
+ * Applications: AddOIDCApp, AddAPIApp, GetAppByID, ListApps, RemoveApp, UpdateOIDCAppConfig and the two
  * client-secret regenerations. A client secret is shown once, in the response that creates it.
  */
 const addOidcAppSchema = z.object({ name: requiredText(200), ...oidcConfigFields });
@@ -74,8 +74,22 @@ export function appRoutes(ctx: AppsPorts): Route[] {
         return okSecret({ appId: app.id, details: addedDetails(app, app.orgId), clientId: app.clientId, clientSecret });
       },
     }),
+    // ListApps (no queries: every app of the project, in id order), registered clients included.
+    apiRoute(ctx, '/management/v1/projects/:projectId/apps/_search', {
+      POST: (req, caller) => {
+        const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.app.read');
+        const apps = ctx.clients.appsOfProject(project.id).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        return ok({ details: listDetails(apps.length), result: apps.map(appView) });
+      },
+    }),
     apiRoute(ctx, '/management/v1/projects/:projectId/apps/:appId', {
       GET: (req, caller) => ok({ app: appView(requireAppAccess(ctx, caller, req, 'project.app.read')) }),
+      // RemoveApp: the app and its keys (a registered client's registration goes with it).
+      DELETE: async (req, caller) => {
+        const app = requireAppAccess(ctx, caller, req, 'project.app.delete');
+        const removed = await ctx.clients.removeApp(app.id);
+        return ok({ details: changedDetails({ ...removed, changedAt: Date.now() }, removed.orgId) });
+      },
     }),
     apiRoute(ctx, '/management/v1/projects/:projectId/apps/:appId/oidc_config', {
       PUT: async (req, caller) => {

@@ -2,16 +2,18 @@ import { z } from 'zod';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { changedDetails, viewDetails } from '../../zitadel/details.js';
+import { invalidArgument, preconditionFailed } from '../../model/errors.js';
 import { apiRoute, ok } from './endpoint.js';
 import { checkOrigins, readBody } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type InstanceSettingsPorts = Pick<Ports, 'settings'> & CallerPorts;
+export type InstanceSettingsPorts = Pick<Ports, 'settings' | 'orgs'> & CallerPorts;
 
 /**
- * Instance settings: feature flags (ZITADEL feature v2: `PUT /v2/features/instance`) and the
- * security policy (`GET`/`PUT /admin/v1/policies/security`). IAM_OWNER only.
+ * Instance settings: feature flags (ZITADEL feature v2: `PUT /v2/features/instance`), the
+ * security policy (`GET`/`PUT /admin/v1/policies/security`) and dynamic client registration
+ * (`GET`/`PUT /admin/v1/settings/dynamic_client_registration`). IAM_OWNER only.
  */
 /**
  * Sesame has one instance feature; ZITADEL's others (loginV2, actions, userSchema, …) are refused by
@@ -32,6 +34,16 @@ const securitySchema = z.object({
   enableImpersonation: z.boolean().optional(),
 });
 
+/** A partial change (absent fields keep their value), like the security policy's. */
+const dynamicRegistrationSchema = z.object({
+  enabled: z.boolean().optional(),
+  allowUnauthenticated: z.boolean().optional(),
+  orgId: z.string().max(200).optional(),
+  projectId: z.string().max(200).optional(),
+  maxClients: z.number().int().min(1).max(100_000).optional(),
+  registrationsPerAddressPerHour: z.number().int().min(1).max(10_000).optional(),
+});
+
 export function instanceSettingsRoutes(ctx: InstanceSettingsPorts): Route[] {
   return [
     apiRoute(ctx, '/v2/features/instance', {
@@ -48,6 +60,29 @@ export function instanceSettingsRoutes(ctx: InstanceSettingsPorts): Route[] {
         const change = readBody(req, featuresSchema);
         const features = await ctx.settings.setFeatures(change.oidcTokenExchange === undefined ? {} : { oidcTokenExchange: change.oidcTokenExchange });
         return ok({ details: changedDetails(features, undefined) });
+      },
+    }),
+    apiRoute(ctx, '/admin/v1/settings/dynamic_client_registration', {
+      GET: (_req, caller) => {
+        caller.require('iam.read', {});
+        const { createdAt: _c, changedAt: _ch, sequence: _s, ...settings } = ctx.settings.dynamicRegistration();
+        return ok({ details: viewDetails(ctx.settings.dynamicRegistration(), undefined), settings });
+      },
+      PUT: async (req, caller) => {
+        caller.require('iam.write', {});
+        const change = Object.fromEntries(Object.entries(readBody(req, dynamicRegistrationSchema)).filter(([, v]) => v !== undefined));
+        const next = { ...ctx.settings.dynamicRegistration(), ...change };
+        // Registered clients land in this project: it must exist (in that org) before registration opens.
+        if (next.projectId !== '' || next.orgId !== '') {
+          const project = ctx.orgs.getProject(next.projectId);
+          if (!ctx.orgs.getOrg(next.orgId)) throw invalidArgument('DCR-0rg01', `orgId: organization "${next.orgId}" not found`);
+          if (!project || project.orgId !== next.orgId) throw invalidArgument('DCR-Prj01', `projectId: project "${next.projectId}" not found in organization ${next.orgId}`);
+        }
+        if (next.enabled && (next.orgId === '' || next.projectId === '')) {
+          throw preconditionFailed('DCR-Ena01', 'registration cannot be enabled without orgId and projectId (where registered clients are created)');
+        }
+        const settings = await ctx.settings.setDynamicRegistration(change);
+        return ok({ details: changedDetails(settings, undefined) });
       },
     }),
     apiRoute(ctx, '/admin/v1/policies/security', {

@@ -7,18 +7,23 @@ import type { Route } from '../types.js';
 export type DiscoveryPorts = Pick<Ports, 'config' | 'issuer' | 'settings'>;
 
 /**
- * GET /.well-known/openid-configuration: serialized once at start-up, in two variants, since the
- * token exchange feature can be switched at run time.
+ * GET /.well-known/openid-configuration: serialized once at start-up, in four variants, since the
+ * token exchange feature and dynamic client registration can be switched at run time.
  */
 export function discoveryRoute(ctx: DiscoveryPorts): Route {
   const features = { par: ctx.config.featurePar, jwtIntrospection: ctx.config.featureJwtIntrospection };
-  const without = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, { ...features, tokenExchange: false }));
-  const withExchange = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, { ...features, tokenExchange: true }));
+  const variants = new Map<string, string>();
+  for (const tokenExchange of [false, true]) {
+    for (const registration of [false, true]) {
+      variants.set(`${tokenExchange}/${registration}`, JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, { ...features, tokenExchange, registration })));
+    }
+  }
   const headers = { 'Cache-Control': 'public, max-age=300' };
+  const current = () => variants.get(`${ctx.settings.tokenExchangeEnabled()}/${ctx.settings.dynamicRegistrationEnabled()}`)!;
   return {
     pattern: PATHS.discovery,
     errorStyle: 'oauth',
     cors: true,
-    methods: { GET: () => precomputedJson(200, ctx.settings.tokenExchangeEnabled() ? withExchange : without, headers) },
+    methods: { GET: () => precomputedJson(200, current(), headers) },
   };
 }

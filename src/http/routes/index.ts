@@ -5,6 +5,7 @@ import { endSessionRoute } from './end-session.js';
 import { deviceAuthorizationRoute, type DeviceAuthorizationPorts } from './device-authorization.js';
 import { devicePageRoutes, type DevicePagePorts } from './device.js';
 import { parRoute, type ParPorts } from './par.js';
+import { registrationRoutes, type RegisterPorts } from './register.js';
 import { loginRoutes } from './login.js';
 import { userinfoRoute } from './userinfo.js';
 import { discoveryRoute } from './discovery.js';
@@ -25,7 +26,7 @@ import type { HealthPorts } from './health.js';
 import type { RevokePorts } from './revoke.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type RoutesPorts = UserinfoPorts & EndSessionPorts & KeysPorts & TokenPorts & LoginPorts & AuthorizePorts & IntrospectPorts & DiscoveryPorts & HealthPorts & RevokePorts & ManagementRoutesPorts & DeviceAuthorizationPorts & DevicePagePorts & ParPorts;
+export type RoutesPorts = UserinfoPorts & EndSessionPorts & KeysPorts & TokenPorts & LoginPorts & AuthorizePorts & IntrospectPorts & DiscoveryPorts & HealthPorts & RevokePorts & ManagementRoutesPorts & DeviceAuthorizationPorts & DevicePagePorts & ParPorts & RegisterPorts;
 
 /** Every route of the server, one module per endpoint. */
 export function routes(ctx: RoutesPorts): Route[] {
@@ -39,6 +40,8 @@ export function routes(ctx: RoutesPorts): Route[] {
     authorizeRoute(ctx),
     // Off (SESAME_FEATURE_PAR=false): not mounted, and not in discovery.
     ...(ctx.config.featurePar ? [parRoute(ctx)] : []),
+    // Mounted always, answering 404 while the dynamic client registration setting is off.
+    ...registrationRoutes(ctx),
     deviceAuthorizationRoute(ctx),
     ...devicePageRoutes(ctx),
     ...loginRoutes(ctx),

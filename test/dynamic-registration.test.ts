@@ -1,0 +1,450 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as oidc from 'openid-client';
+import * as oauth from 'oauth4webapi';
+import { importPKCS8 } from 'jose';
+import { api } from './helpers/api.js';
+import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
+import { Agent, createHuman, signIn, uniqueName, type Human } from './helpers/oidc.js';
+import { tempDataDir, type ServerAddress } from './helpers/server.js';
+
+/**
+ * Dynamic client registration (RFC 7591) and its management (RFC 7592) with openid-client and
+ * oauth4webapi as registrants: the instance setting, discovery, initial access tokens, open
+ * registration limited per address, a code flow with the registered client, every error code,
+ * hostile bodies, the management API's view, and registrations across a restart.
+ */
+let server: InProcessServer;
+const clock = new TestClock();
+let orgId: string;
+let projectId: string;
+let person: Human;
+const REDIRECT = 'http://localhost:9999/callback';
+const SETTINGS = '/admin/v1/settings/dynamic_client_registration';
+const INSECURE = { [oauth.allowInsecureRequests]: true } as const;
+
+async function newProject(target: ServerAddress): Promise<string> {
+  const project = await api(target, 'POST', '/management/v1/projects', { token: target.pat, body: { name: uniqueName('registered') } });
+  expect(project.status).toBe(200);
+  return project.body.id;
+}
+
+async function ownOrg(target: ServerAddress): Promise<string> {
+  return (await api(target, 'GET', '/management/v1/orgs/me', { token: target.pat })).body.org.id;
+}
+
+const setRegistration = (target: ServerAddress, body: Record<string, unknown>) => api(target, 'PUT', SETTINGS, { token: target.pat, body });
+
+/** POST /oauth/v2/register with a JSON body (or raw text); the status, JSON body and headers. */
+async function register(body: unknown, options: { token?: string; raw?: string; target?: ServerAddress } = {}) {
+  const target = options.target ?? server;
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  const res = await fetch(`${target.url}/oauth/v2/register`, { method: 'POST', headers, body: options.raw ?? JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, any>) : undefined, headers: res.headers };
+}
+
+/** An RFC 7592 call on the registration client URI. */
+async function manage(uri: string, method: 'GET' | 'PUT' | 'DELETE', token: string | undefined, body?: unknown) {
+  const headers: Record<string, string> = {};
+  if (token !== undefined) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(uri, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, any>) : undefined, headers: res.headers };
+}
+
+async function discoveryDoc(target: ServerAddress = server): Promise<Record<string, unknown>> {
+  return (await (await fetch(`${target.url}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+}
+
+const WEB = { redirect_uris: [REDIRECT], client_name: 'Registered web app' };
+
+beforeAll(async () => {
+  server = await startInProcess({ clock });
+  orgId = await ownOrg(server);
+  projectId = await newProject(server);
+  person = await createHuman(server);
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('the setting', () => {
+  it('is off by default: no discovery field, the endpoints answer 404', async () => {
+    // Protojson style: false and empty values are left out.
+    expect((await api(server, 'GET', SETTINGS, { token: server.pat })).body.settings).toEqual({ maxClients: 1000, registrationsPerAddressPerHour: 10 });
+    expect(await discoveryDoc()).not.toHaveProperty('registration_endpoint');
+    const res = await register(WEB, { token: server.pat });
+    expect(res.status).toBe(404);
+    expect(res.body!.error).toBe('invalid_request');
+    expect((await manage(`${server.url}/oauth/v2/register/123`, 'GET', 'x')).status).toBe(404);
+  });
+
+  it('refuses enabling without an existing org and project, and callers other than the IAM owner', async () => {
+    expect((await setRegistration(server, { enabled: true })).status).toBe(400);
+    expect((await setRegistration(server, { enabled: true, orgId, projectId: 'nope' })).body.message).toContain('projectId');
+    expect((await setRegistration(server, { enabled: true, orgId: 'nope', projectId })).body.message).toContain('orgId');
+    expect((await setRegistration(server, { maxClients: 0 })).status).toBe(400);
+    expect((await api(server, 'PUT', SETTINGS, { body: { enabled: true } })).status).toBe(401);
+    expect((await api(server, 'GET', SETTINGS, { token: server.pat })).body.settings.enabled).toBeUndefined();
+  });
+
+  it('on: discovery lists registration_endpoint (also on a second HTTP thread)', async () => {
+    expect((await setRegistration(server, { enabled: true, orgId, projectId })).status).toBe(200);
+    expect((await api(server, 'GET', SETTINGS, { token: server.pat })).body.settings).toMatchObject({ enabled: true, orgId, projectId });
+    expect((await discoveryDoc()).registration_endpoint).toBe(`${server.issuer}/oauth/v2/register`);
+  });
+});
+
+describe('registration with an initial access token', () => {
+  it('no token, a wrong token, a user without the role: 401 invalid_token / 403 insufficient_scope', async () => {
+    const none = await register(WEB);
+    expect(none.status).toBe(401);
+    expect(none.body!.error).toBe('invalid_token');
+    expect(none.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
+    const wrong = await register(WEB, { token: 'not-a-token' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body!.error).toBe('invalid_token');
+
+    // A machine user with a PAT but no membership.
+    const machine = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userName: uniqueName('nobody'), name: 'nobody' } });
+    const pat = await api(server, 'POST', `/management/v1/users/${machine.body.userId}/pats`, { token: server.pat, body: {} });
+    expect(pat.status).toBe(200);
+    const denied = await register(WEB, { token: pat.body.token });
+    expect(denied.status).toBe(403);
+    expect(denied.body!.error).toBe('insufficient_scope');
+
+    // As ORG_OWNER of the project's org, the same user may register.
+    const member = await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, body: { userId: machine.body.userId, roles: ['ORG_OWNER'] } });
+    expect(member.status).toBe(200);
+    expect((await register(WEB, { token: pat.body.token })).status).toBe(201);
+  });
+
+  it('openid-client: registers with the admin PAT, then signs a person in with the registered client', async () => {
+    const config = await oidc.dynamicClientRegistration(
+      new URL(server.issuer),
+      { redirect_uris: [REDIRECT], client_name: 'openid-client app', grant_types: ['authorization_code', 'refresh_token'], contacts: ['ops@example.com'] },
+      undefined,
+      { initialAccessToken: server.pat, execute: [oidc.allowInsecureRequests] },
+    );
+    const metadata = config.clientMetadata();
+    expect(metadata.client_id).toMatch(/^\d+$/);
+    expect(metadata.client_secret).toMatch(/^[A-Za-z0-9]{64}$/);
+    expect(metadata).toMatchObject({
+      token_endpoint_auth_method: 'client_secret_basic',
+      client_secret_expires_at: 0,
+      client_name: 'openid-client app',
+      contacts: ['ops@example.com'],
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      application_type: 'web',
+      registration_client_uri: `${server.issuer}/oauth/v2/register/${metadata.client_id}`,
+    });
+    expect(typeof metadata.registration_access_token).toBe('string');
+
+    const verifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid profile offline_access',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      prompt: 'consent',
+    });
+    const done = await signIn(new Agent(server), url.pathname + url.search, person);
+    expect(done.location, done.html?.slice(0, 500)).toMatch(/^http:\/\/localhost:9999\/callback\?/);
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(done.location!), { pkceCodeVerifier: verifier, expectedState: state });
+    expect(tokens.claims()!.sub).toBe(person.userId);
+    expect(tokens.claims()!.aud).toContain(metadata.client_id);
+    expect(tokens.refresh_token).toBeTruthy();
+  });
+});
+
+describe('RFC 7592 management', () => {
+  it('GET reads it back without the secret, PUT replaces the metadata, DELETE removes it', async () => {
+    const created = await register({ ...WEB, logo_uri: 'https://example.com/logo.png' }, { token: server.pat });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('cache-control')).toBe('no-store');
+    const { registration_client_uri: uri, registration_access_token: token, client_id: clientId } = created.body!;
+
+    const read = await manage(uri, 'GET', token);
+    expect(read.status).toBe(200);
+    expect(read.body).not.toHaveProperty('client_secret');
+    expect(read.body).not.toHaveProperty('registration_access_token');
+    expect(read.body).toMatchObject({ client_id: clientId, logo_uri: 'https://example.com/logo.png', redirect_uris: [REDIRECT], client_id_issued_at: created.body!.client_id_issued_at });
+
+    // Replaced as a whole: logo_uri left out is gone, the new redirect URI is in force.
+    const updated = await manage(uri, 'PUT', token, { client_id: clientId, client_secret: created.body!.client_secret, redirect_uris: ['https://app.example.com/cb'], client_name: 'Renamed' });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    expect(updated.body).toMatchObject({ client_name: 'Renamed', redirect_uris: ['https://app.example.com/cb'] });
+    expect(updated.body).not.toHaveProperty('logo_uri');
+    const authorize = await new Agent(server).follow(`/oauth/v2/authorize?${new URLSearchParams({ client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`);
+    expect(authorize.status).toBe(400);
+
+    expect((await manage(uri, 'PUT', token, { client_id: 'other', redirect_uris: [REDIRECT] })).body!.error).toBe('invalid_client_metadata');
+    expect((await manage(uri, 'PUT', token, { client_id: clientId, client_secret: 'wrong', redirect_uris: [REDIRECT] })).body!.error).toBe('invalid_client_metadata');
+    expect((await manage(uri, 'PUT', token, { client_id: clientId, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_post' })).body!.error).toBe('invalid_client_metadata');
+    expect((await manage(uri, 'PUT', token, { client_id: clientId, redirect_uris: [REDIRECT], registration_access_token: token })).body!.error).toBe('invalid_client_metadata');
+
+    const wrong = await manage(uri, 'GET', token.slice(0, -1) + (token.endsWith('a') ? 'b' : 'a'));
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
+    expect((await manage(uri, 'GET', undefined)).status).toBe(401);
+    // Another client's token does not open this one.
+    const other = await register(WEB, { token: server.pat });
+    expect((await manage(uri, 'GET', other.body!.registration_access_token)).status).toBe(401);
+
+    const removed = await manage(uri, 'DELETE', token);
+    expect(removed.status).toBe(204);
+    expect((await manage(uri, 'GET', token)).status).toBe(401);
+    // Its client id no longer authenticates.
+    const grant = await fetch(`${server.url}/oauth/v2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${clientId}:${created.body!.client_secret}`).toString('base64') },
+      body: 'grant_type=authorization_code&code=x&redirect_uri=' + encodeURIComponent(REDIRECT),
+    });
+    expect(grant.status).toBe(401);
+  });
+
+  it('the management API lists a registered client as an OIDC app and removes it; its registration token stops working', async () => {
+    const created = await register({ ...WEB, client_name: 'Listed' }, { token: server.pat });
+    const listed = await api(server, 'POST', `/management/v1/projects/${projectId}/apps/_search`, { token: server.pat, body: {} });
+    expect(listed.status).toBe(200);
+    const app = listed.body.result.find((a: any) => a.oidcConfig?.clientId === created.body!.client_id);
+    // Web and Basic are the enums' zero values, left out as protojson does.
+    expect(app).toMatchObject({ name: `Listed (${created.body!.client_id})`, oidcConfig: { redirectUris: [REDIRECT], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'] } });
+    expect(app.oidcConfig.authMethodType).toBeUndefined();
+    expect((await api(server, 'GET', `/management/v1/projects/${projectId}/apps/${app.id}`, { token: server.pat })).status).toBe(200);
+
+    expect((await api(server, 'DELETE', `/management/v1/projects/${projectId}/apps/${app.id}`, { token: server.pat })).status).toBe(200);
+    expect((await api(server, 'GET', `/management/v1/projects/${projectId}/apps/${app.id}`, { token: server.pat })).status).toBe(404);
+    expect((await manage(created.body!.registration_client_uri, 'GET', created.body!.registration_access_token)).status).toBe(401);
+  });
+});
+
+describe('client metadata', () => {
+  it('public native client (none, loopback and custom scheme) and a device client, with oauth4webapi', async () => {
+    const as = await oauth.processDiscoveryResponse(new URL(server.issuer), await oauth.discoveryRequest(new URL(server.issuer), { algorithm: 'oidc', ...INSECURE }));
+    const response = await oauth.dynamicClientRegistrationRequest(
+      as,
+      {
+        redirect_uris: ['http://127.0.0.1:8765/cb', 'com.example.app:/cb'],
+        token_endpoint_auth_method: 'none',
+        application_type: 'native',
+        grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
+        post_logout_redirect_uris: ['com.example.app:/out'],
+      },
+      { initialAccessToken: server.pat, ...INSECURE },
+    );
+    const client = await oauth.processDynamicClientRegistrationResponse(response);
+    expect(client).not.toHaveProperty('client_secret');
+    expect(client).not.toHaveProperty('client_secret_expires_at');
+    expect(client).toMatchObject({ application_type: 'native', token_endpoint_auth_method: 'none', post_logout_redirect_uris: ['com.example.app:/out'] });
+    const device = await fetch(`${server.url}/oauth/v2/device_authorization`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: client.client_id, scope: 'openid' }).toString(),
+    });
+    expect(device.status).toBe(200);
+  });
+
+  it('private_key_jwt with inline jwks: the kid names the key its assertions are checked with', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const kid = uniqueName('kid');
+    const created = await register(
+      { ...WEB, token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid, use: 'sig' }] } },
+      { token: server.pat },
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).not.toHaveProperty('client_secret');
+    expect(created.body!.jwks.keys[0]).toMatchObject({ kid, kty: 'RSA', n: publicKey.export({ format: 'jwk' }).n });
+    await clock.following(async () => {
+      const key = await importPKCS8(privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), 'RS256');
+      const config = await oidc.discovery(new URL(server.issuer), created.body!.client_id, {}, oidc.PrivateKeyJwt({ key, kid }), { execute: [oidc.allowInsecureRequests] });
+      expect(await oidc.tokenIntrospection(config, 'unknown-token')).toMatchObject({ active: false });
+    });
+    // The same kid again is taken; jwks cannot change on update.
+    const again = await register({ ...WEB, token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid }] } }, { token: server.pat });
+    expect(again.body!.error).toBe('invalid_client_metadata');
+    const { registration_client_uri: uri, registration_access_token: token, client_id } = created.body!;
+    const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' });
+    expect((await manage(uri, 'PUT', token, { client_id, ...WEB, token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...other, kid }] } })).body!.error).toBe('invalid_client_metadata');
+    expect((await manage(uri, 'PUT', token, { client_id, ...WEB, client_name: 'kept keys', token_endpoint_auth_method: 'private_key_jwt', jwks: created.body!.jwks })).status).toBe(200);
+  });
+
+  it('every error code: invalid_redirect_uri, invalid_client_metadata, invalid_software_statement', async () => {
+    const refused = async (body: unknown, error: string, text?: RegExp) => {
+      const res = await register(body, { token: server.pat });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body, JSON.stringify(body)).toMatchObject({ error });
+      if (text) expect(res.body!.error_description).toMatch(text);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+    };
+    await refused({}, 'invalid_redirect_uri', /at least one/);
+    await refused({ redirect_uris: ['javascript:alert(1)'] }, 'invalid_redirect_uri', /javascript/);
+    await refused({ redirect_uris: ['data:text/html,hi'], application_type: 'native' }, 'invalid_redirect_uri');
+    await refused({ redirect_uris: ['https://app.example.com/cb#frag'] }, 'invalid_redirect_uri', /fragment/);
+    await refused({ redirect_uris: ['https://user:pw@app.example.com/cb'] }, 'invalid_redirect_uri');
+    await refused({ redirect_uris: ['/relative'] }, 'invalid_redirect_uri');
+    // The management API's rules: http only for a confidential code client or a native loopback; custom schemes only native.
+    await refused({ redirect_uris: ['http://app.example.com/cb'], token_endpoint_auth_method: 'none' }, 'invalid_redirect_uri', /http/);
+    await refused({ redirect_uris: ['com.example.app:/cb'] }, 'invalid_redirect_uri', /custom scheme/);
+    await refused({ redirect_uris: [REDIRECT], post_logout_redirect_uris: ['javascript:x'] }, 'invalid_redirect_uri');
+    await refused({ ...WEB, jwks_uri: 'https://app.example.com/jwks' }, 'invalid_client_metadata', /jwks_uri is not supported/);
+    await refused({ ...WEB, scope: 'openid' }, 'invalid_client_metadata', /scope/);
+    await refused({ ...WEB, software_statement: 'eyJ...' }, 'invalid_software_statement');
+    await refused({ ...WEB, id_token_signed_response_alg: 'none' }, 'invalid_client_metadata');
+    await refused({ ...WEB, grant_types: ['client_credentials'] }, 'invalid_client_metadata', /machine users/);
+    await refused({ ...WEB, grant_types: ['implicit'] }, 'invalid_client_metadata', /id_token/);
+    await refused({ ...WEB, response_types: ['id_token'] }, 'invalid_client_metadata', /implicit/);
+    await refused({ ...WEB, response_types: ['code id_token'], grant_types: ['authorization_code', 'implicit'] }, 'invalid_client_metadata');
+    await refused({ ...WEB, grant_types: ['refresh_token'] }, 'invalid_client_metadata');
+    await refused({ ...WEB, token_endpoint_auth_method: 'tls_client_auth' }, 'invalid_client_metadata');
+    await refused({ ...WEB, token_endpoint_auth_method: 'private_key_jwt' }, 'invalid_client_metadata', /jwks/);
+    await refused({ ...WEB, jwks: { keys: [{ kty: 'oct', k: 'x', kid: 'a' }] } }, 'invalid_client_metadata');
+    await refused({ ...WEB, token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ kty: 'RSA', kid: 'a', n: 'x', e: 'AQAB', d: 'y' }] } }, 'invalid_client_metadata');
+    await refused({ ...WEB, logo_uri: 'javascript:alert(1)' }, 'invalid_client_metadata', /logo_uri/);
+    await refused({ ...WEB, client_name: 'x'.repeat(201) }, 'invalid_client_metadata');
+    await refused({ ...WEB, client_id_issued_at: 1 }, 'invalid_client_metadata');
+    await refused({ ...WEB, backchannel_logout_session_required: false }, 'invalid_client_metadata');
+    await refused({ ...WEB, backchannel_logout_uri: 'http://rp.example.com/logout' }, 'invalid_client_metadata', /backChannelLogoutUri/);
+    await refused([WEB], 'invalid_client_metadata');
+  });
+
+  it('unknown extension fields are ignored and not echoed; known descriptive ones are returned', async () => {
+    const res = await register({ ...WEB, x_custom: 'ignored', 'client_name#ja-Jpan-JP': 'ignored', software_id: 'sw-1', tos_uri: 'https://example.com/tos' }, { token: server.pat });
+    expect(res.status).toBe(201);
+    expect(res.body).not.toHaveProperty('x_custom');
+    expect(res.body).not.toHaveProperty('client_name#ja-Jpan-JP');
+    expect(res.body).toMatchObject({ software_id: 'sw-1', tos_uri: 'https://example.com/tos' });
+  });
+
+  it('hostile bodies are refused with 4xx, never 5xx', async () => {
+    const many = await register({ redirect_uris: Array.from({ length: 5000 }, (_, i) => `https://a.example/${i}`) }, { token: server.pat });
+    // Over the 64 KiB bound: refused before the body is parsed.
+    expect(many.status).toBe(400);
+    expect(many.body).toMatchObject({ error: 'invalid_request', error_description: 'request body too large' });
+    const some = await register({ redirect_uris: Array.from({ length: 21 }, (_, i) => `https://a.example/${i}`) }, { token: server.pat });
+    expect(some.status).toBe(400);
+    expect(some.body!.error).toBe('invalid_redirect_uri');
+    expect((await register(undefined, { token: server.pat, raw: '{"redirect_uris": [' })).body!.error).toBe('invalid_client_metadata');
+    expect((await register(undefined, { token: server.pat, raw: '['.repeat(30_000) + ']'.repeat(30_000) })).status).toBe(400);
+    expect((await register(undefined, { token: server.pat, raw: 'null' })).body!.error).toBe('invalid_client_metadata');
+    const proto = await register(undefined, { token: server.pat, raw: JSON.stringify(WEB).replace('{', '{"__proto__":{"enabled":true},"constructor":"x",') });
+    expect(proto.status).toBe(201);
+    expect(proto.body).not.toHaveProperty('enabled');
+    expect((await register({ redirect_uris: ['https://a.example/' + 'x'.repeat(3000)] }, { token: server.pat })).status).toBe(400);
+    expect((await register({ ...WEB, contacts: Array.from({ length: 11 }, () => 'a@b.c') }, { token: server.pat })).status).toBe(400);
+    // Without a token, a large body is refused before it is read (only the headers are sent).
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(server.port, '127.0.0.1', () =>
+        socket.write(`POST /oauth/v2/register HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\nConnection: close\r\n\r\n`),
+      );
+      let data = '';
+      socket.on('data', (d) => (data += d));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(data));
+    });
+    // 401 (no token) where the check runs before the upload; an HTTP acceptor thread whose copy of
+    // the settings is being reloaded leaves that check to the main thread and refuses the size first.
+    expect(answer).toMatch(/^HTTP\/1\.1 (401 |400 )/);
+    expect(answer).toMatch(/"error":"invalid_token"|request body too large/);
+  });
+});
+
+describe('open registration', () => {
+  it('needs no token, and is limited per source address (the clock moves, nothing sleeps)', async () => {
+    expect((await setRegistration(server, { allowUnauthenticated: true, registrationsPerAddressPerHour: 3 })).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await register(WEB)).status).toBe(201);
+    const limited = await register(WEB);
+    expect(limited.status).toBe(429);
+    expect(limited.body!.error).toBe('temporarily_unavailable');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    // An initial access token is not counted against the address.
+    expect((await register(WEB, { token: server.pat })).status).toBe(201);
+    clock.advance(60 * 60_000 + 1);
+    expect((await register(WEB)).status).toBe(201);
+  });
+
+  it('stops at the project\'s quota of registered clients', async () => {
+    const quotaProject = await newProject(server);
+    expect((await setRegistration(server, { projectId: quotaProject, maxClients: 2, registrationsPerAddressPerHour: 100 })).status).toBe(200);
+    expect((await register(WEB)).status).toBe(201);
+    expect((await register(WEB)).status).toBe(201);
+    const full = await register(WEB);
+    expect(full.status).toBe(403);
+    expect(full.body!.error).toBe('access_denied');
+    expect((await setRegistration(server, { projectId, maxClients: 1000, allowUnauthenticated: false })).status).toBe(200);
+  });
+
+  it('a target project with projectRoleCheck lets only people with a role sign in to registered clients', async () => {
+    const checked = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: uniqueName('checked'), projectRoleCheck: true } });
+    await api(server, 'POST', `/management/v1/projects/${checked.body.id}/roles`, { token: server.pat, body: { roleKey: 'user', displayName: 'User' } });
+    expect((await setRegistration(server, { projectId: checked.body.id, allowUnauthenticated: true, registrationsPerAddressPerHour: 50 })).status).toBe(200);
+    const created = await register({ ...WEB, token_endpoint_auth_method: 'client_secret_post' });
+    expect(created.status).toBe(201);
+    const authorizeUrl = `/oauth/v2/authorize?${new URLSearchParams({ client_id: created.body!.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's' })}`;
+    const stranger = await createHuman(server);
+    const denied = await signIn(new Agent(server), authorizeUrl, stranger);
+    expect(new URL(denied.location!).searchParams.get('error')).toBe('access_denied');
+    await api(server, 'POST', `/management/v1/users/${stranger.userId}/grants`, { token: server.pat, body: { projectId: checked.body.id, roleKeys: ['user'] } });
+    const allowed = await signIn(new Agent(server), authorizeUrl, stranger);
+    expect(new URL(allowed.location!).searchParams.get('code')).toBeTruthy();
+    expect((await setRegistration(server, { projectId, allowUnauthenticated: false })).status).toBe(200);
+  });
+
+  it('off again: discovery drops the field and registered clients cannot be managed', async () => {
+    const created = await register(WEB, { token: server.pat });
+    expect((await setRegistration(server, { enabled: false })).status).toBe(200);
+    expect(await discoveryDoc()).not.toHaveProperty('registration_endpoint');
+    expect((await manage(created.body!.registration_client_uri, 'GET', created.body!.registration_access_token)).status).toBe(404);
+    expect((await setRegistration(server, { enabled: true })).status).toBe(200);
+    expect((await manage(created.body!.registration_client_uri, 'GET', created.body!.registration_access_token)).status).toBe(200);
+  });
+});
+
+describe('across a restart, with two HTTP threads', () => {
+  it('keeps the setting and the registrations; the registration access token is on disk only hashed', async () => {
+    const dataDir = tempDataDir();
+    const env = { SESAME_HTTP_THREADS: '2' };
+    let first: InProcessServer | undefined = await startInProcess({ dataDir, clock: new TestClock(), env });
+    try {
+      const project = await newProject(first);
+      expect((await setRegistration(first, { enabled: true, orgId: await ownOrg(first), projectId: project, allowUnauthenticated: true })).status).toBe(200);
+      // Discovery follows the setting on every thread (several requests: both threads answer some).
+      for (let i = 0; i < 6; i++) expect((await discoveryDoc(first)).registration_endpoint).toBe(`${first.issuer}/oauth/v2/register`);
+      const created = await register(WEB, { target: first });
+      expect(created.status).toBe(201);
+      const { registration_access_token: token, client_secret: secret } = created.body!;
+      await first.close({ keepData: true });
+      first = undefined;
+
+      const files = readdirSync(dataDir).filter((f) => f.endsWith('.mdb'));
+      const bytes = Buffer.concat(files.map((f) => readFileSync(join(dataDir, f))));
+      expect(bytes.includes(token)).toBe(false);
+      expect(bytes.includes(secret)).toBe(false);
+
+      const second = await startInProcess({ dataDir, clock: new TestClock(), env });
+      try {
+        expect((await discoveryDoc(second)).registration_endpoint).toBe(`${second.issuer}/oauth/v2/register`);
+        const read = await manage(`${second.issuer}/oauth/v2/register/${created.body!.client_id}`, 'GET', token);
+        expect(read.status).toBe(200);
+        expect(read.body!.client_id).toBe(created.body!.client_id);
+        expect((await setRegistration(second, { enabled: false })).status).toBe(200);
+        for (let i = 0; i < 6; i++) expect(await discoveryDoc(second)).not.toHaveProperty('registration_endpoint');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await first?.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
