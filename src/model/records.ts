@@ -127,6 +127,11 @@ export interface ClientRegistration {
   /** When the client id was issued (seconds, RFC 7591 `client_id_issued_at`). */
   issuedAt: number;
   metadata: RegisteredClientInfo;
+  /**
+   * The registered `scope` (RFC 7591 §2): the scopes the client may ask for besides `openid`;
+   * others in its authorization requests are dropped. Absent: no bound.
+   */
+  scopes?: string[];
 }
 
 /** Descriptive client metadata (RFC 7591 §2), shown as registered; none of it grants anything. */

@@ -37,7 +37,6 @@ const MAX_KEYS = 5;
 /** Known metadata Sesame does not support, with why (refused, not ignored). */
 const REFUSED: Readonly<Record<string, string>> = {
   jwks_uri: 'jwks_uri is not supported (keys are not fetched); send the public keys inline as jwks',
-  scope: 'scope is not supported: Sesame does not restrict the scopes an app may request, so it cannot register a restriction',
   software_statement: 'software statements are not supported',
   sector_identifier_uri: 'pairwise subjects are not supported',
   id_token_signed_response_alg: 'per-client ID token algorithms are not supported (the instance signs with one algorithm, see discovery)',
@@ -110,6 +109,7 @@ const metadataSchema = z.object({
   require_pushed_authorization_requests: z.boolean().optional(),
   // Only `public` exists here: accepted when named, anything else refused.
   subject_type: z.literal('public', 'only public subjects are supported').optional(),
+  scope: z.string().trim().min(1).max(2000).optional(),
 });
 
 /** A registrant's public key (from `jwks`), checked and in the form app keys store it. */
@@ -126,6 +126,8 @@ export interface ClientMetadata {
   grant_types: RegistrableGrant[];
   response_types: RegistrableResponseType[];
   application_type: 'web' | 'native';
+  /** The registered scope values: what the client's authorization requests may ask for besides openid. */
+  scopes?: string[];
   backchannel_logout_uri?: string;
   require_pushed_authorization_requests: boolean;
   keys: RegisteredKey[];
@@ -272,6 +274,7 @@ export function readClientMetadata(body: unknown): ClientMetadata {
     grant_types: grants,
     response_types: responses,
     application_type: input.application_type ?? 'web',
+    ...(input.scope !== undefined ? { scopes: [...new Set(input.scope.split(/\s+/))] } : {}),
     ...(input.backchannel_logout_uri ? { backchannel_logout_uri: input.backchannel_logout_uri } : {}),
     require_pushed_authorization_requests: input.require_pushed_authorization_requests ?? false,
     keys,

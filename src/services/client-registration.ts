@@ -66,7 +66,12 @@ export class ClientRegistrations {
       if (this.ctx.clients.appKeyIdTaken(key.kid)) throw metadataError(`jwks: the kid "${key.kid}" is taken; choose another`);
     }
     const registrationAccessToken = newAlphanumericSecret(64);
-    const registration: ClientRegistration = { accessTokenHash: sha256(registrationAccessToken), issuedAt: clock.seconds(), metadata: metadata.info };
+    const registration: ClientRegistration = {
+      accessTokenHash: sha256(registrationAccessToken),
+      issuedAt: clock.seconds(),
+      metadata: metadata.info,
+      ...(metadata.scopes ? { scopes: metadata.scopes } : {}),
+    };
     const clientId = newId();
     // Counted and added without a pause between (addApp claims the app at once), so concurrent
     // registrations cannot pass the quota together.
@@ -109,7 +114,9 @@ export class ClientRegistrations {
       throw metadataError('token_endpoint_auth_method cannot change after registration; register a new client');
     }
     this.checkSameKeys(app, metadata);
-    const registration: ClientRegistration = { ...app.registration!, metadata: metadata.info };
+    // RFC 7592 §2.2: the metadata is replaced as a whole, so a scope left out is no bound any more.
+    const { scopes: _previous, ...kept } = app.registration!;
+    const registration: ClientRegistration = { ...kept, metadata: metadata.info, ...(metadata.scopes ? { scopes: metadata.scopes } : {}) };
     const updated = await this.ctx.clients.updateRegisteredApp(app.id, oidc, registration);
     return { body: this.describe(updated) };
   }

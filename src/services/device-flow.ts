@@ -28,7 +28,7 @@ export const DEVICE_PAGE_PATH = '/ui/login/device';
 export async function startDeviceAuthorization(ctx: DeviceFlowPorts, client: AuthenticatedClient, form: Form, issuer: string): Promise<Record<string, unknown>> {
   const app = requireUserApp(client, 'OIDC_GRANT_TYPE_DEVICE_CODE', 'urn:ietf:params:oauth:grant-type:device_code');
   const directory = authorizeDirectory(ctx);
-  const { scopes, audienceProjects, orgId } = authorizationScopes(form.get('scope') ?? '', directory);
+  const { scopes, audienceProjects, orgId } = authorizationScopes(form.get('scope') ?? '', directory, app);
   const resources = directory.resources(form.all('resource'), app);
   const now = clock.now();
   let started: Awaited<ReturnType<DeviceFlowPorts['deviceAuthorizations']['start']>>;

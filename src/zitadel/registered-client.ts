@@ -79,6 +79,7 @@ export function registeredMetadataOf(app: View<AppRecord>, keys: readonly View<A
     grant_types: config.grantTypes.map((g) => GRANT_OF.get(g)).filter((g) => g !== undefined),
     response_types: config.responseTypes.map((r) => RESPONSE_TYPE_OF.get(r)).filter((r) => r !== undefined),
     application_type: APP_TYPE_OF.get(config.appType) ?? 'web',
+    ...(app.registration?.scopes ? { scope: app.registration.scopes.join(' ') } : {}),
     ...(config.backChannelLogoutUri ? { backchannel_logout_uri: config.backChannelLogoutUri, backchannel_logout_session_required: true } : {}),
     ...(config.requirePushedAuthorizationRequests ? { require_pushed_authorization_requests: true } : {}),
     ...(method === 'private_key_jwt' ? { jwks: { keys: keys.map(jwkOf) } } : {}),

@@ -79,11 +79,15 @@ function normalizeSet(value: string): string {
 export function authorizationScopes(
   raw: string,
   dir: Pick<AuthorizeDirectory, 'resolveProject' | 'orgById' | 'orgByDomain'>,
+  app: View<AppRecord>,
 ): { scopes: string[]; audienceProjects: string[]; orgId: string | undefined } {
   const scopes: string[] = [];
   const audienceProjects: string[] = [];
   let orgId: string | undefined;
+  // A dynamically registered client's `scope` bounds what it may ask for (openid is the protocol's).
+  const bound = app.registration?.scopes;
   for (const scope of parseScope(raw)) {
+    if (bound && scope !== 'openid' && !bound.includes(scope)) continue;
     const meaning = classifyScope(scope);
     if (meaning.kind === 'audience') {
       const projectId = audienceProject(scope, meaning.projectRef, dir.resolveProject);
@@ -155,7 +159,7 @@ export function validateAuthorizeRequest(params: Params, dir: AuthorizeDirectory
   try {
     const rawScope = one('scope');
     if (rawScope === undefined) return fail('invalid_request', 'scope missing');
-    const { scopes, audienceProjects, orgId } = authorizationScopes(rawScope, dir);
+    const { scopes, audienceProjects, orgId } = authorizationScopes(rawScope, dir, app);
     if (!scopes.includes('openid')) return fail('invalid_scope', 'scope must include openid');
     const prompt = parsePrompt(one('prompt'));
     const maxAge = parseMaxAge(one('max_age'));
