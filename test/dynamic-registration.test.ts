@@ -320,7 +320,13 @@ describe('client metadata', () => {
     await refused({ redirect_uris: ['/relative'] }, 'invalid_redirect_uri');
     // The management API's rules: http only for a confidential code client or a native loopback; custom schemes only native.
     await refused({ redirect_uris: ['http://app.example.com/cb'], token_endpoint_auth_method: 'none' }, 'invalid_redirect_uri', /http/);
+    await refused({ redirect_uris: ['com.example.app:/cb'], application_type: 'web' }, 'invalid_redirect_uri', /custom scheme/);
     await refused({ redirect_uris: ['com.example.app:/cb'] }, 'invalid_redirect_uri', /custom scheme/);
+    await refused({ redirect_uris: ['com.example.app:/cb', 'https://app.example.com/cb'], token_endpoint_auth_method: 'none' }, 'invalid_redirect_uri', /custom scheme/);
+    // Only loopback or private-use-scheme redirects and no application_type: a native app (RFC 8252), as MCP clients register.
+    const native = await register({ redirect_uris: ['http://localhost:7777/callback'], token_endpoint_auth_method: 'none' }, { token: server.pat });
+    expect(native.status, JSON.stringify(native.body)).toBe(201);
+    expect(native.body!.application_type).toBe('native');
     await refused({ redirect_uris: [REDIRECT], post_logout_redirect_uris: ['javascript:x'] }, 'invalid_redirect_uri');
     await refused({ ...WEB, jwks_uri: 'https://app.example.com/jwks' }, 'invalid_client_metadata', /jwks_uri is not supported/);
     await refused({ ...WEB, software_statement: 'eyJ...' }, 'invalid_software_statement');
