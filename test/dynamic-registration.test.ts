@@ -345,6 +345,10 @@ describe('client metadata', () => {
     await refused({ ...WEB, client_id_issued_at: 1 }, 'invalid_client_metadata');
     await refused({ ...WEB, backchannel_logout_session_required: false }, 'invalid_client_metadata');
     await refused({ ...WEB, backchannel_logout_uri: 'http://rp.example.com/logout' }, 'invalid_client_metadata', /backChannelLogoutUri/);
+    // Sesame POSTs there on its own: a stranger may not aim it into Sesame's network (checked again at each delivery).
+    for (const internal of ['https://127.0.0.1/logout', 'https://localhost/logout', 'https://[::1]/logout', 'https://169.254.169.254/latest', 'https://10.0.0.5/x']) {
+      await refused({ ...WEB, backchannel_logout_uri: internal }, 'invalid_client_metadata', /not a public host/);
+    }
     await refused([WEB], 'invalid_client_metadata');
   });
 

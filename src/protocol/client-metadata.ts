@@ -1,4 +1,6 @@
 import { createPublicKey } from 'node:crypto';
+import { isIP } from 'node:net';
+import { isPublicAddress } from '../util/public-address.js';
 import { z } from 'zod';
 import { OAuthError } from './errors.js';
 import type { AuthMethod } from './client-auth-methods.js';
@@ -162,6 +164,20 @@ function isNativeRedirect(uri: string): boolean {
   return url.protocol !== 'https:';
 }
 
+/**
+ * A self-registered client's back-channel logout URI is where Sesame will POST on its own: it must
+ * not name a host inside the network Sesame runs in (request forgery). Names are checked again
+ * when they are resolved, at each delivery.
+ */
+function checkLogoutReceiver(uri: string): void {
+  const url = URL.canParse(uri) ? new URL(uri) : undefined;
+  if (!url) return; // the management API's rules answer a malformed one
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && !isPublicAddress(host))) {
+    throw metadataError(`backchannel_logout_uri: ${url.hostname} is not a public host (a registered client's receiver must be reachable on the internet)`);
+  }
+}
+
 /** A web page about the client (logo, home, policy, terms): an absolute https URL (http on loopback). */
 function checkInfoUri(field: string, uri: string): void {
   const url = URL.canParse(uri) ? new URL(uri) : undefined;
@@ -261,6 +277,8 @@ export function readClientMetadata(body: unknown): ClientMetadata {
   if (responses.length > 0 && redirectUris.length === 0) throw redirectUriError('redirect_uris: at least one is required for redirect-based flows');
   const postLogoutUris = [...new Set(input.post_logout_redirect_uris ?? [])];
   for (const uri of postLogoutUris) checkRedirectUri('post_logout_redirect_uris', uri);
+
+  if (input.backchannel_logout_uri !== undefined) checkLogoutReceiver(input.backchannel_logout_uri);
 
   const info: RegisteredClientInfo = {};
   for (const field of ['client_uri', 'logo_uri', 'policy_uri', 'tos_uri'] as const) {

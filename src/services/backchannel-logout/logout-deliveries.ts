@@ -136,23 +136,27 @@ export class LogoutDeliveries {
     }
   }
 
-  private receiverOf(clientId: string): string | undefined {
-    return this.clients.appByClient(clientId)?.oidc?.backChannelLogoutUri || undefined;
+  /** The app's back-channel logout URI, and whether it may only be a public address (a self-registered app's). */
+  private receiverOf(clientId: string): { uri: string; publicOnly: boolean } | undefined {
+    const app = this.clients.appByClient(clientId);
+    const uri = app?.oidc?.backChannelLogoutUri;
+    return uri ? { uri, publicOnly: app.registration !== undefined } : undefined;
   }
 
   private async attempt(row: View<PendingLogout>): Promise<void> {
     const about = { clientId: row.clientId, sid: row.sid, sub: row.sub };
-    const uri = this.receiverOf(row.clientId);
-    if (!uri) {
+    const receiver = this.receiverOf(row.clientId);
+    if (!receiver) {
       // The app was removed, or its URI since, after the logout was queued: there is no one to tell.
       log.info('back-channel logout dropped: the app no longer has a back-channel logout URI', about);
       await this.outbox.done(row.id);
       return;
     }
+    const { uri } = receiver;
     let outcome: DeliveryOutcome;
     try {
       const token = await this.tokens.sign(row.clientId, row.sub, row.sid);
-      outcome = await sendLogoutToken(uri, token, { timeoutMs: this.policy.timeoutMs, signal: this.stopping.signal });
+      outcome = await sendLogoutToken(uri, token, { timeoutMs: this.policy.timeoutMs, signal: this.stopping.signal, publicOnly: receiver.publicOnly });
     } catch (error) {
       outcome = { delivered: false, reason: error instanceof Error ? error.message : String(error) };
     }

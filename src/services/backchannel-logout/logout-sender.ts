@@ -1,6 +1,8 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
 import { logoutAccepted, logoutRequestBody } from '../../protocol/logout-token.js';
+import { isPublicAddress, publicOnlyLookup } from '../../util/public-address.js';
 
 /**
  * The one outbound HTTP request Sesame makes: a logout token POSTed to an app's back-channel
@@ -21,6 +23,8 @@ export interface SendOptions {
   timeoutMs: number;
   /** Aborts the request (shutdown). */
   signal?: AbortSignal;
+  /** Only to public addresses: the receiver was registered by a stranger (dynamic registration). */
+  publicOnly?: boolean;
 }
 
 export function sendLogoutToken(uri: string, token: string, options: SendOptions): Promise<DeliveryOutcome> {
@@ -32,6 +36,10 @@ export function sendLogoutToken(uri: string, token: string, options: SendOptions
   }
   if (target.protocol !== 'http:' && target.protocol !== 'https:') {
     return Promise.resolve({ delivered: false, reason: `scheme ${target.protocol} is not http(s)` });
+  }
+  // An address in the URI is checked here; a name, when it is resolved (publicOnlyLookup).
+  if (options.publicOnly && isIP(target.hostname.replace(/^\[|\]$/g, '')) !== 0 && !isPublicAddress(target.hostname.replace(/^\[|\]$/g, ''))) {
+    return Promise.resolve({ delivered: false, reason: `${target.hostname} is not a public address (the app registered itself)` });
   }
   const body = logoutRequestBody(token);
   const deadline = AbortSignal.timeout(options.timeoutMs);
@@ -51,6 +59,7 @@ export function sendLogoutToken(uri: string, token: string, options: SendOptions
       // outlive the attempt (and keep a hanging receiver's connection open).
       agent: false,
       signal,
+      ...(options.publicOnly ? { lookup: publicOnlyLookup } : {}),
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
         'content-length': Buffer.byteLength(body),

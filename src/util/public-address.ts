@@ -1,0 +1,42 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { BlockList, isIP } from 'node:net';
+
+/**
+ * Addresses outside the public internet: loopback, private networks, link-local (cloud metadata
+ * services live there), shared and unspecified space. An outbound request a stranger may aim
+ * (the back-channel logout URI of a client that registered itself) must not reach them: it would
+ * be a blind request forgery into the network Sesame runs in.
+ */
+const NOT_PUBLIC = new BlockList();
+for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3]] as const) {
+  NOT_PUBLIC.addSubnet(net, bits, 'ipv4');
+}
+for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) {
+  NOT_PUBLIC.addSubnet(net, bits, 'ipv6');
+}
+
+/** Whether an IP address is on the public internet (IPv4-mapped IPv6 is judged as its IPv4). */
+export function isPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 0) return false;
+  return !NOT_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for http(s).request that resolves as usual and refuses a name whose address is not
+ * public, so a name that points (or is rebound) to an internal address is caught where the
+ * connection is made, not only when the URI was registered.
+ */
+export function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  dnsLookup(hostname, options, (error, address, family) => {
+    if (error) return callback(error, address as string, family);
+    const addresses = Array.isArray(address) ? address.map((a) => a.address) : [address];
+    const internal = addresses.find((a) => !isPublicAddress(a));
+    if (internal !== undefined) {
+      return callback(Object.assign(new Error(`${hostname} resolves to ${internal}, which is not a public address`), { code: 'ENOTPUBLIC' }), address as string, family);
+    }
+    callback(null, address as string, family);
+  });
+}
