@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -9,7 +11,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { api, basicAuth, createApiApp } from './helpers/api.js';
 import { startInProcess, type InProcessServer } from './helpers/in-process.js';
-import { Agent, createHuman, responseParams, signIn, type Human } from './helpers/oidc.js';
+import { createHuman, type Human } from './helpers/oidc.js';
 
 /**
  * An AI agent's way in (issue 14): the MCP TypeScript SDK's client-side authorization against
@@ -18,13 +20,21 @@ import { Agent, createHuman, responseParams, signIn, type Human } from './helper
  * accepts only tokens Sesame's introspection (with the API app of its project) calls active and
  * whose `aud` holds its URL. The SDK's client discovers Sesame,
  * registers itself (RFC 7591), sends the person to the login pages with PKCE and `resource`
- * (RFC 8707), which the test fills in as a person would, exchanges the code and calls a tool.
+ * (RFC 8707), which a real browser (chromium) fills in as a person would, back to the agent's
+ * loopback callback; the agent exchanges the code and calls a tool.
  */
+const CHROMIUM = '/usr/bin/chromium';
+// As test/browser-login.test.ts: skipped on a developer's machine without chromium, never in CI.
+const RUN_BROWSER = existsSync(CHROMIUM) || process.env.CI === 'true';
+let browser: Browser;
+/** The agent's loopback listener for the redirect (as MCP clients and CLI tools listen), and what reached it. */
+let callback: Server;
+let callbackUrl: string;
+const callbacks: URL[] = [];
 let sesame: InProcessServer;
 let person: Human;
 let mcp: Server;
 let mcpUrl: string;
-const REDIRECT = 'http://localhost:9999/mcp-callback';
 
 /** What the MCP server's introspection said about the last token it accepted. */
 let introspected: Record<string, unknown> | undefined;
@@ -99,12 +109,12 @@ class TestProvider implements OAuthClientProvider {
   verifier = '';
   authorizationUrl: URL | undefined;
   get redirectUrl() {
-    return REDIRECT;
+    return callbackUrl;
   }
   get clientMetadata(): OAuthClientMetadata {
     return {
       client_name: 'MCP test agent',
-      redirect_uris: [REDIRECT],
+      redirect_uris: [callbackUrl],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
@@ -136,7 +146,25 @@ class TestProvider implements OAuthClientProvider {
 
 let tools: { projectId: string; clientId: string; clientSecret: string };
 
+/** Open dynamic registration into `projectId` of the default org, as an instance owner sets it up for agents. */
+async function enableOpenRegistration(projectId: string): Promise<void> {
+  const org = await api(sesame, 'GET', '/management/v1/orgs/me', { token: sesame.pat });
+  const set = await api(sesame, 'PUT', '/admin/v1/settings/dynamic_client_registration', {
+    token: sesame.pat,
+    body: { enabled: true, allowUnauthenticated: true, orgId: org.body.org.id, projectId },
+  });
+  expect(set.status, JSON.stringify(set.body)).toBe(200);
+}
+
 beforeAll(async () => {
+  callback = createServer((req, res) => {
+    const url = new URL(req.url!, callbackUrl);
+    if (url.pathname !== new URL(callbackUrl).pathname) return void res.writeHead(404).end(); // the browser's favicon
+    callbacks.push(url);
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<p id="done">Signed in. You can close this window.</p>');
+  });
+  await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve));
+  callbackUrl = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/mcp-callback`;
   sesame = await startInProcess();
   person = await createHuman(sesame);
   // The MCP server is an API of the instance's default org: a project with an API app, which
@@ -147,13 +175,22 @@ beforeAll(async () => {
   expect(project.status, JSON.stringify(project.body)).toBe(200);
   const apps = await api(sesame, 'POST', '/management/v1/projects', { token: sesame.pat, body: { name: 'Agents' } });
   await enableOpenRegistration(apps.body.id as string);
-});
+  if (RUN_BROWSER) {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  }
+}, 60_000);
 afterAll(async () => {
+  await browser?.close();
+  await new Promise((resolve) => callback?.close(resolve));
   await new Promise((resolve) => mcp?.close(resolve));
   await sesame?.close();
 });
 
-describe('MCP TypeScript SDK client authorization', () => {
+describe.skipIf(!RUN_BROWSER)('MCP TypeScript SDK client authorization', () => {
   it('discovers, registers, signs the person in with PKCE and resource, and calls a tool with a token for the MCP server', async () => {
     const provider = new TestProvider();
     const client = new Client({ name: 'test-agent', version: '1.0.0' });
@@ -167,12 +204,20 @@ describe('MCP TypeScript SDK client authorization', () => {
     expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
     expect(authorizationUrl.searchParams.get('resource')).toBe(mcpUrl);
 
-    // The person signs in on Sesame's pages.
-    const done = await signIn(new Agent(sesame), authorizationUrl.pathname + authorizationUrl.search, person);
-    expect(done.location, done.html?.slice(0, 500)).toMatch(/^http:\/\/localhost:9999\/mcp-callback\?/);
-    const callback = responseParams(done.location!);
-    expect(callback.get('iss')).toBe(sesame.issuer);
-    await first.finishAuth(callback.get('code')!);
+    // The person signs in on Sesame's pages in a browser; a registered loopback client is a native
+    // app, so ZITADEL's success page comes last and the browser leaves it for the agent's listener.
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(authorizationUrl.toString());
+    await page.fill('input[name=loginName]', person.loginName);
+    await page.click('button[type=submit]');
+    await page.waitForSelector('input[name=password]');
+    await page.fill('input[name=password]', person.password);
+    await page.click('form[action="/ui/login/password"] button[type=submit]');
+    await page.waitForSelector('#done');
+    const redirect = callbacks.at(-1)!;
+    expect(redirect.origin + redirect.pathname).toBe(callbackUrl);
+    expect(redirect.searchParams.get('iss')).toBe(sesame.issuer);
+    await first.finishAuth(redirect.searchParams.get('code')!);
 
     expect(provider.saved!.access_token).toBeTruthy();
     const connected = new Client({ name: 'test-agent', version: '1.0.0' });
