@@ -23,6 +23,8 @@ export interface FamilyGrant {
   amr: readonly string[];
   /** Kept from an impersonating token exchange, so refreshed tokens stay marked. */
   act?: ActorClaim;
+  /** A public client's DPoP key (RFC 7638 thumbprint): every refresh must prove it (RFC 9449 §5). */
+  jkt?: string;
 }
 
 export interface RefreshFamily extends FamilyGrant {

@@ -21,6 +21,8 @@ export type OAuthErrorCode =
   | 'interaction_required'
   | 'login_required'
   | 'invalid_token'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
   | 'server_error'
   | 'temporarily_unavailable';
 
@@ -45,6 +47,9 @@ const DEFAULT_STATUS: Record<OAuthErrorCode, number> = {
   interaction_required: 400,
   login_required: 400,
   invalid_token: 401,
+  // RFC 9449 §5 and §8: 400 at the token endpoint; a protected resource answers them 401 with a DPoP challenge.
+  invalid_dpop_proof: 400,
+  use_dpop_nonce: 400,
   server_error: 500,
   temporarily_unavailable: 503,
 };

@@ -2,7 +2,7 @@ import type { KeysActor } from '../actors/keys.js';
 import type { AccessTokenClaims, ActorClaim, RevokeOutcome, IssuedTokensActor } from '../actors/issued-tokens.js';
 import { newId } from '../util/ids.js';
 import type { Signer } from '../workers/signer.js';
-import { decodeJws, encodedHeader, looksLikeJws, signingInput, verifyJws } from '../protocol/jwt.js';
+import { decodeJws, encodedHeader, isObject, looksLikeJws, signingInput, verifyJws } from '../protocol/jwt.js';
 import { clock } from '../util/clock.js';
 
 /**
@@ -56,6 +56,8 @@ export class AccessTokens {
       authTime?: number;
       amr?: readonly string[];
       act?: ActorClaim;
+      /** Binds the token to a DPoP key (RFC 9449 §6). */
+      cnf?: { jkt: string };
       /** The app's clock skew (whole seconds): added to `exp`, taken from `iat`/`nbf` (ZITADEL). */
       skewSeconds?: number;
       /** The app's own access token lifetime (seconds), else the instance's. */
@@ -94,6 +96,7 @@ export class AccessTokens {
     if (claims.authTime !== undefined) payload.auth_time = claims.authTime;
     if (claims.amr?.length) payload.amr = claims.amr;
     if (claims.act) payload.act = claims.act;
+    if (claims.cnf) payload.cnf = claims.cnf;
     const input_ = signingInput(encodedHeader(key.alg, key.kid, 'at+jwt'), payload);
     const signature = await this.signer.sign(key, input_);
     return { token: `${input_}.${signature}`, claims, expiresIn };
@@ -164,6 +167,7 @@ export class AccessTokens {
     if (typeof p.sid === 'string') claims.sid = p.sid;
     if (isActorClaim(p.act)) claims.act = deepFreeze(p.act);
     if (typeof p.auth_time === 'number') claims.authTime = p.auth_time;
+    if (isObject(p.cnf) && typeof p.cnf.jkt === 'string') claims.cnf = Object.freeze({ jkt: p.cnf.jkt });
     if (Array.isArray(p.amr)) claims.amr = Object.freeze(p.amr.filter((a): a is string => typeof a === 'string'));
     Object.freeze(claims.aud);
     return Object.freeze(claims);

@@ -59,7 +59,8 @@ export function introspect(token: string, caller: View<AppRecord>, ctx: Introspe
     active: true,
     scope: claims.scope || undefined,
     client_id: claims.clientId,
-    token_type: 'Bearer',
+    // RFC 9449 §6.2: a DPoP-bound token's key, for the resource server to check its proofs against.
+    token_type: claims.cnf ? 'DPoP' : 'Bearer',
     exp: claims.exp,
     iat: claims.iat,
     nbf: claims.iat,
@@ -71,5 +72,6 @@ export function introspect(token: string, caller: View<AppRecord>, ctx: Introspe
     ...(claims.authTime !== undefined ? { auth_time: claims.authTime } : {}),
     ...(claims.amr?.length ? { amr: claims.amr } : {}),
     ...(claims.act ? { act: claims.act } : {}),
+    ...(claims.cnf ? { cnf: { jkt: claims.cnf.jkt } } : {}),
   };
 }

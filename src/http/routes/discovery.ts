@@ -11,7 +11,7 @@ export type DiscoveryPorts = Pick<Ports, 'config' | 'issuer' | 'settings'>;
  * token exchange feature can be switched at run time.
  */
 export function discoveryRoute(ctx: DiscoveryPorts): Route {
-  const features = { par: ctx.config.featurePar, jwtIntrospection: ctx.config.featureJwtIntrospection };
+  const features = { par: ctx.config.featurePar, jwtIntrospection: ctx.config.featureJwtIntrospection, dpop: ctx.config.featureDpop };
   const without = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, { ...features, tokenExchange: false }));
   const withExchange = JSON.stringify(discoveryDocument(ctx.issuer, ctx.config.signingAlg, { ...features, tokenExchange: true }));
   const headers = { 'Cache-Control': 'public, max-age=300' };

@@ -2,7 +2,7 @@ import { ALL_AUTH_METHODS } from '../../protocol/client-auth-methods.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { verifierMatches } from '../../protocol/pkce.js';
-import { appLifetimes, issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
+import { appLifetimes, issueUserTokens, refreshBinding, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
@@ -18,7 +18,7 @@ export type AuthorizationCodePorts = Pick<Ports, 'authCodes' | 'orgs' | 'refresh
 export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
   type: 'authorization_code',
   clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
-  async handle({ form, client, ctx }) {
+  async handle({ form, client, ctx, dpop }) {
     const app = requireUserApp(client, 'OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'authorization_code');
     const code = form.get('code');
     if (code === undefined) throw new OAuthError('invalid_request', 'code missing');
@@ -49,8 +49,8 @@ export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
     const withRefresh = grant.scopes.includes('offline_access') && app.oidc!.grantTypes.includes('OIDC_GRANT_TYPE_REFRESH_TOKEN');
     const userGrant = { ...grant, app, user };
     const [tokens, refreshToken] = await Promise.all([
-      issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true }),
-      withRefresh ? ctx.refreshTokens.create(grant.grantId, grant, appLifetimes(ctx, app).refresh) : undefined,
+      issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true, dpop }),
+      withRefresh ? ctx.refreshTokens.create(grant.grantId, { ...grant, ...refreshBinding(app, dpop) }, appLifetimes(ctx, app).refresh) : undefined,
       consumed,
       // The session's record of who holds its tokens: the apps told when it ends (back-channel logout).
       ctx.userSessions.recordClient(grant.sid, app.clientId),

@@ -19,10 +19,10 @@ const NOT_FOR_CLIENT_CREDENTIALS: ReadonlySet<string> = new Set(['offline_access
 export const clientCredentialsGrant: Grant<ClientCredentialsPorts> = {
   type: 'client_credentials',
   clientPolicy: { methods: SECRET_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: true },
-  async handle({ form, client, ctx }) {
+  async handle({ form, client, ctx, dpop }) {
     if (client?.kind !== 'machine') {
       throw new OAuthError('unauthorized_client', 'client_credentials is for machine users; this client is an application');
     }
-    return machineUserTokens(ctx, client.user, client.clientId, form.get('scope'), { dropScopes: NOT_FOR_CLIENT_CREDENTIALS, idToken: false });
+    return machineUserTokens(ctx, client.user, client.clientId, form.get('scope'), { dropScopes: NOT_FOR_CLIENT_CREDENTIALS, idToken: false, dpop });
   },
 };

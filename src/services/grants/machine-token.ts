@@ -5,6 +5,7 @@ import { grantScopes, parseScope } from '../../protocol/scopes.js';
 import { resolveAudienceProject } from '../authorize-directory.js';
 import { zitadelClaimsFor } from '../user-tokens.js';
 import type { UserTokensPorts } from '../user-tokens.js';
+import type { DpopKey } from '../../protocol/dpop.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type MachineTokenPorts = Pick<Ports, 'idTokens' | 'instance'> & UserTokensPorts;
@@ -20,7 +21,7 @@ export async function machineUserTokens(
   user: UserRecord,
   clientId: string,
   requestedScope: string | undefined,
-  options: { dropScopes: ReadonlySet<string>; idToken: boolean },
+  options: { dropScopes: ReadonlySet<string>; idToken: boolean; dpop?: DpopKey | undefined },
 ): Promise<Record<string, unknown>> {
   const { orgs, accessTokens } = ctx;
   const org = orgs.requireOrg(user.orgId);
@@ -40,6 +41,7 @@ export async function machineUserTokens(
     clientId,
     aud,
     scope,
+    ...(options.dpop ? { cnf: { jkt: options.dpop.jkt } } : {}),
     // A JWT carries the metadata and resource owner URN claims its scope asks for (compat §3.3);
     // there is no app, so no role assertion.
     ...(jwt ? { jwtClaims: zitadelClaimsFor(ctx, user, scopes, undefined, false) } : {}),
@@ -56,5 +58,5 @@ export async function machineUserTokens(
           accessToken: issued.token,
         })
       : undefined;
-  return tokenResponseBody({ token: issued.token, expiresIn: issued.expiresIn, scope, idToken });
+  return tokenResponseBody({ token: issued.token, tokenType: options.dpop ? 'DPoP' : 'Bearer', expiresIn: issued.expiresIn, scope, idToken });
 }

@@ -9,7 +9,7 @@ import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import type { Form } from '../../protocol/form.js';
 import { parseScope, STANDARD_SCOPES } from '../../protocol/scopes.js';
-import { appLifetimes, requireUserApp } from '../user-tokens.js';
+import { appLifetimes, refreshBinding, requireUserApp } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
@@ -143,7 +143,7 @@ function grantedScopes(form: Form, subject: Party, actor: Party | undefined): st
 export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
   type: TOKEN_EXCHANGE,
   clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
-  async handle({ form, client, ctx }) {
+  async handle({ form, client, ctx, dpop }) {
     if (!ctx.settings.tokenExchangeEnabled()) {
       throw new OAuthError('unsupported_grant_type', 'token exchange is not enabled (feature oidcTokenExchange)');
     }
@@ -167,7 +167,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     const grantId = `TE_${newId()}`;
     const authTime = clock.seconds();
     const lifetimes = appLifetimes(ctx, app);
-    let issued: { token: string; tokenType: 'Bearer' | 'N_A'; expiresIn: number; idToken?: string };
+    let issued: { token: string; tokenType: 'Bearer' | 'DPoP' | 'N_A'; expiresIn: number; idToken?: string };
     if (requestedType === TOKEN_TYPE.idToken) {
       const idToken = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr: [], userClaims: act ? { act } : {}, lifetimeSeconds: lifetimes.idTokenSeconds });
       issued = { token: idToken, tokenType: 'N_A', expiresIn: lifetimes.idTokenSeconds };
@@ -179,9 +179,10 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
         scope,
         grantId,
         ...(act ? { act } : {}),
+        ...(dpop ? { cnf: { jkt: dpop.jkt } } : {}),
         lifetimeSeconds: lifetimes.accessTokenSeconds,
       });
-      issued = { token: accessToken.token, tokenType: 'Bearer', expiresIn: accessToken.expiresIn };
+      issued = { token: accessToken.token, tokenType: dpop ? 'DPoP' : 'Bearer', expiresIn: accessToken.expiresIn };
       if (scopes.includes('openid')) {
         issued.idToken = await ctx.idTokens.issue({
           sub: subject.user.id,
@@ -206,6 +207,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
             authTime,
             amr: [],
             ...(act ? { act } : {}),
+            ...refreshBinding(app, dpop),
           }, lifetimes.refresh)
         : undefined;
     return tokenResponseBody({ ...issued, scope, refreshToken, issuedTokenType: requestedType });
