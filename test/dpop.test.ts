@@ -184,25 +184,6 @@ describe('DPoP at the token endpoint and introspection', () => {
     expect(apps.find((a) => a.appId === strict.appId)?.app.dpopBoundAccessTokens).toBe(true);
   });
 
-  it('htu is compared without query and fragment; iat may be up to 60 s off either way', async () => {
-    const key = await proofKey();
-    const c = new Connection(server.port);
-    try {
-      const now = Math.floor(server.clock.now() / 1000);
-      expect((await machineToken(c, await tokenProof(key, { htu: `${server.issuer}/oauth/v2/token?x=1#f` }))).body.token_type).toBe('DPoP');
-      expect((await machineToken(c, await tokenProof(key, { iat: now + 60 }))).status).toBe(200);
-      expect((await machineToken(c, await tokenProof(key, { iat: now - 60 }))).status).toBe(200);
-      expect((await machineToken(c, await tokenProof(key, { iat: now + 61 }))).body).toMatchObject({ error: 'invalid_dpop_proof', error_description: expect.stringMatching(/future/) });
-      expect((await machineToken(c, await tokenProof(key, { iat: now - 61 }))).body).toMatchObject({ error: 'invalid_dpop_proof', error_description: expect.stringMatching(/old/) });
-      // The clock moves: a proof made now is too old 61 s later.
-      const made = await tokenProof(key);
-      server.clock.advance(61_000);
-      expect((await machineToken(c, made)).body.error).toBe('invalid_dpop_proof');
-    } finally {
-      c.close();
-    }
-  });
-
   it('hostile proofs: every one refused with 400 invalid_dpop_proof, never a 5xx', async () => {
     const key = await proofKey();
     const rsa = await proofKey('RS256');
@@ -280,6 +261,57 @@ describe('DPoP at the token endpoint and introspection', () => {
       expect(none.headers['www-authenticate']).toBe('Bearer realm="sesame", DPoP algs="RS256 ES256 EdDSA"');
     } finally {
       c.close();
+    }
+  });
+
+  it('htu is compared without query and fragment; iat may be up to 60 s off either way', async () => {
+    const key = await proofKey();
+    const c = new Connection(server.port);
+    // Exact boundaries: the clock stands still meanwhile (and is left 61 s ahead: this test comes last).
+    server.clock.follows = false;
+    try {
+      const now = Math.floor(server.clock.now() / 1000);
+      expect((await machineToken(c, await tokenProof(key, { htu: `${server.issuer}/oauth/v2/token?x=1#f` }))).body.token_type).toBe('DPoP');
+      expect((await machineToken(c, await tokenProof(key, { iat: now + 60 }))).status).toBe(200);
+      expect((await machineToken(c, await tokenProof(key, { iat: now - 60 }))).status).toBe(200);
+      expect((await machineToken(c, await tokenProof(key, { iat: now + 61 }))).body).toMatchObject({ error: 'invalid_dpop_proof', error_description: expect.stringMatching(/future/) });
+      expect((await machineToken(c, await tokenProof(key, { iat: now - 61 }))).body).toMatchObject({ error: 'invalid_dpop_proof', error_description: expect.stringMatching(/old/) });
+      // The clock moves: a proof made now is too old 61 s later.
+      const made = await tokenProof(key);
+      server.clock.advance(61_000);
+      expect((await machineToken(c, made)).body.error).toBe('invalid_dpop_proof');
+    } finally {
+      server.clock.follows = true;
+      c.close();
+    }
+  });
+});
+
+describe('DPoP on two HTTP threads, tokens signed in the pool', () => {
+  it('SESAME_SIGNER=pool: acceptor threads hand DPoP requests over whole (a proof is not spent before): fresh proofs taken everywhere, one proof once', async () => {
+    const threaded = await startInProcess({ env: { SESAME_HTTP_THREADS: '2', SESAME_SIGNER: 'pool' } });
+    const connections = Array.from({ length: 8 }, () => new Connection(threaded.port));
+    try {
+      const who = await createMachineClient(threaded, 'dpop-pool-machine', 'ACCESS_TOKEN_TYPE_JWT');
+      const key = await proofKey();
+      const make = () =>
+        new SignJWT({ jti: randomUUID(), htm: 'POST', htu: `${threaded.issuer}/oauth/v2/token`, iat: Math.floor(threaded.clock.now() / 1000) })
+          .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk as JWK })
+          .sign(key.privateKey);
+      const ask = (c: Connection, dpop: string) => c.post('/oauth/v2/token', basicAuth(who.clientId, who.clientSecret), { grant_type: 'client_credentials' }, { dpop });
+      const fresh = await Promise.all(connections.map(async (c) => ask(c, await make())));
+      for (const r of fresh) expect(r, JSON.stringify(r.body)).toMatchObject({ status: 200, body: { token_type: 'DPoP' } });
+      for (const r of fresh) expect(decodeJwt(r.body.access_token).cnf).toEqual({ jkt: key.jkt });
+      const once = await make();
+      const answers = await Promise.all(connections.map((c) => ask(c, once)));
+      expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
+      for (const r of answers.filter((a) => a.status !== 200)) expect(r.body.error).toBe('invalid_dpop_proof');
+      const [main, acceptor] = await threaded.app.requestsPerThread();
+      expect(main).toBeGreaterThan(0);
+      expect(acceptor).toBeGreaterThan(0);
+    } finally {
+      for (const c of connections) c.close();
+      await threaded.close();
     }
   });
 });
