@@ -28,7 +28,7 @@ let jwtMachine: { clientId: string; clientSecret: string };
 
 beforeAll(async () => {
   // The libraries date their proofs by the system clock: the server's follows it (and can still be moved).
-  server = await startInProcess({ clock: TestClock.followingSystem() });
+  server = await startInProcess({ clock: TestClock.followingSystem(), env: { SESAME_FEATURE_TOKEN_EXCHANGE: 'true' } });
   web = await createWebApp(server, { accessTokenType: 'OIDC_TOKEN_TYPE_JWT' });
   publicApp = await createWebApp(server, {
     projectId: web.projectId,
@@ -182,6 +182,29 @@ describe('DPoP at the token endpoint and introspection', () => {
     const exported = await api(server, 'POST', '/admin/v1/export', { token: server.pat, body: { org_ids: [], with_passwords: false, with_otp: false } });
     const apps = (exported.body.orgs as { oidcApps?: { appId: string; app: Record<string, unknown> }[] }[]).flatMap((o) => o.oidcApps ?? []);
     expect(apps.find((a) => a.appId === strict.appId)?.app.dpopBoundAccessTokens).toBe(true);
+  });
+
+  it('token exchange: a DPoP-bound subject token is exchanged only with a proof of its key, and the result is bound', async () => {
+    const exchanger = await createWebApp(server, { projectId: web.projectId, grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE'] });
+    const key = await proofKey();
+    const c = new Connection(server.port);
+    try {
+      const bound = (await machineToken(c, await tokenProof(key))).body.access_token as string;
+      const exchange = (dpop?: string) =>
+        c.post(
+          '/oauth/v2/token',
+          basicAuth(exchanger.clientId, exchanger.clientSecret),
+          { grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange', subject_token: bound, subject_token_type: 'urn:ietf:params:oauth:token-type:access_token' },
+          dpop ? { dpop } : {},
+        );
+      expect((await exchange()).body).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(/DPoP-bound/) });
+      expect((await exchange(await tokenProof(await proofKey()))).body).toMatchObject({ error: 'invalid_request' });
+      const exchanged = await exchange(await tokenProof(key));
+      expect(exchanged.body, JSON.stringify(exchanged.body)).toMatchObject({ token_type: 'DPoP' });
+      expect(await introspect(exchanged.body.access_token)).toMatchObject({ active: true, cnf: { jkt: key.jkt } });
+    } finally {
+      c.close();
+    }
   });
 
   it('hostile proofs: every one refused with 400 invalid_dpop_proof, never a 5xx', async () => {
