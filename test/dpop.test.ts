@@ -148,6 +148,35 @@ describe('DPoP at the token endpoint and introspection', () => {
     expect(again.token_type).toBe('dpop');
   });
 
+  it('binds the code at the authorization endpoint: dpop_jkt, or a proof at the push (RFC 9449 §10)', async () => {
+    const config = await oidc.discovery(new URL(server.issuer), publicApp.clientId, {}, oidc.None(), { execute: [oidc.allowInsecureRequests] });
+    const DPoP = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair('ES256'));
+    const other = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair('ES256'));
+    const signInWith = async (build: (params: Record<string, string>) => Promise<URL>) => {
+      const verifier = oidc.randomPKCECodeVerifier();
+      const url = await build({ redirect_uri: REDIRECT, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+      const done = await signIn(new Agent(server), url.pathname + url.search, person);
+      return { location: new URL(done.location!), verifier };
+    };
+
+    // dpop_jkt in the authorization request: only a proof of that key redeems the code, and a wrong one does not spend it.
+    const jkt = await DPoP.calculateThumbprint();
+    const direct = await signInWith(async (params) => oidc.buildAuthorizationUrl(config, { ...params, dpop_jkt: jkt }));
+    await expect(oidc.authorizationCodeGrant(config, direct.location, { pkceCodeVerifier: direct.verifier })).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(oidc.authorizationCodeGrant(config, direct.location, { pkceCodeVerifier: direct.verifier }, undefined, { DPoP: other })).rejects.toMatchObject({ error: 'invalid_grant' });
+    const tokens = await oidc.authorizationCodeGrant(config, direct.location, { pkceCodeVerifier: direct.verifier }, undefined, { DPoP });
+    expect(tokens.token_type).toBe('dpop');
+
+    // A proof at the pushed authorization request binds the code to its key.
+    const pushed = await signInWith((params) => oidc.buildAuthorizationUrlWithPAR(config, params, { DPoP }));
+    await expect(oidc.authorizationCodeGrant(config, pushed.location, { pkceCodeVerifier: pushed.verifier }, undefined, { DPoP: other })).rejects.toMatchObject({ error: 'invalid_grant' });
+    expect((await oidc.authorizationCodeGrant(config, pushed.location, { pkceCodeVerifier: pushed.verifier }, undefined, { DPoP })).token_type).toBe('dpop');
+
+    // A malformed dpop_jkt is an error sent back to the client.
+    const bad = await fetch(`${server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: publicApp.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', dpop_jkt: 'short' })}`, { redirect: 'manual' });
+    expect(new URL(bad.headers.get('location')!).searchParams.get('error')).toBe('invalid_request');
+  });
+
   it("a confidential client's refresh token is not bound; its access tokens are, per request", async () => {
     const config = await oidc.discovery(new URL(server.issuer), web.clientId, web.clientSecret, oidc.ClientSecretBasic(web.clientSecret), { execute: [oidc.allowInsecureRequests] });
     const DPoP = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair('ES256'));

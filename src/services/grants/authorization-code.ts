@@ -40,6 +40,11 @@ export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
     } else if (verifier !== undefined) {
       throw new OAuthError('invalid_request', 'code_verifier unexpectedly provided');
     }
+    // RFC 9449 §10: a code bound at the authorization endpoint is redeemed only with a proof of its key
+    // (refused before it is spent: whoever lacks the key cannot use up the holder's code).
+    if (grant.dpopJkt !== undefined && dpop?.jkt !== grant.dpopJkt) {
+      throw new OAuthError('invalid_grant', dpop ? 'the code is bound to another DPoP key (dpop_jkt)' : 'the code is bound to a DPoP key (dpop_jkt): send a DPoP proof of it');
+    }
     const user = ctx.orgs.getUser(grant.userId);
     if (!ctx.orgs.isActive(user) || ctx.issuedTokens.isSessionEnded(grant.sid)) {
       throw new OAuthError('invalid_grant', 'the user or the session is no longer active');
