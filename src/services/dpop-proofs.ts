@@ -5,12 +5,7 @@ import { OAuthError } from '../protocol/errors.js';
 import { clock } from '../util/clock.js';
 import type { DpopNonces } from './dpop-nonces.js';
 
-/**
- * Verifies the DPoP proof of a request (RFC 9449 §4.3): its rules (src/protocol/dpop.ts), the
- * server nonce when nonces are required, the signature in the worker pool (inline on an HTTP
- * acceptor thread), and its first use, recorded durably before the caller answers. Replays are
- * refused across threads: every thread's replay guard decides first uses in one LMDB store.
- */
+/** A request's DPoP header and what the proof must match. */
 export interface DpopRequest {
   /** The DPoP header's value (the first one, if repeated). */
   proof: string;
@@ -26,6 +21,12 @@ export interface DpopRequest {
 /** Headers that let a browser client read the nonce (CORS) along with it. */
 const EXPOSE = 'DPoP-Nonce, WWW-Authenticate';
 
+/**
+ * Verifies the DPoP proof of a request (RFC 9449 §4.3): its rules (src/protocol/dpop.ts), the
+ * server nonce when nonces are required, the signature in the worker pool (inline on an HTTP
+ * acceptor thread), and its first use, recorded durably before the caller answers. Replays are
+ * refused across threads: every thread's replay guard decides first uses in one LMDB store.
+ */
 export class DpopProofs {
   /** The algorithms proofs may use (discovery, challenges). */
   readonly algs = DPOP_ALGS;
