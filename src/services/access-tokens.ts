@@ -56,8 +56,8 @@ export class AccessTokens {
       authTime?: number;
       amr?: readonly string[];
       act?: ActorClaim;
-      /** Binds the token to a DPoP key (RFC 9449 §6). */
-      cnf?: { jkt: string };
+      /** Binds the token to a DPoP key (RFC 9449 §6); undefined: a Bearer token. */
+      cnf?: { jkt: string } | undefined;
       /** The app's clock skew (whole seconds): added to `exp`, taken from `iat`/`nbf` (ZITADEL). */
       skewSeconds?: number;
       /** The app's own access token lifetime (seconds), else the instance's. */
@@ -69,13 +69,14 @@ export class AccessTokens {
       jwtClaims?: Record<string, unknown>;
     },
   ): Promise<IssuedAccessToken> {
-    const { skewSeconds = 0, jwtClaims, lifetimeSeconds = this.lifetimeSeconds, ...fields } = input;
+    const { skewSeconds = 0, jwtClaims, lifetimeSeconds = this.lifetimeSeconds, cnf, ...fields } = input;
     const now = clock.seconds();
     const iat = now - skewSeconds;
     const expiresIn = lifetimeSeconds + skewSeconds;
     // A user token's id names its grant (as ZITADEL's `V2_<session>-at_<id>`), so a JWT needs no extra claim for it.
     const jti = fields.grantId ? `${fields.grantId}-at_${newId()}` : newId();
     const claims: AccessTokenClaims = { jti, ...fields, iat, exp: now + expiresIn };
+    if (cnf) claims.cnf = cnf;
     if (format === 'opaque') {
       return { token: await this.issuedTokens.issueOpaque(claims), claims, expiresIn };
     }

@@ -79,7 +79,7 @@ export async function issueUserTokens(
       authTime: grant.authTime,
       amr: grant.amr,
       ...(grant.act ? { act: grant.act } : {}),
-      ...(want.dpop ? { cnf: { jkt: want.dpop.jkt } } : {}),
+      cnf: want.dpop && { jkt: want.dpop.jkt },
       skewSeconds,
       lifetimeSeconds: lifetimes.accessTokenSeconds,
       // Role claims (when requested, as for the ID token) only with accessTokenRoleAssertion.

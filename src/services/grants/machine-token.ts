@@ -41,7 +41,7 @@ export async function machineUserTokens(
     clientId,
     aud,
     scope,
-    ...(options.dpop ? { cnf: { jkt: options.dpop.jkt } } : {}),
+    cnf: options.dpop && { jkt: options.dpop.jkt },
     // A JWT carries the metadata and resource owner URN claims its scope asks for (compat §3.3);
     // there is no app, so no role assertion.
     ...(jwt ? { jwtClaims: zitadelClaimsFor(ctx, user, scopes, undefined, false) } : {}),

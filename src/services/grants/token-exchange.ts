@@ -182,7 +182,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
         scope,
         grantId,
         ...(act ? { act } : {}),
-        ...(dpop ? { cnf: { jkt: dpop.jkt } } : {}),
+        cnf: dpop && { jkt: dpop.jkt },
         lifetimeSeconds: lifetimes.accessTokenSeconds,
       });
       issued = { token: accessToken.token, tokenType: dpop ? 'DPoP' : 'Bearer', expiresIn: accessToken.expiresIn };
