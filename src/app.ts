@@ -21,6 +21,8 @@ import { IntrospectionJwts } from './services/introspection-jwts.js';
 import { ClientAuthenticator } from './services/client-auth.js';
 import { AssertionVerifier } from './services/assertion-verifier.js';
 import { ReplayGuardActor } from './actors/replay-guard.js';
+import { DpopProofs } from './services/dpop-proofs.js';
+import { DPOP_NONCE_PURPOSE, DpopNonces } from './services/dpop-nonces.js';
 import { SettingsActor } from './actors/settings.js';
 import { LoginSecurityActor } from './actors/login-security.js';
 import { setFramingPolicy } from './http/framing.js';
@@ -200,6 +202,10 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const replayGuard = new ReplayGuardActor(storage.usedAssertions, storage.durable, { shared: threaded });
     const assertions = new AssertionVerifier(issuer, clients, orgs, pool, replayGuard);
     const clientAuth = new ClientAuthenticator(clients, orgs, assertions, issuer);
+    // DPoP proofs share the assertions' replay guard: one LMDB store decides first uses for every thread.
+    const dpopProofs = config.featureDpop
+      ? new DpopProofs(issuer, pool, replayGuard, config.dpopRequireNonce ? new DpopNonces(masterKey.deriveKey(DPOP_NONCE_PURPOSE)) : undefined)
+      : undefined;
     const idTokens = new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000));
     const authRequests = new AuthRequestsActor(storage.stores.authRequests, masterKey, storage.durable, config.authRequestsPerAddress);
     const loginSecurity = new LoginSecurityActor(storage);
@@ -233,6 +239,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       clientAuth,
       introspectionJwts: new IntrospectionJwts(issuer, keys, signer),
       assertions,
+      dpopProofs,
       settings: new SettingsActor(storage.meta, config.featureTokenExchange, setFramingPolicy),
       pool: cryptoPool,
       idTokens,

@@ -46,6 +46,8 @@ const SETTINGS = {
   featureJwtIntrospection: { env: 'SESAME_FEATURE_JWT_INTROSPECTION', default: 'true', help: 'true/false: signed JWT introspection answers (RFC 9701) for Accept: application/token-introspection+jwt' },
   featurePar: { env: 'SESAME_FEATURE_PAR', default: 'true', help: 'true/false: pushed authorization requests (RFC 9126) at /oauth/v2/par' },
   featureResourceIndicators: { env: 'SESAME_FEATURE_RESOURCE_INDICATORS', default: 'true', help: 'true/false: the resource parameter (RFC 8707) at authorize, PAR and token; false: refused with invalid_target' },
+  featureDpop: { env: 'SESAME_FEATURE_DPOP', default: 'true', help: 'true/false: DPoP sender-constrained tokens (RFC 9449); false: the DPoP header is ignored and tokens are Bearer tokens' },
+  dpopRequireNonce: { env: 'SESAME_DPOP_REQUIRE_NONCE', default: 'false', help: 'true/false: DPoP proofs must carry a server nonce (DPoP-Nonce, rotated every 5 minutes); needs SESAME_FEATURE_DPOP' },
   masterKey: { env: 'SESAME_MASTERKEY', default: undefined, help: 'secret (>= 32 chars) encrypting private keys at rest; generated into the data dir when absent' },
   logLevel: { env: 'SESAME_LOG_LEVEL', default: 'info', help: 'debug, info, warn, error or silent' },
   metricsPort: { env: 'SESAME_METRICS_PORT', default: undefined, help: 'port of the Prometheus metrics listener (GET /metrics), its own port beside SESAME_PORT; unset = no metrics (0 = any free port)' },
@@ -98,6 +100,8 @@ const schema = z.object({
   featureTokenExchange: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
   featurePar: z.enum(['true', 'false']).transform((v) => v === 'true'),
   featureResourceIndicators: z.enum(['true', 'false']).transform((v) => v === 'true'),
+  featureDpop: z.enum(['true', 'false']).transform((v) => v === 'true'),
+  dpopRequireNonce: z.enum(['true', 'false']).transform((v) => v === 'true'),
   featureJwtIntrospection: z.enum(['true', 'false']).transform((v) => v === 'true'),
   masterKey: z.string().min(32, 'must be at least 32 characters').optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']),
@@ -185,6 +189,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Con
   const workers = parsed.data.workers ?? Math.max(1, availableParallelism());
   const httpThreads = parsed.data.httpThreads ?? Math.max(1, availableParallelism());
   checkMetrics(parsed.data, raw);
+  if (parsed.data.dpopRequireNonce && !parsed.data.featureDpop) {
+    throw new ConfigError(`${SETTINGS.dpopRequireNonce.env} (${flagName('dpopRequireNonce')}) = true needs DPoP, which ${SETTINGS.featureDpop.env} (${flagName('featureDpop')}) = false turns off`);
+  }
   return { ...parsed.data, workers, httpThreads, tracing: tracingConfig(env) };
 }
 

@@ -80,6 +80,11 @@ const cases = (): Case[] => {
     { name: 'token: bad client_assertion_type', path: token, headers: { 'content-type': FORM }, body: 'grant_type=client_credentials&client_assertion=x&client_assertion_type=y', status: 400, error: 'invalid_request' },
     { name: 'token: too many parameters', path: token, headers: { 'content-type': FORM, ...auth }, body: Array.from({ length: 100 }, (_, i) => `p${i}=1`).join('&'), status: 400, error: 'invalid_request' },
     { name: 'token: GET', path: token, method: 'GET', status: 405, error: 'invalid_request' },
+    { name: 'token: DPoP header not a JWS', path: token, headers: { 'content-type': FORM, ...auth, dpop: 'not-a-proof' }, body: 'grant_type=client_credentials', status: 400, error: 'invalid_dpop_proof' },
+    { name: 'token: DPoP header of JSON garbage', path: token, headers: { 'content-type': FORM, ...auth, dpop: 'e30.bnVsbA.' }, body: 'grant_type=client_credentials', status: 400, error: 'invalid_dpop_proof' },
+    { name: 'token: oversized DPoP header', path: token, headers: { 'content-type': FORM, ...auth, dpop: `e30.${'A'.repeat(10_000)}.A` }, body: 'grant_type=client_credentials', status: 400, error: 'invalid_dpop_proof' },
+    { name: 'userinfo: DPoP scheme with an unknown token', path: '/oidc/v1/userinfo', method: 'GET', headers: { authorization: 'DPoP abc', dpop: 'x' }, status: 401, error: 'invalid_token' },
+    { name: 'userinfo: DPoP scheme without a token', path: '/oidc/v1/userinfo', method: 'GET', headers: { authorization: 'DPoP' }, status: 401, error: 'invalid_token' },
     { name: 'introspect: no authentication', path: introspect, headers: { 'content-type': FORM }, body: 'token=x', status: 401, error: 'invalid_client' },
     { name: 'introspect: JSON body', path: introspect, headers: { 'content-type': 'application/json', ...appAuth }, body: '{"token":"x"}', status: 400, error: 'invalid_request' },
     { name: 'introspect: oversized token', path: introspect, headers: { 'content-type': FORM, ...appAuth }, body: 'token=' + 'x'.repeat(100_000), status: 400, error: 'invalid_request' },
@@ -176,6 +181,17 @@ describe('bad input', () => {
     expect(JSON.parse(res.body).error).toBe('invalid_request');
   });
 
+  it('rejects two DPoP headers', async () => {
+    const body = 'grant_type=client_credentials';
+    const res = await raw(
+      `POST /oauth/v2/token HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${FORM}\r\n` +
+        `Authorization: ${basic(machine.clientId, machine.clientSecret)}\r\nDPoP: a.b.c\r\nDPoP: d.e.f\r\n` +
+        `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body).error).toBe('invalid_dpop_proof');
+  });
+
   it('rejects a body larger than its declared limit even when sent chunked', async () => {
     const chunk = 'a'.repeat(70_000);
     const res = await raw(
@@ -213,6 +229,8 @@ describe('CORS for browser apps', () => {
       expect({ path, status: preflight.status }).toEqual({ path, status: 204 });
       expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
       expect(preflight.headers.get('vary')).toMatch(/Origin/);
+      // A registered browser app may send DPoP proofs (RFC 9449 §4.1).
+      expect(preflight.headers.get('access-control-allow-headers')).toMatch(/\bDPoP\b/);
     }
     const failed = await fetch(`${server.url}/oauth/v2/token`, { method: 'POST', headers: { origin: 'https://spa.example', 'content-type': FORM }, body: 'grant_type=x' });
     expect(failed.status).toBe(400);

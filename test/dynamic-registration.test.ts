@@ -192,6 +192,21 @@ describe('registered scope', () => {
   });
 });
 
+describe('DPoP-bound registered clients', () => {
+  it('dpop_bound_access_tokens is registered, returned, and enforced at the token endpoint', async () => {
+    const created = await register({ redirect_uris: ['http://127.0.0.1:7000/cb'], token_endpoint_auth_method: 'none', dpop_bound_access_tokens: true }, { token: server.pat });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body!.dpop_bound_access_tokens).toBe(true);
+    const res = await fetch(`${server.url}/oauth/v2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'x', redirect_uri: 'http://127.0.0.1:7000/cb', client_id: created.body!.client_id }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_dpop_proof');
+  });
+});
+
 describe('RFC 7592 management', () => {
   it('GET reads it back without the secret, PUT replaces the metadata, DELETE removes it', async () => {
     const created = await register({ ...WEB, logo_uri: 'https://example.com/logo.png' }, { token: server.pat });

@@ -1,5 +1,5 @@
 import { createPrivateKey, randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { createServer } from 'node:net';
 import { readdirSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -177,6 +177,38 @@ describe('two HTTP threads on one port', () => {
     const answers = await onEvery((c) => introspectAs(c, once));
     expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
     for (const r of answers.filter((a) => a.status !== 200)) expect(r).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+  });
+
+  it('DPoP: a proof is taken once across threads, fresh ones on every thread; bound tokens work at userinfo on every thread', async () => {
+    const { publicKey, privateKey } = await generateKeyPair('ES256');
+    const jwk = (await exportJWK(publicKey)) as JWK;
+    const jkt = await calculateJwkThumbprint(jwk);
+    const proof = (htu: string, extra: Record<string, unknown> = {}) =>
+      new SignJWT({ jti: randomUUID(), htm: 'POST', htu: `${server.issuer}${htu}`, iat: Math.floor(clock.now() / 1000), ...extra })
+        .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk })
+        .sign(privateKey);
+    const auth = basicAuth(machine.clientId, machine.clientSecret);
+    const token = (c: Connection, dpop: string) => c.post('/oauth/v2/token', auth, { grant_type: 'client_credentials', scope: audience }, { dpop });
+
+    const fresh = await Promise.all(connections.map(async (c) => token(c, await proof('/oauth/v2/token'))));
+    for (const r of fresh) expect(r, JSON.stringify(r.body)).toMatchObject({ status: 200, body: { token_type: 'DPoP' } });
+    for (const r of await onEvery((c) => introspect(c, fresh[0]!.body.access_token))) expect(r.body).toMatchObject({ active: true, cnf: { jkt } });
+
+    // One proof on every connection at once (both threads): taken exactly once.
+    const once = await proof('/oauth/v2/token');
+    const answers = await onEvery((c) => token(c, once));
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
+    for (const r of answers.filter((a) => a.status !== 200)) expect(r).toMatchObject({ status: 400, body: { error: 'invalid_dpop_proof' } });
+
+    // Userinfo: a fresh proof naming the token is taken on every thread; one proof only once.
+    const accessToken = fresh[0]!.body.access_token as string;
+    const ath = Buffer.from(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(accessToken))).toString('base64url');
+    const userinfo = (c: Connection, dpop: string) => c.post('/oidc/v1/userinfo', `DPoP ${accessToken}`, {}, { dpop });
+    for (const r of await Promise.all(connections.map(async (c) => userinfo(c, await proof('/oidc/v1/userinfo', { ath }))))) expect(r.status).toBe(200);
+    const single = await proof('/oidc/v1/userinfo', { ath });
+    const used = await onEvery((c) => userinfo(c, single));
+    expect(used.filter((r) => r.status === 200)).toHaveLength(1);
+    for (const r of used.filter((a) => a.status !== 200)) expect(r).toMatchObject({ status: 401, body: { error: 'invalid_dpop_proof' } });
   });
 
   it('another server is refused the port the threads share', async () => {

@@ -1,6 +1,7 @@
 import { codeFlow, refresh } from './browser-flows.js';
 import { ccJwtScenarios, ccOpaque } from './client-credentials.js';
 import { discovery } from './discovery.js';
+import { ccDpop } from './dpop.js';
 import { introspectJwt, introspectOpaque } from './introspect.js';
 import { jwks } from './jwks.js';
 import { jwtBearer } from './jwt-bearer.js';
@@ -10,7 +11,7 @@ import { tokenExchange } from './token-exchange.js';
 import type { Scenario } from './scenario.js';
 
 /** Every scenario, in run order. A new scenario is one module added here. */
-export const SCENARIOS: Scenario[] = [discovery, jwks, ccOpaque, ...ccJwtScenarios, introspectOpaque, introspectJwt, revoke, jwtBearer, tokenExchange, codeFlow, refresh];
+export const SCENARIOS: Scenario[] = [discovery, jwks, ccOpaque, ...ccJwtScenarios, ccDpop, introspectOpaque, introspectJwt, revoke, jwtBearer, tokenExchange, codeFlow, refresh];
 
 /** Scenarios that run only when named (`--scenarios migrate`): long, and not request throughput. */
 export const OPT_IN_SCENARIOS: Scenario[] = [migrate];

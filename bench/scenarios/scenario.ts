@@ -12,7 +12,7 @@ export interface BenchRequest {
   headers?: Record<string, string>;
   body?: string;
   /** `context` is the connection's (autocannon keeps one per connection). */
-  setupRequest?: (request: { body?: string }, context?: Record<string, unknown>) => { body?: string };
+  setupRequest?: (request: { body?: string; headers?: Record<string, string> }, context?: Record<string, unknown>) => { body?: string; headers?: Record<string, string> };
   /** Reads a response into the connection's context (e.g. a code or a rotated refresh token). */
   onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string>) => void;
 }

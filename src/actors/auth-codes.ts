@@ -17,6 +17,8 @@ export interface CodeGrant {
   clientId: string;
   redirectUri: string;
   codeChallenge?: string;
+  /** RFC 9449 §10: the exchange needs a DPoP proof of this key (thumbprint). */
+  dpopJkt?: string;
   nonce?: string;
   scopes: string[];
   audience: string[];

@@ -37,6 +37,8 @@ export interface AccessTokenClaims {
   amr?: readonly string[];
   /** Set on tokens from an impersonating token exchange. */
   act?: ActorClaim;
+  /** A DPoP-bound token's key (RFC 9449 §6): the RFC 7638 thumbprint every use must prove. */
+  cnf?: { jkt: string };
 }
 
 export type RevokeOutcome = 'revoked' | 'unknown' | 'foreign';

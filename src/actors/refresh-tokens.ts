@@ -25,6 +25,8 @@ export interface FamilyGrant {
   act?: ActorClaim;
   /** Resource indicators (RFC 8707) of the authorization: a refresh may ask for any of them. */
   resources?: readonly string[];
+  /** A public client's DPoP key (RFC 7638 thumbprint): every refresh must prove it (RFC 9449 §5). */
+  jkt?: string;
 }
 
 export interface RefreshFamily extends FamilyGrant {

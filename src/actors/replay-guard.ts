@@ -4,7 +4,8 @@ import { clock } from '../util/clock.js';
 /**
  * Remembers the `jti` of signed assertions already used until they expire, so an assertion that
  * carries one cannot be replayed, even across a restart. (Assertions without `jti` are not
- * tracked: ZITADEL's SDKs send identical ones within a second; see AssertionVerifier.)
+ * tracked: ZITADEL's SDKs send identical ones within a second; see AssertionVerifier.) DPoP proofs
+ * (src/services/dpop-proofs.ts) are remembered here too, under keys of their own (`dpop:<jkt>:<jti>`).
  *
  * With HTTP acceptor threads, each thread has its own guard on the same store, and one LMDB
  * write transaction decides each first use, so one assertion sent to two threads at once is

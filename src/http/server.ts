@@ -508,7 +508,8 @@ function listenFailure(host: string, port: number): Promise<string | undefined> 
 function preflightHeaders(route: Route): Record<string, string> {
   return {
     'Access-Control-Allow-Methods': [...Object.keys(route.methods), 'OPTIONS'].join(', '),
-    'Access-Control-Allow-Headers': 'Authorization, Content-Type',
+    // DPoP: browser clients send proofs (RFC 9449 §4.1).
+    'Access-Control-Allow-Headers': 'Authorization, Content-Type, DPoP',
     'Access-Control-Max-Age': '86400',
   };
 }

@@ -25,6 +25,8 @@ export interface ValidatedAuthRequest {
   state: string | undefined;
   nonce: string | undefined;
   codeChallenge: string | undefined;
+  /** RFC 9449 §10: the DPoP key (thumbprint) the code is bound to; its exchange needs a proof of that key. */
+  dpopJkt?: string;
   prompt: Set<Prompt>;
   maxAge: number | undefined;
   loginHint: string | undefined;

@@ -65,6 +65,8 @@ export interface OidcAppConfig {
   backChannelLogoutUri: string;
   /** RFC 9126: authorization requests only as pushed ones (a `request_uri` from /oauth/v2/par). */
   requirePushedAuthorizationRequests?: boolean;
+  /** RFC 9449 §5.2 (`dpop_bound_access_tokens`): tokens only with a DPoP proof, so always sender-constrained. */
+  dpopBoundAccessTokens?: boolean;
   /** This app's token lifetimes (ms), each at most the instance's; absent: the instance's. */
   lifetimes?: AppTokenLifetimes;
   loginVersion?: { loginV1?: Record<string, never>; loginV2?: { baseUri?: string } };

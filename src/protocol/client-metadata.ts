@@ -59,7 +59,6 @@ const REFUSED: Readonly<Record<string, string>> = {
   frontchannel_logout_uri: 'front-channel logout is not supported (use backchannel_logout_uri)',
   frontchannel_logout_session_required: 'front-channel logout is not supported (use backchannel_logout_uri)',
   tls_client_certificate_bound_access_tokens: 'mutual TLS is not supported',
-  dpop_bound_access_tokens: 'DPoP is not supported',
   authorization_signed_response_alg: 'JWT secured authorization responses are not supported',
   introspection_signed_response_alg: 'per-client introspection answers are not supported',
 };
@@ -109,6 +108,8 @@ const metadataSchema = z.object({
   // Sesame's logout tokens always carry `sid` (Back-Channel Logout 1.0 §2.4), so only true holds.
   backchannel_logout_session_required: z.literal(true, 'only true: logout tokens always carry sid').optional(),
   require_pushed_authorization_requests: z.boolean().optional(),
+  // RFC 9449 §5.2: the client's tokens only with a DPoP proof.
+  dpop_bound_access_tokens: z.boolean().optional(),
   // Only `public` exists here: accepted when named, anything else refused.
   subject_type: z.literal('public', 'only public subjects are supported').optional(),
   scope: z.string().trim().min(1).max(2000).optional(),
@@ -132,6 +133,7 @@ export interface ClientMetadata {
   scopes?: string[];
   backchannel_logout_uri?: string;
   require_pushed_authorization_requests: boolean;
+  dpop_bound_access_tokens: boolean;
   keys: RegisteredKey[];
   info: RegisteredClientInfo;
 }
@@ -307,6 +309,7 @@ export function readClientMetadata(body: unknown): ClientMetadata {
     ...(input.scope !== undefined ? { scopes: [...new Set(input.scope.split(/\s+/))] } : {}),
     ...(input.backchannel_logout_uri ? { backchannel_logout_uri: input.backchannel_logout_uri } : {}),
     require_pushed_authorization_requests: input.require_pushed_authorization_requests ?? false,
+    dpop_bound_access_tokens: input.dpop_bound_access_tokens ?? false,
     keys,
     info,
   };

@@ -2,6 +2,7 @@ import { ENDPOINT_AUTH_METHODS } from './client-auth-methods.js';
 import type { SigningAlg } from '../config.js';
 import { ASSERTION_ALGS } from './assertion.js';
 import { DEVICE_CODE_GRANT } from './device-flow.js';
+import { DPOP_ALGS } from './dpop.js';
 
 /**
  * The OpenID Connect Discovery 1.0 document. It lists only what this server does today; a feature
@@ -31,10 +32,12 @@ export interface DiscoveredFeatures {
   jwtIntrospection: boolean;
   /** Dynamic client registration (the instance's dynamic client registration setting). */
   registration: boolean;
+  /** DPoP (SESAME_FEATURE_DPOP). */
+  dpop: boolean;
 }
 
 export function discoveryDocument(issuer: string, signingAlg: SigningAlg, features: DiscoveredFeatures): Record<string, unknown> {
-  const { tokenExchange, par, jwtIntrospection, registration } = features;
+  const { tokenExchange, par, jwtIntrospection, registration, dpop } = features;
   return {
     issuer,
     authorization_endpoint: issuer + PATHS.authorization,
@@ -70,6 +73,8 @@ export function discoveryDocument(issuer: string, signingAlg: SigningAlg, featur
     introspection_endpoint_auth_methods_supported: [...ENDPOINT_AUTH_METHODS.introspection],
     introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     ...(jwtIntrospection ? { introspection_signing_alg_values_supported: [signingAlg] } : {}),
+    // RFC 9449 §5.1: listed only while DPoP is on (a server without it ignores the header).
+    ...(dpop ? { dpop_signing_alg_values_supported: DPOP_ALGS } : {}),
     revocation_endpoint_auth_methods_supported: [...ENDPOINT_AUTH_METHODS.revocation],
     revocation_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     claims_supported: [

@@ -22,6 +22,8 @@ export type OAuthErrorCode =
   | 'login_required'
   | 'invalid_token'
   | 'insufficient_scope'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
   | 'server_error'
   | 'temporarily_unavailable'
   | 'invalid_redirect_uri'
@@ -52,6 +54,9 @@ const DEFAULT_STATUS: Record<OAuthErrorCode, number> = {
   invalid_token: 401,
   // RFC 6750 §3.1: a valid token without the privileges (an initial access token of a user without the role).
   insufficient_scope: 403,
+  // RFC 9449 §5 and §8: 400 at the token endpoint; a protected resource answers them 401 with a DPoP challenge.
+  invalid_dpop_proof: 400,
+  use_dpop_nonce: 400,
   server_error: 500,
   temporarily_unavailable: 503,
   // Dynamic client registration errors (RFC 7591 §3.2.2).

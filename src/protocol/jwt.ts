@@ -42,7 +42,7 @@ export function looksLikeJws(token: string): boolean {
  * §4.1.11: Sesame understands none, so any `crit` is refused, as is a malformed one), no unencoded
  * payload (RFC 7797 `b64`), and string `kid`/`typ` when present.
  */
-function headerProblem(header: Record<string, unknown>): string | undefined {
+export function jwsHeaderProblem(header: Record<string, unknown>): string | undefined {
   const { alg, crit } = header;
   if (typeof alg !== 'string' || !(SIGNING_ALGS as readonly string[]).includes(alg)) {
     return `algorithm ${String(alg)} is not accepted (${SIGNING_ALGS.join(', ')})`;
@@ -72,14 +72,14 @@ export function readJws(token: string): { jws: DecodedJws } | { problem: string 
     return { problem: 'not a compact JWS' };
   }
   if (!isObject(header) || !isObject(payload)) return { problem: 'header and payload must be JSON objects' };
-  const problem = headerProblem(header);
+  const problem = jwsHeaderProblem(header);
   if (problem) return { problem };
   return {
     jws: { header: header as DecodedJws['header'], payload, signingInput: `${h}.${p}`, signature: Buffer.from(s, 'base64url') },
   };
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
+export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** readJws for callers that only need to know whether the JWS is acceptable. */

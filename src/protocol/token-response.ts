@@ -5,8 +5,8 @@
 export interface TokenResponse {
   /** The access token, or the issued token of a token exchange. */
   token: string;
-  /** `Bearer`, or `N_A` for a token exchange that issues something other than an access token. */
-  tokenType?: 'Bearer' | 'N_A';
+  /** `Bearer`, `DPoP` for a DPoP-bound one (RFC 9449 §5), or `N_A` for a token exchange that issues something other than an access token. */
+  tokenType?: 'Bearer' | 'DPoP' | 'N_A';
   expiresIn: number;
   /** The granted scope, space-separated (left out when empty). */
   scope: string;

@@ -2,7 +2,7 @@ import type { KeysActor } from '../actors/keys.js';
 import type { AccessTokenClaims, ActorClaim, RevokeOutcome, IssuedTokensActor } from '../actors/issued-tokens.js';
 import { newId } from '../util/ids.js';
 import type { Signer } from '../workers/signer.js';
-import { decodeJws, encodedHeader, looksLikeJws, signingInput, verifyJws } from '../protocol/jwt.js';
+import { decodeJws, encodedHeader, isObject, looksLikeJws, signingInput, verifyJws } from '../protocol/jwt.js';
 import { clock } from '../util/clock.js';
 
 /**
@@ -56,6 +56,8 @@ export class AccessTokens {
       authTime?: number;
       amr?: readonly string[];
       act?: ActorClaim;
+      /** Binds the token to a DPoP key (RFC 9449 §6); undefined: a Bearer token. */
+      cnf?: { jkt: string } | undefined;
       /** The app's clock skew (whole seconds): added to `exp`, taken from `iat`/`nbf` (ZITADEL). */
       skewSeconds?: number;
       /** The app's own access token lifetime (seconds), else the instance's. */
@@ -67,13 +69,14 @@ export class AccessTokens {
       jwtClaims?: Record<string, unknown>;
     },
   ): Promise<IssuedAccessToken> {
-    const { skewSeconds = 0, jwtClaims, lifetimeSeconds = this.lifetimeSeconds, ...fields } = input;
+    const { skewSeconds = 0, jwtClaims, lifetimeSeconds = this.lifetimeSeconds, cnf, ...fields } = input;
     const now = clock.seconds();
     const iat = now - skewSeconds;
     const expiresIn = lifetimeSeconds + skewSeconds;
     // A user token's id names its grant (as ZITADEL's `V2_<session>-at_<id>`), so a JWT needs no extra claim for it.
     const jti = fields.grantId ? `${fields.grantId}-at_${newId()}` : newId();
     const claims: AccessTokenClaims = { jti, ...fields, iat, exp: now + expiresIn };
+    if (cnf) claims.cnf = cnf;
     if (format === 'opaque') {
       return { token: await this.issuedTokens.issueOpaque(claims), claims, expiresIn };
     }
@@ -94,6 +97,7 @@ export class AccessTokens {
     if (claims.authTime !== undefined) payload.auth_time = claims.authTime;
     if (claims.amr?.length) payload.amr = claims.amr;
     if (claims.act) payload.act = claims.act;
+    if (claims.cnf) payload.cnf = claims.cnf;
     const input_ = signingInput(encodedHeader(key.alg, key.kid, 'at+jwt'), payload);
     const signature = await this.signer.sign(key, input_);
     return { token: `${input_}.${signature}`, claims, expiresIn };
@@ -164,6 +168,7 @@ export class AccessTokens {
     if (typeof p.sid === 'string') claims.sid = p.sid;
     if (isActorClaim(p.act)) claims.act = deepFreeze(p.act);
     if (typeof p.auth_time === 'number') claims.authTime = p.auth_time;
+    if (isObject(p.cnf) && typeof p.cnf.jkt === 'string') claims.cnf = Object.freeze({ jkt: p.cnf.jkt });
     if (Array.isArray(p.amr)) claims.amr = Object.freeze(p.amr.filter((a): a is string => typeof a === 'string'));
     Object.freeze(claims.aud);
     return Object.freeze(claims);

@@ -140,6 +140,9 @@ export class ClientRegistrations {
 
   /** The app configuration by the management API's rules, its failures as RFC 7591 errors. */
   private oidcConfig(metadata: ClientMetadata): OidcAppConfig {
+    if (metadata.dpop_bound_access_tokens && !this.ctx.config.featureDpop) {
+      throw metadataError('dpop_bound_access_tokens: DPoP is turned off on this server');
+    }
     try {
       return toOidcAppConfig(oidcConfigInputOf(metadata), instanceLifetimeLimits(this.ctx.config));
     } catch (error) {

@@ -54,12 +54,12 @@ export function introspect(token: string, caller: View<AppRecord>, ctx: Introspe
   // Compat §5: the scope's profile/email/phone claims (whatever the app's userinfo assertion) and
   // ZITADEL's URN claims, with roles of the *introspecting* app's project (the resource server's).
   const scopeClaims = claimsFor(ctx, user, scopes, caller.projectId, true);
-  return {
+  const answer: Record<string, unknown> = {
     ...scopeClaims,
     active: true,
     scope: claims.scope || undefined,
     client_id: claims.clientId,
-    token_type: 'Bearer',
+    token_type: claims.cnf ? 'DPoP' : 'Bearer',
     exp: claims.exp,
     iat: claims.iat,
     nbf: claims.iat,
@@ -72,4 +72,7 @@ export function introspect(token: string, caller: View<AppRecord>, ctx: Introspe
     ...(claims.amr?.length ? { amr: claims.amr } : {}),
     ...(claims.act ? { act: claims.act } : {}),
   };
+  // RFC 9449 §6.2: a DPoP-bound token's key, for the resource server to check its proofs against.
+  if (claims.cnf) answer.cnf = { jkt: claims.cnf.jkt };
+  return answer;
 }

@@ -16,6 +16,7 @@ import type { AccessTokens } from './access-tokens.js';
 import type { IntrospectionJwts } from './introspection-jwts.js';
 import type { ClientAuthenticator } from './client-auth.js';
 import type { AssertionVerifier } from './assertion-verifier.js';
+import type { DpopProofs } from './dpop-proofs.js';
 import type { SettingsActor } from '../actors/settings.js';
 import type { LoginSecurityActor } from '../actors/login-security.js';
 import type { CryptoPool } from '../workers/pool.js';
@@ -39,6 +40,8 @@ export interface Ports {
   readonly introspectionJwts: IntrospectionJwts;
   /** Signed assertions: private_key_jwt and the JWT profile grant. */
   readonly assertions: AssertionVerifier;
+  /** DPoP proofs (RFC 9449); undefined when SESAME_FEATURE_DPOP=false (the DPoP header is then ignored). */
+  readonly dpopProofs: DpopProofs | undefined;
   /** Instance feature flags and security policy. */
   readonly settings: SettingsActor;
   readonly pool: CryptoPool;

@@ -1,10 +1,11 @@
 import { tokenResponseBody } from '../protocol/token-response.js';
 import type { Ports } from './ports.js';
 import type { ActorClaim } from '../actors/issued-tokens.js';
-import type { AppRecord, UserRecord } from '../model/records.js';
 import type { IssuedAccessToken } from './access-tokens.js';
 import type { AuthenticatedClient } from './client-auth.js';
 import { OAuthError } from '../protocol/errors.js';
+import type { DpopKey } from '../protocol/dpop.js';
+import { appCredential, type AppRecord, type UserRecord } from '../model/records.js';
 import { urnClaims, userClaims } from '../protocol/claims.js';
 import { clock } from '../util/clock.js';
 import { userAccessAudience } from './resource-targets.js';
@@ -63,7 +64,7 @@ export interface IssuedUserTokens {
 export async function issueUserTokens(
   ctx: UserTokensPorts,
   grant: UserGrant,
-  want: { accessToken: boolean; idToken: boolean },
+  want: { accessToken: boolean; idToken: boolean; dpop?: DpopKey | undefined },
 ): Promise<IssuedUserTokens> {
   const oidc = grant.app.oidc!;
   const skewSeconds = Math.ceil((oidc.clockSkewMs ?? 0) / 1000);
@@ -81,6 +82,7 @@ export async function issueUserTokens(
       authTime: grant.authTime,
       amr: grant.amr,
       ...(grant.act ? { act: grant.act } : {}),
+      cnf: want.dpop && { jkt: want.dpop.jkt },
       skewSeconds,
       lifetimeSeconds: lifetimes.accessTokenSeconds,
       // Role claims (when requested, as for the ID token) only with accessTokenRoleAssertion.
@@ -108,6 +110,14 @@ export async function issueUserTokens(
     });
   }
   return out;
+}
+
+/**
+ * The DPoP key a new refresh token is bound to (RFC 9449 §5): a public client's, when it sent a
+ * proof; a confidential client's refresh tokens stay unbound, its authentication protects them.
+ */
+export function refreshBinding(app: View<AppRecord>, dpop: DpopKey | undefined): { jkt: string } | undefined {
+  return dpop && appCredential(app.oidc?.authMethodType ?? '') === 'public' ? { jkt: dpop.jkt } : undefined;
 }
 
 /** The token lifetimes an app's tokens get: access and ID tokens in whole seconds, refresh families in ms. */
@@ -155,5 +165,6 @@ export async function revokeGrant(ctx: UserTokensPorts, grantId: string): Promis
 }
 
 export function tokenResponse(tokens: IssuedUserTokens, scopes: readonly string[], refreshToken: string | undefined): Record<string, unknown> {
-  return tokenResponseBody({ token: tokens.accessToken!.token, expiresIn: tokens.accessToken!.expiresIn, scope: scopes.join(' '), idToken: tokens.idToken, refreshToken });
+  const tokenType = tokens.accessToken!.claims.cnf ? 'DPoP' : 'Bearer';
+  return tokenResponseBody({ token: tokens.accessToken!.token, tokenType, expiresIn: tokens.accessToken!.expiresIn, scope: scopes.join(' '), idToken: tokens.idToken, refreshToken });
 }

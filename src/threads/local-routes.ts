@@ -13,6 +13,8 @@ import { AssertionVerifier } from '../services/assertion-verifier.js';
 import type { SignatureCheck } from '../workers/signature-check.js';
 import type { ReplayGuardActor } from '../actors/replay-guard.js';
 import { IdTokens } from '../services/id-token.js';
+import { DpopProofs } from '../services/dpop-proofs.js';
+import { DPOP_NONCE_PURPOSE, DpopNonces } from '../services/dpop-nonces.js';
 import type { RefreshTokensActor } from '../actors/refresh-tokens.js';
 import { clientCredentialsGrant, type ClientCredentialsPorts } from '../services/grants/client-credentials.js';
 import { chooseSignerMode, InlineSigner, type Signer } from '../workers/signer.js';
@@ -72,6 +74,16 @@ export function buildLocalRoutes(input: {
   // its first use was recorded would be refused there as a replay.
   const assertions = new AssertionVerifier(issuer, clients, orgs, signatureCheck, replayGuard);
   const introspectionAuth = new ClientAuthenticator(clients, orgs, assertions, issuer);
+  // DPoP proofs are checked here too (signature inline, first use decided in LMDB by the shared
+  // guard, so a proof replayed to another thread is refused). A proof is spent before the token is
+  // signed: when signing must go to the main thread's pool (SESAME_SIGNER=pool), a request handed
+  // over after its proof was spent would be refused there as a replay, so DPoP requests are then
+  // handed over whole, before anything is checked.
+  // (Userinfo signs nothing: it checks its proofs here whatever the signer.)
+  const dpopProofs = config.featureDpop
+    ? new DpopProofs(issuer, signatureCheck, replayGuard, config.dpopRequireNonce ? new DpopNonces(masterKey.deriveKey(DPOP_NONCE_PURPOSE)) : undefined)
+    : undefined;
+  const tokenDpopProofs = dpopProofs && !inline ? ownerOnly<DpopProofs>('a DPoP proof (tokens are signed in the worker pool)') : dpopProofs;
   const ctx = {
     config,
     issuer,
@@ -82,6 +94,7 @@ export function buildLocalRoutes(input: {
     issuedTokens,
     accessTokens,
     clientAuth,
+    dpopProofs,
     introspectionJwts: new IntrospectionJwts(issuer, keys, signer),
     idTokens: new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000)),
     refreshTokens: ownerOnly<RefreshTokensActor>('refresh tokens'),
@@ -93,7 +106,7 @@ export function buildLocalRoutes(input: {
     introspectRoute({ ...ctx, clientAuth: introspectionAuth }),
     userinfoRoute(ctx),
     revokeRoute(ctx),
-    tokenRoute<ClientCredentialsPorts>(ctx, new Map([[clientCredentialsGrant.type, clientCredentialsGrant]])),
+    tokenRoute<ClientCredentialsPorts>({ ...ctx, dpopProofs: tokenDpopProofs }, new Map([[clientCredentialsGrant.type, clientCredentialsGrant]])),
   ];
   return {
     served: new Map(served.map((route) => [route.pattern, route])),

@@ -4,7 +4,7 @@ import { isCostly, parseEncodedHash } from '../crypto/passwords/registry.js';
 import { Batcher, Slots } from './batcher.js';
 import { Lane } from './lane.js';
 import { traced, tracingOn } from '../observability/tracing.js';
-import type { HashPasswordTask, SignBatchTask, VerifyPasswordResult, VerifySignatureItem, VerifySignaturesTask, VerifyPasswordTask } from './tasks.js';
+import type { HashPasswordTask, SignatureItem, SignBatchTask, VerifyPasswordResult, VerifySignaturesTask, VerifyPasswordTask } from './tasks.js';
 
 /**
  * The worker threads that run CPU-heavy crypto, in two piscina pools:
@@ -21,7 +21,7 @@ export class CryptoPool {
   private readonly passwords: Piscina;
   /** Batched work (signatures, assertion checks) takes one task per thread at a time. */
   readonly slots = new Slots(() => this.threads);
-  private readonly verifier = new Batcher<VerifySignatureItem, boolean>(
+  private readonly verifier = new Batcher<SignatureItem, boolean>(
     (items) => this.run<boolean[]>({ op: 'verifySignatures', items }),
     this.slots,
     // ~70 µs per ES256/EdDSA check: about 2 ms per batch.
@@ -75,7 +75,7 @@ export class CryptoPool {
   }
 
   /** Checks a signature in the pool, batched with the others queued in the same turn. */
-  verifySignature(item: VerifySignatureItem): Promise<boolean> {
+  verifySignature(item: SignatureItem): Promise<boolean> {
     return this.verifier.submit(item);
   }
 

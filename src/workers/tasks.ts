@@ -32,9 +32,23 @@ export interface VerifySignatureItem {
   signature: Uint8Array;
 }
 
+/**
+ * One JWS signature to check with a key the request itself carries (a DPoP proof's `jwk`),
+ * reduced to its thumbprint's members; `keyId` is that thumbprint, so one id always names one key.
+ */
+export interface VerifyJwkSignatureItem {
+  keyId: string;
+  jwk: Readonly<Record<string, string>>;
+  alg: 'RS256' | 'ES256' | 'EdDSA';
+  signingInput: string;
+  signature: Uint8Array;
+}
+
+export type SignatureItem = VerifySignatureItem | VerifyJwkSignatureItem;
+
 export interface VerifySignaturesTask {
   op: 'verifySignatures';
-  items: VerifySignatureItem[];
+  items: SignatureItem[];
 }
 
 export type CryptoTask = SignBatchTask | HashPasswordTask | VerifyPasswordTask | VerifySignaturesTask;

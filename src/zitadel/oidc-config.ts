@@ -46,6 +46,8 @@ export const oidcConfigFields = {
   backChannelLogoutUri: text(2000),
   // Sesame's own (ZITADEL has no PAR yet): RFC 9126 §6's client metadata, in the API's casing.
   requirePushedAuthorizationRequests: flag(),
+  // Sesame's own: RFC 9449 §5.2's client metadata `dpop_bound_access_tokens`, in the API's casing.
+  dpopBoundAccessTokens: flag(),
   // Sesame's own (ZITADEL has them per instance only): named like its instance OIDC settings.
   accessTokenLifetime: duration().optional(),
   idTokenLifetime: duration().optional(),
@@ -222,6 +224,7 @@ export function toOidcAppConfig(input: OidcConfigInput, limits: LifetimeLimits):
     backChannelLogoutUri: input.backChannelLogoutUri,
   };
   if (input.requirePushedAuthorizationRequests) config.requirePushedAuthorizationRequests = true;
+  if (input.dpopBoundAccessTokens) config.dpopBoundAccessTokens = true;
   if (input.loginVersion?.loginV1) config.loginVersion = { loginV1: {} };
   const beyond = lifetimesBeyondLimits(input, limits)[0];
   if (beyond) throw invalidArgument('APP-L1fe1', beyond.message);
@@ -316,6 +319,7 @@ export function oidcConfigView(app: View<AppRecord>, config: View<OidcAppConfig>
     skipNativeAppSuccessPage: config.skipNativeAppSuccessPage,
     backChannelLogoutUri: config.backChannelLogoutUri,
     requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests,
+    dpopBoundAccessTokens: config.dpopBoundAccessTokens,
     ...lifetimeFields(config),
     loginVersion: config.loginVersion,
   };

@@ -54,6 +54,7 @@ export function oidcConfigInputOf(metadata: ClientMetadata): OidcConfigInput {
     version: 'OIDC_VERSION_1_0',
     backChannelLogoutUri: metadata.backchannel_logout_uri ?? '',
     requirePushedAuthorizationRequests: metadata.require_pushed_authorization_requests,
+    dpopBoundAccessTokens: metadata.dpop_bound_access_tokens,
   });
 }
 
@@ -82,6 +83,7 @@ export function registeredMetadataOf(app: View<AppRecord>, keys: readonly View<A
     ...(app.registration?.scopes ? { scope: app.registration.scopes.join(' ') } : {}),
     ...(config.backChannelLogoutUri ? { backchannel_logout_uri: config.backChannelLogoutUri, backchannel_logout_session_required: true } : {}),
     ...(config.requirePushedAuthorizationRequests ? { require_pushed_authorization_requests: true } : {}),
+    ...(config.dpopBoundAccessTokens ? { dpop_bound_access_tokens: true } : {}),
     ...(method === 'private_key_jwt' ? { jwks: { keys: keys.map(jwkOf) } } : {}),
   };
 }

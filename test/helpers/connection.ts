@@ -11,22 +11,28 @@ export class Connection {
   constructor(private readonly port: number) {}
 
   /** A form POST; the body parsed as JSON (empty: `{}`). */
-  async post(path: string, authorization: string | undefined, form: Record<string, string>): Promise<{ status: number; body: Record<string, any> }> {
+  async post(
+    path: string,
+    authorization: string | undefined,
+    form: Record<string, string>,
+    /** More headers; an array value is sent as that many header lines (e.g. two DPoP headers). */
+    extra: Record<string, string | string[]> = {},
+  ): Promise<{ status: number; body: Record<string, any>; headers: Record<string, string | string[] | undefined> }> {
     const payload = new URLSearchParams(form).toString();
-    const { status, text } = await this.send('POST', path, { 'content-type': FORM, ...(authorization ? { authorization } : {}), 'content-length': String(Buffer.byteLength(payload)) }, payload);
-    return { status, body: text ? (JSON.parse(text) as Record<string, any>) : {} };
+    const { status, text, headers } = await this.send('POST', path, { 'content-type': FORM, ...(authorization ? { authorization } : {}), 'content-length': String(Buffer.byteLength(payload)), ...extra }, payload);
+    return { status, body: text ? (JSON.parse(text) as Record<string, any>) : {}, headers };
   }
 
   get(path: string): Promise<{ status: number; text: string }> {
     return this.send('GET', path, {}, undefined);
   }
 
-  private send(method: string, path: string, headers: Record<string, string>, payload: string | undefined): Promise<{ status: number; text: string }> {
+  private send(method: string, path: string, headers: Record<string, string | string[]>, payload: string | undefined): Promise<{ status: number; text: string; headers: Record<string, string | string[] | undefined> }> {
     return new Promise((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port: this.port, path, method, agent: this.agent, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString() }));
+        res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString(), headers: res.headers }));
       });
       req.on('error', reject);
       req.end(payload);

@@ -33,6 +33,7 @@ export interface AppOptions {
   refreshTokenIdleExpiration?: string;
   refreshTokenExpiration?: string;
   requirePushedAuthorizationRequests?: boolean;
+  dpopBoundAccessTokens?: boolean;
   backChannelLogoutUri?: string;
 }
 

@@ -54,7 +54,7 @@ describe('scenario selection', () => {
   });
   it('has the required scenarios', () => {
     expect(SCENARIOS.map((s) => s.name)).toEqual([
-      'discovery', 'jwks', 'cc-opaque', 'cc-jwt-RS256', 'cc-jwt-ES256', 'cc-jwt-EdDSA', 'introspect-opaque', 'introspect-jwt', 'revoke', 'jwt-bearer', 'token-exchange',
+      'discovery', 'jwks', 'cc-opaque', 'cc-jwt-RS256', 'cc-jwt-ES256', 'cc-jwt-EdDSA', 'cc-dpop', 'introspect-opaque', 'introspect-jwt', 'revoke', 'jwt-bearer', 'token-exchange',
       'code-flow', 'refresh',
     ]);
   });
@@ -112,7 +112,7 @@ describe('run order', () => {
     const { inAlgOrder } = await import('../../bench/run.js');
     const names = inAlgOrder(SCENARIOS).map((s) => s.name);
     expect(names.slice(0, 2).sort()).toEqual(['cc-jwt-ES256', 'cc-jwt-EdDSA']);
-    expect(names.slice(2)).toEqual(['discovery', 'jwks', 'cc-opaque', 'cc-jwt-RS256', 'introspect-opaque', 'introspect-jwt', 'revoke', 'jwt-bearer', 'token-exchange', 'code-flow', 'refresh']);
+    expect(names.slice(2)).toEqual(['discovery', 'jwks', 'cc-opaque', 'cc-jwt-RS256', 'cc-dpop', 'introspect-opaque', 'introspect-jwt', 'revoke', 'jwt-bearer', 'token-exchange', 'code-flow', 'refresh']);
   });
 });
 

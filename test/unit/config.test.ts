@@ -40,6 +40,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ SESAME_MASTERKEY: 'short' }, [])).toThrow(/SESAME_MASTERKEY/);
     expect(() => loadConfig({}, ['--nope', '1'])).toThrow(ConfigError);
   });
+  it('DPoP: on by default without nonces; nonces need the feature', () => {
+    expect(loadConfig({}, [])).toMatchObject({ featureDpop: true, dpopRequireNonce: false });
+    expect(loadConfig({ SESAME_DPOP_REQUIRE_NONCE: 'true' }, [])).toMatchObject({ featureDpop: true, dpopRequireNonce: true });
+    expect(loadConfig({}, ['--feature-dpop', 'false'])).toMatchObject({ featureDpop: false });
+    expect(() => loadConfig({ SESAME_FEATURE_DPOP: 'false', SESAME_DPOP_REQUIRE_NONCE: 'true' }, [])).toThrow(/SESAME_DPOP_REQUIRE_NONCE .*SESAME_FEATURE_DPOP/);
+    expect(() => loadConfig({ SESAME_FEATURE_DPOP: 'maybe' }, [])).toThrow(/SESAME_FEATURE_DPOP/);
+  });
   it('strips a trailing slash from the issuer', () => {
     expect(loadConfig({ SESAME_ISSUER: 'https://id.example.com/' }, []).issuer).toBe('https://id.example.com');
   });

@@ -42,6 +42,16 @@ function appView(app: View<AppRecord>) {
   };
 }
 
+/**
+ * An app cannot be set to require DPoP while DPoP is off: the setting would refuse it every token.
+ * (An import keeps the setting, to be in force once DPoP is on; until then the app gets no tokens.)
+ */
+function refuseDpopWhenOff(ctx: AppsPorts, dpopBoundAccessTokens: boolean): void {
+  if (dpopBoundAccessTokens && !ctx.config.featureDpop) {
+    throw invalidArgument('APP-Dp0p1', 'dpopBoundAccessTokens: DPoP is turned off on this server (SESAME_FEATURE_DPOP=false)');
+  }
+}
+
 export function appRoutes(ctx: AppsPorts): Route[] {
   const regenerate = async (app: View<AppRecord>) => {
     const { app: updated, clientSecret } = await ctx.clients.regenerateSecret(app.id);
@@ -52,6 +62,7 @@ export function appRoutes(ctx: AppsPorts): Route[] {
       POST: async (req, caller) => {
         const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.app.write');
         const { name, ...input } = readBody(req, addOidcAppSchema);
+        refuseDpopWhenOff(ctx, input.dpopBoundAccessTokens);
         const oidc = toOidcAppConfig(input, instanceLifetimeLimits(ctx.config));
         const { app, clientSecret } = await ctx.clients.addApp(project, { name, oidc });
         return okSecret({
@@ -95,7 +106,9 @@ export function appRoutes(ctx: AppsPorts): Route[] {
       PUT: async (req, caller) => {
         const app = requireAppAccess(ctx, caller, req, 'project.app.write');
         if (!app.oidc) throw preconditionFailed('APP-n0t01', 'the application is not an OIDC application (Errors.Project.App.IsNotOIDC)');
-        const oidc = toOidcAppConfig(readBody(req, oidcConfigSchema), instanceLifetimeLimits(ctx.config));
+        const input = readBody(req, oidcConfigSchema);
+        refuseDpopWhenOff(ctx, input.dpopBoundAccessTokens);
+        const oidc = toOidcAppConfig(input, instanceLifetimeLimits(ctx.config));
         if (sameOidcConfig(app.oidc, oidc)) throw preconditionFailed('APP-1m88i', 'no changes (Errors.NoChangesFound)');
         const updated = await ctx.clients.updateOidcConfig(app.id, oidc);
         return ok({ details: changedDetails(updated, updated.orgId) });

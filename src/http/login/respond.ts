@@ -76,6 +76,7 @@ export async function completeAuthorization(
       ...grant,
       redirectUri: request.redirectUri,
       ...(request.codeChallenge ? { codeChallenge: request.codeChallenge } : {}),
+      ...(request.dpopJkt ? { dpopJkt: request.dpopJkt } : {}),
       ...(request.nonce !== undefined ? { nonce: request.nonce } : {}),
     });
     params = { code, state: request.state };

@@ -69,7 +69,7 @@ export function authorizeRoute(ctx: AuthorizePorts): Route {
       if (typeof found === 'string') return htmlResponse(400, errorPage(agentOf(ctx, req).locale, found));
       params = found;
     }
-    const validation = validateAuthorizeRequest(params, directory, { pushed });
+    const validation = validateAuthorizeRequest(params, directory, { pushed, dpop: ctx.config.featureDpop });
     const agent = agentOf(ctx, req, params.get('ui_locales')?.[0]);
     if (validation.kind === 'page') return htmlResponse(400, errorPage(agent.locale, validation.description));
     if (validation.kind === 'redirect-error') return authorizeError(ctx.issuer, validation.target, validation.error, validation.description, agent.locale);

@@ -11,7 +11,7 @@ export type DiscoveryPorts = Pick<Ports, 'config' | 'issuer' | 'settings'>;
  * token exchange feature and dynamic client registration can be switched at run time.
  */
 export function discoveryRoute(ctx: DiscoveryPorts): Route {
-  const features = { par: ctx.config.featurePar, jwtIntrospection: ctx.config.featureJwtIntrospection };
+  const features = { par: ctx.config.featurePar, jwtIntrospection: ctx.config.featureJwtIntrospection, dpop: ctx.config.featureDpop };
   const variants = new Map<string, string>();
   for (const tokenExchange of [false, true]) {
     for (const registration of [false, true]) {

@@ -10,7 +10,7 @@ import type { Request, Route } from '../types.js';
 import { authorizeDirectory } from '../../services/authorize-directory.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type ParPorts = Pick<Ports, 'clientAuth' | 'clients' | 'config' | 'instance' | 'orgs' | 'pushedRequests'>;
+export type ParPorts = Pick<Ports, 'clientAuth' | 'clients' | 'config' | 'dpopProofs' | 'instance' | 'orgs' | 'pushedRequests'>;
 
 /** Client authentication parameters: they authenticate the push and are not part of the authorization request. */
 const CLIENT_AUTH_PARAMS = new Set(['client_secret', 'client_assertion', 'client_assertion_type']);
@@ -31,7 +31,15 @@ export function parRoute(ctx: ParPorts): Route {
     const params = new Map<string, string[]>();
     for (const name of form.keys()) if (!CLIENT_AUTH_PARAMS.has(name)) params.set(name, [...form.all(name)]);
     params.set('client_id', [client.clientId]);
-    const validation = validateAuthorizeRequest(params, directory, { pushed: true });
+    // RFC 9449 §10.1: a DPoP proof at the push binds the code to its key, as `dpop_jkt` would (both: they must agree).
+    const proof = req.headers.dpop;
+    if (proof !== undefined && ctx.dpopProofs) {
+      const { jkt } = await ctx.dpopProofs.verify({ proof, repeated: req.repeatedHeaders.has('dpop'), method: req.method, path: PATHS.par });
+      const named = params.get('dpop_jkt')?.[0];
+      if (named !== undefined && named !== jkt) throw new OAuthError('invalid_dpop_proof', 'dpop_jkt is not the thumbprint of the DPoP proof\'s key');
+      params.set('dpop_jkt', [jkt]);
+    }
+    const validation = validateAuthorizeRequest(params, directory, { pushed: true, dpop: ctx.dpopProofs !== undefined });
     if (validation.kind === 'page') throw new OAuthError('invalid_request', validation.description);
     if (validation.kind === 'redirect-error') throw new OAuthError(validation.error, validation.description);
     const now = clock.now();

@@ -2,6 +2,7 @@ import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { GRANTS, type GrantsPorts } from '../../services/grants/index.js';
 import type { Grant } from '../../services/grants/grant.js';
+import type { DpopKey } from '../../protocol/dpop.js';
 import { NeedsOwner } from '../../model/errors.js';
 import { readClientRequest } from '../client-request.js';
 import type { Ports } from '../../services/ports.js';
@@ -11,7 +12,17 @@ import { grantLabel } from '../../observability/labels.js';
 import type { Request, Route } from '../types.js';
 
 /** What this module uses of the wired parts (src/app.ts); `P` is what the served grants use. */
-export type TokenPorts<P = GrantsPorts> = Pick<Ports, 'clientAuth' | 'clients'> & P;
+export type TokenPorts<P = GrantsPorts> = Pick<Ports, 'clientAuth' | 'clients' | 'dpopProofs'> & P;
+
+/**
+ * An app registered with `dpopBoundAccessTokens` gets tokens only with a proof (RFC 9449 §5.2);
+ * with DPoP off on this server it gets none, rather than tokens it asked never to be given unbound.
+ */
+function dpopRequired(dpopOn: boolean): OAuthError {
+  return dpopOn
+    ? new OAuthError('invalid_dpop_proof', 'this client requires DPoP-bound tokens: send a DPoP proof')
+    : new OAuthError('invalid_request', 'this client requires DPoP-bound tokens, and DPoP is turned off on this server (SESAME_FEATURE_DPOP=false)');
+}
 
 /**
  * POST /oauth/v2/token: parses the form, authenticates the client per grant, dispatches on
@@ -29,10 +40,19 @@ export function tokenRoute<P = GrantsPorts>(ctx: TokenPorts<P>, grants: Readonly
       throw new OAuthError('unsupported_grant_type', `${grantType} not supported`);
     }
     const client = grant.clientPolicy ? await ctx.clientAuth.authenticate(presented, grant.clientPolicy) : undefined;
-    const answer = await grant.handle({ form, client, ctx });
+    // One header lookup for requests without DPoP; a proof is checked after the client is known
+    // (no proof work for strangers) and is spent before any token is issued.
+    const proof = req.headers.dpop;
+    let dpop: DpopKey | undefined;
+    if (proof !== undefined && ctx.dpopProofs) {
+      dpop = await ctx.dpopProofs.verify({ proof, repeated: req.repeatedHeaders.has('dpop'), method: req.method, path: PATHS.token });
+    } else if (client?.kind === 'app' && client.app.oidc?.dpopBoundAccessTokens) {
+      throw dpopRequired(ctx.dpopProofs !== undefined);
+    }
+    const answer = await grant.handle({ form, client, ctx, dpop });
     const label = grantLabel(grant.type);
     if (label) countIssuedTokens(label, answer);
-    return jsonNoStore(200, answer);
+    return jsonNoStore(200, answer, dpop && ctx.dpopProofs?.nonceHeaders());
   };
   return { pattern: PATHS.token, errorStyle: 'oauth', cors: (origin) => ctx.clients.originAllowed(origin), methods: { POST: handle } };
 }

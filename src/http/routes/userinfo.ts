@@ -1,4 +1,4 @@
-import { bearerToken } from '../../protocol/bearer.js';
+import { bearerToken, dpopToken } from '../../protocol/bearer.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { parseFormBody } from '../../protocol/form.js';
@@ -7,14 +7,18 @@ import type { Ports } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
 import type { Request, Route } from '../types.js';
 import type { UserTokensPorts } from '../../services/user-tokens.js';
+import type { AccessTokenClaims } from '../../actors/issued-tokens.js';
+import type { DpopProofs } from '../../services/dpop-proofs.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type UserinfoPorts = Pick<Ports, 'clients' | 'orgs' | 'accessTokens'> & UserTokensPorts;
+export type UserinfoPorts = Pick<Ports, 'clients' | 'orgs' | 'accessTokens' | 'dpopProofs'> & UserTokensPorts;
 
 /**
- * GET|POST /oidc/v1/userinfo (OIDC Core §5.3, RFC 6750): claims of the token's user per granted
- * scope. A missing token is 401 with a bare Bearer challenge; an invalid, expired or revoked one
- * (or one whose user is gone) 401 with `error="invalid_token"`.
+ * GET|POST /oidc/v1/userinfo (OIDC Core §5.3, RFC 6750, RFC 9449 §7): claims of the token's user
+ * per granted scope. A missing token is 401 with a bare Bearer challenge (and a DPoP one while
+ * DPoP is on); an invalid, expired or revoked one (or one whose user is gone) 401 with
+ * `error="invalid_token"`. A DPoP-bound token is taken only as `Authorization: DPoP` with a proof
+ * of its key naming it (`ath`); its errors carry a DPoP challenge.
  */
 const CHALLENGE = 'Bearer realm="sesame"';
 
@@ -26,12 +30,51 @@ function invalidToken(description: string): OAuthError {
 }
 
 export function userinfoRoute(ctx: UserinfoPorts): Route {
+  const dpop = ctx.dpopProofs;
+  const algs = dpop ? `, algs="${dpop.algs.join(' ')}"` : '';
+  const missing = dpop ? `${CHALLENGE}, DPoP${algs.slice(1)}` : CHALLENGE;
+  /** A refusal under the DPoP scheme (RFC 9449 §7.1): 401 with a DPoP challenge naming the error and the algorithms. */
+  const dpopRefusal = (error: OAuthError['error'], description: string, headers?: Record<string, string>) =>
+    new OAuthError(error, description, { status: 401, headers: { ...headers, 'WWW-Authenticate': `DPoP error="${error}", error_description="${description}"${algs}` } });
+
+  const answer = (claims: AccessTokenClaims, headers?: Record<string, string>) => {
+    const user = ctx.orgs.getUser(claims.sub);
+    if (!ctx.orgs.isActive(user)) throw invalidToken('no active user');
+    const scopes = claims.scope ? claims.scope.split(' ') : [];
+    const app = ctx.clients.appByClient(claims.clientId);
+    const userClaims = claimsFor(ctx, user, scopes, app?.projectId, true);
+    return jsonNoStore(200, { ...userClaims, sub: user.id, ...(claims.act ? { act: claims.act } : {}) }, headers);
+  };
+
+  /** `Authorization: DPoP`: the proof must be valid, name the token (`ath`) and be signed with the key it is bound to. */
+  const withProof = async (req: Request, token: string, claims: AccessTokenClaims, proofs: DpopProofs) => {
+    const bound = claims.cnf?.jkt;
+    if (bound === undefined) throw dpopRefusal('invalid_token', 'access token is not DPoP-bound: present it as Bearer');
+    const proof = req.headers.dpop;
+    if (proof === undefined) throw dpopRefusal('invalid_dpop_proof', 'DPoP proof missing');
+    let key: string;
+    try {
+      key = (await proofs.verify({ proof, repeated: req.repeatedHeaders.has('dpop'), method: req.method, path: PATHS.userinfo, accessToken: token })).jkt;
+    } catch (error) {
+      if (error instanceof OAuthError) throw dpopRefusal(error.error, error.description, error.headers);
+      throw error;
+    }
+    if (key !== bound) throw dpopRefusal('invalid_dpop_proof', 'DPoP proof is not signed with the key the access token is bound to');
+    return answer(claims, proofs.nonceHeaders());
+  };
+
+  // Synchronous for Bearer tokens (no promise on the hot path); a DPoP proof is checked asynchronously.
   const handle = (req: Request) => {
     if (req.repeatedHeaders.has('authorization')) throw new OAuthError('invalid_request', 'Authorization header is repeated');
     const header = req.headers.authorization;
     let token: string | undefined;
+    let dpopScheme = false;
     if (header !== undefined) {
       token = bearerToken(header);
+      if (token === undefined && dpop) {
+        token = dpopToken(header);
+        dpopScheme = token !== undefined;
+      }
       if (token === undefined) throw invalidToken('malformed Authorization header');
     }
     // RFC 6750 §2.2: a form body parameter is the other way to send it (only one may be used).
@@ -41,16 +84,22 @@ export function userinfoRoute(ctx: UserinfoPorts): Route {
       token ??= bodyToken;
     }
     if (token === undefined) {
-      throw new OAuthError('invalid_request', 'access token missing', { status: 401, headers: { 'WWW-Authenticate': CHALLENGE } });
+      throw new OAuthError('invalid_request', 'access token missing', { status: 401, headers: { 'WWW-Authenticate': missing } });
     }
     const resolved = ctx.accessTokens.resolve(token);
+    if (dpopScheme) {
+      if (!resolved) throw dpopRefusal('invalid_token', 'access token invalid, expired or revoked');
+      return withProof(req, token, resolved.claims, dpop!);
+    }
     if (!resolved) throw invalidToken('access token invalid, expired or revoked');
-    const user = ctx.orgs.getUser(resolved.claims.sub);
-    if (!ctx.orgs.isActive(user)) throw invalidToken('no active user');
-    const scopes = resolved.claims.scope ? resolved.claims.scope.split(' ') : [];
-    const app = ctx.clients.appByClient(resolved.claims.clientId);
-    const claims = claimsFor(ctx, user, scopes, app?.projectId, true);
-    return jsonNoStore(200, { ...claims, sub: user.id, ...(resolved.claims.act ? { act: resolved.claims.act } : {}) });
+    if (resolved.claims.cnf) {
+      // RFC 9449 §7.2: a bound token is no bearer token, whoever holds it (also once DPoP is off).
+      throw new OAuthError('invalid_token', 'access token is DPoP-bound: present it with Authorization: DPoP and a proof', {
+        status: 401,
+        headers: { 'WWW-Authenticate': `DPoP error="invalid_token", error_description="access token is DPoP-bound"${algs}` },
+      });
+    }
+    return answer(resolved.claims);
   };
   return { pattern: PATHS.userinfo, errorStyle: 'oauth', cors: (origin) => ctx.clients.originAllowed(origin), methods: { GET: handle, POST: handle } };
 }

@@ -110,7 +110,15 @@ export function authorizationScopes(
  * `pushed`: the parameters came from a pushed authorization request (RFC 9126), so an app that
  * requires those may use them.
  */
-export function validateAuthorizeRequest(params: Params, dir: AuthorizeDirectory, options: { pushed: boolean } = { pushed: false }): AuthorizeValidation {
+/** An RFC 7638 SHA-256 thumbprint, base64url (RFC 9449 §10). */
+const JKT = /^[A-Za-z0-9_-]{43}$/;
+
+export function validateAuthorizeRequest(
+  params: Params,
+  dir: AuthorizeDirectory,
+  /** `pushed`: the request came from /oauth/v2/par; `dpop`: DPoP is on (else `dpop_jkt` is an unknown parameter, ignored). */
+  options: { pushed: boolean; dpop?: boolean } = { pushed: false },
+): AuthorizeValidation {
   const one = (name: string) => params.get(name)?.[0];
   const repeated = [...params].filter(([name, values]) => values.length > 1 && !REPEATABLE_PARAMS.has(name)).map(([name]) => name);
 
@@ -178,6 +186,11 @@ export function validateAuthorizeRequest(params: Params, dir: AuthorizeDirectory
     const nonce = one('nonce');
     if (known.type !== 'code' && nonce === undefined) return fail('invalid_request', 'nonce required for the implicit flow');
     const resources = dir.resources(params.get('resource') ?? [], app);
+    const dpopJkt = options.dpop ? one('dpop_jkt') : undefined;
+    if (dpopJkt !== undefined) {
+      if (!JKT.test(dpopJkt)) return fail('invalid_request', 'dpop_jkt must be a base64url SHA-256 JWK thumbprint');
+      if (known.type !== 'code') return fail('invalid_request', 'dpop_jkt is only for response_type code');
+    }
 
     return {
       kind: 'ok',
@@ -194,6 +207,7 @@ export function validateAuthorizeRequest(params: Params, dir: AuthorizeDirectory
         state: target.state,
         nonce,
         codeChallenge: challenge,
+        ...(dpopJkt !== undefined ? { dpopJkt } : {}),
         prompt,
         // prompt=login forces a fresh authentication, as max_age=0 does (ZITADEL).
         maxAge: prompt.has('login') ? 0 : maxAge,

@@ -4,7 +4,7 @@ import { OAuthError } from '../../protocol/errors.js';
 import { verifierMatches } from '../../protocol/pkce.js';
 import { narrowResources } from '../../protocol/resource-indicators.js';
 import { requestedResources } from '../resource-targets.js';
-import { appLifetimes, issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
+import { appLifetimes, issueUserTokens, refreshBinding, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
@@ -20,7 +20,7 @@ export type AuthorizationCodePorts = Pick<Ports, 'authCodes' | 'orgs' | 'refresh
 export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
   type: 'authorization_code',
   clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
-  async handle({ form, client, ctx }) {
+  async handle({ form, client, ctx, dpop }) {
     const app = requireUserApp(client, 'OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'authorization_code');
     const code = form.get('code');
     if (code === undefined) throw new OAuthError('invalid_request', 'code missing');
@@ -43,6 +43,11 @@ export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
     } else if (verifier !== undefined) {
       throw new OAuthError('invalid_request', 'code_verifier unexpectedly provided');
     }
+    // RFC 9449 §10: a code bound at the authorization endpoint is redeemed only with a proof of its key
+    // (refused before it is spent: whoever lacks the key cannot use up the holder's code).
+    if (grant.dpopJkt !== undefined && dpop?.jkt !== grant.dpopJkt) {
+      throw new OAuthError('invalid_grant', dpop ? 'the code is bound to another DPoP key (dpop_jkt)' : 'the code is bound to a DPoP key (dpop_jkt): send a DPoP proof of it');
+    }
     const user = ctx.orgs.getUser(grant.userId);
     if (!ctx.orgs.isActive(user) || ctx.issuedTokens.isSessionEnded(grant.sid)) {
       throw new OAuthError('invalid_grant', 'the user or the session is no longer active');
@@ -54,8 +59,8 @@ export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
     const withRefresh = grant.scopes.includes('offline_access') && app.oidc!.grantTypes.includes('OIDC_GRANT_TYPE_REFRESH_TOKEN');
     const userGrant = { ...grant, app, user, resources };
     const [tokens, refreshToken] = await Promise.all([
-      issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true }),
-      withRefresh ? ctx.refreshTokens.create(grant.grantId, grant, appLifetimes(ctx, app).refresh) : undefined,
+      issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true, dpop }),
+      withRefresh ? ctx.refreshTokens.create(grant.grantId, { ...grant, ...refreshBinding(app, dpop) }, appLifetimes(ctx, app).refresh) : undefined,
       consumed,
       // The session's record of who holds its tokens: the apps told when it ends (back-channel logout).
       ctx.userSessions.recordClient(grant.sid, app.clientId),

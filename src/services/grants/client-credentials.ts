@@ -19,7 +19,7 @@ const NOT_FOR_CLIENT_CREDENTIALS: ReadonlySet<string> = new Set(['offline_access
 export const clientCredentialsGrant: Grant<ClientCredentialsPorts> = {
   type: 'client_credentials',
   clientPolicy: { methods: SECRET_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: true },
-  async handle({ form, client, ctx }) {
+  async handle({ form, client, ctx, dpop }) {
     if (client?.kind !== 'machine') {
       throw new OAuthError('unauthorized_client', 'client_credentials is for machine users; this client is an application');
     }
@@ -27,6 +27,7 @@ export const clientCredentialsGrant: Grant<ClientCredentialsPorts> = {
       dropScopes: NOT_FOR_CLIENT_CREDENTIALS,
       idToken: false,
       resources: form.all('resource'),
+      dpop,
     });
   },
 };

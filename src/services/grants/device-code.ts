@@ -5,7 +5,7 @@ import { OAuthError } from '../../protocol/errors.js';
 import { narrowResources } from '../../protocol/resource-indicators.js';
 import { requestedResources } from '../resource-targets.js';
 import { clock } from '../../util/clock.js';
-import { appLifetimes, issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
+import { appLifetimes, issueUserTokens, refreshBinding, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
@@ -21,7 +21,7 @@ export type DeviceCodePorts = Pick<Ports, 'deviceAuthorizations' | 'orgs' | 'ref
 export const deviceCodeGrant: Grant<DeviceCodePorts> = {
   type: DEVICE_CODE_GRANT,
   clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
-  async handle({ form, client, ctx }) {
+  async handle({ form, client, ctx, dpop }) {
     const app = requireUserApp(client, 'OIDC_GRANT_TYPE_DEVICE_CODE', DEVICE_CODE_GRANT);
     const deviceCode = form.get('device_code');
     if (deviceCode === undefined) throw new OAuthError('invalid_request', 'device_code missing');
@@ -53,8 +53,8 @@ export const deviceCodeGrant: Grant<DeviceCodePorts> = {
     const grant = { ...approval, clientId: app.clientId, scopes: authorization.scopes, ...(authorization.resources ? { resources: authorization.resources } : {}) };
     const withRefresh = grant.scopes.includes('offline_access') && app.oidc!.grantTypes.includes('OIDC_GRANT_TYPE_REFRESH_TOKEN');
     const [tokens, refreshToken] = await Promise.all([
-      issueUserTokens(ctx, { ...grant, app, user, resources }, { accessToken: true, idToken: true }),
-      withRefresh ? ctx.refreshTokens.create(grant.grantId, grant, appLifetimes(ctx, app).refresh) : undefined,
+      issueUserTokens(ctx, { ...grant, app, user, resources }, { accessToken: true, idToken: true, dpop }),
+      withRefresh ? ctx.refreshTokens.create(grant.grantId, { ...grant, ...refreshBinding(app, dpop) }, appLifetimes(ctx, app).refresh) : undefined,
       redemption.written,
       // The apps told when the session ends (back-channel logout): the device got tokens in it.
       ctx.userSessions.recordClient(approval.sid, app.clientId),

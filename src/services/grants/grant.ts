@@ -1,5 +1,6 @@
 import type { AuthenticatedClient, ClientPolicy } from '../client-auth.js';
 import type { Form } from '../../protocol/form.js';
+import type { DpopKey } from '../../protocol/dpop.js';
 
 /**
  * One token-endpoint grant type. The token route parses the form, authenticates the client with
@@ -12,6 +13,8 @@ export interface GrantInput<P> {
   client: AuthenticatedClient | undefined;
   /** What the grant uses of the wired parts: its signature says what it may touch. */
   ctx: P;
+  /** The key of the request's verified DPoP proof (RFC 9449): the tokens issued are bound to it. */
+  dpop?: DpopKey | undefined;
 }
 
 export interface Grant<P> {

@@ -19,13 +19,13 @@ const NO_REFRESH: ReadonlySet<string> = new Set(['offline_access']);
 export const jwtBearerGrant: Grant<JwtBearerPorts> = {
   type: JWT_BEARER,
   clientPolicy: undefined,
-  async handle({ form, ctx }) {
+  async handle({ form, ctx, dpop }) {
     const assertion = form.get('assertion');
     if (assertion === undefined) throw new OAuthError('invalid_request', 'assertion missing');
     const user = await ctx.assertions.verifyJwtProfile(assertion, (description, detail) => {
       log.warn('jwt profile assertion refused', { reason: detail ?? description });
       return new OAuthError('invalid_grant', description);
     });
-    return machineUserTokens(ctx, user, ctx.orgs.preferredLoginName(user), form.get('scope'), { dropScopes: NO_REFRESH, idToken: true, resources: form.all('resource') });
+    return machineUserTokens(ctx, user, ctx.orgs.preferredLoginName(user), form.get('scope'), { dropScopes: NO_REFRESH, idToken: true, resources: form.all('resource'), dpop });
   },
 };

@@ -7,6 +7,7 @@ import { zitadelClaimsFor } from '../user-tokens.js';
 import { resourceAudience } from '../../protocol/resource-indicators.js';
 import { requestedResources, resourceDirectory } from '../resource-targets.js';
 import type { UserTokensPorts } from '../user-tokens.js';
+import type { DpopKey } from '../../protocol/dpop.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type MachineTokenPorts = Pick<Ports, 'idTokens' | 'instance'> & UserTokensPorts;
@@ -23,7 +24,7 @@ export async function machineUserTokens(
   clientId: string,
   requestedScope: string | undefined,
   /** `resources`: the request's `resource` values (RFC 8707), unchecked. */
-  options: { dropScopes: ReadonlySet<string>; idToken: boolean; resources: readonly string[] },
+  options: { dropScopes: ReadonlySet<string>; idToken: boolean; resources: readonly string[]; dpop?: DpopKey | undefined },
 ): Promise<Record<string, unknown>> {
   const { orgs, accessTokens } = ctx;
   const org = orgs.requireOrg(user.orgId);
@@ -46,6 +47,7 @@ export async function machineUserTokens(
     clientId,
     aud,
     scope,
+    cnf: options.dpop && { jkt: options.dpop.jkt },
     // A JWT carries the metadata and resource owner URN claims its scope asks for (compat §3.3);
     // there is no app, so no role assertion.
     ...(jwt ? { jwtClaims: zitadelClaimsFor(ctx, user, scopes, undefined, false) } : {}),
@@ -62,5 +64,5 @@ export async function machineUserTokens(
           accessToken: issued.token,
         })
       : undefined;
-  return tokenResponseBody({ token: issued.token, expiresIn: issued.expiresIn, scope, idToken });
+  return tokenResponseBody({ token: issued.token, tokenType: options.dpop ? 'DPoP' : 'Bearer', expiresIn: issued.expiresIn, scope, idToken });
 }

@@ -23,7 +23,7 @@ const INVALID = 'refresh token is invalid, expired or revoked';
 export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
   type: 'refresh_token',
   clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
-  async handle({ form, client, ctx }) {
+  async handle({ form, client, ctx, dpop }) {
     const app = requireUserApp(client, 'OIDC_GRANT_TYPE_REFRESH_TOKEN', 'refresh_token');
     const token = form.get('refresh_token');
     if (token === undefined) throw new OAuthError('invalid_request', 'refresh_token missing');
@@ -31,6 +31,11 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
     const family = ctx.refreshTokens.familyOf(token);
     // Another client's token is refused without touching the family (its owner may still use it).
     if (!family || family.clientId !== app.clientId) throw new OAuthError('invalid_grant', INVALID);
+    // A DPoP-bound family (RFC 9449 §5) is refreshed only with a proof of its key; checked before
+    // the rotation, so a thief without the key spends nothing.
+    if (family.jkt !== undefined && dpop?.jkt !== family.jkt) {
+      throw new OAuthError('invalid_dpop_proof', dpop ? 'the refresh token is bound to another DPoP key' : 'the refresh token is DPoP-bound: send a DPoP proof of its key');
+    }
     let scopes = family.scopes;
     const requested = form.get('scope');
     if (requested !== undefined) {
@@ -63,7 +68,7 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
     if (session) ctx.userSessions.touch(session);
     const userGrant = { ...rotation.family, grantId: family.id, scopes, app, user, resources };
     const [tokens] = await Promise.all([
-      issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true }),
+      issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true, dpop }),
       rotation.status === 'rotated' ? rotation.committed : undefined,
     ]);
     return tokenResponse(tokens, scopes, rotation.token);

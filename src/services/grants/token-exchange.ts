@@ -9,9 +9,10 @@ import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import type { Form } from '../../protocol/form.js';
 import { parseScope, STANDARD_SCOPES } from '../../protocol/scopes.js';
-import { appLifetimes, requireUserApp } from '../user-tokens.js';
+import { appLifetimes, refreshBinding, requireUserApp } from '../user-tokens.js';
 import { requestedResources } from '../resource-targets.js';
 import type { Grant } from './grant.js';
+import type { DpopKey } from '../../protocol/dpop.js';
 import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
 
@@ -48,12 +49,14 @@ function audienceIncludesClient(aud: readonly string[], app: View<AppRecord>): b
 }
 
 /** Resolves an access token or ID token Sesame issued, for this client, of an active user. */
-function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 'subject_token' | 'actor_token', token: string, type: string): Party {
+function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 'subject_token' | 'actor_token', token: string, type: string, dpop: DpopKey | undefined): Party {
   let party: Omit<Party, 'user'> & { userId: string };
   if (type === TOKEN_TYPE.accessToken) {
     const resolved = ctx.accessTokens.resolve(token);
     if (!resolved) throw invalid(which, 'unknown, expired or revoked access token');
     const c = resolved.claims;
+    // A DPoP-bound token is exchanged only by the holder of its key: else a stolen one would come back unbound.
+    if (c.cnf && c.cnf.jkt !== dpop?.jkt) throw invalid(which, 'DPoP-bound access token: send a DPoP proof of its key');
     party = { userId: c.sub, aud: c.aud, scopes: c.scope ? c.scope.split(' ') : [], act: c.act };
   } else {
     const claims = ctx.idTokens.verifyHint(token);
@@ -69,12 +72,12 @@ function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 's
   return { ...party, user };
 }
 
-async function subjectParty(ctx: TokenExchangePorts, app: View<AppRecord>, form: Form, hasActor: boolean): Promise<Party> {
+async function subjectParty(ctx: TokenExchangePorts, app: View<AppRecord>, form: Form, hasActor: boolean, dpop: DpopKey | undefined): Promise<Party> {
   const token = form.get('subject_token');
   const type = form.get('subject_token_type');
   if (token === undefined) throw new OAuthError('invalid_request', 'subject_token missing');
   if (type === undefined) throw new OAuthError('invalid_request', 'subject_token_type missing');
-  if (type === TOKEN_TYPE.accessToken || type === TOKEN_TYPE.idToken) return partyFromToken(ctx, app, 'subject_token', token, type);
+  if (type === TOKEN_TYPE.accessToken || type === TOKEN_TYPE.idToken) return partyFromToken(ctx, app, 'subject_token', token, type, dpop);
   if (type === TOKEN_TYPE.jwt || USER_ID_TYPES.has(type)) {
     if (!hasActor) throw new OAuthError('invalid_request', `subject_token_type ${type} requires an actor_token`);
     const userId =
@@ -89,7 +92,7 @@ async function subjectParty(ctx: TokenExchangePorts, app: View<AppRecord>, form:
   throw new OAuthError('invalid_request', `subject_token_type ${type} is not supported`);
 }
 
-function actorParty(ctx: TokenExchangePorts, app: View<AppRecord>, form: Form): Party | undefined {
+function actorParty(ctx: TokenExchangePorts, app: View<AppRecord>, form: Form, dpop: DpopKey | undefined): Party | undefined {
   const token = form.get('actor_token');
   const type = form.get('actor_token_type');
   if (token === undefined) {
@@ -100,7 +103,7 @@ function actorParty(ctx: TokenExchangePorts, app: View<AppRecord>, form: Form): 
   if (type !== TOKEN_TYPE.accessToken && type !== TOKEN_TYPE.idToken) {
     throw new OAuthError('invalid_request', `actor_token_type ${type} is not supported`);
   }
-  return partyFromToken(ctx, app, 'actor_token', token, type);
+  return partyFromToken(ctx, app, 'actor_token', token, type, dpop);
 }
 
 /** Impersonation needs the security policy and an impersonator role on the subject's org. */
@@ -153,7 +156,7 @@ function grantedScopes(form: Form, subject: Party, actor: Party | undefined): st
 export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
   type: TOKEN_EXCHANGE,
   clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
-  async handle({ form, client, ctx }) {
+  async handle({ form, client, ctx, dpop }) {
     if (!ctx.settings.tokenExchangeEnabled()) {
       throw new OAuthError('unsupported_grant_type', 'token exchange is not enabled (feature oidcTokenExchange)');
     }
@@ -162,8 +165,8 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     if (requestedType !== TOKEN_TYPE.accessToken && requestedType !== TOKEN_TYPE.jwt && requestedType !== TOKEN_TYPE.idToken) {
       throw new OAuthError('invalid_request', `requested_token_type ${requestedType} is not supported`);
     }
-    const actor = actorParty(ctx, app, form);
-    const subject = await subjectParty(ctx, app, form, actor !== undefined);
+    const actor = actorParty(ctx, app, form, dpop);
+    const subject = await subjectParty(ctx, app, form, actor !== undefined, dpop);
     if (actor) checkImpersonation(ctx, subject, actor);
 
     const aud = grantedAudience(ctx, form, subject, actor);
@@ -176,7 +179,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     const grantId = `TE_${newId()}`;
     const authTime = clock.seconds();
     const lifetimes = appLifetimes(ctx, app);
-    let issued: { token: string; tokenType: 'Bearer' | 'N_A'; expiresIn: number; idToken?: string };
+    let issued: { token: string; tokenType: 'Bearer' | 'DPoP' | 'N_A'; expiresIn: number; idToken?: string };
     if (requestedType === TOKEN_TYPE.idToken) {
       const idToken = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr: [], userClaims: act ? { act } : {}, lifetimeSeconds: lifetimes.idTokenSeconds });
       issued = { token: idToken, tokenType: 'N_A', expiresIn: lifetimes.idTokenSeconds };
@@ -188,9 +191,10 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
         scope,
         grantId,
         ...(act ? { act } : {}),
+        cnf: dpop && { jkt: dpop.jkt },
         lifetimeSeconds: lifetimes.accessTokenSeconds,
       });
-      issued = { token: accessToken.token, tokenType: 'Bearer', expiresIn: accessToken.expiresIn };
+      issued = { token: accessToken.token, tokenType: dpop ? 'DPoP' : 'Bearer', expiresIn: accessToken.expiresIn };
       if (scopes.includes('openid')) {
         issued.idToken = await ctx.idTokens.issue({
           sub: subject.user.id,
@@ -215,6 +219,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
             authTime,
             amr: [],
             ...(act ? { act } : {}),
+            ...refreshBinding(app, dpop),
           }, lifetimes.refresh)
         : undefined;
     return tokenResponseBody({ ...issued, scope, refreshToken, issuedTokenType: requestedType });

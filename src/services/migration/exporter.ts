@@ -125,6 +125,7 @@ function oidcApp(app: View<AppRecord>) {
     skipNativeAppSuccessPage: c.skipNativeAppSuccessPage,
     backChannelLogoutUri: c.backChannelLogoutUri,
     requirePushedAuthorizationRequests: c.requirePushedAuthorizationRequests,
+    dpopBoundAccessTokens: c.dpopBoundAccessTokens,
     ...lifetimeFields(c),
     loginVersion: c.loginVersion,
   };
