@@ -49,6 +49,17 @@ describe('discovery', () => {
     expect(meta.grant_types_supported).toContain('client_credentials');
     expect(meta.id_token_signing_alg_values_supported).toEqual(['ES256']);
   });
+
+  it('serves the same document as OAuth authorization server metadata (RFC 8414), which oauth2 discovery accepts', async () => {
+    const oauth2 = await oidc.discovery(new URL(server.issuer), opaqueClient.clientId, opaqueClient.clientSecret, oidc.ClientSecretBasic(opaqueClient.clientSecret), {
+      execute: [oidc.allowInsecureRequests],
+      algorithm: 'oauth2',
+    });
+    expect(oauth2.serverMetadata().token_endpoint).toBe(`${server.issuer}/oauth/v2/token`);
+    const [rfc8414, openid] = await Promise.all(['oauth-authorization-server', 'openid-configuration'].map((name) => fetch(`${server.url}/.well-known/${name}`)));
+    expect(rfc8414!.headers.get('access-control-allow-origin')).toBe('*');
+    expect(await rfc8414!.json()).toEqual(await openid!.json());
+  });
 });
 
 describe('client_credentials', () => {

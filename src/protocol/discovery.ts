@@ -10,6 +10,8 @@ import { DPOP_ALGS } from './dpop.js';
  */
 export const PATHS = {
   discovery: '/.well-known/openid-configuration',
+  /** RFC 8414's place for the same document: OAuth clients (MCP clients among them) look there first. */
+  authorizationServerMetadata: '/.well-known/oauth-authorization-server',
   token: '/oauth/v2/token',
   introspection: '/oauth/v2/introspect',
   revocation: '/oauth/v2/revoke',

@@ -147,14 +147,16 @@ async function start(): Promise<void> {
       // caller added a moment ago must not be refused by a copy from before. A copy whose reload is
       // held back by the throttle leaves the check to the main thread (it runs it on the forwarded
       // request): no request may force a reload out of turn, since reloads are what the throttle bounds.
+      // A request without any credentials where they are always needed is refused by any copy:
+      // else an unauthenticated upload would be read whole before the main thread refused it.
       ...(precheck
         ? {
             beforeBody: (req: Request) => {
               try {
                 beforeRequest();
               } catch (error) {
-                if (error instanceof NeedsOwner) return;
-                throw error;
+                if (!(error instanceof NeedsOwner)) throw error;
+                if (req.headers.authorization !== undefined || !local.credentialsRequired.has(descriptor.pattern)) return;
               }
               local.prechecks.get(descriptor.pattern)!(req);
             },

@@ -19,14 +19,14 @@ import type { RefreshTokensActor } from '../actors/refresh-tokens.js';
 import { clientCredentialsGrant, type ClientCredentialsPorts } from '../services/grants/client-credentials.js';
 import { chooseSignerMode, InlineSigner, type Signer } from '../workers/signer.js';
 import { setFramingPolicy } from '../http/framing.js';
-import { discoveryRoute } from '../http/routes/discovery.js';
+import { discoveryRoutes } from '../http/routes/discovery.js';
 import { keysRoute } from '../http/routes/keys.js';
 import { introspectRoute } from '../http/routes/introspect.js';
 import { userinfoRoute } from '../http/routes/userinfo.js';
 import { tokenRoute } from '../http/routes/token.js';
 import { revokeRoute } from '../http/routes/revoke.js';
 import { importPrecheck, IMPORT_PATH } from '../http/admin/migration.js';
-import { registrationPrechecks } from '../http/routes/register.js';
+import { REGISTERED_CLIENT_PATTERN, registrationPrechecks } from '../http/routes/register.js';
 import type { Request, Route } from '../http/types.js';
 import { ownerOnly } from './owner-only.js';
 
@@ -36,6 +36,11 @@ export interface LocalRoutes {
   served: Map<string, Route>;
   /** Checks run before a forwarded route's body is read (the import's caller, registration's token), by pattern. */
   prechecks: Map<string, (req: Request) => void>;
+  /**
+   * Patterns whose precheck refuses a request without an Authorization header whatever the state:
+   * a copy held back from reloading may still refuse those (nobody was added a moment ago).
+   */
+  credentialsRequired: ReadonlySet<string>;
 }
 
 /**
@@ -101,7 +106,7 @@ export function buildLocalRoutes(input: {
     settings: new SettingsActor(storage.meta, config.featureTokenExchange, setFramingPolicy),
   };
   const served = [
-    discoveryRoute(ctx),
+    ...discoveryRoutes(ctx),
     keysRoute(ctx),
     introspectRoute({ ...ctx, clientAuth: introspectionAuth }),
     userinfoRoute(ctx),
@@ -111,5 +116,6 @@ export function buildLocalRoutes(input: {
   return {
     served: new Map(served.map((route) => [route.pattern, route])),
     prechecks: new Map([[IMPORT_PATH, importPrecheck(ctx)], ...registrationPrechecks(ctx)]),
+    credentialsRequired: new Set([IMPORT_PATH, REGISTERED_CLIENT_PATTERN]),
   };
 }

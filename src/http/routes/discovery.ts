@@ -7,10 +7,12 @@ import type { Route } from '../types.js';
 export type DiscoveryPorts = Pick<Ports, 'config' | 'issuer' | 'settings'>;
 
 /**
- * GET /.well-known/openid-configuration: serialized once at start-up, in four variants, since the
- * token exchange feature and dynamic client registration can be switched at run time.
+ * GET /.well-known/openid-configuration, and the same document at RFC 8414's
+ * /.well-known/oauth-authorization-server (its fields are OAuth authorization server metadata, with
+ * OpenID's besides): serialized once at start-up, in four variants, since the token exchange
+ * feature and dynamic client registration can be switched at run time.
  */
-export function discoveryRoute(ctx: DiscoveryPorts): Route {
+export function discoveryRoutes(ctx: DiscoveryPorts): Route[] {
   const features = { par: ctx.config.featurePar, jwtIntrospection: ctx.config.featureJwtIntrospection, dpop: ctx.config.featureDpop };
   const variants = new Map<string, string>();
   for (const tokenExchange of [false, true]) {
@@ -20,10 +22,6 @@ export function discoveryRoute(ctx: DiscoveryPorts): Route {
   }
   const headers = { 'Cache-Control': 'public, max-age=300' };
   const current = () => variants.get(`${ctx.settings.tokenExchangeEnabled()}/${ctx.settings.dynamicRegistrationEnabled()}`)!;
-  return {
-    pattern: PATHS.discovery,
-    errorStyle: 'oauth',
-    cors: true,
-    methods: { GET: () => precomputedJson(200, current(), headers) },
-  };
+  const methods = { GET: () => precomputedJson(200, current(), headers) };
+  return [PATHS.discovery, PATHS.authorizationServerMetadata].map((pattern) => ({ pattern, errorStyle: 'oauth' as const, cors: true, methods }));
 }

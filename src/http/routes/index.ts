@@ -8,7 +8,7 @@ import { parRoute, type ParPorts } from './par.js';
 import { registrationRoutes, type RegisterPorts } from './register.js';
 import { loginRoutes } from './login.js';
 import { userinfoRoute } from './userinfo.js';
-import { discoveryRoute } from './discovery.js';
+import { discoveryRoutes } from './discovery.js';
 import { healthRoutes } from './health.js';
 import { introspectRoute } from './introspect.js';
 import { keysRoute } from './keys.js';
@@ -32,7 +32,7 @@ export type RoutesPorts = UserinfoPorts & EndSessionPorts & KeysPorts & TokenPor
 export function routes(ctx: RoutesPorts): Route[] {
   return [
     ...healthRoutes(ctx),
-    discoveryRoute(ctx),
+    ...discoveryRoutes(ctx),
     keysRoute(ctx),
     tokenRoute(ctx),
     introspectRoute(ctx),
