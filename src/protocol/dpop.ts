@@ -1,7 +1,7 @@
 import { SIGNING_ALGS, type SigningAlg } from '../config.js';
 import { sha256Base64url } from '../util/hash.js';
 import { OAuthError } from './errors.js';
-import { isObject, jwsHeaderProblem } from './jwt.js';
+import { isObject, readJws } from './jwt.js';
 
 /**
  * DPoP proofs (RFC 9449): the pure rules. A proof is a JWS the client signs with a key whose
@@ -126,24 +126,13 @@ export function normalizedHtu(url: string): string | undefined {
 /** Splits and decodes a DPoP header value into a proof whose signature is still to be checked; throws invalid_dpop_proof. */
 export function parseDpopProof(value: string): DpopProof {
   if (value.length > MAX_DPOP_PROOF_LENGTH) throw invalidProof(`DPoP proof longer than ${MAX_DPOP_PROOF_LENGTH} characters`);
-  const parts = value.split('.');
-  if (parts.length !== 3 || !parts.every((part) => B64URL.test(part))) throw invalidProof('DPoP proof is not a compact JWS');
-  const [h, p, s] = parts as [string, string, string];
-  let header: unknown;
-  let payload: unknown;
-  try {
-    header = JSON.parse(Buffer.from(h, 'base64url').toString('utf8'));
-    payload = JSON.parse(Buffer.from(p, 'base64url').toString('utf8'));
-  } catch {
-    throw invalidProof('DPoP proof header or payload is not JSON');
-  }
-  if (!isObject(header) || !isObject(payload)) throw invalidProof('DPoP proof header and payload must be JSON objects');
   // Every header rule of a JWS Sesame reads (asymmetric algorithm, no `crit`, no `b64`), then DPoP's own.
-  const problem = jwsHeaderProblem(header);
-  if (problem) throw invalidProof(`DPoP proof refused: ${problem}`);
+  const read = readJws(value);
+  if ('problem' in read) throw invalidProof(`DPoP proof refused: ${read.problem}`);
+  const { header, payload, signingInput, signature } = read.jws;
   if (typeof header.typ !== 'string' || header.typ.toLowerCase().replace(/^application\//, '') !== 'dpop+jwt') throw invalidProof('DPoP proof typ must be dpop+jwt');
-  const alg = header.alg as SigningAlg;
-  const jwk = publicJwkOf(header.jwk, alg);
+  const alg = header.alg;
+  const jwk = publicJwkOf((header as Record<string, unknown>).jwk, alg);
   if (typeof jwk === 'string') throw invalidProof(`DPoP proof refused: ${jwk}`);
   const { jti, htm, htu, iat, ath, nonce } = payload;
   if (typeof jti !== 'string' || jti.length === 0 || jti.length > 256) throw invalidProof('DPoP proof jti must be a string of 1 to 256 characters');
@@ -152,7 +141,7 @@ export function parseDpopProof(value: string): DpopProof {
   if (typeof iat !== 'number' || !Number.isFinite(iat)) throw invalidProof('DPoP proof has no iat');
   if (ath !== undefined && typeof ath !== 'string') throw invalidProof('DPoP proof ath must be a string');
   if (nonce !== undefined && (typeof nonce !== 'string' || nonce.length === 0)) throw invalidProof('DPoP proof nonce must be a non-empty string');
-  return { alg, jwk, jkt: jwkThumbprint(jwk), signingInput: `${h}.${p}`, signature: Buffer.from(s, 'base64url'), jti, htm, htu, iat, ath, nonce };
+  return { alg, jwk, jkt: jwkThumbprint(jwk), signingInput, signature, jti, htm, htu, iat, ath, nonce };
 }
 
 /** Checks a parsed proof against its request (method, URL, time, access token); throws invalid_dpop_proof. */
