@@ -337,7 +337,11 @@ describe('client metadata', () => {
     await refused({ redirect_uris: ['http://app.example.com/cb'], token_endpoint_auth_method: 'none' }, 'invalid_redirect_uri', /http/);
     await refused({ redirect_uris: ['com.example.app:/cb'], application_type: 'web' }, 'invalid_redirect_uri', /custom scheme/);
     await refused({ redirect_uris: ['com.example.app:/cb'] }, 'invalid_redirect_uri', /custom scheme/);
-    await refused({ redirect_uris: ['com.example.app:/cb', 'https://app.example.com/cb'], token_endpoint_auth_method: 'none' }, 'invalid_redirect_uri', /custom scheme/);
+    await refused({ redirect_uris: ['http://127.0.0.1:7777/cb', 'http://app.example.com/cb'], token_endpoint_auth_method: 'none' }, 'invalid_redirect_uri', /http/);
+    // A loopback redirect beside an https one (as VS Code registers): native too.
+    const mixed = await register({ redirect_uris: ['http://127.0.0.1:33418', 'https://vscode.dev/redirect'], token_endpoint_auth_method: 'none' }, { token: server.pat });
+    expect(mixed.status, JSON.stringify(mixed.body)).toBe(201);
+    expect(mixed.body!.application_type).toBe('native');
     // Only loopback or private-use-scheme redirects and no application_type: a native app (RFC 8252), as MCP clients register.
     const native = await register({ redirect_uris: ['http://localhost:7777/callback'], token_endpoint_auth_method: 'none' }, { token: server.pat });
     expect(native.status, JSON.stringify(native.body)).toBe(201);

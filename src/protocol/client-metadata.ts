@@ -156,9 +156,10 @@ function checkRedirectUri(field: string, uri: string): void {
 
 /**
  * A redirect URI only a native app uses (RFC 8252 §7): http on a loopback host, or a private-use
- * scheme. A public client that registers only such URIs and no application_type is a native app,
- * as the MCP clients and CLI tools that register themselves are, though Registration 1.0 defaults
- * to web (under which a public client may not use http at all).
+ * scheme. A public client that registers one and no application_type is a native app, as the MCP
+ * clients and CLI tools that register themselves are (some add an https redirect beside the
+ * loopback one), though Registration 1.0 defaults to web, under which a public client may use
+ * neither.
  */
 function isNativeRedirect(uri: string): boolean {
   const url = new URL(uri);
@@ -305,7 +306,7 @@ export function readClientMetadata(body: unknown): ClientMetadata {
     token_endpoint_auth_method: method,
     grant_types: grants,
     response_types: responses,
-    application_type: input.application_type ?? (method === 'none' && redirectUris.length > 0 && redirectUris.every(isNativeRedirect) ? 'native' : 'web'),
+    application_type: input.application_type ?? (method === 'none' && redirectUris.some(isNativeRedirect) ? 'native' : 'web'),
     ...(input.scope !== undefined ? { scopes: [...new Set(input.scope.split(/\s+/))] } : {}),
     ...(input.backchannel_logout_uri ? { backchannel_logout_uri: input.backchannel_logout_uri } : {}),
     require_pushed_authorization_requests: input.require_pushed_authorization_requests ?? false,
