@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
 import * as oauth from 'oauth4webapi';
-import { importPKCS8 } from 'jose';
+import { importPKCS8, SignJWT } from 'jose';
 import { api } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { Agent, createHuman, signIn, uniqueName, type Human } from './helpers/oidc.js';
@@ -317,6 +317,42 @@ describe('client metadata', () => {
     const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' });
     expect((await manage(uri, 'PUT', token, { client_id, ...WEB, token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...other, kid }] } })).body!.error).toBe('invalid_client_metadata');
     expect((await manage(uri, 'PUT', token, { client_id, ...WEB, client_name: 'kept keys', token_endpoint_auth_method: 'private_key_jwt', jwks: created.body!.jwks })).status).toBe(200);
+  });
+
+  it('a registered key named like a machine user\'s key never stands in for it (separate tables, no shared cache by id)', async () => {
+    // A service account with a key: its id is the kid of every JWT profile assertion it signs.
+    const user = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userName: uniqueName('svc'), name: 'Service', accessTokenType: 'ACCESS_TOKEN_TYPE_JWT' } });
+    const machineKey = await api(server, 'POST', `/management/v1/users/${user.body.userId}/keys`, { token: server.pat, body: { type: 'KEY_TYPE_JSON' } });
+    const machineKid = JSON.parse(Buffer.from(machineKey.body.keyDetails, 'base64').toString()).keyId as string;
+    // The attacker registers a client whose key has that kid, then uses it (its key is parsed and cached).
+    const attacker = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const created = await register(
+      { ...WEB, token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...attacker.publicKey.export({ format: 'jwk' }), kid: machineKid }] } },
+      { token: server.pat },
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await clock.following(async () => {
+      const key = await importPKCS8(attacker.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), 'RS256');
+      const config = await oidc.discovery(new URL(server.issuer), created.body!.client_id, {}, oidc.PrivateKeyJwt({ key, kid: machineKid }), { execute: [oidc.allowInsecureRequests] });
+      expect(await oidc.tokenIntrospection(config, 'unknown-token')).toMatchObject({ active: false });
+      // Then signs a JWT profile assertion as the service account with its own key under that kid: refused.
+      const now = Math.floor(Date.now() / 1000);
+      const assertion = await new SignJWT({})
+        .setProtectedHeader({ alg: 'RS256', kid: machineKid })
+        .setIssuer(user.body.userId)
+        .setSubject(user.body.userId)
+        .setAudience(server.issuer)
+        .setIssuedAt(now)
+        .setExpirationTime(now + 300)
+        .sign(key);
+      const res = await fetch(`${server.url}/oauth/v2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion, scope: 'openid' }),
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
+    });
   });
 
   it('every error code: invalid_redirect_uri, invalid_client_metadata, invalid_software_statement', async () => {

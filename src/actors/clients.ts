@@ -75,8 +75,12 @@ export class ClientsActor {
   /** Browser origins registered on active OIDC apps, with how many apps register each (CORS). */
   private readonly registeredOrigins = new Map<string, number>();
   private readonly originsOfApp = new Map<string, readonly string[]>();
-  /** Parsed public keys by key id: a key is parsed once, not per assertion. */
-  private readonly parsedKeys = new Map<string, AssertionKey>();
+  /**
+   * Parsed public keys (parsed once, not per assertion) by the record they were parsed from, never by id: app and machine keys are
+   * separate tables (a registrant chooses its app keys' ids), so one id may name two keys, and a
+   * replaced record is parsed anew.
+   */
+  private readonly parsedKeys = new WeakMap<View<AppKeyRecord> | View<MachineKeyRecord>, AssertionKey>();
 
   constructor(storage: Storage) {
     this.apps = new Table(storage.stores.apps, storage.durableDirectory);
@@ -257,7 +261,6 @@ export class ClientsActor {
       }
       throw error;
     }
-    for (const key of keys) this.parsedKeys.delete(key.id);
     return app;
   }
 
@@ -367,11 +370,11 @@ export class ClientsActor {
   }
 
   private parsed(record: View<AppKeyRecord> | View<MachineKeyRecord>): AssertionKey {
-    let key = this.parsedKeys.get(record.id);
+    let key = this.parsedKeys.get(record);
     if (!key) {
       const publicKey = createPublicKey(record.publicKeyPem);
       key = { id: record.id, expirationDate: record.expirationDate, publicKey, spkiDer: publicKey.export({ format: 'der', type: 'spki' }) };
-      this.parsedKeys.set(record.id, key);
+      this.parsedKeys.set(record, key);
     }
     return key;
   }
