@@ -303,6 +303,13 @@ describe('DPoP at the token endpoint and introspection', () => {
         expect(res.body.error, name).toBe(error);
         expect(res.headers['www-authenticate'], name).toMatch(new RegExp(`^DPoP error="${error}".*algs="RS256 ES256 EdDSA"`));
       }
+      // A description quoting the proof (its crit) can neither close the quoted string nor break the header line.
+      const hostileHeader = { alg: 'x"\r\nSet-Cookie: injected=1', typ: 'dpop+jwt', jwk: key.jwk };
+      const hostileClaims = { jti: randomUUID(), iat: Math.floor(server.clock.now() / 1000), htm: 'POST', htu: `${server.issuer}/oidc/v1/userinfo`, ath };
+      const splitting = await userinfo(`${b64(hostileHeader)}.${b64(hostileClaims)}.AAAA`);
+      expect(splitting.status).toBe(401);
+      expect(splitting.headers['set-cookie']).toBeUndefined();
+      expect(splitting.headers['www-authenticate']).toMatch(/^DPoP error="invalid_dpop_proof", error_description="[^"\r\n]*", algs="RS256 ES256 EdDSA"$/);
       // An unbound token under the DPoP scheme is refused too.
       const plain = await machineToken(c, undefined);
       const unbound = await c.post('/oidc/v1/userinfo', `DPoP ${plain.body.access_token}`, {}, { dpop: await at({}) });

@@ -153,7 +153,8 @@ export async function startHttpServer(host: string, port: number, options: Serve
     state.aborted = true; // a response is written at most once; uWS forbids touching res after
     res.cork(() => {
       res.writeStatus(statusLine(response.status));
-      if (response.headers) for (const name in response.headers) res.writeHeader(name, response.headers[name]!);
+      // A value carrying CR or LF would split the response (a header injected from request input): never written as is.
+      if (response.headers) for (const name in response.headers) res.writeHeader(name, headerValue(response.headers[name]!));
       if (state.allowOrigin) res.writeHeader('Access-Control-Allow-Origin', state.allowOrigin);
       if (state.varyOrigin) res.writeHeader('Vary', 'Origin');
       if (draining) res.writeHeader('Connection', 'close');
@@ -409,6 +410,12 @@ function dispatch(handle: Handler, req: Request, respond: (response: Response) =
 }
 
 /** The surface an unknown path belongs to, whose style its 404 takes. */
+const LINE_BREAK = /[\r\n]/;
+
+function headerValue(value: string): string {
+  return LINE_BREAK.test(value) ? value.replace(/[\r\n]+/g, ' ') : value;
+}
+
 export function surfaceOf(url: string): ErrorStyle {
   return url.startsWith('/oauth/') || url.startsWith('/oidc/') || url.startsWith('/.well-known/') ? 'oauth' : url.startsWith('/ui/') ? 'html' : 'api';
 }

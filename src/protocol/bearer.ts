@@ -11,3 +11,12 @@ const DPOP = /^DPoP[ ]+([A-Za-z0-9._~+/-]+=*)\s*$/i;
 export function dpopToken(authorization: string): string | undefined {
   return DPOP.exec(authorization)?.[1];
 }
+
+/**
+ * An `error_description` as a challenge parameter (RFC 6750 §3): only %x20-21 / %x23-5B / %x5D-7E,
+ * so a description that quotes request input (a proof's `alg`) can neither end the quoted string
+ * nor break the header line (CR/LF would split the response).
+ */
+export function challengeDescription(description: string): string {
+  return description.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?').slice(0, 300);
+}

@@ -1,4 +1,4 @@
-import { bearerToken, dpopToken } from '../../protocol/bearer.js';
+import { bearerToken, challengeDescription, dpopToken } from '../../protocol/bearer.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { parseFormBody } from '../../protocol/form.js';
@@ -25,7 +25,7 @@ const CHALLENGE = 'Bearer realm="sesame"';
 function invalidToken(description: string): OAuthError {
   return new OAuthError('invalid_token', description, {
     status: 401,
-    headers: { 'WWW-Authenticate': `${CHALLENGE}, error="invalid_token", error_description="${description}"` },
+    headers: { 'WWW-Authenticate': `${CHALLENGE}, error="invalid_token", error_description="${challengeDescription(description)}"` },
   });
 }
 
@@ -35,7 +35,7 @@ export function userinfoRoute(ctx: UserinfoPorts): Route {
   const missing = dpop ? `${CHALLENGE}, DPoP${algs.slice(1)}` : CHALLENGE;
   /** A refusal under the DPoP scheme (RFC 9449 §7.1): 401 with a DPoP challenge naming the error and the algorithms. */
   const dpopRefusal = (error: OAuthError['error'], description: string, headers?: Record<string, string>) =>
-    new OAuthError(error, description, { status: 401, headers: { ...headers, 'WWW-Authenticate': `DPoP error="${error}", error_description="${description}"${algs}` } });
+    new OAuthError(error, description, { status: 401, headers: { ...headers, 'WWW-Authenticate': `DPoP error="${error}", error_description="${challengeDescription(description)}"${algs}` } });
 
   const answer = (claims: AccessTokenClaims, headers?: Record<string, string>) => {
     const user = ctx.orgs.getUser(claims.sub);
