@@ -276,6 +276,28 @@ describe('DPoP at the token endpoint and introspection', () => {
     }
   });
 
+  it('a DPoP-bound token with the management audience is no bearer token for the management API', async () => {
+    const key = await proofKey();
+    const c = new Connection(server.port);
+    try {
+      const res = await c.post(
+        '/oauth/v2/token',
+        basicAuth(machine.clientId, machine.clientSecret),
+        { grant_type: 'client_credentials', scope: 'urn:zitadel:iam:org:project:id:zitadel:aud' },
+        { dpop: await tokenProof(key) },
+      );
+      expect(res.body.token_type).toBe('DPoP');
+      const asBearer = await fetch(`${server.url}/management/v1/orgs/me`, { headers: { authorization: `Bearer ${res.body.access_token}` } });
+      expect(asBearer.status).toBe(401);
+      expect(((await asBearer.json()) as { message: string }).message).toContain('DPoP-bound');
+      // The same client's bearer token still works there.
+      const plain = await c.post('/oauth/v2/token', basicAuth(machine.clientId, machine.clientSecret), { grant_type: 'client_credentials', scope: 'urn:zitadel:iam:org:project:id:zitadel:aud' });
+      expect((await fetch(`${server.url}/management/v1/orgs/me`, { headers: { authorization: `Bearer ${plain.body.access_token}` } })).status).not.toBe(401);
+    } finally {
+      c.close();
+    }
+  });
+
   it('userinfo: a proof must name the token (ath), use GET/POST as sent, and be fresh; errors carry a DPoP challenge', async () => {
     const key = await proofKey();
     const c = new Connection(server.port);

@@ -35,6 +35,8 @@ export function authenticateCaller(ctx: CallerPorts, req: Request): Caller {
   let user: UserRecord | undefined = ctx.orgs.authenticatePat(token)?.user;
   if (!user) {
     const resolved = ctx.accessTokens.resolve(token);
+    // A DPoP-bound token is no bearer token (RFC 9449 §7.2): this API takes no proofs, so it is refused.
+    if (resolved?.claims.cnf) throw unauthenticated('the token is DPoP-bound; the management API takes bearer tokens and PATs only');
     if (resolved && resolved.claims.aud.includes(ctx.instance.managementProjectId)) {
       const candidate = ctx.orgs.getUser(resolved.claims.sub);
       if (ctx.orgs.isActive(candidate)) user = candidate;
