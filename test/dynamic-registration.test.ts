@@ -192,6 +192,33 @@ describe('registered scope', () => {
   });
 });
 
+describe('registered clients are strangers', () => {
+  it('to each other and to the management API: no token for the admin audience, no introspecting another\'s tokens', async () => {
+    const a = await register({ ...WEB, client_name: 'A' }, { token: server.pat });
+    const b = await register({ ...WEB, client_name: 'B' }, { token: server.pat });
+    const configOf = (c: typeof a) =>
+      oidc.discovery(new URL(server.issuer), c.body!.client_id, c.body!.client_secret, oidc.ClientSecretBasic(c.body!.client_secret), { execute: [oidc.allowInsecureRequests] });
+    const [configA, configB] = await Promise.all([configOf(a), configOf(b)]);
+    const authorizeAs = async (config: oidc.Configuration, scope: string) => {
+      const verifier = oidc.randomPKCECodeVerifier();
+      const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state: 's' });
+      return { done: await signIn(new Agent(server), url.pathname + url.search, person), verifier };
+    };
+    // A signed-in admin's session must not hand a stranger's client a token for the management API.
+    const admin = await authorizeAs(configA, 'openid urn:zitadel:iam:org:project:id:zitadel:aud');
+    const refused = new URL(admin.done.location!).searchParams;
+    expect(refused.get('error')).toBe('invalid_scope');
+
+    const { done, verifier } = await authorizeAs(configA, 'openid');
+    const tokens = await oidc.authorizationCodeGrant(configA, new URL(done.location!), { pkceCodeVerifier: verifier, expectedState: 's' });
+    expect(tokens.claims()!.aud).not.toContain(b.body!.client_id);
+    expect((await oidc.tokenIntrospection(configA, tokens.access_token)).active).toBe(true);
+    expect((await oidc.tokenIntrospection(configB, tokens.access_token)).active).toBe(false);
+    // Nor do PATs tell a registered client anything.
+    expect((await oidc.tokenIntrospection(configB, server.pat)).active).toBe(false);
+  });
+});
+
 describe('DPoP-bound registered clients', () => {
   it('dpop_bound_access_tokens is registered, returned, and enforced at the token endpoint', async () => {
     const created = await register({ redirect_uris: ['http://127.0.0.1:7000/cb'], token_endpoint_auth_method: 'none', dpop_bound_access_tokens: true }, { token: server.pat });

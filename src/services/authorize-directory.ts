@@ -1,6 +1,9 @@
 import type { AuthorizeDirectory } from '../protocol/authorize/validate.js';
 import { appIsUsable } from '../domain/usable.js';
 import type { Ports } from './ports.js';
+import type { AppRecord } from '../model/records.js';
+import { OAuthError } from '../protocol/errors.js';
+import type { View } from '../util/readonly.js';
 import { resourceAudience } from '../protocol/resource-indicators.js';
 import { clientOrgOf, requestedResources, resourceDirectory } from './resource-targets.js';
 
@@ -15,6 +18,17 @@ export function resolveAudienceProject(ctx: Pick<Ports, 'instance' | 'orgs'>, id
   return id === 'zitadel' ? ctx.instance.managementProjectId : ctx.orgs.getProject(id)?.id;
 }
 
+/**
+ * Whether an app may have tokens for a project's APIs. Any app of the instance may (ZITADEL's
+ * `:aud` scopes); a self-registered client, which anyone may have made, only for projects of its
+ * own organization, and never for the management API (with a signed-in admin's consent-less
+ * session it would get a token for the whole instance).
+ */
+function audienceAllowed(ctx: DirectoryPorts, projectId: string, app: View<AppRecord>): boolean {
+  if (app.registration === undefined) return true;
+  return projectId !== ctx.instance.managementProjectId && ctx.orgs.getProject(projectId)?.orgId === clientOrgOf(ctx, app);
+}
+
 export function authorizeDirectory(ctx: DirectoryPorts): AuthorizeDirectory {
   return {
     app: (clientId) => {
@@ -27,8 +41,13 @@ export function authorizeDirectory(ctx: DirectoryPorts): AuthorizeDirectory {
     resources: (values, app) => {
       const resources = requestedResources(ctx, values);
       // Checked now, so an unknown resource is answered to the app before the user signs in.
-      if (resources.length > 0) resourceAudience(resources, resourceDirectory(ctx), clientOrgOf(ctx, app));
+      if (resources.length > 0) {
+        const aud = resourceAudience(resources, resourceDirectory(ctx), clientOrgOf(ctx, app));
+        const refused = aud.find((id) => ctx.orgs.getProject(id) && !audienceAllowed(ctx, id, app));
+        if (refused !== undefined) throw new OAuthError('invalid_target', `this client may not ask for tokens for project ${refused}`);
+      }
       return resources;
     },
+    audienceAllowed: (projectId, app) => audienceAllowed(ctx, projectId, app),
   };
 }

@@ -1,6 +1,7 @@
 import type { Ports } from './ports.js';
 import type { AppRecord } from '../model/records.js';
 import { looksLikeJws } from '../protocol/jwt.js';
+import { audienceIncludesApp } from '../domain/token-audience.js';
 import { claimsFor } from './user-tokens.js';
 import type { UserTokensPorts } from './user-tokens.js';
 import type { View } from '../util/readonly.js';
@@ -44,10 +45,11 @@ function introspectPat(token: string, caller: View<AppRecord>, ctx: Introspectio
 
 export function introspect(token: string, caller: View<AppRecord>, ctx: IntrospectionPorts): Record<string, unknown> {
   const resolved = ctx.accessTokens.resolve(token);
-  // A personal access token is opaque: a JWS that did not resolve is not one (no second lookup).
-  if (!resolved) return looksLikeJws(token) ? INACTIVE : (introspectPat(token, caller, ctx) ?? INACTIVE);
+  // A personal access token is opaque: a JWS that did not resolve is not one (no second lookup). A
+  // self-registered client learns nothing of PATs (whose owners it has no relation to).
+  if (!resolved) return looksLikeJws(token) || caller.registration ? INACTIVE : (introspectPat(token, caller, ctx) ?? INACTIVE);
   const { claims } = resolved;
-  if (!claims.aud.includes(caller.clientId) && !claims.aud.includes(caller.projectId)) return INACTIVE;
+  if (!audienceIncludesApp(claims.aud, caller)) return INACTIVE;
   const user = ctx.orgs.getUser(claims.sub);
   if (!ctx.orgs.isActive(user)) return INACTIVE;
   const scopes = claims.scope ? claims.scope.split(' ') : [];

@@ -37,7 +37,8 @@ export interface UserGrant {
 /** ZITADEL's default audience (compat §3.3): the client, the project's other apps, the project, and `:aud` projects. */
 export function userAudience(ctx: UserTokensPorts, app: View<AppRecord>, audienceProjects: readonly string[]): string[] {
   const aud = [app.clientId];
-  for (const other of ctx.clients.appsOfProject(app.projectId)) if (!aud.includes(other.clientId)) aud.push(other.clientId);
+  // Self-registered clients are strangers to the project's other apps (domain/token-audience.ts).
+  if (!app.registration) for (const other of ctx.clients.appsOfProject(app.projectId)) if (!other.registration && !aud.includes(other.clientId)) aud.push(other.clientId);
   for (const id of [app.projectId, ...audienceProjects]) if (!aud.includes(id)) aud.push(id);
   return aud;
 }

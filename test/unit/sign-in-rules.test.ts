@@ -107,7 +107,7 @@ describe('authorization request validation order', () => {
       devMode: false,
     },
   } as unknown as AppRecord;
-  const dir: AuthorizeDirectory = { app: (id) => (id === 'client' ? app : undefined), resolveProject: () => undefined, orgById: () => undefined, orgByDomain: () => undefined, resources: (values) => parseResources(values) };
+  const dir: AuthorizeDirectory = { app: (id) => (id === 'client' ? app : undefined), resolveProject: () => undefined, orgById: () => undefined, orgByDomain: () => undefined, resources: (values) => parseResources(values), audienceAllowed: () => true };
   const params = (p: Record<string, string | string[]>) => new Map(Object.entries(p).map(([k, v]) => [k, Array.isArray(v) ? v : [v]]));
   const base = { client_id: 'client', redirect_uri: 'https://rp.example/cb', response_type: 'code', scope: 'openid', state: 's' };
 

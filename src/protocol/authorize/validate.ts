@@ -55,6 +55,8 @@ export interface AuthorizeDirectory {
    * for a malformed, unknown or foreign one.
    */
   resources(values: readonly string[], app: View<AppRecord>): string[];
+  /** Whether the app may ask for tokens with this project in their audience (an `:aud` scope). */
+  audienceAllowed(projectId: string, app: View<AppRecord>): boolean;
 }
 
 const RESPONSE_TYPES: Record<string, { type: ResponseType; registered: string; grant: string }> = {
@@ -78,7 +80,7 @@ function normalizeSet(value: string): string {
  */
 export function authorizationScopes(
   raw: string,
-  dir: Pick<AuthorizeDirectory, 'resolveProject' | 'orgById' | 'orgByDomain'>,
+  dir: Pick<AuthorizeDirectory, 'resolveProject' | 'orgById' | 'orgByDomain' | 'audienceAllowed'>,
   app: View<AppRecord>,
 ): { scopes: string[]; audienceProjects: string[]; orgId: string | undefined } {
   const scopes: string[] = [];
@@ -91,6 +93,7 @@ export function authorizationScopes(
     const meaning = classifyScope(scope);
     if (meaning.kind === 'audience') {
       const projectId = audienceProject(scope, meaning.projectRef, dir.resolveProject);
+      if (!dir.audienceAllowed(projectId, app)) throw new OAuthError('invalid_scope', `this client may not ask for ${scope}`);
       if (!audienceProjects.includes(projectId)) audienceProjects.push(projectId);
       scopes.push(scope);
     } else if (meaning.kind === 'org') {

@@ -1,5 +1,6 @@
 import { tokenResponseBody } from '../../protocol/token-response.js';
 import { hasPermission } from '../../domain/permissions.js';
+import { audienceIncludesApp } from '../../domain/token-audience.js';
 import type { ActorClaim } from '../../actors/issued-tokens.js';
 import type { Ports } from '../ports.js';
 import type { AppRecord, UserRecord } from '../../model/records.js';
@@ -44,10 +45,6 @@ interface Party {
 
 const invalid = (which: 'subject_token' | 'actor_token', why: string) => new OAuthError('invalid_request', `${which} invalid: ${why}`);
 
-function audienceIncludesClient(aud: readonly string[], app: View<AppRecord>): boolean {
-  return aud.includes(app.clientId) || aud.includes(app.projectId);
-}
-
 /** Resolves an access token or ID token Sesame issued, for this client, of an active user. */
 function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 'subject_token' | 'actor_token', token: string, type: string, dpop: DpopKey | undefined): Party {
   let party: Omit<Party, 'user'> & { userId: string };
@@ -66,7 +63,7 @@ function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 's
     const aud = Array.isArray(claims.aud) ? claims.aud.filter((a): a is string => typeof a === 'string') : [String(claims.aud)];
     party = { userId: claims.sub, aud, scopes: [], act: claims.act as ActorClaim | undefined };
   }
-  if (!audienceIncludesClient(party.aud, app)) throw invalid(which, 'not issued for this client');
+  if (!audienceIncludesApp(party.aud, app)) throw invalid(which, 'not issued for this client');
   const user = ctx.orgs.getUser(party.userId);
   if (!ctx.orgs.isActive(user)) throw invalid(which, 'user is not active');
   return { ...party, user };
