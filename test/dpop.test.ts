@@ -211,6 +211,16 @@ describe('DPoP at the token endpoint and introspection', () => {
     const exported = await api(server, 'POST', '/admin/v1/export', { token: server.pat, body: { org_ids: [], with_passwords: false, with_otp: false } });
     const apps = (exported.body.orgs as { oidcApps?: { appId: string; app: Record<string, unknown> }[] }[]).flatMap((o) => o.oidcApps ?? []);
     expect(apps.find((a) => a.appId === strict.appId)?.app.dpopBoundAccessTokens).toBe(true);
+
+    // The implicit flow hands its access token to the browser unbound: refused with the setting.
+    await expect(
+      createWebApp(server, {
+        projectId: web.projectId,
+        dpopBoundAccessTokens: true,
+        responseTypes: ['OIDC_RESPONSE_TYPE_CODE', 'OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN'],
+        grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_IMPLICIT'],
+      }),
+    ).rejects.toThrow(/implicit flow/);
   });
 
   it('token exchange: a DPoP-bound subject token is exchanged only with a proof of its key, and the result is bound', async () => {

@@ -224,7 +224,13 @@ export function toOidcAppConfig(input: OidcConfigInput, limits: LifetimeLimits):
     backChannelLogoutUri: input.backChannelLogoutUri,
   };
   if (input.requirePushedAuthorizationRequests) config.requirePushedAuthorizationRequests = true;
-  if (input.dpopBoundAccessTokens) config.dpopBoundAccessTokens = true;
+  if (input.dpopBoundAccessTokens) {
+    // The implicit flow hands its access token to the browser, where no proof can bind it.
+    if (config.responseTypes.includes('OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN')) {
+      throw invalidArgument('APP-Dp0p2', 'dpopBoundAccessTokens: the implicit flow (OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN) cannot bind its access tokens; remove that response type');
+    }
+    config.dpopBoundAccessTokens = true;
+  }
   if (input.loginVersion?.loginV1) config.loginVersion = { loginV1: {} };
   const beyond = lifetimesBeyondLimits(input, limits)[0];
   if (beyond) throw invalidArgument('APP-L1fe1', beyond.message);

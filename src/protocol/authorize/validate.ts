@@ -166,6 +166,10 @@ export function validateAuthorizeRequest(
   if (!app.oidc.responseTypes.includes(known.registered) || !app.oidc.grantTypes.includes(known.grant)) {
     return fail('unauthorized_client', `the application is not allowed to use response_type ${known.type}`);
   }
+  // An app whose tokens must be DPoP-bound gets none from the authorization endpoint (no proof there).
+  if (app.oidc.dpopBoundAccessTokens && known.type === 'id_token token') {
+    return fail('unauthorized_client', 'the application\'s access tokens must be DPoP-bound, which the implicit flow cannot do');
+  }
 
   try {
     const rawScope = one('scope');
