@@ -216,6 +216,12 @@ describe('registered clients are strangers', () => {
     expect((await oidc.tokenIntrospection(configB, tokens.access_token)).active).toBe(false);
     // Nor do PATs tell a registered client anything.
     expect((await oidc.tokenIntrospection(configB, server.pat)).active).toBe(false);
+
+    // RFC 7592 §2.3: deleting the client ends the tokens it was issued (userinfo is asked here).
+    const userinfo = () => fetch(`${server.url}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect((await userinfo()).status).toBe(200);
+    expect((await manage(a.body!.registration_client_uri, 'DELETE', a.body!.registration_access_token)).status).toBe(204);
+    expect((await userinfo()).status).toBe(401);
   });
 });
 

@@ -42,6 +42,11 @@ export class AccessTokens {
     private readonly signer: Signer,
     private readonly issuedTokens: IssuedTokensActor,
     private readonly lifetimeSeconds: number,
+    /**
+     * Whether an app client id names an app that exists: a user token (one with a grant) of an app
+     * since removed is no longer valid (RFC 7592 §2.3 asks it of a deleted registered client).
+     */
+    private readonly appExists: (clientId: string) => boolean = () => true,
   ) {}
 
   async issue(
@@ -107,11 +112,12 @@ export class AccessTokens {
   resolve(token: string): ResolvedAccessToken | undefined {
     if (!looksLikeJws(token)) {
       const claims = this.issuedTokens.findOpaque(token);
-      return claims ? { claims, format: 'opaque' } : undefined;
+      return claims && (claims.grantId === undefined || this.appExists(claims.clientId)) ? { claims, format: 'opaque' } : undefined;
     }
     const claims = this.verifiedJwtClaims(token);
     if (!claims || claims.exp * 1000 <= clock.now() || this.issuedTokens.isJwtRevoked(claims.jti)) return undefined;
     if ((claims.grantId !== undefined || claims.sid !== undefined) && this.issuedTokens.isRevokedByOrigin(claims)) return undefined;
+    if (claims.grantId !== undefined && !this.appExists(claims.clientId)) return undefined;
     return { claims, format: 'jwt' };
   }
 
