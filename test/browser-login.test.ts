@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as oidc from 'openid-client';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, RUN_BROWSER } from './helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base32Encode, totpAt } from '../src/crypto/totp.js';
 import { api } from './helpers/api.js';
@@ -17,10 +18,6 @@ import { startInProcess, TestClock, type InProcessServer } from './helpers/in-pr
  * sign-out. Every login page is saved as a screenshot under test/artifacts/.
  */
 const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
-const CHROMIUM = '/usr/bin/chromium';
-// `npm test` installs chromium where it can (test/ensure-chromium.sh). Elsewhere the browser test
-// is skipped on a developer's machine, but CI always runs it (and fails without chromium).
-const RUN_BROWSER = existsSync(CHROMIUM) || process.env.CI === 'true';
 
 let server: InProcessServer;
 let browser: Browser;
@@ -143,11 +140,7 @@ beforeAll(async () => {
     body: { name: 'introspector', authMethodType: 'API_AUTH_METHOD_TYPE_BASIC' },
   });
   introspector = { clientId: created.body.clientId, clientSecret: created.body.clientSecret };
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -12,6 +11,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { api, basicAuth, createApiApp } from './helpers/api.js';
 import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 import { createHuman, type Human } from './helpers/oidc.js';
+import { launchChromium, RUN_BROWSER } from './helpers/browser.js';
 
 /**
  * An AI agent's way in (issue 14): the MCP TypeScript SDK's client-side authorization against
@@ -23,9 +23,6 @@ import { createHuman, type Human } from './helpers/oidc.js';
  * (RFC 8707), which a real browser (chromium) fills in as a person would, back to the agent's
  * loopback callback; the agent exchanges the code and calls a tool.
  */
-const CHROMIUM = '/usr/bin/chromium';
-// As test/browser-login.test.ts: skipped on a developer's machine without chromium, never in CI.
-const RUN_BROWSER = existsSync(CHROMIUM) || process.env.CI === 'true';
 let browser: Browser;
 /** The agent's loopback listener for the redirect (as MCP clients and CLI tools listen), and what reached it. */
 let callback: Server;
@@ -176,11 +173,7 @@ beforeAll(async () => {
   const apps = await api(sesame, 'POST', '/management/v1/projects', { token: sesame.pat, body: { name: 'Agents' } });
   await enableOpenRegistration(apps.body.id as string);
   if (RUN_BROWSER) {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }
 }, 60_000);
 afterAll(async () => {

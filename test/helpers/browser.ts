@@ -1,0 +1,20 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+
+/** Debian's chromium, driven by playwright-core (no browser download). */
+export const CHROMIUM = '/usr/bin/chromium';
+
+/**
+ * `npm test` installs chromium where it can (test/ensure-chromium.sh). Elsewhere browser tests are
+ * skipped on a developer's machine, but CI always runs them (and fails without chromium).
+ */
+export const RUN_BROWSER = existsSync(CHROMIUM) || process.env.CI === 'true';
+
+/** A headless chromium for tests: no sandbox (containers), nothing fetched in the background. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
