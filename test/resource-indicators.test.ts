@@ -92,6 +92,51 @@ describe('resource URIs on projects (management API)', () => {
   });
 });
 
+describe('who may register resource URIs', () => {
+  it('takes an instance role: an org owner may manage projects but not claim URIs, which are one namespace for every tenant', async () => {
+    const machine = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userName: uniqueName('owner'), name: 'owner' } });
+    const pat = await api(server, 'POST', `/management/v1/users/${machine.body.userId}/pats`, { token: server.pat, body: {} });
+    expect((await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, body: { userId: machine.body.userId, roles: ['ORG_OWNER'] } })).status).toBe(200);
+    const claimed = await api(server, 'POST', '/management/v1/projects', { token: pat.body.token, body: { name: uniqueName('squat'), resourceUris: ['https://other-tenant.example.com/api'] } });
+    expect(claimed.status).toBe(403);
+    const plain = await api(server, 'POST', '/management/v1/projects', { token: pat.body.token, body: { name: uniqueName('plain') } });
+    expect(plain.status).toBe(200);
+    expect((await api(server, 'PUT', `/management/v1/projects/${plain.body.id}`, { token: pat.body.token, body: { name: 'renamed' } })).status).toBe(200);
+    expect((await api(server, 'PUT', `/management/v1/projects/${plain.body.id}`, { token: pat.body.token, body: { name: 'renamed', resourceUris: ['urn:x'] } })).status).toBe(403);
+  });
+});
+
+describe('resource URIs under concurrent project writes', () => {
+  it('the index follows the project as committed, whichever write lands last (race test)', async () => {
+    const name = uniqueName('racing');
+    const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name } });
+    const machine = await createMachineClient(server, uniqueName('racer'), 'ACCESS_TOKEN_TYPE_JWT');
+    const config = await oidc.discovery(new URL(server.issuer), machine.clientId, machine.clientSecret, oidc.ClientSecretBasic(machine.clientSecret), INSECURE);
+    const uris = Array.from({ length: 6 }, (_, i) => `urn:race:${name}:${i}`);
+    // Updates with different lists and role additions (whole-row writes of the same project) at once.
+    const answers = await Promise.all(
+      uris.flatMap((uri, i) => [
+        api(server, 'PUT', `/management/v1/projects/${project.body.id}`, { token: server.pat, body: { name, resourceUris: [uri] } }),
+        api(server, 'POST', `/management/v1/projects/${project.body.id}/roles`, { token: server.pat, body: { roleKey: `r${i}`, displayName: `R${i}` } }),
+      ]),
+    );
+    // A write that lost the race is refused (FailedPrecondition), never silently overwritten: every role answered 200 is there.
+    for (const answer of answers) expect([200, 400], JSON.stringify(answer.body)).toContain(answer.status);
+    const roles = (await api(server, 'POST', `/management/v1/projects/${project.body.id}/roles/_search`, { token: server.pat, body: {} })).body.result as { key: string }[];
+    answers.forEach((answer, n) => {
+      if (n % 2 === 1 && answer.status === 200) expect(roles.map((r) => r.key)).toContain(`r${(n - 1) / 2}`);
+    });
+    const shown = ((await api(server, 'GET', `/management/v1/projects/${project.body.id}`, { token: server.pat })).body.project.resourceUris ?? []) as string[];
+    for (const uri of uris) {
+      const outcome = await oidc.clientCredentialsGrant(config, new URLSearchParams({ resource: uri })).then(
+        (t) => (decodeJwt(t.access_token).aud as string[]).includes(project.body.id),
+        (e: unknown) => (e as oidc.ResponseBodyError).error,
+      );
+      expect(outcome, uri).toBe(shown.includes(uri) ? true : 'invalid_target');
+    }
+  });
+});
+
 describe('authorization code flow with resources (openid-client)', () => {
   it('names two resources at authorize; the code exchange and refreshes narrow to one each; the resource server introspects', async () => {
     const config = await webConfig();
@@ -119,6 +164,33 @@ describe('authorization code flow with resources (openid-client)', () => {
     expect((outside as oidc.ResponseBodyError).error).toBe('invalid_target');
     const still = await oidc.refreshTokenGrant(config, all.refresh_token!, { resource: ORDERS });
     expect(decodeJwt(still.access_token).aud).toEqual([web.clientId, ORDERS, orders.projectId]);
+  });
+
+  it('a resource\'s project has its own checks: a user without a role there gets access_denied', async () => {
+    const guarded = await api(server, 'POST', '/management/v1/projects', {
+      token: server.pat,
+      body: { name: uniqueName('guarded'), projectRoleCheck: true, resourceUris: ['https://guarded.example.com/'] },
+    });
+    expect(guarded.status).toBe(200);
+    const { location } = await authorize(await webConfig(), ['https://guarded.example.com/']);
+    expect(location.searchParams.get('error')).toBe('access_denied');
+    expect(location.searchParams.get('code')).toBeNull();
+  });
+
+  it('a resource unregistered after the authorization fails its refresh without spending the token', async () => {
+    const config = await webConfig();
+    const { location, verifier } = await authorize(config, [ORDERS, BILLING]);
+    const tokens = await oidc.authorizationCodeGrant(config, location, { pkceCodeVerifier: verifier, expectedState: 'st' });
+    expect((await setResources(billing.projectId, 'billing', [])).status).toBe(200);
+    try {
+      const all = await oidc.refreshTokenGrant(config, tokens.refresh_token!).catch((e: unknown) => e);
+      expect((all as oidc.ResponseBodyError).error).toBe('invalid_target');
+      // The same refresh token still works for the resource that is still there.
+      const orders_ = await oidc.refreshTokenGrant(config, tokens.refresh_token!, { resource: ORDERS });
+      expect(decodeJwt(orders_.access_token).aud).toEqual([web.clientId, ORDERS, orders.projectId]);
+    } finally {
+      expect((await setResources(billing.projectId, 'billing', [BILLING])).status).toBe(200);
+    }
   });
 
   it('refuses at the token endpoint a resource the authorization did not name, and keeps the default audience without resources', async () => {

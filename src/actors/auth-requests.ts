@@ -56,9 +56,6 @@ interface StoredAuthRequest extends Omit<AuthRequest, 'request' | 'pendingOtpSec
 
 export const AUTH_REQUEST_LIFETIME_MS = 30 * 60 * 1000;
 
-/** A client address has as many sign-ins under way as it may start (see `maxPerAddress`). */
-export class TooManyAuthRequests extends Error {}
-
 export class AuthRequestsActor {
   private readonly requests = new Map<string, AuthRequest>();
   /** Per request: the number of its last change, and its state as last written (what a failed write goes back to). */
@@ -67,11 +64,14 @@ export class AuthRequestsActor {
   /** Expired requests found on disk at start, removed by the next sweep. */
   private expiredOnDisk: string[] = [];
   /**
-   * Requests under way per client address key, and the key of each: every authorization request
-   * stores one for up to 30 minutes, so one address may not fill memory and disk with them. Kept in
-   * memory only (no addresses on disk); after a restart the count starts again.
+   * Requests under way per client address key, oldest first, and the key of each: every
+   * authorization request stores one for up to 30 minutes, so one address may not fill memory and
+   * disk with them. A new one beyond the bound takes the place of the address's oldest instead of
+   * being refused: a burst from an address many people share (a proxy, a carrier's NAT) then
+   * cannot lock them all out for half an hour; it only churns while it lasts. Kept in memory only
+   * (no addresses on disk); after a restart the count starts again.
    */
-  private readonly perAddress = new Map<string, number>();
+  private readonly perAddress = new Map<string, Set<string>>();
   private readonly addressOf = new Map<string, string>();
 
   constructor(
@@ -113,7 +113,7 @@ export class AuthRequestsActor {
 
   /**
    * A new request; resolves once it is durable (before the browser is sent to the login).
-   * `address`: the client's address key, counted against `maxPerAddress` (TooManyAuthRequests).
+   * `address`: the client's address key, counted against `maxPerAddress` (its oldest request goes when it is reached).
    */
   async create(
     agentId: string,
@@ -123,10 +123,7 @@ export class AuthRequestsActor {
     start: { userId?: string | undefined; loginName?: string | undefined; checks?: AuthChecks; deviceSid?: string; address?: string } = {},
   ): Promise<AuthRequestView> {
     const id = randomBytes(18).toString('base64url');
-    if (start.address !== undefined && this.maxPerAddress > 0) {
-      if ((this.perAddress.get(start.address) ?? 0) >= this.maxPerAddress) throw new TooManyAuthRequests();
-      this.hold(id, start.address);
-    }
+    if (start.address !== undefined && this.maxPerAddress > 0) this.hold(id, start.address);
     const created: AuthRequest = { id, agentId, createdAt: clock.now(), request, locale, step, checks: start.checks ?? {} };
     if (start.userId) created.userId = start.userId;
     if (start.loginName) created.loginName = start.loginName;
@@ -147,17 +144,30 @@ export class AuthRequestsActor {
   }
 
   private hold(id: string, address: string): void {
+    let ids = this.perAddress.get(address);
+    if (!ids) this.perAddress.set(address, (ids = new Set()));
+    for (const oldest of ids) {
+      if (ids.size < this.maxPerAddress) break;
+      this.evict(oldest);
+    }
+    ids.add(id);
     this.addressOf.set(id, address);
-    this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
   }
 
   private release(id: string): void {
     const address = this.addressOf.get(id);
     if (address === undefined) return;
     this.addressOf.delete(id);
-    const left = (this.perAddress.get(address) ?? 1) - 1;
-    if (left > 0) this.perAddress.set(address, left);
-    else this.perAddress.delete(address);
+    const ids = this.perAddress.get(address);
+    ids?.delete(id);
+    if (ids?.size === 0) this.perAddress.delete(address);
+  }
+
+  /** Ends a request to make room (see perAddress); its record goes in the background, else with the next start's expired ones. */
+  private evict(id: string): void {
+    this.requests.delete(id);
+    this.release(id);
+    this.durable(this.db.remove(id)).catch(() => undefined);
   }
 
   /** The request if it exists, is unexpired and belongs to this user agent. */

@@ -514,7 +514,7 @@ export class OrgsActor {
       },
       true,
     );
-    this.stageResourceUris(project, undefined, batch);
+    this.stageResourceUris(project, batch);
     this.projects.stage(project, batch);
     return project;
   }
@@ -535,7 +535,7 @@ export class OrgsActor {
       else delete next.resourceUris;
     }
     const updated = stamp<ProjectRecord>(next, false);
-    this.stageResourceUris(updated, current, batch);
+    this.stageResourceUris(updated, batch);
     this.projects.stage(updated, batch);
     await batch.commit(this.storage);
     return updated;
@@ -548,14 +548,15 @@ export class OrgsActor {
   }
 
   /**
-   * Claims the resource URIs `project` registers (each names one project in the instance) and
-   * moves the index from `previous`'s to them when the batch commits.
+   * Claims the resource URIs `project` registers (each names one project in the instance) until
+   * the batch ends; once it commits, the index follows the project's committed record.
    */
-  private stageResourceUris(project: View<ProjectRecord>, previous: View<ProjectRecord> | undefined, batch: WriteBatch): void {
+  private stageResourceUris(project: View<ProjectRecord>, batch: WriteBatch): void {
     const uris = project.resourceUris ?? [];
     for (const uri of uris) {
       const owner = this.projectByResource.get(uri) ?? this.claimedResources.get(uri);
-      if (owner !== undefined && owner !== project.id) throw alreadyExists('PROJECT-R3s0u', `resource ${uri} is already registered on project ${owner}`);
+      // The owner is another tenant's project, possibly: not named.
+      if (owner !== undefined && owner !== project.id) throw alreadyExists('PROJECT-R3s0u', `resource ${uri} is already registered on another project`);
     }
     const claimed = uris.filter((uri) => !this.claimedResources.has(uri));
     for (const uri of claimed) this.claimedResources.set(uri, project.id);
@@ -565,9 +566,17 @@ export class OrgsActor {
     batch.onRollback(release);
     batch.onCommit(() => {
       release();
-      for (const uri of previous?.resourceUris ?? []) if (this.projectByResource.get(uri) === project.id) this.projectByResource.delete(uri);
-      for (const uri of uris) this.projectByResource.set(uri, project.id);
+      this.reindexResources(project.id);
     });
+  }
+
+  /**
+   * The index entries of a project, from its record as committed: whichever of two writes to the
+   * project committed last (an update, its roles), the index says what the record says.
+   */
+  private reindexResources(projectId: string): void {
+    for (const [uri, owner] of this.projectByResource) if (owner === projectId) this.projectByResource.delete(uri);
+    for (const uri of this.projects.get(projectId)?.resourceUris ?? []) this.projectByResource.set(uri, projectId);
   }
 
   async addProjectRoles(projectId: string, orgId: string, roles: ProjectRole[]): Promise<View<ProjectRecord>> {
@@ -588,6 +597,7 @@ export class OrgsActor {
       if (role.key.trim().length === 0 || role.key.length > 200) throw invalidArgument('PROJECT-r0l3k', 'role keys must have 1-200 characters');
     }
     const updated = stamp<ProjectRecord>({ ...ownRow<ProjectRecord>(project), roles: [...project.roles, ...roles] }, false);
+    batch.onCommit(() => this.reindexResources(projectId));
     this.projects.stage(updated, batch);
     return updated;
   }

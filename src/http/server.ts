@@ -186,8 +186,12 @@ export async function startHttpServer(host: string, port: number, options: Serve
     const headers: Record<string, string> = {};
     let repeated: Set<string> | undefined;
     raw.forEach((name, value) => {
-      if (name in headers) (repeated ??= new Set()).add(name);
-      else headers[name] = value;
+      if (!(name in headers)) headers[name] = value;
+      else {
+        (repeated ??= new Set()).add(name);
+        // Its lines are one list (RFC 9110 §5.3), in order: a proxy may add a line of its own.
+        if (name === 'x-forwarded-for') headers[name] += `, ${value}`;
+      }
     });
     // Once, when the request arrives (before the origin check, which reads the directory): any
     // commit its client could have seen answered was made before then, so the body's arrival later
@@ -214,9 +218,7 @@ export async function startHttpServer(host: string, port: number, options: Serve
       if (origin && route.cors(origin)) state.allowOrigin = origin;
     }
     // Read now: the remote address is the connection's, which uWS may reuse once the request ends.
-    // A repeated X-Forwarded-For is not read (which line did the proxy write?): the peer counts as the client.
-    const forwardedFor = repeated?.has('x-forwarded-for') ? undefined : headers['x-forwarded-for'];
-    const peer = route.peerAddress ? clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), forwardedFor, proxies) : undefined;
+    const peer = route.peerAddress ? clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'], proxies) : undefined;
     const params: string[] = [];
     for (let i = 0; i < paramCount; i++) params.push(decodeURIComponentSafe(raw.getParameter(i)));
     const path = raw.getUrl();

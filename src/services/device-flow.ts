@@ -13,6 +13,7 @@ import type { AuthenticatedClient } from './client-auth.js';
 import type { Ports } from './ports.js';
 import { authorizeDirectory } from './authorize-directory.js';
 import { requireUserApp, userAudience, type UserTokensPorts } from './user-tokens.js';
+import { userAccessAudience } from './resource-targets.js';
 
 /** What the device flow uses of the wired parts (src/app.ts). */
 export type DeviceFlowPorts = Pick<Ports, 'deviceAuthorizations' | 'instance' | 'orgs' | 'userSessions'> & UserTokensPorts;
@@ -76,6 +77,13 @@ export async function decideDevice(
   const project = ctx.orgs.getProject(app.projectId);
   const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
   if (denied) return { decided: await ctx.deviceAuthorizations.deny(authorization), refusal: { denied } };
+  // The resources' projects have their checks too (RFC 8707).
+  try {
+    userAccessAudience(ctx, app, user, [], () => [], authorization.resources);
+  } catch (error) {
+    if (!(error instanceof OAuthError)) throw error;
+    return { decided: await ctx.deviceAuthorizations.deny(authorization), refusal: { denied: error.description } };
+  }
   ctx.userSessions.touch(session);
   const decided = await ctx.deviceAuthorizations.approve(authorization, {
     grantId: newId(),

@@ -1,5 +1,6 @@
 import type { Ports } from './ports.js';
-import type { AppRecord } from '../model/records.js';
+import type { AppRecord, UserRecord } from '../model/records.js';
+import { projectAccessDenied } from '../protocol/project-access.js';
 import { OAuthError } from '../protocol/errors.js';
 import { parseResources, resourceAudience, type ResourceDirectory } from '../protocol/resource-indicators.js';
 import type { View } from '../util/readonly.js';
@@ -31,19 +32,30 @@ export function clientOrgOf(ctx: Pick<Ports, 'orgs'>, app: View<AppRecord>): str
 }
 
 /**
- * The audience of an app's user access token limited to `resources`: the resources and their
- * projects replace the default audience (the app's project and its other apps), the client stays
- * first (ZITADEL's shape) and what `:aud` scopes added stays. Without resources, the grant's.
+ * The audience of a user's access token limited to `resources`: the resources and their projects
+ * replace the default audience (the app's project and its other apps, `defaultAudience`, worked out
+ * only then), the client stays first (ZITADEL's shape) and what `:aud` scopes added stays. Without
+ * resources, the grant's. Checked when the token is issued, before its code or refresh token is
+ * spent: `invalid_target` for a resource no longer registered (or its project inactive), and
+ * `invalid_grant` when the user may not use a resource's project (its role and project checks,
+ * as for the app's own project).
  */
 export function userAccessAudience(
   ctx: ResourceTargetPorts,
   app: View<AppRecord>,
+  user: View<UserRecord>,
   grantAudience: readonly string[],
-  defaultAudience: readonly string[],
+  defaultAudience: () => readonly string[],
   resources: readonly string[] | undefined,
 ): readonly string[] {
   if (!resources?.length) return grantAudience;
   const aud = [app.clientId, ...resourceAudience(resources, resourceDirectory(ctx), clientOrgOf(ctx, app))];
-  for (const a of grantAudience) if (!defaultAudience.includes(a) && !aud.includes(a)) aud.push(a);
+  for (const id of aud) {
+    const project = ctx.orgs.getProject(id);
+    const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
+    if (denied) throw new OAuthError('invalid_grant', `resource of project ${project.name}: ${denied}`);
+  }
+  const defaults = defaultAudience();
+  for (const a of grantAudience) if (!defaults.includes(a) && !aud.includes(a)) aud.push(a);
   return aud;
 }

@@ -8,7 +8,6 @@ import type { DpopKey } from '../protocol/dpop.js';
 import { appCredential, type AppRecord, type UserRecord } from '../model/records.js';
 import { urnClaims, userClaims } from '../protocol/claims.js';
 import { clock } from '../util/clock.js';
-import { userAccessAudience } from './resource-targets.js';
 import type { View } from '../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
@@ -30,8 +29,8 @@ export interface UserGrant {
   nonce?: string | undefined;
   /** From a token exchange with an actor: every token of the grant carries it. */
   act?: ActorClaim | undefined;
-  /** Resource indicators (RFC 8707) the access token is for: its audience instead of the default. */
-  resources?: readonly string[] | undefined;
+  /** The access token's audience when it differs from `audience` (resource indicators: userAccessAudience). */
+  accessAudience?: readonly string[] | undefined;
 }
 
 /** ZITADEL's default audience (compat §3.3): the client, the project's other apps, the project, and `:aud` projects. */
@@ -76,7 +75,7 @@ export async function issueUserTokens(
     out.accessToken = await ctx.accessTokens.issue(jwt ? 'jwt' : 'opaque', {
       sub: grant.user.id,
       clientId: grant.app.clientId,
-      aud: userAccessAudience(ctx, grant.app, grant.audience, userAudience(ctx, grant.app, []), grant.resources),
+      aud: grant.accessAudience ?? grant.audience,
       scope: grant.scopes.join(' '),
       grantId: grant.grantId,
       sid: grant.sid,

@@ -28,6 +28,13 @@ interface Staged {
   base: unknown;
 }
 
+/**
+ * Rows a batch is writing now: its transaction passed the conflict check, but its rows become
+ * visible only once durable. Another batch staged from the same base would pass the check too
+ * (memory has not changed yet) and overwrite them: it is refused instead, as a conflict.
+ */
+const writing = new WeakMap<BatchTarget, Map<string, WriteBatch>>();
+
 export class WriteBatch {
   private readonly pending = new Map<BatchTarget, Map<string, Staged>>();
   private count = 0;
@@ -87,11 +94,28 @@ export class WriteBatch {
     const pending = [...this.pending];
     const conflict = (): Error | undefined => {
       for (const [target, rows] of pending) {
+        const others = writing.get(target);
         for (const [key, s] of rows) {
-          if (target.current(key) !== s.base) return preconditionFailed('BATCH-C0nfl', `${key} was changed while it was staged; nothing was written`);
+          const other = others?.get(key);
+          if (target.current(key) !== s.base || (other !== undefined && other !== this)) {
+            return preconditionFailed('BATCH-C0nfl', `${key} was changed while it was staged; nothing was written`);
+          }
         }
       }
       return undefined;
+    };
+    const markWriting = () => {
+      for (const [target, rows] of pending) {
+        let marks = writing.get(target);
+        if (!marks) writing.set(target, (marks = new Map()));
+        for (const key of rows.keys()) marks.set(key, this);
+      }
+    };
+    const unmarkWriting = () => {
+      for (const [target, rows] of pending) {
+        const marks = writing.get(target);
+        for (const key of rows.keys()) if (marks?.get(key) === this) marks.delete(key);
+      }
     };
     const early = conflict();
     if (early) {
@@ -109,6 +133,7 @@ export class WriteBatch {
             // on disk by now. Checked again here, so the batch never overwrites them.
             const late = conflict();
             if (late) throw late;
+            markWriting();
             for (const [target, rows] of pending) for (const [key, s] of rows) void target.db.put(key, s.value);
           })
           .then((result) => {
@@ -117,12 +142,14 @@ export class WriteBatch {
           }),
       );
     } catch (error) {
+      unmarkWriting();
       // Only the sync failed after the commit: the rows are on disk, so memory follows the disk
       // (the caller still hears that durability was not confirmed).
       if (written) this.apply(pending);
       else this.rollback();
       throw error;
     }
+    unmarkWriting();
     this.apply(pending);
   }
 

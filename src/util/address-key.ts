@@ -6,7 +6,8 @@ import { isIPv4, isIPv6 } from 'node:net';
  * a fresh allowance per address.
  */
 export function addressLimitKey(address: string): string {
-  const text = address.trim().toLowerCase();
+  // A zone id (`fe80::1%eth0`) names an interface, not another address: not part of the key.
+  const text = address.trim().toLowerCase().replace(/%.*$/, '');
   if (isIPv4(text)) return text;
   if (!isIPv6(text)) return text;
   const groups = expandIPv6(text);
@@ -31,6 +32,6 @@ function expandIPv6(text: string): number[] {
   const parse = (part: string | undefined) => (part ? part.split(':').filter((g) => g !== '').map((g) => Number.parseInt(g, 16)) : []);
   const left = parse(head);
   const right = [...parse(rest), ...tail];
-  const fill = rest === undefined ? [] : new Array<number>(8 - left.length - right.length).fill(0);
+  const fill = rest === undefined ? [] : new Array<number>(Math.max(0, 8 - left.length - right.length)).fill(0);
   return [...left, ...fill, ...right];
 }

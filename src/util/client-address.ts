@@ -39,13 +39,24 @@ export function trustedProxies(entries: readonly string[]): TrustedProxies | und
 /** uWS gives IPv6 in full (`0000:…:0001`) and IPv4 clients as mapped IPv6; both are read as addresses as they are. */
 export function clientAddress(peer: string, forwardedFor: string | undefined, trusted: TrustedProxies | undefined): string {
   if (!trusted || forwardedFor === undefined || !trusted.has(peer)) return peer;
-  const hops = forwardedFor.split(',');
+  const hops = forwardedFor.split(',').map(hopAddress);
   for (let i = hops.length - 1; i >= 0; i--) {
-    const hop = hops[i]!.trim();
+    const hop = hops[i]!;
     // Garbage in the header ends the walk: the last good hop is the best the proxies vouch for.
-    if (isIP(hop) === 0) return i === hops.length - 1 ? peer : hops[i + 1]!.trim();
+    if (isIP(hop) === 0) return i === hops.length - 1 ? peer : hops[i + 1]!;
     if (!trusted.has(hop)) return hop;
   }
   // Every hop is a trusted proxy: the left-most is where the chain starts.
-  return hops[0]!.trim();
+  return hops[0]!;
+}
+
+/** A hop as some proxies write it, with a port (`1.2.3.4:5678`, `[2001:db8::1]:443`): the address alone. */
+function hopAddress(text: string): string {
+  const hop = text.trim();
+  if (hop.startsWith('[')) {
+    const end = hop.indexOf(']');
+    return end > 0 ? hop.slice(1, end) : hop;
+  }
+  const colon = hop.indexOf(':');
+  return colon > 0 && colon === hop.lastIndexOf(':') && isIP(hop.slice(0, colon)) === 4 ? hop.slice(0, colon) : hop;
 }

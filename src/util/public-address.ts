@@ -8,10 +8,18 @@ import { BlockList, isIP } from 'node:net';
  * be a blind request forgery into the network Sesame runs in.
  */
 const NOT_PUBLIC = new BlockList();
-for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3]] as const) {
+// IANA's special-purpose registries: private, shared, loopback, link-local, benchmarking,
+// documentation, multicast and reserved space; NAT64 and 6to4 prefixes, which embed an IPv4 address
+// that may be private, and the deprecated IPv4-compatible and site-local IPv6 forms.
+for (const [net, bits] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24],
+  ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 3],
+] as const) {
   NOT_PUBLIC.addSubnet(net, bits, 'ipv4');
 }
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) {
+for (const [net, bits] of [
+  ['::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2002::', 16], ['2001:db8::', 32],
+] as const) {
   NOT_PUBLIC.addSubnet(net, bits, 'ipv6');
 }
 

@@ -20,6 +20,12 @@ describe('client address', () => {
     expect(clientAddress('0000:0000:0000:0000:0000:ffff:0a01:0203', '198.51.100.1', proxies)).toBe('198.51.100.1');
   });
 
+  it('reads hops written with a port, as some proxies write them', () => {
+    expect(clientAddress('10.1.2.3', '198.51.100.1:5678', proxies)).toBe('198.51.100.1');
+    expect(clientAddress('10.1.2.3', '[2a00:1450::1]:443, 10.0.0.2', proxies)).toBe('2a00:1450::1');
+    expect(clientAddress('10.1.2.3', '[2a00:1450::1]', proxies)).toBe('2a00:1450::1');
+  });
+
   it('stops at garbage and at an all-proxy chain', () => {
     expect(clientAddress('10.1.2.3', 'not-an-ip', proxies)).toBe('10.1.2.3');
     expect(clientAddress('10.1.2.3', '198.51.100.1, junk, 10.0.0.2', proxies)).toBe('10.0.0.2');

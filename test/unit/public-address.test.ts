@@ -26,7 +26,7 @@ afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
 
 describe('public addresses', () => {
   it('tells internal addresses from public ones', () => {
-    for (const internal of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:169.254.169.254']) {
+    for (const internal of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:169.254.169.254', '::10.0.0.1', '64:ff9b:1::a00:1', 'fec0::1', '2002:0a00:0001::1', '192.0.2.1', '203.0.113.9']) {
       expect(isPublicAddress(internal), internal).toBe(false);
     }
     for (const open of ['1.1.1.1', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isPublicAddress(open), open).toBe(true);

@@ -24,12 +24,18 @@ export function requireProjectAccess(ctx: ProjectsPorts, caller: Caller, project
   return ctx.orgs.requireProject(projectId, caller.orgId);
 }
 
-/** The body of AddProject and UpdateProject, with branding refused (Sesame has one look). */
-function projectSettings(req: Parameters<typeof readBody>[0]) {
+/**
+ * The body of AddProject and UpdateProject, with branding refused (Sesame has one look). Resource
+ * URIs are one namespace for the whole instance, and a token for a URI is accepted by whatever API
+ * answers there: setting them takes an instance role (`iam.write`), so one organization's admin
+ * cannot claim another tenant's API.
+ */
+function projectSettings(req: Parameters<typeof readBody>[0], caller: Caller) {
   const input = readBody(req, addProjectSchema);
   if (input.privateLabelingSetting !== 'PRIVATE_LABELING_SETTING_UNSPECIFIED') {
     throw invalidArgument('PROJECT-Lab3l', `privateLabelingSetting: ${NO_PRIVATE_LABELING}`);
   }
+  if (input.resourceUris !== undefined) caller.require('iam.write', {});
   return input;
 }
 
@@ -38,7 +44,7 @@ export function projectRoutes(ctx: ProjectsPorts): Route[] {
     apiRoute(ctx, '/management/v1/projects', {
       POST: async (req, caller) => {
         caller.require('project.create');
-        const input = projectSettings(req);
+        const input = projectSettings(req, caller);
         const project = await ctx.orgs.addProject(caller.orgId, input);
         return ok({ id: project.id, details: addedDetails(project, project.orgId) });
       },
@@ -62,7 +68,7 @@ export function projectRoutes(ctx: ProjectsPorts): Route[] {
       },
       PUT: async (req, caller) => {
         requireProjectAccess(ctx, caller, req.params[0]!, 'project.write');
-        const project = await ctx.orgs.updateProject(req.params[0]!, caller.orgId, projectSettings(req));
+        const project = await ctx.orgs.updateProject(req.params[0]!, caller.orgId, projectSettings(req, caller));
         return ok({ details: changedDetails(project, project.orgId) });
       },
     }),

@@ -6,6 +6,8 @@ import type { Response } from '../types.js';
 import type { ErrorTarget, ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
 import { deliver, type Delivery } from '../../protocol/response-mode.js';
 import { issueUserTokens, userAudience } from '../../services/user-tokens.js';
+import { userAccessAudience } from '../../services/resource-targets.js';
+import { OAuthError } from '../../protocol/errors.js';
 import { countIssuedTokens } from '../../services/issued-token-counts.js';
 import { translator, type Locale } from '../../ui/i18n.js';
 import { errorPage, formPostPage, nativeSuccessPage } from '../../ui/pages.js';
@@ -56,9 +58,17 @@ export async function completeAuthorization(
   const project = ctx.orgs.getProject(app.projectId);
   const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
   if (denied) return authorizeError(ctx.issuer, request, 'access_denied', denied, locale, headers);
+  const audience = userAudience(ctx, app, request.audienceProjects);
+  // The resources' projects have their checks too (RFC 8707): refused now, not at the code's redemption.
+  let accessAudience: readonly string[] | undefined;
+  try {
+    accessAudience = userAccessAudience(ctx, app, user, audience, () => userAudience(ctx, app, []), request.resources);
+  } catch (error) {
+    if (!(error instanceof OAuthError)) throw error;
+    return authorizeError(ctx.issuer, request, error.error === 'invalid_grant' ? 'access_denied' : error.error, error.description, locale, headers);
+  }
   ctx.userSessions.touch(session);
   const grantId = newId();
-  const audience = userAudience(ctx, app, request.audienceProjects);
   const grant = {
     grantId,
     clientId: app.clientId,
@@ -83,7 +93,7 @@ export async function completeAuthorization(
   } else {
     const withAccessToken = request.responseType === 'id_token token';
     const [tokens] = await Promise.all([
-      issueUserTokens(ctx, { ...grant, app, user, nonce: request.nonce }, { accessToken: withAccessToken, idToken: true }),
+      issueUserTokens(ctx, { ...grant, app, user, nonce: request.nonce, accessAudience }, { accessToken: withAccessToken, idToken: true }),
       // The apps told when the session ends (back-channel logout).
       ctx.userSessions.recordClient(session.id, app.clientId),
     ]);

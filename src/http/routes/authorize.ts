@@ -1,4 +1,4 @@
-import { TooManyAuthRequests, type LoginStep } from '../../actors/auth-requests.js';
+import type { LoginStep } from '../../actors/auth-requests.js';
 import { addressLimitKey } from '../../util/address-key.js';
 import { agentOf, ensureAgentCookie } from '../login/agent.js';
 import { authorizeError, completeAuthorization, sessionRequirementOf, startFromSessions, usableSessions } from '../login/respond.js';
@@ -120,9 +120,6 @@ export function authorizeRoute(ctx: AuthorizePorts): Route {
       });
       return redirectResponse(`${LOGIN_PATH}?authRequestID=${created.id}`, headers);
     } catch (error) {
-      if (error instanceof TooManyAuthRequests) {
-        return authorizeError(ctx.issuer, target, 'temporarily_unavailable', 'too many sign-ins under way from this network; finish one or try again later', agent.locale);
-      }
       log.error('authorization failed', { error: error instanceof Error ? error.stack : String(error) });
       return authorizeError(ctx.issuer, target, 'server_error', 'unexpected condition', agent.locale);
     }

@@ -1,4 +1,4 @@
-import { TooManyAuthRequests, type LoginStep } from '../../actors/auth-requests.js';
+import type { LoginStep } from '../../actors/auth-requests.js';
 import type { AuthChecks } from '../../model/auth-checks.js';
 import type { ValidatedAuthRequest } from '../../model/authorization.js';
 import { appIsUsable } from '../../domain/usable.js';
@@ -100,13 +100,7 @@ export function devicePageRoutes(ctx: DevicePagePorts): Route[] {
       step = start.step;
       begin = { ...(start.userId ? { userId: start.userId } : {}), ...(start.checks ? { checks: start.checks } : {}) };
     }
-    let created: Awaited<ReturnType<typeof ctx.authRequests.create>>;
-    try {
-      created = await ctx.authRequests.create(agent.agentId, request, agent.locale, step, { ...begin, address });
-    } catch (error) {
-      if (!(error instanceof TooManyAuthRequests)) throw error;
-      return htmlResponse(429, errorPage(agent.locale, t('error.tooManySignIns')), { 'Retry-After': '60' });
-    }
+    const created = await ctx.authRequests.create(agent.agentId, request, agent.locale, step, { ...begin, address });
     return redirectResponse(`${LOGIN_PATH}?authRequestID=${created.id}`, {}, 303);
   };
 

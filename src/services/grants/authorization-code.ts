@@ -3,8 +3,8 @@ import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { verifierMatches } from '../../protocol/pkce.js';
 import { narrowResources } from '../../protocol/resource-indicators.js';
-import { requestedResources } from '../resource-targets.js';
-import { appLifetimes, issueUserTokens, refreshBinding, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
+import { requestedResources, userAccessAudience } from '../resource-targets.js';
+import { appLifetimes, issueUserTokens, refreshBinding, requireUserApp, revokeGrant, tokenResponse, userAudience } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
@@ -52,12 +52,14 @@ export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
     if (!ctx.orgs.isActive(user) || ctx.issuedTokens.isSessionEnded(grant.sid)) {
       throw new OAuthError('invalid_grant', 'the user or the session is no longer active');
     }
-    // RFC 8707 §2.2: the token may be for fewer of the authorization's resources, never others.
+    // RFC 8707 §2.2: the token may be for fewer of the authorization's resources, never others;
+    // its audience is worked out (and refused) before the code is spent.
     const resources = narrowResources(grant.resources ?? [], askedResources);
+    const accessAudience = userAccessAudience(ctx, app, user, grant.audience, () => userAudience(ctx, app, []), resources);
     const consumed = found.consume();
 
     const withRefresh = grant.scopes.includes('offline_access') && app.oidc!.grantTypes.includes('OIDC_GRANT_TYPE_REFRESH_TOKEN');
-    const userGrant = { ...grant, app, user, resources };
+    const userGrant = { ...grant, app, user, accessAudience };
     const [tokens, refreshToken] = await Promise.all([
       issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true, dpop }),
       withRefresh ? ctx.refreshTokens.create(grant.grantId, { ...grant, ...refreshBinding(app, dpop) }, appLifetimes(ctx, app).refresh) : undefined,

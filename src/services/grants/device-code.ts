@@ -3,9 +3,9 @@ import { DEVICE_CODE_GRANT } from '../../protocol/device-flow.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { narrowResources } from '../../protocol/resource-indicators.js';
-import { requestedResources } from '../resource-targets.js';
+import { requestedResources, userAccessAudience } from '../resource-targets.js';
 import { clock } from '../../util/clock.js';
-import { appLifetimes, issueUserTokens, refreshBinding, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
+import { appLifetimes, issueUserTokens, refreshBinding, requireUserApp, revokeGrant, tokenResponse, userAudience } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
@@ -45,15 +45,17 @@ export const deviceCodeGrant: Grant<DeviceCodePorts> = {
     if (!ctx.orgs.isActive(user) || ctx.issuedTokens.isSessionEnded(approval.sid)) {
       throw new OAuthError('invalid_grant', 'the user or the session is no longer active');
     }
-    // RFC 8707 §2.2: the token may be for fewer of the authorization's resources, never others.
+    // RFC 8707 §2.2: the token may be for fewer of the authorization's resources, never others;
+    // its audience is worked out (and refused) before the code is spent.
     const resources = narrowResources(authorization.resources ?? [], requestedResources(ctx, form.all('resource')));
+    const accessAudience = userAccessAudience(ctx, app, user, approval.audience, () => userAudience(ctx, app, []), resources);
     const redemption = ctx.deviceAuthorizations.redeem(authorization);
     if (!redemption.redeemed) throw new OAuthError('invalid_grant', 'device_code was already used');
 
     const grant = { ...approval, clientId: app.clientId, scopes: authorization.scopes, ...(authorization.resources ? { resources: authorization.resources } : {}) };
     const withRefresh = grant.scopes.includes('offline_access') && app.oidc!.grantTypes.includes('OIDC_GRANT_TYPE_REFRESH_TOKEN');
     const [tokens, refreshToken] = await Promise.all([
-      issueUserTokens(ctx, { ...grant, app, user, resources }, { accessToken: true, idToken: true, dpop }),
+      issueUserTokens(ctx, { ...grant, app, user, accessAudience }, { accessToken: true, idToken: true, dpop }),
       withRefresh ? ctx.refreshTokens.create(grant.grantId, { ...grant, ...refreshBinding(app, dpop) }, appLifetimes(ctx, app).refresh) : undefined,
       redemption.written,
       // The apps told when the session ends (back-channel logout): the device got tokens in it.

@@ -39,8 +39,12 @@ export async function machineUserTokens(
   const scope = scopes.join(' ');
   const resources = requestedResources(ctx, options.resources);
   // Resources (and `:aud` projects) name the audience; with neither, the machine user itself.
-  const aud = [...new Set([...(resources.length > 0 ? resourceAudience(resources, resourceDirectory(ctx), user.orgId) : []), ...audience])];
-  if (aud.length === 0) aud.push(clientId);
+  const aud =
+    resources.length > 0
+      ? [...new Set([...resourceAudience(resources, resourceDirectory(ctx), user.orgId), ...audience])]
+      : audience.length > 0
+        ? audience
+        : [clientId];
   const jwt = user.machine!.accessTokenType === 'ACCESS_TOKEN_TYPE_JWT';
   const issued = await accessTokens.issue(jwt ? 'jwt' : 'opaque', {
     sub: user.id,

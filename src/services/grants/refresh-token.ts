@@ -4,8 +4,8 @@ import { OAuthError } from '../../protocol/errors.js';
 import { parseScope } from '../../protocol/scopes.js';
 import { projectAccessDenied } from '../../protocol/project-access.js';
 import { narrowResources } from '../../protocol/resource-indicators.js';
-import { requestedResources } from '../resource-targets.js';
-import { issueUserTokens, requireUserApp, revokeGrant, tokenResponse } from '../user-tokens.js';
+import { requestedResources, userAccessAudience } from '../resource-targets.js';
+import { issueUserTokens, requireUserApp, revokeGrant, tokenResponse, userAudience } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
@@ -48,6 +48,10 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
     // RFC 8707 §2.2: a refresh may ask for one (or some) of the authorization's resources; checked
     // before the rotation, so a refused request leaves the token usable.
     const resources = narrowResources(family.resources ?? [], requestedResources(ctx, form.all('resource')));
+    // So is the audience they give (a resource since unregistered, or a project the user may no
+    // longer use): the family is not spent on a request that cannot succeed.
+    const owner = ctx.orgs.getUser(family.userId);
+    const accessAudience = ctx.orgs.isActive(owner) ? userAccessAudience(ctx, app, owner, family.audience, () => userAudience(ctx, app, []), resources) : undefined;
 
     const rotation = ctx.refreshTokens.rotate(token);
     if (rotation.status === 'invalid' || rotation.status === 'expired') throw new OAuthError('invalid_grant', INVALID);
@@ -66,7 +70,7 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
     // user's sessions (a password set by an administrator, a lock) still finds it and revokes them.
     const session = ctx.userSessions.get(family.sid);
     if (session) ctx.userSessions.touch(session);
-    const userGrant = { ...rotation.family, grantId: family.id, scopes, app, user, resources };
+    const userGrant = { ...rotation.family, grantId: family.id, scopes, app, user, accessAudience };
     const [tokens] = await Promise.all([
       issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true, dpop }),
       rotation.status === 'rotated' ? rotation.committed : undefined,

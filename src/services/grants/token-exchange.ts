@@ -11,7 +11,8 @@ import { OAuthError } from '../../protocol/errors.js';
 import type { Form } from '../../protocol/form.js';
 import { parseScope, STANDARD_SCOPES } from '../../protocol/scopes.js';
 import { appLifetimes, refreshBinding, requireUserApp } from '../user-tokens.js';
-import { requestedResources } from '../resource-targets.js';
+import { clientOrgOf, requestedResources, resourceDirectory } from '../resource-targets.js';
+import { resourceAudience } from '../../protocol/resource-indicators.js';
 import type { Grant } from './grant.js';
 import type { DpopKey } from '../../protocol/dpop.js';
 import { clock } from '../../util/clock.js';
@@ -120,9 +121,12 @@ function checkImpersonation(ctx: TokenExchangePorts, subject: Party, actor: Part
  * The audience asked for (`audience` values, and `resource` URIs (RFC 8707) with the projects they
  * are registered on), which must lie within the subject's and actor's audiences.
  */
-function grantedAudience(ctx: TokenExchangePorts, form: Form, subject: Party, actor: Party | undefined): readonly string[] {
+function grantedAudience(ctx: TokenExchangePorts, app: View<AppRecord>, form: Form, subject: Party, actor: Party | undefined): readonly string[] {
   const requested = (form.get('audience') ?? '').split(' ').filter(Boolean);
-  for (const uri of requestedResources(ctx, form.all('resource'))) {
+  const resources = requestedResources(ctx, form.all('resource'));
+  // Still registered, on an active project of the client's organization (as at every other grant).
+  if (resources.length > 0) resourceAudience(resources, resourceDirectory(ctx), clientOrgOf(ctx, app));
+  for (const uri of resources) {
     requested.push(uri);
     const project = ctx.orgs.projectOfResource(uri);
     if (project && subject.aud.includes(project.id)) requested.push(project.id);
@@ -166,7 +170,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     const subject = await subjectParty(ctx, app, form, actor !== undefined, dpop);
     if (actor) checkImpersonation(ctx, subject, actor);
 
-    const aud = grantedAudience(ctx, form, subject, actor);
+    const aud = grantedAudience(ctx, app, form, subject, actor);
     const scopes = grantedScopes(form, subject, actor);
     const scope = scopes.join(' ');
     // The acting party, with the chain of earlier actors nested inside (RFC 8693 §4.1).
