@@ -5,6 +5,7 @@ import { AuthCodesActor } from './actors/auth-codes.js';
 import { AuthRequestsActor } from './actors/auth-requests.js';
 import { DeviceAuthorizationsActor } from './actors/device-authorizations.js';
 import { PushedRequestsActor } from './actors/pushed-requests.js';
+import { ConsentsActor } from './actors/consents.js';
 import { DEVICE_FLOW_RULES } from './protocol/device-flow.js';
 import { RefreshTokensActor } from './actors/refresh-tokens.js';
 import { IssuedTokensActor } from './actors/issued-tokens.js';
@@ -220,6 +221,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     );
     const deviceAuthorizations = new DeviceAuthorizationsActor(storage, masterKey, DEVICE_FLOW_RULES);
     const pushedRequests = new PushedRequestsActor(storage);
+    const consents = new ConsentsActor(storage);
     // Back-channel logout lives on this thread only: every route that ends sessions is served here.
     logoutDeliveries = new LogoutDeliveries(clients, new BackchannelLogoutsActor(storage), new LogoutTokens(issuer, keys, signer), {
       retryForMs: config.backchannelLogoutRetryFor,
@@ -250,6 +252,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       refreshTokens,
       deviceAuthorizations,
       pushedRequests,
+      consents,
       logoutDeliveries,
       masterKey,
       migration: new MigrationStore(new Transactions(storage), orgs, clients),

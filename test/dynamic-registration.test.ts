@@ -8,7 +8,7 @@ import * as oauth from 'oauth4webapi';
 import { importPKCS8, SignJWT } from 'jose';
 import { api } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
-import { Agent, createHuman, signIn, uniqueName, type Human } from './helpers/oidc.js';
+import { Agent, createHuman, responseParams, signIn, submit, uniqueName, type Human } from './helpers/oidc.js';
 import { tempDataDir, type ServerAddress } from './helpers/server.js';
 
 /**
@@ -189,6 +189,40 @@ describe('registered scope', () => {
     const updated = await manage(created.body!.registration_client_uri, 'PUT', created.body!.registration_access_token, { client_id: client.clientId, redirect_uris: [REDIRECT] });
     expect(updated.status).toBe(200);
     expect(updated.body).not.toHaveProperty('scope');
+  });
+});
+
+describe('consent to self-registered clients', () => {
+  it('the person is asked once per scope set; deny, prompt=none and prompt=consent answer as OIDC Core says', async () => {
+    const created = await register({ ...WEB, client_name: 'Curious app' }, { token: server.pat });
+    const clientId = created.body!.client_id as string;
+    const url = (scope: string, extra: Record<string, string> = {}) =>
+      `/oauth/v2/authorize?${new URLSearchParams({ client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope, state: 's', ...extra })}`;
+    const agent = new Agent(server);
+    let page = await agent.follow(url('openid profile'));
+    page = await submit(agent, page, '/ui/login/loginname', { loginName: person.loginName });
+    page = await submit(agent, page, '/ui/login/password', { password: person.password });
+    // Signed in, then asked: the client's name, and that nobody vouches for it.
+    expect(page.html).toContain('action="/ui/login/consent"');
+    expect(page.html).toContain('Curious app');
+    expect(page.html).toContain('registered itself');
+    const denied = await submit(agent, page, '/ui/login/consent', { decision: 'deny' });
+    expect(responseParams(denied.location!).get('error')).toBe('access_denied');
+    expect(responseParams(denied.location!).get('iss')).toBe(server.issuer);
+
+    // The browser session stays: the next request goes straight to the consent step, and allowing gives a code.
+    page = await agent.follow(url('openid profile'));
+    expect(page.html).toContain('action="/ui/login/consent"');
+    const allowed = await submit(agent, page, '/ui/login/consent', { decision: 'allow' });
+    expect(responseParams(allowed.location!).get('code')).toBeTruthy();
+    // Asked once: the same (or fewer) scopes answer at once, also without UI.
+    expect(responseParams((await agent.follow(url('openid'))).location!).get('code')).toBeTruthy();
+    expect(responseParams((await agent.follow(url('openid profile', { prompt: 'none' }))).location!).get('code')).toBeTruthy();
+    // More than was allowed: without UI the answer is consent_required; with UI the person is asked again.
+    expect(responseParams((await agent.follow(url('openid profile email', { prompt: 'none' }))).location!).get('error')).toBe('consent_required');
+    expect((await agent.follow(url('openid profile email'))).html).toContain('action="/ui/login/consent"');
+    // prompt=consent asks even for what was allowed.
+    expect((await agent.follow(url('openid', { prompt: 'consent' }))).html).toContain('action="/ui/login/consent"');
   });
 });
 

@@ -206,6 +206,10 @@ describe.skipIf(!RUN_BROWSER)('MCP TypeScript SDK client authorization', () => {
     await page.waitForSelector('input[name=password]');
     await page.fill('input[name=password]', person.password);
     await page.click('form[action="/ui/login/password"] button[type=submit]');
+    // The agent registered itself: the person is asked to allow it, the MCP server's URL among what it asks for.
+    await page.waitForSelector('form[action="/ui/login/consent"]');
+    expect(await page.locator('ul.scopes').textContent()).toContain(mcpUrl);
+    await page.click('button[name=decision][value=allow]');
     await page.waitForSelector('#done');
     const redirect = callbacks.at(-1)!;
     expect(redirect.origin + redirect.pathname).toBe(callbackUrl);

@@ -18,7 +18,7 @@ import type { View } from '../util/readonly.js';
  * at most 30 minutes, also across a restart. The TOTP secret shown during enrollment is stored
  * sealed with the master key.
  */
-export type LoginStep = 'select' | 'loginname' | 'password' | 'password-change' | 'otp' | 'mfa-setup' | 'register' | 'device-consent';
+export type LoginStep = 'select' | 'loginname' | 'password' | 'password-change' | 'otp' | 'mfa-setup' | 'register' | 'device-consent' | 'consent';
 
 export interface AuthRequest {
   id: string;
@@ -41,8 +41,8 @@ export interface AuthRequest {
   pendingOtpSecret?: string;
   /** The browser's cookie was renewed in this request (when the password passed). */
   cookieRenewed?: boolean;
-  /** A device sign-in: the browser session whose person is asked to allow the device. */
-  deviceSid?: string;
+  /** A consent step (a device, or a self-registered client): the browser session whose person is asked to allow it. */
+  consentSid?: string;
 }
 
 /** What the login sees of a request: the request itself, read-only; it changes through the transitions below. */
@@ -120,14 +120,14 @@ export class AuthRequestsActor {
     request: ValidatedAuthRequest,
     locale: Locale,
     step: LoginStep,
-    start: { userId?: string | undefined; loginName?: string | undefined; checks?: AuthChecks; deviceSid?: string; address?: string } = {},
+    start: { userId?: string | undefined; loginName?: string | undefined; checks?: AuthChecks; consentSid?: string; address?: string } = {},
   ): Promise<AuthRequestView> {
     const id = randomBytes(18).toString('base64url');
     if (start.address !== undefined && this.maxPerAddress > 0) this.hold(id, start.address);
     const created: AuthRequest = { id, agentId, createdAt: clock.now(), request, locale, step, checks: start.checks ?? {} };
     if (start.userId) created.userId = start.userId;
     if (start.loginName) created.loginName = start.loginName;
-    if (start.deviceSid) created.deviceSid = start.deviceSid;
+    if (start.consentSid) created.consentSid = start.consentSid;
     // Checks carried over from a browser session belong to its user.
     if (start.checks && start.userId) created.authenticatedUserId = start.userId;
     this.requests.set(id, created);
@@ -313,10 +313,11 @@ export class AuthRequestsActor {
   }
 
   /** A device sign-in reached its end: the person of this browser session is asked to allow the device. */
-  askDeviceConsent(view: AuthRequestView, sid: string): Promise<void> {
+  /** The person is asked to allow a device, or a self-registered client, in browser session `sid`. */
+  askConsent(view: AuthRequestView, step: 'device-consent' | 'consent', sid: string): Promise<void> {
     return this.change(view, (r) => {
-      AuthRequestsActor.enter(r, 'device-consent');
-      r.deviceSid = sid;
+      AuthRequestsActor.enter(r, step);
+      r.consentSid = sid;
     });
   }
 

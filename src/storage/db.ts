@@ -41,6 +41,8 @@ const STORES = [
   'pushedRequests',
   // Back-channel logout tokens waiting to be delivered to apps (BackchannelLogoutsActor), each for a bounded time.
   'backchannelLogouts',
+  // What people allowed self-registered clients (ConsentsActor), per person and client.
+  'consents',
 ] as const;
 export type StoreName = (typeof STORES)[number];
 

@@ -278,21 +278,27 @@ const SCOPE_TEXTS = new Set(['openid', 'profile', 'email', 'phone', 'address', '
  * After signing in: the person sees which app asks for what on which account, and is reminded to
  * allow only a device of their own (RFC 8628 §5.4: codes get phished), then allows or denies.
  */
-export function deviceConsentPage(p: PageContext, options: { loginName: string; scopes: readonly string[] }): string {
+/**
+ * Asks the signed-in person to allow a device (RFC 8628) or a self-registered client (dynamic
+ * registration: anyone may have made it) what it asks for: the scopes, and the APIs (resources).
+ */
+export function consentPage(p: PageContext, options: { kind: 'device' | 'client'; loginName: string; scopes: readonly string[]; resources?: readonly string[] }): string {
   const t = translator(p.locale);
   const scopeText = (scope: string) => (SCOPE_TEXTS.has(scope) ? t(`device.scope.${scope}` as Parameters<Translate>[0]) : scope);
+  const asked = [...options.scopes.map(scopeText), ...(options.resources ?? [])];
+  const device = options.kind === 'device';
   return layout(
     p.locale,
     t('device.consent.title'),
     html`<h1>${t('device.consent.title')}</h1>
 <span class="user-chip">${options.loginName}</span>
-<p class="intro">${t('device.consent.intro', { client: p.clientName, user: options.loginName })}</p>
-${options.scopes.length > 0 ? html`<p class="intro">${t('device.consent.scopes')}</p>
+<p class="intro">${t(device ? 'device.consent.intro' : 'client.consent.intro', { client: p.clientName, user: options.loginName })}</p>
+${asked.length > 0 ? html`<p class="intro">${t('device.consent.scopes')}</p>
 <ul class="scopes">
-${options.scopes.map((scope) => html`<li>${scopeText(scope)}</li>
+${asked.map((item) => html`<li>${item}</li>
 `)}</ul>` : ''}
-<p class="intro">${t('device.consent.own')}</p>
-<form method="post" action="/ui/login/device/consent">
+<p class="intro">${t(device ? 'device.consent.own' : 'client.consent.own', { client: p.clientName })}</p>
+<form method="post" action="${device ? '/ui/login/device/consent' : '/ui/login/consent'}">
 ${hidden(p)}
 <button type="submit" name="decision" value="allow">${t('device.consent.allow')}</button>
 <button type="submit" name="decision" value="deny" class="secondary">${t('device.consent.deny')}</button>

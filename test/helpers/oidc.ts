@@ -170,7 +170,10 @@ export function submit(agent: Agent, page: Step, action: string, fields: Record<
   return agent.follow(form.action, { form: { ...form.fields, ...fields } });
 }
 
-/** Walks login name → password (→ TOTP) from an authorization URL; returns the final step. */
+/**
+ * Walks login name → password (→ TOTP) from an authorization URL, and allows a self-registered
+ * client at its consent step (as the person who signs in to it does); returns the final step.
+ */
 export async function signIn(
   agent: Agent,
   authorizeUrl: string,
@@ -181,6 +184,7 @@ export async function signIn(
   if (page.html?.includes('action="/ui/login/loginname"')) page = await submit(agent, page, '/ui/login/loginname', { loginName: user.loginName });
   if (page.html?.includes('action="/ui/login/password"')) page = await submit(agent, page, '/ui/login/password', { password: user.password });
   if (totp && page.html?.includes('action="/ui/login/otp"')) page = await submit(agent, page, '/ui/login/otp', { code: totp() });
+  if (page.html?.includes('action="/ui/login/consent"')) page = await submit(agent, page, '/ui/login/consent', { decision: 'allow' });
   return page;
 }
 

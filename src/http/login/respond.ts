@@ -21,7 +21,18 @@ import type { UserTokensPorts } from '../../services/user-tokens.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type RespondPorts = Pick<Ports, 'authCodes' | 'clients' | 'issuer' | 'orgs' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
+export type RespondPorts = Pick<Ports, 'authCodes' | 'clients' | 'consents' | 'issuer' | 'orgs' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
+
+/**
+ * Whether the person must first allow the client what the request asks for: only a self-registered
+ * client (anyone may have made it) asks, unless the person allowed it as much before; prompt=consent
+ * asks again. ZITADEL's own apps are the instance's, as in ZITADEL, and never ask.
+ */
+export function consentNeeded(ctx: Pick<RespondPorts, 'clients' | 'consents'>, request: ValidatedAuthRequest, userId: string): boolean {
+  const app = ctx.clients.appByClient(request.clientId);
+  if (app?.registration === undefined) return false;
+  return request.prompt.has('consent') || !ctx.consents.covers(userId, app.clientId, request.scopes, request.resources ?? []);
+}
 
 /**
  * The end of an authorization: the code (committed before the redirect) or the implicit tokens,
@@ -49,6 +60,8 @@ export async function completeAuthorization(
   session: View<UserSession>,
   locale: Locale,
   headers: Record<string, string> = {},
+  /** The person has just allowed the client at the consent step. */
+  consented = false,
 ): Promise<Response> {
   const app = ctx.clients.appByClient(request.clientId);
   const user = ctx.orgs.getUser(session.userId);
@@ -58,6 +71,8 @@ export async function completeAuthorization(
   const project = ctx.orgs.getProject(app.projectId);
   const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
   if (denied) return authorizeError(ctx.issuer, request, 'access_denied', denied, locale, headers);
+  // Callers take the person to the consent step first; without UI (prompt=none) the answer is this.
+  if (!consented && consentNeeded(ctx, request, user.id)) return authorizeError(ctx.issuer, request, 'consent_required', 'the user has not allowed this client what it asks for', locale, headers);
   const audience = userAudience(ctx, app, request.audienceProjects);
   // The resources' projects have their checks too (RFC 8707): refused now, not at the code's redemption.
   let accessAudience: readonly string[] | undefined;

@@ -1,7 +1,7 @@
 import type { LoginStep } from '../../actors/auth-requests.js';
 import { addressLimitKey } from '../../util/address-key.js';
 import { agentOf, ensureAgentCookie } from '../login/agent.js';
-import { authorizeError, completeAuthorization, sessionRequirementOf, startFromSessions, usableSessions } from '../login/respond.js';
+import { authorizeError, completeAuthorization, consentNeeded, sessionRequirementOf, startFromSessions, usableSessions } from '../login/respond.js';
 import type { AuthChecks } from '../../model/auth-checks.js';
 import { validateAuthorizeRequest, type ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
 import { authorizeDirectory } from '../../services/authorize-directory.js';
@@ -104,7 +104,16 @@ export function authorizeRoute(ctx: AuthorizePorts): Route {
       } else {
         // Seed: without prompt, one session answers at once; with more the user must choose (a hinted user's first).
         const start = startFromSessions(ctx, hint.userId ? candidates.slice(0, 1) : candidates, request);
-        if (start && 'answer' in start) return await completeAuthorization(ctx, request, start.answer, agent.locale, headers);
+        if (start && 'answer' in start) {
+          if (!consentNeeded(ctx, request, start.answer.userId)) return await completeAuthorization(ctx, request, start.answer, agent.locale, headers);
+          // Signed in already, but a self-registered client is asked about first.
+          const consent = await ctx.authRequests.create(agentId, request, agent.locale, 'consent', {
+            userId: start.answer.userId,
+            consentSid: start.answer.id,
+            address: addressLimitKey(req.peer ?? ''),
+          });
+          return redirectResponse(`${LOGIN_PATH}?authRequestID=${consent.id}`, headers);
+        }
         if (!start) step = userId ? 'password' : 'loginname';
         else {
           step = start.step;

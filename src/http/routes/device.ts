@@ -92,10 +92,10 @@ export function devicePageRoutes(ctx: DevicePagePorts): Route[] {
     // As at the authorization endpoint: one usable session goes straight on (here: to consent), several are chosen from.
     const start = startFromSessions(ctx, usableSessions(ctx, agent.agentId, request), request, now);
     let step: LoginStep = 'loginname';
-    let begin: { userId?: string; checks?: AuthChecks; deviceSid?: string } = {};
+    let begin: { userId?: string; checks?: AuthChecks; consentSid?: string } = {};
     if (start && 'answer' in start) {
       step = 'device-consent';
-      begin = { deviceSid: start.answer.id };
+      begin = { consentSid: start.answer.id };
     } else if (start) {
       step = start.step;
       begin = { ...(start.userId ? { userId: start.userId } : {}), ...(start.checks ? { checks: start.checks } : {}) };

@@ -4,7 +4,7 @@ import type { UserSession } from '../../actors/user-sessions.js';
 import { otpauthUri, verifyTotp } from '../../crypto/totp.js';
 import { openOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { agentOf, newAgentCookieFor, type Agent } from '../login/agent.js';
-import { completeAuthorization, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
+import { authorizeError, completeAuthorization, consentNeeded, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
 import { factsOf, mfaPrompt, nextLoginStep } from '../../domain/policy-steps.js';
 import { DEFAULT_POLICIES } from '../../model/records.js';
 import { EMAIL, MAX_PASSWORD } from '../../domain/human-users.js';
@@ -15,7 +15,7 @@ import type { LoginPolicy, UserRecord } from '../../model/records.js';
 import { parseFormBody, parseUrlEncoded, type Form } from '../../protocol/form.js';
 import { translator, type TextKey } from '../../ui/i18n.js';
 import {
-  deviceConsentPage,
+  consentPage,
   deviceDonePage,
   errorPage,
   loginNamePage,
@@ -170,10 +170,19 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
           loginNamePage(page, { loginName: auth.loginName ?? '', ...(error ? { error } : {}), allowRegister: allowRegister(flow) }),
         );
       case 'device-consent': {
-        const session = deviceSession(flow);
+        const session = consentSession(flow);
         const signedIn = session && ctx.orgs.getUser(session.userId);
         if (!signedIn) return expired(flow.agent);
-        return htmlResponse(status, deviceConsentPage(page, { loginName: ctx.orgs.preferredLoginName(signedIn), scopes: auth.request.scopes }));
+        return htmlResponse(status, consentPage(page, { kind: 'device', loginName: ctx.orgs.preferredLoginName(signedIn), scopes: auth.request.scopes }));
+      }
+      case 'consent': {
+        const session = consentSession(flow);
+        const signedIn = session && ctx.orgs.getUser(session.userId);
+        if (!signedIn) return expired(flow.agent);
+        return htmlResponse(
+          status,
+          consentPage(page, { kind: 'client', loginName: ctx.orgs.preferredLoginName(signedIn), scopes: auth.request.scopes, resources: auth.request.resources ?? [] }),
+        );
       }
     }
   }
@@ -225,24 +234,29 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   }
 
   async function answer(flow: Flow, session: View<UserSession>, headers: Record<string, string> = {}): Promise<Response> {
-    // A device sign-in ends on its consent step, in this browser session.
+    // A device sign-in ends on its consent step, in this browser session; so does a sign-in to a
+    // self-registered client the person has not allowed as much before.
     if (flow.auth.request.device !== undefined) {
-      await ctx.authRequests.askDeviceConsent(flow.auth, session.id);
+      await ctx.authRequests.askConsent(flow.auth, 'device-consent', session.id);
+      return backToStep(flow, headers);
+    }
+    if (consentNeeded(ctx, flow.auth.request, session.userId)) {
+      await ctx.authRequests.askConsent(flow.auth, 'consent', session.id);
       return backToStep(flow, headers);
     }
     await ctx.authRequests.finish(flow.auth.id);
     return completeAuthorization(ctx, flow.auth.request, session, flow.page.locale, headers);
   }
 
-  /** The browser session a device consent step asks about, if it is still this browser's and live. */
-  function deviceSession(flow: Flow): View<UserSession> | undefined {
-    const sid = flow.auth.deviceSid;
+  /** The browser session a consent step (a device, a self-registered client) asks about, if it is still this browser's and live. */
+  function consentSession(flow: Flow): View<UserSession> | undefined {
+    const sid = flow.auth.consentSid;
     return usableSessions(ctx, flow.agent.agentId, flow.auth.request).find((s) => s.id === sid);
   }
 
   /** The person allowed or denied the device: recorded for its next poll, and the sign-in request ends. */
   async function decideDeviceConsent(flow: Flow, allow: boolean): Promise<Response> {
-    const session = deviceSession(flow);
+    const session = consentSession(flow);
     const authorization = ctx.deviceAuthorizations.pending(flow.auth.request.device ?? '');
     if (!session || !authorization) {
       await ctx.authRequests.finish(flow.auth.id);
@@ -254,6 +268,17 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (refusal) return htmlResponse(403, errorPage(flow.page.locale, t(flow, 'device.denied.title'), refusal.denied));
     if (!decided) return htmlResponse(400, errorPage(flow.page.locale, t(flow, 'device.invalid')));
     return htmlResponse(200, deviceDonePage(flow.page.locale, allow, flow.page.clientName));
+  }
+
+  /** The person's answer at a self-registered client's consent step: remembered when allowed; the client hears either way. */
+  async function decideClientConsent(flow: Flow, allow: boolean): Promise<Response> {
+    const session = consentSession(flow);
+    if (!session) return expired(flow.agent);
+    await ctx.authRequests.finish(flow.auth.id);
+    const request = flow.auth.request;
+    if (!allow) return authorizeError(ctx.issuer, request, 'access_denied', 'the user did not allow the client', flow.page.locale);
+    await ctx.consents.allow(session.userId, request.clientId, request.scopes, request.resources ?? []);
+    return completeAuthorization(ctx, request, session, flow.page.locale, {}, true);
   }
 
   /** Who may sign in with a password for this request: an active human with a password, in the requested org. */
@@ -512,6 +537,9 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     route('/ui/login/mfa/skip', { POST: atStep('mfa-setup', (flow) => skipOtpSetup(flow)) }),
     route('/ui/login/device/consent', {
       POST: atStep('device-consent', (flow, form) => decideDeviceConsent(flow, form.get('decision') === 'allow')),
+    }),
+    route('/ui/login/consent', {
+      POST: atStep('consent', (flow, form) => decideClientConsent(flow, form.get('decision') === 'allow')),
     }),
     route('/ui/login/select', {
       POST: post(async (flow, form) => {
