@@ -11,15 +11,18 @@ import { trustedProxies } from './util/client-address.js';
 export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
 export type SigningAlg = (typeof SIGNING_ALGS)[number];
 
-const duration = (name: string) =>
+/** A Go-style duration (ms) that `valid` accepts, else `message`. */
+const durationWhere = (valid: (ms: number) => boolean, message: string) =>
   z.string().transform((text, ctx) => {
     const ms = parseDuration(text);
-    if (ms === undefined || ms <= 0) {
-      ctx.addIssue({ code: 'custom', message: `${name} must be a positive duration such as 12h, 30m or 90s` });
+    if (ms === undefined || !valid(ms)) {
+      ctx.addIssue({ code: 'custom', message });
       return z.NEVER;
     }
     return ms;
   });
+
+const duration = (name: string) => durationWhere((ms) => ms > 0, `${name} must be a positive duration such as 12h, 30m or 90s`);
 
 const SETTINGS = {
   port: { env: 'SESAME_PORT', default: '8080', help: 'TCP port to listen on (0 = any free port)' },
@@ -75,25 +78,11 @@ const schema = z.object({
   idTokenLifetime: duration('ID token lifetime'),
   refreshTokenIdleLifetime: duration('refresh token idle lifetime'),
   refreshTokenLifetime: duration('refresh token lifetime'),
-  refreshTokenReuseGrace: z.string().transform((text, ctx) => {
-    const ms = parseDuration(text);
-    if (ms === undefined || ms < 0 || ms > 60_000) {
-      ctx.addIssue({ code: 'custom', message: 'refresh token reuse grace must be a duration from 0s to 60s' });
-      return z.NEVER;
-    }
-    return ms;
-  }),
+  refreshTokenReuseGrace: durationWhere((ms) => ms >= 0 && ms <= 60_000, 'refresh token reuse grace must be a duration from 0s to 60s'),
   keyRotationInterval: duration('key rotation interval'),
   sweepInterval: duration('sweep interval'),
   backchannelLogoutRetryFor: duration('back-channel logout retry window'),
-  backchannelLogoutTimeout: z.string().transform((text, ctx) => {
-    const ms = parseDuration(text);
-    if (ms === undefined || ms < 100 || ms > 60_000) {
-      ctx.addIssue({ code: 'custom', message: 'back-channel logout timeout must be a duration from 100ms to 60s' });
-      return z.NEVER;
-    }
-    return ms;
-  }),
+  backchannelLogoutTimeout: durationWhere((ms) => ms >= 100 && ms <= 60_000, 'back-channel logout timeout must be a duration from 100ms to 60s'),
   backchannelLogoutConcurrency: z.coerce.number().int().min(1).max(256),
   durability: z.enum(['flush', 'commit']),
   authRequestsPerAddress: z.coerce.number().int().min(0).max(1_000_000),
