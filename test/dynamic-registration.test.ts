@@ -403,7 +403,7 @@ describe('client metadata', () => {
       const config = await oidc.discovery(new URL(server.issuer), created.body!.client_id, {}, oidc.PrivateKeyJwt({ key, kid: machineKid }), { execute: [oidc.allowInsecureRequests] });
       expect(await oidc.tokenIntrospection(config, 'unknown-token')).toMatchObject({ active: false });
       // Then signs a JWT profile assertion as the service account with its own key under that kid: refused.
-      const now = Math.floor(Date.now() / 1000);
+      const now = Math.floor(clock.now() / 1000);
       const assertion = await new SignJWT({})
         .setProtectedHeader({ alg: 'RS256', kid: machineKid })
         .setIssuer(user.body.userId)
