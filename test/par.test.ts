@@ -151,6 +151,8 @@ describe('pushed authorization requests off', () => {
       const app = await createWebApp(off);
       const refused = await fetch(`${off.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', request_uri: 'urn:ietf:params:oauth:request_uri:x' })}`, { redirect: 'manual' });
       expect(new URL(refused.headers.get('location')!).searchParams.get('error')).toBe('request_uri_not_supported');
+      // An app may not require what this server does not do: it could never sign anyone in.
+      await expect(createWebApp(off, { requirePushedAuthorizationRequests: true })).rejects.toThrow(/pushed authorization requests are turned off/);
     } finally {
       await off.close();
     }

@@ -56,8 +56,9 @@ export interface DeviceFlowRules {
   slowDownStepMs: number;
   newUserCode(): string;
   /**
-   * Records one client may have at once (pending, decided or kept after expiry, about 15 minutes'
-   * worth): a public client's id is no secret, so this bounds what anyone can make Sesame store.
+   * Unexpired authorizations one client may have at once (each lives a code's lifetime, then is kept
+   * ten minutes more uncounted): a public client's id is no secret, so this bounds what anyone can
+   * make Sesame store, and a burst holds the client up for a code's lifetime at most.
    */
   maxRecordsPerClient: number;
 }
@@ -71,7 +72,12 @@ const KEPT_AFTER_EXPIRY_MS = 10 * 60_000;
 export class DeviceAuthorizationsActor {
   private readonly byId = new Map<string, DeviceAuthorization>();
   private readonly byUserCode = new Map<string, DeviceAuthorization>();
-  private readonly perClient = new Map<string, number>();
+  /**
+   * Each client's unexpired device authorizations by id, oldest first (the bound). Records kept
+   * after their expiry (for late polls) do not count: a burst then holds the client up for at most
+   * a code's lifetime, not the quarter of an hour its records stay.
+   */
+  private readonly liveByClient = new Map<string, Map<string, number>>();
   /**
    * When each device may poll next and its interval now. Memory only: a restart forgets the pace,
    * which at worst lets one early poll through.
@@ -91,18 +97,31 @@ export class DeviceAuthorizationsActor {
   private remember(record: DeviceAuthorization): void {
     this.byId.set(record.id, record);
     this.byUserCode.set(record.userCodeKey, record);
-    this.perClient.set(record.clientId, (this.perClient.get(record.clientId) ?? 0) + 1);
+    let live = this.liveByClient.get(record.clientId);
+    if (!live) this.liveByClient.set(record.clientId, (live = new Map()));
+    live.set(record.id, record.exp);
   }
 
   private forget(record: DeviceAuthorization): void {
     if (this.byId.get(record.id) === record) {
       this.byId.delete(record.id);
-      const left = (this.perClient.get(record.clientId) ?? 1) - 1;
-      if (left > 0) this.perClient.set(record.clientId, left);
-      else this.perClient.delete(record.clientId);
+      const live = this.liveByClient.get(record.clientId);
+      live?.delete(record.id);
+      if (live?.size === 0) this.liveByClient.delete(record.clientId);
     }
     if (this.byUserCode.get(record.userCodeKey) === record) this.byUserCode.delete(record.userCodeKey);
     this.pace.delete(record.id);
+  }
+
+  /** The client's unexpired authorizations; the expired ones leave the count from the oldest end (all live as long). */
+  private liveCount(clientId: string, now: number): number {
+    const live = this.liveByClient.get(clientId);
+    if (!live) return 0;
+    for (const [id, exp] of live) {
+      if (exp > now) break;
+      live.delete(id);
+    }
+    return live.size;
   }
 
   private keyOfUserCode(userCode: string): string {
@@ -111,7 +130,7 @@ export class DeviceAuthorizationsActor {
 
   /** A new authorization; resolves with its codes once it is durable (before they are handed out). */
   async start(request: DeviceRequest, now = clock.now()): Promise<{ deviceCode: string; userCode: string; expiresAt: number }> {
-    if ((this.perClient.get(request.clientId) ?? 0) >= this.rules.maxRecordsPerClient) throw new TooManyDeviceAuthorizations();
+    if (this.liveCount(request.clientId, now) >= this.rules.maxRecordsPerClient) throw new TooManyDeviceAuthorizations();
     let userCode = this.rules.newUserCode();
     // A user code must name one authorization: draw again on a (rare) clash with a kept one.
     while (this.byUserCode.has(this.keyOfUserCode(userCode))) userCode = this.rules.newUserCode();

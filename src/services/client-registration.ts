@@ -6,7 +6,7 @@ import { metadataError, readClientMetadata, redirectUriError, type ClientMetadat
 import { OAuthError } from '../protocol/errors.js';
 import { PATHS } from '../protocol/discovery.js';
 import type { DynamicRegistrationSettings } from '../actors/settings.js';
-import { instanceLifetimeLimits, toOidcAppConfig } from '../zitadel/oidc-config.js';
+import { instanceLifetimeLimits, refuseSettingsOfFeaturesOff, toOidcAppConfig } from '../zitadel/oidc-config.js';
 import { oidcConfigInputOf, registeredMetadataOf } from '../zitadel/registered-client.js';
 import { newAlphanumericSecret, newId } from '../util/ids.js';
 import { secretMatches, sha256 } from '../util/hash.js';
@@ -141,11 +141,10 @@ export class ClientRegistrations {
 
   /** The app configuration by the management API's rules, its failures as RFC 7591 errors. */
   private oidcConfig(metadata: ClientMetadata): OidcAppConfig {
-    if (metadata.dpop_bound_access_tokens && !this.ctx.config.featureDpop) {
-      throw metadataError('dpop_bound_access_tokens: DPoP is turned off on this server');
-    }
     try {
-      return toOidcAppConfig(oidcConfigInputOf(metadata), instanceLifetimeLimits(this.ctx.config));
+      const input = oidcConfigInputOf(metadata);
+      refuseSettingsOfFeaturesOff(input, this.ctx.config);
+      return toOidcAppConfig(input, instanceLifetimeLimits(this.ctx.config));
     } catch (error) {
       if (error instanceof ApiError && error.kind === 'InvalidArgument') {
         throw REDIRECT_URI_RULES.has(error.errorId) ? redirectUriError(error.message) : metadataError(error.message);

@@ -162,6 +162,23 @@ export function withoutUnsupportedOidcSettings(input: OidcConfigInput): OidcConf
  */
 export type LifetimeLimits = Required<AppTokenLifetimes>;
 
+/**
+ * An app cannot be set to need a feature this server has turned off: requiring DPoP would refuse it
+ * every token, requiring PAR every sign-in. (An import keeps such a setting, to be in force once the
+ * feature is on; until then the app is refused.)
+ */
+export function refuseSettingsOfFeaturesOff(
+  input: Pick<OidcConfigInput, 'dpopBoundAccessTokens' | 'requirePushedAuthorizationRequests'>,
+  config: Pick<Config, 'featureDpop' | 'featurePar'>,
+): void {
+  if (input.dpopBoundAccessTokens && !config.featureDpop) {
+    throw invalidArgument('APP-Dp0p1', 'dpopBoundAccessTokens: DPoP is turned off on this server (SESAME_FEATURE_DPOP=false)');
+  }
+  if (input.requirePushedAuthorizationRequests && !config.featurePar) {
+    throw invalidArgument('APP-P4r01', 'requirePushedAuthorizationRequests: pushed authorization requests are turned off on this server (SESAME_FEATURE_PAR=false)');
+  }
+}
+
 /** The instance's lifetimes, from its settings. */
 export function instanceLifetimeLimits(config: Pick<Config, 'accessTokenLifetime' | 'idTokenLifetime' | 'refreshTokenIdleLifetime' | 'refreshTokenLifetime'>): LifetimeLimits {
   return { accessToken: config.accessTokenLifetime, idToken: config.idTokenLifetime, refreshTokenIdle: config.refreshTokenIdleLifetime, refreshToken: config.refreshTokenLifetime };

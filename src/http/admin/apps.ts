@@ -7,7 +7,7 @@ import type { Caller } from './caller.js';
 import { addedDetails, changedDetails, listDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok, okSecret } from './endpoint.js';
 import { API_AUTH_METHOD_TYPE, enumField, nonZero } from '../../zitadel/enums.js';
-import { instanceLifetimeLimits, LIFETIME_FIELD_NAMES, oidcCompliance, oidcConfigFields, oidcConfigSchema, oidcConfigView, sameOidcConfig, toOidcAppConfig } from '../../zitadel/oidc-config.js';
+import { instanceLifetimeLimits, LIFETIME_FIELD_NAMES, oidcCompliance, oidcConfigFields, oidcConfigSchema, oidcConfigView, refuseSettingsOfFeaturesOff, sameOidcConfig, toOidcAppConfig } from '../../zitadel/oidc-config.js';
 import { requireProjectAccess } from './projects.js';
 import { readBody, requiredText } from '../../zitadel/validation.js';
 import type { ProjectsPorts } from './projects.js';
@@ -42,16 +42,6 @@ function appView(app: View<AppRecord>) {
   };
 }
 
-/**
- * An app cannot be set to require DPoP while DPoP is off: the setting would refuse it every token.
- * (An import keeps the setting, to be in force once DPoP is on; until then the app gets no tokens.)
- */
-function refuseDpopWhenOff(ctx: AppsPorts, dpopBoundAccessTokens: boolean): void {
-  if (dpopBoundAccessTokens && !ctx.config.featureDpop) {
-    throw invalidArgument('APP-Dp0p1', 'dpopBoundAccessTokens: DPoP is turned off on this server (SESAME_FEATURE_DPOP=false)');
-  }
-}
-
 export function appRoutes(ctx: AppsPorts): Route[] {
   const regenerate = async (app: View<AppRecord>) => {
     const { app: updated, clientSecret } = await ctx.clients.regenerateSecret(app.id);
@@ -62,7 +52,7 @@ export function appRoutes(ctx: AppsPorts): Route[] {
       POST: async (req, caller) => {
         const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.app.write');
         const { name, ...input } = readBody(req, addOidcAppSchema);
-        refuseDpopWhenOff(ctx, input.dpopBoundAccessTokens);
+        refuseSettingsOfFeaturesOff(input, ctx.config);
         const oidc = toOidcAppConfig(input, instanceLifetimeLimits(ctx.config));
         const { app, clientSecret } = await ctx.clients.addApp(project, { name, oidc });
         return okSecret({
@@ -107,7 +97,7 @@ export function appRoutes(ctx: AppsPorts): Route[] {
         const app = requireAppAccess(ctx, caller, req, 'project.app.write');
         if (!app.oidc) throw preconditionFailed('APP-n0t01', 'the application is not an OIDC application (Errors.Project.App.IsNotOIDC)');
         const input = readBody(req, oidcConfigSchema);
-        refuseDpopWhenOff(ctx, input.dpopBoundAccessTokens);
+        refuseSettingsOfFeaturesOff(input, ctx.config);
         const oidc = toOidcAppConfig(input, instanceLifetimeLimits(ctx.config));
         if (sameOidcConfig(app.oidc, oidc)) throw preconditionFailed('APP-1m88i', 'no changes (Errors.NoChangesFound)');
         const updated = await ctx.clients.updateOidcConfig(app.id, oidc);
