@@ -320,6 +320,25 @@ describe('RFC 7592 management', () => {
     expect(grant.status).toBe(401);
   });
 
+  it('an RFC 7592 update replaces the metadata and keeps what an administrator set beyond it', async () => {
+    const created = await register({ ...WEB, client_name: 'Tuned' }, { token: server.pat });
+    const listed = await api(server, 'POST', `/management/v1/projects/${projectId}/apps/_search`, { token: server.pat, body: {} });
+    const app = listed.body.result.find((a: any) => a.oidcConfig?.clientId === created.body!.client_id);
+    const tuned = await api(server, 'PUT', `/management/v1/projects/${projectId}/apps/${app.id}/oidc_config`, {
+      token: server.pat,
+      body: { ...app.oidcConfig, accessTokenType: 'OIDC_TOKEN_TYPE_JWT', accessTokenLifetime: '300s' },
+    });
+    expect(tuned.status, JSON.stringify(tuned.body)).toBe(200);
+    const updated = await manage(created.body!.registration_client_uri, 'PUT', created.body!.registration_access_token, {
+      client_id: created.body!.client_id,
+      redirect_uris: ['https://app.example.com/cb'],
+      client_name: 'Tuned',
+    });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    const after = (await api(server, 'GET', `/management/v1/projects/${projectId}/apps/${app.id}`, { token: server.pat })).body.app.oidcConfig;
+    expect(after).toMatchObject({ redirectUris: ['https://app.example.com/cb'], accessTokenType: 'OIDC_TOKEN_TYPE_JWT', accessTokenLifetime: '300s' });
+  });
+
   it('the management API lists a registered client as an OIDC app and removes it; its registration token stops working', async () => {
     const created = await register({ ...WEB, client_name: 'Listed' }, { token: server.pat });
     const listed = await api(server, 'POST', `/management/v1/projects/${projectId}/apps/_search`, { token: server.pat, body: {} });

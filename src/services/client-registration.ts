@@ -6,7 +6,7 @@ import { metadataError, readClientMetadata, redirectUriError, type ClientMetadat
 import { OAuthError } from '../protocol/errors.js';
 import { PATHS } from '../protocol/discovery.js';
 import type { DynamicRegistrationSettings } from '../actors/settings.js';
-import { instanceLifetimeLimits, refuseSettingsOfFeaturesOff, toOidcAppConfig } from '../zitadel/oidc-config.js';
+import { instanceLifetimeLimits, oidcConfigView, refuseSettingsOfFeaturesOff, toOidcAppConfig } from '../zitadel/oidc-config.js';
 import { oidcConfigInputOf, registeredMetadataOf } from '../zitadel/registered-client.js';
 import { newAlphanumericSecret, newId } from '../util/ids.js';
 import { secretMatches, sha256 } from '../util/hash.js';
@@ -110,7 +110,7 @@ export class ClientRegistrations {
       throw metadataError('client_secret does not match the one issued');
     }
     const metadata = readClientMetadata(rest);
-    const oidc = this.oidcConfig(metadata);
+    const oidc = this.oidcConfig(metadata, app);
     if (oidc.authMethodType !== app.oidc!.authMethodType) {
       throw metadataError('token_endpoint_auth_method cannot change after registration; register a new client');
     }
@@ -140,9 +140,9 @@ export class ClientRegistrations {
   }
 
   /** The app configuration by the management API's rules, its failures as RFC 7591 errors. */
-  private oidcConfig(metadata: ClientMetadata): OidcAppConfig {
+  private oidcConfig(metadata: ClientMetadata, current?: View<AppRecord>): OidcAppConfig {
     try {
-      const input = oidcConfigInputOf(metadata);
+      const input = oidcConfigInputOf(metadata, current?.oidc ? oidcConfigView(current, current.oidc) : {});
       refuseSettingsOfFeaturesOff(input, this.ctx.config);
       return toOidcAppConfig(input, instanceLifetimeLimits(this.ctx.config));
     } catch (error) {

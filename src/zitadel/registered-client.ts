@@ -42,9 +42,14 @@ const GRANT_OF = inverse(GRANT);
 const RESPONSE_TYPE_OF = inverse(RESPONSE_TYPE);
 const APP_TYPE_OF = inverse(APP_TYPE);
 
-/** The management API's input for the metadata (defaults as AddOIDCApp applies them; never dev mode). */
-export function oidcConfigInputOf(metadata: ClientMetadata): OidcConfigInput {
+/**
+ * The management API's input for the metadata: on `current` (the app's settings as the management
+ * API shows them, for an RFC 7592 update: what an administrator set beyond the metadata, such as
+ * lifetimes or the token type, stays), else on AddOIDCApp's defaults (never dev mode).
+ */
+export function oidcConfigInputOf(metadata: ClientMetadata, current: Record<string, unknown> = {}): OidcConfigInput {
   return oidcConfigSchema.parse({
+    ...current,
     redirectUris: metadata.redirect_uris,
     postLogoutRedirectUris: metadata.post_logout_redirect_uris,
     responseTypes: metadata.response_types.map((r) => RESPONSE_TYPE[r]),
