@@ -455,6 +455,15 @@ describe('client metadata', () => {
     await refused({ redirect_uris: ['https://app.example.com/cb#frag'] }, 'invalid_redirect_uri', /fragment/);
     await refused({ redirect_uris: ['https://user:pw@app.example.com/cb'] }, 'invalid_redirect_uri');
     await refused({ redirect_uris: ['/relative'] }, 'invalid_redirect_uri');
+    await refused({ redirect_uris: ['not a uri at all'], token_endpoint_auth_method: 'none' }, 'invalid_redirect_uri');
+    // One rule for every app: the management API refuses these too, also for a native app.
+    for (const uri of ['javascript:alert(1)', 'https://app.example.com/cb#frag', 'https://user:pw@app.example.com/cb']) {
+      const viaApi = await api(server, 'POST', `/management/v1/projects/${projectId}/apps/oidc`, {
+        token: server.pat,
+        body: { name: uniqueName('bad'), redirectUris: [uri], appType: 'OIDC_APP_TYPE_NATIVE', authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE' },
+      });
+      expect(viaApi.status, uri).toBe(400);
+    }
     // The management API's rules: http only for a confidential code client or a native loopback; custom schemes only native.
     await refused({ redirect_uris: ['http://app.example.com/cb'], token_endpoint_auth_method: 'none' }, 'invalid_redirect_uri', /http/);
     await refused({ redirect_uris: ['com.example.app:/cb'], application_type: 'web' }, 'invalid_redirect_uri', /custom scheme/);

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { isPublicAddress } from '../util/public-address.js';
 import { z } from 'zod';
 import { OAuthError } from './errors.js';
+import { isLoopbackHttp } from './authorize/redirect-uri.js';
 import type { AuthMethod } from './client-auth-methods.js';
 import { DEVICE_CODE_GRANT } from './device-flow.js';
 import type { RegisteredClientInfo } from '../model/records.js';
@@ -138,21 +139,6 @@ export interface ClientMetadata {
   info: RegisteredClientInfo;
 }
 
-/** URI schemes a browser would run or read locally instead of navigating: never a redirect target. */
-const DANGEROUS_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'about:', 'blob:', 'filesystem:']);
-
-/** RFC 6749 §3.1.2: absolute, no fragment; and nothing a browser would execute. */
-function checkRedirectUri(field: string, uri: string): void {
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    throw redirectUriError(`${field}: "${uri}" is not an absolute URI`);
-  }
-  if (DANGEROUS_SCHEMES.has(url.protocol)) throw redirectUriError(`${field}: the scheme ${url.protocol} is not allowed`);
-  if (uri.includes('#')) throw redirectUriError(`${field}: "${uri}" must not have a fragment`);
-  if (url.username || url.password) throw redirectUriError(`${field}: "${uri}" must not carry credentials`);
-}
 
 /**
  * A redirect URI only a native app uses (RFC 8252 §7): http on a loopback host, or a private-use
@@ -162,9 +148,9 @@ function checkRedirectUri(field: string, uri: string): void {
  * neither.
  */
 function isNativeRedirect(uri: string): boolean {
-  const url = new URL(uri);
-  if (url.protocol === 'http:') return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
-  return url.protocol !== 'https:';
+  if (isLoopbackHttp(uri)) return true;
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(uri)?.[1]?.toLowerCase();
+  return scheme !== undefined && scheme !== 'http' && scheme !== 'https';
 }
 
 /**
@@ -184,7 +170,7 @@ function checkLogoutReceiver(uri: string): void {
 /** A web page about the client (logo, home, policy, terms): an absolute https URL (http on loopback). */
 function checkInfoUri(field: string, uri: string): void {
   const url = URL.canParse(uri) ? new URL(uri) : undefined;
-  const loopback = url?.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  const loopback = isLoopbackHttp(uri);
   if (!url || (url.protocol !== 'https:' && !loopback) || url.username || url.password) {
     throw metadataError(`${field}: "${uri}" must be an absolute https URL`);
   }
@@ -276,10 +262,8 @@ export function readClientMetadata(body: unknown): ClientMetadata {
   checkConsistency(grants, responses);
 
   const redirectUris = [...new Set(input.redirect_uris ?? [])];
-  for (const uri of redirectUris) checkRedirectUri('redirect_uris', uri);
   if (responses.length > 0 && redirectUris.length === 0) throw redirectUriError('redirect_uris: at least one is required for redirect-based flows');
   const postLogoutUris = [...new Set(input.post_logout_redirect_uris ?? [])];
-  for (const uri of postLogoutUris) checkRedirectUri('post_logout_redirect_uris', uri);
 
   if (input.backchannel_logout_uri !== undefined) checkLogoutReceiver(input.backchannel_logout_uri);
 

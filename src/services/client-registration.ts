@@ -21,7 +21,7 @@ export type ClientRegistrationPorts = Pick<Ports, 'clients' | 'orgs' | 'settings
 export const REGISTRATION_PATH = PATHS.registration;
 
 /** The redirect URI rules of the management API, whose failures name the redirect URIs. */
-const REDIRECT_URI_RULES = new Set(['APP-Rdr1a', 'APP-Rdr2h', 'APP-Rdr3c']);
+const REDIRECT_URI_RULES = new Set(['APP-Rdr1a', 'APP-Rdr2h', 'APP-Rdr3c', 'APP-Rdr4s', 'APP-Rdr5f', 'APP-Rdr6c']);
 
 /** The JSON body a registration endpoint answers with. */
 export interface RegistrationAnswer {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isLoopbackHttp } from '../protocol/authorize/redirect-uri.js';
 import { invalidArgument } from '../model/errors.js';
 import { appCredential, type AppRecord, type AppTokenLifetimes, type OidcAppConfig } from '../model/records.js';
 import { formatProtoDuration } from '../util/duration.js';
@@ -65,7 +66,6 @@ export const oidcConfigSchema = z.object(oidcConfigFields);
 export type OidcConfigInput = z.output<typeof oidcConfigSchema>;
 
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 function parseUri(uri: string): URL | undefined {
   try {
@@ -75,17 +75,15 @@ function parseUri(uri: string): URL | undefined {
   }
 }
 
-function isLoopbackHttp(uri: string): boolean {
-  const url = parseUri(uri);
-  return url?.protocol === 'http:' && LOOPBACK.has(url.hostname);
-}
-
 /**
  * Redirect URIs must be absolute. Outside dev mode they must also be usable at the authorization
  * endpoint (zitadel/oidc's rules): https always; http only for code flow with a confidential
  * client, or a native app's loopback; custom schemes only for native apps. Dev mode allows glob
  * patterns, so only the scheme is checked there.
  */
+/** URI schemes a browser would run or read locally instead of navigating: never a redirect target, dev mode or not. */
+const DANGEROUS_SCHEMES = new Set(['javascript', 'data', 'vbscript', 'file', 'about', 'blob', 'filesystem']);
+
 function checkRedirectUris(field: string, uris: readonly string[], config: View<OidcAppConfig>, flowRules: boolean): void {
   const native = config.appType === 'OIDC_APP_TYPE_NATIVE';
   const codeFlow = config.grantTypes.includes('OIDC_GRANT_TYPE_AUTHORIZATION_CODE');
@@ -94,8 +92,14 @@ function checkRedirectUris(field: string, uris: readonly string[], config: View<
     if (config.devMode ? !SCHEME.test(uri) : parseUri(uri) === undefined) {
       throw invalidArgument('APP-Rdr1a', `${field}: "${uri}" is not an absolute URI`);
     }
-    if (config.devMode || !flowRules) continue;
     const scheme = uri.slice(0, uri.indexOf(':')).toLowerCase();
+    if (DANGEROUS_SCHEMES.has(scheme)) throw invalidArgument('APP-Rdr4s', `${field}: the scheme ${scheme}: is not allowed for a redirect URI`);
+    if (config.devMode) continue;
+    // RFC 6749 §3.1.2: no fragment; and no credentials, which the browser would be handed.
+    if (uri.includes('#')) throw invalidArgument('APP-Rdr5f', `${field}: "${uri}" must not have a fragment`);
+    const url = parseUri(uri)!;
+    if (url.username || url.password) throw invalidArgument('APP-Rdr6c', `${field}: "${uri}" must not carry credentials`);
+    if (!flowRules) continue;
     if (scheme === 'https') continue;
     if (scheme === 'http') {
       if (native ? isLoopbackHttp(uri) : codeFlow && confidential) continue;

@@ -37,11 +37,17 @@ export function globMatches(pattern: string, text: string): boolean {
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+/** Whether a URI is http on a loopback host (RFC 8252 §7.3: a native app's redirect; local pages). */
+export function isLoopbackHttp(uri: string): boolean {
+  if (!URL.canParse(uri)) return false;
+  const url = new URL(uri);
+  return url.protocol === 'http:' && LOOPBACK.has(url.hostname);
+}
+
 /** An http loopback URI with its port removed, else undefined. */
 function loopbackWithoutPort(uri: string): string | undefined {
-  if (!URL.canParse(uri)) return undefined;
+  if (!isLoopbackHttp(uri)) return undefined;
   const url = new URL(uri);
-  if (url.protocol !== 'http:' || !LOOPBACK.has(url.hostname)) return undefined;
   url.port = '';
   return url.href;
 }
