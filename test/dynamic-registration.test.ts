@@ -456,6 +456,11 @@ describe('client metadata', () => {
     await refused({ redirect_uris: ['https://user:pw@app.example.com/cb'] }, 'invalid_redirect_uri');
     await refused({ redirect_uris: ['/relative'] }, 'invalid_redirect_uri');
     await refused({ redirect_uris: ['not a uri at all'], token_endpoint_auth_method: 'none' }, 'invalid_redirect_uri');
+    // Only keys client assertions can be checked with: P-384 never could; Ed25519 can.
+    const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey.export({ format: 'jwk' });
+    await refused({ ...WEB, token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...p384, kid: uniqueName('k') }] } }, 'invalid_client_metadata');
+    const ed = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' });
+    expect((await register({ ...WEB, token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...ed, kid: uniqueName('k') }] } }, { token: server.pat })).status).toBe(201);
     // One rule for every app: the management API refuses these too, also for a native app.
     for (const uri of ['javascript:alert(1)', 'https://app.example.com/cb#frag', 'https://user:pw@app.example.com/cb']) {
       const viaApi = await api(server, 'POST', `/management/v1/projects/${projectId}/apps/oidc`, {

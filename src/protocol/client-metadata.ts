@@ -4,6 +4,8 @@ import { isPublicAddress } from '../util/public-address.js';
 import { z } from 'zod';
 import { OAuthError } from './errors.js';
 import { isLoopbackHttp } from './authorize/redirect-uri.js';
+import { algorithmOfKey } from './assertion.js';
+import { PRIVATE_MEMBERS } from './dpop.js';
 import type { AuthMethod } from './client-auth-methods.js';
 import { DEVICE_CODE_GRANT } from './device-flow.js';
 import type { RegisteredClientInfo } from '../model/records.js';
@@ -82,12 +84,12 @@ const uriList = z.array(z.string().max(MAX_URI_LENGTH)).max(MAX_URIS);
 const base64url = (max: number) => z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be base64url').max(max);
 const kid = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'kid must be 1-64 characters of A-Z a-z 0-9 . _ -');
 const use = z.literal('sig').optional();
+/** The keys client assertions are checked with (algorithmOfKey): RSA (up to 8192 bits), EC P-256, Ed25519. */
 const jwkSchema = z.discriminatedUnion('kty', [
-  z.object({ kty: z.literal('RSA'), kid, use, n: base64url(2800), e: base64url(16) }),
-  z.object({ kty: z.literal('EC'), kid, use, crv: z.enum(['P-256', 'P-384', 'P-521']), x: base64url(100), y: base64url(100) }),
+  z.object({ kty: z.literal('RSA'), kid, use, n: base64url(1366), e: base64url(16) }),
+  z.object({ kty: z.literal('EC'), kid, use, crv: z.literal('P-256'), x: base64url(100), y: base64url(100) }),
+  z.object({ kty: z.literal('OKP'), kid, use, crv: z.literal('Ed25519'), x: base64url(100) }),
 ]);
-/** RSA keys shorter than this are refused (as weak). */
-const MIN_RSA_BITS = 2048;
 
 const metadataSchema = z.object({
   redirect_uris: uriList.optional(),
@@ -178,7 +180,7 @@ function checkInfoUri(field: string, uri: string): void {
 
 function publicKeyOf(jwk: unknown, index: number): RegisteredKey {
   // A private key sent by mistake is refused, not trimmed to its public half.
-  if (typeof jwk === 'object' && jwk !== null && ['d', 'p', 'q', 'k'].some((part) => part in jwk)) {
+  if (typeof jwk === 'object' && jwk !== null && PRIVATE_MEMBERS.some((part) => part in jwk)) {
     throw metadataError(`jwks.keys[${index}]: private key material must not be sent`);
   }
   const parsed = jwkSchema.safeParse(jwk);
@@ -188,11 +190,10 @@ function publicKeyOf(jwk: unknown, index: number): RegisteredKey {
   try {
     key = createPublicKey({ key: material, format: 'jwk' });
   } catch {
-    throw metadataError(`jwks.keys[${index}] is not a valid RSA or EC public key`);
+    throw metadataError(`jwks.keys[${index}] is not a valid public key`);
   }
-  if (key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) {
-    throw metadataError(`jwks.keys[${index}]: RSA keys must have at least ${MIN_RSA_BITS} bits`);
-  }
+  // A key its assertions could never be checked with is refused now, not stored to fail every sign-in.
+  if (algorithmOfKey(key) === undefined) throw metadataError(`jwks.keys[${index}]: RSA keys must have at least 2048 bits`);
   return { kid: id, publicKeyPem: key.export({ format: 'pem', type: 'spki' }).toString() };
 }
 

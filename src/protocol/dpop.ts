@@ -60,7 +60,8 @@ export interface DpopExpectations {
 export const invalidProof = (description: string) => new OAuthError('invalid_dpop_proof', description);
 
 /** Private key members of any JWK type (RFC 7518 §6): a header carrying one leaks a private key, and is refused. */
-const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
+/** JWK members that only a private (or symmetric) key has. */
+export const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
 const B64URL = /^[A-Za-z0-9_-]+$/;
 
 const b64 = (value: unknown, minLength: number, maxLength: number): value is string =>
