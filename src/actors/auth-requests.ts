@@ -312,7 +312,6 @@ export class AuthRequestsActor {
     return this.change(view, (r) => AuthRequestsActor.enter(r, step));
   }
 
-  /** A device sign-in reached its end: the person of this browser session is asked to allow the device. */
   /** The person is asked to allow a device, or a self-registered client, in browser session `sid`. */
   askConsent(view: AuthRequestView, step: 'device-consent' | 'consent', sid: string): Promise<void> {
     return this.change(view, (r) => {

@@ -411,13 +411,14 @@ function dispatch(handle: Handler, req: Request, respond: (response: Response) =
   }
 }
 
-/** The surface an unknown path belongs to, whose style its 404 takes. */
 const LINE_BREAK = /[\r\n]/;
 
+/** A header value as written: never with a line break, which would split the response. */
 function headerValue(value: string): string {
   return LINE_BREAK.test(value) ? value.replace(/[\r\n]+/g, ' ') : value;
 }
 
+/** The surface an unknown path belongs to, whose style its 404 takes. */
 export function surfaceOf(url: string): ErrorStyle {
   return url.startsWith('/oauth/') || url.startsWith('/oidc/') || url.startsWith('/.well-known/') ? 'oauth' : url.startsWith('/ui/') ? 'html' : 'api';
 }

@@ -42,9 +42,9 @@ export function authorizeDirectory(ctx: DirectoryPorts): AuthorizeDirectory {
       const resources = requestedResources(ctx, values);
       // Checked now, so an unknown resource is answered to the app before the user signs in.
       if (resources.length > 0) {
+        // resourceAudience keeps to the client's organization; of audienceAllowed's rules the management API is left.
         const aud = resourceAudience(resources, resourceDirectory(ctx), clientOrgOf(ctx, app));
-        const refused = aud.find((id) => ctx.orgs.getProject(id) && !audienceAllowed(ctx, id, app));
-        if (refused !== undefined) throw new OAuthError('invalid_target', `this client may not ask for tokens for project ${refused}`);
+        if (app.registration && aud.includes(ctx.instance.managementProjectId)) throw new OAuthError('invalid_target', 'this client may not ask for tokens for the management API');
       }
       return resources;
     },

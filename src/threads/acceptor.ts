@@ -85,11 +85,7 @@ let lastReload = { endedAt: -Infinity, took: 0 };
  */
 const RELOAD_SHARE = 0.1;
 
-/**
- * Before each request: reads see every commit, and the directory copy is current or the request
- * goes to the main thread. `force`: reload now whatever the throttle says (a check that must
- * answer here, on a current copy).
- */
+/** Before each request: reads see every commit, and the directory copy is current or the request goes to the main thread. */
 function beforeRequest(): void {
   // The version first: a change is committed before its version moves, so fresh reads then include it.
   const version = storage.directoryVersion();

@@ -65,8 +65,9 @@ export function instanceSettingsRoutes(ctx: InstanceSettingsPorts): Route[] {
     apiRoute(ctx, '/admin/v1/settings/dynamic_client_registration', {
       GET: (_req, caller) => {
         caller.require('iam.read', {});
-        const { createdAt: _c, changedAt: _ch, sequence: _s, ...settings } = ctx.settings.dynamicRegistration();
-        return ok({ details: viewDetails(ctx.settings.dynamicRegistration(), undefined), settings });
+        const current = ctx.settings.dynamicRegistration();
+        const { createdAt: _c, changedAt: _ch, sequence: _s, ...settings } = current;
+        return ok({ details: viewDetails(current, undefined), settings });
       },
       PUT: async (req, caller) => {
         caller.require('iam.write', {});

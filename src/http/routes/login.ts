@@ -169,19 +169,15 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
           status,
           loginNamePage(page, { loginName: auth.loginName ?? '', ...(error ? { error } : {}), allowRegister: allowRegister(flow) }),
         );
-      case 'device-consent': {
-        const session = consentSession(flow);
-        const signedIn = session && ctx.orgs.getUser(session.userId);
-        if (!signedIn) return expired(flow.agent);
-        return htmlResponse(status, consentPage(page, { kind: 'device', loginName: ctx.orgs.preferredLoginName(signedIn), scopes: auth.request.scopes }));
-      }
+      case 'device-consent':
       case 'consent': {
         const session = consentSession(flow);
         const signedIn = session && ctx.orgs.getUser(session.userId);
         if (!signedIn) return expired(flow.agent);
+        const kind = auth.step === 'consent' ? 'client' : 'device';
         return htmlResponse(
           status,
-          consentPage(page, { kind: 'client', loginName: ctx.orgs.preferredLoginName(signedIn), scopes: auth.request.scopes, resources: auth.request.resources ?? [] }),
+          consentPage(page, { kind, loginName: ctx.orgs.preferredLoginName(signedIn), scopes: auth.request.scopes, resources: auth.request.resources ?? [] }),
         );
       }
     }

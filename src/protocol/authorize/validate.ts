@@ -109,13 +109,13 @@ export function authorizationScopes(
   return { scopes, audienceProjects, orgId };
 }
 
+/** An RFC 7638 SHA-256 thumbprint, base64url (RFC 9449 §10). */
+const JKT = /^[A-Za-z0-9_-]{43}$/;
+
 /**
  * `pushed`: the parameters came from a pushed authorization request (RFC 9126), so an app that
  * requires those may use them.
  */
-/** An RFC 7638 SHA-256 thumbprint, base64url (RFC 9449 §10). */
-const JKT = /^[A-Za-z0-9_-]{43}$/;
-
 export function validateAuthorizeRequest(
   params: Params,
   dir: AuthorizeDirectory,
