@@ -71,6 +71,8 @@ const attribute = (span: OtlpSpan, key: string) => {
   return value?.stringValue ?? (value?.intValue !== undefined ? Number(value.intValue) : value?.boolValue);
 };
 
+const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+
 describe('tracing over OTLP/HTTP (JSON)', () => {
   const receiver = new OtlpReceiver();
   let server: InProcessServer;
@@ -95,6 +97,8 @@ describe('tracing over OTLP/HTTP (JSON)', () => {
       }),
     );
     for (const c of connections) c.close();
+    // A client naming a trace of its own: not continued (it could have its requests sampled at will).
+    expect((await fetch(`${server.url}/.well-known/openid-configuration`, { headers: { traceparent: `00-${CLIENT_TRACE}-00f067aa0ba902b7-01` } })).status).toBe(200);
     await server.stop();
     spans = receiver.spans();
   });
@@ -110,6 +114,12 @@ describe('tracing over OTLP/HTTP (JSON)', () => {
     for (const span of spans) byTrace.set(span.traceId, [...(byTrace.get(span.traceId) ?? []), span]);
     return [...byTrace.values()].filter((trace) => trace.some((s) => !s.parentSpanId && s.name === root));
   };
+
+  it('a trace context a client sends is not continued; each request is a root of its own', () => {
+    const discovery = spans.filter((s) => s.name === 'GET /.well-known/openid-configuration');
+    expect(discovery.length).toBeGreaterThan(0);
+    expect(spans.filter((s) => s.traceId === CLIENT_TRACE)).toEqual([]);
+  });
 
   it('exports to the OTLP endpoint over HTTP with JSON, from every HTTP thread', () => {
     expect(receiver.posts.length).toBeGreaterThan(0);

@@ -166,7 +166,8 @@ export async function startHttpServer(host: string, port: number, options: Serve
    * `slot`: the route's index in the mounted table, under which the request is counted (the table's
    * length for an unmatched path, NOT_COUNTED for one an acceptor thread forwarded).
    */
-  const serve = (route: Route, res: uWS.HttpResponse, raw: uWS.HttpRequest, paramCount: number, slot: number) => {
+  /** `forwardedPeer`: a request an acceptor thread handed over comes with the client address it worked out. */
+  const serve = (route: Route, res: uWS.HttpResponse, raw: uWS.HttpRequest, paramCount: number, slot: number, forwardedPeer?: string) => {
     const state: RequestState = { aborted: false, finished: false, allowOrigin: undefined, varyOrigin: false };
     inFlight++;
     served++;
@@ -218,12 +219,16 @@ export async function startHttpServer(host: string, port: number, options: Serve
       if (origin && route.cors(origin)) state.allowOrigin = origin;
     }
     // Read now: the remote address is the connection's, which uWS may reuse once the request ends.
-    const peer = route.peerAddress ? clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), headers['x-forwarded-for'], proxies) : undefined;
+    const forwarded = slot === NOT_COUNTED;
+    const peer = !route.peerAddress ? undefined : forwarded ? forwardedPeer : clientAddress(remoteAddress(res), headers['x-forwarded-for'], proxies);
     const params: string[] = [];
     for (let i = 0; i < paramCount; i++) params.push(decodeURIComponentSafe(raw.getParameter(i)));
     const path = raw.getUrl();
     const query = raw.getQuery() ?? '';
-    trace = startRequestTrace(method, route.pattern, path, headers);
+    // A caller's trace context is taken only from this process's own acceptor threads and from trusted
+    // proxies: any client could otherwise have its requests sampled and exported under ids it chose.
+    const parentTrusted = headers.traceparent !== undefined && (forwarded || (proxies?.has(remoteAddress(res)) ?? false));
+    trace = startRequestTrace(method, route.pattern, path, parentTrusted ? headers : undefined);
 
     const respond = (response: Response) => {
       // Counted before the answer leaves: a client that scrapes right after its answer sees it.
@@ -371,8 +376,8 @@ export async function startHttpServer(host: string, port: number, options: Serve
           const route = typeof request.route === 'number' ? mounted[request.route] : fallbacks[request.route];
           if (!route) return Promise.reject(new Error(`no route ${String(request.route)}`));
           return new Promise((resolve) => {
-            const { res, onData } = forwardedResponse(resolve, request.peer);
-            serve(route, res, forwardedRequest(request), request.params.length, NOT_COUNTED);
+            const { res, onData } = forwardedResponse(resolve);
+            serve(route, res, forwardedRequest(request), request.params.length, NOT_COUNTED, request.peer);
             // The whole body at once, as uWS hands over a body that arrived in one piece (serve() copies it).
             const body = request.body;
             const whole = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
@@ -411,6 +416,11 @@ function dispatch(handle: Handler, req: Request, respond: (response: Response) =
   }
 }
 
+/** The connection's remote address (uWS may reuse the connection's memory once the request ends: read it during the request). */
+function remoteAddress(res: uWS.HttpResponse): string {
+  return Buffer.from(res.getRemoteAddressAsText()).toString();
+}
+
 const LINE_BREAK = /[\r\n]/;
 
 /** A header value as written: never with a line break, which would split the response. */
@@ -444,14 +454,12 @@ function forwardedRequest(request: ForwardedRequest): uWS.HttpRequest {
 }
 
 /** The uWS response calls serve() makes, collected into what goes back to the acceptor thread. */
-function forwardedResponse(resolve: (response: ForwardedResponse) => void, peer: string | undefined): { res: uWS.HttpResponse; onData: () => ((chunk: ArrayBuffer, isLast: boolean) => void) | undefined } {
+function forwardedResponse(resolve: (response: ForwardedResponse) => void): { res: uWS.HttpResponse; onData: () => ((chunk: ArrayBuffer, isLast: boolean) => void) | undefined } {
   let status = 200;
   const headers: [string, string][] = [];
   let dataHandler: ((chunk: ArrayBuffer, isLast: boolean) => void) | undefined;
   const fake = {
     onAborted: () => fake,
-    // The connection's address as the acceptor thread read it.
-    getRemoteAddressAsText: () => Buffer.from(peer ?? ''),
     onData(handler: (chunk: ArrayBuffer, isLast: boolean) => void) {
       dataHandler = handler;
       return fake;

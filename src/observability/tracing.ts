@@ -59,10 +59,11 @@ export interface RequestTrace {
  * Starts the span of an HTTP request (kind server), named `METHOD route` as the OpenTelemetry HTTP
  * conventions say, continuing the trace of an incoming `traceparent` header.
  */
-export function startRequestTrace(method: string, route: string, path: string, headers: Readonly<Record<string, string>>): RequestTrace | undefined {
+/** `parentHeaders`: the request's headers when its trace context (`traceparent`) is to be continued. */
+export function startRequestTrace(method: string, route: string, path: string, parentHeaders: Readonly<Record<string, string>> | undefined): RequestTrace | undefined {
   if (tracer === undefined) return undefined;
   const otel = api!;
-  const parent = headers.traceparent === undefined ? otel.ROOT_CONTEXT : otel.propagation.extract(otel.ROOT_CONTEXT, headers);
+  const parent = parentHeaders === undefined ? otel.ROOT_CONTEXT : otel.propagation.extract(otel.ROOT_CONTEXT, parentHeaders);
   const span = tracer.startSpan(
     `${method} ${route}`,
     { kind: otel.SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route, 'url.path': path } },
