@@ -21,8 +21,17 @@ export interface PushedRequest {
   exp: number;
 }
 
+/**
+ * Pushed requests one client may have waiting at once. A public client pushes with its client id
+ * alone, so anyone may push as it: beyond this the oldest waiting one makes room (it would expire
+ * within the minute anyway), so a burst bounds what is stored and locks nobody out.
+ */
+export const MAX_PUSHED_PER_CLIENT = 1000;
+
 export class PushedRequestsActor {
   private readonly requests = new Map<string, PushedRequest>();
+  /** Each client's waiting requests by id, oldest first. */
+  private readonly byClient = new Map<string, Set<string>>();
   /** Expired records found on disk at start, removed by the next sweep (as AuthRequestsActor does). */
   private expiredOnDisk: string[] = [];
 
@@ -30,7 +39,7 @@ export class PushedRequestsActor {
     const now = clock.now();
     for (const { key, value } of storage.stores.pushedRequests.getRange()) {
       const record = value as PushedRequest;
-      if (record.exp > now) this.requests.set(record.id, record);
+      if (record.exp > now) this.add(record);
       else this.expiredOnDisk.push(key);
     }
   }
@@ -44,11 +53,17 @@ export class PushedRequestsActor {
       params: [...params].map(([name, values]) => [name, [...values]]),
       exp: now + PUSHED_REQUEST_LIFETIME_MS,
     };
-    this.requests.set(record.id, record);
+    const waiting = this.byClient.get(clientId);
+    for (const oldest of waiting ?? []) {
+      if (waiting!.size < MAX_PUSHED_PER_CLIENT) break;
+      this.drop(oldest);
+      void this.storage.durable(this.storage.stores.pushedRequests.remove(oldest)).catch(() => undefined);
+    }
+    this.add(record);
     try {
       await this.storage.durable(this.storage.stores.pushedRequests.put(record.id, record));
     } catch (error) {
-      this.requests.delete(record.id);
+      this.drop(record.id);
       throw error;
     }
     return { requestUri: REQUEST_URI_PREFIX + reference, expiresAt: record.exp };
@@ -64,8 +79,24 @@ export class PushedRequestsActor {
     const id = sha256Base64url(requestUri.slice(REQUEST_URI_PREFIX.length));
     const record = this.requests.get(id);
     if (!record || record.exp <= now || record.clientId !== clientId) return undefined;
-    this.requests.delete(id);
+    this.drop(id);
     return { params: new Map(record.params), removed: this.storage.durable(this.storage.stores.pushedRequests.remove(id)) };
+  }
+
+  private add(record: PushedRequest): void {
+    this.requests.set(record.id, record);
+    let waiting = this.byClient.get(record.clientId);
+    if (!waiting) this.byClient.set(record.clientId, (waiting = new Set()));
+    waiting.add(record.id);
+  }
+
+  private drop(id: string): void {
+    const record = this.requests.get(id);
+    if (!record) return;
+    this.requests.delete(id);
+    const waiting = this.byClient.get(record.clientId);
+    waiting?.delete(id);
+    if (waiting?.size === 0) this.byClient.delete(record.clientId);
   }
 
   async sweep(now = clock.now()): Promise<number> {
@@ -73,7 +104,7 @@ export class PushedRequestsActor {
     this.expiredOnDisk = [];
     for (const [id, record] of this.requests) {
       if (record.exp <= now) {
-        this.requests.delete(id);
+        this.drop(id);
         writes.push(this.storage.stores.pushedRequests.remove(id));
       }
     }

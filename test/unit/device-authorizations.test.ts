@@ -54,6 +54,8 @@ describe('DeviceAuthorizationsActor', () => {
     const devices = actor({ ...DEVICE_FLOW_RULES, maxRecordsPerClient: 3 });
     for (let i = 0; i < 3; i++) await devices.start({ clientId: 'c1', scopes: [], audienceProjects: [] }, T0);
     await expect(devices.start({ clientId: 'c1', scopes: [], audienceProjects: [] }, T0)).rejects.toBeInstanceOf(TooManyDeviceAuthorizations);
+    // Expired ones no longer count (their records stay a while for late polls): a burst holds the app up for a code's lifetime at most.
+    await expect(devices.start({ clientId: 'c1', scopes: [], audienceProjects: [] }, T0 + DEVICE_FLOW_RULES.lifetimeMs)).resolves.toBeDefined();
     // Another client is not affected.
     await devices.start({ clientId: 'c2', scopes: [], audienceProjects: [] }, T0);
     expect(await devices.sweep(T0 + 15 * 60_000)).toBe(4);

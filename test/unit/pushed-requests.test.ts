@@ -1,0 +1,32 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_PUSHED_PER_CLIENT, PushedRequestsActor } from '../../src/actors/pushed-requests.js';
+import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
+
+/** The pushed requests actor on real LMDB: the bound per client, and single use. */
+const T0 = 1_800_000_000_000;
+let temp: TempStorage;
+
+beforeEach(() => {
+  temp = openTempStorage('pushed-requests');
+});
+afterEach(async () => {
+  await temp.close();
+});
+
+describe('PushedRequestsActor', () => {
+  it('keeps at most MAX_PUSHED_PER_CLIENT per client: the oldest makes room, other clients keep theirs', async () => {
+    const pushed = new PushedRequestsActor(temp.storage);
+    const params = new Map([['scope', ['openid']]]);
+    const other = await pushed.push('c2', params, T0);
+    const first = await pushed.push('c1', params, T0);
+    const second = await pushed.push('c1', params, T0);
+    for (let i = 2; i < MAX_PUSHED_PER_CLIENT; i++) await pushed.push('c1', params, T0);
+    const newest = await pushed.push('c1', params, T0);
+    expect(pushed.take(first.requestUri, 'c1', T0)).toBeUndefined();
+    expect(pushed.take(second.requestUri, 'c1', T0)).toBeDefined();
+    expect(pushed.take(newest.requestUri, 'c1', T0)).toBeDefined();
+    expect(pushed.take(other.requestUri, 'c2', T0)).toBeDefined();
+    // Used once.
+    expect(pushed.take(newest.requestUri, 'c1', T0)).toBeUndefined();
+  });
+});
