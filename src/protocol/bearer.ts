@@ -20,3 +20,15 @@ export function dpopToken(authorization: string): string | undefined {
 export function challengeDescription(description: string): string {
   return description.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?').slice(0, 300);
 }
+
+/**
+ * A `WWW-Authenticate` challenge (RFC 6750 §3, RFC 9449 §7.1): the scheme and its parameters,
+ * quoted; `error_description` kept to its characters (it may quote request input).
+ */
+export function challenge(scheme: 'Bearer' | 'DPoP', params: Readonly<Record<string, string | undefined>>): string {
+  const parts: string[] = [];
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined) parts.push(`${name}="${name === 'error_description' ? challengeDescription(value) : value}"`);
+  }
+  return parts.length > 0 ? `${scheme} ${parts.join(', ')}` : scheme;
+}

@@ -1,4 +1,4 @@
-import { challengeDescription } from '../protocol/bearer.js';
+import { challenge } from '../protocol/bearer.js';
 import { ApiError } from '../model/errors.js';
 import type { AppRecord, ClientRegistration, OidcAppConfig } from '../model/records.js';
 import { usesClientSecret } from '../model/records.js';
@@ -30,7 +30,7 @@ export interface RegistrationAnswer {
 
 /** RFC 6750 §3: the challenge of a refused registration access token (or initial access token). */
 export function invalidToken(description: string): OAuthError {
-  return new OAuthError('invalid_token', description, { headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${challengeDescription(description)}"` } });
+  return new OAuthError('invalid_token', description, { headers: { 'WWW-Authenticate': challenge('Bearer', { error: 'invalid_token', error_description: description }) } });
 }
 
 /** The settings in force; 404 when registration is off (the endpoints do not exist then). */

@@ -1,5 +1,5 @@
 import { ApiError } from '../../model/errors.js';
-import { bearerToken } from '../../protocol/bearer.js';
+import { bearerToken, challenge } from '../../protocol/bearer.js';
 import { metadataError } from '../../protocol/client-metadata.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { ClientRegistrations, invalidToken, REGISTRATION_PATH, registrationSettingsInForce, type ClientRegistrationPorts } from '../../services/client-registration.js';
@@ -94,7 +94,7 @@ export function registrationRoutes(ctx: RegisterPorts): Route[] {
     }
     if (!caller.can('project.app.write', { orgId: settings.orgId, projectId: settings.projectId })) {
       throw new OAuthError('insufficient_scope', 'the initial access token\'s user may not add apps to the project of registered clients', {
-        headers: { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' },
+        headers: { 'WWW-Authenticate': challenge('Bearer', { error: 'insufficient_scope' }) },
       });
     }
   };

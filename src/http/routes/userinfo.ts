@@ -1,4 +1,4 @@
-import { bearerToken, challengeDescription, dpopToken } from '../../protocol/bearer.js';
+import { bearerToken, challenge, dpopToken } from '../../protocol/bearer.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { parseFormBody } from '../../protocol/form.js';
@@ -20,22 +20,26 @@ export type UserinfoPorts = Pick<Ports, 'clients' | 'orgs' | 'accessTokens' | 'd
  * `error="invalid_token"`. A DPoP-bound token is taken only as `Authorization: DPoP` with a proof
  * of its key naming it (`ath`); its errors carry a DPoP challenge.
  */
-const CHALLENGE = 'Bearer realm="sesame"';
+const REALM = 'sesame';
 
 function invalidToken(description: string): OAuthError {
   return new OAuthError('invalid_token', description, {
     status: 401,
-    headers: { 'WWW-Authenticate': `${CHALLENGE}, error="invalid_token", error_description="${challengeDescription(description)}"` },
+    headers: { 'WWW-Authenticate': challenge('Bearer', { realm: REALM, error: 'invalid_token', error_description: description }) },
   });
 }
 
 export function userinfoRoute(ctx: UserinfoPorts): Route {
   const dpop = ctx.dpopProofs;
-  const algs = dpop ? `, algs="${dpop.algs.join(' ')}"` : '';
-  const missing = dpop ? `${CHALLENGE}, DPoP${algs.slice(1)}` : CHALLENGE;
-  /** A refusal under the DPoP scheme (RFC 9449 §7.1): 401 with a DPoP challenge naming the error and the algorithms. */
-  const dpopRefusal = (error: OAuthError['error'], description: string, headers?: Record<string, string>) =>
-    new OAuthError(error, description, { status: 401, headers: { ...headers, 'WWW-Authenticate': `DPoP error="${error}", error_description="${challengeDescription(description)}"${algs}` } });
+  const algs = dpop?.algs.join(' ');
+  const bearer = challenge('Bearer', { realm: REALM });
+  const missing = dpop ? `${bearer}, ${challenge('DPoP', { algs })}` : bearer;
+  /**
+   * A refusal under the DPoP scheme (RFC 9449 §7.1): 401 with a DPoP challenge naming the error and
+   * the algorithms; `challengeText` when the challenge says less than the error's description.
+   */
+  const dpopRefusal = (error: OAuthError['error'], description: string, headers?: Record<string, string>, challengeText = description) =>
+    new OAuthError(error, description, { status: 401, headers: { ...headers, 'WWW-Authenticate': challenge('DPoP', { error, error_description: challengeText, algs }) } });
 
   const answer = (claims: AccessTokenClaims, headers?: Record<string, string>) => {
     const user = ctx.orgs.getUser(claims.sub);
@@ -94,10 +98,7 @@ export function userinfoRoute(ctx: UserinfoPorts): Route {
     if (!resolved) throw invalidToken('access token invalid, expired or revoked');
     if (resolved.claims.cnf) {
       // RFC 9449 §7.2: a bound token is no bearer token, whoever holds it (also once DPoP is off).
-      throw new OAuthError('invalid_token', 'access token is DPoP-bound: present it with Authorization: DPoP and a proof', {
-        status: 401,
-        headers: { 'WWW-Authenticate': `DPoP error="invalid_token", error_description="access token is DPoP-bound"${algs}` },
-      });
+      throw dpopRefusal('invalid_token', 'access token is DPoP-bound: present it with Authorization: DPoP and a proof', undefined, 'access token is DPoP-bound');
     }
     return answer(resolved.claims);
   };
