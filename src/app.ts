@@ -42,8 +42,8 @@ import { log } from './util/log.js';
 import { urlHost } from './util/url-host.js';
 import { CryptoPool } from './workers/pool.js';
 import { chooseSignerMode, InlineSigner, PoolSigner } from './workers/signer.js';
-import { addRequestsRegion, createMetricsMemory } from './observability/metrics-memory.js';
-import { requestsRegionAdded } from './observability/recorder.js';
+import { createMetricsMemory } from './observability/metrics-memory.js';
+import { addRequestsRegion } from './observability/recorder.js';
 import { observeThread } from './observability/thread-observability.js';
 import { ScrapeListenError, startScrapeListener, type ScrapeListener } from './observability/scrape-listener.js';
 
@@ -262,7 +262,6 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     if (metricsMemory) {
       // Before any route is served: requests count under their route's index from the first one.
       addRequestsRegion(metricsMemory, table.length);
-      requestsRegionAdded();
     }
     server.mount(table);
     if (threaded) {

@@ -24,7 +24,7 @@ export function createMetricsMemory(threads: number): MetricsMemory {
 }
 
 /** Adds the requests region once the route table is known (before any thread serves a route). */
-export function addRequestsRegion(memory: MetricsMemory, routes: number): void {
+export function allocateRequestsRegion(memory: MetricsMemory, routes: number): void {
   memory.routes = routes;
   memory.requests = new SharedArrayBuffer(memory.threads * requestsSize(routes) * CELL);
 }

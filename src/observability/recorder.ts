@@ -18,7 +18,7 @@ import {
   type TokenTypeLabel,
 } from './labels.js';
 import { CORE, METHOD_STRIDE, ROUTE_STRIDE, histogramSize, observe } from './layout.js';
-import { coreCells, requestCells, type MetricsMemory } from './metrics-memory.js';
+import { allocateRequestsRegion, coreCells, requestCells, type MetricsMemory } from './metrics-memory.js';
 
 /**
  * What the code counts, on the thread it runs on: each call adds to this thread's cells of the
@@ -43,7 +43,7 @@ function useNewest(): void {
 
 /**
  * Counts into `thread`'s slice of `memory` from now on (requests too, once the memory has its
- * requests region: see requestsRegionAdded); returns a function that stops it.
+ * requests region: see addRequestsRegion); returns a function that stops it.
  */
 export function installRecorder(memory: MetricsMemory, thread: number): () => void {
   const entry = { memory, thread };
@@ -58,8 +58,9 @@ export function installRecorder(memory: MetricsMemory, thread: number): () => vo
   };
 }
 
-/** The installed memory now has its requests region (the route table is mounted): requests count from now on. */
-export function requestsRegionAdded(): void {
+/** Gives `memory` its requests region for `routes` mounted routes: requests count from now on. */
+export function addRequestsRegion(memory: MetricsMemory, routes: number): void {
+  allocateRequestsRegion(memory, routes);
   useNewest();
 }
 
