@@ -25,7 +25,7 @@ export interface PendingLogout {
   lastError?: string;
 }
 
-export interface LogoutToQueue {
+interface LogoutToQueue {
   clientId: string;
   sub: string;
   sid: string;

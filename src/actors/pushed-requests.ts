@@ -9,8 +9,8 @@ import { clock } from '../util/clock.js';
  * durable before its reference is handed out (a restart keeps it); a use takes it at once, so
  * two authorization requests with one reference cannot both start a sign-in.
  */
-export const PUSHED_REQUEST_LIFETIME_MS = 60_000;
-export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
+const PUSHED_REQUEST_LIFETIME_MS = 60_000;
+const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
 
 export interface PushedRequest {
   /** SHA-256 of the reference's random part. */

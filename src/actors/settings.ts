@@ -34,7 +34,7 @@ export interface DynamicRegistrationSettings extends Meta {
   registrationsPerAddressPerHour: number;
 }
 
-export type DynamicRegistrationChange = Partial<Omit<DynamicRegistrationSettings, keyof Meta>>;
+type DynamicRegistrationChange = Partial<Omit<DynamicRegistrationSettings, keyof Meta>>;
 
 const FRESH: Meta = { createdAt: 0, changedAt: 0, sequence: 0 };
 
@@ -44,7 +44,7 @@ function touch<T extends Meta>(prior: View<T>, change: Partial<T>): T {
 }
 
 const DEFAULT_FEATURES: View<Features> = { ...FRESH, oidcTokenExchange: false };
-export const DEFAULT_DYNAMIC_REGISTRATION: View<DynamicRegistrationSettings> = {
+const DEFAULT_DYNAMIC_REGISTRATION: View<DynamicRegistrationSettings> = {
   ...FRESH,
   enabled: false,
   allowUnauthenticated: false,

@@ -4,8 +4,8 @@
  * from when the logout was queued). A receiver that is down for a deploy gets the logout within
  * seconds to minutes of coming back; one down for a day no longer costs an attempt a minute.
  */
-export const FIRST_RETRY_DELAY_MS = 30_000;
-export const MAX_RETRY_DELAY_MS = 3_600_000;
+const FIRST_RETRY_DELAY_MS = 30_000;
+const MAX_RETRY_DELAY_MS = 3_600_000;
 
 /** The wait after the `failures`-th failed attempt (1 = the first one failed). */
 export function retryDelay(failures: number): number {

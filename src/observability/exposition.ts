@@ -21,7 +21,7 @@ import { coreCells, requestCells, type MetricsMemory } from './metrics-memory.js
  * cells in shared memory (metrics-memory.ts), so it reads the same whichever thread counted. The
  * scrape is the only place that builds label strings; the hot path only adds numbers.
  */
-export interface MetricsSources {
+interface MetricsSources {
   memory: MetricsMemory;
   /** The mounted route patterns, in mount order (the route labels). */
   routePatterns(): readonly string[];

@@ -10,7 +10,7 @@ type Api = typeof OtelApi;
 let api: Api | undefined;
 let tracer: OtelApi.Tracer | undefined;
 
-export type SpanAttributes = OtelApi.Attributes;
+type SpanAttributes = OtelApi.Attributes;
 
 /** Traces this thread's work from now on; returns a function that stops it. */
 export function installTracer(otel: Api, installed: OtelApi.Tracer): () => void {

@@ -20,11 +20,11 @@ import type { RegisteredClientInfo } from '../model/records.js';
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
 /** The grant types an OIDC app may register. */
-export const REGISTRABLE_GRANTS = ['authorization_code', 'implicit', 'refresh_token', DEVICE_CODE_GRANT, TOKEN_EXCHANGE_GRANT] as const;
+const REGISTRABLE_GRANTS = ['authorization_code', 'implicit', 'refresh_token', DEVICE_CODE_GRANT, TOKEN_EXCHANGE_GRANT] as const;
 export type RegistrableGrant = (typeof REGISTRABLE_GRANTS)[number];
 
 /** The response types Sesame's authorization endpoint serves (no hybrid flow, no bare `token`). */
-export const REGISTRABLE_RESPONSE_TYPES = ['code', 'id_token', 'id_token token'] as const;
+const REGISTRABLE_RESPONSE_TYPES = ['code', 'id_token', 'id_token token'] as const;
 export type RegistrableResponseType = (typeof REGISTRABLE_RESPONSE_TYPES)[number];
 
 /** Registration 1.0 §2's table: the grant type each response type is issued by. */
@@ -35,7 +35,7 @@ const GRANT_OF_RESPONSE: Record<RegistrableResponseType, RegistrableGrant> = {
 };
 
 /** Bounds: registration may be open to anyone, so what one request may store is small. */
-export const MAX_URIS = 20;
+const MAX_URIS = 20;
 const MAX_URI_LENGTH = 2000;
 const MAX_KEYS = 5;
 
@@ -119,7 +119,7 @@ const metadataSchema = z.object({
 });
 
 /** A registrant's public key (from `jwks`), checked and in the form app keys store it. */
-export interface RegisteredKey {
+interface RegisteredKey {
   kid: string;
   publicKeyPem: string;
 }

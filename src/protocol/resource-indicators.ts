@@ -9,8 +9,8 @@ import { OAuthError } from './errors.js';
  */
 
 /** Bounds on what one request may name: each resource costs a lookup and lands in every token. */
-export const MAX_RESOURCES_PER_REQUEST = 10;
-export const MAX_RESOURCE_URI_LENGTH = 2048;
+const MAX_RESOURCES_PER_REQUEST = 10;
+const MAX_RESOURCE_URI_LENGTH = 2048;
 
 /** What the rules read of the directory: the project a resource URI is registered on. */
 export interface ResourceDirectory {

@@ -16,7 +16,7 @@ import { requireUserApp, userAudience, type UserTokensPorts } from './user-token
 import { userAccessAudience } from './resource-targets.js';
 
 /** What the device flow uses of the wired parts (src/app.ts). */
-export type DeviceFlowPorts = Pick<Ports, 'deviceAuthorizations' | 'instance' | 'orgs' | 'userSessions'> & UserTokensPorts;
+export type DeviceFlowPorts = Pick<Ports, 'deviceAuthorizations' | 'instance' | 'issuer' | 'orgs' | 'userSessions'> & UserTokensPorts;
 
 /** The page a person opens to enter a user code (ZITADEL's login path for it). */
 export const DEVICE_PAGE_PATH = '/ui/login/device';
@@ -26,7 +26,7 @@ export const DEVICE_PAGE_PATH = '/ui/login/device';
  * grant type asks for scopes, checked like an authorization request's; the answer carries the
  * codes once they are durable.
  */
-export async function startDeviceAuthorization(ctx: DeviceFlowPorts, client: AuthenticatedClient, form: Form, issuer: string): Promise<Record<string, unknown>> {
+export async function startDeviceAuthorization(ctx: DeviceFlowPorts, client: AuthenticatedClient, form: Form): Promise<Record<string, unknown>> {
   const app = requireUserApp(client, 'OIDC_GRANT_TYPE_DEVICE_CODE', 'urn:ietf:params:oauth:grant-type:device_code');
   const directory = authorizeDirectory(ctx);
   const { scopes, audienceProjects, orgId } = authorizationScopes(form.get('scope') ?? '', directory, app);
@@ -43,7 +43,7 @@ export async function startDeviceAuthorization(ctx: DeviceFlowPorts, client: Aut
     throw new OAuthError('temporarily_unavailable', 'too many device authorizations of this application under way; try again in a few minutes', { status: 429, headers: { 'Retry-After': '300' } });
   }
   const userCode = formatUserCode(started.userCode);
-  const page = issuer + DEVICE_PAGE_PATH;
+  const page = ctx.issuer + DEVICE_PAGE_PATH;
   return {
     device_code: started.deviceCode,
     user_code: userCode,
@@ -55,7 +55,7 @@ export async function startDeviceAuthorization(ctx: DeviceFlowPorts, client: Aut
 }
 
 /** Why a signed-in person may not allow a device (shown on the page), or undefined when they may. */
-export type DeviceRefusal = 'inactive' | 'org' | { denied: string };
+type DeviceRefusal = 'inactive' | 'org' | { denied: string };
 
 /**
  * The person's answer on the device page, in their browser session. Allowing checks what the code

@@ -64,7 +64,7 @@ export function oidcConfigInputOf(metadata: ClientMetadata, current: Record<stri
 }
 
 /** The RFC 7591 token endpoint auth method of an app's configuration. */
-export function authMethodOf(config: View<OidcAppConfig>): AuthMethod | undefined {
+function authMethodOf(config: View<OidcAppConfig>): AuthMethod | undefined {
   return AUTH_METHOD_OF.get(config.authMethodType);
 }
 

@@ -22,7 +22,7 @@ export function deviceAuthorizationRoute(ctx: DeviceAuthorizationPorts): Route {
       apps: true,
       machineUsers: false,
     });
-    return jsonNoStore(200, await startDeviceAuthorization(ctx, client, form, ctx.issuer));
+    return jsonNoStore(200, await startDeviceAuthorization(ctx, client, form));
   };
   return { pattern: PATHS.deviceAuthorization, errorStyle: 'oauth', cors: (origin) => ctx.clients.originAllowed(origin), methods: { POST: handle } };
 }
