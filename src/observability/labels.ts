@@ -58,26 +58,6 @@ export const BATCH_ITEMS = [1, 2, 4, 8, 16, 32, 64, 128, 256] as const;
 export const GRANTS = ['client_credentials', 'authorization_code', 'refresh_token', 'jwt_bearer', 'token_exchange', 'device_code', 'implicit'] as const;
 export type GrantLabel = (typeof GRANTS)[number];
 
-/** A token endpoint grant_type (one Sesame serves, so a known constant) → its label. */
-export function grantLabel(grantType: string): GrantLabel | undefined {
-  switch (grantType) {
-    case 'client_credentials':
-      return 'client_credentials';
-    case 'authorization_code':
-      return 'authorization_code';
-    case 'refresh_token':
-      return 'refresh_token';
-    case 'urn:ietf:params:oauth:grant-type:jwt-bearer':
-      return 'jwt_bearer';
-    case 'urn:ietf:params:oauth:grant-type:token-exchange':
-      return 'token_exchange';
-    case 'urn:ietf:params:oauth:grant-type:device_code':
-      return 'device_code';
-    default:
-      return undefined;
-  }
-}
-
 /** Kinds of token of `sesame_tokens_issued_total`. */
 export const TOKEN_TYPES = ['opaque_access_token', 'jwt_access_token', 'id_token', 'refresh_token'] as const;
 export type TokenTypeLabel = (typeof TOKEN_TYPES)[number];

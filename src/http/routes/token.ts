@@ -8,7 +8,6 @@ import { readClientRequest } from '../client-request.js';
 import type { Ports } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
 import { countIssuedTokens } from '../../services/issued-token-counts.js';
-import { grantLabel } from '../../observability/labels.js';
 import type { Request, Route } from '../types.js';
 
 /** What this module uses of the wired parts (src/app.ts); `P` is what the served grants use. */
@@ -50,8 +49,7 @@ export function tokenRoute<P = GrantsPorts>(ctx: TokenPorts<P>, grants: Readonly
       throw dpopRequired(ctx.dpopProofs !== undefined);
     }
     const answer = await grant.handle({ form, client, ctx, dpop });
-    const label = grantLabel(grant.type);
-    if (label) countIssuedTokens(label, answer);
+    countIssuedTokens(grant.label, answer);
     return jsonNoStore(200, answer, dpop && ctx.dpopProofs?.nonceHeaders());
   };
   return { pattern: PATHS.token, errorStyle: 'oauth', cors: (origin) => ctx.clients.originAllowed(origin), methods: { POST: handle } };

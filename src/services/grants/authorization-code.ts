@@ -19,6 +19,7 @@ export type AuthorizationCodePorts = Pick<Ports, 'authCodes' | 'orgs' | 'refresh
 
 export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
   type: 'authorization_code',
+  label: 'authorization_code',
   clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
   async handle({ form, client, ctx, dpop }) {
     const app = requireUserApp(client, 'OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'authorization_code');

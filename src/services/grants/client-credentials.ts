@@ -18,6 +18,7 @@ const NOT_FOR_CLIENT_CREDENTIALS: ReadonlySet<string> = new Set(['offline_access
 
 export const clientCredentialsGrant: Grant<ClientCredentialsPorts> = {
   type: 'client_credentials',
+  label: 'client_credentials',
   clientPolicy: { methods: SECRET_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: true },
   async handle({ form, client, ctx, dpop }) {
     if (client?.kind !== 'machine') {

@@ -20,6 +20,7 @@ export type DeviceCodePorts = Pick<Ports, 'deviceAuthorizations' | 'orgs' | 'ref
  */
 export const deviceCodeGrant: Grant<DeviceCodePorts> = {
   type: DEVICE_CODE_GRANT,
+  label: 'device_code',
   clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
   async handle({ form, client, ctx, dpop }) {
     const app = requireUserApp(client, 'OIDC_GRANT_TYPE_DEVICE_CODE', DEVICE_CODE_GRANT);

@@ -1,3 +1,4 @@
+import type { GrantLabel } from '../../observability/labels.js';
 import type { AuthenticatedClient, ClientPolicy } from '../client-auth.js';
 import type { Form } from '../../protocol/form.js';
 import type { DpopKey } from '../../protocol/dpop.js';
@@ -19,6 +20,8 @@ export interface GrantInput<P> {
 
 export interface Grant<P> {
   readonly type: string;
+  /** Its label in `sesame_tokens_issued_total`. */
+  readonly label: GrantLabel;
   readonly clientPolicy: ClientPolicy | undefined;
   handle(input: GrantInput<P>): Promise<Record<string, unknown>>;
 }

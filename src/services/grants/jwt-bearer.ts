@@ -18,6 +18,7 @@ const NO_REFRESH: ReadonlySet<string> = new Set(['offline_access']);
 
 export const jwtBearerGrant: Grant<JwtBearerPorts> = {
   type: JWT_BEARER,
+  label: 'jwt_bearer',
   clientPolicy: undefined,
   async handle({ form, ctx, dpop }) {
     const assertion = form.get('assertion');

@@ -22,6 +22,7 @@ const INVALID = 'refresh token is invalid, expired or revoked';
 
 export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
   type: 'refresh_token',
+  label: 'refresh_token',
   clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
   async handle({ form, client, ctx, dpop }) {
     const app = requireUserApp(client, 'OIDC_GRANT_TYPE_REFRESH_TOKEN', 'refresh_token');

@@ -156,6 +156,7 @@ function grantedScopes(form: Form, subject: Party, actor: Party | undefined): st
 
 export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
   type: TOKEN_EXCHANGE,
+  label: 'token_exchange',
   clientPolicy: { methods: ALL_AUTH_METHODS, endpoint: PATHS.token, apps: true, machineUsers: false },
   async handle({ form, client, ctx, dpop }) {
     if (!ctx.settings.tokenExchangeEnabled()) {
