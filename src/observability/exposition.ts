@@ -13,7 +13,7 @@ import {
   STATUSES,
   TOKEN_TYPES,
 } from './labels.js';
-import { CORE, METHOD_STRIDE, ROUTE_STRIDE, histogramSize } from './layout.js';
+import { CORE, batchHistogramAt, durationAt, requestAt, tokenCell } from './layout.js';
 import { coreCells, requestCells, type MetricsMemory } from './metrics-memory.js';
 
 /**
@@ -80,14 +80,14 @@ export function createExposition(sources: MetricsSources): Exposition {
   );
   define('sesame_http_request_duration_seconds', 'Time from a request\'s arrival on any HTTP thread to its answer, by route pattern and method', 'histogram', () =>
     requestSamples(sources, (cells, at, labels, out) => {
-      const base = at + STATUSES.length;
+      const base = durationAt(at);
       let count = 0;
       for (let b = 0; b <= REQUEST_SECONDS.length; b++) count += cells(base + b);
       if (count > 0) out.push(...histogramSamples('sesame_http_request_duration_seconds', REQUEST_SECONDS, labels, (i) => cells(base + i)));
     }),
   );
   define('sesame_tokens_issued_total', 'Tokens issued, by grant (implicit: at the authorization endpoint) and kind of token', 'counter', () =>
-    GRANTS.flatMap((grant, g) => TOKEN_TYPES.map((type, t) => ({ labels: { grant, type }, value: core(CORE.tokens + g * TOKEN_TYPES.length + t) }))),
+    GRANTS.flatMap((grant, g) => TOKEN_TYPES.map((type, t) => ({ labels: { grant, type }, value: core(tokenCell(g, t)) }))),
   );
   define('sesame_introspections_total', 'Token introspections answered, by result', 'counter', counterOver('result', INTROSPECTION_RESULTS, CORE.introspections));
   define('sesame_sign_ins_total', 'Browser sign-ins completed (a user session opened by the login pages)', 'counter', () => [{ labels: {}, value: core(CORE.signIns) }]);
@@ -107,7 +107,7 @@ export function createExposition(sources: MetricsSources): Exposition {
     ];
   });
   define('sesame_worker_batch_size', 'Items per batch sent to the crypto worker pool, by kind (sign: JWT signatures; verify: assertion signature checks)', 'histogram', () =>
-    BATCH_KINDS.flatMap((kind, k) => histogramSamples('sesame_worker_batch_size', BATCH_ITEMS, { kind }, (i) => core(CORE.batches + k * histogramSize(BATCH_ITEMS) + i))),
+    BATCH_KINDS.flatMap((kind, k) => histogramSamples('sesame_worker_batch_size', BATCH_ITEMS, { kind }, (i) => core(batchHistogramAt(k) + i))),
   );
   define('sesame_worker_batch_pending', 'Items waiting for the next batch to the crypto worker pool, by kind', 'gauge', counterOver('kind', BATCH_KINDS, CORE.batchPending));
   define('sesame_event_loop_lag_seconds', 'Event-loop delay of each HTTP thread (0: the main thread) over the last 5 s, by statistic', 'gauge', () =>
@@ -135,7 +135,7 @@ function requestSamples(
   for (let route = 0; route <= memory.routes; route++) {
     const label = route < memory.routes ? (patterns[route] ?? `route ${route}`) : 'unmatched';
     for (let m = 0; m < METHODS.length; m++) {
-      each(cells, route * ROUTE_STRIDE + m * METHOD_STRIDE, { route: label, method: METHODS[m]! }, out);
+      each(cells, requestAt(route, m), { route: label, method: METHODS[m]! }, out);
     }
   }
   return out;

@@ -51,10 +51,35 @@ export const CORE = {
 } as const;
 export const CORE_SIZE = next;
 
+/** The cell of tokens of grant `g` and type `t` (their indexes in GRANTS and TOKEN_TYPES). */
+export function tokenCell(g: number, t: number): number {
+  return CORE.tokens + g * TOKEN_TYPES.length + t;
+}
+
+/** Where the batch-size histogram of batch kind `k` (its index in BATCH_KINDS) starts. */
+export function batchHistogramAt(k: number): number {
+  return CORE.batches + k * histogramSize(BATCH_ITEMS);
+}
+
+/** The cell of a loop lag statistic. */
+export function loopLagCell(stat: (typeof LOOP_LAG_STATS)[number]): number {
+  return CORE.loopLag + LOOP_LAG_STATS.indexOf(stat);
+}
+
 /** Cells of one method of one route: a counter per status, then the duration histogram. */
 export const METHOD_STRIDE = STATUSES.length + histogramSize(REQUEST_SECONDS);
 /** Cells of one route: every method's. */
 export const ROUTE_STRIDE = METHODS.length * METHOD_STRIDE;
+
+/** Where route `route`'s method slot `m` starts in the requests region (its status counters). */
+export function requestAt(route: number, m: number): number {
+  return route * ROUTE_STRIDE + m * METHOD_STRIDE;
+}
+
+/** Where the duration histogram of the method slot starting at `at` starts. */
+export function durationAt(at: number): number {
+  return at + STATUSES.length;
+}
 
 /** Cells of the requests region for `routes` mounted routes (and the unmatched one after them). */
 export function requestsSize(routes: number): number {

@@ -1,5 +1,5 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { CORE } from './layout.js';
+import { loopLagCell } from './layout.js';
 
 /**
  * Measures this thread's event-loop delay and writes its mean, median, 99th percentile and maximum
@@ -15,10 +15,10 @@ export function publishLoopLag(cells: Float64Array): () => void {
   const publish = () => {
     // perf_hooks reports nanoseconds; a window without a sample (an idle thread just started) is 0.
     const seconds = (ns: number) => (Number.isFinite(ns) ? ns / 1e9 : 0);
-    cells[CORE.loopLag] = seconds(delay.mean);
-    cells[CORE.loopLag + 1] = seconds(delay.percentile(50));
-    cells[CORE.loopLag + 2] = seconds(delay.percentile(99));
-    cells[CORE.loopLag + 3] = seconds(delay.max);
+    cells[loopLagCell('mean')] = seconds(delay.mean);
+    cells[loopLagCell('p50')] = seconds(delay.percentile(50));
+    cells[loopLagCell('p99')] = seconds(delay.percentile(99));
+    cells[loopLagCell('max')] = seconds(delay.max);
     delay.reset();
   };
   const timer = setInterval(publish, WINDOW_MS);

@@ -4,10 +4,10 @@ import {
   BATCH_KINDS,
   COMMIT_SECONDS,
   GRANTS,
+  INTROSPECTION_RESULTS,
   LOCKOUT_FACTORS,
   REQUEST_SECONDS,
   SIGN_IN_FAILURES,
-  STATUSES,
   TOKEN_TYPES,
   methodSlot,
   statusSlot,
@@ -17,7 +17,7 @@ import {
   type SignInFailure,
   type TokenTypeLabel,
 } from './labels.js';
-import { CORE, METHOD_STRIDE, ROUTE_STRIDE, histogramSize, observe } from './layout.js';
+import { CORE, batchHistogramAt, durationAt, observe, requestAt, tokenCell } from './layout.js';
 import { allocateRequestsRegion, coreCells, requestCells, type MetricsMemory } from './metrics-memory.js';
 
 /**
@@ -90,19 +90,19 @@ export function recordAbortedRequest(route: number, method: string, startedAt: n
 function countRequest(route: number, method: string, status: number, startedAt: number): void {
   const cells = requests;
   if (cells === undefined) return;
-  const at = route * ROUTE_STRIDE + methodSlot(method) * METHOD_STRIDE;
+  const at = requestAt(route, methodSlot(method));
   cells[at + status]! += 1;
-  observe(cells, at + STATUSES.length, REQUEST_SECONDS, (performance.now() - startedAt) / 1000);
+  observe(cells, durationAt(at), REQUEST_SECONDS, (performance.now() - startedAt) / 1000);
 }
 
 export function recordTokenIssued(grant: GrantLabel, type: TokenTypeLabel): void {
   if (core === undefined) return;
-  core[CORE.tokens + GRANTS.indexOf(grant) * TOKEN_TYPES.length + TOKEN_TYPES.indexOf(type)]! += 1;
+  core[tokenCell(GRANTS.indexOf(grant), TOKEN_TYPES.indexOf(type))]! += 1;
 }
 
 export function recordIntrospection(active: boolean): void {
   if (core === undefined) return;
-  core[CORE.introspections + (active ? 0 : 1)]! += 1;
+  core[CORE.introspections + INTROSPECTION_RESULTS.indexOf(active ? 'active' : 'inactive')]! += 1;
 }
 
 export function recordSignIn(): void {
@@ -134,7 +134,7 @@ export function recordCommit(startedAt: number): void {
 /** A batch of `items` sent to the worker pool. */
 export function recordBatch(kind: BatchKind, items: number): void {
   if (core === undefined) return;
-  observe(core, CORE.batches + BATCH_KINDS.indexOf(kind) * histogramSize(BATCH_ITEMS), BATCH_ITEMS, items);
+  observe(core, batchHistogramAt(BATCH_KINDS.indexOf(kind)), BATCH_ITEMS, items);
 }
 
 /** Items waiting for a batch: +1 when one is queued, minus a batch's size when it leaves. */
