@@ -281,6 +281,16 @@ export class AuthRequestsActor {
   }
 
   /**
+   * The person replaced the password they just passed (a required change): that is a password
+   * check now, so the sign-in outlives the revocation horizon its own change moved.
+   */
+  renewPasswordCheck(view: AuthRequestView, at: number): Promise<void> {
+    return this.change(view, (r) => {
+      r.checks = { ...r.checks, passwordAt: at };
+    });
+  }
+
+  /**
    * A wrong TOTP code in this request: the count so far, counted at once (parallel wrong codes all
    * count), and its write.
    */

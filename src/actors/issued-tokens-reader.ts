@@ -15,7 +15,7 @@ export class IssuedTokensReader extends IssuedTokensActor {
     super(storage, false);
   }
 
-  override isGrantRevoked(grantId: string): boolean {
+  protected override hasGrantRevocation(grantId: string): boolean {
     return this.storage.stores.revokedGrants.get(grantId) !== undefined;
   }
 

@@ -43,6 +43,14 @@ export interface AccessTokenClaims {
 
 export type RevokeOutcome = 'revoked' | 'unknown' | 'foreign';
 
+/** Separates a grant id from the ids of the grants it was made from (`~` is URL-safe, in no grant id). */
+export const GRANT_CHAIN_SEPARATOR = '~';
+
+/** A grant id and its ancestors, its own first. */
+export function grantChain(grantId: string): string[] {
+  return grantId.split(GRANT_CHAIN_SEPARATOR);
+}
+
 const SWEEP_CHUNK = 2000;
 
 export class IssuedTokensActor {
@@ -73,7 +81,17 @@ export class IssuedTokensActor {
     return (claims.grantId !== undefined && this.isGrantRevoked(claims.grantId)) || (claims.sid !== undefined && this.isSessionEnded(claims.sid));
   }
 
+  /**
+   * Whether a grant was revoked. A grant made from another (token exchange) names its ancestors
+   * after its own id (`TE_1~V2_2`, see grantChain): it is revoked with any of them.
+   */
   isGrantRevoked(grantId: string): boolean {
+    if (!grantId.includes(GRANT_CHAIN_SEPARATOR)) return this.hasGrantRevocation(grantId);
+    return grantChain(grantId).some((id) => this.hasGrantRevocation(id));
+  }
+
+  /** Whether this one grant id (no chain) has a revocation on record. */
+  protected hasGrantRevocation(grantId: string): boolean {
     return this.revokedGrants.has(grantId);
   }
 
@@ -118,7 +136,9 @@ export class IssuedTokensActor {
 
   /** Revokes every token of a grant; `until` (unix seconds) is when the last of them expires. */
   revokeGrant(grantId: string, until: number): Promise<unknown> {
-    return this.revokeUntil('grant', this.revokedGrants, this.storage.stores.revokedGrants, grantId, until);
+    // A chained grant's own id: its ancestors stay (revoking an exchanged token ends not its subject's).
+    const own = grantChain(grantId)[0]!;
+    return this.revokeUntil('grant', this.revokedGrants, this.storage.stores.revokedGrants, own, until);
   }
 
   /** Revokes every token issued in a user session (sign-out). */

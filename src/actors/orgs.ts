@@ -323,8 +323,11 @@ export class OrgsActor {
     const failures = (user.human[counter] ?? 0) + 1;
     const lock = max > 0 && failures >= max && user.state === 'USER_STATE_ACTIVE';
     // A count alone is quiet (the acceptor threads serve nothing that reads it; a password-guessing
-    // run would otherwise make them reload the directory at every guess); a lock is not.
-    const updated = await this.writeHuman(user, { [counter]: failures }, lock ? 'USER_STATE_LOCKED' : undefined, !lock);
+    // run would otherwise make them reload the directory at every guess); a lock is not. Wrong codes
+    // after a right password mean the password is known to someone: that lock voids what the user
+    // holds. Wrong passwords do not (anyone knowing a login name could void a person's tokens).
+    const revoke = lock && counter === 'failedOtpAttempts' ? { revokedBefore: clock.now() } : {};
+    const updated = await this.writeHuman(user, { [counter]: failures }, lock ? 'USER_STATE_LOCKED' : undefined, !lock, revoke);
     if (lock) recordLockout(counter === 'failedPasswordAttempts' ? 'password' : 'otp');
     return { locked: updated.state === 'USER_STATE_LOCKED' };
   }
@@ -353,7 +356,7 @@ export class OrgsActor {
   async changePassword(userId: string, passwordHash: string): Promise<void> {
     const user = this.requireUser(userId);
     if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
-    await this.writeHuman(user, { passwordHash, passwordChangeRequired: false, failedPasswordAttempts: 0 });
+    await this.writeHuman(user, { passwordHash, passwordChangeRequired: false, failedPasswordAttempts: 0 }, undefined, false, { revokedBefore: clock.now() });
   }
 
   /**
@@ -363,7 +366,9 @@ export class OrgsActor {
   async setPassword(userId: string, orgId: string, passwordHash: string, changeRequired: boolean): Promise<View<UserRecord>> {
     const user = this.requireUser(userId, orgId);
     if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
-    return this.writeHuman(user, { passwordHash, passwordChangeRequired: changeRequired, failedPasswordAttempts: 0, failedOtpAttempts: 0 });
+    return this.writeHuman(user, { passwordHash, passwordChangeRequired: changeRequired, failedPasswordAttempts: 0, failedOtpAttempts: 0 }, undefined, false, {
+      revokedBefore: clock.now(),
+    });
   }
 
   // ---- user state (ZITADEL's Deactivate/Reactivate/Lock/UnlockUser and RemoveUser) ----
@@ -409,8 +414,20 @@ export class OrgsActor {
     const user = this.requireUser(userId, orgId);
     const refused = refusal(user.state);
     if (refused) throw preconditionFailed('USER-St4te', refused);
-    if (user.human) return this.writeHuman(user, humanChange, state);
-    const updated = stamp<UserRecord>({ ...ownRow<UserRecord>(user), state }, false);
+    // Leaving the active state voids what the user holds: it stays void after an unlock or reactivation.
+    const revoke = state === 'USER_STATE_ACTIVE' ? {} : { revokedBefore: clock.now() };
+    if (user.human) return this.writeHuman(user, humanChange, state, false, revoke);
+    const updated = stamp<UserRecord>({ ...ownRow<UserRecord>(user), state, ...revoke }, false);
+    await this.users.put(updated);
+    return updated;
+  }
+
+  /**
+   * Voids every token, refresh family and session the user began until now (a machine secret set:
+   * what the old secret obtained goes with it). Resolves once durable.
+   */
+  async revokeTokensOf(userId: string): Promise<View<UserRecord>> {
+    const updated = stamp<UserRecord>({ ...ownRow<UserRecord>(this.requireUser(userId)), revokedBefore: clock.now() }, false);
     await this.users.put(updated);
     return updated;
   }
@@ -445,9 +462,9 @@ export class OrgsActor {
   }
 
   /** The next version of a person: `change` applied to their human data (and a new state if given); `quiet`, see Table.put. */
-  private async writeHuman(user: View<UserRecord>, change: Partial<HumanData>, state?: UserState, quiet = false): Promise<View<UserRecord>> {
+  private async writeHuman(user: View<UserRecord>, change: Partial<HumanData>, state?: UserState, quiet = false, userChange: Pick<UserRecord, 'revokedBefore'> = {}): Promise<View<UserRecord>> {
     const current = ownRow<UserRecord>(user);
-    const next: UserRecord = { ...current, ...(state ? { state } : {}), human: { ...current.human!, ...change } };
+    const next: UserRecord = { ...current, ...(state ? { state } : {}), ...userChange, human: { ...current.human!, ...change } };
     // A quiet change (failure bookkeeping) is no change of the user as clients see it (`updated_at`).
     const updated = quiet ? next : stamp<UserRecord>(next, false);
     await this.users.put(updated, { quiet });
@@ -716,6 +733,8 @@ export class OrgsActor {
         id,
         orgId,
         ...('person' in input ? newHuman(input.person, input.credentials) : { userName: input.userName, state: input.state ?? 'USER_STATE_ACTIVE', machine: input.machine }),
+        // An id chosen by the caller may be a removed user's: nothing that user held comes back with it.
+        ...(input.id !== undefined ? { revokedBefore: clock.now() } : {}),
         createdAt: 0,
         changedAt: 0,
         sequence: 0,

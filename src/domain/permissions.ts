@@ -52,3 +52,56 @@ export function hasPermission(
   }
   return false;
 }
+
+/**
+ * What one user does to another: change it (state, credentials, factors, metadata, identity),
+ * remove it, grant it roles, or act as it (impersonation, token exchange with an actor token).
+ */
+export type UserAction = 'user.write' | 'user.delete' | 'user.grant.write' | 'impersonation';
+
+/** The user acted on: its org and its memberships (instance, org and project roles). */
+export interface TargetUser {
+  orgId: string;
+  memberships: readonly View<MemberRecord>[];
+}
+
+/** Where a membership scope's rights apply, as a permission target (`instance` → every org). */
+function scopeTarget(scope: string, orgOfProject: (projectId: string) => string | undefined): { orgId?: string; projectId?: string } {
+  if (scope === 'instance') return {};
+  if (scope.startsWith('org:')) return { orgId: scope.slice(4) };
+  const projectId = scope.slice('project:'.length);
+  const orgId = orgOfProject(projectId);
+  return orgId === undefined ? { projectId } : { orgId, projectId };
+}
+
+/** The permission that hands out a scope's roles: whoever holds it could make anyone what the target is. */
+function grantingPermission(scope: string): string {
+  if (scope === 'instance') return 'iam.member.write';
+  return scope.startsWith('org:') ? 'org.member.write' : 'project.member.write';
+}
+
+/**
+ * The one rule for acting on a user (issue 22): the action's permission in the target's org, and,
+ * for every scope the target administers, a right of that scope — the right to grant its roles,
+ * or for impersonation the admin impersonator role there. An instance membership thus needs an
+ * instance role: an org owner cannot set an instance owner's password, lock it, remove it, mint
+ * its credentials or impersonate it, and a user manager cannot take over an org owner. Without
+ * this, acting on a user is a way to its privileges (sign in as them, or act as them).
+ *
+ * Returns what is missing (for the refusal's message), or undefined when the caller may act.
+ */
+export function missingToActOn(
+  caller: readonly View<MemberRecord>[],
+  action: UserAction,
+  target: TargetUser,
+  orgOfProject: (projectId: string) => string | undefined,
+): string | undefined {
+  const administers = target.memberships.length > 0;
+  const own = action === 'impersonation' && administers ? 'impersonation.admin' : action;
+  if (!hasPermission(caller, own, { orgId: target.orgId })) return own;
+  for (const { scope } of target.memberships) {
+    const needed = action === 'impersonation' ? 'impersonation.admin' : grantingPermission(scope);
+    if (!hasPermission(caller, needed, scopeTarget(scope, orgOfProject))) return `${needed} on ${scope} (the user holds roles there)`;
+  }
+  return undefined;
+}

@@ -134,6 +134,8 @@ export interface ClientRegistration {
    * others in its authorization requests are dropped. Absent: no bound.
    */
   scopes?: string[];
+  /** Registered without an initial access token (open registration): by anyone at all. */
+  anonymous?: true;
 }
 
 /** Descriptive client metadata (RFC 7591 §2), shown as registered; none of it grants anything. */
@@ -220,6 +222,13 @@ export interface UserRecord extends Meta {
   human?: HumanData;
   machine?: MachineData;
   metadata?: Record<string, Uint8Array>;
+  /**
+   * The user's revocation horizon (ms, the injected clock): every token, refresh family, browser
+   * session and pending sign-in of the user that began before it is void (domain/revocation-horizon.ts).
+   * Moved by what must end them: a lock or deactivation by an administrator, a password set or
+   * changed, a machine secret set, a lock after a right password and wrong codes, re-creation of an id.
+   */
+  revokedBefore?: number;
 }
 
 export interface PatRecord extends Meta {

@@ -106,3 +106,12 @@ export function grantScopes(requested: readonly string[], ctx: ScopeContext, dro
   }
   return { scopes, audience };
 }
+
+/**
+ * A self-registered client's `scope` (RFC 7591 §2) bounds every grant it uses: what it may ask for
+ * at authorization, the device endpoint and token exchange (`openid` is the protocol's own). Other
+ * apps have no bound.
+ */
+export function beyondRegisteredScope(bound: readonly string[] | undefined, scope: string): boolean {
+  return bound !== undefined && scope !== 'openid' && !bound.includes(scope);
+}

@@ -4,6 +4,9 @@ import { newId } from '../util/ids.js';
 import type { Signer } from '../workers/signer.js';
 import { decodeJws, encodedHeader, isObject, looksLikeJws, signingInput, verifyJws } from '../protocol/jwt.js';
 import { clock } from '../util/clock.js';
+import { predatesHorizon } from '../domain/revocation-horizon.js';
+import type { UserRecord } from '../model/records.js';
+import type { View } from '../util/readonly.js';
 
 /**
  * Issues, resolves and revokes access tokens in both formats:
@@ -33,6 +36,29 @@ export interface ResolvedAccessToken {
  */
 const VERIFIED_JWTS_KEPT = 4096;
 
+/**
+ * What a token dies with besides its expiry and its own revocation: the app it was issued to (a
+ * user token of an app since removed is no longer valid; RFC 7592 §2.3 asks it of a deleted
+ * registered client), and its users — the subject and every actor — whose revocation horizon
+ * (domain/revocation-horizon.ts) passed after the token's authentication began.
+ */
+export interface TokenOrigins {
+  appExists(clientId: string): boolean;
+  userOf(userId: string): View<UserRecord> | undefined;
+}
+
+/** True when the token's subject or one of its actors is gone or voided what the token began from. */
+export function voidedByUsers(origins: Pick<TokenOrigins, 'userOf'>, claims: Pick<AccessTokenClaims, 'sub' | 'act' | 'authTime' | 'iat'>): boolean {
+  const began = claims.authTime ?? claims.iat;
+  const subject = origins.userOf(claims.sub);
+  if (!subject || predatesHorizon(subject, began)) return true;
+  for (let actor = claims.act; actor; actor = actor.act) {
+    const user = origins.userOf(actor.sub);
+    if (!user || predatesHorizon(user, began)) return true;
+  }
+  return false;
+}
+
 export class AccessTokens {
   private readonly verifiedJwts = new Map<string, { kid: string; claims: Readonly<AccessTokenClaims> }>();
 
@@ -42,11 +68,8 @@ export class AccessTokens {
     private readonly signer: Signer,
     private readonly issuedTokens: IssuedTokensActor,
     private readonly lifetimeSeconds: number,
-    /**
-     * Whether an app client id names an app that exists: a user token (one with a grant) of an app
-     * since removed is no longer valid (RFC 7592 §2.3 asks it of a deleted registered client).
-     */
-    private readonly appExists: (clientId: string) => boolean = () => true,
+    /** What a token's validity follows beyond its own record (see TokenOrigins). */
+    private readonly origins: TokenOrigins,
   ) {}
 
   async issue(
@@ -112,12 +135,14 @@ export class AccessTokens {
   resolve(token: string): ResolvedAccessToken | undefined {
     if (!looksLikeJws(token)) {
       const claims = this.issuedTokens.findOpaque(token);
-      return claims && (claims.grantId === undefined || this.appExists(claims.clientId)) ? { claims, format: 'opaque' } : undefined;
+      if (!claims || (claims.grantId !== undefined && !this.origins.appExists(claims.clientId)) || voidedByUsers(this.origins, claims)) return undefined;
+      return { claims, format: 'opaque' };
     }
     const claims = this.verifiedJwtClaims(token);
     if (!claims || claims.exp * 1000 <= clock.now() || this.issuedTokens.isJwtRevoked(claims.jti)) return undefined;
     if ((claims.grantId !== undefined || claims.sid !== undefined) && this.issuedTokens.isRevokedByOrigin(claims)) return undefined;
-    if (claims.grantId !== undefined && !this.appExists(claims.clientId)) return undefined;
+    if (claims.grantId !== undefined && !this.origins.appExists(claims.clientId)) return undefined;
+    if (voidedByUsers(this.origins, claims)) return undefined;
     return { claims, format: 'jwt' };
   }
 

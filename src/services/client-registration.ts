@@ -2,7 +2,7 @@ import { challenge } from '../protocol/bearer.js';
 import { ApiError } from '../model/errors.js';
 import type { AppRecord, ClientRegistration, OidcAppConfig } from '../model/records.js';
 import { usesClientSecret } from '../model/records.js';
-import { metadataError, readClientMetadata, redirectUriError, type ClientMetadata } from '../protocol/client-metadata.js';
+import { metadataError, readClientMetadata, redirectUriError, TOKEN_EXCHANGE_GRANT, type ClientMetadata } from '../protocol/client-metadata.js';
 import { OAuthError } from '../protocol/errors.js';
 import { PATHS } from '../protocol/discovery.js';
 import type { DynamicRegistrationSettings } from '../actors/settings.js';
@@ -33,6 +33,16 @@ export function invalidToken(description: string): OAuthError {
   return new OAuthError('invalid_token', description, { headers: { 'WWW-Authenticate': challenge('Bearer', { error: 'invalid_token', error_description: description }) } });
 }
 
+/**
+ * Token exchange turns tokens a person gave one client into tokens of other shapes and audiences:
+ * a client anyone registered without an initial access token gets no such grant (issue 22).
+ */
+function refuseAnonymousGrants(metadata: ClientMetadata, anonymous: boolean): void {
+  if (anonymous && metadata.grant_types.includes(TOKEN_EXCHANGE_GRANT)) {
+    throw metadataError(`grant_types: ${TOKEN_EXCHANGE_GRANT} needs an initial access token to register (open registration does not offer it)`);
+  }
+}
+
 /** The settings in force; 404 when registration is off (the endpoints do not exist then). */
 export function registrationSettingsInForce(ctx: Pick<ClientRegistrationPorts, 'settings'>): View<DynamicRegistrationSettings> {
   const settings = ctx.settings.dynamicRegistration();
@@ -55,9 +65,10 @@ export class ClientRegistrations {
   }
 
   /** RFC 7591 §3.1: registers the client described by `body`; the answer carries its credentials once. */
-  async register(body: unknown): Promise<RegistrationAnswer> {
+  async register(body: unknown, registrant: { anonymous: boolean }): Promise<RegistrationAnswer> {
     const settings = this.settings();
     const metadata = readClientMetadata(body);
+    refuseAnonymousGrants(metadata, registrant.anonymous);
     const oidc = this.oidcConfig(metadata);
     const project = this.ctx.orgs.getProject(settings.projectId);
     if (!project || project.orgId !== settings.orgId) {
@@ -72,6 +83,7 @@ export class ClientRegistrations {
       issuedAt: clock.seconds(),
       metadata: metadata.info,
       ...(metadata.scopes ? { scopes: metadata.scopes } : {}),
+      ...(registrant.anonymous ? { anonymous: true as const } : {}),
     };
     const clientId = newId();
     // Counted and added without a pause between (addApp claims the app at once), so concurrent
@@ -110,6 +122,7 @@ export class ClientRegistrations {
       throw metadataError('client_secret does not match the one issued');
     }
     const metadata = readClientMetadata(rest);
+    refuseAnonymousGrants(metadata, app.registration!.anonymous === true);
     const oidc = this.oidcConfig(metadata, app);
     if (oidc.authMethodType !== app.oidc!.authMethodType) {
       throw metadataError('token_endpoint_auth_method cannot change after registration; register a new client');

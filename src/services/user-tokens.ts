@@ -1,7 +1,7 @@
 import { tokenResponseBody } from '../protocol/token-response.js';
 import type { Ports } from './ports.js';
 import type { ActorClaim } from '../actors/issued-tokens.js';
-import type { IssuedAccessToken } from './access-tokens.js';
+import { voidedByUsers, type IssuedAccessToken } from './access-tokens.js';
 import type { AuthenticatedClient } from './client-auth.js';
 import { OAuthError } from '../protocol/errors.js';
 import type { DpopKey } from '../protocol/dpop.js';
@@ -67,6 +67,10 @@ export async function issueUserTokens(
   want: { accessToken: boolean; idToken: boolean; dpop?: DpopKey | undefined },
 ): Promise<IssuedUserTokens> {
   const oidc = grant.app.oidc!;
+  // A code, device code or refresh family from before the user's revocation horizon gives nothing.
+  if (voidedByUsers({ userOf: (id) => ctx.orgs.getUser(id) }, { sub: grant.user.id, act: grant.act, authTime: grant.authTime, iat: grant.authTime })) {
+    throw new OAuthError('invalid_grant', "the authorization predates a change of the user's credentials or state");
+  }
   const skewSeconds = Math.ceil((oidc.clockSkewMs ?? 0) / 1000);
   const lifetimes = appLifetimes(ctx, grant.app);
   const out: IssuedUserTokens = {};

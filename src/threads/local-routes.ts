@@ -71,7 +71,10 @@ export function buildLocalRoutes(input: {
   // SESAME_SIGNER=pool, set explicitly, still sends every signature to the pool.
   const inline = chooseSignerMode(config.signer) === 'inline' || config.signer === 'auto';
   const signer: Signer = inline ? new InlineSigner() : ownerOnly<Signer>('signing in the worker pool');
-  const accessTokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000), (clientId) => clients.appByClient(clientId) !== undefined);
+  const accessTokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000), {
+    appExists: (clientId) => clients.appByClient(clientId) !== undefined,
+    userOf: (userId) => orgs.getUser(userId),
+  });
   const clientAuth = new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion'), issuer);
   // Introspection, the one served path that ends right after client authentication, also takes
   // client assertions here: checked on this thread, their first use decided in LMDB (a shared

@@ -1,6 +1,7 @@
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { IssuedTokensActor } from '../../src/actors/issued-tokens.js';
+import type { ActorClaim, IssuedTokensActor } from '../../src/actors/issued-tokens.js';
+import type { UserRecord } from '../../src/model/records.js';
 import type { KeysActor, VerificationKey } from '../../src/actors/keys.js';
 import { AccessTokens } from '../../src/services/access-tokens.js';
 import { installClock } from '../../src/util/clock.js';
@@ -21,9 +22,14 @@ function setup() {
   const keys = { signingKey: () => active, verificationKey: (kid: string) => verification.get(kid) } as unknown as KeysActor;
   const revokedJtis = new Set<string>();
   const issued = { isJwtRevoked: (jti: string) => revokedJtis.has(jti), isRevokedByOrigin: () => false } as unknown as IssuedTokensActor;
-  const tokens = new AccessTokens(ISSUER, keys, new InlineSigner(), issued, 3600);
-  const issue = async () => (await tokens.issue('jwt', { sub: 'u1', clientId: 'c1', aud: ['p1'], scope: 'openid' })).token;
-  return { tokens, verification, issue, revokedJtis };
+  const users = new Map<string, UserRecord>([['u1', user('u1')], ['a1', user('a1')]]);
+  const tokens = new AccessTokens(ISSUER, keys, new InlineSigner(), issued, 3600, { appExists: () => true, userOf: (id) => users.get(id) });
+  const issue = async (act?: ActorClaim) => (await tokens.issue('jwt', { sub: 'u1', clientId: 'c1', aud: ['p1'], scope: 'openid', ...(act ? { act } : {}) })).token;
+  return { tokens, verification, issue, revokedJtis, users };
+}
+
+function user(id: string): UserRecord {
+  return { id, orgId: 'o1', userName: id, state: 'USER_STATE_ACTIVE', createdAt: 0, changedAt: 0, sequence: 1 };
 }
 
 describe('verified JWT cache', () => {
@@ -78,5 +84,36 @@ describe('verified JWT cache', () => {
     }).toThrow(TypeError);
     expect(() => claims.aud.push('other')).toThrow(TypeError);
     expect(tokens.resolve(token)!.claims.sub).toBe('u1');
+  });
+
+  it("voids a token once its subject's or an actor's revocation horizon passes its authentication, and when either is gone", async () => {
+    const { tokens, issue, users } = setup();
+    const at = Date.now();
+    const restore = installClock({ now: () => at });
+    try {
+      const plain = await issue();
+      const acted = await issue({ iss: ISSUER, sub: 'a1' });
+      expect(tokens.resolve(plain)).toBeDefined();
+      expect(tokens.resolve(acted)).toBeDefined();
+      // A change in the token's own second keeps it (tokens carry whole seconds; see revocation-horizon.ts).
+      users.set('u1', { ...user('u1'), revokedBefore: at });
+      expect(tokens.resolve(plain)).toBeDefined();
+      // The actor's credentials changed a second later: the impersonation token dies, the plain one stays.
+      users.set('a1', { ...user('a1'), revokedBefore: at + 1000 });
+      expect(tokens.resolve(acted)).toBeUndefined();
+      expect(tokens.resolve(plain)).toBeDefined();
+      // The subject's a second later: its token dies too, and stays dead whatever the state afterwards.
+      users.set('u1', { ...user('u1'), revokedBefore: at + 1000 });
+      expect(tokens.resolve(plain)).toBeUndefined();
+      // A removed subject's token is void (an id given to a new user brings nothing back).
+      users.set('u1', user('u1'));
+      users.delete('a1');
+      expect(tokens.resolve(plain)).toBeDefined();
+      expect(tokens.resolve(acted)).toBeUndefined();
+      users.delete('u1');
+      expect(tokens.resolve(plain)).toBeUndefined();
+    } finally {
+      restore();
+    }
   });
 });

@@ -3,7 +3,8 @@ import { ApiError } from '../../model/errors.js';
 import type { UserRecord } from '../../model/records.js';
 import type { Ports } from '../../services/ports.js';
 import type { Request } from '../types.js';
-import { hasPermission } from '../../domain/permissions.js';
+import type { View } from '../../util/readonly.js';
+import { hasPermission, missingToActOn, type UserAction } from '../../domain/permissions.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type CallerPorts = Pick<Ports, 'instance' | 'orgs' | 'accessTokens'>;
@@ -20,6 +21,15 @@ export interface Caller {
   can(permission: string, target?: { orgId?: string; projectId?: string }): boolean;
   /** Throws PermissionDenied (403) unless the caller has the permission. */
   require(permission: string, target?: { orgId?: string; projectId?: string }): void;
+  /**
+   * The user `userId` of the org the request acts on, once the caller may do `action` to it
+   * (domain/permissions.ts missingToActOn): else PermissionDenied (403), or NotFound.
+   */
+  requireActOn(userId: string, action: UserAction): View<UserRecord>;
+}
+
+export function permissionDenied(missing: string): ApiError {
+  return new ApiError('PermissionDenied', 'AUTH-5mWD2', `No matching permissions found (${missing})`);
 }
 
 export function unauthenticated(message: string): ApiError {
@@ -52,9 +62,15 @@ export function authenticateCaller(ctx: CallerPorts, req: Request): Caller {
     orgId,
     can: (permission, target = { orgId }) => hasPermission(memberships, permission, target),
     require(permission, target = { orgId }) {
-      if (!caller.can(permission, target)) {
-        throw new ApiError('PermissionDenied', 'AUTH-5mWD2', `No matching permissions found (${permission})`);
-      }
+      if (!caller.can(permission, target)) throw permissionDenied(permission);
+    },
+    requireActOn(userId, action) {
+      // The permission in the org first: a caller without it learns nothing of who exists there.
+      caller.require(action);
+      const target = ctx.orgs.requireUser(userId, orgId);
+      const missing = missingToActOn(memberships, action, { orgId: target.orgId, memberships: ctx.orgs.memberships(target.id) }, (id) => ctx.orgs.getProject(id)?.orgId);
+      if (missing) throw permissionDenied(missing);
+      return target;
     },
   };
   return caller;

@@ -11,6 +11,7 @@ import { addKeySchema, keyView, machineKeyFile } from '../../zitadel/keys.js';
 import { requireUserAccess } from './users.js';
 import { expirationDate, readBody } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';
+import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type MachineCredentialsPorts = Pick<Ports, 'clients' | 'orgs'> & CallerPorts;
@@ -23,26 +24,14 @@ export type MachineCredentialsPorts = Pick<Ports, 'clients' | 'orgs'> & CallerPo
  */
 const addPatSchema = z.object({ expirationDate: expirationDate().optional() });
 
-function requireMachine(ctx: MachineCredentialsPorts, caller: Caller, userId: string, permission: string): UserRecord {
-  const user = requireUserAccess(ctx, caller, userId, permission);
+/** A machine user the caller may change: credentials hand out the user's roles (domain/permissions.ts missingToActOn). */
+function requireMachine(caller: Caller, userId: string): View<UserRecord> {
+  const user = caller.requireActOn(userId, 'user.write');
   if (!user.machine) throw preconditionFailed('USER-Mach1', `user ${userId} is not a machine user`);
-  // Credentials hand out the user's roles: whoever creates them must be able to grant those roles
-  // (an org owner must not mint a PAT for the instance's admin, a user manager none for an org owner).
-  if (permission === 'user.write') {
-    for (const m of ctx.orgs.memberships(user.id)) {
-      if (m.scope === 'instance') caller.require('iam.write', {});
-      else if (m.scope.startsWith('org:')) caller.require('org.member.write', { orgId: m.scope.slice(4) });
-      else if (m.scope.startsWith('project:')) {
-        // The project's org too: an org owner may grant roles on its org's projects.
-        const projectId = m.scope.slice(8);
-        caller.require('project.member.write', { orgId: ctx.orgs.getProject(projectId)?.orgId, projectId });
-      }
-    }
-  }
   return user;
 }
 
-function requirePat(ctx: MachineCredentialsPorts, user: UserRecord, tokenId: string): PatRecord {
+function requirePat(ctx: MachineCredentialsPorts, user: View<UserRecord>, tokenId: string): PatRecord {
   const pat = ctx.orgs.getPat(tokenId);
   if (!pat || pat.userId !== user.id) throw notFound('USER-P4t01', `personal access token ${tokenId} not found`);
   return pat;
@@ -54,7 +43,9 @@ export function machineCredentialRoutes(ctx: MachineCredentialsPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/users/:userId/secret', {
       PUT: async (req, caller) => {
-        const user = requireMachine(ctx, caller, req.params[0]!, 'user.write');
+        const user = requireMachine(caller, req.params[0]!);
+        // What the old secret obtained goes with it (the user's revocation horizon).
+        await ctx.orgs.revokeTokensOf(user.id);
         const clientSecret = await ctx.clients.setMachineSecret(user.id);
         return okSecret({
           clientId: ctx.orgs.preferredLoginName(user),
@@ -66,7 +57,7 @@ export function machineCredentialRoutes(ctx: MachineCredentialsPorts): Route[] {
     }),
     apiRoute(ctx, '/management/v1/users/:userId/keys', {
       POST: async (req, caller) => {
-        const user = requireMachine(ctx, caller, req.params[0]!, 'user.write');
+        const user = requireMachine(caller, req.params[0]!);
         const input = readBody(req, addKeySchema);
         const { key, privateKeyPem } = await ctx.clients.addMachineKey(user, {
           expirationDate: input.expirationDate,
@@ -89,7 +80,7 @@ export function machineCredentialRoutes(ctx: MachineCredentialsPorts): Route[] {
     }),
     apiRoute(ctx, '/management/v1/users/:userId/pats', {
       POST: async (req, caller) => {
-        const user = requireMachine(ctx, caller, req.params[0]!, 'user.write');
+        const user = requireMachine(caller, req.params[0]!);
         const input = readBody(req, addPatSchema);
         const { pat, token } = await ctx.orgs.addPat(user.id, input.expirationDate);
         return okSecret({ tokenId: pat.id, token, details: addedDetails(pat, pat.orgId) });
@@ -109,7 +100,7 @@ export function machineCredentialRoutes(ctx: MachineCredentialsPorts): Route[] {
       },
       DELETE: async (req, caller) => {
         // Removing a credential needs the same right as creating one (instance writers for admins).
-        const user = requireMachine(ctx, caller, req.params[0]!, 'user.write');
+        const user = requireMachine(caller, req.params[0]!);
         const pat = requirePat(ctx, user, req.params[1]!);
         await ctx.orgs.removePat(pat.id);
         return ok({ details: changedDetails({ ...pat, changedAt: clock.now(), sequence: pat.sequence + 1 }, pat.orgId) });

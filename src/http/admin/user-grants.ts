@@ -54,7 +54,7 @@ export function userGrantRoutes(ctx: UserGrantsPorts): Route[] {
         const userId = req.params[0]!;
         const input = readBody(req, addUserGrantSchema);
         caller.require('user.grant.write', { orgId: caller.orgId, projectId: input.projectId });
-        const user = ctx.orgs.requireUser(userId, caller.orgId);
+        const user = caller.requireActOn(userId, 'user.grant.write');
         // Sesame has no project grants (projects shared with other orgs) yet: only own projects.
         if (input.projectGrantId) throw notFound('PROJECT-Gr4nt', `project grant ${input.projectGrantId} not found`);
         const project = ctx.orgs.requireProject(input.projectId, caller.orgId);

@@ -20,8 +20,8 @@ export type UserLifecyclePorts = Pick<Ports, 'clients' | 'orgs' | 'pool'> & Sess
  */
 export function removeUserHandler(ctx: UserLifecyclePorts): CallerHandler {
   return async (req, caller) => {
-    caller.require('user.delete');
     const userId = req.params[0]!;
+    caller.requireActOn(userId, 'user.delete');
     const user = await ctx.orgs.removeUser(userId, caller.orgId);
     await Promise.all([ctx.clients.removeMachineCredentials(userId), endSessionsOfUser(ctx, userId)]);
     return ok({ details: changedDetails({ ...user, changedAt: clock.now(), sequence: user.sequence + 1 }, user.orgId) });
@@ -37,7 +37,7 @@ export function removeUserHandler(ctx: UserLifecyclePorts): CallerHandler {
 export function userLifecycleRoutes(ctx: UserLifecyclePorts): Route[] {
   /** The change, then the end of the user's sessions (durable, with the logouts queued), then the answer. */
   const changeAndEnd = async (caller: Caller, userId: string, change: (orgId: string) => Promise<View<UserRecord>>, endSessions: boolean) => {
-    caller.require('user.write');
+    caller.requireActOn(userId, 'user.write');
     const user = await change(caller.orgId);
     if (endSessions) await endSessionsOfUser(ctx, user.id);
     return ok({ details: changedDetails(user, user.orgId) });
@@ -53,10 +53,9 @@ export function userLifecycleRoutes(ctx: UserLifecyclePorts): Route[] {
     stateRoute('_unlock', (id, org) => ctx.orgs.unlockUser(id, org), false),
     apiRoute(ctx, '/management/v1/users/:userId/password', {
       POST: async (req, caller) => {
-        caller.require('user.write');
         const userId = req.params[0]!;
         // Refused before the hash is worked out: a machine user has no password to set.
-        if (!ctx.orgs.requireUser(userId, caller.orgId).human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
+        if (!caller.requireActOn(userId, 'user.write').human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
         const input = readBody(req, setHumanPasswordSchema);
         const hash = await ctx.pool.hashPassword(input.password);
         return changeAndEnd(caller, userId, (orgId) => ctx.orgs.setPassword(userId, orgId, hash, !input.noChangeRequired), true);

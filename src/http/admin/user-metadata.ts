@@ -24,7 +24,7 @@ export function userMetadataRoutes(ctx: UserMetadataPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/users/:userId/metadata/:key', {
       POST: async (req, caller) => {
-        const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.write');
+        const user = caller.requireActOn(req.params[0]!, 'user.write');
         const key = validate(z.object({ key: metadataKey }), { key: req.params[1] }).key;
         const { value } = readBody(req, setMetadataSchema);
         const updated = await ctx.orgs.setUserMetadata(user.id, key, new Uint8Array(value));

@@ -17,6 +17,7 @@ import { factsOf, sessionRequirement, type SessionRequirement } from '../../doma
 import { newId } from '../../util/ids.js';
 import { projectAccessDenied } from '../../protocol/project-access.js';
 import { clock } from '../../util/clock.js';
+import { predatesHorizon } from '../../domain/revocation-horizon.js';
 import type { UserTokensPorts } from '../../services/user-tokens.js';
 import type { View } from '../../util/readonly.js';
 
@@ -137,6 +138,8 @@ export function usableSessions(ctx: RespondPorts, agentId: string | undefined, r
     if (ctx.issuedTokens.isSessionEnded(s.id)) return false;
     const user = ctx.orgs.getUser(s.userId);
     if (!ctx.orgs.isActive(user)) return false;
+    // Authenticated before a change of the user's credentials or state: it vouches for nothing.
+    if (predatesHorizon(user, ctx.userSessions.checksOf(s).passwordAt ?? s.authTime)) return false;
     return request.orgId === undefined || user.orgId === request.orgId;
   });
 }

@@ -9,6 +9,7 @@ import { factsOf, mfaPrompt, nextLoginStep } from '../../domain/policy-steps.js'
 import { DEFAULT_POLICIES } from '../../model/records.js';
 import { EMAIL, MAX_PASSWORD } from '../../domain/human-users.js';
 import { clock } from '../../util/clock.js';
+import { predatesHorizon } from '../../domain/revocation-horizon.js';
 import { qrCodeDataUrl } from '../../ui/qr-code.js';
 import { ApiError } from '../../model/errors.js';
 import type { LoginPolicy, UserRecord } from '../../model/records.js';
@@ -190,6 +191,9 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   function authenticatedUser(flow: Flow): UserRecord | undefined {
     const user = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
     if (!user || flow.auth.authenticatedUserId !== user.id || flow.auth.checks.passwordAt === undefined) return undefined;
+    // A sign-in whose password check predates a change of the user's credentials or state (an
+    // administrator's reset, a lock) is over: whoever passed the old password goes no further.
+    if (predatesHorizon(user, flow.auth.checks.passwordAt)) return undefined;
     return ctx.orgs.isActive(user) ? user : undefined;
   }
 
@@ -223,6 +227,10 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
    * request already renewed it when the password passed (a session resumed for its second factor).
    */
   async function finish(flow: Flow, user: UserRecord, headers: Record<string, string> = {}): Promise<Response> {
+    if (predatesHorizon(user, flow.auth.checks.passwordAt)) {
+      await ctx.authRequests.finish(flow.auth.id);
+      return expired(flow.agent);
+    }
     const renewed = flow.auth.cookieRenewed ? headers : await renewCookie(flow);
     const session = await ctx.userSessions.signIn(flow.agent.agentId, user.id, flow.auth.checks);
     recordSignIn();
@@ -435,6 +443,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const problem = newPasswordProblem(form);
     if (problem) return show(flow, t(flow, problem));
     await ctx.orgs.changePassword(user.id, await ctx.pool.hashPassword(password));
+    await ctx.authRequests.renewPasswordCheck(flow.auth, nowSeconds());
     return proceed(flow, user.id);
   }
 

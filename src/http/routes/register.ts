@@ -116,9 +116,10 @@ export function registrationRoutes(ctx: RegisterPorts): Route[] {
 
   const register = async (req: Request): Promise<Response> => {
     const settings = registrations.settings();
-    if (settings.allowUnauthenticated && req.headers.authorization === undefined) admitAddress(req, settings);
+    const anonymous = settings.allowUnauthenticated && req.headers.authorization === undefined;
+    if (anonymous) admitAddress(req, settings);
     else authorizeRegistrant(req, settings);
-    const answer = await registrations.register(jsonBody(req));
+    const answer = await registrations.register(jsonBody(req), { anonymous });
     return jsonNoStore(201, answer.body);
   };
 

@@ -6,7 +6,7 @@ import { REPEATABLE_PARAMS } from '../form.js';
 import { parseMaxAge, parsePrompt } from '../prompt.js';
 import { chooseResponseMode } from '../response-mode.js';
 import type { ResponseMode, ResponseType } from '../../model/authorization.js';
-import { audienceProject, classifyScope, parseScope } from '../scopes.js';
+import { audienceProject, beyondRegisteredScope, classifyScope, parseScope } from '../scopes.js';
 import { redirectUriAllowed } from './redirect-uri.js';
 import type { View } from '../../util/readonly.js';
 
@@ -89,7 +89,7 @@ export function authorizationScopes(
   // A dynamically registered client's `scope` bounds what it may ask for (openid is the protocol's).
   const bound = app.registration?.scopes;
   for (const scope of parseScope(raw)) {
-    if (bound && scope !== 'openid' && !bound.includes(scope)) continue;
+    if (beyondRegisteredScope(bound, scope)) continue;
     const meaning = classifyScope(scope);
     if (meaning.kind === 'audience') {
       const projectId = audienceProject(scope, meaning.projectRef, dir.resolveProject);

@@ -1,7 +1,7 @@
 import { tokenResponseBody } from '../../protocol/token-response.js';
-import { hasPermission } from '../../domain/permissions.js';
+import { missingToActOn } from '../../domain/permissions.js';
 import { audienceIncludesApp } from '../../domain/token-audience.js';
-import type { ActorClaim } from '../../actors/issued-tokens.js';
+import { grantChain, GRANT_CHAIN_SEPARATOR, type ActorClaim } from '../../actors/issued-tokens.js';
 import type { Ports } from '../ports.js';
 import type { AppRecord, UserRecord } from '../../model/records.js';
 import { newId } from '../../util/ids.js';
@@ -9,7 +9,8 @@ import { ALL_AUTH_METHODS } from '../../protocol/client-auth-methods.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import type { Form } from '../../protocol/form.js';
-import { parseScope, STANDARD_SCOPES } from '../../protocol/scopes.js';
+import { beyondRegisteredScope, parseScope, STANDARD_SCOPES } from '../../protocol/scopes.js';
+import { voidedByUsers } from '../access-tokens.js';
 import { appLifetimes, refreshBinding, requireUserApp } from '../user-tokens.js';
 import { clientOrgOf, requestedResources, resourceDirectory } from '../resource-targets.js';
 import { resourceAudience } from '../../protocol/resource-indicators.js';
@@ -19,7 +20,7 @@ import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type TokenExchangePorts = Pick<Ports, 'assertions' | 'config' | 'idTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'accessTokens'>;
+export type TokenExchangePorts = Pick<Ports, 'assertions' | 'config' | 'idTokens' | 'issuedTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'accessTokens'>;
 
 /**
  * RFC 8693 token exchange (seed "Token exchange grant", compat §4.5): change the scope or audience
@@ -36,38 +37,75 @@ const TOKEN_TYPE = {
 } as const;
 const USER_ID_TYPES = new Set(['urn:zitadel:params:oauth:token-type:user_id', 'urn:service:params:oauth:token-type:user_id']);
 
-/** A party of the exchange, from its token: who, for which audiences and scopes. */
+/**
+ * Where a party's token came from, which every token made from it keeps and dies with (issue 22):
+ * the browser session (`sid`: ending it revokes them), when the person authenticated (`auth_time`:
+ * the users' revocation horizons are checked against it), the grants it was made from (revoking
+ * one revokes them) and its expiry (nothing made from a token outlives it).
+ */
+interface TokenOrigin {
+  sid?: string | undefined;
+  authTime: number;
+  amr: readonly string[];
+  /** Unix seconds. */
+  exp: number;
+  /** The grant chain (see grantChain), its own id first; empty for tokens without a grant. */
+  grants: readonly string[];
+}
+
+/** A party of the exchange, from its token: who, for which audiences and scopes, from where. */
 interface Party {
-  user: UserRecord;
+  user: View<UserRecord>;
   aud: readonly string[];
   scopes: string[];
   act?: ActorClaim | undefined;
+  /** Absent for a subject named by id or assertion (it comes with the actor's). */
+  origin?: TokenOrigin;
 }
+
+/** How many grants a chain of exchanges may name: each exchange of an exchanged token adds one. */
+const MAX_GRANT_CHAIN = 8;
 
 const invalid = (which: 'subject_token' | 'actor_token', why: string) => new OAuthError('invalid_request', `${which} invalid: ${why}`);
 
-/** Resolves an access token or ID token Sesame issued, for this client, of an active user. */
+/** Resolves an access token or ID token Sesame issued, for this client, of an active user, still valid at its origin. */
 function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 'subject_token' | 'actor_token', token: string, type: string, dpop: DpopKey | undefined): Party {
   let party: Omit<Party, 'user'> & { userId: string };
   if (type === TOKEN_TYPE.accessToken) {
+    // Resolving checks expiry, revocation (of the token, its grants and session) and the users' horizons.
     const resolved = ctx.accessTokens.resolve(token);
     if (!resolved) throw invalid(which, 'unknown, expired or revoked access token');
     const c = resolved.claims;
     // A DPoP-bound token is exchanged only by the holder of its key: else a stolen one would come back unbound.
     if (c.cnf && c.cnf.jkt !== dpop?.jkt) throw invalid(which, 'DPoP-bound access token: send a DPoP proof of its key');
-    party = { userId: c.sub, aud: c.aud, scopes: c.scope ? c.scope.split(' ') : [], act: c.act };
+    const origin = { sid: c.sid, authTime: c.authTime ?? c.iat, amr: c.amr ?? [], exp: c.exp, grants: c.grantId ? grantChain(c.grantId) : [] };
+    party = { userId: c.sub, aud: c.aud, scopes: c.scope ? c.scope.split(' ') : [], act: c.act, origin };
   } else {
     const claims = ctx.idTokens.verifyHint(token);
     if (!claims || typeof claims.sub !== 'string' || typeof claims.exp !== 'number' || claims.exp * 1000 <= clock.now()) {
       throw invalid(which, 'unknown or expired ID token');
     }
     const aud = Array.isArray(claims.aud) ? claims.aud.filter((a): a is string => typeof a === 'string') : [String(claims.aud)];
-    party = { userId: claims.sub, aud, scopes: [], act: claims.act as ActorClaim | undefined };
+    const sid = typeof claims.sid === 'string' ? claims.sid : undefined;
+    // An ID token is no credential of its own: it is good only while what it reports is (its session).
+    if (sid !== undefined && ctx.issuedTokens.isSessionEnded(sid)) throw invalid(which, 'the session of the ID token has ended');
+    const authTime = typeof claims.auth_time === 'number' ? claims.auth_time : typeof claims.iat === 'number' ? claims.iat : 0;
+    const act = claims.act as ActorClaim | undefined;
+    if (voidedByUsers({ userOf: (id) => ctx.orgs.getUser(id) }, { sub: claims.sub, act, authTime, iat: authTime })) {
+      throw invalid(which, "the ID token predates a change of the user's credentials or state");
+    }
+    const amr = Array.isArray(claims.amr) ? claims.amr.filter((a): a is string => typeof a === 'string') : [];
+    party = { userId: claims.sub, aud, scopes: [], act, origin: { sid, authTime, amr, exp: claims.exp, grants: [] } };
   }
   if (!audienceIncludesApp(party.aud, app)) throw invalid(which, 'not issued for this client');
   const user = ctx.orgs.getUser(party.userId);
   if (!ctx.orgs.isActive(user)) throw invalid(which, 'user is not active');
   return { ...party, user };
+}
+
+/** A self-registered client acts for nobody but the person who signed in to it (issue 22). */
+function refuseActingForOthers(app: View<AppRecord>, what: string): void {
+  if (app.registration) throw new OAuthError('unauthorized_client', `a self-registered client cannot use ${what}: it may not act for other users`);
 }
 
 async function subjectParty(ctx: TokenExchangePorts, app: View<AppRecord>, form: Form, hasActor: boolean, dpop: DpopKey | undefined): Promise<Party> {
@@ -77,6 +115,7 @@ async function subjectParty(ctx: TokenExchangePorts, app: View<AppRecord>, form:
   if (type === undefined) throw new OAuthError('invalid_request', 'subject_token_type missing');
   if (type === TOKEN_TYPE.accessToken || type === TOKEN_TYPE.idToken) return partyFromToken(ctx, app, 'subject_token', token, type, dpop);
   if (type === TOKEN_TYPE.jwt || USER_ID_TYPES.has(type)) {
+    refuseActingForOthers(app, `subject_token_type ${type}`);
     if (!hasActor) throw new OAuthError('invalid_request', `subject_token_type ${type} requires an actor_token`);
     const userId =
       type === TOKEN_TYPE.jwt
@@ -97,6 +136,8 @@ function actorParty(ctx: TokenExchangePorts, app: View<AppRecord>, form: Form, d
     if (type !== undefined) throw new OAuthError('invalid_request', 'actor_token_type sent without actor_token');
     return undefined;
   }
+  // Impersonation is for the instance's own apps: a stranger's client is trusted with no one's identity.
+  refuseActingForOthers(app, 'an actor_token');
   if (type === undefined) throw new OAuthError('invalid_request', 'actor_token_type is required with actor_token');
   if (type !== TOKEN_TYPE.accessToken && type !== TOKEN_TYPE.idToken) {
     throw new OAuthError('invalid_request', `actor_token_type ${type} is not supported`);
@@ -104,17 +145,39 @@ function actorParty(ctx: TokenExchangePorts, app: View<AppRecord>, form: Form, d
   return partyFromToken(ctx, app, 'actor_token', token, type, dpop);
 }
 
-/** Impersonation needs the security policy and an impersonator role on the subject's org. */
+/**
+ * Impersonation needs the security policy and the actor's right to act on the subject: the
+ * impersonator role in the subject's org, and the admin impersonator role in every scope the
+ * subject administers (domain/permissions.ts missingToActOn: an instance owner only by an
+ * instance role).
+ */
 function checkImpersonation(ctx: TokenExchangePorts, subject: Party, actor: Party): void {
   if (!ctx.settings.securityPolicy().enableImpersonation) {
     throw new OAuthError('invalid_request', 'impersonation is disabled by the instance security policy', { status: 403 });
   }
-  const memberships = ctx.orgs.memberships(actor.user.id);
-  // Impersonating someone who administers anything takes the admin impersonator role.
-  const permission = ctx.orgs.memberships(subject.user.id).length > 0 ? 'impersonation.admin' : 'impersonation';
-  if (!hasPermission(memberships, permission, { orgId: subject.user.orgId })) {
-    throw new OAuthError('invalid_request', 'the actor may not impersonate this user', { status: 403 });
-  }
+  const target = { orgId: subject.user.orgId, memberships: ctx.orgs.memberships(subject.user.id) };
+  const missing = missingToActOn(ctx.orgs.memberships(actor.user.id), 'impersonation', target, (id) => ctx.orgs.getProject(id)?.orgId);
+  if (missing) throw new OAuthError('invalid_request', `the actor may not impersonate this user (${missing})`, { status: 403 });
+}
+
+/**
+ * What the new tokens keep of the parties' origins: the subject's session, the earliest
+ * authentication and expiry of both tokens, and the grants of both (a subject named by id comes
+ * with the actor's token alone).
+ */
+function originOf(subject: Party, actor: Party | undefined, grantId: string): TokenOrigin & { grantId: string } {
+  const origins = [subject.origin, actor?.origin].filter((o): o is TokenOrigin => o !== undefined);
+  const first = origins[0]!;
+  const ancestors = [...new Set(origins.flatMap((o) => o.grants))];
+  if (ancestors.length >= MAX_GRANT_CHAIN) throw new OAuthError('invalid_request', 'the token was exchanged too many times; sign in again');
+  return {
+    sid: first.sid,
+    authTime: Math.min(...origins.map((o) => o.authTime)),
+    amr: first.amr,
+    exp: Math.min(...origins.map((o) => o.exp)),
+    grants: [grantId, ...ancestors],
+    grantId: [grantId, ...ancestors].join(GRANT_CHAIN_SEPARATOR),
+  };
 }
 
 /**
@@ -143,11 +206,17 @@ function grantedAudience(ctx: TokenExchangePorts, app: View<AppRecord>, form: Fo
  * carries no scopes (user id, ID token or jwt subject), only authorization scopes (ZITADEL's URN
  * scopes) are checked, against the actor's: the OIDC scopes describe the subject (compat §4.5).
  */
-function grantedScopes(form: Form, subject: Party, actor: Party | undefined): string[] {
+function grantedScopes(app: View<AppRecord>, form: Form, subject: Party, actor: Party | undefined): string[] {
+  const bound = app.registration?.scopes;
   const available = new Set([...subject.scopes, ...(actor?.scopes ?? [])]);
   const requested = form.get('scope');
-  if (requested === undefined) return subject.scopes.length > 0 ? subject.scopes : [...available];
+  if (requested === undefined) {
+    const scopes = subject.scopes.length > 0 ? subject.scopes : [...available];
+    return scopes.filter((s) => !beyondRegisteredScope(bound, s));
+  }
   const asked = parseScope(requested);
+  const beyond = asked.filter((s) => beyondRegisteredScope(bound, s));
+  if (beyond.length > 0) throw new OAuthError('invalid_scope', `scope beyond what this client registered: ${beyond.join(' ')}`);
   const impersonatingScopeless = actor !== undefined && subject.scopes.length === 0;
   const outside = asked.filter((s) => !available.has(s) && !(impersonatingScopeless && (STANDARD_SCOPES as readonly string[]).includes(s)));
   if (outside.length > 0) throw new OAuthError('invalid_scope', `scope not within the subject and actor scopes: ${outside.join(' ')}`);
@@ -172,19 +241,24 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     if (actor) checkImpersonation(ctx, subject, actor);
 
     const aud = grantedAudience(ctx, app, form, subject, actor);
-    const scopes = grantedScopes(form, subject, actor);
+    const scopes = grantedScopes(app, form, subject, actor);
     const scope = scopes.join(' ');
     // The acting party, with the chain of earlier actors nested inside (RFC 8693 §4.1).
     const act: ActorClaim | undefined = actor
       ? { iss: ctx.issuer, sub: actor.user.id, ...((subject.act ?? actor.act) ? { act: subject.act ?? actor.act } : {}) }
       : subject.act;
-    const grantId = `TE_${newId()}`;
-    const authTime = clock.seconds();
+    const origin = originOf(subject, actor, `TE_${newId()}`);
+    const { grantId, sid, authTime, amr } = origin;
+    // Nothing made from a token outlives it (the subject's, and the actor's).
+    const remaining = origin.exp - clock.seconds();
     const lifetimes = appLifetimes(ctx, app);
+    const accessTokenSeconds = Math.min(lifetimes.accessTokenSeconds, remaining);
+    const idTokenSeconds = Math.min(lifetimes.idTokenSeconds, remaining);
+    const session = sid !== undefined ? { sid } : {};
     let issued: { token: string; tokenType: 'Bearer' | 'DPoP' | 'N_A'; expiresIn: number; idToken?: string };
     if (requestedType === TOKEN_TYPE.idToken) {
-      const idToken = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr: [], userClaims: act ? { act } : {}, lifetimeSeconds: lifetimes.idTokenSeconds });
-      issued = { token: idToken, tokenType: 'N_A', expiresIn: lifetimes.idTokenSeconds };
+      const idToken = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr, ...session, userClaims: act ? { act } : {}, lifetimeSeconds: idTokenSeconds });
+      issued = { token: idToken, tokenType: 'N_A', expiresIn: idTokenSeconds };
     } else {
       const accessToken = await ctx.accessTokens.issue(requestedType === TOKEN_TYPE.jwt ? 'jwt' : 'opaque', {
         sub: subject.user.id,
@@ -192,9 +266,12 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
         aud,
         scope,
         grantId,
+        ...session,
+        authTime,
+        amr,
         ...(act ? { act } : {}),
         cnf: dpop && { jkt: dpop.jkt },
-        lifetimeSeconds: lifetimes.accessTokenSeconds,
+        lifetimeSeconds: accessTokenSeconds,
       });
       issued = { token: accessToken.token, tokenType: dpop ? 'DPoP' : 'Bearer', expiresIn: accessToken.expiresIn };
       if (scopes.includes('openid')) {
@@ -203,10 +280,11 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
           clientId: app.clientId,
           aud,
           authTime,
-          amr: [],
+          amr,
+          ...session,
           accessToken: accessToken.token,
           userClaims: act ? { act } : {},
-          lifetimeSeconds: lifetimes.idTokenSeconds,
+          lifetimeSeconds: idTokenSeconds,
         });
       }
     }
@@ -215,14 +293,15 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
         ? await ctx.refreshTokens.create(grantId, {
             clientId: app.clientId,
             userId: subject.user.id,
-            sid: grantId,
+            // The subject's session when it has one: ending it ends the family (the refresh grant checks it).
+            sid: sid ?? grantId,
             scopes,
             audience: aud,
             authTime,
-            amr: [],
+            amr,
             ...(act ? { act } : {}),
             ...refreshBinding(app, dpop),
-          }, lifetimes.refresh)
+          }, { idle: lifetimes.refresh.idle, absolute: Math.min(lifetimes.refresh.absolute, remaining * 1000) })
         : undefined;
     return tokenResponseBody({ ...issued, scope, refreshToken, issuedTokenType: requestedType });
   },
