@@ -187,6 +187,25 @@ describe('exchanged tokens die with what they came from (finding 4)', () => {
   });
 });
 
+describe('sibling: an id given again brings nothing back', () => {
+  it("a user re-created under a removed user's id does not bring back the removed user's tokens", async () => {
+    const userId = uniqueName('reborn');
+    const make = async () => {
+      const created = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userId, userName: uniqueName('reborn'), name: 'Reborn' } });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      const secret = await api(server, 'PUT', `/management/v1/users/${userId}/secret`, { token: server.pat, body: {} });
+      return (await post('/oauth/v2/token', { grant_type: 'client_credentials', scope: projectAud }, basicAuth(secret.body.clientId, secret.body.clientSecret))).body.access_token as string;
+    };
+    const old = await make();
+    expect(await active(old)).toBe(true);
+    expect((await api(server, 'DELETE', `/management/v1/users/${userId}`, { token: server.pat })).status).toBe(200);
+    later();
+    const fresh = await make();
+    expect(await active(old)).toBe(false);
+    expect(await active(fresh)).toBe(true);
+  });
+});
+
 describe('a password reset ends a sign-in in progress (finding 5)', () => {
   it('someone who passed the old password cannot pick the new one after an administrator reset it', async () => {
     const person = await createHuman(server);
