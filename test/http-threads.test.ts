@@ -104,6 +104,24 @@ describe('two HTTP threads on one port', () => {
     for (const r of await onEvery((c) => c.post('/oauth/v2/token', fresh, { grant_type: 'client_credentials' }))) expect(r.status).toBe(200);
   });
 
+  it("a lock voids a machine user's tokens on every thread, for good: they stay void after the unlock (revocation horizon)", async () => {
+    const locked = await createMachineClient(server, 'threads-locked', 'ACCESS_TOKEN_TYPE_JWT');
+    const auth = basicAuth(locked.clientId, locked.clientSecret);
+    const issued = await onEvery((c) => c.post('/oauth/v2/token', auth, { grant_type: 'client_credentials', scope: audience }));
+    for (const r of issued) expect(r.status).toBe(200);
+    // Tokens carry whole seconds: the lock comes in a later one.
+    clock.advance(2000);
+    expect((await api(server, 'POST', `/management/v1/users/${locked.userId}/_lock`, { token: server.pat, body: {} })).status).toBe(200);
+    expect((await api(server, 'POST', `/management/v1/users/${locked.userId}/_unlock`, { token: server.pat, body: {} })).status).toBe(200);
+    for (const [i, { body }] of issued.entries()) {
+      for (const r of await onEvery((c) => introspect(c, body.access_token))) expect(r.body.active, `token ${i} after lock and unlock`).toBe(false);
+      for (const r of await onEvery((c) => c.post('/oidc/v1/userinfo', `Bearer ${body.access_token}`, {}))) expect(r.status, `userinfo with token ${i}`).toBe(401);
+    }
+    // Tokens issued after the unlock work on every thread.
+    const again = await onEvery((c) => c.post('/oauth/v2/token', auth, { grant_type: 'client_credentials', scope: audience }));
+    for (const { body } of again) for (const r of await onEvery((c) => introspect(c, body.access_token))) expect(r.body.active).toBe(true);
+  });
+
   it('the test clock moves on every thread: an expired token is inactive everywhere', async () => {
     const issued = await issue(connections[0]!);
     expect(issued.status).toBe(200);
