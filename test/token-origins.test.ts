@@ -283,3 +283,19 @@ describe('a self-registered client acts for nobody but the person who signed in 
     expect(own.body.scope).toBe('openid profile');
   });
 });
+
+describe("token exchange applies the app's project checks (finding 9)", () => {
+  it('a subject without a grant on a project with projectRoleCheck gets no token from its apps', async () => {
+    const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: uniqueName('checked'), projectRoleCheck: true } });
+    expect(project.status).toBe(200);
+    const app = await createWebApp(server, { projectId: project.body.id, grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE'] });
+    const machine = await createMachineClient(server, uniqueName('ungranted'));
+    const cc = await post('/oauth/v2/token', { grant_type: 'client_credentials', scope: `urn:zitadel:iam:org:project:id:${project.body.id}:aud` }, basicAuth(machine.clientId, machine.clientSecret));
+    const attempt = () => exchange({ subject_token: cc.body.access_token, subject_token_type: T.access }, basicAuth(app.clientId, app.clientSecret));
+    const refused = await attempt();
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: 'invalid_grant', error_description: 'the user has no grant on this project' });
+    expect((await api(server, 'POST', `/management/v1/users/${machine.userId}/grants`, { token: server.pat, body: { projectId: project.body.id } })).status).toBe(200);
+    expect((await attempt()).status).toBe(200);
+  });
+});

@@ -14,6 +14,7 @@ import { voidedByUsers } from '../access-tokens.js';
 import { appLifetimes, refreshBinding, requireUserApp } from '../user-tokens.js';
 import { clientOrgOf, requestedResources, resourceDirectory } from '../resource-targets.js';
 import { resourceAudience } from '../../protocol/resource-indicators.js';
+import { projectAccessDenied } from '../../protocol/project-access.js';
 import type { Grant } from './grant.js';
 import type { DpopKey } from '../../protocol/dpop.js';
 import { clock } from '../../util/clock.js';
@@ -239,6 +240,10 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     const actor = actorParty(ctx, app, form, dpop);
     const subject = await subjectParty(ctx, app, form, actor !== undefined, dpop);
     if (actor) checkImpersonation(ctx, subject, actor);
+    // The app's project decides who may hold its tokens (role and project checks), as at sign-in and refresh.
+    const project = ctx.orgs.getProject(app.projectId);
+    const denied = project && projectAccessDenied(project, subject.user, ctx.orgs.grantsOf(subject.user.id));
+    if (denied) throw new OAuthError('invalid_grant', denied);
 
     const aud = grantedAudience(ctx, app, form, subject, actor);
     const scopes = grantedScopes(app, form, subject, actor);
