@@ -81,7 +81,7 @@ function grantingPermission(scope: string): string {
 }
 
 /**
- * The one rule for acting on a user (issue 22): the action's permission in the target's org, and,
+ * The one rule for acting on a user: the action's permission in the target's org, and,
  * for every scope the target administers, a right of that scope — the right to grant its roles,
  * or for impersonation the admin impersonator role there. An instance membership thus needs an
  * instance role: an org owner cannot set an instance owner's password, lock it, remove it, mint

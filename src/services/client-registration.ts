@@ -35,7 +35,7 @@ export function invalidToken(description: string): OAuthError {
 
 /**
  * Token exchange turns tokens a person gave one client into tokens of other shapes and audiences:
- * a client anyone registered without an initial access token gets no such grant (issue 22).
+ * a client anyone registered without an initial access token gets no such grant.
  */
 function refuseAnonymousGrants(metadata: ClientMetadata, anonymous: boolean): void {
   if (anonymous && metadata.grant_types.includes(TOKEN_EXCHANGE_GRANT)) {

@@ -39,7 +39,7 @@ const TOKEN_TYPE = {
 const USER_ID_TYPES = new Set(['urn:zitadel:params:oauth:token-type:user_id', 'urn:service:params:oauth:token-type:user_id']);
 
 /**
- * Where a party's token came from, which every token made from it keeps and dies with (issue 22):
+ * Where a party's token came from, which every token made from it keeps and dies with:
  * the browser session (`sid`: ending it revokes them), when the person authenticated (`auth_time`:
  * the users' revocation horizons are checked against it), the grants it was made from (revoking
  * one revokes them) and its expiry (nothing made from a token outlives it).
@@ -104,7 +104,7 @@ function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 's
   return { ...party, user };
 }
 
-/** A self-registered client acts for nobody but the person who signed in to it (issue 22). */
+/** A self-registered client acts for nobody but the person who signed in to it. */
 function refuseActingForOthers(app: View<AppRecord>, what: string): void {
   if (app.registration) throw new OAuthError('unauthorized_client', `a self-registered client cannot use ${what}: it may not act for other users`);
 }
