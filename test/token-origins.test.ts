@@ -54,7 +54,7 @@ async function signedIn(person: Human, scope = `openid profile offline_access ${
 
 /** Exchanged for an access token (and, for an access token subject, an ID and a refresh token): an ID token carries no scope to pass on. */
 async function exchanged(subjectToken: string, type = T.access, extra: Record<string, string> = {}) {
-  const scope = type === T.access ? { scope: `openid profile offline_access ${projectAud}` } : {};
+  const scope: Record<string, string> = type === T.access ? { scope: `openid profile offline_access ${projectAud}` } : {};
   const res = await exchange({ subject_token: subjectToken, subject_token_type: type, ...scope, ...extra });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body;
