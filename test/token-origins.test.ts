@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
+import { totpAt } from '../src/crypto/totp.js';
 import { api, basicAuth, createApiApp, createMachineClient } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { Agent, createHuman, createWebApp, exchangeCode, signIn, submit, uniqueName, type Human, type WebApp } from './helpers/oidc.js';
@@ -225,6 +226,33 @@ describe('a password reset ends a sign-in in progress (finding 5)', () => {
     // The attacker's password was not set: the administrator's new one is in force (the old one not).
     const retry = await signIn(new Agent(server), `/oauth/v2/authorize?${params}`, { loginName: person.loginName, password: 'Mine-Now-12345' });
     expect(retry.location).toBeUndefined();
+  });
+
+  it('someone waiting at the TOTP enrollment prompt can neither enroll their own authenticator nor skip it after a reset', async () => {
+    const org = await api(server, 'POST', '/management/v1/orgs', { token: server.pat, body: { name: uniqueName('mfa-org') } });
+    const orgId = org.body.id as string;
+    const policy = await api(server, 'POST', '/management/v1/policies/login', { token: server.pat, orgId, body: { allowUsernamePassword: true, mfaInitSkipLifetime: '720h' } });
+    expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+    const person = await createHuman(server, { orgId });
+    const agent = new Agent(server);
+    const params = new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' });
+    let page = await agent.follow(`/oauth/v2/authorize?${params}`);
+    page = await submit(agent, page, '/ui/login/loginname', { loginName: person.loginName });
+    page = await submit(agent, page, '/ui/login/password', { password: person.password });
+    expect(page.html).toContain('action="/ui/login/mfa/verify"');
+    const secret = /<code class="secret">(.*?)<\/code>/.exec(page.html!)![1]!.replace(/<\/?span>| /g, '');
+    later();
+    expect((await api(server, 'POST', `/management/v1/users/${person.userId}/password`, { token: server.pat, orgId, body: { password: 'Reset-By-Admin-3', noChangeRequired: true } })).status).toBe(200);
+    const verified = await submit(agent, page, '/ui/login/mfa/verify', { code: totpAt(secret, Math.floor(clock.now() / 1000)) });
+    expect(verified.location).toBeUndefined();
+    const skipped = await submit(agent, page, '/ui/login/mfa/skip', {});
+    expect(skipped.location).toBeUndefined();
+    // No authenticator was enrolled: the person's next sign-in (with the new password) is offered enrollment again.
+    const again = new Agent(server);
+    let next = await again.follow(`/oauth/v2/authorize?${params}`);
+    next = await submit(again, next, '/ui/login/loginname', { loginName: person.loginName });
+    next = await submit(again, next, '/ui/login/password', { password: 'Reset-By-Admin-3' });
+    expect(next.html).toContain('action="/ui/login/mfa/verify"');
   });
 
   it('a person changing a required password goes on signing in (their own change keeps their sign-in)', async () => {
