@@ -201,7 +201,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const signer = signerMode === 'pool' ? new PoolSigner(pool) : new InlineSigner();
     const tokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000), {
     appExists: (clientId) => clients.appByClient(clientId) !== undefined,
-    userOf: (userId) => orgs.getUser(userId),
+    getUser: (userId) => orgs.getUser(userId),
   });
     const replayGuard = new ReplayGuardActor(storage.usedAssertions, storage.durable, { shared: threaded });
     const assertions = new AssertionVerifier(issuer, clients, orgs, pool, replayGuard);

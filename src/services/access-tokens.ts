@@ -44,16 +44,19 @@ const VERIFIED_JWTS_KEPT = 4096;
  */
 export interface TokenOrigins {
   appExists(clientId: string): boolean;
-  userOf(userId: string): View<UserRecord> | undefined;
+  getUser(userId: string): View<UserRecord> | undefined;
 }
 
-/** True when the token's subject or one of its actors is gone or voided what the token began from. */
-export function voidedByUsers(origins: Pick<TokenOrigins, 'userOf'>, claims: Pick<AccessTokenClaims, 'sub' | 'act' | 'authTime' | 'iat'>): boolean {
+/**
+ * True when the subject or one of the actors of a token (or of what tokens come from: a grant, a
+ * refresh family, an ID token) is gone, or voided since `authTime` (else `iat`) what it began from.
+ */
+export function voidedByUsers(directory: Pick<TokenOrigins, 'getUser'>, claims: Pick<AccessTokenClaims, 'sub' | 'act' | 'authTime' | 'iat'>): boolean {
   const began = claims.authTime ?? claims.iat;
-  const subject = origins.userOf(claims.sub);
+  const subject = directory.getUser(claims.sub);
   if (!subject || predatesHorizon(subject, began)) return true;
   for (let actor = claims.act; actor; actor = actor.act) {
-    const user = origins.userOf(actor.sub);
+    const user = directory.getUser(actor.sub);
     if (!user || predatesHorizon(user, began)) return true;
   }
   return false;

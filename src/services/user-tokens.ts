@@ -68,7 +68,7 @@ export async function issueUserTokens(
 ): Promise<IssuedUserTokens> {
   const oidc = grant.app.oidc!;
   // A code, device code or refresh family from before the user's revocation horizon gives nothing.
-  if (voidedByUsers({ userOf: (id) => ctx.orgs.getUser(id) }, { sub: grant.user.id, act: grant.act, authTime: grant.authTime, iat: grant.authTime })) {
+  if (voidedByUsers(ctx.orgs, { sub: grant.user.id, act: grant.act, authTime: grant.authTime, iat: grant.authTime })) {
     throw new OAuthError('invalid_grant', "the authorization predates a change of the user's credentials or state");
   }
   const skewSeconds = Math.ceil((oidc.clockSkewMs ?? 0) / 1000);

@@ -73,7 +73,7 @@ export function buildLocalRoutes(input: {
   const signer: Signer = inline ? new InlineSigner() : ownerOnly<Signer>('signing in the worker pool');
   const accessTokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000), {
     appExists: (clientId) => clients.appByClient(clientId) !== undefined,
-    userOf: (userId) => orgs.getUser(userId),
+    getUser: (userId) => orgs.getUser(userId),
   });
   const clientAuth = new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion'), issuer);
   // Introspection, the one served path that ends right after client authentication, also takes

@@ -23,7 +23,7 @@ function setup() {
   const revokedJtis = new Set<string>();
   const issued = { isJwtRevoked: (jti: string) => revokedJtis.has(jti), isRevokedByOrigin: () => false } as unknown as IssuedTokensActor;
   const users = new Map<string, UserRecord>([['u1', user('u1')], ['a1', user('a1')]]);
-  const tokens = new AccessTokens(ISSUER, keys, new InlineSigner(), issued, 3600, { appExists: () => true, userOf: (id) => users.get(id) });
+  const tokens = new AccessTokens(ISSUER, keys, new InlineSigner(), issued, 3600, { appExists: () => true, getUser: (id) => users.get(id) });
   const issue = async (act?: ActorClaim) => (await tokens.issue('jwt', { sub: 'u1', clientId: 'c1', aud: ['p1'], scope: 'openid', ...(act ? { act } : {}) })).token;
   return { tokens, verification, issue, revokedJtis, users };
 }

@@ -9,7 +9,6 @@ import { issueUserTokens, requireUserApp, revokeGrant, tokenResponse, userAudien
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
-import { voidedByUsers } from '../access-tokens.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
 export type RefreshTokenPorts = Pick<Ports, 'orgs' | 'refreshTokens' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
@@ -62,13 +61,8 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
       throw new OAuthError('invalid_grant', 'refresh token was already used; every token of its grant is revoked');
     }
     const user = ctx.orgs.getUser(family.userId);
-    if (
-      !ctx.orgs.isActive(user) ||
-      ctx.issuedTokens.isSessionEnded(family.sid) ||
-      ctx.issuedTokens.isGrantRevoked(family.id) ||
-      // A family the user (or an actor in it) voided since its sign-in (password set, lock, secret set: revocation horizon).
-      voidedByUsers({ userOf: (id) => ctx.orgs.getUser(id) }, { sub: family.userId, act: family.act, authTime: family.authTime, iat: family.authTime })
-    ) {
+    // A family its users voided since its sign-in (their revocation horizon) is refused by issueUserTokens.
+    if (!ctx.orgs.isActive(user) || ctx.issuedTokens.isSessionEnded(family.sid) || ctx.issuedTokens.isGrantRevoked(family.id)) {
       throw new OAuthError('invalid_grant', INVALID);
     }
     const project = ctx.orgs.getProject(app.projectId);

@@ -92,7 +92,7 @@ function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 's
     if (sid !== undefined && ctx.issuedTokens.isSessionEnded(sid)) throw invalid(which, 'the session of the ID token has ended');
     const authTime = typeof claims.auth_time === 'number' ? claims.auth_time : typeof claims.iat === 'number' ? claims.iat : 0;
     const act = claims.act as ActorClaim | undefined;
-    if (voidedByUsers({ userOf: (id) => ctx.orgs.getUser(id) }, { sub: claims.sub, act, authTime, iat: authTime })) {
+    if (voidedByUsers(ctx.orgs, { sub: claims.sub, act, authTime, iat: authTime })) {
       throw invalid(which, "the ID token predates a change of the user's credentials or state");
     }
     const amr = Array.isArray(claims.amr) ? claims.amr.filter((a): a is string => typeof a === 'string') : [];
