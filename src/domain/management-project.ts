@@ -8,6 +8,23 @@ import { ApiError } from '../model/errors.js';
  * keep it so.
  */
 
+/** What a permission is checked on (see hasPermission). */
+export interface PermissionTarget {
+  orgId?: string;
+  projectId?: string;
+}
+
+/**
+ * The target a permission is checked against. Changing the management project (its settings,
+ * apps, roles, members, user grants) takes an instance role: an owner of the default org, or a
+ * member of the project itself, could otherwise add an app there and collect the management-API
+ * tokens of the instance's administrators. Reading it stays with its org and members.
+ */
+export function permissionTarget(permission: string, target: PermissionTarget, managementProjectId: string): PermissionTarget {
+  if (target.projectId !== managementProjectId || permission.endsWith('.read')) return target;
+  return {};
+}
+
 /**
  * An import never writes into the management project (apps, app keys, roles, members, user grants),
  * whoever runs it and whatever the request allows: a bundle comes from outside the instance.

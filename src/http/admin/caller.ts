@@ -4,6 +4,7 @@ import type { UserRecord } from '../../model/records.js';
 import type { Ports } from '../../services/ports.js';
 import type { Request } from '../types.js';
 import { hasPermission } from '../../domain/permissions.js';
+import { permissionTarget } from '../../domain/management-project.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type CallerPorts = Pick<Ports, 'instance' | 'orgs' | 'accessTokens'>;
@@ -50,10 +51,13 @@ export function authenticateCaller(ctx: CallerPorts, req: Request): Caller {
   const caller: Caller = {
     user,
     orgId,
-    can: (permission, target = { orgId }) => hasPermission(memberships, permission, target),
+    // Changes to the management project take an instance role (domain/management-project.ts).
+    can: (permission, target = { orgId }) => hasPermission(memberships, permission, permissionTarget(permission, target, ctx.instance.managementProjectId)),
     require(permission, target = { orgId }) {
       if (!caller.can(permission, target)) {
-        throw new ApiError('PermissionDenied', 'AUTH-5mWD2', `No matching permissions found (${permission})`);
+        const narrowed = permissionTarget(permission, target, ctx.instance.managementProjectId) !== target;
+        const management = narrowed ? "; the instance's management project is changed by instance administrators only" : '';
+        throw new ApiError('PermissionDenied', 'AUTH-5mWD2', `No matching permissions found (${permission})${management}`);
       }
     },
   };
