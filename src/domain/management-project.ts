@@ -1,4 +1,6 @@
 import { ApiError } from '../model/errors.js';
+import type { AppRecord } from '../model/records.js';
+import type { View } from '../util/readonly.js';
 
 /**
  * The instance's management project (ZITADEL's project "ZITADEL", `instance.managementProjectId`).
@@ -33,4 +35,22 @@ export function refuseImportIntoManagementProject(projectId: string, managementP
   if (projectId === managementProjectId) {
     throw new ApiError('PermissionDenied', 'IMPORT-Mgmt1', `project ${projectId} is the instance's management project: nothing is imported into it`);
   }
+}
+
+/**
+ * Why self-registered clients may not be created in `projectId`, or undefined. Anyone may have
+ * registered one (open registration, or any user allowed to add apps), and an app of the
+ * management project gets management-API tokens of whoever signs in.
+ */
+export function registrationProjectProblem(projectId: string, managementProjectId: string): string | undefined {
+  return projectId === managementProjectId ? `project ${projectId} is the instance's management project; registered clients may not be created in it` : undefined;
+}
+
+/**
+ * The audience a token of `app` may carry: a self-registered client's never holds the management
+ * project, however it came there (the app's own project, an `:aud` scope, a resource, a token
+ * exchange, a grant stored earlier). Other apps' audiences are left as they are.
+ */
+export function withoutManagementAudience(aud: readonly string[], app: View<AppRecord>, managementProjectId: string): string[] {
+  return app.registration === undefined ? [...aud] : aud.filter((a) => a !== managementProjectId);
 }
