@@ -51,6 +51,47 @@ describe('privilege boundaries of the provisioning API', () => {
     expect(minted.status, JSON.stringify(minted.body)).toBe(200);
   });
 
+  it("keeps the management project the instance's: an owner of the default org (or a project member) only reads it", async () => {
+    const management = server.app.ctx.instance.managementProjectId;
+    const pat = async (userName: string) => {
+      const user = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userName, name: userName } });
+      return { userId: user.body.userId as string, pat: (await api(server, 'POST', `/management/v1/users/${user.body.userId}/pats`, { token: server.pat, body: {} })).body.token as string };
+    };
+    const owner = await pat('default-org-owner');
+    await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, body: { userId: owner.userId, roles: ['ORG_OWNER'] } });
+    // A member of the project itself (the API has no project members: one stored before, as an import made them).
+    const member = await pat('management-project-owner');
+    await server.app.ctx.orgs.addMember(`project:${management}`, member.userId, ['PROJECT_OWNER']);
+    // An app the instance owner put there: an instance role may change the management project.
+    const web = { name: 'Console', redirectUris: ['https://console.example.com/cb'], authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC' };
+    const consoleApp = await api(server, 'POST', `/management/v1/projects/${management}/apps/oidc`, { token: server.pat, body: web });
+    expect(consoleApp.status, JSON.stringify(consoleApp.body)).toBe(200);
+    const person = await pat('someone');
+
+    for (const who of [owner, member]) {
+      for (const [method, path, body] of [
+        ['POST', `/management/v1/projects/${management}/apps/oidc`, { ...web, name: 'Phishing console', redirectUris: ['https://evil.example/cb'] }],
+        ['POST', `/management/v1/projects/${management}/apps/api`, { name: 'Back door', authMethodType: 'API_AUTH_METHOD_TYPE_BASIC' }],
+        ['POST', `/management/v1/projects/${management}/roles`, { roleKey: 'admin' }],
+        ['PUT', `/management/v1/projects/${management}`, { name: 'ZITADEL', projectRoleCheck: true }],
+        ['POST', `/management/v1/users/${person.userId}/grants`, { projectId: management }],
+        ['POST', `/management/v1/projects/${management}/apps/${consoleApp.body.appId}/oidc_config/_generate_client_secret`, {}],
+        ['PUT', `/management/v1/projects/${management}/apps/${consoleApp.body.appId}/oidc_config`, { ...web, redirectUris: ['https://evil.example/cb'] }],
+        ['DELETE', `/management/v1/projects/${management}/apps/${consoleApp.body.appId}`, undefined],
+      ] as const) {
+        const res = await api(server, method, path, { token: who.pat, body });
+        expect({ path, method, status: res.status, code: res.body.code }).toEqual({ path, method, status: 403, code: 7 });
+        expect(res.body.message).toContain("the instance's management project is changed by instance administrators only");
+      }
+      // Reading it stays with its org and its members.
+      expect((await api(server, 'GET', `/management/v1/projects/${management}`, { token: who.pat })).status).toBe(200);
+      expect((await api(server, 'POST', `/management/v1/projects/${management}/apps/_search`, { token: who.pat, body: {} })).body.result).toHaveLength(1);
+    }
+    // The org owner still runs the org's other projects.
+    const own = await api(server, 'POST', '/management/v1/projects', { token: owner.pat, body: { name: 'Own project' } });
+    expect((await api(server, 'POST', `/management/v1/projects/${own.body.id}/apps/oidc`, { token: owner.pat, body: web })).status).toBe(200);
+  });
+
   it('does not let a user manager mint credentials for an org owner (it could not grant that role)', async () => {
     const manager = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userName: 'user-manager', name: 'User manager' } });
     await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, body: { userId: manager.body.userId, roles: ['ORG_USER_MANAGER'] } });

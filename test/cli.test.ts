@@ -51,7 +51,7 @@ describe('sesame --help', () => {
   it('lists the commands, and each command its options', async () => {
     const options: Record<string, string[]> = {
       export: ['--out', '--org-ids', '--with-passwords', '--with-otp', '--url', '--pat-file', '--data-dir'],
-      import: ['--in', '--v1', '--report', '--url', '--data-dir'],
+      import: ['--in', '--v1', '--add-to-existing-orgs', '--report', '--url', '--data-dir'],
       keys: ['rotate', '--url', '--data-dir'],
       'admin-pat': ['--new', '--print', '--data-dir'],
     };
@@ -193,11 +193,22 @@ describe('sesame export / import / admin-pat / keys rotate', () => {
     const authorize = `/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 'cli' })}`;
     const done = await signIn(new Agent(b), authorize, { loginName, password: PASSWORD });
     expect(done.location, done.html?.slice(0, 300)).toMatch(/^http:\/\/localhost:9999\/callback\?code=/);
-    // The same bundle again, now through the API of the server on B: everything exists, skipped and listed.
-    const again = await sesame(['import', '--in', bundlePath], { SESAME_URL: b.url, SESAME_PAT: b.pat });
+    // The same bundle again, now through the API of the server on B: the org exists, so it is refused;
+    // asked to add to it, everything is found to exist, skipped and listed.
+    const refused = await sesame(['import', '--in', bundlePath], { SESAME_URL: b.url, SESAME_PAT: b.pat });
+    expect(refused.code, refused.stderr).toBe(0);
+    expect(refused.stderr).toContain(`org ${orgId}: ID=ORG-lapo2m Message=organization ${orgId} already exists; nothing was imported into it`);
+    expect(refused.stderr).not.toContain('human_user');
+    const again = await sesame(['import', '--in', bundlePath, '--add-to-existing-orgs'], { SESAME_URL: b.url, SESAME_PAT: b.pat });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/skipped or failed:\n/);
+    expect(again.stderr).toContain(`org ${orgId}: ID=IMPORT-Exist1`);
     expect(again.stderr).toContain(`human_user ${userId}: ID=`);
+    // An answer without errors (protojson leaves the empty list out) is a clean report, not a crash.
+    const emptyPath = join(work, 'empty.json');
+    writeFileSync(emptyPath, '{"orgs":[]}');
+    const empty = await sesame(['import', '--in', emptyPath], { SESAME_URL: b.url, SESAME_PAT: b.pat });
+    expect(empty).toMatchObject({ code: 0, stderr: expect.stringMatching(/imported 0 organizations into http:\/\/127\.0\.0\.1:\d+; nothing skipped\n$/) });
   });
 
   it('admin-pat --new issues a working token offline and replaces admin.pat (mode 0600)', async () => {

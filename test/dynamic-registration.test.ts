@@ -259,6 +259,78 @@ describe('registered clients are strangers', () => {
   });
 });
 
+describe('the management project', () => {
+  const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+  const managementApps = async () => (await api(server, 'POST', `/management/v1/projects/${management()}/apps/_search`, { token: server.pat, body: {} })).body.result ?? [];
+  const management = () => server.app.ctx.instance.managementProjectId;
+
+  it('is refused as the project of registered clients', async () => {
+    const res = await setRegistration(server, { orgId, projectId: management() });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe(3);
+    expect(res.body.message).toMatch(/^projectId: project \S+ is the instance's management project; registered clients may not be created in it \(DCR-Prj02\)$/);
+    expect((await api(server, 'GET', SETTINGS, { token: server.pat })).body.settings.projectId).toBe(projectId);
+  });
+
+  it('a stored setting naming it (made before it was refused) is not honoured: registration is refused', async () => {
+    await server.app.ctx.settings.setDynamicRegistration({ projectId: management() });
+    try {
+      const before = await managementApps();
+      const refused = await register(WEB, { token: server.pat });
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ error: 'temporarily_unavailable', error_description: expect.stringContaining("is the instance's management project") });
+      expect(await managementApps()).toEqual(before);
+    } finally {
+      await server.app.ctx.settings.setDynamicRegistration({ projectId });
+    }
+  });
+
+  it('a registered client in it (from before) gets no management-API token: default audience, refresh, :aud scope, token exchange', async () => {
+    expect((await api(server, 'PUT', '/v2/features/instance', { token: server.pat, body: { oidcTokenExchange: true } })).status).toBe(200);
+    try {
+      // Registered where it may be, then its twin put into the management project as an earlier setting would have.
+      const made = await register({ ...WEB, grant_types: ['authorization_code', 'refresh_token', TOKEN_EXCHANGE] }, { token: server.pat });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+      const { ctx } = server.app;
+      const template = ctx.clients.appByClient(made.body!.client_id)!;
+      type AppInput = Parameters<typeof ctx.clients.addApp>[1];
+      const { app, clientSecret } = await ctx.clients.addApp(ctx.orgs.getProject(management())!, {
+        clientId: uniqueName('legacy'),
+        name: uniqueName('Legacy registered client'),
+        oidc: template.oidc as AppInput['oidc'],
+        registration: template.registration as AppInput['registration'],
+      });
+      const config = await oidc.discovery(new URL(server.issuer), app.clientId, clientSecret, oidc.ClientSecretBasic(clientSecret!), { execute: [oidc.allowInsecureRequests] });
+      const signInWith = async (scope: string) => {
+        const verifier = oidc.randomPKCECodeVerifier();
+        const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state: 's' });
+        return { done: await signIn(new Agent(server), url.pathname + url.search, person), verifier };
+      };
+      const managementApi = (token: string) => api(server, 'GET', '/management/v1/orgs/me', { token });
+
+      // The app's own project is the management project: its default audience leaves it out.
+      const { done, verifier } = await signInWith('openid offline_access');
+      const tokens = await oidc.authorizationCodeGrant(config, new URL(done.location!), { pkceCodeVerifier: verifier, expectedState: 's' });
+      expect(tokens.claims()!.aud).toEqual([app.clientId]);
+      expect((await oidc.tokenIntrospection(config, tokens.access_token)).aud).toEqual([app.clientId]);
+      expect((await managementApi(tokens.access_token)).status).toBe(401);
+      const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+      expect((await oidc.tokenIntrospection(config, refreshed.access_token)).aud).toEqual([app.clientId]);
+      expect((await managementApi(refreshed.access_token)).status).toBe(401);
+
+      // Asked for by name: refused, as for any registered client.
+      const scoped = await signInWith('openid urn:zitadel:iam:org:project:id:zitadel:aud');
+      expect(new URL(scoped.done.location!).searchParams.get('error')).toBe('invalid_scope');
+      const exchanged = await oidc
+        .genericGrantRequest(config, TOKEN_EXCHANGE, { subject_token: tokens.access_token, subject_token_type: 'urn:ietf:params:oauth:token-type:access_token', audience: management() })
+        .catch((e: unknown) => e);
+      expect((exchanged as oidc.ResponseBodyError).error).toBe('invalid_target');
+    } finally {
+      await api(server, 'PUT', '/v2/features/instance', { token: server.pat, body: { oidcTokenExchange: false } });
+    }
+  });
+});
+
 describe('DPoP-bound registered clients', () => {
   it('dpop_bound_access_tokens is registered, returned, and enforced at the token endpoint', async () => {
     const created = await register({ redirect_uris: ['http://127.0.0.1:7000/cb'], token_endpoint_auth_method: 'none', dpop_bound_access_tokens: true }, { token: server.pat });

@@ -65,7 +65,15 @@ describe('zitadel-tools bundles', () => {
     expect(ok(await call('POST', '/admin/v1/import', auth0))).toEqual({
       success: { orgs: [{ orgId: '123', humanUserIds: ['auth0|6437e9c2b7add15a89b4915b', 'auth0|6437fa205c7266dc77f88a6c'] }] },
     });
-    expect(ok(await call('POST', '/admin/v1/import', keycloak))).toEqual({ success: { orgs: [{ orgId: '123', humanUserIds: ['826731b2-bf17-4bd9-b45c-6a26c76ddaae'] }] } });
+    // The second bundle is for the org the first created: refused unless the request says to add to it.
+    expect(ok(await call('POST', '/admin/v1/import', keycloak))).toEqual({
+      errors: [{ type: 'org', id: '123', message: expect.stringContaining('already exists; nothing was imported into it') }],
+      success: {},
+    });
+    expect(ok(await call('POST', '/admin/v1/import', { ...keycloak, addToExistingOrgs: true }))).toEqual({
+      errors: [{ type: 'org', id: '123', message: expect.stringContaining('IMPORT-Exist1') }],
+      success: { orgs: [{ orgId: '123', humanUserIds: ['826731b2-bf17-4bd9-b45c-6a26c76ddaae'] }] },
+    });
 
     const exported = await exportOrg('123');
     const expected = [...auth0.dataOrgs.orgs[0].humanUsers, ...keycloak.dataOrgs.orgs[0].humanUsers];
@@ -417,6 +425,105 @@ describe('import', () => {
 
   it('imports an empty bundle', async () => {
     expect(ok(await call('POST', '/admin/v1/import', { timeout: '1m', dataOrgs: {} }))).toEqual({ success: {} });
+  });
+});
+
+describe('existing organizations and the management project', () => {
+  const PEM = Buffer.from(generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }).toString()).toString('base64');
+  const SECRET = 'known-secret-0123456789abcdef';
+  const DIGEST = createHash('sha256').update(SECRET).digest('base64');
+  let defaultOrg: string;
+  let defaultDomain: string;
+  let management: string;
+  let managementApp: string;
+  beforeAll(async () => {
+    ({ id: defaultOrg, primaryDomain: defaultDomain } = ok(await call('GET', '/management/v1/orgs/me')).org);
+    management = server.app.ctx.instance.managementProjectId;
+    // An app the instance owner put there through the management API (an instance role may).
+    managementApp = ok(await call('POST', `/management/v1/projects/${management}/apps/api`, { name: uid('console-api'), authMethodType: 'API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT' })).appId;
+  });
+
+  /** The finding: a foothold in the default org and the management project, passed off as an import. */
+  const foothold = (tag: string) => ({
+    orgId: defaultOrg,
+    org: { name: 'Sesame' },
+    machineUsers: [{ userId: `${tag}-m`, user: { userName: `${tag}-m`, name: 'Intruder' }, clientSecretSha256: DIGEST }],
+    humanUsers: [human(`${tag}-h`, { password: 'Pass-word-1' })],
+    projects: [{ projectId: `${tag}-p`, project: { name: `${tag} project` } }],
+    projectRoles: [{ projectId: management, roleKey: `${tag}-role` }],
+    oidcApps: [{ appId: `${tag}-o`, clientId: `${tag}-client`, clientSecretSha256: DIGEST, app: { projectId: management, name: `${tag} console`, redirectUris: ['https://evil.example/cb'] } }],
+    apiApps: [{ appId: `${tag}-a`, clientId: `${tag}-api`, clientSecretSha256: DIGEST, app: { projectId: management, name: `${tag} api`, authMethodType: 'API_AUTH_METHOD_TYPE_BASIC' } }],
+    appKeys: [{ id: `${tag}-k`, projectId: management, appId: managementApp, type: 'KEY_TYPE_JSON', publicKey: PEM }],
+    userGrants: [{ userId: `${tag}-h`, projectId: management, roleKeys: [] }],
+    orgMembers: [{ userId: `${tag}-m`, roles: ['ORG_OWNER'] }],
+    projectMembers: [{ projectId: management, userId: `${tag}-m`, roles: ['PROJECT_OWNER'] }],
+  });
+  const managementApps = async () => ok(await call('POST', `/management/v1/projects/${management}/apps/_search`, {})).result.map((a: any) => a.id);
+  const managementRoles = async () => ok(await call('POST', `/management/v1/projects/${management}/roles/_search`, {})).result ?? [];
+
+  it('an import creates orgs: an entry naming an existing org (the default org) is refused whole, nothing written', async () => {
+    const tag = uid('foothold');
+    const result = await importOrgs([foothold(tag)]);
+    expect(result).toEqual({
+      errors: [{ type: 'org', id: defaultOrg, message: expect.stringMatching(/^ID=ORG-lapo2m Message=organization \S+ already exists; nothing was imported into it .*addToExistingOrgs/) }],
+      success: {},
+    });
+    for (const id of [`${tag}-m`, `${tag}-h`]) expectError(await call('GET', `/management/v1/users/${id}`), 404, 5);
+    expectError(await call('GET', `/management/v1/projects/${tag}-p`), 404, 5);
+    expect(await managementApps()).toEqual([managementApp]);
+    expect(await managementRoles()).toEqual([]);
+    expect(ok(await call('POST', '/management/v1/orgs/me/members/_search', {})).result.map((m: any) => m.userId)).not.toContain(`${tag}-m`);
+    // The machine user's known secret opens nothing.
+    const token = await fetch(`${server.url}/oauth/v2/token`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`${tag}-m@${defaultDomain}:${SECRET}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials&scope=openid',
+    });
+    expect(token.status).toBe(401);
+    // An entry repeated within one bundle is refused too: the first creates the org, the second would add to it.
+    const twice = uid('twice');
+    const repeated = await importOrgs([{ orgId: twice, org: { name: twice } }, { orgId: twice, humanUsers: [human(`${twice}-late`)] }]);
+    expect(repeated.errors).toEqual([{ type: 'org', id: twice, message: expect.stringContaining('already exists; nothing was imported') }]);
+    expect(repeated.success.orgs).toEqual([{ orgId: twice }]);
+    expectError(await call('GET', `/management/v1/users/${twice}-late`, undefined, { orgId: twice }), 404, 5);
+  });
+
+  it('addToExistingOrgs adds to an existing org and reports it; nothing ever goes into the management project', async () => {
+    const tag = uid('asked');
+    const result = await importOrgs([foothold(tag)], { addToExistingOrgs: true });
+    const errors = Object.fromEntries(result.errors.map((e: any) => [`${e.type} ${e.id}`, e.message]));
+    expect(errors).toEqual({
+      [`org ${defaultOrg}`]: expect.stringMatching(/^ID=IMPORT-Exist1 Message=organization \S+ already exists; the bundle's parts were added to it/),
+      [`project_role ${management}_${tag}-role`]: expect.stringMatching(/^ID=IMPORT-Mgmt1 Message=project \S+ is the instance's management project: nothing is imported into it$/),
+      [`oidc_app ${tag}-o`]: expect.stringContaining('IMPORT-Mgmt1'),
+      [`api_app ${tag}-a`]: expect.stringContaining('IMPORT-Mgmt1'),
+      [`app_key ${tag}-k`]: expect.stringContaining('IMPORT-Mgmt1'),
+      [`user_grant ${defaultOrg}_${management}_${tag}-h`]: expect.stringContaining('IMPORT-Mgmt1'),
+      [`project_member ${defaultOrg}_${management}_${tag}-m`]: expect.stringContaining('IMPORT-Mgmt1'),
+    });
+    // What the request asked for (the org's own users, projects and members) is there, and listed.
+    expect(result.success.orgs).toEqual([{ orgId: defaultOrg, projectIds: [`${tag}-p`], humanUserIds: [`${tag}-h`], machineUserIds: [`${tag}-m`], orgMembers: [`${tag}-m`] }]);
+    expect(await managementApps()).toEqual([managementApp]);
+    expect(await managementRoles()).toEqual([]);
+    expectError(await call('GET', `/management/v1/projects/${management}/apps/${managementApp}/keys/${tag}-k`), 404, 5);
+    expect(ok(await call('POST', '/admin/v1/export', { orgIds: [defaultOrg] })).orgs[0].projectMembers).toBeUndefined();
+  });
+
+  it("a user grant names a project of the grant's own org only", async () => {
+    const victim = uid('victim');
+    await importOrgs([{ orgId: victim, org: { name: victim }, projects: [{ projectId: `${victim}-p`, project: { name: 'P', projectRoleCheck: true } }], projectRoles: [{ projectId: `${victim}-p`, roleKey: 'admin' }] }]);
+    const other = uid('other');
+    const result = await importOrgs([{ orgId: other, org: { name: other }, humanUsers: [human(`${other}-u`)], userGrants: [{ userId: `${other}-u`, projectId: `${victim}-p`, roleKeys: ['admin'] }] }]);
+    expect(result.errors).toEqual([{ type: 'user_grant', id: `${other}_${victim}-p_${other}-u`, message: `ID=PROJECT-3M9sd Message=project ${victim}-p not found` }]);
+    expect(result.success.orgs).toEqual([{ orgId: other, humanUserIds: [`${other}-u`] }]);
+  });
+
+  it('refuses an addToExistingOrgs that is not a boolean, before anything is imported', async () => {
+    const orgId = uid('flag');
+    expectError(await call('POST', '/admin/v1/import', { timeout: '1m', addToExistingOrgs: 'yes', dataOrgs: { orgs: [{ orgId, org: { name: orgId } }] } }), 400, 3, /addToExistingOrgs must be true or false/);
+    // snake_case, as every field of the request.
+    expectError(await call('POST', '/admin/v1/import', { timeout: '1m', add_to_existing_orgs: 1, dataOrgs: { orgs: [{ orgId, org: { name: orgId } }] } }), 400, 3, /addToExistingOrgs/);
+    expect(ok(await call('POST', '/admin/v1/export', { orgIds: [orgId] })).orgs).toEqual([]);
   });
 });
 

@@ -223,7 +223,12 @@ describe('Sesame → Sesame migration', () => {
   });
 
   it('a second import changes nothing and reports what exists', async () => {
-    const again = ok(await on(b)('POST', '/admin/v1/import', { timeout: '5m', dataOrgs: exportedA }));
+    // The orgs exist now: an import creates orgs, so each is refused whole.
+    const refused = ok(await on(b)('POST', '/admin/v1/import', { timeout: '5m', dataOrgs: exportedA }));
+    expect(refused.errors).toEqual(source.orgIds.map((orgId) => ({ type: 'org', id: orgId, message: expect.stringContaining('already exists; nothing was imported into it') })));
+    expect(refused.success).toEqual({});
+    // Asked to add to them, every item is found and left as it is.
+    const again = ok(await on(b)('POST', '/admin/v1/import', { timeout: '5m', addToExistingOrgs: true, dataOrgs: exportedA }));
     const types = new Set(again.errors.map((e: any) => e.type));
     expect([...types].sort()).toEqual(['human_user', 'login_policy', 'lockout_policy', 'machine_user', 'oidc_app', 'api_app', 'org', 'org_member', 'project', 'project_role', 'user_grant', 'user_metadata'].sort());
     expect(again.errors.every((e: any) => /^ID=\S+ Message=/.test(e.message))).toBe(true);

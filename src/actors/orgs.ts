@@ -834,7 +834,9 @@ export class OrgsActor {
 
   stageUserGrant(input: Omit<UserGrantRecord, 'id' | 'createdAt' | 'changedAt' | 'sequence'> & { id?: string }, batch: WriteBatch): View<UserGrantRecord> {
     const user = this.requireUser(input.userId, input.orgId, batch);
-    const project = this.requireProject(input.projectId, undefined, batch);
+    // The grant's own org's projects only: another org's would take a project grant, which Sesame
+    // does not have (an import named such projects too, and its users got roles on them).
+    const project = this.requireProject(input.projectId, input.orgId, batch);
     const known = new Set(project.roles.map((r) => r.key));
     const unknown = input.roleKeys.filter((k) => !known.has(k));
     if (unknown.length > 0) throw preconditionFailed('USER-4m9sF', `unknown role keys: ${unknown.join(', ')}`);

@@ -75,7 +75,7 @@ export async function exportCommand(argv: string[]): Promise<void> {
 }
 
 export async function importCommand(argv: string[]): Promise<void> {
-  const p = parseArgs(argv, [...TARGET_OPTIONS, '--in', '--report', '--timeout'], ['--v1']);
+  const p = parseArgs(argv, [...TARGET_OPTIONS, '--in', '--report', '--timeout'], ['--v1', '--add-to-existing-orgs']);
   if (p.flags.has('--help')) return void process.stdout.write(HELP.import!);
   if (p.positional.length) throw usage(`unexpected argument ${p.positional[0]} (see sesame import --help)`);
   const input = last(p, '--in');
@@ -97,7 +97,8 @@ export async function importCommand(argv: string[]): Promise<void> {
   }
   // The import request of the API, whichever way it goes: {"timeout":…,"dataOrgs":<bundle>}.
   const field = p.flags.has('--v1') ? 'dataOrgsv1' : 'dataOrgs';
-  const chunks = [Buffer.from(`{"timeout":${JSON.stringify(timeout)},"${field}":`), bundle, Buffer.from('}')];
+  const addToExisting = p.flags.has('--add-to-existing-orgs') ? '"addToExistingOrgs":true,' : '';
+  const chunks = [Buffer.from(`{"timeout":${JSON.stringify(timeout)},${addToExisting}"${field}":`), bundle, Buffer.from('}')];
   let report: ReportJson;
   let where: string;
   if (t.kind === 'online') {
@@ -106,7 +107,9 @@ export async function importCommand(argv: string[]): Promise<void> {
     const result = await post(t, '/admin/v1/import', chunks, upload);
     upload.done();
     if (result.status !== 200) throw httpFailure(t, '/admin/v1/import', result);
-    report = JSON.parse(result.body.toString('utf8')) as ReportJson;
+    // Protojson leaves empty lists out (no errors, or no org imported): the report has them all the same.
+    const answer = JSON.parse(result.body.toString('utf8')) as Partial<ReportJson> & { success?: Partial<ReportJson['success']> };
+    report = { errors: answer.errors ?? [], success: { orgs: answer.success?.orgs ?? [] } };
   } else {
     where = t.config.dataDir;
     report = await withDataDir(t, true, async (dir) => {

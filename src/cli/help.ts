@@ -47,6 +47,9 @@ ${TARGET_HELP}`,
 Imports a bundle {"orgs":[…]} (POST /admin/v1/import); prints what was imported and what was skipped.
   --in FILE             the bundle; - for stdin
   --v1                  the bundle is a ZITADEL v1 export (dataOrgsv1)
+  --add-to-existing-orgs
+                        add to organizations that exist already (addToExistingOrgs); without it
+                        they are refused and nothing is imported into them
   --report FILE         also write the full import report (JSON) there
   --timeout DURATION    give up after this long (default 60m)
 

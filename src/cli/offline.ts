@@ -102,6 +102,7 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
       created: fresh,
       migration: {
         lifetimeLimits: instanceLifetimeLimits(config),
+        managementProjectId: instance.managementProjectId,
         orgs,
         clients,
         masterKey,

@@ -6,6 +6,7 @@ import { metadataError, readClientMetadata, redirectUriError, TOKEN_EXCHANGE_GRA
 import { OAuthError } from '../protocol/errors.js';
 import { PATHS } from '../protocol/discovery.js';
 import type { DynamicRegistrationSettings } from '../actors/settings.js';
+import { registrationProjectProblem } from '../domain/management-project.js';
 import { instanceLifetimeLimits, oidcConfigView, refuseSettingsOfFeaturesOff, toOidcAppConfig } from '../zitadel/oidc-config.js';
 import { oidcConfigInputOf, registeredMetadataOf } from '../zitadel/registered-client.js';
 import { newAlphanumericSecret, newId } from '../util/ids.js';
@@ -15,7 +16,7 @@ import type { View } from '../util/readonly.js';
 import type { Ports } from './ports.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type ClientRegistrationPorts = Pick<Ports, 'clients' | 'orgs' | 'settings' | 'config' | 'issuer'>;
+export type ClientRegistrationPorts = Pick<Ports, 'clients' | 'orgs' | 'settings' | 'config' | 'issuer' | 'instance'>;
 
 /** Where clients register; a registered client is managed (RFC 7592) at this path and its client id. */
 export const REGISTRATION_PATH = PATHS.registration;
@@ -74,6 +75,9 @@ export class ClientRegistrations {
     if (!project || project.orgId !== settings.orgId) {
       throw new OAuthError('temporarily_unavailable', 'the project for registered clients does not exist (check the dynamic client registration settings)');
     }
+    // A setting stored before the API refused it is not honoured either.
+    const problem = registrationProjectProblem(project.id, this.ctx.instance.managementProjectId);
+    if (problem) throw new OAuthError('temporarily_unavailable', `${problem} (change the dynamic client registration settings)`);
     for (const key of metadata.keys) {
       if (this.ctx.clients.appKeyIdTaken(key.kid)) throw metadataError(`jwks: the kid "${key.kid}" is taken; choose another`);
     }

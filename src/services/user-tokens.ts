@@ -8,10 +8,11 @@ import type { DpopKey } from '../protocol/dpop.js';
 import { appCredential, type AppRecord, type UserRecord } from '../model/records.js';
 import { urnClaims, userClaims } from '../protocol/claims.js';
 import { clock } from '../util/clock.js';
+import { withoutManagementAudience } from '../domain/management-project.js';
 import type { View } from '../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type UserTokensPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'accessTokens'>;
+export type UserTokensPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'instance' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'accessTokens'>;
 
 /**
  * Tokens for a signed-in user, shared by the code grant, the refresh grant and the implicit flow:
@@ -39,7 +40,8 @@ export function userAudience(ctx: UserTokensPorts, app: View<AppRecord>, audienc
   // Self-registered clients are strangers to the project's other apps (domain/token-audience.ts).
   if (!app.registration) for (const other of ctx.clients.appsOfProject(app.projectId)) if (!other.registration && !aud.includes(other.clientId)) aud.push(other.clientId);
   for (const id of [app.projectId, ...audienceProjects]) if (!aud.includes(id)) aud.push(id);
-  return aud;
+  // Nor the management API's, even where one was registered into its project before that was refused.
+  return [...withoutManagementAudience(aud, app, ctx.instance.managementProjectId)];
 }
 
 /** Scope claims for userinfo, the ID token and introspection. */
@@ -74,12 +76,16 @@ export async function issueUserTokens(
   const skewSeconds = Math.ceil((oidc.clockSkewMs ?? 0) / 1000);
   const lifetimes = appLifetimes(ctx, grant.app);
   const out: IssuedUserTokens = {};
+  // The last word on a registered client's audience, whatever the grant holds (codes and refresh
+  // tokens issued earlier included).
+  const audience = withoutManagementAudience(grant.audience, grant.app, ctx.instance.managementProjectId);
+  const accessAudience = withoutManagementAudience(grant.accessAudience ?? grant.audience, grant.app, ctx.instance.managementProjectId);
   if (want.accessToken) {
     const jwt = oidc.accessTokenType === 'OIDC_TOKEN_TYPE_JWT';
     out.accessToken = await ctx.accessTokens.issue(jwt ? 'jwt' : 'opaque', {
       sub: grant.user.id,
       clientId: grant.app.clientId,
-      aud: grant.accessAudience ?? grant.audience,
+      aud: accessAudience,
       scope: grant.scopes.join(' '),
       grantId: grant.grantId,
       sid: grant.sid,
@@ -102,7 +108,7 @@ export async function issueUserTokens(
     out.idToken = await ctx.idTokens.issue({
       sub: grant.user.id,
       clientId: grant.app.clientId,
-      aud: grant.audience,
+      aud: audience,
       authTime: grant.authTime,
       amr: grant.amr,
       sid: grant.sid,

@@ -352,6 +352,7 @@ describe('import atomicity', () => {
     const importer = new Importer(
       {
         lifetimeLimits: LIMITS,
+        managementProjectId: 'management',
         orgs,
         clients,
         masterKey: MasterKey.fromSecret('test'),
@@ -394,6 +395,7 @@ describe('import atomicity', () => {
       const importer = new Importer(
         {
           lifetimeLimits: LIMITS,
+          managementProjectId: 'management',
           orgs,
           clients,
           masterKey: MasterKey.fromSecret('test'),

@@ -5,6 +5,7 @@ import type { Ports } from '../../services/ports.js';
 import type { Request } from '../types.js';
 import type { View } from '../../util/readonly.js';
 import { hasPermission, missingToActOn, type UserAction } from '../../domain/permissions.js';
+import { permissionTarget } from '../../domain/management-project.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type CallerPorts = Pick<Ports, 'instance' | 'orgs' | 'accessTokens'>;
@@ -60,9 +61,12 @@ export function authenticateCaller(ctx: CallerPorts, req: Request): Caller {
   const caller: Caller = {
     user,
     orgId,
-    can: (permission, target = { orgId }) => hasPermission(memberships, permission, target),
+    // Changes to the management project take an instance role (domain/management-project.ts).
+    can: (permission, target = { orgId }) => hasPermission(memberships, permission, permissionTarget(permission, target, ctx.instance.managementProjectId)),
     require(permission, target = { orgId }) {
-      if (!caller.can(permission, target)) throw permissionDenied(permission);
+      if (caller.can(permission, target)) return;
+      const narrowed = permissionTarget(permission, target, ctx.instance.managementProjectId) !== target;
+      throw permissionDenied(narrowed ? `${permission}; the instance's management project is changed by instance administrators only` : permission);
     },
     requireActOn(userId, action) {
       // The permission in the org first: a caller without it learns nothing of who exists there.

@@ -5,6 +5,7 @@ import { changedDetails, viewDetails } from '../../zitadel/details.js';
 import { invalidArgument, preconditionFailed } from '../../model/errors.js';
 import { apiRoute, ok } from './endpoint.js';
 import { checkOrigins, readBody } from '../../zitadel/validation.js';
+import { registrationProjectProblem } from '../../domain/management-project.js';
 import type { CallerPorts } from './caller.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
@@ -78,6 +79,8 @@ export function instanceSettingsRoutes(ctx: InstanceSettingsPorts): Route[] {
           const project = ctx.orgs.getProject(next.projectId);
           if (!ctx.orgs.getOrg(next.orgId)) throw invalidArgument('DCR-0rg01', `orgId: organization "${next.orgId}" not found`);
           if (!project || project.orgId !== next.orgId) throw invalidArgument('DCR-Prj01', `projectId: project "${next.projectId}" not found in organization ${next.orgId}`);
+          const problem = registrationProjectProblem(project.id, ctx.instance.managementProjectId);
+          if (problem) throw invalidArgument('DCR-Prj02', `projectId: ${problem}`);
         }
         if (next.enabled && (next.orgId === '' || next.projectId === '')) {
           throw preconditionFailed('DCR-Ena01', 'registration cannot be enabled without orgId and projectId (where registered clients are created)');

@@ -38,6 +38,7 @@ export function migrationRoutes(ctx: MigrationPorts): Route[] {
   const imports = new Serializer();
   const services: MigrationServices = {
     lifetimeLimits: instanceLifetimeLimits(ctx.config),
+    managementProjectId: ctx.instance.managementProjectId,
     orgs: ctx.orgs,
     clients: ctx.clients,
     masterKey: ctx.masterKey,

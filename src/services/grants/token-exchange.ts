@@ -1,6 +1,7 @@
 import { tokenResponseBody } from '../../protocol/token-response.js';
 import { missingToActOn } from '../../domain/permissions.js';
 import { audienceIncludesApp } from '../../domain/token-audience.js';
+import { withoutManagementAudience } from '../../domain/management-project.js';
 import { grantChain, GRANT_CHAIN_SEPARATOR, type ActorClaim } from '../../actors/issued-tokens.js';
 import type { Ports } from '../ports.js';
 import type { AppRecord, UserRecord } from '../../model/records.js';
@@ -21,7 +22,7 @@ import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type TokenExchangePorts = Pick<Ports, 'assertions' | 'config' | 'idTokens' | 'issuedTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'accessTokens'>;
+export type TokenExchangePorts = Pick<Ports, 'assertions' | 'config' | 'idTokens' | 'instance' | 'issuedTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'accessTokens'>;
 
 /**
  * RFC 8693 token exchange (seed "Token exchange grant", compat §4.5): change the scope or audience
@@ -245,7 +246,10 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     const denied = project && projectAccessDenied(project, subject.user, ctx.orgs.grantsOf(subject.user.id));
     if (denied) throw new OAuthError('invalid_grant', denied);
 
-    const aud = grantedAudience(ctx, app, form, subject, actor);
+    // A registered client's tokens never carry the management API's audience, whatever the subject's held.
+    const granted = grantedAudience(ctx, app, form, subject, actor);
+    const aud = withoutManagementAudience(granted, app, ctx.instance.managementProjectId);
+    if (aud.length === 0 && granted.length > 0) throw new OAuthError('invalid_target', 'this client may not have tokens for the management API');
     const scopes = grantedScopes(app, form, subject, actor);
     const scope = scopes.join(' ');
     // The acting party, with the chain of earlier actors nested inside (RFC 8693 §4.1).

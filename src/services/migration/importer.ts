@@ -5,6 +5,7 @@ import type { OrgsActor } from '../../actors/orgs.js';
 import { backChannelLogoutUriProblem, lifetimesBeyondLimits, toOidcAppConfig, unsupportedOidcSettings, withinLifetimeLimits, withoutUnsupportedOidcSettings, type LifetimeLimits } from '../../zitadel/oidc-config.js';
 import { checkEncodedHash } from '../../domain/password-hashes.js';
 import { ORG_ROLES, ROLE_PERMISSIONS } from '../../domain/permissions.js';
+import { refuseImportIntoManagementProject } from '../../domain/management-project.js';
 import { NO_PRIVATE_LABELING } from '../../zitadel/projects.js';
 import { normalizeOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { invalidArgument, notFound, preconditionFailed } from '../../model/errors.js';
@@ -47,10 +48,16 @@ import { NotAList, type OrgSource } from './source.js';
  * then staged into the actors and committed in one LMDB transaction, so an org is imported
  * completely or not at all; its phase-2 and phase-3 items commit together later. A bad item is
  * reported and skipped; an item that already exists is reported and left as it is.
+ *
+ * An import creates organizations: an org of the bundle that exists already is refused whole
+ * (nothing staged for it), unless the request says `addToExistingOrgs`, and then the addition is
+ * reported. Nothing is ever imported into the instance's management project.
  */
 export interface ImportServices {
   /** The target instance's token lifetimes: an app's own beyond them are reported and dropped. */
   lifetimeLimits: LifetimeLimits;
+  /** The target instance's management project (domain/management-project.ts). */
+  managementProjectId: string;
   orgs: OrgsActor;
   clients: ClientsActor;
   masterKey: MasterKey;
@@ -88,6 +95,12 @@ class OrgImport {
   }
 }
 
+/** What the request asks beyond the bundle. */
+export interface ImportOptions {
+  /** Sesame's `addToExistingOrgs`: add to orgs of the bundle that exist instead of refusing them. */
+  addToExistingOrgs: boolean;
+}
+
 export class Importer {
   readonly report = new ImportReport();
   private steps = 0;
@@ -97,12 +110,25 @@ export class Importer {
   constructor(
     private readonly services: ImportServices,
     private readonly deadline: Deadline,
+    private readonly options: ImportOptions = { addToExistingOrgs: false },
   ) {}
+
+  /** Refuses an item that would write into the management project (reported by the caller's attempt). */
+  private outsideManagementProject(projectId: string): void {
+    refuseImportIntoManagementProject(projectId, this.services.managementProjectId);
+  }
+
+  /** An app's project: named, and not the management project. */
+  private targetProject(projectId: string | undefined): string {
+    const id = requireProjectId(projectId);
+    this.outsideManagementProject(id);
+    return id;
+  }
 
   /** What a timeout leaves behind, for its error message. */
   private progress(): string {
     if (this.writes === 0) return 'nothing was imported';
-    return `${this.writes} of the import's writes (an org's objects, or its grants or members) were committed before; importing the same bundle again adds the rest`;
+    return `${this.writes} of the import's writes (an org's objects, or its grants or members) were committed before; importing the same bundle again with addToExistingOrgs adds the rest`;
   }
 
   /** Every YIELD_EVERY steps: let other requests run, and stop when the time is up. */
@@ -224,6 +250,15 @@ export class Importer {
       return undefined;
     }
     const org = new OrgImport(source, orgId);
+    // Decided before anything of the org is read or staged, so a refused org costs nothing and
+    // leaves nothing: no phase-1 batch, and (not usable) no grants or members later. Staging below
+    // refuses an org created meanwhile (stageOrg: AlreadyExists), so this cannot be raced.
+    const exists = orgs.getOrg(orgId) !== undefined;
+    if (exists && !this.options.addToExistingOrgs) {
+      this.report.error('org', orgId, 'ORG-lapo2m', `organization ${orgId} already exists; nothing was imported into it (an import creates organizations: to add to an existing one, send "addToExistingOrgs": true)`);
+      org.usable = false;
+      return org;
+    }
     const orgFields = this.parseField(org, 'org', orgSchema, 'org');
     const stateValue = read('orgState');
     const orgState: OrgState = stateValue === 'ORG_STATE_INACTIVE' || stateValue === ORG_STATES.indexOf('ORG_STATE_INACTIVE') ? 'ORG_STATE_INACTIVE' : 'ORG_STATE_ACTIVE';
@@ -257,12 +292,9 @@ export class Importer {
       }
     };
 
-    if (orgs.getOrg(orgId)) {
-      // A bundle without `org` only adds to an existing org (zitadel-tools writes such bundles
-      // for a target org); one that describes the org again is told it exists.
-      if (source.has('org')) {
-        this.report.error('org', orgId, 'ORG-lapo2m', `organization ${orgId} already exists; its missing parts are imported, existing ones are left as they are`);
-      }
+    if (exists) {
+      // Asked for (addToExistingOrgs): reported all the same, so nobody takes it for a new org.
+      this.report.error('org', orgId, 'IMPORT-Exist1', `organization ${orgId} already exists; the bundle's parts were added to it as addToExistingOrgs asks, existing ones were left as they are`);
     } else if (!orgFields && source.has('org')) {
       org.usable = false;
       return org;
@@ -356,6 +388,7 @@ export class Importer {
 
     for (const { value: p } of projects) {
       attempt('project', p.projectId, () => {
+        this.outsideManagementProject(p.projectId);
         if (p.project.privateLabelingSetting !== 'PRIVATE_LABELING_SETTING_UNSPECIFIED') {
           this.report.error('project', p.projectId, 'IMPORT-Unsup3', `${NO_PRIVATE_LABELING}; privateLabelingSetting was left out`);
         }
@@ -366,6 +399,7 @@ export class Importer {
 
     for (const { value: r } of roles) {
       attempt('project_role', `${r.projectId}_${r.roleKey}`, () => {
+        this.outsideManagementProject(r.projectId);
         orgs.stageProjectRoles(r.projectId, orgId, [{ key: r.roleKey, displayName: r.displayName, group: r.group }], batch);
         success.projectRoles.push(`${r.projectId}_${r.roleKey}`);
       });
@@ -374,7 +408,7 @@ export class Importer {
     for (const { value: a } of oidcApps) {
       attempt('oidc_app', a.appId, () => {
         const { projectId, name, ...config } = a.app;
-        const project = orgs.requireProject(requireProjectId(projectId), orgId, batch);
+        const project = orgs.requireProject(this.targetProject(projectId), orgId, batch);
         // What Sesame cannot honour is reported and dropped; the app itself is imported.
         for (const { message } of unsupportedOidcSettings(config)) {
           this.report.error('oidc_app', a.appId, 'IMPORT-Unsup1', `${message}; the app was imported without it`);
@@ -394,7 +428,7 @@ export class Importer {
     for (const { value: a } of apiApps) {
       attempt('api_app', a.appId, () => {
         const { projectId, name, authMethodType } = a.app;
-        const project = orgs.requireProject(requireProjectId(projectId), orgId, batch);
+        const project = orgs.requireProject(this.targetProject(projectId), orgId, batch);
         clients.stageApp(project, { id: a.appId, clientId: a.clientId, name, api: { authMethodType }, secretHash: secretFor(a.clientSecretSha256, authMethodType) }, batch);
         success.apiAppIds.push(a.appId);
       });
@@ -404,6 +438,8 @@ export class Importer {
       attempt('app_key', k.id, () => {
         const app = clients.getApp(k.appId, batch);
         if (!app || app.orgId !== orgId || (k.projectId && app.projectId !== k.projectId)) throw notFound('APP-Jd8sa', `application ${k.appId} not found`);
+        // A key for an app there would let whoever holds its private key act as that app.
+        this.outsideManagementProject(app.projectId);
         clients.stageAppKey(app, { id: k.id, expirationDate: k.expirationDate, publicKeyPem: k.publicKey }, batch);
         success.appKeys.push(k.id);
       });
@@ -483,6 +519,7 @@ export class Importer {
     for (const { value: g } of grants) {
       try {
         if (g.projectGrantId) throw notFound('PROJECT-Gr4nt', `project grant ${g.projectGrantId} not found (Sesame does not support project grants)`);
+        this.outsideManagementProject(g.projectId);
         orgs.stageUserGrant({ userId: g.userId, orgId: org.orgId, projectId: g.projectId, projectGrantId: '', roleKeys: [...new Set(g.roleKeys)] }, batch);
         staged.push({ projectId: g.projectId, userId: g.userId });
       } catch (error) {
@@ -516,6 +553,7 @@ export class Importer {
     }
     for (const { value: m } of projectMembers) {
       try {
+        this.outsideManagementProject(m.projectId);
         orgs.requireProject(m.projectId, org.orgId);
         checkRoles(m.roles, PROJECT_ROLES);
         orgs.stageMember(`project:${m.projectId}`, m.userId, m.roles, batch);

@@ -11,7 +11,8 @@ import { camelMembers, scanDocument } from './source.js';
  * ImportDataRequest (compat §1.2), read from a body of up to hundreds of megabytes without parsing
  * it whole: `timeout` (required Go duration), and exactly one data source: `dataOrgs` or
  * `dataOrgsv1` inline, or `dataOrgsGcs` / `dataOrgsv1Gcs` in cloud object storage. snake_case
- * names are accepted, unknown fields ignored.
+ * names are accepted, unknown fields ignored. Sesame's own `addToExistingOrgs` (ZITADEL's request
+ * has no such field) lets the bundle add to organizations that exist; without it they are refused.
  */
 export type ImportData =
   | { kind: 'inline'; v1: boolean; field: string; scanner: JsonScanner; span: Span }
@@ -20,6 +21,8 @@ export type ImportData =
 export interface ImportRequest {
   timeoutMs: number;
   data: ImportData;
+  /** Orgs of the bundle that exist already are added to (reported), not refused. */
+  addToExistingOrgs: boolean;
 }
 
 const SOURCES: Record<string, { kind: 'inline' | 'gcs' | 'unsupported'; v1: boolean }> = {
@@ -65,6 +68,8 @@ export function parseImportRequest(body: Buffer): ImportRequest {
     return span ? scanner.parse(span) : undefined;
   };
   const timeoutMs = parseTimeout(parse('timeout'), true)!;
+  const addToExisting = parse('addToExistingOrgs') ?? false;
+  if (typeof addToExisting !== 'boolean') throw invalidArgument('IMPORT-Add01', 'addToExistingOrgs must be true or false');
 
   const present = Object.keys(SOURCES).filter((name) => {
     const span = fields.get(name);
@@ -82,9 +87,9 @@ export function parseImportRequest(body: Buffer): ImportRequest {
   const span = fields.get(field)!;
   if (source.kind === 'gcs') {
     if (scanner.kind(span) !== 'object') throw invalidArgument('IMPORT-Gcs00', `${field} must be an object {"bucket","path","serviceaccountJson"}`);
-    return { timeoutMs, data: { kind: 'gcs', v1: source.v1, field, location: gcsLocation(scanner.parse(span), field) } };
+    return { timeoutMs, addToExistingOrgs: addToExisting, data: { kind: 'gcs', v1: source.v1, field, location: gcsLocation(scanner.parse(span), field) } };
   }
-  return { timeoutMs, data: { kind: 'inline', v1: source.v1, field, scanner, span } };
+  return { timeoutMs, addToExistingOrgs: addToExisting, data: { kind: 'inline', v1: source.v1, field, scanner, span } };
 }
 
 /** ExportDataRequest (compat §1.1, every option implemented). */

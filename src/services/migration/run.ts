@@ -22,6 +22,8 @@ import type { exportRequestSchema } from './request.js';
 export interface MigrationServices {
   /** The instance's token lifetimes (apps' own may only be shorter). */
   lifetimeLimits: LifetimeLimits;
+  /** The instance's management project: nothing is imported into it. */
+  managementProjectId: string;
   orgs: OrgsActor;
   clients: ClientsActor;
   masterKey: MasterKey;
@@ -110,6 +112,7 @@ export async function importData(services: MigrationServices, request: ImportReq
     const importer = new Importer(
       {
         lifetimeLimits: services.lifetimeLimits,
+        managementProjectId: services.managementProjectId,
         orgs: services.orgs,
         clients: services.clients,
         masterKey: services.masterKey,
@@ -118,6 +121,7 @@ export async function importData(services: MigrationServices, request: ImportReq
         commit: (batch) => services.migration.commit(batch),
       },
       deadline,
+      { addToExistingOrgs: request.addToExistingOrgs },
     );
     return importer.run(orgs);
   });
