@@ -208,15 +208,20 @@ describe('sibling: an id given again brings nothing back', () => {
 });
 
 describe('a password reset ends a sign-in in progress (finding 5)', () => {
+  const params = () => new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' });
+  /** A fresh browser through login name and password: the step after the password, and the browser. */
+  async function pastPassword(loginName: string, password: string) {
+    const agent = new Agent(server);
+    let page = await agent.follow(`/oauth/v2/authorize?${params()}`);
+    page = await submit(agent, page, '/ui/login/loginname', { loginName });
+    return { agent, page: await submit(agent, page, '/ui/login/password', { password }) };
+  }
+
   it('someone who passed the old password cannot pick the new one after an administrator reset it', async () => {
     const person = await createHuman(server);
     // The person must change the password at the next sign-in.
     expect((await api(server, 'POST', `/management/v1/users/${person.userId}/password`, { token: server.pat, body: { password: 'Changed-By-Admin-1' } })).status).toBe(200);
-    const agent = new Agent(server);
-    const params = new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' });
-    let page = await agent.follow(`/oauth/v2/authorize?${params}`);
-    page = await submit(agent, page, '/ui/login/loginname', { loginName: person.loginName });
-    page = await submit(agent, page, '/ui/login/password', { password: 'Changed-By-Admin-1' });
+    const { agent, page } = await pastPassword(person.loginName, 'Changed-By-Admin-1');
     expect(page.html).toContain('action="/ui/login/password/change"');
     later();
     expect((await setPassword(person.userId)).status).toBe(200);
@@ -224,7 +229,7 @@ describe('a password reset ends a sign-in in progress (finding 5)', () => {
     expect(after.location).toBeUndefined();
     expect(after.html).not.toContain('action="/ui/login/password/change"');
     // The attacker's password was not set: the administrator's new one is in force (the old one not).
-    const retry = await signIn(new Agent(server), `/oauth/v2/authorize?${params}`, { loginName: person.loginName, password: 'Mine-Now-12345' });
+    const retry = await signIn(new Agent(server), `/oauth/v2/authorize?${params()}`, { loginName: person.loginName, password: 'Mine-Now-12345' });
     expect(retry.location).toBeUndefined();
   });
 
@@ -234,11 +239,7 @@ describe('a password reset ends a sign-in in progress (finding 5)', () => {
     const policy = await api(server, 'POST', '/management/v1/policies/login', { token: server.pat, orgId, body: { allowUsernamePassword: true, mfaInitSkipLifetime: '720h' } });
     expect(policy.status, JSON.stringify(policy.body)).toBe(200);
     const person = await createHuman(server, { orgId });
-    const agent = new Agent(server);
-    const params = new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' });
-    let page = await agent.follow(`/oauth/v2/authorize?${params}`);
-    page = await submit(agent, page, '/ui/login/loginname', { loginName: person.loginName });
-    page = await submit(agent, page, '/ui/login/password', { password: person.password });
+    const { agent, page } = await pastPassword(person.loginName, person.password);
     expect(page.html).toContain('action="/ui/login/mfa/verify"');
     const secret = /<code class="secret">(.*?)<\/code>/.exec(page.html!)![1]!.replace(/<\/?span>| /g, '');
     later();
@@ -248,23 +249,16 @@ describe('a password reset ends a sign-in in progress (finding 5)', () => {
     const skipped = await submit(agent, page, '/ui/login/mfa/skip', {});
     expect(skipped.location).toBeUndefined();
     // No authenticator was enrolled: the person's next sign-in (with the new password) is offered enrollment again.
-    const again = new Agent(server);
-    let next = await again.follow(`/oauth/v2/authorize?${params}`);
-    next = await submit(again, next, '/ui/login/loginname', { loginName: person.loginName });
-    next = await submit(again, next, '/ui/login/password', { password: 'Reset-By-Admin-3' });
+    const next = (await pastPassword(person.loginName, 'Reset-By-Admin-3')).page;
     expect(next.html).toContain('action="/ui/login/mfa/verify"');
   });
 
   it('a person changing a required password goes on signing in (their own change keeps their sign-in)', async () => {
     const person = await createHuman(server);
     expect((await api(server, 'POST', `/management/v1/users/${person.userId}/password`, { token: server.pat, body: { password: 'Changed-By-Admin-2' } })).status).toBe(200);
-    const agent = new Agent(server);
-    const params = new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' });
-    let page = await agent.follow(`/oauth/v2/authorize?${params}`);
-    page = await submit(agent, page, '/ui/login/loginname', { loginName: person.loginName });
-    page = await submit(agent, page, '/ui/login/password', { password: 'Changed-By-Admin-2' });
+    const past = await pastPassword(person.loginName, 'Changed-By-Admin-2');
     later();
-    page = await submit(agent, page, '/ui/login/password/change', { password: 'Mine-Now-67890', passwordConfirm: 'Mine-Now-67890' });
+    const page = await submit(past.agent, past.page, '/ui/login/password/change', { password: 'Mine-Now-67890', passwordConfirm: 'Mine-Now-67890' });
     expect(page.location).toContain('code=');
     const tokens = await exchangeCode(server, web, page.location!);
     expect(tokens.status).toBe(200);
