@@ -253,6 +253,21 @@ describe('a password reset ends a sign-in in progress (finding 5)', () => {
     expect(next.html).toContain('action="/ui/login/mfa/verify"');
   });
 
+  it("a person's own password change ends the other sign-ins that passed the old password", async () => {
+    const person = await createHuman(server);
+    expect((await api(server, 'POST', `/management/v1/users/${person.userId}/password`, { token: server.pat, body: { password: 'Changed-By-Admin-4' } })).status).toBe(200);
+    // Two browsers past the old password, both at the change step.
+    const mine = await pastPassword(person.loginName, 'Changed-By-Admin-4');
+    const other = await pastPassword(person.loginName, 'Changed-By-Admin-4');
+    later();
+    const changed = await submit(mine.agent, mine.page, '/ui/login/password/change', { password: 'Mine-Now-24680', passwordConfirm: 'Mine-Now-24680' });
+    expect(changed.location).toContain('code=');
+    // The other goes no further: it cannot replace the password just chosen.
+    const stale = await submit(other.agent, other.page, '/ui/login/password/change', { password: 'Not-Mine-13579', passwordConfirm: 'Not-Mine-13579' });
+    expect(stale.location).toBeUndefined();
+    expect((await signIn(new Agent(server), `/oauth/v2/authorize?${params()}`, { loginName: person.loginName, password: 'Mine-Now-24680' })).location).toContain('code=');
+  });
+
   it('a person changing a required password goes on signing in (their own change keeps their sign-in)', async () => {
     const person = await createHuman(server);
     expect((await api(server, 'POST', `/management/v1/users/${person.userId}/password`, { token: server.pat, body: { password: 'Changed-By-Admin-2' } })).status).toBe(200);

@@ -443,7 +443,9 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const problem = newPasswordProblem(form);
     if (problem) return show(flow, t(flow, problem));
     await ctx.orgs.changePassword(user.id, await ctx.pool.hashPassword(password));
-    await ctx.authRequests.renewPasswordCheck(flow.auth, nowSeconds());
+    // The new password voids what the old one opened (the revocation horizon): the other browser
+    // sessions end too, and their apps are told. This sign-in goes on as a check of the new one.
+    await Promise.all([endSessionsOfUser(ctx, user.id), ctx.authRequests.renewPasswordCheck(flow.auth, nowSeconds())]);
     return proceed(flow, user.id);
   }
 
