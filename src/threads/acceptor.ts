@@ -43,7 +43,7 @@ function forward(route: ForwardedRequest['route'], req: Request): Promise<Respon
   // copied out of the pooled or shared buffer it may sit in.
   const own = req.body.byteLength >= 65536 && req.body.byteOffset === 0 && req.body.byteLength === req.body.buffer.byteLength;
   const body = own ? new Uint8Array(req.body.buffer) : new Uint8Array(req.body);
-  // Traced: the main thread's span of the request continues this thread's trace.
+  // Traced: the main thread's span of the request continues this thread's trace (and only it).
   const headers = tracingOn() ? { ...req.headers } : (req.headers as Record<string, string>);
   injectTraceContext(headers);
   const request: ForwardedRequest = {
