@@ -102,10 +102,35 @@ function beforeRequest(): void {
 /** Stops this thread's metrics and tracing (sending the spans not yet exported). */
 let stopObserving: () => Promise<void> = async () => {};
 
+/**
+ * Waits for the main thread's word: `join` once it serves and is ready (true), `drain` when the
+ * start failed meanwhile (false).
+ */
+function instructed(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const listener = (message: ToAcceptor) => {
+      if (message.type !== 'join' && message.type !== 'drain') return;
+      port.off('message', listener);
+      resolve(message.type === 'join');
+    };
+    port.on('message', listener);
+  });
+}
+
 async function start(): Promise<void> {
   stopObserving = await observeThread(data.metrics, data.index, data.config.tracing);
   beforeRequest();
   if (!local) throw new Error('the directory copy did not load');
+  // The port is joined only once the main thread is ready: a thread that served discovery while
+  // /readyz (the main thread's) still said 503 would tell a load balancer two things at once.
+  post({ type: 'prepared' });
+  if (!(await instructed())) {
+    await storage.close();
+    await stopObserving();
+    post({ type: 'drained' });
+    port.close();
+    return;
+  }
   const indexOf = new Map(data.routes.map((descriptor, index) => [descriptor.pattern, index]));
   const server = await startHttpServer(data.config.host, data.port, {
     sharedPort: 'join',
