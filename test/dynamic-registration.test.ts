@@ -8,7 +8,7 @@ import * as oauth from 'oauth4webapi';
 import { importPKCS8, SignJWT } from 'jose';
 import { api } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
-import { Agent, createHuman, responseParams, signIn, submit, uniqueName, type Human } from './helpers/oidc.js';
+import { Agent, createHuman, formOf, responseParams, signIn, submit, uniqueName, type Human } from './helpers/oidc.js';
 import { tempDataDir, type ServerAddress } from './helpers/server.js';
 
 /**
@@ -223,6 +223,44 @@ describe('consent to self-registered clients', () => {
     expect((await agent.follow(url('openid profile email'))).html).toContain('action="/ui/login/consent"');
     // prompt=consent asks even for what was allowed.
     expect((await agent.follow(url('openid', { prompt: 'consent' }))).html).toContain('action="/ui/login/consent"');
+  });
+
+  it('a self-registered device client is asked about on the same page, which says it registered itself (in German too)', async () => {
+    const created = await register(
+      {
+        client_name: 'Stranger TV',
+        redirect_uris: ['http://127.0.0.1:8765/cb'],
+        token_endpoint_auth_method: 'none',
+        application_type: 'native',
+        grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
+      },
+      { token: server.pat },
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const started = await fetch(`${server.url}/oauth/v2/device_authorization`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: created.body!.client_id, scope: 'openid profile' }).toString(),
+    });
+    expect(started.status).toBe(200);
+    const link = new URL(((await started.json()) as { verification_uri_complete: string }).verification_uri_complete);
+    // The app's name is `<client_name> (<client_id>)`.
+    for (const [language, warning] of [
+      ['en', /Stranger TV \([^)]+\) registered itself with this server, which does not vouch for it\./],
+      ['de', /Stranger TV \([^)]+\) hat sich selbst bei diesem Server registriert/],
+    ] as const) {
+      const agent = new Agent(server);
+      const headers = { 'accept-language': language };
+      let page = await agent.follow(link.pathname + link.search, { headers });
+      const userCode = /id="user_code" name="user_code"[^>]* value="([^"]*)"/.exec(page.html ?? '')?.[1] ?? '';
+      // The browser's language, as it sends it with every request: the sign-in keeps the one of the code's POST.
+      const form = formOf(page.html!, '/ui/login/device');
+      page = await agent.follow(form.action, { form: { ...form.fields, user_code: userCode }, headers });
+      page = await submit(agent, page, '/ui/login/loginname', { loginName: person.loginName });
+      page = await submit(agent, page, '/ui/login/password', { password: person.password });
+      expect(page.html).toContain('action="/ui/login/device/consent"');
+      expect(page.html).toMatch(warning);
+    }
   });
 });
 

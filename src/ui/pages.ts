@@ -275,24 +275,27 @@ ${errorBox(options.error)}
 const SCOPE_TEXTS = new Set(['openid', 'profile', 'email', 'phone', 'address', 'offline_access']);
 
 /**
- * After signing in: the person sees which app asks for what on which account, and is reminded to
- * allow only a device of their own (RFC 8628 §5.4: codes get phished), then allows or denies.
+ * After signing in, the one page that asks the person to allow a device (RFC 8628) or a client
+ * what it asks for (the scopes, and the APIs: resources) on which account. A device's reminds them
+ * to allow only a device of their own (RFC 8628 §5.4: codes get phished); a self-registered
+ * client's (dynamic registration: anyone may have made it), device or not, says that nobody
+ * vouches for it.
  */
-/**
- * Asks the signed-in person to allow a device (RFC 8628) or a self-registered client (dynamic
- * registration: anyone may have made it) what it asks for: the scopes, and the APIs (resources).
- */
-export function consentPage(p: PageContext, options: { kind: 'device' | 'client'; loginName: string; scopes: readonly string[]; resources?: readonly string[] }): string {
+export function consentPage(
+  p: PageContext,
+  options: { device: boolean; selfRegistered: boolean; loginName: string; scopes: readonly string[]; resources?: readonly string[] },
+): string {
   const t = translator(p.locale);
   const scopeText = (scope: string) => (SCOPE_TEXTS.has(scope) ? t(`device.scope.${scope}` as Parameters<Translate>[0]) : scope);
   const asked = [...options.scopes.map(scopeText), ...(options.resources ?? [])];
-  const device = options.kind === 'device';
+  const { device } = options;
   return layout(
     p.locale,
     t('device.consent.title'),
     html`<h1>${t('device.consent.title')}</h1>
 <span class="user-chip">${options.loginName}</span>
 <p class="intro">${t(device ? 'device.consent.intro' : 'client.consent.intro', { client: p.clientName, user: options.loginName })}</p>
+${options.selfRegistered ? html`<p class="intro">${t('consent.selfRegistered', { client: p.clientName })}</p>` : ''}
 ${asked.length > 0 ? html`<p class="intro">${t('device.consent.scopes')}</p>
 <ul class="scopes">
 ${asked.map((item) => html`<li>${item}</li>

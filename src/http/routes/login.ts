@@ -174,10 +174,16 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         const session = consentSession(flow);
         const signedIn = session && ctx.orgs.getUser(session.userId);
         if (!signedIn) return expired(flow.agent);
-        const kind = auth.step === 'consent' ? 'client' : 'device';
+        const selfRegistered = ctx.clients.appByClient(auth.request.clientId)?.registration !== undefined;
         return htmlResponse(
           status,
-          consentPage(page, { kind, loginName: ctx.orgs.preferredLoginName(signedIn), scopes: auth.request.scopes, resources: auth.request.resources ?? [] }),
+          consentPage(page, {
+            device: auth.step === 'device-consent',
+            selfRegistered,
+            loginName: ctx.orgs.preferredLoginName(signedIn),
+            scopes: auth.request.scopes,
+            resources: auth.request.resources ?? [],
+          }),
         );
       }
     }
