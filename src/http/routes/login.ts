@@ -278,7 +278,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (!session) return expired(flow.agent);
     await ctx.authRequests.finish(flow.auth.id);
     const request = flow.auth.request;
-    if (!allow) return authorizeError(ctx.issuer, request, 'access_denied', 'the user did not allow the client', flow.page.locale);
+    if (!allow) return authorizeError(ctx, request, 'access_denied', 'the user did not allow the client', flow.page.locale);
     await ctx.consents.allow(session.userId, request.clientId, request.scopes, request.resources ?? []);
     return completeAuthorization(ctx, request, session, flow.page.locale, {}, true);
   }
