@@ -16,7 +16,7 @@ import { LogoutTokens } from './services/backchannel-logout/logout-tokens.js';
 import { ConfigError, type Config } from './config.js';
 import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
-import { ListenError, startHttpServer, type HttpServer } from './http/server.js';
+import { describeRoutes, ListenError, startHttpServer, type HttpServer } from './http/server.js';
 import { AccessTokens } from './services/access-tokens.js';
 import { IntrospectionJwts } from './services/introspection-jwts.js';
 import { ClientAuthenticator } from './services/client-auth.js';
@@ -266,9 +266,9 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       // Before any route is served: requests count under their route's index from the first one.
       addRequestsRegion(metricsMemory, table.length);
     }
-    server.mount(table);
     if (threaded) {
-      acceptors = await startAcceptors(config.httpThreads - 1, server, {
+      // Each loads its copy of the directory now, and joins the port once this thread is ready (below).
+      acceptors = await startAcceptors(config.httpThreads - 1, describeRoutes(table), server, {
         config,
         issuer,
         port: server.port,
@@ -287,8 +287,13 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     sweeper.unref();
     const deliveries = logoutDeliveries;
     deliveries.start();
-    const trimmer = startIdleTrim(server.requestsServed);
+    // Readiness and the first answer come together: until the routes are mounted the port answers
+    // nothing, and the acceptor threads join it only now, so no thread serves a route while /readyz
+    // would still say 503 (a load balancer sees one state).
+    server.mount(table);
     ready = true;
+    await threads?.join();
+    const trimmer = startIdleTrim(server.requestsServed);
     log.info('sesame listening', {
       issuer,
       port: server.port,

@@ -8,6 +8,8 @@ import { Agent, createHuman, createWebApp, signIn, uniqueName, type Human, type 
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { tempDataDir } from './helpers/server.js';
 import { LogoutReceiver } from './helpers/logout-receiver.js';
+import { ownRow } from '../src/util/readonly.js';
+import type { OidcAppConfig } from '../src/model/records.js';
 
 /**
  * OpenID Connect Back-Channel Logout 1.0: a real receiver (an HTTP server in the test) gets the
@@ -324,5 +326,85 @@ describe('retries, giving up, slow receivers', () => {
     expect(receiver.accepted(path)).toHaveLength(1);
     await verifyLogoutToken(server, receiver.accepted(path)[0]!.logoutToken, web, { sid: claims.sid, sub: person.userId });
     await expect(oidc.refreshTokenGrant(config, refreshed.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+});
+
+describe('receivers no instance role vouches for', () => {
+  let server: InProcessServer;
+  /** An org administrator (ORG_OWNER of the default org, no instance role), calling with its PAT. */
+  let orgAdmin: { url: string; issuer: string; pat: string };
+  beforeAll(async () => {
+    server = await startInProcess();
+    receiver.mode = 'accept';
+    const owner = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userName: uniqueName('org-admin'), name: 'Org admin' } });
+    expect((await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, body: { userId: owner.body.userId, roles: ['ORG_OWNER'] } })).status).toBe(200);
+    const pat = (await api(server, 'POST', `/management/v1/users/${owner.body.userId}/pats`, { token: server.pat, body: {} })).body.token as string;
+    orgAdmin = { url: server.url, issuer: server.issuer, pat };
+  });
+  afterAll(() => server?.close());
+
+  /** UpdateOIDCAppConfig with createWebApp's settings and `changes`. */
+  const updateConfig = (as: { pat: string }, app: WebApp, changes: Record<string, unknown>) =>
+    api(server, 'PUT', `/management/v1/projects/${app.projectId}/apps/${app.appId}/oidc_config`, {
+      token: as.pat,
+      body: {
+        redirectUris: [REDIRECT],
+        postLogoutRedirectUris: ['http://localhost:9999/signed-out'],
+        responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+        grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
+        appType: 'OIDC_APP_TYPE_WEB',
+        authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+        devMode: true,
+        ...changes,
+      },
+    });
+
+  it('an org administrator cannot name an internal receiver; one an instance administrator named stays while the org administrator changes other settings', async () => {
+    const project = await api(server, 'POST', '/management/v1/projects', { token: orgAdmin.pat, body: { name: uniqueName('org-made') } });
+    expect(project.status).toBe(200);
+    await expect(createWebApp(orgAdmin, { projectId: project.body.id, devMode: true, backChannelLogoutUri: `${receiver.url}/org-made` })).rejects.toThrow(
+      /400.*127\.0\.0\.1 is not a public host/,
+    );
+    const plain = await createWebApp(orgAdmin, { projectId: project.body.id, devMode: true });
+    for (const uri of [`${receiver.url}/org-made`, 'http://localhost:8080/logout', 'https://[::ffff:10.0.0.1]/logout', 'https://[fd00::1]/logout']) {
+      const res = await updateConfig(orgAdmin, plain, { backChannelLogoutUri: uri });
+      expect({ uri, status: res.status, message: res.body.message }).toMatchObject({ uri, status: 400, message: expect.stringMatching(/not a public host/) });
+    }
+    // A public host is the org administrator's to name.
+    expect((await updateConfig(orgAdmin, plain, { backChannelLogoutUri: 'https://rp.example.com/logout' })).status).toBe(200);
+
+    // The instance administrator's app with an internal receiver, which the org administrator then edits.
+    const path = `/${uniqueName('vouched')}`;
+    const web = await appWithReceiver(server, path, project.body.id);
+    expect((await updateConfig(orgAdmin, web, { backChannelLogoutUri: receiver.url + path, redirectUris: [REDIRECT, 'http://localhost:9999/other'] })).status).toBe(200);
+    const person = await createHuman(server);
+    const { tokens, agent } = await codeFlow(server, web, person);
+    expect((await endSession(agent, tokens.id_token!)).status).toBe(200);
+    await server.tick();
+    expect(receiver.accepted(path)).toHaveLength(1);
+    // Another internal receiver is not the org administrator's to name.
+    const moved = await updateConfig(orgAdmin, web, { backChannelLogoutUri: `${receiver.url}${path}/moved` });
+    expect(moved.status).toBe(400);
+  });
+
+  it('a stored receiver no instance role vouches for gets no logout at an internal address, until an instance administrator saves it', async () => {
+    const path = `/${uniqueName('unvouched')}`;
+    const web = await appWithReceiver(server, path);
+    // As an app stored before Sesame recorded who named its receiver, or one whose host name an org
+    // administrator pointed at an internal address: the same settings, vouched for by nobody.
+    const { oidc: settings } = server.app.ctx.clients.getApp(web.appId)!;
+    await server.app.ctx.clients.updateOidcConfig(web.appId, ownRow<OidcAppConfig>(settings!), false);
+    const person = await createHuman(server);
+    const first = await codeFlow(server, web, person);
+    expect((await endSession(first.agent, first.tokens.id_token!)).status).toBe(200);
+    await server.tick();
+    expect(receiver.attempts(path)).toHaveLength(0);
+    expect(server.logs()).toMatch(/back-channel logout attempt failed, will retry.*127\.0\.0\.1 is not a public address/);
+
+    // The instance administrator saves the same settings: now vouched for, the receiver is told.
+    expect((await updateConfig({ pat: server.pat }, web, { backChannelLogoutUri: receiver.url + path })).status).toBe(200);
+    server.clock.advance(30_000);
+    await server.tick();
+    expect(receiver.accepted(path)).toHaveLength(1);
   });
 });

@@ -123,6 +123,8 @@ describe('device authorization grant', () => {
     expect(consent.html).toContain('TV');
     expect(consent.html).toContain(person.loginName);
     expect(consent.html).toContain('Stay signed in (offline access)');
+    // The instance's own app: no warning that it registered itself (test/dynamic-registration.test.ts has one that did).
+    expect(consent.html).not.toContain('registered itself');
     const done = await submit(agent, consent, '/ui/login/device/consent', { decision: 'allow' });
     expect(done.status).toBe(200);
     expect(done.html).toContain('Device connected');

@@ -8,7 +8,7 @@ import * as oauth from 'oauth4webapi';
 import { importPKCS8, SignJWT } from 'jose';
 import { api } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
-import { Agent, createHuman, responseParams, signIn, submit, uniqueName, type Human } from './helpers/oidc.js';
+import { Agent, continueLink, createHuman, createWebApp, formOf, responseParams, signIn, submit, uniqueName, type Human } from './helpers/oidc.js';
 import { tempDataDir, type ServerAddress } from './helpers/server.js';
 
 /**
@@ -206,9 +206,11 @@ describe('consent to self-registered clients', () => {
     expect(page.html).toContain('action="/ui/login/consent"');
     expect(page.html).toContain('Curious app');
     expect(page.html).toContain('registered itself');
+    // Denied: the client hears it through a link on Sesame's page, never by a redirect (RFC 9700 §4.11.2).
     const denied = await submit(agent, page, '/ui/login/consent', { decision: 'deny' });
-    expect(responseParams(denied.location!).get('error')).toBe('access_denied');
-    expect(responseParams(denied.location!).get('iss')).toBe(server.issuer);
+    expect(denied.location).toBeUndefined();
+    expect(responseParams(continueLink(denied)).get('error')).toBe('access_denied');
+    expect(responseParams(continueLink(denied)).get('iss')).toBe(server.issuer);
 
     // The browser session stays: the next request goes straight to the consent step, and allowing gives a code.
     page = await agent.follow(url('openid profile'));
@@ -218,11 +220,113 @@ describe('consent to self-registered clients', () => {
     // Asked once: the same (or fewer) scopes answer at once, also without UI.
     expect(responseParams((await agent.follow(url('openid'))).location!).get('code')).toBeTruthy();
     expect(responseParams((await agent.follow(url('openid profile', { prompt: 'none' }))).location!).get('code')).toBeTruthy();
-    // More than was allowed: without UI the answer is consent_required; with UI the person is asked again.
-    expect(responseParams((await agent.follow(url('openid profile email', { prompt: 'none' }))).location!).get('error')).toBe('consent_required');
+    // More than was allowed: without UI the answer is consent_required (on Sesame's page, with the link); with UI the person is asked again.
+    expect(responseParams(continueLink(await agent.follow(url('openid profile email', { prompt: 'none' })))).get('error')).toBe('consent_required');
     expect((await agent.follow(url('openid profile email'))).html).toContain('action="/ui/login/consent"');
     // prompt=consent asks even for what was allowed.
     expect((await agent.follow(url('openid', { prompt: 'consent' }))).html).toContain('action="/ui/login/consent"');
+  });
+
+  it('a self-registered device client is asked about on the same page, which says it registered itself (in German too)', async () => {
+    const created = await register(
+      {
+        client_name: 'Stranger TV',
+        redirect_uris: ['http://127.0.0.1:8765/cb'],
+        token_endpoint_auth_method: 'none',
+        application_type: 'native',
+        grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
+      },
+      { token: server.pat },
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const started = await fetch(`${server.url}/oauth/v2/device_authorization`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: created.body!.client_id, scope: 'openid profile' }).toString(),
+    });
+    expect(started.status).toBe(200);
+    const link = new URL(((await started.json()) as { verification_uri_complete: string }).verification_uri_complete);
+    // The app's name is `<client_name> (<client_id>)`.
+    for (const [language, warning] of [
+      ['en', /Stranger TV \([^)]+\) registered itself with this server, which does not vouch for it\./],
+      ['de', /Stranger TV \([^)]+\) hat sich selbst bei diesem Server registriert/],
+    ] as const) {
+      const agent = new Agent(server);
+      const headers = { 'accept-language': language };
+      let page = await agent.follow(link.pathname + link.search, { headers });
+      const userCode = /id="user_code" name="user_code"[^>]* value="([^"]*)"/.exec(page.html ?? '')?.[1] ?? '';
+      // The browser's language, as it sends it with every request: the sign-in keeps the one of the code's POST.
+      const form = formOf(page.html!, '/ui/login/device');
+      page = await agent.follow(form.action, { form: { ...form.fields, user_code: userCode }, headers });
+      page = await submit(agent, page, '/ui/login/loginname', { loginName: person.loginName });
+      page = await submit(agent, page, '/ui/login/password', { password: person.password });
+      expect(page.html).toContain('action="/ui/login/device/consent"');
+      expect(page.html).toMatch(warning);
+    }
+  });
+});
+
+describe('no open redirect through a registered client (RFC 9700 §4.11.2)', () => {
+  const authorizeUrl = (clientId: string, extra: Record<string, string> = {}) =>
+    `/oauth/v2/authorize?${new URLSearchParams({ client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's', ...extra })}`;
+
+  it('its authorization errors are shown on Sesame\'s page with a link that delivers them; the instance\'s own apps are redirected to', async () => {
+    const created = await register({ ...WEB, client_name: 'Phisher' }, { token: server.pat });
+    const clientId = created.body!.client_id as string;
+    const own = await createWebApp(server);
+    for (const [extra, error] of [
+      [{ scope: 'profile' }, 'invalid_scope'],
+      [{ response_type: 'token' }, 'unsupported_response_type'],
+      [{ response_type: 'bogus' }, 'invalid_request'],
+      [{ code_challenge_method: 'S256' }, 'invalid_request'],
+      [{ prompt: 'none' }, 'login_required'],
+    ] as const) {
+      const page = await new Agent(server).follow(authorizeUrl(clientId, extra));
+      expect({ extra, status: page.status, location: page.location }).toEqual({ extra, status: 400, location: undefined });
+      expect(page.html).toMatch(/Phisher \([^)]+\) registered itself with this server/);
+      const link = new URL(continueLink(page));
+      expect(link.origin + link.pathname).toBe(REDIRECT);
+      expect(Object.fromEntries(link.searchParams)).toMatchObject({ error, state: 's', iss: server.issuer });
+      // The same request from the instance's own app is redirected at once, as in ZITADEL.
+      const redirected = await new Agent(server).follow(authorizeUrl(own.clientId, extra));
+      expect(responseParams(redirected.location!).get('error')).toBe(error);
+    }
+    // form_post: a form the person submits, never one that submits itself.
+    const posted = await new Agent(server).follow(authorizeUrl(clientId, { scope: 'profile', response_mode: 'form_post' }));
+    expect(posted.status).toBe(400);
+    expect(posted.html).not.toContain('<script');
+    expect(formOf(posted.html!, REDIRECT).fields).toMatchObject({ error: 'invalid_scope', state: 's', iss: server.issuer });
+    // Localized like the login's pages.
+    const german = await new Agent(server).follow(authorizeUrl(clientId, { scope: 'profile', ui_locales: 'de' }));
+    expect(german.html).toContain('Die Anmeldung wurde nicht abgeschlossen');
+    expect(german.html).toMatch(/Weiter zu Phisher \([^)]+\)/);
+  });
+
+  it('end_session sends the browser to its post-logout URI only with an ID token issued to it', async () => {
+    const bye = 'https://leaver.example.com/bye';
+    const created = await register({ ...WEB, client_name: 'Leaver', post_logout_redirect_uris: [bye] }, { token: server.pat });
+    const client = { id: created.body!.client_id as string, secret: created.body!.client_secret as string };
+    const endSession = (agent: Agent, params: Record<string, string>) => agent.fetch(`/oidc/v1/end_session?${new URLSearchParams(params)}`);
+
+    // client_id alone (anyone can send it): signed out, and a link to the URI for the person to follow.
+    const bare = await endSession(new Agent(server), { client_id: client.id, post_logout_redirect_uri: bye, state: 'x' });
+    expect(bare.status).toBe(200);
+    expect(bare.headers.get('location')).toBeNull();
+    const page = { status: bare.status, html: await bare.text(), headers: bare.headers };
+    expect(page.html).toContain('Signed out');
+    expect(page.html).toMatch(/Leaver \([^)]+\) registered itself with this server/);
+    expect(continueLink(page)).toBe(`${bye}?state=x`);
+
+    // With an ID token the client was issued: redirected, with state.
+    const config = await oidc.discovery(new URL(server.issuer), client.id, client.secret, oidc.ClientSecretBasic(client.secret), { execute: [oidc.allowInsecureRequests] });
+    const verifier = oidc.randomPKCECodeVerifier();
+    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state: 's' });
+    const agent = new Agent(server);
+    const done = await signIn(agent, url.pathname + url.search, person);
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(done.location!), { pkceCodeVerifier: verifier, expectedState: 's' });
+    const hinted = await endSession(agent, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: bye, state: 'x' });
+    expect(hinted.status).toBe(302);
+    expect(hinted.headers.get('location')).toBe(`${bye}?state=x`);
   });
 });
 
@@ -240,7 +344,7 @@ describe('registered clients are strangers', () => {
     };
     // A signed-in admin's session must not hand a stranger's client a token for the management API.
     const admin = await authorizeAs(configA, 'openid urn:zitadel:iam:org:project:id:zitadel:aud');
-    const refused = new URL(admin.done.location!).searchParams;
+    const refused = new URL(continueLink(admin.done)).searchParams;
     expect(refused.get('error')).toBe('invalid_scope');
 
     const { done, verifier } = await authorizeAs(configA, 'openid');
@@ -320,7 +424,8 @@ describe('the management project', () => {
 
       // Asked for by name: refused, as for any registered client.
       const scoped = await signInWith('openid urn:zitadel:iam:org:project:id:zitadel:aud');
-      expect(new URL(scoped.done.location!).searchParams.get('error')).toBe('invalid_scope');
+      // A registered client's error is shown on Sesame's page, with a link that delivers it.
+      expect(new URL(continueLink(scoped.done)).searchParams.get('error')).toBe('invalid_scope');
       const exchanged = await oidc
         .genericGrantRequest(config, TOKEN_EXCHANGE, { subject_token: tokens.access_token, subject_token_type: 'urn:ietf:params:oauth:token-type:access_token', audience: management() })
         .catch((e: unknown) => e);
@@ -654,7 +759,7 @@ describe('open registration', () => {
     const authorizeUrl = `/oauth/v2/authorize?${new URLSearchParams({ client_id: created.body!.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's' })}`;
     const stranger = await createHuman(server);
     const denied = await signIn(new Agent(server), authorizeUrl, stranger);
-    expect(new URL(denied.location!).searchParams.get('error')).toBe('access_denied');
+    expect(new URL(continueLink(denied)).searchParams.get('error')).toBe('access_denied');
     await api(server, 'POST', `/management/v1/users/${stranger.userId}/grants`, { token: server.pat, body: { projectId: checked.body.id, roleKeys: ['user'] } });
     const allowed = await signIn(new Agent(server), authorizeUrl, stranger);
     expect(new URL(allowed.location!).searchParams.get('code')).toBeTruthy();

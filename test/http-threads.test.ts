@@ -1,11 +1,12 @@
 import { createPrivateKey, randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { readdirSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, basicAuth, createApiApp, createMachineClient } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
-import { tempDataDir } from './helpers/server.js';
+import { startServer, tempDataDir } from './helpers/server.js';
 import { Connection } from './helpers/connection.js';
 import { Agent, createHuman, createWebApp, responseParams, signIn, type Human, type WebApp } from './helpers/oidc.js';
 
@@ -242,5 +243,58 @@ describe('two HTTP threads on one port', () => {
       plain.listen({ host: '127.0.0.1', port: server.port }, () => plain.close(() => resolve(undefined)));
     });
     expect(code).toBe('EADDRINUSE');
+  });
+});
+
+/** A port free on loopback now, for a server process whose port the test must know before it starts. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+/** A GET on a connection of its own (the kernel gives each new one to either thread): its status, or none. */
+function probe(port: number, path: string): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+    });
+    req.on('error', () => resolve(undefined));
+    req.end();
+  });
+}
+
+describe('readiness while a server with two HTTP threads starts', () => {
+  it('no thread answers a route with 200 while /readyz still says 503', async () => {
+    const port = await freePort();
+    const starting = startServer({ env: { SESAME_PORT: String(port), SESAME_HTTP_THREADS: '2' } });
+    let exited: unknown;
+    starting.catch((error: unknown) => (exited = error));
+    // From the first connection on: once discovery answered 200, /readyz (asked after that answer,
+    // on another connection) must say ready too. Polled until it does, however long the start takes.
+    const seen: { discovery: number | undefined; readyz: number | undefined }[] = [];
+    for (;;) {
+      if (exited) throw exited;
+      const discovery = await probe(port, '/.well-known/openid-configuration');
+      if (discovery === 200) {
+        const readyz = await probe(port, '/readyz');
+        seen.push({ discovery, readyz });
+        if (readyz === 200) break;
+      } else if (discovery !== undefined) {
+        seen.push({ discovery, readyz: undefined });
+      }
+    }
+    const server = await starting;
+    try {
+      expect(seen.filter((s) => s.discovery === 200 && s.readyz !== 200)).toEqual([]);
+      // Once ready, every connection gets the same answers, whichever thread takes it.
+      const after = await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => probe(port, i % 2 ? '/readyz' : '/.well-known/openid-configuration')));
+      expect(after).toEqual(Array(CONNECTIONS).fill(200));
+    } finally {
+      await server.close();
+    }
   });
 });

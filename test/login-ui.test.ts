@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
-import { Agent, createHuman, createWebApp, exchangeCode, formOf, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
+import { Agent, continueLink, createHuman, createWebApp, exchangeCode, formOf, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { base32Encode, totpAt } from '../src/crypto/totp.js';
 
@@ -205,7 +205,7 @@ describe('end session rules', () => {
     expect(await ignored.text()).toContain('Signed out');
   });
 
-  it('client_id alone with a registered URI redirects with state; logout_hint ends only that user', async () => {
+  it('client_id alone with a registered URI: the signed-out page links to it with state (no redirect); logout_hint ends only that user', async () => {
     const other = await createHuman(server);
     const agent = new Agent(server);
     await signIn(agent, authorizeUrl(web, { prompt: 'login' }), person);
@@ -217,8 +217,13 @@ describe('end session rules', () => {
       state: 'x y',
       ui_locales: 'de',
     });
-    expect(res.status).toBe(302);
-    expect(res.headers.get('location')).toBe('http://localhost:9999/signed-out?state=x+y');
+    // Nothing shows that the client asked (no id_token_hint): RP-Initiated Logout 1.0 §3 allows no redirect.
+    expect(res.status).toBe(200);
+    expect(res.headers.get('location')).toBeNull();
+    const page = { status: res.status, html: await res.text(), headers: res.headers };
+    expect(page.html).toContain('Abgemeldet');
+    expect(continueLink(page)).toBe('http://localhost:9999/signed-out?state=x+y');
+    expect(page.html).not.toContain('selbst bei diesem Server registriert');
     // Only `person` is left: prompt=none answers for them without asking.
     const silent = await agent.follow(authorizeUrl(web, { prompt: 'none' }));
     expect((await tokensFor(silent.location!)).claims.sub).toBe(person.userId);

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { propagation } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, createApiApp, createMachineClient } from './helpers/api.js';
 import { Connection } from './helpers/connection.js';
@@ -21,6 +22,7 @@ interface OtlpSpan {
   traceId: string;
   spanId: string;
   parentSpanId?: string;
+  traceState?: string;
   name: string;
   kind: number;
   attributes: { key: string; value: OtlpValue }[];
@@ -72,12 +74,16 @@ const attribute = (span: OtlpSpan, key: string) => {
 };
 
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+/** A client's own trace context: a parent, vendor trace state and baggage. */
+const CLIENT_CONTEXT = { traceparent: `00-${CLIENT_TRACE}-00f067aa0ba902b7-01`, tracestate: 'client=chosen', baggage: 'user.id=chosen' };
 
 describe('tracing over OTLP/HTTP (JSON)', () => {
   const receiver = new OtlpReceiver();
   let server: InProcessServer;
   let spans: OtlpSpan[];
   let threads: number;
+  /** The headers the main thread extracted a trace context from (those of requests handed over to it). */
+  const handedOver: Record<string, string>[] = [];
 
   beforeAll(async () => {
     const endpoint = await receiver.start();
@@ -96,9 +102,21 @@ describe('tracing over OTLP/HTTP (JSON)', () => {
         expect((await c.get('/healthz')).status).toBe(200);
       }),
     );
+    // A client naming a trace of its own, with trace state and baggage, on requests an acceptor thread
+    // hands to the main thread: what the main thread continues from is the acceptor's context alone.
+    const original = propagation.extract.bind(propagation);
+    propagation.extract = (context, carrier, getter) => {
+      handedOver.push({ ...(carrier as Record<string, string>) });
+      return original(context, carrier, getter);
+    };
+    try {
+      await Promise.all(connections.map(async (c) => expect((await c.get('/readyz', CLIENT_CONTEXT)).status).toBe(200)));
+    } finally {
+      propagation.extract = original;
+    }
     for (const c of connections) c.close();
     // A client naming a trace of its own: not continued (it could have its requests sampled at will).
-    expect((await fetch(`${server.url}/.well-known/openid-configuration`, { headers: { traceparent: `00-${CLIENT_TRACE}-00f067aa0ba902b7-01` } })).status).toBe(200);
+    expect((await fetch(`${server.url}/.well-known/openid-configuration`, { headers: CLIENT_CONTEXT })).status).toBe(200);
     await server.stop();
     spans = receiver.spans();
   });
@@ -119,6 +137,23 @@ describe('tracing over OTLP/HTTP (JSON)', () => {
     const discovery = spans.filter((s) => s.name === 'GET /.well-known/openid-configuration');
     expect(discovery.length).toBeGreaterThan(0);
     expect(spans.filter((s) => s.traceId === CLIENT_TRACE)).toEqual([]);
+  });
+
+  it('nor its trace state and baggage, when an acceptor thread hands the request to the main thread', () => {
+    const ready = spans.filter((s) => s.name === 'GET /readyz');
+    expect(ready.length).toBeGreaterThanOrEqual(CONNECTIONS);
+    expect(spans.filter((s) => s.traceId === CLIENT_TRACE || s.traceState)).toEqual([]);
+    // The main thread's spans of handed-over requests continue the acceptor's trace, from its headers only.
+    const forwarded = ready.filter((s) => s.thread === 0 && s.parentSpanId);
+    if (threads > 1) {
+      expect(forwarded.length).toBeGreaterThan(0);
+      expect(handedOver.length).toBeGreaterThanOrEqual(forwarded.length);
+    }
+    for (const headers of handedOver) {
+      expect(headers.traceparent).not.toContain(CLIENT_TRACE);
+      expect(headers).not.toHaveProperty('tracestate');
+      expect(headers).not.toHaveProperty('baggage');
+    }
   });
 
   it('exports to the OTLP endpoint over HTTP with JSON, from every HTTP thread', () => {

@@ -156,7 +156,15 @@ export class ClientsActor {
 
   async addApp(
     project: View<ProjectRecord>,
-    input: { id?: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string }; registration?: ClientRegistration },
+    input: {
+      id?: string;
+      clientId?: string;
+      name: string;
+      oidc?: OidcAppConfig;
+      api?: { authMethodType: string };
+      registration?: ClientRegistration;
+      logoutReceiverByInstance?: boolean;
+    },
   ): Promise<{ app: View<AppRecord>; clientSecret?: string }> {
     const method = input.oidc?.authMethodType ?? input.api?.authMethodType ?? '';
     const clientSecret = usesClientSecret(method) ? newAlphanumericSecret(64) : undefined;
@@ -183,7 +191,7 @@ export class ClientsActor {
    */
   stageApp(
     project: View<ProjectRecord>,
-    input: { id: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string }; secretHash?: Uint8Array },
+    input: { id: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string }; secretHash?: Uint8Array; logoutReceiverByInstance?: boolean },
     batch: WriteBatch,
   ): View<AppRecord> {
     const app = this.newApp(project, input, batch);
@@ -200,7 +208,7 @@ export class ClientsActor {
 
   private newApp(
     project: View<ProjectRecord>,
-    input: { id?: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string }; secretHash?: Uint8Array },
+    input: { id?: string; clientId?: string; name: string; oidc?: OidcAppConfig; api?: { authMethodType: string }; secretHash?: Uint8Array; logoutReceiverByInstance?: boolean },
     batch?: WriteBatch,
   ): AppRecord {
     const name = input.name.trim();
@@ -224,21 +232,28 @@ export class ClientsActor {
       ...(input.secretHash ? { secretHash: input.secretHash } : {}),
       ...(input.oidc ? { oidc: input.oidc } : {}),
       ...(input.api ? { api: input.api } : {}),
+      ...(input.logoutReceiverByInstance ? { logoutReceiverByInstance: true } : {}),
     } as AppRecord);
   }
 
-  /** UpdateOIDCAppConfig: the app's new OIDC configuration (its registered origins follow). */
-  async updateOidcConfig(appId: string, oidc: OidcAppConfig): Promise<View<AppRecord>> {
+  /**
+   * UpdateOIDCAppConfig: the app's new OIDC configuration (its registered origins follow), and
+   * whether the instance vouches for its back-channel logout URI now.
+   */
+  async updateOidcConfig(appId: string, oidc: OidcAppConfig, logoutReceiverByInstance: boolean): Promise<View<AppRecord>> {
     const app = this.apps.get(appId);
     if (!app?.oidc) throw notFound('APP-Jd8sa', `application ${appId} not found`);
-    return this.writeApp(app, { oidc });
+    return this.writeApp(app, { oidc, logoutReceiverByInstance: logoutReceiverByInstance || undefined });
   }
 
-  /** A registered client's update (RFC 7592 §2.2): its OIDC configuration and registered metadata together. */
+  /**
+   * A registered client's update (RFC 7592 §2.2): its OIDC configuration and registered metadata
+   * together. The client sets its receiver itself, so the instance no longer vouches for it.
+   */
   async updateRegisteredApp(appId: string, oidc: OidcAppConfig, registration: ClientRegistration): Promise<View<AppRecord>> {
     const app = this.apps.get(appId);
     if (!app?.oidc || !app.registration) throw notFound('APP-Jd8sa', `application ${appId} not found`);
-    return this.writeApp(app, { oidc, registration });
+    return this.writeApp(app, { oidc, registration, logoutReceiverByInstance: undefined });
   }
 
   /**
@@ -282,8 +297,13 @@ export class ClientsActor {
     return { app: await this.writeApp(app, { secretHash: sha256(clientSecret) }), clientSecret };
   }
 
-  private async writeApp(app: View<AppRecord>, change: Pick<Partial<AppRecord>, 'oidc' | 'secretHash' | 'registration'>): Promise<View<AppRecord>> {
+  private async writeApp(
+    app: View<AppRecord>,
+    change: Pick<Partial<AppRecord>, 'oidc' | 'secretHash' | 'registration' | 'logoutReceiverByInstance'>,
+  ): Promise<View<AppRecord>> {
     const updated: AppRecord = { ...ownRow<AppRecord>(app), ...change, changedAt: Date.now(), sequence: app.sequence + 1 };
+    // Taken back by a change that names it as undefined: not stored as a key without a value.
+    if (!updated.logoutReceiverByInstance) delete updated.logoutReceiverByInstance;
     this.indexOrigins(updated);
     try {
       await this.apps.put(updated);

@@ -73,6 +73,11 @@ export interface RouteDescriptor {
   peerAddress: boolean;
 }
 
+/** What an acceptor thread needs to know of each route (in mount order), before or after they are mounted. */
+export function describeRoutes(routes: readonly Route[]): RouteDescriptor[] {
+  return routes.map((r) => ({ pattern: r.pattern, errorStyle: r.errorStyle, maxBody: r.maxBody, peerAddress: r.peerAddress === true }));
+}
+
 /** A request handed from an acceptor thread to the main thread (structured-clone safe). */
 export interface ForwardedRequest {
   /** Index in routeTable(), or the error style of the unknown-path fallback. */
@@ -371,7 +376,7 @@ export async function startHttpServer(host: string, port: number, options: Serve
         },
         // In the binary, missing from the typings.
         close: () => (app as unknown as { close(): void }).close(),
-        routeTable: () => mounted.map((r) => ({ pattern: r.pattern, errorStyle: r.errorStyle, maxBody: r.maxBody, peerAddress: r.peerAddress === true })),
+        routeTable: () => describeRoutes(mounted),
         serveForwarded(request) {
           const route = typeof request.route === 'number' ? mounted[request.route] : fallbacks[request.route];
           if (!route) return Promise.reject(new Error(`no route ${String(request.route)}`));

@@ -117,6 +117,14 @@ export interface AppRecord extends Meta {
   api?: { authMethodType: string };
   /** Present on an app created by dynamic client registration (RFC 7591), managed with RFC 7592. */
   registration?: ClientRegistration;
+  /**
+   * The instance vouches for the app's back-channel logout URI: a caller with an instance role set
+   * it through the management API, or an instance owner imported the app. Absent (an org or
+   * project administrator set it, the client registered itself, or the app was stored before
+   * Sesame recorded this): the receiver must be a public host, when it is set and at each delivery,
+   * since whoever set it might aim Sesame's logout POSTs into the network it runs in.
+   */
+  logoutReceiverByInstance?: true;
 }
 
 /**

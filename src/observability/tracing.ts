@@ -87,8 +87,16 @@ export function endRequestTrace(trace: RequestTrace, status: number | 'aborted')
   trace.span.end();
 }
 
-/** Adds the active span's `traceparent` to headers a request is handed on with (acceptor → main thread). */
+/**
+ * Puts the active context's trace context (`traceparent`, `tracestate`, `baggage`) into headers a
+ * request is handed on with (acceptor → main thread), in place of any the client sent: the main
+ * thread continues a handed-over trace as its own, so only what this thread decided to continue
+ * (a trusted parent's, see startRequestTrace's callers) may reach it, never a client's header that
+ * the injection happens not to overwrite (an empty `tracestate`, no baggage).
+ */
 export function injectTraceContext(headers: Record<string, string>): void {
   if (tracer === undefined) return;
-  api!.propagation.inject(api!.context.active(), headers);
+  const propagation = api!.propagation;
+  for (const field of propagation.fields()) delete headers[field];
+  propagation.inject(api!.context.active(), headers);
 }

@@ -1,6 +1,5 @@
 import { createPublicKey } from 'node:crypto';
-import { isIP } from 'node:net';
-import { isPublicAddress } from '../util/public-address.js';
+import { isInternalHost } from '../util/public-address.js';
 import { z } from 'zod';
 import { OAuthError } from './errors.js';
 import { isLoopbackHttp } from './authorize/redirect-uri.js';
@@ -163,8 +162,7 @@ function isNativeRedirect(uri: string): boolean {
 function checkLogoutReceiver(uri: string): void {
   const url = URL.canParse(uri) ? new URL(uri) : undefined;
   if (!url) return; // the management API's rules answer a malformed one
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && !isPublicAddress(host))) {
+  if (isInternalHost(url.hostname)) {
     throw metadataError(`backchannel_logout_uri: ${url.hostname} is not a public host (a registered client's receiver must be reachable on the internet)`);
   }
 }

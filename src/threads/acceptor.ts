@@ -43,7 +43,7 @@ function forward(route: ForwardedRequest['route'], req: Request): Promise<Respon
   // copied out of the pooled or shared buffer it may sit in.
   const own = req.body.byteLength >= 65536 && req.body.byteOffset === 0 && req.body.byteLength === req.body.buffer.byteLength;
   const body = own ? new Uint8Array(req.body.buffer) : new Uint8Array(req.body);
-  // Traced: the main thread's span of the request continues this thread's trace.
+  // Traced: the main thread's span of the request continues this thread's trace (and only it).
   const headers = tracingOn() ? { ...req.headers } : (req.headers as Record<string, string>);
   injectTraceContext(headers);
   const request: ForwardedRequest = {
@@ -102,10 +102,35 @@ function beforeRequest(): void {
 /** Stops this thread's metrics and tracing (sending the spans not yet exported). */
 let stopObserving: () => Promise<void> = async () => {};
 
+/**
+ * Waits for the main thread's word: `join` once it serves and is ready (true), `drain` when the
+ * start failed meanwhile (false).
+ */
+function instructed(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const listener = (message: ToAcceptor) => {
+      if (message.type !== 'join' && message.type !== 'drain') return;
+      port.off('message', listener);
+      resolve(message.type === 'join');
+    };
+    port.on('message', listener);
+  });
+}
+
 async function start(): Promise<void> {
   stopObserving = await observeThread(data.metrics, data.index, data.config.tracing);
   beforeRequest();
   if (!local) throw new Error('the directory copy did not load');
+  // The port is joined only once the main thread is ready: a thread that served discovery while
+  // /readyz (the main thread's) still said 503 would tell a load balancer two things at once.
+  post({ type: 'prepared' });
+  if (!(await instructed())) {
+    await storage.close();
+    await stopObserving();
+    post({ type: 'drained' });
+    port.close();
+    return;
+  }
   const indexOf = new Map(data.routes.map((descriptor, index) => [descriptor.pattern, index]));
   const server = await startHttpServer(data.config.host, data.port, {
     sharedPort: 'join',

@@ -1,10 +1,12 @@
 import { Worker } from 'node:worker_threads';
-import type { HttpServer } from '../http/server.js';
+import type { HttpServer, RouteDescriptor } from '../http/server.js';
 import { log, writeLogLine } from '../util/log.js';
 import type { AcceptorData, FromAcceptor, ToAcceptor } from './protocol.js';
 
 /** The HTTP acceptor threads beside the main thread (see acceptor.ts). */
 export interface Acceptors {
+  /** Has them join the port (the main thread serves and is ready); resolves once all of them listen. */
+  join(): Promise<void>;
   /** Requests each thread received so far, the main thread's first (forwarded ones count where they arrived). */
   served(): Promise<number[]>;
   /** Stops them accepting, waits until what they received is answered, ends them. */
@@ -15,70 +17,93 @@ export class AcceptorStartError extends Error {}
 
 const ENTRY = new URL('./acceptor.js', import.meta.url);
 
+/** A promise with its settling functions at hand. */
+function deferred(): { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<void>((ok, fail) => {
+    resolve = ok;
+    reject = fail;
+  });
+  // Awaited later (or never, when the start already failed): not an unhandled rejection meanwhile.
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}
+
 /**
- * Starts `count` acceptor threads on the main thread's port and serves what they forward with
- * `server` (the main thread's own server, so a forwarded request is answered exactly as one
- * received here). Resolves once all of them listen.
+ * Starts `count` acceptor threads for the main thread's port and `routes` (its table, in mount
+ * order), and serves what they forward with `server` (the main thread's own server, so a
+ * forwarded request is answered exactly as one received here). Resolves once each has loaded its
+ * copy of the directory; they listen only after `join()`.
  */
-export async function startAcceptors(count: number, server: HttpServer, data: Omit<AcceptorData, 'index' | 'routes'>): Promise<Acceptors> {
-  const routes = server.routeTable();
-  const threads: { worker: Worker; ended: Promise<void> }[] = [];
+export async function startAcceptors(count: number, routes: RouteDescriptor[], server: HttpServer, data: Omit<AcceptorData, 'index' | 'routes'>): Promise<Acceptors> {
+  const threads: { worker: Worker; ended: Promise<void>; prepared: Promise<void>; listening: Promise<void> }[] = [];
   /** Per thread, questions awaiting its answer (a dead thread's are answered with `drained`). */
   const questions: ((message: FromAcceptor) => boolean)[][] = [];
   const endedSlots = new Set<number>();
   let stopping = false;
   let forwarded = 0;
 
-  const start = (index: number) =>
-    new Promise<void>((resolve, reject) => {
-      const worker = new Worker(ENTRY, { workerData: { ...data, index, routes } satisfies AcceptorData });
-      const slot = threads.length;
-      const ended = new Promise<void>((done) => worker.once('exit', () => done()));
-      threads.push({ worker, ended });
-      questions.push([]);
-      const send = (message: ToAcceptor, transfer?: ArrayBuffer[]) => worker.postMessage(message, transfer);
-      let listening = false;
-      worker.on('message', (message: FromAcceptor) => {
-        switch (message.type) {
-          case 'forward':
-            forwarded++;
-            server.serveForwarded(message.request).then(
-              (response) => {
-                // A Buffer body may share a pooled allocation: copied to its own, then moved.
-                const body = typeof response.body === 'string' ? response.body : new Uint8Array(response.body);
-                send({ type: 'reply', id: message.id, response: { ...response, body } }, typeof body === 'string' ? [] : [body.buffer as ArrayBuffer]);
-              },
-              (error: unknown) => send({ type: 'failed', id: message.id, message: String(error) }),
-            );
-            return;
-          case 'log':
-            writeLogLine(message.line);
-            return;
-          case 'listening':
-            listening = true;
-            resolve();
-            return;
-          case 'failed':
-            reject(new AcceptorStartError(message.message));
-            return;
-          default: {
-            const list = questions[slot]!;
-            const at = list.findIndex((matches) => matches(message));
-            if (at !== -1) list.splice(at, 1);
-          }
+  const start = (index: number) => {
+    const prepared = deferred();
+    const started = deferred();
+    // A failure before it listens fails whichever step is under way.
+    const reject = (error: unknown) => {
+      prepared.reject(error);
+      started.reject(error);
+    };
+    const worker = new Worker(ENTRY, { workerData: { ...data, index, routes } satisfies AcceptorData });
+    const slot = threads.length;
+    const ended = new Promise<void>((done) => worker.once('exit', () => done()));
+    threads.push({ worker, ended, prepared: prepared.promise, listening: started.promise });
+    questions.push([]);
+    const send = (message: ToAcceptor, transfer?: ArrayBuffer[]) => worker.postMessage(message, transfer);
+    let listening = false;
+    worker.on('message', (message: FromAcceptor) => {
+      switch (message.type) {
+        case 'forward':
+          forwarded++;
+          server.serveForwarded(message.request).then(
+            (response) => {
+              // A Buffer body may share a pooled allocation: copied to its own, then moved.
+              const body = typeof response.body === 'string' ? response.body : new Uint8Array(response.body);
+              send({ type: 'reply', id: message.id, response: { ...response, body } }, typeof body === 'string' ? [] : [body.buffer as ArrayBuffer]);
+            },
+            (error: unknown) => send({ type: 'failed', id: message.id, message: String(error) }),
+          );
+          return;
+        case 'log':
+          writeLogLine(message.line);
+          return;
+        case 'prepared':
+          prepared.resolve();
+          return;
+        case 'listening':
+          listening = true;
+          started.resolve();
+          return;
+        case 'failed':
+          reject(new AcceptorStartError(message.message));
+          return;
+        default: {
+          const list = questions[slot]!;
+          const at = list.findIndex((matches) => matches(message));
+          if (at !== -1) list.splice(at, 1);
         }
-      });
-      worker.on('error', (error) => {
-        if (!listening) reject(error);
-        else log.error('HTTP acceptor thread failed; the other threads go on serving the port', { thread: index, error: String(error) });
-      });
-      worker.once('exit', (code) => {
-        if (!listening) reject(new AcceptorStartError(`HTTP acceptor thread ${index} exited with code ${code} before listening`));
-        else if (!stopping) log.error('HTTP acceptor thread ended; the other threads go on serving the port', { thread: index, code });
-        endedSlots.add(slot);
-        for (const waiting of questions[slot]!.splice(0)) waiting({ type: 'drained' });
-      });
+      }
     });
+    worker.on('error', (error) => {
+      if (!listening) reject(error);
+      else log.error('HTTP acceptor thread failed; the other threads go on serving the port', { thread: index, error: String(error) });
+    });
+    worker.once('exit', (code) => {
+      if (!listening) reject(new AcceptorStartError(`HTTP acceptor thread ${index} exited with code ${code} before listening`));
+      else if (!stopping) log.error('HTTP acceptor thread ended; the other threads go on serving the port', { thread: index, code });
+      endedSlots.add(slot);
+      for (const waiting of questions[slot]!.splice(0)) waiting({ type: 'drained' });
+    });
+    return prepared.promise;
+  };
 
   const ask = <T>(slot: number, message: ToAcceptor, answer: (reply: FromAcceptor) => T | undefined): Promise<T> =>
     new Promise((resolve) => {
@@ -117,6 +142,10 @@ export async function startAcceptors(count: number, server: HttpServer, data: Om
     throw error;
   }
   return {
+    async join() {
+      for (const { worker } of threads) worker.postMessage({ type: 'join' } satisfies ToAcceptor);
+      await Promise.all(threads.map((thread) => thread.listening));
+    },
     async served() {
       const counts = await Promise.all(
         threads.map((_, slot) => ask(slot, { type: 'served' }, (reply) => (reply.type === 'served' ? reply.count : reply.type === 'drained' ? 0 : undefined))),

@@ -10,7 +10,7 @@ export interface AcceptorData {
   issuer: string;
   /** The port the main thread bound (the configured one, or the one the OS chose for 0). */
   port: number;
-  /** The main thread's routes, in mount order: forwarded requests name theirs by index. */
+  /** The main thread's routes, in mount order (mounted once the server is ready): forwarded requests name theirs by index. */
   routes: RouteDescriptor[];
   /** Storage's shared counters (commits, directory version). */
   sharedCounters: SharedArrayBuffer;
@@ -22,6 +22,8 @@ export interface AcceptorData {
 
 /** Messages from an acceptor thread to the main thread. */
 export type FromAcceptor =
+  /** Its copy of the directory is loaded: it joins the port when told (`join`). */
+  | { type: 'prepared' }
   | { type: 'listening' }
   | { type: 'failed'; message: string }
   | { type: 'forward'; id: number; request: ForwardedRequest }
@@ -31,6 +33,8 @@ export type FromAcceptor =
 
 /** Messages from the main thread to an acceptor thread. */
 export type ToAcceptor =
+  /** The main thread serves and is ready: join the port. */
+  | { type: 'join' }
   | { type: 'reply'; id: number; response: ForwardedResponse }
   | { type: 'failed'; id: number; message: string }
   | { type: 'served' }

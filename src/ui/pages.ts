@@ -275,24 +275,27 @@ ${errorBox(options.error)}
 const SCOPE_TEXTS = new Set(['openid', 'profile', 'email', 'phone', 'address', 'offline_access']);
 
 /**
- * After signing in: the person sees which app asks for what on which account, and is reminded to
- * allow only a device of their own (RFC 8628 §5.4: codes get phished), then allows or denies.
+ * After signing in, the one page that asks the person to allow a device (RFC 8628) or a client
+ * what it asks for (the scopes, and the APIs: resources) on which account. A device's reminds them
+ * to allow only a device of their own (RFC 8628 §5.4: codes get phished); a self-registered
+ * client's (dynamic registration: anyone may have made it), device or not, says that nobody
+ * vouches for it.
  */
-/**
- * Asks the signed-in person to allow a device (RFC 8628) or a self-registered client (dynamic
- * registration: anyone may have made it) what it asks for: the scopes, and the APIs (resources).
- */
-export function consentPage(p: PageContext, options: { kind: 'device' | 'client'; loginName: string; scopes: readonly string[]; resources?: readonly string[] }): string {
+export function consentPage(
+  p: PageContext,
+  options: { device: boolean; selfRegistered: boolean; loginName: string; scopes: readonly string[]; resources?: readonly string[] },
+): string {
   const t = translator(p.locale);
   const scopeText = (scope: string) => (SCOPE_TEXTS.has(scope) ? t(`device.scope.${scope}` as Parameters<Translate>[0]) : scope);
   const asked = [...options.scopes.map(scopeText), ...(options.resources ?? [])];
-  const device = options.kind === 'device';
+  const { device } = options;
   return layout(
     p.locale,
     t('device.consent.title'),
     html`<h1>${t('device.consent.title')}</h1>
 <span class="user-chip">${options.loginName}</span>
 <p class="intro">${t(device ? 'device.consent.intro' : 'client.consent.intro', { client: p.clientName, user: options.loginName })}</p>
+${options.selfRegistered ? html`<p class="intro">${t('consent.selfRegistered', { client: p.clientName })}</p>` : ''}
 ${asked.length > 0 ? html`<p class="intro">${t('device.consent.scopes')}</p>
 <ul class="scopes">
 ${asked.map((item) => html`<li>${item}</li>
@@ -318,6 +321,55 @@ export function deviceDonePage(locale: Locale, allowed: boolean, clientName: str
   return layout(locale, title, html`<h1>${title}</h1><p class="intro">${t(allowed ? 'device.allowed.intro' : 'device.denied.intro', { client: clientName })}</p>`, t);
 }
 
+/**
+ * Where a link on Sesame's page takes the browser to a client, with what it carries: a URL, or a
+ * form posted to the client (response_mode=form_post; a button, never submitted by itself).
+ */
+export type ContinueTo = { href: string } | { action: string; params: readonly [string, string][] };
+
+/** A client the person may go on to: its name, whether it registered itself, and the way there. */
+export interface ClientLink {
+  clientName: string;
+  selfRegistered: boolean;
+  continueTo: ContinueTo;
+}
+
+/**
+ * The link (or form button) to a client, shown where Sesame does not send the browser there by
+ * itself, with where it leads (the person decides whether to go; a self-registered client is said
+ * to be one).
+ */
+function clientLink(t: Translate, link: ClientLink): Html {
+  const { clientName: client, continueTo } = link;
+  const target = 'href' in continueTo ? continueTo.href.split(/[?#]/)[0]! : continueTo.action;
+  return html`${link.selfRegistered ? html`<p class="intro">${t('consent.selfRegistered', { client })}</p>
+` : ''}<p class="intro">${t('continue.intro', { client, target })}</p>
+${
+  'href' in continueTo
+    ? html`<p><a class="button" href="${continueTo.href}">${t('continue.link', { client })}</a></p>`
+    : html`<form method="post" action="${continueTo.action}">
+${continueTo.params.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">
+`)}<button type="submit">${t('continue.link', { client })}</button>
+</form>`
+}`;
+}
+
+/**
+ * An authorization error for a client Sesame does not send the browser to by itself (one that
+ * registered itself, RFC 9700 §4.11.2): what went wrong, and a link that delivers the error to it.
+ */
+export function clientErrorPage(locale: Locale, message: string, link: ClientLink): string {
+  const t = translator(locale);
+  return layout(
+    locale,
+    t('continue.error.title'),
+    html`<h1>${t('continue.error.title')}</h1>
+<p class="error" role="alert">${message}</p>
+${clientLink(t, link)}`,
+    t,
+  );
+}
+
 export function errorPage(locale: Locale, message: string, detail?: string): string {
   const t = translator(locale);
   return layout(
@@ -331,9 +383,11 @@ ${detail ? html`<p class="intro">${detail}</p>` : ''}
   );
 }
 
-export function signedOutPage(locale: Locale): string {
+/** After end_session; `link`: the client's post-logout page, when it named one but did not prove it asked (no id_token_hint). */
+export function signedOutPage(locale: Locale, link?: ClientLink): string {
   const t = translator(locale);
-  return layout(locale, t('logout.title'), html`<h1>${t('logout.title')}</h1><p class="intro">${t('logout.intro')}</p>`, t);
+  return layout(locale, t('logout.title'), html`<h1>${t('logout.title')}</h1><p class="intro">${t('logout.intro')}</p>
+${link ? clientLink(t, link) : ''}`, t);
 }
 
 /** The inline script of the form_post page; its hash goes into the page's Content-Security-Policy. */

@@ -3,6 +3,7 @@ import { isLoopbackHttp } from '../protocol/authorize/redirect-uri.js';
 import { invalidArgument } from '../model/errors.js';
 import { appCredential, type AppRecord, type AppTokenLifetimes, type OidcAppConfig } from '../model/records.js';
 import { formatProtoDuration } from '../util/duration.js';
+import { isInternalHost } from '../util/public-address.js';
 import {
   enumField,
   enumValue,
@@ -116,16 +117,29 @@ function checkRedirectUris(field: string, uris: readonly string[], config: View<
  * What is wrong with a back-channel logout URI (Back-Channel Logout 1.0 §2.2), if anything: it is
  * where Sesame POSTs logout tokens, so it must be an absolute http(s) URL without a fragment, and
  * https outside dev mode (as redirect URIs are held to https there, the app's cookies being at stake).
- * Empty means none.
+ * `publicOnly`: no instance role vouches for it (AppRecord.logoutReceiverByInstance), so it must
+ * not name a host inside the network (a name is checked again at each delivery). Empty means none.
  */
-export function backChannelLogoutUriProblem(uri: string, devMode: boolean): string | undefined {
+export function backChannelLogoutUriProblem(uri: string, devMode: boolean, publicOnly = false): string | undefined {
   if (uri === '') return undefined;
   const url = parseUri(uri);
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) return `backChannelLogoutUri: "${uri}" is not an absolute http(s) URL`;
   if (uri.includes('#')) return `backChannelLogoutUri: "${uri}" must not have a fragment`;
   if (url.username || url.password) return `backChannelLogoutUri: "${uri}" must not carry credentials`;
   if (url.protocol === 'http:' && !devMode) return `backChannelLogoutUri: "${uri}" uses http, which is allowed only in dev mode`;
+  if (publicOnly && isInternalHost(url.hostname)) {
+    return `backChannelLogoutUri: ${url.hostname} is not a public host; only an administrator with an instance role may name a receiver inside the network`;
+  }
   return undefined;
+}
+
+/**
+ * Whether the instance vouches for an app's back-channel logout URI after a write of its OIDC
+ * settings: a caller with an instance role vouches for what it sends; anyone else keeps an earlier
+ * vouching only for the URI as it was (an org administrator may change the app's other settings).
+ */
+export function logoutReceiverVouched(byInstance: boolean, before: View<AppRecord> | undefined, uri: string): boolean {
+  return byInstance || (before?.logoutReceiverByInstance === true && before.oidc?.backChannelLogoutUri === uri);
 }
 
 /** ZITADEL's OIDCApp.IsValid: each response type needs its grant type. */
@@ -218,11 +232,14 @@ export function withinLifetimeLimits(input: OidcConfigInput, limits: LifetimeLim
   return out;
 }
 
-/** Applies the defaults, validates, and returns the stored form. */
-export function toOidcAppConfig(input: OidcConfigInput, limits: LifetimeLimits): OidcAppConfig {
+/**
+ * Applies the defaults, validates, and returns the stored form. `publicLogoutReceiver`: the
+ * back-channel logout URI must name a public host (see backChannelLogoutUriProblem).
+ */
+export function toOidcAppConfig(input: OidcConfigInput, limits: LifetimeLimits, publicLogoutReceiver = false): OidcAppConfig {
   const unsupported = unsupportedOidcSettings(input)[0];
   if (unsupported) throw invalidArgument('APP-Unsup1', unsupported.message);
-  const badLogoutUri = backChannelLogoutUriProblem(input.backChannelLogoutUri, input.devMode);
+  const badLogoutUri = backChannelLogoutUriProblem(input.backChannelLogoutUri, input.devMode, publicLogoutReceiver);
   if (badLogoutUri) throw invalidArgument('APP-Bcl01', badLogoutUri);
   const clockSkewMs = input.clockSkew ?? 0;
   if (clockSkewMs < 0 || clockSkewMs > MAX_CLOCK_SKEW_MS) throw invalidArgument('APP-Cl0ck', 'clockSkew must be between 0s and 5s');

@@ -23,8 +23,8 @@ export class Connection {
     return { status, body: text ? (JSON.parse(text) as Record<string, any>) : {}, headers };
   }
 
-  get(path: string): Promise<{ status: number; text: string }> {
-    return this.send('GET', path, {}, undefined);
+  get(path: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+    return this.send('GET', path, headers, undefined);
   }
 
   private send(method: string, path: string, headers: Record<string, string | string[]>, payload: string | undefined): Promise<{ status: number; text: string; headers: Record<string, string | string[] | undefined> }> {

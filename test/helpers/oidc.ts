@@ -188,6 +188,16 @@ export async function signIn(
   return page;
 }
 
+/**
+ * The URL of the link on Sesame's page to a client it does not send the browser to by itself (a
+ * self-registered client's error, a post-logout URI without an id_token_hint).
+ */
+export function continueLink(page: Step): string {
+  const href = /<a class="button" href="([^"]+)">/.exec(page.html ?? '')?.[1];
+  if (href === undefined) throw new Error(`no link to the client on the page (status ${page.status}, location ${page.location}):\n${page.html?.slice(0, 2000)}`);
+  return unescape(href);
+}
+
 /** Parameters of a redirect to the client, from its query or fragment. */
 export function responseParams(location: string): URLSearchParams {
   const url = new URL(location);

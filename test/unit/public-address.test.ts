@@ -5,7 +5,7 @@ import { isPublicAddress, publicOnlyLookup } from '../../src/util/public-address
 import { sendLogoutToken } from '../../src/services/backchannel-logout/logout-sender.js';
 
 /**
- * Self-registered clients' back-channel logout receivers may only be public hosts: which addresses
+ * Back-channel logout receivers that no instance role vouches for may only be public hosts: which addresses
  * count as internal, the resolver guard, and the sender refusing an internal receiver that a plain
  * delivery reaches.
  */
@@ -31,6 +31,23 @@ describe('public addresses', () => {
     }
     for (const open of ['1.1.1.1', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isPublicAddress(open), open).toBe(true);
     expect(isPublicAddress('not-an-address')).toBe(false);
+  });
+
+  it('judges an IPv4-mapped address (::ffff:0:0/96) by the IPv4 address it carries, however it is written', () => {
+    for (const internal of ['::ffff:10.0.0.1', '0:0:0:0:0:ffff:0a00:0001', '::FFFF:A9FE:A9FE', '::ffff:0:0', '::ffff:100.64.0.1', '::ffff:192.168.0.1']) {
+      expect(isPublicAddress(internal), internal).toBe(false);
+    }
+    for (const open of ['::ffff:8.8.8.8', '0:0:0:0:0:ffff:0101:0101', '::ffff:172.32.0.1']) expect(isPublicAddress(open), open).toBe(true);
+  });
+
+  it('the discard-only, IETF protocol assignment, documentation and SRv6 blocks are not public', () => {
+    // 100::/64 and 100:0:0:1::/64 discard-only; 2001::/23 IETF protocol assignments (Teredo 2001::/32,
+    // benchmarking 2001:2::/48, ORCHIDv2 2001:20::/28); 3fff::/20 documentation; 5f00::/16 SRv6 SIDs.
+    for (const internal of ['100::1', '100::ffff:ffff:ffff:ffff', '100:0:0:1::1', '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:2::1', '2001:20::1', '2001:1ff::1', '3fff::1', '3fff:fff::1', '5f00::1']) {
+      expect(isPublicAddress(internal), internal).toBe(false);
+    }
+    // Just outside them: public.
+    for (const open of ['100:0:0:2::1', '2001:200::1', '2001:4860:4860::8888', '3fff:1000::1', '4000::1', '5f01::1']) expect(isPublicAddress(open), open).toBe(true);
   });
 
   it('the resolver guard refuses a name that resolves to an internal address', async () => {

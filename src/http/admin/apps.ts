@@ -7,7 +7,18 @@ import type { Caller } from './caller.js';
 import { addedDetails, changedDetails, listDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok, okSecret } from './endpoint.js';
 import { API_AUTH_METHOD_TYPE, enumField, nonZero } from '../../zitadel/enums.js';
-import { instanceLifetimeLimits, LIFETIME_FIELD_NAMES, oidcCompliance, oidcConfigFields, oidcConfigSchema, oidcConfigView, refuseSettingsOfFeaturesOff, sameOidcConfig, toOidcAppConfig } from '../../zitadel/oidc-config.js';
+import {
+  instanceLifetimeLimits,
+  LIFETIME_FIELD_NAMES,
+  logoutReceiverVouched,
+  oidcCompliance,
+  oidcConfigFields,
+  oidcConfigSchema,
+  oidcConfigView,
+  refuseSettingsOfFeaturesOff,
+  sameOidcConfig,
+  toOidcAppConfig,
+} from '../../zitadel/oidc-config.js';
 import { requireProjectAccess } from './projects.js';
 import { readBody, requiredText } from '../../zitadel/validation.js';
 import type { ProjectsPorts } from './projects.js';
@@ -31,6 +42,12 @@ export function requireAppAccess(ctx: AppsPorts, caller: Caller, req: { params: 
   return ctx.clients.requireApp(req.params[1]!, project.id);
 }
 
+/**
+ * Whether the caller's instance role lets it write apps (a target without org or project counts
+ * only instance memberships): such a caller vouches for the hosts the app's settings name.
+ */
+const instanceRoleWrites = (caller: Caller) => caller.can('project.app.write', {});
+
 function appView(app: View<AppRecord>) {
   return {
     id: app.id,
@@ -53,8 +70,9 @@ export function appRoutes(ctx: AppsPorts): Route[] {
         const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.app.write');
         const { name, ...input } = readBody(req, addOidcAppSchema);
         refuseSettingsOfFeaturesOff(input, ctx.config);
-        const oidc = toOidcAppConfig(input, instanceLifetimeLimits(ctx.config));
-        const { app, clientSecret } = await ctx.clients.addApp(project, { name, oidc });
+        const byInstance = instanceRoleWrites(caller);
+        const oidc = toOidcAppConfig(input, instanceLifetimeLimits(ctx.config), !byInstance);
+        const { app, clientSecret } = await ctx.clients.addApp(project, { name, oidc, logoutReceiverByInstance: byInstance });
         return okSecret({
           appId: app.id,
           details: addedDetails(app, app.orgId),
@@ -98,9 +116,12 @@ export function appRoutes(ctx: AppsPorts): Route[] {
         if (!app.oidc) throw preconditionFailed('APP-n0t01', 'the application is not an OIDC application (Errors.Project.App.IsNotOIDC)');
         const input = readBody(req, oidcConfigSchema);
         refuseSettingsOfFeaturesOff(input, ctx.config);
-        const oidc = toOidcAppConfig(input, instanceLifetimeLimits(ctx.config));
-        if (sameOidcConfig(app.oidc, oidc)) throw preconditionFailed('APP-1m88i', 'no changes (Errors.NoChangesFound)');
-        const updated = await ctx.clients.updateOidcConfig(app.id, oidc);
+        const vouched = logoutReceiverVouched(instanceRoleWrites(caller), app, input.backChannelLogoutUri);
+        const oidc = toOidcAppConfig(input, instanceLifetimeLimits(ctx.config), !vouched);
+        // The same settings, now vouched for by an instance role, are a change (and how an app stored
+        // before Sesame recorded this gets its internal receiver back).
+        if (sameOidcConfig(app.oidc, oidc) && vouched === (app.logoutReceiverByInstance === true)) throw preconditionFailed('APP-1m88i', 'no changes (Errors.NoChangesFound)');
+        const updated = await ctx.clients.updateOidcConfig(app.id, oidc, vouched);
         return ok({ details: changedDetails(updated, updated.orgId) });
       },
     }),

@@ -10,7 +10,7 @@ import { userAccessAudience } from '../../services/resource-targets.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { countIssuedTokens } from '../../services/issued-token-counts.js';
 import { translator, type Locale } from '../../ui/i18n.js';
-import { errorPage, formPostPage, nativeSuccessPage } from '../../ui/pages.js';
+import { clientErrorPage, errorPage, formPostPage, nativeSuccessPage, type ContinueTo } from '../../ui/pages.js';
 import type { LoginStep } from '../../actors/auth-requests.js';
 import type { AuthChecks } from '../../model/auth-checks.js';
 import { factsOf, sessionRequirement, type SessionRequirement } from '../../domain/policy-steps.js';
@@ -44,15 +44,34 @@ function deliveryResponse(delivery: Delivery, locale: Locale, headers: Record<st
   return formPostResponse(formPostPage(locale, delivery.action, delivery.params), headers);
 }
 
+/** The way to a client on Sesame's page, for a delivery Sesame does not make by itself. */
+function continueTo(delivery: Delivery): ContinueTo {
+  return delivery.kind === 'redirect' ? { href: delivery.location } : { action: delivery.action, params: delivery.params };
+}
+
+/**
+ * An authorization error, delivered to the redirect_uri in the response mode with `state` and
+ * `iss`. A self-registered client's redirect_uri is whatever anyone registered: sending the
+ * browser there on Sesame's word would make Sesame an open redirector (RFC 9700 §4.11.2: an
+ * invalid scope, prompt=none or a denied consent would bounce a person who followed a link to
+ * Sesame on to the registrant's page). Its errors are shown on Sesame's page with a link that
+ * delivers them; it gets a redirect only with what the person allowed it. The instance's own apps
+ * are redirected to at once, as in ZITADEL.
+ */
 export function authorizeError(
-  issuer: string,
+  ctx: Pick<RespondPorts, 'clients' | 'issuer'>,
   target: ErrorTarget,
   error: string,
   description: string,
   locale: Locale,
   headers: Record<string, string> = {},
 ): Response {
-  return deliveryResponse(deliver(target.redirectUri, target.responseMode, { error, error_description: description, state: target.state, iss: issuer }), locale, headers);
+  const delivery = deliver(target.redirectUri, target.responseMode, { error, error_description: description, state: target.state, iss: ctx.issuer });
+  const app = ctx.clients.appByClient(target.clientId);
+  if (app !== undefined && app.registration === undefined) return deliveryResponse(delivery, locale, headers);
+  // A self-registered client, or an app removed meanwhile (nobody vouches for its URI any more).
+  const link = { clientName: app?.name ?? target.clientId, selfRegistered: app?.registration !== undefined, continueTo: continueTo(delivery) };
+  return htmlResponse(400, clientErrorPage(locale, description, link), headers);
 }
 
 export async function completeAuthorization(
@@ -71,9 +90,9 @@ export async function completeAuthorization(
   }
   const project = ctx.orgs.getProject(app.projectId);
   const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
-  if (denied) return authorizeError(ctx.issuer, request, 'access_denied', denied, locale, headers);
+  if (denied) return authorizeError(ctx, request, 'access_denied', denied, locale, headers);
   // Callers take the person to the consent step first; without UI (prompt=none) the answer is this.
-  if (!consented && consentNeeded(ctx, request, user.id)) return authorizeError(ctx.issuer, request, 'consent_required', 'the user has not allowed this client what it asks for', locale, headers);
+  if (!consented && consentNeeded(ctx, request, user.id)) return authorizeError(ctx, request, 'consent_required', 'the user has not allowed this client what it asks for', locale, headers);
   const audience = userAudience(ctx, app, request.audienceProjects);
   // The resources' projects have their checks too (RFC 8707): refused now, not at the code's redemption.
   let accessAudience: readonly string[] | undefined;
@@ -81,7 +100,7 @@ export async function completeAuthorization(
     accessAudience = userAccessAudience(ctx, app, user, audience, () => userAudience(ctx, app, []), request.resources);
   } catch (error) {
     if (!(error instanceof OAuthError)) throw error;
-    return authorizeError(ctx.issuer, request, error.error === 'invalid_grant' ? 'access_denied' : error.error, error.description, locale, headers);
+    return authorizeError(ctx, request, error.error === 'invalid_grant' ? 'access_denied' : error.error, error.description, locale, headers);
   }
   ctx.userSessions.touch(session);
   const grantId = newId();

@@ -72,10 +72,10 @@ export function authorizeRoute(ctx: AuthorizePorts): Route {
     const validation = validateAuthorizeRequest(params, directory, { pushed, dpop: ctx.config.featureDpop });
     const agent = agentOf(ctx, req, params.get('ui_locales')?.[0]);
     if (validation.kind === 'page') return htmlResponse(400, errorPage(agent.locale, validation.description));
-    if (validation.kind === 'redirect-error') return authorizeError(ctx.issuer, validation.target, validation.error, validation.description, agent.locale);
+    if (validation.kind === 'redirect-error') return authorizeError(ctx, validation.target, validation.error, validation.description, agent.locale);
 
     const request = validation.request;
-    const target = { redirectUri: request.redirectUri, responseMode: request.responseMode, state: request.state };
+    const target = { clientId: request.clientId, redirectUri: request.redirectUri, responseMode: request.responseMode, state: request.state };
     try {
       const { agentId, headers } = ensureAgentCookie(ctx, agent);
       const hint = hintedUser(ctx, request);
@@ -84,11 +84,11 @@ export function authorizeRoute(ctx: AuthorizePorts): Route {
 
       if (request.prompt.has('none')) {
         // OIDC Core §3.1.2.6: no UI at all; the only usable session answers, or an error does.
-        if (candidates.length === 0) return authorizeError(ctx.issuer, target, 'login_required', 'the user is not signed in', agent.locale, headers);
-        if (candidates.length > 1) return authorizeError(ctx.issuer, target, 'interaction_required', 'more than one session: the user must choose an account', agent.locale, headers);
+        if (candidates.length === 0) return authorizeError(ctx, target, 'login_required', 'the user is not signed in', agent.locale, headers);
+        if (candidates.length > 1) return authorizeError(ctx, target, 'interaction_required', 'more than one session: the user must choose an account', agent.locale, headers);
         const requirement = sessionRequirementOf(ctx, candidates[0]!, request);
-        if (requirement === 'mfa-setup') return authorizeError(ctx.issuer, target, 'interaction_required', 'the login policy requires the user to set up a second factor', agent.locale, headers);
-        if (requirement !== 'ok') return authorizeError(ctx.issuer, target, 'login_required', 'the authentication is older than max_age or the login policy allows', agent.locale, headers);
+        if (requirement === 'mfa-setup') return authorizeError(ctx, target, 'interaction_required', 'the login policy requires the user to set up a second factor', agent.locale, headers);
+        if (requirement !== 'ok') return authorizeError(ctx, target, 'login_required', 'the authentication is older than max_age or the login policy allows', agent.locale, headers);
         return await completeAuthorization(ctx, request, candidates[0]!, agent.locale, headers);
       }
 
@@ -130,7 +130,7 @@ export function authorizeRoute(ctx: AuthorizePorts): Route {
       return redirectResponse(`${LOGIN_PATH}?authRequestID=${created.id}`, headers);
     } catch (error) {
       log.error('authorization failed', { error: error instanceof Error ? error.stack : String(error) });
-      return authorizeError(ctx.issuer, target, 'server_error', 'unexpected condition', agent.locale);
+      return authorizeError(ctx, target, 'server_error', 'unexpected condition', agent.locale);
     }
   };
   return { pattern: PATHS.authorization, errorStyle: 'html', peerAddress: true, methods: { GET: handle, POST: handle } };

@@ -20,8 +20,8 @@ export type EndSessionPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'o
  * Ends the user sessions of this browser (all of them, or the one that `logout_hint` or the
  * hint's `sid` selects), revokes every token issued in them, queues a back-channel logout for
  * the apps that received tokens in them (delivered in the background), then redirects to a registered
- * post_logout_redirect_uri of the client named by the hint's `azp` or `client_id`, or shows the
- * signed-out page.
+ * post_logout_redirect_uri of the client named by the hint's `azp`, or shows the signed-out page
+ * (with a link to the URI of a client named by `client_id` alone).
  */
 export function endSessionRoute(ctx: EndSessionPorts): Route {
   const handle = async (req: Request): Promise<Response> => {
@@ -64,10 +64,16 @@ export function endSessionRoute(ctx: EndSessionPorts): Route {
     }
     await endSessions(ctx, ending);
 
-    if (!redirect) return htmlResponse(200, signedOutPage(agent.locale));
+    if (!redirect || !app) return htmlResponse(200, signedOutPage(agent.locale));
     const url = new URL(redirect);
     const state = params.get('state');
     if (state !== undefined) url.searchParams.set('state', state);
+    // RP-Initiated Logout 1.0 §3: without an ID token the client was issued, nothing shows that the
+    // client asked (anyone may send client_id), and a redirect at once would make Sesame an open
+    // redirector to whatever URI a self-registered client registered. The person gets a link instead.
+    if (azp !== app.clientId) {
+      return htmlResponse(200, signedOutPage(agent.locale, { clientName: app.name, selfRegistered: app.registration !== undefined, continueTo: { href: url.toString() } }));
+    }
     return redirectResponse(url.toString());
   };
   return { pattern: PATHS.endSession, errorStyle: 'html', methods: { GET: handle, POST: handle } };

@@ -175,10 +175,16 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         const session = consentSession(flow);
         const signedIn = session && ctx.orgs.getUser(session.userId);
         if (!signedIn) return expired(flow.agent);
-        const kind = auth.step === 'consent' ? 'client' : 'device';
+        const selfRegistered = ctx.clients.appByClient(auth.request.clientId)?.registration !== undefined;
         return htmlResponse(
           status,
-          consentPage(page, { kind, loginName: ctx.orgs.preferredLoginName(signedIn), scopes: auth.request.scopes, resources: auth.request.resources ?? [] }),
+          consentPage(page, {
+            device: auth.step === 'device-consent',
+            selfRegistered,
+            loginName: ctx.orgs.preferredLoginName(signedIn),
+            scopes: auth.request.scopes,
+            resources: auth.request.resources ?? [],
+          }),
         );
       }
     }
@@ -280,7 +286,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (!session) return expired(flow.agent);
     await ctx.authRequests.finish(flow.auth.id);
     const request = flow.auth.request;
-    if (!allow) return authorizeError(ctx.issuer, request, 'access_denied', 'the user did not allow the client', flow.page.locale);
+    if (!allow) return authorizeError(ctx, request, 'access_denied', 'the user did not allow the client', flow.page.locale);
     await ctx.consents.allow(session.userId, request.clientId, request.scopes, request.resources ?? []);
     return completeAuthorization(ctx, request, session, flow.page.locale, {}, true);
   }

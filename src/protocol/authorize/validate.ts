@@ -31,8 +31,9 @@ export type AuthorizeErrorCode =
 export type Params = ReadonlyMap<string, readonly string[]>;
 
 
-/** Where errors go once client and redirect_uri are known good. */
+/** Where errors go once client and redirect_uri are known good, and for which client. */
 export interface ErrorTarget {
+  clientId: string;
   redirectUri: string;
   responseMode: ResponseMode;
   state: string | undefined;
@@ -140,6 +141,7 @@ export function validateAuthorizeRequest(
   const normalized = rawResponseType === undefined ? undefined : normalizeSet(rawResponseType);
   const known = normalized === undefined ? undefined : RESPONSE_TYPES[normalized];
   const target: ErrorTarget = {
+    clientId,
     redirectUri,
     responseMode: chooseResponseMode(one('response_mode'), known?.type),
     state: one('state'),

@@ -136,11 +136,11 @@ export class LogoutDeliveries {
     }
   }
 
-  /** The app's back-channel logout URI, and whether it may only be a public address (a self-registered app's). */
+  /** The app's back-channel logout URI, and whether it may only be a public address (unless an instance role set it). */
   private receiverOf(clientId: string): { uri: string; publicOnly: boolean } | undefined {
     const app = this.clients.appByClient(clientId);
     const uri = app?.oidc?.backChannelLogoutUri;
-    return uri ? { uri, publicOnly: app.registration !== undefined } : undefined;
+    return uri ? { uri, publicOnly: app.logoutReceiverByInstance !== true } : undefined;
   }
 
   private async attempt(row: View<PendingLogout>): Promise<void> {

@@ -1,8 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
 import { logoutAccepted, logoutRequestBody } from '../../protocol/logout-token.js';
-import { isPublicAddress, publicOnlyLookup } from '../../util/public-address.js';
+import { isInternalHost, publicOnlyLookup } from '../../util/public-address.js';
 
 /**
  * The one outbound HTTP request Sesame makes: a logout token POSTed to an app's back-channel
@@ -23,7 +22,7 @@ export interface SendOptions {
   timeoutMs: number;
   /** Aborts the request (shutdown). */
   signal?: AbortSignal;
-  /** Only to public addresses: the receiver was registered by a stranger (dynamic registration). */
+  /** Only to public addresses: no instance role vouches for the receiver (AppRecord.logoutReceiverByInstance). */
   publicOnly?: boolean;
 }
 
@@ -38,8 +37,8 @@ export function sendLogoutToken(uri: string, token: string, options: SendOptions
     return Promise.resolve({ delivered: false, reason: `scheme ${target.protocol} is not http(s)` });
   }
   // An address in the URI is checked here; a name, when it is resolved (publicOnlyLookup).
-  if (options.publicOnly && isIP(target.hostname.replace(/^\[|\]$/g, '')) !== 0 && !isPublicAddress(target.hostname.replace(/^\[|\]$/g, ''))) {
-    return Promise.resolve({ delivered: false, reason: `${target.hostname} is not a public address (the app registered itself)` });
+  if (options.publicOnly && isInternalHost(target.hostname)) {
+    return Promise.resolve({ delivered: false, reason: `${target.hostname} is not a public address (no instance administrator set this receiver)` });
   }
   const body = logoutRequestBody(token);
   const deadline = AbortSignal.timeout(options.timeoutMs);

@@ -420,7 +420,8 @@ export class Importer {
         if (badLogoutUri) this.report.error('oidc_app', a.appId, 'IMPORT-Bcl01', `${badLogoutUri}; the app was imported without it`);
         const supported = withoutUnsupportedOidcSettings(badLogoutUri ? { ...config, backChannelLogoutUri: '' } : config);
         const oidc = toOidcAppConfig(withinLifetimeLimits(supported, this.services.lifetimeLimits), this.services.lifetimeLimits);
-        clients.stageApp(project, { id: a.appId, clientId: a.clientId, name, oidc, secretHash: secretFor(a.clientSecretSha256, oidc.authMethodType) }, batch);
+        // Imports take an instance owner (or the operator, offline), who vouches for the receiver.
+        clients.stageApp(project, { id: a.appId, clientId: a.clientId, name, oidc, secretHash: secretFor(a.clientSecretSha256, oidc.authMethodType), logoutReceiverByInstance: true }, batch);
         success.oidcAppIds.push(a.appId);
       });
     }
