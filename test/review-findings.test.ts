@@ -220,3 +220,54 @@ describe("an administrator's reset during a password check", () => {
     expect({ racedSignsIn: signedIn(raced), newWorks: signedIn(withNew), oldWorks: signedIn(withOld) }).toEqual({ racedSignsIn: false, newWorks: true, oldWorks: false });
   });
 });
+
+describe('impersonation is checked once, at the exchange', () => {
+  // missingToActOn decides impersonation only at token exchange; the management API (http/admin/caller.ts)
+  // and the refresh grant take a token with `act` as the subject whatever the subject has become since. An
+  // org-level impersonator who impersonated a plain user holds, once that user is made instance owner,
+  // instance power. Fix: re-check missingToActOn(actor, 'impersonation', subject) where a token with `act`
+  // is used (caller.ts authenticateCaller, refresh-token.ts), or end impersonation tokens on role changes.
+  it("an org-level impersonator's token for a plain user does not become instance power when that user is promoted", async () => {
+    expect((await api(server, 'PUT', '/admin/v1/policies/security', { token: server.pat, body: { enableImpersonation: true } })).status).toBe(200);
+    const impersonator = await createMachineClient(server, uniqueName('org-imp'));
+    expect((await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, body: { userId: impersonator.userId, roles: ['ORG_ADMIN_IMPERSONATOR'] } })).status).toBe(200);
+    const person = await createHuman(server);
+    const actor = await post('/oauth/v2/token', { grant_type: 'client_credentials', scope: `openid urn:zitadel:iam:org:project:id:zitadel:aud ${projectAud}` }, basicAuth(impersonator.clientId, impersonator.clientSecret));
+    expect(actor.status).toBe(200);
+    const impersonated = await exchange({ subject_token: person.userId, subject_token_type: 'urn:zitadel:params:oauth:token-type:user_id', actor_token: actor.body.access_token, actor_token_type: T.access });
+    expect(impersonated.status, JSON.stringify(impersonated.body)).toBe(200);
+    // Today the person holds no role: the token opens the API as them, with nothing allowed.
+    expect((await api(server, 'POST', '/admin/v1/members/_search', { token: impersonated.body.access_token, body: {} })).status).toBe(403);
+    // The instance owner promotes the person; the impersonator could not impersonate them now.
+    expect((await api(server, 'POST', '/admin/v1/members', { token: server.pat, body: { userId: person.userId, roles: ['IAM_OWNER'] } })).status).toBe(200);
+    const again = await exchange({ subject_token: person.userId, subject_token_type: 'urn:zitadel:params:oauth:token-type:user_id', actor_token: actor.body.access_token, actor_token_type: T.access });
+    expect(again.status).toBe(403);
+    const grab = await api(server, 'POST', '/admin/v1/members', { token: impersonated.body.access_token, body: { userId: impersonator.userId, roles: ['IAM_OWNER'] } });
+    expect(grab.status).not.toBe(200);
+  });
+});
+
+describe("an impersonation dies with the actor's session", () => {
+  // originOf (token-exchange.ts) keeps the subject's sid only: when the subject token has a session of its
+  // own or none (a machine's token), the actor's sign-out leaves the impersonation running.
+  // Fix: keep every party's sid (e.g. a list checked by isRevokedByOrigin) or end the actor's session's grants.
+  it("the actor's sign-out ends tokens exchanged with its token as actor", async () => {
+    expect((await api(server, 'PUT', '/admin/v1/policies/security', { token: server.pat, body: { enableImpersonation: true } })).status).toBe(200);
+    const actor = await createHuman(server);
+    expect((await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, body: { userId: actor.userId, roles: ['ORG_END_USER_IMPERSONATOR'] } })).status).toBe(200);
+    const agent = new Agent(server);
+    const params = new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: `openid ${projectAud}` });
+    const done = await signIn(agent, `/oauth/v2/authorize?${params}`, actor);
+    const session = await exchangeCode(server, web, done.location!);
+    expect(session.status).toBe(200);
+    const machine = await createMachineClient(server, uniqueName('subject'));
+    const subject = await post('/oauth/v2/token', { grant_type: 'client_credentials', scope: projectAud }, basicAuth(machine.clientId, machine.clientSecret));
+    const impersonated = await exchange({ subject_token: subject.body.access_token, subject_token_type: T.access, actor_token: session.access_token, actor_token_type: T.access });
+    expect(impersonated.status, JSON.stringify(impersonated.body)).toBe(200);
+    expect(await active(impersonated.body.access_token)).toBe(true);
+    const signOut = await agent.fetch(`/oidc/v1/end_session?id_token_hint=${encodeURIComponent(session.id_token)}`);
+    expect(signOut.status).toBeLessThan(400);
+    expect(await active(session.access_token)).toBe(false);
+    expect(await active(impersonated.body.access_token)).toBe(false);
+  });
+});
