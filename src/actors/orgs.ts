@@ -297,9 +297,14 @@ export class OrgsActor {
     return this.recordFailure(userId, 'failedPasswordAttempts', 'maxPasswordAttempts');
   }
 
-  /** Resets the failure count after a successful check, and stores a re-hashed password if given. */
-  async recordPasswordSuccess(userId: string, rehashed?: string): Promise<void> {
+  /**
+   * Resets the failure count after a successful check, and stores a re-hash of the password if
+   * given — only while the stored hash is still the one verified (a hash set meanwhile, by an
+   * administrator or the person, is never replaced by the old password's).
+   */
+  async recordPasswordSuccess(userId: string, rehash?: { verified: string; rehashed: string }): Promise<void> {
     const user = this.requireUser(userId);
+    const rehashed = rehash && user.human?.passwordHash === rehash.verified ? rehash.rehashed : undefined;
     if (!user.human || (user.human.failedPasswordAttempts === 0 && !rehashed)) return;
     await this.writeHuman(user, { failedPasswordAttempts: 0, ...(rehashed ? { passwordHash: rehashed } : {}) }, undefined, !rehashed);
   }
@@ -353,10 +358,10 @@ export class OrgsActor {
   }
 
   /** Sets a new password hash chosen by the person; a required change is then done. */
-  async changePassword(userId: string, passwordHash: string): Promise<void> {
+  async changePassword(userId: string, passwordHash: string): Promise<View<UserRecord>> {
     const user = this.requireUser(userId);
     if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
-    await this.writeHuman(user, { passwordHash, passwordChangeRequired: false, failedPasswordAttempts: 0 }, undefined, false, { revokedBefore: clock.now() });
+    return this.writeHuman(user, { passwordHash, passwordChangeRequired: false, failedPasswordAttempts: 0 }, undefined, false, { revokedBefore: clock.now() });
   }
 
   /**

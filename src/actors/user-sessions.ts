@@ -132,10 +132,13 @@ export class UserSessionsActor {
     }
   }
 
-  /** Records a successful authentication: the user's session on this agent is renewed, or a new one starts. */
-  async signIn(agentId: string, userId: string, checks: AuthChecks): Promise<View<UserSession>> {
+  /**
+   * Records a successful authentication at `authTime` (Unix seconds: now, or the second after the
+   * user's revocation horizon when that is now; domain/revocation-horizon.ts beginningAt): the
+   * user's session on this agent is renewed, or a new one starts.
+   */
+  async signIn(agentId: string, userId: string, checks: AuthChecks, authTime: number): Promise<View<UserSession>> {
     const now = clock.now();
-    const authTime = Math.floor(now / 1000);
     const existing = this.ofAgent(agentId).find((s) => s.userId === userId);
     const passed = { amr: amrOf(checks), passwordCheckedAt: checks.passwordAt, secondFactorCheckedAt: checks.secondFactorAt };
     const session: UserSession = existing

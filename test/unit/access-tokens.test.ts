@@ -5,6 +5,7 @@ import type { UserRecord } from '../../src/model/records.js';
 import type { KeysActor, VerificationKey } from '../../src/actors/keys.js';
 import { AccessTokens } from '../../src/services/access-tokens.js';
 import { installClock } from '../../src/util/clock.js';
+import { beginningAt, predatesHorizon } from '../../src/domain/revocation-horizon.js';
 import { InlineSigner, type ActiveSigningKey } from '../../src/workers/signer.js';
 
 /**
@@ -95,15 +96,16 @@ describe('verified JWT cache', () => {
       const acted = await issue({ iss: ISSUER, sub: 'a1' });
       expect(tokens.resolve(plain)).toBeDefined();
       expect(tokens.resolve(acted)).toBeDefined();
-      // A change in the token's own second keeps it (tokens carry whole seconds; see revocation-horizon.ts).
-      users.set('u1', { ...user('u1'), revokedBefore: at });
+      // A change a second before the token keeps it; one in the token's own second voids it (tokens
+      // carry whole seconds, and a token minted a moment before a change must not outlive it).
+      users.set('u1', { ...user('u1'), revokedBefore: at - 1000 });
       expect(tokens.resolve(plain)).toBeDefined();
       // The actor's credentials changed a second later: the impersonation token dies, the plain one stays.
       users.set('a1', { ...user('a1'), revokedBefore: at + 1000 });
       expect(tokens.resolve(acted)).toBeUndefined();
       expect(tokens.resolve(plain)).toBeDefined();
-      // The subject's a second later: its token dies too, and stays dead whatever the state afterwards.
-      users.set('u1', { ...user('u1'), revokedBefore: at + 1000 });
+      // The subject's in the token's own second: its token dies too, and stays dead whatever the state afterwards.
+      users.set('u1', { ...user('u1'), revokedBefore: at });
       expect(tokens.resolve(plain)).toBeUndefined();
       // A removed subject's token is void (an id given to a new user brings nothing back).
       users.set('u1', user('u1'));
@@ -115,5 +117,20 @@ describe('verified JWT cache', () => {
     } finally {
       restore();
     }
+  });
+});
+
+describe('the revocation horizon (domain/revocation-horizon.ts)', () => {
+  it("voids the horizon's whole second, and counts what begins in it afterwards from the next", () => {
+    const at = 1_700_000_000_400;
+    const changed = { ...user('u1'), revokedBefore: at };
+    expect(predatesHorizon(changed, 1_700_000_000)).toBe(true);
+    expect(predatesHorizon(changed, 1_699_999_999)).toBe(true);
+    expect(predatesHorizon(changed, 1_700_000_001)).toBe(false);
+    expect(predatesHorizon(user('u1'), 0)).toBe(false);
+    expect(beginningAt(changed, at + 300)).toBe(1_700_000_001);
+    expect(beginningAt(changed, at + 700)).toBe(1_700_000_001);
+    expect(beginningAt(changed, at + 5000)).toBe(1_700_000_005);
+    expect(beginningAt(user('u1'), at)).toBe(1_700_000_000);
   });
 });

@@ -44,9 +44,10 @@ export function machineCredentialRoutes(ctx: MachineCredentialsPorts): Route[] {
     apiRoute(ctx, '/management/v1/users/:userId/secret', {
       PUT: async (req, caller) => {
         const user = requireMachine(caller, req.params[0]!);
-        // What the old secret obtained goes with it (the user's revocation horizon).
-        await ctx.orgs.revokeTokensOf(user.id);
         const clientSecret = await ctx.clients.setMachineSecret(user.id);
+        // Then what the old secret obtained goes with it (the user's revocation horizon): after the
+        // secret, so no token the old one gets in between outlives it.
+        await ctx.orgs.revokeTokensOf(user.id);
         return okSecret({
           clientId: ctx.orgs.preferredLoginName(user),
           clientSecret,

@@ -9,7 +9,7 @@ import { factsOf, mfaPrompt, nextLoginStep } from '../../domain/policy-steps.js'
 import { DEFAULT_POLICIES } from '../../model/records.js';
 import { EMAIL, MAX_PASSWORD } from '../../domain/human-users.js';
 import { clock } from '../../util/clock.js';
-import { predatesHorizon } from '../../domain/revocation-horizon.js';
+import { beginningAt, predatesHorizon } from '../../domain/revocation-horizon.js';
 import { qrCodeDataUrl } from '../../ui/qr-code.js';
 import { ApiError } from '../../model/errors.js';
 import type { LoginPolicy, UserRecord } from '../../model/records.js';
@@ -69,7 +69,6 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   const issuerHost = new URL(ctx.issuer).host;
 
   const t = (flow: Flow, key: TextKey) => translator(flow.page.locale)(key);
-  const nowSeconds = () => clock.seconds();
   const loginPolicy = (orgId: string): View<LoginPolicy> => ctx.orgs.policy('login', orgId).policy;
   /**
    * The lockout policy decides whether the page says that an account is locked (`showLockoutFailure`);
@@ -238,7 +237,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       return expired(flow.agent);
     }
     const renewed = flow.auth.cookieRenewed ? headers : await renewCookie(flow);
-    const session = await ctx.userSessions.signIn(flow.agent.agentId, user.id, flow.auth.checks);
+    const session = await ctx.userSessions.signIn(flow.agent.agentId, user.id, flow.auth.checks, beginningAt(user, clock.now()));
     recordSignIn();
     return answer(flow, session, renewed);
   }
@@ -339,6 +338,9 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         return show(flow, t(flow, lockedText(user)));
       }
       const human = user.human!;
+      // The check is of the hash read now: it counts from now (an administrator's reset while it
+      // runs makes it older than the reset: the sign-in goes no further).
+      const checkedAt = beginningAt(user, clock.now());
       const result = await ctx.pool.verifyPassword(pw, human.passwordHash!);
       // The request may have switched to another login name while the hash was checked.
       if (flow.auth.userId !== user.id) return expired(flow.agent);
@@ -357,9 +359,10 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       }
       // Told only to whoever knows the password: before the check it would tell that the account exists.
       if (!loginPolicy(user.orgId).allowUsernamePassword) return show(flow, t(flow, 'password.notAllowed'));
-      await ctx.orgs.recordPasswordSuccess(user.id, result.needsRehash ? await ctx.pool.hashPassword(pw) : undefined);
+      // A rehash replaces only the hash just verified, never one an administrator set meanwhile.
+      await ctx.orgs.recordPasswordSuccess(user.id, result.needsRehash ? { verified: human.passwordHash!, rehashed: await ctx.pool.hashPassword(pw) } : undefined);
       // A new password check: the second factor is asked for again too.
-      await ctx.authRequests.passPassword(flow.auth, user.id, nowSeconds());
+      await ctx.authRequests.passPassword(flow.auth, user.id, checkedAt);
       return proceed(flow, user.id, await renewCookie(flow));
     });
   }
@@ -392,11 +395,12 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       recordSignInFailure('locked');
       return show(flow, t(flow, lockedText(user, 'otp.invalid')));
     }
+    const checkedAt = beginningAt(user, clock.now());
     const step = acceptCode(user, openOtpSecret(ctx.masterKey, user.human.otpSecretSealed), code);
     // The step is used up at once (a parallel request with the same code fails), durably.
     if (step === undefined || !(await ctx.loginSecurity.passOtp(user.id, step))) return otpFailure(flow, user);
     await ctx.orgs.recordOtpSuccess(user.id);
-    await ctx.authRequests.passOtp(flow.auth, nowSeconds());
+    await ctx.authRequests.passOtp(flow.auth, checkedAt);
     return proceed(flow, user.id);
   }
 
@@ -410,8 +414,11 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       recordSignInFailure('locked');
       return show(flow, t(flow, lockedText(user, 'otp.invalid')));
     }
+    const checkedAt = beginningAt(user, clock.now());
     const step = acceptCode(user, secret, code);
     if (step === undefined || !(await ctx.loginSecurity.useOtpStepForEnrollment(user.id, step))) return otpFailure(flow, user);
+    // Still this sign-in's (an administrator's reset or lock meanwhile ends it): no factor is enrolled for it.
+    if (!authenticatedUser(flow)) return expired(flow.agent);
     try {
       await ctx.orgs.enrollOtp(user.id, sealOtpSecret(ctx.masterKey, secret));
     } catch (error) {
@@ -420,7 +427,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       await ctx.authRequests.leaveOtpSetup(flow.auth);
       return proceed(flow, user.id);
     }
-    await ctx.authRequests.passOtp(flow.auth, nowSeconds());
+    await ctx.authRequests.passOtp(flow.auth, checkedAt);
     return proceed(flow, user.id);
   }
 
@@ -448,10 +455,14 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const password = form.get('password') ?? '';
     const problem = newPasswordProblem(form);
     if (problem) return show(flow, t(flow, problem));
-    await ctx.orgs.changePassword(user.id, await ctx.pool.hashPassword(password));
+    const passwordHash = await ctx.pool.hashPassword(password);
+    // Still this sign-in's after the hashing (an administrator's reset meanwhile ends it): else the
+    // person who passed the old password would replace the password just reset.
+    if (!authenticatedUser(flow)) return expired(flow.agent);
+    const changed = await ctx.orgs.changePassword(user.id, passwordHash);
     // The new password voids what the old one opened (the revocation horizon): the other browser
     // sessions end too, and their apps are told. This sign-in goes on as a check of the new one.
-    await Promise.all([endSessionsOfUser(ctx, user.id), ctx.authRequests.renewPasswordCheck(flow.auth, nowSeconds())]);
+    await Promise.all([endSessionsOfUser(ctx, user.id), ctx.authRequests.renewPasswordCheck(flow.auth, beginningAt(changed, clock.now()))]);
     return proceed(flow, user.id);
   }
 
@@ -486,7 +497,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return fail('register.taken');
       throw error;
     }
-    await ctx.authRequests.passPassword(flow.auth, user.id, nowSeconds());
+    await ctx.authRequests.passPassword(flow.auth, user.id, beginningAt(user, clock.now()));
     return proceed(flow, user.id, await renewCookie(flow));
   }
 

@@ -7,6 +7,8 @@ import { zitadelClaimsFor } from '../user-tokens.js';
 import { resourceAudience } from '../../protocol/resource-indicators.js';
 import { requestedResources, resourceDirectory } from '../resource-targets.js';
 import type { UserTokensPorts } from '../user-tokens.js';
+import { beginningAt } from '../../domain/revocation-horizon.js';
+import { clock } from '../../util/clock.js';
 import type { DpopKey } from '../../protocol/dpop.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
@@ -46,11 +48,15 @@ export async function machineUserTokens(
         ? audience
         : [clientId];
   const jwt = user.machine!.accessTokenType === 'ACCESS_TOKEN_TYPE_JWT';
+  // The authentication is now; in the second of the user's revocation horizon it counts from the
+  // next (domain/revocation-horizon.ts), and only then does the token carry it apart from `iat`.
+  const began = beginningAt(user, clock.now());
   const issued = await accessTokens.issue(jwt ? 'jwt' : 'opaque', {
     sub: user.id,
     clientId,
     aud,
     scope,
+    ...(began !== clock.seconds() ? { authTime: began } : {}),
     cnf: options.dpop && { jkt: options.dpop.jkt },
     // A JWT carries the metadata and resource owner URN claims its scope asks for (compat §3.3);
     // there is no app, so no role assertion.
@@ -62,7 +68,7 @@ export async function machineUserTokens(
           sub: user.id,
           clientId,
           aud,
-          authTime: issued.claims.iat,
+          authTime: issued.claims.authTime ?? issued.claims.iat,
           // Key-based machine authentication carries no amr (ZITADEL: empty for JWT profile).
           amr: [],
           accessToken: issued.token,
