@@ -143,17 +143,19 @@ describe('impersonation takes the right to act on the subject', () => {
     expect((await exchange(orgOwner.userId)).status).toBe(200);
   });
 
-  it('a machine user made an instance-wide impersonator by the instance owner may impersonate the instance owner', async () => {
+  it("a machine user made an instance-wide impersonator by the instance owner may impersonate the instance owner, through the instance's own app", async () => {
     const impersonator = await createMachineClient(server, uniqueName('iam-imp'));
     expect((await api(server, 'POST', '/admin/v1/members', { token: server.pat, body: { userId: impersonator.userId, roles: ['IAM_ADMIN_IMPERSONATOR'] } })).status).toBe(200);
-    const app = await api(server, 'POST', `/management/v1/projects/${project}/apps/oidc`, {
+    // An app of the management project: instance-wide power travels through the instance's own apps only.
+    const management = server.app.ctx.instance.managementProjectId;
+    const app = await api(server, 'POST', `/management/v1/projects/${management}/apps/oidc`, {
       token: server.pat,
       body: { name: uniqueName('te'), redirectUris: ['https://rp.example/cb'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE'] },
     });
     const cc = await fetch(`${server.url}/oauth/v2/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(impersonator.clientId, impersonator.clientSecret) },
-      body: new URLSearchParams({ grant_type: 'client_credentials', scope: `openid urn:zitadel:iam:org:project:id:${project}:aud` }),
+      body: new URLSearchParams({ grant_type: 'client_credentials', scope: `openid urn:zitadel:iam:org:project:id:${management}:aud` }),
     });
     const res = await fetch(`${server.url}/oauth/v2/token`, {
       method: 'POST',

@@ -213,7 +213,14 @@ describe('impersonation (actor token)', () => {
     await setPolicy(true);
     const res = await exchange({ subject_token: person, subject_token_type: T.zitadelUser, actor_token: await ccToken(actor), actor_token_type: T.access });
     expect(res.status).toBe(403);
-    const granted = await api(server, 'POST', '/admin/v1/members', { token: server.pat, body: { userId: actor.userId, roles: ['IAM_END_USER_IMPERSONATOR'] } });
+    // An instance-wide impersonator acts only through the instance's own apps (the management
+    // project's); this app is of the default org, so the impersonator below is one of that org.
+    const instanceWide = await createMachineClient(server, 'te-instance-actor');
+    expect((await api(server, 'POST', '/admin/v1/members', { token: server.pat, body: { userId: instanceWide.userId, roles: ['IAM_END_USER_IMPERSONATOR'] } })).status).toBe(200);
+    const refused = await exchange({ subject_token: person, subject_token_type: T.zitadelUser, actor_token: await ccToken(instanceWide), actor_token_type: T.access });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error_description).toMatch(/administers beyond this app's organization/);
+    const granted = await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, body: { userId: actor.userId, roles: ['ORG_END_USER_IMPERSONATOR'] } });
     expect(granted.status).toBe(200);
   });
 

@@ -1,5 +1,5 @@
 import { ApiError } from '../model/errors.js';
-import type { AppRecord } from '../model/records.js';
+import type { AppRecord, MemberRecord } from '../model/records.js';
 import type { View } from '../util/readonly.js';
 
 /**
@@ -47,11 +47,31 @@ export function registrationProjectProblem(projectId: string, managementProjectI
 }
 
 /**
- * The audience a token of `app` may carry: a self-registered client's never holds the management
- * project, however it came there (the app's own project, an `:aud` scope, a resource, a token
- * exchange, a grant stored earlier). Other apps' audiences are left as they are.
+ * Whether an app's tokens may carry a user's administrative power — the management API's audience
+ * (the API then acts with the user's roles), or the user as the actor of an impersonation. A
+ * self-registered client's never. The instance's own apps (those of the management project, which
+ * only instance roles change) always. Any other app only for users who administer nothing beyond
+ * the app's organization: else an org administrator's app would collect an instance owner's (or
+ * another org's owner's) power from a sign-in, power its makers could not act with themselves
+ * (domain/permissions.ts missingToActOn).
  */
-export function withoutManagementAudience(aud: readonly string[], app: View<AppRecord>, managementProjectId: string): readonly string[] {
-  // The instance's own apps keep theirs as it is: no copy on the hot paths of token issuance.
-  return app.registration === undefined ? aud : aud.filter((a) => a !== managementProjectId);
+export function carriesPowerOf(
+  app: Pick<View<AppRecord>, 'projectId' | 'orgId' | 'registration'>,
+  managementProjectId: string,
+  memberships: readonly Pick<MemberRecord, 'scope'>[],
+  orgOfProject: (projectId: string) => string | undefined,
+): boolean {
+  if (app.registration !== undefined) return false;
+  if (app.projectId === managementProjectId) return true;
+  return memberships.every(({ scope }) => scope === `org:${app.orgId}` || (scope.startsWith('project:') && orgOfProject(scope.slice('project:'.length)) === app.orgId));
+}
+
+/**
+ * The audience a token may carry: without the management project where the app may not carry the
+ * user's power (carriesPowerOf), however it came there (an `:aud` scope, a resource, a token
+ * exchange, a grant stored earlier, a role given since). Otherwise as it is: no copy on the hot
+ * paths of token issuance.
+ */
+export function withoutManagementAudience(aud: readonly string[], carriesPower: () => boolean, managementProjectId: string): readonly string[] {
+  return !aud.includes(managementProjectId) || carriesPower() ? aud : aud.filter((a) => a !== managementProjectId);
 }

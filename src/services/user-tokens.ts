@@ -8,7 +8,7 @@ import type { DpopKey } from '../protocol/dpop.js';
 import { appCredential, type AppRecord, type UserRecord } from '../model/records.js';
 import { urnClaims, userClaims } from '../protocol/claims.js';
 import { clock } from '../util/clock.js';
-import { withoutManagementAudience } from '../domain/management-project.js';
+import { carriesPowerOf, withoutManagementAudience } from '../domain/management-project.js';
 import type { View } from '../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
@@ -41,7 +41,12 @@ export function userAudience(ctx: UserTokensPorts, app: View<AppRecord>, audienc
   if (!app.registration) for (const other of ctx.clients.appsOfProject(app.projectId)) if (!other.registration && !aud.includes(other.clientId)) aud.push(other.clientId);
   for (const id of [app.projectId, ...audienceProjects]) if (!aud.includes(id)) aud.push(id);
   // Nor the management API's, even where one was registered into its project before that was refused.
-  return [...withoutManagementAudience(aud, app, ctx.instance.managementProjectId)];
+  return [...withoutManagementAudience(aud, () => app.registration === undefined, ctx.instance.managementProjectId)];
+}
+
+/** Whether the app's tokens may carry this user's administrative power (domain/management-project.ts carriesPowerOf). */
+export function appCarriesPowerOf(ctx: Pick<UserTokensPorts, 'instance' | 'orgs'>, app: View<AppRecord>, userId: string): boolean {
+  return carriesPowerOf(app, ctx.instance.managementProjectId, ctx.orgs.memberships(userId), (id) => ctx.orgs.getProject(id)?.orgId);
 }
 
 /** Scope claims for userinfo, the ID token and introspection. */
@@ -76,10 +81,11 @@ export async function issueUserTokens(
   const skewSeconds = Math.ceil((oidc.clockSkewMs ?? 0) / 1000);
   const lifetimes = appLifetimes(ctx, grant.app);
   const out: IssuedUserTokens = {};
-  // The last word on a registered client's audience, whatever the grant holds (codes and refresh
-  // tokens issued earlier included).
-  const audience = withoutManagementAudience(grant.audience, grant.app, ctx.instance.managementProjectId);
-  const accessAudience = withoutManagementAudience(grant.accessAudience ?? grant.audience, grant.app, ctx.instance.managementProjectId);
+  // The last word on the management API's audience, whatever the grant holds (codes and refresh
+  // tokens issued earlier, roles given since): only apps that may carry the user's power.
+  const carriesPower = () => appCarriesPowerOf(ctx, grant.app, grant.user.id);
+  const audience = withoutManagementAudience(grant.audience, carriesPower, ctx.instance.managementProjectId);
+  const accessAudience = withoutManagementAudience(grant.accessAudience ?? grant.audience, carriesPower, ctx.instance.managementProjectId);
   if (want.accessToken) {
     const jwt = oidc.accessTokenType === 'OIDC_TOKEN_TYPE_JWT';
     out.accessToken = await ctx.accessTokens.issue(jwt ? 'jwt' : 'opaque', {

@@ -5,7 +5,7 @@ import { formPostResponse, htmlResponse, redirectResponse } from '../html.js';
 import type { Response } from '../types.js';
 import type { ErrorTarget, ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
 import { deliver, type Delivery } from '../../protocol/response-mode.js';
-import { issueUserTokens, userAudience } from '../../services/user-tokens.js';
+import { appCarriesPowerOf, issueUserTokens, userAudience } from '../../services/user-tokens.js';
 import { userAccessAudience } from '../../services/resource-targets.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { countIssuedTokens } from '../../services/issued-token-counts.js';
@@ -93,6 +93,11 @@ export async function completeAuthorization(
   if (denied) return authorizeError(ctx, request, 'access_denied', denied, locale, headers);
   // Callers take the person to the consent step first; without UI (prompt=none) the answer is this.
   if (!consented && consentNeeded(ctx, request, user.id)) return authorizeError(ctx, request, 'consent_required', 'the user has not allowed this client what it asks for', locale, headers);
+  // Asked for by the app, the management API's audience would carry the person's administrative
+  // power to an app that may not carry it: refused here, where the person can be told.
+  if (request.audienceProjects.includes(ctx.instance.managementProjectId) && !appCarriesPowerOf(ctx, app, user.id)) {
+    return authorizeError(ctx, request, 'access_denied', "this application may not act with the person's administrative roles (they reach beyond its organization)", locale, headers);
+  }
   const audience = userAudience(ctx, app, request.audienceProjects);
   // The resources' projects have their checks too (RFC 8707): refused now, not at the code's redemption.
   let accessAudience: readonly string[] | undefined;

@@ -12,7 +12,7 @@ import { OAuthError } from '../../protocol/errors.js';
 import type { Form } from '../../protocol/form.js';
 import { beyondRegisteredScope, parseScope, STANDARD_SCOPES } from '../../protocol/scopes.js';
 import { voidedByUsers } from '../access-tokens.js';
-import { appLifetimes, refreshBinding, requireUserApp } from '../user-tokens.js';
+import { appCarriesPowerOf, appLifetimes, refreshBinding, requireUserApp } from '../user-tokens.js';
 import { clientOrgOf, requestedResources, resourceDirectory } from '../resource-targets.js';
 import { resourceAudience } from '../../protocol/resource-indicators.js';
 import { projectAccessDenied } from '../../protocol/project-access.js';
@@ -240,15 +240,22 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     }
     const actor = actorParty(ctx, app, form, dpop);
     const subject = await subjectParty(ctx, app, form, actor !== undefined, dpop);
-    if (actor) checkImpersonation(ctx, subject, actor);
+    if (actor) {
+      // The actor's power travels through this app: only an app that may carry it (an instance-wide
+      // impersonator acts through the instance's own apps; domain/management-project.ts).
+      if (!appCarriesPowerOf(ctx, app, actor.user.id)) {
+        throw new OAuthError('invalid_request', "the actor administers beyond this app's organization: impersonate through an app of the instance's management project", { status: 403 });
+      }
+      checkImpersonation(ctx, subject, actor);
+    }
     // The app's project decides who may hold its tokens (role and project checks), as at sign-in and refresh.
     const project = ctx.orgs.getProject(app.projectId);
     const denied = project && projectAccessDenied(project, subject.user, ctx.orgs.grantsOf(subject.user.id));
     if (denied) throw new OAuthError('invalid_grant', denied);
 
-    // A registered client's tokens never carry the management API's audience, whatever the subject's held.
+    // The management API's audience only where the app may carry the subject's power, whatever the subject's token held.
     const granted = grantedAudience(ctx, app, form, subject, actor);
-    const aud = withoutManagementAudience(granted, app, ctx.instance.managementProjectId);
+    const aud = withoutManagementAudience(granted, () => appCarriesPowerOf(ctx, app, subject.user.id), ctx.instance.managementProjectId);
     if (aud.length === 0 && granted.length > 0) throw new OAuthError('invalid_target', 'this client may not have tokens for the management API');
     const scopes = grantedScopes(app, form, subject, actor);
     const scope = scopes.join(' ');
