@@ -8,11 +8,12 @@ import type { DpopKey } from '../protocol/dpop.js';
 import { appCredential, type AppRecord, type UserRecord } from '../model/records.js';
 import { urnClaims, userClaims } from '../protocol/claims.js';
 import { clock } from '../util/clock.js';
-import { carriesPowerOf, withoutManagementAudience } from '../domain/management-project.js';
+import { withoutManagementAudience } from '../domain/management-project.js';
+import { actorChainRefusal, appCarriesPowerOf } from './token-power.js';
 import type { View } from '../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type UserTokensPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'instance' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'accessTokens'>;
+export type UserTokensPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'instance' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'accessTokens' | 'settings'>;
 
 /**
  * Tokens for a signed-in user, shared by the code grant, the refresh grant and the implicit flow:
@@ -44,11 +45,6 @@ export function userAudience(ctx: UserTokensPorts, app: View<AppRecord>, audienc
   return [...withoutManagementAudience(aud, () => app.registration === undefined, ctx.instance.managementProjectId)];
 }
 
-/** Whether the app's tokens may carry this user's administrative power (domain/management-project.ts carriesPowerOf). */
-export function appCarriesPowerOf(ctx: Pick<UserTokensPorts, 'instance' | 'orgs'>, app: View<AppRecord>, userId: string): boolean {
-  return carriesPowerOf(app, ctx.instance.managementProjectId, ctx.orgs.memberships(userId), (id) => ctx.orgs.getProject(id)?.orgId);
-}
-
 /** Scope claims for userinfo, the ID token and introspection. */
 export function claimsFor(ctx: UserTokensPorts, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
   return { ...userClaims(user, scopes, ctx.orgs.preferredLoginName(user)), ...zitadelClaimsFor(ctx, user, scopes, projectId, withRoles) };
@@ -78,6 +74,9 @@ export async function issueUserTokens(
   if (voidedByUsers(ctx.orgs, { sub: grant.user.id, act: grant.act, authTime: grant.authTime, iat: grant.authTime })) {
     throw new OAuthError('invalid_grant', "the authorization predates a change of the user's credentials or state");
   }
+  // An impersonation's family (token exchange) is refreshed only while its actors may still impersonate the user.
+  const refused = grant.act && actorChainRefusal(ctx, grant.user, grant.act);
+  if (refused) throw new OAuthError('invalid_grant', refused);
   const skewSeconds = Math.ceil((oidc.clockSkewMs ?? 0) / 1000);
   const lifetimes = appLifetimes(ctx, grant.app);
   const out: IssuedUserTokens = {};

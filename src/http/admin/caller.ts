@@ -6,9 +6,10 @@ import type { Request } from '../types.js';
 import type { View } from '../../util/readonly.js';
 import { hasPermission, missingToActOn, type UserAction } from '../../domain/permissions.js';
 import { permissionTarget } from '../../domain/management-project.js';
+import { tokenPowerStands, type TokenPowerPorts } from '../../services/token-power.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type CallerPorts = Pick<Ports, 'instance' | 'orgs' | 'accessTokens'>;
+export type CallerPorts = Pick<Ports, 'instance' | 'orgs' | 'accessTokens'> & TokenPowerPorts;
 
 /**
  * Who is calling the provisioning API: a bearer PAT, or an access token whose audience holds the
@@ -50,7 +51,8 @@ export function authenticateCaller(ctx: CallerPorts, req: Request): Caller {
     if (resolved?.claims.cnf) throw unauthenticated('the token is DPoP-bound; the management API takes bearer tokens and PATs only');
     if (resolved && resolved.claims.aud.includes(ctx.instance.managementProjectId)) {
       const candidate = ctx.orgs.getUser(resolved.claims.sub);
-      if (ctx.orgs.isActive(candidate)) user = candidate;
+      // The roles are the user's as they are now: the token's app (and actors) must still be allowed them.
+      if (ctx.orgs.isActive(candidate) && tokenPowerStands(ctx, candidate, resolved.claims)) user = candidate;
     }
   }
   if (!user) throw unauthenticated('token invalid or expired');

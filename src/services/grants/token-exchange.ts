@@ -1,5 +1,5 @@
 import { tokenResponseBody } from '../../protocol/token-response.js';
-import { missingToActOn } from '../../domain/permissions.js';
+import { actorChainRefusal, appCarriesPowerOf, impersonationRefusal } from '../token-power.js';
 import { audienceIncludesApp } from '../../domain/token-audience.js';
 import { withoutManagementAudience } from '../../domain/management-project.js';
 import { grantChain, GRANT_CHAIN_SEPARATOR, type ActorClaim } from '../../actors/issued-tokens.js';
@@ -12,7 +12,7 @@ import { OAuthError } from '../../protocol/errors.js';
 import type { Form } from '../../protocol/form.js';
 import { beyondRegisteredScope, parseScope, STANDARD_SCOPES } from '../../protocol/scopes.js';
 import { voidedByUsers } from '../access-tokens.js';
-import { appCarriesPowerOf, appLifetimes, refreshBinding, requireUserApp } from '../user-tokens.js';
+import { appLifetimes, refreshBinding, requireUserApp } from '../user-tokens.js';
 import { clientOrgOf, requestedResources, resourceDirectory } from '../resource-targets.js';
 import { resourceAudience } from '../../protocol/resource-indicators.js';
 import { projectAccessDenied } from '../../protocol/project-access.js';
@@ -22,7 +22,7 @@ import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type TokenExchangePorts = Pick<Ports, 'assertions' | 'config' | 'idTokens' | 'instance' | 'issuedTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'accessTokens'>;
+export type TokenExchangePorts = Pick<Ports, 'assertions' | 'clients' | 'config' | 'idTokens' | 'instance' | 'issuedTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'accessTokens'>;
 
 /**
  * RFC 8693 token exchange (seed "Token exchange grant", compat §4.5): change the scope or audience
@@ -102,6 +102,9 @@ function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 's
   if (!audienceIncludesApp(party.aud, app)) throw invalid(which, 'not issued for this client');
   const user = ctx.orgs.getUser(party.userId);
   if (!ctx.orgs.isActive(user)) throw invalid(which, 'user is not active');
+  // An impersonation's token stands only while its actors may still impersonate its subject.
+  const refused = actorChainRefusal(ctx, user, party.act);
+  if (refused) throw invalid(which, refused);
   return { ...party, user };
 }
 
@@ -147,19 +150,10 @@ function actorParty(ctx: TokenExchangePorts, app: View<AppRecord>, form: Form, d
   return partyFromToken(ctx, app, 'actor_token', token, type, dpop);
 }
 
-/**
- * Impersonation needs the security policy and the actor's right to act on the subject: the
- * impersonator role in the subject's org, and the admin impersonator role in every scope the
- * subject administers (domain/permissions.ts missingToActOn: an instance owner only by an
- * instance role).
- */
+/** Impersonation needs the security policy and the actor's right to act on the subject (services/token-power.ts). */
 function checkImpersonation(ctx: TokenExchangePorts, subject: Party, actor: Party): void {
-  if (!ctx.settings.securityPolicy().enableImpersonation) {
-    throw new OAuthError('invalid_request', 'impersonation is disabled by the instance security policy', { status: 403 });
-  }
-  const target = { orgId: subject.user.orgId, memberships: ctx.orgs.memberships(subject.user.id) };
-  const missing = missingToActOn(ctx.orgs.memberships(actor.user.id), 'impersonation', target, (id) => ctx.orgs.getProject(id)?.orgId);
-  if (missing) throw new OAuthError('invalid_request', `the actor may not impersonate this user (${missing})`, { status: 403 });
+  const refused = impersonationRefusal(ctx, actor.user.id, subject.user);
+  if (refused) throw new OAuthError('invalid_request', refused, { status: 403 });
 }
 
 /**
