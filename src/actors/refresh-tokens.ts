@@ -27,6 +27,8 @@ export interface FamilyGrant {
   resources?: readonly string[];
   /** A public client's DPoP key (RFC 7638 thumbprint): every refresh must prove it (RFC 9449 §5). */
   jkt?: string;
+  /** Unix seconds no token of the family may outlive (from a token exchange: its subject token's expiry). */
+  notAfter?: number;
 }
 
 export interface RefreshFamily extends FamilyGrant {

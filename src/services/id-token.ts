@@ -3,6 +3,7 @@ import type { SigningAlg } from '../config.js';
 import type { Signer } from '../workers/signer.js';
 import { atHash } from '../protocol/at-hash.js';
 import { encodedHeader, signingInput, verifiedOwnJwt } from '../protocol/jwt.js';
+import { newId } from '../util/ids.js';
 import { clock } from '../util/clock.js';
 
 /**
@@ -25,7 +26,21 @@ export interface IdTokenInput {
   userClaims?: Record<string, unknown>;
   /** The app's own ID token lifetime (seconds), else the instance's. */
   lifetimeSeconds?: number | undefined;
+  /**
+   * The grant the token comes from (its chain, after a token exchange): named in `jti` as an access
+   * token's is, so a token exchange that takes the ID token as subject revokes with the grant.
+   */
+  grantId?: string | undefined;
 }
+
+/** The grant an ID token's `jti` names (`<grant>-id_<id>`), if any. */
+export function grantOfIdToken(jti: unknown): string | undefined {
+  if (typeof jti !== 'string') return undefined;
+  const at = jti.indexOf(ID_TOKEN_JTI);
+  return at > 0 ? jti.slice(0, at) : undefined;
+}
+
+const ID_TOKEN_JTI = '-id_';
 
 /** The claim set; `aud` always holds the client id, first, and `azp` names the client. */
 function idTokenClaims(input: IdTokenInput, issuer: string, iat: number, lifetimeSeconds: number, alg: SigningAlg): Record<string, unknown> {
@@ -40,6 +55,7 @@ function idTokenClaims(input: IdTokenInput, issuer: string, iat: number, lifetim
     iat: iat - (input.skewSeconds ?? 0),
     auth_time: input.authTime - (input.skewSeconds ?? 0),
   };
+  if (input.grantId !== undefined) claims.jti = `${input.grantId}${ID_TOKEN_JTI}${newId()}`;
   if (input.sid !== undefined) claims.sid = input.sid;
   if (input.nonce !== undefined) claims.nonce = input.nonce;
   if (input.amr.length > 0) claims.amr = input.amr;

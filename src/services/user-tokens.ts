@@ -33,6 +33,8 @@ export interface UserGrant {
   act?: ActorClaim | undefined;
   /** The access token's audience when it differs from `audience` (resource indicators: userAccessAudience). */
   accessAudience?: readonly string[] | undefined;
+  /** Unix seconds no token of the grant may outlive (a family from a token exchange: its subject's expiry). */
+  notAfter?: number | undefined;
 }
 
 /** ZITADEL's default audience (compat §3.3): the client, the project's other apps, the project, and `:aud` projects. */
@@ -78,7 +80,7 @@ export async function issueUserTokens(
   const refused = grant.act && actorChainRefusal(ctx, grant.user, grant.act);
   if (refused) throw new OAuthError('invalid_grant', refused);
   const skewSeconds = Math.ceil((oidc.clockSkewMs ?? 0) / 1000);
-  const lifetimes = appLifetimes(ctx, grant.app);
+  const lifetimes = cappedLifetimes(appLifetimes(ctx, grant.app), grant.notAfter === undefined ? undefined : grant.notAfter - skewSeconds);
   const out: IssuedUserTokens = {};
   // The last word on the management API's audience, whatever the grant holds (codes and refresh
   // tokens issued earlier, roles given since): only apps that may carry the user's power.
@@ -117,6 +119,7 @@ export async function issueUserTokens(
       authTime: grant.authTime,
       amr: grant.amr,
       sid: grant.sid,
+      grantId: grant.grantId,
       nonce: grant.nonce,
       accessToken: out.accessToken?.token,
       skewSeconds,
@@ -155,6 +158,17 @@ export function appLifetimes(ctx: Pick<UserTokensPorts, 'config'>, app: View<App
     accessTokenSeconds: Math.floor(capped(own?.accessToken, config.accessTokenLifetime) / 1000),
     idTokenSeconds: Math.floor(capped(own?.idToken, config.idTokenLifetime) / 1000),
     refresh: { idle: capped(own?.refreshTokenIdle, config.refreshTokenIdleLifetime), absolute: capped(own?.refreshToken, config.refreshTokenLifetime) },
+  };
+}
+
+/** Lifetimes no longer than up to `notAfter` (Unix seconds; undefined: as they are): nothing made from a token outlives it. */
+export function cappedLifetimes(lifetimes: TokenLifetimes, notAfter: number | undefined): TokenLifetimes {
+  if (notAfter === undefined) return lifetimes;
+  const remaining = Math.max(0, notAfter - clock.seconds());
+  return {
+    accessTokenSeconds: Math.min(lifetimes.accessTokenSeconds, remaining),
+    idTokenSeconds: Math.min(lifetimes.idTokenSeconds, remaining),
+    refresh: { idle: lifetimes.refresh.idle, absolute: Math.min(lifetimes.refresh.absolute, remaining * 1000) },
   };
 }
 

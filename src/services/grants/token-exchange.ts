@@ -12,7 +12,8 @@ import { OAuthError } from '../../protocol/errors.js';
 import type { Form } from '../../protocol/form.js';
 import { beyondRegisteredScope, parseScope, STANDARD_SCOPES } from '../../protocol/scopes.js';
 import { voidedByUsers } from '../access-tokens.js';
-import { appLifetimes, refreshBinding, requireUserApp } from '../user-tokens.js';
+import { grantOfIdToken } from '../id-token.js';
+import { appLifetimes, cappedLifetimes, refreshBinding, requireUserApp } from '../user-tokens.js';
 import { clientOrgOf, requestedResources, resourceDirectory } from '../resource-targets.js';
 import { resourceAudience } from '../../protocol/resource-indicators.js';
 import { projectAccessDenied } from '../../protocol/project-access.js';
@@ -89,15 +90,24 @@ function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 's
     }
     const aud = Array.isArray(claims.aud) ? claims.aud.filter((a): a is string => typeof a === 'string') : [String(claims.aud)];
     const sid = typeof claims.sid === 'string' ? claims.sid : undefined;
-    // An ID token is no credential of its own: it is good only while what it reports is (its session).
+    // An ID token is no credential of its own: it is good only while what it reports is — its
+    // session, its grant (and the grants that one came from), the app it was issued to.
     if (sid !== undefined && ctx.issuedTokens.isSessionEnded(sid)) throw invalid(which, 'the session of the ID token has ended');
-    const authTime = typeof claims.auth_time === 'number' ? claims.auth_time : typeof claims.iat === 'number' ? claims.iat : 0;
+    const grantId = grantOfIdToken(claims.jti);
+    if (grantId !== undefined && ctx.issuedTokens.isGrantRevoked(grantId)) throw invalid(which, 'the grant of the ID token was revoked');
+    const issuedTo = typeof claims.azp === 'string' ? ctx.clients.appByClient(claims.azp) : undefined;
+    const machine = ctx.orgs.getUser(claims.sub);
+    // A machine user's own ID token (JWT profile) names the user as its client.
+    if (!issuedTo && !(machine?.machine && claims.azp === ctx.orgs.preferredLoginName(machine))) throw invalid(which, 'the app the ID token was issued to no longer exists');
+    // auth_time was moved back by the app's clock skew; the authentication itself was that much later.
+    const skew = Math.ceil((issuedTo?.oidc?.clockSkewMs ?? 0) / 1000);
+    const authTime = (typeof claims.auth_time === 'number' ? claims.auth_time : typeof claims.iat === 'number' ? claims.iat : 0) + skew;
     const act = claims.act as ActorClaim | undefined;
     if (voidedByUsers(ctx.orgs, { sub: claims.sub, act, authTime, iat: authTime })) {
       throw invalid(which, "the ID token predates a change of the user's credentials or state");
     }
     const amr = Array.isArray(claims.amr) ? claims.amr.filter((a): a is string => typeof a === 'string') : [];
-    party = { userId: claims.sub, aud, scopes: [], act, origin: { sid, authTime, amr, exp: claims.exp, grants: [] } };
+    party = { userId: claims.sub, aud, scopes: [], act, origin: { sid, authTime, amr, exp: claims.exp, grants: grantId ? grantChain(grantId) : [] } };
   }
   if (!audienceIncludesApp(party.aud, app)) throw invalid(which, 'not issued for this client');
   const user = ctx.orgs.getUser(party.userId);
@@ -260,14 +270,12 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     const origin = originOf(subject, actor, `TE_${newId()}`);
     const { grantId, sid, authTime, amr } = origin;
     // Nothing made from a token outlives it (the subject's, and the actor's).
-    const remaining = origin.exp - clock.seconds();
-    const lifetimes = appLifetimes(ctx, app);
-    const accessTokenSeconds = Math.min(lifetimes.accessTokenSeconds, remaining);
-    const idTokenSeconds = Math.min(lifetimes.idTokenSeconds, remaining);
+    const lifetimes = cappedLifetimes(appLifetimes(ctx, app), origin.exp);
+    const { accessTokenSeconds, idTokenSeconds } = lifetimes;
     const session = sid !== undefined ? { sid } : {};
     let issued: { token: string; tokenType: 'Bearer' | 'DPoP' | 'N_A'; expiresIn: number; idToken?: string };
     if (requestedType === TOKEN_TYPE.idToken) {
-      const idToken = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr, ...session, userClaims: act ? { act } : {}, lifetimeSeconds: idTokenSeconds });
+      const idToken = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr, ...session, grantId, userClaims: act ? { act } : {}, lifetimeSeconds: idTokenSeconds });
       issued = { token: idToken, tokenType: 'N_A', expiresIn: idTokenSeconds };
     } else {
       const accessToken = await ctx.accessTokens.issue(requestedType === TOKEN_TYPE.jwt ? 'jwt' : 'opaque', {
@@ -292,6 +300,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
           authTime,
           amr,
           ...session,
+          grantId,
           accessToken: accessToken.token,
           userClaims: act ? { act } : {},
           lifetimeSeconds: idTokenSeconds,
@@ -310,8 +319,10 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
             authTime,
             amr,
             ...(act ? { act } : {}),
+            // Its refreshed tokens keep the ceiling too.
+            notAfter: origin.exp,
             ...refreshBinding(app, dpop),
-          }, { idle: lifetimes.refresh.idle, absolute: Math.min(lifetimes.refresh.absolute, remaining * 1000) })
+          }, lifetimes.refresh)
         : undefined;
     return tokenResponseBody({ ...issued, scope, refreshToken, issuedTokenType: requestedType });
   },
