@@ -46,7 +46,10 @@ export type RevokeOutcome = 'revoked' | 'unknown' | 'foreign';
 /** Separates a grant id from the ids of the grants it was made from (`~` is URL-safe, in no grant id). */
 export const GRANT_CHAIN_SEPARATOR = '~';
 
-/** A grant id and its ancestors, its own first. */
+/** Marks a browser session (its sid) in a grant chain: the chain ends with it too. */
+export const SESSION_IN_CHAIN = '@';
+
+/** A grant id and its ancestors (and sessions, `@<sid>`), its own first. */
 export function grantChain(grantId: string): string[] {
   return grantId.split(GRANT_CHAIN_SEPARATOR);
 }
@@ -83,11 +86,12 @@ export class IssuedTokensActor {
 
   /**
    * Whether a grant was revoked. A grant made from another (token exchange) names its ancestors
-   * after its own id (`TE_1~V2_2`, see grantChain): it is revoked with any of them.
+   * after its own id (`TE_1~V2_2`, see grantChain), and the browser sessions of its other parties
+   * (`~@V1_3`: an impersonation's actor): it is revoked with any of them, or when one ends.
    */
   isGrantRevoked(grantId: string): boolean {
     if (!grantId.includes(GRANT_CHAIN_SEPARATOR)) return this.hasGrantRevocation(grantId);
-    return grantChain(grantId).some((id) => this.hasGrantRevocation(id));
+    return grantChain(grantId).some((id) => (id.startsWith(SESSION_IN_CHAIN) ? this.isSessionEnded(id.slice(SESSION_IN_CHAIN.length)) : this.hasGrantRevocation(id)));
   }
 
   /** Whether this one grant id (no chain) has a revocation on record. */

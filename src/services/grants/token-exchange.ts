@@ -2,7 +2,7 @@ import { tokenResponseBody } from '../../protocol/token-response.js';
 import { actorChainRefusal, appCarriesPowerOf, impersonationRefusal } from '../token-power.js';
 import { audienceIncludesApp } from '../../domain/token-audience.js';
 import { withoutManagementAudience } from '../../domain/management-project.js';
-import { grantChain, GRANT_CHAIN_SEPARATOR, type ActorClaim } from '../../actors/issued-tokens.js';
+import { grantChain, GRANT_CHAIN_SEPARATOR, SESSION_IN_CHAIN, type ActorClaim } from '../../actors/issued-tokens.js';
 import type { Ports } from '../ports.js';
 import type { AppRecord, UserRecord } from '../../model/records.js';
 import { newId } from '../../util/ids.js';
@@ -167,19 +167,23 @@ function checkImpersonation(ctx: TokenExchangePorts, subject: Party, actor: Part
 }
 
 /**
- * What the new tokens keep of the parties' origins: the subject's session, the earliest
- * authentication and expiry of both tokens, and the grants of both (a subject named by id comes
- * with the actor's token alone).
+ * What the new tokens keep of the parties' origins: a session (the subject's, else the actor's),
+ * the later authentication and the earlier expiry of both tokens, and the grants of both, with the other
+ * party's session in the chain (`@<sid>`), so the tokens end when either person signs out.
  */
 function originOf(subject: Party, actor: Party | undefined, grantId: string): TokenOrigin & { grantId: string } {
   const origins = [subject.origin, actor?.origin].filter((o): o is TokenOrigin => o !== undefined);
-  const first = origins[0]!;
-  const ancestors = [...new Set(origins.flatMap((o) => o.grants))];
+  const sessions = [...new Set(origins.map((o) => o.sid).filter((sid): sid is string => sid !== undefined))];
+  // A family without a browser session goes by its grant chain as its sid: that is in the grants already.
+  const otherSessions = sessions.slice(1).filter((sid) => !sid.includes(GRANT_CHAIN_SEPARATOR)).map((sid) => SESSION_IN_CHAIN + sid);
+  const ancestors = [...new Set([...origins.flatMap((o) => o.grants), ...otherSessions])];
   if (ancestors.length >= MAX_GRANT_CHAIN) throw new OAuthError('invalid_request', 'the token was exchanged too many times; sign in again');
   return {
-    sid: first.sid,
-    authTime: Math.min(...origins.map((o) => o.authTime)),
-    amr: first.amr,
+    sid: sessions[0],
+    // The later authentication: each party's token was checked against its user's horizon just now,
+    // so what can void the new tokens is a change from now on, later than either.
+    authTime: Math.max(...origins.map((o) => o.authTime)),
+    amr: origins[0]!.amr,
     exp: Math.min(...origins.map((o) => o.exp)),
     grants: [grantId, ...ancestors],
     grantId: [grantId, ...ancestors].join(GRANT_CHAIN_SEPARATOR),

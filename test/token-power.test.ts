@@ -7,8 +7,11 @@ import { startInProcess, TestClock, type InProcessServer } from './helpers/in-pr
 import { Agent, createHuman, createWebApp, exchangeCode, signIn, submit, uniqueName, type WebApp } from './helpers/oidc.js';
 
 /**
- * Review of the issue 22 fixes: what is still open. Every test here fails on the fixed main and
- * names where the root fix belongs. The clock stands still unless a test moves it.
+ * What a review of the first trust fixes (issue 22) found still open, each kept as a regression
+ * test: whose power an app carries, decided at use as well as at issuance; what exchanged tokens
+ * keep of their origins (ceiling, grant, session) down refreshes and ID tokens; a revocation horizon
+ * that voids its whole second; a reset raced by a password check; open redirects and non-public
+ * ranges. The clock stands still unless a test moves it.
  */
 const REDIRECT = 'http://localhost:9999/callback';
 const TE = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -62,10 +65,10 @@ afterAll(async () => {
   await server?.close();
 });
 
-describe('org-level admins reach instance power through the management audience', () => {
-  // An org owner's own app asks for `urn:zitadel:iam:org:project:id:zitadel:aud`: the instance owner who
-  // signs in to it hands the org owner a management-API token (the very thing refused for apps in the
-  // management project, domain/management-project.ts). Fix: services/authorize-directory.ts audienceAllowed.
+describe('org-level admins do not reach instance power through the management audience', () => {
+  // An org owner's own app asked for `urn:zitadel:iam:org:project:id:zitadel:aud`, and the instance owner who
+  // signed in to it handed the org owner a management-API token. An app carries a person's power only when
+  // the person administers nothing beyond its org (domain/management-project.ts carriesPowerOf).
   it("an org owner's app does not collect a management-API token of an instance owner who signs in to it", async () => {
     const owner = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userName: uniqueName('org-owner'), name: 'Org owner' } });
     const ownerId = owner.body.userId as string;
@@ -95,9 +98,8 @@ describe('org-level admins reach instance power through the management audience'
 });
 
 describe('token exchange: what comes out must not outlive or escape what went in', () => {
-  // The refresh grant issues with the app's full lifetimes (services/user-tokens.ts issueUserTokens),
-  // ignoring the subject token's expiry that token exchange made the family's ceiling.
-  // Fix: keep the ceiling on the family (FamilyGrant) and cap every token the refresh grant issues from it.
+  // The refresh grant issued with the app's full lifetimes, past the subject token's expiry; the family
+  // now keeps it (FamilyGrant.notAfter) and every refreshed token is capped by it.
   it("a refresh of an exchanged family gives no access token outliving the subject token", async () => {
     const short = await createWebApp(server, { projectId: web.projectId, accessTokenLifetime: '300s' });
     const person = await createHuman(server);
@@ -115,9 +117,8 @@ describe('token exchange: what comes out must not outlive or escape what went in
     expect(decodeJwt(refreshed.body.id_token).exp!).toBeLessThanOrEqual(subjectExp);
   });
 
-  // An ID token carries no grant: exchanging to requested_token_type=id_token and back drops the grant
-  // chain (services/grants/token-exchange.ts partyFromToken: `grants: []` for ID tokens). Fix: exchanged
-  // ID tokens carry the chain (or are refused as subjects when they came from a grant) and it is checked.
+  // An ID token carried no grant, so exchanging to an ID token and back dropped the grant chain; ID tokens
+  // now name their grant (chain) in jti, checked when they are exchanged.
   it("revoking the subject's refresh family revokes tokens exchanged through an intermediate ID token", async () => {
     const person = await createHuman(server);
     const session = await signedIn(web, person, `openid profile offline_access ${projectAud}`);
@@ -132,8 +133,7 @@ describe('token exchange: what comes out must not outlive or escape what went in
     expect(await active(laundered.body.access_token)).toBe(false);
   });
 
-  // A replayed code revokes its grant, but the ID token issued with the code still exchanges
-  // (partyFromToken checks an ID token's session and horizon, never its grant).
+  // A replayed code revokes its grant; the ID token issued with the code is revoked with it.
   it("a replayed code's ID token exchanges for nothing", async () => {
     const person = await createHuman(server);
     const params = new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: `openid ${projectAud}` });
@@ -147,9 +147,7 @@ describe('token exchange: what comes out must not outlive or escape what went in
     expect(res.status).toBe(400);
   });
 
-  // README: an ID token (as a token exchange subject) dies with its app. partyFromToken never asks
-  // whether the ID token's client still exists; another app of the project exchanges it.
-  // Fix: token-exchange.ts partyFromToken (origins.appExists on the ID token's azp/client).
+  // An ID token (as a token exchange subject) dies with the app it was issued to (its azp).
   it('the ID token of a removed app exchanges for nothing at another app of its project', async () => {
     const doomed = await createWebApp(server, { projectId: web.projectId });
     const person = await createHuman(server);
@@ -161,12 +159,10 @@ describe('token exchange: what comes out must not outlive or escape what went in
   });
 });
 
-describe('the revocation horizon in whole seconds lets the last second through', () => {
-  // A machine user's tokens are dated by their own iat: whoever holds a stolen secret mints in a loop,
-  // and the token minted in the second of the rotation (or lock) survives it for its whole lifetime.
-  // domain/revocation-horizon.ts predatesHorizon keeps what began in the horizon's own second.
-  // Fix: date the horizon for what an administrator's change voids so that the change's second is void too
-  // (e.g. ms origins on tokens, or a horizon rounded up for secret sets, locks and deactivations).
+describe("the revocation horizon voids its whole second", () => {
+  // Whoever holds a stolen secret mints in a loop: the token minted in the second of the rotation (or lock)
+  // survived it. The horizon's whole second is void now; what begins after it in that second counts from the
+  // next (domain/revocation-horizon.ts beginningAt).
   it.each(['secret', 'lock'] as const)('a machine token minted just before a %s is void after it', async (change) => {
     later();
     const machine = await createMachineClient(server, uniqueName('looping'));
@@ -186,11 +182,9 @@ describe('the revocation horizon in whole seconds lets the last second through',
 });
 
 describe("an administrator's reset during a password check", () => {
-  // login.ts checkPassword reads the hash, awaits its verification, then passes the sign-in at "now" and,
-  // for an imported hash, stores the rehash of the password just checked: a reset made meanwhile is
-  // overwritten by the old password and the sign-in with the old one goes on.
-  // Fix: after the verification, re-read the user and refuse if the hash changed (or the horizon moved);
-  // recordPasswordSuccess must only rehash when the stored hash is still the one verified.
+  // checkPassword read the hash, awaited its verification, then passed the sign-in at "now" and stored the
+  // rehash of the old password over a reset made meanwhile. The check now counts from when its hash was read,
+  // and a rehash replaces only the hash that was verified.
   it('neither lets the old password sign in nor puts the old password back', async () => {
     const oldPassword = 'Old-Passw0rd-1';
     const hash = bcrypt.hashSync(oldPassword, 14);
@@ -222,12 +216,10 @@ describe("an administrator's reset during a password check", () => {
   });
 });
 
-describe('impersonation is checked once, at the exchange', () => {
-  // missingToActOn decides impersonation only at token exchange; the management API (http/admin/caller.ts)
-  // and the refresh grant take a token with `act` as the subject whatever the subject has become since. An
-  // org-level impersonator who impersonated a plain user holds, once that user is made instance owner,
-  // instance power. Fix: re-check missingToActOn(actor, 'impersonation', subject) where a token with `act`
-  // is used (caller.ts authenticateCaller, refresh-token.ts), or end impersonation tokens on role changes.
+describe('impersonation is checked at every use, not once at the exchange', () => {
+  // Impersonation was decided at the exchange only: an org-level impersonator who impersonated a plain user
+  // held instance power once that user was made instance owner. It is decided at every use now
+  // (services/token-power.ts: the management API, refresh, token exchange).
   it("an org-level impersonator's token for a plain user does not become instance power when that user is promoted", async () => {
     expect((await api(server, 'PUT', '/admin/v1/policies/security', { token: server.pat, body: { enableImpersonation: true } })).status).toBe(200);
     const impersonator = await createMachineClient(server, uniqueName('org-imp'));
@@ -249,9 +241,8 @@ describe('impersonation is checked once, at the exchange', () => {
 });
 
 describe("an impersonation dies with the actor's session", () => {
-  // originOf (token-exchange.ts) keeps the subject's sid only: when the subject token has a session of its
-  // own or none (a machine's token), the actor's sign-out leaves the impersonation running.
-  // Fix: keep every party's sid (e.g. a list checked by isRevokedByOrigin) or end the actor's session's grants.
+  // Exchanged tokens kept the subject's session only: the actor's sign-out left the impersonation running.
+  // They keep a session of either party, and the other's in their grant chain (`@<sid>`).
   it("the actor's sign-out ends tokens exchanged with its token as actor", async () => {
     expect((await api(server, 'PUT', '/admin/v1/policies/security', { token: server.pat, body: { enableImpersonation: true } })).status).toBe(200);
     const actor = await createHuman(server);
@@ -273,10 +264,9 @@ describe("an impersonation dies with the actor's session", () => {
   });
 });
 
-describe('issue 22 item 8, still open: end_session is an open redirector with open registration', () => {
-  // end-session.ts redirects to any registered post_logout_redirect_uri of the client named by client_id
-  // alone, and authorize errors before sign-in go to any registered redirect_uri; anyone may register a client (open registration) whose URI is theirs. RFC 9700 §4.11.2; the
-  // issue asks to redirect only with a valid id_token_hint. Fix: end-session.ts (require the hint for a redirect).
+describe('end_session is no open redirector with open registration', () => {
+  // With client_id alone it redirected to any registered post_logout_redirect_uri, which anyone may register
+  // (RFC 9700 §4.11.2): it redirects only with an id_token_hint issued to that client.
   it('an anonymous registrant does not get a redirect from the IdP to its own site without an id_token_hint', async () => {
     const orgId = (await api(server, 'GET', '/management/v1/orgs/me', { token: server.pat })).body.org.id;
     const registration = await api(server, 'PUT', '/admin/v1/settings/dynamic_client_registration', { token: server.pat, body: { enabled: true, allowUnauthenticated: true, orgId, projectId: web.projectId } });
@@ -296,10 +286,8 @@ describe('issue 22 item 8, still open: end_session is an open redirector with op
   });
 });
 
-describe('issue 22 item 8, still open: non-public IPv6 ranges', () => {
-  // util/public-address.ts lacks 100::/64 (discard) and 2001::/23 (IETF protocol assignments, Teredo
-  // 2001::/32 embeds an IPv4 address) that the issue named. Fix: add them to NOT_PUBLIC. (Also open: the
-  // rule applies to registered clients only, logout-deliveries.ts publicOnly, not to apps of org-level admins.)
+describe('non-public IPv6 ranges', () => {
+  // 100::/64 (discard) and 2001::/23 (IETF protocol assignments; Teredo's 2001::/32 embeds an IPv4 address).
   it.each(['100::1', '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:2::1'])('%s is not public', (address) => {
     expect(isPublicAddress(address)).toBe(false);
   });
