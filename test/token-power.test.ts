@@ -292,3 +292,75 @@ describe('non-public IPv6 ranges', () => {
     expect(isPublicAddress(address)).toBe(false);
   });
 });
+
+describe('siblings the review named for a decision', () => {
+  it("an org owner cannot change the sign-in policies of an org whose people include instance owners, only of its own people's", async () => {
+    const owner = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userName: uniqueName('policy-owner'), name: 'Owner' } });
+    expect((await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, body: { userId: owner.body.userId, roles: ['ORG_OWNER'] } })).status).toBe(200);
+    const pat = (await api(server, 'POST', `/management/v1/users/${owner.body.userId}/pats`, { token: server.pat, body: {} })).body.token as string;
+    // The default org holds the bootstrap admin (an instance owner): one wrong password would lock it out.
+    for (const [method, path, body] of [
+      ['POST', '/management/v1/policies/lockout', { maxPasswordAttempts: '1' }],
+      ['POST', '/management/v1/policies/login', { allowUsernamePassword: true, passwordCheckLifetime: '1s' }],
+      ['DELETE', '/management/v1/policies/login', {}],
+    ] as const) {
+      const res = await api(server, method, path, { token: pat, body });
+      expect({ path, method, status: res.status }).toEqual({ path, method, status: 403 });
+    }
+    // In an org of its own people (no one there administers beyond it) it sets them.
+    const org = await api(server, 'POST', '/management/v1/orgs', { token: server.pat, body: { name: uniqueName('own-people') } });
+    expect((await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, orgId: org.body.id, body: { userId: owner.body.userId, roles: ['ORG_OWNER'] } })).status).toBe(200);
+    const own = await api(server, 'POST', '/management/v1/policies/lockout', { token: pat, orgId: org.body.id, body: { maxPasswordAttempts: '3' } });
+    expect(own.status, JSON.stringify(own.body)).toBe(200);
+  });
+
+  it('a public client cannot turn an ID token (no proof of possession) into access tokens', async () => {
+    const spa = await api(server, 'POST', `/management/v1/projects/${web.projectId}/apps/oidc`, {
+      token: server.pat,
+      body: {
+        name: uniqueName('spa'),
+        redirectUris: [REDIRECT],
+        responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+        grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE'],
+        appType: 'OIDC_APP_TYPE_USER_AGENT',
+        authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
+        devMode: true,
+      },
+    });
+    expect(spa.status, JSON.stringify(spa.body)).toBe(200);
+    const person = await createHuman(server);
+    const { id_token } = await signedIn(web, person, 'openid');
+    // The web app's ID token names the SPA's project too: a finder uses the SPA's client id.
+    const res = await post('/oauth/v2/token', { grant_type: TE, client_id: spa.body.clientId, subject_token: id_token, subject_token_type: T.id });
+    expect(res.status).toBe(400);
+    expect(res.body.error_description).toMatch(/public client cannot exchange ID tokens/);
+  });
+
+  it('an actor locked by wrong passwords acts for nobody while locked', async () => {
+    const org = await api(server, 'POST', '/management/v1/orgs', { token: server.pat, body: { name: uniqueName('lockout-org') } });
+    const orgId = org.body.id as string;
+    expect((await api(server, 'POST', '/management/v1/policies/lockout', { token: server.pat, orgId, body: { maxPasswordAttempts: '2' } })).status).toBe(200);
+    const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, orgId, body: { name: uniqueName('support') } });
+    const oidcApp = await api(server, 'POST', `/management/v1/projects/${project.body.id}/apps/oidc`, {
+      token: server.pat,
+      orgId,
+      body: { name: 'support', redirectUris: [REDIRECT], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE'] },
+    });
+    const app: WebApp = { projectId: project.body.id, appId: oidcApp.body.appId, clientId: oidcApp.body.clientId, clientSecret: oidcApp.body.clientSecret };
+    const api2 = await api(server, 'POST', `/management/v1/projects/${project.body.id}/apps/api`, { token: server.pat, orgId, body: { name: 'rs' } });
+    const rs = basicAuth(api2.body.clientId, api2.body.clientSecret);
+    expect((await api(server, 'PUT', '/admin/v1/policies/security', { token: server.pat, body: { enableImpersonation: true } })).status).toBe(200);
+    const actor = await createHuman(server, { orgId });
+    expect((await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, orgId, body: { userId: actor.userId, roles: ['ORG_END_USER_IMPERSONATOR'] } })).status).toBe(200);
+    const subject = await createHuman(server, { orgId });
+    const session = await signedIn(app, actor, 'openid');
+    const impersonated = await post('/oauth/v2/token', { grant_type: TE, subject_token: subject.userId, subject_token_type: 'urn:zitadel:params:oauth:token-type:user_id', actor_token: session.access_token, actor_token_type: T.access }, appAuth(app));
+    expect(impersonated.status, JSON.stringify(impersonated.body)).toBe(200);
+    const activeHere = async () => (await post('/oauth/v2/introspect', { token: impersonated.body.access_token }, rs)).body.active as boolean;
+    expect(await activeHere()).toBe(true);
+    // Someone guesses the actor's password twice: locked (its sessions stay, suspended).
+    for (let i = 0; i < 2; i++) await signIn(new Agent(server), `/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`, { loginName: actor.loginName, password: 'wrong-guess' });
+    expect((await api(server, 'GET', `/management/v1/users/${actor.userId}`, { token: server.pat, orgId })).body.user.state).toBe('USER_STATE_LOCKED');
+    expect(await activeHere()).toBe(false);
+  });
+});

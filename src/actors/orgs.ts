@@ -786,6 +786,18 @@ export class OrgsActor {
     return [...this.members.values()].filter((m) => m.userId === userId);
   }
 
+  /** The users of an org who hold roles somewhere (administrators of anything). */
+  administratorsIn(orgId: string): View<UserRecord>[] {
+    const ids = new Set<string>();
+    for (const m of this.members.values()) ids.add(m.userId);
+    const out: View<UserRecord>[] = [];
+    for (const id of ids) {
+      const user = this.users.get(id);
+      if (user?.orgId === orgId) out.push(user);
+    }
+    return out;
+  }
+
   getMember(scope: string, userId: string): View<MemberRecord> | undefined {
     return this.members.get(`${scope}|${userId}`);
   }

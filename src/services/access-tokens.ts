@@ -49,7 +49,9 @@ export interface TokenOrigins {
 
 /**
  * True when the subject or one of the actors of a token (or of what tokens come from: a grant, a
- * refresh family, an ID token) is gone, or voided since `authTime` (else `iat`) what it began from.
+ * refresh family, an ID token) is gone, or voided since `authTime` (else `iat`) what it began from,
+ * or an actor is not active. (The subject's state is its caller's to check: introspection answers
+ * inactive, the grants refuse.)
  */
 export function voidedByUsers(directory: Pick<TokenOrigins, 'getUser'>, claims: Pick<AccessTokenClaims, 'sub' | 'act' | 'authTime' | 'iat'>): boolean {
   const began = claims.authTime ?? claims.iat;
@@ -57,7 +59,8 @@ export function voidedByUsers(directory: Pick<TokenOrigins, 'getUser'>, claims: 
   if (!subject || predatesHorizon(subject, began)) return true;
   for (let actor = claims.act; actor; actor = actor.act) {
     const user = directory.getUser(actor.sub);
-    if (!user || predatesHorizon(user, began)) return true;
+    // An actor locked or deactivated (even by wrong passwords, which move no horizon) acts for nobody meanwhile.
+    if (!user || user.state !== 'USER_STATE_ACTIVE' || predatesHorizon(user, began)) return true;
   }
   return false;
 }

@@ -28,6 +28,12 @@ export interface Caller {
    * (domain/permissions.ts missingToActOn): else PermissionDenied (403), or NotFound.
    */
   requireActOn(userId: string, action: UserAction): View<UserRecord>;
+  /**
+   * What governs how the people of an org sign in (its login and lockout policies) acts on each of
+   * them: the caller must be able to act on every administrator among them (an org owner may not
+   * weaken, or lock out by policy, the instance owners of its org).
+   */
+  requireActOnPeopleOf(orgId: string): void;
 }
 
 export function permissionDenied(missing: string): ApiError {
@@ -77,6 +83,12 @@ export function authenticateCaller(ctx: CallerPorts, req: Request): Caller {
       const missing = missingToActOn(memberships, action, { orgId: target.orgId, memberships: ctx.orgs.memberships(target.id) }, (id) => ctx.orgs.getProject(id)?.orgId);
       if (missing) throw permissionDenied(missing);
       return target;
+    },
+    requireActOnPeopleOf(orgOfPeople) {
+      for (const person of ctx.orgs.administratorsIn(orgOfPeople)) {
+        const missing = missingToActOn(memberships, 'user.write', { orgId: person.orgId, memberships: ctx.orgs.memberships(person.id) }, (id) => ctx.orgs.getProject(id)?.orgId);
+        if (missing) throw permissionDenied(`${missing}; the organization's policies govern how ${person.userName} signs in`);
+      }
     },
   };
   return caller;

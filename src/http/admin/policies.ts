@@ -44,6 +44,7 @@ function policyRoutes<K extends PolicyKind>(
   type P = K extends 'lockout' ? LockoutPolicy : LoginPolicy;
   const write = (create: boolean): CallerHandler => async (req, caller) => {
     caller.require('policy.write');
+    caller.requireActOnPeopleOf(caller.orgId);
     const policy = readBody(req, schema) as P;
     const record = (await ctx.orgs.setPolicy(kind, caller.orgId, policy as never, create)) as PolicyRecord;
     return ok({ details: create ? addedDetails(record, caller.orgId) : changedDetails(record, caller.orgId) });
@@ -65,6 +66,7 @@ function policyRoutes<K extends PolicyKind>(
     PUT: write(false),
     DELETE: async (_req, caller) => {
       caller.require('policy.delete');
+      caller.requireActOnPeopleOf(caller.orgId);
       await ctx.orgs.removePolicy(kind, caller.orgId);
       return ok({ details: { sequence: '0', changeDate: rfc3339(clock.now()), resourceOwner: caller.orgId } });
     },

@@ -4,7 +4,7 @@ import { audienceIncludesApp } from '../../domain/token-audience.js';
 import { withoutManagementAudience } from '../../domain/management-project.js';
 import { grantChain, GRANT_CHAIN_SEPARATOR, SESSION_IN_CHAIN, type ActorClaim } from '../../actors/issued-tokens.js';
 import type { Ports } from '../ports.js';
-import type { AppRecord, UserRecord } from '../../model/records.js';
+import { appCredential, type AppRecord, type UserRecord } from '../../model/records.js';
 import { newId } from '../../util/ids.js';
 import { ALL_AUTH_METHODS } from '../../protocol/client-auth-methods.js';
 import { PATHS } from '../../protocol/discovery.js';
@@ -84,6 +84,9 @@ function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 's
     const origin = { sid: c.sid, authTime: c.authTime ?? c.iat, amr: c.amr ?? [], exp: c.exp, grants: c.grantId ? grantChain(c.grantId) : [] };
     party = { userId: c.sub, aud: c.aud, scopes: c.scope ? c.scope.split(' ') : [], act: c.act, origin };
   } else {
+    // A public client proves nothing but its client id: an ID token (no proof of possession, often in
+    // URLs as an id_token_hint) would become access tokens for whoever found it.
+    if (appCredential(app.oidc?.authMethodType ?? '') === 'public') throw invalid(which, 'a public client cannot exchange ID tokens; exchange an access token');
     const claims = ctx.idTokens.verifyHint(token);
     if (!claims || typeof claims.sub !== 'string' || typeof claims.exp !== 'number' || claims.exp * 1000 <= clock.now()) {
       throw invalid(which, 'unknown or expired ID token');
