@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
@@ -6,7 +5,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { api } from './helpers/api.js';
 import { Agent, createHuman, createWebApp, signIn, uniqueName, type Human, type WebApp } from './helpers/oidc.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
-import { tempDataDir } from './helpers/server.js';
+import { freePort, tempDataDir } from './helpers/server.js';
 import { LogoutReceiver } from './helpers/logout-receiver.js';
 import { ownRow } from '../src/util/readonly.js';
 import type { OidcAppConfig } from '../src/model/records.js';
@@ -29,14 +28,6 @@ afterAll(async () => {
   await receiver.close();
 });
 
-/** A free port on loopback, so a restarted Sesame has the same issuer. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 /** A web app whose back-channel logout URI is the receiver at `path` (http: dev mode). */
 function appWithReceiver(server: InProcessServer, path: string, projectId?: string): Promise<WebApp> {

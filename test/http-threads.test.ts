@@ -6,7 +6,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, basicAuth, createApiApp, createMachineClient } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
-import { startServer, tempDataDir } from './helpers/server.js';
+import { freePort, startServer, tempDataDir } from './helpers/server.js';
 import { Connection } from './helpers/connection.js';
 import { Agent, createHuman, createWebApp, responseParams, signIn, type Human, type WebApp } from './helpers/oidc.js';
 
@@ -246,14 +246,6 @@ describe('two HTTP threads on one port', () => {
   });
 });
 
-/** A port free on loopback now, for a server process whose port the test must know before it starts. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 /** A GET on a connection of its own (the kernel gives each new one to either thread): its status, or none. */
 function probe(port: number, path: string): Promise<number | undefined> {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
 import { totpAt } from '../src/crypto/totp.js';
-import { api, basicAuth, createApiApp, createMachineClient } from './helpers/api.js';
+import { api, basicAuth, createMachineClient, postForm } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
-import { Agent, createHuman, createWebApp, exchangeCode, signIn, submit, uniqueName, type Human, type WebApp } from './helpers/oidc.js';
+import { Agent, createHuman, createWebApp, exchangeCode, signIn, submit, codeFlowTokens, tokenExchangeFixture, uniqueName, type Human, type WebApp } from './helpers/oidc.js';
 
 /**
  * Issue 22, findings 2-5: a token dies with what it came from. Token exchange keeps the subject
@@ -26,15 +26,7 @@ let web: WebApp;
 let introspector: string;
 let projectAud: string;
 
-async function post(path: string, body: Record<string, string>, auth?: string) {
-  const res = await fetch(`${server.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(auth ? { authorization: auth } : {}) },
-    body: new URLSearchParams(body).toString(),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, any> };
-}
+const post = (path: string, body: Record<string, string>, auth?: string) => postForm(server, path, body, auth);
 
 const webAuth = () => basicAuth(web.clientId, web.clientSecret);
 const exchange = (params: Record<string, string>, auth = webAuth()) => post('/oauth/v2/token', { grant_type: TE, ...params }, auth);
@@ -43,15 +35,7 @@ const refresh = (token: string, auth = webAuth()) => post('/oauth/v2/token', { g
 const later = () => clock.advance(3000);
 
 /** A person signed in to the web app (code flow): its tokens, ID token claims and browser. */
-async function signedIn(person: Human, scope = `openid profile offline_access ${projectAud}`) {
-  const agent = new Agent(server);
-  const params = new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope });
-  const done = await signIn(agent, `/oauth/v2/authorize?${params}`, person);
-  expect(done.location, done.html).toBeDefined();
-  const tokens = await exchangeCode(server, web, done.location!);
-  expect(tokens.status).toBe(200);
-  return { ...tokens, agent };
-}
+const signedIn = (person: Human, scope = `openid profile offline_access ${projectAud}`) => codeFlowTokens(server, web, person, scope);
 
 /** Exchanged for an access token (and, for an access token subject, an ID and a refresh token): an ID token carries no scope to pass on. */
 async function exchanged(subjectToken: string, type = T.access, extra: Record<string, string> = {}) {
@@ -66,14 +50,7 @@ const setPassword = (userId: string) =>
 
 beforeAll(async () => {
   server = await startInProcess({ clock });
-  expect((await api(server, 'PUT', '/v2/features/instance', { token: server.pat, body: { oidcTokenExchange: true } })).status).toBe(200);
-  const apiApp = await createApiApp(server, 'origins');
-  introspector = basicAuth(apiApp.clientId, apiApp.clientSecret);
-  projectAud = `urn:zitadel:iam:org:project:id:${apiApp.projectId}:aud`;
-  web = await createWebApp(server, {
-    projectId: apiApp.projectId,
-    grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN', 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE'],
-  });
+  ({ web, introspector, projectAud } = await tokenExchangeFixture(server, 'origins'));
 });
 afterAll(async () => {
   await server?.close();

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import bcrypt from 'bcryptjs';
 import { decodeJwt } from 'jose';
 import { isPublicAddress } from '../src/util/public-address.js';
-import { api, basicAuth, createApiApp, createMachineClient } from './helpers/api.js';
+import { api, basicAuth, createMachineClient, postForm } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
-import { Agent, createHuman, createWebApp, exchangeCode, signIn, submit, uniqueName, type WebApp } from './helpers/oidc.js';
+import { Agent, createHuman, createWebApp, exchangeCode, signIn, submit, codeFlowTokens, tokenExchangeFixture, uniqueName, type WebApp } from './helpers/oidc.js';
 
 /**
  * What a review of the first trust fixes (issue 22) found still open, each kept as a regression
@@ -26,40 +26,18 @@ let web: WebApp;
 let introspector: string;
 let projectAud: string;
 
-async function post(path: string, body: Record<string, string>, auth?: string) {
-  const res = await fetch(`${server.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(auth ? { authorization: auth } : {}) },
-    body: new URLSearchParams(body).toString(),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, any> };
-}
+const post = (path: string, body: Record<string, string>, auth?: string) => postForm(server, path, body, auth);
 
 const appAuth = (app: WebApp) => basicAuth(app.clientId, app.clientSecret);
 const exchange = (params: Record<string, string>, app: WebApp = web) => post('/oauth/v2/token', { grant_type: TE, ...params }, appAuth(app));
 const active = async (token: string) => (await post('/oauth/v2/introspect', { token }, introspector)).body.active as boolean;
 const later = () => clock.advance(3000);
 
-async function signedIn(app: WebApp, person: { loginName: string; password: string }, scope: string) {
-  const params = new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope });
-  const done = await signIn(new Agent(server), `/oauth/v2/authorize?${params}`, person);
-  expect(done.location, done.html).toBeDefined();
-  const tokens = await exchangeCode(server, app, done.location!);
-  expect(tokens.status, JSON.stringify(tokens)).toBe(200);
-  return tokens;
-}
+const signedIn = (app: WebApp, person: { loginName: string; password: string }, scope: string) => codeFlowTokens(server, app, person, scope);
 
 beforeAll(async () => {
   server = await startInProcess({ clock });
-  expect((await api(server, 'PUT', '/v2/features/instance', { token: server.pat, body: { oidcTokenExchange: true } })).status).toBe(200);
-  const apiApp = await createApiApp(server, uniqueName('review'));
-  introspector = basicAuth(apiApp.clientId, apiApp.clientSecret);
-  projectAud = `urn:zitadel:iam:org:project:id:${apiApp.projectId}:aud`;
-  web = await createWebApp(server, {
-    projectId: apiApp.projectId,
-    grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN', 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE'],
-  });
+  ({ web, introspector, projectAud } = await tokenExchangeFixture(server, 'review'));
 });
 afterAll(async () => {
   await server?.close();

@@ -72,3 +72,14 @@ export function importOrgs(server: Pick<ServerAddress, 'url' | 'pat'>, orgs: Rec
 export function basicAuth(id: string, secret: string): string {
   return 'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
 }
+
+/** A form POST (the OAuth endpoints) with an optional Authorization header: the status and the JSON body. */
+export async function postForm(server: Pick<ServerAddress, 'url'>, path: string, body: Record<string, string>, auth?: string): Promise<{ status: number; body: Record<string, any> }> {
+  const res = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(auth ? { authorization: auth } : {}) },
+    body: new URLSearchParams(body).toString(),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, any> };
+}

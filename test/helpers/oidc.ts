@@ -1,4 +1,4 @@
-import { api } from './api.js';
+import { api, basicAuth, createApiApp } from './api.js';
 import type { ServerAddress } from './server.js';
 
 /**
@@ -219,4 +219,29 @@ export async function exchangeCode(
   const body = (await res.json()) as { id_token: string; access_token: string; refresh_token?: string };
   const claims = body.id_token ? (JSON.parse(Buffer.from(body.id_token.split('.')[1]!, 'base64url').toString()) as Record<string, any>) : {};
   return { status: res.status, ...body, claims };
+}
+
+/**
+ * Token exchange switched on, an API app in a new project (its Basic credentials introspect) and a
+ * web app there with the code, refresh and token-exchange grants; `projectAud` asks for the project.
+ */
+export async function tokenExchangeFixture(server: ServerAddress, name: string): Promise<{ web: WebApp; introspector: string; projectAud: string }> {
+  const on = await api(server, 'PUT', '/v2/features/instance', { token: server.pat, body: { oidcTokenExchange: true } });
+  if (on.status !== 200) throw new Error(`feature oidcTokenExchange: ${on.status} ${JSON.stringify(on.body)}`);
+  const apiApp = await createApiApp(server, uniqueName(name));
+  const web = await createWebApp(server, {
+    projectId: apiApp.projectId,
+    grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN', 'OIDC_GRANT_TYPE_TOKEN_EXCHANGE'],
+  });
+  return { web, introspector: basicAuth(apiApp.clientId, apiApp.clientSecret), projectAud: `urn:zitadel:iam:org:project:id:${apiApp.projectId}:aud` };
+}
+
+/** A person signed in to a web app (code flow, a new browser unless given): the token response, the ID token's claims, and the browser. */
+export async function codeFlowTokens(server: ServerAddress, app: WebApp, person: { loginName: string; password: string }, scope: string, agent = new Agent(server)) {
+  const params = new URLSearchParams({ client_id: app.clientId, redirect_uri: 'http://localhost:9999/callback', response_type: 'code', scope });
+  const done = await signIn(agent, `/oauth/v2/authorize?${params}`, person);
+  if (!done.location) throw new Error(`no redirect to the app after the sign-in:\n${done.html?.slice(0, 2000)}`);
+  const tokens = await exchangeCode(server, app, done.location);
+  if (tokens.status !== 200) throw new Error(`code exchange: ${tokens.status} ${JSON.stringify(tokens)}`);
+  return { ...tokens, agent };
 }

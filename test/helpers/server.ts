@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -107,4 +108,16 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
       if (!closeOptions.keepData && !options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A port free on loopback now, for a server whose port (and so its issuer) a test must know before it starts. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }
