@@ -14,8 +14,11 @@ export interface BenchOptions {
   pipelining: number;
   scenarios: string[] | undefined;
   workers: number | undefined;
-  /** Sesame's SESAME_HTTP_THREADS (undefined: its default, one per core). */
-  httpThreads: number | undefined;
+  /**
+   * Sesame's SESAME_HTTP_THREADS (undefined: its default, one per core); several counts run a Sesame
+   * for each side by side, with a scaling table (efficiency against the first count).
+   */
+  httpThreads: number[] | undefined;
   /** Requests per second over all connections (undefined: as fast as answered). */
   rate: number | undefined;
   /** `both` runs Sesame twice, once per signer, side by side. */
@@ -123,9 +126,12 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
       case 'workers':
         options.workers = positiveInt(flag, value, 64);
         break;
-      case 'httpThreads':
-        options.httpThreads = positiveInt(flag, value, 64);
+      case 'httpThreads': {
+        const counts = value.split(',').map((n) => positiveInt(flag, n.trim(), 64));
+        if (new Set(counts).size !== counts.length) throw new BenchArgsError(`${flag} names a thread count twice`);
+        options.httpThreads = counts;
         break;
+      }
       case 'rate':
         options.rate = positiveInt(flag, value, 10_000_000);
         break;
@@ -183,7 +189,10 @@ export const HELP = `Usage: npm run bench -- [options]
   --pipelining <n>            requests in flight per connection (default 1)
   --scenarios a,b             run only these scenarios (default: all)
   --workers <n>               Sesame crypto worker threads
-  --http-threads <n>          Sesame HTTP threads (default one per core)
+  --http-threads <n[,n...]>   Sesame HTTP threads (default one per core); several counts (1,2,4,8) run one
+                              Sesame each, side by side, and print a scaling table: req/s, efficiency
+                              (req/s at N / (N/first × req/s at the first count)), CPU µs per request and
+                              the busiest HTTP thread's share of the HTTP threads' CPU
   --rate <n>                  send n requests per second in all (default: as fast as answered): CPU per
                               request below saturation, where threads do not compete for cores
   --signer pool|inline|auto|both  where Sesame signs JWTs (default auto; both = two Sesame rows side by side)

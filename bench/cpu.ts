@@ -24,7 +24,12 @@ export function processCpuMicros(pid: number | undefined): number | undefined {
  * does what only one thread may do, this is the serial part of its work.
  */
 export function mainThreadCpuMicros(pid: number | undefined): number | undefined {
-  return pid === undefined ? undefined : cpuMicrosOf(`/proc/${pid}/task/${pid}/stat`);
+  return threadCpuMicros(pid, pid);
+}
+
+/** CPU time of one thread (task `tid`) of a process. */
+export function threadCpuMicros(pid: number | undefined, tid: number | undefined): number | undefined {
+  return pid === undefined || tid === undefined ? undefined : cpuMicrosOf(`/proc/${pid}/task/${tid}/stat`);
 }
 
 function cpuMicrosOf(path: string): number | undefined {
@@ -45,16 +50,19 @@ export interface CpuWindow {
   server: number | undefined;
   /** The server's main thread's CPU µs over the window. */
   mainThread: number | undefined;
+  /** CPU µs over the window of each of `threadIds` (undefined where one could not be read). */
+  threads: (number | undefined)[];
   /** This process's CPU µs over the window: the load generator (autocannon runs here). */
   loadGenerator: number;
   /** Wall time of the window in µs. */
   wall: number;
 }
 
-/** Starts a measured window; `stop()` returns what the server and the load generator spent in it. */
-export function cpuWindow(pid: number | undefined): { stop(): CpuWindow } {
+/** Starts a measured window; `stop()` returns what the server, these threads of it, and the load generator spent in it. */
+export function cpuWindow(pid: number | undefined, threadIds: readonly number[] = []): { stop(): CpuWindow } {
   const server = processCpuMicros(pid);
   const main = mainThreadCpuMicros(pid);
+  const threadsBefore = threadIds.map((tid) => threadCpuMicros(pid, tid));
   const own = process.cpuUsage();
   const started = process.hrtime.bigint();
   return {
@@ -65,6 +73,11 @@ export function cpuWindow(pid: number | undefined): { stop(): CpuWindow } {
       return {
         server: server === undefined || after === undefined ? undefined : after - server,
         mainThread: main === undefined || mainAfter === undefined ? undefined : mainAfter - main,
+        threads: threadIds.map((tid, i) => {
+          const before = threadsBefore[i];
+          const after = threadCpuMicros(pid, tid);
+          return before === undefined || after === undefined ? undefined : after - before;
+        }),
         loadGenerator: ownDelta.user + ownDelta.system,
         wall: Number(process.hrtime.bigint() - started) / 1000,
       };

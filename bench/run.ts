@@ -7,7 +7,7 @@ import { cpuWindow } from './cpu.js';
 import { rssBreakdown, sampleRss, type Rss } from './rss.js';
 import { selectScenarios } from './scenarios/index.js';
 import type { RequestPlan, Scenario } from './scenarios/scenario.js';
-import { formatComparison, formatMetricsCost, formatTable, ratios, type ScenarioResult } from './table.js';
+import { formatComparison, formatMetricsCost, formatScaling, formatTable, ratios, type ScenarioResult } from './table.js';
 import { CeilingFactory } from './targets/ceiling.js';
 import { ExternalFactory } from './targets/external.js';
 import { OidcProviderFactory } from './targets/oidc-provider.js';
@@ -22,11 +22,21 @@ function factoriesFor(options: BenchOptions): TargetFactory[] {
   if (options.target) return [new ExternalFactory(options as BenchOptions & { target: string; clientId: string; clientSecret: string })];
   const signers = options.signer === 'both' ? (['pool', 'inline'] as const) : [options.signer];
   const metrics = options.metrics === 'both' ? [false, true] : [options.metrics === 'on'];
-  const list: TargetFactory[] = signers.flatMap((signer) =>
-    metrics.map((on) => {
-      const name = ['sesame', options.signer === 'both' ? signer : '', options.metrics === 'both' ? (on ? 'metrics-on' : 'metrics-off') : ''].filter(Boolean).join(':');
-      return new SesameFactory(options, signer, name, on);
-    }),
+  const threadCounts = options.httpThreads ?? [undefined];
+  const list: TargetFactory[] = threadCounts.flatMap((threads) =>
+    signers.flatMap((signer) =>
+      metrics.map((on) => {
+        const name = [
+          'sesame',
+          options.signer === 'both' ? signer : '',
+          options.metrics === 'both' ? (on ? 'metrics-on' : 'metrics-off') : '',
+          threadCounts.length > 1 ? `t${threads}` : '',
+        ]
+          .filter(Boolean)
+          .join(':');
+        return new SesameFactory(options, signer, name, on, threads);
+      }),
+    ),
   );
   for (const comparison of options.compare) list.push(comparison === 'ceiling' ? new CeilingFactory(options) : new OidcProviderFactory());
   return list;
@@ -35,7 +45,7 @@ function factoriesFor(options: BenchOptions): TargetFactory[] {
 async function runPlan(target: PreparedTarget, plan: RequestPlan, options: BenchOptions) {
   const origin = new URL(target.issuer).origin;
   const rss = sampleRss(target.pid);
-  const cpu = cpuWindow(target.pid);
+  const cpu = cpuWindow(target.pid, target.httpThreadIds);
   const result = await autocannon({
     url: origin,
     connections: options.connections,
@@ -46,6 +56,14 @@ async function runPlan(target: PreparedTarget, plan: RequestPlan, options: Bench
     requests: plan.requests as autocannon.Request[],
   });
   return { result, peakRssMiB: rss.stop(), cpu: cpu.stop() };
+}
+
+/** The busiest HTTP thread's share of the HTTP threads' CPU over a window (when every thread was read). */
+export function busiestShare(threads: readonly (number | undefined)[]): { busiestThreadShare?: number } {
+  if (threads.length === 0 || threads.some((t) => t === undefined)) return {};
+  const spent = threads as number[];
+  const total = spent.reduce((a, b) => a + b, 0);
+  return total > 0 ? { busiestThreadShare: Math.max(...spent) / total } : {};
 }
 
 /**
@@ -110,6 +128,8 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
           ...(cpu.server === undefined || answered === 0 ? {} : { cpuUsPerRequest: cpu.server / answered }),
           ...(cpu.mainThread === undefined || answered === 0 ? {} : { mainThreadUsPerRequest: cpu.mainThread / answered }),
           loadGeneratorShare: cpu.loadGenerator / (cpu.wall * availableParallelism()),
+          ...(target.httpThreads === undefined ? {} : { httpThreads: target.httpThreads }),
+          ...busiestShare(cpu.threads),
         };
         results.push(row);
         const cpuNote = row.cpuUsPerRequest === undefined ? '' : `, ${row.cpuUsPerRequest.toFixed(0)} CPU µs/req`;
@@ -129,6 +149,7 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
     }
 
     process.stdout.write('\n' + formatTable(results) + '\n');
+    if ((options.httpThreads?.length ?? 0) > 1) process.stdout.write('\n' + formatScaling(results) + '\n');
     if (options.compare.length > 0) process.stdout.write('\n' + formatComparison(results, options.compare) + '\n');
     if (options.metrics === 'both') process.stdout.write('\n' + formatMetricsCost(results) + '\n');
     for (const s of settled) {

@@ -19,6 +19,10 @@ export interface ScenarioResult {
   mainThreadUsPerRequest?: number;
   /** The load generator's CPU time over the window, as a share of the machine (all cores). */
   loadGeneratorShare?: number;
+  /** How many HTTP threads served (Sesame). */
+  httpThreads?: number;
+  /** The busiest HTTP thread's share of the HTTP threads' CPU over the window (1 thread: 1). */
+  busiestThreadShare?: number;
 }
 
 const COLUMNS: { title: string; width: number; value: (r: ScenarioResult) => string }[] = [
@@ -117,4 +121,37 @@ export function formatMetricsCost(results: readonly ScenarioResult[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const format = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [format(header), '-'.repeat(format(header).length), ...lines.map(format)].join('\n');
+}
+
+/**
+ * Scaling over HTTP threads (one Sesame per count, `--http-threads 1,2,4,8`): per scenario and per
+ * count, req/s, the efficiency against the first count (req/s at N / ((N / first) × req/s at the
+ * first); 1.00 is linear), CPU µs per request, and the busiest HTTP thread's share of the HTTP
+ * threads' CPU (1/N when the work spreads evenly; near 100% when one thread does it all).
+ */
+export function formatScaling(results: readonly ScenarioResult[]): string {
+  const rows = results.filter((r) => r.httpThreads !== undefined && r.seconds === undefined);
+  const counts = [...new Set(rows.map((r) => r.httpThreads!))].sort((a, b) => a - b);
+  const base = (target: string) => target.replace(/:t\d+$/, '');
+  const keys = [...new Set(rows.map((r) => `${r.scenario}\u0000${base(r.target)}`))];
+  const cell = (text: string) => text.padStart(26);
+  const lines = [
+    `${'scaling'.padEnd(20)}  ${'target'.padEnd(14)}  ${counts.map((n) => cell(`${n} thr: req/s  eff  µs  max`)).join('  ')}`,
+    '-'.repeat(38 + counts.length * 28),
+  ];
+  for (const key of keys) {
+    const [scenario, target] = key.split('\u0000') as [string, string];
+    const of = (n: number) => rows.find((r) => r.scenario === scenario && base(r.target) === target && r.httpThreads === n);
+    const first = of(counts[0]!);
+    const cells = counts.map((n) => {
+      const r = of(n);
+      if (!r) return cell('-');
+      const efficiency = first && first.rps > 0 ? r.rps / ((n / counts[0]!) * first.rps) : undefined;
+      const cpu = r.cpuUsPerRequest === undefined ? '-' : r.cpuUsPerRequest.toFixed(0);
+      const busiest = r.busiestThreadShare === undefined ? '-' : `${(r.busiestThreadShare * 100).toFixed(0)}%`;
+      return cell(`${r.rps.toFixed(0)}  ${efficiency === undefined ? '-' : efficiency.toFixed(2)}  ${cpu}  ${busiest}`);
+    });
+    lines.push(`${scenario.padEnd(20)}  ${target.padEnd(14)}  ${cells.join('  ')}`);
+  }
+  return lines.join('\n');
 }

@@ -45,6 +45,7 @@ import { chooseSignerMode, InlineSigner, PoolSigner } from './workers/signer.js'
 import { createMetricsMemory } from './observability/metrics-memory.js';
 import { addRequestsRegion } from './observability/recorder.js';
 import { observeThread } from './observability/thread-observability.js';
+import { osThreadId } from './util/os-thread-id.js';
 import { ScrapeListenError, startScrapeListener, type ScrapeListener } from './observability/scrape-listener.js';
 
 /**
@@ -304,6 +305,8 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       signer: signerMode,
       ...(threaded ? { acceptorSigner: config.signer === 'pool' ? 'pool' : 'inline' } : {}),
       httpThreads: config.httpThreads,
+      // Which of the process's tasks serve HTTP (the main thread first), for per-thread CPU figures.
+      httpThreadIds: [osThreadId(), ...(threads?.osThreadIds() ?? [])].filter((id) => id !== undefined),
       workers: cryptoPool.threads,
       passwordWorkers: cryptoPool.passwordThreads,
       ...(scrapeListener ? { metrics: `http://${urlHost(config.metricsHost)}:${scrapeListener.port}/metrics` } : {}),

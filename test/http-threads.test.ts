@@ -2,7 +2,7 @@ import { createPrivateKey, randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
-import { readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, basicAuth, createApiApp, createMachineClient } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
@@ -285,6 +285,11 @@ describe('readiness while a server with two HTTP threads starts', () => {
       // Once ready, every connection gets the same answers, whichever thread takes it.
       const after = await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => probe(port, i % 2 ? '/readyz' : '/.well-known/openid-configuration')));
       expect(after).toEqual(Array(CONNECTIONS).fill(200));
+      // The start names the HTTP threads' OS thread ids (the bench's per-thread CPU): two tasks of this process.
+      const ids = JSON.parse(/"httpThreadIds":(\[[\d,]*\])/.exec(server.logs())![1]!) as number[];
+      expect(ids).toHaveLength(2);
+      expect(ids[0]).toBe(server.process.pid);
+      for (const id of ids) expect(existsSync(`/proc/${server.process.pid}/task/${id}`)).toBe(true);
     } finally {
       await server.close();
     }

@@ -21,6 +21,8 @@ export class SesameFactory implements TargetFactory {
     readonly name = 'sesame',
     /** Metrics on: a metrics listener on a free loopback port (never scraped during the run). */
     private readonly metrics = false,
+    /** SESAME_HTTP_THREADS (undefined: Sesame's default). */
+    private readonly httpThreadCount: number | undefined = undefined,
   ) {}
 
   async open(alg: Alg): Promise<PreparedTarget> {
@@ -32,7 +34,7 @@ export class SesameFactory implements TargetFactory {
       // Empty means Sesame's own default (cores - 1).
       SESAME_WORKERS: this.options.workers ? String(this.options.workers) : '',
       SESAME_DURABILITY: this.options.durability ?? '',
-      SESAME_HTTP_THREADS: this.options.httpThreads ? String(this.options.httpThreads) : '',
+      SESAME_HTTP_THREADS: this.httpThreadCount ? String(this.httpThreadCount) : '',
       SESAME_METRICS_PORT: this.metrics ? '0' : '',
     };
     const server = await startServer({ env });
@@ -68,11 +70,14 @@ export class SesameFactory implements TargetFactory {
     const signer = /"signer":"(\w+)"/.exec(server.logs())?.[1] ?? '?';
     const workers = /"workers":(\d+)/.exec(server.logs())?.[1] ?? '?';
     const httpThreads = /"httpThreads":(\d+)/.exec(server.logs())?.[1] ?? '?';
+    const httpThreadIds = JSON.parse(/"httpThreadIds":(\[[\d,]*\])/.exec(server.logs())?.[1] ?? '[]') as number[];
     const target: PreparedTarget = {
       name: this.name,
       issuer: server.issuer,
       endpoints: await discoverEndpoints(server.issuer),
       pid: server.process.pid,
+      ...(httpThreads === '?' ? {} : { httpThreads: Number(httpThreads) }),
+      httpThreadIds,
       ccOpaque: { client: { id: opaque.clientId, secret: opaque.clientSecret }, body },
       ccJwt: { client: { id: jwt.clientId, secret: jwt.clientSecret }, body },
       introspector: { id: resource.clientId, secret: resource.clientSecret },

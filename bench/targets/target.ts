@@ -37,6 +37,9 @@ export interface PreparedTarget {
   endpoints: Endpoints;
   /** Server process id, for RSS sampling (absent for external targets). */
   pid?: number;
+  /** How many HTTP threads serve (Sesame), and their OS thread ids (main thread first) for per-thread CPU. */
+  httpThreads?: number;
+  httpThreadIds?: number[];
   ccOpaque: TokenRequest | undefined;
   ccJwt: TokenRequest | undefined;
   introspector: Client | undefined;

@@ -12,6 +12,7 @@ import { NeedsOwner } from '../model/errors.js';
 import { buildLocalRoutes, type LocalRoutes } from './local-routes.js';
 import { observeThread } from '../observability/thread-observability.js';
 import { injectTraceContext, tracingOn } from '../observability/tracing.js';
+import { osThreadId } from '../util/os-thread-id.js';
 
 /**
  * An HTTP acceptor thread: listens on the main thread's port beside it (the kernel spreads
@@ -220,7 +221,7 @@ async function start(): Promise<void> {
         return;
     }
   });
-  post({ type: 'listening' });
+  post({ type: 'listening', osThreadId: osThreadId() });
 }
 
 /**

@@ -7,6 +7,8 @@ import type { AcceptorData, FromAcceptor, ToAcceptor } from './protocol.js';
 export interface Acceptors {
   /** Has them join the port (the main thread serves and is ready); resolves once all of them listen. */
   join(): Promise<void>;
+  /** The OS thread ids the threads reported once listening (where the platform has them). */
+  osThreadIds(): number[];
   /** Requests each thread received so far, the main thread's first (forwarded ones count where they arrived). */
   served(): Promise<number[]>;
   /** Stops them accepting, waits until what they received is answered, ends them. */
@@ -38,6 +40,7 @@ function deferred(): { promise: Promise<void>; resolve: () => void; reject: (err
  */
 export async function startAcceptors(count: number, routes: RouteDescriptor[], server: HttpServer, data: Omit<AcceptorData, 'index' | 'routes'>): Promise<Acceptors> {
   const threads: { worker: Worker; ended: Promise<void>; prepared: Promise<void>; listening: Promise<void> }[] = [];
+  const osThreadIds: number[] = [];
   /** Per thread, questions awaiting its answer (a dead thread's are answered with `drained`). */
   const questions: ((message: FromAcceptor) => boolean)[][] = [];
   const endedSlots = new Set<number>();
@@ -80,6 +83,7 @@ export async function startAcceptors(count: number, routes: RouteDescriptor[], s
           return;
         case 'listening':
           listening = true;
+          if (message.osThreadId !== undefined) osThreadIds.push(message.osThreadId);
           started.resolve();
           return;
         case 'failed':
@@ -146,6 +150,7 @@ export async function startAcceptors(count: number, routes: RouteDescriptor[], s
       for (const { worker } of threads) worker.postMessage({ type: 'join' } satisfies ToAcceptor);
       await Promise.all(threads.map((thread) => thread.listening));
     },
+    osThreadIds: () => [...osThreadIds],
     async served() {
       const counts = await Promise.all(
         threads.map((_, slot) => ask(slot, { type: 'served' }, (reply) => (reply.type === 'served' ? reply.count : reply.type === 'drained' ? 0 : undefined))),

@@ -24,7 +24,8 @@ export interface AcceptorData {
 export type FromAcceptor =
   /** Its copy of the directory is loaded: it joins the port when told (`join`). */
   | { type: 'prepared' }
-  | { type: 'listening' }
+  /** It listens; `osThreadId`: its OS thread id (util/os-thread-id.ts), where there is one. */
+  | { type: 'listening'; osThreadId?: number | undefined }
   | { type: 'failed'; message: string }
   | { type: 'forward'; id: number; request: ForwardedRequest }
   | { type: 'log'; line: string }

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { BenchArgsError, parseBenchArgs } from '../../bench/args.js';
 import { SCENARIOS, selectScenarios } from '../../bench/scenarios/index.js';
 import { cyclingTokenPost, pathOf } from '../../bench/scenarios/scenario.js';
-import { formatComparison, formatMetricsCost, formatTable, ratios, type ScenarioResult } from '../../bench/table.js';
+import { formatComparison, formatMetricsCost, formatScaling, formatTable, ratios, type ScenarioResult } from '../../bench/table.js';
+import { busiestShare } from '../../bench/run.js';
 
 describe('bench arguments', () => {
   it('has the documented defaults', () => {
@@ -130,5 +131,36 @@ describe('the metrics cost', () => {
     expect(lines[0]).toMatch(/scenario\s+sesame\s+off req\/s\s+on req\/s\s+on\/off/);
     expect(lines[2]).toMatch(/^cc-opaque\s+sesame\s+20000\s+19600\s+0\.980\s+50\.0 \/ 51\.0$/);
     expect(lines[3]).toMatch(/^introspect-opaque\s+sesame\s+40000\s+40000\s+1\.000/);
+  });
+});
+
+describe('scaling over HTTP threads', () => {
+  it('takes one thread count or several, each once', () => {
+    expect(parseBenchArgs(['--http-threads', '2']).httpThreads).toEqual([2]);
+    expect(parseBenchArgs(['--http-threads=1,2,4,8']).httpThreads).toEqual([1, 2, 4, 8]);
+    for (const bad of [['--http-threads', '1,1'], ['--http-threads', '0'], ['--http-threads', '1,x'], ['--http-threads', '65']]) {
+      expect(() => parseBenchArgs(bad)).toThrow(BenchArgsError);
+    }
+  });
+
+  it("gives the busiest HTTP thread's share of their CPU, and nothing when a thread could not be read", () => {
+    expect(busiestShare([300, 100])).toEqual({ busiestThreadShare: 0.75 });
+    expect(busiestShare([500])).toEqual({ busiestThreadShare: 1 });
+    expect(busiestShare([])).toEqual({});
+    expect(busiestShare([100, undefined])).toEqual({});
+    expect(busiestShare([0, 0])).toEqual({});
+  });
+
+  it('prints req/s, efficiency against the first count, CPU per request and the busiest share per count', () => {
+    const row = (scenario: string, threads: number, rps: number, busiest: number): ScenarioResult => ({
+      scenario, target: `sesame:t${threads}`, requests: rps, rps, p50: 1, p99: 2, p999: 3, non2xx: 0, errors: 0,
+      cpuUsPerRequest: 80 + threads, httpThreads: threads, busiestThreadShare: busiest,
+    });
+    const lines = formatScaling([row('refresh', 1, 5000, 1), row('refresh', 2, 7500, 0.52), row('refresh', 4, 10000, 0.3), row('discovery', 1, 100000, 1), row('discovery', 4, 400000, 0.25)]).split('\n');
+    expect(lines[0]).toMatch(/scaling\s+target\s+1 thr: req\/s {2}eff {2}µs {2}max\s+2 thr: .*4 thr: /);
+    // 7500 at 2 threads is 0.75 of twice 5000; 10000 at 4 is 0.50 of four times.
+    expect(lines[2]).toMatch(/^refresh\s+sesame\s+5000 {2}1\.00 {2}81 {2}100%\s+7500 {2}0\.75 {2}82 {2}52%\s+10000 {2}0\.50 {2}84 {2}30%$/);
+    // A count a scenario did not run at is a dash.
+    expect(lines[3]).toMatch(/^discovery\s+sesame\s+100000 {2}1\.00 {2}81 {2}100%\s+-\s+400000 {2}1\.00 {2}84 {2}25%$/);
   });
 });
