@@ -204,7 +204,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     appExists: (clientId) => clients.appByClient(clientId) !== undefined,
     getUser: (userId) => orgs.getUser(userId),
   });
-    const replayGuard = new ReplayGuardActor(storage.usedAssertions, storage.durable, { shared: threaded });
+    const replayGuard = new ReplayGuardActor(storage, { shared: threaded });
     const assertions = new AssertionVerifier(issuer, clients, orgs, pool, replayGuard);
     const clientAuth = new ClientAuthenticator(clients, orgs, assertions, issuer);
     // DPoP proofs share the assertions' replay guard: one LMDB store decides first uses for every thread.

@@ -39,8 +39,18 @@ interface CodeRecord extends CodeGrant {
 export interface FoundCode {
   grant: View<CodeGrant>;
   used: boolean;
-  /** Marks the code used; call it in the same tick as the checks (no await between), then await the promise. */
+  /**
+   * Marks the code used; call it in the same tick as the checks (no await between), then await the
+   * promise: it rejects with CodeAlreadyUsed when the store says another redemption claimed it first.
+   */
   consume(): Promise<unknown>;
+}
+
+/** The store decided that another redemption (another thread's, another node's) used the code first: a replay. */
+export class CodeAlreadyUsed extends Error {
+  constructor() {
+    super('code already used');
+  }
 }
 
 export class AuthCodesActor {
@@ -81,11 +91,17 @@ export class AuthCodesActor {
       grant: record,
       used: record.usedAt !== undefined,
       consume: () => {
-        if (record.usedAt !== undefined) return Promise.reject(new Error('code already used'));
-        // Marked at once (a concurrent redemption must lose) and kept if the write fails: the code
-        // then stays spent in this process, the safe side for a single-use credential.
-        record.usedAt = clock.now();
-        return this.storage.durable(this.storage.stores.authCodes.put(record.id, record));
+        if (record.usedAt !== undefined) return Promise.reject(new CodeAlreadyUsed());
+        // Marked at once (a concurrent redemption on this thread must lose) and kept if the write
+        // fails: the code then stays spent in this process, the safe side for a single-use credential.
+        const usedAt = (record.usedAt = clock.now());
+        // The store decides between threads: one write transaction claims the stored code once.
+        const claim = this.storage.decisions.claimOnce(this.storage.stores.authCodes, record.id, (stored: CodeRecord) =>
+          stored.usedAt === undefined ? { ...stored, usedAt } : undefined,
+        );
+        return this.storage.durable(claim).then(({ claimed }) => {
+          if (!claimed) throw new CodeAlreadyUsed();
+        });
       },
     };
   }

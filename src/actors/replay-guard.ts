@@ -1,4 +1,5 @@
 import type { Database } from 'lmdb';
+import type { Storage } from '../storage/db.js';
 import { clock } from '../util/clock.js';
 
 /**
@@ -19,17 +20,18 @@ export class ReplayGuardActor {
   /** replay key → exp (unix seconds) */
   private readonly seen = new Map<string, number>();
   private readonly shared: boolean;
+  private readonly db: Database<number, string>;
 
   constructor(
-    private readonly db: Database<number, string>,
-    private readonly durable: <R>(write: Promise<R>) => Promise<R>,
+    private readonly storage: Pick<Storage, 'usedAssertions' | 'durable' | 'decisions'>,
     options: {
       /** Other threads use the store too: first uses are decided in LMDB, and their entries swept from it. */
       shared?: boolean;
     } = {},
   ) {
+    this.db = storage.usedAssertions;
     this.shared = options.shared ?? false;
-    if (!this.shared) for (const { key, value } of db.getRange()) this.seen.set(key, value);
+    if (!this.shared) for (const { key, value } of this.db.getRange()) this.seen.set(key, value);
   }
 
   /**
@@ -43,14 +45,14 @@ export class ReplayGuardActor {
     // Taken in memory first: a second use on this thread is refused while the write runs.
     this.seen.set(key, until);
     if (!this.shared) {
-      await this.durable(this.db.put(key, until));
+      await this.storage.durable(this.db.put(key, until));
       return true;
     }
     // Decided on lmdb's write thread under LMDB's single writer, whichever thread asks. (An entry
     // expired but not yet swept also refuses: its assertion has expired too.) Memory forgets the
     // key once decided: the store answers from then on, and memory stays small.
     try {
-      return await this.durable(this.db.ifNoExists(key, () => void this.db.put(key, until)));
+      return await this.storage.durable(this.storage.decisions.insertIfAbsent(this.db, key, until));
     } finally {
       this.seen.delete(key);
     }

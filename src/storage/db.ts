@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { MetaStore } from './meta.js';
+import { lmdbDecisions, type Decisions } from './decisions.js';
 import { commitStarted, recordCommit } from '../observability/recorder.js';
 import { traced, tracingOn } from '../observability/tracing.js';
 
@@ -57,6 +58,8 @@ export interface Storage {
   readonly revokedJwts: Database<number, string>;
   /** Assertions already used (replay key → exp), see ReplayGuardActor. */
   readonly usedAssertions: Database<number, string>;
+  /** The store's decisions (first use, claim once), made in one write transaction whichever thread asks. */
+  readonly decisions: Decisions;
   /**
    * Resolves once a write is durable: committed (survives a process crash) and, in `flush` mode,
    * also synced to disk (survives power loss). Responses that hand out state wait for this.
@@ -162,6 +165,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
     tokens,
     revokedJwts,
     usedAssertions,
+    decisions: lmdbDecisions,
     durable,
     durableDirectory,
     freshReads() {

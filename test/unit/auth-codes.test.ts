@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AuthCodesActor, type CodeGrant } from '../../src/actors/auth-codes.js';
+import { AuthCodesActor, CodeAlreadyUsed, type CodeGrant } from '../../src/actors/auth-codes.js';
 import type { Storage } from '../../src/storage/db.js';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 import { installClock } from '../../src/util/clock.js';
@@ -119,4 +119,16 @@ describe('a code whose write fails', () => {
     // Nothing in memory answers for it: every code the actor knows is one whose write succeeded.
     expect((codes as unknown as { codes: Map<string, unknown> }).codes.size).toBe(0);
   });
+
+  it('the store decides between threads: a code another thread claimed first is refused here as a replay', async () => {
+    const codes = new AuthCodesActor(storage);
+    const code = await codes.issue(grant);
+    // Another thread (its own actor, the same store) redeemed it a moment ago.
+    const elsewhere = new AuthCodesActor(storage);
+    await elsewhere.find(code)!.consume();
+    const found = codes.find(code)!;
+    expect(found.used).toBe(false);
+    await expect(found.consume()).rejects.toBeInstanceOf(CodeAlreadyUsed);
+  });
 });
+

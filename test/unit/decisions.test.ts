@@ -1,0 +1,88 @@
+import { Worker } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
+
+/**
+ * The store's decisions (src/storage/decisions.ts): first use and claim once, on LMDB, alone and
+ * raced by several threads that each open the store (as the HTTP threads do): exactly one wins.
+ */
+let temp: TempStorage;
+afterEach(async () => {
+  await temp?.close();
+});
+
+interface Code {
+  id: string;
+  usedAt?: number;
+}
+const claimUnused = (by: number) => (stored: Code) => (stored.usedAt === undefined ? { ...stored, usedAt: by } : undefined);
+
+describe('decisions on one thread', () => {
+  it('insertIfAbsent stores once and keeps the first value', async () => {
+    temp = openTempStorage('decisions');
+    const { storage } = temp;
+    expect(await storage.decisions.insertIfAbsent(storage.usedAssertions, 'jti-1', 10)).toBe(true);
+    expect(await storage.decisions.insertIfAbsent(storage.usedAssertions, 'jti-1', 20)).toBe(false);
+    expect(storage.usedAssertions.get('jti-1')).toBe(10);
+  });
+
+  it('claimOnce claims a record once, tells the replay what the first did, and nothing of a missing one', async () => {
+    temp = openTempStorage('decisions-claim');
+    const { storage } = temp;
+    await storage.stores.authCodes.put('c1', { id: 'c1' });
+    expect(await storage.decisions.claimOnce(storage.stores.authCodes, 'nope', claimUnused(1))).toEqual({ found: undefined, claimed: false });
+    expect(await storage.decisions.claimOnce(storage.stores.authCodes, 'c1', claimUnused(1))).toEqual({ found: { id: 'c1' }, claimed: true });
+    expect(await storage.decisions.claimOnce(storage.stores.authCodes, 'c1', claimUnused(2))).toEqual({ found: { id: 'c1', usedAt: 1 }, claimed: false });
+    expect(storage.stores.authCodes.get('c1')).toEqual({ id: 'c1', usedAt: 1 });
+  });
+});
+
+/** A thread that opens the store, waits at the gate with the others, then claims the code and the jti. */
+const RACER = `
+const { workerData, parentPort } = require('node:worker_threads');
+(async () => {
+  const { openStorage } = await import(workerData.db);
+  const storage = openStorage(workerData.dir, 'commit');
+  const gate = new Int32Array(workerData.gate);
+  Atomics.add(gate, 1, 1);
+  Atomics.notify(gate, 1);
+  Atomics.wait(gate, 0, 0);
+  const claim = storage.decisions.claimOnce(storage.stores.authCodes, 'code', (r) => (r.usedAt === undefined ? { ...r, usedAt: workerData.index } : undefined));
+  const first = storage.decisions.insertIfAbsent(storage.usedAssertions, 'jti', workerData.index);
+  const [claimed, inserted] = await Promise.all([claim, first]);
+  await storage.close();
+  parentPort.postMessage({ index: workerData.index, claimed: claimed.claimed, first: inserted });
+})().catch((error) => parentPort.postMessage({ error: String(error) }));
+`;
+
+describe('decisions raced by threads', () => {
+  it('one code claimed and one jti taken by exactly one of six threads at once', async () => {
+    temp = openTempStorage('decisions-race');
+    await temp.storage.stores.authCodes.put('code', { id: 'code' });
+    await temp.storage.close();
+    const gate = new SharedArrayBuffer(8);
+    const db = new URL('../../dist/storage/db.js', import.meta.url).href;
+    const THREADS = 6;
+    const results = Array.from(
+      { length: THREADS },
+      (_, index) =>
+        new Promise<{ index: number; claimed: boolean; first: boolean; error?: string }>((resolve, reject) => {
+          const worker = new Worker(RACER, { eval: true, workerData: { db, dir: temp.dir, gate, index } });
+          worker.once('message', resolve);
+          worker.once('error', reject);
+        }),
+    );
+    // Every thread has its store open and waits: then all go at once.
+    const counts = new Int32Array(gate);
+    while (Atomics.load(counts, 1) < THREADS) await new Promise((r) => setTimeout(r, 5));
+    Atomics.store(counts, 0, 1);
+    Atomics.notify(counts, 0);
+    const answers = await Promise.all(results);
+    expect(answers.filter((a) => a.error)).toEqual([]);
+    const claimers = answers.filter((a) => a.claimed);
+    expect(claimers).toHaveLength(1);
+    expect(answers.filter((a) => a.first)).toHaveLength(1);
+    const storage = await temp.reopen();
+    expect(storage.stores.authCodes.get('code')).toEqual({ id: 'code', usedAt: claimers[0]!.index });
+  });
+});
