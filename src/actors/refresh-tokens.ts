@@ -45,7 +45,19 @@ export interface RefreshFamily extends FamilyGrant {
   superseded?: Uint8Array[];
 }
 
+/**
+ * The store decided that another rotation (another thread's, another node's) of the same token came
+ * first: this use is a second use of that token, to be judged again (a retry within the grace
+ * window, else reuse).
+ */
+export class RotationLost extends Error {
+  constructor() {
+    super('the refresh token was rotated by another use first');
+  }
+}
+
 export type Rotation =
+  /** `committed` rejects with RotationLost when the store says another rotation of the token came first. */
   | { status: 'rotated'; family: View<RefreshFamily>; token: string; committed: Promise<unknown> }
   | { status: 'retried'; family: View<RefreshFamily>; token: string }
   | { status: 'reused'; family: RefreshFamily }
@@ -81,10 +93,23 @@ export class RefreshTokensActor {
     return this.storage.stores.refreshFamilies.get(id) as RefreshFamily | undefined;
   }
 
-  private write(family: RefreshFamily): Promise<unknown> {
+  /**
+   * Writes a family; with `rotatedFrom`, only while the stored family's current token is still that
+   * one (compare-and-set on the token it rotated: the store decides between threads), else
+   * RotationLost. Reads on this thread see the write at once (`pending`) until it settles.
+   */
+  private write(family: RefreshFamily, rotatedFrom?: Uint8Array): Promise<unknown> {
     this.pending.set(family.id, family);
-    const done = this.storage.durable(this.storage.stores.refreshFamilies.put(family.id, family));
-    return done.finally(() => {
+    const db = this.storage.stores.refreshFamilies;
+    const decided: Promise<unknown> =
+      rotatedFrom === undefined
+        ? db.put(family.id, family)
+        : this.storage.decisions
+            .claimOnce(db, family.id, (stored: RefreshFamily) => (Buffer.from(stored.currentHash).equals(rotatedFrom) ? family : undefined))
+            .then(({ claimed }) => {
+              if (!claimed) throw new RotationLost();
+            });
+    return this.storage.durable(decided).finally(() => {
       if (this.pending.get(family.id) === family) this.pending.delete(family.id);
     });
   }
@@ -131,7 +156,10 @@ export class RefreshTokensActor {
     return family.expiresAt <= now || family.lastUsedAt + Math.min(family.idleLifetimeMs ?? this.idleLifetimeMs, this.idleLifetimeMs) <= now;
   }
 
-  /** Rotates synchronously (two concurrent uses cannot both rotate); the caller awaits `committed`. */
+  /**
+   * Rotates synchronously (two concurrent uses on this thread cannot both rotate); the caller awaits
+   * `committed`, where the store decides between threads (RotationLost: judge the use again).
+   */
   rotate(token: string, now = clock.now()): Rotation {
     const parsed = parse(token);
     const family = parsed && this.read(parsed.familyId);
@@ -150,7 +178,7 @@ export class RefreshTokensActor {
           ...(this.reuseGraceMs > 0 ? { successorSealed: this.masterKey.encrypt(Buffer.from(next)) } : {}),
         },
       };
-      return { status: 'rotated', family: rotated, token: next, committed: this.write(rotated) };
+      return { status: 'rotated', family: rotated, token: next, committed: this.write(rotated, Buffer.from(family.currentHash)) };
     }
     const previous = family.previous;
     if (previous?.successorSealed && secretMatches(token, previous.hash) && now - previous.rotatedAt <= this.reuseGraceMs && !this.isExpired(family, now)) {
@@ -164,10 +192,15 @@ export class RefreshTokensActor {
     return { status: 'invalid' };
   }
 
-  /** Deletes a family; resolves once durable. */
+  /**
+   * Deletes a family; resolves once durable. In a write transaction like a rotation's, so it lands
+   * after the rotations this thread decided before it (lmdb runs single writes ahead of queued
+   * transactions): a reuse revokes the family after the first use's rotation, not under it.
+   */
   remove(familyId: string): Promise<unknown> {
     this.pending.set(familyId, null);
-    return this.storage.durable(this.storage.stores.refreshFamilies.remove(familyId)).finally(() => {
+    const db = this.storage.stores.refreshFamilies;
+    return this.storage.durable(db.transaction(() => db.remove(familyId))).finally(() => {
       if (this.pending.get(familyId) === null) this.pending.delete(familyId);
     });
   }

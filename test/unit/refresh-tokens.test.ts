@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RefreshTokensActor, type FamilyGrant, type Rotation } from '../../src/actors/refresh-tokens.js';
+import { RefreshTokensActor, RotationLost, type FamilyGrant, type Rotation } from '../../src/actors/refresh-tokens.js';
+import { sha256 } from '../../src/util/hash.js';
 import type { Storage } from '../../src/storage/db.js';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
@@ -219,3 +220,29 @@ describe('RefreshTokensActor expiry and revocation', () => {
     expect(status(refresh.rotate(fresh.token))).toBe('rotated');
   });
 });
+
+describe('RefreshTokensActor rotation decided by the store', () => {
+  // Two actors on one store, as two HTTP threads have: each rotates from what it read, and the
+  // store's compare-and-set on the rotated token lets exactly one of them through.
+  it.each([
+    { grace: 0, loser: 'reused' },
+    { grace: GRACE, loser: 'retried' },
+  ])('one token rotated by two threads at once: one rotation stands; the other use is judged again ($loser)', async ({ grace, loser }) => {
+    const a = actor(grace);
+    const b = actor(grace);
+    const { id, token } = await family(a);
+    const first = a.rotate(token);
+    const second = b.rotate(token);
+    expect([first.status, second.status]).toEqual(['rotated', 'rotated']);
+    if (first.status !== 'rotated' || second.status !== 'rotated') throw new Error('not rotated');
+    const settled = await Promise.allSettled([first.committed, second.committed]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected']);
+    expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(RotationLost);
+    // The store holds the winner's rotation, and the loser's second look sees it.
+    expect(Buffer.from((storage.stores.refreshFamilies.get(id) as { currentHash: Uint8Array }).currentHash)).toEqual(sha256(first.token));
+    const again = b.rotate(token);
+    expect(again.status).toBe(loser);
+    if (again.status === 'retried') expect(again.token).toBe(first.token);
+  });
+});
+

@@ -8,6 +8,7 @@ import { requestedResources, userAccessAudience } from '../resource-targets.js';
 import { issueUserTokens, requireUserApp, revokeGrant, tokenResponse, userAudience } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
+import { RotationLost } from '../../actors/refresh-tokens.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
@@ -19,6 +20,19 @@ export type RefreshTokenPorts = Pick<Ports, 'orgs' | 'refreshTokens' | 'issuedTo
  * Public clients authenticate with client_id alone (seed: "none means client_id only").
  */
 const INVALID = 'refresh token is invalid, expired or revoked';
+
+/**
+ * The store said another use rotated the token first (another thread's): this use is that token's
+ * second, judged as one — the same successor within the grace window, else reuse, which revokes the
+ * family (and with it the tokens this use issued meanwhile, never handed out).
+ */
+async function secondUse(ctx: RefreshTokenPorts, token: string, familyId: string, error: unknown): Promise<string> {
+  if (!(error instanceof RotationLost)) throw error;
+  const again = ctx.refreshTokens.rotate(token);
+  if (again.status === 'retried') return again.token;
+  await revokeGrant(ctx, familyId);
+  throw new OAuthError('invalid_grant', 'refresh token was already used; every token of its grant is revoked');
+}
 
 export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
   type: 'refresh_token',
@@ -73,10 +87,10 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
     const session = ctx.userSessions.get(family.sid);
     if (session) ctx.userSessions.touch(session);
     const userGrant = { ...rotation.family, grantId: family.id, scopes, app, user, accessAudience };
-    const [tokens] = await Promise.all([
+    const [tokens, refreshToken] = await Promise.all([
       issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true, dpop }),
-      rotation.status === 'rotated' ? rotation.committed : undefined,
+      rotation.status === 'rotated' ? rotation.committed.then(() => rotation.token, (error: unknown) => secondUse(ctx, token, family.id, error)) : rotation.token,
     ]);
-    return tokenResponse(tokens, scopes, rotation.token);
+    return tokenResponse(tokens, scopes, refreshToken);
   },
 };
