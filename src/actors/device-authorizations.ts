@@ -64,6 +64,13 @@ export interface DeviceFlowRules {
 }
 
 /** A client has as many device authorizations on record as it may. */
+/** The store decided that another redemption (another thread's) redeemed the device code first: a replay. */
+export class DeviceCodeRedeemed extends Error {
+  constructor() {
+    super('device_code already redeemed');
+  }
+}
+
 export class TooManyDeviceAuthorizations extends Error {}
 
 /** How long a record outlives its expiry: late polls are told `expired_token`, reuses `invalid_grant`. */
@@ -208,15 +215,24 @@ export class DeviceAuthorizationsActor {
 
   /**
    * Marks an approved authorization redeemed. Call it in the same tick as the checks (no await
-   * between), then await the promise: of two concurrent redemptions one gets `false`. A failed
-   * write leaves it redeemed in this process, the safe side for a single-use credential.
+   * between), then await the promise: of two concurrent redemptions on this thread one gets
+   * `false`; between threads the store decides, and the promise rejects with DeviceCodeRedeemed for
+   * the one that came second. A failed write leaves it redeemed in this process, the safe side for a
+   * single-use credential.
    */
   redeem(authorization: View<DeviceAuthorization>): { redeemed: false } | { redeemed: true; written: Promise<unknown> } {
     const record = this.byId.get(authorization.id);
     if (!record || record.state !== 'approved') return { redeemed: false };
     record.state = 'redeemed';
     this.pace.delete(record.id);
-    return { redeemed: true, written: this.storage.durable(this.storage.stores.deviceAuthorizations.put(record.id, record)) };
+    // The store decides between threads: one redemption claims the approved authorization.
+    const claim = this.storage.decisions.claimOnce(this.storage.stores.deviceAuthorizations, record.id, (stored: DeviceAuthorization) =>
+      stored.state === 'approved' ? { ...stored, state: 'redeemed' as const } : undefined,
+    );
+    const written = claim.then(({ claimed }) => {
+      if (!claimed) throw new DeviceCodeRedeemed();
+    });
+    return { redeemed: true, written: this.storage.durable(written) };
   }
 
   async sweep(now = clock.now()): Promise<number> {

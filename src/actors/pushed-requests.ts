@@ -28,6 +28,13 @@ export interface PushedRequest {
  */
 export const MAX_PUSHED_PER_CLIENT = 1000;
 
+/** The store decided that another use (another thread's) took the pushed request first. */
+export class PushedRequestTaken extends Error {
+  constructor() {
+    super('the pushed authorization request was used already');
+  }
+}
+
 export class PushedRequestsActor {
   private readonly requests = new Map<string, PushedRequest>();
   /** Each client's waiting requests by id, oldest first. */
@@ -80,7 +87,11 @@ export class PushedRequestsActor {
     const record = this.requests.get(id);
     if (!record || record.exp <= now || record.clientId !== clientId) return undefined;
     this.drop(id);
-    return { params: new Map(record.params), removed: this.storage.durable(this.storage.stores.pushedRequests.remove(id)) };
+    // The store decides between threads: one of them takes it, the others find it gone.
+    const taken = this.storage.decisions.takeOnce(this.storage.stores.pushedRequests, id).then((stored) => {
+      if (stored === undefined) throw new PushedRequestTaken();
+    });
+    return { params: new Map(record.params), removed: this.storage.durable(taken) };
   }
 
   private add(record: PushedRequest): void {

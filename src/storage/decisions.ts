@@ -22,6 +22,12 @@ export interface Decisions {
    * RETURNING *`, and on no row a `SELECT` for the replay.
    */
   claimOnce<V>(db: Database<V, string>, key: string, claim: (record: V) => V | undefined): Promise<{ found: V | undefined; claimed: boolean }>;
+  /**
+   * Removes the record and gives it back, to one caller only: the others get undefined (consume
+   * once, for what leaves no trace after its use, like a pushed authorization request).
+   * PostgreSQL: `DELETE … WHERE key = $1 RETURNING *`.
+   */
+  takeOnce<V>(db: Database<V, string>, key: string): Promise<V | undefined>;
 }
 
 /** The decisions on LMDB: one write transaction each, its read inside it (no other writer in between). */
@@ -36,6 +42,13 @@ export const lmdbDecisions: Decisions = {
       if (claimed === undefined) return { found, claimed: false };
       void db.put(key, claimed);
       return { found, claimed: true };
+    });
+  },
+  takeOnce(db, key) {
+    return db.transaction(() => {
+      const found = db.get(key);
+      if (found !== undefined) void db.remove(key);
+      return found;
     });
   },
 };

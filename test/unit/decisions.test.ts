@@ -35,6 +35,15 @@ describe('decisions on one thread', () => {
     expect(await storage.decisions.claimOnce(storage.stores.authCodes, 'c1', claimUnused(2))).toEqual({ found: { id: 'c1', usedAt: 1 }, claimed: false });
     expect(storage.stores.authCodes.get('c1')).toEqual({ id: 'c1', usedAt: 1 });
   });
+
+  it('takeOnce gives the record back once and leaves nothing', async () => {
+    temp = openTempStorage('decisions-take');
+    const { storage } = temp;
+    await storage.stores.pushedRequests.put('r1', { id: 'r1' });
+    expect(await storage.decisions.takeOnce(storage.stores.pushedRequests, 'r1')).toEqual({ id: 'r1' });
+    expect(await storage.decisions.takeOnce(storage.stores.pushedRequests, 'r1')).toBeUndefined();
+    expect(storage.stores.pushedRequests.get('r1')).toBeUndefined();
+  });
 });
 
 /** A thread that opens the store, waits at the gate with the others, then claims the code and the jti. */
@@ -49,16 +58,18 @@ const { workerData, parentPort } = require('node:worker_threads');
   Atomics.wait(gate, 0, 0);
   const claim = storage.decisions.claimOnce(storage.stores.authCodes, 'code', (r) => (r.usedAt === undefined ? { ...r, usedAt: workerData.index } : undefined));
   const first = storage.decisions.insertIfAbsent(storage.usedAssertions, 'jti', workerData.index);
-  const [claimed, inserted] = await Promise.all([claim, first]);
+  const take = storage.decisions.takeOnce(storage.stores.pushedRequests, 'request');
+  const [claimed, inserted, taken] = await Promise.all([claim, first, take]);
   await storage.close();
-  parentPort.postMessage({ index: workerData.index, claimed: claimed.claimed, first: inserted });
+  parentPort.postMessage({ index: workerData.index, claimed: claimed.claimed, first: inserted, taken: taken !== undefined });
 })().catch((error) => parentPort.postMessage({ error: String(error) }));
 `;
 
 describe('decisions raced by threads', () => {
-  it('one code claimed and one jti taken by exactly one of six threads at once', async () => {
+  it('one code claimed, one jti taken and one pushed request taken by exactly one of six threads at once', async () => {
     temp = openTempStorage('decisions-race');
     await temp.storage.stores.authCodes.put('code', { id: 'code' });
+    await temp.storage.stores.pushedRequests.put('request', { id: 'request' });
     await temp.storage.close();
     const gate = new SharedArrayBuffer(8);
     const db = new URL('../../dist/storage/db.js', import.meta.url).href;
@@ -66,7 +77,7 @@ describe('decisions raced by threads', () => {
     const results = Array.from(
       { length: THREADS },
       (_, index) =>
-        new Promise<{ index: number; claimed: boolean; first: boolean; error?: string }>((resolve, reject) => {
+        new Promise<{ index: number; claimed: boolean; first: boolean; taken: boolean; error?: string }>((resolve, reject) => {
           const worker = new Worker(RACER, { eval: true, workerData: { db, dir: temp.dir, gate, index } });
           worker.once('message', resolve);
           worker.once('error', reject);
@@ -82,6 +93,7 @@ describe('decisions raced by threads', () => {
     const claimers = answers.filter((a) => a.claimed);
     expect(claimers).toHaveLength(1);
     expect(answers.filter((a) => a.first)).toHaveLength(1);
+    expect(answers.filter((a) => a.taken)).toHaveLength(1);
     const storage = await temp.reopen();
     expect(storage.stores.authCodes.get('code')).toEqual({ id: 'code', usedAt: claimers[0]!.index });
   });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DeviceAuthorizationsActor, TooManyDeviceAuthorizations } from '../../src/actors/device-authorizations.js';
+import { DeviceAuthorizationsActor, DeviceCodeRedeemed, TooManyDeviceAuthorizations } from '../../src/actors/device-authorizations.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { DEVICE_FLOW_RULES, normalizeUserCode } from '../../src/protocol/device-flow.js';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
@@ -38,6 +38,20 @@ describe('DeviceAuthorizationsActor', () => {
     await temp.reopen();
     const after = actor().byDeviceCode(deviceCode)!;
     expect(after.state).toBe('redeemed');
+  });
+
+  it('the store decides between threads: of two actors on one store (two threads), one redemption stands', async () => {
+    const a = actor();
+    const { deviceCode, userCode } = await a.start({ clientId: 'c1', scopes: ['openid'], audienceProjects: [] }, T0);
+    expect(await a.approve(a.pendingByUserCode(normalizeUserCode(userCode)!, T0)!, approval, T0)).toBe(true);
+    const b = actor();
+    const first = a.redeem(a.byDeviceCode(deviceCode)!);
+    const second = b.redeem(b.byDeviceCode(deviceCode)!);
+    expect([first.redeemed, second.redeemed]).toEqual([true, true]);
+    if (!first.redeemed || !second.redeemed) throw new Error('not redeemed');
+    const settled = await Promise.allSettled([first.written, second.written]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected']);
+    expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(DeviceCodeRedeemed);
   });
 
   it('paces polls: an early one is slow_down and adds 5 s for good', async () => {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_PUSHED_PER_CLIENT, PushedRequestsActor } from '../../src/actors/pushed-requests.js';
+import { MAX_PUSHED_PER_CLIENT, PushedRequestsActor, PushedRequestTaken } from '../../src/actors/pushed-requests.js';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 
 /** The pushed requests actor on real LMDB: the bound per client, and single use. */
@@ -29,4 +29,17 @@ describe('PushedRequestsActor', () => {
     // Used once.
     expect(pushed.take(newest.requestUri, 'c1', T0)).toBeUndefined();
   });
+
+  it('the store decides between threads: of two actors on one store (two threads), one takes the request', async () => {
+    const a = new PushedRequestsActor(temp.storage);
+    const { requestUri } = await a.push('client-1', new Map([['scope', ['openid']]]), T0);
+    const b = new PushedRequestsActor(temp.storage);
+    const first = a.take(requestUri, 'client-1', T0)!;
+    const second = b.take(requestUri, 'client-1', T0)!;
+    expect(first.params.get('scope')).toEqual(['openid']);
+    const settled = await Promise.allSettled([first.removed, second.removed]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected']);
+    expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(PushedRequestTaken);
+  });
 });
+

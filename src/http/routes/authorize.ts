@@ -13,6 +13,7 @@ import type { Ports } from '../../services/ports.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import type { AgentPorts } from '../login/agent.js';
+import { PushedRequestTaken } from '../../actors/pushed-requests.js';
 import type { RespondPorts } from '../login/respond.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
@@ -48,14 +49,22 @@ function hintedUser(ctx: AuthorizePorts, request: ValidatedAuthRequest): { userI
  * pushed ones count, taken once; a `request_uri` that is unknown, expired, used or another
  * client's is answered on Sesame's page (its redirect_uri is not known).
  */
+const UNUSABLE_REQUEST_URI = 'The request_uri is unknown, expired, already used or belongs to another application. Start again from the application.';
+
 async function pushedParams(ctx: AuthorizePorts, params: Map<string, string[]>): Promise<Map<string, string[]> | string> {
   const requestUri = params.get('request_uri')!;
   const clientId = params.get('client_id');
   if (requestUri.length !== 1 || clientId?.length !== 1) return 'A request with request_uri needs exactly one request_uri and one client_id.';
   const taken = ctx.pushedRequests.take(requestUri[0]!, clientId[0]!);
-  if (!taken) return 'The request_uri is unknown, expired, already used or belongs to another application. Start again from the application.';
-  // Spent durably before the sign-in starts: a restart does not make it usable again.
-  await taken.removed;
+  if (!taken) return UNUSABLE_REQUEST_URI;
+  // Spent durably before the sign-in starts: a restart does not make it usable again. Another
+  // thread that took it first makes this one used.
+  try {
+    await taken.removed;
+  } catch (error) {
+    if (error instanceof PushedRequestTaken) return UNUSABLE_REQUEST_URI;
+    throw error;
+  }
   return taken.params;
 }
 
