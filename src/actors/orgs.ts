@@ -107,6 +107,11 @@ export class OrgsActor {
   private readonly completePolicies = new WeakMap<PolicyRecord, PolicyTypes[PolicyKind]>();
   private readonly patByHash = new Map<string, string>();
   private readonly grantIdsByUser = new Map<string, Set<string>>();
+  /**
+   * Membership ids per user: who may act on whom, and whose power a token carries, ask for a user's
+   * memberships on every management call and some token issuance (a scan of every membership before).
+   */
+  private readonly memberIdsByUser = new Map<string, Set<string>>();
 
   constructor(
     private readonly storage: Storage,
@@ -125,6 +130,7 @@ export class OrgsActor {
     for (const project of this.projects.values()) for (const uri of project.resourceUris ?? []) this.projectByResource.set(uri, project.id);
     for (const user of this.users.values()) this.indexUser(user);
     for (const grant of this.userGrants.values()) this.indexGrant(grant);
+    for (const member of this.members.values()) this.indexMember(member);
     for (const pat of this.pats.values()) this.patByHash.set(Buffer.from(pat.tokenHash).toString('base64url'), pat.id);
   }
 
@@ -449,6 +455,7 @@ export class OrgsActor {
     const grants = this.grantsOf(userId);
     this.unindexUser(user);
     this.grantIdsByUser.delete(userId);
+    this.memberIdsByUser.delete(userId);
     try {
       await Promise.all([
         this.users.remove(userId),
@@ -461,6 +468,7 @@ export class OrgsActor {
       const kept = this.users.get(userId);
       if (kept) this.indexUser(kept);
       for (const grant of grants) if (this.userGrants.get(grant.id)) this.indexGrant(grant);
+      for (const member of members) if (this.members.get(member.id)) this.indexMember(member);
       throw error;
     }
     return user;
@@ -782,18 +790,25 @@ export class OrgsActor {
 
   // ---- memberships ----
 
+  /** The user's committed memberships. */
   memberships(userId: string): View<MemberRecord>[] {
-    return [...this.members.values()].filter((m) => m.userId === userId);
+    const out: View<MemberRecord>[] = [];
+    for (const id of this.memberIdsByUser.get(userId) ?? []) {
+      const member = this.members.get(id);
+      if (member) out.push(member);
+    }
+    return out;
   }
+
+  /** The org a project belongs to (permission rules ask it of project memberships). */
+  readonly orgOfProject = (projectId: string): string | undefined => this.projects.get(projectId)?.orgId;
 
   /** The users of an org who hold roles somewhere (administrators of anything). */
   administratorsIn(orgId: string): View<UserRecord>[] {
-    const ids = new Set<string>();
-    for (const m of this.members.values()) ids.add(m.userId);
     const out: View<UserRecord>[] = [];
-    for (const id of ids) {
+    for (const id of this.memberIdsByUser.keys()) {
       const user = this.users.get(id);
-      if (user?.orgId === orgId) out.push(user);
+      if (user?.orgId === orgId && this.memberships(id).length > 0) out.push(user);
     }
     return out;
   }
@@ -819,8 +834,22 @@ export class OrgsActor {
     const id = `${scope}|${userId}`;
     if (this.members.taken(id)) throw alreadyExists('MEMBER-2jf8s', `user ${userId} is already a member`);
     const member = stamp<MemberRecord>({ id, scope, userId, roles, createdAt: 0, changedAt: 0, sequence: 0 }, true);
+    this.indexMember(member);
+    batch.onRollback(() => this.unindexMember(member));
     this.members.stage(member, batch);
     return member;
+  }
+
+  private indexMember(member: View<MemberRecord>): void {
+    let ids = this.memberIdsByUser.get(member.userId);
+    if (!ids) this.memberIdsByUser.set(member.userId, (ids = new Set()));
+    ids.add(member.id);
+  }
+
+  private unindexMember(member: View<MemberRecord>): void {
+    const ids = this.memberIdsByUser.get(member.userId);
+    ids?.delete(member.id);
+    if (ids?.size === 0) this.memberIdsByUser.delete(member.userId);
   }
 
   // ---- user grants ----

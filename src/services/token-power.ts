@@ -1,16 +1,21 @@
 import type { ActorClaim } from '../actors/issued-tokens.js';
-import { missingToActOn } from '../domain/permissions.js';
+import { missingToActOn, type UserAction } from '../domain/permissions.js';
 import type { View } from '../util/readonly.js';
 import type { Ports } from './ports.js';
 import { carriesPowerOf } from '../domain/management-project.js';
-import type { AppRecord, UserRecord } from '../model/records.js';
+import type { AppRecord, MemberRecord, UserRecord } from '../model/records.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type TokenPowerPorts = Pick<Ports, 'clients' | 'instance' | 'orgs' | 'settings'>;
 
 /** Whether the app's tokens may carry this user's administrative power (domain/management-project.ts carriesPowerOf). */
 export function appCarriesPowerOf(ctx: Pick<TokenPowerPorts, 'instance' | 'orgs'>, app: View<AppRecord>, userId: string): boolean {
-  return carriesPowerOf(app, ctx.instance.managementProjectId, ctx.orgs.memberships(userId), (id) => ctx.orgs.getProject(id)?.orgId);
+  return carriesPowerOf(app, ctx.instance.managementProjectId, ctx.orgs.memberships(userId), ctx.orgs.orgOfProject);
+}
+
+/** What `caller` (its memberships) lacks to do `action` to `user` (domain/permissions.ts missingToActOn), or undefined. */
+export function missingToActOnUser(ctx: Pick<TokenPowerPorts, 'orgs'>, caller: readonly View<MemberRecord>[], action: UserAction, user: View<UserRecord>): string | undefined {
+  return missingToActOn(caller, action, { orgId: user.orgId, memberships: ctx.orgs.memberships(user.id) }, ctx.orgs.orgOfProject);
 }
 
 /**
@@ -21,8 +26,7 @@ export function appCarriesPowerOf(ctx: Pick<TokenPowerPorts, 'instance' | 'orgs'
  */
 export function impersonationRefusal(ctx: TokenPowerPorts, actorId: string, subject: View<UserRecord>): string | undefined {
   if (!ctx.settings.securityPolicy().enableImpersonation) return 'impersonation is disabled by the instance security policy';
-  const target = { orgId: subject.orgId, memberships: ctx.orgs.memberships(subject.id) };
-  const missing = missingToActOn(ctx.orgs.memberships(actorId), 'impersonation', target, (id) => ctx.orgs.getProject(id)?.orgId);
+  const missing = missingToActOnUser(ctx, ctx.orgs.memberships(actorId), 'impersonation', subject);
   return missing && `the actor may not impersonate this user (${missing})`;
 }
 

@@ -4,9 +4,9 @@ import type { UserRecord } from '../../model/records.js';
 import type { Ports } from '../../services/ports.js';
 import type { Request } from '../types.js';
 import type { View } from '../../util/readonly.js';
-import { hasPermission, missingToActOn, type UserAction } from '../../domain/permissions.js';
+import { hasPermission, type UserAction } from '../../domain/permissions.js';
 import { permissionTarget } from '../../domain/management-project.js';
-import { tokenPowerStands, type TokenPowerPorts } from '../../services/token-power.js';
+import { missingToActOnUser, tokenPowerStands, type TokenPowerPorts } from '../../services/token-power.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type CallerPorts = Pick<Ports, 'instance' | 'orgs' | 'accessTokens'> & TokenPowerPorts;
@@ -80,13 +80,13 @@ export function authenticateCaller(ctx: CallerPorts, req: Request): Caller {
       // The permission in the org first: a caller without it learns nothing of who exists there.
       caller.require(action);
       const target = ctx.orgs.requireUser(userId, orgId);
-      const missing = missingToActOn(memberships, action, { orgId: target.orgId, memberships: ctx.orgs.memberships(target.id) }, (id) => ctx.orgs.getProject(id)?.orgId);
+      const missing = missingToActOnUser(ctx, memberships, action, target);
       if (missing) throw permissionDenied(missing);
       return target;
     },
     requireActOnPeopleOf(orgOfPeople) {
       for (const person of ctx.orgs.administratorsIn(orgOfPeople)) {
-        const missing = missingToActOn(memberships, 'user.write', { orgId: person.orgId, memberships: ctx.orgs.memberships(person.id) }, (id) => ctx.orgs.getProject(id)?.orgId);
+        const missing = missingToActOnUser(ctx, memberships, 'user.write', person);
         if (missing) throw permissionDenied(`${missing}; the organization's policies govern how ${person.userName} signs in`);
       }
     },
