@@ -1,4 +1,6 @@
 import type { Storage } from '../storage/db.js';
+import { mustWin } from '../storage/decisions.js';
+import { DecidedElsewhere } from '../model/errors.js';
 import { sha256Base64url } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
 import { clock } from '../util/clock.js';
@@ -41,17 +43,11 @@ export interface FoundCode {
   used: boolean;
   /**
    * Marks the code used; call it in the same tick as the checks (no await between), then await the
-   * promise: it rejects with CodeAlreadyUsed when the store says another redemption claimed it first.
+   * promise: it rejects with DecidedElsewhere when the store says another redemption claimed it first.
    */
   consume(): Promise<unknown>;
 }
 
-/** The store decided that another redemption (another thread's, another node's) used the code first: a replay. */
-export class CodeAlreadyUsed extends Error {
-  constructor() {
-    super('code already used');
-  }
-}
 
 export class AuthCodesActor {
   private readonly codes = new Map<string, CodeRecord>();
@@ -91,7 +87,7 @@ export class AuthCodesActor {
       grant: record,
       used: record.usedAt !== undefined,
       consume: () => {
-        if (record.usedAt !== undefined) return Promise.reject(new CodeAlreadyUsed());
+        if (record.usedAt !== undefined) return Promise.reject(new DecidedElsewhere('code'));
         // Marked at once (a concurrent redemption on this thread must lose) and kept if the write
         // fails: the code then stays spent in this process, the safe side for a single-use credential.
         const usedAt = (record.usedAt = clock.now());
@@ -99,9 +95,7 @@ export class AuthCodesActor {
         const claim = this.storage.decisions.claimOnce(this.storage.stores.authCodes, record.id, (stored: CodeRecord) =>
           stored.usedAt === undefined ? { ...stored, usedAt } : undefined,
         );
-        return this.storage.durable(claim).then(({ claimed }) => {
-          if (!claimed) throw new CodeAlreadyUsed();
-        });
+        return this.storage.durable(mustWin(claim.then((c) => c.claimed), 'code'));
       },
     };
   }

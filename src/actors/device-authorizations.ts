@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Storage } from '../storage/db.js';
+import { mustWin } from '../storage/decisions.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { sha256Base64url } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
@@ -64,13 +65,6 @@ export interface DeviceFlowRules {
 }
 
 /** A client has as many device authorizations on record as it may. */
-/** The store decided that another redemption (another thread's) redeemed the device code first: a replay. */
-export class DeviceCodeRedeemed extends Error {
-  constructor() {
-    super('device_code already redeemed');
-  }
-}
-
 export class TooManyDeviceAuthorizations extends Error {}
 
 /** How long a record outlives its expiry: late polls are told `expired_token`, reuses `invalid_grant`. */
@@ -216,7 +210,7 @@ export class DeviceAuthorizationsActor {
   /**
    * Marks an approved authorization redeemed. Call it in the same tick as the checks (no await
    * between), then await the promise: of two concurrent redemptions on this thread one gets
-   * `false`; between threads the store decides, and the promise rejects with DeviceCodeRedeemed for
+   * `false`; between threads the store decides, and the promise rejects with DecidedElsewhere for
    * the one that came second. A failed write leaves it redeemed in this process, the safe side for a
    * single-use credential.
    */
@@ -229,10 +223,7 @@ export class DeviceAuthorizationsActor {
     const claim = this.storage.decisions.claimOnce(this.storage.stores.deviceAuthorizations, record.id, (stored: DeviceAuthorization) =>
       stored.state === 'approved' ? { ...stored, state: 'redeemed' as const } : undefined,
     );
-    const written = claim.then(({ claimed }) => {
-      if (!claimed) throw new DeviceCodeRedeemed();
-    });
-    return { redeemed: true, written: this.storage.durable(written) };
+    return { redeemed: true, written: this.storage.durable(mustWin(claim.then((c) => c.claimed), 'device code')) };
   }
 
   async sweep(now = clock.now()): Promise<number> {

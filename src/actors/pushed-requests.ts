@@ -1,4 +1,5 @@
 import type { Storage } from '../storage/db.js';
+import { mustWin } from '../storage/decisions.js';
 import { sha256Base64url } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
 import { clock } from '../util/clock.js';
@@ -27,13 +28,6 @@ export interface PushedRequest {
  * within the minute anyway), so a burst bounds what is stored and locks nobody out.
  */
 export const MAX_PUSHED_PER_CLIENT = 1000;
-
-/** The store decided that another use (another thread's) took the pushed request first. */
-export class PushedRequestTaken extends Error {
-  constructor() {
-    super('the pushed authorization request was used already');
-  }
-}
 
 export class PushedRequestsActor {
   private readonly requests = new Map<string, PushedRequest>();
@@ -88,10 +82,8 @@ export class PushedRequestsActor {
     if (!record || record.exp <= now || record.clientId !== clientId) return undefined;
     this.drop(id);
     // The store decides between threads: one of them takes it, the others find it gone.
-    const taken = this.storage.decisions.takeOnce(this.storage.stores.pushedRequests, id).then((stored) => {
-      if (stored === undefined) throw new PushedRequestTaken();
-    });
-    return { params: new Map(record.params), removed: this.storage.durable(taken) };
+    const taken = this.storage.decisions.takeOnce(this.storage.stores.pushedRequests, id).then((stored) => stored !== undefined);
+    return { params: new Map(record.params), removed: this.storage.durable(mustWin(taken, 'pushed request')) };
   }
 
   private add(record: PushedRequest): void {

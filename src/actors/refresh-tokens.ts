@@ -1,6 +1,7 @@
 import type { ActorClaim } from './issued-tokens.js';
 import { newOpaqueToken } from '../util/ids.js';
 import type { Storage } from '../storage/db.js';
+import { mustWin } from '../storage/decisions.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { secretMatches, sha256 } from '../util/hash.js';
 import { clock } from '../util/clock.js';
@@ -45,19 +46,8 @@ export interface RefreshFamily extends FamilyGrant {
   superseded?: Uint8Array[];
 }
 
-/**
- * The store decided that another rotation (another thread's, another node's) of the same token came
- * first: this use is a second use of that token, to be judged again (a retry within the grace
- * window, else reuse).
- */
-export class RotationLost extends Error {
-  constructor() {
-    super('the refresh token was rotated by another use first');
-  }
-}
-
 export type Rotation =
-  /** `committed` rejects with RotationLost when the store says another rotation of the token came first. */
+  /** `committed` rejects with DecidedElsewhere when the store says another rotation of the token came first. */
   | { status: 'rotated'; family: View<RefreshFamily>; token: string; committed: Promise<unknown> }
   | { status: 'retried'; family: View<RefreshFamily>; token: string }
   | { status: 'reused'; family: RefreshFamily }
@@ -96,7 +86,7 @@ export class RefreshTokensActor {
   /**
    * Writes a family; with `rotatedFrom`, only while the stored family's current token is still that
    * one (compare-and-set on the token it rotated: the store decides between threads), else
-   * RotationLost. Reads on this thread see the write at once (`pending`) until it settles.
+   * DecidedElsewhere. Reads on this thread see the write at once (`pending`) until it settles.
    */
   private write(family: RefreshFamily, rotatedFrom?: Uint8Array): Promise<unknown> {
     this.pending.set(family.id, family);
@@ -104,11 +94,10 @@ export class RefreshTokensActor {
     const decided: Promise<unknown> =
       rotatedFrom === undefined
         ? db.put(family.id, family)
-        : this.storage.decisions
-            .claimOnce(db, family.id, (stored: RefreshFamily) => (Buffer.from(stored.currentHash).equals(rotatedFrom) ? family : undefined))
-            .then(({ claimed }) => {
-              if (!claimed) throw new RotationLost();
-            });
+        : mustWin(
+            this.storage.decisions.claimOnce(db, family.id, (stored: RefreshFamily) => (Buffer.from(stored.currentHash).equals(rotatedFrom) ? family : undefined)).then((c) => c.claimed),
+            'refresh token',
+          );
     return this.storage.durable(decided).finally(() => {
       if (this.pending.get(family.id) === family) this.pending.delete(family.id);
     });
@@ -158,7 +147,7 @@ export class RefreshTokensActor {
 
   /**
    * Rotates synchronously (two concurrent uses on this thread cannot both rotate); the caller awaits
-   * `committed`, where the store decides between threads (RotationLost: judge the use again).
+   * `committed`, where the store decides between threads (DecidedElsewhere: judge the use again).
    */
   rotate(token: string, now = clock.now()): Rotation {
     const parsed = parse(token);

@@ -45,3 +45,14 @@ export class NeedsOwner extends Error {
     super(`${what} is decided by the main thread`);
   }
 }
+
+/**
+ * The store decided for another caller first (another thread's or node's use of something single
+ * use: a code, a device code, a pushed request, a refresh token's rotation). The caller's use is a
+ * second one: a replay, or for a refresh token a use to judge again.
+ */
+export class DecidedElsewhere extends Error {
+  constructor(readonly what: string) {
+    super(`${what} already used (another use came first)`);
+  }
+}

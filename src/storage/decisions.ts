@@ -1,4 +1,5 @@
 import type { Database } from 'lmdb';
+import { DecidedElsewhere } from '../model/errors.js';
 
 /**
  * The decisions a store makes for Sesame: the primitives behind single use, replay guards and
@@ -52,3 +53,8 @@ export const lmdbDecisions: Decisions = {
     });
   },
 };
+
+/** Resolves once `decision` went this caller's way (true); rejects with DecidedElsewhere otherwise. */
+export async function mustWin(decision: Promise<boolean>, what: string): Promise<void> {
+  if (!(await decision)) throw new DecidedElsewhere(what);
+}

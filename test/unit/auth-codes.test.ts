@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AuthCodesActor, CodeAlreadyUsed, type CodeGrant } from '../../src/actors/auth-codes.js';
+import { AuthCodesActor, type CodeGrant } from '../../src/actors/auth-codes.js';
 import type { Storage } from '../../src/storage/db.js';
+import { DecidedElsewhere } from '../../src/model/errors.js';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 import { installClock } from '../../src/util/clock.js';
 import { sha256Base64url } from '../../src/util/hash.js';
@@ -128,7 +129,7 @@ describe('a code whose write fails', () => {
     await elsewhere.find(code)!.consume();
     const found = codes.find(code)!;
     expect(found.used).toBe(false);
-    await expect(found.consume()).rejects.toBeInstanceOf(CodeAlreadyUsed);
+    await expect(found.consume()).rejects.toBeInstanceOf(DecidedElsewhere);
   });
 });
 

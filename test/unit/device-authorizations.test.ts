@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DeviceAuthorizationsActor, DeviceCodeRedeemed, TooManyDeviceAuthorizations } from '../../src/actors/device-authorizations.js';
+import { DeviceAuthorizationsActor, TooManyDeviceAuthorizations } from '../../src/actors/device-authorizations.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { DEVICE_FLOW_RULES, normalizeUserCode } from '../../src/protocol/device-flow.js';
+import { DecidedElsewhere } from '../../src/model/errors.js';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 
 /**
@@ -51,7 +52,7 @@ describe('DeviceAuthorizationsActor', () => {
     if (!first.redeemed || !second.redeemed) throw new Error('not redeemed');
     const settled = await Promise.allSettled([first.written, second.written]);
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected']);
-    expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(DeviceCodeRedeemed);
+    expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(DecidedElsewhere);
   });
 
   it('paces polls: an early one is slow_down and adds 5 s for good', async () => {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_PUSHED_PER_CLIENT, PushedRequestsActor, PushedRequestTaken } from '../../src/actors/pushed-requests.js';
+import { MAX_PUSHED_PER_CLIENT, PushedRequestsActor } from '../../src/actors/pushed-requests.js';
+import { DecidedElsewhere } from '../../src/model/errors.js';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 
 /** The pushed requests actor on real LMDB: the bound per client, and single use. */
@@ -39,7 +40,7 @@ describe('PushedRequestsActor', () => {
     expect(first.params.get('scope')).toEqual(['openid']);
     const settled = await Promise.allSettled([first.removed, second.removed]);
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected']);
-    expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(PushedRequestTaken);
+    expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(DecidedElsewhere);
   });
 });
 

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RefreshTokensActor, RotationLost, type FamilyGrant, type Rotation } from '../../src/actors/refresh-tokens.js';
+import { RefreshTokensActor, type FamilyGrant, type Rotation } from '../../src/actors/refresh-tokens.js';
 import { sha256 } from '../../src/util/hash.js';
 import type { Storage } from '../../src/storage/db.js';
+import { DecidedElsewhere } from '../../src/model/errors.js';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { installClock } from '../../src/util/clock.js';
@@ -237,7 +238,7 @@ describe('RefreshTokensActor rotation decided by the store', () => {
     if (first.status !== 'rotated' || second.status !== 'rotated') throw new Error('not rotated');
     const settled = await Promise.allSettled([first.committed, second.committed]);
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected']);
-    expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(RotationLost);
+    expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(DecidedElsewhere);
     // The store holds the winner's rotation, and the loser's second look sees it.
     expect(Buffer.from((storage.stores.refreshFamilies.get(id) as { currentHash: Uint8Array }).currentHash)).toEqual(sha256(first.token));
     const again = b.rotate(token);

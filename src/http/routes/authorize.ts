@@ -13,7 +13,7 @@ import type { Ports } from '../../services/ports.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import type { AgentPorts } from '../login/agent.js';
-import { PushedRequestTaken } from '../../actors/pushed-requests.js';
+import { DecidedElsewhere } from '../../model/errors.js';
 import type { RespondPorts } from '../login/respond.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
@@ -62,7 +62,7 @@ async function pushedParams(ctx: AuthorizePorts, params: Map<string, string[]>):
   try {
     await taken.removed;
   } catch (error) {
-    if (error instanceof PushedRequestTaken) return UNUSABLE_REQUEST_URI;
+    if (error instanceof DecidedElsewhere) return UNUSABLE_REQUEST_URI;
     throw error;
   }
   return taken.params;

@@ -7,7 +7,7 @@ import { requestedResources, userAccessAudience } from '../resource-targets.js';
 import { appLifetimes, issueUserTokens, refreshBinding, requireUserApp, revokeGrant, tokenResponse, userAudience } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
-import { CodeAlreadyUsed } from '../../actors/auth-codes.js';
+import { DecidedElsewhere } from '../../model/errors.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
@@ -71,7 +71,7 @@ export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
     ]).catch(async (error: unknown) => {
       // Another redemption claimed the code first (the store decided): a replay, whose grant is revoked
       // (RFC 6749 §4.1.2); what this one issued meanwhile goes with it, never handed out.
-      if (!(error instanceof CodeAlreadyUsed)) throw error;
+      if (!(error instanceof DecidedElsewhere)) throw error;
       await revokeGrant(ctx, grant.grantId);
       throw new OAuthError('invalid_grant', 'code was already used; the tokens issued with it are revoked');
     });

@@ -8,7 +8,7 @@ import { clock } from '../../util/clock.js';
 import { appLifetimes, issueUserTokens, refreshBinding, requireUserApp, revokeGrant, tokenResponse, userAudience } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
-import { DeviceCodeRedeemed } from '../../actors/device-authorizations.js';
+import { DecidedElsewhere } from '../../model/errors.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
@@ -65,7 +65,7 @@ export const deviceCodeGrant: Grant<DeviceCodePorts> = {
     ]).catch(async (error: unknown) => {
       // Another redemption came first (the store decided): a replay, whose grant is revoked; what
       // this one issued meanwhile goes with it, never handed out.
-      if (!(error instanceof DeviceCodeRedeemed)) throw error;
+      if (!(error instanceof DecidedElsewhere)) throw error;
       await revokeGrant(ctx, approval.grantId);
       throw new OAuthError('invalid_grant', 'device_code was already used; the tokens issued with it are revoked');
     });

@@ -8,7 +8,7 @@ import { requestedResources, userAccessAudience } from '../resource-targets.js';
 import { issueUserTokens, requireUserApp, revokeGrant, tokenResponse, userAudience } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
-import { RotationLost } from '../../actors/refresh-tokens.js';
+import { DecidedElsewhere } from '../../model/errors.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
@@ -27,7 +27,7 @@ const INVALID = 'refresh token is invalid, expired or revoked';
  * family (and with it the tokens this use issued meanwhile, never handed out).
  */
 async function secondUse(ctx: RefreshTokenPorts, token: string, familyId: string, error: unknown): Promise<string> {
-  if (!(error instanceof RotationLost)) throw error;
+  if (!(error instanceof DecidedElsewhere)) throw error;
   const again = ctx.refreshTokens.rotate(token);
   if (again.status === 'retried') return again.token;
   await revokeGrant(ctx, familyId);
