@@ -10,6 +10,7 @@ import { urnClaims, userClaims } from '../protocol/claims.js';
 import { clock } from '../util/clock.js';
 import { withoutManagementAudience } from '../domain/management-project.js';
 import { actorChainRefusal, appCarriesPowerOf } from './token-power.js';
+import { DecidedElsewhere } from '../model/errors.js';
 import type { View } from '../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
@@ -186,6 +187,19 @@ export function requireUserApp(client: AuthenticatedClient | undefined, grantTyp
  */
 export function revocationHorizon(ctx: Pick<UserTokensPorts, 'config'>): number {
   return Math.floor((clock.now() + Math.max(ctx.config.accessTokenLifetime, ctx.config.refreshTokenLifetime)) / 1000) + 5;
+}
+
+/**
+ * For a single-use credential's redemption (a code, a device code) that the store gave to another
+ * use first (DecidedElsewhere): a replay, whose grant is revoked (RFC 6749 §4.1.2) with what this
+ * use issued meanwhile, never handed out; other errors pass through.
+ */
+export function revokeOnReplay(ctx: UserTokensPorts, grantId: string, credential: string): (error: unknown) => Promise<never> {
+  return async (error) => {
+    if (!(error instanceof DecidedElsewhere)) throw error;
+    await revokeGrant(ctx, grantId);
+    throw new OAuthError('invalid_grant', `${credential} was already used; the tokens issued with it are revoked`);
+  };
 }
 
 /** Revokes a grant: its refresh family and every access token issued from it. Resolves once durable. */

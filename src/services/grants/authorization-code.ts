@@ -4,10 +4,9 @@ import { OAuthError } from '../../protocol/errors.js';
 import { verifierMatches } from '../../protocol/pkce.js';
 import { narrowResources } from '../../protocol/resource-indicators.js';
 import { requestedResources, userAccessAudience } from '../resource-targets.js';
-import { appLifetimes, issueUserTokens, refreshBinding, requireUserApp, revokeGrant, tokenResponse, userAudience } from '../user-tokens.js';
+import { appLifetimes, issueUserTokens, refreshBinding, requireUserApp, revokeGrant, tokenResponse, userAudience, revokeOnReplay } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
-import { DecidedElsewhere } from '../../model/errors.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
@@ -68,13 +67,7 @@ export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
       consumed,
       // The session's record of who holds its tokens: the apps told when it ends (back-channel logout).
       ctx.userSessions.recordClient(grant.sid, app.clientId),
-    ]).catch(async (error: unknown) => {
-      // Another redemption claimed the code first (the store decided): a replay, whose grant is revoked
-      // (RFC 6749 §4.1.2); what this one issued meanwhile goes with it, never handed out.
-      if (!(error instanceof DecidedElsewhere)) throw error;
-      await revokeGrant(ctx, grant.grantId);
-      throw new OAuthError('invalid_grant', 'code was already used; the tokens issued with it are revoked');
-    });
+    ]).catch(revokeOnReplay(ctx, grant.grantId, 'code'));
     return tokenResponse(tokens, grant.scopes, refreshToken);
   },
 };

@@ -5,10 +5,9 @@ import { OAuthError } from '../../protocol/errors.js';
 import { narrowResources } from '../../protocol/resource-indicators.js';
 import { requestedResources, userAccessAudience } from '../resource-targets.js';
 import { clock } from '../../util/clock.js';
-import { appLifetimes, issueUserTokens, refreshBinding, requireUserApp, revokeGrant, tokenResponse, userAudience } from '../user-tokens.js';
+import { appLifetimes, issueUserTokens, refreshBinding, requireUserApp, revokeGrant, tokenResponse, userAudience, revokeOnReplay } from '../user-tokens.js';
 import type { Grant } from './grant.js';
 import type { Ports } from '../ports.js';
-import { DecidedElsewhere } from '../../model/errors.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
@@ -62,13 +61,7 @@ export const deviceCodeGrant: Grant<DeviceCodePorts> = {
       redemption.written,
       // The apps told when the session ends (back-channel logout): the device got tokens in it.
       ctx.userSessions.recordClient(approval.sid, app.clientId),
-    ]).catch(async (error: unknown) => {
-      // Another redemption came first (the store decided): a replay, whose grant is revoked; what
-      // this one issued meanwhile goes with it, never handed out.
-      if (!(error instanceof DecidedElsewhere)) throw error;
-      await revokeGrant(ctx, approval.grantId);
-      throw new OAuthError('invalid_grant', 'device_code was already used; the tokens issued with it are revoked');
-    });
+    ]).catch(revokeOnReplay(ctx, approval.grantId, 'device_code'));
     return tokenResponse(tokens, grant.scopes, refreshToken);
   },
 };
