@@ -1,5 +1,6 @@
 import type { UserRecord } from '../model/records.js';
 import type { View } from '../util/readonly.js';
+import { clock } from '../util/clock.js';
 
 /**
  * A user's revocation horizon (UserRecord.revokedBefore): what began before it is void — access
@@ -26,7 +27,7 @@ export function predatesHorizon(user: View<UserRecord>, originSeconds: number | 
  * or the one after the horizon's when that is the current one (see above). `now` must not be
  * earlier than the horizon, as it is for anything begun after the change that set it.
  */
-export function beginningAt(user: View<UserRecord> | undefined, nowMs: number): number {
+export function beginningAt(user: View<UserRecord> | undefined, nowMs = clock.now()): number {
   const seconds = Math.floor(nowMs / 1000);
   return user !== undefined && seconds <= horizonSeconds(user) ? horizonSeconds(user) + 1 : seconds;
 }

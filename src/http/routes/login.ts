@@ -237,7 +237,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       return expired(flow.agent);
     }
     const renewed = flow.auth.cookieRenewed ? headers : await renewCookie(flow);
-    const session = await ctx.userSessions.signIn(flow.agent.agentId, user.id, flow.auth.checks, beginningAt(user, clock.now()));
+    const session = await ctx.userSessions.signIn(flow.agent.agentId, user.id, flow.auth.checks, beginningAt(user));
     recordSignIn();
     return answer(flow, session, renewed);
   }
@@ -340,7 +340,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       const human = user.human!;
       // The check is of the hash read now: it counts from now (an administrator's reset while it
       // runs makes it older than the reset: the sign-in goes no further).
-      const checkedAt = beginningAt(user, clock.now());
+      const checkedAt = beginningAt(user);
       const result = await ctx.pool.verifyPassword(pw, human.passwordHash!);
       // The request may have switched to another login name while the hash was checked.
       if (flow.auth.userId !== user.id) return expired(flow.agent);
@@ -395,7 +395,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       recordSignInFailure('locked');
       return show(flow, t(flow, lockedText(user, 'otp.invalid')));
     }
-    const checkedAt = beginningAt(user, clock.now());
+    const checkedAt = beginningAt(user);
     const step = acceptCode(user, openOtpSecret(ctx.masterKey, user.human.otpSecretSealed), code);
     // The step is used up at once (a parallel request with the same code fails), durably.
     if (step === undefined || !(await ctx.loginSecurity.passOtp(user.id, step))) return otpFailure(flow, user);
@@ -414,7 +414,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       recordSignInFailure('locked');
       return show(flow, t(flow, lockedText(user, 'otp.invalid')));
     }
-    const checkedAt = beginningAt(user, clock.now());
+    const checkedAt = beginningAt(user);
     const step = acceptCode(user, secret, code);
     if (step === undefined || !(await ctx.loginSecurity.useOtpStepForEnrollment(user.id, step))) return otpFailure(flow, user);
     // Still this sign-in's (an administrator's reset or lock meanwhile ends it): no factor is enrolled for it.
@@ -462,7 +462,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const changed = await ctx.orgs.changePassword(user.id, passwordHash);
     // The new password voids what the old one opened (the revocation horizon): the other browser
     // sessions end too, and their apps are told. This sign-in goes on as a check of the new one.
-    await Promise.all([endSessionsOfUser(ctx, user.id), ctx.authRequests.renewPasswordCheck(flow.auth, beginningAt(changed, clock.now()))]);
+    await Promise.all([endSessionsOfUser(ctx, user.id), ctx.authRequests.renewPasswordCheck(flow.auth, beginningAt(changed))]);
     return proceed(flow, user.id);
   }
 
@@ -497,7 +497,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return fail('register.taken');
       throw error;
     }
-    await ctx.authRequests.passPassword(flow.auth, user.id, beginningAt(user, clock.now()));
+    await ctx.authRequests.passPassword(flow.auth, user.id, beginningAt(user));
     return proceed(flow, user.id, await renewCookie(flow));
   }
 

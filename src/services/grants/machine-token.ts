@@ -50,7 +50,7 @@ export async function machineUserTokens(
   const jwt = user.machine!.accessTokenType === 'ACCESS_TOKEN_TYPE_JWT';
   // The authentication is now; in the second of the user's revocation horizon it counts from the
   // next (domain/revocation-horizon.ts), and only then does the token carry it apart from `iat`.
-  const began = beginningAt(user, clock.now());
+  const began = beginningAt(user);
   const issued = await accessTokens.issue(jwt ? 'jwt' : 'opaque', {
     sub: user.id,
     clientId,
