@@ -53,8 +53,7 @@ const { workerData, parentPort } = require('node:worker_threads');
   const { openStorage } = await import(workerData.db);
   const storage = openStorage(workerData.dir, 'commit');
   const gate = new Int32Array(workerData.gate);
-  Atomics.add(gate, 1, 1);
-  Atomics.notify(gate, 1);
+  parentPort.postMessage({ ready: true });
   Atomics.wait(gate, 0, 0);
   const claim = storage.decisions.claimOnce(storage.stores.authCodes, 'code', (r) => (r.usedAt === undefined ? { ...r, usedAt: workerData.index } : undefined));
   const first = storage.decisions.insertIfAbsent(storage.usedAssertions, 'jti', workerData.index);
@@ -74,18 +73,21 @@ describe('decisions raced by threads', () => {
     const gate = new SharedArrayBuffer(8);
     const db = new URL('../../dist/storage/db.js', import.meta.url).href;
     const THREADS = 6;
+    const ready: Promise<void>[] = [];
     const results = Array.from(
       { length: THREADS },
       (_, index) =>
         new Promise<{ index: number; claimed: boolean; first: boolean; taken: boolean; error?: string }>((resolve, reject) => {
           const worker = new Worker(RACER, { eval: true, workerData: { db, dir: temp.dir, gate, index } });
-          worker.once('message', resolve);
+          ready.push(new Promise((opened) => worker.once('message', () => opened())));
           worker.once('error', reject);
+          // The message after `ready` is the answer.
+          worker.once('message', () => worker.once('message', resolve));
         }),
     );
     // Every thread has its store open and waits: then all go at once.
+    await Promise.all(ready);
     const counts = new Int32Array(gate);
-    while (Atomics.load(counts, 1) < THREADS) await new Promise((r) => setTimeout(r, 5));
     Atomics.store(counts, 0, 1);
     Atomics.notify(counts, 0);
     const answers = await Promise.all(results);
