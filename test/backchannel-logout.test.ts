@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { api } from './helpers/api.js';
-import { Agent, createHuman, createWebApp, signIn, uniqueName, type Human, type WebApp } from './helpers/oidc.js';
+import { Agent, createHuman, createWebApp, signIn, uniqueName, type Human, type WebApp, webAppConfig } from './helpers/oidc.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { freePort, tempDataDir } from './helpers/server.js';
 import { LogoutReceiver } from './helpers/logout-receiver.js';
@@ -338,16 +338,7 @@ describe('receivers no instance role vouches for', () => {
   const updateConfig = (as: { pat: string }, app: WebApp, changes: Record<string, unknown>) =>
     api(server, 'PUT', `/management/v1/projects/${app.projectId}/apps/${app.appId}/oidc_config`, {
       token: as.pat,
-      body: {
-        redirectUris: [REDIRECT],
-        postLogoutRedirectUris: ['http://localhost:9999/signed-out'],
-        responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
-        grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
-        appType: 'OIDC_APP_TYPE_WEB',
-        authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
-        devMode: true,
-        ...changes,
-      },
+      body: webAppConfig({ devMode: true, ...changes }),
     });
 
   it('an org administrator cannot name an internal receiver; one an instance administrator named stays while the org administrator changes other settings', async () => {

@@ -61,6 +61,20 @@ function domainLabel(name: string): string {
   return label || 'org';
 }
 
+/** Adds a row's id to its user's set in an index of ids by user. */
+function indexByUser(index: Map<string, Set<string>>, row: { id: string; userId: string }): void {
+  let ids = index.get(row.userId);
+  if (!ids) index.set(row.userId, (ids = new Set()));
+  ids.add(row.id);
+}
+
+/** Takes a row's id from its user's set (and the set, once empty). */
+function unindexByUser(index: Map<string, Set<string>>, row: { id: string; userId: string }): void {
+  const ids = index.get(row.userId);
+  ids?.delete(row.id);
+  if (ids?.size === 0) index.delete(row.userId);
+}
+
 export interface NewHumanUser {
   id?: string;
   person: NewHuman;
@@ -841,15 +855,11 @@ export class OrgsActor {
   }
 
   private indexMember(member: View<MemberRecord>): void {
-    let ids = this.memberIdsByUser.get(member.userId);
-    if (!ids) this.memberIdsByUser.set(member.userId, (ids = new Set()));
-    ids.add(member.id);
+    indexByUser(this.memberIdsByUser, member);
   }
 
   private unindexMember(member: View<MemberRecord>): void {
-    const ids = this.memberIdsByUser.get(member.userId);
-    ids?.delete(member.id);
-    if (ids?.size === 0) this.memberIdsByUser.delete(member.userId);
+    unindexByUser(this.memberIdsByUser, member);
   }
 
   // ---- user grants ----
@@ -902,15 +912,11 @@ export class OrgsActor {
   }
 
   private indexGrant(grant: View<UserGrantRecord>): void {
-    let ids = this.grantIdsByUser.get(grant.userId);
-    if (!ids) this.grantIdsByUser.set(grant.userId, (ids = new Set()));
-    ids.add(grant.id);
+    indexByUser(this.grantIdsByUser, grant);
   }
 
   private unindexGrant(grant: View<UserGrantRecord>): void {
-    const ids = this.grantIdsByUser.get(grant.userId);
-    ids?.delete(grant.id);
-    if (ids?.size === 0) this.grantIdsByUser.delete(grant.userId);
+    unindexByUser(this.grantIdsByUser, grant);
   }
 
   // ---- export ----

@@ -40,6 +40,19 @@ export interface AppOptions {
 let counter = 0;
 export const uniqueName = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++counter}`;
 
+/** The OIDC settings createWebApp gives an app (a confidential web app of the code flow), with `changes`. */
+export function webAppConfig(changes: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    redirectUris: ['http://localhost:9999/callback'],
+    postLogoutRedirectUris: ['http://localhost:9999/signed-out'],
+    responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+    grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
+    appType: 'OIDC_APP_TYPE_WEB',
+    authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+    ...changes,
+  };
+}
+
 export async function createWebApp(server: ServerAddress, options: AppOptions = {}): Promise<WebApp> {
   let projectId = options.projectId;
   if (!projectId) {
@@ -50,16 +63,7 @@ export async function createWebApp(server: ServerAddress, options: AppOptions = 
   const { name, projectId: _ignored, ...config } = options;
   const app = await api(server, 'POST', `/management/v1/projects/${projectId}/apps/oidc`, {
     token: server.pat,
-    body: {
-      name: name ?? uniqueName('web'),
-      redirectUris: ['http://localhost:9999/callback'],
-      postLogoutRedirectUris: ['http://localhost:9999/signed-out'],
-      responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
-      grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
-      appType: 'OIDC_APP_TYPE_WEB',
-      authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
-      ...config,
-    },
+    body: { name: name ?? uniqueName('web'), ...webAppConfig(config) },
   });
   if (app.status !== 200) throw new Error(`add oidc app: ${app.status} ${JSON.stringify(app.body)}`);
   return { projectId, appId: app.body.appId, clientId: app.body.clientId, clientSecret: app.body.clientSecret };
