@@ -17,7 +17,7 @@ import { ConfigError, type Config } from './config.js';
 import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
 import { describeRoutes, ListenError, startHttpServer, type HttpServer } from './http/server.js';
-import { AccessTokens } from './services/access-tokens.js';
+import { AccessTokens, originsIn } from './services/access-tokens.js';
 import { IntrospectionJwts } from './services/introspection-jwts.js';
 import { ClientAuthenticator } from './services/client-auth.js';
 import { AssertionVerifier } from './services/assertion-verifier.js';
@@ -200,10 +200,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const issuedTokens = new IssuedTokensActor(storage);
     const signerMode = chooseSignerMode(config.signer);
     const signer = signerMode === 'pool' ? new PoolSigner(pool) : new InlineSigner();
-    const tokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000), {
-    appExists: (clientId) => clients.appByClient(clientId) !== undefined,
-    getUser: (userId) => orgs.getUser(userId),
-  });
+    const tokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000), originsIn(clients, orgs));
     const replayGuard = new ReplayGuardActor(storage, { shared: threaded });
     const assertions = new AssertionVerifier(issuer, clients, orgs, pool, replayGuard);
     const clientAuth = new ClientAuthenticator(clients, orgs, assertions, issuer);

@@ -47,6 +47,11 @@ export interface TokenOrigins {
   getUser(userId: string): View<UserRecord> | undefined;
 }
 
+/** A thread's token origins: its apps and its copy of the directory. */
+export function originsIn(clients: { appByClient(clientId: string): unknown }, directory: Pick<TokenOrigins, 'getUser'>): TokenOrigins {
+  return { appExists: (clientId) => clients.appByClient(clientId) !== undefined, getUser: (userId) => directory.getUser(userId) };
+}
+
 /**
  * True when the subject or one of the actors of a token (or of what tokens come from: a grant, a
  * refresh family, an ID token) is gone, or voided since `authTime` (else `iat`) what it began from,

@@ -6,7 +6,7 @@ import { ClientsActor } from '../actors/clients.js';
 import { KeysActor } from '../actors/keys.js';
 import { SettingsActor } from '../actors/settings.js';
 import { IssuedTokensReader } from '../actors/issued-tokens-reader.js';
-import { AccessTokens } from '../services/access-tokens.js';
+import { AccessTokens, originsIn } from '../services/access-tokens.js';
 import { IntrospectionJwts } from '../services/introspection-jwts.js';
 import { ClientAuthenticator } from '../services/client-auth.js';
 import { AssertionVerifier } from '../services/assertion-verifier.js';
@@ -71,10 +71,7 @@ export function buildLocalRoutes(input: {
   // SESAME_SIGNER=pool, set explicitly, still sends every signature to the pool.
   const inline = chooseSignerMode(config.signer) === 'inline' || config.signer === 'auto';
   const signer: Signer = inline ? new InlineSigner() : ownerOnly<Signer>('signing in the worker pool');
-  const accessTokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000), {
-    appExists: (clientId) => clients.appByClient(clientId) !== undefined,
-    getUser: (userId) => orgs.getUser(userId),
-  });
+  const accessTokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000), originsIn(clients, orgs));
   const clientAuth = new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion'), issuer);
   // Introspection, the one served path that ends right after client authentication, also takes
   // client assertions here: checked on this thread, their first use decided in LMDB (a shared
