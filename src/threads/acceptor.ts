@@ -12,6 +12,7 @@ import { NeedsOwner } from '../model/errors.js';
 import { buildLocalRoutes, type LocalRoutes } from './local-routes.js';
 import { observeThread } from '../observability/thread-observability.js';
 import { injectTraceContext, tracingOn } from '../observability/tracing.js';
+import { errorResponse } from '../http/errors.js';
 import { osThreadId } from '../util/os-thread-id.js';
 
 /**
@@ -174,13 +175,22 @@ async function start(): Promise<void> {
       ...(precheck
         ? {
             beforeBody: (req: Request) => {
+              let stale = false;
               try {
                 beforeRequest();
               } catch (error) {
                 if (!(error instanceof NeedsOwner)) throw error;
                 if (req.headers.authorization !== undefined || !local.credentialsRequired.has(descriptor.pattern)) return;
+                stale = true;
               }
-              local.prechecks.get(descriptor.pattern)!(req);
+              try {
+                local.prechecks.get(descriptor.pattern)!(req);
+              } catch (error) {
+                // A held-back copy answers only the missing credentials, which do not depend on it; what
+                // its settings say (registration on or off) is the main thread's to answer.
+                if (stale && errorResponse(descriptor.errorStyle, error).status !== 401) return;
+                throw error;
+              }
             },
           }
         : {}),
