@@ -1,6 +1,5 @@
 import type { Storage } from '../storage/db.js';
 import { mustWin } from '../storage/decisions.js';
-import { DecidedElsewhere } from '../model/errors.js';
 import { sha256Base64url } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
 import { clock } from '../util/clock.js';
@@ -49,49 +48,31 @@ export interface FoundCode {
 }
 
 
+/** Reads and decides in the store: a code issued on any HTTP thread is redeemed on any other. */
 export class AuthCodesActor {
-  private readonly codes = new Map<string, CodeRecord>();
-
-  constructor(private readonly storage: Storage) {
-    const now = clock.now();
-    for (const { value } of storage.stores.authCodes.getRange()) {
-      const record = value as CodeRecord;
-      if (record.exp > now) this.codes.set(record.id, record);
-    }
-  }
+  constructor(private readonly storage: Storage) {}
 
   /** Stores a code; resolves with it once the record is durable (committed before the redirect). */
   async issue(grant: CodeGrant): Promise<string> {
     const code = newOpaqueToken();
     const record: CodeRecord = { ...grant, id: sha256Base64url(code), exp: clock.now() + CODE_LIFETIME_MS };
-    this.codes.set(record.id, record);
-    try {
-      await this.storage.durable(this.storage.stores.authCodes.put(record.id, record));
-    } catch (error) {
-      // Never handed out: taken back with its failed write.
-      this.codes.delete(record.id);
-      throw error;
-    }
+    await this.storage.durable(this.storage.stores.authCodes.put(record.id, record));
     return code;
   }
 
   /**
    * Finds an unexpired code. The caller checks client, redirect_uri and PKCE first (a failed check
-   * must not burn the legitimate client's code), then consumes it synchronously, so two concurrent
-   * redemptions cannot both succeed.
+   * must not burn the legitimate client's code), then consumes it: the store claims it once, so of
+   * concurrent redemptions (on any threads) one succeeds.
    */
   find(code: string, now = clock.now()): FoundCode | undefined {
-    const record = this.codes.get(sha256Base64url(code));
+    const record = this.storage.stores.authCodes.get(sha256Base64url(code)) as CodeRecord | undefined;
     if (!record || record.exp <= now) return undefined;
     return {
       grant: record,
       used: record.usedAt !== undefined,
       consume: () => {
-        if (record.usedAt !== undefined) return Promise.reject(new DecidedElsewhere('code'));
-        // Marked at once (a concurrent redemption on this thread must lose) and kept if the write
-        // fails: the code then stays spent in this process, the safe side for a single-use credential.
-        const usedAt = (record.usedAt = clock.now());
-        // The store decides between threads: one write transaction claims the stored code once.
+        const usedAt = clock.now();
         const claim = this.storage.decisions.claimOnce(this.storage.stores.authCodes, record.id, (stored: CodeRecord) =>
           stored.usedAt === undefined ? { ...stored, usedAt } : undefined,
         );
@@ -101,14 +82,14 @@ export class AuthCodesActor {
   }
 
   async sweep(now = clock.now()): Promise<number> {
-    const writes: Promise<boolean>[] = [];
-    for (const [id, record] of this.codes) {
-      if (record.exp <= now) {
-        this.codes.delete(id);
-        writes.push(this.storage.stores.authCodes.remove(id));
-      }
+    const db = this.storage.stores.authCodes;
+    const expired: string[] = [];
+    for (const { key, value } of db.getRange()) if ((value as CodeRecord).exp <= now) expired.push(key);
+    if (expired.length > 0) {
+      await db.transaction(() => {
+        for (const id of expired) void db.remove(id);
+      });
     }
-    await Promise.all(writes);
-    return writes.length;
+    return expired.length;
   }
 }

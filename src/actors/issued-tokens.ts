@@ -1,13 +1,16 @@
+import type { Database } from 'lmdb';
 import type { Storage } from '../storage/db.js';
 import { sha256 } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
 import { clock } from '../util/clock.js';
 
 /**
- * Owns what is on record about issued access tokens: opaque tokens (stored under the SHA-256 of
- * the token, so a stolen data dir yields no usable token) and every revocation — of a JWT (JWTs
+ * What is on record about issued access tokens: opaque tokens (stored under the SHA-256 of the
+ * token, so a stolen data dir yields no usable token) and every revocation — of a JWT (JWTs
  * themselves are never stored: issuing one writes nothing), of a grant, of a browser session (`sid`).
- * Browser sessions themselves are the user-sessions actor's.
+ * Browser sessions themselves are the user-sessions actor's. Every HTTP thread reads and writes
+ * these records in the store itself (nothing is held in one thread's memory), so a revocation
+ * made on any thread holds on every thread once its write is durable, which is when it is answered.
  */
 /** RFC 8693 `act`: who acts for the subject, with earlier actors nested. */
 export interface ActorClaim {
@@ -57,27 +60,9 @@ export function grantChain(grantId: string): string[] {
 const SWEEP_CHUNK = 2000;
 
 export class IssuedTokensActor {
-  /** jti → exp (unix seconds) of revoked JWTs; small, so held in memory for introspection. */
-  private readonly revokedJwts = new Map<string, number>();
-  /**
-   * Revoked grants (code/implicit authorizations, refresh families) and ended user sessions, each
-   * until the last token it could have issued expires: one Map lookup per user token resolved,
-   * none for client_credentials tokens (they carry neither id).
-   */
-  private readonly revokedGrants = new Map<string, number>();
-  private readonly revokedSessions = new Map<string, number>();
   private sweepCursor: Buffer | undefined;
 
-  constructor(
-    protected readonly storage: Storage,
-    /** False on an HTTP acceptor thread, which reads every revocation from LMDB (IssuedTokensReader). */
-    loadRevocations = true,
-  ) {
-    if (!loadRevocations) return;
-    for (const { key, value } of storage.revokedJwts.getRange()) this.revokedJwts.set(key, value);
-    for (const { key, value } of storage.stores.revokedGrants.getRange()) this.revokedGrants.set(key, value as number);
-    for (const { key, value } of storage.stores.revokedSessions.getRange()) this.revokedSessions.set(key, value as number);
-  }
+  constructor(private readonly storage: Storage) {}
 
   /** True when the token's grant was revoked or its user session ended. */
   isRevokedByOrigin(claims: AccessTokenClaims): boolean {
@@ -95,69 +80,43 @@ export class IssuedTokensActor {
   }
 
   /** Whether this one grant id (no chain) has a revocation on record. */
-  protected hasGrantRevocation(grantId: string): boolean {
-    return this.revokedGrants.has(grantId);
+  private hasGrantRevocation(grantId: string): boolean {
+    return this.storage.stores.revokedGrants.get(grantId) !== undefined;
   }
 
   isSessionEnded(sid: string): boolean {
-    return this.revokedSessions.has(sid);
+    return this.storage.stores.revokedSessions.get(sid) !== undefined;
   }
 
-  /*
-   * Revocations (of a grant, a session, a JWT) change memory before their write, unlike the rest
-   * of this actor: a revoked token stops working at once, also for requests already running while
-   * the write commits. Should the write fail, the caller gets the error (its client retries, and
-   * no success was answered), and memory keeps the revocation until the process ends: a failure
-   * leaves a token refused here, never one accepted that was meant to be revoked. A repeated
-   * revocation is answered only once the first one's write is durable (awaited while in flight,
-   * made again after a failure): the HTTP acceptor threads read revocations from LMDB, so a
-   * success must never come before the record is there.
+  isJwtRevoked(jti: string): boolean {
+    return this.storage.revokedJwts.get(jti) !== undefined;
+  }
+
+  /**
+   * A revocation kept until `until` (unix seconds; a later one extends it), resolved once durable.
+   * Each call writes unless the store already holds it as long: a repeat while the first write is
+   * still in flight writes too and waits for its own commit, so no revocation is answered before
+   * it is on record, and one whose write failed is simply made again.
    */
-  private readonly unsettled = new Map<string, Promise<unknown> | 'failed'>();
-
-  /** Writes a revocation record durably, tracked so a repeated revocation waits for it (see above). */
-  private recordRevocation(key: string, write: () => Promise<unknown>): Promise<unknown> {
-    // A write that throws at once (storage closed) fails like one that fails later: tracked, made again.
-    const done: Promise<unknown> = this.storage.durable(Promise.resolve().then(write)).then(
-      () => {
-        if (this.unsettled.get(key) === done) this.unsettled.delete(key);
-      },
-      (error: unknown) => {
-        if (this.unsettled.get(key) === done) this.unsettled.set(key, 'failed');
-        throw error;
-      },
-    );
-    this.unsettled.set(key, done);
-    return done;
-  }
-
-  /** For a revocation already in memory: its write when settled or in flight, undefined when it failed and must be made again. */
-  private alreadyRecorded(key: string): Promise<unknown> | undefined {
-    const state = this.unsettled.get(key);
-    if (state === undefined) return Promise.resolve();
-    return state === 'failed' ? undefined : state;
+  private revokeUntil(db: Database<number, string>, id: string, until: number): Promise<unknown> {
+    // On record already: answered once that record is synced too (it may be another call's, just committed).
+    if ((db.get(id) ?? 0) >= until) return this.storage.synced();
+    return this.storage.durable(this.storage.decisions.raiseTo(db, id, until));
   }
 
   /** Revokes every token of a grant; `until` (unix seconds) is when the last of them expires. */
   revokeGrant(grantId: string, until: number): Promise<unknown> {
     // A chained grant's own id: its ancestors stay (revoking an exchanged token ends not its subject's).
-    const own = grantChain(grantId)[0]!;
-    return this.revokeUntil('grant', this.revokedGrants, this.storage.stores.revokedGrants, own, until);
+    return this.revokeUntil(this.storage.stores.revokedGrants, grantChain(grantId)[0]!, until);
   }
 
   /** Revokes every token issued in a user session (sign-out). */
   revokeSession(sid: string, until: number): Promise<unknown> {
-    return this.revokeUntil('session', this.revokedSessions, this.storage.stores.revokedSessions, sid, until);
+    return this.revokeUntil(this.storage.stores.revokedSessions, sid, until);
   }
 
-  /** A grant's or a session's revocation, kept until `until` (a later `until` extends it). */
-  private revokeUntil(kind: string, revoked: Map<string, number>, db: Storage['stores']['revokedGrants'], id: string, until: number): Promise<unknown> {
-    const key = `${kind}:${id}`;
-    if ((revoked.get(id) ?? 0) >= until) {
-      const recorded = this.alreadyRecorded(key);
-      if (recorded) return recorded;
-    } else revoked.set(id, until);
-    return this.recordRevocation(key, () => db.put(id, revoked.get(id)!));
+  async revokeJwt(jti: string, exp: number): Promise<void> {
+    await this.revokeUntil(this.storage.revokedJwts, jti, exp);
   }
 
   /** Stores an opaque access token; resolves with the token once the record is committed. */
@@ -180,29 +139,12 @@ export class IssuedTokensActor {
     await this.storage.durable(this.storage.tokens.remove(sha256(token)));
   }
 
-  isJwtRevoked(jti: string): boolean {
-    return this.revokedJwts.has(jti);
-  }
-
-  async revokeJwt(jti: string, exp: number): Promise<void> {
-    const key = `jwt:${jti}`;
-    if (this.revokedJwts.has(jti)) {
-      const recorded = this.alreadyRecorded(key);
-      if (recorded) {
-        await recorded;
-        return;
-      }
-    } else this.revokedJwts.set(jti, exp);
-    await this.recordRevocation(key, () => this.storage.revokedJwts.put(jti, exp));
-  }
-
   /**
-   * Removes expired opaque tokens and revocations of expired JWTs, a chunk per call so a large
-   * store is swept across several ticks without stalling the event loop.
+   * Removes expired opaque tokens (a chunk per call, so a large store is swept across several ticks
+   * without stalling the event loop) and the revocations whose tokens have all expired.
    */
   async sweep(now = clock.now()): Promise<number> {
     const nowSeconds = Math.floor(now / 1000);
-    let removed = 0;
     let last: Buffer | undefined;
     let seen = 0;
     const range = this.storage.tokens.getRange(this.sweepCursor ? { start: this.sweepCursor, limit: SWEEP_CHUNK } : { limit: SWEEP_CHUNK });
@@ -210,32 +152,24 @@ export class IssuedTokensActor {
     for (const { key, value } of range) {
       seen++;
       last = key;
-      if ((value as AccessTokenClaims).exp <= nowSeconds) {
-        writes.push(this.storage.tokens.remove(key));
-        removed++;
-      }
+      if ((value as AccessTokenClaims).exp <= nowSeconds) writes.push(this.storage.tokens.remove(key));
     }
     this.sweepCursor = seen === SWEEP_CHUNK && last ? Buffer.concat([last, Buffer.from([0])]) : undefined;
-    for (const [jti, exp] of this.revokedJwts) {
-      if (exp <= nowSeconds) {
-        this.revokedJwts.delete(jti);
-        writes.push(this.storage.revokedJwts.remove(jti));
-        removed++;
-      }
-    }
-    for (const [map, db] of [
-      [this.revokedGrants, this.storage.stores.revokedGrants],
-      [this.revokedSessions, this.storage.stores.revokedSessions],
-    ] as const) {
-      for (const [id, until] of map) {
-        if (until <= nowSeconds) {
-          map.delete(id);
-          writes.push(db.remove(id));
-          removed++;
-        }
-      }
+    const tokens = writes.length;
+    let revocations = 0;
+    for (const db of [this.storage.revokedJwts, this.storage.stores.revokedGrants, this.storage.stores.revokedSessions] as Database<number, string>[]) {
+      const expired = [...db.getRange()].filter(({ value }) => value <= nowSeconds).map(({ key }) => key);
+      if (expired.length === 0) continue;
+      revocations += expired.length;
+      // Removed in one transaction, each only while still expired: one extended meanwhile (on any thread) stays.
+      writes.push(
+        db.transaction(() => {
+          for (const key of expired) if ((db.get(key) ?? Infinity) <= nowSeconds) void db.remove(key);
+          return true;
+        }),
+      );
     }
     await Promise.all(writes);
-    return removed;
+    return tokens + revocations;
   }
 }

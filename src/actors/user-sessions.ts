@@ -1,11 +1,10 @@
 import { log } from '../util/log.js';
 import type { Storage } from '../storage/db.js';
-import { Table } from '../storage/table.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256Base64url } from '../util/hash.js';
 import { amrOf, type AuthChecks } from '../model/auth-checks.js';
 import { clock } from '../util/clock.js';
-import { ownRow, type View } from '../util/readonly.js';
+import type { View } from '../util/readonly.js';
 
 /**
  * Owns user-agent sessions. The browser holds a cookie with 256 random bits; Sesame stores only
@@ -41,28 +40,40 @@ export function agentIdOf(cookie: string): string {
   return sha256Base64url(cookie);
 }
 
+/** Index keys: a session under its agent and under its user (prefix scans find them all). */
+// Not NUL: lmdb's key encoding reads NUL-separated strings back as arrays. Ids never hold '/'.
+const SEP = '/';
+const agentKey = (agentId: string, sid: string) => `a${SEP}${agentId}${SEP}${sid}`;
+const userKey = (userId: string, sid: string) => `u${SEP}${userId}${SEP}${sid}`;
+const prefixRange = (prefix: string) => ({ start: prefix, end: `${prefix}\uffff` });
+
+/**
+ * Sessions live in the store, each change one decision on the record as it is then (so two
+ * threads noting apps on one session, or one touching it while another ends it, lose nothing),
+ * with the index by agent and by user written in the same transaction. Every HTTP thread reads
+ * them there; a change is seen by all once durable, which is when its caller goes on.
+ */
 export class UserSessionsActor {
-  private readonly sessions: Table<UserSession>;
-  private readonly byAgent = new Map<string, Set<string>>();
-  /** Session ids per user, for ending all of a user's sessions (deactivated, locked, deleted, password set). */
-  private readonly byUser = new Map<string, Set<string>>();
+  private readonly db: Storage['stores']['userSessions'];
+  private readonly index: Storage['stores']['sessionIndex'];
 
   constructor(
-    storage: Storage,
+    private readonly storage: Storage,
     /** A session unused for this long is forgotten (the refresh idle lifetime). */
     private readonly idleLifetimeMs: number,
   ) {
-    this.sessions = new Table(storage.stores.userSessions, storage.durable);
-    for (const s of this.sessions.values()) this.index(s);
-  }
-
-  private index(s: View<UserSession>): void {
-    let set = this.byAgent.get(s.agentId);
-    if (!set) this.byAgent.set(s.agentId, (set = new Set()));
-    set.add(s.id);
-    let ofUser = this.byUser.get(s.userId);
-    if (!ofUser) this.byUser.set(s.userId, (ofUser = new Set()));
-    ofUser.add(s.id);
+    this.db = storage.stores.userSessions;
+    this.index = storage.stores.sessionIndex;
+    // Data dirs from before the index: built once, on the first start that finds it missing.
+    if (this.index.getKeysCount({ limit: 1 }) === 0 && this.db.getKeysCount({ limit: 1 }) > 0) {
+      this.index.transactionSync(() => {
+        for (const { value } of this.db.getRange()) {
+          const s = value as UserSession;
+          void this.index.put(agentKey(s.agentId, s.id), true);
+          void this.index.put(userKey(s.userId, s.id), true);
+        }
+      });
+    }
   }
 
   private live(s: View<UserSession> | undefined, now = clock.now()): s is View<UserSession> {
@@ -70,33 +81,45 @@ export class UserSessionsActor {
   }
 
   get(sid: string): View<UserSession> | undefined {
-    const s = this.sessions.get(sid);
+    const s = this.db.get(sid) as View<UserSession> | undefined;
     return this.live(s) ? s : undefined;
+  }
+
+  /** The live sessions under an index prefix. */
+  private liveUnder(prefix: string): View<UserSession>[] {
+    const out: View<UserSession>[] = [];
+    const now = clock.now();
+    for (const key of this.index.getKeys(prefixRange(prefix))) {
+      const s = this.db.get((key as string).slice(prefix.length)) as View<UserSession> | undefined;
+      if (this.live(s, now)) out.push(s);
+    }
+    return out;
   }
 
   /** The live sessions of a user agent, most recently authenticated first. */
   ofAgent(agentId: string | undefined): View<UserSession>[] {
     if (!agentId) return [];
-    const ids = this.byAgent.get(agentId);
-    if (!ids) return [];
-    const out: View<UserSession>[] = [];
-    for (const id of ids) {
-      const s = this.sessions.get(id);
-      if (this.live(s)) out.push(s);
-    }
-    return out.sort((a, b) => b.authTime - a.authTime);
+    return this.liveUnder(agentKey(agentId, '')).sort((a, b) => b.authTime - a.authTime);
   }
 
   /** The live sessions of a user, on every browser. */
   ofUser(userId: string): View<UserSession>[] {
-    const ids = this.byUser.get(userId);
-    if (!ids) return [];
-    const out: View<UserSession>[] = [];
-    for (const id of ids) {
-      const s = this.sessions.get(id);
-      if (this.live(s)) out.push(s);
-    }
-    return out;
+    return this.liveUnder(userKey(userId, ''));
+  }
+
+  /**
+   * Changes a session as it is in the store when the change is made (`next`: its new form, null to
+   * end it, undefined to leave it), its index entries with it; resolves once durable.
+   */
+  private change(sid: string, next: (current: UserSession | undefined) => UserSession | null | undefined): Promise<UserSession | undefined> {
+    return this.storage.durable(
+      this.storage.decisions.update(this.db, sid, next, (found: UserSession | undefined, changed: UserSession | null) => {
+        if (found && (changed === null || changed.agentId !== found.agentId)) void this.index.remove(agentKey(found.agentId, sid));
+        if (found && (changed === null || changed.userId !== found.userId)) void this.index.remove(userKey(found.userId, sid));
+        if (changed && changed.agentId !== found?.agentId) void this.index.put(agentKey(changed.agentId, sid), true);
+        if (changed && changed.userId !== found?.userId) void this.index.put(userKey(changed.userId, sid), true);
+      }),
+    );
   }
 
   /**
@@ -107,10 +130,10 @@ export class UserSessionsActor {
    * turn into a lost answer; the failure is logged (that app then gets no logout).
    */
   async recordClient(sid: string, clientId: string): Promise<void> {
-    const current = this.sessions.get(sid);
+    const current = this.db.get(sid) as View<UserSession> | undefined;
     if (!current || current.clients?.includes(clientId)) return;
     try {
-      await this.sessions.put({ ...ownRow<UserSession>(current), clients: [...(current.clients ?? []), clientId] });
+      await this.change(sid, (s) => (!s || s.clients?.includes(clientId) ? undefined : { ...s, clients: [...(s.clients ?? []), clientId] }));
     } catch (error) {
       log.error('could not note the app on its session; it will not be told when the session ends', { sid, clientId, error: String(error) });
     }
@@ -122,14 +145,9 @@ export class UserSessionsActor {
    */
   async moveAgent(previousAgentId: string, agentId: string): Promise<void> {
     if (previousAgentId === agentId) return;
-    const previous = this.ofAgent(previousAgentId);
-    this.byAgent.delete(previousAgentId);
-    try {
-      await Promise.all(previous.map((s) => this.put({ ...ownRow<UserSession>(s), agentId })));
-    } finally {
-      // A move whose write failed is taken back by the table: index the row where it is again.
-      this.reindex(previous.map((s) => s.id));
-    }
+    const prefix = agentKey(previousAgentId, '');
+    const previous = [...this.index.getKeys(prefixRange(prefix))].map((key) => (key as string).slice(prefix.length));
+    await Promise.all(previous.map((sid) => this.change(sid, (s) => (s && s.agentId === previousAgentId ? { ...s, agentId } : undefined))));
   }
 
   /**
@@ -141,11 +159,14 @@ export class UserSessionsActor {
     const now = clock.now();
     const existing = this.ofAgent(agentId).find((s) => s.userId === userId);
     const passed = { amr: amrOf(checks), passwordCheckedAt: checks.passwordAt, secondFactorCheckedAt: checks.secondFactorAt };
-    const session: UserSession = existing
-      ? { ...ownRow<UserSession>(existing), authTime, ...passed, lastActiveAt: now }
-      : { id: `V1_${newId()}`, agentId, userId, authTime, ...passed, createdAt: now, lastActiveAt: now };
-    await this.put(session);
-    return session;
+    const sid = existing?.id ?? `V1_${newId()}`;
+    const session = await this.change(sid, (current) =>
+      // Renewed as it is now (its apps noted meanwhile stay); one ended meanwhile starts again under its id.
+      current && current.agentId === agentId && current.userId === userId
+        ? { ...current, authTime, ...passed, lastActiveAt: now }
+        : { id: sid, agentId, userId, authTime, ...passed, createdAt: now, lastActiveAt: now },
+    );
+    return session!;
   }
 
   /** The checks a session passed, for sessions written before the check times were stored too. */
@@ -156,55 +177,27 @@ export class UserSessionsActor {
     };
   }
 
-  /** Indexes the rows (of these ids) the table holds now under their agent. */
-  private reindex(ids: readonly string[]): void {
-    for (const id of ids) {
-      const row = this.sessions.get(id);
-      if (row) this.index(row);
-    }
-  }
-
-  private put(session: UserSession): Promise<boolean> {
-    this.index(session);
-    return this.sessions.put(session).catch((error: unknown) => {
-      // Not written (and taken back): the agent's index no longer names it unless the row is there.
-      if (this.sessions.get(session.id)?.agentId !== session.agentId) this.byAgent.get(session.agentId)?.delete(session.id);
-      throw error;
-    });
-  }
-
   /**
    * Marks a session used by a silent (SSO) authorization, which keeps it from idling out. Written
    * at most hourly: the idle lifetime is counted in days, and SSO is a hot path.
    */
   touch(session: View<UserSession>, now = clock.now()): void {
     // The row as it is now: the caller's view may be of a session ended or moved since.
-    const current = this.sessions.get(session.id);
+    const current = this.db.get(session.id) as View<UserSession> | undefined;
     if (!current || now - current.lastActiveAt < 3_600_000) return;
-    void this.sessions.put({ ...ownRow<UserSession>(current), lastActiveAt: now }).catch(() => undefined);
+    void this.change(session.id, (s) => (s && now - s.lastActiveAt >= 3_600_000 ? { ...s, lastActiveAt: now } : undefined)).catch(() => undefined);
   }
 
   /** Ends sessions; resolves once the removal is durable. */
   async end(sessions: readonly View<UserSession>[]): Promise<void> {
-    const writes: Promise<boolean>[] = [];
-    for (const s of sessions) {
-      this.byAgent.get(s.agentId)?.delete(s.id);
-      const ofUser = this.byUser.get(s.userId);
-      ofUser?.delete(s.id);
-      if (ofUser?.size === 0) this.byUser.delete(s.userId);
-      writes.push(this.sessions.remove(s.id));
-    }
-    try {
-      await Promise.all(writes);
-    } finally {
-      // A removal whose write failed is taken back by the table: its agent finds it again.
-      this.reindex(sessions.map((s) => s.id));
-    }
+    await Promise.all(sessions.map((s) => this.change(s.id, (current) => (current ? null : undefined))));
   }
 
   async sweep(now = clock.now()): Promise<number> {
-    const expired = [...this.sessions.values()].filter((s) => !this.live(s, now));
-    await this.end(expired);
+    const expired: View<UserSession>[] = [];
+    for (const { value } of this.db.getRange()) if (!this.live(value as View<UserSession>, now)) expired.push(value as View<UserSession>);
+    // Ended only while still idle: one used meanwhile (on any thread) stays.
+    await Promise.all(expired.map((s) => this.change(s.id, (current) => (current && !this.live(current, now) ? null : undefined))));
     return expired.length;
   }
 }

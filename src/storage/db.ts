@@ -28,6 +28,8 @@ const STORES = [
   // Browser sign-in (issue 4): org policies, user agents and their user sessions, codes, refresh families.
   'policies',
   'userSessions',
+  // userSessions by agent and by user (`a/<agent id>/<sid>`, `u/<user id>/<sid>`), written with them (UserSessionsActor).
+  'sessionIndex',
   'authCodes',
   'refreshFamilies',
   'revokedGrants',
@@ -71,6 +73,8 @@ export interface Storage {
    * the other threads reload their copy before they serve their next request.
    */
   durableDirectory<T>(write: Promise<T>): Promise<T>;
+  /** Resolves once every commit made so far is as durable as `durable` makes a write (synced too, in `flush` mode). */
+  synced(): Promise<void>;
   /**
    * Makes this thread's next reads see every commit made so far by any thread. LMDB readers keep
    * a snapshot until it is renewed, and a commit from another thread does not renew this one's:
@@ -168,6 +172,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
     decisions: lmdbDecisions,
     durable,
     durableDirectory,
+    synced: durability === 'commit' ? () => Promise.resolve() : async () => void (await root.flushed),
     freshReads() {
       const commits = Atomics.load(counters, COMMITS);
       if (commits === seenCommits) return;

@@ -29,6 +29,22 @@ export interface Decisions {
    * PostgreSQL: `DELETE … WHERE key = $1 RETURNING *`.
    */
   takeOnce<V>(db: Database<V, string>, key: string): Promise<V | undefined>;
+  /**
+   * Raises the number under `key` to `value` (stores it when absent or lower); true when this call
+   * changed it. For what only grows, like how long a revocation is kept.
+   * PostgreSQL: `INSERT … ON CONFLICT (key) DO UPDATE SET v = $2 WHERE t.v < $2 RETURNING key`.
+   */
+  raiseTo(db: Database<number, string>, key: string, value: number): Promise<boolean>;
+  /**
+   * Changes one record as it is when the change is made: `next(found)` gives its new form, `null`
+   * to remove it, or undefined to leave it; `also(found, next)` writes what goes with it (index
+   * entries) in the same transaction. Resolves with the record as left. For read-modify-write
+   * state that several threads change (a session's apps, a consent's scopes), where a change made
+   * from a stale read would undo another's.
+   * PostgreSQL: `SELECT … FOR UPDATE` and the write in one transaction (or a version compare-and-set
+   * retried on conflict).
+   */
+  update<V>(db: Database<V, string>, key: string, next: (found: V | undefined) => V | null | undefined, also?: (found: V | undefined, next: V | null) => void): Promise<V | undefined>;
 }
 
 /** The decisions on LMDB: one write transaction each, its read inside it (no other writer in between). */
@@ -50,6 +66,25 @@ export const lmdbDecisions: Decisions = {
       const found = db.get(key);
       if (found !== undefined) void db.remove(key);
       return found;
+    });
+  },
+  update(db, key, next, also) {
+    return db.transaction(() => {
+      const found = db.get(key);
+      const changed = next(found);
+      if (changed === undefined) return found;
+      if (changed === null) void db.remove(key);
+      else void db.put(key, changed);
+      also?.(found, changed);
+      return changed ?? undefined;
+    });
+  },
+  raiseTo(db, key, value) {
+    return db.transaction(() => {
+      const found = db.get(key);
+      if (found !== undefined && found >= value) return false;
+      void db.put(key, value);
+      return true;
     });
   },
 };

@@ -1,27 +1,25 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { IssuedTokensActor } from '../../src/actors/issued-tokens.js';
-import { IssuedTokensReader } from '../../src/actors/issued-tokens-reader.js';
 import type { Storage } from '../../src/storage/db.js';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 
 /**
- * Revocations are in the main thread's memory at once, but the HTTP acceptor threads read them
- * from LMDB: a repeated revocation must not be answered before the first one's record is durable,
- * and one whose write failed must be written again.
+ * Revocations are read from the store by every thread: a repeated revocation must not be answered
+ * before a record is durable, and one whose write failed must be written again.
  */
 let temp: TempStorage;
 afterEach(async () => {
   await temp?.close();
 });
 
-/** The storage with `durable` held until the test releases (or fails) each write. */
+/** The storage with each revocation's write held until the test releases (or fails) it. */
 function heldStorage(storage: Storage) {
   const held: { release: () => void; fail: (error: Error) => void }[] = [];
-  const durable = <T>(write: Promise<T>): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      held.push({ release: () => void write.then(resolve, reject), fail: (error) => void write.then(() => reject(error), reject) });
+  const raiseTo: Storage['decisions']['raiseTo'] = (db, key, value) =>
+    new Promise((resolve, reject) => {
+      held.push({ release: () => void storage.decisions.raiseTo(db, key, value).then(resolve, reject), fail: reject });
     });
-  return { storage: { ...storage, durable } as Storage, held };
+  return { storage: { ...storage, decisions: { ...storage.decisions, raiseTo } } as Storage, held };
 }
 
 const settledYet = (promise: Promise<unknown>) => {
@@ -38,20 +36,20 @@ const turns = async () => {
 
 describe('repeated revocations', () => {
   for (const kind of ['jwt', 'grant', 'session'] as const) {
-    it(`a ${kind} revoked again is answered only once the first write is durable, and written again after a failure`, async () => {
+    it(`a ${kind} revoked again is answered only once it is on record, and written again after a failure`, async () => {
       temp = openTempStorage('issued-tokens');
       const { storage, held } = heldStorage(temp.storage);
       const actor = new IssuedTokensActor(storage);
       const exp = Math.floor(Date.now() / 1000) + 3600;
       const revoke = () => (kind === 'jwt' ? actor.revokeJwt('j1', exp) : kind === 'grant' ? actor.revokeGrant('g1', exp) : actor.revokeSession('s1', exp));
-      const reader = new IssuedTokensReader(temp.storage);
+      // Another thread's view: the store alone.
+      const other = new IssuedTokensActor(temp.storage);
       const recorded = () => {
-        temp.storage.freshReads();
         temp.storage.root.resetReadTxn();
-        return kind === 'jwt' ? reader.isJwtRevoked('j1') : kind === 'grant' ? reader.isGrantRevoked('g1') : reader.isSessionEnded('s1');
+        return kind === 'jwt' ? other.isJwtRevoked('j1') : kind === 'grant' ? other.isGrantRevoked('g1') : other.isSessionEnded('s1');
       };
 
-      // The first write fails: the repeat is not answered from memory, it writes again.
+      // The first write fails: the repeat writes again.
       const first = revoke();
       await turns();
       expect(held).toHaveLength(1);
@@ -60,19 +58,39 @@ describe('repeated revocations', () => {
       const second = revoke();
       await turns();
       expect(held).toHaveLength(2);
-      // A third call while the second write is in flight waits for it.
+      // A third call while the second write is in flight is not answered before a write of its own is durable.
       const third = revoke();
       const thirdDone = settledYet(third);
       await turns();
-      expect(held).toHaveLength(2);
-      expect(thirdDone()).toBe(false);
+      expect(held).toHaveLength(3);
       held[1]!.release();
       await second;
+      await turns();
+      expect(thirdDone()).toBe(false);
+      held[2]!.release();
       await third;
       expect(recorded()).toBe(true);
-      // Once durable, a repeat is answered at once without writing.
+      // Once on record, a repeat is answered at once without writing.
       await revoke();
-      expect(held).toHaveLength(2);
+      expect(held).toHaveLength(3);
     });
   }
+
+  it('a revocation made on one thread holds on another, and the longer of two stays', async () => {
+    temp = openTempStorage('issued-tokens');
+    const one = new IssuedTokensActor(temp.storage);
+    const two = new IssuedTokensActor(temp.storage);
+    const now = Math.floor(Date.now() / 1000);
+    await one.revokeGrant('g2~g1', now + 100);
+    expect(two.isGrantRevoked('g2')).toBe(true);
+    expect(two.isGrantRevoked('g1')).toBe(false);
+    await two.revokeGrant('g2', now + 50);
+    expect(temp.storage.stores.revokedGrants.get('g2')).toBe(now + 100);
+    await two.revokeSession('s9', now + 10);
+    expect(one.isGrantRevoked('g3~@s9')).toBe(true);
+    // Swept once every token it covers has expired, not before.
+    expect(await one.sweep((now + 20) * 1000)).toBe(1);
+    expect(one.isSessionEnded('s9')).toBe(false);
+    expect(two.isGrantRevoked('g2')).toBe(true);
+  });
 });
