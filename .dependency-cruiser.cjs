@@ -2,7 +2,7 @@
  * Sesame's layers, checked by `npm run deps` (dependency-cruiser) in CI. Each layer imports only
  * the layers below it (type-only imports count too):
  *
- *   composition root  src/app.ts, src/directory.ts, src/cli.ts, src/cli/, src/serve.ts, src/main.ts, src/banner.ts,
+ *   composition root  src/app.ts, src/compose.ts, src/directory.ts, src/cli.ts, src/cli/, src/serve.ts, src/main.ts, src/banner.ts,
  *                     src/threads/ (the HTTP acceptor threads: each composes its own copy)
  *   http              src/http/      (the only user of src/ui/)
  *   services          src/services/
@@ -15,7 +15,7 @@
  * src/observability/ (metrics and tracing) is a leaf every layer may count or trace from; it imports
  * nothing of Sesame's but src/config.ts's types, and the composition root wires it.
  */
-const ROOT = "^src/(app|cli|directory|serve|main|banner)\\.ts$|^src/cli/|^src/threads/";
+const ROOT = "^src/(app|compose|cli|directory|serve|main|banner)\\.ts$|^src/cli/|^src/threads/";
 const layer = (...folders) => `^src/(${folders.join('|')})/`;
 const LEAVES = ['crypto', 'model', 'util', 'observability'];
 

@@ -1,15 +1,10 @@
 import { join } from 'node:path';
 import { Transactions } from './actors/transaction.js';
 import { KeysActor } from './actors/keys.js';
-import { AuthCodesActor } from './actors/auth-codes.js';
 import { AuthRequestsActor } from './actors/auth-requests.js';
 import { DeviceAuthorizationsActor } from './actors/device-authorizations.js';
 import { PushedRequestsActor } from './actors/pushed-requests.js';
-import { ConsentsActor } from './actors/consents.js';
 import { DEVICE_FLOW_RULES } from './protocol/device-flow.js';
-import { RefreshTokensActor } from './actors/refresh-tokens.js';
-import { IssuedTokensActor } from './actors/issued-tokens.js';
-import { UserSessionsActor } from './actors/user-sessions.js';
 import { BackchannelLogoutsActor } from './actors/backchannel-logouts.js';
 import { LogoutDeliveries } from './services/backchannel-logout/logout-deliveries.js';
 import { LogoutTokens } from './services/backchannel-logout/logout-tokens.js';
@@ -17,22 +12,14 @@ import { ConfigError, type Config } from './config.js';
 import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
 import { describeRoutes, ListenError, startHttpServer, type HttpServer } from './http/server.js';
-import { AccessTokens, originsIn } from './services/access-tokens.js';
-import { IntrospectionJwts } from './services/introspection-jwts.js';
-import { ClientAuthenticator } from './services/client-auth.js';
-import { AssertionVerifier } from './services/assertion-verifier.js';
 import { ReplayGuardActor } from './actors/replay-guard.js';
-import { DpopProofs } from './services/dpop-proofs.js';
-import { DPOP_NONCE_PURPOSE, DpopNonces } from './services/dpop-nonces.js';
-import { SettingsActor } from './actors/settings.js';
 import { LoginSecurityActor } from './actors/login-security.js';
-import { setFramingPolicy } from './http/framing.js';
-import { IdTokens } from './services/id-token.js';
 import { openStorage, type Storage } from './storage/db.js';
 import { DataDirInUseError, lockDataDir } from './storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from './storage/data-dir.js';
 import { installClock, installedClockCell, type Clock } from './util/clock.js';
 import { startAcceptors, type Acceptors } from './threads/acceptors.js';
+import { composeFlowPorts } from './compose.js';
 import type { MasterKey } from './crypto/master-key.js';
 import { MasterKeyMismatchError, openDirectory, openMasterKey } from './directory.js';
 import type { KeyGenerator } from './actors/keys.js';
@@ -197,32 +184,15 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const directory = await openDirectory(storage, masterKey, config, { issuer, signingAlg: config.signingAlg, generateKey: options.generateSigningKey });
     const { orgs, clients, instance } = directory;
     keys = directory.keys;
-    const issuedTokens = new IssuedTokensActor(storage);
     const signerMode = chooseSignerMode(config.signer);
     const signer = signerMode === 'pool' ? new PoolSigner(pool) : new InlineSigner();
-    const tokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000), originsIn(clients, orgs));
     const replayGuard = new ReplayGuardActor(storage, { shared: threaded });
-    const assertions = new AssertionVerifier(issuer, clients, orgs, pool, replayGuard);
-    const clientAuth = new ClientAuthenticator(clients, orgs, assertions, issuer);
-    // DPoP proofs share the assertions' replay guard: one LMDB store decides first uses for every thread.
-    const dpopProofs = config.featureDpop
-      ? new DpopProofs(issuer, pool, replayGuard, config.dpopRequireNonce ? new DpopNonces(masterKey.deriveKey(DPOP_NONCE_PURPOSE)) : undefined)
-      : undefined;
-    const idTokens = new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000));
+    const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures: pool, replayGuard });
+    const { issuedTokens, userSessions, authCodes, refreshTokens } = flows;
     const authRequests = new AuthRequestsActor(storage.stores.authRequests, masterKey, storage.durable, config.authRequestsPerAddress);
     const loginSecurity = new LoginSecurityActor(storage);
-    const userSessions = new UserSessionsActor(storage, config.refreshTokenIdleLifetime);
-    const authCodes = new AuthCodesActor(storage);
-    const refreshTokens = new RefreshTokensActor(
-      storage,
-      masterKey,
-      config.refreshTokenIdleLifetime,
-      config.refreshTokenLifetime,
-      config.refreshTokenReuseGrace,
-    );
     const deviceAuthorizations = new DeviceAuthorizationsActor(storage, masterKey, DEVICE_FLOW_RULES);
     const pushedRequests = new PushedRequestsActor(storage);
-    const consents = new ConsentsActor(storage);
     // Back-channel logout lives on this thread only: every route that ends sessions is served here.
     logoutDeliveries = new LogoutDeliveries(clients, new BackchannelLogoutsActor(storage), new LogoutTokens(issuer, keys, signer), {
       retryForMs: config.backchannelLogoutRetryFor,
@@ -231,31 +201,13 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     });
     const cryptoPool = pool;
     const ctx: Ports = {
-      config,
-      issuer,
-      instance,
-      orgs,
-      clients,
-      keys,
-      issuedTokens,
-      accessTokens: tokens,
-      clientAuth,
-      introspectionJwts: new IntrospectionJwts(issuer, keys, signer),
-      assertions,
-      dpopProofs,
-      settings: new SettingsActor(storage.meta, config.featureTokenExchange, setFramingPolicy),
+      ...flows,
       pool: cryptoPool,
-      idTokens,
       authRequests,
       loginSecurity,
-      userSessions,
-      authCodes,
-      refreshTokens,
       deviceAuthorizations,
       pushedRequests,
-      consents,
       logoutDeliveries,
-      masterKey,
       migration: new MigrationStore(new Transactions(storage), orgs, clients),
       isReady: () => ready,
     };

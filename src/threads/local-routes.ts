@@ -4,31 +4,34 @@ import type { Storage } from '../storage/db.js';
 import { OrgsActor, type InstanceInfo } from '../actors/orgs.js';
 import { ClientsActor } from '../actors/clients.js';
 import { KeysActor } from '../actors/keys.js';
-import { SettingsActor } from '../actors/settings.js';
-import { IssuedTokensActor } from '../actors/issued-tokens.js';
-import { AccessTokens, originsIn } from '../services/access-tokens.js';
-import { IntrospectionJwts } from '../services/introspection-jwts.js';
+import type { AuthRequestsActor } from '../actors/auth-requests.js';
+import type { PushedRequestsActor } from '../actors/pushed-requests.js';
+import type { DeviceAuthorizationsActor } from '../actors/device-authorizations.js';
 import { ClientAuthenticator } from '../services/client-auth.js';
-import { AssertionVerifier } from '../services/assertion-verifier.js';
+import type { AssertionVerifier } from '../services/assertion-verifier.js';
 import type { SignatureCheck } from '../workers/signature-check.js';
 import type { ReplayGuardActor } from '../actors/replay-guard.js';
-import { IdTokens } from '../services/id-token.js';
-import { DpopProofs } from '../services/dpop-proofs.js';
-import { DPOP_NONCE_PURPOSE, DpopNonces } from '../services/dpop-nonces.js';
-import type { RefreshTokensActor } from '../actors/refresh-tokens.js';
-import { clientCredentialsGrant, type ClientCredentialsPorts } from '../services/grants/client-credentials.js';
+import type { DpopProofs } from '../services/dpop-proofs.js';
+import { clientCredentialsGrant } from '../services/grants/client-credentials.js';
+import { deviceCodeGrant } from '../services/grants/device-code.js';
+import { GRANTS, type GrantsPorts } from '../services/grants/index.js';
+import type { Grant } from '../services/grants/grant.js';
 import { chooseSignerMode, InlineSigner, type Signer } from '../workers/signer.js';
-import { setFramingPolicy } from '../http/framing.js';
 import { discoveryRoutes } from '../http/routes/discovery.js';
 import { keysRoute } from '../http/routes/keys.js';
 import { introspectRoute } from '../http/routes/introspect.js';
 import { userinfoRoute } from '../http/routes/userinfo.js';
 import { tokenRoute } from '../http/routes/token.js';
 import { revokeRoute } from '../http/routes/revoke.js';
+import { authorizeRoute } from '../http/routes/authorize.js';
 import { importPrecheck, IMPORT_PATH } from '../http/admin/migration.js';
 import { REGISTERED_CLIENT_PATTERN, registrationPrechecks } from '../http/routes/register.js';
 import type { Request, Route } from '../http/types.js';
+import { composeFlowPorts } from '../compose.js';
 import { ownerOnly } from './owner-only.js';
+
+/** The grants an acceptor thread serves when it signs inline: all but the device flow's (its pacing is the main thread's). */
+const GRANTS_HERE: ReadonlyMap<string, Grant<GrantsPorts>> = new Map([...GRANTS].filter(([type]) => type !== deviceCodeGrant.type));
 
 /** What an acceptor thread serves itself, built from its copy of the directory (rebuilt after each change). */
 export interface LocalRoutes {
@@ -64,54 +67,41 @@ export function buildLocalRoutes(input: {
   const clients = new ClientsActor(storage);
   const keys = new KeysActor(storage.stores.signingKeys, masterKey, config.signingAlg, config.keyRotationInterval, Math.max(config.accessTokenLifetime, config.idTokenLifetime));
   keys.load();
-  const issuedTokens = new IssuedTokensActor(storage);
   // The pool is the main thread's; this thread signs inline, RSA included. Handing an RSA
   // signature to the pool by way of the main thread made that thread the serial part (measured,
   // cc-jwt-RS256 on 2 threads: 3,314 req/s and 531 CPU µs/req forwarded, 4,102 and 453 inline).
-  // SESAME_SIGNER=pool, set explicitly, still sends every signature to the pool.
+  // SESAME_SIGNER=pool, set explicitly, still sends every signature to the pool: this thread then
+  // serves only what ends before anything is signed or decided (see below).
   const inline = chooseSignerMode(config.signer) === 'inline' || config.signer === 'auto';
   const signer: Signer = inline ? new InlineSigner() : ownerOnly<Signer>('signing in the worker pool');
-  const accessTokens = new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000), originsIn(clients, orgs));
-  const clientAuth = new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion'), issuer);
-  // Introspection, the one served path that ends right after client authentication, also takes
-  // client assertions here: checked on this thread, their first use decided in LMDB (a shared
-  // replay guard). Elsewhere an assertion is the main thread's, since a request handed over after
-  // its first use was recorded would be refused there as a replay.
-  const assertions = new AssertionVerifier(issuer, clients, orgs, signatureCheck, replayGuard);
-  const introspectionAuth = new ClientAuthenticator(clients, orgs, assertions, issuer);
-  // DPoP proofs are checked here too (signature inline, first use decided in LMDB by the shared
-  // guard, so a proof replayed to another thread is refused). A proof is spent before the token is
-  // signed: when signing must go to the main thread's pool (SESAME_SIGNER=pool), a request handed
-  // over after its proof was spent would be refused there as a replay, so DPoP requests are then
-  // handed over whole, before anything is checked.
-  // (Userinfo signs nothing: it checks its proofs here whatever the signer.)
-  const dpopProofs = config.featureDpop
-    ? new DpopProofs(issuer, signatureCheck, replayGuard, config.dpopRequireNonce ? new DpopNonces(masterKey.deriveKey(DPOP_NONCE_PURPOSE)) : undefined)
-    : undefined;
-  const tokenDpopProofs = dpopProofs && !inline ? ownerOnly<DpopProofs>('a DPoP proof (tokens are signed in the worker pool)') : dpopProofs;
+  // Signatures (client assertions, the JWT profile grant, DPoP proofs) are checked on this thread,
+  // their first use decided in the store (the shared replay guard), as on every thread.
+  const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures: signatureCheck, replayGuard });
+  // What is still the main thread's: sign-ins under way (the login pages and their worker pool),
+  // pushed requests and device authorizations. A route reaching one hands the request over before
+  // it changes anything (ownerOnly throws at the first call).
   const ctx = {
-    config,
-    issuer,
-    instance,
-    orgs,
-    clients,
-    keys,
-    issuedTokens,
-    accessTokens,
-    clientAuth,
-    dpopProofs,
-    introspectionJwts: new IntrospectionJwts(issuer, keys, signer),
-    idTokens: new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000)),
-    refreshTokens: ownerOnly<RefreshTokensActor>('refresh tokens'),
-    settings: new SettingsActor(storage.meta, config.featureTokenExchange, setFramingPolicy),
+    ...flows,
+    authRequests: ownerOnly<AuthRequestsActor>('a sign-in under way'),
+    pushedRequests: ownerOnly<PushedRequestsActor>('a pushed authorization request'),
+    deviceAuthorizations: ownerOnly<DeviceAuthorizationsActor>('a device authorization'),
   };
+  // With SESAME_SIGNER=pool a token is signed on the main thread, after its code, refresh token or
+  // proof was spent here: a request handed over then would be refused there as a replay. So this
+  // thread serves only client_credentials (spending nothing before it signs), with client
+  // assertions and DPoP proofs left to the main thread too; introspection and userinfo sign nothing.
+  const tokenCtx = inline
+    ? ctx
+    : { ...ctx, clientAuth: new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion (tokens are signed in the worker pool)'), issuer), dpopProofs: flows.dpopProofs && ownerOnly<DpopProofs>('a DPoP proof (tokens are signed in the worker pool)') };
+  const grants: ReadonlyMap<string, Grant<GrantsPorts>> = inline ? GRANTS_HERE : new Map([[clientCredentialsGrant.type, clientCredentialsGrant as Grant<GrantsPorts>]]);
   const served = [
     ...discoveryRoutes(ctx),
     keysRoute(ctx),
-    introspectRoute({ ...ctx, clientAuth: introspectionAuth }),
+    introspectRoute(ctx),
     userinfoRoute(ctx),
     revokeRoute(ctx),
-    tokenRoute<ClientCredentialsPorts>({ ...ctx, dpopProofs: tokenDpopProofs }, new Map([[clientCredentialsGrant.type, clientCredentialsGrant]])),
+    tokenRoute<GrantsPorts>(tokenCtx, grants),
+    ...(inline ? [authorizeRoute(ctx)] : []),
   ];
   return {
     served: new Map(served.map((route) => [route.pattern, route])),

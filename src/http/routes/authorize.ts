@@ -13,7 +13,7 @@ import type { Ports } from '../../services/ports.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import type { AgentPorts } from '../login/agent.js';
-import { DecidedElsewhere } from '../../model/errors.js';
+import { DecidedElsewhere, NeedsOwner } from '../../model/errors.js';
 import type { RespondPorts } from '../login/respond.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
@@ -138,6 +138,8 @@ export function authorizeRoute(ctx: AuthorizePorts): Route {
       });
       return redirectResponse(`${LOGIN_PATH}?authRequestID=${created.id}`, headers);
     } catch (error) {
+      // A thread that cannot go on hands the request over whole (nothing was changed before that).
+      if (error instanceof NeedsOwner) throw error;
       log.error('authorization failed', { error: error instanceof Error ? error.stack : String(error) });
       return authorizeError(ctx, target, 'server_error', 'unexpected condition', agent.locale);
     }

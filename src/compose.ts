@@ -1,0 +1,101 @@
+import type { Config } from './config.js';
+import type { Storage } from './storage/db.js';
+import type { MasterKey } from './crypto/master-key.js';
+import type { InstanceInfo, OrgsActor } from './actors/orgs.js';
+import type { ClientsActor } from './actors/clients.js';
+import type { KeysActor } from './actors/keys.js';
+import type { ReplayGuardActor } from './actors/replay-guard.js';
+import type { CryptoPool } from './workers/pool.js';
+import type { Signer } from './workers/signer.js';
+import type { Ports } from './services/ports.js';
+import { IssuedTokensActor } from './actors/issued-tokens.js';
+import { AuthCodesActor } from './actors/auth-codes.js';
+import { RefreshTokensActor } from './actors/refresh-tokens.js';
+import { UserSessionsActor } from './actors/user-sessions.js';
+import { ConsentsActor } from './actors/consents.js';
+import { SettingsActor } from './actors/settings.js';
+import { AccessTokens, originsIn } from './services/access-tokens.js';
+import { IntrospectionJwts } from './services/introspection-jwts.js';
+import { ClientAuthenticator } from './services/client-auth.js';
+import { AssertionVerifier } from './services/assertion-verifier.js';
+import { IdTokens } from './services/id-token.js';
+import { DpopProofs } from './services/dpop-proofs.js';
+import { DPOP_NONCE_PURPOSE, DpopNonces } from './services/dpop-nonces.js';
+import { setFramingPolicy } from './http/framing.js';
+
+/** What a thread brings to the parts every HTTP thread builds alike. */
+export interface ThreadBasis {
+  config: Config;
+  issuer: string;
+  storage: Storage;
+  masterKey: MasterKey;
+  /** The thread's copy of the directory. */
+  instance: InstanceInfo;
+  orgs: OrgsActor;
+  clients: ClientsActor;
+  keys: KeysActor;
+  /** Signs tokens: the worker pool, or the serving thread itself. */
+  signer: Signer;
+  /** Checks signatures (client assertions, the JWT profile grant, DPoP proofs): the pool, or the serving thread. */
+  signatures: Pick<CryptoPool, 'verifySignature'>;
+  /** First uses of assertions and proofs, decided in the store (the same for every thread). */
+  replayGuard: ReplayGuardActor;
+}
+
+/** The parts every HTTP thread has: the store decides for each of them, so any thread serves what they serve. */
+export type FlowPorts = Pick<
+  Ports,
+  | 'config'
+  | 'issuer'
+  | 'instance'
+  | 'orgs'
+  | 'clients'
+  | 'keys'
+  | 'issuedTokens'
+  | 'accessTokens'
+  | 'clientAuth'
+  | 'introspectionJwts'
+  | 'assertions'
+  | 'dpopProofs'
+  | 'settings'
+  | 'idTokens'
+  | 'userSessions'
+  | 'authCodes'
+  | 'refreshTokens'
+  | 'consents'
+  | 'masterKey'
+>;
+
+/**
+ * The one wiring of the parts every HTTP thread serves with (src/app.ts for the main thread,
+ * src/threads/local-routes.ts for the others): actors over the store, and the services on them.
+ */
+export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
+  const { config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard } = basis;
+  const issuedTokens = new IssuedTokensActor(storage);
+  const assertions = new AssertionVerifier(issuer, clients, orgs, signatures, replayGuard);
+  return {
+    config,
+    issuer,
+    instance,
+    orgs,
+    clients,
+    keys,
+    issuedTokens,
+    accessTokens: new AccessTokens(issuer, keys, signer, issuedTokens, Math.floor(config.accessTokenLifetime / 1000), originsIn(clients, orgs)),
+    clientAuth: new ClientAuthenticator(clients, orgs, assertions, issuer),
+    introspectionJwts: new IntrospectionJwts(issuer, keys, signer),
+    assertions,
+    // DPoP proofs share the assertions' replay guard: one store decides first uses for every thread.
+    dpopProofs: config.featureDpop
+      ? new DpopProofs(issuer, signatures, replayGuard, config.dpopRequireNonce ? new DpopNonces(masterKey.deriveKey(DPOP_NONCE_PURPOSE)) : undefined)
+      : undefined,
+    settings: new SettingsActor(storage.meta, config.featureTokenExchange, setFramingPolicy),
+    idTokens: new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000)),
+    userSessions: new UserSessionsActor(storage, config.refreshTokenIdleLifetime),
+    authCodes: new AuthCodesActor(storage),
+    refreshTokens: new RefreshTokensActor(storage, masterKey, config.refreshTokenIdleLifetime, config.refreshTokenLifetime, config.refreshTokenReuseGrace),
+    consents: new ConsentsActor(storage),
+    masterKey,
+  };
+}
