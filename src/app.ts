@@ -29,6 +29,7 @@ import { log } from './util/log.js';
 import { urlHost } from './util/url-host.js';
 import { CryptoPool } from './workers/pool.js';
 import { chooseSignerMode, InlineSigner, PoolSigner } from './workers/signer.js';
+import { SignatureCheck } from './workers/signature-check.js';
 import { createMetricsMemory } from './observability/metrics-memory.js';
 import { addRequestsRegion } from './observability/recorder.js';
 import { observeThread } from './observability/thread-observability.js';
@@ -184,10 +185,12 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const directory = await openDirectory(storage, masterKey, config, { issuer, signingAlg: config.signingAlg, generateKey: options.generateSigningKey });
     const { orgs, clients, instance } = directory;
     keys = directory.keys;
-    const signerMode = chooseSignerMode(config.signer);
+    const signerMode = chooseSignerMode(config.signer, undefined, config.httpThreads);
     const signer = signerMode === 'pool' ? new PoolSigner(pool) : new InlineSigner();
+    // Beside acceptor threads that check signatures themselves, this thread does too (they all serve alike).
+    const signatures = threaded && signerMode === 'inline' ? new SignatureCheck() : pool;
     const replayGuard = new ReplayGuardActor(storage, { shared: threaded });
-    const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures: pool, replayGuard });
+    const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard });
     const { issuedTokens, userSessions, authCodes, refreshTokens } = flows;
     const authRequests = new AuthRequestsActor(storage.stores.authRequests, masterKey, storage.durable, config.authRequestsPerAddress);
     const loginSecurity = new LoginSecurityActor(storage);
@@ -252,7 +255,6 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       adminPat: join(config.dataDir, 'admin.pat'),
       signingAlg: config.signingAlg,
       signer: signerMode,
-      ...(threaded ? { acceptorSigner: config.signer === 'pool' ? 'pool' : 'inline' } : {}),
       httpThreads: config.httpThreads,
       // Which of the process's tasks serve HTTP (the main thread first), for per-thread CPU figures.
       httpThreadIds: [osThreadId(), ...(threads?.osThreadIds() ?? [])].filter((id) => id !== undefined),

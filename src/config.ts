@@ -32,7 +32,7 @@ const SETTINGS = {
   httpThreads: { env: 'SESAME_HTTP_THREADS', default: undefined, help: 'threads accepting HTTP on the port (the main thread and acceptors beside it); default one per core' },
   workers: { env: 'SESAME_WORKERS', default: undefined, help: 'crypto worker threads for signing; default one per core (password work has as many threads of its own, at least two)' },
   signingAlg: { env: 'SESAME_SIGNING_ALG', default: 'RS256', help: 'RS256, ES256 or EdDSA' },
-  signer: { env: 'SESAME_SIGNER', default: 'auto', help: 'auto, pool or inline: where JWTs are signed (auto: the pool on 2+ cores, inline on HTTP acceptor threads and on 1 core)' },
+  signer: { env: 'SESAME_SIGNER', default: 'auto', help: 'auto, pool or inline: where JWTs are signed (auto: the pool with one HTTP thread on 2+ cores; inline on 1 core and on every thread when there are several HTTP threads)' },
   accessTokenLifetime: { env: 'SESAME_ACCESS_TOKEN_LIFETIME', default: '12h', help: 'access token lifetime' },
   idTokenLifetime: { env: 'SESAME_ID_TOKEN_LIFETIME', default: '12h', help: 'ID token lifetime' },
   refreshTokenIdleLifetime: { env: 'SESAME_REFRESH_TOKEN_IDLE_LIFETIME', default: '720h', help: 'refresh token idle expiry' },

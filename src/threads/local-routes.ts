@@ -72,7 +72,7 @@ export function buildLocalRoutes(input: {
   // cc-jwt-RS256 on 2 threads: 3,314 req/s and 531 CPU µs/req forwarded, 4,102 and 453 inline).
   // SESAME_SIGNER=pool, set explicitly, still sends every signature to the pool: this thread then
   // serves only what ends before anything is signed or decided (see below).
-  const inline = chooseSignerMode(config.signer) === 'inline' || config.signer === 'auto';
+  const inline = chooseSignerMode(config.signer, undefined, config.httpThreads) === 'inline';
   const signer: Signer = inline ? new InlineSigner() : ownerOnly<Signer>('signing in the worker pool');
   // Signatures (client assertions, the JWT profile grant, DPoP proofs) are checked on this thread,
   // their first use decided in the store (the shared replay guard), as on every thread.

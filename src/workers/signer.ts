@@ -59,11 +59,14 @@ export class PoolSigner implements Signer {
 }
 
 /**
- * `auto` rule, from `npm run bench -- --signer both` on 2 cores: with batching, the pool beats
- * inline signing for every algorithm (RS256 by far; ES256 12.5k vs 9.6k req/s, EdDSA 12.1k vs
- * 8.6k), because it frees the event loop. On a single core there is nothing to offload to.
+ * `auto` rule, from `npm run bench -- --signer both` on 2 cores: with one HTTP thread and batching,
+ * the pool beats inline signing for every algorithm (RS256 by far; ES256 12.5k vs 9.6k req/s,
+ * EdDSA 12.1k vs 8.6k), because it frees the event loop. On a single core there is nothing to
+ * offload to. With several HTTP threads every thread signs (and checks signatures) itself: the
+ * threads are already the cores' work, and a pool only the main thread could use made that thread
+ * the busiest one (refresh on 2 threads, 2 cores: 72% of the HTTP threads' CPU on one thread).
  */
-export function chooseSignerMode(requested: 'auto' | 'pool' | 'inline', cores = availableParallelism()): 'pool' | 'inline' {
+export function chooseSignerMode(requested: 'auto' | 'pool' | 'inline', cores = availableParallelism(), httpThreads = 1): 'pool' | 'inline' {
   if (requested !== 'auto') return requested;
-  return cores >= 2 ? 'pool' : 'inline';
+  return cores >= 2 && httpThreads === 1 ? 'pool' : 'inline';
 }

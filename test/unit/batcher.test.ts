@@ -64,10 +64,12 @@ describe('Batcher', () => {
 });
 
 describe('signer choice', () => {
-  it('signs in the pool when there is a core to spare, inline otherwise, unless told', () => {
+  it('signs in the pool when one HTTP thread leaves a core to spare, inline otherwise (every HTTP thread alike), unless told', () => {
     expect(chooseSignerMode('auto', 2)).toBe('pool');
     expect(chooseSignerMode('auto', 1)).toBe('inline');
+    expect(chooseSignerMode('auto', 16, 2)).toBe('inline');
     expect(chooseSignerMode('inline', 8)).toBe('inline');
     expect(chooseSignerMode('pool', 1)).toBe('pool');
+    expect(chooseSignerMode('pool', 16, 8)).toBe('pool');
   });
 });
