@@ -5,9 +5,6 @@ import { AuthRequestsActor } from './actors/auth-requests.js';
 import { DeviceAuthorizationsActor } from './actors/device-authorizations.js';
 import { PushedRequestsActor } from './actors/pushed-requests.js';
 import { DEVICE_FLOW_RULES } from './protocol/device-flow.js';
-import { BackchannelLogoutsActor } from './actors/backchannel-logouts.js';
-import { LogoutDeliveries } from './services/backchannel-logout/logout-deliveries.js';
-import { LogoutTokens } from './services/backchannel-logout/logout-tokens.js';
 import { ConfigError, type Config } from './config.js';
 import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
@@ -167,7 +164,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   }
   let keys: KeysActor | undefined;
   let sweeper: NodeJS.Timeout | undefined;
-  let logoutDeliveries: LogoutDeliveries | undefined;
+  let logoutDeliveries: Ports['logoutDeliveries'] | undefined;
   let acceptors: Acceptors | undefined;
   try {
     let masterKey: MasterKey;
@@ -190,18 +187,13 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     // Beside acceptor threads that check signatures themselves, this thread does too (they all serve alike).
     const signatures = threaded && signerMode === 'inline' ? new SignatureCheck() : pool;
     const replayGuard = new ReplayGuardActor(storage, { shared: threaded });
-    const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard });
+    const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard, deliversLogouts: true });
+    logoutDeliveries = flows.logoutDeliveries;
     const { issuedTokens, userSessions, authCodes, refreshTokens } = flows;
     const authRequests = new AuthRequestsActor(storage.stores.authRequests, masterKey, storage.durable, config.authRequestsPerAddress);
     const loginSecurity = new LoginSecurityActor(storage);
     const deviceAuthorizations = new DeviceAuthorizationsActor(storage, masterKey, DEVICE_FLOW_RULES);
     const pushedRequests = new PushedRequestsActor(storage);
-    // Back-channel logout lives on this thread only: every route that ends sessions is served here.
-    logoutDeliveries = new LogoutDeliveries(clients, new BackchannelLogoutsActor(storage), new LogoutTokens(issuer, keys, signer), {
-      retryForMs: config.backchannelLogoutRetryFor,
-      timeoutMs: config.backchannelLogoutTimeout,
-      concurrency: config.backchannelLogoutConcurrency,
-    });
     const cryptoPool = pool;
     const ctx: Ports = {
       ...flows,
@@ -210,7 +202,6 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       loginSecurity,
       deviceAuthorizations,
       pushedRequests,
-      logoutDeliveries,
       migration: new MigrationStore(new Transactions(storage), orgs, clients),
       isReady: () => ready,
     };

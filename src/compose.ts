@@ -22,6 +22,9 @@ import { IdTokens } from './services/id-token.js';
 import { DpopProofs } from './services/dpop-proofs.js';
 import { DPOP_NONCE_PURPOSE, DpopNonces } from './services/dpop-nonces.js';
 import { setFramingPolicy } from './http/framing.js';
+import { BackchannelLogoutsActor } from './actors/backchannel-logouts.js';
+import { LogoutDeliveries } from './services/backchannel-logout/logout-deliveries.js';
+import { LogoutTokens } from './services/backchannel-logout/logout-tokens.js';
 
 /** What a thread brings to the parts every HTTP thread builds alike. */
 export interface ThreadBasis {
@@ -40,6 +43,8 @@ export interface ThreadBasis {
   signatures: Pick<CryptoPool, 'verifySignature'>;
   /** First uses of assertions and proofs, decided in the store (the same for every thread). */
   replayGuard: ReplayGuardActor;
+  /** Whether this thread delivers back-channel logouts (the main thread), or only queues them. */
+  deliversLogouts: boolean;
 }
 
 /** The parts every HTTP thread has: the store decides for each of them, so any thread serves what they serve. */
@@ -63,6 +68,7 @@ export type FlowPorts = Pick<
   | 'authCodes'
   | 'refreshTokens'
   | 'consents'
+  | 'logoutDeliveries'
   | 'masterKey'
 >;
 
@@ -71,7 +77,7 @@ export type FlowPorts = Pick<
  * src/threads/local-routes.ts for the others): actors over the store, and the services on them.
  */
 export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
-  const { config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard } = basis;
+  const { config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard, deliversLogouts } = basis;
   const issuedTokens = new IssuedTokensActor(storage);
   const assertions = new AssertionVerifier(issuer, clients, orgs, signatures, replayGuard);
   return {
@@ -96,6 +102,14 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     authCodes: new AuthCodesActor(storage),
     refreshTokens: new RefreshTokensActor(storage, masterKey, config.refreshTokenIdleLifetime, config.refreshTokenLifetime, config.refreshTokenReuseGrace),
     consents: new ConsentsActor(storage),
+    // Any thread that ends sessions queues their logouts in the store's outbox; the main thread delivers.
+    logoutDeliveries: new LogoutDeliveries(
+      clients,
+      new BackchannelLogoutsActor(storage),
+      new LogoutTokens(issuer, keys, signer),
+      { retryForMs: config.backchannelLogoutRetryFor, timeoutMs: config.backchannelLogoutTimeout, concurrency: config.backchannelLogoutConcurrency },
+      deliversLogouts,
+    ),
     masterKey,
   };
 }

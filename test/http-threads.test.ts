@@ -8,6 +8,7 @@ import { api, basicAuth, createApiApp, createMachineClient } from './helpers/api
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { freePort, startServer, tempDataDir } from './helpers/server.js';
 import { Connection } from './helpers/connection.js';
+import { LogoutReceiver } from './helpers/logout-receiver.js';
 import { Agent, createHuman, createWebApp, responseParams, signIn, type Human, type WebApp } from './helpers/oidc.js';
 
 /**
@@ -228,6 +229,39 @@ describe('two HTTP threads on one port', () => {
     const used = await onEvery((c) => userinfo(c, single));
     expect(used.filter((r) => r.status === 200)).toHaveLength(1);
     for (const r of used.filter((a) => a.status !== 200)) expect(r).toMatchObject({ status: 401, body: { error: 'invalid_dpop_proof' } });
+  });
+
+  it('sessions ended on every thread: each app is told once, by the main thread, woken by the change feed (no tick)', async () => {
+    const receiver = await LogoutReceiver.start();
+    try {
+      const app = await createWebApp(server, { devMode: true, backChannelLogoutUri: `${receiver.url}/threads` });
+      const params = new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' });
+      const auth = basicAuth(app.clientId, app.clientSecret);
+      // One browser session per connection, its code redeemed there (the app is noted on the session).
+      const sessions = await Promise.all(
+        connections.map(async (c) => {
+          const agent = new Agent(server);
+          const done = await signIn(agent, `/oauth/v2/authorize?${params}`, person);
+          const tokens = await c.post('/oauth/v2/token', auth, { grant_type: 'authorization_code', code: responseParams(done.location!).get('code')!, redirect_uri: REDIRECT });
+          expect(tokens.status).toBe(200);
+          return { c, idToken: tokens.body.id_token as string };
+        }),
+      );
+      const before = await server.app.requestsPerThread();
+      const ended = await Promise.all(sessions.map(({ c, idToken }) => c.get(`/oidc/v1/end_session?id_token_hint=${encodeURIComponent(idToken)}`)));
+      for (const r of ended) expect(r.status).toBe(200);
+      const after = await server.app.requestsPerThread();
+      // Both threads ended some of them (the acceptor queues its logouts in the store's outbox).
+      expect(after.map((n, i) => n - before[i]!).every((n) => n > 0)).toBe(true);
+      await receiver.arrived(CONNECTIONS);
+      const sids = receiver.accepted('/threads').map((r) => JSON.parse(Buffer.from(r.logoutToken!.split('.')[1]!, 'base64url').toString()).sid as string);
+      expect(new Set(sids).size).toBe(CONNECTIONS);
+      // Once the attempts under way have recorded their outcome, nothing is left queued.
+      await server.app.ctx.logoutDeliveries.deliverDue();
+      expect(server.app.ctx.logoutDeliveries.pending).toBe(0);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('another server is refused the port the threads share', async () => {

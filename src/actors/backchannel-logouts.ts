@@ -1,9 +1,8 @@
 import type { Storage } from '../storage/db.js';
-import { Table } from '../storage/table.js';
-import { ownRow, type View } from '../util/readonly.js';
+import type { View } from '../util/readonly.js';
 
 /**
- * Owns the back-channel logout outbox: one row per (ended session, app to tell), written before
+ * The back-channel logout outbox: one row per (ended session, app to tell), written before
  * the request that ended the session answers, removed once the app accepted its logout token or
  * the retry window closed. Being in LMDB, what is queued survives a restart and is delivered by
  * the next process on the data dir.
@@ -23,6 +22,8 @@ export interface PendingLogout {
   dueAt: number;
   /** What the last attempt met (a status or a network error), for the log line of a final failure. */
   lastError?: string;
+  /** While an attempt is under way: until when it holds the row (ms). */
+  claimedUntil?: number;
 }
 
 interface LogoutToQueue {
@@ -31,56 +32,102 @@ interface LogoutToQueue {
   sid: string;
 }
 
+/**
+ * The outbox lives in the store: any HTTP thread that ends a session queues its logouts there
+ * (first queueing of a session and app wins), and the deliverer (the main thread's loop, woken by
+ * the store's change feed) reads what is due there. An attempt claims its row first, for as long
+ * as an attempt may take: two deliverers (later, two nodes) never send the same logout at once.
+ */
 export class BackchannelLogoutsActor {
-  private readonly pending: Table<PendingLogout>;
+  private readonly db: Storage['stores']['backchannelLogouts'];
 
-  constructor(storage: Storage) {
-    this.pending = new Table(storage.stores.backchannelLogouts, storage.durable);
+  constructor(private readonly storage: Storage) {
+    this.db = storage.stores.backchannelLogouts;
   }
 
   get size(): number {
-    return this.pending.size;
+    return this.db.getCount();
+  }
+
+  /** How many queueings the store's change feed announced so far (on any thread). */
+  changes(): number {
+    return this.storage.feed.version('outbox');
+  }
+
+  /** Resolves once the feed announces queueings after `seen`, or after `timeoutMs`; with the count then. */
+  changesAfter(seen: number, timeoutMs: number): Promise<number> {
+    return this.storage.feed.after('outbox', seen, timeoutMs);
   }
 
   get(id: string): View<PendingLogout> | undefined {
-    return this.pending.get(id);
+    return this.db.get(id) as View<PendingLogout> | undefined;
   }
 
   /**
    * Queues logouts, due at once; one already queued for the same session and app stays as it is.
-   * Resolves once every row is durable.
+   * Resolves with the rows this call queued once every row is durable, and announces them on the
+   * store's change feed (which wakes the deliverer, on whatever thread it runs).
    */
   async enqueue(logouts: readonly LogoutToQueue[], now: number): Promise<View<PendingLogout>[]> {
-    const queued = new Map<string, PendingLogout>();
+    const rows = new Map<string, PendingLogout>();
     for (const l of logouts) {
       const id = `${l.sid}|${l.clientId}`;
-      if (this.pending.has(id) || queued.has(id)) continue;
-      queued.set(id, { id, clientId: l.clientId, sub: l.sub, sid: l.sid, queuedAt: now, failures: 0, dueAt: now });
+      if (!rows.has(id)) rows.set(id, { id, clientId: l.clientId, sub: l.sub, sid: l.sid, queuedAt: now, failures: 0, dueAt: now });
     }
-    const rows = [...queued.values()];
-    await Promise.all(rows.map((row) => this.pending.put(row)));
-    return rows;
+    const queued = await this.storage.durable(
+      Promise.all([...rows.values()].map(async (row) => ((await this.storage.decisions.insertIfAbsent(this.db, row.id, row)) ? row : undefined))),
+    );
+    const fresh = queued.filter((row): row is PendingLogout => row !== undefined);
+    if (fresh.length > 0) this.storage.feed.announce('outbox');
+    return fresh;
   }
 
-  /** The logouts due at `now`, longest waiting first, at most `limit`. */
+  /** The logouts due at `now` and not claimed by an attempt under way, longest waiting first, at most `limit`. */
   due(now: number, limit = Infinity): View<PendingLogout>[] {
     const due: View<PendingLogout>[] = [];
-    for (const row of this.pending.values()) if (row.dueAt <= now) due.push(row);
+    for (const { value } of this.db.getRange()) {
+      const row = value as PendingLogout;
+      if (row.dueAt <= now && (row.claimedUntil ?? 0) <= now) due.push(row);
+    }
     due.sort((a, b) => a.dueAt - b.dueAt);
     return limit < due.length ? due.slice(0, limit) : due;
   }
 
-  /** The app accepted the logout (or there is no one to tell any more): the row goes. */
-  async done(id: string): Promise<void> {
-    if (this.pending.has(id)) await this.pending.remove(id);
+  /**
+   * Claims a row for an attempt until `until` (ms): true when this caller may send it (the row is
+   * still there, and no other attempt holds it).
+   */
+  async claim(id: string, now: number, until: number): Promise<boolean> {
+    const { claimed } = await this.storage.durable(
+      this.storage.decisions.claimOnce(this.db, id, (row: PendingLogout) => ((row.claimedUntil ?? 0) <= now ? { ...row, claimedUntil: until } : undefined)),
+    );
+    return claimed;
   }
 
-  /** An attempt failed: counted, and the next one is due at `dueAt`. */
+  /** The app accepted the logout (or there is no one to tell any more): the row goes. */
+  async done(id: string): Promise<void> {
+    await this.storage.durable(this.db.remove(id));
+  }
+
+  /** An attempt failed: counted, and the next one is due at `dueAt` (its claim ends). */
   async failed(id: string, dueAt: number, error: string): Promise<View<PendingLogout> | undefined> {
-    const current = this.pending.get(id);
-    if (!current) return undefined;
-    const next: PendingLogout = { ...ownRow<PendingLogout>(current), failures: current.failures + 1, dueAt, lastError: error };
-    await this.pending.put(next);
-    return next;
+    return this.storage.durable(
+      this.storage.decisions.update(this.db, id, (current: PendingLogout | undefined) => {
+        if (!current) return undefined;
+        const { claimedUntil: _ended, ...rest } = current;
+        return { ...rest, failures: current.failures + 1, dueAt, lastError: error };
+      }),
+    );
+  }
+
+  /** An attempt cut short (shutdown): its claim ends, the row is due as it was. */
+  async release(id: string): Promise<void> {
+    await this.storage.durable(
+      this.storage.decisions.update(this.db, id, (current: PendingLogout | undefined) => {
+        if (!current?.claimedUntil) return undefined;
+        const { claimedUntil: _ended, ...rest } = current;
+        return rest;
+      }),
+    );
   }
 }

@@ -49,7 +49,12 @@ export interface RefreshFamily extends FamilyGrant {
 export type Rotation =
   /** `committed` rejects with DecidedElsewhere when the store says another rotation of the token came first. */
   | { status: 'rotated'; family: View<RefreshFamily>; token: string; committed: Promise<unknown> }
-  | { status: 'retried'; family: View<RefreshFamily>; token: string }
+  /**
+   * `committed`: the rotation the successor comes from, when this thread's write of it is still in
+   * flight; it rejects with DecidedElsewhere if another thread's rotation came first (the successor
+   * is then void: judge the use again).
+   */
+  | { status: 'retried'; family: View<RefreshFamily>; token: string; committed: Promise<unknown> }
   | { status: 'reused'; family: RefreshFamily }
   | { status: 'expired'; family: RefreshFamily }
   | { status: 'invalid' };
@@ -65,8 +70,8 @@ function parse(token: string): { familyId: string } | undefined {
 }
 
 export class RefreshTokensActor {
-  /** Writes not yet committed: lmdb reads would still return the older value. */
-  private readonly pending = new Map<string, RefreshFamily | null>();
+  /** Writes not yet committed (lmdb reads would still return the older value), with their commit. */
+  private readonly pending = new Map<string, { family: RefreshFamily | null; committed: Promise<unknown> }>();
   private sweepCursor: string | undefined;
 
   constructor(
@@ -79,7 +84,7 @@ export class RefreshTokensActor {
 
   private read(id: string): RefreshFamily | undefined {
     const pending = this.pending.get(id);
-    if (pending !== undefined) return pending ?? undefined;
+    if (pending !== undefined) return pending.family ?? undefined;
     return this.storage.stores.refreshFamilies.get(id) as RefreshFamily | undefined;
   }
 
@@ -89,7 +94,6 @@ export class RefreshTokensActor {
    * DecidedElsewhere. Reads on this thread see the write at once (`pending`) until it settles.
    */
   private write(family: RefreshFamily, rotatedFrom?: Uint8Array): Promise<unknown> {
-    this.pending.set(family.id, family);
     const db = this.storage.stores.refreshFamilies;
     const decided: Promise<unknown> =
       rotatedFrom === undefined
@@ -98,8 +102,10 @@ export class RefreshTokensActor {
             this.storage.decisions.claimOnce(db, family.id, (stored: RefreshFamily) => (Buffer.from(stored.currentHash).equals(rotatedFrom) ? family : undefined)).then((c) => c.claimed),
             'refresh token',
           );
-    return this.storage.durable(decided).finally(() => {
-      if (this.pending.get(family.id) === family) this.pending.delete(family.id);
+    const entry = { family, committed: this.storage.durable(decided) };
+    this.pending.set(family.id, entry);
+    return entry.committed.finally(() => {
+      if (this.pending.get(family.id) === entry) this.pending.delete(family.id);
     });
   }
 
@@ -171,7 +177,9 @@ export class RefreshTokensActor {
     }
     const previous = family.previous;
     if (previous?.successorSealed && secretMatches(token, previous.hash) && now - previous.rotatedAt <= this.reuseGraceMs && !this.isExpired(family, now)) {
-      return { status: 'retried', family, token: this.masterKey.decrypt(previous.successorSealed).toString() };
+      // A successor from this thread's rotation still in flight holds only if that rotation wins.
+      const committed = this.pending.get(family.id)?.committed ?? Promise.resolve();
+      return { status: 'retried', family, token: this.masterKey.decrypt(previous.successorSealed).toString(), committed };
     }
     // Only the token this family just replaced counts as reuse: the family id alone is not secret
     // (it is the grant id in every access token's jti), so a wrong secret must not revoke the family.
@@ -187,10 +195,11 @@ export class RefreshTokensActor {
    * transactions): a reuse revokes the family after the first use's rotation, not under it.
    */
   remove(familyId: string): Promise<unknown> {
-    this.pending.set(familyId, null);
     const db = this.storage.stores.refreshFamilies;
-    return this.storage.durable(db.transaction(() => db.remove(familyId))).finally(() => {
-      if (this.pending.get(familyId) === null) this.pending.delete(familyId);
+    const entry = { family: null, committed: this.storage.durable(db.transaction(() => db.remove(familyId))) };
+    this.pending.set(familyId, entry);
+    return entry.committed.finally(() => {
+      if (this.pending.get(familyId) === entry) this.pending.delete(familyId);
     });
   }
 

@@ -83,6 +83,8 @@ export interface Storage {
   freshReads(): void;
   /** Moves on every durable change to the directory (see durableDirectory). */
   directoryVersion(): number;
+  /** Which kinds of records changed, for every thread of the process (see ChangeFeed). */
+  readonly feed: ChangeFeed;
   /** The counters the server's threads share: handed to `openStorage` in each acceptor thread. */
   readonly sharedCounters: SharedArrayBuffer;
   /** The environment's size figures (for metrics): the map's size, the bytes in use, reader slots taken. */
@@ -90,15 +92,36 @@ export interface Storage {
   close(): Promise<void>;
 }
 
-/** Slots of the shared counters: commits made by any thread, and directory changes. */
+/** Slots of the shared counters: commits made by any thread, directory changes, then the feed's kinds. */
 const COMMITS = 0;
 const DIRECTORY = 1;
+const FEED_KINDS = ['outbox'] as const;
+export type FeedKind = (typeof FEED_KINDS)[number];
+const COUNTER_SLOTS = 2 + FEED_KINDS.length;
+
+/**
+ * The store's change feed within a process: a counter per kind of record, moved after a change of
+ * that kind is durable, that any thread can wait on. The back-channel logout outbox is fed by
+ * whichever HTTP thread ends a session, and drained by the main thread, woken by the feed. Across
+ * nodes (PostgreSQL) the same calls map to NOTIFY and LISTEN.
+ */
+export interface ChangeFeed {
+  /** How many changes of this kind were announced so far. */
+  version(kind: FeedKind): number;
+  /** Says a change of this kind is durable: every thread waiting on it wakes. */
+  announce(kind: FeedKind): void;
+  /**
+   * Resolves with the version once it differs from `seen`, or after `timeoutMs` with it as it is
+   * then (so a waiter can stop; a pending wait does not keep the process alive).
+   */
+  after(kind: FeedKind, seen: number, timeoutMs: number): Promise<number>;
+}
 
 export type Durability = 'flush' | 'commit';
 
 class StorageError extends Error {}
 
-export function openStorage(dataDir: string, durability: Durability = 'flush', sharedCounters = new SharedArrayBuffer(8)): Storage {
+export function openStorage(dataDir: string, durability: Durability = 'flush', sharedCounters = new SharedArrayBuffer(4 * COUNTER_SLOTS)): Storage {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const root = open({
     path: join(dataDir, 'sesame.lmdb'),
@@ -180,6 +203,22 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
       root.resetReadTxn();
     },
     directoryVersion: () => Atomics.load(counters, DIRECTORY),
+    feed: {
+      version: (kind) => Atomics.load(counters, 2 + FEED_KINDS.indexOf(kind)),
+      announce(kind) {
+        const slot = 2 + FEED_KINDS.indexOf(kind);
+        Atomics.add(counters, slot, 1);
+        Atomics.notify(counters, slot);
+      },
+      async after(kind, seen, timeoutMs) {
+        const slot = 2 + FEED_KINDS.indexOf(kind);
+        // Atomics.waitAsync (Node 16+), not yet in TypeScript's ES2023 lib.
+        const waitAsync = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): { async: boolean; value: Promise<string> | string } }).waitAsync;
+        const wait = waitAsync(counters, slot, seen, timeoutMs);
+        if (wait.async) await wait.value;
+        return Atomics.load(counters, slot);
+      },
+    },
     sharedCounters,
     sizes() {
       // lmdb types getStats() as {}; these are LMDB's own figures (mdb_env_info, mdb_env_stat).

@@ -24,6 +24,7 @@ import { userinfoRoute } from '../http/routes/userinfo.js';
 import { tokenRoute } from '../http/routes/token.js';
 import { revokeRoute } from '../http/routes/revoke.js';
 import { authorizeRoute } from '../http/routes/authorize.js';
+import { endSessionRoute } from '../http/routes/end-session.js';
 import { importPrecheck, IMPORT_PATH } from '../http/admin/migration.js';
 import { REGISTERED_CLIENT_PATTERN, registrationPrechecks } from '../http/routes/register.js';
 import type { Request, Route } from '../http/types.js';
@@ -76,7 +77,7 @@ export function buildLocalRoutes(input: {
   const signer: Signer = inline ? new InlineSigner() : ownerOnly<Signer>('signing in the worker pool');
   // Signatures (client assertions, the JWT profile grant, DPoP proofs) are checked on this thread,
   // their first use decided in the store (the shared replay guard), as on every thread.
-  const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures: signatureCheck, replayGuard });
+  const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures: signatureCheck, replayGuard, deliversLogouts: false });
   // What is still the main thread's: sign-ins under way (the login pages and their worker pool),
   // pushed requests and device authorizations. A route reaching one hands the request over before
   // it changes anything (ownerOnly throws at the first call).
@@ -102,6 +103,7 @@ export function buildLocalRoutes(input: {
     revokeRoute(ctx),
     tokenRoute<GrantsPorts>(tokenCtx, grants),
     ...(inline ? [authorizeRoute(ctx)] : []),
+    endSessionRoute(ctx),
   ];
   return {
     served: new Map(served.map((route) => [route.pattern, route])),

@@ -247,3 +247,36 @@ describe('RefreshTokensActor rotation decided by the store', () => {
   });
 });
 
+
+describe('a retry answered from a rotation still in flight', () => {
+  it('holds only if that rotation wins: when another thread rotated first, its successor is void (DecidedElsewhere)', async () => {
+    const a = actor(GRACE);
+    const b = actor(GRACE);
+    // A's rotation is decided first: a retry on A, answered from it before it was decided, holds.
+    const one = await family(a);
+    const first = a.rotate(one.token);
+    const retry = a.rotate(one.token);
+    const late = b.rotate(one.token);
+    expect([first.status, retry.status, late.status]).toEqual(['rotated', 'retried', 'rotated']);
+    if (first.status !== 'rotated' || retry.status !== 'retried' || late.status !== 'rotated') throw new Error('unexpected');
+    expect(retry.token).toBe(first.token);
+    await expect(retry.committed).resolves.toBeUndefined();
+    await expect(first.committed).resolves.toBeUndefined();
+    await expect(late.committed).rejects.toBeInstanceOf(DecidedElsewhere);
+
+    // B's rotation is decided first (its write was issued first): A's retry rides on a rotation that lost.
+    const two = await family(a);
+    const winner = b.rotate(two.token);
+    const losing = a.rotate(two.token);
+    const losingRetry = a.rotate(two.token);
+    expect([winner.status, losing.status, losingRetry.status]).toEqual(['rotated', 'rotated', 'retried']);
+    if (winner.status !== 'rotated' || losing.status !== 'rotated' || losingRetry.status !== 'retried') throw new Error('unexpected');
+    await expect(winner.committed).resolves.toBeUndefined();
+    await expect(losing.committed).rejects.toBeInstanceOf(DecidedElsewhere);
+    await expect(losingRetry.committed).rejects.toBeInstanceOf(DecidedElsewhere);
+    // Judged again, the retry gets the winner's successor.
+    const again = a.rotate(two.token);
+    expect(again.status).toBe('retried');
+    if (again.status === 'retried') expect(again.token).toBe(winner.token);
+  });
+});

@@ -27,6 +27,10 @@ export interface DeliveryPolicy {
 
 /** How often the loop looks for due logouts when nothing new was queued (retries are 30 s apart at least). */
 const POLL_INTERVAL_MS = 5000;
+/** How long one wait on the change feed lasts before the watcher looks whether it should stop. */
+const FEED_WAIT_MS = 1000;
+/** A claimed row is held this much longer than an attempt's deadline (signing, recording the outcome). */
+const CLAIM_MARGIN_MS = 30_000;
 
 export class LogoutDeliveries {
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -41,6 +45,11 @@ export class LogoutDeliveries {
     private readonly outbox: BackchannelLogoutsActor,
     private readonly tokens: LogoutTokens,
     private readonly policy: DeliveryPolicy,
+    /**
+     * Whether this thread delivers (the main thread) or only queues (an HTTP acceptor thread, whose
+     * queueings wake the deliverer through the store's change feed).
+     */
+    private readonly delivers = true,
   ) {}
 
   /** Logouts queued and not yet delivered or given up. */
@@ -61,14 +70,29 @@ export class LogoutDeliveries {
     }
     if (logouts.length === 0) return;
     await this.outbox.enqueue(logouts, clock.now());
+    if (this.delivers) void this.deliverDue();
+  }
+
+  /**
+   * Delivers in the background from now on: what is due now (left from before a restart), what any
+   * thread queues (as the change feed announces it), and every few seconds what came due.
+   */
+  start(): void {
+    if (!this.delivers) throw new Error('this thread only queues back-channel logouts');
+    this.timer = setInterval(() => void this.deliverDue(), POLL_INTERVAL_MS);
+    this.timer.unref();
+    void this.watchFeed();
     void this.deliverDue();
   }
 
-  /** Delivers in the background from now on: what is due now (left from before a restart), then every few seconds. */
-  start(): void {
-    this.timer = setInterval(() => void this.deliverDue(), POLL_INTERVAL_MS);
-    this.timer.unref();
-    void this.deliverDue();
+  private async watchFeed(): Promise<void> {
+    let seen = this.outbox.changes();
+    while (!this.stopping.signal.aborted) {
+      const now = await this.outbox.changesAfter(seen, FEED_WAIT_MS);
+      if (now === seen || this.stopping.signal.aborted) continue;
+      seen = now;
+      void this.deliverDue();
+    }
   }
 
   /** Stops delivering: attempts under way are aborted and their logouts stay queued for the next start. */
@@ -153,6 +177,9 @@ export class LogoutDeliveries {
       return;
     }
     const { uri } = receiver;
+    // Claimed first: another deliverer (another node) does not send it meanwhile.
+    const claimedAt = clock.now();
+    if (!(await this.outbox.claim(row.id, claimedAt, claimedAt + this.policy.timeoutMs + CLAIM_MARGIN_MS))) return;
     let outcome: DeliveryOutcome;
     try {
       const token = await this.tokens.sign(row.clientId, row.sub, row.sid);
@@ -166,7 +193,10 @@ export class LogoutDeliveries {
       return;
     }
     // Cut short by shutdown: not a failure of the receiver; the row stays due for the next start.
-    if (this.stopping.signal.aborted) return;
+    if (this.stopping.signal.aborted) {
+      await this.outbox.release(row.id);
+      return;
+    }
     const now = clock.now();
     const next = nextAttemptAt(row.queuedAt, row.failures + 1, now, this.policy.retryForMs);
     if (next === undefined) {

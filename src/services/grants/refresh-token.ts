@@ -22,14 +22,22 @@ export type RefreshTokenPorts = Pick<Ports, 'orgs' | 'refreshTokens' | 'issuedTo
 const INVALID = 'refresh token is invalid, expired or revoked';
 
 /**
- * The store said another use rotated the token first (another thread's): this use is that token's
- * second, judged as one — the same successor within the grace window, else reuse, which revokes the
+ * The store said another use rotated the token first (another thread's), or the rotation a retry's
+ * successor came from lost to one: this use is that token's second, judged as one — the same successor within the grace window, else reuse, which revokes the
  * family (and with it the tokens this use issued meanwhile, never handed out).
  */
 async function secondUse(ctx: RefreshTokenPorts, token: string, familyId: string, error: unknown): Promise<string> {
   if (!(error instanceof DecidedElsewhere)) throw error;
   const again = ctx.refreshTokens.rotate(token);
-  if (again.status === 'retried') return again.token;
+  if (again.status === 'retried') {
+    try {
+      await again.committed;
+      return again.token;
+    } catch (another) {
+      // Lost twice in a row: judged as reuse (the safe side), below.
+      if (!(another instanceof DecidedElsewhere)) throw another;
+    }
+  }
   await revokeGrant(ctx, familyId);
   throw new OAuthError('invalid_grant', 'refresh token was already used; every token of its grant is revoked');
 }
@@ -89,7 +97,8 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
     const userGrant = { ...rotation.family, grantId: family.id, scopes, app, user, accessAudience };
     const [tokens, refreshToken] = await Promise.all([
       issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true, dpop }),
-      rotation.status === 'rotated' ? rotation.committed.then(() => rotation.token, (error: unknown) => secondUse(ctx, token, family.id, error)) : rotation.token,
+      // A retry's successor holds once the rotation it comes from is decided (another thread's may come first).
+      rotation.committed.then(() => rotation.token, (error: unknown) => secondUse(ctx, token, family.id, error)),
     ]);
     return tokenResponse(tokens, scopes, refreshToken);
   },
