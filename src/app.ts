@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { Transactions } from './actors/transaction.js';
 import { KeysActor } from './actors/keys.js';
-import { AuthRequestsActor } from './actors/auth-requests.js';
 import { DeviceAuthorizationsActor } from './actors/device-authorizations.js';
 import { PushedRequestsActor } from './actors/pushed-requests.js';
 import { DEVICE_FLOW_RULES } from './protocol/device-flow.js';
@@ -189,8 +188,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const replayGuard = new ReplayGuardActor(storage, { shared: threaded });
     const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard, deliversLogouts: true });
     logoutDeliveries = flows.logoutDeliveries;
-    const { issuedTokens, userSessions, authCodes, refreshTokens } = flows;
-    const authRequests = new AuthRequestsActor(storage.stores.authRequests, masterKey, storage.durable, config.authRequestsPerAddress);
+    const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests } = flows;
     const loginSecurity = new LoginSecurityActor(storage);
     const deviceAuthorizations = new DeviceAuthorizationsActor(storage, masterKey, DEVICE_FLOW_RULES);
     const pushedRequests = new PushedRequestsActor(storage);
@@ -198,7 +196,6 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const ctx: Ports = {
       ...flows,
       pool: cryptoPool,
-      authRequests,
       loginSecurity,
       deviceAuthorizations,
       pushedRequests,

@@ -13,6 +13,7 @@ import { AuthCodesActor } from './actors/auth-codes.js';
 import { RefreshTokensActor } from './actors/refresh-tokens.js';
 import { UserSessionsActor } from './actors/user-sessions.js';
 import { ConsentsActor } from './actors/consents.js';
+import { AuthRequestsActor } from './actors/auth-requests.js';
 import { SettingsActor } from './actors/settings.js';
 import { AccessTokens, originsIn } from './services/access-tokens.js';
 import { IntrospectionJwts } from './services/introspection-jwts.js';
@@ -69,6 +70,7 @@ export type FlowPorts = Pick<
   | 'refreshTokens'
   | 'consents'
   | 'logoutDeliveries'
+  | 'authRequests'
   | 'masterKey'
 >;
 
@@ -102,6 +104,7 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     authCodes: new AuthCodesActor(storage),
     refreshTokens: new RefreshTokensActor(storage, masterKey, config.refreshTokenIdleLifetime, config.refreshTokenLifetime, config.refreshTokenReuseGrace),
     consents: new ConsentsActor(storage),
+    authRequests: new AuthRequestsActor(storage.stores.authRequests, storage.stores.authRequestsByAddress, masterKey, storage.durable, config.authRequestsPerAddress),
     // Any thread that ends sessions queues their logouts in the store's outbox; the main thread delivers.
     logoutDeliveries: new LogoutDeliveries(
       clients,

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Locale, ValidatedAuthRequest } from '../model/authorization.js';
 import type { Database } from 'lmdb';
 import type { Prompt } from '../model/authorization.js';
@@ -10,13 +10,14 @@ import { openOtpSecret, sealOtpSecret } from '../crypto/otp-secret.js';
 import type { View } from '../util/readonly.js';
 
 /**
- * Owns authorization requests while the user signs in: the validated request, the user agent it
- * is bound to, and how far the login got. The login reads them as views and moves them on only
- * through the transitions below (choose a user, pass the password, fail or pass a TOTP code, back
- * to the login name, finish...). Each transition changes memory at once (parallel requests see
- * it) and resolves once it is durable; a write that fails takes the change back. A request lives
- * at most 30 minutes, also across a restart. The TOTP secret shown during enrollment is stored
- * sealed with the master key.
+ * Authorization requests while the user signs in: the validated request, the user agent it is
+ * bound to, and how far the login got. They live in the store, so a request created on any HTTP
+ * thread is read on any other. The login reads them as views and moves them on only through the
+ * transitions below (choose a user, pass the password, fail or pass a TOTP code, back to the login
+ * name, finish...). Each transition is one decision on the request as stored then (so parallel
+ * requests, on any threads, each build on the others' changes); it resolves once durable, and
+ * changes the caller's view only then. A request lives at most 30 minutes, also across a restart.
+ * The TOTP secret shown during enrollment is stored sealed with the master key.
  */
 export type LoginStep = 'select' | 'loginname' | 'password' | 'password-change' | 'otp' | 'mfa-setup' | 'register' | 'device-consent' | 'consent';
 
@@ -48,62 +49,53 @@ export interface AuthRequest {
 /** What the login sees of a request: the request itself, read-only; it changes through the transitions below. */
 export type AuthRequestView = { readonly [K in keyof AuthRequest]: K extends 'request' ? AuthRequest[K] : View<AuthRequest[K]> };
 
-/** An auth request on disk: the prompt set as a list, the enrollment secret sealed. */
+/** An auth request on disk: the prompt set as a list, the enrollment secret sealed, its place among its address's. */
 interface StoredAuthRequest extends Omit<AuthRequest, 'request' | 'pendingOtpSecret'> {
   request: Omit<ValidatedAuthRequest, 'prompt'> & { prompt: Prompt[] };
   pendingOtpSealed?: Uint8Array;
+  /** Its key in the per-address index (see `create`), when the address is counted. */
+  slot?: string;
 }
 
 export const AUTH_REQUEST_LIFETIME_MS = 30 * 60 * 1000;
 
+/** Purpose of the key that turns client addresses into index keys: no address is stored as it is. */
+const ADDRESS_KEY_PURPOSE = 'auth-request-address';
+
 export class AuthRequestsActor {
-  private readonly requests = new Map<string, AuthRequest>();
-  /** Per request: the number of its last change, and its state as last written (what a failed write goes back to). */
-  private readonly versions = new WeakMap<AuthRequest, number>();
-  private readonly written = new WeakMap<AuthRequest, { version: number; state: AuthRequest }>();
-  /** Expired requests found on disk at start, removed by the next sweep. */
-  private expiredOnDisk: string[] = [];
-  /**
-   * Requests under way per client address key, oldest first, and the key of each: every
-   * authorization request stores one for up to 30 minutes, so one address may not fill memory and
-   * disk with them. A new one beyond the bound takes the place of the address's oldest instead of
-   * being refused: a burst from an address many people share (a proxy, a carrier's NAT) then
-   * cannot lock them all out for half an hour; it only churns while it lasts. Kept in memory only
-   * (no addresses on disk); after a restart the count starts again.
-   */
-  private readonly perAddress = new Map<string, Set<string>>();
-  private readonly addressOf = new Map<string, string>();
+  private readonly addressKey: Buffer;
 
   constructor(
     private readonly db: Database<StoredAuthRequest, string>,
+    /** Requests per address, oldest first: `<address MAC>/<sequence>` → request id. */
+    private readonly byAddress: Database<string, string>,
     private readonly masterKey: MasterKey,
     private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
-    /** How many requests one address key may have under way (SESAME_AUTH_REQUESTS_PER_ADDRESS; 0 = no limit). */
+    /**
+     * How many requests one address key may have under way (SESAME_AUTH_REQUESTS_PER_ADDRESS; 0 = no
+     * limit). Every authorization request stores one for up to 30 minutes, so one address may not
+     * fill the disk with them. A new one beyond the bound takes the place of the address's oldest
+     * instead of being refused: a burst from an address many people share (a proxy, a carrier's
+     * NAT) then cannot lock them all out for half an hour; it only churns while it lasts. Counted
+     * in the store (every thread counts alike) under a keyed MAC of the address, never the address.
+     */
     private readonly maxPerAddress = 0,
   ) {
-    const now = clock.now();
-    for (const { key, value } of db.getRange()) {
-      if (value.createdAt + AUTH_REQUEST_LIFETIME_MS <= now) {
-        this.expiredOnDisk.push(key);
-        continue;
-      }
-      const request = this.decode(value);
-      this.requests.set(request.id, request);
-      this.written.set(request, { version: 0, state: { ...request } });
-    }
+    this.addressKey = masterKey.deriveKey(ADDRESS_KEY_PURPOSE);
   }
 
-  private encode(r: AuthRequest): StoredAuthRequest {
+  private encode(r: AuthRequest, slot: string | undefined): StoredAuthRequest {
     const { request, pendingOtpSecret, ...rest } = r;
     return {
       ...rest,
       request: { ...request, prompt: [...request.prompt] },
       ...(pendingOtpSecret ? { pendingOtpSealed: sealOtpSecret(this.masterKey, pendingOtpSecret) } : {}),
+      ...(slot ? { slot } : {}),
     };
   }
 
   private decode(stored: StoredAuthRequest): AuthRequest {
-    const { request, pendingOtpSealed, ...rest } = stored;
+    const { request, pendingOtpSealed, slot: _slot, ...rest } = stored;
     return {
       ...rest,
       request: { ...request, prompt: new Set(request.prompt) },
@@ -113,7 +105,9 @@ export class AuthRequestsActor {
 
   /**
    * A new request; resolves once it is durable (before the browser is sent to the login).
-   * `address`: the client's address key, counted against `maxPerAddress` (its oldest request goes when it is reached).
+   * `address`: the client's address key, counted against `maxPerAddress` (its oldest request goes
+   * when it is reached), in the same transaction as the new one is stored.
+   * PostgreSQL: one statement (a CTE deleting the address's oldest beyond the bound, then the INSERT).
    */
   async create(
     agentId: string,
@@ -123,91 +117,77 @@ export class AuthRequestsActor {
     start: { userId?: string | undefined; loginName?: string | undefined; checks?: AuthChecks; consentSid?: string; address?: string } = {},
   ): Promise<AuthRequestView> {
     const id = randomBytes(18).toString('base64url');
-    if (start.address !== undefined && this.maxPerAddress > 0) this.hold(id, start.address);
     const created: AuthRequest = { id, agentId, createdAt: clock.now(), request, locale, step, checks: start.checks ?? {} };
     if (start.userId) created.userId = start.userId;
     if (start.loginName) created.loginName = start.loginName;
     if (start.consentSid) created.consentSid = start.consentSid;
     // Checks carried over from a browser session belong to its user.
     if (start.checks && start.userId) created.authenticatedUserId = start.userId;
-    this.requests.set(id, created);
-    this.versions.set(created, 0);
-    try {
-      await this.durable(this.db.put(id, this.encode(created)));
-    } catch (error) {
-      if (this.requests.get(id) === created) this.requests.delete(id);
-      this.release(id);
-      throw error;
+    const counted = start.address !== undefined && this.maxPerAddress > 0;
+    if (!counted) {
+      await this.durable(this.db.put(id, this.encode(created, undefined)));
+      return created;
     }
-    this.written.set(created, { version: 0, state: { ...created } });
+    const prefix = `${createHmac('sha256', this.addressKey).update(start.address!).digest('base64url')}/`;
+    await this.durable(
+      this.db.transaction(() => {
+        const held = [...this.byAddress.getRange({ start: prefix, end: `${prefix}\uffff` })];
+        // The oldest beyond the bound make room (their records go with them).
+        for (const { key, value } of held.slice(0, Math.max(0, held.length - this.maxPerAddress + 1))) {
+          void this.byAddress.remove(key);
+          void this.db.remove(value);
+        }
+        const last = held.at(-1)?.key;
+        const sequence = last ? Number(last.slice(prefix.length)) + 1 : 0;
+        const slot = `${prefix}${String(sequence).padStart(12, '0')}`;
+        void this.byAddress.put(slot, id);
+        void this.db.put(id, this.encode(created, slot));
+      }),
+    );
     return created;
-  }
-
-  private hold(id: string, address: string): void {
-    let ids = this.perAddress.get(address);
-    if (!ids) this.perAddress.set(address, (ids = new Set()));
-    for (const oldest of ids) {
-      if (ids.size < this.maxPerAddress) break;
-      this.evict(oldest);
-    }
-    ids.add(id);
-    this.addressOf.set(id, address);
-  }
-
-  private release(id: string): void {
-    const address = this.addressOf.get(id);
-    if (address === undefined) return;
-    this.addressOf.delete(id);
-    const ids = this.perAddress.get(address);
-    ids?.delete(id);
-    if (ids?.size === 0) this.perAddress.delete(address);
-  }
-
-  /** Ends a request to make room (see perAddress); its record goes in the background, else with the next start's expired ones. */
-  private evict(id: string): void {
-    this.requests.delete(id);
-    this.release(id);
-    this.durable(this.db.remove(id)).catch(() => undefined);
   }
 
   /** The request if it exists, is unexpired and belongs to this user agent. */
   get(id: string, agentId: string | undefined): AuthRequestView | undefined {
-    const found = this.requests.get(id);
-    if (!found) return undefined;
-    if (found.createdAt + AUTH_REQUEST_LIFETIME_MS <= clock.now()) return undefined;
-    return found.agentId === agentId ? found : undefined;
+    const stored = this.db.get(id);
+    if (!stored || stored.agentId !== agentId) return undefined;
+    if (stored.createdAt + AUTH_REQUEST_LIFETIME_MS <= clock.now()) return undefined;
+    return this.decode(stored);
   }
 
   /**
-   * Applies a transition: memory at once, then the write. A request finished meanwhile is not
-   * written again (only the caller's view changes). If the write fails and no later change came,
-   * the request goes back to its state as last written.
+   * Applies a transition to the request as stored now, in one decision, and then to the caller's
+   * view (once durable). A request finished meanwhile is not written again (only the caller's view
+   * changes). Resolves with the request as stored after it.
    */
-  private change(view: AuthRequestView, apply: (r: AuthRequest) => void): Promise<void> {
-    const r = this.requests.get(view.id);
-    if (r !== view) {
-      apply(view as AuthRequest);
-      return Promise.resolve();
-    }
-    apply(r);
-    const version = (this.versions.get(r) ?? 0) + 1;
-    this.versions.set(r, version);
-    const state = { ...r };
-    return this.durable(this.db.put(r.id, this.encode(r))).then(
-      () => {
-        if (version > (this.written.get(r)?.version ?? -1)) this.written.set(r, { version, state });
-      },
-      (error: unknown) => {
-        const last = this.written.get(r);
-        if (this.versions.get(r) === version && last) {
-          for (const key of Object.keys(r) as (keyof AuthRequest)[]) if (!(key in last.state)) delete r[key];
-          Object.assign(r, last.state);
-        }
-        throw error;
-      },
-    );
+  private async change(view: AuthRequestView, apply: (r: AuthRequest) => void): Promise<void> {
+    await this.transition(view, apply);
   }
 
+  /** `change`, resolving with the request as stored after it (undefined: finished meanwhile). */
+  private async transition(view: AuthRequestView, apply: (r: AuthRequest) => void): Promise<AuthRequest | undefined> {
+    const stored = await this.durable(
+      this.db.transaction(() => {
+        const found = this.db.get(view.id);
+        if (!found) return undefined;
+        const r = this.decode(found);
+        apply(r);
+        const next = this.encode(r, found.slot);
+        void this.db.put(view.id, next);
+        return next;
+      }),
+    );
+    const mine = view as AuthRequest;
+    if (!stored) {
+      apply(mine);
+      return undefined;
+    }
+    // The caller's view becomes the request as stored (other threads' changes included).
+    const now = this.decode(stored);
+    for (const key of Object.keys(mine) as (keyof AuthRequest)[]) if (!(key in now)) delete mine[key];
+    Object.assign(mine, now);
+    return now;
+  }
   /**
    * Entering a step: its TOTP failures start at zero, and enrollment gets a new secret to show
    * (never one another user of the same request saw; dropped on any other step).
@@ -291,15 +271,14 @@ export class AuthRequestsActor {
   }
 
   /**
-   * A wrong TOTP code in this request: the count so far, counted at once (parallel wrong codes all
-   * count), and its write.
+   * A wrong TOTP code in this request: resolves with the count so far, as the store counted it
+   * (parallel wrong codes, on any threads, all count).
    */
-  failOtp(view: AuthRequestView): { failures: number; written: Promise<void> } {
-    let failures = 0;
-    const written = this.change(view, (r) => {
-      failures = r.otpFailures = (r.otpFailures ?? 0) + 1;
+  async failOtp(view: AuthRequestView): Promise<number> {
+    const after = await this.transition(view, (r) => {
+      r.otpFailures = (r.otpFailures ?? 0) + 1;
     });
-    return { failures, written };
+    return after?.otpFailures ?? view.otpFailures ?? 1;
   }
 
   /** A TOTP code passed (a check, or the one confirming enrollment). */
@@ -338,32 +317,22 @@ export class AuthRequestsActor {
     });
   }
 
-  /** A request is answered once: its response (code or tokens) ends it. Resolves once the removal is durable. */
+  /** A request is answered once: its response (code or tokens) ends it (and frees its address's place). Resolves once the removal is durable. */
   async finish(id: string): Promise<void> {
-    const r = this.requests.get(id);
-    if (!r) return;
-    this.requests.delete(id);
-    // The address may start another at once (a failed removal leaves this one uncounted: it still expires).
-    this.release(id);
-    try {
-      await this.durable(this.db.remove(id));
-    } catch (error) {
-      if (!this.requests.has(id)) this.requests.set(id, r);
-      throw error;
-    }
+    await this.durable(
+      this.db.transaction(() => {
+        const found = this.db.get(id);
+        if (!found) return;
+        void this.db.remove(id);
+        if (found.slot) void this.byAddress.remove(found.slot);
+      }),
+    );
   }
 
   async sweep(now = clock.now()): Promise<number> {
-    const removed = this.expiredOnDisk;
-    this.expiredOnDisk = [];
-    for (const [id, r] of this.requests) {
-      if (r.createdAt + AUTH_REQUEST_LIFETIME_MS <= now) {
-        this.requests.delete(id);
-        this.release(id);
-        removed.push(id);
-      }
-    }
-    await this.durable(Promise.all(removed.map((id) => this.db.remove(id))));
-    return removed.length;
+    const expired: string[] = [];
+    for (const { key, value } of this.db.getRange()) if (value.createdAt + AUTH_REQUEST_LIFETIME_MS <= now) expired.push(key);
+    await Promise.all(expired.map((id) => this.finish(id)));
+    return expired.length;
   }
 }

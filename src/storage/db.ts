@@ -38,6 +38,8 @@ const STORES = [
   'loginSecurity',
   // Sign-ins under way: auth requests and how far their login got (AuthRequestsActor), at most 30 minutes each.
   'authRequests',
+  // Sign-ins under way per client address (a keyed MAC of it), oldest first: the per-address bound.
+  'authRequestsByAddress',
   // Device authorizations (RFC 8628) until some minutes after they expired (DeviceAuthorizationsActor).
   'deviceAuthorizations',
   // Pushed authorization requests (RFC 9126), 60 seconds each (PushedRequestsActor).
@@ -125,7 +127,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const root = open({
     path: join(dataDir, 'sesame.lmdb'),
-    maxDbs: 32,
+    maxDbs: 64,
     // Large maps cost nothing until used; 64 GiB leaves room for big imports.
     mapSize: 64 * 1024 ** 3,
     encoding: 'msgpack',

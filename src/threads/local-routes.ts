@@ -4,7 +4,6 @@ import type { Storage } from '../storage/db.js';
 import { OrgsActor, type InstanceInfo } from '../actors/orgs.js';
 import { ClientsActor } from '../actors/clients.js';
 import { KeysActor } from '../actors/keys.js';
-import type { AuthRequestsActor } from '../actors/auth-requests.js';
 import type { PushedRequestsActor } from '../actors/pushed-requests.js';
 import type { DeviceAuthorizationsActor } from '../actors/device-authorizations.js';
 import { ClientAuthenticator } from '../services/client-auth.js';
@@ -78,12 +77,11 @@ export function buildLocalRoutes(input: {
   // Signatures (client assertions, the JWT profile grant, DPoP proofs) are checked on this thread,
   // their first use decided in the store (the shared replay guard), as on every thread.
   const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures: signatureCheck, replayGuard, deliversLogouts: false });
-  // What is still the main thread's: sign-ins under way (the login pages and their worker pool),
+  // What is still the main thread's: the login pages (their worker pool and directory writes),
   // pushed requests and device authorizations. A route reaching one hands the request over before
   // it changes anything (ownerOnly throws at the first call).
   const ctx = {
     ...flows,
-    authRequests: ownerOnly<AuthRequestsActor>('a sign-in under way'),
     pushedRequests: ownerOnly<PushedRequestsActor>('a pushed authorization request'),
     deviceAuthorizations: ownerOnly<DeviceAuthorizationsActor>('a device authorization'),
   };

@@ -16,7 +16,7 @@ let actor: AuthRequestsActor;
 beforeEach(() => {
   temp = openTempStorage('auth-requests');
   storage = temp.storage;
-  actor = new AuthRequestsActor(storage.stores.authRequests, masterKey, storage.durable);
+  actor = new AuthRequestsActor(storage.stores.authRequests, storage.stores.authRequestsByAddress, masterKey, storage.durable);
 });
 
 afterEach(async () => {
@@ -25,7 +25,7 @@ afterEach(async () => {
 
 const restart = async () => {
   storage = await temp.reopen();
-  return new AuthRequestsActor(storage.stores.authRequests, masterKey, storage.durable);
+  return new AuthRequestsActor(storage.stores.authRequests, storage.stores.authRequestsByAddress, masterKey, storage.durable);
 };
 
 describe('AuthRequestsActor transitions', () => {
@@ -41,8 +41,8 @@ describe('AuthRequestsActor transitions', () => {
     expect(auth).toMatchObject({ userId: 'u1', authenticatedUserId: 'u1', checks: { passwordAt: 100 } });
     await actor.enterStep(auth, 'otp');
     expect(auth.step).toBe('otp');
-    expect(actor.failOtp(auth).failures).toBe(1);
-    expect(actor.failOtp(auth).failures).toBe(2);
+    expect(await actor.failOtp(auth)).toBe(1);
+    expect(await actor.failOtp(auth)).toBe(2);
     await actor.passOtp(auth, 130);
     expect(auth.checks).toEqual({ passwordAt: 100, secondFactorAt: 130 });
     await actor.finish(auth.id);
@@ -130,14 +130,12 @@ describe('AuthRequestsActor transitions', () => {
     expect(storage.stores.authRequests.get(young.id)).toBeDefined();
   });
 
-  it('a transition whose write fails is taken back; a finished request is not written again', async () => {
+  it('a transition whose write is not durable leaves the view as it was; a finished request is not written again', async () => {
     const auth = await actor.create('agent', request, 'en', 'loginname');
     await actor.chooseUser(auth, 'alice', 'u1');
     let fail = false;
-    const db = new Proxy(storage.stores.authRequests, {
-      get: (target, key) => (key === 'put' && fail ? () => Promise.reject(new Error('disk full')) : Reflect.get(target, key)),
-    });
-    const flaky = new AuthRequestsActor(db, masterKey, storage.durable);
+    const durable = <R>(write: Promise<R>): Promise<R> => (fail ? write.then(() => Promise.reject(new Error('disk full'))) : storage.durable(write));
+    const flaky = new AuthRequestsActor(storage.stores.authRequests, storage.stores.authRequestsByAddress, masterKey, durable);
     const view = flaky.get(auth.id, 'agent')!;
     fail = true;
     await expect(flaky.passPassword(view, 'u1', 100)).rejects.toThrow('disk full');
@@ -145,6 +143,8 @@ describe('AuthRequestsActor transitions', () => {
     expect(view.authenticatedUserId).toBeUndefined();
     fail = false;
     await flaky.finish(view.id);
+    await flaky.passOtp(view, 5);
+    expect(view.checks).toMatchObject({ secondFactorAt: 5 });
     await flaky.passOtp(view, 5);
     expect(storage.stores.authRequests.get(view.id)).toBeUndefined();
   });
@@ -156,5 +156,26 @@ describe('AuthRequestsActor transitions', () => {
     // @ts-expect-error deep
     auth.checks.passwordAt = 1;
     expect(auth).toBeDefined();
+  });
+});
+
+describe('the per-address bound, counted in the store', () => {
+  it('counts every thread alike: the address\'s oldest makes room, a finished one frees its place, other addresses are untouched, no address is stored', async () => {
+    const one = new AuthRequestsActor(storage.stores.authRequests, storage.stores.authRequestsByAddress, masterKey, storage.durable, 3);
+    const two = new AuthRequestsActor(storage.stores.authRequests, storage.stores.authRequestsByAddress, masterKey, storage.durable, 3);
+    const at = (actor: AuthRequestsActor, address: string) => actor.create('agent', request, 'en', 'loginname', { address });
+    const a = await at(one, '198.51.100.1');
+    const b = await at(two, '198.51.100.1');
+    const other = await at(two, '198.51.100.2');
+    const c = await at(one, '198.51.100.1');
+    await one.finish(c.id);
+    const d = await at(two, '198.51.100.1');
+    expect([a, b, d].map((r) => one.get(r.id, 'agent') !== undefined)).toEqual([true, true, true]);
+    // A fourth under way: the oldest (a) goes, whichever thread made it.
+    const e = await at(one, '198.51.100.1');
+    expect([a, b, d, e].map((r) => two.get(r.id, 'agent') !== undefined)).toEqual([false, true, true, true]);
+    expect(two.get(other.id, 'agent')).toBeDefined();
+    const stored = JSON.stringify([...storage.stores.authRequestsByAddress.getRange()]) + JSON.stringify([...storage.stores.authRequests.getRange()]);
+    expect(stored).not.toContain('198.51.100');
   });
 });

@@ -370,9 +370,8 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   /** A wrong TOTP code: counted per request (5 end it), per user (10 per 15 min) and against maxOtpAttempts. */
   async function otpFailure(flow: Flow, user: UserRecord): Promise<Response> {
     recordSignInFailure('otp');
-    // Counted before the writes are awaited, so parallel wrong codes all count.
-    const { failures, written } = ctx.authRequests.failOtp(flow.auth);
-    const [, , { locked }] = await Promise.all([written, ctx.loginSecurity.recordOtpFailure(user.id), ctx.orgs.recordOtpFailure(user.id)]);
+    // Counted by the store, so parallel wrong codes all count.
+    const [failures, , { locked }] = await Promise.all([ctx.authRequests.failOtp(flow.auth), ctx.loginSecurity.recordOtpFailure(user.id), ctx.orgs.recordOtpFailure(user.id)]);
     if (locked || failures >= MAX_OTP_FAILURES_PER_REQUEST) {
       // Locked by wrong codes after a right password: the password is known to someone, so the sessions end.
       await Promise.all([ctx.authRequests.finish(flow.auth.id), locked ? endSessionsOfUser(ctx, user.id) : undefined]);
