@@ -2,7 +2,6 @@ import { join } from 'node:path';
 import { Transactions } from './actors/transaction.js';
 import { KeysActor } from './actors/keys.js';
 import { DeviceAuthorizationsActor } from './actors/device-authorizations.js';
-import { PushedRequestsActor } from './actors/pushed-requests.js';
 import { DEVICE_FLOW_RULES } from './protocol/device-flow.js';
 import { ConfigError, type Config } from './config.js';
 import type { Ports } from './services/ports.js';
@@ -188,17 +187,15 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const replayGuard = new ReplayGuardActor(storage, { shared: threaded });
     const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard, deliversLogouts: true });
     logoutDeliveries = flows.logoutDeliveries;
-    const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests } = flows;
+    const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests } = flows;
     const loginSecurity = new LoginSecurityActor(storage);
     const deviceAuthorizations = new DeviceAuthorizationsActor(storage, masterKey, DEVICE_FLOW_RULES);
-    const pushedRequests = new PushedRequestsActor(storage);
     const cryptoPool = pool;
     const ctx: Ports = {
       ...flows,
       pool: cryptoPool,
       loginSecurity,
       deviceAuthorizations,
-      pushedRequests,
       migration: new MigrationStore(new Transactions(storage), orgs, clients),
       isReady: () => ready,
     };

@@ -14,6 +14,7 @@ import { RefreshTokensActor } from './actors/refresh-tokens.js';
 import { UserSessionsActor } from './actors/user-sessions.js';
 import { ConsentsActor } from './actors/consents.js';
 import { AuthRequestsActor } from './actors/auth-requests.js';
+import { PushedRequestsActor } from './actors/pushed-requests.js';
 import { SettingsActor } from './actors/settings.js';
 import { AccessTokens, originsIn } from './services/access-tokens.js';
 import { IntrospectionJwts } from './services/introspection-jwts.js';
@@ -71,6 +72,7 @@ export type FlowPorts = Pick<
   | 'consents'
   | 'logoutDeliveries'
   | 'authRequests'
+  | 'pushedRequests'
   | 'masterKey'
 >;
 
@@ -104,7 +106,8 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     authCodes: new AuthCodesActor(storage),
     refreshTokens: new RefreshTokensActor(storage, masterKey, config.refreshTokenIdleLifetime, config.refreshTokenLifetime, config.refreshTokenReuseGrace),
     consents: new ConsentsActor(storage),
-    authRequests: new AuthRequestsActor(storage.stores.authRequests, storage.stores.authRequestsByAddress, masterKey, storage.durable, config.authRequestsPerAddress),
+    authRequests: new AuthRequestsActor(storage, masterKey, config.authRequestsPerAddress),
+    pushedRequests: new PushedRequestsActor(storage),
     // Any thread that ends sessions queues their logouts in the store's outbox; the main thread delivers.
     logoutDeliveries: new LogoutDeliveries(
       clients,

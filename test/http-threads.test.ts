@@ -231,6 +231,27 @@ describe('two HTTP threads on one port', () => {
     for (const r of used.filter((a) => a.status !== 200)) expect(r).toMatchObject({ status: 401, body: { error: 'invalid_dpop_proof' } });
   });
 
+  it('one pushed request used on every connection at once starts one sign-in; pushes are taken on every thread', async () => {
+    const params = new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' });
+    const agent = new Agent(server);
+    await signIn(agent, `/oauth/v2/authorize?${params}`, person);
+    const cookie = [...agent.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const auth = basicAuth(web.clientId, web.clientSecret);
+    const push = (c: Connection) => c.post('/oauth/v2/par', auth, { redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', prompt: 'none' });
+    const use = (c: Connection, requestUri: string) =>
+      c.get(`/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, request_uri: requestUri })}`, { cookie });
+    // Pushed on every connection, each used on another: every thread reads what any thread pushed.
+    const pushed = await onEvery(push);
+    for (const p of pushed) expect(p.status).toBe(201);
+    const used = await Promise.all(connections.map((c, i) => use(c, pushed[(i + 1) % CONNECTIONS]!.body.request_uri as string)));
+    for (const u of used) expect(u.status).toBe(302);
+    // One pushed request on every connection at once: one sign-in answers (with a code), the others find it used.
+    const one = (await push(connections[0]!)).body.request_uri as string;
+    const raced = await onEvery((c) => use(c, one));
+    expect(raced.filter((r) => r.status === 302)).toHaveLength(1);
+    for (const r of raced.filter((a) => a.status !== 302)) expect(r.status).toBe(400);
+  });
+
   it('sessions ended on every thread: each app is told once, by the main thread, woken by the change feed (no tick)', async () => {
     const receiver = await LogoutReceiver.start();
     try {

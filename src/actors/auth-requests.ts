@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Locale, ValidatedAuthRequest } from '../model/authorization.js';
 import type { Database } from 'lmdb';
+import type { Storage } from '../storage/db.js';
 import type { Prompt } from '../model/authorization.js';
 import type { AuthChecks } from '../model/auth-checks.js';
 import type { MasterKey } from '../crypto/master-key.js';
@@ -53,7 +54,7 @@ export type AuthRequestView = { readonly [K in keyof AuthRequest]: K extends 're
 interface StoredAuthRequest extends Omit<AuthRequest, 'request' | 'pendingOtpSecret'> {
   request: Omit<ValidatedAuthRequest, 'prompt'> & { prompt: Prompt[] };
   pendingOtpSealed?: Uint8Array;
-  /** Its key in the per-address index (see `create`), when the address is counted. */
+  /** Its place among its address's requests (Decisions.insertBounded), when the address is counted. */
   slot?: string;
 }
 
@@ -65,12 +66,14 @@ const ADDRESS_KEY_PURPOSE = 'auth-request-address';
 export class AuthRequestsActor {
   private readonly addressKey: Buffer;
 
+  private readonly db: Database<StoredAuthRequest, string>;
+  /** Requests per address, oldest first: `<address MAC>/<sequence>` → request id (Decisions.insertBounded). */
+  private readonly byAddress: Database<string, string>;
+  private readonly durable: Storage['durable'];
+
   constructor(
-    private readonly db: Database<StoredAuthRequest, string>,
-    /** Requests per address, oldest first: `<address MAC>/<sequence>` → request id. */
-    private readonly byAddress: Database<string, string>,
+    private readonly storage: Storage,
     private readonly masterKey: MasterKey,
-    private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
     /**
      * How many requests one address key may have under way (SESAME_AUTH_REQUESTS_PER_ADDRESS; 0 = no
      * limit). Every authorization request stores one for up to 30 minutes, so one address may not
@@ -82,15 +85,18 @@ export class AuthRequestsActor {
     private readonly maxPerAddress = 0,
   ) {
     this.addressKey = masterKey.deriveKey(ADDRESS_KEY_PURPOSE);
+    this.db = storage.stores.authRequests;
+    this.byAddress = storage.stores.authRequestsByAddress;
+    this.durable = storage.durable;
   }
 
-  private encode(r: AuthRequest, slot: string | undefined): StoredAuthRequest {
+  private encode(r: AuthRequest, slot?: string): StoredAuthRequest {
     const { request, pendingOtpSecret, ...rest } = r;
     return {
       ...rest,
+      ...(slot ? { slot } : {}),
       request: { ...request, prompt: [...request.prompt] },
       ...(pendingOtpSecret ? { pendingOtpSealed: sealOtpSecret(this.masterKey, pendingOtpSecret) } : {}),
-      ...(slot ? { slot } : {}),
     };
   }
 
@@ -106,8 +112,7 @@ export class AuthRequestsActor {
   /**
    * A new request; resolves once it is durable (before the browser is sent to the login).
    * `address`: the client's address key, counted against `maxPerAddress` (its oldest request goes
-   * when it is reached), in the same transaction as the new one is stored.
-   * PostgreSQL: one statement (a CTE deleting the address's oldest beyond the bound, then the INSERT).
+   * when it is reached), in the decision that stores the new one (Decisions.insertBounded).
    */
   async create(
     agentId: string,
@@ -123,27 +128,12 @@ export class AuthRequestsActor {
     if (start.consentSid) created.consentSid = start.consentSid;
     // Checks carried over from a browser session belong to its user.
     if (start.checks && start.userId) created.authenticatedUserId = start.userId;
-    const counted = start.address !== undefined && this.maxPerAddress > 0;
-    if (!counted) {
-      await this.durable(this.db.put(id, this.encode(created, undefined)));
-      return created;
+    if (start.address !== undefined && this.maxPerAddress > 0) {
+      const name = createHmac('sha256', this.addressKey).update(start.address).digest('base64url');
+      await this.durable(this.storage.decisions.insertBounded(this.db, id, (slot) => this.encode(created, slot), { index: this.byAddress, name, max: this.maxPerAddress }));
+    } else {
+      await this.durable(this.db.put(id, this.encode(created)));
     }
-    const prefix = `${createHmac('sha256', this.addressKey).update(start.address!).digest('base64url')}/`;
-    await this.durable(
-      this.db.transaction(() => {
-        const held = [...this.byAddress.getRange({ start: prefix, end: `${prefix}\uffff` })];
-        // The oldest beyond the bound make room (their records go with them).
-        for (const { key, value } of held.slice(0, Math.max(0, held.length - this.maxPerAddress + 1))) {
-          void this.byAddress.remove(key);
-          void this.db.remove(value);
-        }
-        const last = held.at(-1)?.key;
-        const sequence = last ? Number(last.slice(prefix.length)) + 1 : 0;
-        const slot = `${prefix}${String(sequence).padStart(12, '0')}`;
-        void this.byAddress.put(slot, id);
-        void this.db.put(id, this.encode(created, slot));
-      }),
-    );
     return created;
   }
 
@@ -319,16 +309,10 @@ export class AuthRequestsActor {
 
   /** A request is answered once: its response (code or tokens) ends it (and frees its address's place). Resolves once the removal is durable. */
   async finish(id: string): Promise<void> {
-    await this.durable(
-      this.db.transaction(() => {
-        const found = this.db.get(id);
-        if (!found) return;
-        void this.db.remove(id);
-        if (found.slot) void this.byAddress.remove(found.slot);
-      }),
-    );
+    await this.durable(this.storage.decisions.takeOnce(this.db, id, (found) => found.slot && void this.byAddress.remove(found.slot)));
   }
 
+  /** Removes expired requests (with their index entries). */
   async sweep(now = clock.now()): Promise<number> {
     const expired: string[] = [];
     for (const { key, value } of this.db.getRange()) if (value.createdAt + AUTH_REQUEST_LIFETIME_MS <= now) expired.push(key);

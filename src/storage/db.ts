@@ -44,6 +44,8 @@ const STORES = [
   'deviceAuthorizations',
   // Pushed authorization requests (RFC 9126), 60 seconds each (PushedRequestsActor).
   'pushedRequests',
+  // Each client's waiting pushed requests, oldest first (`<client id digest>/<sequence>`): the per-client bound.
+  'pushedRequestsByClient',
   // Back-channel logout tokens waiting to be delivered to apps (BackchannelLogoutsActor), each for a bounded time.
   'backchannelLogouts',
   // What people allowed self-registered clients (ConsentsActor), per person and client.

@@ -25,10 +25,11 @@ export interface Decisions {
   claimOnce<V>(db: Database<V, string>, key: string, claim: (record: V) => V | undefined): Promise<{ found: V | undefined; claimed: boolean }>;
   /**
    * Removes the record and gives it back, to one caller only: the others get undefined (consume
-   * once, for what leaves no trace after its use, like a pushed authorization request).
+   * once, for what leaves no trace after its use, like a pushed authorization request); `also`
+   * removes what goes with it (its index entry) in the same transaction.
    * PostgreSQL: `DELETE … WHERE key = $1 RETURNING *`.
    */
-  takeOnce<V>(db: Database<V, string>, key: string): Promise<V | undefined>;
+  takeOnce<V>(db: Database<V, string>, key: string, also?: (found: V) => void): Promise<V | undefined>;
   /**
    * Raises the number under `key` to `value` (stores it when absent or lower); true when this call
    * changed it. For what only grows, like how long a revocation is kept.
@@ -44,7 +45,26 @@ export interface Decisions {
    * PostgreSQL: `SELECT … FOR UPDATE` and the write in one transaction (or a version compare-and-set
    * retried on conflict).
    */
+  /**
+   * Stores `value` under `key` as the newest record of a group (a client's pushed requests, an
+   * address's sign-ins), the group's oldest removed so that at most `group.max` stay: a burst
+   * churns its own group and never refuses. `value(slot)` gives the record to store, knowing its
+   * index key (its place in the group), which whoever removes the record removes with it (see
+   * takeOnce's `also`). Resolves with that index key.
+   * PostgreSQL: one statement, a CTE deleting the group's oldest beyond `max - 1` (by sequence),
+   * then the INSERT.
+   */
+  insertBounded<V>(db: Database<V, string>, key: string, value: (slot: string) => V, group: BoundedGroup): Promise<string>;
   update<V>(db: Database<V, string>, key: string, next: (found: V | undefined) => V | null | undefined, also?: (found: V | undefined, next: V | null) => void): Promise<V | undefined>;
+}
+
+/** A group of records with a bound (see Decisions.insertBounded): its index store, its name there, how many it keeps. */
+export interface BoundedGroup {
+  /** `<group>/<sequence>` → the record's key, oldest first; `<group>#` → the next sequence number. */
+  index: Database<any, string>;
+  /** The group's name: no '/' in it. */
+  name: string;
+  max: number;
 }
 
 /** The decisions on LMDB: one write transaction each, its read inside it (no other writer in between). */
@@ -61,11 +81,33 @@ export const lmdbDecisions: Decisions = {
       return { found, claimed: true };
     });
   },
-  takeOnce(db, key) {
+  takeOnce(db, key, also) {
     return db.transaction(() => {
       const found = db.get(key);
-      if (found !== undefined) void db.remove(key);
+      if (found !== undefined) {
+        void db.remove(key);
+        also?.(found);
+      }
       return found;
+    });
+  },
+  insertBounded(db, key, value, group) {
+    const range = { start: `${group.name}/`, end: `${group.name}/\uffff` };
+    return db.transaction(() => {
+      // One pass over the group's places, oldest first (a group holds at most `max`). Not getCount or a
+      // range with `limit`: after either, a range read inside an lmdb-js write transaction fails.
+      const held = [...group.index.getRange(range)];
+      for (const { key: slot, value: member } of held.slice(0, Math.max(0, held.length - group.max + 1))) {
+        void group.index.remove(slot);
+        void db.remove(member);
+      }
+      // The group's next sequence number sits beside its places (`<name>#` sorts before `<name>/`).
+      const sequence = (group.index.get(`${group.name}#`) as number | undefined) ?? 0;
+      void group.index.put(`${group.name}#`, sequence + 1);
+      const slot = `${group.name}/${String(sequence).padStart(12, '0')}`;
+      void group.index.put(slot, key);
+      void db.put(key, value(slot));
+      return slot;
     });
   },
   update(db, key, next, also) {

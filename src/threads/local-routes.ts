@@ -4,7 +4,6 @@ import type { Storage } from '../storage/db.js';
 import { OrgsActor, type InstanceInfo } from '../actors/orgs.js';
 import { ClientsActor } from '../actors/clients.js';
 import { KeysActor } from '../actors/keys.js';
-import type { PushedRequestsActor } from '../actors/pushed-requests.js';
 import type { DeviceAuthorizationsActor } from '../actors/device-authorizations.js';
 import { ClientAuthenticator } from '../services/client-auth.js';
 import type { AssertionVerifier } from '../services/assertion-verifier.js';
@@ -24,6 +23,7 @@ import { tokenRoute } from '../http/routes/token.js';
 import { revokeRoute } from '../http/routes/revoke.js';
 import { authorizeRoute } from '../http/routes/authorize.js';
 import { endSessionRoute } from '../http/routes/end-session.js';
+import { parRoute } from '../http/routes/par.js';
 import { importPrecheck, IMPORT_PATH } from '../http/admin/migration.js';
 import { REGISTERED_CLIENT_PATTERN, registrationPrechecks } from '../http/routes/register.js';
 import type { Request, Route } from '../http/types.js';
@@ -77,12 +77,11 @@ export function buildLocalRoutes(input: {
   // Signatures (client assertions, the JWT profile grant, DPoP proofs) are checked on this thread,
   // their first use decided in the store (the shared replay guard), as on every thread.
   const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures: signatureCheck, replayGuard, deliversLogouts: false });
-  // What is still the main thread's: the login pages (their worker pool and directory writes),
-  // pushed requests and device authorizations. A route reaching one hands the request over before
+  // What is still the main thread's: the login pages (their worker pool and directory writes) and
+  // device authorizations (their polling pace). A route reaching one hands the request over before
   // it changes anything (ownerOnly throws at the first call).
   const ctx = {
     ...flows,
-    pushedRequests: ownerOnly<PushedRequestsActor>('a pushed authorization request'),
     deviceAuthorizations: ownerOnly<DeviceAuthorizationsActor>('a device authorization'),
   };
   // With SESAME_SIGNER=pool a token is signed on the main thread, after its code, refresh token or
@@ -102,6 +101,8 @@ export function buildLocalRoutes(input: {
     tokenRoute<GrantsPorts>(tokenCtx, grants),
     ...(inline ? [authorizeRoute(ctx)] : []),
     endSessionRoute(ctx),
+    // Off (SESAME_FEATURE_PAR=false): not mounted, as on the main thread. Signs nothing: served whatever the signer.
+    ...(config.featurePar ? [parRoute(ctx)] : []),
   ];
   return {
     served: new Map(served.map((route) => [route.pattern, route])),

@@ -16,7 +16,7 @@ let actor: AuthRequestsActor;
 beforeEach(() => {
   temp = openTempStorage('auth-requests');
   storage = temp.storage;
-  actor = new AuthRequestsActor(storage.stores.authRequests, storage.stores.authRequestsByAddress, masterKey, storage.durable);
+  actor = new AuthRequestsActor(storage, masterKey);
 });
 
 afterEach(async () => {
@@ -25,7 +25,7 @@ afterEach(async () => {
 
 const restart = async () => {
   storage = await temp.reopen();
-  return new AuthRequestsActor(storage.stores.authRequests, storage.stores.authRequestsByAddress, masterKey, storage.durable);
+  return new AuthRequestsActor(storage, masterKey);
 };
 
 describe('AuthRequestsActor transitions', () => {
@@ -135,7 +135,7 @@ describe('AuthRequestsActor transitions', () => {
     await actor.chooseUser(auth, 'alice', 'u1');
     let fail = false;
     const durable = <R>(write: Promise<R>): Promise<R> => (fail ? write.then(() => Promise.reject(new Error('disk full'))) : storage.durable(write));
-    const flaky = new AuthRequestsActor(storage.stores.authRequests, storage.stores.authRequestsByAddress, masterKey, durable);
+    const flaky = new AuthRequestsActor({ ...storage, durable } as Storage, masterKey);
     const view = flaky.get(auth.id, 'agent')!;
     fail = true;
     await expect(flaky.passPassword(view, 'u1', 100)).rejects.toThrow('disk full');
@@ -161,8 +161,8 @@ describe('AuthRequestsActor transitions', () => {
 
 describe('the per-address bound, counted in the store', () => {
   it('counts every thread alike: the address\'s oldest makes room, a finished one frees its place, other addresses are untouched, no address is stored', async () => {
-    const one = new AuthRequestsActor(storage.stores.authRequests, storage.stores.authRequestsByAddress, masterKey, storage.durable, 3);
-    const two = new AuthRequestsActor(storage.stores.authRequests, storage.stores.authRequestsByAddress, masterKey, storage.durable, 3);
+    const one = new AuthRequestsActor(storage, masterKey, 3);
+    const two = new AuthRequestsActor(storage, masterKey, 3);
     const at = (actor: AuthRequestsActor, address: string) => actor.create('agent', request, 'en', 'loginname', { address });
     const a = await at(one, '198.51.100.1');
     const b = await at(two, '198.51.100.1');

@@ -25,10 +25,14 @@ describe('PushedRequestsActor', () => {
     const newest = await pushed.push('c1', params, T0);
     expect(pushed.take(first.requestUri, 'c1', T0)).toBeUndefined();
     expect(pushed.take(second.requestUri, 'c1', T0)).toBeDefined();
-    expect(pushed.take(newest.requestUri, 'c1', T0)).toBeDefined();
+    await pushed.take(newest.requestUri, 'c1', T0)!.removed;
     expect(pushed.take(other.requestUri, 'c2', T0)).toBeDefined();
     // Used once.
     expect(pushed.take(newest.requestUri, 'c1', T0)).toBeUndefined();
+    // Another client's use does not spend it.
+    const third = await pushed.push('c1', params, T0);
+    expect(pushed.take(third.requestUri, 'c2', T0)).toBeUndefined();
+    expect(pushed.take(third.requestUri, 'c1', T0)).toBeDefined();
   });
 
   it('the store decides between threads: of two actors on one store (two threads), one takes the request', async () => {
