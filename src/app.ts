@@ -1,8 +1,6 @@
 import { join } from 'node:path';
 import { Transactions } from './actors/transaction.js';
 import { KeysActor } from './actors/keys.js';
-import { DeviceAuthorizationsActor } from './actors/device-authorizations.js';
-import { DEVICE_FLOW_RULES } from './protocol/device-flow.js';
 import { ConfigError, type Config } from './config.js';
 import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
@@ -30,6 +28,9 @@ import { addRequestsRegion } from './observability/recorder.js';
 import { observeThread } from './observability/thread-observability.js';
 import { osThreadId } from './util/os-thread-id.js';
 import { ScrapeListenError, startScrapeListener, type ScrapeListener } from './observability/scrape-listener.js';
+
+/** Failure windows are kept this long after their last failure (the longest counted: wrong device user codes, 15 minutes). */
+const FAILURE_WINDOWS_KEPT_MS = 60 * 60_000;
 
 /**
  * Wires config → storage → actors → worker pool → HTTP, and tears it down in reverse order.
@@ -187,15 +188,13 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const replayGuard = new ReplayGuardActor(storage, { shared: threaded });
     const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard, deliversLogouts: true });
     logoutDeliveries = flows.logoutDeliveries;
-    const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests } = flows;
+    const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests, deviceAuthorizations, failureWindows } = flows;
     const loginSecurity = new LoginSecurityActor(storage);
-    const deviceAuthorizations = new DeviceAuthorizationsActor(storage, masterKey, DEVICE_FLOW_RULES);
     const cryptoPool = pool;
     const ctx: Ports = {
       ...flows,
       pool: cryptoPool,
       loginSecurity,
-      deviceAuthorizations,
       migration: new MigrationStore(new Transactions(storage), orgs, clients),
       isReady: () => ready,
     };
@@ -217,7 +216,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     }
     const threads = acceptors;
     const sweep = () => {
-      return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep(), deviceAuthorizations.sweep(), pushedRequests.sweep()]);
+      return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep(), deviceAuthorizations.sweep(), pushedRequests.sweep(), failureWindows.sweep(FAILURE_WINDOWS_KEPT_MS)]);
     };
     sweeper = setInterval(() => {
       sweep().catch((error: unknown) => log.error('sweep failed', { error: String(error) }));

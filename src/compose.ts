@@ -15,6 +15,9 @@ import { UserSessionsActor } from './actors/user-sessions.js';
 import { ConsentsActor } from './actors/consents.js';
 import { AuthRequestsActor } from './actors/auth-requests.js';
 import { PushedRequestsActor } from './actors/pushed-requests.js';
+import { DeviceAuthorizationsActor } from './actors/device-authorizations.js';
+import { DEVICE_FLOW_RULES } from './protocol/device-flow.js';
+import { FailureWindowsActor } from './actors/failure-windows.js';
 import { SettingsActor } from './actors/settings.js';
 import { AccessTokens, originsIn } from './services/access-tokens.js';
 import { IntrospectionJwts } from './services/introspection-jwts.js';
@@ -73,6 +76,8 @@ export type FlowPorts = Pick<
   | 'logoutDeliveries'
   | 'authRequests'
   | 'pushedRequests'
+  | 'deviceAuthorizations'
+  | 'failureWindows'
   | 'masterKey'
 >;
 
@@ -108,6 +113,8 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     consents: new ConsentsActor(storage),
     authRequests: new AuthRequestsActor(storage, masterKey, config.authRequestsPerAddress),
     pushedRequests: new PushedRequestsActor(storage),
+    deviceAuthorizations: new DeviceAuthorizationsActor(storage, masterKey, DEVICE_FLOW_RULES),
+    failureWindows: new FailureWindowsActor(storage, masterKey),
     // Any thread that ends sessions queues their logouts in the store's outbox; the main thread delivers.
     logoutDeliveries: new LogoutDeliveries(
       clients,

@@ -9,7 +9,7 @@ import { startInProcess, TestClock, type InProcessServer } from './helpers/in-pr
 import { freePort, startServer, tempDataDir } from './helpers/server.js';
 import { Connection } from './helpers/connection.js';
 import { LogoutReceiver } from './helpers/logout-receiver.js';
-import { Agent, createHuman, createWebApp, responseParams, signIn, type Human, type WebApp } from './helpers/oidc.js';
+import { Agent, createHuman, createWebApp, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
 
 /**
  * Two HTTP threads (SESAME_HTTP_THREADS=2) on one port: the main thread and an acceptor beside
@@ -250,6 +250,33 @@ describe('two HTTP threads on one port', () => {
     const raced = await onEvery((c) => use(c, one));
     expect(raced.filter((r) => r.status === 302)).toHaveLength(1);
     for (const r of raced.filter((a) => a.status !== 302)) expect(r.status).toBe(400);
+  });
+
+  it('one device code redeemed on every connection at once gets tokens once; the device pages and grant are served on every thread', async () => {
+    const tv = await createWebApp(server, {
+      name: 'threads-tv',
+      appType: 'OIDC_APP_TYPE_NATIVE',
+      authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
+      redirectUris: ['http://127.0.0.1/callback'],
+      grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_DEVICE_CODE'],
+    });
+    const started = await connections[1]!.post('/oauth/v2/device_authorization', undefined, { client_id: tv.clientId, scope: 'openid' });
+    expect(started.status).toBe(200);
+    // The person enters the code and allows the device (the login pages are the main thread's).
+    const agent = new Agent(server);
+    const link = new URL(started.body.verification_uri_complete as string);
+    let page = await agent.follow(link.pathname + link.search);
+    const userCode = /id="user_code" name="user_code"[^>]* value="([^"]*)"/.exec(page.html ?? '')?.[1] ?? '';
+    page = await submit(agent, page, '/ui/login/device', { user_code: userCode });
+    if (page.html?.includes('action="/ui/login/loginname"')) page = await submit(agent, page, '/ui/login/loginname', { loginName: person.loginName });
+    if (page.html?.includes('action="/ui/login/password"')) page = await submit(agent, page, '/ui/login/password', { password: person.password });
+    const allowed = await submit(agent, page, '/ui/login/device/consent', { decision: 'allow' });
+    expect(allowed.status).toBe(200);
+    clock.advance(5_000);
+    const answers = await onEvery((c) => c.post('/oauth/v2/token', undefined, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: started.body.device_code as string, client_id: tv.clientId }));
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
+    // The others polled too soon after it (slow_down) or found the code used (invalid_grant).
+    for (const r of answers.filter((a) => a.status !== 200)) expect(['slow_down', 'invalid_grant']).toContain(r.body.error);
   });
 
   it('sessions ended on every thread: each app is told once, by the main thread, woken by the change feed (no tick)', async () => {

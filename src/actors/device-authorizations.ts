@@ -11,10 +11,11 @@ import type { View } from '../util/readonly.js';
  * Owns device authorizations (RFC 8628): what a device asked for, under the SHA-256 of its device
  * code (256 random bits) and an HMAC of its user code (a short code: keyed, so a copy of the
  * database does not give the codes away by brute force), pending until the person allows or
- * denies it in the browser, then redeemed once by the device. Each change is in memory at once
- * (parallel requests see it) and resolves once durable; a failed write takes it back. Records
- * stay on disk across restarts until some minutes after they expired, so a late poll still gets
- * `expired_token` and a second redemption `invalid_grant` rather than an unknown code.
+ * denies it in the browser, then redeemed once by the device. They live in the store, so any
+ * HTTP thread starts, shows, decides, paces and redeems them: each change is one decision on the
+ * record as stored then, and resolves once durable. Records stay on disk across restarts until
+ * some minutes after they expired, so a late poll still gets `expired_token` and a second
+ * redemption `invalid_grant` rather than an unknown code.
  */
 export interface DeviceRequest {
   clientId: string;
@@ -47,6 +48,9 @@ export interface DeviceAuthorization extends DeviceRequest {
   exp: number;
   state: DeviceAuthorizationState;
   approval?: DeviceApproval;
+  /** When the device may poll next (ms) and its interval now: the pace of `poll`. */
+  nextPollAt?: number;
+  intervalMs?: number;
 }
 
 /** The protocol's numbers and user code format (src/protocol/device-flow.ts), handed in by the wiring. */
@@ -70,20 +74,12 @@ export class TooManyDeviceAuthorizations extends Error {}
 /** How long a record outlives its expiry: late polls are told `expired_token`, reuses `invalid_grant`. */
 const KEPT_AFTER_EXPIRY_MS = 10 * 60_000;
 
+/** Index keys: a client's authorizations by expiry (`<client digest>/<exp>/<id>`), user codes by their key (`u/<key>`). */
+const expiryKey = (client: string, exp: number, id: string) => `${client}/${String(exp).padStart(15, '0')}/${id}`;
+
 export class DeviceAuthorizationsActor {
-  private readonly byId = new Map<string, DeviceAuthorization>();
-  private readonly byUserCode = new Map<string, DeviceAuthorization>();
-  /**
-   * Each client's unexpired device authorizations by id, oldest first (the bound). Records kept
-   * after their expiry (for late polls) do not count: a burst then holds the client up for at most
-   * a code's lifetime, not the quarter of an hour its records stay.
-   */
-  private readonly liveByClient = new Map<string, Map<string, number>>();
-  /**
-   * When each device may poll next and its interval now. Memory only: a restart forgets the pace,
-   * which at worst lets one early poll through.
-   */
-  private readonly pace = new Map<string, { nextPollAt: number; intervalMs: number }>();
+  private readonly db: Storage['stores']['deviceAuthorizations'];
+  private readonly index: Storage['stores']['deviceAuthorizationIndex'];
   private readonly userCodeKey: Buffer;
 
   constructor(
@@ -92,93 +88,96 @@ export class DeviceAuthorizationsActor {
     private readonly rules: DeviceFlowRules,
   ) {
     this.userCodeKey = masterKey.deriveKey('device-user-code');
-    for (const { value } of storage.stores.deviceAuthorizations.getRange()) this.remember(value as DeviceAuthorization);
-  }
-
-  private remember(record: DeviceAuthorization): void {
-    this.byId.set(record.id, record);
-    this.byUserCode.set(record.userCodeKey, record);
-    let live = this.liveByClient.get(record.clientId);
-    if (!live) this.liveByClient.set(record.clientId, (live = new Map()));
-    live.set(record.id, record.exp);
-  }
-
-  private forget(record: DeviceAuthorization): void {
-    if (this.byId.get(record.id) === record) {
-      this.byId.delete(record.id);
-      const live = this.liveByClient.get(record.clientId);
-      live?.delete(record.id);
-      if (live?.size === 0) this.liveByClient.delete(record.clientId);
+    this.db = storage.stores.deviceAuthorizations;
+    this.index = storage.stores.deviceAuthorizationIndex;
+    // Data dirs from before the index: built once, on the first start that finds it missing.
+    if (this.index.getKeysCount({ limit: 1 }) === 0 && this.db.getKeysCount({ limit: 1 }) > 0) {
+      this.index.transactionSync(() => {
+        for (const { value } of this.db.getRange()) {
+          const r = value as DeviceAuthorization;
+          void this.index.put(`u/${r.userCodeKey}`, r.id);
+          void this.index.put(expiryKey(sha256Base64url(r.clientId), r.exp, r.id), r.id);
+        }
+      });
     }
-    if (this.byUserCode.get(record.userCodeKey) === record) this.byUserCode.delete(record.userCodeKey);
-    this.pace.delete(record.id);
-  }
-
-  /** The client's unexpired authorizations; the expired ones leave the count from the oldest end (all live as long). */
-  private liveCount(clientId: string, now: number): number {
-    const live = this.liveByClient.get(clientId);
-    if (!live) return 0;
-    for (const [id, exp] of live) {
-      if (exp > now) break;
-      live.delete(id);
-    }
-    return live.size;
   }
 
   private keyOfUserCode(userCode: string): string {
     return createHmac('sha256', this.userCodeKey).update(userCode).digest('base64url');
   }
 
-  /** A new authorization; resolves with its codes once it is durable (before they are handed out). */
+  private get(id: string | undefined): DeviceAuthorization | undefined {
+    return id === undefined ? undefined : (this.db.get(id) as DeviceAuthorization | undefined);
+  }
+
+  /**
+   * A new authorization; resolves with its codes once it is durable (before they are handed out).
+   * One decision: the client's unexpired authorizations are counted against the bound (records
+   * kept after their expiry for late polls do not count, so a burst holds a client up for a code's
+   * lifetime at most), and the user code is taken unless another authorization has it.
+   * PostgreSQL: INSERT … SELECT … WHERE (SELECT count(*) … exp > now) < max, the user code unique.
+   */
   async start(request: DeviceRequest, now = clock.now()): Promise<{ deviceCode: string; userCode: string; expiresAt: number }> {
-    if (this.liveCount(request.clientId, now) >= this.rules.maxRecordsPerClient) throw new TooManyDeviceAuthorizations();
-    let userCode = this.rules.newUserCode();
-    // A user code must name one authorization: draw again on a (rare) clash with a kept one.
-    while (this.byUserCode.has(this.keyOfUserCode(userCode))) userCode = this.rules.newUserCode();
-    const deviceCode = newOpaqueToken();
-    const record: DeviceAuthorization = {
-      ...request,
-      id: sha256Base64url(deviceCode),
-      userCodeKey: this.keyOfUserCode(userCode),
-      exp: now + this.rules.lifetimeMs,
-      state: 'pending',
-    };
-    this.remember(record);
-    this.pace.set(record.id, { nextPollAt: now + this.rules.intervalMs, intervalMs: this.rules.intervalMs });
-    try {
-      await this.storage.durable(this.storage.stores.deviceAuthorizations.put(record.id, record));
-    } catch (error) {
-      this.forget(record);
-      throw error;
+    const client = sha256Base64url(request.clientId);
+    const live = { start: expiryKey(client, now + 1, ''), end: `${client}/\uffff` };
+    for (;;) {
+      const userCode = this.rules.newUserCode();
+      const deviceCode = newOpaqueToken();
+      const record: DeviceAuthorization = {
+        ...request,
+        id: sha256Base64url(deviceCode),
+        userCodeKey: this.keyOfUserCode(userCode),
+        exp: now + this.rules.lifetimeMs,
+        state: 'pending',
+        nextPollAt: now + this.rules.intervalMs,
+        intervalMs: this.rules.intervalMs,
+      };
+      const outcome = await this.storage.durable(
+        this.db.transaction(() => {
+          // Counted natively; no range is read after it in this transaction (lmdb-js).
+          if (this.index.getCount(live) >= this.rules.maxRecordsPerClient) return 'full' as const;
+          // A user code must name one authorization: draw again on a (rare) clash with a kept one.
+          if (this.index.get(`u/${record.userCodeKey}`) !== undefined) return 'clash' as const;
+          void this.index.put(`u/${record.userCodeKey}`, record.id);
+          void this.index.put(expiryKey(client, record.exp, record.id), record.id);
+          void this.db.put(record.id, record);
+          return 'started' as const;
+        }),
+      );
+      if (outcome === 'full') throw new TooManyDeviceAuthorizations();
+      if (outcome === 'started') return { deviceCode, userCode, expiresAt: record.exp };
     }
-    return { deviceCode, userCode, expiresAt: record.exp };
   }
 
   /** The pending, unexpired authorization a user code (canonical form) names. */
   pendingByUserCode(userCode: string, now = clock.now()): View<DeviceAuthorization> | undefined {
-    return pendingAt(this.byUserCode.get(this.keyOfUserCode(userCode)), now);
+    return pendingAt(this.get(this.index.get(`u/${this.keyOfUserCode(userCode)}`) as string | undefined), now);
   }
 
   /** A pending, unexpired authorization by id (a sign-in on the device page carries the id). */
   pending(id: string, now = clock.now()): View<DeviceAuthorization> | undefined {
-    return pendingAt(this.byId.get(id), now);
+    return pendingAt(this.get(id), now);
   }
 
   /** The authorization of a device code, whatever its state (expired ones until they are swept). */
   byDeviceCode(deviceCode: string): View<DeviceAuthorization> | undefined {
-    return this.byId.get(sha256Base64url(deviceCode));
+    return this.get(sha256Base64url(deviceCode));
   }
 
   /**
    * A poll of the token endpoint: `slow_down` when it came before the interval was up, which then
-   * grows by 5 seconds (RFC 8628 §3.5); counted at once, so parallel polls slow each other down.
+   * grows by 5 seconds (RFC 8628 §3.5); decided on the record as stored, so parallel polls on any
+   * threads slow each other down. Committed, not synced: a crash forgets at most one poll's pace.
    */
-  poll(authorization: View<DeviceAuthorization>, now = clock.now()): 'ok' | 'slow_down' {
-    const pace = this.pace.get(authorization.id) ?? { nextPollAt: 0, intervalMs: this.rules.intervalMs };
-    if (now < pace.nextPollAt) pace.intervalMs += this.rules.slowDownStepMs;
-    const early = now < pace.nextPollAt;
-    pace.nextPollAt = now + pace.intervalMs;
-    this.pace.set(authorization.id, pace);
+  async poll(authorization: View<DeviceAuthorization>, now = clock.now()): Promise<'ok' | 'slow_down'> {
+    let early = false;
+    await this.storage.decisions.update(this.db, authorization.id, (record: DeviceAuthorization | undefined) => {
+      if (!record) return undefined;
+      const intervalMs = record.intervalMs ?? this.rules.intervalMs;
+      early = now < (record.nextPollAt ?? 0);
+      const next = early ? intervalMs + this.rules.slowDownStepMs : intervalMs;
+      return { ...record, intervalMs: next, nextPollAt: now + next };
+    });
     return early ? 'slow_down' : 'ok';
   }
 
@@ -193,51 +192,38 @@ export class DeviceAuthorizationsActor {
   }
 
   private async decide(authorization: View<DeviceAuthorization>, change: Pick<DeviceAuthorization, 'state' | 'approval'>, now: number): Promise<boolean> {
-    const record = pendingAt(this.byId.get(authorization.id), now);
-    if (!record) return false;
-    const before = { ...record };
-    Object.assign(record, change);
-    try {
-      await this.storage.durable(this.storage.stores.deviceAuthorizations.put(record.id, record));
-    } catch (error) {
-      // Still pending: the person may try again.
-      if (record.state === change.state) Object.assign(record, { state: before.state, approval: before.approval });
-      throw error;
-    }
-    return true;
+    const { claimed } = await this.storage.durable(
+      this.storage.decisions.claimOnce(this.db, authorization.id, (record: DeviceAuthorization) => (pendingAt(record, now) ? { ...record, ...change } : undefined)),
+    );
+    return claimed;
   }
 
   /**
-   * Marks an approved authorization redeemed. Call it in the same tick as the checks (no await
-   * between), then await the promise: of two concurrent redemptions on this thread one gets
-   * `false`; between threads the store decides, and the promise rejects with DecidedElsewhere for
-   * the one that came second. A failed write leaves it redeemed in this process, the safe side for a
-   * single-use credential.
+   * Redeems an approved authorization: `written` rejects with DecidedElsewhere for every
+   * redemption (on any thread) but the one the store let through.
    */
   redeem(authorization: View<DeviceAuthorization>): { redeemed: false } | { redeemed: true; written: Promise<unknown> } {
-    const record = this.byId.get(authorization.id);
-    if (!record || record.state !== 'approved') return { redeemed: false };
-    record.state = 'redeemed';
-    this.pace.delete(record.id);
-    // The store decides between threads: one redemption claims the approved authorization.
-    const claim = this.storage.decisions.claimOnce(this.storage.stores.deviceAuthorizations, record.id, (stored: DeviceAuthorization) =>
+    if (authorization.state !== 'approved') return { redeemed: false };
+    const claim = this.storage.decisions.claimOnce(this.db, authorization.id, (stored: DeviceAuthorization) =>
       stored.state === 'approved' ? { ...stored, state: 'redeemed' as const } : undefined,
     );
     return { redeemed: true, written: this.storage.durable(mustWin(claim.then((c) => c.claimed), 'device code')) };
   }
 
+  /** Removes records some minutes after they expired (with their index entries). */
   async sweep(now = clock.now()): Promise<number> {
-    const writes: Promise<boolean>[] = [];
-    for (const record of this.byId.values()) {
-      if (record.exp + KEPT_AFTER_EXPIRY_MS <= now) {
-        this.forget(record);
-        writes.push(this.storage.stores.deviceAuthorizations.remove(record.id));
-      } else if (record.exp <= now) {
-        this.pace.delete(record.id);
-      }
-    }
-    await Promise.all(writes);
-    return writes.length;
+    const gone = [...this.db.getRange()].map(({ value }) => value as DeviceAuthorization).filter((r) => r.exp + KEPT_AFTER_EXPIRY_MS <= now);
+    if (gone.length === 0) return 0;
+    await this.storage.durable(
+      this.db.transaction(() => {
+        for (const r of gone) {
+          void this.db.remove(r.id);
+          void this.index.remove(expiryKey(sha256Base64url(r.clientId), r.exp, r.id));
+          if (this.index.get(`u/${r.userCodeKey}`) === r.id) void this.index.remove(`u/${r.userCodeKey}`);
+        }
+      }),
+    );
+    return gone.length;
   }
 }
 

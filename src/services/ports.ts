@@ -6,6 +6,7 @@ import type { AuthRequestsActor } from '../actors/auth-requests.js';
 import type { DeviceAuthorizationsActor } from '../actors/device-authorizations.js';
 import type { PushedRequestsActor } from '../actors/pushed-requests.js';
 import type { ConsentsActor } from '../actors/consents.js';
+import type { FailureWindowsActor } from '../actors/failure-windows.js';
 import type { RefreshTokensActor } from '../actors/refresh-tokens.js';
 import type { IssuedTokensActor } from '../actors/issued-tokens.js';
 import type { UserSessionsActor } from '../actors/user-sessions.js';
@@ -57,6 +58,8 @@ export interface Ports {
   readonly deviceAuthorizations: DeviceAuthorizationsActor;
   /** Pushed authorization requests (RFC 9126): parameters a client pushed, until used once. */
   readonly pushedRequests: PushedRequestsActor;
+  /** Failures counted in sliding windows in the store (wrong device user codes per address). */
+  readonly failureWindows: FailureWindowsActor;
   /** What people allowed self-registered clients (the consent step of the login). */
   readonly consents: ConsentsActor;
   /** Back-channel logout: queues a logout token for the apps of ending sessions and delivers it (issue 13). */

@@ -42,6 +42,8 @@ const STORES = [
   'authRequestsByAddress',
   // Device authorizations (RFC 8628) until some minutes after they expired (DeviceAuthorizationsActor).
   'deviceAuthorizations',
+  // Device authorizations by client and expiry (the per-client bound), and by user code key.
+  'deviceAuthorizationIndex',
   // Pushed authorization requests (RFC 9126), 60 seconds each (PushedRequestsActor).
   'pushedRequests',
   // Each client's waiting pushed requests, oldest first (`<client id digest>/<sequence>`): the per-client bound.
@@ -50,6 +52,8 @@ const STORES = [
   'backchannelLogouts',
   // What people allowed self-registered clients (ConsentsActor), per person and client.
   'consents',
+  // Failures counted per key in a sliding window (FailureWindowsActor): wrong user codes per address.
+  'failureWindows',
 ] as const;
 export type StoreName = (typeof STORES)[number];
 

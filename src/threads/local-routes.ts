@@ -4,14 +4,12 @@ import type { Storage } from '../storage/db.js';
 import { OrgsActor, type InstanceInfo } from '../actors/orgs.js';
 import { ClientsActor } from '../actors/clients.js';
 import { KeysActor } from '../actors/keys.js';
-import type { DeviceAuthorizationsActor } from '../actors/device-authorizations.js';
 import { ClientAuthenticator } from '../services/client-auth.js';
 import type { AssertionVerifier } from '../services/assertion-verifier.js';
 import type { SignatureCheck } from '../workers/signature-check.js';
 import type { ReplayGuardActor } from '../actors/replay-guard.js';
 import type { DpopProofs } from '../services/dpop-proofs.js';
 import { clientCredentialsGrant } from '../services/grants/client-credentials.js';
-import { deviceCodeGrant } from '../services/grants/device-code.js';
 import { GRANTS, type GrantsPorts } from '../services/grants/index.js';
 import type { Grant } from '../services/grants/grant.js';
 import { chooseSignerMode, InlineSigner, type Signer } from '../workers/signer.js';
@@ -24,14 +22,14 @@ import { revokeRoute } from '../http/routes/revoke.js';
 import { authorizeRoute } from '../http/routes/authorize.js';
 import { endSessionRoute } from '../http/routes/end-session.js';
 import { parRoute } from '../http/routes/par.js';
+import { deviceAuthorizationRoute } from '../http/routes/device-authorization.js';
+import { devicePageRoutes } from '../http/routes/device.js';
 import { importPrecheck, IMPORT_PATH } from '../http/admin/migration.js';
 import { REGISTERED_CLIENT_PATTERN, registrationPrechecks } from '../http/routes/register.js';
 import type { Request, Route } from '../http/types.js';
 import { composeFlowPorts } from '../compose.js';
 import { ownerOnly } from './owner-only.js';
 
-/** The grants an acceptor thread serves when it signs inline: all but the device flow's (its pacing is the main thread's). */
-const GRANTS_HERE: ReadonlyMap<string, Grant<GrantsPorts>> = new Map([...GRANTS].filter(([type]) => type !== deviceCodeGrant.type));
 
 /** What an acceptor thread serves itself, built from its copy of the directory (rebuilt after each change). */
 export interface LocalRoutes {
@@ -77,13 +75,9 @@ export function buildLocalRoutes(input: {
   // Signatures (client assertions, the JWT profile grant, DPoP proofs) are checked on this thread,
   // their first use decided in the store (the shared replay guard), as on every thread.
   const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures: signatureCheck, replayGuard, deliversLogouts: false });
-  // What is still the main thread's: the login pages (their worker pool and directory writes) and
-  // device authorizations (their polling pace). A route reaching one hands the request over before
-  // it changes anything (ownerOnly throws at the first call).
-  const ctx = {
-    ...flows,
-    deviceAuthorizations: ownerOnly<DeviceAuthorizationsActor>('a device authorization'),
-  };
+  // What is still the main thread's: the login pages (their worker pool and directory writes), the
+  // management and admin APIs (directory writes), dynamic registration and import.
+  const ctx = flows;
   // With SESAME_SIGNER=pool a token is signed on the main thread, after its code, refresh token or
   // proof was spent here: a request handed over then would be refused there as a replay. So this
   // thread serves only client_credentials (spending nothing before it signs), with client
@@ -91,7 +85,7 @@ export function buildLocalRoutes(input: {
   const tokenCtx = inline
     ? ctx
     : { ...ctx, clientAuth: new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion (tokens are signed in the worker pool)'), issuer), dpopProofs: flows.dpopProofs && ownerOnly<DpopProofs>('a DPoP proof (tokens are signed in the worker pool)') };
-  const grants: ReadonlyMap<string, Grant<GrantsPorts>> = inline ? GRANTS_HERE : new Map([[clientCredentialsGrant.type, clientCredentialsGrant as Grant<GrantsPorts>]]);
+  const grants: ReadonlyMap<string, Grant<GrantsPorts>> = inline ? GRANTS : new Map([[clientCredentialsGrant.type, clientCredentialsGrant as Grant<GrantsPorts>]]);
   const served = [
     ...discoveryRoutes(ctx),
     keysRoute(ctx),
@@ -101,8 +95,10 @@ export function buildLocalRoutes(input: {
     tokenRoute<GrantsPorts>(tokenCtx, grants),
     ...(inline ? [authorizeRoute(ctx)] : []),
     endSessionRoute(ctx),
-    // Off (SESAME_FEATURE_PAR=false): not mounted, as on the main thread. Signs nothing: served whatever the signer.
+    // These sign nothing: served whatever the signer. PAR off (SESAME_FEATURE_PAR=false): not mounted, as on the main thread.
     ...(config.featurePar ? [parRoute(ctx)] : []),
+    deviceAuthorizationRoute(ctx),
+    ...devicePageRoutes(ctx),
   ];
   return {
     served: new Map(served.map((route) => [route.pattern, route])),

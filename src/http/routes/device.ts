@@ -8,7 +8,6 @@ import { DEVICE_PAGE_PATH, type DeviceFlowPorts } from '../../services/device-fl
 import type { Ports } from '../../services/ports.js';
 import { translator } from '../../ui/i18n.js';
 import { deviceCodePage, errorPage } from '../../ui/pages.js';
-import { FailureLimiter } from '../../util/failure-limiter.js';
 import { addressLimitKey } from '../../util/address-key.js';
 import { clock } from '../../util/clock.js';
 import { csrfToken, csrfValid } from '../csrf.js';
@@ -19,7 +18,7 @@ import type { Request, Response, Route } from '../types.js';
 import { LOGIN_PATH } from './authorize.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type DevicePagePorts = Pick<Ports, 'authRequests' | 'clients' | 'masterKey' | 'orgs'> & AgentPorts & RespondPorts & DeviceFlowPorts;
+export type DevicePagePorts = Pick<Ports, 'authRequests' | 'clients' | 'failureWindows' | 'masterKey' | 'orgs'> & AgentPorts & RespondPorts & DeviceFlowPorts;
 
 /**
  * The device page of the login UI (RFC 8628 §3.3): GET shows a form for the user code (filled in
@@ -35,7 +34,8 @@ const DEVICE_FORM = 'device-code';
 
 export function devicePageRoutes(ctx: DevicePagePorts): Route[] {
   const csrfKey = ctx.masterKey.deriveKey('login-csrf');
-  const wrongCodes = new FailureLimiter(MAX_WRONG_CODES, WRONG_CODE_WINDOW_MS);
+  // Counted in the store: every thread serving this page counts into one window per address.
+  const wrongCodes = ctx.failureWindows.window('device-code', MAX_WRONG_CODES, WRONG_CODE_WINDOW_MS);
 
   const show = (req: Request, uiLocales?: string, typed?: string) => {
     const agent = agentOf(ctx, req, uiLocales);
@@ -61,7 +61,7 @@ export function devicePageRoutes(ctx: DevicePagePorts): Route[] {
     const code = normalizeUserCode(typed);
     const authorization = code === undefined ? undefined : ctx.deviceAuthorizations.pendingByUserCode(code, now);
     if (!authorization) {
-      wrongCodes.fail(address, now);
+      await wrongCodes.fail(address, now);
       return htmlResponse(400, deviceCodePage(agent.locale, { csrf, userCode: typed, error: t('device.invalid') }));
     }
     const app = ctx.clients.appByClient(authorization.clientId);

@@ -35,7 +35,7 @@ export const deviceCodeGrant: Grant<DeviceCodePorts> = {
     }
     const now = clock.now();
     if (authorization.exp <= now) throw new OAuthError('expired_token', 'device_code expired; start a new device authorization');
-    if (ctx.deviceAuthorizations.poll(authorization, now) === 'slow_down') {
+    if ((await ctx.deviceAuthorizations.poll(authorization, now)) === 'slow_down') {
       throw new OAuthError('slow_down', 'polled before the interval was up; wait 5 seconds longer from now on');
     }
     if (authorization.state === 'pending') throw new OAuthError('authorization_pending', 'the user has not yet allowed or denied the device');

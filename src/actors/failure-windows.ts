@@ -1,0 +1,59 @@
+import { createHmac } from 'node:crypto';
+import type { Storage } from '../storage/db.js';
+import type { MasterKey } from '../crypto/master-key.js';
+import { clock } from '../util/clock.js';
+
+/**
+ * Failures counted per key (wrong user codes per client address) in a sliding window, in the
+ * store: every HTTP thread counts into the same window, so an attacker gets the same allowance
+ * however the kernel spreads their connections. After `max` failures within `windowMs` the key is
+ * blocked until its oldest failure leaves the window. Keys are stored as a keyed MAC (no client
+ * address on disk); a key's record goes with the sweep once its failures left the window.
+ */
+export interface FailureWindow {
+  /** How long (ms) the key stays blocked: until enough of its failures leave the window; 0 when it is not. */
+  blockedFor(key: string, now?: number): number;
+  /** Counts a failure; resolves once committed. */
+  fail(key: string, now?: number): Promise<void>;
+}
+
+const PURPOSE = 'failure-window';
+
+export class FailureWindowsActor {
+  private readonly macKey: Buffer;
+
+  constructor(
+    private readonly storage: Storage,
+    masterKey: MasterKey,
+  ) {
+    this.macKey = masterKey.deriveKey(PURPOSE);
+  }
+
+  /** The window of one kind of failure (`name`: no '/' in it). */
+  window(name: string, max: number, windowMs: number): FailureWindow {
+    const { storage } = this;
+    const db = storage.stores.failureWindows;
+    const keyOf = (key: string) => `${name}/${createHmac('sha256', this.macKey).update(key).digest('base64url')}`;
+    const recent = (times: readonly number[] | undefined, now: number) => (times ?? []).filter((at) => at > now - windowMs);
+    return {
+      blockedFor(key, now = clock.now()) {
+        const times = recent(db.get(keyOf(key)) as number[] | undefined, now);
+        if (times.length < max) return 0;
+        return times[times.length - max]! + windowMs - now;
+      },
+      async fail(key, now = clock.now()) {
+        // One decision on the window as stored: parallel failures on any threads all count.
+        // Committed, not synced: a crash forgets at most the last moments' failures.
+        await storage.decisions.update(db, keyOf(key), (times: number[] | undefined) => [...recent(times, now), now].slice(-max));
+      },
+    };
+  }
+
+  /** Removes windows whose failures all left them (the longest window counted is `keepMs`). */
+  async sweep(keepMs: number, now = clock.now()): Promise<number> {
+    const db = this.storage.stores.failureWindows;
+    const old = [...db.getRange()].filter(({ value }) => ((value as number[]).at(-1) ?? 0) <= now - keepMs).map(({ key }) => key);
+    if (old.length > 0) await db.transaction(() => old.forEach((key) => void db.remove(key)));
+    return old.length;
+  }
+}
