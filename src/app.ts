@@ -29,7 +29,7 @@ import { observeThread } from './observability/thread-observability.js';
 import { osThreadId } from './util/os-thread-id.js';
 import { ScrapeListenError, startScrapeListener, type ScrapeListener } from './observability/scrape-listener.js';
 
-/** Failure windows are kept this long after their last failure (the longest counted: wrong device user codes, 15 minutes). */
+/** Failure windows are kept this long after their last failure (the longest counted: open registrations per address, an hour). */
 const FAILURE_WINDOWS_KEPT_MS = 60 * 60_000;
 
 /**

@@ -4,7 +4,7 @@ import type { MasterKey } from '../crypto/master-key.js';
 import { clock } from '../util/clock.js';
 
 /**
- * Failures counted per key (wrong user codes per client address) in a sliding window, in the
+ * Failures counted per key (wrong user codes, open registrations: per client address) in a sliding window, in the
  * store: every HTTP thread counts into the same window, so an attacker gets the same allowance
  * however the kernel spreads their connections. After `max` failures within `windowMs` the key is
  * blocked until its oldest failure leaves the window. Keys are stored as a keyed MAC (no client

@@ -58,7 +58,7 @@ export interface Ports {
   readonly deviceAuthorizations: DeviceAuthorizationsActor;
   /** Pushed authorization requests (RFC 9126): parameters a client pushed, until used once. */
   readonly pushedRequests: PushedRequestsActor;
-  /** Failures counted in sliding windows in the store (wrong device user codes per address). */
+  /** Failures counted in sliding windows in the store (wrong device user codes, open registrations: per address). */
   readonly failureWindows: FailureWindowsActor;
   /** What people allowed self-registered clients (the consent step of the login). */
   readonly consents: ConsentsActor;

@@ -5,15 +5,15 @@ import { OAuthError } from '../../protocol/errors.js';
 import { ClientRegistrations, invalidToken, REGISTRATION_PATH, registrationSettingsInForce, type ClientRegistrationPorts } from '../../services/client-registration.js';
 import type { DynamicRegistrationSettings } from '../../actors/settings.js';
 import { addressLimitKey } from '../../util/address-key.js';
-import { FailureLimiter } from '../../util/failure-limiter.js';
 import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
 import { jsonNoStore } from '../responses.js';
+import type { Ports } from '../../services/ports.js';
 import type { Request, Response, Route } from '../types.js';
 import { authenticateCaller, type CallerPorts } from '../admin/caller.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type RegisterPorts = ClientRegistrationPorts & CallerPorts;
+export type RegisterPorts = ClientRegistrationPorts & CallerPorts & Pick<Ports, 'failureWindows'>;
 
 /**
  * POST /oauth/v2/register (RFC 7591) and GET/PUT/DELETE /oauth/v2/register/{client_id} (RFC 7592),
@@ -75,12 +75,9 @@ export function registrationPrechecks(ctx: Pick<ClientRegistrationPorts, 'settin
 export function registrationRoutes(ctx: RegisterPorts): Route[] {
   const prechecks = registrationPrechecks(ctx);
   const registrations = new ClientRegistrations(ctx);
-  // The limit is a setting: a new limiter (counting from zero) when it changes.
-  let limit: { max: number; limiter: FailureLimiter } | undefined;
-  const limiterFor = (max: number) => {
-    if (limit?.max !== max) limit = { max, limiter: new FailureLimiter(max, HOUR_MS) };
-    return limit.limiter;
-  };
+  // Counted in the store (every thread alike). The limit is a setting: a window of its own
+  // (counting from zero) when it changes.
+  const limiterFor = (max: number) => ctx.failureWindows.window(`registration-${max}`, max, HOUR_MS);
 
   /** An initial access token of a user allowed to add apps to the configured project. */
   const authorizeRegistrant = (req: Request, settings: View<DynamicRegistrationSettings>) => {
@@ -100,7 +97,7 @@ export function registrationRoutes(ctx: RegisterPorts): Route[] {
   };
 
   /** Open registration: counted per source address, refused while the address is over its limit. */
-  const admitAddress = (req: Request, settings: View<DynamicRegistrationSettings>) => {
+  const admitAddress = async (req: Request, settings: View<DynamicRegistrationSettings>) => {
     const limiter = limiterFor(settings.registrationsPerAddressPerHour);
     const address = addressLimitKey(req.peer ?? '');
     const now = clock.now();
@@ -111,13 +108,13 @@ export function registrationRoutes(ctx: RegisterPorts): Route[] {
         headers: { 'Retry-After': String(Math.ceil(blockedFor / 1000)) },
       });
     }
-    limiter.fail(address, now);
+    await limiter.fail(address, now);
   };
 
   const register = async (req: Request): Promise<Response> => {
     const settings = registrations.settings();
     const anonymous = settings.allowUnauthenticated && req.headers.authorization === undefined;
-    if (anonymous) admitAddress(req, settings);
+    if (anonymous) await admitAddress(req, settings);
     else authorizeRegistrant(req, settings);
     const answer = await registrations.register(jsonBody(req), { anonymous });
     return jsonNoStore(201, answer.body);
