@@ -9,7 +9,7 @@ import { launchChromium, RUN_BROWSER } from './helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base32Encode, totpAt } from '../src/crypto/totp.js';
 import { api } from './helpers/api.js';
-import { createHuman, createWebApp, type Human, type WebApp } from './helpers/oidc.js';
+import { createHuman, createWebApp, DEVICE_APP, type Human, type WebApp } from './helpers/oidc.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 
 /**
@@ -294,13 +294,7 @@ describe.runIf(RUN_BROWSER)('browser sign-in', () => {
   });
 
   it('allows a device (RFC 8628): the code from the link, sign-in with TOTP, consent; the device then gets its tokens', async () => {
-    const tv = await createWebApp(server, {
-      name: 'Living room TV',
-      appType: 'OIDC_APP_TYPE_NATIVE',
-      authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
-      redirectUris: ['http://127.0.0.1/callback'],
-      grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_DEVICE_CODE'],
-    });
+    const tv = await createWebApp(server, { name: 'Living room TV', ...DEVICE_APP });
     const config = await oidc.discovery(new URL(server.issuer), tv.clientId, {}, oidc.None(), { execute: [oidc.allowInsecureRequests] });
     const started = await oidc.initiateDeviceAuthorization(config, { scope: 'openid profile' });
     // A person of their own: a TOTP code is taken once per time step, and the tests above used this one's.

@@ -8,7 +8,9 @@ import { api } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { tempDataDir } from './helpers/server.js';
 import { LogoutReceiver } from './helpers/logout-receiver.js';
-import { Agent, createHuman, createWebApp, formOf, submit, type Human, type Step, type WebApp } from './helpers/oidc.js';
+import { Agent, createHuman, createWebApp, DEVICE_APP as PUBLIC_DEVICE_APP, enterDeviceCode, formOf, submit, type Human, type Step, type WebApp } from './helpers/oidc.js';
+
+const DEVICE_APP = { ...PUBLIC_DEVICE_APP, idTokenRoleAssertion: true };
 
 /**
  * The device authorization grant (RFC 8628; issue 13) with real client libraries: openid-client
@@ -22,14 +24,6 @@ let person: Human;
 let device: WebApp;
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
 
-const DEVICE_APP = {
-  appType: 'OIDC_APP_TYPE_NATIVE',
-  authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
-  // A response type needs its grant (ZITADEL's IsValid), so device apps keep the code flow too.
-  redirectUris: ['http://127.0.0.1/callback'],
-  grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_DEVICE_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
-  idTokenRoleAssertion: true,
-};
 
 beforeAll(async () => {
   server = await startInProcess({ clock });
@@ -73,15 +67,7 @@ function submitCode(agent: Agent, page: Step): Promise<Step> {
 }
 
 /** Walks the device page from verification_uri_complete: the code form, then the login. */
-async function enterCode(agent: Agent, verificationUriComplete: string, who: Human = person): Promise<Step> {
-  const url = new URL(verificationUriComplete);
-  let page = await agent.follow(url.pathname + url.search);
-  expect(page.status).toBe(200);
-  page = await submitCode(agent, page);
-  if (page.html?.includes('action="/ui/login/loginname"')) page = await submit(agent, page, '/ui/login/loginname', { loginName: who.loginName });
-  if (page.html?.includes('action="/ui/login/password"')) page = await submit(agent, page, '/ui/login/password', { password: who.password });
-  return page;
-}
+const enterCode = (agent: Agent, verificationUriComplete: string, who: Human = person): Promise<Step> => enterDeviceCode(agent, verificationUriComplete, who);
 
 const poll = async (app: WebApp, deviceCode: string) => {
   const as = { issuer: server.issuer, token_endpoint: `${server.url}/oauth/v2/token`, device_authorization_endpoint: `${server.url}/oauth/v2/device_authorization` };

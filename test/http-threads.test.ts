@@ -9,7 +9,7 @@ import { startInProcess, TestClock, type InProcessServer } from './helpers/in-pr
 import { freePort, startServer, tempDataDir } from './helpers/server.js';
 import { Connection } from './helpers/connection.js';
 import { LogoutReceiver } from './helpers/logout-receiver.js';
-import { Agent, createHuman, createWebApp, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
+import { Agent, createHuman, createWebApp, DEVICE_APP, enterDeviceCode, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
 
 /**
  * Two HTTP threads (SESAME_HTTP_THREADS=2) on one port: the main thread and an acceptor beside
@@ -253,23 +253,12 @@ describe('two HTTP threads on one port', () => {
   });
 
   it('one device code redeemed on every connection at once gets tokens once; the device pages and grant are served on every thread', async () => {
-    const tv = await createWebApp(server, {
-      name: 'threads-tv',
-      appType: 'OIDC_APP_TYPE_NATIVE',
-      authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
-      redirectUris: ['http://127.0.0.1/callback'],
-      grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_DEVICE_CODE'],
-    });
+    const tv = await createWebApp(server, { name: 'threads-tv', ...DEVICE_APP });
     const started = await connections[1]!.post('/oauth/v2/device_authorization', undefined, { client_id: tv.clientId, scope: 'openid' });
     expect(started.status).toBe(200);
     // The person enters the code and allows the device (the login pages are the main thread's).
     const agent = new Agent(server);
-    const link = new URL(started.body.verification_uri_complete as string);
-    let page = await agent.follow(link.pathname + link.search);
-    const userCode = /id="user_code" name="user_code"[^>]* value="([^"]*)"/.exec(page.html ?? '')?.[1] ?? '';
-    page = await submit(agent, page, '/ui/login/device', { user_code: userCode });
-    if (page.html?.includes('action="/ui/login/loginname"')) page = await submit(agent, page, '/ui/login/loginname', { loginName: person.loginName });
-    if (page.html?.includes('action="/ui/login/password"')) page = await submit(agent, page, '/ui/login/password', { password: person.password });
+    const page = await enterDeviceCode(agent, started.body.verification_uri_complete as string, person);
     const allowed = await submit(agent, page, '/ui/login/device/consent', { decision: 'allow' });
     expect(allowed.status).toBe(200);
     clock.advance(5_000);

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Storage } from '../storage/db.js';
+import { buildIndexOnce } from '../storage/index-once.js';
 import { mustWin } from '../storage/decisions.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { sha256Base64url } from '../util/hash.js';
@@ -90,16 +91,11 @@ export class DeviceAuthorizationsActor {
     this.userCodeKey = masterKey.deriveKey('device-user-code');
     this.db = storage.stores.deviceAuthorizations;
     this.index = storage.stores.deviceAuthorizationIndex;
-    // Data dirs from before the index: built once, on the first start that finds it missing.
-    if (this.index.getKeysCount({ limit: 1 }) === 0 && this.db.getKeysCount({ limit: 1 }) > 0) {
-      this.index.transactionSync(() => {
-        for (const { value } of this.db.getRange()) {
-          const r = value as DeviceAuthorization;
-          void this.index.put(`u/${r.userCodeKey}`, r.id);
-          void this.index.put(expiryKey(sha256Base64url(r.clientId), r.exp, r.id), r.id);
-        }
-      });
-    }
+    // Data dirs from before the index: built once.
+    buildIndexOnce(this.db, this.index, (r: DeviceAuthorization) => [
+      [`u/${r.userCodeKey}`, r.id],
+      [expiryKey(sha256Base64url(r.clientId), r.exp, r.id), r.id],
+    ]);
   }
 
   private keyOfUserCode(userCode: string): string {

@@ -1,5 +1,6 @@
 import { log } from '../util/log.js';
 import type { Storage } from '../storage/db.js';
+import { buildIndexOnce } from '../storage/index-once.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256Base64url } from '../util/hash.js';
 import { amrOf, type AuthChecks } from '../model/auth-checks.js';
@@ -64,16 +65,11 @@ export class UserSessionsActor {
   ) {
     this.db = storage.stores.userSessions;
     this.index = storage.stores.sessionIndex;
-    // Data dirs from before the index: built once, on the first start that finds it missing.
-    if (this.index.getKeysCount({ limit: 1 }) === 0 && this.db.getKeysCount({ limit: 1 }) > 0) {
-      this.index.transactionSync(() => {
-        for (const { value } of this.db.getRange()) {
-          const s = value as UserSession;
-          void this.index.put(agentKey(s.agentId, s.id), true);
-          void this.index.put(userKey(s.userId, s.id), true);
-        }
-      });
-    }
+    // Data dirs from before the index: built once.
+    buildIndexOnce(this.db, this.index, (s: UserSession) => [
+      [agentKey(s.agentId, s.id), true],
+      [userKey(s.userId, s.id), true],
+    ]);
   }
 
   private live(s: View<UserSession> | undefined, now = clock.now()): s is View<UserSession> {

@@ -249,3 +249,23 @@ export async function codeFlowTokens(server: ServerAddress, app: WebApp, person:
   if (tokens.status !== 200) throw new Error(`code exchange: ${tokens.status} ${JSON.stringify(tokens)}`);
   return { ...tokens, agent };
 }
+
+/** A device app (RFC 8628): native, public; a response type needs its grant (ZITADEL's IsValid), so it keeps the code flow too. */
+export const DEVICE_APP = {
+  appType: 'OIDC_APP_TYPE_NATIVE',
+  authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
+  redirectUris: ['http://127.0.0.1/callback'],
+  grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_DEVICE_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
+};
+
+/** Walks the device page from verification_uri_complete as a browser would: the code form (filled in from the link), then the login. */
+export async function enterDeviceCode(agent: Agent, verificationUriComplete: string, who: { loginName: string; password: string }): Promise<Step> {
+  const url = new URL(verificationUriComplete);
+  let page = await agent.follow(url.pathname + url.search);
+  if (page.status !== 200) throw new Error(`device page: ${page.status}`);
+  const userCode = /id="user_code" name="user_code"[^>]* value="([^"]*)"/.exec(page.html ?? '')?.[1] ?? '';
+  page = await submit(agent, page, '/ui/login/device', { user_code: userCode });
+  if (page.html?.includes('action="/ui/login/loginname"')) page = await submit(agent, page, '/ui/login/loginname', { loginName: who.loginName });
+  if (page.html?.includes('action="/ui/login/password"')) page = await submit(agent, page, '/ui/login/password', { password: who.password });
+  return page;
+}

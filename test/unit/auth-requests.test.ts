@@ -67,7 +67,7 @@ describe('AuthRequestsActor transitions', () => {
     expect(auth.authenticatedUserId).toBe('u1');
     await actor.enterStep(auth, 'mfa-setup');
     const first = auth.pendingOtpSecret;
-    await actor.failOtp(auth).written;
+    expect(await actor.failOtp(auth)).toBe(1);
     await actor.enterStep(auth, 'mfa-setup');
     expect(auth.otpFailures).toBe(0);
     expect(auth.pendingOtpSecret).not.toBe(first);
