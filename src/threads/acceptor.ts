@@ -17,10 +17,10 @@ import { osThreadId } from '../util/os-thread-id.js';
 
 /**
  * An HTTP acceptor thread: listens on the main thread's port beside it (the kernel spreads
- * connections over the threads) and serves the hot paths from its own copy of the directory
- * (discovery, JWKS, introspection, userinfo, revocation, client_credentials; see
- * local-routes.ts); everything else it forwards to the main thread, which owns the state those
- * requests change. See README "Threads".
+ * connections over the threads) and serves every flow whose state the store decides, from its own
+ * copy of the directory (see local-routes.ts); the login pages, the management API, registration
+ * and import it hands to the main thread, which writes the directory and runs the password pool.
+ * See README "Threads".
  */
 const data = workerData as AcceptorData;
 const port = parentPort!;

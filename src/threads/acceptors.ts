@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { HttpServer, RouteDescriptor } from '../http/server.js';
 import { log, writeLogLine } from '../util/log.js';
+import { WORKER_YOUNG_GENERATION_MB } from '../util/thread-memory.js';
 import type { AcceptorData, FromAcceptor, ToAcceptor } from './protocol.js';
 
 /** The HTTP acceptor threads beside the main thread (see acceptor.ts). */
@@ -55,7 +56,7 @@ export async function startAcceptors(count: number, routes: RouteDescriptor[], s
       prepared.reject(error);
       started.reject(error);
     };
-    const worker = new Worker(ENTRY, { workerData: { ...data, index, routes } satisfies AcceptorData });
+    const worker = new Worker(ENTRY, { workerData: { ...data, index, routes } satisfies AcceptorData, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
     const slot = threads.length;
     const ended = new Promise<void>((done) => worker.once('exit', () => done()));
     threads.push({ worker, ended, prepared: prepared.promise, listening: started.promise });

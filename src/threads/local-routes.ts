@@ -45,9 +45,11 @@ export interface LocalRoutes {
 }
 
 /**
- * The acceptor thread's copy of the directory and the services of its hot paths, loaded from
- * LMDB as committed. Nothing here writes, except an opaque token's record under a fresh random
- * key; whatever needs the main thread's state throws NeedsOwner (see ownerOnly) and is forwarded.
+ * The acceptor thread's copy of the directory, loaded from LMDB as committed, and the routes it
+ * serves with the parts every thread has (src/compose.ts): every flow whose state the store decides.
+ * Routes that write the directory or hash passwords are not mounted here (the main thread serves
+ * them); a served route that meets something only the main thread has (the pool signer) throws
+ * NeedsOwner before it changes anything, and the request is handed over whole.
  */
 export function buildLocalRoutes(input: {
   config: Config;

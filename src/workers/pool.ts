@@ -3,6 +3,7 @@ import { Piscina } from 'piscina';
 import { isCostly, parseEncodedHash } from '../crypto/passwords/registry.js';
 import { Batcher, Slots } from './batcher.js';
 import { Lane } from './lane.js';
+import { WORKER_YOUNG_GENERATION_MB } from '../util/thread-memory.js';
 import { traced, tracingOn } from '../observability/tracing.js';
 import type { HashPasswordTask, SignatureItem, SignBatchTask, VerifyPasswordResult, VerifySignaturesTask, VerifyPasswordTask } from './tasks.js';
 
@@ -113,5 +114,6 @@ function threadPool(threads: number): Piscina {
     // One task per thread at a time: queued signatures then wait in the batcher and ride the
     // next task together instead of queuing as many small tasks.
     concurrentTasksPerWorker: 1,
+    resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
   });
 }
