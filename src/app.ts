@@ -13,6 +13,7 @@ import { DataDirError, prepareDataDir } from './storage/data-dir.js';
 import { installClock, installedClockCell, type Clock } from './util/clock.js';
 import { startAcceptors, type Acceptors } from './threads/acceptors.js';
 import { composeFlowPorts } from './compose.js';
+import { LeasesActor } from './actors/leases.js';
 import type { MasterKey } from './crypto/master-key.js';
 import { MasterKeyMismatchError, openDirectory, openMasterKey } from './directory.js';
 import type { KeyGenerator } from './actors/keys.js';
@@ -218,8 +219,13 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const sweep = () => {
       return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep(), deviceAuthorizations.sweep(), pushedRequests.sweep(), failureWindows.sweep(FAILURE_WINDOWS_KEPT_MS)]);
     };
+    // One process (later, one node) sweeps at a time: the one holding the lease, renewed at each sweep.
+    const leases = new LeasesActor(storage);
     sweeper = setInterval(() => {
-      sweep().catch((error: unknown) => log.error('sweep failed', { error: String(error) }));
+      leases
+        .hold('sweep', 2 * config.sweepInterval)
+        .then((held) => (held ? sweep() : undefined))
+        .catch((error: unknown) => log.error('sweep failed', { error: String(error) }));
     }, config.sweepInterval);
     sweeper.unref();
     const deliveries = logoutDeliveries;

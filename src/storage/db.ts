@@ -54,6 +54,8 @@ const STORES = [
   'consents',
   // Failures counted per key in a sliding window (FailureWindowsActor): wrong user codes per address.
   'failureWindows',
+  // Leases for periodic work (LeasesActor): who sweeps now.
+  'leases',
 ] as const;
 export type StoreName = (typeof STORES)[number];
 

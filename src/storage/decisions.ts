@@ -55,7 +55,21 @@ export interface Decisions {
    * then the INSERT.
    */
   insertBounded<V>(db: Database<V, string>, key: string, value: (slot: string) => V, group: BoundedGroup): Promise<string>;
+  /**
+   * Holds the lease `name` for `holder` until `until` (ms): true when it was free, expired or
+   * already this holder's (then extended); false while another holder has it. For periodic work
+   * one process (later, one node) does at a time: sweeps.
+   * PostgreSQL: `INSERT … ON CONFLICT (name) DO UPDATE SET holder = $2, until = $3 WHERE
+   * leases.holder = $2 OR leases.until <= $now RETURNING name`.
+   */
+  lease(db: Database<Lease, string>, name: string, holder: string, now: number, until: number): Promise<boolean>;
   update<V>(db: Database<V, string>, key: string, next: (found: V | undefined) => V | null | undefined, also?: (found: V | undefined, next: V | null) => void): Promise<V | undefined>;
+}
+
+/** Who holds a lease, and until when (ms). */
+export interface Lease {
+  holder: string;
+  until: number;
 }
 
 /** A group of records with a bound (see Decisions.insertBounded): its index store, its name there, how many it keeps. */
@@ -108,6 +122,14 @@ export const lmdbDecisions: Decisions = {
       void group.index.put(slot, key);
       void db.put(key, value(slot));
       return slot;
+    });
+  },
+  lease(db, name, holder, now, until) {
+    return db.transaction(() => {
+      const current = db.get(name);
+      if (current && current.holder !== holder && current.until > now) return false;
+      void db.put(name, { holder, until });
+      return true;
     });
   },
   update(db, key, next, also) {

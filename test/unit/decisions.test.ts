@@ -1,9 +1,10 @@
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
+import { LeasesActor } from '../../src/actors/leases.js';
 
 /**
- * The store's decisions (src/storage/decisions.ts): first use and claim once, on LMDB, alone and
+ * The store's decisions (src/storage/decisions.ts): first use, claim once, leases, on LMDB, alone and
  * raced by several threads that each open the store (as the HTTP threads do): exactly one wins.
  */
 let temp: TempStorage;
@@ -98,5 +99,20 @@ describe('decisions raced by threads', () => {
     expect(answers.filter((a) => a.taken)).toHaveLength(1);
     const storage = await temp.reopen();
     expect(storage.stores.authCodes.get('code')).toEqual({ id: 'code', usedAt: claimers[0]!.index });
+  });
+});
+
+describe('leases', () => {
+  it('one holder at a time; the holder renews; another takes over once it expired', async () => {
+    temp = openTempStorage('leases');
+    const a = new LeasesActor(temp.storage);
+    const b = new LeasesActor(temp.storage);
+    expect(await Promise.all([a.hold('sweep', 1000, 0), b.hold('sweep', 1000, 0)])).toEqual([true, false]);
+    expect(await a.hold('sweep', 1000, 900)).toBe(true);
+    expect(await b.hold('sweep', 1000, 1899)).toBe(false);
+    expect(await b.hold('sweep', 1000, 1900)).toBe(true);
+    expect(await a.hold('sweep', 1000, 2000)).toBe(false);
+    // Another lease is another name.
+    expect(await a.hold('rotation', 1000, 2000)).toBe(true);
   });
 });
