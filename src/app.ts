@@ -30,6 +30,9 @@ import { observeThread } from './observability/thread-observability.js';
 import { osThreadId } from './util/os-thread-id.js';
 import { ScrapeListenError, startScrapeListener, type ScrapeListener } from './observability/scrape-listener.js';
 
+/** How long the key rotation lease lasts unrenewed: twice the longest gap between the rotation timer's looks (an hour). */
+const KEY_ROTATION_LEASE_MS = 2 * 3_600_000;
+
 /** Failure windows are kept this long after their last failure (the longest counted: open registrations per address, an hour). */
 const FAILURE_WINDOWS_KEPT_MS = 60 * 60_000;
 
@@ -219,8 +222,10 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const sweep = () => {
       return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep(), deviceAuthorizations.sweep(), pushedRequests.sweep(), failureWindows.sweep(FAILURE_WINDOWS_KEPT_MS)]);
     };
-    // One process (later, one node) sweeps at a time: the one holding the lease, renewed at each sweep.
+    // One process (later, one node) sweeps and rotates keys at a time: the one holding each lease,
+    // renewed each time (the rotation timer looks at least hourly).
     const leases = new LeasesActor(storage);
+    keys.rotateOnlyWhile(() => leases.hold('key-rotation', KEY_ROTATION_LEASE_MS));
     sweeper = setInterval(() => {
       leases
         .hold('sweep', 2 * config.sweepInterval)

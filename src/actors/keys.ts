@@ -141,6 +141,17 @@ export class KeysActor {
     return stored;
   }
 
+  /** Whether this process may rotate now (the timer asks first; default: always). */
+  private mayRotate: () => Promise<boolean> = () => Promise.resolve(true);
+
+  /**
+   * Rotates on the timer only while `held()` says so: of several processes on one store (later, the
+   * nodes on one database), the one holding the rotation lease; the others look again later.
+   */
+  rotateOnlyWhile(held: () => Promise<boolean>): void {
+    this.mayRotate = held;
+  }
+
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
@@ -260,14 +271,14 @@ export class KeysActor {
     // Timers cap at ~24.8 days; check at least hourly so long intervals still fire.
     const delay = delayMs ?? Math.min(Math.max(due - clock.now(), 0), 3_600_000);
     this.timer = setTimeout(() => {
-      this.rotateIfDue().then(
-        () => this.scheduleRotation(),
-        (error: unknown) => {
+      // Another process holding the rotation lease rotates; this one looks again later.
+      this.mayRotate()
+        .then((held) => (held ? this.rotateIfDue().then(() => this.scheduleRotation()) : this.scheduleRotation(RETRY_AFTER_FAILURE_MS)))
+        .catch((error: unknown) => {
           log.error('key rotation failed', { error: String(error) });
           // The key set is unchanged, so the rotation is still due: try again later, not at once.
           this.scheduleRotation(RETRY_AFTER_FAILURE_MS);
-        },
-      );
+        });
     }, delay);
     this.timer.unref();
   }

@@ -263,12 +263,14 @@ describe('KeysActor timer', () => {
   /**
    * The attempt the timer started (the spied rotateIfDue's promise), awaited to its end: the real
    * asynchronous work (key generation on libuv's pool, LMDB commits) then has run, however fast the
-   * machine is. The timer's own handlers were attached first, so they have run too.
+   * machine is; the timer's own handlers run in the loop's next turn (`turn`).
    */
   const settled = (attempt: { value: unknown } | undefined) => Promise.resolve(attempt!.value).then(
     () => undefined,
     () => undefined,
   );
+  /** The timer first asks whether this process holds the rotation lease (a promise): its answer is in once the loop turns. */
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
 
   it('a failed timed rotation is retried a minute later, not at once; stop() ends the timer', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
@@ -281,20 +283,51 @@ describe('KeysActor timer', () => {
     failing.mode = 'transaction';
     // The timer checks at least hourly.
     vi.advanceTimersByTime(HOUR);
+    await turn();
     expect(attempts).toHaveBeenCalledTimes(1);
     await settled(attempts.mock.results[0]);
+    await turn();
     expect(errors).toHaveBeenCalledTimes(1);
     expect(errors.mock.calls[0]![0]).toBe('key rotation failed');
     vi.advanceTimersByTime(60_000 - 1);
     expect(attempts).toHaveBeenCalledTimes(1);
     failing.mode = 'none';
     vi.advanceTimersByTime(1);
+    await turn();
     expect(attempts).toHaveBeenCalledTimes(2);
     await settled(attempts.mock.results[1]);
+    await turn();
     expect(actor.signingKey().kid).toBe(next);
     expect(errors).toHaveBeenCalledTimes(1);
     actor.stop();
     vi.advanceTimersByTime(10 * INTERVAL);
+    await turn();
     expect(attempts).toHaveBeenCalledTimes(2);
+  });
+
+  it('rotates on the timer only while this process holds the rotation lease; without it, looks again a minute later', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const actor = await started('EdDSA', { mode: 'none' as Failure });
+    const [active, next] = jwksKids(actor);
+    let held = false;
+    const asked: number[] = [];
+    actor.rotateOnlyWhile(async () => {
+      asked.push(now);
+      return held;
+    });
+    const attempts = vi.spyOn(actor, 'rotateIfDue');
+    now += INTERVAL;
+    vi.advanceTimersByTime(HOUR);
+    await turn();
+    expect(asked).toHaveLength(1);
+    expect(attempts).not.toHaveBeenCalled();
+    expect(actor.signingKey().kid).toBe(active);
+    held = true;
+    vi.advanceTimersByTime(60_000);
+    await turn();
+    expect(attempts).toHaveBeenCalledTimes(1);
+    await settled(attempts.mock.results[0]);
+    expect(actor.signingKey().kid).toBe(next);
+    actor.stop();
   });
 });
