@@ -53,6 +53,8 @@ export interface RunningApp {
   tick(): Promise<void>;
   /** Requests each HTTP thread received so far, the main thread's first (one entry per SESAME_HTTP_THREADS). */
   requestsPerThread(): Promise<number[]>;
+  /** Requests each acceptor thread handed to the main thread so far (empty with one HTTP thread). */
+  requestsHandedOver(): number[];
   /** Stop accepting, finish in-flight requests, flush storage, stop workers. */
   shutdown(): Promise<void>;
 }
@@ -271,6 +273,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         await deliveries.deliverDue();
       },
       requestsPerThread: () => (threads ? threads.served() : Promise.resolve([server.requestsServed()])),
+      requestsHandedOver: () => threads?.handedOver() ?? [],
       async shutdown() {
         ready = false;
         clearInterval(sweeper);

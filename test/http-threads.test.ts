@@ -51,6 +51,8 @@ afterAll(async () => {
 const issue = (c: Connection) => c.post('/oauth/v2/token', basicAuth(machine.clientId, machine.clientSecret), { grant_type: 'client_credentials', scope: audience });
 const introspect = (c: Connection, token: string) => c.post('/oauth/v2/introspect', introspector, { token });
 const onEvery = <T>(work: (c: Connection) => Promise<T>) => Promise.all(connections.map(work));
+/** Requests the acceptor thread handed to the main thread so far: what it served itself does not count. */
+const handedOver = () => server.app.requestsHandedOver()[0]!;
 
 describe('two HTTP threads on one port', () => {
   it('both threads serve the port', async () => {
@@ -137,8 +139,11 @@ describe('two HTTP threads on one port', () => {
     const done = await signIn(new Agent(server), `/oauth/v2/authorize?${params}`, person);
     const code = responseParams(done.location!).get('code')!;
     const auth = basicAuth(web.clientId, web.clientSecret);
+    const before = handedOver();
     const answers = await onEvery((c) => c.post('/oauth/v2/token', auth, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT }));
     expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
+    // Served where they arrived: the acceptor handed none of them to the main thread.
+    expect(handedOver()).toBe(before);
     for (const r of answers.filter((a) => a.status !== 200)) expect(r.body.error).toBe('invalid_grant');
 
     // A refresh token from a code redeemed once (the raced code's grant is revoked for its reuse, RFC 6749
@@ -147,8 +152,10 @@ describe('two HTTP threads on one port', () => {
     const redeemed = await connections[0]!.post('/oauth/v2/token', auth, { grant_type: 'authorization_code', code: responseParams(again.location!).get('code')!, redirect_uri: REDIRECT });
     expect(redeemed.status).toBe(200);
     const refreshToken = redeemed.body.refresh_token as string;
+    const beforeRefresh = handedOver();
     const refreshed = await onEvery((c) => c.post('/oauth/v2/token', auth, { grant_type: 'refresh_token', refresh_token: refreshToken }));
     expect(refreshed.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(handedOver()).toBe(beforeRefresh);
     for (const r of refreshed.filter((a) => a.status !== 200)) expect(r.body.error).toBe('invalid_grant');
   });
 
@@ -241,6 +248,7 @@ describe('two HTTP threads on one port', () => {
     const use = (c: Connection, requestUri: string) =>
       c.get(`/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, request_uri: requestUri })}`, { cookie });
     // Pushed on every connection, each used on another: every thread reads what any thread pushed.
+    const before = handedOver();
     const pushed = await onEvery(push);
     for (const p of pushed) expect(p.status).toBe(201);
     const used = await Promise.all(connections.map((c, i) => use(c, pushed[(i + 1) % CONNECTIONS]!.body.request_uri as string)));
@@ -250,6 +258,7 @@ describe('two HTTP threads on one port', () => {
     const raced = await onEvery((c) => use(c, one));
     expect(raced.filter((r) => r.status === 302)).toHaveLength(1);
     for (const r of raced.filter((a) => a.status !== 302)) expect(r.status).toBe(400);
+    expect(handedOver()).toBe(before);
   });
 
   it('one device code redeemed on every connection at once gets tokens once; the device pages and grant are served on every thread', async () => {
@@ -262,8 +271,10 @@ describe('two HTTP threads on one port', () => {
     const allowed = await submit(agent, page, '/ui/login/device/consent', { decision: 'allow' });
     expect(allowed.status).toBe(200);
     clock.advance(5_000);
+    const before = handedOver();
     const answers = await onEvery((c) => c.post('/oauth/v2/token', undefined, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: started.body.device_code as string, client_id: tv.clientId }));
     expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(handedOver()).toBe(before);
     // The others polled too soon after it (slow_down) or found the code used (invalid_grant).
     for (const r of answers.filter((a) => a.status !== 200)) expect(['slow_down', 'invalid_grant']).toContain(r.body.error);
   });
@@ -285,8 +296,10 @@ describe('two HTTP threads on one port', () => {
         }),
       );
       const before = await server.app.requestsPerThread();
+      const handedBefore = handedOver();
       const ended = await Promise.all(sessions.map(({ c, idToken }) => c.get(`/oidc/v1/end_session?id_token_hint=${encodeURIComponent(idToken)}`)));
       for (const r of ended) expect(r.status).toBe(200);
+      expect(handedOver()).toBe(handedBefore);
       const after = await server.app.requestsPerThread();
       // Both threads ended some of them (the acceptor queues its logouts in the store's outbox).
       expect(after.map((n, i) => n - before[i]!).every((n) => n > 0)).toBe(true);

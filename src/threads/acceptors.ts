@@ -12,6 +12,8 @@ export interface Acceptors {
   osThreadIds(): number[];
   /** Requests each thread received so far, the main thread's first (forwarded ones count where they arrived). */
   served(): Promise<number[]>;
+  /** Requests each acceptor thread handed to the main thread so far (one entry per acceptor). */
+  handedOver(): number[];
   /** Stops them accepting, waits until what they received is answered, ends them. */
   stop(timeoutMs: number): Promise<void>;
 }
@@ -47,6 +49,8 @@ export async function startAcceptors(count: number, routes: RouteDescriptor[], s
   const endedSlots = new Set<number>();
   let stopping = false;
   let forwarded = 0;
+  /** Per acceptor slot, the requests it handed over. */
+  const handedOver: number[] = [];
 
   const start = (index: number) => {
     const prepared = deferred();
@@ -67,6 +71,7 @@ export async function startAcceptors(count: number, routes: RouteDescriptor[], s
       switch (message.type) {
         case 'forward':
           forwarded++;
+          handedOver[slot] = (handedOver[slot] ?? 0) + 1;
           server.serveForwarded(message.request).then(
             (response) => {
               // A Buffer body may share a pooled allocation: copied to its own, then moved.
@@ -152,6 +157,7 @@ export async function startAcceptors(count: number, routes: RouteDescriptor[], s
       await Promise.all(threads.map((thread) => thread.listening));
     },
     osThreadIds: () => [...osThreadIds],
+    handedOver: () => threads.map((_, slot) => handedOver[slot] ?? 0),
     async served() {
       const counts = await Promise.all(
         threads.map((_, slot) => ask(slot, { type: 'served' }, (reply) => (reply.type === 'served' ? reply.count : reply.type === 'drained' ? 0 : undefined))),
