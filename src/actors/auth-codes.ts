@@ -1,5 +1,6 @@
 import type { Storage } from '../storage/db.js';
 import { mustWin } from '../storage/decisions.js';
+import { sweepExpired } from '../storage/sweep.js';
 import { sha256Base64url } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
 import { clock } from '../util/clock.js';
@@ -81,15 +82,7 @@ export class AuthCodesActor {
     };
   }
 
-  async sweep(now = clock.now()): Promise<number> {
-    const db = this.storage.stores.authCodes;
-    const expired: string[] = [];
-    for (const { key, value } of db.getRange()) if ((value as CodeRecord).exp <= now) expired.push(key);
-    if (expired.length > 0) {
-      await db.transaction(() => {
-        for (const id of expired) void db.remove(id);
-      });
-    }
-    return expired.length;
+  sweep(now = clock.now()): Promise<number> {
+    return sweepExpired(this.storage.stores.authCodes, (record: CodeRecord) => record.exp <= now);
   }
 }

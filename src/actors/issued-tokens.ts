@@ -1,5 +1,6 @@
 import type { Database } from 'lmdb';
 import type { Storage } from '../storage/db.js';
+import { sweepExpired } from '../storage/sweep.js';
 import { sha256 } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
 import { clock } from '../util/clock.js';
@@ -57,11 +58,7 @@ export function grantChain(grantId: string): string[] {
   return grantId.split(GRANT_CHAIN_SEPARATOR);
 }
 
-const SWEEP_CHUNK = 2000;
-
 export class IssuedTokensActor {
-  private sweepCursor: Buffer | undefined;
-
   constructor(private readonly storage: Storage) {}
 
   /** True when the token's grant was revoked or its user session ended. */
@@ -139,37 +136,15 @@ export class IssuedTokensActor {
     await this.storage.durable(this.storage.tokens.remove(sha256(token)));
   }
 
-  /**
-   * Removes expired opaque tokens (a chunk per call, so a large store is swept across several ticks
-   * without stalling the event loop) and the revocations whose tokens have all expired.
-   */
+  /** Removes expired opaque tokens, and the revocations whose tokens have all expired (one extended meanwhile stays). */
   async sweep(now = clock.now()): Promise<number> {
     const nowSeconds = Math.floor(now / 1000);
-    let last: Buffer | undefined;
-    let seen = 0;
-    const range = this.storage.tokens.getRange(this.sweepCursor ? { start: this.sweepCursor, limit: SWEEP_CHUNK } : { limit: SWEEP_CHUNK });
-    const writes: Promise<boolean>[] = [];
-    for (const { key, value } of range) {
-      seen++;
-      last = key;
-      if ((value as AccessTokenClaims).exp <= nowSeconds) writes.push(this.storage.tokens.remove(key));
-    }
-    this.sweepCursor = seen === SWEEP_CHUNK && last ? Buffer.concat([last, Buffer.from([0])]) : undefined;
-    const tokens = writes.length;
-    let revocations = 0;
-    for (const db of [this.storage.revokedJwts, this.storage.stores.revokedGrants, this.storage.stores.revokedSessions] as Database<number, string>[]) {
-      const expired = [...db.getRange()].filter(({ value }) => value <= nowSeconds).map(({ key }) => key);
-      if (expired.length === 0) continue;
-      revocations += expired.length;
-      // Removed in one transaction, each only while still expired: one extended meanwhile (on any thread) stays.
-      writes.push(
-        db.transaction(() => {
-          for (const key of expired) if ((db.get(key) ?? Infinity) <= nowSeconds) void db.remove(key);
-          return true;
-        }),
-      );
-    }
-    await Promise.all(writes);
-    return tokens + revocations;
+    const counts = await Promise.all([
+      sweepExpired(this.storage.tokens, (claims: AccessTokenClaims) => claims.exp <= nowSeconds),
+      ...[this.storage.revokedJwts, this.storage.stores.revokedGrants, this.storage.stores.revokedSessions].map((db) =>
+        sweepExpired(db as Database<number, string>, (until) => until <= nowSeconds),
+      ),
+    ]);
+    return counts.reduce((sum, n) => sum + n, 0);
   }
 }

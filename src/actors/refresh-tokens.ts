@@ -2,6 +2,7 @@ import type { ActorClaim } from './issued-tokens.js';
 import { newOpaqueToken } from '../util/ids.js';
 import type { Storage } from '../storage/db.js';
 import { mustWin } from '../storage/decisions.js';
+import { sweepExpired } from '../storage/sweep.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { secretMatches, sha256 } from '../util/hash.js';
 import { clock } from '../util/clock.js';
@@ -59,7 +60,6 @@ export type Rotation =
   | { status: 'expired'; family: RefreshFamily }
   | { status: 'invalid' };
 
-const SWEEP_CHUNK = 2000;
 /** How many superseded tokens per family are still recognised as reuse (and revoke the family). */
 const SUPERSEDED_KEPT = 32;
 
@@ -72,7 +72,6 @@ function parse(token: string): { familyId: string } | undefined {
 export class RefreshTokensActor {
   /** Writes not yet committed (lmdb reads would still return the older value), with their commit. */
   private readonly pending = new Map<string, { family: RefreshFamily | null; committed: Promise<unknown> }>();
-  private sweepCursor: string | undefined;
 
   constructor(
     private readonly storage: Storage,
@@ -203,20 +202,8 @@ export class RefreshTokensActor {
     });
   }
 
-  /** Removes expired families, a chunk per call. */
-  async sweep(now = clock.now()): Promise<number> {
-    const db = this.storage.stores.refreshFamilies;
-    const range = db.getRange(this.sweepCursor ? { start: this.sweepCursor, limit: SWEEP_CHUNK } : { limit: SWEEP_CHUNK });
-    const writes: Promise<boolean>[] = [];
-    let seen = 0;
-    let last: string | undefined;
-    for (const { key, value } of range) {
-      seen++;
-      last = key;
-      if (this.isExpired(value as RefreshFamily, now)) writes.push(db.remove(key));
-    }
-    this.sweepCursor = seen === SWEEP_CHUNK && last ? `${last}\u0000` : undefined;
-    await Promise.all(writes);
-    return writes.length;
+  /** Removes expired families (one used meanwhile, on any thread, stays). */
+  sweep(now = clock.now()): Promise<number> {
+    return sweepExpired(this.storage.stores.refreshFamilies, (family: RefreshFamily) => this.isExpired(family, now));
   }
 }

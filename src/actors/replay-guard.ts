@@ -1,5 +1,6 @@
 import type { Database } from 'lmdb';
 import type { Storage } from '../storage/db.js';
+import { sweepExpired } from '../storage/sweep.js';
 import { clock } from '../util/clock.js';
 
 /**
@@ -14,7 +15,6 @@ import { clock } from '../util/clock.js';
  */
 /** Longer than any leeway an assertion check grants past `exp` (app clock skew ≤ 5 s, plus 1 s). */
 const REPLAY_MARGIN_SECONDS = 10;
-const SWEEP_CHUNK = 2000;
 
 export class ReplayGuardActor {
   /** replay key → exp (unix seconds) */
@@ -73,19 +73,6 @@ export class ReplayGuardActor {
       return writes.length;
     }
     // The whole store, a chunk per event-loop turn (other requests run between chunks).
-    let cursor: string | undefined;
-    do {
-      let seen = 0;
-      let last: string | undefined;
-      for (const { key, value } of this.db.getRange(cursor ? { start: cursor, limit: SWEEP_CHUNK } : { limit: SWEEP_CHUNK })) {
-        seen++;
-        last = key;
-        if (value < nowSeconds) writes.push(this.db.remove(key));
-      }
-      cursor = seen === SWEEP_CHUNK ? `${last}\u0000` : undefined;
-      if (cursor) await new Promise((resolve) => setImmediate(resolve));
-    } while (cursor);
-    await Promise.all(writes);
-    return writes.length;
+    return sweepExpired(this.db, (exp) => exp < nowSeconds);
   }
 }

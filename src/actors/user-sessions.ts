@@ -1,6 +1,7 @@
 import { log } from '../util/log.js';
 import type { Storage } from '../storage/db.js';
 import { buildIndexOnce } from '../storage/index-once.js';
+import { sweepExpired } from '../storage/sweep.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256Base64url } from '../util/hash.js';
 import { amrOf, type AuthChecks } from '../model/auth-checks.js';
@@ -189,11 +190,11 @@ export class UserSessionsActor {
     await Promise.all(sessions.map((s) => this.change(s.id, (current) => (current ? null : undefined))));
   }
 
-  async sweep(now = clock.now()): Promise<number> {
-    const expired: View<UserSession>[] = [];
-    for (const { value } of this.db.getRange()) if (!this.live(value as View<UserSession>, now)) expired.push(value as View<UserSession>);
-    // Ended only while still idle: one used meanwhile (on any thread) stays.
-    await Promise.all(expired.map((s) => this.change(s.id, (current) => (current && !this.live(current, now) ? null : undefined))));
-    return expired.length;
+  /** Forgets idle sessions, with their index entries (one used meanwhile, on any thread, stays). */
+  sweep(now = clock.now()): Promise<number> {
+    return sweepExpired(this.db, (s: UserSession) => !this.live(s, now), (sid, s) => {
+      void this.index.remove(agentKey(s.agentId, sid));
+      void this.index.remove(userKey(s.userId, sid));
+    });
   }
 }
