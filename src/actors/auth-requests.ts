@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { Locale, ValidatedAuthRequest } from '../model/authorization.js';
 import type { Database } from 'lmdb';
 import type { Storage } from '../storage/db.js';
+import { leaveBoundedGroup } from '../storage/decisions.js';
 import type { Prompt } from '../model/authorization.js';
 import type { AuthChecks } from '../model/auth-checks.js';
 import type { MasterKey } from '../crypto/master-key.js';
@@ -309,7 +310,7 @@ export class AuthRequestsActor {
 
   /** A request is answered once: its response (code or tokens) ends it (and frees its address's place). Resolves once the removal is durable. */
   async finish(id: string): Promise<void> {
-    await this.durable(this.storage.decisions.takeOnce(this.db, id, (found) => found.slot && void this.byAddress.remove(found.slot)));
+    await this.durable(this.storage.decisions.takeOnce(this.db, id, (found) => found.slot && leaveBoundedGroup(this.byAddress, found.slot)));
   }
 
   /** Removes expired requests (with their index entries). */

@@ -1,5 +1,5 @@
 import type { Storage } from '../storage/db.js';
-import { mustWin } from '../storage/decisions.js';
+import { leaveBoundedGroup, mustWin } from '../storage/decisions.js';
 import { sha256Base64url } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
 import { clock } from '../util/clock.js';
@@ -62,7 +62,7 @@ export class PushedRequestsActor {
     // The store decides between threads: one of them takes it, the others find it gone.
     const index = this.storage.stores.pushedRequestsByClient;
     const taken = this.storage.decisions
-      .takeOnce(this.storage.stores.pushedRequests, id, (found: PushedRequest) => found.slot && void index.remove(found.slot))
+      .takeOnce(this.storage.stores.pushedRequests, id, (found: PushedRequest) => found.slot && leaveBoundedGroup(index, found.slot))
       .then((stored) => stored !== undefined);
     return { params: new Map(record.params), removed: this.storage.durable(mustWin(taken, 'pushed request')) };
   }
@@ -73,7 +73,7 @@ export class PushedRequestsActor {
     const index = this.storage.stores.pushedRequestsByClient;
     const expired = [...db.getRange()].map(({ value }) => value as PushedRequest).filter((r) => r.exp <= now);
     await this.storage.durable(
-      Promise.all(expired.map((r) => this.storage.decisions.takeOnce(db, r.id, (found: PushedRequest) => found.slot && void index.remove(found.slot)))),
+      Promise.all(expired.map((r) => this.storage.decisions.takeOnce(db, r.id, (found: PushedRequest) => found.slot && leaveBoundedGroup(index, found.slot)))),
     );
     return expired.length;
   }

@@ -49,8 +49,9 @@ export interface Decisions {
    * Stores `value` under `key` as the newest record of a group (a client's pushed requests, an
    * address's sign-ins), the group's oldest removed so that at most `group.max` stay: a burst
    * churns its own group and never refuses. `value(slot)` gives the record to store, knowing its
-   * index key (its place in the group), which whoever removes the record removes with it (see
-   * takeOnce's `also`). Resolves with that index key.
+   * index key (its place in the group), which whoever removes the record removes with it
+   * (leaveBoundedGroup in takeOnce's `also`). Resolves with that index key. Costs what leaves, not
+   * the group's size.
    * PostgreSQL: one statement, a CTE deleting the group's oldest beyond `max - 1` (by sequence),
    * then the INSERT.
    */
@@ -74,11 +75,28 @@ export interface Lease {
 
 /** A group of records with a bound (see Decisions.insertBounded): its index store, its name there, how many it keeps. */
 export interface BoundedGroup {
-  /** `<group>/<sequence>` → the record's key, oldest first; `<group>#` → the next sequence number. */
+  /** `<group>/<sequence>` → the record's key, oldest first; `<group>#` → the next sequence number and the group's size. */
   index: Database<any, string>;
   /** The group's name: no '/' in it. */
   name: string;
   max: number;
+}
+
+/** A bounded group's next sequence number and how many places it holds. */
+interface GroupMeta {
+  next: number;
+  size: number;
+}
+
+/**
+ * Removes a record's place from its bounded group (see Decisions.insertBounded): call it inside the
+ * transaction that removes the record (takeOnce's `also`), so the group's size stays true.
+ */
+export function leaveBoundedGroup(index: Database<any, string>, slot: string): void {
+  const name = slot.slice(0, slot.lastIndexOf('/'));
+  void index.remove(slot);
+  const meta = index.get(`${name}#`) as GroupMeta | undefined;
+  if (meta) void index.put(`${name}#`, { ...meta, size: Math.max(0, meta.size - 1) } satisfies GroupMeta);
 }
 
 /** The decisions on LMDB: one write transaction each, its read inside it (no other writer in between). */
@@ -108,17 +126,21 @@ export const lmdbDecisions: Decisions = {
   insertBounded(db, key, value, group) {
     const range = { start: `${group.name}/`, end: `${group.name}/\uffff` };
     return db.transaction(() => {
-      // One pass over the group's places, oldest first (a group holds at most `max`). Not getCount or a
-      // range with `limit`: after either, a range read inside an lmdb-js write transaction fails.
-      const held = [...group.index.getRange(range)];
-      for (const { key: slot, value: member } of held.slice(0, Math.max(0, held.length - group.max + 1))) {
-        void group.index.remove(slot);
-        void db.remove(member);
+      // The group's next sequence number and size sit beside its places (`<name>#` sorts before
+      // `<name>/`), so an insert reads only what leaves: the oldest places, when the group is full.
+      const meta = (group.index.get(`${group.name}#`) as GroupMeta | undefined) ?? { next: 0, size: 0 };
+      let size = meta.size;
+      if (size >= group.max) {
+        // Read without `limit` and left early: a range with `limit`, or one after getCount, fails inside an lmdb-js write transaction.
+        for (const { key: slot, value: member } of group.index.getRange(range)) {
+          if (size < group.max) break;
+          void group.index.remove(slot);
+          void db.remove(member);
+          size--;
+        }
       }
-      // The group's next sequence number sits beside its places (`<name>#` sorts before `<name>/`).
-      const sequence = (group.index.get(`${group.name}#`) as number | undefined) ?? 0;
-      void group.index.put(`${group.name}#`, sequence + 1);
-      const slot = `${group.name}/${String(sequence).padStart(12, '0')}`;
+      const slot = `${group.name}/${String(meta.next).padStart(12, '0')}`;
+      void group.index.put(`${group.name}#`, { next: meta.next + 1, size: size + 1 } satisfies GroupMeta);
       void group.index.put(slot, key);
       void db.put(key, value(slot));
       return slot;

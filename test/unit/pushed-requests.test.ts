@@ -35,6 +35,19 @@ describe('PushedRequestsActor', () => {
     expect(pushed.take(third.requestUri, 'c1', T0)).toBeDefined();
   });
 
+  it('a used request frees its place: a client that used what it pushed is not pushed out of its waiting ones', async () => {
+    const pushed = new PushedRequestsActor(temp.storage);
+    const params = new Map([['scope', ['openid']]]);
+    const waiting = await pushed.push('c1', params, T0);
+    for (let i = 1; i < MAX_PUSHED_PER_CLIENT; i++) {
+      const used = await pushed.push('c1', params, T0);
+      await pushed.take(used.requestUri, 'c1', T0)!.removed;
+    }
+    // One waiting and the bound not reached: the next push leaves the oldest waiting one alone.
+    await pushed.push('c1', params, T0);
+    expect(pushed.take(waiting.requestUri, 'c1', T0)).toBeDefined();
+  });
+
   it('the store decides between threads: of two actors on one store (two threads), one takes the request', async () => {
     const a = new PushedRequestsActor(temp.storage);
     const { requestUri } = await a.push('client-1', new Map([['scope', ['openid']]]), T0);
