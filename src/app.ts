@@ -53,7 +53,7 @@ export interface RunningApp {
   tick(): Promise<void>;
   /** Requests each HTTP thread received so far, the main thread's first (one entry per SESAME_HTTP_THREADS). */
   requestsPerThread(): Promise<number[]>;
-  /** Requests each acceptor thread handed to the main thread so far (empty with one HTTP thread). */
+  /** Requests each acceptor thread handed to the main thread so far for what only it serves (empty with one HTTP thread; not those handed over while a thread's directory copy was being reloaded). */
   requestsHandedOver(): number[];
   /** Stop accepting, finish in-flight requests, flush storage, stop workers. */
   shutdown(): Promise<void>;

@@ -51,7 +51,11 @@ afterAll(async () => {
 const issue = (c: Connection) => c.post('/oauth/v2/token', basicAuth(machine.clientId, machine.clientSecret), { grant_type: 'client_credentials', scope: audience });
 const introspect = (c: Connection, token: string) => c.post('/oauth/v2/introspect', introspector, { token });
 const onEvery = <T>(work: (c: Connection) => Promise<T>) => Promise.all(connections.map(work));
-/** Requests the acceptor thread handed to the main thread so far: what it served itself does not count. */
+/**
+ * Requests the acceptor thread handed to the main thread so far for what only that thread serves:
+ * neither what it served itself nor what it handed over while reloading its copy of the directory
+ * (reloads are throttled in real time, so how many of those come after a change depends on the machine).
+ */
 const handedOver = () => server.app.requestsHandedOver()[0]!;
 
 describe('two HTTP threads on one port', () => {

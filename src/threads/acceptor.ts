@@ -61,7 +61,7 @@ function forward(route: ForwardedRequest['route'], req: Request): Promise<Respon
   };
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve, reject });
-    post({ type: 'forward', id, request }, [body.buffer as ArrayBuffer]);
+    post({ type: 'forward', id, request, stale: builtFor !== storage.directoryVersion() }, [body.buffer as ArrayBuffer]);
   });
 }
 

@@ -12,7 +12,7 @@ export interface Acceptors {
   osThreadIds(): number[];
   /** Requests each thread received so far, the main thread's first (forwarded ones count where they arrived). */
   served(): Promise<number[]>;
-  /** Requests each acceptor thread handed to the main thread so far (one entry per acceptor). */
+  /** Requests each acceptor thread handed to the main thread so far for what only it serves (one entry per acceptor; not those handed over while a thread's directory copy was being reloaded). */
   handedOver(): number[];
   /** Stops them accepting, waits until what they received is answered, ends them. */
   stop(timeoutMs: number): Promise<void>;
@@ -71,7 +71,7 @@ export async function startAcceptors(count: number, routes: RouteDescriptor[], s
       switch (message.type) {
         case 'forward':
           forwarded++;
-          handedOver[slot] = (handedOver[slot] ?? 0) + 1;
+          if (!message.stale) handedOver[slot] = (handedOver[slot] ?? 0) + 1;
           server.serveForwarded(message.request).then(
             (response) => {
               // A Buffer body may share a pooled allocation: copied to its own, then moved.

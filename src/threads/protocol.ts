@@ -27,7 +27,8 @@ export type FromAcceptor =
   /** It listens; `osThreadId`: its OS thread id (util/os-thread-id.ts), where there is one. */
   | { type: 'listening'; osThreadId?: number | undefined }
   | { type: 'failed'; message: string }
-  | { type: 'forward'; id: number; request: ForwardedRequest }
+  /** `stale`: handed over while this thread's copy of the directory was behind (being reloaded), not for what the request needs. */
+  | { type: 'forward'; id: number; request: ForwardedRequest; stale: boolean }
   | { type: 'log'; line: string }
   | { type: 'served'; count: number }
   | { type: 'drained' };

@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,4 +33,17 @@ export function openTempStorage(name: string): TempStorage {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A temp storage for each test of a file: `storage()` opens it on first use in a test, and it is
+ * closed and removed after that test.
+ */
+export function tempStorageEach(name: string): () => Storage {
+  let current: TempStorage | undefined;
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return () => (current ??= openTempStorage(name)).storage;
 }

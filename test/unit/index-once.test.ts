@@ -1,21 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UserSessionsActor, type UserSession } from '../../src/actors/user-sessions.js';
-import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
+import { tempStorageEach } from '../helpers/temp-storage.js';
 
 /** A data dir from before the session index: the first start builds it, so browsers find their sessions. */
-let temp: TempStorage;
-afterEach(async () => {
-  await temp?.close();
-});
+const storage = tempStorageEach('index-once');
 
 describe('indexes built once', () => {
   it('sessions stored without the index are found by browser and by user after a start', async () => {
-    temp = openTempStorage('index-once');
     const now = Date.now();
     const session: UserSession = { id: 'V1_1', agentId: 'agent-a', userId: 'u1', authTime: 1, amr: ['pwd'], createdAt: now, lastActiveAt: now };
-    await temp.storage.stores.userSessions.put(session.id, session);
-    expect(temp.storage.stores.sessionIndex.getKeysCount()).toBe(0);
-    const sessions = new UserSessionsActor(temp.storage, 3_600_000);
+    await storage().stores.userSessions.put(session.id, session);
+    expect(storage().stores.sessionIndex.getKeysCount()).toBe(0);
+    const sessions = new UserSessionsActor(storage(), 3_600_000);
     expect(sessions.ofAgent('agent-a').map((s) => s.id)).toEqual(['V1_1']);
     expect(sessions.ofUser('u1').map((s) => s.id)).toEqual(['V1_1']);
   });

@@ -1,21 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BackchannelLogoutsActor } from '../../src/actors/backchannel-logouts.js';
-import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
+import { tempStorageEach } from '../helpers/temp-storage.js';
 
 /**
  * The back-channel logout outbox in the store: queued once per session and app whichever thread
  * queues it, announced on the change feed, and claimed by one attempt at a time.
  */
-let temp: TempStorage;
-afterEach(async () => {
-  await temp?.close();
-});
+const storage = tempStorageEach('outbox');
 
 describe('the logout outbox', () => {
   it('queues a session and app once across threads, and announces what it queued', async () => {
-    temp = openTempStorage('outbox');
-    const one = new BackchannelLogoutsActor(temp.storage);
-    const two = new BackchannelLogoutsActor(temp.storage);
+    const one = new BackchannelLogoutsActor(storage());
+    const two = new BackchannelLogoutsActor(storage());
     const seen = one.changes();
     const woken = one.changesAfter(seen, 60_000);
     const logout = { clientId: 'app', sub: 'u1', sid: 's1' };
@@ -30,9 +26,8 @@ describe('the logout outbox', () => {
   });
 
   it('one attempt at a time: a claimed row is not due and not claimed again until its claim ends', async () => {
-    temp = openTempStorage('outbox');
-    const one = new BackchannelLogoutsActor(temp.storage);
-    const two = new BackchannelLogoutsActor(temp.storage);
+    const one = new BackchannelLogoutsActor(storage());
+    const two = new BackchannelLogoutsActor(storage());
     await one.enqueue([{ clientId: 'app', sub: 'u1', sid: 's1' }], 1000);
     const claims = await Promise.all([one.claim('s1|app', 1000, 5000), two.claim('s1|app', 1000, 5000)]);
     expect(claims.filter(Boolean)).toHaveLength(1);

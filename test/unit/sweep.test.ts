@@ -1,17 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sweepExpired } from '../../src/storage/sweep.js';
-import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
+import { tempStorageEach } from '../helpers/temp-storage.js';
 
 /** Sweeping a store: all of it, a chunk per event-loop turn, a record removed only if still expired when removed. */
-let temp: TempStorage;
-afterEach(async () => {
-  await temp?.close();
-});
+const storage = tempStorageEach('sweep');
 
 describe('sweepExpired', () => {
   it('walks the whole store in chunks and removes what is expired', async () => {
-    temp = openTempStorage('sweep');
-    const db = temp.storage.stores.revokedGrants;
+    const db = storage().stores.revokedGrants;
     await db.transaction(() => {
       for (let i = 0; i < 4500; i++) void db.put(`g${String(i).padStart(5, '0')}`, i);
     });
@@ -22,8 +18,7 @@ describe('sweepExpired', () => {
   });
 
   it('keeps a record renewed between the scan and its removal', async () => {
-    temp = openTempStorage('sweep');
-    const db = temp.storage.stores.revokedGrants;
+    const db = storage().stores.revokedGrants;
     await db.put('g1', 1);
     // Expired when scanned, no longer when the removal looks again (another thread extended it).
     let looks = 0;
