@@ -6,7 +6,7 @@ import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
 import { describeRoutes, ListenError, startHttpServer, type HttpServer } from './http/server.js';
 import { ReplayGuardActor } from './actors/replay-guard.js';
-import { LoginSecurityActor } from './actors/login-security.js';
+import { LoginDirectoryWriter } from './services/login-directory.js';
 import { openStorage, type Storage } from './storage/db.js';
 import { DataDirInUseError, lockDataDir } from './storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from './storage/data-dir.js';
@@ -194,13 +194,14 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const replayGuard = new ReplayGuardActor(storage, { shared: threaded });
     const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard, deliversLogouts: true });
     logoutDeliveries = flows.logoutDeliveries;
-    const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests, deviceAuthorizations, failureWindows } = flows;
-    const loginSecurity = new LoginSecurityActor(storage);
+    const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests, deviceAuthorizations, failureWindows, loginSecurity } = flows;
     const cryptoPool = pool;
+    // The directory's writer decides for the login pages of every thread (acceptors ask it through their relay).
+    const loginDirectory = new LoginDirectoryWriter(orgs, cryptoPool);
     const ctx: Ports = {
       ...flows,
       pool: cryptoPool,
-      loginSecurity,
+      loginDirectory,
       migration: new MigrationStore(new Transactions(storage), orgs, clients),
       isReady: () => ready,
     };
@@ -211,7 +212,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     }
     if (threaded) {
       // Each loads its copy of the directory now, and joins the port once this thread is ready (below).
-      acceptors = await startAcceptors(config.httpThreads - 1, describeRoutes(table), server, {
+      acceptors = await startAcceptors(config.httpThreads - 1, describeRoutes(table), server, loginDirectory, {
         config,
         issuer,
         port: server.port,

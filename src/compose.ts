@@ -18,6 +18,7 @@ import { PushedRequestsActor } from './actors/pushed-requests.js';
 import { DeviceAuthorizationsActor } from './actors/device-authorizations.js';
 import { DEVICE_FLOW_RULES } from './protocol/device-flow.js';
 import { FailureWindowsActor } from './actors/failure-windows.js';
+import { LoginSecurityActor } from './actors/login-security.js';
 import { SettingsActor } from './actors/settings.js';
 import { AccessTokens, originsIn } from './services/access-tokens.js';
 import { IntrospectionJwts } from './services/introspection-jwts.js';
@@ -78,6 +79,7 @@ export type FlowPorts = Pick<
   | 'pushedRequests'
   | 'deviceAuthorizations'
   | 'failureWindows'
+  | 'loginSecurity'
   | 'masterKey'
 >;
 
@@ -115,6 +117,7 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     pushedRequests: new PushedRequestsActor(storage),
     deviceAuthorizations: new DeviceAuthorizationsActor(storage, masterKey, DEVICE_FLOW_RULES),
     failureWindows: new FailureWindowsActor(storage, masterKey),
+    loginSecurity: new LoginSecurityActor(storage),
     // Any thread that ends sessions queues their logouts in the store's outbox; the main thread delivers.
     logoutDeliveries: new LogoutDeliveries(
       clients,

@@ -9,7 +9,7 @@ import { startInProcess, TestClock, type InProcessServer } from './helpers/in-pr
 import { freePort, startServer, tempDataDir } from './helpers/server.js';
 import { Connection } from './helpers/connection.js';
 import { LogoutReceiver } from './helpers/logout-receiver.js';
-import { Agent, createHuman, createWebApp, DEVICE_APP, enterDeviceCode, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
+import { Agent, createHuman, createWebApp, DEVICE_APP, enterDeviceCode, formOf, responseParams, signIn, submit, type Human, type WebApp } from './helpers/oidc.js';
 
 /**
  * Two HTTP threads (SESAME_HTTP_THREADS=2) on one port: the main thread and an acceptor beside
@@ -183,6 +183,58 @@ describe('two HTTP threads on one port', () => {
     for (const r of await onEvery(userinfo)) expect(r.status).toBe(401);
   });
 
+  it('wrong passwords sent on every connection at once lock at exactly the limit; the login pages are served where they arrive', async () => {
+    const limits = { maxPasswordAttempts: '3', showLockoutFailure: true };
+    const added = await api(server, 'POST', '/management/v1/policies/lockout', { token: server.pat, body: limits });
+    // The org has its own policy from an earlier test: made the same (an update to what it is already is refused).
+    if (added.status !== 200) {
+      const changed = await api(server, 'PUT', '/management/v1/policies/lockout', { token: server.pat, body: limits });
+      expect(changed.status === 200 || /NotChanged/.test(JSON.stringify(changed.body)), JSON.stringify(changed.body)).toBe(true);
+    }
+    const victim = await createHuman(server);
+    const params = new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' });
+    const agent = new Agent(server);
+    const page = await submit(agent, await agent.follow(`/oauth/v2/authorize?${params}`), '/ui/login/loginname', { loginName: victim.loginName });
+    const { action, fields } = formOf(page.html!, '/ui/login/password');
+    const cookie = [...agent.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const before = handedOver();
+    const answers = await onEvery((c) => c.postPage(action, { ...fields, password: 'wrong-password' }, { cookie }));
+    expect(handedOver()).toBe(before);
+    // One check of a person at a time whichever thread got it: the first two are told "wrong", the
+    // third locks, and the rest find the account locked without a check (nor a count).
+    const texts = answers.map((a) => /<p class="error" role="alert">([^<]*)<\/p>/.exec(a.text)?.[1] ?? `no error: ${a.status}`);
+    expect(texts.filter((t) => /wrong/.test(t))).toHaveLength(2);
+    expect(texts.filter((t) => /locked/.test(t))).toHaveLength(CONNECTIONS - 2);
+    const user = server.app.ctx.orgs.getUser(victim.userId)!;
+    expect(user.state).toBe('USER_STATE_LOCKED');
+    expect(user.human!.failedPasswordAttempts).toBe(3);
+    // The right password afterwards, on every connection: refused, and not counted.
+    const right = await onEvery((c) => c.postPage(action, { ...fields, password: victim.password }, { cookie }));
+    for (const r of right) expect(r.text).toMatch(/locked/);
+    expect(server.app.ctx.orgs.getUser(victim.userId)!.human!.failedPasswordAttempts).toBe(3);
+  });
+
+  it('a registration on every connection signs the new person in where it arrived, and their code is redeemed on the same connection', async () => {
+    const params = new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', prompt: 'create' });
+    const auth = basicAuth(web.clientId, web.clientSecret);
+    const before = handedOver();
+    // Each browser talks over its own connection, so one thread serves its whole sign-in: an
+    // acceptor's registration is written by the main thread and goes on with the person at once.
+    const signedIn = await onEvery(async (c) => {
+      const agent = new Agent(server, c);
+      const page = await agent.follow(`/oauth/v2/authorize?${params}`);
+      const userName = `registered-${randomUUID()}`;
+      const password = 'Registered-Horse-9';
+      const done = await submit(agent, page, '/ui/login/register', { firstName: 'Reg', lastName: 'Istered', email: `${userName}@example.com`, userName, password, passwordConfirm: password });
+      expect(done.location, done.html?.slice(0, 500)).toMatch(/^http:\/\/localhost:9999\/callback\?code=/);
+      const tokens = await c.post('/oauth/v2/token', auth, { grant_type: 'authorization_code', code: responseParams(done.location!).get('code')!, redirect_uri: REDIRECT });
+      expect(tokens.status).toBe(200);
+      return { userName, sub: JSON.parse(Buffer.from((tokens.body.id_token as string).split('.')[1]!, 'base64url').toString()).sub as string };
+    });
+    expect(handedOver()).toBe(before);
+    for (const { userName, sub } of signedIn) expect(server.app.ctx.orgs.getUser(sub)?.userName).toBe(userName);
+  });
+
   it('a client assertion is taken once across threads; fresh ones are taken on every thread', async () => {
     const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: 'threads-assertions' } });
     const app = await api(server, 'POST', `/management/v1/projects/${project.body.id}/apps/api`, {
@@ -269,7 +321,7 @@ describe('two HTTP threads on one port', () => {
     const tv = await createWebApp(server, { name: 'threads-tv', ...DEVICE_APP });
     const started = await connections[1]!.post('/oauth/v2/device_authorization', undefined, { client_id: tv.clientId, scope: 'openid' });
     expect(started.status).toBe(200);
-    // The person enters the code and allows the device (the login pages are the main thread's).
+    // The person enters the code and allows the device.
     const agent = new Agent(server);
     const page = await enterDeviceCode(agent, started.body.verification_uri_complete as string, person);
     const allowed = await submit(agent, page, '/ui/login/device/consent', { decision: 'allow' });

@@ -1,15 +1,17 @@
+import type { Database } from 'lmdb';
 import type { Storage } from '../storage/db.js';
-import { Table } from '../storage/table.js';
+import { sweepExpired } from '../storage/sweep.js';
 import { clock } from '../util/clock.js';
 import { STEP_SECONDS } from '../crypto/totp.js';
 
 /**
- * Owns the login's security state per user, persisted like any other state (a restart must not
- * let a TOTP code be used twice, nor reset the limit on guesses): the last TOTP time step used
- * (a code is accepted once) and the recent wrong TOTP codes across all login requests (after
- * `maxOtpFailures` within `windowMs` no code is checked until the oldest leaves the window; the
- * small code space must not be brute-forced across parallel requests). Each change is visible at
- * once (so parallel requests see it) and resolves once durable.
+ * The login's security state per user, decided in the store so that every HTTP thread (and later
+ * every node) counts alike, and kept across restarts (a restart must not let a TOTP code be used
+ * twice, nor reset the limit on guesses): the last TOTP time step used (a code is accepted once)
+ * and the recent wrong TOTP codes across all login requests (after `maxOtpFailures` within
+ * `windowMs` no code is checked until the oldest leaves the window; the small code space must not
+ * be brute-forced across parallel requests). Each change is one decision on the record as stored,
+ * resolved once durable.
  */
 export interface LoginSecurityRecord {
   /** The user id. */
@@ -24,66 +26,71 @@ export const MAX_OTP_FAILURES = 10;
 export const OTP_FAILURE_WINDOW_MS = 15 * 60_000;
 
 export class LoginSecurityActor {
-  private readonly records: Table<LoginSecurityRecord>;
+  private readonly db: Database<LoginSecurityRecord, string>;
 
   constructor(
-    storage: Storage,
+    private readonly storage: Storage,
     private readonly maxOtpFailures = MAX_OTP_FAILURES,
     private readonly windowMs = OTP_FAILURE_WINDOW_MS,
   ) {
-    this.records = new Table(storage.stores.loginSecurity, storage.durable);
+    this.db = storage.stores.loginSecurity;
   }
 
-  private recentFailures(userId: string, now: number): readonly number[] {
-    const failures = this.records.get(userId)?.otpFailures ?? [];
-    return failures.every((at) => at > now - this.windowMs) ? failures : failures.filter((at) => at > now - this.windowMs);
+  private recent(record: LoginSecurityRecord | undefined, now: number): number[] {
+    return (record?.otpFailures ?? []).filter((at) => at > now - this.windowMs);
   }
 
   /** Whether the user has had too many wrong TOTP codes lately: no code is checked. */
   otpBlocked(userId: string, now = clock.now()): boolean {
-    return this.recentFailures(userId, now).length >= this.maxOtpFailures;
+    return this.recent(this.db.get(userId), now).length >= this.maxOtpFailures;
   }
 
   /** Whether a code of this time step would be new for the user (no later or equal step was used). */
   otpStepUnused(userId: string, step: number): boolean {
-    return step > (this.records.get(userId)?.lastOtpStep ?? -1);
+    return step > (this.db.get(userId)?.lastOtpStep ?? -1);
   }
 
-  /** A wrong TOTP code of the user (counted at once). */
+  /** A wrong TOTP code of the user: counted on the record as stored, so parallel wrong codes on any thread all count. */
   async recordOtpFailure(userId: string, now = clock.now()): Promise<void> {
-    await this.records.put({ ...this.base(userId), otpFailures: [...this.recentFailures(userId, now), now] });
+    await this.decide(userId, (found) => ({ ...this.base(userId, found), otpFailures: [...this.recent(found, now), now].slice(-this.maxOtpFailures) }));
   }
 
   /**
-   * A TOTP code of `step` passed a check: the step is used up (also for parallel requests, at once)
-   * and the user's wrong codes are forgotten. False when the step (or a later one) was used already.
+   * A TOTP code of `step` passed a check: the step is used up (for parallel requests on any thread
+   * too: one of them wins) and the user's wrong codes are forgotten. False when the step (or a
+   * later one) was used already.
    */
-  async passOtp(userId: string, step: number): Promise<boolean> {
-    if (!this.otpStepUnused(userId, step)) return false;
-    await this.records.put({ id: userId, lastOtpStep: step, otpFailures: [] });
-    return true;
+  passOtp(userId: string, step: number): Promise<boolean> {
+    return this.useStep(userId, step, () => []);
   }
 
   /** A TOTP code of `step` confirmed an enrollment: the step is used up. False when it was used already. */
-  async useOtpStepForEnrollment(userId: string, step: number): Promise<boolean> {
-    if (!this.otpStepUnused(userId, step)) return false;
-    await this.records.put({ ...this.base(userId), lastOtpStep: step });
-    return true;
+  useOtpStepForEnrollment(userId: string, step: number): Promise<boolean> {
+    return this.useStep(userId, step, (found) => found?.otpFailures ?? []);
   }
 
-  private base(userId: string): LoginSecurityRecord {
-    const record = this.records.get(userId);
-    return record ? { id: userId, otpFailures: [...record.otpFailures], ...(record.lastOtpStep !== undefined ? { lastOtpStep: record.lastOtpStep } : {}) } : { id: userId, otpFailures: [] };
+  private async useStep(userId: string, step: number, failures: (found: LoginSecurityRecord | undefined) => number[]): Promise<boolean> {
+    let used = false;
+    await this.decide(userId, (found) => {
+      if (step <= (found?.lastOtpStep ?? -1)) return undefined;
+      used = true;
+      return { id: userId, lastOtpStep: step, otpFailures: failures(found) };
+    });
+    return used;
+  }
+
+  private base(userId: string, found: LoginSecurityRecord | undefined): LoginSecurityRecord {
+    return found ? { ...found, otpFailures: [...found.otpFailures] } : { id: userId, otpFailures: [] };
+  }
+
+  private decide(userId: string, next: (found: LoginSecurityRecord | undefined) => LoginSecurityRecord | undefined): Promise<unknown> {
+    return this.storage.durable(this.storage.decisions.update(this.db, userId, next));
   }
 
   /** Forgets users with no recent wrong code whose last used step could not be presented any more. */
-  async sweep(now = clock.now()): Promise<number> {
+  sweep(now = clock.now()): Promise<number> {
     // verifyTotp accepts the current step and its neighbours.
     const oldestUsable = Math.floor(now / 1000 / STEP_SECONDS) - 2;
-    const stale = [...this.records.values()].filter(
-      (r) => (r.lastOtpStep === undefined || r.lastOtpStep < oldestUsable) && !r.otpFailures.some((at) => at > now - this.windowMs),
-    );
-    await Promise.all(stale.map((r) => this.records.remove(r.id)));
-    return stale.length;
+    return sweepExpired(this.db, (r) => (r.lastOtpStep === undefined || r.lastOtpStep < oldestUsable) && !r.otpFailures.some((at) => at > now - this.windowMs));
   }
 }

@@ -696,6 +696,17 @@ export class OrgsActor {
     return ids ? [...ids].flatMap((id) => this.users.get(id) ?? []) : [];
   }
 
+  /**
+   * A user as the directory's writer (the main thread) committed it, taken into this thread's copy
+   * (see Table.adopt): the login request that asked for the change goes on with it.
+   */
+  adoptUser(user: View<UserRecord>): void {
+    const current = this.users.get(user.id);
+    if (current) this.unindexUser(current);
+    this.users.adopt(ownRow<UserRecord>(user));
+    this.indexUser(user);
+  }
+
   /** The inverse of indexUser: the name and contact lookups no longer find the user. */
   private unindexUser(user: View<UserRecord>): void {
     const name = lower(user.userName);

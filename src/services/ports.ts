@@ -21,6 +21,7 @@ import type { AssertionVerifier } from './assertion-verifier.js';
 import type { DpopProofs } from './dpop-proofs.js';
 import type { SettingsActor } from '../actors/settings.js';
 import type { LoginSecurityActor } from '../actors/login-security.js';
+import type { LoginDirectory } from './login-directory.js';
 import type { CryptoPool } from '../workers/pool.js';
 import type { LogoutDeliveries } from './backchannel-logout/logout-deliveries.js';
 
@@ -51,6 +52,8 @@ export interface Ports {
   readonly idTokens: IdTokens;
   readonly authRequests: AuthRequestsActor;
   readonly loginSecurity: LoginSecurityActor;
+  /** What the login decides about people in the directory (password checks and lockout, enrollment, registration): the directory's writer decides. */
+  readonly loginDirectory: LoginDirectory;
   readonly userSessions: UserSessionsActor;
   readonly authCodes: AuthCodesActor;
   readonly refreshTokens: RefreshTokensActor;

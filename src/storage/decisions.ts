@@ -37,15 +37,6 @@ export interface Decisions {
    */
   raiseTo(db: Database<number, string>, key: string, value: number): Promise<boolean>;
   /**
-   * Changes one record as it is when the change is made: `next(found)` gives its new form, `null`
-   * to remove it, or undefined to leave it; `also(found, next)` writes what goes with it (index
-   * entries) in the same transaction. Resolves with the record as left. For read-modify-write
-   * state that several threads change (a session's apps, a consent's scopes), where a change made
-   * from a stale read would undo another's.
-   * PostgreSQL: `SELECT … FOR UPDATE` and the write in one transaction (or a version compare-and-set
-   * retried on conflict).
-   */
-  /**
    * Stores `value` under `key` as the newest record of a group (a client's pushed requests, an
    * address's sign-ins), the group's oldest removed so that at most `group.max` stay: a burst
    * churns its own group and never refuses. `value(slot)` gives the record to store, knowing its
@@ -64,6 +55,15 @@ export interface Decisions {
    * leases.holder = $2 OR leases.until <= $now RETURNING name`.
    */
   lease(db: Database<Lease, string>, name: string, holder: string, now: number, until: number): Promise<boolean>;
+  /**
+   * Changes one record as it is when the change is made: `next(found)` gives its new form, `null`
+   * to remove it, or undefined to leave it; `also(found, next)` writes what goes with it (index
+   * entries) in the same transaction. Resolves with the record as left. For read-modify-write
+   * state that several threads change (a session's apps, a consent's scopes), where a change made
+   * from a stale read would undo another's.
+   * PostgreSQL: `SELECT … FOR UPDATE` and the write in one transaction (or a version compare-and-set
+   * retried on conflict).
+   */
   update<V>(db: Database<V, string>, key: string, next: (found: V | undefined) => V | null | undefined, also?: (found: V | undefined, next: V | null) => void): Promise<V | undefined>;
 }
 

@@ -99,6 +99,14 @@ export class Table<T extends { id: string }> implements BatchTarget {
     );
   }
 
+  /**
+   * Takes in a row another thread's writer committed (it answered with it): this copy has it at
+   * once, for the request that asked for the change; a reload of the copy reads it anyway.
+   */
+  adopt(row: T): void {
+    this.rows.set(row.id, row);
+  }
+
   /** Stages a row into a batch: visible through the batch only, until the batch commits. */
   stage(row: T, batch: WriteBatch): void {
     batch.put(this, row.id, row);

@@ -8,7 +8,8 @@ import { clockIn, installClock } from '../util/clock.js';
 import { log, setLogLevel, setLogSink } from '../util/log.js';
 import { startHttpServer, surfaceOf, type ForwardedRequest, type ForwardedResponse } from '../http/server.js';
 import type { Request, Response, Route } from '../http/types.js';
-import { NeedsOwner } from '../model/errors.js';
+import { ApiError, NeedsOwner } from '../model/errors.js';
+import type { AskDirectory } from './relayed-login-directory.js';
 import { buildLocalRoutes, type LocalRoutes } from './local-routes.js';
 import { observeThread } from '../observability/thread-observability.js';
 import { injectTraceContext, tracingOn } from '../observability/tracing.js';
@@ -18,8 +19,9 @@ import { osThreadId } from '../util/os-thread-id.js';
 /**
  * An HTTP acceptor thread: listens on the main thread's port beside it (the kernel spreads
  * connections over the threads) and serves every flow whose state the store decides, from its own
- * copy of the directory (see local-routes.ts); the login pages, the management API, registration
- * and import it hands to the main thread, which writes the directory and runs the password pool.
+ * copy of the directory (see local-routes.ts), the login pages included (asking the main thread,
+ * the directory's writer, for their decisions about people); the management API, registration
+ * and import it hands to the main thread.
  * See README "Threads".
  */
 const data = workerData as AcceptorData;
@@ -38,6 +40,15 @@ const replayGuard = new ReplayGuardActor(storage, { shared: true });
 /** Requests handed to the main thread and not yet answered. */
 const pending = new Map<number, { resolve: (r: Response) => void; reject: (e: Error) => void }>();
 let nextId = 1;
+/** Login decisions asked of the main thread (the directory's writer) and not yet answered. */
+const asked = new Map<number, { resolve: (value: unknown) => void; reject: (e: Error) => void }>();
+
+const askDirectory: AskDirectory = (method, args) =>
+  new Promise((resolve, reject) => {
+    const id = nextId++;
+    asked.set(id, { resolve, reject });
+    post({ type: 'ask', id, method, args });
+  });
 
 function forward(route: ForwardedRequest['route'], req: Request): Promise<Response> {
   const id = nextId++;
@@ -95,7 +106,7 @@ function beforeRequest(): void {
   if (version === builtFor) return;
   const now = performance.now();
   if (builtFor !== -1 && now - lastReload.endedAt < lastReload.took / RELOAD_SHARE) throw new NeedsOwner('the directory (this thread is reloading its copy)');
-  local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey, signatureCheck, replayGuard });
+  local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey, signatureCheck, replayGuard, askDirectory });
   builtFor = version;
   const endedAt = performance.now();
   lastReload = { endedAt, took: endedAt - now };
@@ -210,6 +221,18 @@ async function start(): Promise<void> {
         else waiting.reject(new Error(message.message));
         return;
       }
+      case 'answer':
+      case 'refused': {
+        const waiting = asked.get(message.id);
+        if (!waiting) return;
+        asked.delete(message.id);
+        if (message.type === 'answer') waiting.resolve(message.value);
+        else {
+          const { kind, errorId, message: text } = message.error;
+          waiting.reject(kind && errorId ? new ApiError(kind, errorId, text) : new Error(text));
+        }
+        return;
+      }
       case 'served':
         post({ type: 'served', count: server.requestsServed() });
         return;
@@ -246,7 +269,7 @@ process.on('uncaughtException', (error) => {
   if (failed) return;
   failed = true;
   closeServer?.();
-  for (const waiting of pending.values()) waiting.reject(new Error('the acceptor thread is stopping'));
+  for (const waiting of [...pending.values(), ...asked.values()]) waiting.reject(new Error('the acceptor thread is stopping'));
   void storage
     .close()
     .catch(() => {})

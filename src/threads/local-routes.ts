@@ -24,6 +24,8 @@ import { endSessionRoute } from '../http/routes/end-session.js';
 import { parRoute } from '../http/routes/par.js';
 import { deviceAuthorizationRoute } from '../http/routes/device-authorization.js';
 import { devicePageRoutes } from '../http/routes/device.js';
+import { loginRoutes } from '../http/routes/login.js';
+import { RelayedLoginDirectory, type AskDirectory } from './relayed-login-directory.js';
 import { importPrecheck, IMPORT_PATH } from '../http/admin/migration.js';
 import { REGISTERED_CLIENT_PATTERN, registrationPrechecks } from '../http/routes/register.js';
 import type { Request, Route } from '../http/types.js';
@@ -46,9 +48,10 @@ export interface LocalRoutes {
 
 /**
  * The acceptor thread's copy of the directory, loaded from LMDB as committed, and the routes it
- * serves with the parts every thread has (src/compose.ts): every flow whose state the store decides.
- * Routes that write the directory or hash passwords are not mounted here (the main thread serves
- * them); a served route that meets something only the main thread has (the pool signer) throws
+ * serves with the parts every thread has (src/compose.ts): every flow whose state the store decides,
+ * and the login pages (their decisions about people asked of the main thread, the directory's
+ * writer). The management API, registration and import are not mounted here (the main thread
+ * serves them); a served route that meets something only the main thread has (the pool signer) throws
  * NeedsOwner before it changes anything, and the request is handed over whole.
  */
 export function buildLocalRoutes(input: {
@@ -59,8 +62,10 @@ export function buildLocalRoutes(input: {
   /** Kept across reloads: the thread's imported public keys and what its guard saw. */
   signatureCheck: SignatureCheck;
   replayGuard: ReplayGuardActor;
+  /** Asks the main thread, the directory's writer, for the login's decisions about people. */
+  askDirectory: AskDirectory;
 }): LocalRoutes {
-  const { config, issuer, storage, masterKey, signatureCheck, replayGuard } = input;
+  const { config, issuer, storage, masterKey, signatureCheck, replayGuard, askDirectory } = input;
   storage.meta.reload();
   const orgs = new OrgsActor(storage, new URL(issuer).hostname);
   const instance = orgs.instance() as InstanceInfo;
@@ -77,9 +82,11 @@ export function buildLocalRoutes(input: {
   // Signatures (client assertions, the JWT profile grant, DPoP proofs) are checked on this thread,
   // their first use decided in the store (the shared replay guard), as on every thread.
   const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures: signatureCheck, replayGuard, deliversLogouts: false });
-  // What is still the main thread's: the login pages (their worker pool and directory writes), the
-  // management and admin APIs (directory writes), dynamic registration and import.
+  // What is still the main thread's: the management and admin APIs (directory writes), dynamic
+  // registration and import. The login pages are served here, their decisions about people asked of
+  // the directory's writer.
   const ctx = flows;
+  const loginDirectory = new RelayedLoginDirectory(askDirectory, orgs);
   // With SESAME_SIGNER=pool a token is signed on the main thread, after its code, refresh token or
   // proof was spent here: a request handed over then would be refused there as a replay. So this
   // thread serves only client_credentials (spending nothing before it signs), with client
@@ -101,6 +108,8 @@ export function buildLocalRoutes(input: {
     ...(config.featurePar ? [parRoute(ctx)] : []),
     deviceAuthorizationRoute(ctx),
     ...devicePageRoutes(ctx),
+    // A sign-in ends by answering the client (a code, or with response_type id_token a signed token): with the pool signer, the main thread's.
+    ...(inline ? loginRoutes({ ...ctx, loginDirectory }) : []),
   ];
   return {
     served: new Map(served.map((route) => [route.pattern, route])),

@@ -1,6 +1,8 @@
 import type { Config } from '../config.js';
 import type { ForwardedRequest, ForwardedResponse, RouteDescriptor } from '../http/server.js';
 import type { MetricsMemory } from '../observability/metrics-memory.js';
+import type { ApiErrorKind } from '../model/errors.js';
+import type { LoginDirectory } from '../services/login-directory.js';
 
 /** What the main thread hands an HTTP acceptor thread at start (structured-clone safe). */
 export interface AcceptorData {
@@ -29,6 +31,8 @@ export type FromAcceptor =
   | { type: 'failed'; message: string }
   /** `stale`: handed over while this thread's copy of the directory was behind (being reloaded), not for what the request needs. */
   | { type: 'forward'; id: number; request: ForwardedRequest; stale: boolean }
+  /** A decision of the directory's writer for this thread's login pages (src/services/login-directory.ts). */
+  | { type: 'ask'; id: number; method: LoginDirectoryMethod; args: unknown[] }
   | { type: 'log'; line: string }
   | { type: 'served'; count: number }
   | { type: 'drained' };
@@ -39,5 +43,27 @@ export type ToAcceptor =
   | { type: 'join' }
   | { type: 'reply'; id: number; response: ForwardedResponse }
   | { type: 'failed'; id: number; message: string }
+  /** The directory writer's answer to an `ask`, or what it threw (an ApiError keeps its kind and id). */
+  | { type: 'answer'; id: number; value: unknown }
+  | { type: 'refused'; id: number; error: RelayedError }
   | { type: 'served' }
   | { type: 'drain'; timeoutMs: number };
+
+/** The LoginDirectory methods an acceptor thread may ask the main thread for. */
+export type LoginDirectoryMethod = keyof LoginDirectory;
+export const LOGIN_DIRECTORY_METHODS: ReadonlySet<string> = new Set<LoginDirectoryMethod>([
+  'checkPassword',
+  'recordOtpFailure',
+  'recordOtpSuccess',
+  'enrollOtp',
+  'skipMfaInit',
+  'changePassword',
+  'register',
+]);
+
+/** An error crossing threads: an ApiError keeps its kind and id (the page it maps to), anything else its message. */
+export interface RelayedError {
+  message: string;
+  kind?: ApiErrorKind;
+  errorId?: string;
+}

@@ -23,11 +23,18 @@ export class Connection {
     return { status, body: text ? (JSON.parse(text) as Record<string, any>) : {}, headers };
   }
 
+  /** A form POST answered with a page (the login's): the body as text. */
+  postPage(path: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+    const payload = new URLSearchParams(form).toString();
+    return this.send('POST', path, { 'content-type': FORM, 'content-length': String(Buffer.byteLength(payload)), ...headers }, payload);
+  }
+
   get(path: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
     return this.send('GET', path, headers, undefined);
   }
 
-  private send(method: string, path: string, headers: Record<string, string | string[]>, payload: string | undefined): Promise<{ status: number; text: string; headers: Record<string, string | string[] | undefined> }> {
+  /** Any request over this connection, answered as is. */
+  send(method: string, path: string, headers: Record<string, string | string[]>, payload: string | undefined): Promise<{ status: number; text: string; headers: Record<string, string | string[] | undefined> }> {
     return new Promise((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port: this.port, path, method, agent: this.agent, headers }, (res) => {
         const chunks: Buffer[] = [];

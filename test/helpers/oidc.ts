@@ -1,5 +1,6 @@
 import { api, basicAuth, createApiApp } from './api.js';
 import type { ServerAddress } from './server.js';
+import type { Connection } from './connection.js';
 
 /**
  * Helpers for browser sign-in tests without a browser: an OIDC app and a human user provisioned
@@ -103,7 +104,11 @@ export async function createHuman(
 export class Agent {
   readonly cookies = new Map<string, string>();
 
-  constructor(private readonly server: ServerAddress) {}
+  /** `connection`: every request over that one kept-alive connection (so one HTTP thread serves them all). */
+  constructor(
+    private readonly server: ServerAddress,
+    private readonly connection?: Connection,
+  ) {}
 
   private cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
@@ -118,13 +123,23 @@ export class Agent {
       body = new URLSearchParams(init.form).toString();
     }
     const absolute = url.startsWith('/') ? this.server.url + url : url;
-    const res = await fetch(absolute, { method: init.method ?? (init.form ? 'POST' : 'GET'), headers, body, redirect: 'manual' });
+    const method = init.method ?? (init.form ? 'POST' : 'GET');
+    const res = this.connection ? await this.overConnection(this.connection, method, absolute, headers, body) : await fetch(absolute, { method, headers, body, redirect: 'manual' });
     for (const line of res.headers.getSetCookie()) {
       const [pair] = line.split(';');
       const eq = pair!.indexOf('=');
       this.cookies.set(pair!.slice(0, eq).trim(), pair!.slice(eq + 1).trim());
     }
     return res;
+  }
+
+  private async overConnection(connection: Connection, method: string, url: string, headers: Record<string, string>, body: string | undefined): Promise<Response> {
+    const { pathname, search } = new URL(url);
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    const answer = await connection.send(method, pathname + search, headers, body);
+    const answerHeaders = new Headers();
+    for (const [name, value] of Object.entries(answer.headers)) for (const v of [value ?? []].flat()) answerHeaders.append(name, v);
+    return new Response(answer.status === 204 || answer.status === 304 ? null : answer.text, { status: answer.status, headers: answerHeaders });
   }
 
   /**

@@ -36,14 +36,13 @@ import { csrfToken, csrfValid } from '../csrf.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { LOGIN_PATH } from './authorize.js';
-import { KeyedQueue } from '../../util/keyed-queue.js';
 import type { RespondPorts } from '../login/respond.js';
 import { decideDevice, type DeviceFlowPorts } from '../../services/device-flow.js';
 import type { View } from '../../util/readonly.js';
 import { recordSignIn, recordSignInFailure } from '../../observability/recorder.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type LoginPorts = Pick<Ports, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginSecurity' | 'masterKey' | 'orgs' | 'pool' | 'userSessions'> & RespondPorts & DeviceFlowPorts & SessionEndPorts;
+export type LoginPorts = Pick<Ports, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginDirectory' | 'loginSecurity' | 'masterKey' | 'orgs' | 'userSessions'> & RespondPorts & DeviceFlowPorts & SessionEndPorts;
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
@@ -62,10 +61,6 @@ interface Flow {
 
 export function loginRoutes(ctx: LoginPorts): Route[] {
   const csrfKey = ctx.masterKey.deriveKey('login-csrf');
-  /** A hash that never matches, verified for unknown users so they cost the same time as known ones. */
-  let dummyHash: Promise<string> | undefined;
-  /** One password check per user at a time, so lockout counts every guess (no parallel bursts). */
-  const passwordChecks = new KeyedQueue();
   const issuerHost = new URL(ctx.issuer).host;
 
   const t = (flow: Flow, key: TextKey) => translator(flow.page.locale)(key);
@@ -74,7 +69,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
    * The lockout policy decides whether the page says that an account is locked (`showLockoutFailure`);
    * otherwise the step's ordinary failure text is shown.
    */
-  const lockedText = (user: UserRecord, otherwise: TextKey = 'password.invalid'): TextKey =>
+  const lockedText = (user: View<UserRecord>, otherwise: TextKey = 'password.invalid'): TextKey =>
     ctx.orgs.policy('lockout', user.orgId).policy.showLockoutFailure ? 'password.locked' : otherwise;
 
   const expired = (agent: Agent) =>
@@ -313,65 +308,40 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     return (loginName.trim().startsWith('+') ? policy.disableLoginWithPhone : policy.disableLoginWithEmail) ? undefined : user;
   }
 
-  /** A password check against a hash that never matches: the time a real check takes. */
-  async function dummyCheck(password: string): Promise<void> {
-    dummyHash ??= ctx.pool.hashPassword('sesame-dummy-password');
-    await ctx.pool.verifyPassword(password.slice(0, MAX_PASSWORD), await dummyHash);
-  }
-
+  /**
+   * The password step: the directory's writer checks and counts it (one check of a user at a time
+   * whichever thread received it); this page only tells the outcome.
+   */
   async function checkPassword(flow: Flow, password: string | undefined): Promise<Response> {
     const candidate = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
-    const pw = password ?? '';
-    if (!eligible(flow, candidate) || pw.length > MAX_PASSWORD) {
-      // Same work and same answer as a wrong password: the page does not tell who exists.
-      await dummyCheck(pw);
-      recordSignInFailure('password');
-      return show(flow, t(flow, 'password.invalid'));
-    }
-    return passwordChecks.run(candidate.id, async () => {
-      // Re-read: an earlier check of this user may have just locked it.
-      const user = ctx.orgs.getUser(candidate.id)!;
-      if (user.state === 'USER_STATE_LOCKED') {
-        // As long as a real check, so timing does not tell a locked account (showLockoutFailure=false).
-        await dummyCheck(pw);
+    // Nobody eligible: the same work and the same answer as a wrong password (the page does not tell who exists).
+    const check = await ctx.loginDirectory.checkPassword(eligible(flow, candidate) ? candidate.id : undefined, password ?? '');
+    switch (check.result) {
+      case 'locked':
         recordSignInFailure('locked');
-        return show(flow, t(flow, lockedText(user)));
-      }
-      const human = user.human!;
-      // The check is of the hash read now: it counts from now (an administrator's reset while it
-      // runs makes it older than the reset: the sign-in goes no further).
-      const checkedAt = beginningAt(user);
-      const result = await ctx.pool.verifyPassword(pw, human.passwordHash!);
-      // The request may have switched to another login name while the hash was checked.
-      if (flow.auth.userId !== user.id) return expired(flow.agent);
-      if (!result.ok) {
+        return show(flow, t(flow, lockedText(check.user)));
+      case 'wrong':
         recordSignInFailure('password');
-        // Counted whatever the policy says, so a disallowed password login is no unlimited oracle.
-        if (!ctx.orgs.isActive(user)) return show(flow, t(flow, 'password.invalid'));
-        const { locked } = await ctx.orgs.recordPasswordFailure(user.id);
-        // Locked by wrong passwords: the sessions stay (suspended while locked, as in ZITADEL), since
-        // anyone who knows a login name could otherwise end every session of that person.
-        return show(flow, t(flow, locked ? lockedText(user) : 'password.invalid'));
-      }
-      if (!ctx.orgs.isActive(user)) {
-        recordSignInFailure('password');
-        return show(flow, t(flow, 'password.invalid'));
-      }
-      // Told only to whoever knows the password: before the check it would tell that the account exists.
-      if (!loginPolicy(user.orgId).allowUsernamePassword) return show(flow, t(flow, 'password.notAllowed'));
-      // A rehash replaces only the hash just verified, never one an administrator set meanwhile.
-      await ctx.orgs.recordPasswordSuccess(user.id, result.needsRehash ? { verified: human.passwordHash!, rehashed: await ctx.pool.hashPassword(pw) } : undefined);
-      // A new password check: the second factor is asked for again too.
-      await ctx.authRequests.passPassword(flow.auth, user.id, checkedAt);
-      return proceed(flow, user.id, await renewCookie(flow));
-    });
+        return show(flow, t(flow, check.locked && check.user ? lockedText(check.user) : 'password.invalid'));
+      case 'notAllowed':
+        return show(flow, t(flow, 'password.notAllowed'));
+    }
+    const { user, checkedAt } = check;
+    // The request may have switched to another login name while the hash was checked.
+    if (ctx.authRequests.get(flow.auth.id, flow.agent.agentId)?.userId !== user.id) return expired(flow.agent);
+    // A new password check: the second factor is asked for again too.
+    await ctx.authRequests.passPassword(flow.auth, user.id, checkedAt);
+    return proceed(flow, user.id, await renewCookie(flow));
   }
 
   /** A wrong TOTP code: counted per request (5 end it), per user (10 per 15 min) and against maxOtpAttempts. */
   async function otpFailure(flow: Flow, user: UserRecord): Promise<Response> {
     recordSignInFailure('otp');
-    // Counted by the store, so parallel wrong codes all count.
-    const [failures, , { locked }] = await Promise.all([ctx.authRequests.failOtp(flow.auth), ctx.loginSecurity.recordOtpFailure(user.id), ctx.orgs.recordOtpFailure(user.id)]);
+    // Counted by the store, so parallel wrong codes all count; against the lockout policy by the
+    // directory's writer, which also tells a sign-in that ended meanwhile (a parallel code locked the person).
+    const passedAt = flow.auth.checks.passwordAt!;
+    const [failures, , { locked, over }] = await Promise.all([ctx.authRequests.failOtp(flow.auth), ctx.loginSecurity.recordOtpFailure(user.id), ctx.loginDirectory.recordOtpFailure(user.id, passedAt)]);
+    if (over) return expired(flow.agent);
     if (locked || failures >= MAX_OTP_FAILURES_PER_REQUEST) {
       // Locked by wrong codes after a right password: the password is known to someone, so the sessions end.
       await Promise.all([ctx.authRequests.finish(flow.auth.id), locked ? endSessionsOfUser(ctx, user.id) : undefined]);
@@ -398,7 +368,8 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const step = acceptCode(user, openOtpSecret(ctx.masterKey, user.human.otpSecretSealed), code);
     // The step is used up at once (a parallel request with the same code fails), durably.
     if (step === undefined || !(await ctx.loginSecurity.passOtp(user.id, step))) return otpFailure(flow, user);
-    await ctx.orgs.recordOtpSuccess(user.id);
+    // The directory's writer has the last word: a parallel request on another thread may have locked the person.
+    if (!(await ctx.loginDirectory.recordOtpSuccess(user.id, flow.auth.checks.passwordAt!))) return expired(flow.agent);
     await ctx.authRequests.passOtp(flow.auth, checkedAt);
     return proceed(flow, user.id);
   }
@@ -419,7 +390,8 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     // Still this sign-in's (an administrator's reset or lock meanwhile ends it): no factor is enrolled for it.
     if (!authenticatedUser(flow)) return expired(flow.agent);
     try {
-      await ctx.orgs.enrollOtp(user.id, sealOtpSecret(ctx.masterKey, secret));
+      const enrolled = await ctx.loginDirectory.enrollOtp(user.id, sealOtpSecret(ctx.masterKey, secret), flow.auth.checks.passwordAt!);
+      if (!enrolled) return expired(flow.agent);
     } catch (error) {
       // Enrolled meanwhile (another tab): this code proves the other secret, so ask for the enrolled one.
       if (!(error instanceof ApiError && error.kind === 'AlreadyExists')) throw error;
@@ -435,7 +407,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (!user?.human) return expired(flow.agent);
     const prompt = mfaPrompt(factsOf(user), loginPolicy(user.orgId), clock.now());
     if (prompt === 'required') return show(flow, t(flow, 'mfa.skipNotAllowed'));
-    if (prompt === 'optional') await ctx.orgs.skipMfaInit(user.id, clock.now());
+    if (prompt === 'optional') await ctx.loginDirectory.skipMfaInit(user.id, clock.now());
     await ctx.authRequests.leaveOtpSetup(flow.auth);
     return proceed(flow, user.id);
   }
@@ -454,11 +426,10 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const password = form.get('password') ?? '';
     const problem = newPasswordProblem(form);
     if (problem) return show(flow, t(flow, problem));
-    const passwordHash = await ctx.pool.hashPassword(password);
-    // Still this sign-in's after the hashing (an administrator's reset meanwhile ends it): else the
-    // person who passed the old password would replace the password just reset.
-    if (!authenticatedUser(flow)) return expired(flow.agent);
-    const changed = await ctx.orgs.changePassword(user.id, passwordHash);
+    // Set only if still this sign-in's after the hashing (an administrator's reset meanwhile ends it):
+    // else the person who passed the old password would replace the password just reset.
+    const changed = await ctx.loginDirectory.changePassword(user.id, password, flow.auth.checks.passwordAt!);
+    if (!changed) return expired(flow.agent);
     // The new password voids what the old one opened (the revocation horizon): the other browser
     // sessions end too, and their apps are told. This sign-in goes on as a check of the new one.
     await Promise.all([endSessionsOfUser(ctx, user.id), ctx.authRequests.renewPasswordCheck(flow.auth, beginningAt(changed))]);
@@ -481,17 +452,17 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     }
     const problem = newPasswordProblem(form);
     if (problem) return fail(problem);
-    let user: UserRecord;
+    let user: View<UserRecord>;
     try {
-      const passwordHash = await ctx.pool.hashPassword(password);
-      user = await ctx.orgs.addUser(registrationOrgId(flow), {
-        person: {
+      user = await ctx.loginDirectory.register(
+        registrationOrgId(flow),
+        {
           userName: values.userName!,
           profile: { firstName: values.firstName!, lastName: values.lastName!, nickName: '', preferredLanguage: flow.page.locale, gender: 'GENDER_UNSPECIFIED' },
           email: { email: values.email!, isEmailVerified: false },
         },
-        credentials: { passwordHash },
-      });
+        password,
+      );
     } catch (error) {
       if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return fail('register.taken');
       throw error;

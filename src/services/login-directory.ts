@@ -1,0 +1,164 @@
+import type { NewHuman } from '../actors/new-human.js';
+import type { OrgsActor } from '../actors/orgs.js';
+import type { UserRecord } from '../model/records.js';
+import { MAX_PASSWORD } from '../domain/human-users.js';
+import { beginningAt, predatesHorizon } from '../domain/revocation-horizon.js';
+import { KeyedQueue } from '../util/keyed-queue.js';
+import type { CryptoPool } from '../workers/pool.js';
+import type { View } from '../util/readonly.js';
+
+/**
+ * What the login pages decide about people in the directory: password checks with their lockout
+ * count, TOTP failure counts and enrollment, a required password change, a registration. The
+ * directory has one writer (the main thread's OrgsActor, until the directory itself is in the
+ * store): every HTTP thread serves the login pages, and asks that writer for these decisions (an
+ * acceptor thread through its relay, src/threads/relayed-login-directory.ts), so a user's password
+ * checks are one queue whichever thread received them, and the lockout counts each guess once.
+ * Answers carry the user as written, for the asking thread's copy of the directory.
+ */
+export interface LoginDirectory {
+  /**
+   * Checks a password of the user (undefined: nobody to check, the same work against a hash that
+   * never matches); one check of a user at a time, counted against the org's lockout policy.
+   */
+  checkPassword(userId: string | undefined, password: string): Promise<PasswordCheck>;
+  /**
+   * Counts a wrong TOTP code of a sign-in whose password was passed at `passedAt` against the
+   * lockout policy's `maxOtpAttempts`; `user` as written. `over`: that sign-in had ended (the
+   * person locked or reset meanwhile, by a parallel request on any thread): nothing counted.
+   */
+  recordOtpFailure(userId: string, passedAt: number): Promise<{ locked: boolean; over: boolean; user: View<UserRecord> | undefined }>;
+  /** A right TOTP code of a sign-in passed at `passedAt`: false when that sign-in had ended meanwhile (nothing reset then). */
+  recordOtpSuccess(userId: string, passedAt: number): Promise<boolean>;
+  /**
+   * Enrolls a TOTP secret (sealed) for a sign-in whose password was passed at `passedAt` (Unix
+   * seconds): undefined when that sign-in is over (a reset or lock meanwhile). Throws AlreadyExists
+   * when the person has one.
+   */
+  enrollOtp(userId: string, sealedSecret: Uint8Array, passedAt: number): Promise<View<UserRecord> | undefined>;
+  /** The person skipped the TOTP enrollment prompt at `at` (ms). */
+  skipMfaInit(userId: string, at: number): Promise<View<UserRecord> | undefined>;
+  /**
+   * The person's new password (a required change) for a sign-in passed at `passedAt`: hashed, then
+   * set, unless the sign-in is over by then (undefined).
+   */
+  changePassword(userId: string, password: string, passedAt: number): Promise<View<UserRecord> | undefined>;
+  /** A person registering at the login with a password (hashed here). Throws AlreadyExists for a taken name. */
+  register(orgId: string, person: NewHuman, password: string): Promise<View<UserRecord>>;
+}
+
+/** The outcome of a password check. */
+export type PasswordCheck =
+  /** The password is right; `checkedAt` (Unix seconds) is when the check counts from. */
+  | { result: 'passed'; user: View<UserRecord>; checkedAt: number }
+  /** Wrong (or the person may not sign in: the same answer); `locked` when this check locked the account. */
+  | { result: 'wrong'; locked: boolean; user: View<UserRecord> | undefined }
+  /** The account was locked before the check (which ran anyway against a hash that never matches). */
+  | { result: 'locked'; user: View<UserRecord> }
+  /** Right, but the org's login policy allows no password (told only to who knows the password). */
+  | { result: 'notAllowed' };
+
+/** The directory writer's LoginDirectory: the OrgsActor and the password pool of the main thread. */
+export class LoginDirectoryWriter implements LoginDirectory {
+  /** One password check per user at a time, so lockout counts every guess (no parallel bursts). */
+  private readonly passwordChecks = new KeyedQueue();
+  /** A hash that never matches, verified for unknown users so they cost the same time as known ones. */
+  private dummyHash: Promise<string> | undefined;
+
+  constructor(
+    private readonly orgs: OrgsActor,
+    private readonly pool: Pick<CryptoPool, 'hashPassword' | 'verifyPassword'>,
+  ) {}
+
+  /** A password check against a hash that never matches: the time a real check takes. */
+  private async dummyCheck(password: string): Promise<void> {
+    this.dummyHash ??= this.pool.hashPassword('sesame-dummy-password');
+    await this.pool.verifyPassword(password.slice(0, MAX_PASSWORD), await this.dummyHash);
+  }
+
+  async checkPassword(userId: string | undefined, password: string): Promise<PasswordCheck> {
+    const known = userId === undefined ? undefined : this.orgs.getUser(userId);
+    if (!known?.human?.passwordHash || password.length > MAX_PASSWORD) {
+      // Same work and same answer as a wrong password: the page does not tell who exists.
+      await this.dummyCheck(password);
+      return { result: 'wrong', locked: false, user: undefined };
+    }
+    return this.passwordChecks.run(known.id, async () => {
+      // Re-read: an earlier check of this user may have just locked it (or it is gone).
+      const user = this.orgs.getUser(known.id);
+      if (!user?.human?.passwordHash) {
+        await this.dummyCheck(password);
+        return { result: 'wrong', locked: false, user: undefined };
+      }
+      if (user.state === 'USER_STATE_LOCKED') {
+        // As long as a real check, so timing does not tell a locked account (showLockoutFailure=false).
+        await this.dummyCheck(password);
+        return { result: 'locked', user };
+      }
+      const hash = user.human.passwordHash;
+      // The check is of the hash read now: it counts from now (an administrator's reset while it
+      // runs makes it older than the reset: the sign-in goes no further).
+      const checkedAt = beginningAt(user);
+      const verified = await this.pool.verifyPassword(password, hash);
+      if (!verified.ok) {
+        // Counted whatever the login policy says, so a disallowed password login is no unlimited oracle.
+        if (!this.orgs.isActive(user)) return { result: 'wrong', locked: false, user };
+        const { locked } = await this.orgs.recordPasswordFailure(user.id);
+        // Locked by wrong passwords: the sessions stay (suspended while locked, as in ZITADEL), since
+        // anyone who knows a login name could otherwise end every session of that person.
+        return { result: 'wrong', locked, user: this.orgs.getUser(user.id) };
+      }
+      if (!this.orgs.isActive(user)) return { result: 'wrong', locked: false, user };
+      // Told only to whoever knows the password: before the check it would tell that the account exists.
+      if (!this.orgs.policy('login', user.orgId).policy.allowUsernamePassword) return { result: 'notAllowed' };
+      // A rehash replaces only the hash just verified, never one an administrator set meanwhile.
+      const rehash = verified.needsRehash ? { verified: hash, rehashed: await this.pool.hashPassword(password) } : undefined;
+      await this.orgs.recordPasswordSuccess(user.id, rehash);
+      const after = this.orgs.getUser(user.id);
+      return after ? { result: 'passed', user: after, checkedAt } : { result: 'wrong', locked: false, user: undefined };
+    });
+  }
+
+  async recordOtpFailure(userId: string, passedAt: number): Promise<{ locked: boolean; over: boolean; user: View<UserRecord> | undefined }> {
+    // Decided here, not on the asking thread's copy: parallel wrong codes on every thread count up to the lock, and no further.
+    if (!this.stillSignedIn(userId, passedAt)) return { locked: false, over: true, user: this.orgs.getUser(userId) };
+    const { locked } = await this.orgs.recordOtpFailure(userId);
+    return { locked, over: false, user: this.orgs.getUser(userId) };
+  }
+
+  async recordOtpSuccess(userId: string, passedAt: number): Promise<boolean> {
+    if (!this.stillSignedIn(userId, passedAt)) return false;
+    await this.orgs.recordOtpSuccess(userId);
+    return true;
+  }
+
+  async enrollOtp(userId: string, sealedSecret: Uint8Array, passedAt: number): Promise<View<UserRecord> | undefined> {
+    if (!this.stillSignedIn(userId, passedAt)) return undefined;
+    await this.orgs.enrollOtp(userId, sealedSecret);
+    return this.orgs.getUser(userId);
+  }
+
+  async skipMfaInit(userId: string, at: number): Promise<View<UserRecord> | undefined> {
+    await this.orgs.skipMfaInit(userId, at);
+    return this.orgs.getUser(userId);
+  }
+
+  async changePassword(userId: string, password: string, passedAt: number): Promise<View<UserRecord> | undefined> {
+    const passwordHash = await this.pool.hashPassword(password);
+    // Still this sign-in's after the hashing (an administrator's reset meanwhile ends it): else the
+    // person who passed the old password would replace the password just reset.
+    if (!this.stillSignedIn(userId, passedAt)) return undefined;
+    return this.orgs.changePassword(userId, passwordHash);
+  }
+
+  async register(orgId: string, person: NewHuman, password: string): Promise<View<UserRecord>> {
+    const passwordHash = await this.pool.hashPassword(password);
+    return this.orgs.addUser(orgId, { person, credentials: { passwordHash } });
+  }
+
+  /** The user is active and nothing since `passedAt` (a reset, a lock) voided the sign-in. */
+  private stillSignedIn(userId: string, passedAt: number): boolean {
+    const user = this.orgs.getUser(userId);
+    return this.orgs.isActive(user) && !predatesHorizon(user, passedAt);
+  }
+}
