@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=2
 import { CliError, usage } from './cli/errors.js';
 import { MAIN_HELP, HELP } from './cli/help.js';
 

@@ -1,8 +1,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverEnv, tempDataDir } from './helpers/server.js';
+import { MAIN_THREAD_NODE_FLAGS } from '../src/util/thread-memory.js';
 
 /**
  * `npm start` as a process manager runs it: the README's start command, signalled through npm's own
@@ -103,6 +104,9 @@ describe('npm start', () => {
       expect(children).toHaveLength(1);
       const name = execFileSync('ps', ['-o', 'comm=', '-p', String(children[0])], { encoding: 'utf8' }).trim();
       expect(name).toBe('node');
+      // With the main thread's memory flags (src/util/thread-memory.ts), as the test and bench servers start.
+      const argv = readFileSync(`/proc/${children[0]}/cmdline`, 'utf8').split('\0');
+      for (const flag of MAIN_THREAD_NODE_FLAGS) expect(argv).toContain(flag);
     }
 
     npm.kill('SIGTERM');

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { MAIN_THREAD_NODE_FLAGS } from '../../src/util/thread-memory.js';
 
 /**
  * Starts the real server (`node dist/main.js`) on an ephemeral port with a real LMDB data dir in a
@@ -59,7 +60,8 @@ export function serverEnv(dataDir: string): NodeJS.ProcessEnv {
 
 export async function startServer(options: StartOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
-  const child = spawn(process.execPath, [MAIN, ...(options.args ?? [])], {
+  // Started as `npm start` starts it (its node flags included).
+  const child = spawn(process.execPath, [...MAIN_THREAD_NODE_FLAGS, MAIN, ...(options.args ?? [])], {
     // ES256 unless a suite asks for another: a fresh server makes two signing keys, and RS256 ones
     // take ~230 ms each. RS256, the default users get, runs in the in-process suites and the README test.
     env: { ...serverEnv(dataDir), SESAME_SIGNING_ALG: 'ES256', ...options.env },
