@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { BenchArgsError, HELP, parseBenchArgs, type BenchOptions } from './args.js';
 import { cpuWindow } from './cpu.js';
 import { rssBreakdown, sampleRss, type Rss } from './rss.js';
+import { formatThreadMemory, scrapeThreadMemory } from './thread-memory.js';
 import { selectScenarios } from './scenarios/index.js';
 import type { RequestPlan, Scenario } from './scenarios/scenario.js';
 import { formatComparison, formatMetricsCost, formatScaling, formatTable, ratios, type ScenarioResult } from './table.js';
@@ -113,6 +114,8 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
         process.stdout.write(`▶ ${scenario.name} on ${target.name}: ${options.duration}s, ${options.connections} connections ... `);
         const { result, peakRssMiB, cpu } = await runPlan(target, plan, options);
         const answered = result.requests.total;
+        const scraped = target.metricsUrl ? await scrapeThreadMemory(target.metricsUrl) : undefined;
+        const memory = scraped ? { ...scraped, ...(rssBreakdown(target.pid) ? { rss: rssBreakdown(target.pid)! } : {}) } : undefined;
         const row: ScenarioResult = {
           scenario: scenario.name,
           target: target.name,
@@ -130,6 +133,7 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
           loadGeneratorShare: cpu.loadGenerator / (cpu.wall * availableParallelism()),
           ...(target.httpThreads === undefined ? {} : { httpThreads: target.httpThreads }),
           ...busiestShare(cpu.threads),
+          ...(memory ? { memory } : {}),
         };
         results.push(row);
         const cpuNote = row.cpuUsPerRequest === undefined ? '' : `, ${row.cpuUsPerRequest.toFixed(0)} CPU µs/req`;
@@ -152,6 +156,7 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
     if ((options.httpThreads?.length ?? 0) > 1) process.stdout.write('\n' + formatScaling(results) + '\n');
     if (options.compare.length > 0) process.stdout.write('\n' + formatComparison(results, options.compare) + '\n');
     if (options.metrics === 'both') process.stdout.write('\n' + formatMetricsCost(results) + '\n');
+    if (results.some((r) => r.memory)) process.stdout.write('\n' + formatThreadMemory(results) + '\n');
     for (const s of settled) {
       if (s.idle !== undefined && s.settled !== undefined) {
         const show = (r: Rss) => `${r.total.toFixed(0)} MiB (anon ${r.anon.toFixed(0)}, file ${r.file.toFixed(0)})`;

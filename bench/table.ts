@@ -1,3 +1,5 @@
+import type { ThreadMemory } from './thread-memory.js';
+
 /** Formats bench results as a fixed-width table. Pure. */
 export interface ScenarioResult {
   scenario: string;
@@ -23,6 +25,8 @@ export interface ScenarioResult {
   httpThreads?: number;
   /** The busiest HTTP thread's share of the HTTP threads' CPU over the window (1 thread: 1). */
   busiestThreadShare?: number;
+  /** What each kind of thread held at the end (Sesame with metrics on). */
+  memory?: ThreadMemory;
 }
 
 const COLUMNS: { title: string; width: number; value: (r: ScenarioResult) => string }[] = [

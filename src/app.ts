@@ -145,6 +145,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         // Zeros for a scrape that comes before storage is open.
         lmdb: () => (storage as Storage | undefined)?.sizes() ?? { mapSize: 0, usedBytes: 0, readers: 0 },
         poolQueues: () => pool?.queueSizes() ?? { crypto: 0, password: 0 },
+        poolThreads: () => pool?.threadCounts() ?? { crypto: 0, password: 0 },
       });
       scrapeListener = await startScrapeListener({ host: config.metricsHost, port: config.metricsPort!, token: config.metricsToken, exposition });
     } catch (error) {

@@ -149,6 +149,8 @@ describe('the metrics listener', () => {
       sesame_worker_batch_size: 'HISTOGRAM',
       sesame_worker_batch_pending: 'GAUGE',
       sesame_event_loop_lag_seconds: 'GAUGE',
+      sesame_thread_heap_bytes: 'GAUGE',
+      sesame_worker_threads: 'GAUGE',
       // prom-client's process metrics
       process_cpu_seconds_total: 'COUNTER',
       process_resident_memory_bytes: 'GAUGE',
@@ -158,6 +160,13 @@ describe('the metrics listener', () => {
     const threads = server.app.ctx.config.httpThreads;
     const lagThreads = new Set(scraped.family('sesame_event_loop_lag_seconds').metrics.map((m) => m.labels?.thread));
     expect([...lagThreads].sort()).toEqual(Array.from({ length: threads }, (_, i) => String(i)));
+    // Every HTTP thread publishes its own heap (at start, then each second): live bytes within the heap's size.
+    const heaps = scraped.family('sesame_thread_heap_bytes').metrics;
+    for (let thread = 0; thread < threads; thread++) {
+      const figure = (stat: string) => Number(heaps.find((m) => m.labels?.thread === String(thread) && m.labels?.stat === stat)?.value);
+      expect(figure('used'), `thread ${thread}`).toBeGreaterThan(1024 ** 2);
+      expect(figure('total'), `thread ${thread}`).toBeGreaterThanOrEqual(figure('used'));
+    }
     expect(scraped.value('sesame_lmdb_map_size_bytes')).toBe(64 * 1024 ** 3);
     expect(scraped.value('sesame_lmdb_used_bytes')).toBeGreaterThan(0);
     // Start-up's writes (the instance, the admin, the keys) were committed and counted.

@@ -71,6 +71,7 @@ export class SesameFactory implements TargetFactory {
     const workers = /"workers":(\d+)/.exec(server.logs())?.[1] ?? '?';
     const httpThreads = /"httpThreads":(\d+)/.exec(server.logs())?.[1] ?? '?';
     const httpThreadIds = JSON.parse(/"httpThreadIds":(\[[\d,]*\])/.exec(server.logs())?.[1] ?? '[]') as number[];
+    const metricsUrl = /"metrics":"([^"]+)"/.exec(server.logs())?.[1];
     const target: PreparedTarget = {
       name: this.name,
       issuer: server.issuer,
@@ -78,6 +79,7 @@ export class SesameFactory implements TargetFactory {
       pid: server.process.pid,
       ...(httpThreads === '?' ? {} : { httpThreads: Number(httpThreads) }),
       httpThreadIds,
+      ...(metricsUrl ? { metricsUrl } : {}),
       ccOpaque: { client: { id: opaque.clientId, secret: opaque.clientSecret }, body },
       ccJwt: { client: { id: jwt.clientId, secret: jwt.clientSecret }, body },
       introspector: { id: resource.clientId, secret: resource.clientSecret },

@@ -40,6 +40,8 @@ export interface PreparedTarget {
   /** How many HTTP threads serve (Sesame), and their OS thread ids (main thread first) for per-thread CPU. */
   httpThreads?: number;
   httpThreadIds?: number[];
+  /** Sesame's metrics scrape URL, when metrics are on (thread memory after each scenario). */
+  metricsUrl?: string;
   ccOpaque: TokenRequest | undefined;
   ccJwt: TokenRequest | undefined;
   introspector: Client | undefined;

@@ -7,6 +7,7 @@ import {
   INTROSPECTION_RESULTS,
   LOCKOUT_FACTORS,
   LOOP_LAG_STATS,
+  HEAP_STATS,
   METHODS,
   REQUEST_SECONDS,
   SIGN_IN_FAILURES,
@@ -29,6 +30,8 @@ interface MetricsSources {
   lmdb(): { mapSize: number; usedBytes: number; readers: number };
   /** Tasks waiting for a thread in each worker pool (main thread). */
   poolQueues(): { crypto: number; password: number };
+  /** Threads running in each worker pool (main thread). */
+  poolThreads(): { crypto: number; password: number };
 }
 
 type Labels = Record<string, string | number>;
@@ -110,6 +113,16 @@ export function createExposition(sources: MetricsSources): Exposition {
     BATCH_KINDS.flatMap((kind, k) => histogramSamples('sesame_worker_batch_size', BATCH_ITEMS, { kind }, (i) => core(batchHistogramAt(k) + i))),
   );
   define('sesame_worker_batch_pending', 'Items waiting for the next batch to the crypto worker pool, by kind', 'gauge', counterOver('kind', BATCH_KINDS, CORE.batchPending));
+  define('sesame_thread_heap_bytes', 'V8 heap of each HTTP thread (0: the main thread), by figure (total: its size, used: its live part, external: buffers its objects own)', 'gauge', () =>
+    cores.flatMap((cells, thread) => HEAP_STATS.map((stat, s) => ({ labels: { thread: String(thread), stat }, value: cells[CORE.heap + s]! }))),
+  );
+  define('sesame_worker_threads', 'Worker threads running in each pool (crypto: signing and signature checks; password: hashing and verification); threads start with the first task', 'gauge', () => {
+    const threads = sources.poolThreads();
+    return [
+      { labels: { pool: 'crypto' }, value: threads.crypto },
+      { labels: { pool: 'password' }, value: threads.password },
+    ];
+  });
   define('sesame_event_loop_lag_seconds', 'Event-loop delay of each HTTP thread (0: the main thread) over the last 5 s, by statistic', 'gauge', () =>
     cores.flatMap((cells, thread) => LOOP_LAG_STATS.map((stat, s) => ({ labels: { thread: String(thread), stat }, value: cells[CORE.loopLag + s]! }))),
   );

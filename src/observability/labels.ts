@@ -74,3 +74,5 @@ export const BATCH_KINDS = ['sign', 'verify'] as const;
 export type BatchKind = (typeof BATCH_KINDS)[number];
 /** Per-thread event-loop delay statistics over the last window (loop-lag.ts). */
 export const LOOP_LAG_STATS = ['mean', 'p50', 'p99', 'max'] as const;
+/** The V8 heap figures each HTTP thread publishes: the heap's size (what it holds of the process's memory), its live part, and memory outside it that its objects own (buffers). */
+export const HEAP_STATS = ['total', 'used', 'external'] as const;

@@ -6,6 +6,7 @@ import {
   INTROSPECTION_RESULTS,
   LOCKOUT_FACTORS,
   LOOP_LAG_STATS,
+  HEAP_STATS,
   METHODS,
   REQUEST_SECONDS,
   SIGN_IN_FAILURES,
@@ -48,6 +49,8 @@ export const CORE = {
   batchPending: take(BATCH_KINDS.length),
   /** [stat] seconds, over the last window (a gauge) */
   loopLag: take(LOOP_LAG_STATS.length),
+  /** [stat] bytes of the thread's V8 heap (a gauge, see thread-heap.ts) */
+  heap: take(HEAP_STATS.length),
 } as const;
 export const CORE_SIZE = next;
 

@@ -53,6 +53,11 @@ export class CryptoPool {
     return tracingOn() ? traced(`pool ${task.op}`, {}, run) : run();
   }
 
+  /** Threads running, per pool (metrics: what the pools hold of the process's memory). */
+  threadCounts(): { crypto: number; password: number } {
+    return { crypto: this.piscina.threads.length, password: this.passwords.threads.length };
+  }
+
   /** Tasks waiting for a thread, per pool (metrics). */
   queueSizes(): { crypto: number; password: number } {
     return { crypto: this.piscina.queueSize, password: this.passwords.queueSize };

@@ -4,6 +4,7 @@ import { SCENARIOS, selectScenarios } from '../../bench/scenarios/index.js';
 import { cyclingTokenPost, pathOf } from '../../bench/scenarios/scenario.js';
 import { formatComparison, formatMetricsCost, formatScaling, formatTable, ratios, type ScenarioResult } from '../../bench/table.js';
 import { busiestShare } from '../../bench/run.js';
+import { formatThreadMemory, parseThreadMemory } from '../../bench/thread-memory.js';
 
 describe('bench arguments', () => {
   it('has the documented defaults', () => {
@@ -162,5 +163,29 @@ describe('scaling over HTTP threads', () => {
     expect(lines[2]).toMatch(/^refresh\s+sesame\s+5000 {2}1\.00 {2}81 {2}100%\s+7500 {2}0\.75 {2}82 {2}52%\s+10000 {2}0\.50 {2}84 {2}30%$/);
     // A count a scenario did not run at is a dash.
     expect(lines[3]).toMatch(/^discovery\s+sesame\s+100000 {2}1\.00 {2}81 {2}100%\s+-\s+400000 {2}1\.00 {2}84 {2}25%$/);
+  });
+});
+
+describe('thread memory', () => {
+  it('reads each HTTP thread heap and the worker threads from a scrape, and shows what the anonymous memory holds beyond the heaps', () => {
+    const scrape = [
+      '# HELP sesame_thread_heap_bytes V8 heap of each HTTP thread',
+      '# TYPE sesame_thread_heap_bytes gauge',
+      'sesame_thread_heap_bytes{thread="0",stat="total"} 62914560',
+      'sesame_thread_heap_bytes{thread="0",stat="used"} 41943040',
+      'sesame_thread_heap_bytes{thread="1",stat="total"} 31457280',
+      'sesame_thread_heap_bytes{thread="2",stat="total"} 20971520',
+      'sesame_worker_threads{pool="crypto"} 0',
+      'sesame_worker_threads{pool="password"} 2',
+    ].join('\n');
+    const memory = parseThreadMemory(scrape);
+    expect(memory).toEqual({ heapMiB: [60, 30, 20], cryptoWorkers: 0, passwordWorkers: 2 });
+    const table = formatThreadMemory([
+      { scenario: 'refresh', target: 'sesame', memory: { ...memory, rss: { total: 200, anon: 140, file: 60 } } },
+      { scenario: 'discovery', target: 'ceiling' },
+    ]).split('\n');
+    expect(table).toHaveLength(3);
+    // 140 MiB anonymous, 110 of it the three HTTP threads' heaps.
+    expect(table[2]).toMatch(/^refresh\s+sesame\s+200\s+140\s+60\s+60\s+2 × 25\s+0\/2\s+30$/);
   });
 });
