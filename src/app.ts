@@ -201,6 +201,10 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const loginDirectory = new LoginDirectoryWriter(orgs, cryptoPool);
     const ctx: Ports = {
       ...flows,
+      // The flows read the directory; the management API writes it, on this thread.
+      orgs,
+      clients,
+      keys,
       pool: cryptoPool,
       loginDirectory,
       migration: new MigrationStore(new Transactions(storage), orgs, clients),

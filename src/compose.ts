@@ -1,13 +1,13 @@
 import type { Config } from './config.js';
 import type { Storage } from './storage/db.js';
 import type { MasterKey } from './crypto/master-key.js';
-import type { InstanceInfo, OrgsActor } from './actors/orgs.js';
-import type { ClientsActor } from './actors/clients.js';
-import type { KeysActor } from './actors/keys.js';
+import type { InstanceInfo, OrgsReader } from './actors/orgs.js';
+import type { ClientsReader } from './actors/clients.js';
+import type { KeysReader } from './actors/keys.js';
 import type { ReplayGuardActor } from './actors/replay-guard.js';
 import type { CryptoPool } from './workers/pool.js';
 import type { Signer } from './workers/signer.js';
-import type { Ports } from './services/ports.js';
+import type { FlowView } from './services/ports.js';
 import { IssuedTokensActor } from './actors/issued-tokens.js';
 import { AuthCodesActor } from './actors/auth-codes.js';
 import { RefreshTokensActor } from './actors/refresh-tokens.js';
@@ -38,11 +38,11 @@ export interface ThreadBasis {
   issuer: string;
   storage: Storage;
   masterKey: MasterKey;
-  /** The thread's copy of the directory. */
+  /** The thread's copy of the directory, read-only for the flows (their writes are the store port's). */
   instance: InstanceInfo;
-  orgs: OrgsActor;
-  clients: ClientsActor;
-  keys: KeysActor;
+  orgs: OrgsReader;
+  clients: ClientsReader;
+  keys: KeysReader;
   /** Signs tokens: the worker pool, or the serving thread itself. */
   signer: Signer;
   /** Checks signatures (client assertions, the JWT profile grant, DPoP proofs): the pool, or the serving thread. */
@@ -55,7 +55,7 @@ export interface ThreadBasis {
 
 /** The parts every HTTP thread has: the store decides for each of them, so any thread serves what they serve. */
 export type FlowPorts = Pick<
-  Ports,
+  FlowView,
   | 'config'
   | 'issuer'
   | 'instance'

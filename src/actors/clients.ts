@@ -472,3 +472,24 @@ function appKeyRecord(app: View<AppRecord>, id: string, expirationDate: number, 
 function machineKeyRecord(user: { id: string; orgId: string }, id: string, expirationDate: number, publicKeyPem: string): View<MachineKeyRecord> {
   return stampNew({ id, orgId: user.orgId, userId: user.id, type: 'KEY_TYPE_JSON' as const, expirationDate, publicKeyPem });
 }
+
+/** The apps and machine credentials as the flows see them: reads only (see OrgsReader). */
+export type ClientsReader = Pick<
+  ClientsActor,
+  | 'originAllowed'
+  | 'getApp'
+  | 'requireApp'
+  | 'appByClient'
+  | 'appsOfProject'
+  | 'registeredAppsOfProject'
+  | 'appKeysOf'
+  | 'appKeyIdTaken'
+  | 'appSecretMatches'
+  | 'hasMachineSecret'
+  | 'machineSecretHash'
+  | 'checkMachineSecret'
+  | 'appAssertionKey'
+  | 'machineAssertionKey'
+  | 'getAppKey'
+  | 'getMachineKey'
+>;

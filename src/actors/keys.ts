@@ -296,3 +296,6 @@ export class KeysActor {
     return true;
   }
 }
+
+/** The signing keys as the flows see them: the current key and the published set, never a rotation. */
+export type KeysReader = Pick<KeysActor, 'signingKey' | 'verificationKey' | 'jwks'>;

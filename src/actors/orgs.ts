@@ -1033,3 +1033,44 @@ function contactKeys(user: View<UserRecord>): string[] {
   if (phone) keys.push(phone);
   return keys;
 }
+
+/**
+ * The directory as the flows every HTTP thread serves see it: reads only (each thread's copy). A
+ * flow that tried to change the directory through it would not compile: what the flows decide is
+ * the store port's, and what the login decides about people goes to the directory's writer
+ * (src/services/login-directory.ts).
+ */
+export type OrgsReader = Pick<
+  OrgsActor,
+  | 'instanceDomain'
+  | 'instance'
+  | 'getOrg'
+  | 'requireOrg'
+  | 'listOrgs'
+  | 'primaryDomain'
+  | 'primaryDomainOf'
+  | 'customPolicies'
+  | 'findOrgByDomain'
+  | 'policy'
+  | 'getProject'
+  | 'requireProject'
+  | 'projectOfResource'
+  | 'orgOfProject'
+  | 'getUser'
+  | 'requireUser'
+  | 'loginNames'
+  | 'preferredLoginName'
+  | 'findUserByLoginName'
+  | 'findUsersByContact'
+  | 'isActive'
+  | 'orgIsActive'
+  | 'memberships'
+  | 'administratorsIn'
+  | 'getMember'
+  | 'listMembers'
+  | 'getUserGrant'
+  | 'grantsOf'
+  | 'getPat'
+  | 'patsOf'
+  | 'authenticatePat'
+>;

@@ -1,4 +1,4 @@
-import type { KeysActor } from '../actors/keys.js';
+import type { KeysReader } from '../actors/keys.js';
 import type { AccessTokenClaims, ActorClaim, RevokeOutcome, IssuedTokensActor } from '../actors/issued-tokens.js';
 import { newId } from '../util/ids.js';
 import type { Signer } from '../workers/signer.js';
@@ -75,7 +75,7 @@ export class AccessTokens {
 
   constructor(
     private readonly issuer: string,
-    private readonly keys: KeysActor,
+    private readonly keys: KeysReader,
     private readonly signer: Signer,
     private readonly issuedTokens: IssuedTokensActor,
     private readonly lifetimeSeconds: number,

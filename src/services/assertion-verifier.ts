@@ -1,6 +1,6 @@
 import { appIsUsable } from '../domain/usable.js';
-import type { AssertionKey, ClientsActor } from '../actors/clients.js';
-import type { OrgsActor } from '../actors/orgs.js';
+import type { AssertionKey, ClientsReader } from '../actors/clients.js';
+import type { OrgsReader } from '../actors/orgs.js';
 import type { ReplayGuardActor } from '../actors/replay-guard.js';
 import { appCredential, type AppRecord, type UserRecord } from '../model/records.js';
 import type { CryptoPool } from '../workers/pool.js';
@@ -24,8 +24,8 @@ import type { View } from '../util/readonly.js';
 export class AssertionVerifier {
   constructor(
     private readonly issuer: string,
-    private readonly clients: ClientsActor,
-    private readonly orgs: OrgsActor,
+    private readonly clients: ClientsReader,
+    private readonly orgs: OrgsReader,
     /** Where signatures are checked: the worker pool, or the calling thread (an HTTP acceptor's SignatureCheck). */
     private readonly pool: Pick<CryptoPool, 'verifySignature'>,
     private readonly replay: ReplayGuardActor,

@@ -1,6 +1,6 @@
 import type { AuthorizeDirectory } from '../protocol/authorize/validate.js';
 import { appIsUsable } from '../domain/usable.js';
-import type { Ports } from './ports.js';
+import type { FlowView } from './ports.js';
 import type { AppRecord } from '../model/records.js';
 import { OAuthError } from '../protocol/errors.js';
 import type { View } from '../util/readonly.js';
@@ -11,10 +11,10 @@ import { clientOrgOf, requestedResources, resourceDirectory } from './resource-t
  * What scope and authorization request rules read of the directory: one place for the lookups the
  * authorization, pushed authorization, device authorization and token endpoints share.
  */
-export type DirectoryPorts = Pick<Ports, 'clients' | 'instance' | 'orgs' | 'config'>;
+export type DirectoryPorts = Pick<FlowView, 'clients' | 'instance' | 'orgs' | 'config'>;
 
 /** The project id an `:aud` scope names (`zitadel` → the management project), if it exists. */
-export function resolveAudienceProject(ctx: Pick<Ports, 'instance' | 'orgs'>, id: string): string | undefined {
+export function resolveAudienceProject(ctx: Pick<FlowView, 'instance' | 'orgs'>, id: string): string | undefined {
   return id === 'zitadel' ? ctx.instance.managementProjectId : ctx.orgs.getProject(id)?.id;
 }
 

@@ -1,7 +1,7 @@
 import type { AuthMethod } from '../protocol/client-auth-methods.js';
 import { appUnusableReason } from '../domain/usable.js';
-import type { ClientsActor } from '../actors/clients.js';
-import type { OrgsActor } from '../actors/orgs.js';
+import type { ClientsReader } from '../actors/clients.js';
+import type { OrgsReader } from '../actors/orgs.js';
 import { appCredential, usesClientSecret, type AppRecord, type UserRecord } from '../model/records.js';
 import type { AssertionVerifier } from './assertion-verifier.js';
 import { log } from '../util/log.js';
@@ -37,8 +37,8 @@ export function invalidClient(presented: PresentedClient, description = 'client 
 
 export class ClientAuthenticator {
   constructor(
-    private readonly clients: ClientsActor,
-    private readonly orgs: OrgsActor,
+    private readonly clients: ClientsReader,
+    private readonly orgs: OrgsReader,
     private readonly assertions: AssertionVerifier,
     private readonly issuer: string,
   ) {}

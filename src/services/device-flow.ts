@@ -10,13 +10,13 @@ import { newId } from '../util/ids.js';
 import { clock } from '../util/clock.js';
 import type { View } from '../util/readonly.js';
 import type { AuthenticatedClient } from './client-auth.js';
-import type { Ports } from './ports.js';
+import type { FlowView } from './ports.js';
 import { authorizeDirectory } from './authorize-directory.js';
 import { requireUserApp, userAudience, type UserTokensPorts } from './user-tokens.js';
 import { userAccessAudience } from './resource-targets.js';
 
 /** What the device flow uses of the wired parts (src/app.ts). */
-export type DeviceFlowPorts = Pick<Ports, 'deviceAuthorizations' | 'instance' | 'issuer' | 'orgs' | 'userSessions'> & UserTokensPorts;
+export type DeviceFlowPorts = Pick<FlowView, 'deviceAuthorizations' | 'instance' | 'issuer' | 'orgs' | 'userSessions'> & UserTokensPorts;
 
 /** The page a person opens to enter a user code (ZITADEL's login path for it). */
 export const DEVICE_PAGE_PATH = '/ui/login/device';

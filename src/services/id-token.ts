@@ -1,4 +1,4 @@
-import type { KeysActor } from '../actors/keys.js';
+import type { KeysReader } from '../actors/keys.js';
 import type { SigningAlg } from '../config.js';
 import type { Signer } from '../workers/signer.js';
 import { atHash } from '../protocol/at-hash.js';
@@ -66,7 +66,7 @@ function idTokenClaims(input: IdTokenInput, issuer: string, iat: number, lifetim
 export class IdTokens {
   constructor(
     private readonly issuer: string,
-    private readonly keys: KeysActor,
+    private readonly keys: KeysReader,
     private readonly signer: Signer,
     private readonly lifetimeSeconds: number,
   ) {}

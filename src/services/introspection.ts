@@ -1,4 +1,4 @@
-import type { Ports } from './ports.js';
+import type { FlowView } from './ports.js';
 import type { AppRecord } from '../model/records.js';
 import { looksLikeJws } from '../protocol/jwt.js';
 import { audienceIncludesApp } from '../domain/token-audience.js';
@@ -7,7 +7,7 @@ import type { UserTokensPorts } from './user-tokens.js';
 import type { View } from '../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type IntrospectionPorts = Pick<Ports, 'issuer' | 'orgs' | 'accessTokens'> & UserTokensPorts;
+export type IntrospectionPorts = Pick<FlowView, 'issuer' | 'orgs' | 'accessTokens'> & UserTokensPorts;
 
 /**
  * RFC 7662 introspection: `active` only when the token is Sesame's, unexpired, unrevoked, its

@@ -1,6 +1,6 @@
-import type { ClientsActor } from '../actors/clients.js';
-import type { KeysActor } from '../actors/keys.js';
-import type { InstanceInfo, OrgsActor } from '../actors/orgs.js';
+import type { ClientsActor, ClientsReader } from '../actors/clients.js';
+import type { KeysActor, KeysReader } from '../actors/keys.js';
+import type { InstanceInfo, OrgsActor, OrgsReader } from '../actors/orgs.js';
 import type { AuthCodesActor } from '../actors/auth-codes.js';
 import type { AuthRequestsActor } from '../actors/auth-requests.js';
 import type { DeviceAuthorizationsActor } from '../actors/device-authorizations.js';
@@ -27,7 +27,7 @@ import type { LogoutDeliveries } from './backchannel-logout/logout-deliveries.js
 
 /**
  * Everything src/app.ts wires. Nobody takes all of it: each module names what it uses as a
- * `Pick<Ports, ...>` (its port), so its signature says what it may touch.
+ * `Pick<Ports, ...>` (its port; the flows every thread serves pick from FlowView), so its signature says what it may touch.
  */
 export interface Ports {
   readonly config: Config;
@@ -74,3 +74,16 @@ export interface Ports {
   /** False while starting or shutting down (readiness). */
   isReady(): boolean;
 }
+
+/**
+ * What the flows every HTTP thread serves (tokens, authorize, the login, the device flow, PAR,
+ * logout) may use: everything but the directory's writers. The directory is each thread's
+ * read-only copy (OrgsReader, ClientsReader, KeysReader), so a flow that wrote it would not compile;
+ * flows decide in the store (src/storage/decisions.ts) and ask the directory's writer only through
+ * LoginDirectory. The management API, which writes the directory, takes Ports.
+ */
+export type FlowView = Omit<Ports, 'orgs' | 'clients' | 'keys'> & {
+  readonly orgs: OrgsReader;
+  readonly clients: ClientsReader;
+  readonly keys: KeysReader;
+};

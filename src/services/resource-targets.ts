@@ -1,4 +1,4 @@
-import type { Ports } from './ports.js';
+import type { FlowView } from './ports.js';
 import type { AppRecord, UserRecord } from '../model/records.js';
 import { projectAccessDenied } from '../protocol/project-access.js';
 import { OAuthError } from '../protocol/errors.js';
@@ -9,9 +9,9 @@ import type { View } from '../util/readonly.js';
  * Resource indicators (RFC 8707) against Sesame's directory: which resources a request names,
  * whether its client may have them, and the audience of the access tokens they give.
  */
-export type ResourceTargetPorts = Pick<Ports, 'orgs' | 'config'>;
+export type ResourceTargetPorts = Pick<FlowView, 'orgs' | 'config'>;
 
-export function resourceDirectory(ctx: Pick<Ports, 'orgs'>): ResourceDirectory {
+export function resourceDirectory(ctx: Pick<FlowView, 'orgs'>): ResourceDirectory {
   return { projectOfResource: (uri) => ctx.orgs.projectOfResource(uri) };
 }
 
@@ -20,14 +20,14 @@ export function resourceDirectory(ctx: Pick<Ports, 'orgs'>): ResourceDirectory {
  * off, a `resource` is refused rather than ignored: a token the client believes audience-bound
  * would not be.
  */
-export function requestedResources(ctx: Pick<Ports, 'config'>, values: readonly string[]): string[] {
+export function requestedResources(ctx: Pick<FlowView, 'config'>, values: readonly string[]): string[] {
   if (values.length === 0) return [];
   if (!ctx.config.featureResourceIndicators) throw new OAuthError('invalid_target', 'resource indicators (RFC 8707) are turned off on this server');
   return parseResources(values);
 }
 
 /** The organization whose projects an app's or machine user's tokens may name as resources. */
-export function clientOrgOf(ctx: Pick<Ports, 'orgs'>, app: View<AppRecord>): string {
+export function clientOrgOf(ctx: Pick<FlowView, 'orgs'>, app: View<AppRecord>): string {
   return ctx.orgs.requireProject(app.projectId).orgId;
 }
 

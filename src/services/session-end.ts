@@ -1,10 +1,10 @@
 import type { UserSession } from '../actors/user-sessions.js';
 import type { View } from '../util/readonly.js';
-import type { Ports } from './ports.js';
+import type { FlowView } from './ports.js';
 import { revocationHorizon } from './user-tokens.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type SessionEndPorts = Pick<Ports, 'config' | 'userSessions' | 'issuedTokens' | 'logoutDeliveries'>;
+export type SessionEndPorts = Pick<FlowView, 'config' | 'userSessions' | 'issuedTokens' | 'logoutDeliveries'>;
 
 /**
  * Ends browser sessions, whatever ends them (end_session, an administrator deactivating, locking

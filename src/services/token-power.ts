@@ -1,12 +1,12 @@
 import type { ActorClaim } from '../actors/issued-tokens.js';
 import { missingToActOn, type UserAction } from '../domain/permissions.js';
 import type { View } from '../util/readonly.js';
-import type { Ports } from './ports.js';
+import type { FlowView } from './ports.js';
 import { carriesPowerOf } from '../domain/management-project.js';
 import type { AppRecord, MemberRecord, UserRecord } from '../model/records.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type TokenPowerPorts = Pick<Ports, 'clients' | 'instance' | 'orgs' | 'settings'>;
+export type TokenPowerPorts = Pick<FlowView, 'clients' | 'instance' | 'orgs' | 'settings'>;
 
 /** Whether the app's tokens may carry this user's administrative power (domain/management-project.ts carriesPowerOf). */
 export function appCarriesPowerOf(ctx: Pick<TokenPowerPorts, 'instance' | 'orgs'>, app: View<AppRecord>, userId: string): boolean {

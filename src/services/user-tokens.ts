@@ -1,5 +1,5 @@
 import { tokenResponseBody } from '../protocol/token-response.js';
-import type { Ports } from './ports.js';
+import type { FlowView } from './ports.js';
 import type { ActorClaim } from '../actors/issued-tokens.js';
 import { voidedByUsers, type IssuedAccessToken } from './access-tokens.js';
 import type { AuthenticatedClient } from './client-auth.js';
@@ -14,7 +14,7 @@ import { DecidedElsewhere } from '../model/errors.js';
 import type { View } from '../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type UserTokensPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'instance' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'accessTokens' | 'settings'>;
+export type UserTokensPorts = Pick<FlowView, 'clients' | 'config' | 'idTokens' | 'instance' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'accessTokens' | 'settings'>;
 
 /**
  * Tokens for a signed-in user, shared by the code grant, the refresh grant and the implicit flow:

@@ -1,7 +1,7 @@
 import { bearerToken } from '../../protocol/bearer.js';
 import { ApiError } from '../../model/errors.js';
 import type { UserRecord } from '../../model/records.js';
-import type { Ports } from '../../services/ports.js';
+import type { FlowView } from '../../services/ports.js';
 import type { Request } from '../types.js';
 import type { View } from '../../util/readonly.js';
 import { hasPermission, type UserAction } from '../../domain/permissions.js';
@@ -9,7 +9,8 @@ import { permissionTarget } from '../../domain/management-project.js';
 import { missingToActOnUser, tokenPowerStands, type TokenPowerPorts } from '../../services/token-power.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type CallerPorts = Pick<Ports, 'instance' | 'orgs' | 'accessTokens'> & TokenPowerPorts;
+/** Reads only: who calls is answered from any thread's copy of the directory (an upload's precheck runs on every thread). */
+export type CallerPorts = Pick<FlowView, 'instance' | 'orgs' | 'accessTokens'> & TokenPowerPorts;
 
 /**
  * Who is calling the provisioning API: a bearer PAT, or an access token whose audience holds the

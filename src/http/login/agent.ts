@@ -1,11 +1,11 @@
 import { agentIdOf, newAgentCookie } from '../../actors/user-sessions.js';
-import type { Ports } from '../../services/ports.js';
+import type { FlowView } from '../../services/ports.js';
 import { agentCookiePolicy, parseCookies, setCookieHeader } from '../cookies.js';
 import type { Request } from '../types.js';
 import { chooseLocale, type Locale } from '../../ui/i18n.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type AgentPorts = Pick<Ports, 'issuer'>;
+export type AgentPorts = Pick<FlowView, 'issuer'>;
 
 /** The user agent behind a browser request: its cookie (if any), agent id and language. */
 export interface Agent {

@@ -1,6 +1,6 @@
 import { appIsUsable } from '../../domain/usable.js';
 import type { UserSession } from '../../actors/user-sessions.js';
-import type { Ports } from '../../services/ports.js';
+import type { FlowView } from '../../services/ports.js';
 import { formPostResponse, htmlResponse, redirectResponse } from '../html.js';
 import type { Response } from '../types.js';
 import type { ErrorTarget, ValidatedAuthRequest } from '../../protocol/authorize/validate.js';
@@ -23,7 +23,7 @@ import type { UserTokensPorts } from '../../services/user-tokens.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type RespondPorts = Pick<Ports, 'authCodes' | 'clients' | 'consents' | 'issuer' | 'orgs' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
+export type RespondPorts = Pick<FlowView, 'authCodes' | 'clients' | 'consents' | 'issuer' | 'orgs' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
 
 /**
  * Whether the person must first allow the client what the request asks for: only a self-registered

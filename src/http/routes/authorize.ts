@@ -9,7 +9,7 @@ import { PATHS } from '../../protocol/discovery.js';
 import { formBodyText, parseUrlEncodedMulti } from '../../protocol/form.js';
 import { errorPage } from '../../ui/pages.js';
 import { log } from '../../util/log.js';
-import type { Ports } from '../../services/ports.js';
+import type { FlowView } from '../../services/ports.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import type { AgentPorts } from '../login/agent.js';
@@ -17,7 +17,7 @@ import { DecidedElsewhere, NeedsOwner } from '../../model/errors.js';
 import type { RespondPorts } from '../login/respond.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type AuthorizePorts = Pick<Ports, 'authRequests' | 'clients' | 'config' | 'idTokens' | 'instance' | 'orgs' | 'pushedRequests'> & AgentPorts & RespondPorts;
+export type AuthorizePorts = Pick<FlowView, 'authRequests' | 'clients' | 'config' | 'idTokens' | 'instance' | 'orgs' | 'pushedRequests'> & AgentPorts & RespondPorts;
 
 /**
  * GET|POST /oauth/v2/authorize (seed "Authorization endpoint", OIDC Core §3.1.2). Validates the

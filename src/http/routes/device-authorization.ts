@@ -2,12 +2,12 @@ import { ENDPOINT_AUTH_METHODS } from '../../protocol/client-auth-methods.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { startDeviceAuthorization, type DeviceFlowPorts } from '../../services/device-flow.js';
 import { readClientRequest } from '../client-request.js';
-import type { Ports } from '../../services/ports.js';
+import type { FlowView } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
 import type { Request, Route } from '../types.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type DeviceAuthorizationPorts = Pick<Ports, 'clientAuth' | 'clients' | 'issuer'> & DeviceFlowPorts;
+export type DeviceAuthorizationPorts = Pick<FlowView, 'clientAuth' | 'clients' | 'issuer'> & DeviceFlowPorts;
 
 /**
  * POST /oauth/v2/device_authorization (RFC 8628 §3.1): the client authenticates as at the token

@@ -5,7 +5,7 @@ import { appIsUsable } from '../../domain/usable.js';
 import { normalizeUserCode } from '../../protocol/device-flow.js';
 import { parseFormBody, parseUrlEncoded } from '../../protocol/form.js';
 import { DEVICE_PAGE_PATH, type DeviceFlowPorts } from '../../services/device-flow.js';
-import type { Ports } from '../../services/ports.js';
+import type { FlowView } from '../../services/ports.js';
 import { translator } from '../../ui/i18n.js';
 import { deviceCodePage, errorPage } from '../../ui/pages.js';
 import { addressLimitKey } from '../../util/address-key.js';
@@ -18,7 +18,7 @@ import type { Request, Response, Route } from '../types.js';
 import { LOGIN_PATH } from './authorize.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type DevicePagePorts = Pick<Ports, 'authRequests' | 'clients' | 'failureWindows' | 'masterKey' | 'orgs'> & AgentPorts & RespondPorts & DeviceFlowPorts;
+export type DevicePagePorts = Pick<FlowView, 'authRequests' | 'clients' | 'failureWindows' | 'masterKey' | 'orgs'> & AgentPorts & RespondPorts & DeviceFlowPorts;
 
 /**
  * The device page of the login UI (RFC 8628 §3.3): GET shows a form for the user code (filled in

@@ -1,10 +1,10 @@
 import { discoveryDocument, PATHS } from '../../protocol/discovery.js';
-import type { Ports } from '../../services/ports.js';
+import type { FlowView } from '../../services/ports.js';
 import { precomputedJson } from '../responses.js';
 import type { Route } from '../types.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type DiscoveryPorts = Pick<Ports, 'config' | 'issuer' | 'settings'>;
+export type DiscoveryPorts = Pick<FlowView, 'config' | 'issuer' | 'settings'>;
 
 /**
  * GET /.well-known/openid-configuration, and the same document at RFC 8414's

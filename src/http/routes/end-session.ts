@@ -6,14 +6,14 @@ import { postLogoutUriAllowed } from '../../protocol/authorize/redirect-uri.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { formBodyText, parseUrlEncoded } from '../../protocol/form.js';
 import { errorPage, signedOutPage } from '../../ui/pages.js';
-import type { Ports } from '../../services/ports.js';
+import type { FlowView } from '../../services/ports.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import type { AgentPorts } from '../login/agent.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type EndSessionPorts = Pick<Ports, 'clients' | 'config' | 'idTokens' | 'orgs' | 'issuedTokens' | 'userSessions'> & SessionEndPorts & AgentPorts;
+export type EndSessionPorts = Pick<FlowView, 'clients' | 'config' | 'idTokens' | 'orgs' | 'issuedTokens' | 'userSessions'> & SessionEndPorts & AgentPorts;
 
 /**
  * GET|POST /oidc/v1/end_session (OIDC RP-Initiated Logout 1.0; seed "End session endpoint").

@@ -3,7 +3,7 @@ import { OAuthError } from '../../protocol/errors.js';
 import { introspect } from '../../services/introspection.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { readClientRequest } from '../client-request.js';
-import type { Ports } from '../../services/ports.js';
+import type { FlowView } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
 import { recordIntrospection } from '../../observability/recorder.js';
 import type { Request, Route } from '../types.js';
@@ -13,7 +13,7 @@ import { INTROSPECTION_JWT_MEDIA_TYPE, wantsIntrospectionJwt } from '../../proto
 const SIGNED_HEADERS = { 'Content-Type': INTROSPECTION_JWT_MEDIA_TYPE, 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type IntrospectPorts = Pick<Ports, 'clientAuth' | 'clients' | 'config' | 'introspectionJwts'> & IntrospectionPorts;
+export type IntrospectPorts = Pick<FlowView, 'clientAuth' | 'clients' | 'config' | 'introspectionJwts'> & IntrospectionPorts;
 
 /**
  * POST /oauth/v2/introspect (RFC 7662) for API apps and OIDC apps with a secret or a registered

@@ -1,10 +1,10 @@
 import { JWKS_MAX_AGE_SECONDS } from '../../actors/keys.js';
 import { PATHS } from '../../protocol/discovery.js';
-import type { Ports } from '../../services/ports.js';
+import type { FlowView } from '../../services/ports.js';
 import type { Route } from '../types.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type KeysPorts = Pick<Ports, 'keys'>;
+export type KeysPorts = Pick<FlowView, 'keys'>;
 
 /** GET /oauth/v2/keys: the JWKS the keys actor keeps serialized. */
 const HEADERS = Object.freeze({

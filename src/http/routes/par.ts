@@ -4,13 +4,13 @@ import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { clock } from '../../util/clock.js';
 import { readClientRequest } from '../client-request.js';
-import type { Ports } from '../../services/ports.js';
+import type { FlowView } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
 import type { Request, Route } from '../types.js';
 import { authorizeDirectory } from '../../services/authorize-directory.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type ParPorts = Pick<Ports, 'clientAuth' | 'clients' | 'config' | 'dpopProofs' | 'instance' | 'orgs' | 'pushedRequests'>;
+export type ParPorts = Pick<FlowView, 'clientAuth' | 'clients' | 'config' | 'dpopProofs' | 'instance' | 'orgs' | 'pushedRequests'>;
 
 /** Client authentication parameters: they authenticate the push and are not part of the authorization request. */
 const CLIENT_AUTH_PARAMS = new Set(['client_secret', 'client_assertion', 'client_assertion_type']);

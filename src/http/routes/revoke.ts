@@ -5,12 +5,12 @@ import { OAuthError } from '../../protocol/errors.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { revokeGrant } from '../../services/user-tokens.js';
 import { readClientRequest } from '../client-request.js';
-import type { Ports } from '../../services/ports.js';
+import type { FlowView } from '../../services/ports.js';
 import type { Request, Route } from '../types.js';
 import type { UserTokensPorts } from '../../services/user-tokens.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type RevokePorts = Pick<Ports, 'clientAuth' | 'clients' | 'refreshTokens' | 'accessTokens'> & UserTokensPorts;
+export type RevokePorts = Pick<FlowView, 'clientAuth' | 'clients' | 'refreshTokens' | 'accessTokens'> & UserTokensPorts;
 
 /**
  * POST /oauth/v2/revoke (RFC 7009): 200 with an empty JSON response for revoked, unknown or

@@ -5,13 +5,13 @@ import type { Grant } from '../../services/grants/grant.js';
 import type { DpopKey } from '../../protocol/dpop.js';
 import { NeedsOwner } from '../../model/errors.js';
 import { readClientRequest } from '../client-request.js';
-import type { Ports } from '../../services/ports.js';
+import type { FlowView } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
 import { countIssuedTokens } from '../../services/issued-token-counts.js';
 import type { Request, Route } from '../types.js';
 
 /** What this module uses of the wired parts (src/app.ts); `P` is what the served grants use. */
-export type TokenPorts<P = GrantsPorts> = Pick<Ports, 'clientAuth' | 'clients' | 'dpopProofs'> & P;
+export type TokenPorts<P = GrantsPorts> = Pick<FlowView, 'clientAuth' | 'clients' | 'dpopProofs'> & P;
 
 /**
  * An app registered with `dpopBoundAccessTokens` gets tokens only with a proof (RFC 9449 §5.2);

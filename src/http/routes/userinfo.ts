@@ -3,7 +3,7 @@ import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
 import { parseFormBody } from '../../protocol/form.js';
 import { claimsFor } from '../../services/user-tokens.js';
-import type { Ports } from '../../services/ports.js';
+import type { FlowView } from '../../services/ports.js';
 import { jsonNoStore } from '../responses.js';
 import type { Request, Route } from '../types.js';
 import type { UserTokensPorts } from '../../services/user-tokens.js';
@@ -11,7 +11,7 @@ import type { AccessTokenClaims } from '../../actors/issued-tokens.js';
 import type { DpopProofs } from '../../services/dpop-proofs.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type UserinfoPorts = Pick<Ports, 'clients' | 'orgs' | 'accessTokens' | 'dpopProofs'> & UserTokensPorts;
+export type UserinfoPorts = Pick<FlowView, 'clients' | 'orgs' | 'accessTokens' | 'dpopProofs'> & UserTokensPorts;
 
 /**
  * GET|POST /oidc/v1/userinfo (OIDC Core §5.3, RFC 6750, RFC 9449 §7): claims of the token's user

@@ -1,5 +1,5 @@
 import type { BackchannelLogoutsActor, PendingLogout } from '../../actors/backchannel-logouts.js';
-import type { ClientsActor } from '../../actors/clients.js';
+import type { ClientsReader } from '../../actors/clients.js';
 import type { UserSession } from '../../actors/user-sessions.js';
 import { nextAttemptAt } from '../../domain/delivery-retries.js';
 import { clock } from '../../util/clock.js';
@@ -41,7 +41,7 @@ export class LogoutDeliveries {
   private again = false;
 
   constructor(
-    private readonly clients: ClientsActor,
+    private readonly clients: ClientsReader,
     private readonly outbox: BackchannelLogoutsActor,
     private readonly tokens: LogoutTokens,
     private readonly policy: DeliveryPolicy,

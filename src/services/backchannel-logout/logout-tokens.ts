@@ -1,4 +1,4 @@
-import type { KeysActor } from '../../actors/keys.js';
+import type { KeysReader } from '../../actors/keys.js';
 import type { Signer } from '../../workers/signer.js';
 import { encodedHeader, signingInput } from '../../protocol/jwt.js';
 import { LOGOUT_TOKEN_TYP, logoutTokenClaims } from '../../protocol/logout-token.js';
@@ -12,7 +12,7 @@ import { newId } from '../../util/ids.js';
 export class LogoutTokens {
   constructor(
     private readonly issuer: string,
-    private readonly keys: KeysActor,
+    private readonly keys: KeysReader,
     private readonly signer: Signer,
   ) {}
 

@@ -6,11 +6,11 @@ import { narrowResources } from '../../protocol/resource-indicators.js';
 import { requestedResources, userAccessAudience } from '../resource-targets.js';
 import { appLifetimes, issueUserTokens, refreshBinding, requireUserApp, revokeGrant, tokenResponse, userAudience, revokeOnReplay } from '../user-tokens.js';
 import type { Grant } from './grant.js';
-import type { Ports } from '../ports.js';
+import type { FlowView } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
-export type AuthorizationCodePorts = Pick<Ports, 'authCodes' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
+export type AuthorizationCodePorts = Pick<FlowView, 'authCodes' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
 
 /**
  * authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6; seed "Authorization code grant"). A code is

@@ -7,11 +7,11 @@ import { requestedResources, userAccessAudience } from '../resource-targets.js';
 import { clock } from '../../util/clock.js';
 import { appLifetimes, issueUserTokens, refreshBinding, requireUserApp, revokeGrant, tokenResponse, userAudience, revokeOnReplay } from '../user-tokens.js';
 import type { Grant } from './grant.js';
-import type { Ports } from '../ports.js';
+import type { FlowView } from '../ports.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
-export type DeviceCodePorts = Pick<Ports, 'deviceAuthorizations' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
+export type DeviceCodePorts = Pick<FlowView, 'deviceAuthorizations' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
 
 /**
  * urn:ietf:params:oauth:grant-type:device_code (RFC 8628 §3.4-3.5): the device polls until the

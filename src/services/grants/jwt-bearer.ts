@@ -2,11 +2,11 @@ import { log } from '../../util/log.js';
 import { OAuthError } from '../../protocol/errors.js';
 import type { Grant } from './grant.js';
 import { machineUserTokens } from './machine-token.js';
-import type { Ports } from '../ports.js';
+import type { FlowView } from '../ports.js';
 import type { MachineTokenPorts } from './machine-token.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
-export type JwtBearerPorts = Pick<Ports, 'assertions' | 'orgs'> & MachineTokenPorts;
+export type JwtBearerPorts = Pick<FlowView, 'assertions' | 'orgs'> & MachineTokenPorts;
 
 /**
  * JWT profile grant (RFC 7523 §2.1) for machine users with machine keys, as ZITADEL's key files

@@ -1,5 +1,5 @@
 import { tokenResponseBody } from '../../protocol/token-response.js';
-import type { Ports } from '../ports.js';
+import type { FlowView } from '../ports.js';
 import type { UserRecord } from '../../model/records.js';
 import { grantScopes, parseScope } from '../../protocol/scopes.js';
 import { resolveAudienceProject } from '../authorize-directory.js';
@@ -12,7 +12,7 @@ import { clock } from '../../util/clock.js';
 import type { DpopKey } from '../../protocol/dpop.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type MachineTokenPorts = Pick<Ports, 'idTokens' | 'instance'> & UserTokensPorts;
+export type MachineTokenPorts = Pick<FlowView, 'idTokens' | 'instance'> & UserTokensPorts;
 
 /**
  * The token response for a machine user acting as itself (client_credentials, JWT profile grant):

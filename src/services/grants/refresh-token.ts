@@ -7,12 +7,12 @@ import { narrowResources } from '../../protocol/resource-indicators.js';
 import { requestedResources, userAccessAudience } from '../resource-targets.js';
 import { issueUserTokens, requireUserApp, revokeGrant, tokenResponse, userAudience } from '../user-tokens.js';
 import type { Grant } from './grant.js';
-import type { Ports } from '../ports.js';
+import type { FlowView } from '../ports.js';
 import { DecidedElsewhere } from '../../model/errors.js';
 import type { UserTokensPorts } from '../user-tokens.js';
 
 /** What this grant uses of the wired parts (src/app.ts). */
-export type RefreshTokenPorts = Pick<Ports, 'orgs' | 'refreshTokens' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
+export type RefreshTokenPorts = Pick<FlowView, 'orgs' | 'refreshTokens' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
 
 /**
  * refresh_token (RFC 6749 §6; seed "Refresh token grant"; OAuth 2.0 Security BCP §4.14): rotation

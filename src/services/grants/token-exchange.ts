@@ -3,7 +3,7 @@ import { actorChainRefusal, appCarriesPowerOf, impersonationRefusal } from '../t
 import { audienceIncludesApp } from '../../domain/token-audience.js';
 import { withoutManagementAudience } from '../../domain/management-project.js';
 import { grantChain, GRANT_CHAIN_SEPARATOR, SESSION_IN_CHAIN, type ActorClaim } from '../../actors/issued-tokens.js';
-import type { Ports } from '../ports.js';
+import type { FlowView } from '../ports.js';
 import { appCredential, type AppRecord, type UserRecord } from '../../model/records.js';
 import { newId } from '../../util/ids.js';
 import { ALL_AUTH_METHODS } from '../../protocol/client-auth-methods.js';
@@ -23,7 +23,7 @@ import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type TokenExchangePorts = Pick<Ports, 'assertions' | 'clients' | 'config' | 'idTokens' | 'instance' | 'issuedTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'accessTokens'>;
+export type TokenExchangePorts = Pick<FlowView, 'assertions' | 'clients' | 'config' | 'idTokens' | 'instance' | 'issuedTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'accessTokens'>;
 
 /**
  * RFC 8693 token exchange (seed "Token exchange grant", compat §4.5): change the scope or audience
