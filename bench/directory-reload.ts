@@ -33,7 +33,7 @@ try {
   const times: number[] = [];
   for (let i = 0; i < 5; i++) {
     const started = performance.now();
-    buildLocalRoutes({ config, issuer: 'http://localhost:8080', storage, masterKey, signatureCheck: new SignatureCheck(), replayGuard: new ReplayGuardActor(storage, { shared: true }), askDirectory: () => Promise.reject(new Error('not asked while reloading')) });
+    buildLocalRoutes({ config, issuer: 'http://localhost:8080', storage, masterKey, signatureCheck: new SignatureCheck(), replayGuard: new ReplayGuardActor(storage, { shared: true }), askWriter: () => Promise.reject(new Error('not asked while reloading')) });
     times.push(performance.now() - started);
   }
   await storage.close();

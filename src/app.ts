@@ -7,6 +7,7 @@ import { routes } from './http/routes/index.js';
 import { describeRoutes, ListenError, startHttpServer, type HttpServer } from './http/server.js';
 import { ReplayGuardActor } from './actors/replay-guard.js';
 import { LoginDirectoryWriter } from './services/login-directory.js';
+import { ClientRegistrations } from './services/client-registration.js';
 import { openStorage, type Storage } from './storage/db.js';
 import { DataDirInUseError, lockDataDir } from './storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from './storage/data-dir.js';
@@ -199,6 +200,8 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const cryptoPool = pool;
     // The directory's writer decides for the login pages of every thread (acceptors ask it through their relay).
     const loginDirectory = new LoginDirectoryWriter(orgs, cryptoPool);
+    // So does it for dynamic client registration (one quota whichever thread registers).
+    const clientRegistrations = new ClientRegistrations({ clients, orgs, settings: flows.settings, config, issuer, instance });
     const ctx: Ports = {
       ...flows,
       // The flows read the directory; the management API writes it, on this thread.
@@ -207,6 +210,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       keys,
       pool: cryptoPool,
       loginDirectory,
+      clientRegistrations,
       migration: new MigrationStore(new Transactions(storage), orgs, clients),
       isReady: () => ready,
     };
@@ -217,7 +221,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     }
     if (threaded) {
       // Each loads its copy of the directory now, and joins the port once this thread is ready (below).
-      acceptors = await startAcceptors(config.httpThreads - 1, describeRoutes(table), server, loginDirectory, {
+      acceptors = await startAcceptors(config.httpThreads - 1, describeRoutes(table), server, { login: loginDirectory, registrations: clientRegistrations }, {
         config,
         issuer,
         port: server.port,

@@ -235,6 +235,36 @@ describe('two HTTP threads on one port', () => {
     for (const { userName, sub } of signedIn) expect(server.app.ctx.orgs.getUser(sub)?.userName).toBe(userName);
   });
 
+  it('registrations on every connection at once fill the quota of registered clients exactly, each served where it arrived', async () => {
+    const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: `registered-${randomUUID()}` } });
+    expect(project.status).toBe(200);
+    const settings = { enabled: true, orgId: server.app.ctx.instance.defaultOrgId, projectId: project.body.id, maxClients: 5 };
+    const set = await api(server, 'PUT', '/admin/v1/settings/dynamic_client_registration', { token: server.pat, body: settings });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    const json = (body: unknown, token: string) => {
+      const text = JSON.stringify(body);
+      return { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), authorization: `Bearer ${token}`, text };
+    };
+    const before = handedOver();
+    const answers = await onEvery(async (c) => {
+      const { text, ...headers } = json({ redirect_uris: [REDIRECT], client_name: 'raced' }, server.pat);
+      const res = await c.send('POST', '/oauth/v2/register', headers, text);
+      return { status: res.status, body: JSON.parse(res.text) as Record<string, any> };
+    });
+    expect(handedOver()).toBe(before);
+    // The quota is counted by the directory's writer, whichever thread took the registration.
+    const registered = answers.filter((a) => a.status === 201);
+    expect(registered).toHaveLength(5);
+    for (const refused of answers.filter((a) => a.status !== 201)) expect([refused.status, refused.body.error]).toEqual([403, 'access_denied']);
+    // Each registered client reads back on every connection, with its registration access token.
+    for (const { body } of registered) {
+      const reads = await onEvery((c) => c.send('GET', `/oauth/v2/register/${body.client_id}`, { authorization: `Bearer ${body.registration_access_token}` }, undefined));
+      for (const read of reads) expect([read.status, JSON.parse(read.text).client_id]).toEqual([200, body.client_id]);
+    }
+    expect(handedOver()).toBe(before);
+    expect((await api(server, 'PUT', '/admin/v1/settings/dynamic_client_registration', { token: server.pat, body: { enabled: false } })).status).toBe(200);
+  });
+
   it('a client assertion is taken once across threads; fresh ones are taken on every thread', async () => {
     const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: 'threads-assertions' } });
     const app = await api(server, 'POST', `/management/v1/projects/${project.body.id}/apps/api`, {

@@ -14,6 +14,7 @@ import { secretMatches, sha256 } from '../util/hash.js';
 import { clock } from '../util/clock.js';
 import type { View } from '../util/readonly.js';
 import type { Ports } from './ports.js';
+import type { ClientRegistrar, RegistrationAnswer } from './client-registrar.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type ClientRegistrationPorts = Pick<Ports, 'clients' | 'orgs' | 'settings' | 'config' | 'issuer' | 'instance'>;
@@ -24,9 +25,13 @@ export const REGISTRATION_PATH = PATHS.registration;
 /** The redirect URI rules of the management API, whose failures name the redirect URIs. */
 const REDIRECT_URI_RULES = new Set(['APP-Rdr1a', 'APP-Rdr2h', 'APP-Rdr3c', 'APP-Rdr4s', 'APP-Rdr5f', 'APP-Rdr6c']);
 
-/** The JSON body a registration endpoint answers with. */
-export interface RegistrationAnswer {
-  body: Record<string, unknown>;
+/** The JSON text as metadata (RFC 7591 §3.2.2: one that is not JSON is bad metadata, not a server error). */
+function metadataJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw metadataError('the body is not JSON in UTF-8');
+  }
 }
 
 /** RFC 6750 §3: the challenge of a refused registration access token (or initial access token). */
@@ -57,7 +62,7 @@ export function registrationSettingsInForce(ctx: Pick<ClientRegistrationPorts, '
  * registration access token is kept as a SHA-256 digest on the app. Who may register (initial
  * access token or per-address limit) is the route's to check, before anything here runs.
  */
-export class ClientRegistrations {
+export class ClientRegistrations implements ClientRegistrar {
   constructor(private readonly ctx: ClientRegistrationPorts) {}
 
   /** The settings in force; 404 when registration is off. */
@@ -66,9 +71,9 @@ export class ClientRegistrations {
   }
 
   /** RFC 7591 §3.1: registers the client described by `body`; the answer carries its credentials once. */
-  async register(body: unknown, registrant: { anonymous: boolean }): Promise<RegistrationAnswer> {
+  async register(json: string, registrant: { anonymous: boolean }): Promise<RegistrationAnswer> {
     const settings = this.settings();
-    const metadata = readClientMetadata(body);
+    const metadata = readClientMetadata(metadataJson(json));
     refuseAnonymousGrants(metadata, registrant.anonymous);
     const oidc = this.oidcConfig(metadata);
     const project = this.ctx.orgs.getProject(settings.projectId);
@@ -107,7 +112,7 @@ export class ClientRegistrations {
   }
 
   /** RFC 7592 §2.1: the client's metadata as registered (no secret: only its digest is kept). */
-  read(clientId: string, token: string | undefined): RegistrationAnswer {
+  async read(clientId: string, token: string | undefined): Promise<RegistrationAnswer> {
     this.settings();
     return { body: this.describe(this.authenticate(clientId, token)) };
   }
@@ -116,9 +121,10 @@ export class ClientRegistrations {
    * RFC 7592 §2.2: replaces the client's metadata with `body` (absent fields take their defaults).
    * The client id, secret, auth method, keys and registration access token stay as they are.
    */
-  async update(clientId: string, token: string | undefined, body: unknown): Promise<RegistrationAnswer> {
+  async update(clientId: string, token: string | undefined, json: string): Promise<RegistrationAnswer> {
     this.settings();
     const app = this.authenticate(clientId, token);
+    const body = metadataJson(json);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw metadataError('the body must be a JSON object');
     const { client_id: presentedId, client_secret: presentedSecret, ...rest } = body as Record<string, unknown>;
     if (presentedId !== app.clientId) throw metadataError('client_id must be the registered client\'s (RFC 7592 §2.2)');

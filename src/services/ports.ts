@@ -22,6 +22,7 @@ import type { DpopProofs } from './dpop-proofs.js';
 import type { SettingsActor } from '../actors/settings.js';
 import type { LoginSecurityActor } from '../actors/login-security.js';
 import type { LoginDirectory } from './login-directory.js';
+import type { ClientRegistrar } from './client-registrar.js';
 import type { CryptoPool } from '../workers/pool.js';
 import type { LogoutDeliveries } from './backchannel-logout/logout-deliveries.js';
 
@@ -71,6 +72,8 @@ export interface Ports {
   readonly masterKey: MasterKey;
   /** Export snapshots and atomic import commits (organization migration). */
   readonly migration: MigrationStore;
+  /** Dynamic client registration's decisions on the apps (RFC 7591/7592): the directory's writer decides. */
+  readonly clientRegistrations: ClientRegistrar;
   /** False while starting or shutting down (readiness). */
   isReady(): boolean;
 }

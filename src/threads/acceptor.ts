@@ -8,8 +8,9 @@ import { clockIn, installClock } from '../util/clock.js';
 import { log, setLogLevel, setLogSink } from '../util/log.js';
 import { startHttpServer, surfaceOf, type ForwardedRequest, type ForwardedResponse } from '../http/server.js';
 import type { Request, Response, Route } from '../http/types.js';
-import { ApiError, NeedsOwner } from '../model/errors.js';
-import type { AskDirectory } from './relayed-login-directory.js';
+import { NeedsOwner } from '../model/errors.js';
+import type { AskWriter } from './protocol.js';
+import { errorOf } from './relayed-error.js';
 import { buildLocalRoutes, type LocalRoutes } from './local-routes.js';
 import { observeThread } from '../observability/thread-observability.js';
 import { injectTraceContext, tracingOn } from '../observability/tracing.js';
@@ -19,9 +20,9 @@ import { osThreadId } from '../util/os-thread-id.js';
 /**
  * An HTTP acceptor thread: listens on the main thread's port beside it (the kernel spreads
  * connections over the threads) and serves every flow whose state the store decides, from its own
- * copy of the directory (see local-routes.ts), the login pages included (asking the main thread,
- * the directory's writer, for their decisions about people); the management API, registration
- * and import it hands to the main thread.
+ * copy of the directory (see local-routes.ts), the login pages and client registration included
+ * (asking the main thread, the directory's writer, for what they change in the directory); the
+ * management API and import it hands to the main thread.
  * See README "Threads".
  */
 const data = workerData as AcceptorData;
@@ -40,14 +41,14 @@ const replayGuard = new ReplayGuardActor(storage, { shared: true });
 /** Requests handed to the main thread and not yet answered. */
 const pending = new Map<number, { resolve: (r: Response) => void; reject: (e: Error) => void }>();
 let nextId = 1;
-/** Login decisions asked of the main thread (the directory's writer) and not yet answered. */
+/** Decisions asked of the main thread (the directory's writer) and not yet answered. */
 const asked = new Map<number, { resolve: (value: unknown) => void; reject: (e: Error) => void }>();
 
-const askDirectory: AskDirectory = (method, args) =>
+const askWriter: AskWriter = (writer, method, args) =>
   new Promise((resolve, reject) => {
     const id = nextId++;
     asked.set(id, { resolve, reject });
-    post({ type: 'ask', id, method, args });
+    post({ type: 'ask', id, writer, method, args });
   });
 
 function forward(route: ForwardedRequest['route'], req: Request): Promise<Response> {
@@ -106,7 +107,7 @@ function beforeRequest(): void {
   if (version === builtFor) return;
   const now = performance.now();
   if (builtFor !== -1 && now - lastReload.endedAt < lastReload.took / RELOAD_SHARE) throw new NeedsOwner('the directory (this thread is reloading its copy)');
-  local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey, signatureCheck, replayGuard, askDirectory });
+  local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey, signatureCheck, replayGuard, askWriter });
   builtFor = version;
   const endedAt = performance.now();
   lastReload = { endedAt, took: endedAt - now };
@@ -157,6 +158,35 @@ async function start(): Promise<void> {
     server.close();
     return;
   }
+  /**
+   * The check before an upload (the import's caller, registration's settings and token), served
+   * here or not, run on a current copy: a caller added or a setting changed a moment ago must not be
+   * refused by a copy from before. A copy whose reload is held back by the throttle leaves the check
+   * to the main thread (the request is handed over, and it runs it): no request may force a reload
+   * out of turn, since reloads are what the throttle bounds. A request without any credentials
+   * where they are always needed is refused by any copy: else an unauthenticated upload would be
+   * read whole before the main thread refused it.
+   */
+  const checkBeforeBody = (descriptor: (typeof data.routes)[number]) => (req: Request) => {
+    let stale = false;
+    try {
+      beforeRequest();
+    } catch (error) {
+      if (!(error instanceof NeedsOwner)) throw error;
+      if (req.headers.authorization !== undefined || !local.credentialsRequired.has(descriptor.pattern)) return;
+      stale = true;
+    }
+    // Looked up now: a reload replaces the checks with ones over the new copy.
+    const check = local.served.get(descriptor.pattern)?.beforeBody ?? local.prechecks.get(descriptor.pattern);
+    try {
+      check?.(req);
+    } catch (error) {
+      // A held-back copy answers only the missing credentials, which do not depend on it; what
+      // its settings say (registration on or off) is the main thread's to answer.
+      if (stale && errorResponse(descriptor.errorStyle, error).status !== 401) return;
+      throw error;
+    }
+  };
   const routes: Route[] = data.routes.map((descriptor, index) => {
     const servedHere = local.served.get(descriptor.pattern);
     if (servedHere) {
@@ -167,9 +197,8 @@ async function start(): Promise<void> {
         methods[method] = (req) => current().methods[method]!(req);
       }
       const cors = typeof servedHere.cors === 'function' ? (origin: string) => (current().cors as (o: string) => boolean)(origin) : servedHere.cors;
-      return { ...servedHere, methods, cors };
+      return { ...servedHere, methods, cors, ...(servedHere.beforeBody ? { beforeBody: checkBeforeBody(descriptor) } : {}) };
     }
-    const precheck = local.prechecks.get(descriptor.pattern);
     return {
       pattern: descriptor.pattern,
       errorStyle: descriptor.errorStyle,
@@ -177,34 +206,7 @@ async function start(): Promise<void> {
       ...(descriptor.peerAddress ? { peerAddress: true as const } : {}),
       methods: {},
       forward: (req) => forward(index, req),
-      // The check before an upload (the import's caller) answers here only on a current copy: a
-      // caller added a moment ago must not be refused by a copy from before. A copy whose reload is
-      // held back by the throttle leaves the check to the main thread (it runs it on the forwarded
-      // request): no request may force a reload out of turn, since reloads are what the throttle bounds.
-      // A request without any credentials where they are always needed is refused by any copy:
-      // else an unauthenticated upload would be read whole before the main thread refused it.
-      ...(precheck
-        ? {
-            beforeBody: (req: Request) => {
-              let stale = false;
-              try {
-                beforeRequest();
-              } catch (error) {
-                if (!(error instanceof NeedsOwner)) throw error;
-                if (req.headers.authorization !== undefined || !local.credentialsRequired.has(descriptor.pattern)) return;
-                stale = true;
-              }
-              try {
-                local.prechecks.get(descriptor.pattern)!(req);
-              } catch (error) {
-                // A held-back copy answers only the missing credentials, which do not depend on it; what
-                // its settings say (registration on or off) is the main thread's to answer.
-                if (stale && errorResponse(descriptor.errorStyle, error).status !== 401) return;
-                throw error;
-              }
-            },
-          }
-        : {}),
+      ...(local.prechecks.has(descriptor.pattern) ? { beforeBody: checkBeforeBody(descriptor) } : {}),
     };
   });
   server.mount(routes);
@@ -227,10 +229,7 @@ async function start(): Promise<void> {
         if (!waiting) return;
         asked.delete(message.id);
         if (message.type === 'answer') waiting.resolve(message.value);
-        else {
-          const { kind, errorId, message: text } = message.error;
-          waiting.reject(kind && errorId ? new ApiError(kind, errorId, text) : new Error(text));
-        }
+        else waiting.reject(errorOf(message.error));
         return;
       }
       case 'served':

@@ -2,9 +2,8 @@ import { Worker } from 'node:worker_threads';
 import type { HttpServer, RouteDescriptor } from '../http/server.js';
 import { log, writeLogLine } from '../util/log.js';
 import { WORKER_YOUNG_GENERATION_MB } from '../util/thread-memory.js';
-import { ApiError } from '../model/errors.js';
-import type { LoginDirectory } from '../services/login-directory.js';
-import { LOGIN_DIRECTORY_METHODS, type AcceptorData, type FromAcceptor, type RelayedError, type ToAcceptor } from './protocol.js';
+import { relayedError } from './relayed-error.js';
+import { WRITER_METHODS, type AcceptorData, type DirectoryWriters, type FromAcceptor, type ToAcceptor } from './protocol.js';
 
 /** The HTTP acceptor threads beside the main thread (see acceptor.ts). */
 export interface Acceptors {
@@ -37,24 +36,18 @@ function deferred(): { promise: Promise<void>; resolve: () => void; reject: (err
   return { promise, resolve, reject };
 }
 
-/** What a LoginDirectory decision threw, for the thread that asked. */
-function relayedError(error: unknown): RelayedError {
-  if (error instanceof ApiError) return { message: error.message, kind: error.kind, errorId: error.errorId };
-  return { message: error instanceof Error ? error.message : String(error) };
-}
-
 /**
  * Starts `count` acceptor threads for the main thread's port and `routes` (its table, in mount
  * order), and serves what they forward with `server` (the main thread's own server, so a
- * forwarded request is answered exactly as one received here) and the login decisions they ask
- * for with `directory` (the directory's writer). Resolves once each has loaded its copy of the
+ * forwarded request is answered exactly as one received here) and the decisions they ask of the
+ * directory's writer with `writers`. Resolves once each has loaded its copy of the
  * directory; they listen only after `join()`.
  */
 export async function startAcceptors(
   count: number,
   routes: RouteDescriptor[],
   server: HttpServer,
-  directory: LoginDirectory,
+  writers: DirectoryWriters,
   data: Omit<AcceptorData, 'index' | 'routes'>,
 ): Promise<Acceptors> {
   const threads: { worker: Worker; ended: Promise<void>; prepared: Promise<void>; listening: Promise<void> }[] = [];
@@ -97,11 +90,11 @@ export async function startAcceptors(
           );
           return;
         case 'ask': {
-          const { id, method, args } = message;
-          // Only the login's decisions, by name: the thread's message names a method, never runs code here.
-          const decided = LOGIN_DIRECTORY_METHODS.has(method)
-            ? Promise.resolve().then(() => (directory[method] as (...a: unknown[]) => Promise<unknown>).apply(directory, args))
-            : Promise.reject(new Error(`no such login decision: ${String(method)}`));
+          const { id, writer, method, args } = message;
+          // Only the writers' decisions, by name: the thread's message names a method, never runs code here.
+          const target = writers[writer] as unknown as Record<string, (...a: unknown[]) => Promise<unknown>> | undefined;
+          const allowed = (WRITER_METHODS[writer] as ReadonlySet<string> | undefined)?.has(method) === true;
+          const decided = target && allowed ? Promise.resolve().then(() => target[method]!.apply(target, args)) : Promise.reject(new Error(`no such decision: ${String(writer)}.${method}`));
           decided.then(
             (value) => send({ type: 'answer', id, value }),
             (error: unknown) => send({ type: 'refused', id, error: relayedError(error) }),

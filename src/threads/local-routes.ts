@@ -25,9 +25,11 @@ import { parRoute } from '../http/routes/par.js';
 import { deviceAuthorizationRoute } from '../http/routes/device-authorization.js';
 import { devicePageRoutes } from '../http/routes/device.js';
 import { loginRoutes } from '../http/routes/login.js';
-import { RelayedLoginDirectory, type AskDirectory } from './relayed-login-directory.js';
+import { RelayedLoginDirectory } from './relayed-login-directory.js';
+import { RelayedClientRegistrations } from './relayed-client-registrations.js';
+import type { AskWriter } from './protocol.js';
 import { importPrecheck, IMPORT_PATH } from '../http/admin/migration.js';
-import { REGISTERED_CLIENT_PATTERN, registrationPrechecks } from '../http/routes/register.js';
+import { REGISTERED_CLIENT_PATTERN, registrationRoutes } from '../http/routes/register.js';
 import type { Request, Route } from '../http/types.js';
 import { composeFlowPorts } from '../compose.js';
 import { ownerOnly } from './owner-only.js';
@@ -37,7 +39,7 @@ import { ownerOnly } from './owner-only.js';
 export interface LocalRoutes {
   /** Routes served on this thread, by pattern. */
   served: Map<string, Route>;
-  /** Checks run before a forwarded route's body is read (the import's caller, registration's token), by pattern. */
+  /** Checks run before a forwarded route's body is read (the import's caller), by pattern (a served route brings its own). */
   prechecks: Map<string, (req: Request) => void>;
   /**
    * Patterns whose precheck refuses a request without an Authorization header whatever the state:
@@ -49,9 +51,9 @@ export interface LocalRoutes {
 /**
  * The acceptor thread's copy of the directory, loaded from LMDB as committed, and the routes it
  * serves with the parts every thread has (src/compose.ts): every flow whose state the store decides,
- * and the login pages (their decisions about people asked of the main thread, the directory's
- * writer). The management API, registration and import are not mounted here (the main thread
- * serves them); a served route that meets something only the main thread has (the pool signer) throws
+ * the login pages and dynamic client registration (their decisions that change the directory asked
+ * of the main thread, the directory's writer). The management API and import are not mounted here
+ * (the main thread serves them); a served route that meets something only the main thread has (the pool signer) throws
  * NeedsOwner before it changes anything, and the request is handed over whole.
  */
 export function buildLocalRoutes(input: {
@@ -62,10 +64,10 @@ export function buildLocalRoutes(input: {
   /** Kept across reloads: the thread's imported public keys and what its guard saw. */
   signatureCheck: SignatureCheck;
   replayGuard: ReplayGuardActor;
-  /** Asks the main thread, the directory's writer, for the login's decisions about people. */
-  askDirectory: AskDirectory;
+  /** Asks the main thread, the directory's writer, for the decisions that change the directory (the login's, registration's). */
+  askWriter: AskWriter;
 }): LocalRoutes {
-  const { config, issuer, storage, masterKey, signatureCheck, replayGuard, askDirectory } = input;
+  const { config, issuer, storage, masterKey, signatureCheck, replayGuard, askWriter } = input;
   storage.meta.reload();
   const orgs = new OrgsActor(storage, new URL(issuer).hostname);
   const instance = orgs.instance() as InstanceInfo;
@@ -82,11 +84,12 @@ export function buildLocalRoutes(input: {
   // Signatures (client assertions, the JWT profile grant, DPoP proofs) are checked on this thread,
   // their first use decided in the store (the shared replay guard), as on every thread.
   const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures: signatureCheck, replayGuard, deliversLogouts: false });
-  // What is still the main thread's: the management and admin APIs (directory writes), dynamic
-  // registration and import. The login pages are served here, their decisions about people asked of
-  // the directory's writer.
+  // What is still the main thread's: the management and admin APIs and import (directory writes
+  // in bulk or on an administrator's behalf). The login pages and registration are served here,
+  // what they change in the directory asked of its writer.
   const ctx = flows;
-  const loginDirectory = new RelayedLoginDirectory(askDirectory, orgs);
+  const loginDirectory = new RelayedLoginDirectory(askWriter, orgs);
+  const clientRegistrations = new RelayedClientRegistrations(askWriter);
   // With SESAME_SIGNER=pool a token is signed on the main thread, after its code, refresh token or
   // proof was spent here: a request handed over then would be refused there as a replay. So this
   // thread serves only client_credentials (spending nothing before it signs), with client
@@ -110,10 +113,12 @@ export function buildLocalRoutes(input: {
     ...devicePageRoutes(ctx),
     // A sign-in ends by answering the client (a code, or with response_type id_token a signed token): with the pool signer, the main thread's.
     ...(inline ? loginRoutes({ ...ctx, loginDirectory }) : []),
+    // Registration signs nothing: served whatever the signer (mounted always, 404 while the setting is off).
+    ...registrationRoutes({ ...ctx, clientRegistrations }),
   ];
   return {
     served: new Map(served.map((route) => [route.pattern, route])),
-    prechecks: new Map([[IMPORT_PATH, importPrecheck(ctx)], ...registrationPrechecks(ctx)]),
+    prechecks: new Map([[IMPORT_PATH, importPrecheck(ctx)]]),
     credentialsRequired: new Set([IMPORT_PATH, REGISTERED_CLIENT_PATTERN]),
   };
 }

@@ -3,6 +3,8 @@ import type { ForwardedRequest, ForwardedResponse, RouteDescriptor } from '../ht
 import type { MetricsMemory } from '../observability/metrics-memory.js';
 import type { ApiErrorKind } from '../model/errors.js';
 import type { LoginDirectory } from '../services/login-directory.js';
+import type { ClientRegistrar } from '../services/client-registrar.js';
+import type { OAuthErrorCode } from '../protocol/errors.js';
 
 /** What the main thread hands an HTTP acceptor thread at start (structured-clone safe). */
 export interface AcceptorData {
@@ -31,8 +33,8 @@ export type FromAcceptor =
   | { type: 'failed'; message: string }
   /** `stale`: handed over while this thread's copy of the directory was behind (being reloaded), not for what the request needs. */
   | { type: 'forward'; id: number; request: ForwardedRequest; stale: boolean }
-  /** A decision of the directory's writer for this thread's login pages (src/services/login-directory.ts). */
-  | { type: 'ask'; id: number; method: LoginDirectoryMethod; args: unknown[] }
+  /** A decision of the directory's writer for this thread (its login pages, its registration endpoints): see DirectoryWriters. */
+  | { type: 'ask'; id: number; writer: keyof DirectoryWriters; method: string; args: unknown[] }
   | { type: 'log'; line: string }
   | { type: 'served'; count: number }
   | { type: 'drained' };
@@ -49,21 +51,31 @@ export type ToAcceptor =
   | { type: 'served' }
   | { type: 'drain'; timeoutMs: number };
 
-/** The LoginDirectory methods an acceptor thread may ask the main thread for. */
-export type LoginDirectoryMethod = keyof LoginDirectory;
-export const LOGIN_DIRECTORY_METHODS: ReadonlySet<string> = new Set<LoginDirectoryMethod>([
-  'checkPassword',
-  'recordOtpFailure',
-  'recordOtpSuccess',
-  'enrollOtp',
-  'skipMfaInit',
-  'changePassword',
-  'register',
-]);
+/**
+ * What the directory's writer (the main thread) decides for the acceptor threads: the directory
+ * has one writer until it is in the store, so the flows that change it ask (src/threads/relayed-*.ts).
+ */
+export interface DirectoryWriters {
+  login: LoginDirectory;
+  registrations: ClientRegistrar;
+}
 
-/** An error crossing threads: an ApiError keeps its kind and id (the page it maps to), anything else its message. */
+/** The methods an acceptor thread may ask for, by writer: a message names one, it never runs code on the main thread. */
+export const WRITER_METHODS: { readonly [W in keyof DirectoryWriters]: ReadonlySet<keyof DirectoryWriters[W]> } = {
+  login: new Set<keyof LoginDirectory>(['checkPassword', 'recordOtpFailure', 'recordOtpSuccess', 'enrollOtp', 'skipMfaInit', 'changePassword', 'register']),
+  registrations: new Set<keyof ClientRegistrar>(['register', 'read', 'update', 'remove']),
+};
+
+/**
+ * An error crossing threads: an ApiError keeps its kind and id, an OAuthError its code, status and
+ * headers (the answer it maps to); anything else its message.
+ */
 export interface RelayedError {
   message: string;
   kind?: ApiErrorKind;
   errorId?: string;
+  oauth?: { error: OAuthErrorCode; description: string; status: number; headers: Record<string, string> | undefined };
 }
+
+/** Asks the main thread for one decision of a directory writer. */
+export type AskWriter = <W extends keyof DirectoryWriters>(writer: W, method: keyof DirectoryWriters[W] & string, args: unknown[]) => Promise<unknown>;

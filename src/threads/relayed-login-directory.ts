@@ -3,10 +3,7 @@ import type { NewHuman } from '../actors/new-human.js';
 import type { UserRecord } from '../model/records.js';
 import type { LoginDirectory, PasswordCheck } from '../services/login-directory.js';
 import type { View } from '../util/readonly.js';
-import type { LoginDirectoryMethod } from './protocol.js';
-
-/** Asks the main thread (the directory's writer) for one LoginDirectory decision. */
-export type AskDirectory = (method: LoginDirectoryMethod, args: unknown[]) => Promise<unknown>;
+import type { AskWriter } from './protocol.js';
 
 /**
  * An acceptor thread's LoginDirectory: each decision is the main thread's (the directory has one
@@ -17,9 +14,13 @@ export type AskDirectory = (method: LoginDirectoryMethod, args: unknown[]) => Pr
  */
 export class RelayedLoginDirectory implements LoginDirectory {
   constructor(
-    private readonly ask: AskDirectory,
+    private readonly askWriter: AskWriter,
     private readonly orgs: OrgsActor,
   ) {}
+
+  private ask(method: keyof LoginDirectory & string, args: unknown[]): Promise<unknown> {
+    return this.askWriter('login', method, args);
+  }
 
   private adopt<T extends View<UserRecord> | undefined>(user: T): T {
     if (user) this.orgs.adoptUser(user);

@@ -2,18 +2,18 @@ import { ApiError } from '../../model/errors.js';
 import { bearerToken, challenge } from '../../protocol/bearer.js';
 import { metadataError } from '../../protocol/client-metadata.js';
 import { OAuthError } from '../../protocol/errors.js';
-import { ClientRegistrations, invalidToken, REGISTRATION_PATH, registrationSettingsInForce, type ClientRegistrationPorts } from '../../services/client-registration.js';
+import { invalidToken, REGISTRATION_PATH, registrationSettingsInForce, type ClientRegistrationPorts } from '../../services/client-registration.js';
 import type { DynamicRegistrationSettings } from '../../actors/settings.js';
 import { addressLimitKey } from '../../util/address-key.js';
 import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
 import { jsonNoStore } from '../responses.js';
-import type { Ports } from '../../services/ports.js';
+import type { FlowView } from '../../services/ports.js';
 import type { Request, Response, Route } from '../types.js';
 import { authenticateCaller, type CallerPorts } from '../admin/caller.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type RegisterPorts = ClientRegistrationPorts & CallerPorts & Pick<Ports, 'failureWindows'>;
+export type RegisterPorts = Pick<FlowView, 'settings' | 'failureWindows' | 'clientRegistrations'> & CallerPorts;
 
 /**
  * POST /oauth/v2/register (RFC 7591) and GET/PUT/DELETE /oauth/v2/register/{client_id} (RFC 7592),
@@ -28,10 +28,10 @@ const HOUR_MS = 60 * 60_000;
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-/** The body as JSON (UTF-8, RFC 8259 §8.1); one that is not is bad metadata (RFC 7591 §3.2.2), not a server error. */
-function jsonBody(req: Request): unknown {
+/** The body as text (UTF-8, RFC 8259 §8.1; parsed by the registrar); one that is not is bad metadata (RFC 7591 §3.2.2), not a server error. */
+function jsonText(req: Request): string {
   try {
-    return JSON.parse(UTF8.decode(req.body));
+    return UTF8.decode(req.body);
   } catch {
     throw metadataError('the body is not JSON in UTF-8');
   }
@@ -74,7 +74,8 @@ export function registrationPrechecks(ctx: Pick<ClientRegistrationPorts, 'settin
 
 export function registrationRoutes(ctx: RegisterPorts): Route[] {
   const prechecks = registrationPrechecks(ctx);
-  const registrations = new ClientRegistrations(ctx);
+  // The decisions on the apps are the directory writer's (on an acceptor thread, asked of the main thread).
+  const registrations = ctx.clientRegistrations;
   // Counted in the store (every thread alike). The limit is a setting: a window of its own
   // (counting from zero) when it changes.
   const limiterFor = (max: number) => ctx.failureWindows.window(`registration-${max}`, max, HOUR_MS);
@@ -112,11 +113,11 @@ export function registrationRoutes(ctx: RegisterPorts): Route[] {
   };
 
   const register = async (req: Request): Promise<Response> => {
-    const settings = registrations.settings();
+    const settings = registrationSettingsInForce(ctx);
     const anonymous = settings.allowUnauthenticated && req.headers.authorization === undefined;
     if (anonymous) await admitAddress(req, settings);
     else authorizeRegistrant(req, settings);
-    const answer = await registrations.register(jsonBody(req), { anonymous });
+    const answer = await registrations.register(jsonText(req), { anonymous });
     return jsonNoStore(201, answer.body);
   };
 
@@ -137,8 +138,8 @@ export function registrationRoutes(ctx: RegisterPorts): Route[] {
       maxBody: MAX_BODY,
       beforeBody: prechecks.get(REGISTERED_CLIENT_PATTERN)!,
       methods: {
-        GET: (req) => jsonNoStore(200, registrations.read(clientId(req), presentedToken(req)).body),
-        PUT: async (req) => jsonNoStore(200, (await registrations.update(clientId(req), presentedToken(req), jsonBody(req))).body),
+        GET: async (req) => jsonNoStore(200, (await registrations.read(clientId(req), presentedToken(req))).body),
+        PUT: async (req) => jsonNoStore(200, (await registrations.update(clientId(req), presentedToken(req), jsonText(req))).body),
         DELETE: async (req) => {
           await registrations.remove(clientId(req), presentedToken(req));
           return { status: 204, headers: { 'Cache-Control': 'no-store' } };
