@@ -10,6 +10,8 @@ import type { Rss } from './rss.js';
 export interface ThreadMemory {
   /** V8 heap size of each HTTP thread in MiB, the main thread's first. */
   heapMiB: number[];
+  /** Of it, the live part (what the last collection kept and what was allocated since). */
+  usedMiB: number[];
   cryptoWorkers: number;
   passwordWorkers: number;
   /** The process's RSS at the same moment. */
@@ -19,14 +21,15 @@ export interface ThreadMemory {
 /** Parses the two families from a Prometheus text exposition. Pure. */
 export function parseThreadMemory(text: string): Omit<ThreadMemory, 'rss'> {
   const heapMiB: number[] = [];
+  const usedMiB: number[] = [];
   const workers = { crypto: 0, password: 0 };
   for (const line of text.split('\n')) {
-    const heap = /^sesame_thread_heap_bytes\{thread="(\d+)",stat="total"\} ([\d.e+]+)$/.exec(line);
-    if (heap) heapMiB[Number(heap[1])] = Number(heap[2]) / 1024 ** 2;
+    const heap = /^sesame_thread_heap_bytes\{thread="(\d+)",stat="(total|used)"\} ([\d.e+]+)$/.exec(line);
+    if (heap) (heap[2] === 'total' ? heapMiB : usedMiB)[Number(heap[1])] = Number(heap[3]) / 1024 ** 2;
     const pool = /^sesame_worker_threads\{pool="(crypto|password)"\} (\d+)$/.exec(line);
     if (pool) workers[pool[1] as 'crypto' | 'password'] = Number(pool[2]);
   }
-  return { heapMiB: Array.from(heapMiB, (v) => v ?? 0), cryptoWorkers: workers.crypto, passwordWorkers: workers.password };
+  return { heapMiB: Array.from(heapMiB, (v) => v ?? 0), usedMiB: Array.from(heapMiB, (_, i) => usedMiB[i] ?? 0), cryptoWorkers: workers.crypto, passwordWorkers: workers.password };
 }
 
 /** Scrapes `metricsUrl`; undefined when it does not answer. */
@@ -40,16 +43,18 @@ export async function scrapeThreadMemory(metricsUrl: string): Promise<Omit<Threa
 }
 
 /**
- * Per scenario with thread memory: RSS (anonymous / file-backed), the main thread's heap, the
- * acceptor threads' heaps (each), the worker threads running, and what the anonymous memory holds
+ * Per scenario with thread memory: RSS (anonymous / file-backed), the main thread's heap and its
+ * live part, the acceptor threads' heaps (each, on average, and their live part), the worker threads running, and what the anonymous memory holds
  * beyond the HTTP threads' heaps. Pure.
  */
 export function formatThreadMemory(rows: readonly { scenario: string; target: string; memory?: ThreadMemory }[]): string {
-  const header = `${'memory (MiB)'.padEnd(20)}  ${'target'.padEnd(14)}  ${'RSS'.padStart(5)}  ${'anon'.padStart(5)}  ${'file'.padStart(5)}  ${'main heap'.padStart(9)}  ${'acceptor heaps'.padStart(18)}  ${'crypto/password workers'.padStart(23)}  ${'anon beyond HTTP heaps'.padStart(22)}`;
+  const header = `${'memory (MiB)'.padEnd(20)}  ${'target'.padEnd(14)}  ${'RSS'.padStart(5)}  ${'anon'.padStart(5)}  ${'file'.padStart(5)}  ${'main heap (live)'.padStart(16)}  ${'acceptor heaps (live)'.padStart(22)}  ${'crypto/password workers'.padStart(23)}  ${'anon beyond HTTP heaps'.padStart(22)}`;
   const lines = [header, '-'.repeat(header.length)];
   for (const { scenario, target, memory } of rows) {
     if (!memory) continue;
     const [main = 0, ...acceptors] = memory.heapMiB;
+    const [mainUsed = 0, ...acceptorsUsed] = memory.usedMiB;
+    const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
     const heaps = main + acceptors.reduce((a, b) => a + b, 0);
     const show = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(0));
     lines.push(
@@ -59,8 +64,8 @@ export function formatThreadMemory(rows: readonly { scenario: string; target: st
         show(memory.rss?.total).padStart(5),
         show(memory.rss?.anon).padStart(5),
         show(memory.rss?.file).padStart(5),
-        show(main).padStart(9),
-        (acceptors.length === 0 ? '-' : `${acceptors.length} × ${(acceptors.reduce((a, b) => a + b, 0) / acceptors.length).toFixed(0)}`).padStart(18),
+        `${show(main)} (${show(mainUsed)})`.padStart(16),
+        (acceptors.length === 0 ? '-' : `${acceptors.length} × ${mean(acceptors).toFixed(0)} (${mean(acceptorsUsed).toFixed(0)})`).padStart(22),
         `${memory.cryptoWorkers}/${memory.passwordWorkers}`.padStart(23),
         show(memory.rss ? memory.rss.anon - heaps : undefined).padStart(22),
       ].join('  '),

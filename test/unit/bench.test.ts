@@ -173,19 +173,20 @@ describe('thread memory', () => {
       '# TYPE sesame_thread_heap_bytes gauge',
       'sesame_thread_heap_bytes{thread="0",stat="total"} 62914560',
       'sesame_thread_heap_bytes{thread="0",stat="used"} 41943040',
+      'sesame_thread_heap_bytes{thread="1",stat="used"} 10485760',
       'sesame_thread_heap_bytes{thread="1",stat="total"} 31457280',
       'sesame_thread_heap_bytes{thread="2",stat="total"} 20971520',
       'sesame_worker_threads{pool="crypto"} 0',
       'sesame_worker_threads{pool="password"} 2',
     ].join('\n');
     const memory = parseThreadMemory(scrape);
-    expect(memory).toEqual({ heapMiB: [60, 30, 20], cryptoWorkers: 0, passwordWorkers: 2 });
+    expect(memory).toEqual({ heapMiB: [60, 30, 20], usedMiB: [40, 10, 0], cryptoWorkers: 0, passwordWorkers: 2 });
     const table = formatThreadMemory([
       { scenario: 'refresh', target: 'sesame', memory: { ...memory, rss: { total: 200, anon: 140, file: 60 } } },
       { scenario: 'discovery', target: 'ceiling' },
     ]).split('\n');
     expect(table).toHaveLength(3);
     // 140 MiB anonymous, 110 of it the three HTTP threads' heaps.
-    expect(table[2]).toMatch(/^refresh\s+sesame\s+200\s+140\s+60\s+60\s+2 × 25\s+0\/2\s+30$/);
+    expect(table[2]).toMatch(/^refresh\s+sesame\s+200\s+140\s+60\s+60 \(40\)\s+2 × 25 \(5\)\s+0\/2\s+30$/);
   });
 });
