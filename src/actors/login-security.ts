@@ -56,6 +56,23 @@ export class LoginSecurityActor {
   }
 
   /**
+   * Takes one TOTP check for the user, in one decision: undefined while the user is blocked;
+   * otherwise the attempt counts at once as a wrong code (its time is returned), so checks started
+   * together on any thread cannot all pass the block before their failures are counted. A right
+   * code takes it back (passOtp clears the wrong codes; an enrollment removes this attempt).
+   */
+  async takeOtpAttempt(userId: string, now = clock.now()): Promise<number | undefined> {
+    let taken = false;
+    await this.decide(userId, (found) => {
+      const recent = this.recent(found, now);
+      if (recent.length >= this.maxOtpFailures) return undefined;
+      taken = true;
+      return { ...this.base(userId, found), otpFailures: [...recent, now] };
+    });
+    return taken ? now : undefined;
+  }
+
+  /**
    * A TOTP code of `step` passed a check: the step is used up (for parallel requests on any thread
    * too: one of them wins) and the user's wrong codes are forgotten. False when the step (or a
    * later one) was used already.
@@ -64,9 +81,18 @@ export class LoginSecurityActor {
     return this.useStep(userId, step, () => []);
   }
 
-  /** A TOTP code of `step` confirmed an enrollment: the step is used up. False when it was used already. */
-  useOtpStepForEnrollment(userId: string, step: number): Promise<boolean> {
-    return this.useStep(userId, step, (found) => found?.otpFailures ?? []);
+  /**
+   * A TOTP code of `step` confirmed an enrollment: the step is used up, and the attempt taken for
+   * it (`attempt`, from takeOtpAttempt) no longer counts; earlier wrong codes still do. False when
+   * the step was used already.
+   */
+  useOtpStepForEnrollment(userId: string, step: number, attempt?: number): Promise<boolean> {
+    return this.useStep(userId, step, (found) => {
+      const failures = [...(found?.otpFailures ?? [])];
+      const at = attempt === undefined ? -1 : failures.lastIndexOf(attempt);
+      if (at !== -1) failures.splice(at, 1);
+      return failures;
+    });
   }
 
   private async useStep(userId: string, step: number, failures: (found: LoginSecurityRecord | undefined) => number[]): Promise<boolean> {

@@ -75,3 +75,23 @@ describe('LoginSecurityActor', () => {
     expect(storage.stores.loginSecurity.get('failing')).toBeDefined();
   });
 });
+
+describe('LoginSecurityActor.takeOtpAttempt', () => {
+  it('50 checks started at once: exactly as many as the limit get to check a code', async () => {
+    const actor = new LoginSecurityActor(storage, 3, 60_000);
+    const taken = await Promise.all(Array.from({ length: 50 }, () => actor.takeOtpAttempt('u1', 1000)));
+    expect(taken.filter((t) => t !== undefined)).toHaveLength(3);
+    expect(actor.otpBlocked('u1', 1000)).toBe(true);
+  });
+
+  it('a right code takes its attempt back: passing clears the count, an enrollment removes only its own attempt', async () => {
+    const actor = new LoginSecurityActor(storage, 3, 60_000);
+    await actor.recordOtpFailure('u1', 900);
+    const attempt = await actor.takeOtpAttempt('u1', 1000);
+    expect(await actor.useOtpStepForEnrollment('u1', 5, attempt)).toBe(true);
+    expect(storage.stores.loginSecurity.get('u1').otpFailures).toEqual([900]);
+    await actor.takeOtpAttempt('u1', 1100);
+    expect(await actor.passOtp('u1', 6)).toBe(true);
+    expect(storage.stores.loginSecurity.get('u1').otpFailures).toEqual([]);
+  });
+});

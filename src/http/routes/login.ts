@@ -337,10 +337,11 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   /** A wrong TOTP code: counted per request (5 end it), per user (10 per 15 min) and against maxOtpAttempts. */
   async function otpFailure(flow: Flow, user: UserRecord): Promise<Response> {
     recordSignInFailure('otp');
-    // Counted by the store, so parallel wrong codes all count; against the lockout policy by the
-    // directory's writer, which also tells a sign-in that ended meanwhile (a parallel code locked the person).
+    // Per user it was counted when the attempt was taken (takeOtpAttempt); per request in the store, so
+    // parallel wrong codes all count; against the lockout policy by the directory's writer, which also
+    // tells a sign-in that ended meanwhile (a parallel code locked the person).
     const passedAt = flow.auth.checks.passwordAt!;
-    const [failures, , { locked, over }] = await Promise.all([ctx.authRequests.failOtp(flow.auth), ctx.loginSecurity.recordOtpFailure(user.id), ctx.loginDirectory.recordOtpFailure(user.id, passedAt)]);
+    const [failures, { locked, over }] = await Promise.all([ctx.authRequests.failOtp(flow.auth), ctx.loginDirectory.recordOtpFailure(user.id, passedAt)]);
     if (over) return expired(flow.agent);
     if (locked || failures >= MAX_OTP_FAILURES_PER_REQUEST) {
       // Locked by wrong codes after a right password: the password is known to someone, so the sessions end.
@@ -360,7 +361,9 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const user = authenticatedUser(flow);
     // The password must have been passed by this very user in this request.
     if (!user?.human?.otpSecretSealed) return expired(flow.agent);
-    if (ctx.loginSecurity.otpBlocked(user.id)) {
+    // One decision takes the attempt (counted as wrong until a right code takes it back): parallel codes on any thread cannot pass the block together.
+    const attempt = await ctx.loginSecurity.takeOtpAttempt(user.id);
+    if (attempt === undefined) {
       recordSignInFailure('locked');
       return show(flow, t(flow, lockedText(user, 'otp.invalid')));
     }
@@ -380,13 +383,15 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const secret = flow.auth.pendingOtpSecret;
     if (!user?.human || !secret) return expired(flow.agent);
     if (user.human.otpSecretSealed) return proceed(flow, user.id);
-    if (ctx.loginSecurity.otpBlocked(user.id)) {
+    // One decision takes the attempt (counted as wrong until a right code takes it back): parallel codes on any thread cannot pass the block together.
+    const attempt = await ctx.loginSecurity.takeOtpAttempt(user.id);
+    if (attempt === undefined) {
       recordSignInFailure('locked');
       return show(flow, t(flow, lockedText(user, 'otp.invalid')));
     }
     const checkedAt = beginningAt(user);
     const step = acceptCode(user, secret, code);
-    if (step === undefined || !(await ctx.loginSecurity.useOtpStepForEnrollment(user.id, step))) return otpFailure(flow, user);
+    if (step === undefined || !(await ctx.loginSecurity.useOtpStepForEnrollment(user.id, step, attempt))) return otpFailure(flow, user);
     // Still this sign-in's (an administrator's reset or lock meanwhile ends it): no factor is enrolled for it.
     if (!authenticatedUser(flow)) return expired(flow.agent);
     try {
