@@ -242,6 +242,8 @@ async function start(): Promise<void> {
             // Nothing may stay open: the thread then ends by itself (terminating a thread whose
             // uWS loop still has sockets aborts the whole process).
             server.close();
+            for (const waiting of asked.values()) waiting.reject(new Error('the acceptor thread is stopping'));
+            asked.clear();
             await storage.close();
             await stopObserving();
           })

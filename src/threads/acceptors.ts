@@ -95,10 +95,10 @@ export async function startAcceptors(
           const target = writers[writer] as unknown as Record<string, (...a: unknown[]) => Promise<unknown>> | undefined;
           const allowed = (WRITER_METHODS[writer] as ReadonlySet<string> | undefined)?.has(method) === true;
           const decided = target && allowed ? Promise.resolve().then(() => target[method]!.apply(target, args)) : Promise.reject(new Error(`no such decision: ${String(writer)}.${method}`));
-          decided.then(
-            (value) => send({ type: 'answer', id, value }),
-            (error: unknown) => send({ type: 'refused', id, error: relayedError(error) }),
-          );
+          // An answer that cannot be sent (not cloneable) is refused instead: the asking request never waits forever.
+          decided
+            .then((value) => send({ type: 'answer', id, value }))
+            .catch((error: unknown) => send({ type: 'refused', id, error: relayedError(error) }));
           return;
         }
         case 'log':

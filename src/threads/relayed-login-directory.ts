@@ -9,8 +9,8 @@ import type { AskWriter } from './protocol.js';
  * An acceptor thread's LoginDirectory: each decision is the main thread's (the directory has one
  * writer, see src/services/login-directory.ts), asked over this thread's port; the user it
  * answers with is taken into this thread's copy of the directory at once, so the login request
- * that asked goes on with what was written (the copy's reload, which every directory change
- * brings, follows on the next request).
+ * that asked goes on with what was written (a change other threads read brings a reload of
+ * their copies; a quiet one, a failure count, does not, and only the writer reads it).
  */
 export class RelayedLoginDirectory implements LoginDirectory {
   constructor(
