@@ -50,11 +50,6 @@ export class LoginSecurityActor {
     return step > (this.db.get(userId)?.lastOtpStep ?? -1);
   }
 
-  /** A wrong TOTP code of the user: counted on the record as stored, so parallel wrong codes on any thread all count. */
-  async recordOtpFailure(userId: string, now = clock.now()): Promise<void> {
-    await this.decide(userId, (found) => ({ ...this.base(userId, found), otpFailures: [...this.recent(found, now), now].slice(-this.maxOtpFailures) }));
-  }
-
   /**
    * Takes one TOTP check for the user, in one decision: undefined while the user is blocked;
    * otherwise the attempt counts at once as a wrong code (its time is returned), so checks started

@@ -42,7 +42,7 @@ describe('LoginSecurityActor', () => {
 
   it('blocks after too many wrong codes in the window, across a restart; a passed code clears them', async () => {
     const actor = new LoginSecurityActor(storage, 3, 60_000);
-    for (const at of [1000, 2000, 3000]) await actor.recordOtpFailure('u1', at);
+    for (const at of [1000, 2000, 3000]) await actor.takeOtpAttempt('u1', at);
     expect(actor.otpBlocked('u1', 3000)).toBe(true);
     const again = await reopen();
     expect(again.otpBlocked('u1', 3000)).toBe(true);
@@ -54,8 +54,8 @@ describe('LoginSecurityActor', () => {
 
   it('an enrollment uses its step up but keeps the count of wrong codes', async () => {
     const actor = new LoginSecurityActor(storage, 2, 60_000);
-    await actor.recordOtpFailure('u1', 1000);
-    await actor.recordOtpFailure('u1', 1000);
+    await actor.takeOtpAttempt('u1', 1000);
+    await actor.takeOtpAttempt('u1', 1000);
     expect(await actor.useOtpStepForEnrollment('u1', 9)).toBe(true);
     expect(actor.otpStepUnused('u1', 9)).toBe(false);
     expect(actor.otpBlocked('u1', 1000)).toBe(true);
@@ -67,7 +67,7 @@ describe('LoginSecurityActor', () => {
     const currentStep = Math.floor(now / 1000 / 30);
     await actor.passOtp('old', currentStep - 10);
     await actor.passOtp('recent', currentStep);
-    await actor.recordOtpFailure('failing', now - 1000);
+    await actor.takeOtpAttempt('failing', now - 1000);
     expect(await actor.sweep(now)).toBe(1);
     expect(actor.otpStepUnused('old', currentStep - 10)).toBe(true);
     expect(actor.otpStepUnused('recent', currentStep)).toBe(false);
@@ -86,7 +86,7 @@ describe('LoginSecurityActor.takeOtpAttempt', () => {
 
   it('a right code takes its attempt back: passing clears the count, an enrollment removes only its own attempt', async () => {
     const actor = new LoginSecurityActor(storage, 3, 60_000);
-    await actor.recordOtpFailure('u1', 900);
+    await actor.takeOtpAttempt('u1', 900);
     const attempt = await actor.takeOtpAttempt('u1', 1000);
     expect(await actor.useOtpStepForEnrollment('u1', 5, attempt)).toBe(true);
     expect(storage.stores.loginSecurity.get('u1').otpFailures).toEqual([900]);
