@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
 import { api, basicAuth, createApiApp, createMachineClient } from './helpers/api.js';
-import { Connection } from './helpers/connection.js';
+import { connectionsOnEveryThread, type Connection } from './helpers/connection.js';
 import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 import { Agent, createHuman, createWebApp, exchangeCode, submit, type Human, type WebApp } from './helpers/oidc.js';
 
@@ -35,7 +35,7 @@ beforeAll(async () => {
   opaqueClient = await createMachineClient(server, 'metrics-opaque');
   jwtClient = await createMachineClient(server, 'metrics-jwt', 'ACCESS_TOKEN_TYPE_JWT');
   web = await createWebApp(server);
-  connections = Array.from({ length: CONNECTIONS }, () => new Connection(server.port));
+  connections = await connectionsOnEveryThread(server.port, () => server.app.requestsPerThread(), CONNECTIONS / server.app.ctx.config.httpThreads);
 });
 
 afterAll(async () => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { propagation } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, createApiApp, createMachineClient } from './helpers/api.js';
-import { Connection } from './helpers/connection.js';
+import { connectionsOnEveryThread } from './helpers/connection.js';
 import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 
 /**
@@ -94,7 +94,7 @@ describe('tracing over OTLP/HTTP (JSON)', () => {
     const scope = `urn:zitadel:iam:org:project:id:${resource.projectId}:aud`;
     const opaque = await createMachineClient(server, 'traced-opaque');
     const jwt = await createMachineClient(server, 'traced-jwt', 'ACCESS_TOKEN_TYPE_JWT');
-    const connections = Array.from({ length: CONNECTIONS }, () => new Connection(server.port));
+    const connections = await connectionsOnEveryThread(server.port, () => server.app.requestsPerThread(), CONNECTIONS / threads);
     await Promise.all(
       connections.map(async (c) => {
         expect((await c.post('/oauth/v2/token', basicAuth(opaque.clientId, opaque.clientSecret), { grant_type: 'client_credentials', scope })).status).toBe(200);

@@ -50,3 +50,29 @@ export class Connection {
     this.agent.destroy();
   }
 }
+
+/**
+ * Kept-alive connections, `perThread` on each HTTP thread: the kernel picks the thread of each new
+ * connection, so a test that must run on every thread opens connections (one discovery request
+ * each, to see which thread took it) until every thread holds its share, instead of hoping the
+ * spread of a few connections reaches them all.
+ */
+export async function connectionsOnEveryThread(
+  port: number,
+  requestsPerThread: () => Promise<number[]>,
+  perThread: number,
+): Promise<Connection[]> {
+  const threads = (await requestsPerThread()).length;
+  const held: Connection[][] = Array.from({ length: threads }, () => []);
+  for (let opened = 0; held.some((h) => h.length < perThread); opened++) {
+    if (opened >= 64 * threads * perThread) throw new Error(`no connection reached every thread after ${opened} tries: ${held.map((h) => h.length).join(', ')}`);
+    const before = await requestsPerThread();
+    const c = new Connection(port);
+    await c.get('/oauth/v2/keys');
+    const after = await requestsPerThread();
+    const thread = after.findIndex((n, i) => n > before[i]!);
+    if (thread >= 0 && held[thread]!.length < perThread) held[thread]!.push(c);
+    else c.close();
+  }
+  return held.flat();
+}
