@@ -11,7 +11,7 @@ import { ClientRegistrations } from './services/client-registration.js';
 import { openStorage, type Storage } from './storage/db.js';
 import { DataDirInUseError, lockDataDir } from './storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from './storage/data-dir.js';
-import { installClock, installedClockCell, type Clock } from './util/clock.js';
+import { clock as currentClock, installClock, installedClockCell, type Clock } from './util/clock.js';
 import { startAcceptors, type Acceptors } from './threads/acceptors.js';
 import { composeFlowPorts } from './compose.js';
 import { LeasesActor } from './actors/leases.js';
@@ -36,6 +36,11 @@ const KEY_ROTATION_LEASE_MS = 2 * 3_600_000;
 
 /** Failure windows are kept this long after their last failure (the longest counted: open registrations per address, an hour). */
 const FAILURE_WINDOWS_KEPT_MS = 60 * 60_000;
+/**
+ * How long the directory's change feed keeps an entry: an HTTP thread that served no request for
+ * longer loads its copy whole at its next request instead of taking the changes one by one.
+ */
+const DIRECTORY_LOG_KEPT_MS = 10 * 60_000;
 
 /**
  * Wires config → storage → actors → worker pool → HTTP, and tears it down in reverse order.
@@ -56,6 +61,10 @@ export interface RunningApp {
   requestsPerThread(): Promise<number[]>;
   /** Requests each acceptor thread handed to the main thread so far for what only it serves (empty with one HTTP thread; not those handed over while a thread's directory copy was being reloaded). */
   requestsHandedOver(): number[];
+  /** Requests each acceptor thread handed to the main thread while its copy of the directory was behind (too far to take the changes one by one, and held back from loading whole). */
+  requestsHandedOverWhileBehind(): number[];
+  /** How often each acceptor thread loaded its copy of the directory whole (empty with one HTTP thread). */
+  wholeDirectoryLoads(): Promise<number[]>;
   /** Stop accepting, finish in-flight requests, flush storage, stop workers. */
   shutdown(): Promise<void>;
 }
@@ -232,7 +241,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     }
     const threads = acceptors;
     const sweep = () => {
-      return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep(), deviceAuthorizations.sweep(), pushedRequests.sweep(), failureWindows.sweep(FAILURE_WINDOWS_KEPT_MS)]);
+      return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep(), deviceAuthorizations.sweep(), pushedRequests.sweep(), failureWindows.sweep(FAILURE_WINDOWS_KEPT_MS), storage.directoryLog.prune(currentClock.now() - DIRECTORY_LOG_KEPT_MS)]);
     };
     // One process (later, one node) sweeps and rotates keys at a time: the one holding each lease,
     // renewed each time (the rotation timer looks at least hourly).
@@ -284,6 +293,8 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       },
       requestsPerThread: () => (threads ? threads.served() : Promise.resolve([server.requestsServed()])),
       requestsHandedOver: () => threads?.handedOver() ?? [],
+      requestsHandedOverWhileBehind: () => threads?.handedOverWhileBehind() ?? [],
+      wholeDirectoryLoads: () => threads?.wholeDirectoryLoads() ?? Promise.resolve([]),
       async shutdown() {
         ready = false;
         clearInterval(sweeper);

@@ -56,6 +56,7 @@ export async function openDirectory(
     Math.max(config.accessTokenLifetime, config.idTokenLifetime),
     storage.durableDirectory,
     options.generateKey,
+    storage.directoryLog,
   );
   await keys.start();
   try {

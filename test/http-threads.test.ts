@@ -112,6 +112,23 @@ describe('two HTTP threads on one port', () => {
     for (const r of await onEvery((c) => c.post('/oauth/v2/token', fresh, { grant_type: 'client_credentials' }))) expect(r.status).toBe(200);
   });
 
+  it('directory changes reach the other thread record by record: after each one, every connection is served where it arrived, current', async () => {
+    const behind = server.app.requestsHandedOverWhileBehind()[0]!;
+    const [loads] = await server.app.wholeDirectoryLoads();
+    for (let i = 0; i < 8; i++) {
+      // Each a few writes on the main thread (a user, its secret), then at once a token on every connection.
+      const client = await createMachineClient(server, `threads-feed-${i}`);
+      const auth = basicAuth(client.clientId, client.clientSecret);
+      for (const r of await onEvery((c) => c.post('/oauth/v2/token', auth, { grant_type: 'client_credentials' }))) expect(r.status, `client ${i}`).toBe(200);
+      // A removal too: the person goes from every copy at once.
+      expect((await api(server, 'DELETE', `/management/v1/users/${client.userId}`, { token: server.pat })).status).toBe(200);
+      for (const r of await onEvery((c) => c.post('/oauth/v2/token', auth, { grant_type: 'client_credentials' }))) expect(r.body.error, `client ${i} removed`).toBe('invalid_client');
+    }
+    // The acceptor took each change into its copy as it came: never loaded whole, never behind.
+    expect(await server.app.wholeDirectoryLoads()).toEqual([loads]);
+    expect(server.app.requestsHandedOverWhileBehind()[0]).toBe(behind);
+  });
+
   it("a lock voids a machine user's tokens on every thread, for good: they stay void after the unlock (revocation horizon)", async () => {
     const locked = await createMachineClient(server, 'threads-locked', 'ACCESS_TOKEN_TYPE_JWT');
     const auth = basicAuth(locked.clientId, locked.clientSecret);

@@ -18,6 +18,7 @@ import { newAlphanumericSecret, newId } from '../util/ids.js';
 import { secretMatches, sha256 } from '../util/hash.js';
 import { clock } from '../util/clock.js';
 import { ownRow, type View } from '../util/readonly.js';
+import type { DirectoryStore } from '../storage/directory-log.js';
 
 /**
  * Owns everything a client authenticates with: OIDC and API apps (with hashed secrets), their
@@ -83,10 +84,10 @@ export class ClientsActor {
   private readonly parsedKeys = new WeakMap<View<AppKeyRecord> | View<MachineKeyRecord>, AssertionKey>();
 
   constructor(storage: Storage) {
-    this.apps = new Table(storage.stores.apps, storage.durableDirectory);
-    this.appKeys = new Table(storage.stores.appKeys, storage.durableDirectory);
-    this.machineKeys = new Table(storage.stores.machineKeys, storage.durableDirectory);
-    this.machineSecrets = new Table(storage.stores.machineSecrets, storage.durableDirectory);
+    this.apps = Table.ofDirectory(storage, 'apps');
+    this.appKeys = Table.ofDirectory(storage, 'appKeys');
+    this.machineKeys = Table.ofDirectory(storage, 'machineKeys');
+    this.machineSecrets = Table.ofDirectory(storage, 'machineSecrets');
     for (const app of this.apps.values()) {
       this.appByClientId.set(app.clientId, app.id);
       this.indexOrigins(app);
@@ -123,6 +124,36 @@ export class ClientsActor {
       else this.registeredOrigins.delete(origin);
     }
     this.originsOfApp.delete(appId);
+  }
+
+  /**
+   * Takes in a change another thread committed, named by the directory's change feed (an HTTP
+   * acceptor thread's copy): the record is read again as committed and the client id and origin
+   * lookups follow it. False for a store this actor does not hold.
+   */
+  takeChange(store: DirectoryStore, id: string): boolean {
+    switch (store) {
+      case 'apps': {
+        const { before, after } = this.apps.refresh(id);
+        if (before && this.appByClientId.get(before.clientId) === id) this.appByClientId.delete(before.clientId);
+        if (after) {
+          this.appByClientId.set(after.clientId, id);
+          this.indexOrigins(after);
+        } else this.unindexOrigins(id);
+        return true;
+      }
+      case 'appKeys':
+        this.appKeys.refresh(id);
+        return true;
+      case 'machineKeys':
+        this.machineKeys.refresh(id);
+        return true;
+      case 'machineSecrets':
+        this.machineSecrets.refresh(id);
+        return true;
+      default:
+        return false;
+    }
   }
 
   // ---- apps ----

@@ -9,6 +9,7 @@ import { importPkcs8 } from '../crypto/jws-signature.js';
 import type { ActiveSigningKey } from '../workers/signer.js';
 import { clock } from '../util/clock.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
+import type { DirectoryLog } from '../storage/directory-log.js';
 
 /**
  * Owns the signing keys. Three roles at any time:
@@ -74,6 +75,9 @@ function byStatusIn(keys: ReadonlyMap<string, StoredKey>, status: KeyStatus): St
 /** After a failed rotation by the timer, the next attempt waits this long (not a busy loop). */
 const RETRY_AFTER_FAILURE_MS = 60_000;
 
+/** The id a key set change is logged under (the set changes as a whole). */
+export const KEY_SET = 'key set';
+
 export class KeysActor {
   /** The algorithm of the key a signing-key store signs with now, if any (read before an actor exists). */
   static activeAlg(store: Database<StoredKey, string>): SigningAlg | undefined {
@@ -103,6 +107,8 @@ export class KeysActor {
     private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
     /** Where new key pairs come from (tests hand in keys made once, so a server starts in milliseconds). */
     private readonly generate: KeyGenerator = generateSigningKey,
+    /** The directory's change feed: a new key set is logged as one change (copies load the set again). */
+    private readonly log?: DirectoryLog,
   ) {}
 
   async start(): Promise<void> {
@@ -192,6 +198,7 @@ export class KeysActor {
       if (!keys) return undefined;
       // Derived before the write: nothing that could fail is left once the write is durable.
       const view = this.derive(keys);
+      const sequence = this.log?.reserve(1);
       await this.durable(
         // A child transaction: lmdb's plain async transaction would commit the writes made
         // before a throw; this one aborts them all.
@@ -200,6 +207,7 @@ export class KeysActor {
           // whose outcome was unknown (committed, but its sync failed).
           for (const { key } of this.db.getRange()) if (!keys.has(key)) this.db.remove(key);
           for (const key of keys.values()) this.db.put(key.kid, key);
+          if (sequence !== undefined) this.log!.write(sequence, 'signingKeys', KEY_SET);
         }),
       );
       this.view = view;

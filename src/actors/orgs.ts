@@ -26,6 +26,7 @@ import { sha256, sha256Base64url } from '../util/hash.js';
 import { clock } from '../util/clock.js';
 import { recordLockout } from '../observability/recorder.js';
 import { ownRow, type View } from '../util/readonly.js';
+import type { DirectoryStore } from '../storage/directory-log.js';
 
 /**
  * Owns the directory: organizations and their domains, projects and roles, users (human and
@@ -132,14 +133,13 @@ export class OrgsActor {
     /** Host of the issuer: org primary domains are `<org label>.<instance domain>`. */
     readonly instanceDomain: string,
   ) {
-    const s = storage.stores;
-    this.orgs = new Table(s.orgs, storage.durableDirectory);
-    this.projects = new Table(s.projects, storage.durableDirectory);
-    this.users = new Table(s.users, storage.durableDirectory, storage.durable);
-    this.members = new Table(s.members, storage.durableDirectory);
-    this.userGrants = new Table(s.userGrants, storage.durableDirectory);
-    this.pats = new Table(s.pats, storage.durableDirectory);
-    this.policies = new Table(s.policies, storage.durableDirectory);
+    this.orgs = Table.ofDirectory(storage, 'orgs');
+    this.projects = Table.ofDirectory(storage, 'projects');
+    this.users = Table.ofDirectory(storage, 'users');
+    this.members = Table.ofDirectory(storage, 'members');
+    this.userGrants = Table.ofDirectory(storage, 'userGrants');
+    this.pats = Table.ofDirectory(storage, 'pats');
+    this.policies = Table.ofDirectory(storage, 'policies');
     for (const org of this.orgs.values()) this.indexOrg(org);
     for (const project of this.projects.values()) for (const uri of project.resourceUris ?? []) this.projectByResource.set(uri, project.id);
     for (const user of this.users.values()) this.indexUser(user);
@@ -705,6 +705,60 @@ export class OrgsActor {
     if (current) this.unindexUser(current);
     this.users.adopt(ownRow<UserRecord>(user));
     this.indexUser(user);
+  }
+
+  /**
+   * Takes in a change another thread committed, named by the directory's change feed (an HTTP
+   * acceptor thread's copy; the main thread writes): the record is read again as committed and the
+   * lookups follow it. False for a store this actor does not hold.
+   */
+  takeChange(store: DirectoryStore, id: string): boolean {
+    switch (store) {
+      case 'orgs': {
+        const { before, after } = this.orgs.refresh(id);
+        if (before) this.unindexOrg(before);
+        if (after) this.indexOrg(after);
+        return true;
+      }
+      case 'projects': {
+        const { before, after } = this.projects.refresh(id);
+        for (const uri of before?.resourceUris ?? []) if (this.projectByResource.get(uri) === id) this.projectByResource.delete(uri);
+        for (const uri of after?.resourceUris ?? []) this.projectByResource.set(uri, id);
+        return true;
+      }
+      case 'users': {
+        const { before, after } = this.users.refresh(id);
+        if (before) this.unindexUser(before);
+        if (after) this.indexUser(after);
+        return true;
+      }
+      case 'members': {
+        const { before, after } = this.members.refresh(id);
+        if (before) unindexByUser(this.memberIdsByUser, before);
+        if (after) this.indexMember(after);
+        return true;
+      }
+      case 'userGrants': {
+        const { before, after } = this.userGrants.refresh(id);
+        if (before) unindexByUser(this.grantIdsByUser, before);
+        if (after) this.indexGrant(after);
+        return true;
+      }
+      case 'pats': {
+        const { before, after } = this.pats.refresh(id);
+        if (before) {
+          const hash = Buffer.from(before.tokenHash).toString('base64url');
+          if (this.patByHash.get(hash) === id) this.patByHash.delete(hash);
+        }
+        if (after) this.patByHash.set(Buffer.from(after.tokenHash).toString('base64url'), id);
+        return true;
+      }
+      case 'policies':
+        this.policies.refresh(id);
+        return true;
+      default:
+        return false;
+    }
   }
 
   /** The inverse of indexUser: the name and contact lookups no longer find the user. */

@@ -66,6 +66,11 @@ export class SettingsActor {
     onSecurityPolicy(this.security);
   }
 
+  /** The stored records were read again (a copy of the directory took another thread's change): the pages follow the policy. */
+  storedChanged(): void {
+    this.onSecurityPolicy(this.security);
+  }
+
   private get features(): View<Features> {
     return this.meta.features<Features>() ?? DEFAULT_FEATURES;
   }

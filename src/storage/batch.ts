@@ -1,6 +1,7 @@
 import type { Database } from 'lmdb';
 import type { Storage } from './db.js';
 import { preconditionFailed } from '../model/errors.js';
+import type { TableFeed } from './table.js';
 
 /**
  * Writes that commit together, in one LMDB transaction (e.g. one organization of an import).
@@ -13,6 +14,8 @@ import { preconditionFailed } from '../model/errors.js';
 /** What a batch needs from a table (see Table): its store, its committed rows, and claims on ids. */
 export interface BatchTarget {
   readonly db: Database<any, string>;
+  /** Where its writes are logged for the copies of the directory (see DirectoryLog), if anywhere. */
+  readonly feed?: TableFeed | undefined;
   /** The row readers see now (committed, or put and awaiting its write). */
   current(key: string): unknown;
   /** Makes a committed row visible, unless the row is no longer `base` (a newer write wins). */
@@ -123,6 +126,8 @@ export class WriteBatch {
       throw early;
     }
     let written = false;
+    // The feed's numbers are taken now, as the transaction is issued (see DirectoryLog.reserve).
+    const sequences = new Map(pending.map(([target, rows]) => [target, target.feed?.log.reserve(rows.size)]));
     try {
       await storage.durableDirectory(
         // A child transaction: a throw inside aborts its writes (lmdb-js commits the writes a plain
@@ -134,7 +139,13 @@ export class WriteBatch {
             const late = conflict();
             if (late) throw late;
             markWriting();
-            for (const [target, rows] of pending) for (const [key, s] of rows) void target.db.put(key, s.value);
+            for (const [target, rows] of pending) {
+              let sequence = sequences.get(target);
+              for (const [key, s] of rows) {
+                void target.db.put(key, s.value);
+                if (sequence !== undefined) target.feed!.log.write(sequence++, target.feed!.store, key);
+              }
+            }
           })
           .then((result) => {
             written = true;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { MetaStore } from './meta.js';
 import { lmdbDecisions, type Decisions } from './decisions.js';
+import { DirectoryLog } from './directory-log.js';
 import { commitStarted, recordCommit } from '../observability/recorder.js';
 import { traced, tracingOn } from '../observability/tracing.js';
 
@@ -93,6 +94,8 @@ export interface Storage {
   freshReads(): void;
   /** Moves on every durable change to the directory (see durableDirectory). */
   directoryVersion(): number;
+  /** Which directory records changed, in commit order: what a copy of the directory re-reads (see DirectoryLog). */
+  readonly directoryLog: DirectoryLog;
   /** Which kinds of records changed, for every thread of the process (see ChangeFeed). */
   readonly feed: ChangeFeed;
   /** The counters the server's threads share: handed to `openStorage` in each acceptor thread. */
@@ -186,7 +189,9 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
       Atomics.add(counters, DIRECTORY, 1);
     }
   };
-  const meta = new MetaStore(root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }), durableDirectory);
+  // Number keys (sequence numbers) in LMDB's ordered-binary encoding: read back in numeric order.
+  const directoryLog = new DirectoryLog(root.openDB<any, number>({ name: 'directoryChanges', encoding: 'msgpack' }));
+  const meta = new MetaStore(root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }), durableDirectory, directoryLog);
   const stored = meta.schemaVersion(SCHEMA_VERSION);
   if (stored > SCHEMA_VERSION) {
     root.close();
@@ -213,6 +218,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
       root.resetReadTxn();
     },
     directoryVersion: () => Atomics.load(counters, DIRECTORY),
+    directoryLog,
     feed: {
       version: (kind) => Atomics.load(counters, 2 + FEED_KINDS.indexOf(kind)),
       announce(kind) {

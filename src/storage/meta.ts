@@ -1,5 +1,6 @@
 import type { Database } from 'lmdb';
 import type { View } from '../util/readonly.js';
+import type { DirectoryLog } from './directory-log.js';
 
 /**
  * The `meta` store and its only writer (a storage-level owner, so opening the data dir can check
@@ -15,6 +16,8 @@ export class MetaStore {
   constructor(
     private readonly db: Database<any, string>,
     private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
+    /** Where its changes are logged for the copies of the directory (the instance record and settings are part of it). */
+    private readonly log?: DirectoryLog,
   ) {
     this.reload();
   }
@@ -89,7 +92,9 @@ export class MetaStore {
     const had = this.values.has(key);
     const previous = this.values.get(key);
     this.values.set(key, value);
-    return this.durable(this.db.put(key, value)).catch((error: unknown) => {
+    const write = this.db.put(key, value);
+    this.log?.record('meta', key);
+    return this.durable(write).catch((error: unknown) => {
       if (this.values.get(key) === value) {
         if (had) this.values.set(key, previous);
         else this.values.delete(key);

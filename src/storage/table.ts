@@ -1,10 +1,18 @@
 import type { Database } from 'lmdb';
 import type { BatchTarget, WriteBatch } from './batch.js';
 import type { View } from '../util/readonly.js';
+import type { Storage } from './db.js';
+import type { DirectoryLog, DirectoryStore } from './directory-log.js';
 
 /** Rows in id order (as LMDB keeps them), e.g. for an export. */
 export function inIdOrder<T extends { readonly id: string }>(rows: Iterable<T>): T[] {
   return [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** A directory table's place in the directory's change feed. */
+export interface TableFeed {
+  readonly store: DirectoryStore;
+  readonly log: DirectoryLog;
 }
 
 /**
@@ -22,13 +30,23 @@ export class Table<T extends { id: string }> implements BatchTarget {
   private readonly replaced = new WeakMap<T, T | undefined>();
   private readonly failed = new WeakSet<T>();
 
+  /** A table of the directory store `store`: its writes durable with `durableDirectory` and logged in the directory's change feed. */
+  static ofDirectory<T extends { id: string }>(
+    storage: Pick<Storage, 'stores' | 'durable' | 'durableDirectory' | 'directoryLog'>,
+    store: Exclude<DirectoryStore, 'signingKeys' | 'meta'>,
+  ): Table<T> {
+    return new Table<T>(storage.stores[store] as Database<T, string>, storage.durableDirectory, storage.durable, { store, log: storage.directoryLog });
+  }
+
   constructor(
     readonly db: Database<T, string>,
     private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
     /** For `put(row, { quiet: true })`: durable without telling the HTTP acceptor threads (see Storage.durableDirectory). */
     private readonly durableQuiet: <R>(write: Promise<R>) => Promise<R> = durable,
+    /** Where its writes are logged, for the copies of the directory on other threads (none: a table nobody copies). */
+    readonly feed?: TableFeed,
   ) {
-    for (const { value } of db.getRange()) this.rows.set(value.id, value);
+    for (const { value } of this.db.getRange()) this.rows.set(value.id, value);
   }
 
   /** The row; with `batch`, the batch's staged version of it when it has one. */
@@ -81,7 +99,9 @@ export class Table<T extends { id: string }> implements BatchTarget {
     const previous = current === row ? this.replaced.get(row) : current;
     this.rows.set(id, row);
     this.replaced.set(row, previous);
-    return (options?.quiet ? this.durableQuiet : this.durable)(this.db.put(id, row)).then(
+    const write = this.db.put(id, row);
+    this.feed?.log.record(this.feed.store, id);
+    return (options?.quiet ? this.durableQuiet : this.durable)(write).then(
       (done) => {
         this.replaced.delete(row);
         return done;
@@ -107,6 +127,18 @@ export class Table<T extends { id: string }> implements BatchTarget {
     this.rows.set(row.id, row);
   }
 
+  /**
+   * Reads a row again as committed, for a copy of the directory that another thread writes (the
+   * change feed named it): the row it holds, and the row it holds now (undefined: removed).
+   */
+  refresh(id: string): { before: View<T> | undefined; after: View<T> | undefined } {
+    const before = this.rows.get(id);
+    const after = this.db.get(id);
+    if (after) this.rows.set(id, after);
+    else this.rows.delete(id);
+    return { before: before as View<T> | undefined, after: after as View<T> | undefined };
+  }
+
   /** Stages a row into a batch: visible through the batch only, until the batch commits. */
   stage(row: T, batch: WriteBatch): void {
     batch.put(this, row.id, row);
@@ -116,7 +148,9 @@ export class Table<T extends { id: string }> implements BatchTarget {
   remove(id: string): Promise<boolean> {
     const previous = this.rows.get(id);
     this.rows.delete(id);
-    return this.durable(this.db.remove(id)).catch((error: unknown) => {
+    const write = this.db.remove(id);
+    this.feed?.log.record(this.feed.store, id);
+    return this.durable(write).catch((error: unknown) => {
       if (previous && !this.rows.has(id)) this.rows.set(id, previous);
       throw error;
     });

@@ -15,6 +15,10 @@ export interface Acceptors {
   served(): Promise<number[]>;
   /** Requests each acceptor thread handed to the main thread so far for what only it serves (one entry per acceptor; not those handed over while a thread's directory copy was being reloaded). */
   handedOver(): number[];
+  /** Requests each acceptor thread handed to the main thread while its directory copy was behind and held back from loading whole. */
+  handedOverWhileBehind(): number[];
+  /** How often each acceptor thread loaded its copy of the directory whole (at its start, and when too far behind the change feed). */
+  wholeDirectoryLoads(): Promise<number[]>;
   /** Stops them accepting, waits until what they received is answered, ends them. */
   stop(timeoutMs: number): Promise<void>;
 }
@@ -59,6 +63,7 @@ export async function startAcceptors(
   let forwarded = 0;
   /** Per acceptor slot, the requests it handed over. */
   const handedOver: number[] = [];
+  const handedOverWhileBehind: number[] = [];
 
   const start = (index: number) => {
     const prepared = deferred();
@@ -80,6 +85,7 @@ export async function startAcceptors(
         case 'forward':
           forwarded++;
           if (!message.stale) handedOver[slot] = (handedOver[slot] ?? 0) + 1;
+          else handedOverWhileBehind[slot] = (handedOverWhileBehind[slot] ?? 0) + 1;
           server.serveForwarded(message.request).then(
             (response) => {
               // A Buffer body may share a pooled allocation: copied to its own, then moved.
@@ -178,12 +184,15 @@ export async function startAcceptors(
     },
     osThreadIds: () => [...osThreadIds],
     handedOver: () => threads.map((_, slot) => handedOver[slot] ?? 0),
+    handedOverWhileBehind: () => threads.map((_, slot) => handedOverWhileBehind[slot] ?? 0),
     async served() {
       const counts = await Promise.all(
         threads.map((_, slot) => ask(slot, { type: 'served' }, (reply) => (reply.type === 'served' ? reply.count : reply.type === 'drained' ? 0 : undefined))),
       );
       return [server.requestsServed() - forwarded, ...counts];
     },
+    wholeDirectoryLoads: () =>
+      Promise.all(threads.map((_, slot) => ask(slot, { type: 'served' }, (reply) => (reply.type === 'served' ? reply.wholeLoads : reply.type === 'drained' ? 0 : undefined)))),
     stop,
   };
 }

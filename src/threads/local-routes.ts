@@ -33,6 +33,7 @@ import { REGISTERED_CLIENT_PATTERN, registrationRoutes } from '../http/routes/re
 import type { Request, Route } from '../http/types.js';
 import { composeFlowPorts } from '../compose.js';
 import { ownerOnly } from './owner-only.js';
+import type { DirectoryChange } from '../storage/directory-log.js';
 
 
 /** What an acceptor thread serves itself, built from its copy of the directory (rebuilt after each change). */
@@ -46,10 +47,17 @@ export interface LocalRoutes {
    * a copy held back from reloading may still refuse those (nobody was added a moment ago).
    */
   credentialsRequired: ReadonlySet<string>;
+  /**
+   * Takes changes another thread committed to the directory into this copy, record by record (the
+   * directory's change feed names them). False when one names a store the copy does not know: the
+   * copy is then loaded again whole.
+   */
+  takeChanges(changes: readonly DirectoryChange[]): boolean;
 }
 
 /**
- * The acceptor thread's copy of the directory, loaded from LMDB as committed, and the routes it
+ * The acceptor thread's copy of the directory, loaded from LMDB as committed and kept current from
+ * the directory's change feed (takeChanges), and the routes it
  * serves with the parts every thread has (src/compose.ts): every flow whose state the store decides,
  * the login pages and dynamic client registration (their decisions that change the directory asked
  * of the main thread, the directory's writer). The management API and import are not mounted here
@@ -116,7 +124,24 @@ export function buildLocalRoutes(input: {
     // Registration signs nothing: served whatever the signer (mounted always, 404 while the setting is off).
     ...registrationRoutes({ ...ctx, clientRegistrations }),
   ];
+  const takeChanges = (changes: readonly DirectoryChange[]): boolean => {
+    let keySet = false;
+    let meta = false;
+    for (const { store, id } of changes) {
+      if (store === 'signingKeys') keySet = true;
+      else if (store === 'meta') meta = true;
+      else if (!orgs.takeChange(store, id) && !clients.takeChange(store, id)) return false;
+    }
+    // A handful of records each: read again whole.
+    if (keySet) keys.load();
+    if (meta) {
+      storage.meta.reload();
+      flows.settings.storedChanged();
+    }
+    return true;
+  };
   return {
+    takeChanges,
     served: new Map(served.map((route) => [route.pattern, route])),
     prechecks: new Map([[IMPORT_PATH, importPrecheck(ctx)]]),
     credentialsRequired: new Set([IMPORT_PATH, REGISTERED_CLIENT_PATTERN]),

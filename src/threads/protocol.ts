@@ -36,7 +36,8 @@ export type FromAcceptor =
   /** A decision of the directory's writer for this thread (its login pages, its registration endpoints): see DirectoryWriters. */
   | { type: 'ask'; id: number; writer: keyof DirectoryWriters; method: string; args: unknown[] }
   | { type: 'log'; line: string }
-  | { type: 'served'; count: number }
+  /** `wholeLoads`: how often it loaded its copy of the directory whole. */
+  | { type: 'served'; count: number; wholeLoads: number }
   | { type: 'drained' };
 
 /** Messages from the main thread to an acceptor thread. */
