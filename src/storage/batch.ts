@@ -1,7 +1,7 @@
 import type { Database } from 'lmdb';
 import type { Storage } from './db.js';
 import { preconditionFailed } from '../model/errors.js';
-import type { TableFeed } from './table.js';
+import type { TableFeed } from './directory-log.js';
 
 /**
  * Writes that commit together, in one LMDB transaction (e.g. one organization of an import).

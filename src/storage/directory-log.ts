@@ -23,6 +23,12 @@ export interface DirectoryChange {
   readonly id: string;
 }
 
+/** Where a directory table's writes are logged: its store's name and the log. */
+export interface TableFeed {
+  readonly store: DirectoryStore;
+  readonly log: DirectoryLog;
+}
+
 /** A log entry: the store, the key, when it was written (the injected clock; what pruning goes by). */
 type Entry = [store: DirectoryStore, id: string, at: number];
 

@@ -2,17 +2,11 @@ import type { Database } from 'lmdb';
 import type { BatchTarget, WriteBatch } from './batch.js';
 import type { View } from '../util/readonly.js';
 import type { Storage } from './db.js';
-import type { DirectoryLog, DirectoryStore } from './directory-log.js';
+import type { DirectoryStore, TableFeed } from './directory-log.js';
 
 /** Rows in id order (as LMDB keeps them), e.g. for an export. */
 export function inIdOrder<T extends { readonly id: string }>(rows: Iterable<T>): T[] {
   return [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
-
-/** A directory table's place in the directory's change feed. */
-export interface TableFeed {
-  readonly store: DirectoryStore;
-  readonly log: DirectoryLog;
 }
 
 /**
