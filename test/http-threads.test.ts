@@ -129,6 +129,51 @@ describe('two HTTP threads on one port', () => {
     expect(server.app.requestsHandedOverWhileBehind()[0]).toBe(behind);
   });
 
+  it('the management API: its reads are served on every thread from its copy, its writes by the directory\'s writer; a write is read back on every connection at once', async () => {
+    const project = await createApiApp(server, 'threads-management');
+    const jsonCall = async (c: Connection, method: string, path: string, body?: unknown) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const r = await c.send(method, path, { authorization: `Bearer ${server.pat}`, ...(payload ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}) }, payload);
+      return { status: r.status, body: r.text ? JSON.parse(r.text) : {} };
+    };
+    const org = (await jsonCall(connections[0]!, 'GET', '/management/v1/orgs/me')).body.org;
+    const reads: [string, string, unknown?][] = [
+      ['GET', '/management/v1/orgs/me'],
+      ['GET', `/admin/v1/orgs/${org.id}`],
+      ['GET', `/management/v1/users/${machine.userId}`],
+      ['POST', `/management/v1/users/${machine.userId}/pats/_search`, {}],
+      ['GET', `/management/v1/projects/${project.projectId}`],
+      ['POST', `/management/v1/projects/${project.projectId}/apps/_search`, {}],
+      ['GET', `/management/v1/projects/${project.projectId}/apps/${project.appId}`],
+      ['POST', `/management/v1/projects/${project.projectId}/roles/_search`, {}],
+      ['POST', '/management/v1/orgs/me/members/_search', {}],
+      ['POST', '/admin/v1/members/_search', {}],
+      ['GET', '/management/v1/policies/login'],
+      ['GET', '/management/v1/policies/lockout'],
+      ['GET', '/v2/features/instance'],
+      ['GET', '/admin/v1/policies/security'],
+      ['GET', '/admin/v1/settings/dynamic_client_registration'],
+      ['POST', '/admin/v1/export', { orgIds: [org.id] }],
+    ];
+    const handed = handedOver();
+    for (const [method, path, body] of reads) {
+      const answers = await onEvery((c) => jsonCall(c, method, path, body));
+      for (const r of answers) expect(r.status, `${method} ${path}: ${JSON.stringify(r.body).slice(0, 200)}`).toBe(200);
+      // Both threads answer alike (but for when each looked: the clock follows real time here).
+      const alike = (body: unknown) => JSON.stringify(body, (key, value: unknown) => (key === 'viewTimestamp' ? undefined : value));
+      for (const r of answers) expect(alike(r.body), `${method} ${path}`).toBe(alike(answers[0]!.body));
+    }
+    expect(handedOver() - handed, 'reads handed to the main thread').toBe(0);
+    // A write on every connection: each handed to the writer from the acceptor (half the connections), then all read back everywhere.
+    const added = await onEvery((c) => jsonCall(c, 'POST', '/management/v1/users/machine', { userName: `threads-mgmt-${connections.indexOf(c)}`, name: 'M' }));
+    for (const r of added) expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(handedOver() - handed).toBe(CONNECTIONS / 2);
+    for (const { body } of added) {
+      for (const r of await onEvery((c) => jsonCall(c, 'GET', `/management/v1/users/${body.userId}`))) expect(r.body.user?.id).toBe(body.userId);
+    }
+    expect(handedOver() - handed).toBe(CONNECTIONS / 2);
+  });
+
   it("a lock voids a machine user's tokens on every thread, for good: they stay void after the unlock (revocation horizon)", async () => {
     const locked = await createMachineClient(server, 'threads-locked', 'ACCESS_TOKEN_TYPE_JWT');
     const auth = basicAuth(locked.clientId, locked.clientSecret);

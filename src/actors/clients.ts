@@ -504,23 +504,24 @@ function machineKeyRecord(user: { id: string; orgId: string }, id: string, expir
   return stampNew({ id, orgId: user.orgId, userId: user.id, type: 'KEY_TYPE_JSON' as const, expirationDate, publicKeyPem });
 }
 
-/** The apps and machine credentials as the flows see them: reads only (see OrgsReader). */
-export type ClientsReader = Pick<
-  ClientsActor,
-  | 'originAllowed'
-  | 'getApp'
-  | 'requireApp'
-  | 'appByClient'
-  | 'appsOfProject'
-  | 'registeredAppsOfProject'
-  | 'appKeysOf'
-  | 'appKeyIdTaken'
-  | 'appSecretMatches'
-  | 'hasMachineSecret'
-  | 'machineSecretHash'
-  | 'checkMachineSecret'
-  | 'appAssertionKey'
-  | 'machineAssertionKey'
-  | 'getAppKey'
-  | 'getMachineKey'
->;
+/** The reads of apps and machine credentials: the flows' view (ClientsReader), and what an acceptor thread's management API serves itself (see ORGS_READS). */
+export const CLIENTS_READS = [
+  'originAllowed',
+  'getApp',
+  'requireApp',
+  'appByClient',
+  'appsOfProject',
+  'registeredAppsOfProject',
+  'appKeysOf',
+  'appKeyIdTaken',
+  'appSecretMatches',
+  'hasMachineSecret',
+  'machineSecretHash',
+  'checkMachineSecret',
+  'appAssertionKey',
+  'machineAssertionKey',
+  'getAppKey',
+  'getMachineKey',
+  'snapshot',
+] as const satisfies readonly (keyof ClientsActor)[];
+export type ClientsReader = Pick<ClientsActor, (typeof CLIENTS_READS)[number]>;

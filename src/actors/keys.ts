@@ -306,4 +306,6 @@ export class KeysActor {
 }
 
 /** The signing keys as the flows see them: the current key and the published set, never a rotation. */
-export type KeysReader = Pick<KeysActor, 'signingKey' | 'verificationKey' | 'jwks'>;
+/** The key set's reads (see ORGS_READS in orgs.ts). */
+export const KEYS_READS = ['signingKey', 'verificationKey', 'jwks'] as const satisfies readonly (keyof KeysActor)[];
+export type KeysReader = Pick<KeysActor, (typeof KEYS_READS)[number]>;

@@ -1089,42 +1089,45 @@ function contactKeys(user: View<UserRecord>): string[] {
 }
 
 /**
- * The directory as the flows every HTTP thread serves see it: reads only (each thread's copy). A
- * flow that tried to change the directory through it would not compile: what the flows decide is
- * the store port's, and what the login decides about people goes to the directory's writer
- * (src/services/login-directory.ts).
+ * The directory's reads of orgs, users, projects, grants and tokens. The flows every HTTP thread
+ * serves see the directory through these only (OrgsReader, each thread's copy): a flow that tried
+ * to change it would not compile; what the flows decide is the store port's, and what the login
+ * decides about people goes to the directory's writer (src/services/login-directory.ts). On an
+ * HTTP acceptor thread the management API's reads are served with these too; any other method
+ * there hands the request to the directory's writer (src/threads/owner-only.ts).
  */
-export type OrgsReader = Pick<
-  OrgsActor,
-  | 'instanceDomain'
-  | 'instance'
-  | 'getOrg'
-  | 'requireOrg'
-  | 'listOrgs'
-  | 'primaryDomain'
-  | 'primaryDomainOf'
-  | 'customPolicies'
-  | 'findOrgByDomain'
-  | 'policy'
-  | 'getProject'
-  | 'requireProject'
-  | 'projectOfResource'
-  | 'orgOfProject'
-  | 'getUser'
-  | 'requireUser'
-  | 'loginNames'
-  | 'preferredLoginName'
-  | 'findUserByLoginName'
-  | 'findUsersByContact'
-  | 'isActive'
-  | 'orgIsActive'
-  | 'memberships'
-  | 'administratorsIn'
-  | 'getMember'
-  | 'listMembers'
-  | 'getUserGrant'
-  | 'grantsOf'
-  | 'getPat'
-  | 'patsOf'
-  | 'authenticatePat'
->;
+export const ORGS_READS = [
+  'instanceDomain',
+  'instance',
+  'getOrg',
+  'requireOrg',
+  'listOrgs',
+  'primaryDomain',
+  'primaryDomainOf',
+  'customPolicies',
+  'findOrgByDomain',
+  'policy',
+  'getProject',
+  'requireProject',
+  'projectOfResource',
+  'orgOfProject',
+  'getUser',
+  'requireUser',
+  'loginNames',
+  'preferredLoginName',
+  'findUserByLoginName',
+  'findUsersByContact',
+  'isActive',
+  'orgIsActive',
+  'memberships',
+  'administratorsIn',
+  'getMember',
+  'listMembers',
+  'getUserGrant',
+  'grantsOf',
+  'getPat',
+  'patsOf',
+  'authenticatePat',
+  'snapshot',
+] as const satisfies readonly (keyof OrgsActor)[];
+export type OrgsReader = Pick<OrgsActor, (typeof ORGS_READS)[number]>;

@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import type { Storage } from '../storage/db.js';
 import { OrgsActor, type InstanceInfo } from '../actors/orgs.js';
+import { NeedsOwner } from '../model/errors.js';
 import { ClientsActor } from '../actors/clients.js';
 import { KeysActor } from '../actors/keys.js';
 import { ClientAuthenticator } from '../services/client-auth.js';
@@ -32,7 +33,17 @@ import { importPrecheck, IMPORT_PATH } from '../http/admin/migration.js';
 import { REGISTERED_CLIENT_PATTERN, registrationRoutes } from '../http/routes/register.js';
 import type { Request, Route } from '../http/types.js';
 import { composeFlowPorts } from '../compose.js';
-import { ownerOnly } from './owner-only.js';
+import { ownerOnly, readsOnly } from './owner-only.js';
+import { ORGS_READS } from '../actors/orgs.js';
+import { CLIENTS_READS } from '../actors/clients.js';
+import { KEYS_READS } from '../actors/keys.js';
+import { SETTINGS_READS } from '../actors/settings.js';
+import { managementRoutes, readsOnly as managementReadsOnly } from '../http/admin/routes.js';
+import { MigrationStore } from '../services/migration/store.js';
+import type { Transactions } from '../actors/transaction.js';
+import type { CryptoPool } from '../workers/pool.js';
+import type { Ports } from '../services/ports.js';
+import type { Method } from '../http/types.js';
 import type { DirectoryChange } from '../storage/directory-log.js';
 
 
@@ -56,13 +67,53 @@ export interface LocalRoutes {
 }
 
 /**
+ * The management and admin API on an acceptor thread: its reads (GET, the `_search` lists, the
+ * export) answered from this thread's copy, with the directory actors behind guards that let reads
+ * through only; the calls that change the directory are handed whole to the main thread, its
+ * writer, before anything is done here. The import is not mounted (its upload goes straight over).
+ */
+function managementReads(
+  flows: Omit<Ports, 'orgs' | 'clients' | 'keys' | 'pool' | 'migration' | 'isReady'>,
+  orgs: OrgsActor,
+  clients: ClientsActor,
+  keys: KeysActor,
+): Route[] {
+  const readOrgs = readsOnly(orgs, ORGS_READS, 'orgs');
+  const readClients = readsOnly(clients, CLIENTS_READS, 'clients');
+  const ctx: Ports = {
+    ...flows,
+    orgs: readOrgs,
+    clients: readClients,
+    keys: readsOnly(keys, KEYS_READS, 'keys'),
+    settings: readsOnly(flows.settings, SETTINGS_READS, 'settings'),
+    pool: ownerOnly<CryptoPool>('the worker pool'),
+    migration: new MigrationStore(ownerOnly<Transactions>('an import'), readOrgs, readClients),
+    // Serving at all: the main thread is ready (acceptors join the port only then).
+    isReady: () => true,
+  };
+  const writes = (): never => {
+    throw new NeedsOwner('a management call that changes the directory');
+  };
+  return managementRoutes(ctx)
+    .filter((route) => route.pattern !== IMPORT_PATH)
+    .map((route) => {
+      const methods: Route['methods'] = {};
+      for (const [method, handler] of Object.entries(route.methods) as [Method, NonNullable<Route['methods'][Method]>][]) {
+        methods[method] = managementReadsOnly(route.pattern, method) ? handler : writes;
+      }
+      return { ...route, methods };
+    });
+}
+
+/**
  * The acceptor thread's copy of the directory, loaded from LMDB as committed and kept current from
- * the directory's change feed (takeChanges), and the routes it
- * serves with the parts every thread has (src/compose.ts): every flow whose state the store decides,
- * the login pages and dynamic client registration (their decisions that change the directory asked
- * of the main thread, the directory's writer). The management API and import are not mounted here
- * (the main thread serves them); a served route that meets something only the main thread has (the pool signer) throws
- * NeedsOwner before it changes anything, and the request is handed over whole.
+ * the directory's change feed (takeChanges), and the routes it serves with the parts every thread
+ * has (src/compose.ts): every flow whose state the store decides, the login pages and dynamic
+ * client registration (their decisions that change the directory asked of the main thread, the
+ * directory's writer), and the management API's reads. The management API's writes and the import
+ * go to the main thread: a served route that meets something only the main thread has (the
+ * directory's writer, the pool signer) throws NeedsOwner before it changes anything, and the
+ * request is handed over whole.
  */
 export function buildLocalRoutes(input: {
   config: Config;
@@ -92,9 +143,9 @@ export function buildLocalRoutes(input: {
   // Signatures (client assertions, the JWT profile grant, DPoP proofs) are checked on this thread,
   // their first use decided in the store (the shared replay guard), as on every thread.
   const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures: signatureCheck, replayGuard, deliversLogouts: false });
-  // What is still the main thread's: the management and admin APIs and import (directory writes
-  // in bulk or on an administrator's behalf). The login pages and registration are served here,
-  // what they change in the directory asked of its writer.
+  // What is still the main thread's: the management API's writes and the import (directory
+  // writes in bulk or on an administrator's behalf). The login pages and registration are served
+  // here, what they change in the directory asked of its writer.
   const ctx = flows;
   const loginDirectory = new RelayedLoginDirectory(askWriter, orgs);
   const clientRegistrations = new RelayedClientRegistrations(askWriter);
@@ -123,6 +174,7 @@ export function buildLocalRoutes(input: {
     ...(inline ? loginRoutes({ ...ctx, loginDirectory }) : []),
     // Registration signs nothing: served whatever the signer (mounted always, 404 while the setting is off).
     ...registrationRoutes({ ...ctx, clientRegistrations }),
+    ...managementReads({ ...ctx, loginDirectory, clientRegistrations }, orgs, clients, keys),
   ];
   const takeChanges = (changes: readonly DirectoryChange[]): boolean => {
     let keySet = false;

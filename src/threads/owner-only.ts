@@ -17,3 +17,22 @@ export function ownerOnly<T extends object>(what: string): T {
     },
   });
 }
+
+/**
+ * A directory actor on an HTTP acceptor thread, for the management API's reads served there: the
+ * methods in `reads` answer from this thread's copy; any other (a write) throws NeedsOwner, so the
+ * request is handed to the main thread, the directory's writer, before anything changed.
+ */
+export function readsOnly<T extends object>(target: T, reads: readonly (keyof T & string)[], what: string): T {
+  const allowed = new Set<string | symbol>(reads);
+  return new Proxy(target, {
+    get(actor, property) {
+      const value: unknown = Reflect.get(actor, property, actor);
+      if (typeof value !== 'function') return value;
+      if (allowed.has(property)) return (value as (...args: unknown[]) => unknown).bind(actor);
+      return () => {
+        throw new NeedsOwner(`${what}.${String(property)} (the directory's writer)`);
+      };
+    },
+  });
+}

@@ -28,6 +28,7 @@ function requireInstanceOwner(caller: Caller): void {
 }
 
 export const IMPORT_PATH = '/admin/v1/import';
+export const EXPORT_PATH = '/admin/v1/export';
 
 /** 401/403 before a body of up to 512 MiB is uploaded (also run by an HTTP acceptor thread, which forwards imports). */
 export function importPrecheck(ctx: CallerPorts): (req: Request) => void {
@@ -46,7 +47,7 @@ export function migrationRoutes(ctx: MigrationPorts): Route[] {
     hashPassword: (password) => ctx.pool.hashPasswordInBulk(password),
   };
 
-  const exportRoute = apiRoute(ctx, '/admin/v1/export', {
+  const exportRoute = apiRoute(ctx, EXPORT_PATH, {
     POST: async (req, caller) => {
       requireInstanceOwner(caller);
       const input = validate(exportRequestSchema, parseJsonObject(req.body));
