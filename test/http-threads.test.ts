@@ -174,6 +174,43 @@ describe('two HTTP threads on one port', () => {
     expect(handedOver() - handed).toBe(CONNECTIONS / 2);
   });
 
+  it('a key rotation and a security policy reach every thread through the change feed: each publishes the new keys, signs with the new key and frames its pages by the new policy', async () => {
+    const jwtClient = await createMachineClient(server, 'threads-rotation', 'ACCESS_TOKEN_TYPE_JWT');
+    const auth = basicAuth(jwtClient.clientId, jwtClient.clientSecret);
+    const kidOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()).kid as string;
+    const [loads] = await server.app.wholeDirectoryLoads();
+    const before = (await onEvery((c) => c.post('/oauth/v2/token', auth, { grant_type: 'client_credentials' }))).map((r) => kidOf(r.body.access_token));
+    expect(new Set(before).size).toBe(1);
+    expect((await api(server, 'POST', '/admin/v1/keys/_rotate', { token: server.pat, body: {} })).status).toBe(200);
+    const after = (await onEvery((c) => c.post('/oauth/v2/token', auth, { grant_type: 'client_credentials' }))).map((r) => kidOf(r.body.access_token));
+    expect(new Set(after).size).toBe(1);
+    expect(after[0]).not.toBe(before[0]);
+    for (const r of await onEvery((c) => c.get('/oauth/v2/keys'))) expect(JSON.parse(r.text).keys.map((k: { kid: string }) => k.kid)).toContain(after[0]);
+    // The pages' framing follows the instance's security policy on every thread (a setting each thread applies itself).
+    const framing = async () => (await onEvery((c) => c.send('GET', '/ui/login/device', {}, undefined))).map((r) => String(r.headers['content-security-policy']));
+    for (const csp of await framing()) expect(csp).toContain("frame-ancestors 'none'");
+    const policy = (body: object) => api(server, 'PUT', '/admin/v1/policies/security', { token: server.pat, body });
+    expect((await policy({ enableIframeEmbedding: true, allowedOrigins: ['https://frame.example'] })).status).toBe(200);
+    try {
+      for (const csp of await framing()) expect(csp).toContain("frame-ancestors 'self' https://frame.example");
+    } finally {
+      expect((await policy({ enableIframeEmbedding: false, allowedOrigins: [] })).status).toBe(200);
+    }
+    for (const csp of await framing()) expect(csp).toContain("frame-ancestors 'none'");
+    expect(await server.app.wholeDirectoryLoads()).toEqual([loads]);
+  });
+
+  it('a thread whose copy fell behind what the feed still keeps (pruned by the sweeper) loads its copy whole, once, and is current', async () => {
+    const client = await createMachineClient(server, 'threads-pruned');
+    const [loads] = await server.app.wholeDirectoryLoads();
+    // The feed keeps 10 minutes: the sweep prunes these entries before any connection asked again.
+    clock.advance(11 * 60_000);
+    await server.app.tick();
+    const auth = basicAuth(client.clientId, client.clientSecret);
+    for (const r of await onEvery((c) => c.post('/oauth/v2/token', auth, { grant_type: 'client_credentials' }))) expect(r.status).toBe(200);
+    expect(await server.app.wholeDirectoryLoads()).toEqual([loads! + 1]);
+  });
+
   it("a lock voids a machine user's tokens on every thread, for good: they stay void after the unlock (revocation horizon)", async () => {
     const locked = await createMachineClient(server, 'threads-locked', 'ACCESS_TOKEN_TYPE_JWT');
     const auth = basicAuth(locked.clientId, locked.clientSecret);

@@ -198,7 +198,6 @@ export class KeysActor {
       if (!keys) return undefined;
       // Derived before the write: nothing that could fail is left once the write is durable.
       const view = this.derive(keys);
-      const sequence = this.log?.reserve(1);
       await this.durable(
         // A child transaction: lmdb's plain async transaction would commit the writes made
         // before a throw; this one aborts them all.
@@ -207,7 +206,7 @@ export class KeysActor {
           // whose outcome was unknown (committed, but its sync failed).
           for (const { key } of this.db.getRange()) if (!keys.has(key)) this.db.remove(key);
           for (const key of keys.values()) this.db.put(key.kid, key);
-          if (sequence !== undefined) this.log!.write(sequence, 'signingKeys', KEY_SET);
+          this.log?.record('signingKeys', KEY_SET);
         }),
       );
       this.view = view;

@@ -171,8 +171,9 @@ export class OrgsActor {
     return org;
   }
 
+  /** In id order, the same on every thread (a copy fed by the change feed holds rows in the order they came). */
   listOrgs(): View<OrgRecord>[] {
-    return [...this.orgs.values()];
+    return inIdOrder(this.orgs.values());
   }
 
   primaryDomain(org: View<OrgRecord>): string {
@@ -896,8 +897,9 @@ export class OrgsActor {
     return this.members.get(`${scope}|${userId}`);
   }
 
+  /** In id order (see listOrgs). */
   listMembers(scope: string): View<MemberRecord>[] {
-    return [...this.members.values()].filter((m) => m.scope === scope);
+    return inIdOrder([...this.members.values()].filter((m) => m.scope === scope));
   }
 
   async addMember(scope: string, userId: string, roles: string[]): Promise<View<MemberRecord>> {

@@ -126,8 +126,6 @@ export class WriteBatch {
       throw early;
     }
     let written = false;
-    // The feed's numbers are taken now, as the transaction is issued (see DirectoryLog.reserve).
-    const sequences = new Map(pending.map(([target, rows]) => [target, target.feed?.log.reserve(rows.size)]));
     try {
       await storage.durableDirectory(
         // A child transaction: a throw inside aborts its writes (lmdb-js commits the writes a plain
@@ -139,11 +137,11 @@ export class WriteBatch {
             const late = conflict();
             if (late) throw late;
             markWriting();
+            // Each row's change logged as it is written: numbered as the transaction runs (see DirectoryLog).
             for (const [target, rows] of pending) {
-              let sequence = sequences.get(target);
               for (const [key, s] of rows) {
                 void target.db.put(key, s.value);
-                if (sequence !== undefined) target.feed!.log.write(sequence++, target.feed!.store, key);
+                target.feed?.log.record(target.feed.store, key);
               }
             }
           })

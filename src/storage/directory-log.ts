@@ -43,10 +43,12 @@ const PRUNED_THROUGH = 0;
  * BIGSERIAL key, written in the statement's transaction) and NOTIFY after the commit.
  *
  * One process writes the directory (the main thread; the offline CLI while no server runs), so
- * sequence numbers are handed out here without a transaction. They are handed out in the order the
- * writes are issued, and LMDB commits writes in the order they are issued: an entry never becomes
- * visible before one with a smaller number (a child transaction, run later, writes numbers taken
- * when it was issued; see `reserve`). An aborted write leaves a gap, which readers skip.
+ * sequence numbers are handed out here without a transaction, in the order LMDB makes the writes
+ * visible: a single put or remove takes its number when it is issued (lmdb-js runs those in call
+ * order), a transaction callback (an import's batch, a new key set) when it runs (lmdb-js runs
+ * queued callbacks after the queued single writes, in the same transaction or a later one). So an
+ * entry never becomes visible before one with a smaller number, and a reader keeps only the last
+ * number it took. An aborted transaction leaves a gap, which readers skip.
  */
 export class DirectoryLog {
   private next: number;
@@ -62,26 +64,12 @@ export class DirectoryLog {
   }
 
   /**
-   * Logs a change, issued beside the record's own write (same event-loop turn, so the same
-   * transaction). Its failure is the record's write's: that one reports it.
+   * Logs a change: beside the record's own single write (same event-loop turn, so the same
+   * transaction), or inside the transaction callback that writes the record. Its failure is the
+   * record's write's: that one reports it.
    */
   record(store: DirectoryStore, id: string): void {
     this.db.put(this.next++, [store, id, clock.now()]).catch(() => {});
-  }
-
-  /**
-   * Numbers for `count` changes a child transaction writes when it runs (`write`): taken now, when
-   * the transaction is issued, so that writes issued after it get larger numbers.
-   */
-  reserve(count: number): number {
-    const first = this.next;
-    this.next += count;
-    return first;
-  }
-
-  /** Writes a reserved entry, inside the transaction it was reserved for. */
-  write(sequence: number, store: DirectoryStore, id: string): void {
-    void this.db.put(sequence, [store, id, clock.now()]);
   }
 
   /**

@@ -120,7 +120,9 @@ function beforeRequest(): void {
   const version = storage.directoryVersion();
   storage.freshReads();
   if (version === builtFor) return;
-  if (builtFor !== -1) {
+  // How far behind is one read of the log's last key (numbers are dense but for aborted batches):
+  // a copy too far behind does not read the entries only to find so, request after request.
+  if (builtFor !== -1 && storage.directoryLog.last() - appliedThrough <= MOST_CHANGES_TAKEN) {
     const feed = storage.directoryLog.since(appliedThrough, MOST_CHANGES_TAKEN);
     if (feed && local.takeChanges(feed.changes)) {
       appliedThrough = feed.last;
