@@ -172,6 +172,12 @@ describe('two HTTP threads on one port', () => {
       for (const r of await onEvery((c) => jsonCall(c, 'GET', `/management/v1/users/${body.userId}`))) expect(r.body.user?.id).toBe(body.userId);
     }
     expect(handedOver() - handed).toBe(CONNECTIONS / 2);
+    // Changes to one record from every connection at once: each applied to what the one before left.
+    const roles = await onEvery((c) => jsonCall(c, 'POST', `/management/v1/projects/${project.projectId}/roles`, { roleKey: `role-${connections.indexOf(c)}`, displayName: 'R' }));
+    for (const r of roles) expect(r.status, JSON.stringify(r.body)).toBe(200);
+    for (const r of await onEvery((c) => jsonCall(c, 'POST', `/management/v1/projects/${project.projectId}/roles/_search`, {}))) {
+      expect(r.body.result.map((role: { key: string }) => role.key).sort()).toEqual(connections.map((_, i) => `role-${i}`).sort());
+    }
   });
 
   it('a key rotation and a security policy reach every thread through the change feed: each publishes the new keys, signs with the new key and frames its pages by the new policy', async () => {

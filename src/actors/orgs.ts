@@ -26,6 +26,7 @@ import { sha256, sha256Base64url } from '../util/hash.js';
 import { clock } from '../util/clock.js';
 import { recordLockout } from '../observability/recorder.js';
 import { ownRow, type View } from '../util/readonly.js';
+import { KeyedQueue } from '../util/keyed-queue.js';
 import type { DirectoryStore } from '../storage/directory-log.js';
 
 /**
@@ -127,6 +128,12 @@ export class OrgsActor {
    * memberships on every management call and some token issuance (a scan of every membership before).
    */
   private readonly memberIdsByUser = new Map<string, Set<string>>();
+  /**
+   * Changes to one project (its settings, its roles) one at a time: each is staged from the
+   * project as the one before left it. Staged side by side, all but the first would be refused
+   * as conflicting (16 role additions at once: 15 refused).
+   */
+  private readonly projectChanges = new KeyedQueue();
 
   constructor(
     private readonly storage: Storage,
@@ -568,7 +575,11 @@ export class OrgsActor {
    * UpdateProject: the settings as given (ZITADEL: omitted flags are false); `resourceUris` only
    * when given (Sesame's field), replacing the list.
    */
-  async updateProject(projectId: string, orgId: string, change: ProjectSettings): Promise<View<ProjectRecord>> {
+  updateProject(projectId: string, orgId: string, change: ProjectSettings): Promise<View<ProjectRecord>> {
+    return this.projectChanges.run(projectId, () => this.changeProject(projectId, orgId, change));
+  }
+
+  private async changeProject(projectId: string, orgId: string, change: ProjectSettings): Promise<View<ProjectRecord>> {
     const batch = new WriteBatch();
     const current = this.requireProject(projectId, orgId, batch);
     const name = change.name.trim();
@@ -624,11 +635,13 @@ export class OrgsActor {
     for (const uri of this.projects.get(projectId)?.resourceUris ?? []) this.projectByResource.set(uri, projectId);
   }
 
-  async addProjectRoles(projectId: string, orgId: string, roles: ProjectRole[]): Promise<View<ProjectRecord>> {
-    const batch = new WriteBatch();
-    const project = this.stageProjectRoles(projectId, orgId, roles, batch);
-    await batch.commit(this.storage);
-    return project;
+  addProjectRoles(projectId: string, orgId: string, roles: ProjectRole[]): Promise<View<ProjectRecord>> {
+    return this.projectChanges.run(projectId, async () => {
+      const batch = new WriteBatch();
+      const project = this.stageProjectRoles(projectId, orgId, roles, batch);
+      await batch.commit(this.storage);
+      return project;
+    });
   }
 
   stageProjectRoles(projectId: string, orgId: string, roles: ProjectRole[], batch: WriteBatch): View<ProjectRecord> {
