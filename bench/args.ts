@@ -15,6 +15,12 @@ export interface BenchOptions {
   scenarios: string[] | undefined;
   workers: number | undefined;
   /**
+   * Threads the load generator runs on (autocannon in worker threads, each with its share of the
+   * connections and the rate): 1 sends from the bench's own thread. On a many-core machine one
+   * thread cannot keep Sesame busy (discovery answers hundreds of thousands a second).
+   */
+  loadThreads: number;
+  /**
    * Sesame's SESAME_HTTP_THREADS (undefined: its default, one per core); several counts run a Sesame
    * for each side by side, with a scaling table (efficiency against the first count).
    */
@@ -49,6 +55,7 @@ const DEFAULTS: BenchOptions = {
   pipelining: 1,
   scenarios: undefined,
   workers: undefined,
+  loadThreads: 1,
   httpThreads: undefined,
   rate: undefined,
   signer: 'auto',
@@ -71,6 +78,7 @@ const FLAGS: Record<string, keyof BenchOptions> = {
   '--pipelining': 'pipelining',
   '--scenarios': 'scenarios',
   '--workers': 'workers',
+  '--load-threads': 'loadThreads',
   '--http-threads': 'httpThreads',
   '--rate': 'rate',
   '--signer': 'signer',
@@ -125,6 +133,9 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
         break;
       case 'workers':
         options.workers = positiveInt(flag, value, 64);
+        break;
+      case 'loadThreads':
+        options.loadThreads = positiveInt(flag, value, 64);
         break;
       case 'httpThreads': {
         const counts = value.split(',').map((n) => positiveInt(flag, n.trim(), 64));
@@ -189,6 +200,8 @@ export const HELP = `Usage: npm run bench -- [options]
   --pipelining <n>            requests in flight per connection (default 1)
   --scenarios a,b             run only these scenarios (default: all)
   --workers <n>               Sesame crypto worker threads
+  --load-threads <n>          the load generator's threads (default 1): autocannon in n worker threads, each
+                              with its share of the connections and the rate (p99 then the worst thread's)
   --http-threads <n[,n...]>   Sesame HTTP threads (default one per core); several counts (1,2,4,8) run one
                               Sesame each, side by side, and print a scaling table: req/s, efficiency
                               (req/s at N / (N/first × req/s at the first count)), CPU µs per request and

@@ -1,9 +1,9 @@
-import autocannon from 'autocannon';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { BenchArgsError, HELP, parseBenchArgs, type BenchOptions } from './args.js';
 import { cpuWindow } from './cpu.js';
+import { sendLoad } from './load.js';
 import { rssBreakdown, sampleRss, type Rss } from './rss.js';
 import { formatThreadMemory, scrapeThreadMemory } from './thread-memory.js';
 import { selectScenarios } from './scenarios/index.js';
@@ -43,19 +43,10 @@ function factoriesFor(options: BenchOptions): TargetFactory[] {
   return list;
 }
 
-async function runPlan(target: PreparedTarget, plan: RequestPlan, options: BenchOptions) {
-  const origin = new URL(target.issuer).origin;
+async function runPlan(scenario: string, target: PreparedTarget, plan: RequestPlan, options: BenchOptions) {
   const rss = sampleRss(target.pid);
   const cpu = cpuWindow(target.pid, target.httpThreadIds);
-  const result = await autocannon({
-    url: origin,
-    connections: options.connections,
-    // A plan of a fixed number of requests (each revoking its own live token) ends when they are done.
-    ...(plan.amount ? { amount: plan.amount } : { duration: options.duration }),
-    pipelining: options.pipelining,
-    ...(options.rate ? { overallRate: options.rate } : {}),
-    requests: plan.requests as autocannon.Request[],
-  });
+  const result = await sendLoad(scenario, target, plan, options);
   return { result, peakRssMiB: rss.stop(), cpu: cpu.stop() };
 }
 
@@ -112,19 +103,24 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
           continue;
         }
         process.stdout.write(`▶ ${scenario.name} on ${target.name}: ${options.duration}s, ${options.connections} connections ... `);
-        const { result, peakRssMiB, cpu } = await runPlan(target, plan, options);
-        const answered = result.requests.total;
+        const { result, peakRssMiB, cpu } = await runPlan(scenario.name, target, plan, options);
+        if ('skip' in result) {
+          skipped.push(`${scenario.name} on ${target.name}: ${result.skip}`);
+          process.stdout.write(`skipped (${result.skip})\n`);
+          continue;
+        }
+        const answered = result.total;
         const scraped = target.metricsUrl ? await scrapeThreadMemory(target.metricsUrl) : undefined;
         const memory = scraped ? { ...scraped, ...(rssBreakdown(target.pid) ? { rss: rssBreakdown(target.pid)! } : {}) } : undefined;
         const row: ScenarioResult = {
           scenario: scenario.name,
           target: target.name,
-          requests: result.requests.total,
+          requests: result.total,
           // autocannon averages whole-second buckets: a fixed-amount run ending mid-second is timed instead.
-          rps: plan.amount ? answered / ((result.finish.getTime() - result.start.getTime()) / 1000) : result.requests.average,
-          p50: result.latency.p50,
-          p99: result.latency.p99,
-          p999: result.latency.p99_9,
+          rps: plan.amount ? answered / ((result.finish - result.start) / 1000) : result.average,
+          p50: result.p50,
+          p99: result.p99,
+          p999: result.p999,
           non2xx: result.non2xx,
           errors: result.errors,
           ...(peakRssMiB === undefined ? {} : { peakRssMiB }),

@@ -5,6 +5,10 @@ import { cyclingTokenPost, pathOf } from '../../bench/scenarios/scenario.js';
 import { formatComparison, formatMetricsCost, formatScaling, formatTable, ratios, type ScenarioResult } from '../../bench/table.js';
 import { busiestShare } from '../../bench/run.js';
 import { formatThreadMemory, parseThreadMemory } from '../../bench/thread-memory.js';
+import { mergeLoad, shares, type RawResult } from '../../bench/load.js';
+import autocannon from 'autocannon';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 describe('bench arguments', () => {
   it('has the documented defaults', () => {
@@ -188,5 +192,43 @@ describe('thread memory', () => {
     expect(table).toHaveLength(3);
     // 140 MiB anonymous, 110 of it the three HTTP threads' heaps.
     expect(table[2]).toMatch(/^refresh\s+sesame\s+200\s+140\s+60\s+60 \(40\)\s+2 × 25 \(5\)\s+0\/2\s+30$/);
+  });
+});
+
+describe('load threads', () => {
+  it('--load-threads: 1 by default, a whole number otherwise', () => {
+    expect(parseBenchArgs([]).loadThreads).toBe(1);
+    expect(parseBenchArgs(['--load-threads', '4']).loadThreads).toBe(4);
+    expect(() => parseBenchArgs(['--load-threads', '0'])).toThrow(BenchArgsError);
+  });
+
+  it('splits connections and the rate into whole shares that add up', () => {
+    expect(shares(50, 4)).toEqual([13, 13, 12, 12]);
+    expect(shares(3, 4)).toEqual([1, 1, 1, 0]);
+    expect(shares(10_000, 3).reduce((a, b) => a + b, 0)).toBe(10_000);
+  });
+
+  it("merges the load threads' raw results: every request counted once, latency percentiles over all of them", async () => {
+    // Answers after 0 ms on the first run's requests and 20 ms on the second's: the merged tail is the slow one.
+    let delay = 0;
+    const server = createServer((_req, res) => setTimeout(() => res.end('ok'), delay)).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const run = async () => (await autocannon({ url, connections: 2, amount: 40, skipAggregateResult: true } as autocannon.Options)) as unknown as RawResult;
+      const fast = await run();
+      delay = 20;
+      const slow = await run();
+      const merged = mergeLoad(url, [fast, slow], { connections: 4, duration: 1 });
+      expect(merged.total).toBe(80);
+      expect(merged.non2xx).toBe(0);
+      expect(merged.errors).toBe(0);
+      expect(merged.p99).toBeGreaterThanOrEqual(20);
+      expect(merged.p50).toBeLessThanOrEqual(merged.p99);
+      expect(merged.average).toBeGreaterThan(0);
+      expect(merged.finish).toBeGreaterThan(merged.start);
+    } finally {
+      server.close();
+    }
   });
 });

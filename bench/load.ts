@@ -1,0 +1,130 @@
+import autocannon from 'autocannon';
+import { Worker } from 'node:worker_threads';
+import type { BenchOptions } from './args.js';
+import type { RequestPlan } from './scenarios/scenario.js';
+import type { PreparedTarget } from './targets/target.js';
+
+/** What a load run measured, over every load thread. */
+export interface LoadResult {
+  /** Requests answered. */
+  total: number;
+  /** Requests per second (autocannon's average of whole seconds; summed over the load threads). */
+  average: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  non2xx: number;
+  errors: number;
+  /** Epoch ms. */
+  start: number;
+  finish: number;
+}
+
+/** What a load thread is handed (structured-clone safe: a KeyObject crosses threads). */
+export interface ShardData {
+  scenario: string;
+  target: PreparedTarget;
+  options: Pick<BenchOptions, 'duration' | 'connections' | 'pipelining' | 'rate'>;
+}
+
+/** A load thread's answer: autocannon's raw result there (histograms encoded), merged here. */
+export type ShardMessage = { type: 'done'; raw: RawResult } | { type: 'skip'; reason: string } | { type: 'failed'; message: string };
+
+/** What autocannon answers on a worker thread: not aggregated (see autocannon.aggregateResult). */
+export interface RawResult {
+  totalCompletedRequests: number;
+  start: Date;
+  finish: Date;
+}
+
+/** Runs one plan with autocannon on a load thread: its raw result, for the bench's thread to merge. */
+export async function runAutocannonRaw(origin: string, plan: RequestPlan, options: Pick<BenchOptions, 'duration' | 'connections' | 'pipelining' | 'rate'>): Promise<RawResult> {
+  return (await autocannon(autocannonOptions(origin, plan, options))) as unknown as RawResult;
+}
+
+function autocannonOptions(origin: string, plan: RequestPlan, options: Pick<BenchOptions, 'duration' | 'connections' | 'pipelining' | 'rate'>): autocannon.Options {
+  return {
+    url: origin,
+    connections: options.connections,
+    // A plan of a fixed number of requests (each revoking its own live token) ends when they are done.
+    ...(plan.amount ? { amount: plan.amount } : { duration: options.duration }),
+    pipelining: options.pipelining,
+    ...(options.rate ? { overallRate: options.rate } : {}),
+    requests: plan.requests as autocannon.Request[],
+  };
+}
+
+/** Runs one plan with autocannon on this thread. */
+export async function runAutocannon(origin: string, plan: RequestPlan, options: Pick<BenchOptions, 'duration' | 'connections' | 'pipelining' | 'rate'>): Promise<LoadResult> {
+  const result = await autocannon(autocannonOptions(origin, plan, options));
+  return {
+    total: result.requests.total,
+    average: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    p999: result.latency.p99_9,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    start: result.start.getTime(),
+    finish: result.finish.getTime(),
+  };
+}
+
+/** `total` split into `parts` whole shares as even as can be (the first ones one larger). */
+export function shares(total: number, parts: number): number[] {
+  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
+}
+
+/**
+ * Several load threads' raw results as one: autocannon merges their latency histograms (exact
+ * percentiles over every request); the rate is every answered request over the time from the
+ * first thread's start to the last one's end.
+ */
+export function mergeLoad(origin: string, raws: readonly RawResult[], options: Pick<BenchOptions, 'connections' | 'duration'>): LoadResult {
+  // autocannon exports aggregateResult (its own worker mode uses it); its type declarations lack it.
+  const aggregate = (autocannon as unknown as { aggregateResult(results: readonly RawResult[], opts: autocannon.Options): autocannon.Result }).aggregateResult;
+  const merged = aggregate(raws, { url: origin, connections: options.connections, duration: options.duration });
+  const total = raws.reduce((n, r) => n + r.totalCompletedRequests, 0);
+  const start = Math.min(...raws.map((r) => r.start.getTime()));
+  const finish = Math.max(...raws.map((r) => r.finish.getTime()));
+  return {
+    total,
+    average: total / ((finish - start) / 1000),
+    p50: merged.latency.p50,
+    p99: merged.latency.p99,
+    p999: merged.latency.p99_9,
+    non2xx: merged.non2xx,
+    errors: merged.errors,
+    start,
+    finish,
+  };
+}
+
+/**
+ * Sends a scenario's load: from this thread (`loadThreads` 1), or from that many worker threads,
+ * each preparing its own plan against the target (its own pre-issued tokens) and sending with its
+ * share of the connections and of the rate; they start together and their results are merged.
+ */
+export async function sendLoad(scenario: string, target: PreparedTarget, plan: RequestPlan, options: BenchOptions): Promise<LoadResult | { skip: string }> {
+  const origin = new URL(target.issuer).origin;
+  if (options.loadThreads <= 1) return runAutocannon(origin, plan, options);
+  const connections = shares(options.connections, options.loadThreads).filter((n) => n > 0);
+  const rates = options.rate === undefined ? undefined : shares(options.rate, connections.length);
+  const outcomes = await Promise.all(
+    connections.map(
+      (share, i) =>
+        new Promise<ShardMessage>((resolve) => {
+          const data: ShardData = { scenario, target, options: { duration: options.duration, connections: share, pipelining: options.pipelining, rate: rates?.[i] } };
+          const worker = new Worker(new URL('./load-shard.js', import.meta.url), { workerData: data });
+          worker.once('message', (message: ShardMessage) => resolve(message));
+          worker.once('error', (error) => resolve({ type: 'failed', message: error.message }));
+          worker.once('exit', (code) => resolve({ type: 'failed', message: `load thread exited with ${code}` }));
+        }),
+    ),
+  );
+  const failed = outcomes.find((o) => o.type === 'failed');
+  if (failed?.type === 'failed') throw new Error(`a load thread failed: ${failed.message}`);
+  const skipped = outcomes.find((o) => o.type === 'skip');
+  if (skipped?.type === 'skip') return { skip: skipped.reason };
+  return mergeLoad(origin, outcomes.map((o) => (o as Extract<ShardMessage, { type: 'done' }>).raw), options);
+}
