@@ -33,9 +33,13 @@ export class CryptoPool {
   /** Costly verifications: all password threads but one. */
   private readonly costly: Lane;
 
-  constructor(readonly threads: number) {
+  constructor(
+    readonly threads: number,
+    /** How long an idle password thread is kept (see PASSWORD_THREAD_IDLE_MS). */
+    passwordIdleMs = PASSWORD_THREAD_IDLE_MS,
+  ) {
     this.piscina = threadPool(threads);
-    this.passwords = threadPool(this.passwordThreads);
+    this.passwords = threadPool(this.passwordThreads, passwordIdleMs);
     this.costly = new Lane(this.passwordThreads - 1);
   }
 
@@ -105,17 +109,25 @@ function isCostlyHash(encodedHash: string): boolean {
 }
 
 /**
- * Up to `threads` threads, each started when work first needs it and then kept. A thread costs
- * ~0.1-0.2 s of CPU to start (loading the crypto modules); a server that never hashes a password or
- * signs with RSA (the CLI offline, ES256 deployments without password sign-ins) starts none, and one
- * under load starts them all within its first requests.
+ * Password threads idle this long end (each is its own V8 heap, ~15-20 MB of RSS): sign-ins come in
+ * bursts, and a server that checked passwords once (an administrator's sign-in, a bench's setup)
+ * should not hold their threads for good. The next sign-in starts one again (~0.1-0.2 s of CPU).
+ * Signing threads are kept: tokens are the steady load.
  */
-function threadPool(threads: number): Piscina {
+export const PASSWORD_THREAD_IDLE_MS = 60_000;
+
+/**
+ * Up to `threads` threads, each started when work first needs it, and kept (or ended once idle for
+ * `idleTimeout` ms). A thread costs ~0.1-0.2 s of CPU to start (loading the crypto modules); a
+ * server that never hashes a password or signs with RSA (the CLI offline, ES256 deployments without
+ * password sign-ins) starts none, and one under load starts them all within its first requests.
+ */
+function threadPool(threads: number, idleTimeout = Number.POSITIVE_INFINITY): Piscina {
   return new Piscina({
     filename: fileURLToPath(new URL('./crypto-worker.js', import.meta.url)),
     minThreads: 0,
     maxThreads: threads,
-    idleTimeout: Number.POSITIVE_INFINITY,
+    idleTimeout,
     // One task per thread at a time: queued signatures then wait in the batcher and ride the
     // next task together instead of queuing as many small tasks.
     concurrentTasksPerWorker: 1,
