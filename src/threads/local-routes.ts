@@ -11,26 +11,20 @@ import type { SignatureCheck } from '../workers/signature-check.js';
 import type { ReplayGuardActor } from '../actors/replay-guard.js';
 import type { DpopProofs } from '../services/dpop-proofs.js';
 import { clientCredentialsGrant } from '../services/grants/client-credentials.js';
-import { GRANTS, type GrantsPorts } from '../services/grants/index.js';
+import type { GrantsPorts } from '../services/grants/index.js';
 import type { Grant } from '../services/grants/grant.js';
 import { chooseSignerMode, InlineSigner, type Signer } from '../workers/signer.js';
-import { discoveryRoutes } from '../http/routes/discovery.js';
-import { keysRoute } from '../http/routes/keys.js';
-import { introspectRoute } from '../http/routes/introspect.js';
-import { userinfoRoute } from '../http/routes/userinfo.js';
 import { tokenRoute } from '../http/routes/token.js';
-import { revokeRoute } from '../http/routes/revoke.js';
 import { authorizeRoute } from '../http/routes/authorize.js';
-import { endSessionRoute } from '../http/routes/end-session.js';
-import { parRoute } from '../http/routes/par.js';
-import { deviceAuthorizationRoute } from '../http/routes/device-authorization.js';
-import { devicePageRoutes } from '../http/routes/device.js';
 import { loginRoutes } from '../http/routes/login.js';
 import { RelayedLoginDirectory } from './relayed-login-directory.js';
 import { RelayedClientRegistrations } from './relayed-client-registrations.js';
 import type { AskWriter } from './protocol.js';
 import { importPrecheck, IMPORT_PATH } from '../http/admin/migration.js';
-import { REGISTERED_CLIENT_PATTERN, registrationRoutes } from '../http/routes/register.js';
+import { REGISTERED_CLIENT_PATTERN } from '../http/routes/register.js';
+import { routes } from '../http/routes/index.js';
+import { PATHS } from '../protocol/discovery.js';
+import { healthRoutes } from '../http/routes/health.js';
 import type { Request, Route } from '../http/types.js';
 import { composeFlowPorts } from '../compose.js';
 import { ownerOnly, readsOnly } from './owner-only.js';
@@ -72,29 +66,11 @@ export interface LocalRoutes {
  * through only; the calls that change the directory are handed whole to the main thread, its
  * writer, before anything is done here. The import is not mounted (its upload goes straight over).
  */
-function managementReads(
-  flows: Omit<Ports, 'orgs' | 'clients' | 'keys' | 'pool' | 'migration' | 'isReady'>,
-  orgs: OrgsActor,
-  clients: ClientsActor,
-  keys: KeysActor,
-): Route[] {
-  const readOrgs = readsOnly(orgs, ORGS_READS, 'orgs');
-  const readClients = readsOnly(clients, CLIENTS_READS, 'clients');
-  const ctx: Ports = {
-    ...flows,
-    orgs: readOrgs,
-    clients: readClients,
-    keys: readsOnly(keys, KEYS_READS, 'keys'),
-    settings: readsOnly(flows.settings, SETTINGS_READS, 'settings'),
-    pool: ownerOnly<CryptoPool>('the worker pool'),
-    migration: new MigrationStore(ownerOnly<Transactions>('an import'), readOrgs, readClients),
-    // Serving at all: the main thread is ready (acceptors join the port only then).
-    isReady: () => true,
-  };
+function managementReads(here: Ports): Route[] {
   const writes = (): never => {
     throw new NeedsOwner('a management call that changes the directory');
   };
-  return managementRoutes(ctx)
+  return managementRoutes(here)
     .filter((route) => route.pattern !== IMPORT_PATH)
     .map((route) => {
       const methods: Route['methods'] = {};
@@ -143,39 +119,47 @@ export function buildLocalRoutes(input: {
   // Signatures (client assertions, the JWT profile grant, DPoP proofs) are checked on this thread,
   // their first use decided in the store (the shared replay guard), as on every thread.
   const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures: signatureCheck, replayGuard, deliversLogouts: false });
-  // What is still the main thread's: the management API's writes and the import (directory
-  // writes in bulk or on an administrator's behalf). The login pages and registration are served
-  // here, what they change in the directory asked of its writer.
+  // This thread's parts for the routes: the flows', the directory copy behind guards that let
+  // reads through only (readsOnly), and what is the main thread's (the pool, the import's
+  // transactions) standing in as NeedsOwner. What the login pages and registration change in the
+  // directory is asked of its writer.
   const ctx = flows;
   const loginDirectory = new RelayedLoginDirectory(askWriter, orgs);
   const clientRegistrations = new RelayedClientRegistrations(askWriter);
+  const readOrgs = readsOnly(orgs, ORGS_READS, 'orgs');
+  const readClients = readsOnly(clients, CLIENTS_READS, 'clients');
+  const here: Ports = {
+    ...flows,
+    orgs: readOrgs,
+    clients: readClients,
+    keys: readsOnly(keys, KEYS_READS, 'keys'),
+    settings: readsOnly(flows.settings, SETTINGS_READS, 'settings'),
+    loginDirectory,
+    clientRegistrations,
+    pool: ownerOnly<CryptoPool>('the worker pool'),
+    migration: new MigrationStore(ownerOnly<Transactions>('an import'), readOrgs, readClients),
+    // Serving at all: the main thread is ready (acceptors join the port only then).
+    isReady: () => true,
+  };
   // With SESAME_SIGNER=pool a token is signed on the main thread, after its code, refresh token or
   // proof was spent here: a request handed over then would be refused there as a replay. So this
   // thread serves only client_credentials (spending nothing before it signs), with client
-  // assertions and DPoP proofs left to the main thread too; introspection and userinfo sign nothing.
-  const tokenCtx = inline
-    ? ctx
-    : { ...ctx, clientAuth: new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion (tokens are signed in the worker pool)'), issuer), dpopProofs: flows.dpopProofs && ownerOnly<DpopProofs>('a DPoP proof (tokens are signed in the worker pool)') };
-  const grants: ReadonlyMap<string, Grant<GrantsPorts>> = inline ? GRANTS : new Map([[clientCredentialsGrant.type, clientCredentialsGrant as Grant<GrantsPorts>]]);
-  const served = [
-    ...discoveryRoutes(ctx),
-    keysRoute(ctx),
-    introspectRoute(ctx),
-    userinfoRoute(ctx),
-    revokeRoute(ctx),
-    tokenRoute<GrantsPorts>(tokenCtx, grants),
-    ...(inline ? [authorizeRoute(ctx)] : []),
-    endSessionRoute(ctx),
-    // These sign nothing: served whatever the signer. PAR off (SESAME_FEATURE_PAR=false): not mounted, as on the main thread.
-    ...(config.featurePar ? [parRoute(ctx)] : []),
-    deviceAuthorizationRoute(ctx),
-    ...devicePageRoutes(ctx),
-    // A sign-in ends by answering the client (a code, or with response_type id_token a signed token): with the pool signer, the main thread's.
-    ...(inline ? loginRoutes({ ...ctx, loginDirectory }) : []),
-    // Registration signs nothing: served whatever the signer (mounted always, 404 while the setting is off).
-    ...registrationRoutes({ ...ctx, clientRegistrations }),
-    ...managementReads({ ...ctx, loginDirectory, clientRegistrations }, orgs, clients, keys),
-  ];
+  // assertions and DPoP proofs left to the main thread too, and neither authorize nor the login
+  // (a sign-in ends by answering the client: a code, or with response_type id_token a signed
+  // token); introspection, userinfo and the rest sign nothing.
+  const signsAfterSpending = inline ? new Set<string>() : new Set([authorizeRoute(here).pattern, ...loginRoutes(here).map((route) => route.pattern)]);
+  const poolToken = (): Route => {
+    const tokenCtx = { ...here, clientAuth: new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion (tokens are signed in the worker pool)'), issuer), dpopProofs: flows.dpopProofs && ownerOnly<DpopProofs>('a DPoP proof (tokens are signed in the worker pool)') };
+    return tokenRoute<GrantsPorts>(tokenCtx, new Map([[clientCredentialsGrant.type, clientCredentialsGrant as Grant<GrantsPorts>]]));
+  };
+  // The server's one list of routes (src/http/routes/index.ts), less what only the main thread
+  // serves: health and readiness (its state), and the import (its upload goes straight over).
+  const mainThreadOnly = new Set(healthRoutes(here).map((route) => route.pattern));
+  const served = routes(here, managementReads(here)).flatMap((route): Route[] => {
+    if (mainThreadOnly.has(route.pattern) || signsAfterSpending.has(route.pattern)) return [];
+    if (!inline && route.pattern === PATHS.token) return [poolToken()];
+    return [route];
+  });
   const takeChanges = (changes: readonly DirectoryChange[]): boolean => {
     let keySet = false;
     let meta = false;

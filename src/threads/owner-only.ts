@@ -19,20 +19,30 @@ export function ownerOnly<T extends object>(what: string): T {
 }
 
 /**
- * A directory actor on an HTTP acceptor thread, for the management API's reads served there: the
- * methods in `reads` answer from this thread's copy; any other (a write) throws NeedsOwner, so the
- * request is handed to the main thread, the directory's writer, before anything changed.
+ * A directory actor on an HTTP acceptor thread, as the routes served there see it: the methods in
+ * `reads` answer from this thread's copy; any other (a write) throws NeedsOwner, so the request is
+ * handed to the main thread, the directory's writer, before anything changed. A route added later
+ * that writes the directory is thus handed over, never run beside the one writer. (The flows'
+ * services hold the actors themselves: they see reads only by their types, FlowView.)
  */
 export function readsOnly<T extends object>(target: T, reads: readonly (keyof T & string)[], what: string): T {
   const allowed = new Set<string | symbol>(reads);
+  // One function per method, made on first use: a route's call costs a lookup, not a bind.
+  const methods = new Map<string | symbol, unknown>();
   return new Proxy(target, {
     get(actor, property) {
       const value: unknown = Reflect.get(actor, property, actor);
       if (typeof value !== 'function') return value;
-      if (allowed.has(property)) return (value as (...args: unknown[]) => unknown).bind(actor);
-      return () => {
-        throw new NeedsOwner(`${what}.${String(property)} (the directory's writer)`);
-      };
+      let method = methods.get(property);
+      if (method === undefined) {
+        method = allowed.has(property)
+          ? (value as (...args: unknown[]) => unknown).bind(actor)
+          : () => {
+              throw new NeedsOwner(`${what}.${String(property)} (the directory's writer)`);
+            };
+        methods.set(property, method);
+      }
+      return method;
     },
   });
 }

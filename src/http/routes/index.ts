@@ -28,8 +28,12 @@ import type { RevokePorts } from './revoke.js';
 /** What this module uses of the wired parts (src/app.ts). */
 export type RoutesPorts = UserinfoPorts & EndSessionPorts & KeysPorts & TokenPorts & LoginPorts & AuthorizePorts & IntrospectPorts & DiscoveryPorts & HealthPorts & RevokePorts & ManagementRoutesPorts & DeviceAuthorizationPorts & DevicePagePorts & ParPorts & RegisterPorts;
 
-/** Every route of the server, one module per endpoint. */
-export function routes(ctx: RoutesPorts): Route[] {
+/**
+ * Every route of the server, one module per endpoint: the one list every HTTP thread mounts from
+ * (an acceptor thread passes its management routes, which serve reads only, see
+ * src/threads/local-routes.ts).
+ */
+export function routes(ctx: RoutesPorts, management: Route[] = managementRoutes(ctx)): Route[] {
   return [
     ...healthRoutes(ctx),
     ...discoveryRoutes(ctx),
@@ -47,6 +51,6 @@ export function routes(ctx: RoutesPorts): Route[] {
     ...loginRoutes(ctx),
     userinfoRoute(ctx),
     endSessionRoute(ctx),
-    ...managementRoutes(ctx),
+    ...management,
   ];
 }
