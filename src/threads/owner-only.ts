@@ -19,11 +19,10 @@ export function ownerOnly<T extends object>(what: string): T {
 }
 
 /**
- * A directory actor on an HTTP acceptor thread, as the routes served there see it: the methods in
- * `reads` answer from this thread's copy; any other (a write) throws NeedsOwner, so the request is
- * handed to the main thread, the directory's writer, before anything changed. A route added later
- * that writes the directory is thus handed over, never run beside the one writer. (The flows'
- * services hold the actors themselves: they see reads only by their types, FlowView.)
+ * A directory actor on an HTTP acceptor thread, as the management routes served there see it: the
+ * methods in `reads` answer from this thread's copy; any other (a write) throws NeedsOwner, so the
+ * request is handed to the main thread, the directory's writer, before anything changed. (The
+ * flows hold the actors themselves: they see reads only by their types, FlowView.)
  */
 export function readsOnly<T extends object>(target: T, reads: readonly (keyof T & string)[], what: string): T {
   const allowed = new Set<string | symbol>(reads);
