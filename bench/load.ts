@@ -107,9 +107,12 @@ export function mergeLoad(origin: string, raws: readonly RawResult[], options: P
  */
 export async function sendLoad(scenario: string, target: PreparedTarget, plan: RequestPlan, options: BenchOptions): Promise<LoadResult | { skip: string }> {
   const origin = new URL(target.issuer).origin;
-  if (options.loadThreads <= 1) return runAutocannon(origin, plan, options);
-  const connections = shares(options.connections, options.loadThreads).filter((n) => n > 0);
-  const rates = options.rate === undefined ? undefined : shares(options.rate, connections.length);
+  if (Math.min(options.loadThreads, options.connections, options.rate ?? Number.POSITIVE_INFINITY) <= 1) return runAutocannon(origin, plan, options);
+  // Every thread gets at least one connection and, with --rate, at least one request a second (a
+  // share of 0 would mean no limit to autocannon).
+  const threads = Math.min(options.loadThreads, options.connections, options.rate ?? Number.POSITIVE_INFINITY);
+  const connections = shares(options.connections, threads);
+  const rates = options.rate === undefined ? undefined : shares(options.rate, threads);
   const outcomes = await Promise.all(
     connections.map(
       (share, i) =>
