@@ -201,7 +201,8 @@ export const HELP = `Usage: npm run bench -- [options]
   --scenarios a,b             run only these scenarios (default: all)
   --workers <n>               Sesame crypto worker threads
   --load-threads <n>          the load generator's threads (default 1): autocannon in n worker threads, each
-                              with its share of the connections and the rate (p99 then the worst thread's)
+                              preparing its own tokens, then all sending together, each with its share of the
+                              connections and the rate (latency histograms merged; req/s over the window)
   --http-threads <n[,n...]>   Sesame HTTP threads (default one per core); several counts (1,2,4,8) run one
                               Sesame each, side by side, and print a scaling table: req/s, efficiency
                               (req/s at N / (N/first × req/s at the first count)), CPU µs per request and

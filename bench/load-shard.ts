@@ -4,7 +4,8 @@ import { selectScenarios } from './scenarios/index.js';
 
 /**
  * One load thread of `--load-threads n` (see load.ts): prepares its own plan of the scenario
- * against the target and sends it with its share of the connections and the rate.
+ * against the target, says it is ready, and on the bench's word sends it with its share of the
+ * connections and the rate.
  */
 const { scenario: name, target, options } = workerData as ShardData;
 const post = (message: ShardMessage) => parentPort!.postMessage(message);
@@ -14,7 +15,12 @@ try {
   if (!scenario || !('plan' in scenario)) throw new Error(`no request scenario ${name}`);
   const plan = await scenario.plan(target, options);
   if ('skip' in plan) post({ type: 'skip', reason: plan.skip });
-  else post({ type: 'done', raw: await runAutocannonRaw(new URL(target.issuer).origin, plan, options) });
+  else {
+    // Prepared: every thread starts when the bench says so, together.
+    post({ type: 'ready' });
+    await new Promise((resolve) => parentPort!.once('message', resolve));
+    post({ type: 'done', raw: await runAutocannonRaw(new URL(target.issuer).origin, plan, options) });
+  }
 } catch (error) {
   post({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
 }

@@ -8,7 +8,7 @@ import type { PreparedTarget } from './targets/target.js';
 export interface LoadResult {
   /** Requests answered. */
   total: number;
-  /** Requests per second (autocannon's average of whole seconds; summed over the load threads). */
+  /** Requests per second: autocannon's average of whole seconds (one load thread), or every answer over the window (several). */
   average: number;
   p50: number;
   p99: number;
@@ -28,7 +28,7 @@ export interface ShardData {
 }
 
 /** A load thread's answer: autocannon's raw result there (histograms encoded), merged here. */
-export type ShardMessage = { type: 'done'; raw: RawResult } | { type: 'skip'; reason: string } | { type: 'failed'; message: string };
+export type ShardMessage = { type: 'ready' } | { type: 'done'; raw: RawResult } | { type: 'skip'; reason: string } | { type: 'failed'; message: string };
 
 /** What autocannon answers on a worker thread: not aggregated (see autocannon.aggregateResult). */
 export interface RawResult {
@@ -100,34 +100,71 @@ export function mergeLoad(origin: string, raws: readonly RawResult[], options: P
   };
 }
 
-/**
- * Sends a scenario's load: from this thread (`loadThreads` 1), or from that many worker threads,
- * each preparing its own plan against the target (its own pre-issued tokens) and sending with its
- * share of the connections and of the rate; they start together and their results are merged.
- */
-export async function sendLoad(scenario: string, target: PreparedTarget, plan: RequestPlan, options: BenchOptions): Promise<LoadResult | { skip: string }> {
-  const origin = new URL(target.issuer).origin;
-  if (Math.min(options.loadThreads, options.connections, options.rate ?? Number.POSITIVE_INFINITY) <= 1) return runAutocannon(origin, plan, options);
+/** The number of load threads a run uses: never more than its connections or its requests a second. */
+export function loadThreadCount(options: Pick<BenchOptions, 'loadThreads' | 'connections' | 'rate'>): number {
   // Every thread gets at least one connection and, with --rate, at least one request a second (a
   // share of 0 would mean no limit to autocannon).
-  const threads = Math.min(options.loadThreads, options.connections, options.rate ?? Number.POSITIVE_INFINITY);
+  return Math.min(options.loadThreads, options.connections, options.rate ?? Number.POSITIVE_INFINITY);
+}
+
+/**
+ * Sends a scenario's load: from this thread (one load thread; `plan` prepared here), or from
+ * several worker threads, each preparing its own plan against the target (its own pre-issued
+ * tokens); once all are prepared, `started` is called (the measured window opens) and they start
+ * together, each with its share of the connections and of the rate. A thread that cannot prepare
+ * or fails skips the scenario (the other threads are stopped).
+ */
+export async function sendLoad(
+  scenario: string,
+  target: PreparedTarget,
+  plan: RequestPlan | undefined,
+  options: BenchOptions,
+  started: () => void,
+): Promise<LoadResult | { skip: string }> {
+  const origin = new URL(target.issuer).origin;
+  const threads = loadThreadCount(options);
+  if (threads <= 1) {
+    if (!plan) throw new Error('one load thread sends a plan prepared on the bench thread');
+    started();
+    return runAutocannon(origin, plan, options);
+  }
   const connections = shares(options.connections, threads);
   const rates = options.rate === undefined ? undefined : shares(options.rate, threads);
-  const outcomes = await Promise.all(
-    connections.map(
-      (share, i) =>
-        new Promise<ShardMessage>((resolve) => {
-          const data: ShardData = { scenario, target, options: { duration: options.duration, connections: share, pipelining: options.pipelining, rate: rates?.[i] } };
-          const worker = new Worker(new URL('./load-shard.js', import.meta.url), { workerData: data });
-          worker.once('message', (message: ShardMessage) => resolve(message));
-          worker.once('error', (error) => resolve({ type: 'failed', message: error.message }));
-          worker.once('exit', (code) => resolve({ type: 'failed', message: `load thread exited with ${code}` }));
-        }),
-    ),
-  );
-  const failed = outcomes.find((o) => o.type === 'failed');
-  if (failed?.type === 'failed') throw new Error(`a load thread failed: ${failed.message}`);
-  const skipped = outcomes.find((o) => o.type === 'skip');
-  if (skipped?.type === 'skip') return { skip: skipped.reason };
-  return mergeLoad(origin, outcomes.map((o) => (o as Extract<ShardMessage, { type: 'done' }>).raw), options);
+  const shards = connections.map((share, i) => {
+    const data: ShardData = { scenario, target, options: { duration: options.duration, connections: share, pipelining: options.pipelining, rate: rates?.[i] } };
+    const worker = new Worker(new URL('./load-shard.js', import.meta.url), { workerData: data });
+    // Its answers in order: ready (or skip, failed), then done (or failed).
+    const answers: ShardMessage[] = [];
+    const waiting: ((message: ShardMessage) => void)[] = [];
+    const deliver = (message: ShardMessage) => {
+      const next = waiting.shift();
+      if (next) next(message);
+      else answers.push(message);
+    };
+    worker.on('message', deliver);
+    worker.once('error', (error) => deliver({ type: 'failed', message: error.message }));
+    worker.once('exit', (code) => deliver({ type: 'failed', message: `load thread exited with ${code}` }));
+    const next = () => new Promise<ShardMessage>((resolve) => (answers.length > 0 ? resolve(answers.shift()!) : waiting.push(resolve)));
+    return { worker, next };
+  });
+  const stopAll = () => Promise.all(shards.map(({ worker }) => worker.terminate()));
+  const notDone = (message: ShardMessage): string | undefined =>
+    message.type === 'skip' ? message.reason : message.type === 'failed' ? `a load thread failed: ${message.message}` : undefined;
+  for (const ready of await Promise.all(shards.map(({ next }) => next()))) {
+    const reason = ready.type === 'ready' ? undefined : (notDone(ready) ?? `a load thread answered ${ready.type} before it was ready`);
+    if (reason) {
+      await stopAll();
+      return { skip: reason };
+    }
+  }
+  started();
+  for (const { worker } of shards) worker.postMessage('go');
+  const done = await Promise.all(shards.map(({ next }) => next()));
+  await stopAll();
+  const raws: RawResult[] = [];
+  for (const message of done) {
+    if (message.type !== 'done') return { skip: notDone(message) ?? `a load thread answered ${message.type}` };
+    raws.push(message.raw);
+  }
+  return mergeLoad(origin, raws, options);
 }

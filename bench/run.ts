@@ -3,7 +3,7 @@ import { availableParallelism, cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { BenchArgsError, HELP, parseBenchArgs, type BenchOptions } from './args.js';
 import { cpuWindow } from './cpu.js';
-import { sendLoad } from './load.js';
+import { loadThreadCount, sendLoad } from './load.js';
 import { rssBreakdown, sampleRss, type Rss } from './rss.js';
 import { formatThreadMemory, scrapeThreadMemory } from './thread-memory.js';
 import { selectScenarios } from './scenarios/index.js';
@@ -43,11 +43,13 @@ function factoriesFor(options: BenchOptions): TargetFactory[] {
   return list;
 }
 
-async function runPlan(scenario: string, target: PreparedTarget, plan: RequestPlan, options: BenchOptions) {
-  const rss = sampleRss(target.pid);
-  const cpu = cpuWindow(target.pid, target.httpThreadIds);
-  const result = await sendLoad(scenario, target, plan, options);
-  return { result, peakRssMiB: rss.stop(), cpu: cpu.stop() };
+/** Sends a scenario's load, with the server's RSS and CPU measured from when the load starts (every load thread prepared). */
+async function runPlan(scenario: string, target: PreparedTarget, plan: RequestPlan | undefined, options: BenchOptions) {
+  let windows: { rss: ReturnType<typeof sampleRss>; cpu: ReturnType<typeof cpuWindow> } | undefined;
+  const started = () => void (windows = { rss: sampleRss(target.pid), cpu: cpuWindow(target.pid, target.httpThreadIds) });
+  const result = await sendLoad(scenario, target, plan, options, started);
+  const measured = windows!;
+  return 'skip' in result ? { skip: result.skip } : { result, peakRssMiB: measured.rss.stop(), cpu: measured.cpu.stop() };
 }
 
 /** The busiest HTTP thread's share of the HTTP threads' CPU over a window (when every thread was read). */
@@ -96,19 +98,24 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
           continue;
         }
         // A target that cannot be prepared for one scenario costs that row, not the whole run.
-        const plan = await scenario.plan(target, options).catch((error: unknown) => ({ skip: `preparing failed: ${error instanceof Error ? error.message : String(error)}` }));
-        if ('skip' in plan) {
+        // Several load threads prepare their own plans (load.ts): none is made here then.
+        const plan =
+          loadThreadCount(options) > 1
+            ? undefined
+            : await scenario.plan(target, options).catch((error: unknown) => ({ skip: `preparing failed: ${error instanceof Error ? error.message : String(error)}` }));
+        if (plan && 'skip' in plan) {
           skipped.push(`${scenario.name} on ${target.name}: ${plan.skip}`);
           process.stdout.write(`- ${scenario.name} on ${target.name}: skipped (${plan.skip})\n`);
           continue;
         }
         process.stdout.write(`▶ ${scenario.name} on ${target.name}: ${options.duration}s, ${options.connections} connections ... `);
-        const { result, peakRssMiB, cpu } = await runPlan(scenario.name, target, plan, options);
-        if ('skip' in result) {
-          skipped.push(`${scenario.name} on ${target.name}: ${result.skip}`);
-          process.stdout.write(`skipped (${result.skip})\n`);
+        const ran = await runPlan(scenario.name, target, plan, options);
+        if ('skip' in ran) {
+          skipped.push(`${scenario.name} on ${target.name}: ${ran.skip}`);
+          process.stdout.write(`skipped (${ran.skip})\n`);
           continue;
         }
+        const { result, peakRssMiB, cpu } = ran;
         const answered = result.total;
         const scraped = target.metricsUrl ? await scrapeThreadMemory(target.metricsUrl) : undefined;
         const memory = scraped ? { ...scraped, ...(rssBreakdown(target.pid) ? { rss: rssBreakdown(target.pid)! } : {}) } : undefined;
@@ -117,7 +124,7 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
           target: target.name,
           requests: result.total,
           // autocannon averages whole-second buckets: a fixed-amount run ending mid-second is timed instead.
-          rps: plan.amount ? answered / ((result.finish - result.start) / 1000) : result.average,
+          rps: plan?.amount ? answered / ((result.finish - result.start) / 1000) : result.average,
           p50: result.p50,
           p99: result.p99,
           p999: result.p999,

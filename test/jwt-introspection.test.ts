@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPrivateKey, randomUUID } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { api } from './helpers/api.js';
+import { connectionsOnEveryThread, type Connection } from './helpers/connection.js';
 import * as oauth from 'oauth4webapi';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { createApiApp, createMachineClient, basicAuth } from './helpers/api.js';
@@ -77,6 +81,38 @@ describe('JWT introspection responses (RFC 9701)', () => {
       expect(await res.json()).toEqual({ active: false });
     } finally {
       await off.close();
+    }
+  });
+});
+
+describe('JWT introspection on two HTTP threads, tokens signed in the pool', () => {
+  it('SESAME_SIGNER=pool: a caller authenticated by private_key_jwt gets its signed answer on every connection (the assertion is not spent before the request is handed over)', async () => {
+    const threaded = await startInProcess({ env: { SESAME_HTTP_THREADS: '2', SESAME_SIGNER: 'pool' } });
+    const connections = await connectionsOnEveryThread(threaded.port, () => threaded.app.requestsPerThread(), 4);
+    try {
+      const project = await api(threaded, 'POST', '/management/v1/projects', { token: threaded.pat, body: { name: 'pool-introspection' } });
+      const app = await api(threaded, 'POST', `/management/v1/projects/${project.body.id}/apps/api`, { token: threaded.pat, body: { name: 'rs', authMethodType: 'API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT' } });
+      const key = await api(threaded, 'POST', `/management/v1/projects/${project.body.id}/apps/${app.body.appId}/keys`, { token: threaded.pat, body: { type: 'KEY_TYPE_JSON' } });
+      const file = JSON.parse(Buffer.from(key.body.keyDetails, 'base64').toString()) as { keyId: string; key: string };
+      const privateKey = createPrivateKey(file.key);
+      const clientId = app.body.clientId as string;
+      const assertion = () => {
+        const now = Math.floor(threaded.clock.now() / 1000);
+        return new SignJWT({ iss: clientId, sub: clientId, aud: threaded.issuer, iat: now, exp: now + 60, jti: randomUUID() }).setProtectedHeader({ alg: 'RS256', kid: file.keyId }).sign(privateKey);
+      };
+      const ask = async (c: Connection, accept: string) => {
+        const payload = new URLSearchParams({ token: 'anything', client_id: clientId, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: await assertion() }).toString();
+        return c.send('POST', '/oauth/v2/introspect', { 'content-type': 'application/x-www-form-urlencoded', accept, 'content-length': String(Buffer.byteLength(payload)) }, payload);
+      };
+      for (const r of await Promise.all(connections.map((c) => ask(c, 'application/json')))) expect(r.status, r.text).toBe(200);
+      const signed = await Promise.all(connections.map((c) => ask(c, 'application/token-introspection+jwt')));
+      for (const r of signed) {
+        expect(r.status, r.text).toBe(200);
+        expect(r.headers['content-type']).toContain('application/token-introspection+jwt');
+      }
+    } finally {
+      for (const c of connections) c.close();
+      await threaded.close();
     }
   });
 });

@@ -15,6 +15,7 @@ import type { GrantsPorts } from '../services/grants/index.js';
 import type { Grant } from '../services/grants/grant.js';
 import { chooseSignerMode, InlineSigner, type Signer } from '../workers/signer.js';
 import { tokenRoute } from '../http/routes/token.js';
+import { introspectRoute } from '../http/routes/introspect.js';
 import { authorizeRoute } from '../http/routes/authorize.js';
 import { loginRoutes } from '../http/routes/login.js';
 import { RelayedLoginDirectory } from './relayed-login-directory.js';
@@ -155,19 +156,29 @@ export function buildLocalRoutes(input: {
   // thread serves only client_credentials (spending nothing before it signs), with client
   // assertions and DPoP proofs left to the main thread too, and neither authorize nor the login
   // (a sign-in ends by answering the client: a code, or with response_type id_token a signed
-  // token); introspection, userinfo and the rest sign nothing.
+  // token). Introspection may sign its answer (RFC 9701) after authenticating its caller, so a
+  // client assertion there is left to the main thread as well; userinfo, revocation, PAR and the
+  // device flow sign nothing after what they spend.
   const signsAfterSpending = inline ? new Set<string>() : new Set([authorizeRoute(here).pattern, ...loginRoutes(here).map((route) => route.pattern)]);
-  const poolToken = (): Route => {
-    const tokenCtx = { ...here, clientAuth: new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion (tokens are signed in the worker pool)'), issuer), dpopProofs: flows.dpopProofs && ownerOnly<DpopProofs>('a DPoP proof (tokens are signed in the worker pool)') };
-    return tokenRoute<GrantsPorts>(tokenCtx, new Map([[clientCredentialsGrant.type, clientCredentialsGrant as Grant<GrantsPorts>]]));
+  const assertionsToOwner = (): Ports => ({
+    ...here,
+    clientAuth: new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion (tokens are signed in the worker pool)'), issuer),
+    dpopProofs: flows.dpopProofs && ownerOnly<DpopProofs>('a DPoP proof (tokens are signed in the worker pool)'),
+  });
+  const poolRoutes = (): Map<string, Route> => {
+    const ctx = assertionsToOwner();
+    return new Map([
+      [PATHS.token, tokenRoute<GrantsPorts>(ctx, new Map([[clientCredentialsGrant.type, clientCredentialsGrant as Grant<GrantsPorts>]]))],
+      [PATHS.introspection, introspectRoute(ctx)],
+    ]);
   };
+  const replaced = inline ? new Map<string, Route>() : poolRoutes();
   // The server's one list of routes (src/http/routes/index.ts), less what only the main thread
   // serves: health and readiness (its state), and the import (its upload goes straight over).
   const mainThreadOnly = new Set(healthRoutes(here).map((route) => route.pattern));
   const served = routes(here, managementReads(here, orgs, clients, keys)).flatMap((route): Route[] => {
     if (mainThreadOnly.has(route.pattern) || signsAfterSpending.has(route.pattern)) return [];
-    if (!inline && route.pattern === PATHS.token) return [poolToken()];
-    return [route];
+    return [replaced.get(route.pattern) ?? route];
   });
   const takeChanges = (changes: readonly DirectoryChange[]): boolean => {
     let keySet = false;
