@@ -4,6 +4,9 @@ import type { BenchOptions } from './args.js';
 import type { RequestPlan } from './scenarios/scenario.js';
 import type { PreparedTarget } from './targets/target.js';
 
+/** What one load thread sends with. */
+export type LoadOptions = Pick<BenchOptions, 'duration' | 'connections' | 'pipelining' | 'rate'>;
+
 /** What a load run measured, over every load thread. */
 export interface LoadResult {
   /** Requests answered. */
@@ -24,7 +27,7 @@ export interface LoadResult {
 export interface ShardData {
   scenario: string;
   target: PreparedTarget;
-  options: Pick<BenchOptions, 'duration' | 'connections' | 'pipelining' | 'rate'>;
+  options: LoadOptions;
 }
 
 /** A load thread's answer: autocannon's raw result there (histograms encoded), merged here. */
@@ -38,11 +41,11 @@ export interface RawResult {
 }
 
 /** Runs one plan with autocannon on a load thread: its raw result, for the bench's thread to merge. */
-export async function runAutocannonRaw(origin: string, plan: RequestPlan, options: Pick<BenchOptions, 'duration' | 'connections' | 'pipelining' | 'rate'>): Promise<RawResult> {
+export async function runAutocannonRaw(origin: string, plan: RequestPlan, options: LoadOptions): Promise<RawResult> {
   return (await autocannon(autocannonOptions(origin, plan, options))) as unknown as RawResult;
 }
 
-function autocannonOptions(origin: string, plan: RequestPlan, options: Pick<BenchOptions, 'duration' | 'connections' | 'pipelining' | 'rate'>): autocannon.Options {
+function autocannonOptions(origin: string, plan: RequestPlan, options: LoadOptions): autocannon.Options {
   return {
     url: origin,
     connections: options.connections,
@@ -55,7 +58,7 @@ function autocannonOptions(origin: string, plan: RequestPlan, options: Pick<Benc
 }
 
 /** Runs one plan with autocannon on this thread. */
-export async function runAutocannon(origin: string, plan: RequestPlan, options: Pick<BenchOptions, 'duration' | 'connections' | 'pipelining' | 'rate'>): Promise<LoadResult> {
+export async function runAutocannon(origin: string, plan: RequestPlan, options: LoadOptions): Promise<LoadResult> {
   const result = await autocannon(autocannonOptions(origin, plan, options));
   return {
     total: result.requests.total,

@@ -143,13 +143,10 @@ export class ClientsActor {
         return true;
       }
       case 'appKeys':
-        this.appKeys.refresh(id);
-        return true;
       case 'machineKeys':
-        this.machineKeys.refresh(id);
-        return true;
       case 'machineSecrets':
-        this.machineSecrets.refresh(id);
+        // No lookups beside the rows (parsed keys are kept by the row object: a new row is parsed anew).
+        this[store].refresh(id);
         return true;
       default:
         return false;

@@ -304,7 +304,6 @@ export class KeysActor {
   }
 }
 
-/** The signing keys as the flows see them: the current key and the published set, never a rotation. */
-/** The key set's reads (see ORGS_READS in orgs.ts). */
+/** The signing keys as the flows see them: the current key and the published set, never a rotation (see ORGS_READS in orgs.ts). */
 export const KEYS_READS = ['signingKey', 'verificationKey', 'jwks'] as const satisfies readonly (keyof KeysActor)[];
 export type KeysReader = Pick<KeysActor, (typeof KEYS_READS)[number]>;

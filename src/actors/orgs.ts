@@ -63,6 +63,17 @@ function domainLabel(name: string): string {
   return label || 'org';
 }
 
+/**
+ * A copy's row read again as committed (Table.refresh), its lookups moved with it: what `unindex`
+ * files the row under before, `index` after. True: the change was taken.
+ */
+function retake<T extends { id: string }>(table: Table<T>, id: string, unindex?: (row: View<T>) => void, index?: (row: View<T>) => void): true {
+  const { before, after } = table.refresh(id);
+  if (before) unindex?.(before);
+  if (after) index?.(after);
+  return true;
+}
+
 /** Adds a row's id to its user's set in an index of ids by user. */
 function indexByUser(index: Map<string, Set<string>>, row: { id: string; userId: string }): void {
   let ids = index.get(row.userId);
@@ -728,48 +739,37 @@ export class OrgsActor {
    */
   takeChange(store: DirectoryStore, id: string): boolean {
     switch (store) {
-      case 'orgs': {
-        const { before, after } = this.orgs.refresh(id);
-        if (before) this.unindexOrg(before);
-        if (after) this.indexOrg(after);
-        return true;
-      }
-      case 'projects': {
-        const { before, after } = this.projects.refresh(id);
-        for (const uri of before?.resourceUris ?? []) if (this.projectByResource.get(uri) === id) this.projectByResource.delete(uri);
-        for (const uri of after?.resourceUris ?? []) this.projectByResource.set(uri, id);
-        return true;
-      }
-      case 'users': {
-        const { before, after } = this.users.refresh(id);
-        if (before) this.unindexUser(before);
-        if (after) this.indexUser(after);
-        return true;
-      }
-      case 'members': {
-        const { before, after } = this.members.refresh(id);
-        if (before) unindexByUser(this.memberIdsByUser, before);
-        if (after) this.indexMember(after);
-        return true;
-      }
-      case 'userGrants': {
-        const { before, after } = this.userGrants.refresh(id);
-        if (before) unindexByUser(this.grantIdsByUser, before);
-        if (after) this.indexGrant(after);
-        return true;
-      }
-      case 'pats': {
-        const { before, after } = this.pats.refresh(id);
-        if (before) {
-          const hash = Buffer.from(before.tokenHash).toString('base64url');
-          if (this.patByHash.get(hash) === id) this.patByHash.delete(hash);
-        }
-        if (after) this.patByHash.set(Buffer.from(after.tokenHash).toString('base64url'), id);
-        return true;
-      }
+      case 'orgs':
+        return retake(this.orgs, id, (org) => this.unindexOrg(org), (org) => this.indexOrg(org));
+      case 'projects':
+        return retake(
+          this.projects,
+          id,
+          (project) => {
+            for (const uri of project.resourceUris ?? []) if (this.projectByResource.get(uri) === id) this.projectByResource.delete(uri);
+          },
+          (project) => {
+            for (const uri of project.resourceUris ?? []) this.projectByResource.set(uri, id);
+          },
+        );
+      case 'users':
+        return retake(this.users, id, (user) => this.unindexUser(user), (user) => this.indexUser(user));
+      case 'members':
+        return retake(this.members, id, (member) => unindexByUser(this.memberIdsByUser, member), (member) => this.indexMember(member));
+      case 'userGrants':
+        return retake(this.userGrants, id, (grant) => unindexByUser(this.grantIdsByUser, grant), (grant) => this.indexGrant(grant));
+      case 'pats':
+        return retake(
+          this.pats,
+          id,
+          (pat) => {
+            const hash = Buffer.from(pat.tokenHash).toString('base64url');
+            if (this.patByHash.get(hash) === id) this.patByHash.delete(hash);
+          },
+          (pat) => this.patByHash.set(Buffer.from(pat.tokenHash).toString('base64url'), id),
+        );
       case 'policies':
-        this.policies.refresh(id);
-        return true;
+        return retake(this.policies, id);
       default:
         return false;
     }

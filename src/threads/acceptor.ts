@@ -20,9 +20,10 @@ import { osThreadId } from '../util/os-thread-id.js';
 /**
  * An HTTP acceptor thread: listens on the main thread's port beside it (the kernel spreads
  * connections over the threads) and serves every flow whose state the store decides, from its own
- * copy of the directory (see local-routes.ts; kept current from the directory's change feed), the login pages and client registration included
- * (asking the main thread, the directory's writer, for what they change in the directory); the
- * management API and import it hands to the main thread.
+ * copy of the directory (see local-routes.ts; kept current from the directory's change feed): the
+ * login pages and client registration included (asking the main thread, the directory's writer,
+ * for what they change in the directory), and the management API's reads; the management API's
+ * writes and the import it hands to the main thread.
  * See README "Threads".
  */
 const data = workerData as AcceptorData;

@@ -41,8 +41,7 @@ import type { Ports } from '../services/ports.js';
 import type { Method } from '../http/types.js';
 import type { DirectoryChange } from '../storage/directory-log.js';
 
-
-/** What an acceptor thread serves itself, built from its copy of the directory (rebuilt after each change). */
+/** What an acceptor thread serves itself, over its copy of the directory (kept current by takeChanges). */
 export interface LocalRoutes {
   /** Routes served on this thread, by pattern. */
   served: Map<string, Route>;
@@ -65,7 +64,7 @@ export interface LocalRoutes {
  * The management and admin API on an acceptor thread: its reads (GET, the `_search` lists, the
  * export) answered from this thread's copy, with the directory actors behind guards that let reads
  * through only; the calls that change the directory are handed whole to the main thread, its
- * writer, before anything is done here. The import is not mounted (its upload goes straight over).
+ * writer, before anything is done here.
  */
 function managementReads(here: Ports, orgs: OrgsActor, clients: ClientsActor, keys: KeysActor): Route[] {
   const readOrgs = readsOnly(orgs, ORGS_READS, 'orgs');
@@ -81,15 +80,13 @@ function managementReads(here: Ports, orgs: OrgsActor, clients: ClientsActor, ke
   const writes = (): never => {
     throw new NeedsOwner('a management call that changes the directory');
   };
-  return managementRoutes(ctx)
-    .filter((route) => route.pattern !== IMPORT_PATH)
-    .map((route) => {
-      const methods: Route['methods'] = {};
-      for (const [method, handler] of Object.entries(route.methods) as [Method, NonNullable<Route['methods'][Method]>][]) {
-        methods[method] = managementReadsOnly(route.pattern, method) ? handler : writes;
-      }
-      return { ...route, methods };
-    });
+  return managementRoutes(ctx).map((route) => {
+    const methods: Route['methods'] = {};
+    for (const [method, handler] of Object.entries(route.methods) as [Method, NonNullable<Route['methods'][Method]>][]) {
+      methods[method] = managementReadsOnly(route.pattern, method) ? handler : writes;
+    }
+    return { ...route, methods };
+  });
 }
 
 /**
@@ -136,7 +133,6 @@ export function buildLocalRoutes(input: {
   // NeedsOwner. What the login pages and registration change in the directory is asked of its
   // writer. (The guards are not put before the flows: measured, introspection cost 48-53 µs per
   // request without them and 61-62 µs with them, 2 threads on 2 cores.)
-  const ctx = flows;
   const loginDirectory = new RelayedLoginDirectory(askWriter, orgs);
   const clientRegistrations = new RelayedClientRegistrations(askWriter);
   const here: Ports = {
@@ -160,22 +156,21 @@ export function buildLocalRoutes(input: {
   // client assertion there is left to the main thread as well; userinfo, revocation, PAR and the
   // device flow sign nothing after what they spend.
   const signsAfterSpending = inline ? new Set<string>() : new Set([authorizeRoute(here).pattern, ...loginRoutes(here).map((route) => route.pattern)]);
-  const assertionsToOwner = (): Ports => ({
-    ...here,
-    clientAuth: new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion (tokens are signed in the worker pool)'), issuer),
-    dpopProofs: flows.dpopProofs && ownerOnly<DpopProofs>('a DPoP proof (tokens are signed in the worker pool)'),
-  });
   const poolRoutes = (): Map<string, Route> => {
-    const ctx = assertionsToOwner();
+    const assertionsToOwner: Ports = {
+      ...here,
+      clientAuth: new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion (tokens are signed in the worker pool)'), issuer),
+      dpopProofs: flows.dpopProofs && ownerOnly<DpopProofs>('a DPoP proof (tokens are signed in the worker pool)'),
+    };
     return new Map([
-      [PATHS.token, tokenRoute<GrantsPorts>(ctx, new Map([[clientCredentialsGrant.type, clientCredentialsGrant as Grant<GrantsPorts>]]))],
-      [PATHS.introspection, introspectRoute(ctx)],
+      [PATHS.token, tokenRoute<GrantsPorts>(assertionsToOwner, new Map([[clientCredentialsGrant.type, clientCredentialsGrant as Grant<GrantsPorts>]]))],
+      [PATHS.introspection, introspectRoute(assertionsToOwner)],
     ]);
   };
   const replaced = inline ? new Map<string, Route>() : poolRoutes();
   // The server's one list of routes (src/http/routes/index.ts), less what only the main thread
   // serves: health and readiness (its state), and the import (its upload goes straight over).
-  const mainThreadOnly = new Set(healthRoutes(here).map((route) => route.pattern));
+  const mainThreadOnly = new Set([...healthRoutes(here).map((route) => route.pattern), IMPORT_PATH]);
   const served = routes(here, managementReads(here, orgs, clients, keys)).flatMap((route): Route[] => {
     if (mainThreadOnly.has(route.pattern) || signsAfterSpending.has(route.pattern)) return [];
     return [replaced.get(route.pattern) ?? route];
@@ -199,7 +194,7 @@ export function buildLocalRoutes(input: {
   return {
     takeChanges,
     served: new Map(served.map((route) => [route.pattern, route])),
-    prechecks: new Map([[IMPORT_PATH, importPrecheck(ctx)]]),
+    prechecks: new Map([[IMPORT_PATH, importPrecheck(flows)]]),
     credentialsRequired: new Set([IMPORT_PATH, REGISTERED_CLIENT_PATTERN]),
   };
 }

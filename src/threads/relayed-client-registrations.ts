@@ -5,7 +5,7 @@ import type { AskWriter } from './protocol.js';
  * An acceptor thread's ClientRegistrar: each registration decision (and the read, which answers
  * from the registered app as the writer has it) is the main thread's, the directory's writer, so
  * the project's quota of registered clients is counted in one place whichever thread registers.
- * The new app reaches this thread's copy of the directory with its next reload, before any request
+ * The new app reaches this thread's copy of the directory from the change feed, before any request
  * that comes after the answer (the directory version moves before it is sent).
  */
 export class RelayedClientRegistrations implements ClientRegistrar {
