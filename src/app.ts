@@ -6,7 +6,8 @@ import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
 import { describeRoutes, ListenError, startHttpServer, type HttpServer } from './http/server.js';
 import { ReplayGuardActor } from './actors/replay-guard.js';
-import { LoginDirectoryWriter } from './services/login-directory.js';
+import { LoginDecisions } from './services/login-directory.js';
+import { FollowedWrites } from './threads/followed-writes.js';
 import { ClientRegistrations } from './services/client-registration.js';
 import { openStorage, type Storage } from './storage/db.js';
 import { DataDirInUseError, lockDataDir } from './storage/data-dir-lock.js';
@@ -124,6 +125,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   // port 0 it is known only after listening, so the routes are mounted once the context exists.
   const threaded = config.httpThreads > 1;
   let storage: Storage;
+  let followed: FollowedWrites | undefined;
   let pool: CryptoPool | undefined;
   let server: HttpServer;
   try {
@@ -131,7 +133,19 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       config.host,
       config.port,
       // With acceptor threads beside it, this thread's reads must also see what they commit (opaque tokens).
-      { trustedProxies: config.trustedProxies, ...(threaded ? { sharedPort: 'first', beforeRequest: () => storage.freshReads() } : {}) },
+      // And its copy of the directory takes the people they changed (FollowedWrites).
+      {
+        trustedProxies: config.trustedProxies,
+        ...(threaded
+          ? {
+              sharedPort: 'first',
+              beforeRequest: () => {
+                storage.freshReads();
+                followed?.catchUp();
+              },
+            }
+          : {}),
+      },
     );
   } catch (error) {
     await restoreProcessWide();
@@ -207,8 +221,12 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     logoutDeliveries = flows.logoutDeliveries;
     const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests, deviceAuthorizations, failureWindows, loginSecurity } = flows;
     const cryptoPool = pool;
-    // The directory's writer decides for the login pages of every thread (acceptors ask it through their relay).
-    const loginDirectory = new LoginDirectoryWriter(orgs, cryptoPool);
+    // Leases in the store: one process (later, one node) sweeps and rotates keys at a time, and a
+    // person's password checks run one at a time whichever thread serves them (alone, this thread's turns only).
+    const leases = new LeasesActor(storage, !threaded);
+    // The login decides in the store, here as on every thread; this thread's copy follows what the others change.
+    const loginDirectory = new LoginDecisions(orgs, cryptoPool, leases);
+    if (threaded) followed = new FollowedWrites(storage, orgs);
     // So does it for dynamic client registration (one quota whichever thread registers).
     const clientRegistrations = new ClientRegistrations({ clients, orgs, settings: flows.settings, config, issuer, instance });
     const ctx: Ports = {
@@ -230,7 +248,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     }
     if (threaded) {
       // Each loads its copy of the directory now, and joins the port once this thread is ready (below).
-      acceptors = await startAcceptors(config.httpThreads - 1, describeRoutes(table), server, { login: loginDirectory, registrations: clientRegistrations }, {
+      acceptors = await startAcceptors(config.httpThreads - 1, describeRoutes(table), server, { login: loginDirectory, passwords: cryptoPool, registrations: clientRegistrations }, {
         config,
         issuer,
         port: server.port,
@@ -243,9 +261,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const sweep = () => {
       return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep(), deviceAuthorizations.sweep(), pushedRequests.sweep(), failureWindows.sweep(FAILURE_WINDOWS_KEPT_MS), storage.directoryLog.prune(currentClock.now() - DIRECTORY_LOG_KEPT_MS)]);
     };
-    // One process (later, one node) sweeps and rotates keys at a time: the one holding each lease,
-    // renewed each time (the rotation timer looks at least hourly).
-    const leases = new LeasesActor(storage);
+    // The sweep's and the key rotation's leases are renewed each time (the rotation timer looks at least hourly).
     keys.rotateOnlyWhile(() => leases.hold('key-rotation', KEY_ROTATION_LEASE_MS));
     sweeper = setInterval(() => {
       leases

@@ -343,64 +343,125 @@ export class OrgsActor {
    */
   async recordPasswordSuccess(userId: string, rehash?: { verified: string; rehashed: string }): Promise<void> {
     const user = this.requireUser(userId);
-    const rehashed = rehash && user.human?.passwordHash === rehash.verified ? rehash.rehashed : undefined;
-    if (!user.human || (user.human.failedPasswordAttempts === 0 && !rehashed)) return;
-    await this.writeHuman(user, { failedPasswordAttempts: 0, ...(rehashed ? { passwordHash: rehashed } : {}) }, undefined, !rehashed);
+    // Nothing to write, as this copy knows it (the common case: no failures, no rehash): no transaction.
+    if (!user.human || (user.human.failedPasswordAttempts === 0 && !rehash)) {
+      const stored = this.users.db.get(userId);
+      if (!stored?.human?.failedPasswordAttempts) return;
+    }
+    let rehashed = false;
+    await this.changeUser(userId, (stored) => {
+      if (!stored.human) return undefined;
+      rehashed = rehash !== undefined && stored.human.passwordHash === rehash.verified;
+      if (stored.human.failedPasswordAttempts === 0 && !rehashed) return undefined;
+      return { human: { failedPasswordAttempts: 0, ...(rehashed ? { passwordHash: rehash!.rehashed } : {}) } };
+    }, () => !rehashed);
   }
 
-  /** Counts a wrong TOTP code; locks the user at the lockout policy's `maxOtpAttempts` (0 = never). */
-  async recordOtpFailure(userId: string): Promise<{ locked: boolean }> {
-    return this.recordFailure(userId, 'failedOtpAttempts', 'maxOtpAttempts');
+  /**
+   * Counts a wrong TOTP code; locks the user at the lockout policy's `maxOtpAttempts` (0 = never).
+   * `still(stored)`: whether the sign-in it belongs to still stands as the person is stored (else
+   * nothing is counted: `over`).
+   */
+  async recordOtpFailure(userId: string, still?: (stored: View<UserRecord>) => boolean): Promise<{ locked: boolean; over: boolean }> {
+    return this.recordFailure(userId, 'failedOtpAttempts', 'maxOtpAttempts', still);
   }
 
-  /** One failed check counted; the user is locked at the lockout policy's maximum (0 = never, nothing written for TOTP). */
+  /**
+   * One failed check counted, on the person as stored (parallel failures on every thread each
+   * count once); the user is locked at the lockout policy's maximum (0 = never, nothing written
+   * for TOTP).
+   */
   private async recordFailure(
     userId: string,
     counter: 'failedPasswordAttempts' | 'failedOtpAttempts',
     limit: 'maxPasswordAttempts' | 'maxOtpAttempts',
-  ): Promise<{ locked: boolean }> {
+    still: (stored: View<UserRecord>) => boolean = () => true,
+  ): Promise<{ locked: boolean; over: boolean }> {
     const user = this.requireUser(userId);
     if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have a password or a TOTP second factor');
     const max = this.policy('lockout', user.orgId).policy[limit];
     // Password failures are counted even without a limit (shown in the console); TOTP ones only with one.
-    if (max === 0 && counter === 'failedOtpAttempts') return { locked: false };
-    const failures = (user.human[counter] ?? 0) + 1;
-    const lock = max > 0 && failures >= max && user.state === 'USER_STATE_ACTIVE';
-    // A count alone is quiet (the acceptor threads serve nothing that reads it; a password-guessing
-    // run would otherwise make them reload the directory at every guess); a lock is not. Wrong codes
-    // after a right password mean the password is known to someone: that lock voids what the user
-    // holds. Wrong passwords do not (anyone knowing a login name could void a person's tokens).
-    const revoke = lock && counter === 'failedOtpAttempts' ? { revokedBefore: clock.now() } : {};
-    const updated = await this.writeHuman(user, { [counter]: failures }, lock ? 'USER_STATE_LOCKED' : undefined, !lock, revoke);
+    if (max === 0 && counter === 'failedOtpAttempts') {
+      const stored = this.storedUser(userId);
+      return { locked: false, over: !stored || !still(stored) };
+    }
+    let lock = false;
+    let over = false;
+    const updated = await this.changeUser(
+      userId,
+      (stored) => {
+        if (!stored.human) return undefined;
+        over = !still(stored);
+        if (over) return undefined;
+        const failures = (stored.human[counter] ?? 0) + 1;
+        lock = max > 0 && failures >= max && stored.state === 'USER_STATE_ACTIVE';
+        // Wrong codes after a right password mean the password is known to someone: that lock
+        // voids what the user holds. Wrong passwords do not (anyone knowing a login name could
+        // void a person's tokens).
+        return { human: { [counter]: failures }, ...(lock ? { state: 'USER_STATE_LOCKED' as const } : {}), ...(lock && counter === 'failedOtpAttempts' ? { revokedBefore: clock.now() } : {}) };
+      },
+      // A count alone is quiet (the copies on other threads need not take it at once; a
+      // password-guessing run would otherwise move the directory's version at every guess); a lock is not.
+      () => !lock,
+    );
     if (lock) recordLockout(counter === 'failedPasswordAttempts' ? 'password' : 'otp');
-    return { locked: updated.state === 'USER_STATE_LOCKED' };
+    return { locked: updated?.state === 'USER_STATE_LOCKED', over };
   }
 
-  async recordOtpSuccess(userId: string): Promise<void> {
-    const user = this.requireUser(userId);
-    if (!user.human?.failedOtpAttempts) return;
-    await this.writeHuman(user, { failedOtpAttempts: 0 }, undefined, true);
+  /** A right TOTP code resets the count; false when `still(stored)` says its sign-in no longer stands (nothing reset). */
+  async recordOtpSuccess(userId: string, still: (stored: View<UserRecord>) => boolean = () => true): Promise<boolean> {
+    const stored = this.storedUser(userId);
+    if (!stored || !still(stored)) return false;
+    // Nothing to reset (the common case): no transaction.
+    if (!stored.human?.failedOtpAttempts) return true;
+    let over = false;
+    await this.changeUser(
+      userId,
+      (now) => {
+        over = !still(now);
+        return !over && now.human?.failedOtpAttempts ? { human: { failedOtpAttempts: 0 } } : undefined;
+      },
+      () => true,
+    );
+    return !over;
   }
 
-  /** Enrolls a TOTP secret (sealed) confirmed with a code; a person has at most one. */
-  async enrollOtp(userId: string, sealedSecret: Uint8Array): Promise<void> {
-    const user = this.requireUser(userId);
-    if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have a TOTP second factor');
-    if (user.human.otpSecretSealed) throw alreadyExists('USER-Otp3x', 'TOTP is already set up (Errors.User.MFA.OTP.AlreadyReady)');
-    await this.writeHuman(user, { otpSecretSealed: sealedSecret, failedOtpAttempts: 0 });
+  /**
+   * Enrolls a TOTP secret (sealed) confirmed with a code; a person has at most one. Undefined when
+   * `still(stored)` says the sign-in it belongs to no longer stands (nothing enrolled).
+   */
+  async enrollOtp(userId: string, sealedSecret: Uint8Array, still: (stored: View<UserRecord>) => boolean = () => true): Promise<View<UserRecord> | undefined> {
+    let over = false;
+    const after = await this.changeUser(userId, (stored) => {
+      over = !still(stored);
+      if (over) return undefined;
+      if (!stored.human) throw preconditionFailed('USER-Hum4n', 'only people have a TOTP second factor');
+      if (stored.human.otpSecretSealed) throw alreadyExists('USER-Otp3x', 'TOTP is already set up (Errors.User.MFA.OTP.AlreadyReady)');
+      return { human: { otpSecretSealed: sealedSecret, failedOtpAttempts: 0 } };
+    });
+    return over ? undefined : after;
   }
 
   /** The person skipped the TOTP enrollment prompt (asked again after the policy's mfaInitSkipLifetime). */
   async skipMfaInit(userId: string, at: number): Promise<void> {
-    const user = this.requireUser(userId);
-    if (user.human) await this.writeHuman(user, { mfaInitSkippedAt: at });
+    await this.changeUser(userId, (stored) => (stored.human ? { human: { mfaInitSkippedAt: at } } : undefined));
   }
 
-  /** Sets a new password hash chosen by the person; a required change is then done. */
-  async changePassword(userId: string, passwordHash: string): Promise<View<UserRecord>> {
-    const user = this.requireUser(userId);
-    if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
-    return this.writeHuman(user, { passwordHash, passwordChangeRequired: false, failedPasswordAttempts: 0 }, undefined, false, { revokedBefore: clock.now() });
+  /**
+   * Sets a new password hash chosen by the person; a required change is then done. Undefined when
+   * `still(stored)` says the sign-in it belongs to no longer stands (an administrator's reset or a
+   * lock meanwhile, on any thread): the password just reset is not replaced.
+   */
+  async changePassword(userId: string, passwordHash: string, still: (stored: View<UserRecord>) => boolean = () => true): Promise<View<UserRecord> | undefined> {
+    this.requireUser(userId);
+    let over = false;
+    const after = await this.changeUser(userId, (stored) => {
+      over = !still(stored);
+      if (over) return undefined;
+      if (!stored.human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
+      return { human: { passwordHash, passwordChangeRequired: false, failedPasswordAttempts: 0 }, revokedBefore: clock.now() };
+    });
+    return over ? undefined : this.requireChanged(userId, after);
   }
 
   /**
@@ -408,11 +469,17 @@ export class OrgsActor {
    * person must change it at the next login unless `changeRequired` is false. Failure counts reset.
    */
   async setPassword(userId: string, orgId: string, passwordHash: string, changeRequired: boolean): Promise<View<UserRecord>> {
-    const user = this.requireUser(userId, orgId);
-    if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
-    return this.writeHuman(user, { passwordHash, passwordChangeRequired: changeRequired, failedPasswordAttempts: 0, failedOtpAttempts: 0 }, undefined, false, {
-      revokedBefore: clock.now(),
-    });
+    this.requireUser(userId, orgId);
+    return this.requireChanged(
+      userId,
+      await this.changeUser(userId, (stored) => {
+        if (!stored.human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
+        return {
+          human: { passwordHash, passwordChangeRequired: changeRequired, failedPasswordAttempts: 0, failedOtpAttempts: 0 },
+          revokedBefore: clock.now(),
+        };
+      }),
+    );
   }
 
   // ---- user state (ZITADEL's Deactivate/Reactivate/Lock/UnlockUser and RemoveUser) ----
@@ -448,6 +515,7 @@ export class OrgsActor {
     });
   }
 
+  /** A new state, refused by `refusal` as the user is stored (a lock by the login on another thread included). */
   private async changeState(
     userId: string,
     orgId: string,
@@ -455,15 +523,17 @@ export class OrgsActor {
     refusal: (current: UserState) => string | undefined,
     humanChange: Partial<HumanData> = {},
   ): Promise<View<UserRecord>> {
-    const user = this.requireUser(userId, orgId);
-    const refused = refusal(user.state);
-    if (refused) throw preconditionFailed('USER-St4te', refused);
+    this.requireUser(userId, orgId);
     // Leaving the active state voids what the user holds: it stays void after an unlock or reactivation.
     const revoke = state === 'USER_STATE_ACTIVE' ? {} : { revokedBefore: clock.now() };
-    if (user.human) return this.writeHuman(user, humanChange, state, false, revoke);
-    const updated = stamp<UserRecord>({ ...ownRow<UserRecord>(user), state, ...revoke }, false);
-    await this.users.put(updated);
-    return updated;
+    return this.requireChanged(
+      userId,
+      await this.changeUser(userId, (stored) => {
+        const refused = refusal(stored.state);
+        if (refused) throw preconditionFailed('USER-St4te', refused);
+        return { state, ...revoke, ...(stored.human ? { human: humanChange } : {}) };
+      }),
+    );
   }
 
   /**
@@ -471,9 +541,8 @@ export class OrgsActor {
    * what the old secret obtained goes with it). Resolves once durable.
    */
   async revokeTokensOf(userId: string): Promise<View<UserRecord>> {
-    const updated = stamp<UserRecord>({ ...ownRow<UserRecord>(this.requireUser(userId)), revokedBefore: clock.now() }, false);
-    await this.users.put(updated);
-    return updated;
+    this.requireUser(userId);
+    return this.requireChanged(userId, await this.changeUser(userId, () => ({ revokedBefore: clock.now() })));
   }
 
   /**
@@ -507,14 +576,70 @@ export class OrgsActor {
     return user;
   }
 
-  /** The next version of a person: `change` applied to their human data (and a new state if given); `quiet`, see Table.put. */
-  private async writeHuman(user: View<UserRecord>, change: Partial<HumanData>, state?: UserState, quiet = false, userChange: Pick<UserRecord, 'revokedBefore'> = {}): Promise<View<UserRecord>> {
-    const current = ownRow<UserRecord>(user);
-    const next: UserRecord = { ...current, ...(state ? { state } : {}), ...userChange, human: { ...current.human!, ...change } };
-    // A quiet change (failure bookkeeping) is no change of the user as clients see it (`updated_at`).
-    const updated = quiet ? next : stamp<UserRecord>(next, false);
-    await this.users.put(updated, { quiet });
-    return updated;
+  /**
+   * A user changed as stored when the change is made (see Table.change; the login's decisions
+   * write people on every thread): `change(stored)` gives what changes (its `human` merged into
+   * the person's), undefined for nothing; it may throw to refuse. `quiet(after)` (after `change`
+   * ran): the change is only failure bookkeeping, no change of the user as clients see it
+   * (`updated_at`, the copies' version; see Table.put). Resolves with the user as left, undefined
+   * when gone. The lookups follow the change (names and contacts do not change here, but a copy
+   * that had not taken the user yet finds it now).
+   */
+  private async changeUser(
+    userId: string,
+    change: (stored: View<UserRecord>) => { human?: Partial<HumanData>; state?: UserState; revokedBefore?: number } | undefined,
+    quiet: () => boolean = () => false,
+  ): Promise<View<UserRecord> | undefined> {
+    const before = this.users.get(userId);
+    let isQuiet = false;
+    const after = await this.users.change(
+      userId,
+      (stored) => {
+      if (!stored) return undefined;
+      const delta = change(stored);
+      if (!delta) return undefined;
+      isQuiet = quiet();
+      const current = ownRow<UserRecord>(stored);
+      const next: UserRecord = {
+        ...current,
+        ...(delta.state ? { state: delta.state } : {}),
+        ...(delta.revokedBefore !== undefined ? { revokedBefore: delta.revokedBefore } : {}),
+        ...(delta.human && current.human ? { human: { ...current.human, ...delta.human } } : {}),
+      };
+      // A quiet change (failure bookkeeping) is no change of the user as clients see it (`updated_at`).
+      return isQuiet ? next : stamp<UserRecord>(next, false);
+      },
+      { quiet: () => isQuiet },
+    );
+    const now = this.users.get(userId);
+    if (now !== before) {
+      if (before) this.unindexUser(before);
+      if (now) this.indexUser(now);
+    }
+    return after;
+  }
+
+  /**
+   * The user as stored now (what another thread committed a moment ago included), taken into this
+   * copy: for the decisions of the login that read a person before they change it.
+   */
+  storedUser(userId: string): View<UserRecord> | undefined {
+    this.storage.freshReads();
+    this.takeChange('users', userId);
+    return this.users.get(userId);
+  }
+
+  /** Every person read again as stored (a copy that fell too far behind the change feed to follow it). */
+  retakeAllUsers(): void {
+    const ids = new Set<string>([...this.users.values()].map((user) => user.id));
+    for (const { key } of this.users.db.getRange()) ids.add(key);
+    for (const id of ids) this.takeChange('users', id);
+  }
+
+  /** The user a change left, or NotFound when it was removed meanwhile. */
+  private requireChanged(userId: string, user: View<UserRecord> | undefined): View<UserRecord> {
+    if (!user) throw notFound('USER-Nf3x9', `user ${userId} not found`);
+    return user;
   }
 
   private indexOrg(org: View<OrgRecord>): void {
@@ -864,12 +989,15 @@ export class OrgsActor {
   }
 
 
-  /** SetUserMetadata: adds or replaces one metadata entry of a user. */
+  /** SetUserMetadata: adds or replaces one metadata entry of a user (as stored: see changeUser). */
   async setUserMetadata(userId: string, key: string, value: Uint8Array): Promise<View<UserRecord>> {
-    const user = ownRow<UserRecord>(this.requireUser(userId));
-    const updated = stamp<UserRecord>({ ...user, metadata: { ...user.metadata, [key]: value } }, false);
-    await this.users.put(updated);
-    return updated;
+    this.requireUser(userId);
+    const after = await this.users.change(userId, (stored) => {
+      if (!stored) return undefined;
+      const user = ownRow<UserRecord>(stored);
+      return stamp<UserRecord>({ ...user, metadata: { ...user.metadata, [key]: value } }, false);
+    });
+    return this.requireChanged(userId, after);
   }
 
   /** Whether a person (or machine user) may sign in and hold tokens: active, in an active org. */

@@ -1,20 +1,20 @@
 import type { NewHuman } from '../actors/new-human.js';
 import type { OrgsActor } from '../actors/orgs.js';
+import type { LeasesActor } from '../actors/leases.js';
 import type { UserRecord } from '../model/records.js';
 import { MAX_PASSWORD } from '../domain/human-users.js';
 import { beginningAt, predatesHorizon } from '../domain/revocation-horizon.js';
-import { KeyedQueue } from '../util/keyed-queue.js';
 import type { CryptoPool } from '../workers/pool.js';
 import type { View } from '../util/readonly.js';
 
 /**
  * What the login pages decide about people in the directory: password checks with their lockout
- * count, TOTP failure counts and enrollment, a required password change, a registration. The
- * directory has one writer (the main thread's OrgsActor, until the directory itself is in the
- * store): every HTTP thread serves the login pages, and asks that writer for these decisions (an
- * acceptor thread through its relay, src/threads/relayed-login-directory.ts), so a user's password
- * checks are one queue whichever thread received them, and the lockout counts each guess once.
- * Answers carry the user as written, for the asking thread's copy of the directory.
+ * count, TOTP failure counts and enrollment, a required password change, a registration. Decided
+ * on whichever thread serves the page, against the person as stored (each change a
+ * compare-and-set on the stored row, Table.change): parallel wrong passwords or codes on every
+ * thread count once each and lock at exactly the limit. A person's password checks run one at a
+ * time whichever thread received them (a lease in the store), so a burst of guesses gets no more
+ * real checks than the lockout policy allows. Answers carry the user as written.
  */
 export interface LoginDirectory {
   /**
@@ -58,22 +58,33 @@ export type PasswordCheck =
   /** Right, but the org's login policy allows no password (told only to who knows the password). */
   | { result: 'notAllowed' };
 
-/** The directory writer's LoginDirectory: the OrgsActor and the password pool of the main thread. */
-export class LoginDirectoryWriter implements LoginDirectory {
-  /** One password check per user at a time, so lockout counts every guess (no parallel bursts). */
-  private readonly passwordChecks = new KeyedQueue();
+/** How long a person's password check may hold its lease: a holder that dies frees it then. */
+const PASSWORD_CHECK_LEASE_MS = 60_000;
+
+/** The password work the checks need: the pool on the main thread, the main thread's pool asked over a port on the others. */
+export type PasswordWork = Pick<CryptoPool, 'hashPassword' | 'verifyPassword'>;
+
+/**
+ * The login's decisions on one thread: `orgs` is this thread's copy of the directory (people are
+ * read again as stored before a decision), `leases` this thread's holder of leases. `registrar`:
+ * who adds a registering person, while new names are unique only in the main thread's copy (an
+ * acceptor thread asks it; see protocol.ts); none: this thread adds them.
+ */
+export class LoginDecisions implements LoginDirectory {
   /** A hash that never matches, verified for unknown users so they cost the same time as known ones. */
   private dummyHash: Promise<string> | undefined;
 
   constructor(
     private readonly orgs: OrgsActor,
-    private readonly pool: Pick<CryptoPool, 'hashPassword' | 'verifyPassword'>,
+    private readonly passwords: PasswordWork,
+    private readonly leases: LeasesActor,
+    private readonly registrar?: Pick<LoginDirectory, 'register'>,
   ) {}
 
   /** A password check against a hash that never matches: the time a real check takes. */
   private async dummyCheck(password: string): Promise<void> {
-    this.dummyHash ??= this.pool.hashPassword('sesame-dummy-password');
-    await this.pool.verifyPassword(password.slice(0, MAX_PASSWORD), await this.dummyHash);
+    this.dummyHash ??= this.passwords.hashPassword('sesame-dummy-password');
+    await this.passwords.verifyPassword(password.slice(0, MAX_PASSWORD), await this.dummyHash);
   }
 
   async checkPassword(userId: string | undefined, password: string): Promise<PasswordCheck> {
@@ -83,9 +94,9 @@ export class LoginDirectoryWriter implements LoginDirectory {
       await this.dummyCheck(password);
       return { result: 'wrong', locked: false, user: undefined };
     }
-    return this.passwordChecks.run(known.id, async () => {
-      // Re-read: an earlier check of this user may have just locked it (or it is gone).
-      const user = this.orgs.getUser(known.id);
+    return this.leases.exclusive(`password-check:${known.id}`, PASSWORD_CHECK_LEASE_MS, async () => {
+      // As stored: an earlier check of this user, on any thread, may have just locked it (or it is gone).
+      const user = this.orgs.storedUser(known.id);
       if (!user?.human?.passwordHash) {
         await this.dummyCheck(password);
         return { result: 'wrong', locked: false, user: undefined };
@@ -99,7 +110,7 @@ export class LoginDirectoryWriter implements LoginDirectory {
       // The check is of the hash read now: it counts from now (an administrator's reset while it
       // runs makes it older than the reset: the sign-in goes no further).
       const checkedAt = beginningAt(user);
-      const verified = await this.pool.verifyPassword(password, hash);
+      const verified = await this.passwords.verifyPassword(password, hash);
       if (!verified.ok) {
         // Counted whatever the login policy says, so a disallowed password login is no unlimited oracle.
         if (!this.orgs.isActive(user)) return { result: 'wrong', locked: false, user };
@@ -112,30 +123,26 @@ export class LoginDirectoryWriter implements LoginDirectory {
       // Told only to whoever knows the password: before the check it would tell that the account exists.
       if (!this.orgs.policy('login', user.orgId).policy.allowUsernamePassword) return { result: 'notAllowed' };
       // A rehash replaces only the hash just verified, never one an administrator set meanwhile.
-      const rehash = verified.needsRehash ? { verified: hash, rehashed: await this.pool.hashPassword(password) } : undefined;
+      const rehash = verified.needsRehash ? { verified: hash, rehashed: await this.passwords.hashPassword(password) } : undefined;
       await this.orgs.recordPasswordSuccess(user.id, rehash);
-      const after = this.orgs.getUser(user.id);
+      // As stored after the check: a reset or lock meanwhile (on any thread) is what the sign-in goes on with, and ends it.
+      const after = this.orgs.storedUser(user.id);
       return after ? { result: 'passed', user: after, checkedAt } : { result: 'wrong', locked: false, user: undefined };
     });
   }
 
   async recordOtpFailure(userId: string, passedAt: number): Promise<{ locked: boolean; over: boolean; user: View<UserRecord> | undefined }> {
-    // Decided here, not on the asking thread's copy: parallel wrong codes on every thread count up to the lock, and no further.
-    if (!this.stillSignedIn(userId, passedAt)) return { locked: false, over: true, user: this.orgs.getUser(userId) };
-    const { locked } = await this.orgs.recordOtpFailure(userId);
-    return { locked, over: false, user: this.orgs.getUser(userId) };
+    // Counted on the person as stored: parallel wrong codes on every thread count up to the lock, and no further.
+    const { locked, over } = await this.orgs.recordOtpFailure(userId, this.stillSignedIn(passedAt));
+    return { locked, over, user: this.orgs.getUser(userId) };
   }
 
-  async recordOtpSuccess(userId: string, passedAt: number): Promise<boolean> {
-    if (!this.stillSignedIn(userId, passedAt)) return false;
-    await this.orgs.recordOtpSuccess(userId);
-    return true;
+  recordOtpSuccess(userId: string, passedAt: number): Promise<boolean> {
+    return this.orgs.recordOtpSuccess(userId, this.stillSignedIn(passedAt));
   }
 
-  async enrollOtp(userId: string, sealedSecret: Uint8Array, passedAt: number): Promise<View<UserRecord> | undefined> {
-    if (!this.stillSignedIn(userId, passedAt)) return undefined;
-    await this.orgs.enrollOtp(userId, sealedSecret);
-    return this.orgs.getUser(userId);
+  enrollOtp(userId: string, sealedSecret: Uint8Array, passedAt: number): Promise<View<UserRecord> | undefined> {
+    return this.orgs.enrollOtp(userId, sealedSecret, this.stillSignedIn(passedAt));
   }
 
   async skipMfaInit(userId: string, at: number): Promise<View<UserRecord> | undefined> {
@@ -144,21 +151,25 @@ export class LoginDirectoryWriter implements LoginDirectory {
   }
 
   async changePassword(userId: string, password: string, passedAt: number): Promise<View<UserRecord> | undefined> {
-    const passwordHash = await this.pool.hashPassword(password);
-    // Still this sign-in's after the hashing (an administrator's reset meanwhile ends it): else the
-    // person who passed the old password would replace the password just reset.
-    if (!this.stillSignedIn(userId, passedAt)) return undefined;
-    return this.orgs.changePassword(userId, passwordHash);
+    const passwordHash = await this.passwords.hashPassword(password);
+    // Still this sign-in's as stored when it is set (an administrator's reset meanwhile ends it):
+    // else the person who passed the old password would replace the password just reset.
+    return this.orgs.changePassword(userId, passwordHash, this.stillSignedIn(passedAt));
   }
 
   async register(orgId: string, person: NewHuman, password: string): Promise<View<UserRecord>> {
-    const passwordHash = await this.pool.hashPassword(password);
+    if (this.registrar) {
+      const user = await this.registrar.register(orgId, person, password);
+      // Into this thread's copy at once: the registering person's sign-in goes on here.
+      this.orgs.adoptUser(user);
+      return user;
+    }
+    const passwordHash = await this.passwords.hashPassword(password);
     return this.orgs.addUser(orgId, { person, credentials: { passwordHash } });
   }
 
-  /** The user is active and nothing since `passedAt` (a reset, a lock) voided the sign-in. */
-  private stillSignedIn(userId: string, passedAt: number): boolean {
-    const user = this.orgs.getUser(userId);
-    return this.orgs.isActive(user) && !predatesHorizon(user, passedAt);
+  /** Whether a sign-in passed at `passedAt` still stands for the person as stored: active, and nothing since (a reset, a lock) voided it. */
+  private stillSignedIn(passedAt: number): (stored: View<UserRecord>) => boolean {
+    return (stored) => this.orgs.isActive(stored) && !predatesHorizon(stored, passedAt);
   }
 }

@@ -53,7 +53,7 @@ export interface Ports {
   readonly idTokens: IdTokens;
   readonly authRequests: AuthRequestsActor;
   readonly loginSecurity: LoginSecurityActor;
-  /** What the login decides about people in the directory (password checks and lockout, enrollment, registration): the directory's writer decides. */
+  /** What the login decides about people in the directory (password checks and lockout, enrollment, registration): decided in the store on every thread (registration by the main thread). */
   readonly loginDirectory: LoginDirectory;
   readonly userSessions: UserSessionsActor;
   readonly authCodes: AuthCodesActor;
@@ -82,8 +82,9 @@ export interface Ports {
  * What the flows every HTTP thread serves (tokens, authorize, the login, the device flow, PAR,
  * logout) may use: everything but the directory's writers. The directory is each thread's
  * read-only copy (OrgsReader, ClientsReader, KeysReader), so a flow that wrote it would not compile;
- * flows decide in the store (src/storage/decisions.ts) and ask the directory's writer only through
- * LoginDirectory. The management API, which writes the directory, takes Ports.
+ * flows decide in the store (src/storage/decisions.ts), and change people only through
+ * LoginDirectory (its changes are compare-and-sets on the stored person). The management API,
+ * which writes the directory, takes Ports.
  */
 export type FlowView = Omit<Ports, 'orgs' | 'clients' | 'keys'> & {
   readonly orgs: OrgsReader;

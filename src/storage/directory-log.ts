@@ -42,34 +42,37 @@ const PRUNED_THROUGH = 0;
  * only, instead of loading the whole directory again. PostgreSQL would keep the same table (a
  * BIGSERIAL key, written in the statement's transaction) and NOTIFY after the commit.
  *
- * One process writes the directory (the main thread; the offline CLI while no server runs), so
- * sequence numbers are handed out here without a transaction, in the order LMDB makes the writes
- * visible: a single put or remove takes its number when it is issued (lmdb-js runs those in call
- * order), a transaction callback (an import's batch, a new key set) when it runs (lmdb-js runs
- * queued callbacks after the queued single writes, in the same transaction or a later one). So an
- * entry never becomes visible before one with a smaller number, and a reader keeps only the last
- * number it took. An aborted transaction leaves a gap, which readers skip.
+ * Any thread (and the offline CLI) may write the directory: an entry takes its number inside the
+ * write transaction that writes the record (the last number there plus one), so numbers follow the
+ * order in which LMDB's one writer commits, and an entry never becomes visible before one with a
+ * smaller number: a reader keeps only the last number it took. An aborted transaction takes its
+ * numbers with it.
  */
 export class DirectoryLog {
-  private next: number;
-
-  constructor(private readonly db: Database<Entry | number, number>) {
-    this.next = this.last() + 1;
-  }
+  constructor(private readonly db: Database<Entry | number, number>) {}
 
   /** The newest sequence number written (or pruned), 0 for none: a copy loaded now applies what comes after. */
   last(): number {
-    for (const { key } of this.db.getRange({ reverse: true, limit: 1 })) if (key !== PRUNED_THROUGH) return key;
+    // Read without `limit` and left early: a range with `limit` fails inside an lmdb-js write transaction.
+    for (const { key } of this.db.getRange({ reverse: true })) if (key !== PRUNED_THROUGH) return key;
     return this.prunedThrough();
   }
 
   /**
-   * Logs a change: beside the record's own single write (same event-loop turn, so the same
-   * transaction), or inside the transaction callback that writes the record. Its failure is the
-   * record's write's: that one reports it.
+   * Logs a change, inside the write transaction (a transaction callback) that writes the record:
+   * numbered there, so it commits with the record or not at all.
    */
   record(store: DirectoryStore, id: string): void {
-    this.db.put(this.next++, [store, id, clock.now()]).catch(() => {});
+    void this.db.put(this.last() + 1, [store, id, clock.now()]);
+  }
+
+  /** Writes a record with `write` and logs it, in one transaction of its own; resolves once committed. */
+  written<R>(store: DirectoryStore, id: string, write: () => R): Promise<R> {
+    return this.db.transaction(() => {
+      const result = write();
+      this.record(store, id);
+      return result;
+    });
   }
 
   /**

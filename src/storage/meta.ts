@@ -92,8 +92,7 @@ export class MetaStore {
     const had = this.values.has(key);
     const previous = this.values.get(key);
     this.values.set(key, value);
-    const write = this.db.put(key, value);
-    this.log?.record('meta', key);
+    const write = this.log ? this.log.written('meta', key, () => void this.db.put(key, value)).then(() => true) : this.db.put(key, value);
     return this.durable(write).catch((error: unknown) => {
       if (this.values.get(key) === value) {
         if (had) this.values.set(key, previous);

@@ -93,8 +93,7 @@ export class Table<T extends { id: string }> implements BatchTarget {
     const previous = current === row ? this.replaced.get(row) : current;
     this.rows.set(id, row);
     this.replaced.set(row, previous);
-    const write = this.db.put(id, row);
-    this.feed?.log.record(this.feed.store, id);
+    const write = this.feed ? this.feed.log.written(this.feed.store, id, () => void this.db.put(id, row)).then(() => true) : this.db.put(id, row);
     return (options?.quiet ? this.durableQuiet : this.durable)(write).then(
       (done) => {
         this.replaced.delete(row);
@@ -114,6 +113,35 @@ export class Table<T extends { id: string }> implements BatchTarget {
   }
 
   /**
+   * Changes a row as it is stored when the change is made, a compare-and-set for rows that more
+   * than one thread writes (a person's failure counts and state: the login decides them on every
+   * thread): `next(stored)` gives the new row, or undefined for no change; it may throw to refuse
+   * (nothing is written). One write transaction, its read inside it; this copy then holds the row
+   * as committed. Resolves with the row as left (undefined: there is none). `quiet`, see put.
+   * PostgreSQL: `SELECT … FOR UPDATE` and the `UPDATE` in one transaction.
+   */
+  async change(id: string, next: (stored: View<T> | undefined) => T | undefined, options?: { quiet?: (row: View<T>) => boolean }): Promise<View<T> | undefined> {
+    let quiet = false;
+    const decided = this.db.transaction(() => {
+      const stored = this.db.get(id) as View<T> | undefined;
+      const row = next(stored);
+      if (row === undefined) return { row: stored, written: false };
+      void this.db.put(id, row);
+      this.feed?.log.record(this.feed.store, id);
+      quiet = options?.quiet?.(row as View<T>) ?? false;
+      return { row: row as View<T>, written: true };
+    });
+    // Durable without moving the copies' version; a change they read moves it once committed
+    // (whether it is one is known only once `next` ran, inside the transaction).
+    const { row, written } = await this.durableQuiet(decided);
+    if (written && !quiet) await this.durable(Promise.resolve());
+    // Read again as committed (this thread's snapshot includes its own commit): a later commit by
+    // another thread, already read in by the change feed, is not undone here.
+    if (written || (row !== undefined) !== this.rows.has(id)) this.refresh(id);
+    return row;
+  }
+
+  /**
    * Takes in a row another thread's writer committed (it answered with it): this copy has it at
    * once, for the request that asked for the change; a reload of the copy reads it anyway.
    */
@@ -127,6 +155,8 @@ export class Table<T extends { id: string }> implements BatchTarget {
    */
   refresh(id: string): { before: View<T> | undefined; after: View<T> | undefined } {
     const before = this.rows.get(id);
+    // A write of this thread's under way: its row stands (its commit is what the store will hold).
+    if (before && this.replaced.has(before)) return { before: before as View<T>, after: before as View<T> };
     const after = this.db.get(id);
     if (after) this.rows.set(id, after);
     else this.rows.delete(id);
@@ -142,8 +172,7 @@ export class Table<T extends { id: string }> implements BatchTarget {
   remove(id: string): Promise<boolean> {
     const previous = this.rows.get(id);
     this.rows.delete(id);
-    const write = this.db.remove(id);
-    this.feed?.log.record(this.feed.store, id);
+    const write = this.feed ? this.feed.log.written(this.feed.store, id, () => void this.db.remove(id)).then(() => true) : this.db.remove(id);
     return this.durable(write).catch((error: unknown) => {
       if (previous && !this.rows.has(id)) this.rows.set(id, previous);
       throw error;

@@ -21,8 +21,8 @@ import { osThreadId } from '../util/os-thread-id.js';
  * An HTTP acceptor thread: listens on the main thread's port beside it (the kernel spreads
  * connections over the threads) and serves every flow whose state the store decides, from its own
  * copy of the directory (see local-routes.ts; kept current from the directory's change feed): the
- * login pages and client registration included (asking the main thread, the directory's writer,
- * for what they change in the directory), and the management API's reads; the management API's
+ * login pages (deciding in the store; the password work and a registration asked of the main
+ * thread) and client registration (asked of the main thread), and the management API's reads; the management API's
  * writes and the import it hands to the main thread.
  * See README "Threads".
  */
@@ -42,7 +42,7 @@ const replayGuard = new ReplayGuardActor(storage, { shared: true });
 /** Requests handed to the main thread and not yet answered. */
 const pending = new Map<number, { resolve: (r: Response) => void; reject: (e: Error) => void }>();
 let nextId = 1;
-/** Decisions asked of the main thread (the directory's writer) and not yet answered. */
+/** What was asked of the main thread (see DirectoryWriters) and not yet answered. */
 const asked = new Map<number, { resolve: (value: unknown) => void; reject: (e: Error) => void }>();
 
 const askWriter: AskWriter = (writer, method, args) =>

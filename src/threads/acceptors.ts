@@ -43,8 +43,8 @@ function deferred(): { promise: Promise<void>; resolve: () => void; reject: (err
 /**
  * Starts `count` acceptor threads for the main thread's port and `routes` (its table, in mount
  * order), and serves what they forward with `server` (the main thread's own server, so a
- * forwarded request is answered exactly as one received here) and the decisions they ask of the
- * directory's writer with `writers`. Resolves once each has loaded its copy of the
+ * forwarded request is answered exactly as one received here) and what they ask of it with
+ * `writers` (DirectoryWriters). Resolves once each has loaded its copy of the
  * directory; they listen only after `join()`.
  */
 export async function startAcceptors(

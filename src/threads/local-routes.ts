@@ -18,7 +18,9 @@ import { tokenRoute } from '../http/routes/token.js';
 import { introspectRoute } from '../http/routes/introspect.js';
 import { authorizeRoute } from '../http/routes/authorize.js';
 import { loginRoutes } from '../http/routes/login.js';
-import { RelayedLoginDirectory } from './relayed-login-directory.js';
+import { relayedPasswords, relayedRegistrar } from './relayed-passwords.js';
+import { LoginDecisions } from '../services/login-directory.js';
+import { LeasesActor } from '../actors/leases.js';
 import { RelayedClientRegistrations } from './relayed-client-registrations.js';
 import type { AskWriter } from './protocol.js';
 import { importPrecheck, IMPORT_PATH } from '../http/admin/migration.js';
@@ -92,9 +94,10 @@ function managementReads(here: Ports, orgs: OrgsActor, clients: ClientsActor, ke
 /**
  * The acceptor thread's copy of the directory, loaded from LMDB as committed and kept current from
  * the directory's change feed (takeChanges), and the routes it serves with the parts every thread
- * has (src/compose.ts): every flow whose state the store decides, the login pages and dynamic
- * client registration (their decisions that change the directory asked of the main thread, the
- * directory's writer), and the management API's reads. The management API's writes and the import
+ * has (src/compose.ts): every flow whose state the store decides, the login pages (their changes
+ * to people decided in the store too; the password work and a registration asked of the main
+ * thread), dynamic client registration (asked of the main thread, the apps' writer), and the
+ * management API's reads. The management API's writes and the import
  * go to the main thread: a served route that meets something only the main thread has (the
  * directory's writer, the pool signer) throws NeedsOwner before it changes anything, and the
  * request is handed over whole.
@@ -107,7 +110,7 @@ export function buildLocalRoutes(input: {
   /** Kept across reloads: the thread's imported public keys and what its guard saw. */
   signatureCheck: SignatureCheck;
   replayGuard: ReplayGuardActor;
-  /** Asks the main thread, the directory's writer, for the decisions that change the directory (the login's, registration's). */
+  /** Asks the main thread for what it does for every thread (see DirectoryWriters): password work, registrations. */
   askWriter: AskWriter;
 }): LocalRoutes {
   const { config, issuer, storage, masterKey, signatureCheck, replayGuard, askWriter } = input;
@@ -130,10 +133,10 @@ export function buildLocalRoutes(input: {
   // This thread's parts for the routes: the flows' (which read the directory copy through their
   // types, FlowView), the management routes' (the copy behind guards that let reads through only,
   // readsOnly), and what is the main thread's (the pool, the import's transactions) standing in as
-  // NeedsOwner. What the login pages and registration change in the directory is asked of its
-  // writer. (The guards are not put before the flows: measured, introspection cost 48-53 µs per
+  // NeedsOwner. The login decides in the store; its password work and a registration are asked of
+  // the main thread, as is client registration. (The guards are not put before the flows: measured, introspection cost 48-53 µs per
   // request without them and 61-62 µs with them, 2 threads on 2 cores.)
-  const loginDirectory = new RelayedLoginDirectory(askWriter, orgs);
+  const loginDirectory = new LoginDecisions(orgs, relayedPasswords(askWriter), new LeasesActor(storage), relayedRegistrar(askWriter));
   const clientRegistrations = new RelayedClientRegistrations(askWriter);
   const here: Ports = {
     ...flows,

@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import type { ForwardedRequest, ForwardedResponse, RouteDescriptor } from '../http/server.js';
 import type { MetricsMemory } from '../observability/metrics-memory.js';
 import type { ApiErrorKind } from '../model/errors.js';
-import type { LoginDirectory } from '../services/login-directory.js';
+import type { LoginDirectory, PasswordWork } from '../services/login-directory.js';
 import type { ClientRegistrar } from '../services/client-registrar.js';
 import type { OAuthErrorCode } from '../protocol/errors.js';
 
@@ -53,17 +53,21 @@ export type ToAcceptor =
   | { type: 'drain'; timeoutMs: number };
 
 /**
- * What the directory's writer (the main thread) decides for the acceptor threads: the directory
- * has one writer until it is in the store, so the flows that change it ask (src/threads/relayed-*.ts).
+ * What the main thread does for the acceptor threads: the password pool's work (one pool per
+ * process), a login registration (new names are unique only in its copy of the directory until
+ * the store holds them) and dynamic client registration (one quota per project, counted in its
+ * copy). Everything else the login decides, each thread decides in the store.
  */
 export interface DirectoryWriters {
-  login: LoginDirectory;
+  login: Pick<LoginDirectory, 'register'>;
+  passwords: PasswordWork;
   registrations: ClientRegistrar;
 }
 
 /** The methods an acceptor thread may ask for, by writer: a message names one, it never runs code on the main thread. */
 export const WRITER_METHODS: { readonly [W in keyof DirectoryWriters]: ReadonlySet<keyof DirectoryWriters[W]> } = {
-  login: new Set<keyof LoginDirectory>(['checkPassword', 'recordOtpFailure', 'recordOtpSuccess', 'enrollOtp', 'skipMfaInit', 'changePassword', 'register']),
+  login: new Set<keyof DirectoryWriters['login']>(['register']),
+  passwords: new Set<keyof PasswordWork>(['hashPassword', 'verifyPassword']),
   registrations: new Set<keyof ClientRegistrar>(['register', 'read', 'update', 'remove']),
 };
 

@@ -60,7 +60,7 @@ function lookups(orgs: OrgsActor, clients: ClientsActor, probe: { logins: string
 }
 
 describe('the directory change feed', () => {
-  it('numbers each write in the order LMDB makes it visible: a single write issued after a batch comes first (lmdb-js runs transaction callbacks after queued single writes)', async () => {
+  it('numbers each write inside its own transaction, in the order the transactions commit: a single write issued after a batch comes after it', async () => {
     const s = storage();
     const orgs = new OrgsActor(s, 'localhost');
     await orgs.addOrg({ id: 'o1', name: 'One' });
@@ -68,19 +68,19 @@ describe('the directory change feed', () => {
     const batch = new WriteBatch();
     orgs.stageUser('o1', { id: 'u1', userName: 'batched', machine: MACHINE }, batch);
     const committing = batch.commit(s);
-    // Issued after the batch, a single write: written before the batch's transaction callback runs.
+    // Issued after the batch, a single write: a transaction of its own, run after the batch's.
     const single = orgs.setUserMetadata('u0', 'k', new Uint8Array([1]));
     await Promise.all([committing, single]);
     const { changes, last } = logged(s);
     expect(changes).toEqual<DirectoryChange[]>([
       { store: 'orgs', id: 'o1' },
       { store: 'users', id: 'u0' },
-      { store: 'users', id: 'u0' },
       { store: 'users', id: 'u1' },
+      { store: 'users', id: 'u0' },
     ]);
     expect(last).toBe(s.directoryLog.last());
     // Read after a point: only what came after it.
-    expect(s.directoryLog.since(last - 1, 10)!.changes).toEqual([{ store: 'users', id: 'u1' }]);
+    expect(s.directoryLog.since(last - 1, 10)!.changes).toEqual([{ store: 'users', id: 'u0' }]);
     expect(s.directoryLog.since(last, 10)).toEqual({ changes: [], last });
     // More waiting than a copy takes one by one: it loads whole instead.
     expect(s.directoryLog.since(0, 2)).toBeUndefined();
@@ -90,21 +90,20 @@ describe('the directory change feed', () => {
     const s = storage();
     const orgs = new OrgsActor(s, 'localhost');
     await orgs.addOrg({ id: 'o1', name: 'One' });
-    await orgs.addUser('o1', { id: 'u1', userName: 'a', machine: MACHINE });
     const before = s.directoryLog.last();
     const batch = new WriteBatch();
-    orgs.stageUserMetadata('u1', 'o1', 'k', new Uint8Array([1]), batch);
+    orgs.stagePolicy('lockout', 'o1', { maxPasswordAttempts: 1, maxOtpAttempts: 0, showLockoutFailure: true }, batch);
     const committing = batch.commit(s);
-    // The staged row changes before the batch's transaction runs: the batch is refused whole.
-    const direct = orgs.setUserMetadata('u1', 'k', new Uint8Array([2]));
+    // The staged row is written before the batch's transaction runs: the batch is refused whole.
+    const direct = orgs.setPolicy('lockout', 'o1', { maxPasswordAttempts: 2, maxOtpAttempts: 0, showLockoutFailure: true }, true);
     await expect(committing).rejects.toThrow('changed while it was staged');
     await direct;
     const { changes, last } = s.directoryLog.since(before, 10)!;
-    expect(changes).toEqual([{ store: 'users', id: 'u1' }]);
+    expect(changes).toEqual([{ store: 'policies', id: 'lockout:o1' }]);
     // The refused batch took no number.
     expect(last).toBe(before + 1);
     await orgs.addUser('o1', { id: 'u3', userName: 'c', machine: MACHINE });
-    expect(s.directoryLog.since(before, 10)!.changes.map((c) => c.id)).toEqual(['u1', 'u3']);
+    expect(s.directoryLog.since(before, 10)!.changes.map((c) => c.id)).toEqual(['lockout:o1', 'u3']);
   });
 
   it('pruned entries are gone for a copy that had not taken them (it loads whole); numbering goes on after a restart', async () => {
