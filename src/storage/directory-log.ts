@@ -49,6 +49,9 @@ const PRUNED_THROUGH = 0;
  * numbers with it.
  */
 export class DirectoryLog {
+  /** The last number taken in the transaction callbacks running now (see record). */
+  private lastInRun: number | undefined;
+
   constructor(private readonly db: Database<Entry | number, number>) {}
 
   /** The newest sequence number written (or pruned), 0 for none: a copy loaded now applies what comes after. */
@@ -63,7 +66,13 @@ export class DirectoryLog {
    * numbered there, so it commits with the record or not at all.
    */
   record(store: DirectoryStore, id: string): void {
-    void this.db.put(this.last() + 1, [store, id, clock.now()]);
+    // The last number is read once per synchronous run of transaction callbacks (an import's batch
+    // logs thousands): nothing else writes in between, the write transaction being this thread's.
+    if (this.lastInRun === undefined) {
+      this.lastInRun = this.last();
+      queueMicrotask(() => (this.lastInRun = undefined));
+    }
+    void this.db.put(++this.lastInRun, [store, id, clock.now()]);
   }
 
   /** Writes a record with `write` and logs it, in one transaction of its own; resolves once committed. */
