@@ -48,6 +48,12 @@ export async function openDirectory(
   const orgs = new OrgsActor(storage, new URL(options.issuer).hostname);
   const created = orgs.instance() === undefined;
   const clients = new ClientsActor(storage);
+  // A data dir from before the store held the directory's unique keys: they are taken now, once,
+  // before anything is written (a fresh one takes them as its first records are written).
+  if (!storage.meta.uniqueKeysBuilt()) {
+    await storage.uniqueKeys.build([...orgs.uniqueKeys(), ...clients.uniqueKeys()]);
+    await storage.meta.setUniqueKeysBuilt();
+  }
   const keys = new KeysActor(
     storage.stores.signingKeys,
     masterKey,

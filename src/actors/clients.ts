@@ -1,3 +1,5 @@
+import { directoryKey, keysOfApp } from './directory-keys.js';
+import type { UniqueKey } from '../storage/unique-keys.js';
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { Storage } from '../storage/db.js';
@@ -201,7 +203,7 @@ export class ClientsActor {
     this.appByClientId.set(app.clientId, app.id);
     this.indexOrigins(app);
     try {
-      await this.apps.put(app);
+      await this.apps.put(app, { keys: { take: this.keysTaken(app) } });
     } catch (error) {
       // Not written: its client id and origins are not registered either.
       if (!this.apps.has(app.id)) {
@@ -230,8 +232,22 @@ export class ClientsActor {
       if (this.appByClientId.get(app.clientId) === app.id) this.appByClientId.delete(app.clientId);
     });
     batch.onCommit(() => this.indexOrigins(app));
+    for (const unique of this.keysTaken(app)) batch.takeKey(unique);
     this.apps.stage(app, batch);
     return app;
+  }
+
+  /** The unique keys a new app takes in the store: its client id, its name in the project. */
+  private keysTaken(app: View<AppRecord>): UniqueKey[] {
+    return [
+      { key: directoryKey.clientId(app.clientId), owner: app.id, taken: () => alreadyExists('APP-8fk2D', `client id ${app.clientId} is taken`) },
+      { key: directoryKey.appName(app.projectId, app.name), owner: app.id, taken: () => alreadyExists('APP-3kf9s', `an application named "${app.name}" already exists in this project`) },
+    ];
+  }
+
+  /** The unique keys every app holds (to build them in the store once, for a data dir from before). */
+  *uniqueKeys(): Iterable<{ key: string; owner: string }> {
+    for (const app of this.apps.values()) yield* keysOfApp(app);
   }
 
   private newApp(
@@ -295,7 +311,7 @@ export class ClientsActor {
     if (this.appByClientId.get(app.clientId) === app.id) this.appByClientId.delete(app.clientId);
     this.unindexOrigins(app.id);
     try {
-      await Promise.all([this.apps.remove(app.id), ...keys.map((k) => this.appKeys.remove(k.id))]);
+      await Promise.all([this.apps.remove(app.id, { keys: { free: keysOfApp(app) } }), ...keys.map((k) => this.appKeys.remove(k.id))]);
     } catch (error) {
       const current = this.apps.get(app.id);
       if (current) {

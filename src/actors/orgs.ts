@@ -28,6 +28,7 @@ import { recordLockout } from '../observability/recorder.js';
 import { ownRow, type View } from '../util/readonly.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
 import type { DirectoryStore } from '../storage/directory-log.js';
+import { directoryKey, keysOfGrant, keysOfOrg, keysOfProject, keysOfUser } from './directory-keys.js';
 
 /**
  * Owns the directory: organizations and their domains, projects and roles, users (human and
@@ -237,6 +238,9 @@ export class OrgsActor {
     );
     this.indexOrg(org);
     this.claim(this.claimedOrgNames, nameKey, batch);
+    // The store decides whatever this copy knew (another thread may be adding the same name now).
+    batch.takeKey({ key: directoryKey.orgName(name), owner: id, taken: () => alreadyExists('ORG-9k3Jd', `an organization named "${name}" already exists`) });
+    batch.takeKey({ key: directoryKey.domain(domain), owner: id, taken: () => alreadyExists('ORG-D0m2s', `domain ${domain} is already used by another organization`) });
     batch.onRollback(() => this.unindexOrg(org));
     this.orgs.stage(org, batch);
     return org;
@@ -267,6 +271,7 @@ export class OrgsActor {
       this.claimedDomains.delete(name);
       this.orgByDomain.set(name, orgId);
     });
+    batch.takeKey({ key: directoryKey.domain(name), owner: orgId, taken: () => alreadyExists('ORG-D0m2s', `domain ${name} is already used by another organization`) });
     this.orgs.stage(updated, batch);
     return true;
   }
@@ -560,10 +565,10 @@ export class OrgsActor {
     this.memberIdsByUser.delete(userId);
     try {
       await Promise.all([
-        this.users.remove(userId),
+        this.users.remove(userId, { keys: { free: keysOfUser(user) } }),
         ...pats.map((p) => this.removePat(p.id)),
         ...members.map((m) => this.members.remove(m.id)),
-        ...grants.map((g) => this.userGrants.remove(g.id)),
+        ...grants.map((g) => this.userGrants.remove(g.id, { keys: { free: keysOfGrant(g) } })),
       ]);
     } catch (error) {
       // What a failed write left in place is found again by the lookups (the tables put their rows back).
@@ -627,6 +632,14 @@ export class OrgsActor {
     this.storage.freshReads();
     this.takeChange('users', userId);
     return this.users.get(userId);
+  }
+
+  /** The unique keys every record of this actor holds (to build them in the store once, for a data dir from before). */
+  *uniqueKeys(): Iterable<{ key: string; owner: string }> {
+    for (const org of this.orgs.values()) yield* keysOfOrg(org);
+    for (const user of this.users.values()) yield* keysOfUser(user);
+    for (const project of this.projects.values()) yield* keysOfProject(project);
+    for (const grant of this.userGrants.values()) yield* keysOfGrant(grant);
   }
 
   /** Every person read again as stored (a copy that fell too far behind the change feed to follow it). */
@@ -727,7 +740,7 @@ export class OrgsActor {
       else delete next.resourceUris;
     }
     const updated = stamp<ProjectRecord>(next, false);
-    this.stageResourceUris(updated, batch);
+    this.stageResourceUris(updated, batch, current);
     this.projects.stage(updated, batch);
     await batch.commit(this.storage);
     return updated;
@@ -743,8 +756,13 @@ export class OrgsActor {
    * Claims the resource URIs `project` registers (each names one project in the instance) until
    * the batch ends; once it commits, the index follows the project's committed record.
    */
-  private stageResourceUris(project: View<ProjectRecord>, batch: WriteBatch): void {
+  private stageResourceUris(project: View<ProjectRecord>, batch: WriteBatch, before?: View<ProjectRecord>): void {
     const uris = project.resourceUris ?? [];
+    // In the store too: what the project gives up is free again, what it registers is its own.
+    for (const uri of before?.resourceUris ?? []) if (!uris.includes(uri)) batch.freeKey(directoryKey.resource(uri), project.id);
+    for (const uri of uris) {
+      batch.takeKey({ key: directoryKey.resource(uri), owner: project.id, taken: () => alreadyExists('PROJECT-R3s0u', `resource ${uri} is already registered on another project`) });
+    }
     for (const uri of uris) {
       const owner = this.projectByResource.get(uri) ?? this.claimedResources.get(uri);
       // The owner is another tenant's project, possibly: not named.
@@ -974,6 +992,7 @@ export class OrgsActor {
     );
     // The name is taken at once; logins (by name, email or phone) find the user once committed.
     this.claim(this.claimedUserNames, `${orgId}\n${lower(user.userName)}`, batch);
+    batch.takeKey({ key: directoryKey.userName(orgId, user.userName), owner: id, taken: () => alreadyExists('USER-Ajd9s', `user name ${user.userName} is already taken in this organization`) });
     batch.onCommit(() => this.indexUser(user));
     this.users.stage(user, batch);
     return user;
@@ -1113,6 +1132,7 @@ export class OrgsActor {
       { ...input, id: input.id ?? newId(), createdAt: 0, changedAt: 0, sequence: 0 },
       true,
     );
+    batch.takeKey({ key: directoryKey.grant(user.id, input.projectId, input.projectGrantId), owner: grant.id, taken: () => alreadyExists('USER-2n8fS', 'the user already has a grant on this project') });
     this.indexGrant(grant);
     batch.onRollback(() => this.unindexGrant(grant));
     this.userGrants.stage(grant, batch);

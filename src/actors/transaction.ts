@@ -9,7 +9,7 @@ import type { Storage } from '../storage/db.js';
 export type Transaction = WriteBatch;
 
 export class Transactions {
-  constructor(private readonly storage: Pick<Storage, 'root' | 'durableDirectory'>) {}
+  constructor(private readonly storage: Pick<Storage, 'root' | 'durableDirectory' | 'uniqueKeys'>) {}
 
   begin(): Transaction {
     return new WriteBatch();

@@ -2,6 +2,7 @@ import type { Database } from 'lmdb';
 import type { Storage } from './db.js';
 import { preconditionFailed } from '../model/errors.js';
 import type { TableFeed } from './directory-log.js';
+import type { UniqueKey } from './unique-keys.js';
 
 /**
  * Writes that commit together, in one LMDB transaction (e.g. one organization of an import).
@@ -23,6 +24,8 @@ export interface BatchTarget {
   /** Marks an id as taken by a pending batch (uniqueness checks see it), or releases it. */
   claim(key: string): void;
   release(key: string): void;
+  /** Inside the write transaction: whether the row as stored is still `base` (no other thread or process wrote it since). */
+  storedIs(key: string, base: unknown): boolean;
 }
 
 interface Staged {
@@ -43,6 +46,9 @@ export class WriteBatch {
   private count = 0;
   private undos: (() => void)[] = [];
   private commits: (() => void)[] = [];
+  /** Unique keys the batch's records take, and ones they give up, in the store (see UniqueKeys). */
+  private takes: UniqueKey[] = [];
+  private frees: { key: string; owner: string }[] = [];
 
   /** Writes staged so far (a row staged twice counts twice). */
   get size(): number {
@@ -78,6 +84,16 @@ export class WriteBatch {
     this.undos.push(undo);
   }
 
+  /** A unique key a staged record takes in the store, with the commit (refused there when another record holds it). */
+  takeKey(unique: UniqueKey): void {
+    this.takes.push(unique);
+  }
+
+  /** A unique key a staged change gives up in the store, with the commit (a removed record's, a renamed one's old name). */
+  freeKey(key: string, owner: string): void {
+    this.frees.push({ key, owner });
+  }
+
   /** Registers memory-only bookkeeping to do once the batch is committed (after its rows are visible). */
   onCommit(done: () => void): void {
     this.commits.push(done);
@@ -88,13 +104,15 @@ export class WriteBatch {
    * was written and the batch is rolled back. A row changed by another writer since it was staged
    * fails the whole batch (FailedPrecondition, nothing written) rather than overwrite that change.
    */
-  async commit(storage: Pick<Storage, 'root' | 'durableDirectory'>): Promise<void> {
-    if (this.count === 0) {
+  async commit(storage: Pick<Storage, 'root' | 'durableDirectory' | 'uniqueKeys'>): Promise<void> {
+    if (this.count === 0 && this.takes.length === 0 && this.frees.length === 0) {
       for (const done of this.commits) done();
       this.clear();
       return;
     }
     const pending = [...this.pending];
+    const takes = this.takes;
+    const frees = this.frees;
     const conflict = (): Error | undefined => {
       for (const [target, rows] of pending) {
         const others = writing.get(target);
@@ -136,6 +154,15 @@ export class WriteBatch {
             // on disk by now. Checked again here, so the batch never overwrites them.
             const late = conflict();
             if (late) throw late;
+            // The store decides, whatever this thread's copy knew: a row another thread (or process)
+            // wrote since it was staged, or a unique key another record took, refuses the batch whole.
+            for (const [target, rows] of pending) {
+              for (const [key, s] of rows) {
+                if (!target.storedIs(key, s.base)) throw preconditionFailed('BATCH-C0nfl', `${key} was changed meanwhile; nothing was written, try again`);
+              }
+            }
+            for (const { key, owner } of frees) storage.uniqueKeys.freeIn(key, owner);
+            for (const unique of takes) storage.uniqueKeys.takeIn(unique);
             markWriting();
             // Each row's change logged as it is written: numbered as the transaction runs (see DirectoryLog).
             for (const [target, rows] of pending) {
@@ -187,6 +214,8 @@ export class WriteBatch {
   private clear(): void {
     this.undos = [];
     this.commits = [];
+    this.takes = [];
+    this.frees = [];
     this.count = 0;
   }
 }

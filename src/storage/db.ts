@@ -4,6 +4,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { MetaStore } from './meta.js';
 import { lmdbDecisions, type Decisions } from './decisions.js';
 import { DirectoryLog } from './directory-log.js';
+import { UniqueKeys } from './unique-keys.js';
 import { commitStarted, recordCommit } from '../observability/recorder.js';
 import { traced, tracingOn } from '../observability/tracing.js';
 
@@ -96,6 +97,8 @@ export interface Storage {
   directoryVersion(): number;
   /** Which directory records changed, in commit order: what a copy of the directory re-reads (see DirectoryLog). */
   readonly directoryLog: DirectoryLog;
+  /** The directory's unique keys (names, domains, resource URIs, client ids), taken in the transactions that write records (see UniqueKeys). */
+  readonly uniqueKeys: UniqueKeys;
   /** Which kinds of records changed, for every thread of the process (see ChangeFeed). */
   readonly feed: ChangeFeed;
   /** The counters the server's threads share: handed to `openStorage` in each acceptor thread. */
@@ -219,6 +222,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
     },
     directoryVersion: () => Atomics.load(counters, DIRECTORY),
     directoryLog,
+    uniqueKeys: new UniqueKeys(root.openDB<string, string>({ name: 'uniqueKeys', encoding: 'msgpack' })),
     feed: {
       version: (kind) => Atomics.load(counters, 2 + FEED_KINDS.indexOf(kind)),
       announce(kind) {

@@ -1,5 +1,6 @@
 import type { Database } from 'lmdb';
 import { clock } from '../util/clock.js';
+import type { UniqueKeys } from './unique-keys.js';
 
 /** The stores that make up the directory: what every HTTP thread keeps a copy of. */
 export type DirectoryStore =
@@ -23,10 +24,11 @@ export interface DirectoryChange {
   readonly id: string;
 }
 
-/** Where a directory table's writes are logged: its store's name and the log. */
+/** Where a directory table's writes are logged (its store's name and the log), and where its records' unique keys are held. */
 export interface TableFeed {
   readonly store: DirectoryStore;
   readonly log: DirectoryLog;
+  readonly uniqueKeys: UniqueKeys;
 }
 
 /** A log entry: the store, the key, when it was written (the injected clock; what pruning goes by). */

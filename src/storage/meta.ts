@@ -1,3 +1,4 @@
+import { UNIQUE_KEYS_BUILT } from './unique-keys.js';
 import type { Database } from 'lmdb';
 import type { View } from '../util/readonly.js';
 import type { DirectoryLog } from './directory-log.js';
@@ -60,6 +61,15 @@ export class MetaStore {
   /** Records the instance created at first start. */
   setInstance<T>(info: T): Promise<boolean> {
     return this.put('instance', info);
+  }
+
+  /** Whether the store holds the directory's unique keys (see UniqueKeys): a data dir from before gets them once, at start. */
+  uniqueKeysBuilt(): boolean {
+    return this.values.get(UNIQUE_KEYS_BUILT) === true;
+  }
+
+  setUniqueKeysBuilt(): Promise<boolean> {
+    return this.put(UNIQUE_KEYS_BUILT, true);
   }
 
   // ---- instance settings (SettingsActor) ----

@@ -1,8 +1,27 @@
 import type { Database } from 'lmdb';
 import type { BatchTarget, WriteBatch } from './batch.js';
 import type { View } from '../util/readonly.js';
+import { preconditionFailed } from '../model/errors.js';
+import type { UniqueKey } from './unique-keys.js';
 import type { Storage } from './db.js';
 import type { DirectoryStore, TableFeed } from './directory-log.js';
+
+/**
+ * Whether a row as stored is the version `base` (both absent, or the same `sequence`: every change
+ * a client can see moves it). Rows without a sequence (keys, secrets: written once, then removed)
+ * compare by presence.
+ */
+export function sameVersion(stored: unknown, base: unknown): boolean {
+  if (stored === undefined || base === undefined) return stored === base;
+  const version = (row: unknown) => (row as { sequence?: unknown }).sequence;
+  return version(stored) === version(base);
+}
+
+/** The unique keys a write takes and frees in the store, in its transaction (see UniqueKeys). */
+export interface KeyChanges {
+  readonly take?: readonly UniqueKey[];
+  readonly free?: readonly { key: string; owner: string }[];
+}
 
 /** Rows in id order (as LMDB keeps them), e.g. for an export. */
 export function inIdOrder<T extends { readonly id: string }>(rows: Iterable<T>): T[] {
@@ -26,10 +45,10 @@ export class Table<T extends { id: string }> implements BatchTarget {
 
   /** A table of the directory store `store`: its writes durable with `durableDirectory` and logged in the directory's change feed. */
   static ofDirectory<T extends { id: string }>(
-    storage: Pick<Storage, 'stores' | 'durable' | 'durableDirectory' | 'directoryLog'>,
+    storage: Pick<Storage, 'stores' | 'durable' | 'durableDirectory' | 'directoryLog' | 'uniqueKeys'>,
     store: Exclude<DirectoryStore, 'signingKeys' | 'meta'>,
   ): Table<T> {
-    return new Table<T>(storage.stores[store] as Database<T, string>, storage.durableDirectory, storage.durable, { store, log: storage.directoryLog });
+    return new Table<T>(storage.stores[store] as Database<T, string>, storage.durableDirectory, storage.durable, { store, log: storage.directoryLog, uniqueKeys: storage.uniqueKeys });
   }
 
   constructor(
@@ -86,14 +105,14 @@ export class Table<T extends { id: string }> implements BatchTarget {
    * `quiet`: a change no HTTP acceptor thread reads (a failure counter), so their copies are not
    * reloaded for it; they take it with the next change that does reload them.
    */
-  put(row: T, options?: { quiet?: boolean }): Promise<boolean> {
+  put(row: T, options?: { quiet?: boolean; keys?: KeyChanges }): Promise<boolean> {
     const id = row.id;
     const current = this.rows.get(id);
     // The same object written again keeps what it replaced the first time (no cycle to walk back).
     const previous = current === row ? this.replaced.get(row) : current;
     this.rows.set(id, row);
     this.replaced.set(row, previous);
-    const write = this.feed ? this.feed.log.written(this.feed.store, id, () => void this.db.put(id, row)).then(() => true) : this.db.put(id, row);
+    const write = this.feed ? this.feed.log.written(this.feed.store, id, () => this.putIfStoredIs(id, row, previous, options?.keys)).then(() => true) : this.db.put(id, row);
     return (options?.quiet ? this.durableQuiet : this.durable)(write).then(
       (done) => {
         this.replaced.delete(row);
@@ -169,17 +188,44 @@ export class Table<T extends { id: string }> implements BatchTarget {
   }
 
   /** Removes a row; gone at once, and back if the write fails (unless the id was written again). */
-  remove(id: string): Promise<boolean> {
+  remove(id: string, options?: { keys?: KeyChanges }): Promise<boolean> {
     const previous = this.rows.get(id);
     this.rows.delete(id);
-    const write = this.feed ? this.feed.log.written(this.feed.store, id, () => void this.db.remove(id)).then(() => true) : this.db.remove(id);
+    const write = this.feed ? this.feed.log.written(this.feed.store, id, () => this.removeIfStoredIs(id, previous, options?.keys)).then(() => true) : this.db.remove(id);
     return this.durable(write).catch((error: unknown) => {
       if (previous && !this.rows.has(id)) this.rows.set(id, previous);
       throw error;
     });
   }
 
+  /**
+   * Inside the write transaction: writes the row unless the stored one is no longer the version it
+   * was made from (another thread or process wrote it since): a conflict, nothing written.
+   */
+  private putIfStoredIs(id: string, row: T, base: T | undefined, keys: KeyChanges | undefined): void {
+    if (!this.storedIs(id, base)) throw preconditionFailed('TABLE-C0nfl', `${id} was changed meanwhile; nothing was written, try again`);
+    this.changeKeys(keys);
+    void this.db.put(id, row);
+  }
+
+  private removeIfStoredIs(id: string, base: T | undefined, keys: KeyChanges | undefined): void {
+    if (!this.storedIs(id, base)) throw preconditionFailed('TABLE-C0nfl', `${id} was changed meanwhile; nothing was removed, try again`);
+    this.changeKeys(keys);
+    void this.db.remove(id);
+  }
+
+  /** Inside the write transaction, before anything is written (a refusal throws): the unique keys the write frees and takes. */
+  private changeKeys(keys: KeyChanges | undefined): void {
+    if (!keys || !this.feed) return;
+    for (const { key, owner } of keys.free ?? []) this.feed.uniqueKeys.freeIn(key, owner);
+    for (const unique of keys.take ?? []) this.feed.uniqueKeys.takeIn(unique);
+  }
+
   // ---- BatchTarget: used by WriteBatch only ----
+
+  storedIs(id: string, base: unknown): boolean {
+    return sameVersion(this.db.get(id), base);
+  }
 
   current(id: string): unknown {
     return this.rows.get(id);

@@ -88,3 +88,59 @@ describe('people decided in the store', () => {
     expect(await new LeasesActor(s).hold('password-check:u1', 1000)).toBe(true);
   });
 });
+
+describe('the directory decided in the store: unique keys and versions', () => {
+  const PROJECT = { name: 'P', projectRoleAssertion: false, projectRoleCheck: false, hasProjectCheck: false, privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED' as const };
+
+  it('the same user name added from two copies at once: one is added, the other refused by the store (AlreadyExists)', async () => {
+    const { main, other } = await twoCopies(3);
+    const results = await Promise.allSettled([main.addUser('o1', person('bob') as never), other.addUser('o1', person('BOB') as never)]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(String(refused.reason)).toMatch(/already taken/);
+    // Removed, the name is free again for either copy.
+    const added = (results.find((r) => r.status === 'fulfilled') as PromiseFulfilledResult<{ id: string }>).value;
+    const owner = results[0]!.status === 'fulfilled' ? main : other;
+    await owner.removeUser(added.id, 'o1');
+    const again = owner === main ? other : main;
+    again.takeChange('users', added.id);
+    await expect(again.addUser('o1', person('bob') as never)).resolves.toMatchObject({ userName: 'bob' });
+  });
+
+  it('the same org name and the same resource URI from two copies at once: the store lets one through', async () => {
+    const { main, other } = await twoCopies(3);
+    const orgs = await Promise.allSettled([main.addOrg({ name: 'Acme' }), other.addOrg({ name: 'acme' })]);
+    expect(orgs.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const projects = await Promise.allSettled([
+      main.addProject('o1', { ...PROJECT, resourceUris: ['https://api.example/'] }),
+      other.addProject('o1', { ...PROJECT, name: 'Q', resourceUris: ['https://api.example/'] }),
+    ]);
+    expect(projects.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(String((projects.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason)).toMatch(/already registered/);
+  });
+
+  it('a change made from a stale copy is refused, not written over the newer record (compare-and-set on the version)', async () => {
+    const { s, main } = await twoCopies(3);
+    const project = await main.addProject('o1', PROJECT);
+    // A copy loaded now (another thread's), then the rename on main.
+    const stale = new OrgsActor(s, 'localhost');
+    await main.updateProject(project.id, 'o1', { ...PROJECT, name: 'Renamed' });
+    // The stale copy has not taken the rename: its update is refused, and the rename stands.
+    await expect(stale.updateProject(project.id, 'o1', { ...PROJECT, name: 'Other' })).rejects.toThrow(/changed meanwhile/);
+    expect(s.stores.projects.get(project.id).name).toBe('Renamed');
+    // Once it took the change, its update goes through.
+    stale.takeChange('projects', project.id);
+    await expect(stale.updateProject(project.id, 'o1', { ...PROJECT, name: 'Other' })).resolves.toMatchObject({ name: 'Other' });
+  });
+
+  it('a data dir written before the store held unique keys gets them once, from its records', async () => {
+    const { s, main } = await twoCopies(3);
+    await s.root.transaction(() => {
+      for (const { key } of s.root.openDB({ name: 'uniqueKeys', encoding: 'msgpack' }).getRange()) void s.root.openDB({ name: 'uniqueKeys', encoding: 'msgpack' }).remove(key);
+    });
+    expect(s.uniqueKeys.holder('user-name\no1\nann')).toBeUndefined();
+    await s.uniqueKeys.build(main.uniqueKeys());
+    expect(s.uniqueKeys.holder('user-name\no1\nann')).toBe('u1');
+    expect(s.uniqueKeys.holder('org-name\none')).toBe('o1');
+  });
+});

@@ -1,0 +1,48 @@
+import type { AppRecord, OrgRecord, ProjectRecord, UserGrantRecord, UserRecord } from '../model/records.js';
+import type { View } from '../util/readonly.js';
+
+/**
+ * What is unique in the directory, as keys the store holds (see UniqueKeys): one place for the
+ * rule, used where a record takes a key, where it frees it, and to build the keys of a data dir
+ * written before the store held them.
+ */
+export const directoryKey = {
+  /** An org's name, case-insensitive, in the instance. */
+  orgName: (name: string) => `org-name\n${name.toLowerCase()}`,
+  /** A domain, in the instance (logins and org scopes find the org by it). */
+  domain: (domain: string) => `domain\n${domain.toLowerCase()}`,
+  /** A user name, case-insensitive, in its org. */
+  userName: (orgId: string, userName: string) => `user-name\n${orgId}\n${userName.toLowerCase()}`,
+  /** A resource URI (RFC 8707), in the instance: it names one project. */
+  resource: (uri: string) => `resource\n${uri}`,
+  /** A person's grant on a project (and project grant). */
+  grant: (userId: string, projectId: string, projectGrantId: string | undefined) => `grant\n${userId}\n${projectId}\n${projectGrantId ?? ''}`,
+  /** A client id, in the instance. */
+  clientId: (clientId: string) => `client-id\n${clientId}`,
+  /** An app's name, in its project. */
+  appName: (projectId: string, name: string) => `app-name\n${projectId}\n${name}`,
+};
+
+/** The keys a directory record holds. */
+export function keysOfOrg(org: View<OrgRecord>): { key: string; owner: string }[] {
+  return [{ key: directoryKey.orgName(org.name), owner: org.id }, ...org.domains.map((d) => ({ key: directoryKey.domain(d.domainName), owner: org.id }))];
+}
+
+export function keysOfUser(user: View<UserRecord>): { key: string; owner: string }[] {
+  return [{ key: directoryKey.userName(user.orgId, user.userName), owner: user.id }];
+}
+
+export function keysOfProject(project: View<ProjectRecord>): { key: string; owner: string }[] {
+  return (project.resourceUris ?? []).map((uri) => ({ key: directoryKey.resource(uri), owner: project.id }));
+}
+
+export function keysOfGrant(grant: View<UserGrantRecord>): { key: string; owner: string }[] {
+  return [{ key: directoryKey.grant(grant.userId, grant.projectId, grant.projectGrantId), owner: grant.id }];
+}
+
+export function keysOfApp(app: View<AppRecord>): { key: string; owner: string }[] {
+  return [
+    { key: directoryKey.clientId(app.clientId), owner: app.id },
+    { key: directoryKey.appName(app.projectId, app.name), owner: app.id },
+  ];
+}
