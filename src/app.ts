@@ -51,6 +51,7 @@ export interface RunningApp {
   readonly issuer: string;
   /** The port of the metrics listener (SESAME_METRICS_PORT; the one the OS chose for 0), when metrics are on. */
   readonly metricsPort: number | undefined;
+  /** The main thread's parts, its copy of the directory current as of the read (it takes what the other threads committed). */
   readonly ctx: Ports;
   /**
    * Runs the periodic work now, as its timers do: sweeps expired state, rotates the signing key
@@ -126,6 +127,11 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   const threaded = config.httpThreads > 1;
   let storage: Storage;
   let followed: FollowedWrites | undefined;
+  /** Before each request and each ask of an acceptor: fresh reads, and the directory copy follows the other threads' writes. */
+  const catchUp = () => {
+    storage.freshReads();
+    followed?.catchUp();
+  };
   let pool: CryptoPool | undefined;
   let server: HttpServer;
   try {
@@ -139,10 +145,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         ...(threaded
           ? {
               sharedPort: 'first',
-              beforeRequest: () => {
-                storage.freshReads();
-                followed?.catchUp();
-              },
+              beforeRequest: () => catchUp(),
             }
           : {}),
       },
@@ -217,16 +220,17 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     // Beside acceptor threads that check signatures themselves, this thread does too (they all serve alike).
     const signatures = threaded && signerMode === 'inline' ? new SignatureCheck() : pool;
     const replayGuard = new ReplayGuardActor(storage, { shared: threaded });
-    const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard, deliversLogouts: true });
+    const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard, deliversLogouts: { beforePass: catchUp } });
     logoutDeliveries = flows.logoutDeliveries;
     const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests, deviceAuthorizations, failureWindows, loginSecurity } = flows;
     const cryptoPool = pool;
     // Leases in the store: one process (later, one node) sweeps and rotates keys at a time, and a
     // person's password checks run one at a time whichever thread serves them (alone, this thread's turns only).
     const leases = new LeasesActor(storage, !threaded);
-    // The login decides in the store, here as on every thread; this thread's copy follows what the others change.
+    // The login decides in the store, here as on every thread; this thread's copy follows what the others change
+    // (the login's, the management API's: FollowedWrites).
     const loginDirectory = new LoginDecisions(orgs, cryptoPool, leases);
-    if (threaded) followed = new FollowedWrites(storage, orgs);
+    if (threaded) followed = new FollowedWrites(storage, { orgs, clients, storage, settings: flows.settings });
     // So does it for dynamic client registration (one quota whichever thread registers).
     const clientRegistrations = new ClientRegistrations({ clients, orgs, settings: flows.settings, config, issuer, instance });
     const ctx: Ports = {
@@ -248,14 +252,14 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     }
     if (threaded) {
       // Each loads its copy of the directory now, and joins the port once this thread is ready (below).
-      acceptors = await startAcceptors(config.httpThreads - 1, describeRoutes(table), server, { login: loginDirectory, passwords: cryptoPool, registrations: clientRegistrations }, {
+      acceptors = await startAcceptors(config.httpThreads - 1, describeRoutes(table), server, { passwords: cryptoPool, registrations: clientRegistrations }, {
         config,
         issuer,
         port: server.port,
         sharedCounters: storage.sharedCounters,
         clockCell: installedClockCell(),
         metrics: metricsMemory,
-      });
+      }, catchUp);
     }
     const threads = acceptors;
     const sweep = () => {
@@ -301,8 +305,13 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       port: server.port,
       issuer,
       metricsPort: scrapeListener?.port,
-      ctx,
+      // As of the read: the main thread's copy of the directory takes what the other threads committed first.
+      get ctx() {
+        catchUp();
+        return ctx;
+      },
       async tick() {
+        catchUp();
         await sweep();
         await keysActor.rotateIfDue();
         await deliveries.deliverDue();

@@ -49,8 +49,11 @@ export interface ThreadBasis {
   signatures: Pick<CryptoPool, 'verifySignature'>;
   /** First uses of assertions and proofs, decided in the store (the same for every thread). */
   replayGuard: ReplayGuardActor;
-  /** Whether this thread delivers back-channel logouts (the main thread), or only queues them. */
-  deliversLogouts: boolean;
+  /**
+   * Whether this thread delivers back-channel logouts (the main thread: with what to run before each
+   * pass, its copy of the directory catching up), or only queues them (false).
+   */
+  deliversLogouts: false | { beforePass: () => void };
 }
 
 /** The parts every HTTP thread has: the store decides for each of them, so any thread serves what they serve. */
@@ -124,7 +127,8 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
       new BackchannelLogoutsActor(storage),
       new LogoutTokens(issuer, keys, signer),
       { retryForMs: config.backchannelLogoutRetryFor, timeoutMs: config.backchannelLogoutTimeout, concurrency: config.backchannelLogoutConcurrency },
-      deliversLogouts,
+      deliversLogouts !== false,
+      deliversLogouts === false ? undefined : deliversLogouts.beforePass,
     ),
     masterKey,
   };

@@ -1,4 +1,5 @@
 import { directoryKey, keysOfApp } from './directory-keys.js';
+import { decidedAgain } from './decided-again.js';
 import type { UniqueKey } from '../storage/unique-keys.js';
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -39,6 +40,9 @@ export interface AssertionKey {
   /** SPKI DER, what the worker pool imports (once per key id). */
   spkiDer: Uint8Array;
 }
+
+/** The directory stores this actor holds. */
+const CLIENTS_STORES = ['apps', 'appKeys', 'machineKeys', 'machineSecrets'] as const satisfies readonly DirectoryStore[];
 
 function stampNew<T>(row: T): T & { createdAt: number; changedAt: number; sequence: number } {
   const now = Date.now();
@@ -85,7 +89,7 @@ export class ClientsActor {
    */
   private readonly parsedKeys = new WeakMap<View<AppKeyRecord> | View<MachineKeyRecord>, AssertionKey>();
 
-  constructor(storage: Storage) {
+  constructor(private readonly storage: Storage) {
     this.apps = Table.ofDirectory(storage, 'apps');
     this.appKeys = Table.ofDirectory(storage, 'appKeys');
     this.machineKeys = Table.ofDirectory(storage, 'machineKeys');
@@ -153,6 +157,23 @@ export class ClientsActor {
       default:
         return false;
     }
+  }
+
+  /**
+   * A change decided on this copy, decided again on the record as stored when another thread's
+   * change to it came first (see decidedAgain; the copy takes the record again from the store).
+   */
+  private decidedAgain<T>(attempt: () => Promise<T>): Promise<T> {
+    return decidedAgain(attempt, (key) => {
+      this.storage.freshReads();
+      for (const store of CLIENTS_STORES) this.takeChange(store, key);
+    });
+  }
+
+  /** Every record read again as stored (a copy that fell too far behind the change feed to follow it, and cannot be loaded anew). */
+  retakeAll(): void {
+    const tables = { apps: this.apps, appKeys: this.appKeys, machineKeys: this.machineKeys, machineSecrets: this.machineSecrets } satisfies Record<(typeof CLIENTS_STORES)[number], unknown>;
+    for (const [store, table] of Object.entries(tables)) for (const id of table.ids()) this.takeChange(store as DirectoryStore, id);
   }
 
   // ---- apps ----
@@ -284,43 +305,49 @@ export class ClientsActor {
    * UpdateOIDCAppConfig: the app's new OIDC configuration (its registered origins follow), and
    * whether the instance vouches for its back-channel logout URI now.
    */
-  async updateOidcConfig(appId: string, oidc: OidcAppConfig, logoutReceiverByInstance: boolean): Promise<View<AppRecord>> {
-    const app = this.apps.get(appId);
-    if (!app?.oidc) throw notFound('APP-Jd8sa', `application ${appId} not found`);
-    return this.writeApp(app, { oidc, logoutReceiverByInstance: logoutReceiverByInstance || undefined });
+  updateOidcConfig(appId: string, oidc: OidcAppConfig, logoutReceiverByInstance: boolean): Promise<View<AppRecord>> {
+    return this.decidedAgain(async () => {
+      const app = this.apps.get(appId);
+      if (!app?.oidc) throw notFound('APP-Jd8sa', `application ${appId} not found`);
+      return this.writeApp(app, { oidc, logoutReceiverByInstance: logoutReceiverByInstance || undefined });
+    });
   }
 
   /**
    * A registered client's update (RFC 7592 §2.2): its OIDC configuration and registered metadata
    * together. The client sets its receiver itself, so the instance no longer vouches for it.
    */
-  async updateRegisteredApp(appId: string, oidc: OidcAppConfig, registration: ClientRegistration): Promise<View<AppRecord>> {
-    const app = this.apps.get(appId);
-    if (!app?.oidc || !app.registration) throw notFound('APP-Jd8sa', `application ${appId} not found`);
-    return this.writeApp(app, { oidc, registration, logoutReceiverByInstance: undefined });
+  updateRegisteredApp(appId: string, oidc: OidcAppConfig, registration: ClientRegistration): Promise<View<AppRecord>> {
+    return this.decidedAgain(async () => {
+      const app = this.apps.get(appId);
+      if (!app?.oidc || !app.registration) throw notFound('APP-Jd8sa', `application ${appId} not found`);
+      return this.writeApp(app, { oidc, registration, logoutReceiverByInstance: undefined });
+    });
   }
 
   /**
    * RemoveApp: the app and its keys. Its client id stops authenticating at once; resolves once
    * durable (if the write fails, the app is back).
    */
-  async removeApp(appId: string): Promise<View<AppRecord>> {
-    const app = this.apps.get(appId);
-    if (!app) throw notFound('APP-Jd8sa', `application ${appId} not found`);
-    const keys = [...this.appKeys.values()].filter((k) => k.appId === appId);
-    if (this.appByClientId.get(app.clientId) === app.id) this.appByClientId.delete(app.clientId);
-    this.unindexOrigins(app.id);
-    try {
-      await Promise.all([this.apps.remove(app.id, { keys: { free: keysOfApp(app) } }), ...keys.map((k) => this.appKeys.remove(k.id))]);
-    } catch (error) {
-      const current = this.apps.get(app.id);
-      if (current) {
-        this.appByClientId.set(current.clientId, current.id);
-        this.indexOrigins(current);
+  removeApp(appId: string): Promise<View<AppRecord>> {
+    return this.decidedAgain(async () => {
+      const app = this.apps.get(appId);
+      if (!app) throw notFound('APP-Jd8sa', `application ${appId} not found`);
+      const keys = [...this.appKeys.values()].filter((k) => k.appId === appId);
+      if (this.appByClientId.get(app.clientId) === app.id) this.appByClientId.delete(app.clientId);
+      this.unindexOrigins(app.id);
+      try {
+        await Promise.all([this.apps.remove(app.id, { keys: { free: keysOfApp(app) } }), ...keys.map((k) => this.appKeys.remove(k.id))]);
+      } catch (error) {
+        const current = this.apps.get(app.id);
+        if (current) {
+          this.appByClientId.set(current.clientId, current.id);
+          this.indexOrigins(current);
+        }
+        throw error;
       }
-      throw error;
-    }
-    return app;
+      return app;
+    });
   }
 
   /** The keys of an app. */

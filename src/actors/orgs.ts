@@ -28,6 +28,7 @@ import { recordLockout } from '../observability/recorder.js';
 import { ownRow, type View } from '../util/readonly.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
 import type { DirectoryStore } from '../storage/directory-log.js';
+import { decidedAgain } from './decided-again.js';
 import { directoryKey, keysOfGrant, keysOfOrg, keysOfProject, keysOfUser } from './directory-keys.js';
 
 /**
@@ -43,6 +44,9 @@ export interface InstanceInfo {
 }
 
 const lower = (s: string) => s.toLowerCase();
+
+/** The directory stores this actor holds. */
+const ORGS_STORES = ['orgs', 'projects', 'users', 'members', 'userGrants', 'pats', 'policies'] as const satisfies readonly DirectoryStore[];
 
 function stamp<T extends { createdAt: number; changedAt: number; sequence: number }>(row: T, isNew: boolean): T {
   const now = Date.now();
@@ -310,28 +314,32 @@ export class OrgsActor {
   }
 
   /** Adds (`create`) or updates the org's custom policy; ZITADEL's AlreadyExists / NotFound / no-change rules. */
-  async setPolicy<K extends PolicyKind>(kind: K, orgId: string, policy: PolicyTypes[K], create: boolean): Promise<View<PolicyRecord<K>>> {
-    this.requireOrg(orgId);
-    const id = `${kind}:${orgId}`;
-    const existing = this.policies.get(id) as PolicyRecord<K> | undefined;
-    if (create && existing) throw alreadyExists('POLICY-0kdf2', `the organization already has a custom ${kind} policy`);
-    if (!create && !existing) throw notFound('POLICY-3kd9f', `the organization has no custom ${kind} policy (Errors.Org.${kind}Policy.NotFound)`);
-    if (existing && JSON.stringify(existing.policy) === JSON.stringify(policy)) {
-      throw preconditionFailed('POLICY-9kdf2', 'no changes (Errors.Org.Policy.NotChanged)');
-    }
-    const record = stamp<PolicyRecord<K>>(
-      { ...(existing ?? { createdAt: 0, changedAt: 0, sequence: 0 }), id, kind, orgId, policy },
-      !existing,
-    );
-    await this.policies.put(record);
-    return record as View<PolicyRecord<K>>;
+  setPolicy<K extends PolicyKind>(kind: K, orgId: string, policy: PolicyTypes[K], create: boolean): Promise<View<PolicyRecord<K>>> {
+    return this.decidedAgain(async () => {
+      this.requireOrg(orgId);
+      const id = `${kind}:${orgId}`;
+      const existing = this.policies.get(id) as PolicyRecord<K> | undefined;
+      if (create && existing) throw alreadyExists('POLICY-0kdf2', `the organization already has a custom ${kind} policy`);
+      if (!create && !existing) throw notFound('POLICY-3kd9f', `the organization has no custom ${kind} policy (Errors.Org.${kind}Policy.NotFound)`);
+      if (existing && JSON.stringify(existing.policy) === JSON.stringify(policy)) {
+        throw preconditionFailed('POLICY-9kdf2', 'no changes (Errors.Org.Policy.NotChanged)');
+      }
+      const record = stamp<PolicyRecord<K>>(
+        { ...(existing ?? { createdAt: 0, changedAt: 0, sequence: 0 }), id, kind, orgId, policy },
+        !existing,
+      );
+      await this.policies.put(record);
+      return record as View<PolicyRecord<K>>;
+    });
   }
 
   /** Resets the org to the default policy. */
-  async removePolicy(kind: PolicyKind, orgId: string): Promise<void> {
-    const id = `${kind}:${orgId}`;
-    if (!this.policies.has(id)) throw notFound('POLICY-3kd9f', `the organization has no custom ${kind} policy`);
-    await this.policies.remove(id);
+  removePolicy(kind: PolicyKind, orgId: string): Promise<void> {
+    return this.decidedAgain(async () => {
+      const id = `${kind}:${orgId}`;
+      if (!this.policies.has(id)) throw notFound('POLICY-3kd9f', `the organization has no custom ${kind} policy`);
+      await this.policies.remove(id);
+    });
   }
 
   // ---- password checks (lockout) and a person's credentials ----
@@ -555,30 +563,32 @@ export class OrgsActor {
    * gone; the name is free again. The user stops authenticating at once (PATs unindexed first).
    * Resolves once every removal is durable.
    */
-  async removeUser(userId: string, orgId: string): Promise<View<UserRecord>> {
-    const user = this.requireUser(userId, orgId);
-    const pats = this.patsOf(userId);
-    const members = this.memberships(userId);
-    const grants = this.grantsOf(userId);
-    this.unindexUser(user);
-    this.grantIdsByUser.delete(userId);
-    this.memberIdsByUser.delete(userId);
-    try {
-      await Promise.all([
-        this.users.remove(userId, { keys: { free: keysOfUser(user) } }),
-        ...pats.map((p) => this.removePat(p.id)),
-        ...members.map((m) => this.members.remove(m.id)),
-        ...grants.map((g) => this.userGrants.remove(g.id, { keys: { free: keysOfGrant(g) } })),
-      ]);
-    } catch (error) {
-      // What a failed write left in place is found again by the lookups (the tables put their rows back).
-      const kept = this.users.get(userId);
-      if (kept) this.indexUser(kept);
-      for (const grant of grants) if (this.userGrants.get(grant.id)) this.indexGrant(grant);
-      for (const member of members) if (this.members.get(member.id)) this.indexMember(member);
-      throw error;
-    }
-    return user;
+  removeUser(userId: string, orgId: string): Promise<View<UserRecord>> {
+    return this.decidedAgain(async () => {
+      const user = this.requireUser(userId, orgId);
+      const pats = this.patsOf(userId);
+      const members = this.memberships(userId);
+      const grants = this.grantsOf(userId);
+      this.unindexUser(user);
+      this.grantIdsByUser.delete(userId);
+      this.memberIdsByUser.delete(userId);
+      try {
+        await Promise.all([
+          this.users.remove(userId, { keys: { free: keysOfUser(user) } }),
+          ...pats.map((p) => this.removePat(p.id)),
+          ...members.map((m) => this.members.remove(m.id)),
+          ...grants.map((g) => this.userGrants.remove(g.id, { keys: { free: keysOfGrant(g) } })),
+        ]);
+      } catch (error) {
+        // What a failed write left in place is found again by the lookups (the tables put their rows back).
+        const kept = this.users.get(userId);
+        if (kept) this.indexUser(kept);
+        for (const grant of grants) if (this.userGrants.get(grant.id)) this.indexGrant(grant);
+        for (const member of members) if (this.members.get(member.id)) this.indexMember(member);
+        throw error;
+      }
+      return user;
+    });
   }
 
   /**
@@ -634,6 +644,17 @@ export class OrgsActor {
     return this.users.get(userId);
   }
 
+  /**
+   * A change decided on this copy, decided again on the record as stored when another thread's
+   * change to it came first (see decidedAgain; the copy takes the record again from the store).
+   */
+  private decidedAgain<T>(attempt: () => Promise<T>): Promise<T> {
+    return decidedAgain(attempt, (key) => {
+      this.storage.freshReads();
+      for (const store of ORGS_STORES) this.takeChange(store, key);
+    });
+  }
+
   /** The unique keys every record of this actor holds (to build them in the store once, for a data dir from before). */
   *uniqueKeys(): Iterable<{ key: string; owner: string }> {
     for (const org of this.orgs.values()) yield* keysOfOrg(org);
@@ -642,11 +663,10 @@ export class OrgsActor {
     for (const grant of this.userGrants.values()) yield* keysOfGrant(grant);
   }
 
-  /** Every person read again as stored (a copy that fell too far behind the change feed to follow it). */
-  retakeAllUsers(): void {
-    const ids = new Set<string>([...this.users.values()].map((user) => user.id));
-    for (const { key } of this.users.db.getRange()) ids.add(key);
-    for (const id of ids) this.takeChange('users', id);
+  /** Every record read again as stored (a copy that fell too far behind the change feed to follow it, and cannot be loaded anew). */
+  retakeAll(): void {
+    const tables = { orgs: this.orgs, projects: this.projects, users: this.users, members: this.members, userGrants: this.userGrants, pats: this.pats, policies: this.policies } satisfies Record<(typeof ORGS_STORES)[number], unknown>;
+    for (const [store, table] of Object.entries(tables)) for (const id of table.ids()) this.takeChange(store as DirectoryStore, id);
   }
 
   /** The user a change left, or NotFound when it was removed meanwhile. */
@@ -725,7 +745,7 @@ export class OrgsActor {
    * when given (Sesame's field), replacing the list.
    */
   updateProject(projectId: string, orgId: string, change: ProjectSettings): Promise<View<ProjectRecord>> {
-    return this.projectChanges.run(projectId, () => this.changeProject(projectId, orgId, change));
+    return this.projectChanges.run(projectId, () => this.decidedAgain(() => this.changeProject(projectId, orgId, change)));
   }
 
   private async changeProject(projectId: string, orgId: string, change: ProjectSettings): Promise<View<ProjectRecord>> {
@@ -790,12 +810,14 @@ export class OrgsActor {
   }
 
   addProjectRoles(projectId: string, orgId: string, roles: ProjectRole[]): Promise<View<ProjectRecord>> {
-    return this.projectChanges.run(projectId, async () => {
-      const batch = new WriteBatch();
-      const project = this.stageProjectRoles(projectId, orgId, roles, batch);
-      await batch.commit(this.storage);
-      return project;
-    });
+    return this.projectChanges.run(projectId, () =>
+      this.decidedAgain(async () => {
+        const batch = new WriteBatch();
+        const project = this.stageProjectRoles(projectId, orgId, roles, batch);
+        await batch.commit(this.storage);
+        return project;
+      }),
+    );
   }
 
   stageProjectRoles(projectId: string, orgId: string, roles: ProjectRole[], batch: WriteBatch): View<ProjectRecord> {
@@ -865,20 +887,8 @@ export class OrgsActor {
   }
 
   /**
-   * A user as the directory's writer (the main thread) committed it, taken into this thread's copy
-   * (see Table.adopt): the login request that asked for the change goes on with it.
-   */
-  adoptUser(user: View<UserRecord>): void {
-    const current = this.users.get(user.id);
-    if (current) this.unindexUser(current);
-    this.users.adopt(ownRow<UserRecord>(user));
-    this.indexUser(user);
-  }
-
-  /**
-   * Takes in a change another thread committed, named by the directory's change feed (an HTTP
-   * acceptor thread's copy; the main thread writes): the record is read again as committed and the
-   * lookups follow it. False for a store this actor does not hold.
+   * Takes in a change another thread committed, named by the directory's change feed (every
+   * thread's copy): the record is read again as committed and the lookups follow it. False for a store this actor does not hold.
    */
   takeChange(store: DirectoryStore, id: string): boolean {
     switch (store) {

@@ -134,6 +134,3 @@ export class SettingsActor {
     return next;
   }
 }
-
-/** The settings' reads (see ORGS_READS in orgs.ts): any other method on an HTTP acceptor thread hands the request to the main thread. */
-export const SETTINGS_READS = ['tokenExchangeEnabled', 'tokenExchangeSource', 'featuresRecord', 'dynamicRegistrationEnabled', 'dynamicRegistration', 'securityPolicy'] as const satisfies readonly (keyof SettingsActor)[];

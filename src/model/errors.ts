@@ -31,6 +31,21 @@ export class ApiError extends Error {
 }
 
 export const notFound = (id: string, message: string) => new ApiError('NotFound', id, message);
+
+/**
+ * A write refused because the record changed since the copy it was decided on read it (another
+ * thread, later another node, wrote it): nothing was written. The actor decides again on the
+ * record as stored (retried a few times); what still conflicts reaches the caller as
+ * FailedPrecondition.
+ */
+export class WriteConflict extends ApiError {
+  constructor(
+    readonly key: string,
+    message = `${key} was changed meanwhile; nothing was written, try again`,
+  ) {
+    super('FailedPrecondition', 'STORE-C0nfl', message);
+  }
+}
 export const alreadyExists = (id: string, message: string) => new ApiError('AlreadyExists', id, message);
 export const invalidArgument = (id: string, message: string) => new ApiError('InvalidArgument', id, message);
 export const preconditionFailed = (id: string, message: string) => new ApiError('FailedPrecondition', id, message);

@@ -66,9 +66,9 @@ export type PasswordWork = Pick<CryptoPool, 'hashPassword' | 'verifyPassword'>;
 
 /**
  * The login's decisions on one thread: `orgs` is this thread's copy of the directory (people are
- * read again as stored before a decision), `leases` this thread's holder of leases. `registrar`:
- * who adds a registering person, while new names are unique only in the main thread's copy (an
- * acceptor thread asks it; see protocol.ts); none: this thread adds them.
+ * read again as stored before a decision; a new person's name is taken in the store), `leases`
+ * this thread's holder of leases, `passwords` the password pool (the main thread's, asked over a
+ * port on the others).
  */
 export class LoginDecisions implements LoginDirectory {
   /** A hash that never matches, verified for unknown users so they cost the same time as known ones. */
@@ -78,7 +78,6 @@ export class LoginDecisions implements LoginDirectory {
     private readonly orgs: OrgsActor,
     private readonly passwords: PasswordWork,
     private readonly leases: LeasesActor,
-    private readonly registrar?: Pick<LoginDirectory, 'register'>,
   ) {}
 
   /** A password check against a hash that never matches: the time a real check takes. */
@@ -158,12 +157,6 @@ export class LoginDecisions implements LoginDirectory {
   }
 
   async register(orgId: string, person: NewHuman, password: string): Promise<View<UserRecord>> {
-    if (this.registrar) {
-      const user = await this.registrar.register(orgId, person, password);
-      // Into this thread's copy at once: the registering person's sign-in goes on here.
-      this.orgs.adoptUser(user);
-      return user;
-    }
     const passwordHash = await this.passwords.hashPassword(password);
     return this.orgs.addUser(orgId, { person, credentials: { passwordHash } });
   }

@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb';
 import type { Storage } from './db.js';
-import { preconditionFailed } from '../model/errors.js';
+import { WriteConflict } from '../model/errors.js';
 import type { TableFeed } from './directory-log.js';
 import type { UniqueKey } from './unique-keys.js';
 
@@ -119,7 +119,7 @@ export class WriteBatch {
         for (const [key, s] of rows) {
           const other = others?.get(key);
           if (target.current(key) !== s.base || (other !== undefined && other !== this)) {
-            return preconditionFailed('BATCH-C0nfl', `${key} was changed while it was staged; nothing was written`);
+            return new WriteConflict(key, `${key} was changed while it was staged; nothing was written`);
           }
         }
       }
@@ -158,7 +158,7 @@ export class WriteBatch {
             // wrote since it was staged, or a unique key another record took, refuses the batch whole.
             for (const [target, rows] of pending) {
               for (const [key, s] of rows) {
-                if (!target.storedIs(key, s.base)) throw preconditionFailed('BATCH-C0nfl', `${key} was changed meanwhile; nothing was written, try again`);
+                if (!target.storedIs(key, s.base)) throw new WriteConflict(key);
               }
             }
             for (const { key, owner } of frees) storage.uniqueKeys.freeIn(key, owner);

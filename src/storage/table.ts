@@ -1,7 +1,7 @@
 import type { Database } from 'lmdb';
 import type { BatchTarget, WriteBatch } from './batch.js';
 import type { View } from '../util/readonly.js';
-import { preconditionFailed } from '../model/errors.js';
+import { WriteConflict } from '../model/errors.js';
 import type { UniqueKey } from './unique-keys.js';
 import type { Storage } from './db.js';
 import type { DirectoryStore, TableFeed } from './directory-log.js';
@@ -161,14 +161,6 @@ export class Table<T extends { id: string }> implements BatchTarget {
   }
 
   /**
-   * Takes in a row another thread's writer committed (it answered with it): this copy has it at
-   * once, for the request that asked for the change; a reload of the copy reads it anyway.
-   */
-  adopt(row: T): void {
-    this.rows.set(row.id, row);
-  }
-
-  /**
    * Reads a row again as committed, for a copy of the directory that another thread writes (the
    * change feed named it): the row it holds, and the row it holds now (undefined: removed).
    */
@@ -180,6 +172,13 @@ export class Table<T extends { id: string }> implements BatchTarget {
     if (after) this.rows.set(id, after);
     else this.rows.delete(id);
     return { before: before as View<T> | undefined, after: after as View<T> | undefined };
+  }
+
+  /** Every id this copy holds or the store holds: what a copy that lost track of the change feed reads again. */
+  ids(): Set<string> {
+    const ids = new Set(this.rows.keys());
+    for (const { key } of this.db.getRange()) ids.add(key);
+    return ids;
   }
 
   /** Stages a row into a batch: visible through the batch only, until the batch commits. */
@@ -203,13 +202,13 @@ export class Table<T extends { id: string }> implements BatchTarget {
    * was made from (another thread or process wrote it since): a conflict, nothing written.
    */
   private putIfStoredIs(id: string, row: T, base: T | undefined, keys: KeyChanges | undefined): void {
-    if (!this.storedIs(id, base)) throw preconditionFailed('TABLE-C0nfl', `${id} was changed meanwhile; nothing was written, try again`);
+    if (!this.storedIs(id, base)) throw new WriteConflict(id);
     this.changeKeys(keys);
     void this.db.put(id, row);
   }
 
   private removeIfStoredIs(id: string, base: T | undefined, keys: KeyChanges | undefined): void {
-    if (!this.storedIs(id, base)) throw preconditionFailed('TABLE-C0nfl', `${id} was changed meanwhile; nothing was removed, try again`);
+    if (!this.storedIs(id, base)) throw new WriteConflict(id, `${id} was changed meanwhile; nothing was removed, try again`);
     this.changeKeys(keys);
     void this.db.remove(id);
   }

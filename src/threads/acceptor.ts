@@ -207,7 +207,7 @@ async function start(): Promise<void> {
       stale = true;
     }
     // Looked up now: a reload replaces the checks with ones over the new copy.
-    const check = local.served.get(descriptor.pattern)?.beforeBody ?? local.prechecks.get(descriptor.pattern);
+    const check = local.served.get(descriptor.pattern)?.beforeBody;
     try {
       check?.(req);
     } catch (error) {
@@ -236,7 +236,6 @@ async function start(): Promise<void> {
       ...(descriptor.peerAddress ? { peerAddress: true as const } : {}),
       methods: {},
       forward: (req) => forward(index, req),
-      ...(local.prechecks.has(descriptor.pattern) ? { beforeBody: checkBeforeBody(descriptor) } : {}),
     };
   });
   server.mount(routes);

@@ -1,19 +1,53 @@
 import type { OrgsActor } from '../actors/orgs.js';
+import type { ClientsActor } from '../actors/clients.js';
+import type { KeysActor } from '../actors/keys.js';
+import type { SettingsActor } from '../actors/settings.js';
 import type { Storage } from '../storage/db.js';
-import type { DirectoryStore } from '../storage/directory-log.js';
+import type { DirectoryChange } from '../storage/directory-log.js';
 
-/** What the acceptor threads write to the directory themselves: people (the login's decisions, Table.change). */
-const WRITTEN_ELSEWHERE: ReadonlySet<DirectoryStore> = new Set(['users']);
+/** A thread's copy of the directory: what takes the changes the feed names. */
+export interface DirectoryCopy {
+  orgs: Pick<OrgsActor, 'takeChange' | 'retakeAll'>;
+  clients: Pick<ClientsActor, 'takeChange' | 'retakeAll'>;
+  /** The signing keys, where another thread may change them (none: only this thread does). */
+  keys?: Pick<KeysActor, 'load'> | undefined;
+  storage: Pick<Storage, 'meta'>;
+  settings: Pick<SettingsActor, 'storedChanged'>;
+}
 
-/** Entries read at most per catch-up: more waiting (the feed pruned past this copy, or a long quiet spell), every person is read again. */
+/**
+ * Takes changes another thread committed to the directory into a copy, record by record (the
+ * directory's change feed names them): the one rule for every thread's copy. False when one names
+ * a store the copy does not know (it is then loaded again whole).
+ */
+export function takeDirectoryChanges(copy: DirectoryCopy, changes: readonly DirectoryChange[]): boolean {
+  let keySet = false;
+  let meta = false;
+  for (const { store, id } of changes) {
+    if (store === 'signingKeys') keySet = true;
+    else if (store === 'meta') meta = true;
+    else if (!copy.orgs.takeChange(store, id) && !copy.clients.takeChange(store, id)) return false;
+  }
+  // A handful of records each: read again whole.
+  if (keySet) copy.keys?.load();
+  if (meta) {
+    copy.storage.meta.reload();
+    copy.settings.storedChanged();
+  }
+  return true;
+}
+
+/** Entries read at most per catch-up: more waiting (the feed pruned past this copy, or a long quiet spell), every record is read again. */
 const MOST_CHANGES_TAKEN = 10_000;
 
 /**
- * The main thread's copy of the directory follows what the acceptor threads write to it, from the
- * directory's change feed: the people the login changed there (a lock, a TOTP enrollment, a new
- * password). Everything else in the directory the main thread writes itself. Quiet changes (a
- * failure count) move no version and are taken with the next change that does; the decisions that
- * read them read the store.
+ * The main thread's copy of the directory follows what the acceptor threads write to it (the
+ * management API's changes, the login's), from the directory's change feed, before each request.
+ * Its own writes are visible in it at once; taking them again from the feed is harmless (a row
+ * whose write is under way is left as it is, Table.refresh). Quiet changes (a failure count) move
+ * no version and are taken with the next change that does; the decisions that read them read the
+ * store. The main thread's copy cannot be loaded anew (its actors hold timers and writes under
+ * way): a copy too far behind reads every record again instead.
  */
 export class FollowedWrites {
   private seenVersion: number;
@@ -21,7 +55,7 @@ export class FollowedWrites {
 
   constructor(
     private readonly storage: Pick<Storage, 'directoryVersion' | 'directoryLog'>,
-    private readonly orgs: Pick<OrgsActor, 'takeChange' | 'retakeAllUsers'>,
+    private readonly copy: DirectoryCopy,
   ) {
     this.seenVersion = storage.directoryVersion();
     this.appliedThrough = storage.directoryLog.last();
@@ -33,12 +67,15 @@ export class FollowedWrites {
     if (version === this.seenVersion) return;
     this.seenVersion = version;
     const feed = this.storage.directoryLog.since(this.appliedThrough, MOST_CHANGES_TAKEN);
-    if (!feed) {
-      this.appliedThrough = this.storage.directoryLog.last();
-      this.orgs.retakeAllUsers();
+    if (feed && takeDirectoryChanges(this.copy, feed.changes)) {
+      this.appliedThrough = feed.last;
       return;
     }
-    for (const { store, id } of feed.changes) if (WRITTEN_ELSEWHERE.has(store)) this.orgs.takeChange(store, id);
-    this.appliedThrough = feed.last;
+    this.appliedThrough = this.storage.directoryLog.last();
+    this.copy.orgs.retakeAll();
+    this.copy.clients.retakeAll();
+    this.copy.keys?.load();
+    this.copy.storage.meta.reload();
+    this.copy.settings.storedChanged();
   }
 }

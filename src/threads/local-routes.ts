@@ -2,7 +2,6 @@ import type { Config } from '../config.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import type { Storage } from '../storage/db.js';
 import { OrgsActor, type InstanceInfo } from '../actors/orgs.js';
-import { NeedsOwner } from '../model/errors.js';
 import { ClientsActor } from '../actors/clients.js';
 import { KeysActor } from '../actors/keys.js';
 import { ClientAuthenticator } from '../services/client-auth.js';
@@ -18,37 +17,31 @@ import { tokenRoute } from '../http/routes/token.js';
 import { introspectRoute } from '../http/routes/introspect.js';
 import { authorizeRoute } from '../http/routes/authorize.js';
 import { loginRoutes } from '../http/routes/login.js';
-import { relayedPasswords, relayedRegistrar } from './relayed-passwords.js';
+import { relayedPasswordPool } from './relayed-passwords.js';
 import { LoginDecisions } from '../services/login-directory.js';
 import { LeasesActor } from '../actors/leases.js';
 import { RelayedClientRegistrations } from './relayed-client-registrations.js';
 import type { AskWriter } from './protocol.js';
-import { importPrecheck, IMPORT_PATH } from '../http/admin/migration.js';
+import { IMPORT_PATH } from '../http/admin/migration.js';
 import { REGISTERED_CLIENT_PATTERN } from '../http/routes/register.js';
 import { routes } from '../http/routes/index.js';
 import { PATHS } from '../protocol/discovery.js';
 import { healthRoutes } from '../http/routes/health.js';
-import type { Request, Route } from '../http/types.js';
+import type { Route } from '../http/types.js';
 import { composeFlowPorts } from '../compose.js';
 import { ownerOnly, readsOnly } from './owner-only.js';
-import { ORGS_READS } from '../actors/orgs.js';
-import { CLIENTS_READS } from '../actors/clients.js';
 import { KEYS_READS } from '../actors/keys.js';
-import { SETTINGS_READS } from '../actors/settings.js';
-import { managementRoutes, readsOnly as managementReadsOnly } from '../http/admin/routes.js';
+import { managementRoutes } from '../http/admin/routes.js';
 import { MigrationStore } from '../services/migration/store.js';
-import type { Transactions } from '../actors/transaction.js';
-import type { CryptoPool } from '../workers/pool.js';
+import { Transactions } from '../actors/transaction.js';
 import type { Ports } from '../services/ports.js';
-import type { Method } from '../http/types.js';
 import type { DirectoryChange } from '../storage/directory-log.js';
+import { takeDirectoryChanges } from './followed-writes.js';
 
 /** What an acceptor thread serves itself, over its copy of the directory (kept current by takeChanges). */
 export interface LocalRoutes {
   /** Routes served on this thread, by pattern. */
   served: Map<string, Route>;
-  /** Checks run before a forwarded route's body is read (the import's caller), by pattern (a served route brings its own). */
-  prechecks: Map<string, (req: Request) => void>;
   /**
    * Patterns whose precheck refuses a request without an Authorization header whatever the state:
    * a copy held back from reloading may still refuse those (nobody was added a moment ago).
@@ -63,31 +56,17 @@ export interface LocalRoutes {
 }
 
 /**
- * The management and admin API on an acceptor thread: its reads (GET, the `_search` lists, the
- * export) answered from this thread's copy, with the directory actors behind guards that let reads
- * through only; the calls that change the directory are handed whole to the main thread, its
- * writer, before anything is done here.
+ * The management and admin API on an acceptor thread, over this thread's copy of the directory:
+ * reads answered from it, writes decided in the store (each a compare-and-set on the version the
+ * copy read, unique keys held in the store), the import included. Only a signing key rotation is
+ * the main thread's (it rotates on its timer too): the keys stand behind a guard that hands the
+ * request over before anything changed.
  */
-function managementReads(here: Ports, orgs: OrgsActor, clients: ClientsActor, keys: KeysActor): Route[] {
-  const readOrgs = readsOnly(orgs, ORGS_READS, 'orgs');
-  const readClients = readsOnly(clients, CLIENTS_READS, 'clients');
-  const ctx: Ports = {
+function managementHere(here: Ports, storage: Storage, orgs: OrgsActor, clients: ClientsActor, keys: KeysActor): Route[] {
+  return managementRoutes({
     ...here,
-    orgs: readOrgs,
-    clients: readClients,
     keys: readsOnly(keys, KEYS_READS, 'keys'),
-    settings: readsOnly(here.settings, SETTINGS_READS, 'settings'),
-    migration: new MigrationStore(ownerOnly<Transactions>('an import'), readOrgs, readClients),
-  };
-  const writes = (): never => {
-    throw new NeedsOwner('a management call that changes the directory');
-  };
-  return managementRoutes(ctx).map((route) => {
-    const methods: Route['methods'] = {};
-    for (const [method, handler] of Object.entries(route.methods) as [Method, NonNullable<Route['methods'][Method]>][]) {
-      methods[method] = managementReadsOnly(route.pattern, method) ? handler : writes;
-    }
-    return { ...route, methods };
+    migration: new MigrationStore(new Transactions(storage), orgs, clients),
   });
 }
 
@@ -136,7 +115,8 @@ export function buildLocalRoutes(input: {
   // NeedsOwner. The login decides in the store; its password work and a registration are asked of
   // the main thread, as is client registration. (The guards are not put before the flows: measured, introspection cost 48-53 µs per
   // request without them and 61-62 µs with them, 2 threads on 2 cores.)
-  const loginDirectory = new LoginDecisions(orgs, relayedPasswords(askWriter), new LeasesActor(storage), relayedRegistrar(askWriter));
+  const pool = relayedPasswordPool(askWriter);
+  const loginDirectory = new LoginDecisions(orgs, pool, new LeasesActor(storage));
   const clientRegistrations = new RelayedClientRegistrations(askWriter);
   const here: Ports = {
     ...flows,
@@ -145,8 +125,8 @@ export function buildLocalRoutes(input: {
     keys,
     loginDirectory,
     clientRegistrations,
-    pool: ownerOnly<CryptoPool>('the worker pool'),
-    migration: new MigrationStore(ownerOnly<Transactions>('an import'), orgs, clients),
+    pool,
+    migration: new MigrationStore(new Transactions(storage), orgs, clients),
     // Serving at all: the main thread is ready (acceptors join the port only then).
     isReady: () => true,
   };
@@ -172,32 +152,16 @@ export function buildLocalRoutes(input: {
   };
   const replaced = inline ? new Map<string, Route>() : poolRoutes();
   // The server's one list of routes (src/http/routes/index.ts), less what only the main thread
-  // serves: health and readiness (its state), and the import (its upload goes straight over).
-  const mainThreadOnly = new Set([...healthRoutes(here).map((route) => route.pattern), IMPORT_PATH]);
-  const served = routes(here, managementReads(here, orgs, clients, keys)).flatMap((route): Route[] => {
+  // serves: health and readiness (its state).
+  const mainThreadOnly = new Set(healthRoutes(here).map((route) => route.pattern));
+  const served = routes(here, managementHere(here, storage, orgs, clients, keys)).flatMap((route): Route[] => {
     if (mainThreadOnly.has(route.pattern) || signsAfterSpending.has(route.pattern)) return [];
     return [replaced.get(route.pattern) ?? route];
   });
-  const takeChanges = (changes: readonly DirectoryChange[]): boolean => {
-    let keySet = false;
-    let meta = false;
-    for (const { store, id } of changes) {
-      if (store === 'signingKeys') keySet = true;
-      else if (store === 'meta') meta = true;
-      else if (!orgs.takeChange(store, id) && !clients.takeChange(store, id)) return false;
-    }
-    // A handful of records each: read again whole.
-    if (keySet) keys.load();
-    if (meta) {
-      storage.meta.reload();
-      flows.settings.storedChanged();
-    }
-    return true;
-  };
+  const takeChanges = (changes: readonly DirectoryChange[]): boolean => takeDirectoryChanges({ orgs, clients, keys, storage, settings: flows.settings }, changes);
   return {
     takeChanges,
     served: new Map(served.map((route) => [route.pattern, route])),
-    prechecks: new Map([[IMPORT_PATH, importPrecheck(flows)]]),
     credentialsRequired: new Set([IMPORT_PATH, REGISTERED_CLIENT_PATTERN]),
   };
 }

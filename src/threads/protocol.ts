@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import type { ForwardedRequest, ForwardedResponse, RouteDescriptor } from '../http/server.js';
 import type { MetricsMemory } from '../observability/metrics-memory.js';
 import type { ApiErrorKind } from '../model/errors.js';
-import type { LoginDirectory, PasswordWork } from '../services/login-directory.js';
+import type { CryptoPool } from '../workers/pool.js';
 import type { ClientRegistrar } from '../services/client-registrar.js';
 import type { OAuthErrorCode } from '../protocol/errors.js';
 
@@ -52,22 +52,22 @@ export type ToAcceptor =
   | { type: 'served' }
   | { type: 'drain'; timeoutMs: number };
 
+/** The password pool's work an acceptor thread asks of the main thread's pool. */
+export type PasswordPoolWork = Pick<CryptoPool, 'hashPassword' | 'hashPasswordInBulk' | 'verifyPassword'>;
+
 /**
  * What the main thread does for the acceptor threads: the password pool's work (one pool per
- * process), a login registration (new names are unique only in its copy of the directory until
- * the store holds them) and dynamic client registration (one quota per project, counted in its
- * copy). Everything else the login decides, each thread decides in the store.
+ * process) and dynamic client registration (one quota per project, counted in its copy).
+ * Everything else every thread decides in the store.
  */
 export interface DirectoryWriters {
-  login: Pick<LoginDirectory, 'register'>;
-  passwords: PasswordWork;
+  passwords: PasswordPoolWork;
   registrations: ClientRegistrar;
 }
 
 /** The methods an acceptor thread may ask for, by writer: a message names one, it never runs code on the main thread. */
 export const WRITER_METHODS: { readonly [W in keyof DirectoryWriters]: ReadonlySet<keyof DirectoryWriters[W]> } = {
-  login: new Set<keyof DirectoryWriters['login']>(['register']),
-  passwords: new Set<keyof PasswordWork>(['hashPassword', 'verifyPassword']),
+  passwords: new Set<keyof PasswordPoolWork>(['hashPassword', 'hashPasswordInBulk', 'verifyPassword']),
   registrations: new Set<keyof ClientRegistrar>(['register', 'read', 'update', 'remove']),
 };
 

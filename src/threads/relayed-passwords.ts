@@ -1,28 +1,22 @@
-import type { NewHuman } from '../actors/new-human.js';
-import type { UserRecord } from '../model/records.js';
-import type { LoginDirectory, PasswordWork } from '../services/login-directory.js';
-import type { View } from '../util/readonly.js';
-import type { AskWriter } from './protocol.js';
+import type { CryptoPool } from '../workers/pool.js';
+import { ownerOnly } from './owner-only.js';
+import type { AskWriter, PasswordPoolWork } from './protocol.js';
 
 /**
- * An acceptor thread's password work: hashing and verifying run in the main thread's password
- * pool (one pool per process, sized to the cores), asked over this thread's port. Only the CPU
- * work goes there; what a check decides is decided here, in the store (LoginDecisions).
+ * An acceptor thread's worker pool: password hashing and verification run in the main thread's
+ * password pool (one pool per process, sized to the cores), asked over this thread's port. Only
+ * the CPU work goes there; what a check or a new password decides is decided here, in the store.
+ * The rest of the pool (signing with SESAME_SIGNER=pool) stays the main thread's: asked of this
+ * one, it hands the request over.
  */
-export function relayedPasswords(ask: AskWriter): PasswordWork {
-  return {
+export function relayedPasswordPool(ask: AskWriter): CryptoPool {
+  const work: PasswordPoolWork = {
     hashPassword: async (password) => (await ask('passwords', 'hashPassword', [password])) as string,
-    verifyPassword: async (password, hash) => (await ask('passwords', 'verifyPassword', [password, hash])) as Awaited<ReturnType<PasswordWork['verifyPassword']>>,
+    hashPasswordInBulk: async (password) => (await ask('passwords', 'hashPasswordInBulk', [password])) as string,
+    verifyPassword: async (password, hash) => (await ask('passwords', 'verifyPassword', [password, hash])) as Awaited<ReturnType<CryptoPool['verifyPassword']>>,
   };
-}
-
-/**
- * An acceptor thread's registrar for the login: a new person is added by the main thread, whose
- * copy of the directory is the one that knows every name taken (names are not unique in the store
- * itself yet).
- */
-export function relayedRegistrar(ask: AskWriter): Pick<LoginDirectory, 'register'> {
-  return {
-    register: async (orgId: string, person: NewHuman, password: string) => (await ask('login', 'register', [orgId, person, password])) as View<UserRecord>,
-  };
+  const rest = ownerOnly<CryptoPool>('the worker pool');
+  return new Proxy(rest, {
+    get: (target, property) => (property in work ? work[property as keyof PasswordPoolWork] : Reflect.get(target, property)),
+  });
 }

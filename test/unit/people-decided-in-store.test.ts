@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { OrgsActor } from '../../src/actors/orgs.js';
 import { LeasesActor } from '../../src/actors/leases.js';
+import { Table } from '../../src/storage/table.js';
+import { WriteConflict } from '../../src/model/errors.js';
 import { tempStorageEach } from '../helpers/temp-storage.js';
 
 /**
@@ -119,18 +121,22 @@ describe('the directory decided in the store: unique keys and versions', () => {
     expect(String((projects.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason)).toMatch(/already registered/);
   });
 
-  it('a change made from a stale copy is refused, not written over the newer record (compare-and-set on the version)', async () => {
+  it('a change decided on a stale copy is refused by the store, never written over the newer record; the actor decides it again on the record as stored', async () => {
     const { s, main } = await twoCopies(3);
     const project = await main.addProject('o1', PROJECT);
-    // A copy loaded now (another thread's), then the rename on main.
+    // A copy loaded now (another thread's), then a rename on main.
     const stale = new OrgsActor(s, 'localhost');
     await main.updateProject(project.id, 'o1', { ...PROJECT, name: 'Renamed' });
-    // The stale copy has not taken the rename: its update is refused, and the rename stands.
-    await expect(stale.updateProject(project.id, 'o1', { ...PROJECT, name: 'Other' })).rejects.toThrow(/changed meanwhile/);
+    // The store refuses a write made from the version the stale copy holds.
+    const staleTable = new Table<{ id: string; sequence: number; name: string }>(s.stores.projects, undefined, undefined, { store: 'projects', log: s.directoryLog, uniqueKeys: s.uniqueKeys });
+    const staleRow = { ...staleTable.get(project.id)! };
+    await main.addProjectRoles(project.id, 'o1', [{ key: 'r', displayName: 'R', group: '' }]);
+    await expect(staleTable.put({ ...staleRow, sequence: staleRow.sequence + 1, name: 'Lost' })).rejects.toThrow(WriteConflict);
     expect(s.stores.projects.get(project.id).name).toBe('Renamed');
-    // Once it took the change, its update goes through.
-    stale.takeChange('projects', project.id);
-    await expect(stale.updateProject(project.id, 'o1', { ...PROJECT, name: 'Other' })).resolves.toMatchObject({ name: 'Other' });
+    // The actor's update from the stale copy is decided again on the stored record: it lands after the rename and the role.
+    const updated = await stale.updateProject(project.id, 'o1', { ...PROJECT, name: 'Other' });
+    expect(updated).toMatchObject({ name: 'Other', roles: [{ key: 'r' }] });
+    expect(s.stores.projects.get(project.id)).toMatchObject({ name: 'Other', roles: [{ key: 'r' }], sequence: project.sequence + 3 });
   });
 
   it('a data dir written before the store held unique keys gets them once, from its records', async () => {

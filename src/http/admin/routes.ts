@@ -1,4 +1,4 @@
-import type { Method, Route } from '../types.js';
+import type { Route } from '../types.js';
 import { appKeyRoutes } from './app-keys.js';
 import { appRoutes } from './apps.js';
 import { humanUserRoutes } from './human-users.js';
@@ -6,7 +6,7 @@ import { instanceSettingsRoutes } from './instance-settings.js';
 import { signingKeyRoutes, type SigningKeysPorts } from './signing-keys.js';
 import { machineCredentialRoutes } from './machine-credentials.js';
 import { instanceMemberRoutes, orgMemberRoutes } from './members.js';
-import { EXPORT_PATH, migrationRoutes } from './migration.js';
+import { migrationRoutes } from './migration.js';
 import { orgRoutes } from './orgs.js';
 import { policyRoutesAll } from './policies.js';
 import { projectRoleRoutes } from './project-roles.js';
@@ -70,13 +70,4 @@ export function managementRoutes(ctx: ManagementRoutesPorts): Route[] {
     byPattern.set(route.pattern, { ...existing, methods: { ...existing.methods, ...route.methods } });
   }
   return [...byPattern.values()];
-}
-
-/**
- * Whether a management API call only reads the directory: GET, ZITADEL's list calls (POST
- * `…/_search`, a query in the body) and the export. Every HTTP thread serves these from its copy;
- * the others change the directory, whose writer is the main thread.
- */
-export function readsOnly(pattern: string, method: Method): boolean {
-  return method === 'GET' || method === 'HEAD' || (method === 'POST' && (pattern.endsWith('/_search') || pattern === EXPORT_PATH));
 }

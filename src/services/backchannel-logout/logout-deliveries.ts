@@ -50,6 +50,8 @@ export class LogoutDeliveries {
      * queueings wake the deliverer through the store's change feed).
      */
     private readonly delivers = true,
+    /** Before each pass (it runs outside any request): the thread's copy of the directory takes what other threads committed (a receiver saved there). */
+    private readonly beforePass: () => void = () => {},
   ) {}
 
   /** Logouts queued and not yet delivered or given up. */
@@ -134,6 +136,7 @@ export class LogoutDeliveries {
    * left to the next pass, which follows at once.
    */
   private async deliverPass(): Promise<void> {
+    this.beforePass();
     const due = this.outbox.due(clock.now());
     const perApp = Math.max(1, Math.floor(this.policy.concurrency / 4));
     const ofApp = new Map<string, number>();
