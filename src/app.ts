@@ -231,7 +231,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     // (the login's, the management API's: FollowedWrites).
     const loginDirectory = new LoginDecisions(orgs, cryptoPool, leases);
     if (threaded) followed = new FollowedWrites(storage, { orgs, clients, storage, settings: flows.settings });
-    // So does it for dynamic client registration (one quota whichever thread registers).
+    // Dynamic client registration too (each registered client holds one of its project's places in the store).
     const clientRegistrations = new ClientRegistrations({ clients, orgs, settings: flows.settings, config, issuer, instance });
     const ctx: Ports = {
       ...flows,
@@ -252,7 +252,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     }
     if (threaded) {
       // Each loads its copy of the directory now, and joins the port once this thread is ready (below).
-      acceptors = await startAcceptors(config.httpThreads - 1, describeRoutes(table), server, { passwords: cryptoPool, registrations: clientRegistrations }, {
+      acceptors = await startAcceptors(config.httpThreads - 1, describeRoutes(table), server, { passwords: cryptoPool }, {
         config,
         issuer,
         port: server.port,

@@ -361,7 +361,7 @@ describe('two HTTP threads on one port', () => {
       return { status: res.status, body: JSON.parse(res.text) as Record<string, any> };
     });
     expect(handedOver()).toBe(before);
-    // The quota is counted by the directory's writer, whichever thread took the registration.
+    // Each registered client holds one of the project's places in the store, whichever thread took the registration.
     const registered = answers.filter((a) => a.status === 201);
     expect(registered).toHaveLength(5);
     for (const refused of answers.filter((a) => a.status !== 201)) expect([refused.status, refused.body.error]).toEqual([403, 'access_denied']);

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import type { Storage } from '../storage/db.js';
 import type { WriteBatch } from '../storage/batch.js';
 import { inIdOrder, Table } from '../storage/table.js';
-import { alreadyExists, invalidArgument, notFound } from '../model/errors.js';
+import { alreadyExists, invalidArgument, notFound, QuotaReached, WriteConflict } from '../model/errors.js';
 import type {
   AppKeyRecord,
   AppRecord,
@@ -88,6 +88,9 @@ export class ClientsActor {
    * replaced record is parsed anew.
    */
   private readonly parsedKeys = new WeakMap<View<AppKeyRecord> | View<MachineKeyRecord>, AssertionKey>();
+
+  /** Registration places this thread's writes are taking now (see addApp). */
+  private readonly placesTaking = new Set<string>();
 
   constructor(private readonly storage: Storage) {
     this.apps = Table.ofDirectory(storage, 'apps');
@@ -205,7 +208,12 @@ export class ClientsActor {
     return count;
   }
 
-  async addApp(
+  /**
+   * Adds an app. A registered client (`registration`, RFC 7591) takes a place among the project's
+   * `quota` in the store with it: QuotaReached when every place is held (on every thread at once,
+   * no more than the quota pass).
+   */
+  addApp(
     project: View<ProjectRecord>,
     input: {
       id?: string;
@@ -216,6 +224,31 @@ export class ClientsActor {
       registration?: ClientRegistration;
       logoutReceiverByInstance?: boolean;
     },
+    quota?: number,
+  ): Promise<{ app: View<AppRecord>; clientSecret?: string }> {
+    if (!input.registration || quota === undefined) return this.writeNewApp(project, input, []);
+    // A place another thread took meanwhile is a conflict: decided again, with the next free place.
+    return this.decidedAgain(async () => {
+      const held = this.storage.uniqueKeys.heldUnder(directoryKey.registrationSlots(project.id));
+      let place = 0;
+      // Places this thread is taking now are skipped too: its own registrations do not contend.
+      const free = (n: number) => !held.has(directoryKey.registrationSlot(project.id, n)) && !this.placesTaking.has(directoryKey.registrationSlot(project.id, n));
+      while (place < quota && !free(place)) place++;
+      if (place >= quota) throw new QuotaReached(quota);
+      const key = directoryKey.registrationSlot(project.id, place);
+      this.placesTaking.add(key);
+      try {
+        return await this.writeNewApp(project, input, [{ key, owner: input.clientId ?? '', taken: () => new WriteConflict(key) }]);
+      } finally {
+        this.placesTaking.delete(key);
+      }
+    });
+  }
+
+  private async writeNewApp(
+    project: View<ProjectRecord>,
+    input: Parameters<ClientsActor['addApp']>[1],
+    also: UniqueKey[],
   ): Promise<{ app: View<AppRecord>; clientSecret?: string }> {
     const method = input.oidc?.authMethodType ?? input.api?.authMethodType ?? '';
     const clientSecret = usesClientSecret(method) ? newAlphanumericSecret(64) : undefined;
@@ -224,7 +257,7 @@ export class ClientsActor {
     this.appByClientId.set(app.clientId, app.id);
     this.indexOrigins(app);
     try {
-      await this.apps.put(app, { keys: { take: this.keysTaken(app) } });
+      await this.apps.put(app, { keys: { take: [...this.keysTaken(app), ...also.map((unique) => ({ ...unique, owner: app.id }))] } });
     } catch (error) {
       // Not written: its client id and origins are not registered either.
       if (!this.apps.has(app.id)) {
@@ -266,9 +299,16 @@ export class ClientsActor {
     ];
   }
 
-  /** The unique keys every app holds (to build them in the store once, for a data dir from before). */
+  /** The unique keys every app holds (to build them in the store once, for a data dir from before): registered clients take their project's places in order. */
   *uniqueKeys(): Iterable<{ key: string; owner: string }> {
-    for (const app of this.apps.values()) yield* keysOfApp(app);
+    const places = new Map<string, number>();
+    for (const app of inIdOrder(this.apps.values())) {
+      yield* keysOfApp(app);
+      if (!app.registration) continue;
+      const place = places.get(app.projectId) ?? 0;
+      places.set(app.projectId, place + 1);
+      yield { key: directoryKey.registrationSlot(app.projectId, place), owner: app.id };
+    }
   }
 
   private newApp(
@@ -337,7 +377,8 @@ export class ClientsActor {
       if (this.appByClientId.get(app.clientId) === app.id) this.appByClientId.delete(app.clientId);
       this.unindexOrigins(app.id);
       try {
-        await Promise.all([this.apps.remove(app.id, { keys: { free: keysOfApp(app) } }), ...keys.map((k) => this.appKeys.remove(k.id))]);
+        const places = app.registration ? [{ prefix: directoryKey.registrationSlots(app.projectId), owner: app.id }] : [];
+        await Promise.all([this.apps.remove(app.id, { keys: { free: keysOfApp(app), freeOwned: places } }), ...keys.map((k) => this.appKeys.remove(k.id))]);
       } catch (error) {
         const current = this.apps.get(app.id);
         if (current) {

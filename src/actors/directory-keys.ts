@@ -21,6 +21,12 @@ export const directoryKey = {
   clientId: (clientId: string) => `client-id\n${clientId}`,
   /** An app's name, in its project. */
   appName: (projectId: string, name: string) => `app-name\n${projectId}\n${name}`,
+  /**
+   * The places for registered clients in a project (RFC 7591; its quota is how many): a registered
+   * client holds one, so registrations on every thread at once never pass the quota together.
+   */
+  registrationSlots: (projectId: string) => `registration-slot\n${projectId}\n`,
+  registrationSlot: (projectId: string, place: number) => `registration-slot\n${projectId}\n${String(place).padStart(6, '0')}`,
 };
 
 /** The keys a directory record holds. */

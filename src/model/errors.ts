@@ -32,6 +32,13 @@ export class ApiError extends Error {
 
 export const notFound = (id: string, message: string) => new ApiError('NotFound', id, message);
 
+/** Every place for registered clients in the project (RFC 7591) is held: its quota is reached. */
+export class QuotaReached extends ApiError {
+  constructor(readonly quota: number) {
+    super('FailedPrecondition', 'APP-Qu0ta', `the project holds the most registered clients allowed (${quota})`);
+  }
+}
+
 /**
  * A write refused because the record changed since the copy it was decided on read it (another
  * thread, later another node, wrote it): nothing was written. The actor decides again on the

@@ -4,11 +4,10 @@ export interface RegistrationAnswer {
 }
 
 /**
- * What the registration endpoints (RFC 7591/7592) ask of the directory's writer: the main thread's
- * ClientRegistrations (src/services/client-registration.ts); an acceptor thread asks through
- * src/threads/relayed-client-registrations.ts. Each call is one decision on the apps, so concurrent
- * registrations on every thread count against one quota. Bodies travel as the JSON text the
- * client sent (parsed by the writer: a hostile nesting never goes through a structured clone).
+ * What the registration endpoints (RFC 7591/7592) ask of: ClientRegistrations
+ * (src/services/client-registration.ts), on every thread. Each registration takes one of the
+ * project's places in the store, so registrations on every thread at once count against one
+ * quota. Bodies come as the JSON text the client sent, parsed there.
  */
 export interface ClientRegistrar {
   register(json: string, registrant: { anonymous: boolean }): Promise<RegistrationAnswer>;

@@ -1,5 +1,5 @@
 import { challenge } from '../protocol/bearer.js';
-import { ApiError } from '../model/errors.js';
+import { ApiError, QuotaReached } from '../model/errors.js';
 import type { AppRecord, ClientRegistration, OidcAppConfig } from '../model/records.js';
 import { usesClientSecret } from '../model/records.js';
 import { metadataError, readClientMetadata, redirectUriError, TOKEN_EXCHANGE_GRANT, type ClientMetadata } from '../protocol/client-metadata.js';
@@ -97,10 +97,14 @@ export class ClientRegistrations implements ClientRegistrar {
     const clientId = newId();
     // Counted and added without a pause between (addApp claims the app at once), so concurrent
     // registrations cannot pass the quota together.
-    if (this.ctx.clients.registeredAppsOfProject(project.id) >= settings.maxClients) {
-      throw new OAuthError('access_denied', `the project holds the most registered clients allowed (${settings.maxClients})`);
-    }
-    const { app, clientSecret } = await this.ctx.clients.addApp(project, { clientId, name: appName(metadata, clientId), oidc, registration });
+    const quotaReached = () => new OAuthError('access_denied', `the project holds the most registered clients allowed (${settings.maxClients})`);
+    // Answered early from this thread's copy; the store decides (each registered client holds one of the project's places).
+    if (this.ctx.clients.registeredAppsOfProject(project.id) >= settings.maxClients) throw quotaReached();
+    const { app, clientSecret } = await this.ctx.clients
+      .addApp(project, { clientId, name: appName(metadata, clientId), oidc, registration }, settings.maxClients)
+      .catch((error: unknown) => {
+        throw error instanceof QuotaReached ? quotaReached() : error;
+      });
     await this.addKeys(app, metadata);
     return {
       body: {

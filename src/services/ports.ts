@@ -72,7 +72,7 @@ export interface Ports {
   readonly masterKey: MasterKey;
   /** Export snapshots and atomic import commits (organization migration). */
   readonly migration: MigrationStore;
-  /** Dynamic client registration's decisions on the apps (RFC 7591/7592): the directory's writer decides. */
+  /** Dynamic client registration's decisions on the apps (RFC 7591/7592): each registered client holds one of its project's places in the store. */
   readonly clientRegistrations: ClientRegistrar;
   /** False while starting or shutting down (readiness). */
   isReady(): boolean;

@@ -77,9 +77,13 @@ export class DirectoryLog {
     void this.db.put(++this.lastInRun, [store, id, clock.now()]);
   }
 
-  /** Writes a record with `write` and logs it, in one transaction of its own; resolves once committed. */
+  /**
+   * Writes a record with `write` and logs it, in one transaction of its own; resolves once
+   * committed. A child transaction: a throw in `write` (a unique key another record holds) aborts
+   * whatever it wrote before (lmdb-js commits what a plain transaction callback wrote before it threw).
+   */
   written<R>(store: DirectoryStore, id: string, write: () => R): Promise<R> {
-    return this.db.transaction(() => {
+    return this.db.childTransaction(() => {
       const result = write();
       this.record(store, id);
       return result;

@@ -1,4 +1,4 @@
-import { UNIQUE_KEYS_BUILT } from './unique-keys.js';
+import { UNIQUE_KEYS_BUILT, UNIQUE_KEYS_VERSION } from './unique-keys.js';
 import type { Database } from 'lmdb';
 import type { View } from '../util/readonly.js';
 import type { DirectoryLog } from './directory-log.js';
@@ -65,11 +65,11 @@ export class MetaStore {
 
   /** Whether the store holds the directory's unique keys (see UniqueKeys): a data dir from before gets them once, at start. */
   uniqueKeysBuilt(): boolean {
-    return this.values.get(UNIQUE_KEYS_BUILT) === true;
+    return this.values.get(UNIQUE_KEYS_BUILT) === UNIQUE_KEYS_VERSION;
   }
 
   setUniqueKeysBuilt(): Promise<boolean> {
-    return this.put(UNIQUE_KEYS_BUILT, true);
+    return this.put(UNIQUE_KEYS_BUILT, UNIQUE_KEYS_VERSION);
   }
 
   // ---- instance settings (SettingsActor) ----

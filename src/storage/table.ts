@@ -21,6 +21,8 @@ export function sameVersion(stored: unknown, base: unknown): boolean {
 export interface KeyChanges {
   readonly take?: readonly UniqueKey[];
   readonly free?: readonly { key: string; owner: string }[];
+  /** Every key under a prefix the owner holds (a registered client's place in its project). */
+  readonly freeOwned?: readonly { prefix: string; owner: string }[];
 }
 
 /** Rows in id order (as LMDB keeps them), e.g. for an export. */
@@ -141,7 +143,8 @@ export class Table<T extends { id: string }> implements BatchTarget {
    */
   async change(id: string, next: (stored: View<T> | undefined) => T | undefined, options?: { quiet?: (row: View<T>) => boolean }): Promise<View<T> | undefined> {
     let quiet = false;
-    const decided = this.db.transaction(() => {
+    // A child transaction: a throw in `next` aborts whatever the callback wrote (see DirectoryLog.written).
+    const decided = this.db.childTransaction(() => {
       const stored = this.db.get(id) as View<T> | undefined;
       const row = next(stored);
       if (row === undefined) return { row: stored, written: false };
@@ -217,6 +220,7 @@ export class Table<T extends { id: string }> implements BatchTarget {
   private changeKeys(keys: KeyChanges | undefined): void {
     if (!keys || !this.feed) return;
     for (const { key, owner } of keys.free ?? []) this.feed.uniqueKeys.freeIn(key, owner);
+    for (const { prefix, owner } of keys.freeOwned ?? []) this.feed.uniqueKeys.freeOwnedIn(prefix, owner);
     for (const unique of keys.take ?? []) this.feed.uniqueKeys.takeIn(unique);
   }
 

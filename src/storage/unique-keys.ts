@@ -12,8 +12,10 @@ export interface UniqueKey {
   readonly taken: () => Error;
 }
 
-/** The meta key that says the store holds the keys of every record (a data dir from before got them once, at start). */
+/** The meta key that says which kinds of keys the store holds for every record (a data dir from before gets them once, at start). */
 export const UNIQUE_KEYS_BUILT = 'uniqueKeysBuilt';
+/** The kinds of keys held now: 1 names, domains, resource URIs, grants, client ids, app names; 2 registration places. */
+export const UNIQUE_KEYS_VERSION = 2;
 
 /**
  * The directory's unique keys, held in the store beside the records, taken and freed in the write
@@ -35,6 +37,18 @@ export class UniqueKeys {
   /** Inside a write transaction: the key is free again, if `owner` held it. */
   freeIn(key: string, owner: string): void {
     if (this.db.get(key) === owner) void this.db.remove(key);
+  }
+
+  /** Inside a write transaction: the keys under `prefix` that `owner` holds are free again. */
+  freeOwnedIn(prefix: string, owner: string): void {
+    for (const { key, value } of this.db.getRange({ start: prefix, end: `${prefix}\uffff` })) if (value === owner) void this.db.remove(key);
+  }
+
+  /** The keys under `prefix` held as committed (a project's registration places). */
+  heldUnder(prefix: string): Set<string> {
+    const held = new Set<string>();
+    for (const { key } of this.db.getRange({ start: prefix, end: `${prefix}\uffff` })) held.add(key);
+    return held;
   }
 
   /** Who holds the key as committed. */

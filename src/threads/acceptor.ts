@@ -9,7 +9,7 @@ import { log, setLogLevel, setLogSink } from '../util/log.js';
 import { startHttpServer, surfaceOf, type ForwardedRequest, type ForwardedResponse } from '../http/server.js';
 import type { Request, Response, Route } from '../http/types.js';
 import { NeedsOwner } from '../model/errors.js';
-import type { AskWriter } from './protocol.js';
+import type { AskMainThread } from './protocol.js';
 import { errorOf } from './relayed-error.js';
 import { buildLocalRoutes, type LocalRoutes } from './local-routes.js';
 import { observeThread } from '../observability/thread-observability.js';
@@ -42,14 +42,14 @@ const replayGuard = new ReplayGuardActor(storage, { shared: true });
 /** Requests handed to the main thread and not yet answered. */
 const pending = new Map<number, { resolve: (r: Response) => void; reject: (e: Error) => void }>();
 let nextId = 1;
-/** What was asked of the main thread (see DirectoryWriters) and not yet answered. */
+/** What was asked of the main thread (see MainThreadWork) and not yet answered. */
 const asked = new Map<number, { resolve: (value: unknown) => void; reject: (e: Error) => void }>();
 
-const askWriter: AskWriter = (writer, method, args) =>
+const askMainThread: AskMainThread = (part, method, args) =>
   new Promise((resolve, reject) => {
     const id = nextId++;
     asked.set(id, { resolve, reject });
-    post({ type: 'ask', id, writer, method, args });
+    post({ type: 'ask', id, part, method, args });
   });
 
 function forward(route: ForwardedRequest['route'], req: Request): Promise<Response> {
@@ -135,7 +135,7 @@ function beforeRequest(): void {
   if (builtFor !== -1 && now - lastReload.endedAt < lastReload.took / RELOAD_SHARE) throw new NeedsOwner('the directory (this thread is reloading its copy)');
   // Read before the load: what is logged after it is taken again (taking a change twice is harmless).
   const through = storage.directoryLog.last();
-  local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey, signatureCheck, replayGuard, askWriter });
+  local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey, signatureCheck, replayGuard, askMainThread });
   builtFor = version;
   appliedThrough = through;
   wholeLoads++;

@@ -3,7 +3,7 @@ import type { HttpServer, RouteDescriptor } from '../http/server.js';
 import { log, writeLogLine } from '../util/log.js';
 import { WORKER_YOUNG_GENERATION_MB } from '../util/thread-memory.js';
 import { relayedError } from './relayed-error.js';
-import { WRITER_METHODS, type AcceptorData, type DirectoryWriters, type FromAcceptor, type ToAcceptor } from './protocol.js';
+import { MAIN_THREAD_METHODS, type AcceptorData, type MainThreadWork, type FromAcceptor, type ToAcceptor } from './protocol.js';
 
 /** The HTTP acceptor threads beside the main thread (see acceptor.ts). */
 export interface Acceptors {
@@ -44,14 +44,14 @@ function deferred(): { promise: Promise<void>; resolve: () => void; reject: (err
  * Starts `count` acceptor threads for the main thread's port and `routes` (its table, in mount
  * order), and serves what they forward with `server` (the main thread's own server, so a
  * forwarded request is answered exactly as one received here) and what they ask of it with
- * `writers` (DirectoryWriters). Resolves once each has loaded its copy of the
+ * `work` (MainThreadWork). Resolves once each has loaded its copy of the
  * directory; they listen only after `join()`.
  */
 export async function startAcceptors(
   count: number,
   routes: RouteDescriptor[],
   server: HttpServer,
-  writers: DirectoryWriters,
+  work: MainThreadWork,
   data: Omit<AcceptorData, 'index' | 'routes'>,
   /** Runs before an ask is answered, as before a request: this thread's reads and directory copy current. */
   beforeAnswer: () => void = () => {},
@@ -98,11 +98,11 @@ export async function startAcceptors(
           );
           return;
         case 'ask': {
-          const { id, writer, method, args } = message;
-          // Only the writers' decisions, by name: the thread's message names a method, never runs code here.
-          const target = writers[writer] as unknown as Record<string, (...a: unknown[]) => Promise<unknown>> | undefined;
-          const allowed = (WRITER_METHODS[writer] as ReadonlySet<string> | undefined)?.has(method) === true;
-          const decided = target && allowed ? Promise.resolve().then(() => (beforeAnswer(), target[method]!.apply(target, args))) : Promise.reject(new Error(`no such decision: ${String(writer)}.${method}`));
+          const { id, part, method, args } = message;
+          // Only the listed methods, by name: the thread's message names a method, never runs code here.
+          const target = work[part] as unknown as Record<string, (...a: unknown[]) => Promise<unknown>> | undefined;
+          const allowed = (MAIN_THREAD_METHODS[part] as ReadonlySet<string> | undefined)?.has(method) === true;
+          const decided = target && allowed ? Promise.resolve().then(() => (beforeAnswer(), target[method]!.apply(target, args))) : Promise.reject(new Error(`no such work: ${String(part)}.${method}`));
           // An answer that cannot be sent (not cloneable) is refused instead: the asking request never waits forever.
           decided
             .then((value) => send({ type: 'answer', id, value }))

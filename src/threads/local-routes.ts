@@ -20,8 +20,8 @@ import { loginRoutes } from '../http/routes/login.js';
 import { relayedPasswordPool } from './relayed-passwords.js';
 import { LoginDecisions } from '../services/login-directory.js';
 import { LeasesActor } from '../actors/leases.js';
-import { RelayedClientRegistrations } from './relayed-client-registrations.js';
-import type { AskWriter } from './protocol.js';
+import { ClientRegistrations } from '../services/client-registration.js';
+import type { AskMainThread } from './protocol.js';
 import { IMPORT_PATH } from '../http/admin/migration.js';
 import { REGISTERED_CLIENT_PATTERN } from '../http/routes/register.js';
 import { routes } from '../http/routes/index.js';
@@ -73,13 +73,12 @@ function managementHere(here: Ports, storage: Storage, orgs: OrgsActor, clients:
 /**
  * The acceptor thread's copy of the directory, loaded from LMDB as committed and kept current from
  * the directory's change feed (takeChanges), and the routes it serves with the parts every thread
- * has (src/compose.ts): every flow whose state the store decides, the login pages (their changes
- * to people decided in the store too; the password work and a registration asked of the main
- * thread), dynamic client registration (asked of the main thread, the apps' writer), and the
- * management API's reads. The management API's writes and the import
- * go to the main thread: a served route that meets something only the main thread has (the
- * directory's writer, the pool signer) throws NeedsOwner before it changes anything, and the
- * request is handed over whole.
+ * has (src/compose.ts): every route but health and readiness (the main thread's state), each
+ * decision made in the store: the flows, the login pages, dynamic client registration, the
+ * management and admin APIs and the import. The password work is asked of the main thread's pool.
+ * A served route that meets something only the main thread has (a signing key rotation, the pool
+ * signer with SESAME_SIGNER=pool) throws NeedsOwner before it changes anything, and the request is
+ * handed over whole.
  */
 export function buildLocalRoutes(input: {
   config: Config;
@@ -89,10 +88,10 @@ export function buildLocalRoutes(input: {
   /** Kept across reloads: the thread's imported public keys and what its guard saw. */
   signatureCheck: SignatureCheck;
   replayGuard: ReplayGuardActor;
-  /** Asks the main thread for what it does for every thread (see DirectoryWriters): password work, registrations. */
-  askWriter: AskWriter;
+  /** Asks the main thread for what it does for every thread (see MainThreadWork): password work, registrations. */
+  askMainThread: AskMainThread;
 }): LocalRoutes {
-  const { config, issuer, storage, masterKey, signatureCheck, replayGuard, askWriter } = input;
+  const { config, issuer, storage, masterKey, signatureCheck, replayGuard, askMainThread } = input;
   storage.meta.reload();
   const orgs = new OrgsActor(storage, new URL(issuer).hostname);
   const instance = orgs.instance() as InstanceInfo;
@@ -115,9 +114,9 @@ export function buildLocalRoutes(input: {
   // NeedsOwner. The login decides in the store; its password work and a registration are asked of
   // the main thread, as is client registration. (The guards are not put before the flows: measured, introspection cost 48-53 µs per
   // request without them and 61-62 µs with them, 2 threads on 2 cores.)
-  const pool = relayedPasswordPool(askWriter);
+  const pool = relayedPasswordPool(askMainThread);
   const loginDirectory = new LoginDecisions(orgs, pool, new LeasesActor(storage));
-  const clientRegistrations = new RelayedClientRegistrations(askWriter);
+  const clientRegistrations = new ClientRegistrations({ clients, orgs, settings: flows.settings, config, issuer, instance });
   const here: Ports = {
     ...flows,
     orgs,

@@ -19,10 +19,10 @@ export function ownerOnly<T extends object>(what: string): T {
 }
 
 /**
- * A directory actor on an HTTP acceptor thread, as the management routes served there see it: the
- * methods in `reads` answer from this thread's copy; any other (a write) throws NeedsOwner, so the
- * request is handed to the main thread, the directory's writer, before anything changed. (The
- * flows hold the actors themselves: they see reads only by their types, FlowView.)
+ * A part an HTTP acceptor thread may only read (the signing keys, which the main thread rotates),
+ * as the management routes served there see it: the methods in `reads` answer from this thread's
+ * copy; any other throws NeedsOwner, so the request is handed to the main thread before anything
+ * changed. (The flows hold the actors themselves: they see reads only by their types, FlowView.)
  */
 export function readsOnly<T extends object>(target: T, reads: readonly (keyof T & string)[], what: string): T {
   const allowed = new Set<string | symbol>(reads);
@@ -37,7 +37,7 @@ export function readsOnly<T extends object>(target: T, reads: readonly (keyof T 
         method = allowed.has(property)
           ? (value as (...args: unknown[]) => unknown).bind(actor)
           : () => {
-              throw new NeedsOwner(`${what}.${String(property)} (the directory's writer)`);
+              throw new NeedsOwner(`${what}.${String(property)} (the main thread's)`);
             };
         methods.set(property, method);
       }

@@ -3,7 +3,6 @@ import type { ForwardedRequest, ForwardedResponse, RouteDescriptor } from '../ht
 import type { MetricsMemory } from '../observability/metrics-memory.js';
 import type { ApiErrorKind } from '../model/errors.js';
 import type { CryptoPool } from '../workers/pool.js';
-import type { ClientRegistrar } from '../services/client-registrar.js';
 import type { OAuthErrorCode } from '../protocol/errors.js';
 
 /** What the main thread hands an HTTP acceptor thread at start (structured-clone safe). */
@@ -33,8 +32,8 @@ export type FromAcceptor =
   | { type: 'failed'; message: string }
   /** `stale`: handed over while this thread's copy of the directory was behind (being reloaded), not for what the request needs. */
   | { type: 'forward'; id: number; request: ForwardedRequest; stale: boolean }
-  /** A decision of the directory's writer for this thread (its login pages, its registration endpoints): see DirectoryWriters. */
-  | { type: 'ask'; id: number; writer: keyof DirectoryWriters; method: string; args: unknown[] }
+  /** Work of the main thread's for this thread (the password pool's): see MainThreadWork. */
+  | { type: 'ask'; id: number; part: keyof MainThreadWork; method: string; args: unknown[] }
   | { type: 'log'; line: string }
   /** `wholeLoads`: how often it loaded its copy of the directory whole. */
   | { type: 'served'; count: number; wholeLoads: number }
@@ -46,7 +45,7 @@ export type ToAcceptor =
   | { type: 'join' }
   | { type: 'reply'; id: number; response: ForwardedResponse }
   | { type: 'failed'; id: number; message: string }
-  /** The directory writer's answer to an `ask`, or what it threw (an ApiError keeps its kind and id). */
+  /** The main thread's answer to an `ask`, or what it threw (an ApiError keeps its kind and id). */
   | { type: 'answer'; id: number; value: unknown }
   | { type: 'refused'; id: number; error: RelayedError }
   | { type: 'served' }
@@ -57,18 +56,15 @@ export type PasswordPoolWork = Pick<CryptoPool, 'hashPassword' | 'hashPasswordIn
 
 /**
  * What the main thread does for the acceptor threads: the password pool's work (one pool per
- * process) and dynamic client registration (one quota per project, counted in its copy).
- * Everything else every thread decides in the store.
+ * process; only CPU work, what it decides is decided in the store on the asking thread).
  */
-export interface DirectoryWriters {
+export interface MainThreadWork {
   passwords: PasswordPoolWork;
-  registrations: ClientRegistrar;
 }
 
-/** The methods an acceptor thread may ask for, by writer: a message names one, it never runs code on the main thread. */
-export const WRITER_METHODS: { readonly [W in keyof DirectoryWriters]: ReadonlySet<keyof DirectoryWriters[W]> } = {
+/** The methods an acceptor thread may ask for, by part: a message names one, it never runs code on the main thread. */
+export const MAIN_THREAD_METHODS: { readonly [W in keyof MainThreadWork]: ReadonlySet<keyof MainThreadWork[W]> } = {
   passwords: new Set<keyof PasswordPoolWork>(['hashPassword', 'hashPasswordInBulk', 'verifyPassword']),
-  registrations: new Set<keyof ClientRegistrar>(['register', 'read', 'update', 'remove']),
 };
 
 /**
@@ -82,5 +78,5 @@ export interface RelayedError {
   oauth?: { error: OAuthErrorCode; description: string; status: number; headers: Record<string, string> | undefined };
 }
 
-/** Asks the main thread for one decision of a directory writer. */
-export type AskWriter = <W extends keyof DirectoryWriters>(writer: W, method: keyof DirectoryWriters[W] & string, args: unknown[]) => Promise<unknown>;
+/** Asks the main thread for one piece of its work. */
+export type AskMainThread = <W extends keyof MainThreadWork>(part: W, method: keyof MainThreadWork[W] & string, args: unknown[]) => Promise<unknown>;

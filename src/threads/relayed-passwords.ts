@@ -1,6 +1,6 @@
 import type { CryptoPool } from '../workers/pool.js';
 import { ownerOnly } from './owner-only.js';
-import type { AskWriter, PasswordPoolWork } from './protocol.js';
+import type { AskMainThread, PasswordPoolWork } from './protocol.js';
 
 /**
  * An acceptor thread's worker pool: password hashing and verification run in the main thread's
@@ -9,7 +9,7 @@ import type { AskWriter, PasswordPoolWork } from './protocol.js';
  * The rest of the pool (signing with SESAME_SIGNER=pool) stays the main thread's: asked of this
  * one, it hands the request over.
  */
-export function relayedPasswordPool(ask: AskWriter): CryptoPool {
+export function relayedPasswordPool(ask: AskMainThread): CryptoPool {
   const work: PasswordPoolWork = {
     hashPassword: async (password) => (await ask('passwords', 'hashPassword', [password])) as string,
     hashPasswordInBulk: async (password) => (await ask('passwords', 'hashPasswordInBulk', [password])) as string,

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { OrgsActor } from '../../src/actors/orgs.js';
 import { LeasesActor } from '../../src/actors/leases.js';
 import { Table } from '../../src/storage/table.js';
-import { WriteConflict } from '../../src/model/errors.js';
+import { QuotaReached, WriteConflict } from '../../src/model/errors.js';
+import { ClientsActor } from '../../src/actors/clients.js';
 import { tempStorageEach } from '../helpers/temp-storage.js';
 
 /**
@@ -148,5 +149,26 @@ describe('the directory decided in the store: unique keys and versions', () => {
     await s.uniqueKeys.build(main.uniqueKeys());
     expect(s.uniqueKeys.holder('user-name\no1\nann')).toBe('u1');
     expect(s.uniqueKeys.holder('org-name\none')).toBe('o1');
+  });
+});
+
+describe('registered clients hold places in the store', () => {
+  it('registrations from two copies at once fill the quota exactly; a removal frees a place', async () => {
+    const s = storage();
+    const orgs = new OrgsActor(s, 'localhost');
+    await orgs.addOrg({ id: 'o1', name: 'One' });
+    const project = await orgs.addProject('o1', { name: 'P', projectRoleAssertion: false, projectRoleCheck: false, hasProjectCheck: false, privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED' });
+    const copies = [new ClientsActor(s), new ClientsActor(s)];
+    const registration = { accessTokenHash: new Uint8Array(32), issuedAt: 0, metadata: {} } as never;
+    const oidc = { redirectUris: ['https://rp.example/cb'], responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'], appType: 'OIDC_APP_TYPE_WEB', authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC', postLogoutRedirectUris: [], additionalOrigins: [] } as never;
+    const register = (copy: ClientsActor, i: number) => copy.addApp(project, { clientId: `c${i}`, name: `raced ${i}`, oidc, registration }, 5);
+    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => register(copies[i % 2]!, i)));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+    for (const r of results.filter((a) => a.status === 'rejected')) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(QuotaReached);
+    const first = (results.find((r) => r.status === 'fulfilled') as PromiseFulfilledResult<{ app: { id: string } }>).value.app;
+    const owner = copies.find((c) => c.getApp(first.id))!;
+    await owner.removeApp(first.id);
+    await expect(register(copies[0]!, 99)).resolves.toMatchObject({ app: { clientId: 'c99' } });
+    await expect(register(copies[1]!, 100)).rejects.toBeInstanceOf(QuotaReached);
   });
 });
