@@ -1,25 +1,21 @@
 import { join } from 'node:path';
-import { Transactions } from './actors/transaction.js';
 import { KeysActor } from './actors/keys.js';
 import { ConfigError, type Config } from './config.js';
 import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
 import { describeRoutes, ListenError, startHttpServer, type HttpServer } from './http/server.js';
 import { ReplayGuardActor } from './actors/replay-guard.js';
-import { LoginDecisions } from './services/login-directory.js';
 import { FollowedWrites } from './threads/followed-writes.js';
-import { ClientRegistrations } from './services/client-registration.js';
 import { openStorage, type Storage } from './storage/db.js';
 import { DataDirInUseError, lockDataDir } from './storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from './storage/data-dir.js';
 import { clock as currentClock, installClock, installedClockCell, type Clock } from './util/clock.js';
 import { startAcceptors, type Acceptors } from './threads/acceptors.js';
-import { composeFlowPorts } from './compose.js';
+import { composePorts } from './compose.js';
 import { LeasesActor } from './actors/leases.js';
 import type { MasterKey } from './crypto/master-key.js';
 import { MasterKeyMismatchError, openDirectory, openMasterKey } from './directory.js';
 import type { KeyGenerator } from './actors/keys.js';
-import { MigrationStore } from './services/migration/store.js';
 import { startIdleTrim } from './util/idle-trim.js';
 import { log } from './util/log.js';
 import { urlHost } from './util/url-host.js';
@@ -220,31 +216,31 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     // Beside acceptor threads that check signatures themselves, this thread does too (they all serve alike).
     const signatures = threaded && signerMode === 'inline' ? new SignatureCheck() : pool;
     const replayGuard = new ReplayGuardActor(storage, { shared: threaded });
-    const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard, deliversLogouts: { beforePass: catchUp } });
-    logoutDeliveries = flows.logoutDeliveries;
-    const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests, deviceAuthorizations, failureWindows, loginSecurity } = flows;
-    const cryptoPool = pool;
     // Leases in the store: one process (later, one node) sweeps and rotates keys at a time, and a
     // person's password checks run one at a time whichever thread serves them (alone, this thread's turns only).
     const leases = new LeasesActor(storage, !threaded);
-    // The login decides in the store, here as on every thread; this thread's copy follows what the others change
-    // (the login's, the management API's: FollowedWrites).
-    const loginDirectory = new LoginDecisions(orgs, cryptoPool, leases);
-    if (threaded) followed = new FollowedWrites(storage, { orgs, clients, storage, settings: flows.settings });
-    // Dynamic client registration too (each registered client holds one of its project's places in the store).
-    const clientRegistrations = new ClientRegistrations({ clients, orgs, settings: flows.settings, config, issuer, instance });
-    const ctx: Ports = {
-      ...flows,
-      // The flows read the directory; the management API writes it, on this thread.
+    const cryptoPool = pool;
+    const ctx: Ports = composePorts({
+      config,
+      issuer,
+      storage,
+      masterKey,
+      instance,
       orgs,
       clients,
       keys,
+      signer,
+      signatures,
+      replayGuard,
+      deliversLogouts: { beforePass: catchUp },
       pool: cryptoPool,
-      loginDirectory,
-      clientRegistrations,
-      migration: new MigrationStore(new Transactions(storage), orgs, clients),
+      leases,
       isReady: () => ready,
-    };
+    });
+    logoutDeliveries = ctx.logoutDeliveries;
+    const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests, deviceAuthorizations, failureWindows, loginSecurity } = ctx;
+    // This thread's copy follows what the others write (the login's, the management API's).
+    if (threaded) followed = new FollowedWrites(storage, { orgs, clients, storage, settings: ctx.settings });
     const table = routes(ctx);
     if (metricsMemory) {
       // Before any route is served: requests count under their route's index from the first one.

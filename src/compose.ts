@@ -1,13 +1,18 @@
 import type { Config } from './config.js';
 import type { Storage } from './storage/db.js';
 import type { MasterKey } from './crypto/master-key.js';
-import type { InstanceInfo, OrgsReader } from './actors/orgs.js';
-import type { ClientsReader } from './actors/clients.js';
-import type { KeysReader } from './actors/keys.js';
+import type { InstanceInfo, OrgsActor, OrgsReader } from './actors/orgs.js';
+import type { ClientsActor, ClientsReader } from './actors/clients.js';
+import type { KeysActor, KeysReader } from './actors/keys.js';
+import type { LeasesActor } from './actors/leases.js';
+import { Transactions } from './actors/transaction.js';
+import { LoginDecisions } from './services/login-directory.js';
+import { ClientRegistrations } from './services/client-registration.js';
+import { MigrationStore } from './services/migration/store.js';
 import type { ReplayGuardActor } from './actors/replay-guard.js';
 import type { CryptoPool } from './workers/pool.js';
 import type { Signer } from './workers/signer.js';
-import type { FlowView } from './services/ports.js';
+import type { FlowView, Ports } from './services/ports.js';
 import { IssuedTokensActor } from './actors/issued-tokens.js';
 import { AuthCodesActor } from './actors/auth-codes.js';
 import { RefreshTokensActor } from './actors/refresh-tokens.js';
@@ -86,10 +91,7 @@ export type FlowPorts = Pick<
   | 'masterKey'
 >;
 
-/**
- * The one wiring of the parts every HTTP thread serves with (src/app.ts for the main thread,
- * src/threads/local-routes.ts for the others): actors over the store, and the services on them.
- */
+/** The flows' parts (see composePorts): actors over the store, and the services on them. */
 export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
   const { config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard, deliversLogouts } = basis;
   const issuedTokens = new IssuedTokensActor(storage);
@@ -131,5 +133,40 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
       deliversLogouts === false ? undefined : deliversLogouts.beforePass,
     ),
     masterKey,
+  };
+}
+
+/** What a thread adds to its basis for the routes' parts: the directory's writers, its pool, its leases. */
+export interface PortsBasis extends Omit<ThreadBasis, 'orgs' | 'clients' | 'keys'> {
+  /** The thread's copy of the directory: the flows read it, the management API and the login write it (each write decided in the store). */
+  orgs: OrgsActor;
+  clients: ClientsActor;
+  keys: KeysActor;
+  /** The worker pool: the main thread's own, or on an acceptor its password work asked of the main thread's. */
+  pool: CryptoPool;
+  /** This thread's holder of leases in the store (a person's password checks one at a time, whichever thread). */
+  leases: LeasesActor;
+  isReady: () => boolean;
+}
+
+/**
+ * The one wiring of every part an HTTP thread's routes use (src/app.ts for the main thread,
+ * src/threads/local-routes.ts for the others): the flows' (composeFlowPorts), the login's
+ * decisions, dynamic client registration, the management API's and the import's, all over the
+ * thread's copy of the directory with each write decided in the store.
+ */
+export function composePorts(basis: PortsBasis): Ports {
+  const { config, issuer, storage, instance, orgs, clients, keys, pool, leases, isReady } = basis;
+  const flows = composeFlowPorts(basis);
+  return {
+    ...flows,
+    orgs,
+    clients,
+    keys,
+    pool,
+    loginDirectory: new LoginDecisions(orgs, pool, leases),
+    clientRegistrations: new ClientRegistrations({ clients, orgs, settings: flows.settings, config, issuer, instance }),
+    migration: new MigrationStore(new Transactions(storage), orgs, clients),
+    isReady,
   };
 }

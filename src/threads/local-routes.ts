@@ -18,9 +18,7 @@ import { introspectRoute } from '../http/routes/introspect.js';
 import { authorizeRoute } from '../http/routes/authorize.js';
 import { loginRoutes } from '../http/routes/login.js';
 import { relayedPasswordPool } from './relayed-passwords.js';
-import { LoginDecisions } from '../services/login-directory.js';
 import { LeasesActor } from '../actors/leases.js';
-import { ClientRegistrations } from '../services/client-registration.js';
 import type { AskMainThread } from './protocol.js';
 import { IMPORT_PATH } from '../http/admin/migration.js';
 import { REGISTERED_CLIENT_PATTERN } from '../http/routes/register.js';
@@ -28,12 +26,10 @@ import { routes } from '../http/routes/index.js';
 import { PATHS } from '../protocol/discovery.js';
 import { healthRoutes } from '../http/routes/health.js';
 import type { Route } from '../http/types.js';
-import { composeFlowPorts } from '../compose.js';
+import { composePorts } from '../compose.js';
 import { ownerOnly, readsOnly } from './owner-only.js';
 import { KEYS_READS } from '../actors/keys.js';
 import { managementRoutes } from '../http/admin/routes.js';
-import { MigrationStore } from '../services/migration/store.js';
-import { Transactions } from '../actors/transaction.js';
 import type { Ports } from '../services/ports.js';
 import type { DirectoryChange } from '../storage/directory-log.js';
 import { takeDirectoryChanges } from './followed-writes.js';
@@ -62,12 +58,8 @@ export interface LocalRoutes {
  * the main thread's (it rotates on its timer too): the keys stand behind a guard that hands the
  * request over before anything changed.
  */
-function managementHere(here: Ports, storage: Storage, orgs: OrgsActor, clients: ClientsActor, keys: KeysActor): Route[] {
-  return managementRoutes({
-    ...here,
-    keys: readsOnly(keys, KEYS_READS, 'keys'),
-    migration: new MigrationStore(new Transactions(storage), orgs, clients),
-  });
+function managementHere(here: Ports, keys: KeysActor): Route[] {
+  return managementRoutes({ ...here, keys: readsOnly(keys, KEYS_READS, 'keys') });
 }
 
 /**
@@ -107,28 +99,32 @@ export function buildLocalRoutes(input: {
   const signer: Signer = inline ? new InlineSigner() : ownerOnly<Signer>('signing in the worker pool');
   // Signatures (client assertions, the JWT profile grant, DPoP proofs) are checked on this thread,
   // their first use decided in the store (the shared replay guard), as on every thread.
-  const flows = composeFlowPorts({ config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures: signatureCheck, replayGuard, deliversLogouts: false });
-  // This thread's parts for the routes: the flows' (which read the directory copy through their
-  // types, FlowView), the management routes' (the copy behind guards that let reads through only,
-  // readsOnly), and what is the main thread's (the pool, the import's transactions) standing in as
-  // NeedsOwner. The login decides in the store; its password work and a registration are asked of
-  // the main thread, as is client registration. (The guards are not put before the flows: measured, introspection cost 48-53 µs per
-  // request without them and 61-62 µs with them, 2 threads on 2 cores.)
-  const pool = relayedPasswordPool(askMainThread);
-  const loginDirectory = new LoginDecisions(orgs, pool, new LeasesActor(storage));
-  const clientRegistrations = new ClientRegistrations({ clients, orgs, settings: flows.settings, config, issuer, instance });
-  const here: Ports = {
-    ...flows,
+  // This thread's parts for the routes, wired as the main thread's are (src/compose.ts): the flows
+  // read the directory copy through their types (FlowView); the login, client registration, the
+  // management API and the import write it, each write decided in the store; the password work is
+  // asked of the main thread's pool. (The management API's keys stand behind a guard, below; no
+  // guard is put before the flows: measured, introspection cost 48-53 µs per request without one
+  // and 61-62 µs with one, 2 threads on 2 cores.)
+  const here: Ports = composePorts({
+    config,
+    issuer,
+    storage,
+    masterKey,
+    instance,
     orgs,
     clients,
     keys,
-    loginDirectory,
-    clientRegistrations,
-    pool,
-    migration: new MigrationStore(new Transactions(storage), orgs, clients),
+    signer,
+    // Signatures (client assertions, the JWT profile grant, DPoP proofs) are checked on this thread,
+    // their first use decided in the store (the shared replay guard), as on every thread.
+    signatures: signatureCheck,
+    replayGuard,
+    deliversLogouts: false,
+    pool: relayedPasswordPool(askMainThread),
+    leases: new LeasesActor(storage),
     // Serving at all: the main thread is ready (acceptors join the port only then).
     isReady: () => true,
-  };
+  });
   // With SESAME_SIGNER=pool a token is signed on the main thread, after its code, refresh token or
   // proof was spent here: a request handed over then would be refused there as a replay. So this
   // thread serves only client_credentials (spending nothing before it signs), with client
@@ -142,7 +138,7 @@ export function buildLocalRoutes(input: {
     const assertionsToOwner: Ports = {
       ...here,
       clientAuth: new ClientAuthenticator(clients, orgs, ownerOnly<AssertionVerifier>('a client assertion (tokens are signed in the worker pool)'), issuer),
-      dpopProofs: flows.dpopProofs && ownerOnly<DpopProofs>('a DPoP proof (tokens are signed in the worker pool)'),
+      dpopProofs: here.dpopProofs && ownerOnly<DpopProofs>('a DPoP proof (tokens are signed in the worker pool)'),
     };
     return new Map([
       [PATHS.token, tokenRoute<GrantsPorts>(assertionsToOwner, new Map([[clientCredentialsGrant.type, clientCredentialsGrant as Grant<GrantsPorts>]]))],
@@ -153,11 +149,11 @@ export function buildLocalRoutes(input: {
   // The server's one list of routes (src/http/routes/index.ts), less what only the main thread
   // serves: health and readiness (its state).
   const mainThreadOnly = new Set(healthRoutes(here).map((route) => route.pattern));
-  const served = routes(here, managementHere(here, storage, orgs, clients, keys)).flatMap((route): Route[] => {
+  const served = routes(here, managementHere(here, keys)).flatMap((route): Route[] => {
     if (mainThreadOnly.has(route.pattern) || signsAfterSpending.has(route.pattern)) return [];
     return [replaced.get(route.pattern) ?? route];
   });
-  const takeChanges = (changes: readonly DirectoryChange[]): boolean => takeDirectoryChanges({ orgs, clients, keys, storage, settings: flows.settings }, changes);
+  const takeChanges = (changes: readonly DirectoryChange[]): boolean => takeDirectoryChanges({ orgs, clients, keys, storage, settings: here.settings }, changes);
   return {
     takeChanges,
     served: new Map(served.map((route) => [route.pattern, route])),
