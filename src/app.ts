@@ -240,7 +240,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     logoutDeliveries = ctx.logoutDeliveries;
     const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests, deviceAuthorizations, failureWindows, loginSecurity } = ctx;
     // This thread's copy follows what the others write (the login's, the management API's).
-    if (threaded) followed = new FollowedWrites(storage, { orgs, clients, storage, settings: ctx.settings });
+    if (threaded) followed = new FollowedWrites(storage, { orgs, clients, keys, storage, settings: ctx.settings });
     const table = routes(ctx);
     if (metricsMemory) {
       // Before any route is served: requests count under their route's index from the first one.

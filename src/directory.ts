@@ -39,6 +39,20 @@ export interface Directory {
   created: boolean;
 }
 
+/** The signing keys' actor, alike on every thread (each may rotate: the key set is a compare-and-set in the store). */
+export function keysActorOf(storage: Storage, masterKey: MasterKey, config: Config, signingAlg: SigningAlg, generateKey?: KeyGenerator): KeysActor {
+  return new KeysActor(
+    storage.stores.signingKeys,
+    masterKey,
+    signingAlg,
+    config.keyRotationInterval,
+    Math.max(config.accessTokenLifetime, config.idTokenLifetime),
+    storage.durableDirectory,
+    generateKey,
+    storage.directoryLog,
+  );
+}
+
 export async function openDirectory(
   storage: Storage,
   masterKey: MasterKey,
@@ -54,16 +68,7 @@ export async function openDirectory(
     await storage.uniqueKeys.build([...orgs.uniqueKeys(), ...clients.uniqueKeys()]);
     await storage.meta.setUniqueKeysBuilt();
   }
-  const keys = new KeysActor(
-    storage.stores.signingKeys,
-    masterKey,
-    options.signingAlg,
-    config.keyRotationInterval,
-    Math.max(config.accessTokenLifetime, config.idTokenLifetime),
-    storage.durableDirectory,
-    options.generateKey,
-    storage.directoryLog,
-  );
+  const keys = keysActorOf(storage, masterKey, config, options.signingAlg, options.generateKey);
   await keys.start();
   try {
     const instance = await bootstrapInstance(orgs, config.dataDir);

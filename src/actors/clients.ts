@@ -585,7 +585,7 @@ function machineKeyRecord(user: { id: string; orgId: string }, id: string, expir
   return stampNew({ id, orgId: user.orgId, userId: user.id, type: 'KEY_TYPE_JSON' as const, expirationDate, publicKeyPem });
 }
 
-/** The reads of apps and machine credentials: the flows' view (ClientsReader), and what an acceptor thread's management API serves itself (see ORGS_READS). */
+/** The reads of apps and machine credentials: the flows' view (ClientsReader; see ORGS_READS). */
 export const CLIENTS_READS = [
   'originAllowed',
   'getApp',

@@ -1,3 +1,4 @@
+import { WriteConflict } from '../model/errors.js';
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { Database } from 'lmdb';
@@ -75,6 +76,17 @@ function byStatusIn(keys: ReadonlyMap<string, StoredKey>, status: KeyStatus): St
 /** After a failed rotation by the timer, the next attempt waits this long (not a busy loop). */
 const RETRY_AFTER_FAILURE_MS = 60_000;
 
+/** Tries per key set change: one that keeps meeting newer ones is refused after these. */
+const MOST_CHANGE_TRIES = 8;
+
+/** A key set's identity: its keys and their states (what a change was computed from). */
+function fingerprint(keys: ReadonlyMap<string, StoredKey>): string {
+  return [...keys.values()]
+    .map((key) => `${key.kid}:${key.status}:${key.publishUntil ?? ''}`)
+    .sort()
+    .join(',');
+}
+
 /** The id a key set change is logged under (the set changes as a whole). */
 export const KEY_SET = 'key set';
 
@@ -118,12 +130,14 @@ export class KeysActor {
     if (!active || active.alg !== this.alg) {
       // First start, or the operator changed the algorithm: a key of the configured algorithm
       // must sign from now on.
-      await this.change(() => this.rotation(stored, true));
+      await this.change((current) => this.rotation(current, true));
     } else if (!next || next.alg !== this.alg) {
-      await this.change(async () => {
+      await this.change(async (current) => {
+        const upcoming = byStatusIn(current, 'next')[0];
+        if (upcoming && upcoming.alg === this.alg) return undefined;
         const fresh = await this.newKey('next');
-        const keys = new Map(stored);
-        if (next) keys.delete(next.kid);
+        const keys = new Map(current);
+        if (upcoming) keys.delete(upcoming.kid);
         return keys.set(fresh.kid, fresh);
       });
     } else {
@@ -133,8 +147,9 @@ export class KeysActor {
   }
 
   /**
-   * Takes the key set as stored, to sign and verify with, and never changes it: for an HTTP
-   * acceptor thread (the main thread's actor owns rotation; the acceptor loads again after it).
+   * Takes the key set as stored, to sign and verify with: an HTTP acceptor thread's, loaded again
+   * whenever the change feed names the set (the main thread's actor rotates on its timer; any
+   * thread's rotates on an administrator's call, see change).
    */
   load(): void {
     this.view = this.derive(this.stored());
@@ -182,35 +197,53 @@ export class KeysActor {
    * `immediate` also replaces the next key (used when the configured algorithm changed).
    */
   async rotate(immediate = false): Promise<{ kid: string }> {
-    const kid = (await this.change(() => this.rotation(this.view.keys, immediate)))!;
+    const kid = (await this.change((current) => this.rotation(current, immediate)))!;
     log.info('signing key rotated', { kid, alg: this.alg });
     return { kid };
   }
 
   /**
-   * Runs one key set change after the ones before it: `compute` builds the new set from the
-   * current one without touching it (undefined: no change), the set is written durably, and only
-   * then applied.
+   * Runs one key set change after the ones before it: `compute` builds the new set from the set as
+   * stored (another thread or process may have changed it since this one loaded it) without
+   * touching it (undefined: no change), the set is written durably, and only then applied. The
+   * write is a compare-and-set: a set changed meanwhile (a rotation on another thread) refuses it,
+   * and the change is computed again from the set as stored then, so two rotations at once both
+   * land, one after the other, and a rotation that came due is made once.
    */
-  private change(compute: () => Promise<Map<string, StoredKey> | undefined>): Promise<string | undefined> {
+  private change(compute: (current: ReadonlyMap<string, StoredKey>) => Promise<Map<string, StoredKey> | undefined>): Promise<string | undefined> {
     const run = async () => {
-      const keys = await compute();
-      if (!keys) return undefined;
-      // Derived before the write: nothing that could fail is left once the write is durable.
-      const view = this.derive(keys);
-      await this.durable(
-        // A child transaction: lmdb's plain async transaction would commit the writes made
-        // before a throw; this one aborts them all.
-        this.db.childTransaction(() => {
-          // The store becomes exactly this set (a handful of keys), also after an earlier write
-          // whose outcome was unknown (committed, but its sync failed).
-          for (const { key } of this.db.getRange()) if (!keys.has(key)) this.db.remove(key);
-          for (const key of keys.values()) this.db.put(key.kid, key);
-          this.log?.record('signingKeys', KEY_SET);
-        }),
-      );
-      this.view = view;
-      return view.active.kid;
+      for (let tries = 1; ; tries++) {
+        const current = this.stored();
+        const keys = await compute(current);
+        if (!keys) {
+          // Nothing to change; the set as stored is the one to sign with (another thread's change taken in).
+          this.view = this.derive(current);
+          return undefined;
+        }
+        // Derived before the write: nothing that could fail is left once the write is durable.
+        const view = this.derive(keys);
+        try {
+          await this.durable(
+            // A child transaction: lmdb's plain async transaction would commit the writes made
+            // before a throw; this one aborts them all.
+            this.db.childTransaction(() => {
+              if (fingerprint(this.stored()) !== fingerprint(current)) throw new WriteConflict(KEY_SET);
+              // The store becomes exactly this set (a handful of keys), also after an earlier write
+              // whose outcome was unknown (committed, but its sync failed).
+              for (const { key } of this.db.getRange()) if (!keys.has(key)) this.db.remove(key);
+              for (const key of keys.values()) this.db.put(key.kid, key);
+              this.log?.record('signingKeys', KEY_SET);
+            }),
+          );
+        } catch (error) {
+          if (!(error instanceof WriteConflict) || tries >= MOST_CHANGE_TRIES) throw error;
+          // Read again as committed: this thread's snapshot may predate the change that came first.
+          this.db.resetReadTxn();
+          continue;
+        }
+        this.view = view;
+        return view.active.kid;
+      }
     };
     return this.changes.run('key set', run);
   }
@@ -293,10 +326,10 @@ export class KeysActor {
   /** Rotates when the active key has signed for a whole interval (the timer's check; tests call it after moving the clock). */
   async rotateIfDue(): Promise<boolean> {
     // Decided in turn with other changes, so the timer and a tick at once rotate only once.
-    const kid = await this.change(async () => {
-      const current = byStatusIn(this.view.keys, 'active')[0]!;
-      if ((current.activatedAt ?? current.createdAt) + this.rotationIntervalMs > clock.now()) return undefined;
-      return this.rotation(this.view.keys, false);
+    const kid = await this.change(async (current) => {
+      const active = byStatusIn(current, 'active')[0]!;
+      if ((active.activatedAt ?? active.createdAt) + this.rotationIntervalMs > clock.now()) return undefined;
+      return this.rotation(current, false);
     });
     if (kid === undefined) return false;
     log.info('signing key rotated', { kid, alg: this.alg });

@@ -1265,9 +1265,7 @@ function contactKeys(user: View<UserRecord>): string[] {
  * The directory's reads of orgs, users, projects, grants and tokens. The flows every HTTP thread
  * serves see the directory through these only (OrgsReader, each thread's copy): a flow that tried
  * to change it would not compile; what the flows decide is the store port's, and what the login
- * decides about people goes to the directory's writer (src/services/login-directory.ts). On an
- * HTTP acceptor thread the management API's reads are served with these too; any other method
- * there hands the request to the directory's writer (src/threads/owner-only.ts).
+ * decides about people is decided in the store too (src/services/login-directory.ts).
  */
 export const ORGS_READS = [
   'instanceDomain',

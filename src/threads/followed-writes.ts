@@ -9,8 +9,8 @@ import type { DirectoryChange } from '../storage/directory-log.js';
 export interface DirectoryCopy {
   orgs: Pick<OrgsActor, 'takeChange' | 'retakeAll'>;
   clients: Pick<ClientsActor, 'takeChange' | 'retakeAll'>;
-  /** The signing keys, where another thread may change them (none: only this thread does). */
-  keys?: Pick<KeysActor, 'load'> | undefined;
+  /** The signing keys (any thread rotates on an administrator's call). */
+  keys: Pick<KeysActor, 'load'>;
   storage: Pick<Storage, 'meta'>;
   settings: Pick<SettingsActor, 'storedChanged'>;
 }
@@ -29,7 +29,7 @@ export function takeDirectoryChanges(copy: DirectoryCopy, changes: readonly Dire
     else if (!copy.orgs.takeChange(store, id) && !copy.clients.takeChange(store, id)) return false;
   }
   // A handful of records each: read again whole.
-  if (keySet) copy.keys?.load();
+  if (keySet) copy.keys.load();
   if (meta) {
     copy.storage.meta.reload();
     copy.settings.storedChanged();
@@ -42,7 +42,8 @@ const MOST_CHANGES_TAKEN = 10_000;
 
 /**
  * The main thread's copy of the directory follows what the acceptor threads write to it (the
- * management API's changes, the login's), from the directory's change feed, before each request.
+ * management API's changes, the login's, a key rotation), from the directory's change feed,
+ * before each request.
  * Its own writes are visible in it at once; taking them again from the feed is harmless (a row
  * whose write is under way is left as it is, Table.refresh). Quiet changes (a failure count) move
  * no version and are taken with the next change that does; the decisions that read them read the
@@ -74,7 +75,7 @@ export class FollowedWrites {
     this.appliedThrough = this.storage.directoryLog.last();
     this.copy.orgs.retakeAll();
     this.copy.clients.retakeAll();
-    this.copy.keys?.load();
+    this.copy.keys.load();
     this.copy.storage.meta.reload();
     this.copy.settings.storedChanged();
   }

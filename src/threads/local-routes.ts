@@ -3,7 +3,7 @@ import type { MasterKey } from '../crypto/master-key.js';
 import type { Storage } from '../storage/db.js';
 import { OrgsActor, type InstanceInfo } from '../actors/orgs.js';
 import { ClientsActor } from '../actors/clients.js';
-import { KeysActor } from '../actors/keys.js';
+import { keysActorOf } from '../directory.js';
 import { ClientAuthenticator } from '../services/client-auth.js';
 import type { AssertionVerifier } from '../services/assertion-verifier.js';
 import type { SignatureCheck } from '../workers/signature-check.js';
@@ -27,8 +27,7 @@ import { PATHS } from '../protocol/discovery.js';
 import { healthRoutes } from '../http/routes/health.js';
 import type { Route } from '../http/types.js';
 import { composePorts } from '../compose.js';
-import { ownerOnly, readsOnly } from './owner-only.js';
-import { KEYS_READS } from '../actors/keys.js';
+import { ownerOnly } from './owner-only.js';
 import { managementRoutes } from '../http/admin/routes.js';
 import type { Ports } from '../services/ports.js';
 import type { DirectoryChange } from '../storage/directory-log.js';
@@ -51,16 +50,7 @@ export interface LocalRoutes {
   takeChanges(changes: readonly DirectoryChange[]): boolean;
 }
 
-/**
- * The management and admin API on an acceptor thread, over this thread's copy of the directory:
- * reads answered from it, writes decided in the store (each a compare-and-set on the version the
- * copy read, unique keys held in the store), the import included. Only a signing key rotation is
- * the main thread's (it rotates on its timer too): the keys stand behind a guard that hands the
- * request over before anything changed.
- */
-function managementHere(here: Ports, keys: KeysActor): Route[] {
-  return managementRoutes({ ...here, keys: readsOnly(keys, KEYS_READS, 'keys') });
-}
+
 
 /**
  * The acceptor thread's copy of the directory, loaded from LMDB as committed and kept current from
@@ -88,7 +78,7 @@ export function buildLocalRoutes(input: {
   const orgs = new OrgsActor(storage, new URL(issuer).hostname);
   const instance = orgs.instance() as InstanceInfo;
   const clients = new ClientsActor(storage);
-  const keys = new KeysActor(storage.stores.signingKeys, masterKey, config.signingAlg, config.keyRotationInterval, Math.max(config.accessTokenLifetime, config.idTokenLifetime));
+  const keys = keysActorOf(storage, masterKey, config, config.signingAlg);
   keys.load();
   // The pool is the main thread's; this thread signs inline, RSA included. Handing an RSA
   // signature to the pool by way of the main thread made that thread the serial part (measured,
@@ -149,7 +139,7 @@ export function buildLocalRoutes(input: {
   // The server's one list of routes (src/http/routes/index.ts), less what only the main thread
   // serves: health and readiness (its state).
   const mainThreadOnly = new Set(healthRoutes(here).map((route) => route.pattern));
-  const served = routes(here, managementHere(here, keys)).flatMap((route): Route[] => {
+  const served = routes(here, managementRoutes(here)).flatMap((route): Route[] => {
     if (mainThreadOnly.has(route.pattern) || signsAfterSpending.has(route.pattern)) return [];
     return [replaced.get(route.pattern) ?? route];
   });

@@ -203,6 +203,22 @@ describe('KeysActor rotation', () => {
     expect(storedStatus()).toEqual({ [active!]: 'active', [next!]: 'next', [a!]: 'retired', [b!]: 'retired' });
   });
 
+  it('two actors over one store (two threads) rotating at once: both rotations land, one after the other (the key set is a compare-and-set)', async () => {
+    const actor = await started();
+    const [a, b] = jwksKids(actor);
+    // Another thread's actor, loaded from the same store.
+    const other = new KeysActor(storage.stores.signingKeys, masterKey, 'EdDSA', INTERVAL, MAX_TOKEN);
+    other.load();
+    const [first, second] = await Promise.all([actor.rotate(), other.rotate()]);
+    expect(first.kid).not.toBe(second.kid);
+    // Both old keys retired, exactly one active and one next: neither rotation undid the other.
+    const status = storedStatus();
+    expect(Object.values(status).filter((s) => s === 'active')).toHaveLength(1);
+    expect(Object.values(status).filter((s) => s === 'next')).toHaveLength(1);
+    expect([status[a!], status[b!]]).toEqual(['retired', 'retired']);
+    expect(status[first.kid] === 'active' || status[second.kid] === 'active').toBe(true);
+  });
+
   it('rotate(true) replaces the next key too (the published next never signs)', async () => {
     const actor = await started();
     const [a, b] = jwksKids(actor);
@@ -220,7 +236,7 @@ describe('KeysActor: a failed write changes nothing', () => {
   const cases: { failure: Exclude<Failure, 'none'>; op: 'rotate' | 'rotate(true)' | 'rotateIfDue' }[] = [];
   for (const failure of ['transaction', 'midway', 'durable'] as const) for (const op of ['rotate', 'rotate(true)', 'rotateIfDue'] as const) cases.push({ failure, op });
 
-  it.each(cases)('$op when the $failure fails: keys, JWKS and signing key as before; the next rotation starts from them', async ({ failure, op }) => {
+  it.each(cases)('$op when the $failure fails: keys, JWKS and signing key as before; the next change starts from the set as stored', async ({ failure, op }) => {
     const failing = { mode: 'none' as Failure };
     const actor = await started('EdDSA', failing);
     // A retired key too, so every role is present.
@@ -238,8 +254,18 @@ describe('KeysActor: a failed write changes nothing', () => {
     // Unless the commit itself went through, the store is untouched (a throw midway aborts the earlier writes too).
     if (failure !== 'durable') expect(stored()).toEqual(disk);
 
-    // Still due, and the next rotation promotes the key that was published as next.
     failing.mode = 'none';
+    if (failure === 'durable') {
+      // The commit went through (only its sync failed): the store holds the rotated set, which every
+      // thread reads and the next change starts from. Not due any more; the actor takes that set.
+      expect(await actor.rotateIfDue()).toBe(false);
+      const storedActive = Object.entries(storedStatus()).find(([, status]) => status === 'active')![0];
+      expect(actor.signingKey().kid).toBe(storedActive);
+      if (op !== 'rotate(true)') expect(storedActive).toBe(next);
+      expect(jwksKids(actor).sort()).toEqual(Object.keys(storedStatus()).sort());
+      return;
+    }
+    // Still due, and the next rotation promotes the key that was published as next.
     expect(await actor.rotateIfDue()).toBe(true);
     expect(actor.signingKey().kid).toBe(next);
     const after = jwksKids(actor);
@@ -248,7 +274,7 @@ describe('KeysActor: a failed write changes nothing', () => {
     expect(after).toHaveLength(3);
     expect(after[2]).toBe(active);
     expect(after).not.toContain(retired);
-    // Memory and disk agree after the recovery, also when the failed write had reached the disk.
+    // Memory and disk agree after the recovery.
     expect(Object.keys(storedStatus()).sort()).toEqual([...after].sort());
     expect(Object.values(storedStatus()).filter((s) => s !== 'retired').sort()).toEqual(['active', 'next']);
   });
