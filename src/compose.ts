@@ -136,7 +136,7 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
   };
 }
 
-/** What a thread adds to its basis for the routes' parts: the directory's writers, its pool, its leases. */
+/** What a thread adds to its basis for the routes' parts: its directory actors with their writes, its pool, its leases. */
 export interface PortsBasis extends Omit<ThreadBasis, 'orgs' | 'clients' | 'keys'> {
   /** The thread's copy of the directory: the flows read it, the management API and the login write it (each write decided in the store). */
   orgs: OrgsActor;

@@ -80,8 +80,8 @@ export interface Ports {
 
 /**
  * What the flows every HTTP thread serves (tokens, authorize, the login, the device flow, PAR,
- * logout) may use: everything but the directory's writers. The directory is each thread's
- * read-only copy (OrgsReader, ClientsReader, KeysReader), so a flow that wrote it would not compile;
+ * logout) may use: the thread's copy of the directory, read-only for them (OrgsReader,
+ * ClientsReader, KeysReader), so a flow that wrote it would not compile;
  * flows decide in the store (src/storage/decisions.ts), and change people only through
  * LoginDirectory (its changes are compare-and-sets on the stored person). The management API,
  * which writes the directory, takes Ports.

@@ -309,8 +309,8 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   }
 
   /**
-   * The password step: the directory's writer checks and counts it (one check of a user at a time
-   * whichever thread received it); this page only tells the outcome.
+   * The password step: the login's decisions check and count it in the store (one check of a user
+   * at a time whichever thread received it); this page only tells the outcome.
    */
   async function checkPassword(flow: Flow, password: string | undefined): Promise<Response> {
     const candidate = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
@@ -338,7 +338,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   async function otpFailure(flow: Flow, user: UserRecord): Promise<Response> {
     recordSignInFailure('otp');
     // Per user it was counted when the attempt was taken (takeOtpAttempt); per request in the store, so
-    // parallel wrong codes all count; against the lockout policy by the directory's writer, which also
+    // parallel wrong codes all count; against the lockout policy on the person as stored, which also
     // tells a sign-in that ended meanwhile (a parallel code locked the person).
     const passedAt = flow.auth.checks.passwordAt!;
     const [failures, { locked, over }] = await Promise.all([ctx.authRequests.failOtp(flow.auth), ctx.loginDirectory.recordOtpFailure(user.id, passedAt)]);
@@ -371,7 +371,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const step = acceptCode(user, openOtpSecret(ctx.masterKey, user.human.otpSecretSealed), code);
     // The step is used up at once (a parallel request with the same code fails), durably.
     if (step === undefined || !(await ctx.loginSecurity.passOtp(user.id, step))) return otpFailure(flow, user);
-    // The directory's writer has the last word: a parallel request on another thread may have locked the person.
+    // The person as stored has the last word: a parallel request on another thread may have locked them.
     if (!(await ctx.loginDirectory.recordOtpSuccess(user.id, flow.auth.checks.passwordAt!))) return expired(flow.agent);
     await ctx.authRequests.passOtp(flow.auth, checkedAt);
     return proceed(flow, user.id);
