@@ -350,6 +350,26 @@ describe('two HTTP threads on one port', () => {
     for (const { userName, sub } of signedIn) expect(server.app.ctx.orgs.storedUser(sub)?.userName).toBe(userName);
   });
 
+  it('one bundle imported on every connection at once, each served where it arrived: the org and its people are created once, and read back on every thread', async () => {
+    const orgId = `threads-import-${randomUUID()}`;
+    const person = (userId: string) => ({ userId, user: { userName: userId, profile: { firstName: 'I', lastName: 'P' }, email: { email: `${userId}@example.com`, isEmailVerified: true } } });
+    const body = JSON.stringify({ timeout: '1m', dataOrgs: { orgs: [{ orgId, org: { name: orgId }, humanUsers: [person(`${orgId}-a`), person(`${orgId}-b`)] }] } });
+    const before = handedOver();
+    const answers = await onEvery(async (c) => {
+      const r = await c.send('POST', '/admin/v1/import', { authorization: `Bearer ${server.pat}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }, body);
+      return { status: r.status, body: JSON.parse(r.text) as { success?: { orgs?: { orgId: string; humanUserIds?: string[] }[] }; errors?: unknown[] } };
+    });
+    expect(handedOver(), 'imports handed to the main thread').toBe(before);
+    for (const a of answers) expect(a.status, JSON.stringify(a.body)).toBe(200);
+    // Exactly one import created the org with its people; the others found it taken (the store's unique keys and ids) and imported nothing.
+    const created = answers.filter((a) => a.body.success?.orgs?.some((o) => o.humanUserIds?.length === 2));
+    expect(created).toHaveLength(1);
+    for (const a of answers.filter((x) => x !== created[0])) expect(a.body.errors?.length, JSON.stringify(a.body)).toBeGreaterThan(0);
+    for (const r of await onEvery((c) => c.send('GET', `/management/v1/users/${orgId}-a`, { authorization: `Bearer ${server.pat}`, 'x-zitadel-orgid': orgId }, undefined))) {
+      expect([r.status, JSON.parse(r.text).user?.userName]).toEqual([200, `${orgId}-a`]);
+    }
+  });
+
   it('registrations on every connection at once fill the quota of registered clients exactly, each served where it arrived', async () => {
     const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name: `registered-${randomUUID()}` } });
     expect(project.status).toBe(200);
