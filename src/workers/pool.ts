@@ -30,6 +30,7 @@ export class CryptoPool {
     'verify',
   );
 
+  private readonly passwordLifecycle = { started: 0, ended: 0 };
   /** Costly verifications: all password threads but one. */
   private readonly costly: Lane;
 
@@ -40,6 +41,8 @@ export class CryptoPool {
   ) {
     this.piscina = threadPool(threads);
     this.passwords = threadPool(this.passwordThreads, passwordIdleMs);
+    this.passwords.on('workerCreate', () => this.passwordLifecycle.started++);
+    this.passwords.on('workerDestroy', () => this.passwordLifecycle.ended++);
     this.costly = new Lane(this.passwordThreads - 1);
   }
 
@@ -55,6 +58,11 @@ export class CryptoPool {
   private passwordTask<T>(task: HashPasswordTask | VerifyPasswordTask): Promise<T> {
     const run = () => this.passwords.run(task) as Promise<T>;
     return tracingOn() ? traced(`pool ${task.op}`, {}, run) : run();
+  }
+
+  /** Password threads started and ended so far (an idle one ends, see PASSWORD_THREAD_IDLE_MS). */
+  passwordThreadLifecycle(): { started: number; ended: number } {
+    return { ...this.passwordLifecycle };
   }
 
   /** Threads running, per pool (metrics: what the pools hold of the process's memory). */
