@@ -1,5 +1,5 @@
 import { directoryKey, keysOfApp } from './directory-keys.js';
-import { decidedAgain } from './decided-again.js';
+import { decidedAgain, retakeAll } from './decided-again.js';
 import type { UniqueKey } from '../storage/unique-keys.js';
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -41,8 +41,6 @@ export interface AssertionKey {
   spkiDer: Uint8Array;
 }
 
-/** The directory stores this actor holds. */
-const CLIENTS_STORES = ['apps', 'appKeys', 'machineKeys', 'machineSecrets'] as const satisfies readonly DirectoryStore[];
 
 function stampNew<T>(row: T): T & { createdAt: number; changedAt: number; sequence: number } {
   const now = Date.now();
@@ -162,21 +160,10 @@ export class ClientsActor {
     }
   }
 
-  /**
-   * A change decided on this copy, decided again on the record as stored when another thread's
-   * change to it came first (see decidedAgain; the copy takes the record again from the store).
-   */
-  private decidedAgain<T>(attempt: () => Promise<T>): Promise<T> {
-    return decidedAgain(attempt, (key) => {
-      this.storage.freshReads();
-      for (const store of CLIENTS_STORES) this.takeChange(store, key);
-    });
-  }
 
   /** Every record read again as stored (a copy that fell too far behind the change feed to follow it, and cannot be loaded anew). */
   retakeAll(): void {
-    const tables = { apps: this.apps, appKeys: this.appKeys, machineKeys: this.machineKeys, machineSecrets: this.machineSecrets } satisfies Record<(typeof CLIENTS_STORES)[number], unknown>;
-    for (const [store, table] of Object.entries(tables)) for (const id of table.ids()) this.takeChange(store as DirectoryStore, id);
+    retakeAll(this, { apps: this.apps, appKeys: this.appKeys, machineKeys: this.machineKeys, machineSecrets: this.machineSecrets });
   }
 
   // ---- apps ----
@@ -228,7 +215,7 @@ export class ClientsActor {
   ): Promise<{ app: View<AppRecord>; clientSecret?: string }> {
     if (!input.registration || quota === undefined) return this.writeNewApp(project, input, []);
     // A place another thread took meanwhile is a conflict: decided again, with the next free place.
-    return this.decidedAgain(async () => {
+    return decidedAgain(this.storage, this, async () => {
       const held = this.storage.uniqueKeys.heldUnder(directoryKey.registrationSlots(project.id));
       let place = 0;
       // Places this thread is taking now are skipped too: its own registrations do not contend.
@@ -346,7 +333,7 @@ export class ClientsActor {
    * whether the instance vouches for its back-channel logout URI now.
    */
   updateOidcConfig(appId: string, oidc: OidcAppConfig, logoutReceiverByInstance: boolean): Promise<View<AppRecord>> {
-    return this.decidedAgain(async () => {
+    return decidedAgain(this.storage, this, async () => {
       const app = this.apps.get(appId);
       if (!app?.oidc) throw notFound('APP-Jd8sa', `application ${appId} not found`);
       return this.writeApp(app, { oidc, logoutReceiverByInstance: logoutReceiverByInstance || undefined });
@@ -358,7 +345,7 @@ export class ClientsActor {
    * together. The client sets its receiver itself, so the instance no longer vouches for it.
    */
   updateRegisteredApp(appId: string, oidc: OidcAppConfig, registration: ClientRegistration): Promise<View<AppRecord>> {
-    return this.decidedAgain(async () => {
+    return decidedAgain(this.storage, this, async () => {
       const app = this.apps.get(appId);
       if (!app?.oidc || !app.registration) throw notFound('APP-Jd8sa', `application ${appId} not found`);
       return this.writeApp(app, { oidc, registration, logoutReceiverByInstance: undefined });
@@ -370,7 +357,7 @@ export class ClientsActor {
    * durable (if the write fails, the app is back).
    */
   removeApp(appId: string): Promise<View<AppRecord>> {
-    return this.decidedAgain(async () => {
+    return decidedAgain(this.storage, this, async () => {
       const app = this.apps.get(appId);
       if (!app) throw notFound('APP-Jd8sa', `application ${appId} not found`);
       const keys = [...this.appKeys.values()].filter((k) => k.appId === appId);

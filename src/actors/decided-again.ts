@@ -1,22 +1,36 @@
 import { WriteConflict } from '../model/errors.js';
+import type { Storage } from '../storage/db.js';
+import type { DirectoryStore } from '../storage/directory-log.js';
 
 /** Tries per change: a change that keeps meeting newer ones (a burst on one record) is refused after these. */
 const MOST_TRIES = 8;
 
+/** A directory actor's copy of its stores: takes a record again as stored (see OrgsActor.takeChange). */
+export interface StoresCopy {
+  takeChange(store: DirectoryStore, id: string): boolean;
+}
+
 /**
- * A change decided on this thread's copy of the directory, decided again when the store refused it
+ * A change decided on a thread's copy of the directory, decided again when the store refused it
  * because another thread's (or process's) change to the same record came first (WriteConflict):
- * `retake(key)` reads that record again as stored into the copy, and `attempt` runs anew on it,
- * up to a few times. Optimistic concurrency: no thread waits for another, and two changes to one
- * record (two roles added to a project at once) both land, one after the other.
+ * the copy takes that record again as stored, and `attempt` runs anew on it, up to a few times.
+ * Optimistic concurrency: no thread waits for another, and two changes to one record (two roles
+ * added to a project at once) both land, one after the other.
  */
-export async function decidedAgain<T>(attempt: () => Promise<T>, retake: (key: string) => void): Promise<T> {
+export async function decidedAgain<T>(storage: Pick<Storage, 'freshReads'>, copy: StoresCopy, attempt: () => Promise<T>): Promise<T> {
   for (let tries = 1; ; tries++) {
     try {
       return await attempt();
     } catch (error) {
       if (!(error instanceof WriteConflict) || tries >= MOST_TRIES) throw error;
-      retake(error.key);
+      // Read again as committed: this thread's snapshot may predate the change that came first.
+      storage.freshReads();
+      if (error.store !== undefined) copy.takeChange(error.store as DirectoryStore, error.key);
     }
   }
+}
+
+/** Every record of `tables` read again as stored into `copy` (a copy that fell too far behind the change feed to follow it, and cannot be loaded anew). */
+export function retakeAll(copy: StoresCopy, tables: Partial<Record<DirectoryStore, { ids(): Set<string> }>>): void {
+  for (const [store, table] of Object.entries(tables)) for (const id of table.ids()) copy.takeChange(store as DirectoryStore, id);
 }

@@ -28,7 +28,7 @@ import { recordLockout } from '../observability/recorder.js';
 import { ownRow, type View } from '../util/readonly.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
 import type { DirectoryStore } from '../storage/directory-log.js';
-import { decidedAgain } from './decided-again.js';
+import { decidedAgain, retakeAll } from './decided-again.js';
 import { directoryKey, keysOfGrant, keysOfOrg, keysOfProject, keysOfUser } from './directory-keys.js';
 
 /**
@@ -45,8 +45,6 @@ export interface InstanceInfo {
 
 const lower = (s: string) => s.toLowerCase();
 
-/** The directory stores this actor holds. */
-const ORGS_STORES = ['orgs', 'projects', 'users', 'members', 'userGrants', 'pats', 'policies'] as const satisfies readonly DirectoryStore[];
 
 function stamp<T extends { createdAt: number; changedAt: number; sequence: number }>(row: T, isNew: boolean): T {
   const now = Date.now();
@@ -315,7 +313,7 @@ export class OrgsActor {
 
   /** Adds (`create`) or updates the org's custom policy; ZITADEL's AlreadyExists / NotFound / no-change rules. */
   setPolicy<K extends PolicyKind>(kind: K, orgId: string, policy: PolicyTypes[K], create: boolean): Promise<View<PolicyRecord<K>>> {
-    return this.decidedAgain(async () => {
+    return decidedAgain(this.storage, this, async () => {
       this.requireOrg(orgId);
       const id = `${kind}:${orgId}`;
       const existing = this.policies.get(id) as PolicyRecord<K> | undefined;
@@ -335,7 +333,7 @@ export class OrgsActor {
 
   /** Resets the org to the default policy. */
   removePolicy(kind: PolicyKind, orgId: string): Promise<void> {
-    return this.decidedAgain(async () => {
+    return decidedAgain(this.storage, this, async () => {
       const id = `${kind}:${orgId}`;
       if (!this.policies.has(id)) throw notFound('POLICY-3kd9f', `the organization has no custom ${kind} policy`);
       await this.policies.remove(id);
@@ -564,7 +562,7 @@ export class OrgsActor {
    * Resolves once every removal is durable.
    */
   removeUser(userId: string, orgId: string): Promise<View<UserRecord>> {
-    return this.decidedAgain(async () => {
+    return decidedAgain(this.storage, this, async () => {
       const user = this.requireUser(userId, orgId);
       const pats = this.patsOf(userId);
       const members = this.memberships(userId);
@@ -644,16 +642,6 @@ export class OrgsActor {
     return this.users.get(userId);
   }
 
-  /**
-   * A change decided on this copy, decided again on the record as stored when another thread's
-   * change to it came first (see decidedAgain; the copy takes the record again from the store).
-   */
-  private decidedAgain<T>(attempt: () => Promise<T>): Promise<T> {
-    return decidedAgain(attempt, (key) => {
-      this.storage.freshReads();
-      for (const store of ORGS_STORES) this.takeChange(store, key);
-    });
-  }
 
   /** The unique keys every record of this actor holds (to build them in the store once, for a data dir from before). */
   *uniqueKeys(): Iterable<{ key: string; owner: string }> {
@@ -665,8 +653,7 @@ export class OrgsActor {
 
   /** Every record read again as stored (a copy that fell too far behind the change feed to follow it, and cannot be loaded anew). */
   retakeAll(): void {
-    const tables = { orgs: this.orgs, projects: this.projects, users: this.users, members: this.members, userGrants: this.userGrants, pats: this.pats, policies: this.policies } satisfies Record<(typeof ORGS_STORES)[number], unknown>;
-    for (const [store, table] of Object.entries(tables)) for (const id of table.ids()) this.takeChange(store as DirectoryStore, id);
+    retakeAll(this, { orgs: this.orgs, projects: this.projects, users: this.users, members: this.members, userGrants: this.userGrants, pats: this.pats, policies: this.policies });
   }
 
   /** The user a change left, or NotFound when it was removed meanwhile. */
@@ -745,7 +732,7 @@ export class OrgsActor {
    * when given (Sesame's field), replacing the list.
    */
   updateProject(projectId: string, orgId: string, change: ProjectSettings): Promise<View<ProjectRecord>> {
-    return this.projectChanges.run(projectId, () => this.decidedAgain(() => this.changeProject(projectId, orgId, change)));
+    return this.projectChanges.run(projectId, () => decidedAgain(this.storage, this, () => this.changeProject(projectId, orgId, change)));
   }
 
   private async changeProject(projectId: string, orgId: string, change: ProjectSettings): Promise<View<ProjectRecord>> {
@@ -811,7 +798,7 @@ export class OrgsActor {
 
   addProjectRoles(projectId: string, orgId: string, roles: ProjectRole[]): Promise<View<ProjectRecord>> {
     return this.projectChanges.run(projectId, () =>
-      this.decidedAgain(async () => {
+      decidedAgain(this.storage, this, async () => {
         const batch = new WriteBatch();
         const project = this.stageProjectRoles(projectId, orgId, roles, batch);
         await batch.commit(this.storage);

@@ -49,6 +49,8 @@ export class WriteConflict extends ApiError {
   constructor(
     readonly key: string,
     message = `${key} was changed meanwhile; nothing was written, try again`,
+    /** The directory store the record is in, when it is a record (not a unique key or the key set). */
+    readonly store?: string,
   ) {
     super('FailedPrecondition', 'STORE-C0nfl', message);
   }

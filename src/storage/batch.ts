@@ -119,7 +119,7 @@ export class WriteBatch {
         for (const [key, s] of rows) {
           const other = others?.get(key);
           if (target.current(key) !== s.base || (other !== undefined && other !== this)) {
-            return new WriteConflict(key, `${key} was changed while it was staged; nothing was written`);
+            return new WriteConflict(key, `${key} was changed while it was staged; nothing was written`, target.feed?.store);
           }
         }
       }
@@ -158,7 +158,7 @@ export class WriteBatch {
             // wrote since it was staged, or a unique key another record took, refuses the batch whole.
             for (const [target, rows] of pending) {
               for (const [key, s] of rows) {
-                if (!target.storedIs(key, s.base)) throw new WriteConflict(key);
+                if (!target.storedIs(key, s.base)) throw new WriteConflict(key, undefined, target.feed?.store);
               }
             }
             for (const { key, owner } of frees) storage.uniqueKeys.freeIn(key, owner);

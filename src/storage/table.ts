@@ -205,13 +205,13 @@ export class Table<T extends { id: string }> implements BatchTarget {
    * was made from (another thread or process wrote it since): a conflict, nothing written.
    */
   private putIfStoredIs(id: string, row: T, base: T | undefined, keys: KeyChanges | undefined): void {
-    if (!this.storedIs(id, base)) throw new WriteConflict(id);
+    if (!this.storedIs(id, base)) throw new WriteConflict(id, undefined, this.feed?.store);
     this.changeKeys(keys);
     void this.db.put(id, row);
   }
 
   private removeIfStoredIs(id: string, base: T | undefined, keys: KeyChanges | undefined): void {
-    if (!this.storedIs(id, base)) throw new WriteConflict(id, `${id} was changed meanwhile; nothing was removed, try again`);
+    if (!this.storedIs(id, base)) throw new WriteConflict(id, `${id} was changed meanwhile; nothing was removed, try again`, this.feed?.store);
     this.changeKeys(keys);
     void this.db.remove(id);
   }
