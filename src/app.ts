@@ -123,7 +123,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   const threaded = config.httpThreads > 1;
   let storage: Storage;
   let followed: FollowedWrites | undefined;
-  /** Before each request and each ask of an acceptor: fresh reads, and the directory copy follows the other threads' writes. */
+  /** Before each request (and each logout delivery pass, tick(), a read of ctx): fresh reads, and the directory copy follows the other threads' writes. */
   const catchUp = () => {
     storage.freshReads();
     followed?.catchUp();
@@ -255,7 +255,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         sharedCounters: storage.sharedCounters,
         clockCell: installedClockCell(),
         metrics: metricsMemory,
-      }, catchUp);
+      });
     }
     const threads = acceptors;
     const sweep = () => {

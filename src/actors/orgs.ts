@@ -354,11 +354,10 @@ export class OrgsActor {
    */
   async recordPasswordSuccess(userId: string, rehash?: { verified: string; rehashed: string }): Promise<void> {
     const user = this.requireUser(userId);
-    // Nothing to write, as this copy knows it (the common case: no failures, no rehash): no transaction.
-    if (!user.human || (user.human.failedPasswordAttempts === 0 && !rehash)) {
-      const stored = this.users.db.get(userId);
-      if (!stored?.human?.failedPasswordAttempts) return;
-    }
+    // Nothing to write (the common case: no failures, no rehash): no transaction. The caller took the
+    // person as stored before its check, under the person's password-check lease (LoginDecisions),
+    // so no failure was counted since; a reset since only lowers the count.
+    if (!user.human || (user.human.failedPasswordAttempts === 0 && !rehash)) return;
     let rehashed = false;
     await this.changeUser(userId, (stored) => {
       if (!stored.human) return undefined;

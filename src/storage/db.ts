@@ -95,6 +95,8 @@ export interface Storage {
   freshReads(): void;
   /** Moves on every durable change to the directory (see durableDirectory). */
   directoryVersion(): number;
+  /** Moves the directory version (durableDirectory does after its commit; a write that knows only once committed whether the copies read it calls this). */
+  directoryChanged(): void;
   /** Which directory records changed, in commit order: what a copy of the directory re-reads (see DirectoryLog). */
   readonly directoryLog: DirectoryLog;
   /** The directory's unique keys (names, domains, resource URIs, client ids), taken in the transactions that write records (see UniqueKeys). */
@@ -184,12 +186,13 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
   const commitAttributes = { 'sesame.durability': durability };
   const durable = <T>(write: Promise<T>): Promise<T> =>
     tracingOn() ? traced('lmdb commit', commitAttributes, () => untracedDurable(write)) : untracedDurable(write);
+  const directoryChanged = () => void Atomics.add(counters, DIRECTORY, 1);
   const durableDirectory = async <T>(write: Promise<T>) => {
     try {
       return await durable(write);
     } finally {
       // Also after a failed sync: the commit may be on disk, and a reload of the copies is harmless.
-      Atomics.add(counters, DIRECTORY, 1);
+      directoryChanged();
     }
   };
   // Number keys (sequence numbers) in LMDB's ordered-binary encoding: read back in numeric order.
@@ -213,6 +216,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
     decisions: lmdbDecisions,
     durable,
     durableDirectory,
+    directoryChanged,
     synced: durability === 'commit' ? () => Promise.resolve() : async () => void (await root.flushed),
     freshReads() {
       const commits = Atomics.load(counters, COMMITS);

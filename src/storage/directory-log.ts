@@ -24,11 +24,13 @@ export interface DirectoryChange {
   readonly id: string;
 }
 
-/** Where a directory table's writes are logged (its store's name and the log), and where its records' unique keys are held. */
+/** Where a directory table's writes are logged (its store's name and the log) and announced, and where its records' unique keys are held. */
 export interface TableFeed {
   readonly store: DirectoryStore;
   readonly log: DirectoryLog;
   readonly uniqueKeys: UniqueKeys;
+  /** Moves the directory version, so the copies take what was logged (see Storage.directoryChanged). */
+  readonly announce: () => void;
 }
 
 /** A log entry: the store, the key, when it was written (the injected clock; what pruning goes by). */

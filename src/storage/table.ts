@@ -47,10 +47,10 @@ export class Table<T extends { id: string }> implements BatchTarget {
 
   /** A table of the directory store `store`: its writes durable with `durableDirectory` and logged in the directory's change feed. */
   static ofDirectory<T extends { id: string }>(
-    storage: Pick<Storage, 'stores' | 'durable' | 'durableDirectory' | 'directoryLog' | 'uniqueKeys'>,
+    storage: Pick<Storage, 'stores' | 'durable' | 'durableDirectory' | 'directoryLog' | 'uniqueKeys' | 'directoryChanged'>,
     store: Exclude<DirectoryStore, 'signingKeys' | 'meta'>,
   ): Table<T> {
-    return new Table<T>(storage.stores[store] as Database<T, string>, storage.durableDirectory, storage.durable, { store, log: storage.directoryLog, uniqueKeys: storage.uniqueKeys });
+    return new Table<T>(storage.stores[store] as Database<T, string>, storage.durableDirectory, storage.durable, { store, log: storage.directoryLog, uniqueKeys: storage.uniqueKeys, announce: storage.directoryChanged });
   }
 
   constructor(
@@ -142,7 +142,7 @@ export class Table<T extends { id: string }> implements BatchTarget {
    * PostgreSQL: `SELECT … FOR UPDATE` and the `UPDATE` in one transaction.
    */
   async change(id: string, next: (stored: View<T> | undefined) => T | undefined, options?: { quiet?: (row: View<T>) => boolean }): Promise<View<T> | undefined> {
-    let quiet = false;
+    let announce = false;
     // A child transaction: a throw in `next` aborts whatever the callback wrote (see DirectoryLog.written).
     const decided = this.db.childTransaction(() => {
       const stored = this.db.get(id) as View<T> | undefined;
@@ -150,13 +150,18 @@ export class Table<T extends { id: string }> implements BatchTarget {
       if (row === undefined) return { row: stored, written: false };
       void this.db.put(id, row);
       this.feed?.log.record(this.feed.store, id);
-      quiet = options?.quiet?.(row as View<T>) ?? false;
+      announce = !(options?.quiet?.(row as View<T>) ?? false);
       return { row: row as View<T>, written: true };
     });
-    // Durable without moving the copies' version; a change they read moves it once committed
-    // (whether it is one is known only once `next` ran, inside the transaction).
-    const { row, written } = await this.durableQuiet(decided);
-    if (written && !quiet) await this.durable(Promise.resolve());
+    // Durable; the copies' version moves only for a change they read (whether it is one is known
+    // only once `next` ran, inside the transaction), also after a failed sync, as durableDirectory does.
+    let outcome: { row: View<T> | undefined; written: boolean };
+    try {
+      outcome = await this.durableQuiet(decided);
+    } finally {
+      if (announce) this.feed?.announce();
+    }
+    const { row, written } = outcome;
     // Read again as committed (this thread's snapshot includes its own commit): a later commit by
     // another thread, already read in by the change feed, is not undone here.
     if (written || (row !== undefined) !== this.rows.has(id)) this.refresh(id);

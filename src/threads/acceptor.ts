@@ -21,9 +21,10 @@ import { osThreadId } from '../util/os-thread-id.js';
  * An HTTP acceptor thread: listens on the main thread's port beside it (the kernel spreads
  * connections over the threads) and serves every flow whose state the store decides, from its own
  * copy of the directory (see local-routes.ts; kept current from the directory's change feed): the
- * login pages (deciding in the store; the password work and a registration asked of the main
- * thread) and client registration (asked of the main thread), and the management API's reads; the management API's
- * writes and the import it hands to the main thread.
+ * flows, the login pages, client registration, the management and admin APIs and the import, each
+ * write decided in the store. It asks the main thread's password pool to hash and verify, and hands
+ * a request to the main thread only while its copy is held back from a whole reload (and, with
+ * SESAME_SIGNER=pool, what signs there).
  * See README "Threads".
  */
 const data = workerData as AcceptorData;
@@ -106,8 +107,8 @@ let lastReload = { endedAt: -Infinity, took: 0 };
 let wholeLoads = 0;
 /**
  * A whole load may take at most this share of the thread's time: while the directory changes
- * faster than that allows, requests meanwhile are forwarded to the main thread, which is always
- * current, instead of loading again.
+ * faster than that allows, requests meanwhile are forwarded to the main thread, whose copy takes
+ * the changes record by record before each request, instead of loading again.
  */
 const RELOAD_SHARE = 0.1;
 

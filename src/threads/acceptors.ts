@@ -53,8 +53,6 @@ export async function startAcceptors(
   server: HttpServer,
   work: MainThreadWork,
   data: Omit<AcceptorData, 'index' | 'routes'>,
-  /** Runs before an ask is answered, as before a request: this thread's reads and directory copy current. */
-  beforeAnswer: () => void = () => {},
 ): Promise<Acceptors> {
   const threads: { worker: Worker; ended: Promise<void>; prepared: Promise<void>; listening: Promise<void> }[] = [];
   const osThreadIds: number[] = [];
@@ -102,7 +100,7 @@ export async function startAcceptors(
           // Only the listed methods, by name: the thread's message names a method, never runs code here.
           const target = work[part] as unknown as Record<string, (...a: unknown[]) => Promise<unknown>> | undefined;
           const allowed = (MAIN_THREAD_METHODS[part] as ReadonlySet<string> | undefined)?.has(method) === true;
-          const decided = target && allowed ? Promise.resolve().then(() => (beforeAnswer(), target[method]!.apply(target, args))) : Promise.reject(new Error(`no such work: ${String(part)}.${method}`));
+          const decided = target && allowed ? Promise.resolve().then(() => target[method]!.apply(target, args)) : Promise.reject(new Error(`no such work: ${String(part)}.${method}`));
           // An answer that cannot be sent (not cloneable) is refused instead: the asking request never waits forever.
           decided
             .then((value) => send({ type: 'answer', id, value }))
