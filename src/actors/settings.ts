@@ -1,3 +1,4 @@
+import { decidedAgain } from './decided-again.js';
 import type { Meta } from '../model/records.js';
 import type { MetaStore } from '../storage/meta.js';
 import type { View } from '../util/readonly.js';
@@ -93,10 +94,12 @@ export class SettingsActor {
     return this.features;
   }
 
-  async setFeatures(change: Partial<Pick<Features, 'oidcTokenExchange'>>): Promise<View<Features>> {
-    const next = touch<Features>(this.features, change);
-    await this.meta.setFeatures(next);
-    return next;
+  setFeatures(change: Partial<Pick<Features, 'oidcTokenExchange'>>): Promise<View<Features>> {
+    return this.decidedAgain(async () => {
+      const next = touch<Features>(this.features, change);
+      await this.meta.setFeatures(next);
+      return next;
+    });
   }
 
   /** Cheap (discovery asks on every request). */
@@ -109,28 +112,41 @@ export class SettingsActor {
     return { ...DEFAULT_DYNAMIC_REGISTRATION, ...this.meta.dynamicRegistration<DynamicRegistrationSettings>() };
   }
 
-  async setDynamicRegistration(change: DynamicRegistrationChange): Promise<View<DynamicRegistrationSettings>> {
-    const next = touch<DynamicRegistrationSettings>(this.dynamicRegistration(), change);
-    await this.meta.setDynamicRegistration(next);
-    return next;
+  setDynamicRegistration(change: DynamicRegistrationChange): Promise<View<DynamicRegistrationSettings>> {
+    return this.decidedAgain(async () => {
+      const next = touch<DynamicRegistrationSettings>(this.dynamicRegistration(), change);
+      await this.meta.setDynamicRegistration(next);
+      return next;
+    });
   }
 
   securityPolicy(): View<SecurityPolicy> {
     return this.security;
   }
 
-  async setSecurityPolicy(change: Partial<Pick<SecurityPolicy, 'enableIframeEmbedding' | 'allowedOrigins' | 'enableImpersonation'>>): Promise<View<SecurityPolicy>> {
-    const next = touch<SecurityPolicy>(this.security, change);
-    // The pages follow the policy at once; like every write here, it is durable when this resolves
-    // (and if the write fails, the pages go back to the policy in force).
-    const write = this.meta.setSecurityPolicy(next);
-    this.onSecurityPolicy(next);
-    try {
-      await write;
-    } catch (error) {
-      this.onSecurityPolicy(this.security);
-      throw error;
-    }
-    return next;
+  setSecurityPolicy(change: Partial<Pick<SecurityPolicy, 'enableIframeEmbedding' | 'allowedOrigins' | 'enableImpersonation'>>): Promise<View<SecurityPolicy>> {
+    return this.decidedAgain(async () => {
+      const next = touch<SecurityPolicy>(this.security, change);
+      // The pages follow the policy at once; like every write here, it is durable when this resolves
+      // (and if the write fails, the pages go back to the policy in force).
+      const write = this.meta.setSecurityPolicy(next);
+      this.onSecurityPolicy(next);
+      try {
+        await write;
+      } catch (error) {
+        this.onSecurityPolicy(this.security);
+        throw error;
+      }
+      return next;
+    });
+  }
+
+  /**
+   * A settings change decided on the stored record: when another thread changed the record since
+   * this copy read it (the store refuses the write), the copy reads the settings again and the
+   * change is decided again on them, so changes to different fields made at once both land.
+   */
+  private decidedAgain<T>(attempt: () => Promise<T>): Promise<T> {
+    return decidedAgain(this.meta, { takeChange: () => (this.meta.reload(), this.storedChanged(), true) }, attempt);
   }
 }

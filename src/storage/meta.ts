@@ -2,6 +2,8 @@ import { UNIQUE_KEYS_BUILT, UNIQUE_KEYS_VERSION } from './unique-keys.js';
 import type { Database } from 'lmdb';
 import type { View } from '../util/readonly.js';
 import type { DirectoryLog } from './directory-log.js';
+import { sameVersion } from './same-version.js';
+import { WriteConflict } from '../model/errors.js';
 
 /**
  * The `meta` store and its only writer (a storage-level owner, so opening the data dir can check
@@ -21,6 +23,11 @@ export class MetaStore {
     private readonly log?: DirectoryLog,
   ) {
     this.reload();
+  }
+
+  /** This thread's reads see every commit from now on (after a write refused by another thread's: see put). */
+  freshReads(): void {
+    this.db.resetReadTxn();
   }
 
   /** Reads the store as committed (an HTTP acceptor thread's copy, after the main thread changed it). */
@@ -102,7 +109,16 @@ export class MetaStore {
     const had = this.values.has(key);
     const previous = this.values.get(key);
     this.values.set(key, value);
-    const write = this.log ? this.log.written('meta', key, () => void this.db.put(key, value)).then(() => true) : this.db.put(key, value);
+    // A compare-and-set, as a directory table's put (Table.put): a record another thread wrote since
+    // this copy read it refuses the write (WriteConflict), and its writer decides again.
+    const write = this.log
+      ? this.log
+          .written('meta', key, () => {
+            if (!sameVersion(this.db.get(key), previous)) throw new WriteConflict(key, undefined, 'meta');
+            void this.db.put(key, value);
+          })
+          .then(() => true)
+      : this.db.put(key, value);
     return this.durable(write).catch((error: unknown) => {
       if (this.values.get(key) === value) {
         if (had) this.values.set(key, previous);

@@ -2,20 +2,10 @@ import type { Database } from 'lmdb';
 import type { BatchTarget, WriteBatch } from './batch.js';
 import type { View } from '../util/readonly.js';
 import { WriteConflict } from '../model/errors.js';
+import { sameVersion } from './same-version.js';
 import type { UniqueKey } from './unique-keys.js';
 import type { Storage } from './db.js';
 import type { DirectoryStore, TableFeed } from './directory-log.js';
-
-/**
- * Whether a row as stored is the version `base` (both absent, or the same `sequence`: every change
- * a client can see moves it). Rows without a sequence (keys, secrets: written once, then removed)
- * compare by presence.
- */
-export function sameVersion(stored: unknown, base: unknown): boolean {
-  if (stored === undefined || base === undefined) return stored === base;
-  const version = (row: unknown) => (row as { sequence?: unknown }).sequence;
-  return version(stored) === version(base);
-}
 
 /** The unique keys a write takes and frees in the store, in its transaction (see UniqueKeys). */
 export interface KeyChanges {

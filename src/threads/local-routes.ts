@@ -28,7 +28,6 @@ import { healthRoutes } from '../http/routes/health.js';
 import type { Route } from '../http/types.js';
 import { composePorts } from '../compose.js';
 import { ownerOnly } from './owner-only.js';
-import { managementRoutes } from '../http/admin/routes.js';
 import type { Ports } from '../services/ports.js';
 import type { DirectoryChange } from '../storage/directory-log.js';
 import { takeDirectoryChanges } from './followed-writes.js';
@@ -50,17 +49,14 @@ export interface LocalRoutes {
   takeChanges(changes: readonly DirectoryChange[]): boolean;
 }
 
-
-
 /**
  * The acceptor thread's copy of the directory, loaded from LMDB as committed and kept current from
  * the directory's change feed (takeChanges), and the routes it serves with the parts every thread
  * has (src/compose.ts): every route but health and readiness (the main thread's state), each
  * decision made in the store: the flows, the login pages, dynamic client registration, the
  * management and admin APIs and the import. The password work is asked of the main thread's pool.
- * A served route that meets something only the main thread has (a signing key rotation, the pool
- * signer with SESAME_SIGNER=pool) throws NeedsOwner before it changes anything, and the request is
- * handed over whole.
+ * With SESAME_SIGNER=pool, a served route that meets the pool signer (the main thread's) throws
+ * NeedsOwner before it changes anything, and the request is handed over whole.
  */
 export function buildLocalRoutes(input: {
   config: Config;
@@ -70,7 +66,7 @@ export function buildLocalRoutes(input: {
   /** Kept across reloads: the thread's imported public keys and what its guard saw. */
   signatureCheck: SignatureCheck;
   replayGuard: ReplayGuardActor;
-  /** Asks the main thread for what it does for every thread (see MainThreadWork): password work, registrations. */
+  /** Asks the main thread for what it does for every thread (see MainThreadWork): the password pool's work. */
   askMainThread: AskMainThread;
 }): LocalRoutes {
   const { config, issuer, storage, masterKey, signatureCheck, replayGuard, askMainThread } = input;
@@ -87,14 +83,10 @@ export function buildLocalRoutes(input: {
   // serves only what ends before anything is signed or decided (see below).
   const inline = chooseSignerMode(config.signer, undefined, config.httpThreads) === 'inline';
   const signer: Signer = inline ? new InlineSigner() : ownerOnly<Signer>('signing in the worker pool');
-  // Signatures (client assertions, the JWT profile grant, DPoP proofs) are checked on this thread,
-  // their first use decided in the store (the shared replay guard), as on every thread.
   // This thread's parts for the routes, wired as the main thread's are (src/compose.ts): the flows
   // read the directory copy through their types (FlowView); the login, client registration, the
   // management API and the import write it, each write decided in the store; the password work is
-  // asked of the main thread's pool. (The management API's keys stand behind a guard, below; no
-  // guard is put before the flows: measured, introspection cost 48-53 µs per request without one
-  // and 61-62 µs with one, 2 threads on 2 cores.)
+  // asked of the main thread's pool.
   const here: Ports = composePorts({
     config,
     issuer,
@@ -139,7 +131,7 @@ export function buildLocalRoutes(input: {
   // The server's one list of routes (src/http/routes/index.ts), less what only the main thread
   // serves: health and readiness (its state).
   const mainThreadOnly = new Set(healthRoutes(here).map((route) => route.pattern));
-  const served = routes(here, managementRoutes(here)).flatMap((route): Route[] => {
+  const served = routes(here).flatMap((route): Route[] => {
     if (mainThreadOnly.has(route.pattern) || signsAfterSpending.has(route.pattern)) return [];
     return [replaced.get(route.pattern) ?? route];
   });

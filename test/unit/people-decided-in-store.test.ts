@@ -4,6 +4,8 @@ import { LeasesActor } from '../../src/actors/leases.js';
 import { Table } from '../../src/storage/table.js';
 import { QuotaReached, WriteConflict } from '../../src/model/errors.js';
 import { ClientsActor } from '../../src/actors/clients.js';
+import { SettingsActor } from '../../src/actors/settings.js';
+import { MetaStore } from '../../src/storage/meta.js';
 import { tempStorageEach } from '../helpers/temp-storage.js';
 
 /**
@@ -170,5 +172,15 @@ describe('registered clients hold places in the store', () => {
     await owner.removeApp(first.id);
     await expect(register(copies[0]!, 99)).resolves.toMatchObject({ app: { clientId: 'c99' } });
     await expect(register(copies[1]!, 100)).rejects.toBeInstanceOf(QuotaReached);
+  });
+});
+
+describe('settings decided in the store', () => {
+  it('two copies (two threads) changing different fields of one setting at once: both land, neither undoes the other', async () => {
+    const s = storage();
+    const copies = [0, 1].map(() => new SettingsActor(new MetaStore(s.root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }), s.durableDirectory, s.directoryLog), undefined));
+    await Promise.all([copies[0]!.setSecurityPolicy({ enableIframeEmbedding: true, allowedOrigins: ['https://frame.example'] }), copies[1]!.setSecurityPolicy({ enableImpersonation: true })]);
+    const stored = s.root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }).get('securityPolicy');
+    expect(stored).toMatchObject({ enableIframeEmbedding: true, allowedOrigins: ['https://frame.example'], enableImpersonation: true, sequence: 2 });
   });
 });

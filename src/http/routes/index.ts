@@ -28,12 +28,8 @@ import type { RevokePorts } from './revoke.js';
 /** What this module uses of the wired parts (src/app.ts). */
 export type RoutesPorts = UserinfoPorts & EndSessionPorts & KeysPorts & TokenPorts & LoginPorts & AuthorizePorts & IntrospectPorts & DiscoveryPorts & HealthPorts & RevokePorts & ManagementRoutesPorts & DeviceAuthorizationPorts & DevicePagePorts & ParPorts & RegisterPorts;
 
-/**
- * Every route of the server, one module per endpoint: the one list every HTTP thread mounts from
- * (an acceptor thread passes its management routes, which serve reads only, see
- * src/threads/local-routes.ts).
- */
-export function routes(ctx: RoutesPorts, management: Route[] = managementRoutes(ctx)): Route[] {
+/** Every route of the server, one module per endpoint: the one list every HTTP thread mounts from. */
+export function routes(ctx: RoutesPorts): Route[] {
   return [
     ...healthRoutes(ctx),
     ...discoveryRoutes(ctx),
@@ -51,6 +47,6 @@ export function routes(ctx: RoutesPorts, management: Route[] = managementRoutes(
     ...loginRoutes(ctx),
     userinfoRoute(ctx),
     endSessionRoute(ctx),
-    ...management,
+    ...managementRoutes(ctx),
   ];
 }
