@@ -216,8 +216,9 @@ export class KeysActor {
         const current = this.stored();
         const keys = await compute(current);
         if (!keys) {
-          // Nothing to change; the set as stored is the one to sign with (another thread's change taken in).
-          this.view = this.derive(current);
+          // Nothing to change; the set as stored is the one to sign with (another thread's change
+          // taken in; derived again only then: it decrypts the signing key).
+          if (fingerprint(current) !== fingerprint(this.view.keys)) this.view = this.derive(current);
           return undefined;
         }
         // Derived before the write: nothing that could fail is left once the write is durable.
