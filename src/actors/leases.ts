@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Storage } from '../storage/db.js';
+import type { Lease } from '../storage/decisions.js';
 import { clock } from '../util/clock.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
 
@@ -19,7 +20,7 @@ export class LeasesActor {
   private readonly turns = new KeyedQueue();
 
   constructor(
-    private readonly storage: Pick<Storage, 'decisions' | 'stores'>,
+    private readonly storage: Pick<Storage, 'decisions' | 'stores' | 'freshReads'>,
     /**
      * This thread is the only one serving from the store (one HTTP thread; the data dir's lock
      * keeps other processes out): `exclusive` needs its own turns only, no lease in the store.
@@ -30,6 +31,17 @@ export class LeasesActor {
   /** Takes or renews the lease `name` for `ttlMs`; true when this holder has it now. */
   hold(name: string, ttlMs: number, now = clock.now()): Promise<boolean> {
     return this.storage.decisions.lease(this.storage.stores.leases, name, this.holder, now, now + ttlMs);
+  }
+
+  /**
+   * Whether the lease may be taken now, as committed (a read, no write transaction): a waiter
+   * tries to take it only then, so waiting costs the store nothing (a burst of guesses at one
+   * person's password, spread over every thread, does not load LMDB's one writer).
+   */
+  private mayBeFree(name: string): boolean {
+    this.storage.freshReads();
+    const lease = this.storage.stores.leases.get(name) as Lease | undefined;
+    return lease === undefined || lease.holder === this.holder || lease.until <= clock.now();
   }
 
   /** Gives the lease `name` up, if this holder has it. */
@@ -47,7 +59,7 @@ export class LeasesActor {
   exclusive<R>(name: string, ttlMs: number, work: () => Promise<R>): Promise<R> {
     return this.turns.run(name, async () => {
       if (this.alone) return work();
-      for (let pause = 1; !(await this.hold(name, ttlMs)); pause = Math.min(pause * 2, MOST_PAUSE_MS)) await sleep(pause);
+      for (let pause = 1; !(this.mayBeFree(name) && (await this.hold(name, ttlMs))); pause = Math.min(pause * 2, MOST_PAUSE_MS)) await sleep(pause);
       try {
         return await work();
       } finally {
