@@ -213,19 +213,19 @@ export class ClientsActor {
     },
     quota?: number,
   ): Promise<{ app: View<AppRecord>; clientSecret?: string }> {
-    if (!input.registration || quota === undefined) return this.writeNewApp(project, input, []);
+    if (!input.registration || quota === undefined) return this.writeNewApp(project, input);
     // A place another thread took meanwhile is a conflict: decided again, with the next free place.
     return decidedAgain(this.storage, this, async () => {
       const held = this.storage.uniqueKeys.heldUnder(directoryKey.registrationSlots(project.id));
-      let place = 0;
       // Places this thread is taking now are skipped too: its own registrations do not contend.
-      const free = (n: number) => !held.has(directoryKey.registrationSlot(project.id, n)) && !this.placesTaking.has(directoryKey.registrationSlot(project.id, n));
-      while (place < quota && !free(place)) place++;
+      const taken = (place: number) => held.has(directoryKey.registrationSlot(project.id, place)) || this.placesTaking.has(directoryKey.registrationSlot(project.id, place));
+      let place = 0;
+      while (place < quota && taken(place)) place++;
       if (place >= quota) throw new QuotaReached(quota);
       const key = directoryKey.registrationSlot(project.id, place);
       this.placesTaking.add(key);
       try {
-        return await this.writeNewApp(project, input, [{ key, owner: input.clientId ?? '', taken: () => new WriteConflict(key) }]);
+        return await this.writeNewApp(project, input, key);
       } finally {
         this.placesTaking.delete(key);
       }
@@ -235,7 +235,8 @@ export class ClientsActor {
   private async writeNewApp(
     project: View<ProjectRecord>,
     input: Parameters<ClientsActor['addApp']>[1],
-    also: UniqueKey[],
+    /** The registration place the app takes with it (another app taking it first is a conflict: decided again). */
+    place?: string,
   ): Promise<{ app: View<AppRecord>; clientSecret?: string }> {
     const method = input.oidc?.authMethodType ?? input.api?.authMethodType ?? '';
     const clientSecret = usesClientSecret(method) ? newAlphanumericSecret(64) : undefined;
@@ -244,7 +245,8 @@ export class ClientsActor {
     this.appByClientId.set(app.clientId, app.id);
     this.indexOrigins(app);
     try {
-      await this.apps.put(app, { keys: { take: [...this.keysTaken(app), ...also.map((unique) => ({ ...unique, owner: app.id }))] } });
+      const placeTaken = place === undefined ? [] : [{ key: place, owner: app.id, taken: () => new WriteConflict(place) }];
+      await this.apps.put(app, { keys: { take: [...this.keysTaken(app), ...placeTaken] } });
     } catch (error) {
       // Not written: its client id and origins are not registered either.
       if (!this.apps.has(app.id)) {
