@@ -1,0 +1,109 @@
+import type { Database } from 'lmdb';
+import { leaveBoundedGroup, lmdbDecisions } from './decisions.js';
+import type { RecordKey, RecordKind, RecordWrite, StorePort } from './store-port.js';
+import type { Storage } from './db.js';
+
+/**
+ * The store port on LMDB: every kind of record is a named database of the environment, every
+ * decision one write transaction (`lmdbDecisions`), the writes a decision carries (`also`) applied
+ * inside it. Reads resolve at once (LMDB reads are synchronous memory-map lookups).
+ */
+export class LmdbStore implements StorePort {
+  constructor(
+    /** The database of a kind (the storage opens them; binary-keyed kinds with binary key encoding). */
+    private readonly dbOf: (kind: RecordKind<any, any>) => Database<any, any>,
+    private readonly durableWrite: <T>(write: Promise<T>) => Promise<T>,
+  ) {}
+
+  get<V, K extends RecordKey>(kind: RecordKind<V, K>, key: K): Promise<V | undefined> {
+    return Promise.resolve(this.dbOf(kind).get(key) as V | undefined);
+  }
+
+  range<V>(kind: RecordKind<V, string>, prefix: string, limit?: number): Promise<{ key: string; value: V }[]> {
+    const found: { key: string; value: V }[] = [];
+    for (const { key, value } of this.dbOf(kind).getRange({ start: prefix, end: `${prefix}\uffff`, ...(limit === undefined ? {} : { limit }) })) {
+      found.push({ key: key as string, value: value as V });
+    }
+    return Promise.resolve(found);
+  }
+
+  async put<V, K extends RecordKey>(kind: RecordKind<V, K>, key: K, value: V): Promise<void> {
+    await this.dbOf(kind).put(key, value);
+  }
+
+  remove<K extends RecordKey>(kind: RecordKind<any, K>, key: K): Promise<boolean> {
+    // lmdb-js's remove resolves true whether or not there was a record: read inside the transaction.
+    const db = this.dbOf(kind);
+    return db.transaction(() => db.get(key) !== undefined && (void db.remove(key), true));
+  }
+
+  async write(writes: readonly RecordWrite[]): Promise<void> {
+    if (writes.length === 0) return;
+    await this.dbOf(kindOf(writes[0]!)).transaction(() => this.apply(writes));
+  }
+
+  insertIfAbsent<V>(kind: RecordKind<V, string>, key: string, value: V): Promise<boolean> {
+    return lmdbDecisions.insertIfAbsent(this.dbOf(kind), key, value);
+  }
+
+  claimOnce<V>(kind: RecordKind<V, string>, key: string, claim: (record: V) => V | undefined): Promise<{ found: V | undefined; claimed: boolean }> {
+    return lmdbDecisions.claimOnce(this.dbOf(kind), key, claim);
+  }
+
+  takeOnce<V>(kind: RecordKind<V, string>, key: string, also?: (found: V) => readonly RecordWrite[]): Promise<V | undefined> {
+    return lmdbDecisions.takeOnce(this.dbOf(kind), key, also && ((found: V) => this.apply(also(found))));
+  }
+
+  raiseTo(kind: RecordKind<number, string>, key: string, value: number): Promise<boolean> {
+    return lmdbDecisions.raiseTo(this.dbOf(kind), key, value);
+  }
+
+  insertBounded<V>(kind: RecordKind<V, string>, key: string, value: (slot: string) => V, group: { index: RecordKind<any, string>; name: string; max: number }): Promise<string> {
+    return lmdbDecisions.insertBounded(this.dbOf(kind), key, value, { ...group, index: this.dbOf(group.index) });
+  }
+
+  lease(kind: RecordKind<{ holder: string; until: number }, string>, name: string, holder: string, now: number, until: number): Promise<boolean> {
+    return lmdbDecisions.lease(this.dbOf(kind), name, holder, now, until);
+  }
+
+  update<V>(
+    kind: RecordKind<V, string>,
+    key: string,
+    next: (found: V | undefined) => V | null | undefined,
+    also?: (found: V | undefined, next: V | null) => readonly RecordWrite[],
+  ): Promise<V | undefined> {
+    return lmdbDecisions.update(this.dbOf(kind), key, next, also && ((found: V | undefined, changed: V | null) => this.apply(also(found, changed))));
+  }
+
+  durable<T>(write: Promise<T>): Promise<T> {
+    return this.durableWrite(write);
+  }
+
+  /** The environment is the storage's to close. */
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Applies writes inside the current write transaction. */
+  private apply(writes: readonly RecordWrite[]): void {
+    for (const write of writes) {
+      if ('leaveGroup' in write) leaveBoundedGroup(this.dbOf(write.leaveGroup), write.slot);
+      else if (write.value === null) void this.dbOf(write.kind).remove(write.key);
+      else void this.dbOf(write.kind).put(write.key, write.value);
+    }
+  }
+}
+
+function kindOf(write: RecordWrite): RecordKind<any, any> {
+  return 'leaveGroup' in write ? write.leaveGroup : write.kind;
+}
+
+/** The store port over an opened LMDB storage: a kind is the database of that name. */
+export function lmdbStoreOver(storage: Storage): LmdbStore {
+  const named: Record<string, Database<any, any>> = { ...storage.stores, tokens: storage.tokens, revokedJwts: storage.revokedJwts, usedAssertions: storage.usedAssertions };
+  return new LmdbStore((kind) => {
+    const db = named[kind.name];
+    if (!db) throw new Error(`no LMDB database for records of kind ${kind.name}`);
+    return db;
+  }, storage.durable);
+}

@@ -1,0 +1,43 @@
+import pg from 'pg';
+import { log } from '../../util/log.js';
+import { migrate } from './migrations.js';
+import { PostgresStore } from './postgres-store.js';
+
+/** How Sesame connects to PostgreSQL (SESAME_DATABASE_URL and the pool settings beside it). */
+export interface PostgresSettings {
+  /** `postgres://user:password@host:port/database?sslmode=…`, as node-postgres takes it. */
+  url: string;
+  /** Connections this process keeps at most. */
+  poolSize: number;
+  /** How long a request waits for a connection (pool full, or the server unreachable) before it fails. */
+  connectTimeoutMs: number;
+  /** How long one statement may run before the server cancels it. */
+  statementTimeoutMs: number;
+}
+
+export const POSTGRES_DEFAULTS = { poolSize: 10, connectTimeoutMs: 5_000, statementTimeoutMs: 10_000 } as const;
+
+/** The pool, with Sesame's schema brought up to date (under the migration lock). */
+export async function openPostgresStore(settings: PostgresSettings): Promise<PostgresStore> {
+  const pool = new pg.Pool({
+    connectionString: settings.url,
+    max: settings.poolSize,
+    connectionTimeoutMillis: settings.connectTimeoutMs,
+    statement_timeout: settings.statementTimeoutMs,
+    application_name: 'sesame',
+  });
+  // An idle connection the server dropped (a restart) is an event, not a crash: the pool connects again on demand.
+  pool.on('error', (error) => log.warn('postgres connection lost', { error: error.message }));
+  try {
+    const client = await pool.connect();
+    try {
+      await migrate(client);
+    } finally {
+      client.release();
+    }
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  return new PostgresStore(pool);
+}

@@ -1,0 +1,70 @@
+import type pg from 'pg';
+
+/**
+ * Sesame's schema on PostgreSQL, as numbered migrations applied in order, each once, in its own
+ * transaction, under an advisory lock so that nodes starting together apply each one once (the others
+ * wait, then find it applied). A database whose schema is newer than this build knows is refused:
+ * an older node must not write rows it does not understand (upgrade node by node: the new build
+ * migrates, then the old nodes stop). Migrations only add; one that would drop data is a new
+ * table plus a copy, never a `DROP` of what an older node still reads.
+ */
+export interface Migration {
+  version: number;
+  /** What it adds, for the log and the `sesame_schema` table. */
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'records: the state every node shares (tokens, codes, refresh families, sessions, sign-ins, guards, leases)',
+    sql: `
+      CREATE TABLE sesame_records (
+        kind text NOT NULL,
+        key bytea NOT NULL,
+        -- msgpack, as LMDB stores it (so a data dir copies over byte for byte)
+        value bytea NOT NULL,
+        -- moves on every change: the compare-and-set of a decision made from a read
+        version bigint NOT NULL DEFAULT 1,
+        -- the number raiseTo compares (revocations: until when they are kept)
+        n bigint,
+        PRIMARY KEY (kind, key)
+      );
+    `,
+  },
+];
+
+/** Any constant: the advisory lock nodes take to migrate one at a time. */
+const MIGRATION_LOCK = 0x5e5a3e01;
+
+export class SchemaTooNew extends Error {}
+
+/** Applies what this database lacks; resolves with the schema version it is at now. */
+export async function migrate(client: pg.ClientBase, migrations: readonly Migration[] = MIGRATIONS): Promise<{ version: number; applied: number[] }> {
+  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+  try {
+    await client.query(`CREATE TABLE IF NOT EXISTS sesame_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM sesame_schema');
+    const current = rows[0]?.version ?? 0;
+    const newest = migrations.at(-1)?.version ?? 0;
+    if (current > newest) throw new SchemaTooNew(`the database's schema is at version ${current}, this Sesame knows up to ${newest}: upgrade this node`);
+    const applied: number[] = [];
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(migration.sql);
+        await client.query('INSERT INTO sesame_schema (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw error;
+      }
+      applied.push(migration.version);
+    }
+    return { version: Math.max(current, newest), applied };
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+  }
+}

@@ -1,0 +1,95 @@
+import type { BoundedGroup, Lease } from './decisions.js';
+
+/**
+ * The store port: what Sesame asks of a store for the state every thread and every node shares
+ * (tokens, codes, refresh families, sessions, sign-ins, replay guards, counters, leases, outboxes),
+ * with two implementations: LMDB (`lmdb-store.ts`, one node, no database) and PostgreSQL
+ * (`postgres/postgres-store.ts`, many nodes). Nothing here is held in one thread's memory; every
+ * read goes to the store, every decision is made there.
+ *
+ * Records are grouped by kind (`RecordKind`): string keys (or binary ones, token digests), values
+ * that msgpack encodes. A decision's callbacks (`claim`, `next`, `also`) are pure: they see the
+ * record as stored and say what to write, and the store applies it only if the record is still the
+ * one they saw (LMDB: inside its one write transaction; PostgreSQL: a compare-and-set on the row's
+ * version, decided again when another node changed it first). They may run more than once.
+ *
+ * Promises resolve once the change is committed; `durable` adds what the durability mode asks
+ * (LMDB `flush`: the sync too; PostgreSQL: a commit is durable as the server's
+ * `synchronous_commit` makes it).
+ */
+export type RecordKey = string | Uint8Array;
+
+/** A kind of record: its name in the store (an LMDB database, PostgreSQL's `kind` column). */
+export interface RecordKind<V, K extends RecordKey = string> {
+  readonly name: string;
+  /** Binary keys (a token's SHA-256); strings otherwise. */
+  readonly binaryKeys: K extends string ? false : true;
+  /** Only for the type: the value type this kind holds. */
+  readonly value?: V;
+}
+
+export function recordKind<V>(name: string): RecordKind<V, string> {
+  return { name, binaryKeys: false };
+}
+
+export function binaryRecordKind<V>(name: string): RecordKind<V, Uint8Array> {
+  return { name, binaryKeys: true };
+}
+
+/**
+ * A write that goes with a decision, in the same commit: a record put (`value` null removes it), or
+ * a record's place taken out of its bounded group (see StorePort.insertBounded), which the store
+ * reads and writes as it stands in that commit.
+ */
+export type RecordWrite = { kind: RecordKind<any, any>; key: RecordKey; value: unknown } | { leaveGroup: RecordKind<any, string>; slot: string };
+
+export interface StorePort {
+  get<V, K extends RecordKey>(kind: RecordKind<V, K>, key: K): Promise<V | undefined>;
+  /** The records whose keys start with `prefix`, in key order, at most `limit`. */
+  range<V>(kind: RecordKind<V, string>, prefix: string, limit?: number): Promise<{ key: string; value: V }[]>;
+  put<V, K extends RecordKey>(kind: RecordKind<V, K>, key: K, value: V): Promise<void>;
+  /** True when there was a record to remove. */
+  remove<K extends RecordKey>(kind: RecordKind<any, K>, key: K): Promise<boolean>;
+  /** Several writes in one commit (all or none). */
+  write(writes: readonly RecordWrite[]): Promise<void>;
+
+  /** Stores `value` unless the key is taken; true when this call stored it (a first use). */
+  insertIfAbsent<V>(kind: RecordKind<V, string>, key: string, value: V): Promise<boolean>;
+  /**
+   * Claims a record once: `claim(record)` gives its claimed form, or undefined when it may not be
+   * claimed (already claimed, expired). The record as found comes back either way, with whether
+   * this call claimed it.
+   */
+  claimOnce<V>(kind: RecordKind<V, string>, key: string, claim: (record: V) => V | undefined): Promise<{ found: V | undefined; claimed: boolean }>;
+  /** Removes the record and gives it back to one caller only; `also(found)` writes what goes with it, in the same commit. */
+  takeOnce<V>(kind: RecordKind<V, string>, key: string, also?: (found: V) => readonly RecordWrite[]): Promise<V | undefined>;
+  /** Raises the number under `key` to `value` (stored when absent or lower); true when this call changed it. */
+  raiseTo(kind: RecordKind<number, string>, key: string, value: number): Promise<boolean>;
+  /**
+   * Stores `value(slot)` under `key` as the newest of a group, removing the group's oldest so at
+   * most `group.max` stay (see Decisions.insertBounded); resolves with the record's slot.
+   */
+  insertBounded<V>(kind: RecordKind<V, string>, key: string, value: (slot: string) => V, group: StoreBoundedGroup): Promise<string>;
+  /** Holds the lease `name` for `holder` until `until` (ms): true when it was free, expired or already this holder's. */
+  lease(kind: RecordKind<Lease, string>, name: string, holder: string, now: number, until: number): Promise<boolean>;
+  /**
+   * Changes one record as it is when the change is made: `next(found)` gives its new form, null to
+   * remove it, undefined to leave it; `also(found, next)` gives the writes that go with it. Resolves
+   * with the record as left.
+   */
+  update<V>(
+    kind: RecordKind<V, string>,
+    key: string,
+    next: (found: V | undefined) => V | null | undefined,
+    also?: (found: V | undefined, next: V | null) => readonly RecordWrite[],
+  ): Promise<V | undefined>;
+
+  /** Resolves once `write` is committed and as durable as the store's durability mode makes it. */
+  durable<T>(write: Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** A bounded group (see StorePort.insertBounded): the kind its index lives in, its name, how many it keeps. */
+export interface StoreBoundedGroup extends Omit<BoundedGroup, 'index'> {
+  index: RecordKind<any, string>;
+}
