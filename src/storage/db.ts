@@ -5,6 +5,8 @@ import { MetaStore } from './meta.js';
 import { lmdbDecisions, type Decisions } from './decisions.js';
 import { DirectoryLog } from './directory-log.js';
 import { UniqueKeys } from './unique-keys.js';
+import { LmdbStore } from './lmdb-store.js';
+import type { StorePort } from './store-port.js';
 import { commitStarted, recordCommit } from '../observability/recorder.js';
 import { traced, tracingOn } from '../observability/tracing.js';
 
@@ -72,6 +74,8 @@ export interface Storage {
   readonly revokedJwts: Database<number, string>;
   /** Assertions already used (replay key → exp), see ReplayGuardActor. */
   readonly usedAssertions: Database<number, string>;
+  /** The store port over this environment (`LmdbStore`): what the flows' actors read and decide through. */
+  readonly records: StorePort;
   /** The store's decisions (first use, claim once), made in one write transaction whichever thread asks. */
   readonly decisions: Decisions;
   /**
@@ -206,6 +210,14 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
     );
   }
 
+  // A kind of record is the database of its name.
+  const named: Record<string, Database<any, any>> = { ...stores, tokens, revokedJwts, usedAssertions };
+  const records = new LmdbStore((kind) => {
+    const db = named[kind.name];
+    if (!db) throw new Error(`no LMDB database for records of kind ${kind.name}`);
+    return db;
+  }, durable);
+
   return {
     root,
     meta,
@@ -213,6 +225,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
     tokens,
     revokedJwts,
     usedAssertions,
+    records,
     decisions: lmdbDecisions,
     durable,
     durableDirectory,

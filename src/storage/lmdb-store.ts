@@ -1,7 +1,7 @@
 import type { Database } from 'lmdb';
 import { leaveBoundedGroup, lmdbDecisions } from './decisions.js';
-import type { RecordKey, RecordKind, RecordWrite, StorePort } from './store-port.js';
-import type { Storage } from './db.js';
+import type { KeyRange, RecordKey, RecordKind, RecordWrite, StorePort } from './store-port.js';
+import { sweepExpired } from './sweep.js';
 
 /**
  * The store port on LMDB: every kind of record is a named database of the environment, every
@@ -75,6 +75,28 @@ export class LmdbStore implements StorePort {
     return lmdbDecisions.update(this.dbOf(kind), key, next, also && ((found: V | undefined, changed: V | null) => this.apply(also(found, changed))));
   }
 
+  count(kind: RecordKind<any, string>, range?: KeyRange): Promise<number> {
+    return Promise.resolve(this.dbOf(kind).getCount(range && { start: range.start, end: range.end }));
+  }
+
+  insertGuarded(
+    guard: { absent?: readonly { kind: RecordKind<any, string>; key: string }[]; atMost?: { kind: RecordKind<any, string>; range: KeyRange; max: number } },
+    writes: readonly RecordWrite[],
+  ): Promise<'written' | 'taken' | 'full'> {
+    const { absent = [], atMost } = guard;
+    return this.dbOf(atMost?.kind ?? absent[0]?.kind ?? kindOf(writes[0]!)).transaction(() => {
+      // Counted natively; no range is read after it in this transaction (lmdb-js).
+      if (atMost && this.dbOf(atMost.kind).getCount({ start: atMost.range.start, end: atMost.range.end }) >= atMost.max) return 'full' as const;
+      if (absent.some(({ kind, key }) => this.dbOf(kind).get(key) !== undefined)) return 'taken' as const;
+      this.apply(writes);
+      return 'written' as const;
+    });
+  }
+
+  sweep<V, K extends RecordKey>(kind: RecordKind<V, K>, expired: (record: V) => boolean, also?: (key: K, record: V) => readonly RecordWrite[]): Promise<number> {
+    return sweepExpired(this.dbOf(kind) as Database<V, any>, expired, also && ((key: K, record: V) => this.apply(also(key, record))));
+  }
+
   durable<T>(write: Promise<T>): Promise<T> {
     return this.durableWrite(write);
   }
@@ -98,12 +120,3 @@ function kindOf(write: RecordWrite): RecordKind<any, any> {
   return 'leaveGroup' in write ? write.leaveGroup : write.kind;
 }
 
-/** The store port over an opened LMDB storage: a kind is the database of that name. */
-export function lmdbStoreOver(storage: Storage): LmdbStore {
-  const named: Record<string, Database<any, any>> = { ...storage.stores, tokens: storage.tokens, revokedJwts: storage.revokedJwts, usedAssertions: storage.usedAssertions };
-  return new LmdbStore((kind) => {
-    const db = named[kind.name];
-    if (!db) throw new Error(`no LMDB database for records of kind ${kind.name}`);
-    return db;
-  }, storage.durable);
-}

@@ -84,9 +84,30 @@ export interface StorePort {
     also?: (found: V | undefined, next: V | null) => readonly RecordWrite[],
   ): Promise<V | undefined>;
 
+  /** How many records of a kind there are, or of those whose keys lie in [start, end). */
+  count(kind: RecordKind<any, string>, range?: KeyRange): Promise<number>;
+  /**
+   * Writes `writes` in one commit only if every `absent` record is absent and fewer than
+   * `atMost.max` records of `atMost.kind` lie in its key range: 'taken' or 'full' otherwise, and
+   * nothing is written. Guarded inserts with the same `atMost` range take turns.
+   */
+  insertGuarded(guard: { absent?: readonly { kind: RecordKind<any, string>; key: string }[]; atMost?: { kind: RecordKind<any, string>; range: KeyRange; max: number } }, writes: readonly RecordWrite[]): Promise<'written' | 'taken' | 'full'>;
+  /**
+   * Removes every record of a kind for which `expired(record)` holds when it is removed (one renewed
+   * meanwhile stays), with `also(key, record)`'s writes in the same commit; a chunk at a time, other
+   * work running between chunks. Resolves with how many it removed.
+   */
+  sweep<V, K extends RecordKey>(kind: RecordKind<V, K>, expired: (record: V) => boolean, also?: (key: K, record: V) => readonly RecordWrite[]): Promise<number>;
+
   /** Resolves once `write` is committed and as durable as the store's durability mode makes it. */
   durable<T>(write: Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/** Keys from `start` (included) to `end` (excluded), in the store's byte order. */
+export interface KeyRange {
+  start: string;
+  end: string;
 }
 
 /** A bounded group (see StorePort.insertBounded): the kind its index lives in, its name, how many it keeps. */

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../src/storage/db.js';
-import { lmdbStoreOver } from '../../src/storage/lmdb-store.js';
 import { migrate, SchemaTooNew, MIGRATIONS } from '../../src/storage/postgres/migrations.js';
 import { openPostgresStore, POSTGRES_DEFAULTS } from '../../src/storage/postgres/connection.js';
 import { binaryRecordKind, recordKind, type StorePort } from '../../src/storage/store-port.js';
@@ -149,6 +148,48 @@ function contract(name: string, open: () => Promise<Nodes>, close: () => Promise
       expect(await nodes.a.range(pushedIndex, 'client-1/')).toHaveLength(2);
     });
 
+    it('insertGuarded: a bound counted in the store holds under 12 inserts at once, and a taken key is never taken twice', async () => {
+      const index = recordKind<string>('deviceAuthorizationIndex');
+      const range = { start: 'client-g/', end: 'client-g/\uffff' };
+      const outcomes = await atOnce(nodes, 12, (store, i) =>
+        store.insertGuarded({ atMost: { kind: index, range, max: 5 } }, [
+          { kind: index, key: `client-g/${String(i).padStart(3, '0')}`, value: `d${i}` },
+          { kind: pushed, key: `guarded-${i}`, value: { id: `guarded-${i}` } },
+        ]),
+      );
+      expect(outcomes.filter((o) => o === 'written')).toHaveLength(5);
+      expect(outcomes.filter((o) => o === 'full')).toHaveLength(7);
+      expect(await nodes.a.count(index, range)).toBe(5);
+      const written = outcomes.flatMap((o, i) => (o === 'written' ? [i] : []));
+      for (let i = 0; i < 12; i++) expect(await nodes.b.get(pushed, `guarded-${i}`)).toEqual(written.includes(i) ? { id: `guarded-${i}` } : undefined);
+
+      const taking = await atOnce(nodes, 8, (store, i) =>
+        store.insertGuarded({ absent: [{ kind: index, key: 'u/same-code' }] }, [{ kind: index, key: 'u/same-code', value: `owner-${i}` }]),
+      );
+      expect(taking.filter((o) => o === 'written')).toHaveLength(1);
+      expect(await nodes.a.get(index, 'u/same-code')).toBe(`owner-${taking.indexOf('written')}`);
+      expect(await nodes.a.insertGuarded({ absent: [{ kind: index, key: 'u/same-code' }] }, [{ kind: pushed, key: 'x', value: { id: 'x' } }])).toBe('taken');
+      expect(await nodes.a.get(pushed, 'x')).toBeUndefined();
+    });
+
+    it('sweep: removes what has expired, with what goes with it, and keeps what was renewed', async () => {
+      const kept = recordKind<{ exp: number }>('authRequests');
+      for (let i = 0; i < 30; i++) {
+        await nodes.a.put(kept, `r${String(i).padStart(2, '0')}`, { exp: i < 20 ? 10 : 1_000 });
+        await nodes.a.put(sessionIndex, `sweep/r${String(i).padStart(2, '0')}`, 'x');
+      }
+      const removed = await nodes.b.sweep(kept, (record) => record.exp < 100, (key) => [{ kind: sessionIndex, key: `sweep/${key}`, value: null }]);
+      expect(removed).toBe(20);
+      expect(await nodes.a.count(kept)).toBe(10);
+      expect(await nodes.a.range(sessionIndex, 'sweep/')).toHaveLength(10);
+      // Without `also`: binary keys too.
+      await nodes.a.put(tokens, new Uint8Array(32).fill(1), { sub: 'old' });
+      await nodes.a.put(tokens, new Uint8Array(32).fill(2), { sub: 'new' });
+      expect(await nodes.b.sweep(tokens, (t) => t.sub === 'old')).toBe(1);
+      expect(await nodes.a.get(tokens, new Uint8Array(32).fill(1))).toBeUndefined();
+      expect(await nodes.a.get(tokens, new Uint8Array(32).fill(2))).toEqual({ sub: 'new' });
+    });
+
     it('lease: one holder among many at once; free again once expired, and its holder extends it', async () => {
       const results = await atOnce(nodes, 8, (store, i) => store.lease(leases, 'sweeper', `node-${i}`, 1_000, 61_000));
       expect(results.filter(Boolean)).toHaveLength(1);
@@ -168,7 +209,7 @@ contract(
   async () => {
     lmdbDir = mkdtempSync(join(tmpdir(), 'sesame-store-port-'));
     storage = openStorage(lmdbDir, 'commit');
-    return { a: lmdbStoreOver(storage), b: lmdbStoreOver(storage) };
+    return { a: storage.records, b: storage.records };
   },
   async () => {
     await storage.close();

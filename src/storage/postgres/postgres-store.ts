@@ -2,7 +2,7 @@ import { Packr } from 'msgpackr';
 import type pg from 'pg';
 import { WriteConflict } from '../../model/errors.js';
 import type { Lease } from '../decisions.js';
-import type { RecordKey, RecordKind, RecordWrite, StoreBoundedGroup, StorePort } from '../store-port.js';
+import type { KeyRange, RecordKey, RecordKind, RecordWrite, StoreBoundedGroup, StorePort } from '../store-port.js';
 
 /**
  * The store port on PostgreSQL (`sesame_records`, migrations.ts): one row per record, the value
@@ -20,6 +20,9 @@ const codec = new Packr({ useRecords: false, mapsAsObjects: true });
 
 /** A decision decided again this many times on rows other nodes keep changing gives up (WriteConflict). */
 const TRIES = 64;
+
+/** Records a sweep reads per statement. */
+const SWEEP_CHUNK = 2000;
 
 /** Higher than any byte of UTF-8: a prefix followed by it bounds every key that starts with the prefix. */
 const AFTER_PREFIX = Buffer.from([0xff]);
@@ -188,6 +191,83 @@ export class PostgresStore implements StorePort {
       if (decided) return changed ?? undefined;
     }
     throw new WriteConflict(`${kind.name} ${key}`);
+  }
+
+  async count(kind: RecordKind<any, string>, range?: KeyRange): Promise<number> {
+    const { rows } = range
+      ? await this.pool.query<{ n: string }>('SELECT count(*) AS n FROM sesame_records WHERE kind = $1 AND key >= $2 AND key < $3', [kind.name, keyBytes(range.start), keyBytes(range.end)])
+      : await this.pool.query<{ n: string }>('SELECT count(*) AS n FROM sesame_records WHERE kind = $1', [kind.name]);
+    return Number(rows[0]!.n);
+  }
+
+  async insertGuarded(
+    guard: { absent?: readonly { kind: RecordKind<any, string>; key: string }[]; atMost?: { kind: RecordKind<any, string>; range: KeyRange; max: number } },
+    writes: readonly RecordWrite[],
+  ): Promise<'written' | 'taken' | 'full'> {
+    const { absent = [], atMost } = guard;
+    let outcome: 'written' | 'taken' | 'full' = 'written';
+    await this.inTransaction(async (client) => {
+      outcome = 'written';
+      if (atMost) {
+        // Inserts counted against one range take turns (a count is no lock on rows not yet there).
+        await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${atMost.kind.name}:${atMost.range.start}`]);
+        const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM sesame_records WHERE kind = $1 AND key >= $2 AND key < $3', [
+          atMost.kind.name,
+          keyBytes(atMost.range.start),
+          keyBytes(atMost.range.end),
+        ]);
+        if (Number(rows[0]!.n) >= atMost.max) return ((outcome = 'full'), false);
+      }
+      const mustBeAbsent = new Set(absent.map(({ kind, key }) => `${kind.name}\u0000${key}`));
+      for (const { kind, key } of absent) {
+        // One written here is inserted only if absent (below): two nodes cannot both take it.
+        if (writes.some((w) => !('leaveGroup' in w) && w.kind.name === kind.name && w.key === key)) continue;
+        const { rowCount } = await client.query('SELECT 1 FROM sesame_records WHERE kind = $1 AND key = $2', [kind.name, keyBytes(key)]);
+        if (rowCount) return ((outcome = 'taken'), false);
+      }
+      for (const write of writes) {
+        if (!('leaveGroup' in write) && write.value !== null && mustBeAbsent.has(`${write.kind.name}\u0000${String(write.key)}`)) {
+          if (!(await this.insert(client, write.kind.name, keyBytes(write.key), write.value))) return ((outcome = 'taken'), false);
+        } else {
+          await applyWrites(client, [write]);
+        }
+      }
+      return true;
+    });
+    return outcome;
+  }
+
+  async sweep<V, K extends RecordKey>(kind: RecordKind<V, K>, expired: (record: V) => boolean, also?: (key: K, record: V) => readonly RecordWrite[]): Promise<number> {
+    let removed = 0;
+    let after: Buffer = Buffer.alloc(0);
+    for (;;) {
+      const { rows } = await this.pool.query<{ key: Buffer; value: Buffer; version: string }>(
+        'SELECT key, value, version FROM sesame_records WHERE kind = $1 AND key > $2 ORDER BY key LIMIT $3',
+        [kind.name, after, SWEEP_CHUNK],
+      );
+      const gone = rows.filter((row) => expired(codec.unpack(row.value) as V));
+      if (gone.length > 0 && !also) {
+        // Removed only if unchanged since read: a record renewed meanwhile (on any node) stays.
+        const { rowCount } = await this.pool.query('DELETE FROM sesame_records WHERE kind = $1 AND (key, version) IN (SELECT * FROM unnest($2::bytea[], $3::bigint[]))', [
+          kind.name,
+          gone.map((row) => row.key),
+          gone.map((row) => row.version),
+        ]);
+        removed += rowCount ?? 0;
+      } else if (gone.length > 0 && also) {
+        await this.inTransaction(async (client) => {
+          for (const row of gone) {
+            if (!(await this.removeVersion(client, kind.name, row.key, row.version))) continue;
+            const key = (kind.binaryKeys ? row.key : row.key.toString('utf8')) as K;
+            await applyWrites(client, also(key, codec.unpack(row.value) as V));
+            removed++;
+          }
+          return true;
+        });
+      }
+      if (rows.length < SWEEP_CHUNK) return removed;
+      after = rows.at(-1)!.key;
+    }
   }
 
   /** A commit is durable once PostgreSQL answered it (as `synchronous_commit` makes it). */
