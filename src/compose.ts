@@ -115,7 +115,7 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     settings: new SettingsActor(storage.meta, config.featureTokenExchange, setFramingPolicy),
     idTokens: new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000)),
     userSessions: new UserSessionsActor(storage, config.refreshTokenIdleLifetime),
-    authCodes: new AuthCodesActor(storage),
+    authCodes: new AuthCodesActor(storage.records),
     refreshTokens: new RefreshTokensActor(storage, masterKey, config.refreshTokenIdleLifetime, config.refreshTokenLifetime, config.refreshTokenReuseGrace),
     consents: new ConsentsActor(storage),
     authRequests: new AuthRequestsActor(storage, masterKey, config.authRequestsPerAddress),

@@ -1,6 +1,5 @@
-import type { Storage } from '../storage/db.js';
 import { mustWin } from '../storage/decisions.js';
-import { sweepExpired } from '../storage/sweep.js';
+import { recordKind, type StorePort } from '../storage/store-port.js';
 import { sha256Base64url } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
 import { clock } from '../util/clock.js';
@@ -50,14 +49,16 @@ export interface FoundCode {
 
 
 /** Reads and decides in the store: a code issued on any HTTP thread is redeemed on any other. */
+const CODES = recordKind<CodeRecord>('authCodes');
+
 export class AuthCodesActor {
-  constructor(private readonly storage: Storage) {}
+  constructor(private readonly store: StorePort) {}
 
   /** Stores a code; resolves with it once the record is durable (committed before the redirect). */
   async issue(grant: CodeGrant): Promise<string> {
     const code = newOpaqueToken();
     const record: CodeRecord = { ...grant, id: sha256Base64url(code), exp: clock.now() + CODE_LIFETIME_MS };
-    await this.storage.durable(this.storage.stores.authCodes.put(record.id, record));
+    await this.store.durable(this.store.put(CODES, record.id, record));
     return code;
   }
 
@@ -66,23 +67,21 @@ export class AuthCodesActor {
    * must not burn the legitimate client's code), then consumes it: the store claims it once, so of
    * concurrent redemptions (on any threads) one succeeds.
    */
-  find(code: string, now = clock.now()): FoundCode | undefined {
-    const record = this.storage.stores.authCodes.get(sha256Base64url(code)) as CodeRecord | undefined;
+  async find(code: string, now = clock.now()): Promise<FoundCode | undefined> {
+    const record = await this.store.get(CODES, sha256Base64url(code));
     if (!record || record.exp <= now) return undefined;
     return {
       grant: record,
       used: record.usedAt !== undefined,
       consume: () => {
         const usedAt = clock.now();
-        const claim = this.storage.decisions.claimOnce(this.storage.stores.authCodes, record.id, (stored: CodeRecord) =>
-          stored.usedAt === undefined ? { ...stored, usedAt } : undefined,
-        );
-        return this.storage.durable(mustWin(claim.then((c) => c.claimed), 'code'));
+        const claim = this.store.claimOnce(CODES, record.id, (stored) => (stored.usedAt === undefined ? { ...stored, usedAt } : undefined));
+        return this.store.durable(mustWin(claim.then((c) => c.claimed), 'code'));
       },
     };
   }
 
   sweep(now = clock.now()): Promise<number> {
-    return sweepExpired(this.storage.stores.authCodes, (record: CodeRecord) => record.exp <= now);
+    return this.store.sweep(CODES, (record) => record.exp <= now);
   }
 }

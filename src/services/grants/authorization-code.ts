@@ -30,7 +30,7 @@ export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
     const verifier = form.get('code_verifier');
     const askedResources = requestedResources(ctx, form.all('resource'));
 
-    const found = ctx.authCodes.find(code);
+    const found = await ctx.authCodes.find(code);
     if (!found || found.grant.clientId !== app.clientId) throw new OAuthError('invalid_grant', 'code is invalid or expired');
     const grant = found.grant;
     if (found.used) {
