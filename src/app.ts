@@ -218,7 +218,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const replayGuard = new ReplayGuardActor(storage, { shared: threaded });
     // Leases in the store: one process (later, one node) sweeps and rotates keys at a time, and a
     // person's password checks run one at a time whichever thread serves them (alone, this thread's turns only).
-    const leases = new LeasesActor(storage, !threaded);
+    const leases = new LeasesActor(storage.records, !threaded);
     const cryptoPool = pool;
     const ctx: Ports = composePorts({
       config,

@@ -117,11 +117,11 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     userSessions: new UserSessionsActor(storage, config.refreshTokenIdleLifetime),
     authCodes: new AuthCodesActor(storage.records),
     refreshTokens: new RefreshTokensActor(storage, masterKey, config.refreshTokenIdleLifetime, config.refreshTokenLifetime, config.refreshTokenReuseGrace),
-    consents: new ConsentsActor(storage),
+    consents: new ConsentsActor(storage.records),
     authRequests: new AuthRequestsActor(storage, masterKey, config.authRequestsPerAddress),
-    pushedRequests: new PushedRequestsActor(storage),
+    pushedRequests: new PushedRequestsActor(storage.records),
     deviceAuthorizations: new DeviceAuthorizationsActor(storage, masterKey, DEVICE_FLOW_RULES),
-    failureWindows: new FailureWindowsActor(storage, masterKey),
+    failureWindows: new FailureWindowsActor(storage.records, masterKey),
     loginSecurity: new LoginSecurityActor(storage),
     // Any thread that ends sessions queues their logouts in the store's outbox; the main thread delivers.
     logoutDeliveries: new LogoutDeliveries(

@@ -1,4 +1,4 @@
-import type { Storage } from '../storage/db.js';
+import { recordKind, type StorePort } from '../storage/store-port.js';
 
 /**
  * What people allowed self-registered clients (dynamic registration, where anyone may have made
@@ -15,20 +15,22 @@ export interface Consent {
 
 const keyOf = (userId: string, clientId: string) => `${userId}\n${clientId}`;
 
+const CONSENTS = recordKind<Consent>('consents');
+
 export class ConsentsActor {
-  constructor(private readonly storage: Storage) {}
+  constructor(private readonly store: StorePort) {}
 
   /** Whether the person allowed the client every one of these scopes and resources. */
-  covers(userId: string, clientId: string, scopes: readonly string[], resources: readonly string[]): boolean {
-    const consent = this.storage.stores.consents.get(keyOf(userId, clientId)) as Consent | undefined;
+  async covers(userId: string, clientId: string, scopes: readonly string[], resources: readonly string[]): Promise<boolean> {
+    const consent = await this.store.get(CONSENTS, keyOf(userId, clientId));
     return consent !== undefined && scopes.every((s) => consent.scopes.includes(s)) && resources.every((r) => consent.resources.includes(r));
   }
 
   /** Records that the person allowed these (added to what they allowed before, on any thread); resolves once durable. */
   async allow(userId: string, clientId: string, scopes: readonly string[], resources: readonly string[]): Promise<void> {
     const id = keyOf(userId, clientId);
-    await this.storage.durable(
-      this.storage.decisions.update(this.storage.stores.consents, id, (previous: Consent | undefined) => ({
+    await this.store.durable(
+      this.store.update(CONSENTS, id, (previous) => ({
         id,
         scopes: [...new Set([...(previous?.scopes ?? []), ...scopes])],
         resources: [...new Set([...(previous?.resources ?? []), ...resources])],

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { Storage } from '../storage/db.js';
+import { recordKind, type StorePort } from '../storage/store-port.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { clock } from '../util/clock.js';
 
@@ -12,18 +12,21 @@ import { clock } from '../util/clock.js';
  */
 export interface FailureWindow {
   /** How long (ms) the key stays blocked: until enough of its failures leave the window; 0 when it is not. */
-  blockedFor(key: string, now?: number): number;
+  blockedFor(key: string, now?: number): Promise<number>;
   /** Counts a failure; resolves once committed. */
   fail(key: string, now?: number): Promise<void>;
 }
 
 const PURPOSE = 'failure-window';
 
+/** `<window name>/<keyed MAC of the key>` → the times of its recent failures. */
+const WINDOWS = recordKind<number[]>('failureWindows');
+
 export class FailureWindowsActor {
   private readonly macKey: Buffer;
 
   constructor(
-    private readonly storage: Storage,
+    private readonly store: StorePort,
     masterKey: MasterKey,
   ) {
     this.macKey = masterKey.deriveKey(PURPOSE);
@@ -31,29 +34,25 @@ export class FailureWindowsActor {
 
   /** The window of one kind of failure (`name`: no '/' in it). */
   window(name: string, max: number, windowMs: number): FailureWindow {
-    const { storage } = this;
-    const db = storage.stores.failureWindows;
+    const { store } = this;
     const keyOf = (key: string) => `${name}/${createHmac('sha256', this.macKey).update(key).digest('base64url')}`;
     const recent = (times: readonly number[] | undefined, now: number) => (times ?? []).filter((at) => at > now - windowMs);
     return {
-      blockedFor(key, now = clock.now()) {
-        const times = recent(db.get(keyOf(key)) as number[] | undefined, now);
+      async blockedFor(key, now = clock.now()) {
+        const times = recent(await store.get(WINDOWS, keyOf(key)), now);
         if (times.length < max) return 0;
         return times[times.length - max]! + windowMs - now;
       },
       async fail(key, now = clock.now()) {
         // One decision on the window as stored: parallel failures on any threads all count.
         // Committed, not synced: a crash forgets at most the last moments' failures.
-        await storage.decisions.update(db, keyOf(key), (times: number[] | undefined) => [...recent(times, now), now].slice(-max));
+        await store.update(WINDOWS, keyOf(key), (times) => [...recent(times, now), now].slice(-max));
       },
     };
   }
 
   /** Removes windows whose failures all left them (the longest window counted is `keepMs`). */
-  async sweep(keepMs: number, now = clock.now()): Promise<number> {
-    const db = this.storage.stores.failureWindows;
-    const old = [...db.getRange()].filter(({ value }) => ((value as number[]).at(-1) ?? 0) <= now - keepMs).map(({ key }) => key);
-    if (old.length > 0) await db.transaction(() => old.forEach((key) => void db.remove(key)));
-    return old.length;
+  sweep(keepMs: number, now = clock.now()): Promise<number> {
+    return this.store.sweep(WINDOWS, (times) => (times.at(-1) ?? 0) <= now - keepMs);
   }
 }

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Storage } from '../storage/db.js';
 import type { Lease } from '../storage/decisions.js';
+import { recordKind, type StorePort } from '../storage/store-port.js';
 import { clock } from '../util/clock.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
+
+const LEASES = recordKind<Lease>('leases');
 
 /** The longest pause between two tries for a lease another holder has (ms): short work waits little. */
 const MOST_PAUSE_MS = 20;
@@ -20,7 +22,7 @@ export class LeasesActor {
   private readonly turns = new KeyedQueue();
 
   constructor(
-    private readonly storage: Pick<Storage, 'decisions' | 'stores' | 'freshReads'>,
+    private readonly store: StorePort,
     /**
      * This thread is the only one serving from the store (one HTTP thread; the data dir's lock
      * keeps other processes out): `exclusive` needs its own turns only, no lease in the store.
@@ -30,7 +32,7 @@ export class LeasesActor {
 
   /** Takes or renews the lease `name` for `ttlMs`; true when this holder has it now. */
   hold(name: string, ttlMs: number, now = clock.now()): Promise<boolean> {
-    return this.storage.decisions.lease(this.storage.stores.leases, name, this.holder, now, now + ttlMs);
+    return this.store.lease(LEASES, name, this.holder, now, now + ttlMs);
   }
 
   /**
@@ -38,15 +40,14 @@ export class LeasesActor {
    * tries to take it only then, so waiting costs the store nothing (a burst of guesses at one
    * person's password, spread over every thread, does not load LMDB's one writer).
    */
-  private mayBeFree(name: string): boolean {
-    this.storage.freshReads();
-    const lease = this.storage.stores.leases.get(name) as Lease | undefined;
+  private async mayBeFree(name: string): Promise<boolean> {
+    const lease = await this.store.get(LEASES, name);
     return lease === undefined || lease.holder === this.holder || lease.until <= clock.now();
   }
 
   /** Gives the lease `name` up, if this holder has it. */
   async release(name: string): Promise<void> {
-    await this.storage.decisions.update(this.storage.stores.leases, name, (lease) => (lease?.holder === this.holder ? null : undefined));
+    await this.store.update(LEASES, name, (lease) => (lease?.holder === this.holder ? null : undefined));
   }
 
   /**
@@ -59,7 +60,7 @@ export class LeasesActor {
   exclusive<R>(name: string, ttlMs: number, work: () => Promise<R>): Promise<R> {
     return this.turns.run(name, async () => {
       if (this.alone) return work();
-      for (let pause = 1; !(this.mayBeFree(name) && (await this.hold(name, ttlMs))); pause = Math.min(pause * 2, MOST_PAUSE_MS)) await sleep(pause);
+      for (let pause = 1; !((await this.mayBeFree(name)) && (await this.hold(name, ttlMs))); pause = Math.min(pause * 2, MOST_PAUSE_MS)) await sleep(pause);
       try {
         return await work();
       } finally {

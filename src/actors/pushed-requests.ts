@@ -1,5 +1,5 @@
-import type { Storage } from '../storage/db.js';
-import { leaveBoundedGroup, mustWin } from '../storage/decisions.js';
+import { mustWin } from '../storage/decisions.js';
+import { recordKind, type RecordWrite, type StorePort } from '../storage/store-port.js';
 import { sha256Base64url } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
 import { clock } from '../util/clock.js';
@@ -32,8 +32,14 @@ export interface PushedRequest {
  */
 export const MAX_PUSHED_PER_CLIENT = 1000;
 
+const PUSHED = recordKind<PushedRequest>('pushedRequests');
+/** Each client's waiting requests, oldest first (`<client id digest>/<sequence>`): the per-client bound. */
+const BY_CLIENT = recordKind<string>('pushedRequestsByClient');
+/** A taken request leaves its place in its client's group with it. */
+const leaveGroup = (found: PushedRequest): readonly RecordWrite[] => (found.slot ? [{ leaveGroup: BY_CLIENT, slot: found.slot }] : []);
+
 export class PushedRequestsActor {
-  constructor(private readonly storage: Storage) {}
+  constructor(private readonly store: StorePort) {}
 
   /** Stores a pushed request (the client's oldest waiting one makes room beyond the bound); resolves with its `request_uri` once durable. */
   async push(clientId: string, params: ReadonlyMap<string, readonly string[]>, now = clock.now()): Promise<{ requestUri: string; expiresAt: number }> {
@@ -44,8 +50,8 @@ export class PushedRequestsActor {
       params: [...params].map(([name, values]) => [name, [...values]]),
       exp: now + PUSHED_REQUEST_LIFETIME_MS,
     };
-    const group = { index: this.storage.stores.pushedRequestsByClient, name: sha256Base64url(clientId), max: MAX_PUSHED_PER_CLIENT };
-    await this.storage.durable(this.storage.decisions.insertBounded(this.storage.stores.pushedRequests, record.id, (slot) => ({ ...record, slot }), group));
+    const group = { index: BY_CLIENT, name: sha256Base64url(clientId), max: MAX_PUSHED_PER_CLIENT };
+    await this.store.durable(this.store.insertBounded(PUSHED, record.id, (slot) => ({ ...record, slot }), group));
     return { requestUri: REQUEST_URI_PREFIX + reference, expiresAt: record.exp };
   }
 
@@ -54,27 +60,18 @@ export class PushedRequestsActor {
    * `removed` rejects with DecidedElsewhere when another use (on any thread) took it first.
    * Undefined otherwise (a use by another client does not spend it).
    */
-  take(requestUri: string, clientId: string, now = clock.now()): { params: Map<string, string[]>; removed: Promise<unknown> } | undefined {
+  async take(requestUri: string, clientId: string, now = clock.now()): Promise<{ params: Map<string, string[]>; removed: Promise<unknown> } | undefined> {
     if (!requestUri.startsWith(REQUEST_URI_PREFIX)) return undefined;
     const id = sha256Base64url(requestUri.slice(REQUEST_URI_PREFIX.length));
-    const record = this.storage.stores.pushedRequests.get(id) as PushedRequest | undefined;
+    const record = await this.store.get(PUSHED, id);
     if (!record || record.exp <= now || record.clientId !== clientId) return undefined;
-    // The store decides between threads: one of them takes it, the others find it gone.
-    const index = this.storage.stores.pushedRequestsByClient;
-    const taken = this.storage.decisions
-      .takeOnce(this.storage.stores.pushedRequests, id, (found: PushedRequest) => found.slot && leaveBoundedGroup(index, found.slot))
-      .then((stored) => stored !== undefined);
-    return { params: new Map(record.params), removed: this.storage.durable(mustWin(taken, 'pushed request')) };
+    // The store decides between threads and nodes: one of them takes it, the others find it gone.
+    const taken = this.store.takeOnce(PUSHED, id, leaveGroup).then((stored) => stored !== undefined);
+    return { params: new Map(record.params), removed: this.store.durable(mustWin(taken, 'pushed request')) };
   }
 
   /** Removes expired requests (with their index entries). */
-  async sweep(now = clock.now()): Promise<number> {
-    const db = this.storage.stores.pushedRequests;
-    const index = this.storage.stores.pushedRequestsByClient;
-    const expired = [...db.getRange()].map(({ value }) => value as PushedRequest).filter((r) => r.exp <= now);
-    await this.storage.durable(
-      Promise.all(expired.map((r) => this.storage.decisions.takeOnce(db, r.id, (found: PushedRequest) => found.slot && leaveBoundedGroup(index, found.slot)))),
-    );
-    return expired.length;
+  sweep(now = clock.now()): Promise<number> {
+    return this.store.durable(this.store.sweep(PUSHED, (r) => r.exp <= now, (_id, r) => leaveGroup(r)));
   }
 }

@@ -212,11 +212,21 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
 
   // A kind of record is the database of its name.
   const named: Record<string, Database<any, any>> = { ...stores, tokens, revokedJwts, usedAssertions };
-  const records = new LmdbStore((kind) => {
-    const db = named[kind.name];
-    if (!db) throw new Error(`no LMDB database for records of kind ${kind.name}`);
-    return db;
-  }, durable);
+  const freshReads = () => {
+    const commits = Atomics.load(counters, COMMITS);
+    if (commits === seenCommits) return;
+    seenCommits = commits;
+    root.resetReadTxn();
+  };
+  const records = new LmdbStore(
+    (kind) => {
+      const db = named[kind.name];
+      if (!db) throw new Error(`no LMDB database for records of kind ${kind.name}`);
+      return db;
+    },
+    durable,
+    freshReads,
+  );
 
   return {
     root,
@@ -231,12 +241,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
     durableDirectory,
     directoryChanged,
     synced: durability === 'commit' ? () => Promise.resolve() : async () => void (await root.flushed),
-    freshReads() {
-      const commits = Atomics.load(counters, COMMITS);
-      if (commits === seenCommits) return;
-      seenCommits = commits;
-      root.resetReadTxn();
-    },
+    freshReads,
     directoryVersion: () => Atomics.load(counters, DIRECTORY),
     directoryLog,
     uniqueKeys: new UniqueKeys(root.openDB<string, string>({ name: 'uniqueKeys', encoding: 'msgpack' })),

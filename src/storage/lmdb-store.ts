@@ -6,20 +6,25 @@ import { sweepExpired } from './sweep.js';
 /**
  * The store port on LMDB: every kind of record is a named database of the environment, every
  * decision one write transaction (`lmdbDecisions`), the writes a decision carries (`also`) applied
- * inside it. Reads resolve at once (LMDB reads are synchronous memory-map lookups).
+ * inside it. Reads resolve at once (LMDB reads are synchronous memory-map lookups) and see every
+ * commit made before them, by any thread (the read snapshot is renewed when another committed).
  */
 export class LmdbStore implements StorePort {
   constructor(
     /** The database of a kind (the storage opens them; binary-keyed kinds with binary key encoding). */
     private readonly dbOf: (kind: RecordKind<any, any>) => Database<any, any>,
     private readonly durableWrite: <T>(write: Promise<T>) => Promise<T>,
+    /** Renews this thread's read snapshot when another thread committed since (Storage.freshReads). */
+    private readonly freshReads: () => void,
   ) {}
 
   get<V, K extends RecordKey>(kind: RecordKind<V, K>, key: K): Promise<V | undefined> {
+    this.freshReads();
     return Promise.resolve(this.dbOf(kind).get(key) as V | undefined);
   }
 
   range<V>(kind: RecordKind<V, string>, prefix: string, limit?: number): Promise<{ key: string; value: V }[]> {
+    this.freshReads();
     const found: { key: string; value: V }[] = [];
     for (const { key, value } of this.dbOf(kind).getRange({ start: prefix, end: `${prefix}\uffff`, ...(limit === undefined ? {} : { limit }) })) {
       found.push({ key: key as string, value: value as V });
@@ -76,6 +81,7 @@ export class LmdbStore implements StorePort {
   }
 
   count(kind: RecordKind<any, string>, range?: KeyRange): Promise<number> {
+    this.freshReads();
     return Promise.resolve(this.dbOf(kind).getCount(range && { start: range.start, end: range.end }));
   }
 

@@ -103,7 +103,7 @@ export function buildLocalRoutes(input: {
     replayGuard,
     deliversLogouts: false,
     pool: relayedPasswordPool(askMainThread),
-    leases: new LeasesActor(storage),
+    leases: new LeasesActor(storage.records),
     // Serving at all: the main thread is ready (acceptors join the port only then).
     isReady: () => true,
   });

@@ -105,8 +105,8 @@ describe('decisions raced by threads', () => {
 describe('leases', () => {
   it('one holder at a time; the holder renews; another takes over once it expired', async () => {
     temp = openTempStorage('leases');
-    const a = new LeasesActor(temp.storage);
-    const b = new LeasesActor(temp.storage);
+    const a = new LeasesActor(temp.storage.records);
+    const b = new LeasesActor(temp.storage.records);
     expect(await Promise.all([a.hold('sweep', 1000, 0), b.hold('sweep', 1000, 0)])).toEqual([true, false]);
     expect(await a.hold('sweep', 1000, 900)).toBe(true);
     expect(await b.hold('sweep', 1000, 1899)).toBe(false);

@@ -74,7 +74,7 @@ describe('people decided in the store', () => {
 
   it('exclusive: two holders (two threads) never run one name at once; the lease is free again after a failure', async () => {
     const s = storage();
-    const [a, b] = [new LeasesActor(s), new LeasesActor(s)];
+    const [a, b] = [new LeasesActor(s.records), new LeasesActor(s.records)];
     let running = 0;
     let most = 0;
     const work = async (fail: boolean) => {
@@ -90,7 +90,7 @@ describe('people decided in the store', () => {
     expect(most).toBe(1);
     expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
     // Nobody holds it afterwards: a third holder takes it at once.
-    expect(await new LeasesActor(s).hold('password-check:u1', 1000)).toBe(true);
+    expect(await new LeasesActor(s.records).hold('password-check:u1', 1000)).toBe(true);
   });
 });
 

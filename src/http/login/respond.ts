@@ -30,10 +30,10 @@ export type RespondPorts = Pick<FlowView, 'authCodes' | 'clients' | 'consents' |
  * client (anyone may have made it) asks, unless the person allowed it as much before; prompt=consent
  * asks again. ZITADEL's own apps are the instance's, as in ZITADEL, and never ask.
  */
-export function consentNeeded(ctx: Pick<RespondPorts, 'clients' | 'consents'>, request: ValidatedAuthRequest, userId: string): boolean {
+export async function consentNeeded(ctx: Pick<RespondPorts, 'clients' | 'consents'>, request: ValidatedAuthRequest, userId: string): Promise<boolean> {
   const app = ctx.clients.appByClient(request.clientId);
   if (app?.registration === undefined) return false;
-  return request.prompt.has('consent') || !ctx.consents.covers(userId, app.clientId, request.scopes, request.resources ?? []);
+  return request.prompt.has('consent') || !(await ctx.consents.covers(userId, app.clientId, request.scopes, request.resources ?? []));
 }
 
 /**
@@ -93,7 +93,7 @@ export async function completeAuthorization(
   const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
   if (denied) return authorizeError(ctx, request, 'access_denied', denied, locale, headers);
   // Callers take the person to the consent step first; without UI (prompt=none) the answer is this.
-  if (!consented && consentNeeded(ctx, request, user.id)) return authorizeError(ctx, request, 'consent_required', 'the user has not allowed this client what it asks for', locale, headers);
+  if (!consented && (await consentNeeded(ctx, request, user.id))) return authorizeError(ctx, request, 'consent_required', 'the user has not allowed this client what it asks for', locale, headers);
   // Asked for by the app, the management API's audience would carry the person's administrative
   // power to an app that may not carry it: refused here, where the person can be told.
   if (request.audienceProjects.includes(ctx.instance.managementProjectId) && !appCarriesPowerOf(ctx, app, user.id)) {

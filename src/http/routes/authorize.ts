@@ -55,7 +55,7 @@ async function pushedParams(ctx: AuthorizePorts, params: Map<string, string[]>):
   const requestUri = params.get('request_uri')!;
   const clientId = params.get('client_id');
   if (requestUri.length !== 1 || clientId?.length !== 1) return 'A request with request_uri needs exactly one request_uri and one client_id.';
-  const taken = ctx.pushedRequests.take(requestUri[0]!, clientId[0]!);
+  const taken = await ctx.pushedRequests.take(requestUri[0]!, clientId[0]!);
   if (!taken) return UNUSABLE_REQUEST_URI;
   // Spent durably before the sign-in starts: a restart does not make it usable again. Another
   // thread that took it first makes this one used.
@@ -114,7 +114,7 @@ export function authorizeRoute(ctx: AuthorizePorts): Route {
         // Seed: without prompt, one session answers at once; with more the user must choose (a hinted user's first).
         const start = startFromSessions(ctx, hint.userId ? candidates.slice(0, 1) : candidates, request);
         if (start && 'answer' in start) {
-          if (!consentNeeded(ctx, request, start.answer.userId)) return await completeAuthorization(ctx, request, start.answer, agent.locale, headers);
+          if (!(await consentNeeded(ctx, request, start.answer.userId))) return await completeAuthorization(ctx, request, start.answer, agent.locale, headers);
           // Signed in already, but a self-registered client is asked about first.
           const consent = await ctx.authRequests.create(agentId, request, agent.locale, 'consent', {
             userId: start.answer.userId,

@@ -54,7 +54,7 @@ export function devicePageRoutes(ctx: DevicePagePorts): Route[] {
     const csrf = csrfToken(csrfKey, agent.cookie, DEVICE_FORM);
     const address = addressLimitKey(req.peer ?? '');
     const now = clock.now();
-    const blockedFor = wrongCodes.blockedFor(address, now);
+    const blockedFor = await wrongCodes.blockedFor(address, now);
     if (blockedFor > 0) {
       return htmlResponse(429, deviceCodePage(agent.locale, { csrf, userCode: typed, error: t('device.tooMany') }), { 'Retry-After': String(Math.ceil(blockedFor / 1000)) });
     }

@@ -244,7 +244,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       await ctx.authRequests.askConsent(flow.auth, 'device-consent', session.id);
       return backToStep(flow, headers);
     }
-    if (consentNeeded(ctx, flow.auth.request, session.userId)) {
+    if (await consentNeeded(ctx, flow.auth.request, session.userId)) {
       await ctx.authRequests.askConsent(flow.auth, 'consent', session.id);
       return backToStep(flow, headers);
     }

@@ -102,7 +102,7 @@ export function registrationRoutes(ctx: RegisterPorts): Route[] {
     const limiter = limiterFor(settings.registrationsPerAddressPerHour);
     const address = addressLimitKey(req.peer ?? '');
     const now = clock.now();
-    const blockedFor = limiter.blockedFor(address, now);
+    const blockedFor = await limiter.blockedFor(address, now);
     if (blockedFor > 0) {
       throw new OAuthError('temporarily_unavailable', 'too many registrations from this address; try again later', {
         status: 429,
