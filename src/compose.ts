@@ -122,7 +122,7 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     pushedRequests: new PushedRequestsActor(storage.records),
     deviceAuthorizations: new DeviceAuthorizationsActor(storage, masterKey, DEVICE_FLOW_RULES),
     failureWindows: new FailureWindowsActor(storage.records, masterKey),
-    loginSecurity: new LoginSecurityActor(storage),
+    loginSecurity: new LoginSecurityActor(storage.records),
     // Any thread that ends sessions queues their logouts in the store's outbox; the main thread delivers.
     logoutDeliveries: new LogoutDeliveries(
       clients,

@@ -1,6 +1,4 @@
-import type { Database } from 'lmdb';
-import type { Storage } from '../storage/db.js';
-import { sweepExpired } from '../storage/sweep.js';
+import { recordKind, type StorePort } from '../storage/store-port.js';
 import { clock } from '../util/clock.js';
 import { STEP_SECONDS } from '../crypto/totp.js';
 
@@ -25,29 +23,27 @@ export interface LoginSecurityRecord {
 export const MAX_OTP_FAILURES = 10;
 export const OTP_FAILURE_WINDOW_MS = 15 * 60_000;
 
-export class LoginSecurityActor {
-  private readonly db: Database<LoginSecurityRecord, string>;
+const SECURITY = recordKind<LoginSecurityRecord>('loginSecurity');
 
+export class LoginSecurityActor {
   constructor(
-    private readonly storage: Storage,
+    private readonly store: StorePort,
     private readonly maxOtpFailures = MAX_OTP_FAILURES,
     private readonly windowMs = OTP_FAILURE_WINDOW_MS,
-  ) {
-    this.db = storage.stores.loginSecurity;
-  }
+  ) {}
 
   private recent(record: LoginSecurityRecord | undefined, now: number): number[] {
     return (record?.otpFailures ?? []).filter((at) => at > now - this.windowMs);
   }
 
   /** Whether the user has had too many wrong TOTP codes lately: no code is checked. */
-  otpBlocked(userId: string, now = clock.now()): boolean {
-    return this.recent(this.db.get(userId), now).length >= this.maxOtpFailures;
+  async otpBlocked(userId: string, now = clock.now()): Promise<boolean> {
+    return this.recent(await this.store.get(SECURITY, userId), now).length >= this.maxOtpFailures;
   }
 
   /** Whether a code of this time step would be new for the user (no later or equal step was used). */
-  otpStepUnused(userId: string, step: number): boolean {
-    return step > (this.db.get(userId)?.lastOtpStep ?? -1);
+  async otpStepUnused(userId: string, step: number): Promise<boolean> {
+    return step > ((await this.store.get(SECURITY, userId))?.lastOtpStep ?? -1);
   }
 
   /**
@@ -60,8 +56,9 @@ export class LoginSecurityActor {
     let taken = false;
     await this.decide(userId, (found) => {
       const recent = this.recent(found, now);
-      if (recent.length >= this.maxOtpFailures) return undefined;
-      taken = true;
+      // Set on every run: the store may decide again on a record changed meanwhile.
+      taken = recent.length < this.maxOtpFailures;
+      if (!taken) return undefined;
       return { ...this.base(userId, found), otpFailures: [...recent, now] };
     });
     return taken ? now : undefined;
@@ -93,8 +90,8 @@ export class LoginSecurityActor {
   private async useStep(userId: string, step: number, failures: (found: LoginSecurityRecord | undefined) => number[]): Promise<boolean> {
     let used = false;
     await this.decide(userId, (found) => {
-      if (step <= (found?.lastOtpStep ?? -1)) return undefined;
-      used = true;
+      used = step > (found?.lastOtpStep ?? -1);
+      if (!used) return undefined;
       return { id: userId, lastOtpStep: step, otpFailures: failures(found) };
     });
     return used;
@@ -105,13 +102,13 @@ export class LoginSecurityActor {
   }
 
   private decide(userId: string, next: (found: LoginSecurityRecord | undefined) => LoginSecurityRecord | undefined): Promise<unknown> {
-    return this.storage.durable(this.storage.decisions.update(this.db, userId, next));
+    return this.store.durable(this.store.update(SECURITY, userId, next));
   }
 
   /** Forgets users with no recent wrong code whose last used step could not be presented any more. */
   sweep(now = clock.now()): Promise<number> {
     // verifyTotp accepts the current step and its neighbours.
     const oldestUsable = Math.floor(now / 1000 / STEP_SECONDS) - 2;
-    return sweepExpired(this.db, (r) => (r.lastOtpStep === undefined || r.lastOtpStep < oldestUsable) && !r.otpFailures.some((at) => at > now - this.windowMs));
+    return this.store.sweep(SECURITY, (r) => (r.lastOtpStep === undefined || r.lastOtpStep < oldestUsable) && !r.otpFailures.some((at) => at > now - this.windowMs));
   }
 }

@@ -352,9 +352,9 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   }
 
   /** A code that matches `secret` now and was not used before by this user: its time step. */
-  function acceptCode(user: UserRecord, secret: string, code: string | undefined): number | undefined {
+  async function acceptCode(user: UserRecord, secret: string, code: string | undefined): Promise<number | undefined> {
     const step = verifyTotp(secret, (code ?? '').replace(/\s+/g, ''));
-    return step === undefined || !ctx.loginSecurity.otpStepUnused(user.id, step) ? undefined : step;
+    return step === undefined || !(await ctx.loginSecurity.otpStepUnused(user.id, step)) ? undefined : step;
   }
 
   async function checkOtp(flow: Flow, code: string | undefined): Promise<Response> {
@@ -368,7 +368,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       return show(flow, t(flow, lockedText(user, 'otp.invalid')));
     }
     const checkedAt = beginningAt(user);
-    const step = acceptCode(user, openOtpSecret(ctx.masterKey, user.human.otpSecretSealed), code);
+    const step = await acceptCode(user, openOtpSecret(ctx.masterKey, user.human.otpSecretSealed), code);
     // The step is used up at once (a parallel request with the same code fails), durably.
     if (step === undefined || !(await ctx.loginSecurity.passOtp(user.id, step))) return otpFailure(flow, user);
     // The person as stored has the last word: a parallel request on another thread may have locked them.
@@ -390,7 +390,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       return show(flow, t(flow, lockedText(user, 'otp.invalid')));
     }
     const checkedAt = beginningAt(user);
-    const step = acceptCode(user, secret, code);
+    const step = await acceptCode(user, secret, code);
     if (step === undefined || !(await ctx.loginSecurity.useOtpStepForEnrollment(user.id, step, attempt))) return otpFailure(flow, user);
     // Still this sign-in's (an administrator's reset or lock meanwhile ends it): no factor is enrolled for it.
     if (!authenticatedUser(flow)) return expired(flow.agent);
