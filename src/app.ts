@@ -215,7 +215,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     const signer = signerMode === 'pool' ? new PoolSigner(pool) : new InlineSigner();
     // Beside acceptor threads that check signatures themselves, this thread does too (they all serve alike).
     const signatures = threaded && signerMode === 'inline' ? new SignatureCheck() : pool;
-    const replayGuard = new ReplayGuardActor(storage, { shared: threaded });
+    const replayGuard = new ReplayGuardActor(storage.records);
     // Leases in the store: one process (later, one node) sweeps and rotates keys at a time, and a
     // person's password checks run one at a time whichever thread serves them (alone, this thread's turns only).
     const leases = new LeasesActor(storage.records, !threaded);

@@ -38,7 +38,7 @@ installClock(clockIn(data.clockCell));
 const storage = openStorage(data.config.dataDir, data.config.durability, data.sharedCounters);
 const masterKey = openMasterKey(storage, data.config);
 const signatureCheck = new SignatureCheck();
-const replayGuard = new ReplayGuardActor(storage, { shared: true });
+const replayGuard = new ReplayGuardActor(storage.records);
 
 /** Requests handed to the main thread and not yet answered. */
 const pending = new Map<number, { resolve: (r: Response) => void; reject: (e: Error) => void }>();

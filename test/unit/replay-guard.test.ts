@@ -16,20 +16,20 @@ describe('shared replay guard', () => {
   it('decides first use across guards on one store, at once and later, and keeps no memory of it', async () => {
     temp = openTempStorage('replay-guard');
     const { storage } = temp;
-    const a = new ReplayGuardActor(storage, { shared: true });
-    const b = new ReplayGuardActor(storage, { shared: true });
+    const a = new ReplayGuardActor(storage.records);
+    const b = new ReplayGuardActor(storage.records);
     const now = 1_000_000;
     const together = await Promise.all([a.firstUse('k1', now + 60, now), b.firstUse('k1', now + 60, now), a.firstUse('k1', now + 60, now)]);
     expect(together.filter(Boolean)).toHaveLength(1);
     expect(await b.firstUse('k1', now + 60, now)).toBe(false);
     for (let i = 0; i < 100; i++) expect(await a.firstUse(`other-${i}`, now + 60, now)).toBe(true);
-    expect((a as unknown as { seen: Map<string, number> }).seen.size).toBe(0);
+    expect((a as unknown as { deciding: Map<string, number> }).deciding.size).toBe(0);
   });
 
   it('sweeps every expired entry of the store in one sweep, across chunks', async () => {
     temp = openTempStorage('replay-guard-sweep');
     const { storage } = temp;
-    const guard = new ReplayGuardActor(storage, { shared: true });
+    const guard = new ReplayGuardActor(storage.records);
     const now = 1_000_000;
     await Promise.all(Array.from({ length: 4500 }, (_, i) => guard.firstUse(`old-${String(i).padStart(5, '0')}`, now - 100, now - 200)));
     await Promise.all(Array.from({ length: 10 }, (_, i) => guard.firstUse(`live-${i}`, now + 600, now)));
