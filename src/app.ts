@@ -7,6 +7,8 @@ import { describeRoutes, ListenError, startHttpServer, type HttpServer } from '.
 import { ReplayGuardActor } from './actors/replay-guard.js';
 import { FollowedWrites } from './threads/followed-writes.js';
 import { openStorage, type Storage } from './storage/db.js';
+import { buildIndexOnce } from './storage/index-once.js';
+import { sessionIndexEntries } from './actors/user-sessions.js';
 import { DataDirInUseError, lockDataDir } from './storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from './storage/data-dir.js';
 import { clock as currentClock, installClock, installedClockCell, type Clock } from './util/clock.js';
@@ -191,6 +193,8 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     // The directory takes files (checked above), so LMDB's own refusal is about this file system.
     throw dataDirError(`LMDB cannot open its database there: ${error instanceof Error ? error.message : String(error)}`);
   }
+  // Data dirs from before the flows' indexes get them once (the indexes are read by every thread).
+  buildIndexOnce(storage.stores.userSessions, storage.stores.sessionIndex, sessionIndexEntries);
   let keys: KeysActor | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   let logoutDeliveries: Ports['logoutDeliveries'] | undefined;

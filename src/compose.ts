@@ -94,7 +94,7 @@ export type FlowPorts = Pick<
 /** The flows' parts (see composePorts): actors over the store, and the services on them. */
 export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
   const { config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard, deliversLogouts } = basis;
-  const issuedTokens = new IssuedTokensActor(storage);
+  const issuedTokens = new IssuedTokensActor(storage.records);
   const assertions = new AssertionVerifier(issuer, clients, orgs, signatures, replayGuard);
   return {
     config,
@@ -114,7 +114,7 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
       : undefined,
     settings: new SettingsActor(storage.meta, config.featureTokenExchange, setFramingPolicy),
     idTokens: new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000)),
-    userSessions: new UserSessionsActor(storage, config.refreshTokenIdleLifetime),
+    userSessions: new UserSessionsActor(storage.records, config.refreshTokenIdleLifetime),
     authCodes: new AuthCodesActor(storage.records),
     refreshTokens: new RefreshTokensActor(storage, masterKey, config.refreshTokenIdleLifetime, config.refreshTokenLifetime, config.refreshTokenReuseGrace),
     consents: new ConsentsActor(storage.records),

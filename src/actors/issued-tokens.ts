@@ -1,6 +1,4 @@
-import type { Database } from 'lmdb';
-import type { Storage } from '../storage/db.js';
-import { sweepExpired } from '../storage/sweep.js';
+import { binaryRecordKind, recordKind, type RecordKind, type StorePort } from '../storage/store-port.js';
 import { sha256 } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
 import { clock } from '../util/clock.js';
@@ -58,12 +56,19 @@ export function grantChain(grantId: string): string[] {
   return grantId.split(GRANT_CHAIN_SEPARATOR);
 }
 
+/** Opaque access tokens under the SHA-256 of the token. */
+const TOKENS = binaryRecordKind<AccessTokenClaims>('tokens');
+/** Revocations: id → until when kept (unix seconds, the last of their tokens' expiry). */
+const REVOKED_JWTS = recordKind<number>('revokedJwts');
+const REVOKED_GRANTS = recordKind<number>('revokedGrants');
+const REVOKED_SESSIONS = recordKind<number>('revokedSessions');
+
 export class IssuedTokensActor {
-  constructor(private readonly storage: Storage) {}
+  constructor(private readonly store: StorePort) {}
 
   /** True when the token's grant was revoked or its user session ended. */
-  isRevokedByOrigin(claims: AccessTokenClaims): boolean {
-    return (claims.grantId !== undefined && this.isGrantRevoked(claims.grantId)) || (claims.sid !== undefined && this.isSessionEnded(claims.sid));
+  async isRevokedByOrigin(claims: AccessTokenClaims): Promise<boolean> {
+    return (claims.grantId !== undefined && (await this.isGrantRevoked(claims.grantId))) || (claims.sid !== undefined && (await this.isSessionEnded(claims.sid)));
   }
 
   /**
@@ -71,22 +76,23 @@ export class IssuedTokensActor {
    * after its own id (`TE_1~V2_2`, see grantChain), and the browser sessions of its other parties
    * (`~@V1_3`: an impersonation's actor): it is revoked with any of them, or when one ends.
    */
-  isGrantRevoked(grantId: string): boolean {
+  async isGrantRevoked(grantId: string): Promise<boolean> {
     if (!grantId.includes(GRANT_CHAIN_SEPARATOR)) return this.hasGrantRevocation(grantId);
-    return grantChain(grantId).some((id) => (id.startsWith(SESSION_IN_CHAIN) ? this.isSessionEnded(id.slice(SESSION_IN_CHAIN.length)) : this.hasGrantRevocation(id)));
+    const revoked = await Promise.all(grantChain(grantId).map((id) => (id.startsWith(SESSION_IN_CHAIN) ? this.isSessionEnded(id.slice(SESSION_IN_CHAIN.length)) : this.hasGrantRevocation(id))));
+    return revoked.includes(true);
   }
 
   /** Whether this one grant id (no chain) has a revocation on record. */
-  private hasGrantRevocation(grantId: string): boolean {
-    return this.storage.stores.revokedGrants.get(grantId) !== undefined;
+  private async hasGrantRevocation(grantId: string): Promise<boolean> {
+    return (await this.store.get(REVOKED_GRANTS, grantId)) !== undefined;
   }
 
-  isSessionEnded(sid: string): boolean {
-    return this.storage.stores.revokedSessions.get(sid) !== undefined;
+  async isSessionEnded(sid: string): Promise<boolean> {
+    return (await this.store.get(REVOKED_SESSIONS, sid)) !== undefined;
   }
 
-  isJwtRevoked(jti: string): boolean {
-    return this.storage.revokedJwts.get(jti) !== undefined;
+  async isJwtRevoked(jti: string): Promise<boolean> {
+    return (await this.store.get(REVOKED_JWTS, jti)) !== undefined;
   }
 
   /**
@@ -95,55 +101,53 @@ export class IssuedTokensActor {
    * still in flight writes too and waits for its own commit, so no revocation is answered before
    * it is on record, and one whose write failed is simply made again.
    */
-  private revokeUntil(db: Database<number, string>, id: string, until: number): Promise<unknown> {
-    // On record already: answered once that record is synced too (it may be another call's, just committed).
-    if ((db.get(id) ?? 0) >= until) return this.storage.synced();
-    return this.storage.durable(this.storage.decisions.raiseTo(db, id, until));
+  private async revokeUntil(kind: RecordKind<number, string>, id: string, until: number): Promise<unknown> {
+    // On record already: answered once that record is durable too (it may be another call's, just committed).
+    if (((await this.store.get(kind, id)) ?? 0) >= until) return this.store.durable(Promise.resolve());
+    return this.store.durable(this.store.raiseTo(kind, id, until));
   }
 
   /** Revokes every token of a grant; `until` (unix seconds) is when the last of them expires. */
   revokeGrant(grantId: string, until: number): Promise<unknown> {
     // A chained grant's own id: its ancestors stay (revoking an exchanged token ends not its subject's).
-    return this.revokeUntil(this.storage.stores.revokedGrants, grantChain(grantId)[0]!, until);
+    return this.revokeUntil(REVOKED_GRANTS, grantChain(grantId)[0]!, until);
   }
 
   /** Revokes every token issued in a user session (sign-out). */
   revokeSession(sid: string, until: number): Promise<unknown> {
-    return this.revokeUntil(this.storage.stores.revokedSessions, sid, until);
+    return this.revokeUntil(REVOKED_SESSIONS, sid, until);
   }
 
   async revokeJwt(jti: string, exp: number): Promise<void> {
-    await this.revokeUntil(this.storage.revokedJwts, jti, exp);
+    await this.revokeUntil(REVOKED_JWTS, jti, exp);
   }
 
   /** Stores an opaque access token; resolves with the token once the record is committed. */
   async issueOpaque(claims: AccessTokenClaims): Promise<string> {
     const token = newOpaqueToken();
-    await this.storage.durable(this.storage.tokens.put(sha256(token), claims));
+    await this.store.durable(this.store.put(TOKENS, sha256(token), claims));
     return token;
   }
 
   /** The claims of an opaque token that exists, has not expired and whose grant or session was not revoked. */
-  findOpaque(token: string): AccessTokenClaims | undefined {
-    const claims = this.storage.tokens.get(sha256(token)) as AccessTokenClaims | undefined;
+  async findOpaque(token: string): Promise<AccessTokenClaims | undefined> {
+    const claims = await this.store.get(TOKENS, sha256(token));
     if (!claims || claims.exp * 1000 <= clock.now()) return undefined;
-    if ((claims.grantId !== undefined || claims.sid !== undefined) && this.isRevokedByOrigin(claims)) return undefined;
+    if ((claims.grantId !== undefined || claims.sid !== undefined) && (await this.isRevokedByOrigin(claims))) return undefined;
     return claims;
   }
 
   /** Removes an opaque token (the caller has checked it exists and who owns it); resolves once durable. */
   async revokeOpaque(token: string): Promise<void> {
-    await this.storage.durable(this.storage.tokens.remove(sha256(token)));
+    await this.store.durable(this.store.remove(TOKENS, sha256(token)));
   }
 
   /** Removes expired opaque tokens, and the revocations whose tokens have all expired (one extended meanwhile stays). */
   async sweep(now = clock.now()): Promise<number> {
     const nowSeconds = Math.floor(now / 1000);
     const counts = await Promise.all([
-      sweepExpired(this.storage.tokens, (claims: AccessTokenClaims) => claims.exp <= nowSeconds),
-      ...[this.storage.revokedJwts, this.storage.stores.revokedGrants, this.storage.stores.revokedSessions].map((db) =>
-        sweepExpired(db as Database<number, string>, (until) => until <= nowSeconds),
-      ),
+      this.store.sweep(TOKENS, (claims) => claims.exp <= nowSeconds),
+      ...[REVOKED_JWTS, REVOKED_GRANTS, REVOKED_SESSIONS].map((kind) => this.store.sweep(kind, (until) => until <= nowSeconds)),
     ]);
     return counts.reduce((sum, n) => sum + n, 0);
   }

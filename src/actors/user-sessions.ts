@@ -1,7 +1,5 @@
 import { log } from '../util/log.js';
-import type { Storage } from '../storage/db.js';
-import { buildIndexOnce } from '../storage/index-once.js';
-import { sweepExpired } from '../storage/sweep.js';
+import { recordKind, type RecordWrite, type StorePort } from '../storage/store-port.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256Base64url } from '../util/hash.js';
 import { amrOf, type AuthChecks } from '../model/auth-checks.js';
@@ -47,7 +45,18 @@ export function agentIdOf(cookie: string): string {
 const SEP = '/';
 const agentKey = (agentId: string, sid: string) => `a${SEP}${agentId}${SEP}${sid}`;
 const userKey = (userId: string, sid: string) => `u${SEP}${userId}${SEP}${sid}`;
-const prefixRange = (prefix: string) => ({ start: prefix, end: `${prefix}\uffff` });
+
+const SESSIONS = recordKind<UserSession>('userSessions');
+/** userSessions by agent and by user (`a/<agent id>/<sid>`, `u/<user id>/<sid>`), written with them. */
+const SESSION_INDEX = recordKind<true>('sessionIndex');
+
+/** A session's index entries (data dirs from before the index get them once, at start: src/compose.ts). */
+export function sessionIndexEntries(s: UserSession): [key: string, value: true][] {
+  return [
+    [agentKey(s.agentId, s.id), true],
+    [userKey(s.userId, s.id), true],
+  ];
+}
 
 /**
  * Sessions live in the store, each change one decision on the record as it is then (so two
@@ -56,51 +65,41 @@ const prefixRange = (prefix: string) => ({ start: prefix, end: `${prefix}\uffff`
  * them there; a change is seen by all once durable, which is when its caller goes on.
  */
 export class UserSessionsActor {
-  private readonly db: Storage['stores']['userSessions'];
-  private readonly index: Storage['stores']['sessionIndex'];
-
   constructor(
-    private readonly storage: Storage,
+    private readonly store: StorePort,
     /** A session unused for this long is forgotten (the refresh idle lifetime). */
     private readonly idleLifetimeMs: number,
-  ) {
-    this.db = storage.stores.userSessions;
-    this.index = storage.stores.sessionIndex;
-    // Data dirs from before the index: built once.
-    buildIndexOnce(this.db, this.index, (s: UserSession) => [
-      [agentKey(s.agentId, s.id), true],
-      [userKey(s.userId, s.id), true],
-    ]);
-  }
+  ) {}
 
   private live(s: View<UserSession> | undefined, now = clock.now()): s is View<UserSession> {
     return s !== undefined && s.lastActiveAt + this.idleLifetimeMs > now;
   }
 
-  get(sid: string): View<UserSession> | undefined {
-    const s = this.db.get(sid) as View<UserSession> | undefined;
+  async get(sid: string): Promise<View<UserSession> | undefined> {
+    const s = await this.store.get(SESSIONS, sid);
     return this.live(s) ? s : undefined;
   }
 
+  /** The sids under an index prefix. */
+  private async sidsUnder(prefix: string): Promise<string[]> {
+    return (await this.store.range(SESSION_INDEX, prefix)).map(({ key }) => key.slice(prefix.length));
+  }
+
   /** The live sessions under an index prefix. */
-  private liveUnder(prefix: string): View<UserSession>[] {
-    const out: View<UserSession>[] = [];
+  private async liveUnder(prefix: string): Promise<View<UserSession>[]> {
+    const found = await Promise.all((await this.sidsUnder(prefix)).map((sid) => this.store.get(SESSIONS, sid)));
     const now = clock.now();
-    for (const key of this.index.getKeys(prefixRange(prefix))) {
-      const s = this.db.get((key as string).slice(prefix.length)) as View<UserSession> | undefined;
-      if (this.live(s, now)) out.push(s);
-    }
-    return out;
+    return found.filter((s): s is UserSession => this.live(s, now));
   }
 
   /** The live sessions of a user agent, most recently authenticated first. */
-  ofAgent(agentId: string | undefined): View<UserSession>[] {
+  async ofAgent(agentId: string | undefined): Promise<View<UserSession>[]> {
     if (!agentId) return [];
-    return this.liveUnder(agentKey(agentId, '')).sort((a, b) => b.authTime - a.authTime);
+    return (await this.liveUnder(agentKey(agentId, ''))).sort((a, b) => b.authTime - a.authTime);
   }
 
   /** The live sessions of a user, on every browser. */
-  ofUser(userId: string): View<UserSession>[] {
+  ofUser(userId: string): Promise<View<UserSession>[]> {
     return this.liveUnder(userKey(userId, ''));
   }
 
@@ -109,12 +108,14 @@ export class UserSessionsActor {
    * end it, undefined to leave it), its index entries with it; resolves once durable.
    */
   private change(sid: string, next: (current: UserSession | undefined) => UserSession | null | undefined): Promise<UserSession | undefined> {
-    return this.storage.durable(
-      this.storage.decisions.update(this.db, sid, next, (found: UserSession | undefined, changed: UserSession | null) => {
-        if (found && (changed === null || changed.agentId !== found.agentId)) void this.index.remove(agentKey(found.agentId, sid));
-        if (found && (changed === null || changed.userId !== found.userId)) void this.index.remove(userKey(found.userId, sid));
-        if (changed && changed.agentId !== found?.agentId) void this.index.put(agentKey(changed.agentId, sid), true);
-        if (changed && changed.userId !== found?.userId) void this.index.put(userKey(changed.userId, sid), true);
+    return this.store.durable(
+      this.store.update(SESSIONS, sid, next, (found, changed) => {
+        const writes: RecordWrite[] = [];
+        if (found && (changed === null || changed.agentId !== found.agentId)) writes.push({ kind: SESSION_INDEX, key: agentKey(found.agentId, sid), value: null });
+        if (found && (changed === null || changed.userId !== found.userId)) writes.push({ kind: SESSION_INDEX, key: userKey(found.userId, sid), value: null });
+        if (changed && changed.agentId !== found?.agentId) writes.push({ kind: SESSION_INDEX, key: agentKey(changed.agentId, sid), value: true });
+        if (changed && changed.userId !== found?.userId) writes.push({ kind: SESSION_INDEX, key: userKey(changed.userId, sid), value: true });
+        return writes;
       }),
     );
   }
@@ -127,9 +128,9 @@ export class UserSessionsActor {
    * turn into a lost answer; the failure is logged (that app then gets no logout).
    */
   async recordClient(sid: string, clientId: string): Promise<void> {
-    const current = this.db.get(sid) as View<UserSession> | undefined;
-    if (!current || current.clients?.includes(clientId)) return;
     try {
+      const current = await this.store.get(SESSIONS, sid);
+      if (!current || current.clients?.includes(clientId)) return;
       await this.change(sid, (s) => (!s || s.clients?.includes(clientId) ? undefined : { ...s, clients: [...(s.clients ?? []), clientId] }));
     } catch (error) {
       log.error('could not note the app on its session; it will not be told when the session ends', { sid, clientId, error: String(error) });
@@ -142,8 +143,7 @@ export class UserSessionsActor {
    */
   async moveAgent(previousAgentId: string, agentId: string): Promise<void> {
     if (previousAgentId === agentId) return;
-    const prefix = agentKey(previousAgentId, '');
-    const previous = [...this.index.getKeys(prefixRange(prefix))].map((key) => (key as string).slice(prefix.length));
+    const previous = await this.sidsUnder(agentKey(previousAgentId, ''));
     await Promise.all(previous.map((sid) => this.change(sid, (s) => (s && s.agentId === previousAgentId ? { ...s, agentId } : undefined))));
   }
 
@@ -154,7 +154,7 @@ export class UserSessionsActor {
    */
   async signIn(agentId: string, userId: string, checks: AuthChecks, authTime: number): Promise<View<UserSession>> {
     const now = clock.now();
-    const existing = this.ofAgent(agentId).find((s) => s.userId === userId);
+    const existing = (await this.ofAgent(agentId)).find((s) => s.userId === userId);
     const passed = { amr: amrOf(checks), passwordCheckedAt: checks.passwordAt, secondFactorCheckedAt: checks.secondFactorAt };
     const sid = existing?.id ?? `V1_${newId()}`;
     const session = await this.change(sid, (current) =>
@@ -179,9 +179,8 @@ export class UserSessionsActor {
    * at most hourly: the idle lifetime is counted in days, and SSO is a hot path.
    */
   touch(session: View<UserSession>, now = clock.now()): void {
-    // The row as it is now: the caller's view may be of a session ended or moved since.
-    const current = this.db.get(session.id) as View<UserSession> | undefined;
-    if (!current || now - current.lastActiveAt < 3_600_000) return;
+    // The caller's view is at most a request old: written at most hourly, decided on the row as it is then.
+    if (now - session.lastActiveAt < 3_600_000) return;
     void this.change(session.id, (s) => (s && now - s.lastActiveAt >= 3_600_000 ? { ...s, lastActiveAt: now } : undefined)).catch(() => undefined);
   }
 
@@ -192,9 +191,9 @@ export class UserSessionsActor {
 
   /** Forgets idle sessions, with their index entries (one used meanwhile, on any thread, stays). */
   sweep(now = clock.now()): Promise<number> {
-    return sweepExpired(this.db, (s: UserSession) => !this.live(s, now), (sid, s) => {
-      void this.index.remove(agentKey(s.agentId, sid));
-      void this.index.remove(userKey(s.userId, sid));
-    });
+    return this.store.sweep(SESSIONS, (s) => !this.live(s, now), (sid, s) => [
+      { kind: SESSION_INDEX, key: agentKey(s.agentId, sid), value: null },
+      { kind: SESSION_INDEX, key: userKey(s.userId, sid), value: null },
+    ]);
   }
 }

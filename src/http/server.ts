@@ -309,14 +309,19 @@ export async function startHttpServer(host: string, port: number, options: Serve
       return;
     }
     // Also when the main thread will serve the request: the check spares the upload.
+    // A check that reads the store answers later: the upload starts meanwhile, and a refusal answers
+    // at once, mid-upload (what arrives after it is dropped), so a refused caller uploads little.
+    let checked: Promise<void> | undefined;
     if (route.beforeBody) {
       try {
-        route.beforeBody({ method, path, query, params, headers, repeatedHeaders: repeated ?? NO_REPEATS, body: EMPTY, peer });
+        const outcome = route.beforeBody({ method, path, query, params, headers, repeatedHeaders: repeated ?? NO_REPEATS, body: EMPTY, peer });
+        if (outcome instanceof Promise) checked = outcome;
       } catch (error) {
         fail(error);
         return;
       }
     }
+    checked?.catch(fail);
     const maxBody = route.maxBody ?? DEFAULT_MAX_BODY;
     const declared = Number(headers['content-length'] ?? '0');
     if (declared > maxBody) {
@@ -340,8 +345,9 @@ export async function startHttpServer(host: string, port: number, options: Serve
       if (whole) whole.set(new Uint8Array(chunk), offset);
       else chunks.push(Buffer.from(chunk.slice(0)));
       if (!isLast) return;
-      if (whole) run(size === whole.length ? whole : whole.subarray(0, size));
-      else run(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      const body = whole ? (size === whole.length ? whole : whole.subarray(0, size)) : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      if (checked) checked.then(() => run(body), () => undefined);
+      else run(body);
     });
   };
 

@@ -41,9 +41,11 @@ export interface Route {
   cors?: true | ((origin: string) => boolean);
   /**
    * Runs on the method and headers before the body is read (e.g. authentication of a route that
-   * takes large bodies): when it throws, the request is answered without uploading the body.
+   * takes large bodies): when it throws, the request is answered without uploading the body; when
+   * it returns a promise (a check that reads the store), the upload starts meanwhile and a rejection
+   * answers at once, mid-upload.
    */
-  beforeBody?: (req: Request) => void;
+  beforeBody?: (req: Request) => void | Promise<void>;
   /**
    * Takes every method as it comes (no preflight, no method check here): on an HTTP acceptor
    * thread, a route the main thread serves; it answers with what the main thread answered.

@@ -143,15 +143,15 @@ export class AccessTokens {
   }
 
   /** The claims of a token Sesame issued that is unexpired and unrevoked, else undefined. */
-  resolve(token: string): ResolvedAccessToken | undefined {
+  async resolve(token: string): Promise<ResolvedAccessToken | undefined> {
     if (!looksLikeJws(token)) {
-      const claims = this.issuedTokens.findOpaque(token);
+      const claims = await this.issuedTokens.findOpaque(token);
       if (!claims || (claims.grantId !== undefined && !this.origins.appExists(claims.clientId)) || voidedByUsers(this.origins, claims)) return undefined;
       return { claims, format: 'opaque' };
     }
     const claims = this.verifiedJwtClaims(token);
-    if (!claims || claims.exp * 1000 <= clock.now() || this.issuedTokens.isJwtRevoked(claims.jti)) return undefined;
-    if ((claims.grantId !== undefined || claims.sid !== undefined) && this.issuedTokens.isRevokedByOrigin(claims)) return undefined;
+    if (!claims || claims.exp * 1000 <= clock.now() || (await this.issuedTokens.isJwtRevoked(claims.jti))) return undefined;
+    if ((claims.grantId !== undefined || claims.sid !== undefined) && (await this.issuedTokens.isRevokedByOrigin(claims))) return undefined;
     if (claims.grantId !== undefined && !this.origins.appExists(claims.clientId)) return undefined;
     if (voidedByUsers(this.origins, claims)) return undefined;
     return { claims, format: 'jwt' };
@@ -160,7 +160,7 @@ export class AccessTokens {
   /** Revokes a token if `owns` accepts its claims; unknown or invalid tokens are `unknown`. */
   async revoke(token: string, owns: (claims: AccessTokenClaims) => boolean): Promise<RevokeOutcome> {
     if (!looksLikeJws(token)) {
-      const claims = this.issuedTokens.findOpaque(token);
+      const claims = await this.issuedTokens.findOpaque(token);
       if (!claims) return 'unknown';
       if (!owns(claims)) return 'foreign';
       await this.issuedTokens.revokeOpaque(token);

@@ -43,8 +43,8 @@ function introspectPat(token: string, caller: View<AppRecord>, ctx: Introspectio
   };
 }
 
-export function introspect(token: string, caller: View<AppRecord>, ctx: IntrospectionPorts): Record<string, unknown> {
-  const resolved = ctx.accessTokens.resolve(token);
+export async function introspect(token: string, caller: View<AppRecord>, ctx: IntrospectionPorts): Promise<Record<string, unknown>> {
+  const resolved = await ctx.accessTokens.resolve(token);
   // A personal access token is opaque: a JWS that did not resolve is not one (no second lookup). A
   // self-registered client learns nothing of PATs (whose owners it has no relation to).
   if (!resolved) return looksLikeJws(token) || caller.registration ? INACTIVE : (introspectPat(token, caller, ctx) ?? INACTIVE);

@@ -23,6 +23,6 @@ export async function endSessions(ctx: SessionEndPorts, sessions: readonly View<
 }
 
 /** Ends every session of a user, on every browser. */
-export function endSessionsOfUser(ctx: SessionEndPorts, userId: string): Promise<void> {
-  return endSessions(ctx, ctx.userSessions.ofUser(userId));
+export async function endSessionsOfUser(ctx: SessionEndPorts, userId: string): Promise<void> {
+  return endSessions(ctx, await ctx.userSessions.ofUser(userId));
 }

@@ -22,7 +22,7 @@ function setup() {
   const verification = new Map<string, VerificationKey>([['k1', { kid: 'k1', alg: 'ES256', publicKey: pair.publicKey }]]);
   const keys = { signingKey: () => active, verificationKey: (kid: string) => verification.get(kid) } as unknown as KeysActor;
   const revokedJtis = new Set<string>();
-  const issued = { isJwtRevoked: (jti: string) => revokedJtis.has(jti), isRevokedByOrigin: () => false } as unknown as IssuedTokensActor;
+  const issued = { isJwtRevoked: async (jti: string) => revokedJtis.has(jti), isRevokedByOrigin: async () => false } as unknown as IssuedTokensActor;
   const users = new Map<string, UserRecord>([['u1', user('u1')], ['a1', user('a1')]]);
   const tokens = new AccessTokens(ISSUER, keys, new InlineSigner(), issued, 3600, { appExists: () => true, getUser: (id) => users.get(id) });
   const issue = async (act?: ActorClaim) => (await tokens.issue('jwt', { sub: 'u1', clientId: 'c1', aud: ['p1'], scope: 'openid', ...(act ? { act } : {}) })).token;
@@ -37,27 +37,27 @@ describe('verified JWT cache', () => {
   it('answers a token again from the cache, as long as its key verifies', async () => {
     const { tokens, verification, issue } = setup();
     const token = await issue();
-    const first = tokens.resolve(token)?.claims;
+    const first = (await tokens.resolve(token))?.claims;
     expect(first).toMatchObject({ sub: 'u1', clientId: 'c1', aud: ['p1'] });
     // The very claims verified the first time (a second verification would build new ones).
-    expect(tokens.resolve(token)?.claims).toBe(first);
+    expect((await tokens.resolve(token))?.claims).toBe(first);
     // The key leaves the verification set: the cached token goes with it.
     verification.delete('k1');
-    expect(tokens.resolve(token)).toBeUndefined();
+    expect((await tokens.resolve(token))).toBeUndefined();
   });
 
   it('checks revocation and expiry on every call, cached or not', async () => {
     const { tokens, issue, revokedJtis } = setup();
     const token = await issue();
-    const { claims } = tokens.resolve(token)!;
+    const { claims } = (await tokens.resolve(token))!;
     revokedJtis.add(claims.jti);
-    expect(tokens.resolve(token)).toBeUndefined();
+    expect((await tokens.resolve(token))).toBeUndefined();
     revokedJtis.clear();
-    expect(tokens.resolve(token)).toBeDefined();
+    expect((await tokens.resolve(token))).toBeDefined();
     // Past its expiry the cached token is no longer answered.
     const restore = installClock({ now: () => (claims.exp + 1) * 1000 });
     try {
-      expect(tokens.resolve(token)).toBeUndefined();
+      expect((await tokens.resolve(token))).toBeUndefined();
     } finally {
       restore();
     }
@@ -66,25 +66,25 @@ describe('verified JWT cache', () => {
   it('never answers a changed token from the cache', async () => {
     const { tokens, issue } = setup();
     const token = await issue();
-    expect(tokens.resolve(token)).toBeDefined();
+    expect((await tokens.resolve(token))).toBeDefined();
     const [h, p, s] = token.split('.') as [string, string, string];
     const payload = JSON.parse(Buffer.from(p, 'base64url').toString());
     const forged = `${h}.${Buffer.from(JSON.stringify({ ...payload, sub: 'admin' })).toString('base64url')}.${s}`;
-    expect(tokens.resolve(forged)).toBeUndefined();
+    expect((await tokens.resolve(forged))).toBeUndefined();
     // The second-to-last character changed (to one it is not): the signature's bytes differ.
     const flipped = `${h}.${p}.${s.slice(0, -2)}${s.at(-2) === 'A' ? 'B' : 'A'}${s.slice(-1)}`;
-    expect(tokens.resolve(flipped)).toBeUndefined();
+    expect((await tokens.resolve(flipped))).toBeUndefined();
   });
 
   it('hands out claims nobody can change', async () => {
     const { tokens, issue } = setup();
     const token = await issue();
-    const claims = tokens.resolve(token)!.claims as unknown as { sub: string; aud: string[] };
+    const claims = (await tokens.resolve(token))!.claims as unknown as { sub: string; aud: string[] };
     expect(() => {
       claims.sub = 'admin';
     }).toThrow(TypeError);
     expect(() => claims.aud.push('other')).toThrow(TypeError);
-    expect(tokens.resolve(token)!.claims.sub).toBe('u1');
+    expect((await tokens.resolve(token))!.claims.sub).toBe('u1');
   });
 
   it("voids a token once its subject's or an actor's revocation horizon passes its authentication, and when either is gone", async () => {
@@ -94,26 +94,26 @@ describe('verified JWT cache', () => {
     try {
       const plain = await issue();
       const acted = await issue({ iss: ISSUER, sub: 'a1' });
-      expect(tokens.resolve(plain)).toBeDefined();
-      expect(tokens.resolve(acted)).toBeDefined();
+      expect((await tokens.resolve(plain))).toBeDefined();
+      expect((await tokens.resolve(acted))).toBeDefined();
       // A change a second before the token keeps it; one in the token's own second voids it (tokens
       // carry whole seconds, and a token minted a moment before a change must not outlive it).
       users.set('u1', { ...user('u1'), revokedBefore: at - 1000 });
-      expect(tokens.resolve(plain)).toBeDefined();
+      expect((await tokens.resolve(plain))).toBeDefined();
       // The actor's credentials changed a second later: the impersonation token dies, the plain one stays.
       users.set('a1', { ...user('a1'), revokedBefore: at + 1000 });
-      expect(tokens.resolve(acted)).toBeUndefined();
-      expect(tokens.resolve(plain)).toBeDefined();
+      expect((await tokens.resolve(acted))).toBeUndefined();
+      expect((await tokens.resolve(plain))).toBeDefined();
       // The subject's in the token's own second: its token dies too, and stays dead whatever the state afterwards.
       users.set('u1', { ...user('u1'), revokedBefore: at });
-      expect(tokens.resolve(plain)).toBeUndefined();
+      expect((await tokens.resolve(plain))).toBeUndefined();
       // A removed subject's token is void (an id given to a new user brings nothing back).
       users.set('u1', user('u1'));
       users.delete('a1');
-      expect(tokens.resolve(plain)).toBeDefined();
-      expect(tokens.resolve(acted)).toBeUndefined();
+      expect((await tokens.resolve(plain))).toBeDefined();
+      expect((await tokens.resolve(acted))).toBeUndefined();
       users.delete('u1');
-      expect(tokens.resolve(plain)).toBeUndefined();
+      expect((await tokens.resolve(plain))).toBeUndefined();
     } finally {
       restore();
     }

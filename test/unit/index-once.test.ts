@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { UserSessionsActor, type UserSession } from '../../src/actors/user-sessions.js';
+import { sessionIndexEntries, UserSessionsActor, type UserSession } from '../../src/actors/user-sessions.js';
+import { buildIndexOnce } from '../../src/storage/index-once.js';
 import { tempStorageEach } from '../helpers/temp-storage.js';
 
 /** A data dir from before the session index: the first start builds it, so browsers find their sessions. */
@@ -11,8 +12,10 @@ describe('indexes built once', () => {
     const session: UserSession = { id: 'V1_1', agentId: 'agent-a', userId: 'u1', authTime: 1, amr: ['pwd'], createdAt: now, lastActiveAt: now };
     await storage().stores.userSessions.put(session.id, session);
     expect(storage().stores.sessionIndex.getKeysCount()).toBe(0);
-    const sessions = new UserSessionsActor(storage(), 3_600_000);
-    expect(sessions.ofAgent('agent-a').map((s) => s.id)).toEqual(['V1_1']);
-    expect(sessions.ofUser('u1').map((s) => s.id)).toEqual(['V1_1']);
+    // What a start does (src/app.ts) before any thread serves.
+    buildIndexOnce(storage().stores.userSessions, storage().stores.sessionIndex, sessionIndexEntries);
+    const sessions = new UserSessionsActor(storage().records, 3_600_000);
+    expect((await sessions.ofAgent('agent-a')).map((s) => s.id)).toEqual(['V1_1']);
+    expect((await sessions.ofUser('u1')).map((s) => s.id)).toEqual(['V1_1']);
   });
 });

@@ -45,7 +45,7 @@ export function unauthenticated(message: string): ApiError {
   return new ApiError('Unauthenticated', 'AUTH-7fs1e', message);
 }
 
-export function authenticateCaller(ctx: CallerPorts, req: Request): Caller {
+export async function authenticateCaller(ctx: CallerPorts, req: Request): Promise<Caller> {
   const header = req.headers.authorization;
   if (!header) throw unauthenticated('authorization header missing');
   if (req.repeatedHeaders.has('authorization')) throw unauthenticated('authorization header repeated');
@@ -53,7 +53,7 @@ export function authenticateCaller(ctx: CallerPorts, req: Request): Caller {
   if (token === undefined) throw unauthenticated('invalid authorization header: Bearer token expected');
   let user: UserRecord | undefined = ctx.orgs.authenticatePat(token)?.user;
   if (!user) {
-    const resolved = ctx.accessTokens.resolve(token);
+    const resolved = await ctx.accessTokens.resolve(token);
     // A DPoP-bound token is no bearer token (RFC 9449 §7.2): this API takes no proofs, so it is refused.
     if (resolved?.claims.cnf) throw unauthenticated('the token is DPoP-bound; the management API takes bearer tokens and PATs only');
     if (resolved && resolved.claims.aud.includes(ctx.instance.managementProjectId)) {

@@ -19,7 +19,7 @@ export type CallerHandler = (req: Request, caller: Caller) => Response | Promise
 export function apiRoute(ctx: EndpointPorts, pattern: string, methods: Partial<Record<Method, CallerHandler>>): Route {
   const wrapped: Partial<Record<Method, Handler>> = {};
   for (const [method, handler] of Object.entries(methods) as [Method, CallerHandler][]) {
-    wrapped[method] = (req) => handler(req, authenticateCaller(ctx, req));
+    wrapped[method] = async (req) => handler(req, await authenticateCaller(ctx, req));
   }
   return { pattern, methods: wrapped, errorStyle: 'api', maxBody: MAX_BODY };
 }

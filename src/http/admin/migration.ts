@@ -31,8 +31,8 @@ export const IMPORT_PATH = '/admin/v1/import';
 export const EXPORT_PATH = '/admin/v1/export';
 
 /** 401/403 before a body of up to 512 MiB is uploaded (also run by an HTTP acceptor thread, which forwards imports). */
-export function importPrecheck(ctx: CallerPorts): (req: Request) => void {
-  return (req) => requireInstanceOwner(authenticateCaller(ctx, req));
+export function importPrecheck(ctx: CallerPorts): (req: Request) => Promise<void> {
+  return async (req) => requireInstanceOwner(await authenticateCaller(ctx, req));
 }
 
 export function migrationRoutes(ctx: MigrationPorts): Route[] {

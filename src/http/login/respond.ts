@@ -158,9 +158,11 @@ export async function completeAuthorization(
 }
 
 /** The user sessions of this agent that may answer the request: live, active user, right org, fresh enough. */
-export function usableSessions(ctx: RespondPorts, agentId: string | undefined, request: ValidatedAuthRequest): View<UserSession>[] {
-  return ctx.userSessions.ofAgent(agentId).filter((s) => {
-    if (ctx.issuedTokens.isSessionEnded(s.id)) return false;
+export async function usableSessions(ctx: RespondPorts, agentId: string | undefined, request: ValidatedAuthRequest): Promise<View<UserSession>[]> {
+  const sessions = await ctx.userSessions.ofAgent(agentId);
+  const ended = await Promise.all(sessions.map((s) => ctx.issuedTokens.isSessionEnded(s.id)));
+  return sessions.filter((s, i) => {
+    if (ended[i]) return false;
     const user = ctx.orgs.getUser(s.userId);
     if (!ctx.orgs.isActive(user)) return false;
     // Authenticated before a change of the user's credentials or state: it vouches for nothing.

@@ -88,7 +88,7 @@ export function authorizeRoute(ctx: AuthorizePorts): Route {
     try {
       const { agentId, headers } = ensureAgentCookie(ctx, agent);
       const hint = hintedUser(ctx, request);
-      const sessionsOfAgent = usableSessions(ctx, agent.agentId, request);
+      const sessionsOfAgent = await usableSessions(ctx, agent.agentId, request);
       const candidates = hint.userId ? sessionsOfAgent.filter((s) => s.userId === hint.userId) : sessionsOfAgent;
 
       if (request.prompt.has('none')) {

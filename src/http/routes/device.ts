@@ -90,7 +90,7 @@ export function devicePageRoutes(ctx: DevicePagePorts): Route[] {
       ...(authorization.resources ? { resources: [...authorization.resources] } : {}),
     };
     // As at the authorization endpoint: one usable session goes straight on (here: to consent), several are chosen from.
-    const start = startFromSessions(ctx, usableSessions(ctx, agent.agentId, request), request, now);
+    const start = startFromSessions(ctx, await usableSessions(ctx, agent.agentId, request), request, now);
     let step: LoginStep = 'loginname';
     let begin: { userId?: string; checks?: AuthChecks; consentSid?: string } = {};
     if (start && 'answer' in start) {

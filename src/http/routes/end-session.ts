@@ -48,14 +48,14 @@ export function endSessionRoute(ctx: EndSessionPorts): Route {
       redirect = requested;
     }
 
-    const agentSessions = ctx.userSessions.ofAgent(agent.agentId);
+    const agentSessions = await ctx.userSessions.ofAgent(agent.agentId);
     let ending: View<UserSession>[];
     const logoutHint = params.get('logout_hint');
     if (logoutHint !== undefined) {
       const user = ctx.orgs.findUserByLoginName(logoutHint);
       ending = agentSessions.filter((s) => s.userId === user?.id);
     } else if (typeof hinted?.sid === 'string') {
-      const session = ctx.userSessions.get(hinted.sid);
+      const session = await ctx.userSessions.get(hinted.sid);
       // The hint proves the client held a token of that session, so it may end it from any browser.
       ending = session ? [session] : [];
       if (!session) await ctx.issuedTokens.revokeSession(hinted.sid, revocationHorizon(ctx));

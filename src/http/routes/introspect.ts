@@ -33,7 +33,7 @@ export function introspectRoute(ctx: IntrospectPorts): Route {
     // RFC 7662 §2.1: `token` is REQUIRED; its absence is a malformed request, not an inactive token.
     const token = form.get('token');
     if (!token) throw new OAuthError('invalid_request', 'token is required');
-    const response = introspect(token, client.app, ctx);
+    const response = await introspect(token, client.app, ctx);
     recordIntrospection(response.active === true);
     if (ctx.config.featureJwtIntrospection && wantsIntrospectionJwt(req.headers.accept)) {
       return { status: 200, headers: SIGNED_HEADERS, body: await ctx.introspectionJwts.sign(client.clientId, response) };

@@ -113,8 +113,8 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   const typedLoginName = (user: UserRecord | undefined, flow: Flow) => flow.auth.loginName ?? loginNameOf(user, flow);
 
   /** The accounts this browser is signed in with that may answer the request. */
-  const selectableAccounts = (flow: Flow) =>
-    usableSessions(ctx, flow.agent.agentId, flow.auth.request).flatMap((s) => {
+  const selectableAccounts = async (flow: Flow) =>
+    (await usableSessions(ctx, flow.agent.agentId, flow.auth.request)).flatMap((s) => {
       const u = ctx.orgs.getUser(s.userId);
       return u ? [{ sid: s.id, displayName: u.human?.profile.displayName || u.userName, loginName: ctx.orgs.preferredLoginName(u) }] : [];
     });
@@ -125,7 +125,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
    */
   async function show(flow: Flow, error?: string, status = 200): Promise<Response> {
     const { auth } = flow;
-    const accounts = auth.step === 'select' ? selectableAccounts(flow) : [];
+    const accounts = auth.step === 'select' ? await selectableAccounts(flow) : [];
     if (auth.step === 'select' && accounts.length === 0) await ctx.authRequests.offerLoginName(auth);
     if (auth.step === 'register' && !allowRegister(flow)) {
       await ctx.authRequests.offerLoginName(auth);
@@ -138,7 +138,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
    * Renders the request's step (settled by `show`: a select step has accounts, a register step is
    * allowed); changes nothing.
    */
-  async function render(flow: Flow, accounts: ReturnType<typeof selectableAccounts>, error?: string, status = 200): Promise<Response> {
+  async function render(flow: Flow, accounts: Awaited<ReturnType<typeof selectableAccounts>>, error?: string, status = 200): Promise<Response> {
     const { auth, page } = flow;
     const user = auth.userId ? ctx.orgs.getUser(auth.userId) : undefined;
     switch (auth.step) {
@@ -166,7 +166,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         );
       case 'device-consent':
       case 'consent': {
-        const session = consentSession(flow);
+        const session = await consentSession(flow);
         const signedIn = session && ctx.orgs.getUser(session.userId);
         if (!signedIn) return expired(flow.agent);
         const selfRegistered = ctx.clients.appByClient(auth.request.clientId)?.registration !== undefined;
@@ -253,14 +253,14 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   }
 
   /** The browser session a consent step (a device, a self-registered client) asks about, if it is still this browser's and live. */
-  function consentSession(flow: Flow): View<UserSession> | undefined {
+  async function consentSession(flow: Flow): Promise<View<UserSession> | undefined> {
     const sid = flow.auth.consentSid;
-    return usableSessions(ctx, flow.agent.agentId, flow.auth.request).find((s) => s.id === sid);
+    return (await usableSessions(ctx, flow.agent.agentId, flow.auth.request)).find((s) => s.id === sid);
   }
 
   /** The person allowed or denied the device: recorded for its next poll, and the sign-in request ends. */
   async function decideDeviceConsent(flow: Flow, allow: boolean): Promise<Response> {
-    const session = consentSession(flow);
+    const session = await consentSession(flow);
     const authorization = ctx.deviceAuthorizations.pending(flow.auth.request.device ?? '');
     if (!session || !authorization) {
       await ctx.authRequests.finish(flow.auth.id);
@@ -276,7 +276,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
 
   /** The person's answer at a self-registered client's consent step: remembered when allowed; the client hears either way. */
   async function decideClientConsent(flow: Flow, allow: boolean): Promise<Response> {
-    const session = consentSession(flow);
+    const session = await consentSession(flow);
     if (!session) return expired(flow.agent);
     await ctx.authRequests.finish(flow.auth.id);
     const request = flow.auth.request;
@@ -543,7 +543,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     route('/ui/login/select', {
       POST: post(async (flow, form) => {
         const sid = form.get('sid');
-        const session = usableSessions(ctx, flow.agent.agentId, flow.auth.request).find((s) => s.id === sid);
+        const session = (await usableSessions(ctx, flow.agent.agentId, flow.auth.request)).find((s) => s.id === sid);
         if (!session) {
           await ctx.authRequests.backToLoginName(flow.auth);
           return backToStep(flow);

@@ -81,11 +81,11 @@ export function registrationRoutes(ctx: RegisterPorts): Route[] {
   const limiterFor = (max: number) => ctx.failureWindows.window(`registration-${max}`, max, HOUR_MS);
 
   /** An initial access token of a user allowed to add apps to the configured project. */
-  const authorizeRegistrant = (req: Request, settings: View<DynamicRegistrationSettings>) => {
+  const authorizeRegistrant = async (req: Request, settings: View<DynamicRegistrationSettings>) => {
     if (presentedToken(req) === undefined) throw invalidToken('an initial access token is required to register');
     let caller;
     try {
-      caller = authenticateCaller(ctx, req);
+      caller = await authenticateCaller(ctx, req);
     } catch (error) {
       if (error instanceof ApiError && error.kind === 'Unauthenticated') throw invalidToken('initial access token invalid or expired');
       throw error;
@@ -116,7 +116,7 @@ export function registrationRoutes(ctx: RegisterPorts): Route[] {
     const settings = registrationSettingsInForce(ctx);
     const anonymous = settings.allowUnauthenticated && req.headers.authorization === undefined;
     if (anonymous) await admitAddress(req, settings);
-    else authorizeRegistrant(req, settings);
+    else await authorizeRegistrant(req, settings);
     const answer = await registrations.register(jsonText(req), { anonymous });
     return jsonNoStore(201, answer.body);
   };

@@ -67,8 +67,8 @@ export function userinfoRoute(ctx: UserinfoPorts): Route {
     return answer(claims, proofs.nonceHeaders());
   };
 
-  // Synchronous for Bearer tokens (no promise on the hot path); a DPoP proof is checked asynchronously.
-  const handle = (req: Request) => {
+  // The token is read from the store (opaque tokens and every revocation), a DPoP proof checked besides.
+  const handle = async (req: Request) => {
     if (req.repeatedHeaders.has('authorization')) throw new OAuthError('invalid_request', 'Authorization header is repeated');
     const header = req.headers.authorization;
     let token: string | undefined;
@@ -90,7 +90,7 @@ export function userinfoRoute(ctx: UserinfoPorts): Route {
     if (token === undefined) {
       throw new OAuthError('invalid_request', 'access token missing', { status: 401, headers: { 'WWW-Authenticate': missing } });
     }
-    const resolved = ctx.accessTokens.resolve(token);
+    const resolved = await ctx.accessTokens.resolve(token);
     if (dpopScheme) {
       if (!resolved) throw dpopRefusal('invalid_token', 'access token invalid, expired or revoked');
       return withProof(req, token, resolved.claims, dpop!);

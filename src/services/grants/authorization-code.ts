@@ -50,7 +50,7 @@ export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
       throw new OAuthError('invalid_grant', dpop ? 'the code is bound to another DPoP key (dpop_jkt)' : 'the code is bound to a DPoP key (dpop_jkt): send a DPoP proof of it');
     }
     const user = ctx.orgs.getUser(grant.userId);
-    if (!ctx.orgs.isActive(user) || ctx.issuedTokens.isSessionEnded(grant.sid)) {
+    if (!ctx.orgs.isActive(user) || (await ctx.issuedTokens.isSessionEnded(grant.sid))) {
       throw new OAuthError('invalid_grant', 'the user or the session is no longer active');
     }
     // RFC 8707 §2.2: the token may be for fewer of the authorization's resources, never others;

@@ -43,7 +43,7 @@ export const deviceCodeGrant: Grant<DeviceCodePorts> = {
 
     const approval = authorization.approval;
     const user = ctx.orgs.getUser(approval.userId);
-    if (!ctx.orgs.isActive(user) || ctx.issuedTokens.isSessionEnded(approval.sid)) {
+    if (!ctx.orgs.isActive(user) || (await ctx.issuedTokens.isSessionEnded(approval.sid))) {
       throw new OAuthError('invalid_grant', 'the user or the session is no longer active');
     }
     // RFC 8707 §2.2: the token may be for fewer of the authorization's resources, never others;

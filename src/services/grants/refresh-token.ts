@@ -84,7 +84,7 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
     }
     const user = ctx.orgs.getUser(family.userId);
     // A family its users voided since its sign-in (their revocation horizon) is refused by issueUserTokens.
-    if (!ctx.orgs.isActive(user) || ctx.issuedTokens.isSessionEnded(family.sid) || ctx.issuedTokens.isGrantRevoked(family.id)) {
+    if (!ctx.orgs.isActive(user) || (await ctx.issuedTokens.isSessionEnded(family.sid)) || (await ctx.issuedTokens.isGrantRevoked(family.id))) {
       throw new OAuthError('invalid_grant', INVALID);
     }
     const project = ctx.orgs.getProject(app.projectId);
@@ -92,7 +92,7 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
     if (denied) throw new OAuthError('invalid_grant', denied);
     // A refresh is use of the session: it stays live while its tokens are used, so whatever ends the
     // user's sessions (a password set by an administrator, a lock) still finds it and revokes them.
-    const session = ctx.userSessions.get(family.sid);
+    const session = await ctx.userSessions.get(family.sid);
     if (session) ctx.userSessions.touch(session);
     const userGrant = { ...rotation.family, grantId: family.id, scopes, app, user, accessAudience };
     const [tokens, refreshToken] = await Promise.all([

@@ -72,11 +72,11 @@ const MAX_GRANT_CHAIN = 8;
 const invalid = (which: 'subject_token' | 'actor_token', why: string) => new OAuthError('invalid_request', `${which} invalid: ${why}`);
 
 /** Resolves an access token or ID token Sesame issued, for this client, of an active user, still valid at its origin. */
-function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 'subject_token' | 'actor_token', token: string, type: string, dpop: DpopKey | undefined): Party {
+async function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 'subject_token' | 'actor_token', token: string, type: string, dpop: DpopKey | undefined): Promise<Party> {
   let party: Omit<Party, 'user'> & { userId: string };
   if (type === TOKEN_TYPE.accessToken) {
     // Resolving checks expiry, revocation (of the token, its grants and session) and the users' horizons.
-    const resolved = ctx.accessTokens.resolve(token);
+    const resolved = await ctx.accessTokens.resolve(token);
     if (!resolved) throw invalid(which, 'unknown, expired or revoked access token');
     const c = resolved.claims;
     // A DPoP-bound token is exchanged only by the holder of its key: else a stolen one would come back unbound.
@@ -95,9 +95,9 @@ function partyFromToken(ctx: TokenExchangePorts, app: View<AppRecord>, which: 's
     const sid = typeof claims.sid === 'string' ? claims.sid : undefined;
     // An ID token is no credential of its own: it is good only while what it reports is — its
     // session, its grant (and the grants that one came from), the app it was issued to.
-    if (sid !== undefined && ctx.issuedTokens.isSessionEnded(sid)) throw invalid(which, 'the session of the ID token has ended');
+    if (sid !== undefined && (await ctx.issuedTokens.isSessionEnded(sid))) throw invalid(which, 'the session of the ID token has ended');
     const grantId = grantOfIdToken(claims.jti);
-    if (grantId !== undefined && ctx.issuedTokens.isGrantRevoked(grantId)) throw invalid(which, 'the grant of the ID token was revoked');
+    if (grantId !== undefined && (await ctx.issuedTokens.isGrantRevoked(grantId))) throw invalid(which, 'the grant of the ID token was revoked');
     const issuedTo = typeof claims.azp === 'string' ? ctx.clients.appByClient(claims.azp) : undefined;
     const machine = ctx.orgs.getUser(claims.sub);
     // A machine user's own ID token (JWT profile) names the user as its client.
@@ -147,7 +147,7 @@ async function subjectParty(ctx: TokenExchangePorts, app: View<AppRecord>, form:
   throw new OAuthError('invalid_request', `subject_token_type ${type} is not supported`);
 }
 
-function actorParty(ctx: TokenExchangePorts, app: View<AppRecord>, form: Form, dpop: DpopKey | undefined): Party | undefined {
+async function actorParty(ctx: TokenExchangePorts, app: View<AppRecord>, form: Form, dpop: DpopKey | undefined): Promise<Party | undefined> {
   const token = form.get('actor_token');
   const type = form.get('actor_token_type');
   if (token === undefined) {
@@ -249,7 +249,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     if (requestedType !== TOKEN_TYPE.accessToken && requestedType !== TOKEN_TYPE.jwt && requestedType !== TOKEN_TYPE.idToken) {
       throw new OAuthError('invalid_request', `requested_token_type ${requestedType} is not supported`);
     }
-    const actor = actorParty(ctx, app, form, dpop);
+    const actor = await actorParty(ctx, app, form, dpop);
     const subject = await subjectParty(ctx, app, form, actor !== undefined, dpop);
     if (actor) {
       // The actor's power travels through this app: only an app that may carry it (an instance-wide
