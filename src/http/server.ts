@@ -32,6 +32,8 @@ const NOT_COUNTED = -1;
 const LISTEN_EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1;
 /** Declared body sizes from which the body is collected into one preallocated buffer. */
 const PREALLOCATE_FROM = 1024 * 1024;
+/** A body declared larger than this is answered as soon as its route's precheck refuses it (see serve). */
+const ANSWER_EARLY_ABOVE = 64 * 1024;
 
 export interface HttpServer {
   readonly port: number;
@@ -309,8 +311,10 @@ export async function startHttpServer(host: string, port: number, options: Serve
       return;
     }
     // Also when the main thread will serve the request: the check spares the upload.
-    // A check that reads the store answers later: the upload starts meanwhile, and a refusal answers
-    // at once, mid-upload (what arrives after it is dropped), so a refused caller uploads little.
+    // A check that reads the store answers later and the upload starts meanwhile. A refusal of a
+    // large body answers at once, mid-upload (the connection then closes, as for a body too large),
+    // so a refused caller uploads little; a small body is read first, so the client reads the
+    // answer on a connection that stays usable.
     let checked: Promise<void> | undefined;
     if (route.beforeBody) {
       try {
@@ -321,7 +325,10 @@ export async function startHttpServer(host: string, port: number, options: Serve
         return;
       }
     }
-    checked?.catch(fail);
+    const declaredLength = Number(headers['content-length'] ?? '0');
+    checked?.catch((error) => {
+      if (declaredLength > ANSWER_EARLY_ABOVE) fail(error);
+    });
     const maxBody = route.maxBody ?? DEFAULT_MAX_BODY;
     const declared = Number(headers['content-length'] ?? '0');
     if (declared > maxBody) {
@@ -346,7 +353,7 @@ export async function startHttpServer(host: string, port: number, options: Serve
       else chunks.push(Buffer.from(chunk.slice(0)));
       if (!isLast) return;
       const body = whole ? (size === whole.length ? whole : whole.subarray(0, size)) : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-      if (checked) checked.then(() => run(body), () => undefined);
+      if (checked) checked.then(() => run(body), fail);
       else run(body);
     });
   };
