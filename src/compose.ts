@@ -116,7 +116,7 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     idTokens: new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000)),
     userSessions: new UserSessionsActor(storage.records, config.refreshTokenIdleLifetime),
     authCodes: new AuthCodesActor(storage.records),
-    refreshTokens: new RefreshTokensActor(storage, masterKey, config.refreshTokenIdleLifetime, config.refreshTokenLifetime, config.refreshTokenReuseGrace),
+    refreshTokens: new RefreshTokensActor(storage.records, masterKey, config.refreshTokenIdleLifetime, config.refreshTokenLifetime, config.refreshTokenReuseGrace),
     consents: new ConsentsActor(storage.records),
     authRequests: new AuthRequestsActor(storage, masterKey, config.authRequestsPerAddress),
     pushedRequests: new PushedRequestsActor(storage.records),

@@ -1,11 +1,11 @@
 import type { ActorClaim } from './issued-tokens.js';
 import { newOpaqueToken } from '../util/ids.js';
-import type { Storage } from '../storage/db.js';
 import { mustWin } from '../storage/decisions.js';
-import { sweepExpired } from '../storage/sweep.js';
+import { recordKind, type StorePort } from '../storage/store-port.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { secretMatches, sha256 } from '../util/hash.js';
 import { clock } from '../util/clock.js';
+import { KeyedQueue } from '../util/keyed-queue.js';
 import type { View } from '../util/readonly.js';
 
 /**
@@ -69,22 +69,25 @@ function parse(token: string): { familyId: string } | undefined {
   return { familyId: token.slice(0, dot) };
 }
 
+const FAMILIES = recordKind<RefreshFamily>('refreshFamilies');
+
 export class RefreshTokensActor {
   /** Writes not yet committed (lmdb reads would still return the older value), with their commit. */
   private readonly pending = new Map<string, { family: RefreshFamily | null; committed: Promise<unknown> }>();
+  private readonly turns = new KeyedQueue();
 
   constructor(
-    private readonly storage: Storage,
+    private readonly store: StorePort,
     private readonly masterKey: MasterKey,
     private readonly idleLifetimeMs: number,
     private readonly absoluteLifetimeMs: number,
     private readonly reuseGraceMs: number,
   ) {}
 
-  private read(id: string): RefreshFamily | undefined {
+  private async read(id: string): Promise<RefreshFamily | undefined> {
     const pending = this.pending.get(id);
     if (pending !== undefined) return pending.family ?? undefined;
-    return this.storage.stores.refreshFamilies.get(id) as RefreshFamily | undefined;
+    return this.store.get(FAMILIES, id);
   }
 
   /**
@@ -93,15 +96,14 @@ export class RefreshTokensActor {
    * DecidedElsewhere. Reads on this thread see the write at once (`pending`) until it settles.
    */
   private write(family: RefreshFamily, rotatedFrom?: Uint8Array): Promise<unknown> {
-    const db = this.storage.stores.refreshFamilies;
     const decided: Promise<unknown> =
       rotatedFrom === undefined
-        ? db.put(family.id, family)
+        ? this.store.put(FAMILIES, family.id, family)
         : mustWin(
-            this.storage.decisions.claimOnce(db, family.id, (stored: RefreshFamily) => (Buffer.from(stored.currentHash).equals(rotatedFrom) ? family : undefined)).then((c) => c.claimed),
+            this.store.claimOnce(FAMILIES, family.id, (stored) => (Buffer.from(stored.currentHash).equals(rotatedFrom) ? family : undefined)).then((c) => c.claimed),
             'refresh token',
           );
-    const entry = { family, committed: this.storage.durable(decided) };
+    const entry = { family, committed: this.store.durable(decided) };
     this.pending.set(family.id, entry);
     return entry.committed.finally(() => {
       if (this.pending.get(family.id) === entry) this.pending.delete(family.id);
@@ -132,15 +134,15 @@ export class RefreshTokensActor {
   }
 
   /** The family named by a token, whatever its secret (for checks before `rotate`). */
-  familyOf(token: string): View<RefreshFamily> | undefined {
+  async familyOf(token: string): Promise<View<RefreshFamily> | undefined> {
     const parsed = parse(token);
     return parsed && this.read(parsed.familyId);
   }
 
   /** The family a token belongs to, if it is the current or the just-superseded token. */
-  find(token: string): View<RefreshFamily> | undefined {
+  async find(token: string): Promise<View<RefreshFamily> | undefined> {
     const parsed = parse(token);
-    const family = parsed && this.read(parsed.familyId);
+    const family = parsed && (await this.read(parsed.familyId));
     if (!family) return undefined;
     if (secretMatches(token, family.currentHash) || (family.previous && secretMatches(token, family.previous.hash))) return family;
     return undefined;
@@ -154,9 +156,16 @@ export class RefreshTokensActor {
    * Rotates synchronously (two concurrent uses on this thread cannot both rotate); the caller awaits
    * `committed`, where the store decides between threads (DecidedElsewhere: judge the use again).
    */
-  rotate(token: string, now = clock.now()): Rotation {
+  rotate(token: string, now = clock.now()): Promise<Rotation> {
     const parsed = parse(token);
-    const family = parsed && this.read(parsed.familyId);
+    if (!parsed) return Promise.resolve({ status: 'invalid' });
+    // One family's uses on this thread are judged one after another, each after the one before has
+    // issued its write: a second use sees the first's rotation (in flight) and is judged against it.
+    return this.turns.run(parsed.familyId, () => this.judge(parsed.familyId, token, now));
+  }
+
+  private async judge(familyId: string, token: string, now: number): Promise<Rotation> {
+    const family = await this.read(familyId);
     if (!family) return { status: 'invalid' };
     if (secretMatches(token, family.currentHash)) {
       if (this.isExpired(family, now)) return { status: 'expired', family };
@@ -189,13 +198,12 @@ export class RefreshTokensActor {
   }
 
   /**
-   * Deletes a family; resolves once durable. In a write transaction like a rotation's, so it lands
-   * after the rotations this thread decided before it (lmdb runs single writes ahead of queued
-   * transactions): a reuse revokes the family after the first use's rotation, not under it.
+   * Deletes a family; resolves once durable. A decision like a rotation's, so it lands after the
+   * rotations this thread decided before it (lmdb runs single writes ahead of queued transactions):
+   * a reuse revokes the family after the first use's rotation, not under it.
    */
   remove(familyId: string): Promise<unknown> {
-    const db = this.storage.stores.refreshFamilies;
-    const entry = { family: null, committed: this.storage.durable(db.transaction(() => db.remove(familyId))) };
+    const entry = { family: null, committed: this.store.durable(this.store.update(FAMILIES, familyId, (found) => (found ? null : undefined))) };
     this.pending.set(familyId, entry);
     return entry.committed.finally(() => {
       if (this.pending.get(familyId) === entry) this.pending.delete(familyId);
@@ -204,6 +212,6 @@ export class RefreshTokensActor {
 
   /** Removes expired families (one used meanwhile, on any thread, stays). */
   sweep(now = clock.now()): Promise<number> {
-    return sweepExpired(this.storage.stores.refreshFamilies, (family: RefreshFamily) => this.isExpired(family, now));
+    return this.store.sweep(FAMILIES, (family) => this.isExpired(family, now));
   }
 }

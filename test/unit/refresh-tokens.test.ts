@@ -38,7 +38,7 @@ afterEach(async () => {
   await temp.close();
 });
 
-const actor = (grace = 0) => new RefreshTokensActor(storage, masterKey, IDLE, ABSOLUTE, grace);
+const actor = (grace = 0) => new RefreshTokensActor(storage.records, masterKey, IDLE, ABSOLUTE, grace);
 
 async function family(refresh: RefreshTokensActor): Promise<{ id: string; token: string }> {
   const id = `grant-${++familyCounter}`;
@@ -47,7 +47,7 @@ async function family(refresh: RefreshTokensActor): Promise<{ id: string; token:
 
 /** Rotates and waits for the write, as the grant handler does; returns the successor. */
 async function rotated(refresh: RefreshTokensActor, token: string): Promise<string> {
-  const rotation = refresh.rotate(token);
+  const rotation = await refresh.rotate(token);
   expect(rotation.status).toBe('rotated');
   if (rotation.status !== 'rotated') throw new Error('not rotated');
   await rotation.committed;
@@ -61,7 +61,7 @@ describe('RefreshTokensActor rotation', () => {
     const refresh = actor();
     const { id, token } = await family(refresh);
     expect(token.startsWith(`${id}.`)).toBe(true);
-    expect(refresh.find(token)?.id).toBe(id);
+    expect((await refresh.find(token))?.id).toBe(id);
     now += MINUTE;
     const second = await rotated(refresh, token);
     expect(second).not.toBe(token);
@@ -71,9 +71,9 @@ describe('RefreshTokensActor rotation', () => {
     expect(JSON.stringify(stored)).not.toContain(second.slice(id.length + 1));
     expect(stored.previous.successorSealed).toBeUndefined();
     // The successor and (for the grace rule) the token it replaced are found; anything else is not.
-    expect(refresh.find(second)?.id).toBe(id);
-    expect(refresh.find(token)?.id).toBe(id);
-    expect(refresh.find(`${id}.not-the-secret`)).toBeUndefined();
+    expect((await refresh.find(second))?.id).toBe(id);
+    expect((await refresh.find(token))?.id).toBe(id);
+    expect(await refresh.find(`${id}.not-the-secret`)).toBeUndefined();
   });
 
   it.each([
@@ -91,7 +91,7 @@ describe('RefreshTokensActor rotation', () => {
     const tokens = [token];
     for (let i = 0; i < 3; i++) tokens.push(await rotated(refresh, tokens.at(-1)!));
     now += 1;
-    expect(status(refresh.rotate(pick(tokens)))).toBe(expected);
+    expect(status(await refresh.rotate(pick(tokens)))).toBe(expected);
   });
 
   it('reuse is recognised for the 32 most recent superseded tokens besides the just-replaced one; older ones are merely invalid', async () => {
@@ -100,7 +100,8 @@ describe('RefreshTokensActor rotation', () => {
     const tokens = [token];
     for (let i = 0; i < 40; i++) tokens.push(await rotated(refresh, tokens.at(-1)!));
     // tokens[40] is current, tokens[39] the just-replaced one, tokens[7..38] the 32 superseded ones kept.
-    const outcome = tokens.map((t) => status(refresh.rotate(t)));
+    const outcome: string[] = [];
+    for (const t of tokens) outcome.push(status(await refresh.rotate(t)));
     expect(outcome.slice(0, 7)).toEqual(Array(7).fill('invalid'));
     expect(outcome.slice(7, 40)).toEqual(Array(33).fill('reused'));
     expect(outcome[40]).toBe('rotated');
@@ -109,8 +110,7 @@ describe('RefreshTokensActor rotation', () => {
   it('two uses of one token in the same tick (before the write commits): one rotation, the other is reuse', async () => {
     const refresh = actor();
     const { token } = await family(refresh);
-    const first = refresh.rotate(token);
-    const second = refresh.rotate(token);
+    const [first, second] = await Promise.all([refresh.rotate(token), refresh.rotate(token)]);
     expect([first.status, second.status]).toEqual(['rotated', 'reused']);
     if (first.status === 'rotated') await first.committed;
   });
@@ -119,8 +119,8 @@ describe('RefreshTokensActor rotation', () => {
     const { token } = await family(actor());
     const next = await rotated(actor(), token);
     const restarted = actor();
-    expect(status(restarted.rotate(token))).toBe('reused');
-    expect(status(restarted.rotate(next))).toBe('rotated');
+    expect(status(await restarted.rotate(token))).toBe('reused');
+    expect(status(await restarted.rotate(next))).toBe('rotated');
   });
 });
 
@@ -134,17 +134,17 @@ describe('RefreshTokensActor grace window', () => {
     const { token } = await family(refresh);
     const successor = await rotated(refresh, token);
     now += after;
-    const rotation = refresh.rotate(token);
+    const rotation = await refresh.rotate(token);
     expect(rotation.status).toBe(expected);
     // A retry gets the very successor the first use got, and the family is not rotated again.
     if (rotation.status === 'retried') expect(rotation.token).toBe(successor);
-    expect(status(refresh.rotate(successor))).toBe('rotated');
+    expect(status(await refresh.rotate(successor))).toBe('rotated');
   });
 
   it('concurrent uses within the window: one rotation, the other a retry with the same successor', async () => {
     const refresh = actor(GRACE);
     const { token } = await family(refresh);
-    const [first, second] = [refresh.rotate(token), refresh.rotate(token)];
+    const [first, second] = await Promise.all([refresh.rotate(token), refresh.rotate(token)]);
     expect([first.status, second.status]).toEqual(['rotated', 'retried']);
     if (first.status === 'rotated' && second.status === 'retried') {
       expect(second.token).toBe(first.token);
@@ -157,7 +157,7 @@ describe('RefreshTokensActor grace window', () => {
     const { token } = await family(refresh);
     const second = await rotated(refresh, token);
     await rotated(refresh, second);
-    expect(status(refresh.rotate(token))).toBe('reused');
+    expect(status(await refresh.rotate(token))).toBe('reused');
   });
 
   it.each([
@@ -165,12 +165,12 @@ describe('RefreshTokensActor grace window', () => {
     { name: 'at its absolute expiry (still within the window): reuse, no successor handed out', at: 0, expected: 'reused' },
   ])('a family $name', async ({ at, expected }) => {
     const shortLived = GRACE * 100;
-    const refresh = new RefreshTokensActor(storage, masterKey, IDLE, shortLived, GRACE);
+    const refresh = new RefreshTokensActor(storage.records, masterKey, IDLE, shortLived, GRACE);
     const { token } = await family(refresh);
     now += shortLived - GRACE / 2;
     await rotated(refresh, token);
     now += GRACE / 2 + at;
-    expect(status(refresh.rotate(token))).toBe(expected);
+    expect(status(await refresh.rotate(token))).toBe(expected);
   });
 });
 
@@ -189,11 +189,11 @@ describe('RefreshTokensActor expiry and revocation', () => {
       now += step;
       if (i < steps.length - 1) token = await rotated(refresh, token);
     }
-    const rotation = refresh.rotate(token);
+    const rotation = await refresh.rotate(token);
     expect(rotation.status).toBe(expected);
     if (rotation.status === 'rotated') await rotation.committed;
     // An expired family is not rotated: the token stays expired (not reuse) when presented again.
-    if (expected === 'expired') expect(status(refresh.rotate(token))).toBe('expired');
+    if (expected === 'expired') expect(status(await refresh.rotate(token))).toBe('expired');
   });
 
   it('remove (revocation): at once no token of the family works, before and after the write commits', async () => {
@@ -201,12 +201,12 @@ describe('RefreshTokensActor expiry and revocation', () => {
     const { id, token } = await family(refresh);
     const next = await rotated(refresh, token);
     const removal = refresh.remove(id);
-    expect(status(refresh.rotate(next))).toBe('invalid');
-    expect(refresh.familyOf(next)).toBeUndefined();
+    expect(status(await refresh.rotate(next))).toBe('invalid');
+    expect(await refresh.familyOf(next)).toBeUndefined();
     await removal;
     expect(storage.stores.refreshFamilies.get(id)).toBeUndefined();
-    expect(status(refresh.rotate(next))).toBe('invalid');
-    expect(status(refresh.rotate(token))).toBe('invalid');
+    expect(status(await refresh.rotate(next))).toBe('invalid');
+    expect(status(await refresh.rotate(token))).toBe('invalid');
   });
 
   it('sweep removes only expired families', async () => {
@@ -218,7 +218,7 @@ describe('RefreshTokensActor expiry and revocation', () => {
     expect(await refresh.sweep()).toBe(1);
     expect(storage.stores.refreshFamilies.get(idle.id)).toBeUndefined();
     expect(storage.stores.refreshFamilies.get(fresh.id)).toBeDefined();
-    expect(status(refresh.rotate(fresh.token))).toBe('rotated');
+    expect(status(await refresh.rotate(fresh.token))).toBe('rotated');
   });
 });
 
@@ -232,8 +232,7 @@ describe('RefreshTokensActor rotation decided by the store', () => {
     const a = actor(grace);
     const b = actor(grace);
     const { id, token } = await family(a);
-    const first = a.rotate(token);
-    const second = b.rotate(token);
+    const [first, second] = await Promise.all([a.rotate(token), b.rotate(token)]);
     expect([first.status, second.status]).toEqual(['rotated', 'rotated']);
     if (first.status !== 'rotated' || second.status !== 'rotated') throw new Error('not rotated');
     const settled = await Promise.allSettled([first.committed, second.committed]);
@@ -241,7 +240,7 @@ describe('RefreshTokensActor rotation decided by the store', () => {
     expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(DecidedElsewhere);
     // The store holds the winner's rotation, and the loser's second look sees it.
     expect(Buffer.from((storage.stores.refreshFamilies.get(id) as { currentHash: Uint8Array }).currentHash)).toEqual(sha256(first.token));
-    const again = b.rotate(token);
+    const again = await b.rotate(token);
     expect(again.status).toBe(loser);
     if (again.status === 'retried') expect(again.token).toBe(first.token);
   });
@@ -254,9 +253,7 @@ describe('a retry answered from a rotation still in flight', () => {
     const b = actor(GRACE);
     // A's rotation is decided first: a retry on A, answered from it before it was decided, holds.
     const one = await family(a);
-    const first = a.rotate(one.token);
-    const retry = a.rotate(one.token);
-    const late = b.rotate(one.token);
+    const [first, retry, late] = await Promise.all([a.rotate(one.token), a.rotate(one.token), b.rotate(one.token)]);
     expect([first.status, retry.status, late.status]).toEqual(['rotated', 'retried', 'rotated']);
     if (first.status !== 'rotated' || retry.status !== 'retried' || late.status !== 'rotated') throw new Error('unexpected');
     expect(retry.token).toBe(first.token);
@@ -266,16 +263,14 @@ describe('a retry answered from a rotation still in flight', () => {
 
     // B's rotation is decided first (its write was issued first): A's retry rides on a rotation that lost.
     const two = await family(a);
-    const winner = b.rotate(two.token);
-    const losing = a.rotate(two.token);
-    const losingRetry = a.rotate(two.token);
+    const [winner, losing, losingRetry] = await Promise.all([b.rotate(two.token), a.rotate(two.token), a.rotate(two.token)]);
     expect([winner.status, losing.status, losingRetry.status]).toEqual(['rotated', 'rotated', 'retried']);
     if (winner.status !== 'rotated' || losing.status !== 'rotated' || losingRetry.status !== 'retried') throw new Error('unexpected');
     await expect(winner.committed).resolves.toBeUndefined();
     await expect(losing.committed).rejects.toBeInstanceOf(DecidedElsewhere);
     await expect(losingRetry.committed).rejects.toBeInstanceOf(DecidedElsewhere);
     // Judged again, the retry gets the winner's successor.
-    const again = a.rotate(two.token);
+    const again = await a.rotate(two.token);
     expect(again.status).toBe('retried');
     if (again.status === 'retried') expect(again.token).toBe(winner.token);
   });

@@ -33,7 +33,7 @@ export function revokeRoute(ctx: RevokePorts): Route {
     let outcome = await ctx.accessTokens.revoke(token, (claims) => ownsToken(client, claims));
     if (outcome === 'unknown') {
       // A refresh token: revoking it ends its grant, including the access tokens issued with it (seed).
-      const family = ctx.refreshTokens.find(token);
+      const family = await ctx.refreshTokens.find(token);
       if (family) {
         if (family.clientId !== client.clientId) outcome = 'foreign';
         else await revokeGrant(ctx, family.id);

@@ -28,7 +28,7 @@ const INVALID = 'refresh token is invalid, expired or revoked';
  */
 async function secondUse(ctx: RefreshTokenPorts, token: string, familyId: string, error: unknown): Promise<string> {
   if (!(error instanceof DecidedElsewhere)) throw error;
-  const again = ctx.refreshTokens.rotate(token);
+  const again = await ctx.refreshTokens.rotate(token);
   if (again.status === 'retried') {
     try {
       await again.committed;
@@ -51,7 +51,7 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
     const token = form.get('refresh_token');
     if (token === undefined) throw new OAuthError('invalid_request', 'refresh_token missing');
 
-    const family = ctx.refreshTokens.familyOf(token);
+    const family = await ctx.refreshTokens.familyOf(token);
     // Another client's token is refused without touching the family (its owner may still use it).
     if (!family || family.clientId !== app.clientId) throw new OAuthError('invalid_grant', INVALID);
     // A DPoP-bound family (RFC 9449 §5) is refreshed only with a proof of its key; checked before
@@ -76,7 +76,7 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
     const owner = ctx.orgs.getUser(family.userId);
     const accessAudience = ctx.orgs.isActive(owner) ? userAccessAudience(ctx, app, owner, family.audience, () => userAudience(ctx, app, []), resources) : undefined;
 
-    const rotation = ctx.refreshTokens.rotate(token);
+    const rotation = await ctx.refreshTokens.rotate(token);
     if (rotation.status === 'invalid' || rotation.status === 'expired') throw new OAuthError('invalid_grant', INVALID);
     if (rotation.status === 'reused') {
       await revokeGrant(ctx, family.id);
