@@ -118,7 +118,7 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     authCodes: new AuthCodesActor(storage.records),
     refreshTokens: new RefreshTokensActor(storage.records, masterKey, config.refreshTokenIdleLifetime, config.refreshTokenLifetime, config.refreshTokenReuseGrace),
     consents: new ConsentsActor(storage.records),
-    authRequests: new AuthRequestsActor(storage, masterKey, config.authRequestsPerAddress),
+    authRequests: new AuthRequestsActor(storage.records, masterKey, config.authRequestsPerAddress),
     pushedRequests: new PushedRequestsActor(storage.records),
     deviceAuthorizations: new DeviceAuthorizationsActor(storage, masterKey, DEVICE_FLOW_RULES),
     failureWindows: new FailureWindowsActor(storage.records, masterKey),

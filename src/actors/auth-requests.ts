@@ -1,8 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Locale, ValidatedAuthRequest } from '../model/authorization.js';
-import type { Database } from 'lmdb';
-import type { Storage } from '../storage/db.js';
-import { leaveBoundedGroup } from '../storage/decisions.js';
+import { recordKind, type RecordWrite, type StorePort } from '../storage/store-port.js';
 import type { Prompt } from '../model/authorization.js';
 import type { AuthChecks } from '../model/auth-checks.js';
 import type { MasterKey } from '../crypto/master-key.js';
@@ -64,16 +62,17 @@ export const AUTH_REQUEST_LIFETIME_MS = 30 * 60 * 1000;
 /** Purpose of the key that turns client addresses into index keys: no address is stored as it is. */
 const ADDRESS_KEY_PURPOSE = 'auth-request-address';
 
+const AUTH_REQUESTS = recordKind<StoredAuthRequest>('authRequests');
+/** Requests per address, oldest first: `<address MAC>/<sequence>` → request id (StorePort.insertBounded). */
+const BY_ADDRESS = recordKind<string>('authRequestsByAddress');
+/** A request that ends leaves its place in its address's group with it. */
+const leaveGroup = (found: StoredAuthRequest): readonly RecordWrite[] => (found.slot ? [{ leaveGroup: BY_ADDRESS, slot: found.slot }] : []);
+
 export class AuthRequestsActor {
   private readonly addressKey: Buffer;
 
-  private readonly db: Database<StoredAuthRequest, string>;
-  /** Requests per address, oldest first: `<address MAC>/<sequence>` → request id (Decisions.insertBounded). */
-  private readonly byAddress: Database<string, string>;
-  private readonly durable: Storage['durable'];
-
   constructor(
-    private readonly storage: Storage,
+    private readonly store: StorePort,
     private readonly masterKey: MasterKey,
     /**
      * How many requests one address key may have under way (SESAME_AUTH_REQUESTS_PER_ADDRESS; 0 = no
@@ -86,9 +85,6 @@ export class AuthRequestsActor {
     private readonly maxPerAddress = 0,
   ) {
     this.addressKey = masterKey.deriveKey(ADDRESS_KEY_PURPOSE);
-    this.db = storage.stores.authRequests;
-    this.byAddress = storage.stores.authRequestsByAddress;
-    this.durable = storage.durable;
   }
 
   private encode(r: AuthRequest, slot?: string): StoredAuthRequest {
@@ -131,16 +127,16 @@ export class AuthRequestsActor {
     if (start.checks && start.userId) created.authenticatedUserId = start.userId;
     if (start.address !== undefined && this.maxPerAddress > 0) {
       const name = createHmac('sha256', this.addressKey).update(start.address).digest('base64url');
-      await this.durable(this.storage.decisions.insertBounded(this.db, id, (slot) => this.encode(created, slot), { index: this.byAddress, name, max: this.maxPerAddress }));
+      await this.store.durable(this.store.insertBounded(AUTH_REQUESTS, id, (slot) => this.encode(created, slot), { index: BY_ADDRESS, name, max: this.maxPerAddress }));
     } else {
-      await this.durable(this.db.put(id, this.encode(created)));
+      await this.store.durable(this.store.put(AUTH_REQUESTS, id, this.encode(created)));
     }
     return created;
   }
 
   /** The request if it exists, is unexpired and belongs to this user agent. */
-  get(id: string, agentId: string | undefined): AuthRequestView | undefined {
-    const stored = this.db.get(id);
+  async get(id: string, agentId: string | undefined): Promise<AuthRequestView | undefined> {
+    const stored = await this.store.get(AUTH_REQUESTS, id);
     if (!stored || stored.agentId !== agentId) return undefined;
     if (stored.createdAt + AUTH_REQUEST_LIFETIME_MS <= clock.now()) return undefined;
     return this.decode(stored);
@@ -157,15 +153,12 @@ export class AuthRequestsActor {
 
   /** `change`, resolving with the request as stored after it (undefined: finished meanwhile). */
   private async transition(view: AuthRequestView, apply: (r: AuthRequest) => void): Promise<AuthRequest | undefined> {
-    const stored = await this.durable(
-      this.db.transaction(() => {
-        const found = this.db.get(view.id);
+    const stored = await this.store.durable(
+      this.store.update(AUTH_REQUESTS, view.id, (found) => {
         if (!found) return undefined;
         const r = this.decode(found);
         apply(r);
-        const next = this.encode(r, found.slot);
-        void this.db.put(view.id, next);
-        return next;
+        return this.encode(r, found.slot);
       }),
     );
     const mine = view as AuthRequest;
@@ -310,14 +303,11 @@ export class AuthRequestsActor {
 
   /** A request is answered once: its response (code or tokens) ends it (and frees its address's place). Resolves once the removal is durable. */
   async finish(id: string): Promise<void> {
-    await this.durable(this.storage.decisions.takeOnce(this.db, id, (found) => found.slot && leaveBoundedGroup(this.byAddress, found.slot)));
+    await this.store.durable(this.store.takeOnce(AUTH_REQUESTS, id, leaveGroup));
   }
 
   /** Removes expired requests (with their index entries). */
-  async sweep(now = clock.now()): Promise<number> {
-    const expired: string[] = [];
-    for (const { key, value } of this.db.getRange()) if (value.createdAt + AUTH_REQUEST_LIFETIME_MS <= now) expired.push(key);
-    await Promise.all(expired.map((id) => this.finish(id)));
-    return expired.length;
+  sweep(now = clock.now()): Promise<number> {
+    return this.store.durable(this.store.sweep(AUTH_REQUESTS, (r) => r.createdAt + AUTH_REQUEST_LIFETIME_MS <= now, (_id, r) => leaveGroup(r)));
   }
 }

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuthRequestsActor, AUTH_REQUEST_LIFETIME_MS } from '../../src/actors/auth-requests.js';
 import type { ValidatedAuthRequest } from '../../src/protocol/authorize/validate.js';
 import type { Storage } from '../../src/storage/db.js';
+import type { StorePort } from '../../src/storage/store-port.js';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { installClock } from '../../src/util/clock.js';
@@ -16,7 +17,7 @@ let actor: AuthRequestsActor;
 beforeEach(() => {
   temp = openTempStorage('auth-requests');
   storage = temp.storage;
-  actor = new AuthRequestsActor(storage, masterKey);
+  actor = new AuthRequestsActor(storage.records, masterKey);
 });
 
 afterEach(async () => {
@@ -25,7 +26,7 @@ afterEach(async () => {
 
 const restart = async () => {
   storage = await temp.reopen();
-  return new AuthRequestsActor(storage, masterKey);
+  return new AuthRequestsActor(storage.records, masterKey);
 };
 
 describe('AuthRequestsActor transitions', () => {
@@ -46,7 +47,7 @@ describe('AuthRequestsActor transitions', () => {
     await actor.passOtp(auth, 130);
     expect(auth.checks).toEqual({ passwordAt: 100, secondFactorAt: 130 });
     await actor.finish(auth.id);
-    expect(actor.get(auth.id, 'agent')).toBeUndefined();
+    expect(await actor.get(auth.id, 'agent')).toBeUndefined();
   });
 
   it('back to the login name forgets what was passed; the typed name stays', async () => {
@@ -95,12 +96,12 @@ describe('AuthRequestsActor transitions', () => {
     let now = 1_000_000;
     restore = installClock({ now: () => now });
     const auth = await actor.create('agent', request, 'en', 'loginname');
-    expect(actor.get(auth.id, 'other')).toBeUndefined();
+    expect(await actor.get(auth.id, 'other')).toBeUndefined();
     await actor.rebind(auth, 'renewed');
-    expect(actor.get(auth.id, 'agent')).toBeUndefined();
-    expect(actor.get(auth.id, 'renewed')?.cookieRenewed).toBe(true);
+    expect(await actor.get(auth.id, 'agent')).toBeUndefined();
+    expect((await actor.get(auth.id, 'renewed'))?.cookieRenewed).toBe(true);
     now += AUTH_REQUEST_LIFETIME_MS;
-    expect(actor.get(auth.id, 'renewed')).toBeUndefined();
+    expect(await actor.get(auth.id, 'renewed')).toBeUndefined();
   });
 
   it('a restart keeps requests under way (the enrollment secret sealed on disk), not expired ones', async () => {
@@ -117,11 +118,11 @@ describe('AuthRequestsActor transitions', () => {
     expect(JSON.stringify(storage.stores.authRequests.get(auth.id))).not.toContain(secret);
     now = 1_000_000 + AUTH_REQUEST_LIFETIME_MS + 500;
     const again = await restart();
-    expect(again.get(old.id, 'agent')).toBeUndefined();
-    const back = again.get(young.id, 'agent')!;
+    expect(await again.get(old.id, 'agent')).toBeUndefined();
+    const back = (await again.get(young.id, 'agent'))!;
     expect(back.request.prompt.has('login' as never)).toBe(true);
     now = 1_000_000;
-    const resumed = (await restart()).get(auth.id, 'agent')!;
+    const resumed = (await (await restart()).get(auth.id, 'agent'))!;
     expect(resumed).toMatchObject({ step: 'mfa-setup', userId: 'u1', authenticatedUserId: 'u1', checks: { passwordAt: 100 }, pendingOtpSecret: secret });
     now = 1_000_000 + AUTH_REQUEST_LIFETIME_MS + 500;
     const swept = await restart();
@@ -135,8 +136,8 @@ describe('AuthRequestsActor transitions', () => {
     await actor.chooseUser(auth, 'alice', 'u1');
     let fail = false;
     const durable = <R>(write: Promise<R>): Promise<R> => (fail ? write.then(() => Promise.reject(new Error('disk full'))) : storage.durable(write));
-    const flaky = new AuthRequestsActor({ ...storage, durable } as Storage, masterKey);
-    const view = flaky.get(auth.id, 'agent')!;
+    const flaky = new AuthRequestsActor(Object.assign(Object.create(storage.records) as StorePort, { durable }), masterKey);
+    const view = (await flaky.get(auth.id, 'agent'))!;
     fail = true;
     await expect(flaky.passPassword(view, 'u1', 100)).rejects.toThrow('disk full');
     expect(view).toMatchObject({ step: 'password', userId: 'u1', checks: {} });
@@ -161,8 +162,8 @@ describe('AuthRequestsActor transitions', () => {
 
 describe('the per-address bound, counted in the store', () => {
   it('counts every thread alike: the address\'s oldest makes room, a finished one frees its place, other addresses are untouched, no address is stored', async () => {
-    const one = new AuthRequestsActor(storage, masterKey, 3);
-    const two = new AuthRequestsActor(storage, masterKey, 3);
+    const one = new AuthRequestsActor(storage.records, masterKey, 3);
+    const two = new AuthRequestsActor(storage.records, masterKey, 3);
     const at = (actor: AuthRequestsActor, address: string) => actor.create('agent', request, 'en', 'loginname', { address });
     const a = await at(one, '198.51.100.1');
     const b = await at(two, '198.51.100.1');
@@ -170,11 +171,11 @@ describe('the per-address bound, counted in the store', () => {
     const c = await at(one, '198.51.100.1');
     await one.finish(c.id);
     const d = await at(two, '198.51.100.1');
-    expect([a, b, d].map((r) => one.get(r.id, 'agent') !== undefined)).toEqual([true, true, true]);
+    expect(await Promise.all([a, b, d].map(async (r) => (await one.get(r.id, 'agent')) !== undefined))).toEqual([true, true, true]);
     // A fourth under way: the oldest (a) goes, whichever thread made it.
     const e = await at(one, '198.51.100.1');
-    expect([a, b, d, e].map((r) => two.get(r.id, 'agent') !== undefined)).toEqual([false, true, true, true]);
-    expect(two.get(other.id, 'agent')).toBeDefined();
+    expect(await Promise.all([a, b, d, e].map(async (r) => (await two.get(r.id, 'agent')) !== undefined))).toEqual([false, true, true, true]);
+    expect(await two.get(other.id, 'agent')).toBeDefined();
     const stored = JSON.stringify([...storage.stores.authRequestsByAddress.getRange()]) + JSON.stringify([...storage.stores.authRequests.getRange()]);
     expect(stored).not.toContain('198.51.100');
   });

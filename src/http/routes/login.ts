@@ -76,10 +76,10 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     htmlResponse(400, errorPage(agent.locale, translator(agent.locale)('error.expired')));
 
   /** The auth request of a request, if it belongs to this browser. */
-  function flowOf(req: Request, form: Form | undefined): Flow | Response {
+  async function flowOf(req: Request, form: Form | undefined): Promise<Flow | Response> {
     const agent = agentOf(ctx, req);
     const id = form?.get('authRequestID') ?? parseUrlEncoded(req.query).get('authRequestID');
-    const auth = id && agent.agentId ? ctx.authRequests.get(id, agent.agentId) : undefined;
+    const auth = id && agent.agentId ? await ctx.authRequests.get(id, agent.agentId) : undefined;
     if (!auth || !agent.cookie || !agent.agentId) return expired(agent);
     if (form && !csrfValid(csrfKey, agent.cookie, auth.id, form.get('csrf'))) {
       return htmlResponse(403, errorPage(auth.locale, translator(auth.locale)('error.csrf')));
@@ -328,7 +328,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     }
     const { user, checkedAt } = check;
     // The request may have switched to another login name while the hash was checked.
-    if (ctx.authRequests.get(flow.auth.id, flow.agent.agentId)?.userId !== user.id) return expired(flow.agent);
+    if ((await ctx.authRequests.get(flow.auth.id, flow.agent.agentId))?.userId !== user.id) return expired(flow.agent);
     // A new password check: the second factor is asked for again too.
     await ctx.authRequests.passPassword(flow.auth, user.id, checkedAt);
     return proceed(flow, user.id, await renewCookie(flow));
@@ -479,7 +479,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   /** Wraps a POST handler: form parsing, auth request and CSRF checks. */
   const post = (handler: (flow: Flow, form: Form) => Response | Promise<Response>) => async (req: Request) => {
     const form = parseFormBody(req.headers['content-type'], req.body);
-    const flow = flowOf(req, form);
+    const flow = await flowOf(req, form);
     if (!('auth' in flow)) return flow;
     return handler(flow, form);
   };
@@ -488,8 +488,8 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   const atStep = (step: LoginStep, handler: (flow: Flow, form: Form) => Response | Promise<Response>) =>
     post((flow, form) => (flow.auth.step === step ? handler(flow, form) : backToStep(flow)));
 
-  const get = (handler: (flow: Flow, req: Request) => Response | Promise<Response>) => (req: Request) => {
-    const flow = flowOf(req, undefined);
+  const get = (handler: (flow: Flow, req: Request) => Response | Promise<Response>) => async (req: Request) => {
+    const flow = await flowOf(req, undefined);
     if (!('auth' in flow)) return flow;
     return handler(flow, req);
   };
