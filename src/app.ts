@@ -9,6 +9,7 @@ import { FollowedWrites } from './threads/followed-writes.js';
 import { openStorage, type Storage } from './storage/db.js';
 import { buildIndexOnce } from './storage/index-once.js';
 import { sessionIndexEntries } from './actors/user-sessions.js';
+import { deviceIndexEntries } from './actors/device-authorizations.js';
 import { DataDirInUseError, lockDataDir } from './storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from './storage/data-dir.js';
 import { clock as currentClock, installClock, installedClockCell, type Clock } from './util/clock.js';
@@ -195,6 +196,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   }
   // Data dirs from before the flows' indexes get them once (the indexes are read by every thread).
   buildIndexOnce(storage.stores.userSessions, storage.stores.sessionIndex, sessionIndexEntries);
+  buildIndexOnce(storage.stores.deviceAuthorizations, storage.stores.deviceAuthorizationIndex, deviceIndexEntries);
   let keys: KeysActor | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   let logoutDeliveries: Ports['logoutDeliveries'] | undefined;

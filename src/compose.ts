@@ -120,7 +120,7 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     consents: new ConsentsActor(storage.records),
     authRequests: new AuthRequestsActor(storage.records, masterKey, config.authRequestsPerAddress),
     pushedRequests: new PushedRequestsActor(storage.records),
-    deviceAuthorizations: new DeviceAuthorizationsActor(storage, masterKey, DEVICE_FLOW_RULES),
+    deviceAuthorizations: new DeviceAuthorizationsActor(storage.records, masterKey, DEVICE_FLOW_RULES),
     failureWindows: new FailureWindowsActor(storage.records, masterKey),
     loginSecurity: new LoginSecurityActor(storage.records),
     // Any thread that ends sessions queues their logouts in the store's outbox; the main thread delivers.

@@ -1,7 +1,6 @@
 import { createHmac } from 'node:crypto';
-import type { Storage } from '../storage/db.js';
-import { buildIndexOnce } from '../storage/index-once.js';
 import { mustWin } from '../storage/decisions.js';
+import { recordKind, type StorePort } from '../storage/store-port.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { sha256Base64url } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
@@ -78,32 +77,35 @@ const KEPT_AFTER_EXPIRY_MS = 10 * 60_000;
 /** Index keys: a client's authorizations by expiry (`<client digest>/<exp>/<id>`), user codes by their key (`u/<key>`). */
 const expiryKey = (client: string, exp: number, id: string) => `${client}/${String(exp).padStart(15, '0')}/${id}`;
 
+const AUTHORIZATIONS = recordKind<DeviceAuthorization>('deviceAuthorizations');
+/** Device authorizations by client and expiry (the per-client bound), and by user code key. */
+const INDEX = recordKind<string>('deviceAuthorizationIndex');
+
+/** An authorization's index entries (data dirs from before the index get them once, at start: src/app.ts). */
+export function deviceIndexEntries(r: DeviceAuthorization): [key: string, value: string][] {
+  return [
+    [`u/${r.userCodeKey}`, r.id],
+    [expiryKey(sha256Base64url(r.clientId), r.exp, r.id), r.id],
+  ];
+}
+
 export class DeviceAuthorizationsActor {
-  private readonly db: Storage['stores']['deviceAuthorizations'];
-  private readonly index: Storage['stores']['deviceAuthorizationIndex'];
   private readonly userCodeKey: Buffer;
 
   constructor(
-    private readonly storage: Storage,
+    private readonly store: StorePort,
     masterKey: MasterKey,
     private readonly rules: DeviceFlowRules,
   ) {
     this.userCodeKey = masterKey.deriveKey('device-user-code');
-    this.db = storage.stores.deviceAuthorizations;
-    this.index = storage.stores.deviceAuthorizationIndex;
-    // Data dirs from before the index: built once.
-    buildIndexOnce(this.db, this.index, (r: DeviceAuthorization) => [
-      [`u/${r.userCodeKey}`, r.id],
-      [expiryKey(sha256Base64url(r.clientId), r.exp, r.id), r.id],
-    ]);
   }
 
   private keyOfUserCode(userCode: string): string {
     return createHmac('sha256', this.userCodeKey).update(userCode).digest('base64url');
   }
 
-  private get(id: string | undefined): DeviceAuthorization | undefined {
-    return id === undefined ? undefined : (this.db.get(id) as DeviceAuthorization | undefined);
+  private async get(id: string | undefined): Promise<DeviceAuthorization | undefined> {
+    return id === undefined ? undefined : this.store.get(AUTHORIZATIONS, id);
   }
 
   /**
@@ -116,6 +118,7 @@ export class DeviceAuthorizationsActor {
   async start(request: DeviceRequest, now = clock.now()): Promise<{ deviceCode: string; userCode: string; expiresAt: number }> {
     const client = sha256Base64url(request.clientId);
     const live = { start: expiryKey(client, now + 1, ''), end: `${client}/\uffff` };
+    const max = this.rules.maxRecordsPerClient;
     for (;;) {
       const userCode = this.rules.newUserCode();
       const deviceCode = newOpaqueToken();
@@ -128,35 +131,32 @@ export class DeviceAuthorizationsActor {
         nextPollAt: now + this.rules.intervalMs,
         intervalMs: this.rules.intervalMs,
       };
-      const outcome = await this.storage.durable(
-        this.db.transaction(() => {
-          // Counted natively; no range is read after it in this transaction (lmdb-js).
-          if (this.index.getCount(live) >= this.rules.maxRecordsPerClient) return 'full' as const;
-          // A user code must name one authorization: draw again on a (rare) clash with a kept one.
-          if (this.index.get(`u/${record.userCodeKey}`) !== undefined) return 'clash' as const;
-          void this.index.put(`u/${record.userCodeKey}`, record.id);
-          void this.index.put(expiryKey(client, record.exp, record.id), record.id);
-          void this.db.put(record.id, record);
-          return 'started' as const;
-        }),
+      // A user code must name one authorization: drawn again on a (rare) clash with a kept one.
+      const userCodeEntry = `u/${record.userCodeKey}`;
+      const outcome = await this.store.durable(
+        this.store.insertGuarded({ absent: [{ kind: INDEX, key: userCodeEntry }], atMost: { kind: INDEX, range: live, max } }, [
+          { kind: INDEX, key: userCodeEntry, value: record.id },
+          { kind: INDEX, key: expiryKey(client, record.exp, record.id), value: record.id },
+          { kind: AUTHORIZATIONS, key: record.id, value: record },
+        ]),
       );
       if (outcome === 'full') throw new TooManyDeviceAuthorizations();
-      if (outcome === 'started') return { deviceCode, userCode, expiresAt: record.exp };
+      if (outcome === 'written') return { deviceCode, userCode, expiresAt: record.exp };
     }
   }
 
   /** The pending, unexpired authorization a user code (canonical form) names. */
-  pendingByUserCode(userCode: string, now = clock.now()): View<DeviceAuthorization> | undefined {
-    return pendingAt(this.get(this.index.get(`u/${this.keyOfUserCode(userCode)}`) as string | undefined), now);
+  async pendingByUserCode(userCode: string, now = clock.now()): Promise<View<DeviceAuthorization> | undefined> {
+    return pendingAt(await this.get(await this.store.get(INDEX, `u/${this.keyOfUserCode(userCode)}`)), now);
   }
 
   /** A pending, unexpired authorization by id (a sign-in on the device page carries the id). */
-  pending(id: string, now = clock.now()): View<DeviceAuthorization> | undefined {
-    return pendingAt(this.get(id), now);
+  async pending(id: string, now = clock.now()): Promise<View<DeviceAuthorization> | undefined> {
+    return pendingAt(await this.get(id), now);
   }
 
   /** The authorization of a device code, whatever its state (expired ones until they are swept). */
-  byDeviceCode(deviceCode: string): View<DeviceAuthorization> | undefined {
+  byDeviceCode(deviceCode: string): Promise<View<DeviceAuthorization> | undefined> {
     return this.get(sha256Base64url(deviceCode));
   }
 
@@ -167,7 +167,7 @@ export class DeviceAuthorizationsActor {
    */
   async poll(authorization: View<DeviceAuthorization>, now = clock.now()): Promise<'ok' | 'slow_down'> {
     let early = false;
-    await this.storage.decisions.update(this.db, authorization.id, (record: DeviceAuthorization | undefined) => {
+    await this.store.update(AUTHORIZATIONS, authorization.id, (record) => {
       if (!record) return undefined;
       const intervalMs = record.intervalMs ?? this.rules.intervalMs;
       early = now < (record.nextPollAt ?? 0);
@@ -188,9 +188,7 @@ export class DeviceAuthorizationsActor {
   }
 
   private async decide(authorization: View<DeviceAuthorization>, change: Pick<DeviceAuthorization, 'state' | 'approval'>, now: number): Promise<boolean> {
-    const { claimed } = await this.storage.durable(
-      this.storage.decisions.claimOnce(this.db, authorization.id, (record: DeviceAuthorization) => (pendingAt(record, now) ? { ...record, ...change } : undefined)),
-    );
+    const { claimed } = await this.store.durable(this.store.claimOnce(AUTHORIZATIONS, authorization.id, (record) => (pendingAt(record, now) ? { ...record, ...change } : undefined)));
     return claimed;
   }
 
@@ -200,26 +198,16 @@ export class DeviceAuthorizationsActor {
    */
   redeem(authorization: View<DeviceAuthorization>): { redeemed: false } | { redeemed: true; written: Promise<unknown> } {
     if (authorization.state !== 'approved') return { redeemed: false };
-    const claim = this.storage.decisions.claimOnce(this.db, authorization.id, (stored: DeviceAuthorization) =>
-      stored.state === 'approved' ? { ...stored, state: 'redeemed' as const } : undefined,
-    );
-    return { redeemed: true, written: this.storage.durable(mustWin(claim.then((c) => c.claimed), 'device code')) };
+    const claim = this.store.claimOnce(AUTHORIZATIONS, authorization.id, (stored) => (stored.state === 'approved' ? { ...stored, state: 'redeemed' as const } : undefined));
+    return { redeemed: true, written: this.store.durable(mustWin(claim.then((c) => c.claimed), 'device code')) };
   }
 
   /** Removes records some minutes after they expired (with their index entries). */
-  async sweep(now = clock.now()): Promise<number> {
-    const gone = [...this.db.getRange()].map(({ value }) => value as DeviceAuthorization).filter((r) => r.exp + KEPT_AFTER_EXPIRY_MS <= now);
-    if (gone.length === 0) return 0;
-    await this.storage.durable(
-      this.db.transaction(() => {
-        for (const r of gone) {
-          void this.db.remove(r.id);
-          void this.index.remove(expiryKey(sha256Base64url(r.clientId), r.exp, r.id));
-          if (this.index.get(`u/${r.userCodeKey}`) === r.id) void this.index.remove(`u/${r.userCodeKey}`);
-        }
-      }),
+  sweep(now = clock.now()): Promise<number> {
+    // The user code's entry is this record's: a start never takes a user code while it is held.
+    return this.store.durable(
+      this.store.sweep(AUTHORIZATIONS, (r) => r.exp + KEPT_AFTER_EXPIRY_MS <= now, (_id, r) => deviceIndexEntries(r).map(([key]) => ({ kind: INDEX, key, value: null }))),
     );
-    return gone.length;
   }
 }
 

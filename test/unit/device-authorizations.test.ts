@@ -12,7 +12,7 @@ import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 const masterKey = MasterKey.fromSecret('device-test');
 const T0 = 1_800_000_000_000;
 let temp: TempStorage;
-const actor = (rules = DEVICE_FLOW_RULES) => new DeviceAuthorizationsActor(temp.storage, masterKey, rules);
+const actor = (rules = DEVICE_FLOW_RULES) => new DeviceAuthorizationsActor(temp.storage.records, masterKey, rules);
 const approval = { grantId: 'g1', userId: 'u1', sid: 's1', audience: ['c1'], authTime: 1, amr: ['pwd'] };
 
 beforeEach(() => {
@@ -26,29 +26,29 @@ describe('DeviceAuthorizationsActor', () => {
   it('redeems an approved authorization once, also when two redemptions come in the same tick', async () => {
     const devices = actor();
     const { deviceCode, userCode } = await devices.start({ clientId: 'c1', scopes: ['openid'], audienceProjects: [] }, T0);
-    const found = devices.pendingByUserCode(normalizeUserCode(userCode)!, T0)!;
+    const found = (await devices.pendingByUserCode(normalizeUserCode(userCode)!, T0))!;
     expect(await devices.approve(found, approval, T0)).toBe(true);
     expect(await devices.deny(found, T0)).toBe(false);
-    const view = devices.byDeviceCode(deviceCode)!;
+    const view = (await devices.byDeviceCode(deviceCode))!;
     const first = devices.redeem(view);
     const second = devices.redeem(view);
     if (!first.redeemed || !second.redeemed) throw new Error('an approved authorization is redeemable');
     const settled = await Promise.allSettled([first.written, second.written]);
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected']);
-    expect(devices.redeem(devices.byDeviceCode(deviceCode)!).redeemed).toBe(false);
+    expect(devices.redeem((await devices.byDeviceCode(deviceCode))!).redeemed).toBe(false);
     // A restart finds it redeemed.
     await temp.reopen();
-    const after = actor().byDeviceCode(deviceCode)!;
+    const after = (await actor().byDeviceCode(deviceCode))!;
     expect(after.state).toBe('redeemed');
   });
 
   it('the store decides between threads: of two actors on one store (two threads), one redemption stands', async () => {
     const a = actor();
     const { deviceCode, userCode } = await a.start({ clientId: 'c1', scopes: ['openid'], audienceProjects: [] }, T0);
-    expect(await a.approve(a.pendingByUserCode(normalizeUserCode(userCode)!, T0)!, approval, T0)).toBe(true);
+    expect(await a.approve((await a.pendingByUserCode(normalizeUserCode(userCode)!, T0))!, approval, T0)).toBe(true);
     const b = actor();
-    const first = a.redeem(a.byDeviceCode(deviceCode)!);
-    const second = b.redeem(b.byDeviceCode(deviceCode)!);
+    const first = a.redeem((await a.byDeviceCode(deviceCode))!);
+    const second = b.redeem((await b.byDeviceCode(deviceCode))!);
     expect([first.redeemed, second.redeemed]).toEqual([true, true]);
     if (!first.redeemed || !second.redeemed) throw new Error('not redeemed');
     const settled = await Promise.allSettled([first.written, second.written]);
@@ -60,7 +60,7 @@ describe('DeviceAuthorizationsActor', () => {
     const devices = actor();
     const other = actor();
     const { deviceCode } = await devices.start({ clientId: 'c1', scopes: [], audienceProjects: [] }, T0);
-    const view = devices.byDeviceCode(deviceCode)!;
+    const view = (await devices.byDeviceCode(deviceCode))!;
     expect(await devices.poll(view, T0 + 5_000)).toBe('ok');
     expect(await other.poll(view, T0 + 9_999)).toBe('slow_down');
     expect(await devices.poll(view, T0 + 19_000)).toBe('slow_down');

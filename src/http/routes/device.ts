@@ -59,7 +59,7 @@ export function devicePageRoutes(ctx: DevicePagePorts): Route[] {
       return htmlResponse(429, deviceCodePage(agent.locale, { csrf, userCode: typed, error: t('device.tooMany') }), { 'Retry-After': String(Math.ceil(blockedFor / 1000)) });
     }
     const code = normalizeUserCode(typed);
-    const authorization = code === undefined ? undefined : ctx.deviceAuthorizations.pendingByUserCode(code, now);
+    const authorization = code === undefined ? undefined : await ctx.deviceAuthorizations.pendingByUserCode(code, now);
     if (!authorization) {
       await wrongCodes.fail(address, now);
       return htmlResponse(400, deviceCodePage(agent.locale, { csrf, userCode: typed, error: t('device.invalid') }));

@@ -261,7 +261,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   /** The person allowed or denied the device: recorded for its next poll, and the sign-in request ends. */
   async function decideDeviceConsent(flow: Flow, allow: boolean): Promise<Response> {
     const session = await consentSession(flow);
-    const authorization = ctx.deviceAuthorizations.pending(flow.auth.request.device ?? '');
+    const authorization = await ctx.deviceAuthorizations.pending(flow.auth.request.device ?? '');
     if (!session || !authorization) {
       await ctx.authRequests.finish(flow.auth.id);
       return htmlResponse(400, errorPage(flow.page.locale, t(flow, 'device.invalid')));

@@ -26,7 +26,7 @@ export const deviceCodeGrant: Grant<DeviceCodePorts> = {
     const app = requireUserApp(client, 'OIDC_GRANT_TYPE_DEVICE_CODE', DEVICE_CODE_GRANT);
     const deviceCode = form.get('device_code');
     if (deviceCode === undefined) throw new OAuthError('invalid_request', 'device_code missing');
-    const authorization = ctx.deviceAuthorizations.byDeviceCode(deviceCode);
+    const authorization = await ctx.deviceAuthorizations.byDeviceCode(deviceCode);
     if (!authorization || authorization.clientId !== app.clientId) throw new OAuthError('invalid_grant', 'device_code is invalid');
     if (authorization.state === 'redeemed') {
       // As for a replayed code (RFC 6749 §4.1.2): what the first use issued is revoked.
