@@ -126,7 +126,7 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     // Any thread that ends sessions queues their logouts in the store's outbox; the main thread delivers.
     logoutDeliveries: new LogoutDeliveries(
       clients,
-      new BackchannelLogoutsActor(storage),
+      new BackchannelLogoutsActor(storage.records, storage.feed),
       new LogoutTokens(issuer, keys, signer),
       { retryForMs: config.backchannelLogoutRetryFor, timeoutMs: config.backchannelLogoutTimeout, concurrency: config.backchannelLogoutConcurrency },
       deliversLogouts !== false,

@@ -102,7 +102,7 @@ describe('delivery across a restart', () => {
       expect(ended.status).toBe(200);
       await server.tick();
       expect(receiver.attempts('/restart/web').map((r) => r.answer)).toEqual(['fail']);
-      expect(server.app.ctx.logoutDeliveries.pending).toBe(1);
+      expect(await server.app.ctx.logoutDeliveries.pending()).toBe(1);
       expect(server.logs()).toMatch(/back-channel logout attempt failed, will retry.*HTTP 503: down for maintenance/);
 
       await server.stop();
@@ -116,7 +116,7 @@ describe('delivery across a restart', () => {
       expect(accepted[0]!.contentType).toBe('application/x-www-form-urlencoded');
       await verifyLogoutToken(server, accepted[0]!.logoutToken, web, { sid: claims.sid, sub: claims.sub });
       expect(decodeProtectedHeader(accepted[0]!.logoutToken!).typ).toBe('logout+jwt');
-      expect(server.app.ctx.logoutDeliveries.pending).toBe(0);
+      expect(await server.app.ctx.logoutDeliveries.pending()).toBe(0);
       expect(receiver.attempts('/restart/untouched')).toEqual([]);
       expect(untouched.clientId).not.toBe(web.clientId);
       // Delivered once: later ticks send nothing more.
@@ -170,7 +170,7 @@ describe('what ends a session, and who is told', () => {
     const { tokens, agent } = await codeFlow(server, plain, person);
     const before = receiver.received.length;
     expect((await endSession(agent, tokens.id_token!)).status).toBe(200);
-    expect(server.app.ctx.logoutDeliveries.pending).toBe(0);
+    expect(await server.app.ctx.logoutDeliveries.pending()).toBe(0);
     await server.tick();
     expect(receiver.received.length).toBe(before);
   });
@@ -265,7 +265,7 @@ describe('retries, giving up, slow receivers', () => {
     await server.tick();
     expect(receiver.attempts(path)).toHaveLength(4);
     // The next wait (240 s) would end after the 5 minute window: given up, logged, dropped.
-    expect(server.app.ctx.logoutDeliveries.pending).toBe(0);
+    expect(await server.app.ctx.logoutDeliveries.pending()).toBe(0);
     expect(server.logs()).toMatch(/back-channel logout failed for good: retry window closed, dropped.*"attempts":4.*HTTP 503/);
     server.clock.advance(3_600_000);
     await server.tick();
@@ -289,12 +289,12 @@ describe('retries, giving up, slow receivers', () => {
       expect(receiver.attempts(path)).toHaveLength(1);
       await server.tick();
       expect(server.logs()).toMatch(/back-channel logout attempt failed, will retry.*no answer within 300 ms/);
-      expect(server.app.ctx.logoutDeliveries.pending).toBe(1);
+      expect(await server.app.ctx.logoutDeliveries.pending()).toBe(1);
       receiver.mode = 'accept';
       server.clock.advance(30_000);
       await server.tick();
       expect(receiver.accepted(path)).toHaveLength(1);
-      expect(server.app.ctx.logoutDeliveries.pending).toBe(0);
+      expect(await server.app.ctx.logoutDeliveries.pending()).toBe(0);
     } finally {
       await server.close();
     }

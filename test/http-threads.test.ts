@@ -529,7 +529,7 @@ describe('two HTTP threads on one port', () => {
       expect(new Set(sids).size).toBe(CONNECTIONS);
       // Once the attempts under way have recorded their outcome, nothing is left queued.
       await server.app.ctx.logoutDeliveries.deliverDue();
-      expect(server.app.ctx.logoutDeliveries.pending).toBe(0);
+      expect(await server.app.ctx.logoutDeliveries.pending()).toBe(0);
     } finally {
       await receiver.close();
     }

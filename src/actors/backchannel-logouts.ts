@@ -1,4 +1,5 @@
-import type { Storage } from '../storage/db.js';
+import type { ChangeFeed } from '../storage/db.js';
+import { recordKind, type StorePort } from '../storage/store-port.js';
 import type { View } from '../util/readonly.js';
 
 /**
@@ -38,29 +39,31 @@ interface LogoutToQueue {
  * the store's change feed) reads what is due there. An attempt claims its row first, for as long
  * as an attempt may take: two deliverers (later, two nodes) never send the same logout at once.
  */
+const OUTBOX = recordKind<PendingLogout>('backchannelLogouts');
+
 export class BackchannelLogoutsActor {
-  private readonly db: Storage['stores']['backchannelLogouts'];
+  constructor(
+    private readonly store: StorePort,
+    /** Wakes the deliverer when a logout is queued, whichever thread (or node) queued it. */
+    private readonly feed: ChangeFeed,
+  ) {}
 
-  constructor(private readonly storage: Storage) {
-    this.db = storage.stores.backchannelLogouts;
-  }
-
-  get size(): number {
-    return this.db.getCount();
+  size(): Promise<number> {
+    return this.store.count(OUTBOX);
   }
 
   /** How many queueings the store's change feed announced so far (on any thread). */
   changes(): number {
-    return this.storage.feed.version('outbox');
+    return this.feed.version('outbox');
   }
 
   /** Resolves once the feed announces queueings after `seen`, or after `timeoutMs`; with the count then. */
   changesAfter(seen: number, timeoutMs: number): Promise<number> {
-    return this.storage.feed.after('outbox', seen, timeoutMs);
+    return this.feed.after('outbox', seen, timeoutMs);
   }
 
-  get(id: string): View<PendingLogout> | undefined {
-    return this.db.get(id) as View<PendingLogout> | undefined;
+  get(id: string): Promise<View<PendingLogout> | undefined> {
+    return this.store.get(OUTBOX, id);
   }
 
   /**
@@ -74,19 +77,16 @@ export class BackchannelLogoutsActor {
       const id = `${l.sid}|${l.clientId}`;
       if (!rows.has(id)) rows.set(id, { id, clientId: l.clientId, sub: l.sub, sid: l.sid, queuedAt: now, failures: 0, dueAt: now });
     }
-    const queued = await this.storage.durable(
-      Promise.all([...rows.values()].map(async (row) => ((await this.storage.decisions.insertIfAbsent(this.db, row.id, row)) ? row : undefined))),
-    );
+    const queued = await this.store.durable(Promise.all([...rows.values()].map(async (row) => ((await this.store.insertIfAbsent(OUTBOX, row.id, row)) ? row : undefined))));
     const fresh = queued.filter((row): row is PendingLogout => row !== undefined);
-    if (fresh.length > 0) this.storage.feed.announce('outbox');
+    if (fresh.length > 0) this.feed.announce('outbox');
     return fresh;
   }
 
   /** The logouts due at `now` and not claimed by an attempt under way, longest waiting first, at most `limit`. */
-  due(now: number, limit = Infinity): View<PendingLogout>[] {
+  async due(now: number, limit = Infinity): Promise<View<PendingLogout>[]> {
     const due: View<PendingLogout>[] = [];
-    for (const { value } of this.db.getRange()) {
-      const row = value as PendingLogout;
+    for (const { value: row } of await this.store.range(OUTBOX, '')) {
       if (row.dueAt <= now && (row.claimedUntil ?? 0) <= now) due.push(row);
     }
     due.sort((a, b) => a.dueAt - b.dueAt);
@@ -98,21 +98,19 @@ export class BackchannelLogoutsActor {
    * still there, and no other attempt holds it).
    */
   async claim(id: string, now: number, until: number): Promise<boolean> {
-    const { claimed } = await this.storage.durable(
-      this.storage.decisions.claimOnce(this.db, id, (row: PendingLogout) => ((row.claimedUntil ?? 0) <= now ? { ...row, claimedUntil: until } : undefined)),
-    );
+    const { claimed } = await this.store.durable(this.store.claimOnce(OUTBOX, id, (row) => ((row.claimedUntil ?? 0) <= now ? { ...row, claimedUntil: until } : undefined)));
     return claimed;
   }
 
   /** The app accepted the logout (or there is no one to tell any more): the row goes. */
   async done(id: string): Promise<void> {
-    await this.storage.durable(this.db.remove(id));
+    await this.store.durable(this.store.remove(OUTBOX, id));
   }
 
   /** An attempt failed: counted, and the next one is due at `dueAt` (its claim ends). */
   async failed(id: string, dueAt: number, error: string): Promise<View<PendingLogout> | undefined> {
-    return this.storage.durable(
-      this.storage.decisions.update(this.db, id, (current: PendingLogout | undefined) => {
+    return this.store.durable(
+      this.store.update(OUTBOX, id, (current) => {
         if (!current) return undefined;
         const { claimedUntil: _ended, ...rest } = current;
         return { ...rest, failures: current.failures + 1, dueAt, lastError: error };
@@ -122,8 +120,8 @@ export class BackchannelLogoutsActor {
 
   /** An attempt cut short (shutdown): its claim ends, the row is due as it was. */
   async release(id: string): Promise<void> {
-    await this.storage.durable(
-      this.storage.decisions.update(this.db, id, (current: PendingLogout | undefined) => {
+    await this.store.durable(
+      this.store.update(OUTBOX, id, (current) => {
         if (!current?.claimedUntil) return undefined;
         const { claimedUntil: _ended, ...rest } = current;
         return rest;

@@ -32,6 +32,13 @@ describe('retry backoff', () => {
 
 describe('BackchannelLogoutsActor', () => {
   let temp: TempStorage | undefined;
+
+/** The outbox over the data dir opened again (a restart). */
+const reopenedOutbox = async () => {
+  const storage = await temp!.reopen();
+  return new BackchannelLogoutsActor(storage.records, storage.feed);
+};
+
   afterEach(async () => {
     await temp?.close();
     temp = undefined;
@@ -39,7 +46,7 @@ describe('BackchannelLogoutsActor', () => {
 
   it('queues once per session and app, keeps failures and due times across a reopen, and forgets what is done', async () => {
     temp = openTempStorage('bcl');
-    const outbox = new BackchannelLogoutsActor(temp.storage);
+    const outbox = new BackchannelLogoutsActor(temp.storage.records, temp.storage.feed);
     const queued = await outbox.enqueue(
       [
         { clientId: 'a', sub: 'u', sid: 's1' },
@@ -51,15 +58,15 @@ describe('BackchannelLogoutsActor', () => {
     expect(queued.map((q) => q.id)).toEqual(['s1|a', 's1|b']);
     expect(await outbox.enqueue([{ clientId: 'a', sub: 'u', sid: 's1' }], 2000)).toEqual([]);
     await outbox.failed('s1|a', 31_000, 'HTTP 503');
-    expect(outbox.due(1000, 10).map((r) => r.id)).toEqual(['s1|b']);
+    expect((await outbox.due(1000, 10)).map((r) => r.id)).toEqual(['s1|b']);
 
-    const reopened = new BackchannelLogoutsActor(await temp.reopen());
-    expect(reopened.size).toBe(2);
-    expect(reopened.get('s1|a')).toMatchObject({ failures: 1, dueAt: 31_000, queuedAt: 1000, lastError: 'HTTP 503' });
-    expect(reopened.due(31_000, 10).map((r) => r.id)).toEqual(['s1|b', 's1|a']);
-    expect(reopened.due(31_000, 1).map((r) => r.id)).toEqual(['s1|b']);
+    const reopened = await reopenedOutbox();
+    expect(await reopened.size()).toBe(2);
+    expect(await reopened.get('s1|a')).toMatchObject({ failures: 1, dueAt: 31_000, queuedAt: 1000, lastError: 'HTTP 503' });
+    expect((await reopened.due(31_000, 10)).map((r) => r.id)).toEqual(['s1|b', 's1|a']);
+    expect((await reopened.due(31_000, 1)).map((r) => r.id)).toEqual(['s1|b']);
     await reopened.done('s1|b');
-    const again = new BackchannelLogoutsActor(await temp.reopen());
-    expect([...again.due(Infinity, 10)].map((r) => r.id)).toEqual(['s1|a']);
+    const again = await reopenedOutbox();
+    expect([...(await again.due(Infinity, 10))].map((r) => r.id)).toEqual(['s1|a']);
   });
 });

@@ -10,15 +10,15 @@ const storage = tempStorageEach('outbox');
 
 describe('the logout outbox', () => {
   it('queues a session and app once across threads, and announces what it queued', async () => {
-    const one = new BackchannelLogoutsActor(storage());
-    const two = new BackchannelLogoutsActor(storage());
+    const one = new BackchannelLogoutsActor(storage().records, storage().feed);
+    const two = new BackchannelLogoutsActor(storage().records, storage().feed);
     const seen = one.changes();
     const woken = one.changesAfter(seen, 60_000);
     const logout = { clientId: 'app', sub: 'u1', sid: 's1' };
     const [a, b] = await Promise.all([one.enqueue([logout, logout], 1000), two.enqueue([logout, { ...logout, clientId: 'other' }], 2000)]);
     expect([...a, ...b].map((r) => r.id).sort()).toEqual(['s1|app', 's1|other']);
     expect(await woken).toBeGreaterThan(seen);
-    expect(one.size).toBe(2);
+    expect(await one.size()).toBe(2);
     // Nothing new: no announcement.
     const now = one.changes();
     await two.enqueue([logout], 3000);
@@ -26,21 +26,21 @@ describe('the logout outbox', () => {
   });
 
   it('one attempt at a time: a claimed row is not due and not claimed again until its claim ends', async () => {
-    const one = new BackchannelLogoutsActor(storage());
-    const two = new BackchannelLogoutsActor(storage());
+    const one = new BackchannelLogoutsActor(storage().records, storage().feed);
+    const two = new BackchannelLogoutsActor(storage().records, storage().feed);
     await one.enqueue([{ clientId: 'app', sub: 'u1', sid: 's1' }], 1000);
     const claims = await Promise.all([one.claim('s1|app', 1000, 5000), two.claim('s1|app', 1000, 5000)]);
     expect(claims.filter(Boolean)).toHaveLength(1);
-    expect(two.due(2000)).toEqual([]);
+    expect(await two.due(2000)).toEqual([]);
     // A failed attempt ends its claim: due again when its retry is.
     await one.failed('s1|app', 3000, 'HTTP 503');
-    expect(two.due(2999)).toEqual([]);
-    expect(two.due(3000).map((r) => [r.id, r.failures])).toEqual([['s1|app', 1]]);
+    expect(await two.due(2999)).toEqual([]);
+    expect((await two.due(3000)).map((r) => [r.id, r.failures])).toEqual([['s1|app', 1]]);
     expect(await two.claim('s1|app', 3000, 9000)).toBe(true);
     // A claim left by an attempt that never ended (a crash) expires.
-    expect(one.due(8999)).toEqual([]);
+    expect(await one.due(8999)).toEqual([]);
     expect(await one.claim('s1|app', 9000, 12000)).toBe(true);
     await one.done('s1|app');
-    expect(two.size).toBe(0);
+    expect(await two.size()).toBe(0);
   });
 });

@@ -55,8 +55,8 @@ export class LogoutDeliveries {
   ) {}
 
   /** Logouts queued and not yet delivered or given up. */
-  get pending(): number {
-    return this.outbox.size;
+  pending(): Promise<number> {
+    return this.outbox.size();
   }
 
   /**
@@ -137,7 +137,7 @@ export class LogoutDeliveries {
    */
   private async deliverPass(): Promise<void> {
     this.beforePass();
-    const due = this.outbox.due(clock.now());
+    const due = await this.outbox.due(clock.now());
     const perApp = Math.max(1, Math.floor(this.policy.concurrency / 4));
     const ofApp = new Map<string, number>();
     let next = 0;
