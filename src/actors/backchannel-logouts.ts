@@ -1,5 +1,4 @@
-import type { ChangeFeed } from '../storage/db.js';
-import { recordKind, type StorePort } from '../storage/store-port.js';
+import { recordKind, type ChangeFeed, type StorePort } from '../storage/store-port.js';
 import type { View } from '../util/readonly.js';
 
 /**

@@ -6,7 +6,7 @@ import { lmdbDecisions, type Decisions } from './decisions.js';
 import { DirectoryLog } from './directory-log.js';
 import { UniqueKeys } from './unique-keys.js';
 import { LmdbStore } from './lmdb-store.js';
-import type { StorePort } from './store-port.js';
+import { FEED_KINDS, type ChangeFeed, type FeedKind, type StorePort } from './store-port.js';
 import { commitStarted, recordCommit } from '../observability/recorder.js';
 import { traced, tracingOn } from '../observability/tracing.js';
 
@@ -117,27 +117,8 @@ export interface Storage {
 /** Slots of the shared counters: commits made by any thread, directory changes, then the feed's kinds. */
 const COMMITS = 0;
 const DIRECTORY = 1;
-const FEED_KINDS = ['outbox'] as const;
-export type FeedKind = (typeof FEED_KINDS)[number];
 const COUNTER_SLOTS = 2 + FEED_KINDS.length;
-
-/**
- * The store's change feed within a process: a counter per kind of record, moved after a change of
- * that kind is durable, that any thread can wait on. The back-channel logout outbox is fed by
- * whichever HTTP thread ends a session, and drained by the main thread, woken by the feed. Across
- * nodes (PostgreSQL) the same calls map to NOTIFY and LISTEN.
- */
-export interface ChangeFeed {
-  /** How many changes of this kind were announced so far. */
-  version(kind: FeedKind): number;
-  /** Says a change of this kind is durable: every thread waiting on it wakes. */
-  announce(kind: FeedKind): void;
-  /**
-   * Resolves with the version once it differs from `seen`, or after `timeoutMs` with it as it is
-   * then (so a waiter can stop; a pending wait does not keep the process alive).
-   */
-  after(kind: FeedKind, seen: number, timeoutMs: number): Promise<number>;
-}
+export type { ChangeFeed, FeedKind };
 
 export type Durability = 'flush' | 'commit';
 

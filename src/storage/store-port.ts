@@ -114,3 +114,27 @@ export interface KeyRange {
 export interface StoreBoundedGroup extends Omit<BoundedGroup, 'index'> {
   index: RecordKind<any, string>;
 }
+
+/** The kinds of change the feed carries. */
+export const FEED_KINDS = ['outbox'] as const;
+export type FeedKind = (typeof FEED_KINDS)[number];
+
+/**
+ * The store's change feed: a counter per kind of record, moved after a change of that kind is
+ * durable, that a waiter can wait on. The back-channel logout outbox is fed by whichever thread
+ * (or node) ends a session, and drained by one deliverer, woken by the feed. Within a process
+ * (LMDB) a shared counter every thread reads; across nodes (PostgreSQL) NOTIFY and LISTEN
+ * (`postgres/change-feed.ts`). A feed may also move without a change (a lost connection): a waiter
+ * then looks at the store again and finds nothing new, which is harmless.
+ */
+export interface ChangeFeed {
+  /** How many changes of this kind were announced so far (as this process counts them). */
+  version(kind: FeedKind): number;
+  /** Says a change of this kind is durable: every waiter, on every thread or node, wakes. */
+  announce(kind: FeedKind): void;
+  /**
+   * Resolves with the version once it differs from `seen`, or after `timeoutMs` with it as it is
+   * then (so a waiter can stop; a pending wait does not keep the process alive).
+   */
+  after(kind: FeedKind, seen: number, timeoutMs: number): Promise<number>;
+}
