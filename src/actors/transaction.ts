@@ -2,14 +2,15 @@ import { WriteBatch } from '../storage/batch.js';
 import type { Storage } from '../storage/db.js';
 
 /**
- * Writes of several actors committed together, atomically and durably, in one LMDB transaction
- * (an import's organization). Actors stage rows into it through their `stage…` methods; nobody
- * else sees those rows until it commits, and a failed commit leaves every actor as it was.
+ * Writes of several actors committed together, atomically and durably, in one commit the store
+ * decides (an import's organization; see DirectoryWrites). Actors stage rows into it through their
+ * `stage…` methods; nobody else sees those rows until it commits, and a failed commit leaves every
+ * actor as it was.
  */
 export type Transaction = WriteBatch;
 
 export class Transactions {
-  constructor(private readonly storage: Pick<Storage, 'root' | 'durableDirectory' | 'uniqueKeys'>) {}
+  constructor(private readonly storage: Pick<Storage, 'durableDirectory' | 'directoryWrites'>) {}
 
   begin(): Transaction {
     return new WriteBatch();

@@ -1,7 +1,6 @@
-import type { Database } from 'lmdb';
 import type { Storage } from './db.js';
 import { WriteConflict } from '../model/errors.js';
-import type { TableFeed } from './directory-log.js';
+import type { DirectoryStore, TableFeed } from './directory-log.js';
 import type { UniqueKey } from './unique-keys.js';
 
 /**
@@ -14,7 +13,6 @@ import type { UniqueKey } from './unique-keys.js';
 
 /** What a batch needs from a table (see Table): its store, its committed rows, and claims on ids. */
 export interface BatchTarget {
-  readonly db: Database<any, string>;
   /** Where its writes are logged for the copies of the directory (see DirectoryLog), if anywhere. */
   readonly feed?: TableFeed | undefined;
   /** The row readers see now (committed, or put and awaiting its write). */
@@ -25,7 +23,6 @@ export interface BatchTarget {
   claim(key: string): void;
   release(key: string): void;
   /** Inside the write transaction: whether the row as stored is still `base` (no other thread or process wrote it since). */
-  storedIs(key: string, base: unknown): boolean;
 }
 
 interface Staged {
@@ -104,7 +101,7 @@ export class WriteBatch {
    * was written and the batch is rolled back. A row changed by another writer since it was staged
    * fails the whole batch (FailedPrecondition, nothing written) rather than overwrite that change.
    */
-  async commit(storage: Pick<Storage, 'root' | 'durableDirectory' | 'uniqueKeys'>): Promise<void> {
+  async commit(storage: Pick<Storage, 'durableDirectory' | 'directoryWrites'>): Promise<void> {
     if (this.count === 0 && this.takes.length === 0 && this.frees.length === 0) {
       for (const done of this.commits) done();
       this.clear();
@@ -145,32 +142,22 @@ export class WriteBatch {
     }
     let written = false;
     try {
+      // The store decides, whatever this thread's copy knew: a row another thread (or process, or
+      // node) wrote since it was staged, or a unique key another record took, refuses the batch whole.
+      const rows = pending.flatMap(([target, staged]) => [...staged].map(([id, s]) => ({ store: storeOf(target), id, value: s.value, base: s.base })));
       await storage.durableDirectory(
-        // A child transaction: a throw inside aborts its writes (lmdb-js commits the writes a plain
-        // transaction callback made before it threw).
-        storage.root
-          .childTransaction(() => {
-            // lmdb runs this later, when the transaction starts: writes issued after commit() may be
-            // on disk by now. Checked again here, so the batch never overwrites them.
-            const late = conflict();
-            if (late) throw late;
-            // The store decides, whatever this thread's copy knew: a row another thread (or process)
-            // wrote since it was staged, or a unique key another record took, refuses the batch whole.
-            for (const [target, rows] of pending) {
-              for (const [key, s] of rows) {
-                if (!target.storedIs(key, s.base)) throw new WriteConflict(key, undefined, target.feed?.store);
-              }
-            }
-            for (const { key, owner } of frees) storage.uniqueKeys.freeIn(key, owner);
-            for (const unique of takes) storage.uniqueKeys.takeIn(unique);
-            markWriting();
-            // Each row's change logged as it is written: numbered as the transaction runs (see DirectoryLog).
-            for (const [target, rows] of pending) {
-              for (const [key, s] of rows) {
-                void target.db.put(key, s.value);
-                target.feed?.log.record(target.feed.store, key);
-              }
-            }
+        storage.directoryWrites
+          .commit({
+            rows,
+            keys: { take: takes, free: frees },
+            inside: () => {
+              // The store runs this later than asked (LMDB: when the transaction starts): writes
+              // issued after commit() may be on disk by now. Checked again here, so the batch never
+              // overwrites them.
+              const late = conflict();
+              if (late) throw late;
+              markWriting();
+            },
           })
           .then((result) => {
             written = true;
@@ -218,4 +205,10 @@ export class WriteBatch {
     this.frees = [];
     this.count = 0;
   }
+}
+
+/** The directory store a batch writes a table's rows to (every table a batch writes is one of the directory's). */
+function storeOf(target: BatchTarget): DirectoryStore {
+  if (!target.feed) throw new Error('a write batch writes directory tables only (Table.ofDirectory)');
+  return target.feed.store;
 }

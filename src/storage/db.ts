@@ -6,6 +6,7 @@ import { lmdbDecisions, type Decisions } from './decisions.js';
 import { DirectoryLog } from './directory-log.js';
 import { UniqueKeys } from './unique-keys.js';
 import { LmdbStore } from './lmdb-store.js';
+import { LmdbDirectoryWrites, type DirectoryWrites } from './directory-writes.js';
 import { FEED_KINDS, type ChangeFeed, type FeedKind, type StorePort } from './store-port.js';
 import { commitStarted, recordCommit } from '../observability/recorder.js';
 import { traced, tracingOn } from '../observability/tracing.js';
@@ -103,6 +104,8 @@ export interface Storage {
   directoryChanged(): void;
   /** Which directory records changed, in commit order: what a copy of the directory re-reads (see DirectoryLog). */
   readonly directoryLog: DirectoryLog;
+  /** How the directory is written: commits the store decides (rows at the version read, unique keys, the change feed; see DirectoryWrites). */
+  readonly directoryWrites: DirectoryWrites;
   /** The directory's unique keys (names, domains, resource URIs, client ids), taken in the transactions that write records (see UniqueKeys). */
   readonly uniqueKeys: UniqueKeys;
   /** Which kinds of records changed, for every thread of the process (see ChangeFeed). */
@@ -182,7 +185,16 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
   };
   // Number keys (sequence numbers) in LMDB's ordered-binary encoding: read back in numeric order.
   const directoryLog = new DirectoryLog(root.openDB<any, number>({ name: 'directoryChanges', encoding: 'msgpack' }));
-  const meta = new MetaStore(root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }), durableDirectory, directoryLog);
+  const uniqueKeys = new UniqueKeys(root.openDB<string, string>({ name: 'uniqueKeys', encoding: 'msgpack' }));
+  const metaDb = root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' });
+  const signingKeysDb = stores.signingKeys;
+  const directoryWrites = new LmdbDirectoryWrites(
+    root,
+    (store) => (store === 'meta' ? metaDb : store === 'signingKeys' ? signingKeysDb : stores[store]),
+    directoryLog,
+    uniqueKeys,
+  );
+  const meta = new MetaStore(metaDb, durableDirectory, directoryWrites);
   const stored = meta.schemaVersion(SCHEMA_VERSION);
   if (stored > SCHEMA_VERSION) {
     root.close();
@@ -225,7 +237,8 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
     freshReads,
     directoryVersion: () => Atomics.load(counters, DIRECTORY),
     directoryLog,
-    uniqueKeys: new UniqueKeys(root.openDB<string, string>({ name: 'uniqueKeys', encoding: 'msgpack' })),
+    directoryWrites,
+    uniqueKeys,
     feed: {
       version: (kind) => Atomics.load(counters, 2 + FEED_KINDS.indexOf(kind)),
       announce(kind) {

@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb';
 import { clock } from '../util/clock.js';
-import type { UniqueKeys } from './unique-keys.js';
+import type { DirectoryWrites } from './directory-writes.js';
 
 /** The stores that make up the directory: what every HTTP thread keeps a copy of. */
 export type DirectoryStore =
@@ -24,11 +24,10 @@ export interface DirectoryChange {
   readonly id: string;
 }
 
-/** Where a directory table's writes are logged (its store's name and the log) and announced, and where its records' unique keys are held. */
+/** Where a directory table's writes go (its store's name, the directory's commits, which log them and hold its records' unique keys) and are announced. */
 export interface TableFeed {
   readonly store: DirectoryStore;
-  readonly log: DirectoryLog;
-  readonly uniqueKeys: UniqueKeys;
+  readonly writes: DirectoryWrites;
   /** Moves the directory version, so the copies take what was logged (see Storage.directoryChanged). */
   readonly announce: () => void;
 }

@@ -1,9 +1,7 @@
 import { UNIQUE_KEYS_BUILT, UNIQUE_KEYS_VERSION } from './unique-keys.js';
 import type { Database } from 'lmdb';
 import type { View } from '../util/readonly.js';
-import type { DirectoryLog } from './directory-log.js';
-import { sameVersion } from './same-version.js';
-import { WriteConflict } from '../model/errors.js';
+import type { DirectoryWrites } from './directory-writes.js';
 
 /**
  * The `meta` store and its only writer (a storage-level owner, so opening the data dir can check
@@ -19,8 +17,8 @@ export class MetaStore {
   constructor(
     private readonly db: Database<any, string>,
     private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
-    /** Where its changes are logged for the copies of the directory (the instance record and settings are part of it). */
-    private readonly log?: DirectoryLog,
+    /** How its changes are committed and logged for the copies of the directory (the instance record and settings are part of it). */
+    private readonly writes?: DirectoryWrites,
   ) {
     this.reload();
   }
@@ -111,14 +109,7 @@ export class MetaStore {
     this.values.set(key, value);
     // A compare-and-set, as a directory table's put (Table.put): a record another thread wrote since
     // this copy read it refuses the write (WriteConflict), and its writer decides again.
-    const write = this.log
-      ? this.log
-          .written('meta', key, () => {
-            if (!sameVersion(this.db.get(key), previous)) throw new WriteConflict(key, undefined, 'meta');
-            void this.db.put(key, value);
-          })
-          .then(() => true)
-      : this.db.put(key, value);
+    const write = this.writes ? this.writes.commit({ rows: [{ store: 'meta', id: key, value, base: had ? previous : undefined }] }).then(() => true) : this.db.put(key, value);
     return this.durable(write).catch((error: unknown) => {
       if (this.values.get(key) === value) {
         if (had) this.values.set(key, previous);

@@ -1,19 +1,11 @@
 import type { Database } from 'lmdb';
 import type { BatchTarget, WriteBatch } from './batch.js';
 import type { View } from '../util/readonly.js';
-import { WriteConflict } from '../model/errors.js';
-import { sameVersion } from './same-version.js';
-import type { UniqueKey } from './unique-keys.js';
 import type { Storage } from './db.js';
 import type { DirectoryStore, TableFeed } from './directory-log.js';
+import type { KeyChanges } from './directory-writes.js';
 
-/** The unique keys a write takes and frees in the store, in its transaction (see UniqueKeys). */
-export interface KeyChanges {
-  readonly take?: readonly UniqueKey[];
-  readonly free?: readonly { key: string; owner: string }[];
-  /** Every key under a prefix the owner holds (a registered client's place in its project). */
-  readonly freeOwned?: readonly { prefix: string; owner: string }[];
-}
+export type { KeyChanges };
 
 /** Rows in id order (as LMDB keeps them), e.g. for an export. */
 export function inIdOrder<T extends { readonly id: string }>(rows: Iterable<T>): T[] {
@@ -37,10 +29,10 @@ export class Table<T extends { id: string }> implements BatchTarget {
 
   /** A table of the directory store `store`: its writes durable with `durableDirectory` and logged in the directory's change feed. */
   static ofDirectory<T extends { id: string }>(
-    storage: Pick<Storage, 'stores' | 'durable' | 'durableDirectory' | 'directoryLog' | 'uniqueKeys' | 'directoryChanged'>,
+    storage: Pick<Storage, 'stores' | 'durable' | 'durableDirectory' | 'directoryWrites' | 'directoryChanged'>,
     store: Exclude<DirectoryStore, 'signingKeys' | 'meta'>,
   ): Table<T> {
-    return new Table<T>(storage.stores[store] as Database<T, string>, storage.durableDirectory, storage.durable, { store, log: storage.directoryLog, uniqueKeys: storage.uniqueKeys, announce: storage.directoryChanged });
+    return new Table<T>(storage.stores[store] as Database<T, string>, storage.durableDirectory, storage.durable, { store, writes: storage.directoryWrites, announce: storage.directoryChanged });
   }
 
   constructor(
@@ -104,7 +96,7 @@ export class Table<T extends { id: string }> implements BatchTarget {
     const previous = current === row ? this.replaced.get(row) : current;
     this.rows.set(id, row);
     this.replaced.set(row, previous);
-    const write = this.feed ? this.feed.log.written(this.feed.store, id, () => this.putIfStoredIs(id, row, previous, options?.keys)).then(() => true) : this.db.put(id, row);
+    const write = this.feed ? this.feed.writes.commit({ rows: [{ store: this.feed.store, id, value: row, base: previous }], keys: options?.keys }).then(() => true) : this.db.put(id, row);
     return (options?.quiet ? this.durableQuiet : this.durable)(write).then(
       (done) => {
         this.replaced.delete(row);
@@ -133,16 +125,20 @@ export class Table<T extends { id: string }> implements BatchTarget {
    */
   async change(id: string, next: (stored: View<T> | undefined) => T | undefined, options?: { quiet?: (row: View<T>) => boolean }): Promise<View<T> | undefined> {
     let announce = false;
-    // A child transaction: a throw in `next` aborts whatever the callback wrote (see DirectoryLog.written).
-    const decided = this.db.childTransaction(() => {
-      const stored = this.db.get(id) as View<T> | undefined;
+    const decide = (stored: View<T> | undefined) => {
       const row = next(stored);
-      if (row === undefined) return { row: stored, written: false };
-      void this.db.put(id, row);
-      this.feed?.log.record(this.feed.store, id);
-      announce = !(options?.quiet?.(row as View<T>) ?? false);
-      return { row: row as View<T>, written: true };
-    });
+      announce = row !== undefined && !(options?.quiet?.(row as View<T>) ?? false);
+      return row;
+    };
+    const decided = this.feed
+      ? this.feed.writes.change<View<T>>(this.feed.store, id, decide as (stored: View<T> | undefined) => View<T> | undefined)
+      : this.db.childTransaction(() => {
+          const stored = this.db.get(id) as View<T> | undefined;
+          const row = decide(stored);
+          if (row === undefined) return { row: stored, written: false };
+          void this.db.put(id, row);
+          return { row: row as View<T>, written: true };
+        });
     // Durable; the copies' version moves only for a change they read (whether it is one is known
     // only once `next` ran, inside the transaction), also after a failed sync, as durableDirectory does.
     let outcome: { row: View<T> | undefined; written: boolean };
@@ -188,42 +184,14 @@ export class Table<T extends { id: string }> implements BatchTarget {
   remove(id: string, options?: { keys?: KeyChanges }): Promise<boolean> {
     const previous = this.rows.get(id);
     this.rows.delete(id);
-    const write = this.feed ? this.feed.log.written(this.feed.store, id, () => this.removeIfStoredIs(id, previous, options?.keys)).then(() => true) : this.db.remove(id);
+    const write = this.feed ? this.feed.writes.commit({ rows: [{ store: this.feed.store, id, value: null, base: previous }], keys: options?.keys }).then(() => true) : this.db.remove(id);
     return this.durable(write).catch((error: unknown) => {
       if (previous && !this.rows.has(id)) this.rows.set(id, previous);
       throw error;
     });
   }
 
-  /**
-   * Inside the write transaction: writes the row unless the stored one is no longer the version it
-   * was made from (another thread or process wrote it since): a conflict, nothing written.
-   */
-  private putIfStoredIs(id: string, row: T, base: T | undefined, keys: KeyChanges | undefined): void {
-    if (!this.storedIs(id, base)) throw new WriteConflict(id, undefined, this.feed?.store);
-    this.changeKeys(keys);
-    void this.db.put(id, row);
-  }
-
-  private removeIfStoredIs(id: string, base: T | undefined, keys: KeyChanges | undefined): void {
-    if (!this.storedIs(id, base)) throw new WriteConflict(id, `${id} was changed meanwhile; nothing was removed, try again`, this.feed?.store);
-    this.changeKeys(keys);
-    void this.db.remove(id);
-  }
-
-  /** Inside the write transaction, before anything is written (a refusal throws): the unique keys the write frees and takes. */
-  private changeKeys(keys: KeyChanges | undefined): void {
-    if (!keys || !this.feed) return;
-    for (const { key, owner } of keys.free ?? []) this.feed.uniqueKeys.freeIn(key, owner);
-    for (const { prefix, owner } of keys.freeOwned ?? []) this.feed.uniqueKeys.freeOwnedIn(prefix, owner);
-    for (const unique of keys.take ?? []) this.feed.uniqueKeys.takeIn(unique);
-  }
-
   // ---- BatchTarget: used by WriteBatch only ----
-
-  storedIs(id: string, base: unknown): boolean {
-    return sameVersion(this.db.get(id), base);
-  }
 
   current(id: string): unknown {
     return this.rows.get(id);

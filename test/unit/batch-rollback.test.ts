@@ -34,14 +34,14 @@ const refused = (): Row => ({ id: 'k'.repeat(3000), name: 'refused' });
 /** A storage whose transactions (plain or child) are refused. */
 function failingStorage(message: string): Storage {
   const refuse = () => Promise.reject(new Error(message));
-  return { root: { transaction: refuse, childTransaction: refuse }, durableDirectory: <T>(p: Promise<T>) => p } as unknown as Storage;
+  return { directoryWrites: { commit: refuse }, durableDirectory: <T>(p: Promise<T>) => p } as unknown as Storage;
 }
 
 async function seeded(): Promise<Table<Row>> {
-  const table = new Table<Row>(storage.stores.orgs);
+  const table = Table.ofDirectory<Row>(storage, 'orgs');
   await table.put({ id: 'a', name: 'a0' });
   await table.put({ id: 'b', name: 'b0' });
-  return new Table<Row>(storage.stores.orgs);
+  return Table.ofDirectory<Row>(storage, 'orgs');
 }
 
 describe('WriteBatch rollback', () => {
@@ -132,7 +132,7 @@ describe('WriteBatch rollback', () => {
     const batch = new WriteBatch();
     table.stage({ id: 'a', name: 'a1' }, batch);
     table.stage({ id: 'n', name: 'n1' }, batch);
-    const syncFails = { root: storage.root, durableDirectory: <T>(write: Promise<T>) => write.then(() => Promise.reject(new Error('fsync failed'))) } as unknown as Storage;
+    const syncFails = { directoryWrites: storage.directoryWrites, durableDirectory: <T>(write: Promise<T>) => write.then(() => Promise.reject(new Error('fsync failed'))) } as unknown as Storage;
     await expect(batch.commit(syncFails)).rejects.toThrow('fsync failed');
     expect(disk()).toEqual({ a: 'a1', b: 'b0', n: 'n1' });
     expect(rows(table)).toEqual({ a: 'a1', b: 'b0', n: 'n1' });

@@ -131,7 +131,7 @@ describe('the directory decided in the store: unique keys and versions', () => {
     const stale = new OrgsActor(s, 'localhost');
     await main.updateProject(project.id, 'o1', { ...PROJECT, name: 'Renamed' });
     // The store refuses a write made from the version the stale copy holds.
-    const staleTable = new Table<{ id: string; sequence: number; name: string }>(s.stores.projects, undefined, undefined, { store: 'projects', log: s.directoryLog, uniqueKeys: s.uniqueKeys, announce: s.directoryChanged });
+    const staleTable = new Table<{ id: string; sequence: number; name: string }>(s.stores.projects, undefined, undefined, { store: 'projects', writes: s.directoryWrites, announce: s.directoryChanged });
     const staleRow = { ...staleTable.get(project.id)! };
     await main.addProjectRoles(project.id, 'o1', [{ key: 'r', displayName: 'R', group: '' }]);
     await expect(staleTable.put({ ...staleRow, sequence: staleRow.sequence + 1, name: 'Lost' })).rejects.toThrow(WriteConflict);
@@ -178,7 +178,7 @@ describe('registered clients hold places in the store', () => {
 describe('settings decided in the store', () => {
   it('two copies (two threads) changing different fields of one setting at once: both land, neither undoes the other', async () => {
     const s = storage();
-    const copies = [0, 1].map(() => new SettingsActor(new MetaStore(s.root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }), s.durableDirectory, s.directoryLog), undefined));
+    const copies = [0, 1].map(() => new SettingsActor(new MetaStore(s.root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }), s.durableDirectory, s.directoryWrites), undefined));
     await Promise.all([copies[0]!.setSecurityPolicy({ enableIframeEmbedding: true, allowedOrigins: ['https://frame.example'] }), copies[1]!.setSecurityPolicy({ enableImpersonation: true })]);
     const stored = s.root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }).get('securityPolicy');
     expect(stored).toMatchObject({ enableIframeEmbedding: true, allowedOrigins: ['https://frame.example'], enableImpersonation: true, sequence: 2 });

@@ -27,8 +27,8 @@ afterEach(async () => {
 
 describe('WriteBatch', () => {
   it('commits rows of several stores in one transaction', async () => {
-    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
-    const users = new Table<{ id: string; orgId: string }>(storage.stores.users);
+    const orgs = Table.ofDirectory<{ id: string; name: string }>(storage, 'orgs');
+    const users = Table.ofDirectory<{ id: string; orgId: string }>(storage, 'users');
     const batch = new WriteBatch();
     orgs.stage({ id: 'o1', name: 'one' }, batch);
     users.stage({ id: 'u1', orgId: 'o1' }, batch);
@@ -46,7 +46,7 @@ describe('WriteBatch', () => {
   });
 
   it('rollback restores memory (also rows staged twice and side indexes)', async () => {
-    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const orgs = Table.ofDirectory<{ id: string; name: string }>(storage, 'orgs');
     await orgs.put({ id: 'o1', name: 'before' });
     const index = new Map<string, string>();
     const batch = new WriteBatch();
@@ -64,10 +64,10 @@ describe('WriteBatch', () => {
   });
 
   it('rolls memory back when the transaction fails, and writes nothing', async () => {
-    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const orgs = Table.ofDirectory<{ id: string; name: string }>(storage, 'orgs');
     const batch = new WriteBatch();
     orgs.stage({ id: 'o3', name: 'doomed' }, batch);
-    const failing = { root: { childTransaction: () => Promise.reject(new Error('disk full')) }, durableDirectory: <T>(p: Promise<T>) => p } as unknown as Storage;
+    const failing = { directoryWrites: { commit: () => Promise.reject(new Error('disk full')) }, durableDirectory: <T>(p: Promise<T>) => p } as unknown as Storage;
     await expect(batch.commit(failing)).rejects.toThrow('disk full');
     expect(orgs.get('o3')).toBeUndefined();
     expect(storage.stores.orgs.get('o3')).toBeUndefined();
@@ -76,7 +76,7 @@ describe('WriteBatch', () => {
 
 describe('staged rows', () => {
   it('are invisible to other readers until the commit, and visible through their batch', async () => {
-    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const orgs = Table.ofDirectory<{ id: string; name: string }>(storage, 'orgs');
     await orgs.put({ id: 'o1', name: 'before' });
     const batch = new WriteBatch();
     orgs.stage({ id: 'o1', name: 'staged' }, batch);
@@ -98,7 +98,7 @@ describe('staged rows', () => {
   });
 
   it('a rollback releases the claimed ids and never touches rows written meanwhile', async () => {
-    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const orgs = Table.ofDirectory<{ id: string; name: string }>(storage, 'orgs');
     const batch = new WriteBatch();
     orgs.stage({ id: 'o1', name: 'staged' }, batch);
     expect(orgs.taken('o1')).toBe(true);
@@ -113,13 +113,13 @@ describe('staged rows', () => {
   });
 
   it('a failed commit leaves a row written meanwhile as it is', async () => {
-    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const orgs = Table.ofDirectory<{ id: string; name: string }>(storage, 'orgs');
     await orgs.put({ id: 'o1', name: 'before' });
     const batch = new WriteBatch();
     orgs.stage({ id: 'o1', name: 'staged' }, batch);
     let release!: () => void;
     const failing = {
-      root: { childTransaction: () => new Promise((_, reject) => (release = () => reject(new Error('disk full')))) },
+      directoryWrites: { commit: () => new Promise((_, reject) => (release = () => reject(new Error('disk full')))) },
       durableDirectory: <T>(p: Promise<T>) => p,
     } as unknown as Storage;
     const committing = batch.commit(failing);
@@ -131,7 +131,7 @@ describe('staged rows', () => {
   });
 
   it('a commit never overwrites a row written after commit() was called (memory and disk agree)', async () => {
-    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const orgs = Table.ofDirectory<{ id: string; name: string }>(storage, 'orgs');
     const batch = new WriteBatch();
     orgs.stage({ id: 'o1', name: 'staged' }, batch);
     orgs.stage({ id: 'o2', name: 'other' }, batch);
@@ -148,7 +148,7 @@ describe('staged rows', () => {
   });
 
   it('a row changed by another writer since it was staged fails the commit (no lost update)', async () => {
-    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const orgs = Table.ofDirectory<{ id: string; name: string }>(storage, 'orgs');
     await orgs.put({ id: 'o1', name: 'before' });
     const batch = new WriteBatch();
     orgs.stage({ id: 'o1', name: 'staged from before' }, batch);
@@ -160,7 +160,7 @@ describe('staged rows', () => {
   });
 
   it('onCommit bookkeeping runs after the rows are visible; not on rollback', async () => {
-    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const orgs = Table.ofDirectory<{ id: string; name: string }>(storage, 'orgs');
     const seen: (string | undefined)[] = [];
     const batch = new WriteBatch();
     orgs.stage({ id: 'o1', name: 'one' }, batch);
@@ -361,7 +361,7 @@ describe('import atomicity', () => {
         commit: (batch) => {
           commits++;
           // The second org's phase-1 commit fails.
-          if (commits === 2) return batch.commit({ root: { childTransaction: () => Promise.reject(new Error('disk full')) }, durableDirectory: (p: Promise<unknown>) => p } as unknown as Storage);
+          if (commits === 2) return batch.commit({ directoryWrites: { commit: () => Promise.reject(new Error('disk full')) }, durableDirectory: (p: Promise<unknown>) => p } as unknown as Storage);
           return batch.commit(storage);
         },
       },

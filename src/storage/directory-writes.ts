@@ -1,0 +1,96 @@
+import type { Database } from 'lmdb';
+import { WriteConflict } from '../model/errors.js';
+import type { DirectoryLog, DirectoryStore } from './directory-log.js';
+import { sameVersion } from './same-version.js';
+import type { UniqueKey, UniqueKeys } from './unique-keys.js';
+
+/**
+ * How the directory (orgs, users, projects, apps, grants, keys, settings) is written: every change
+ * is a commit the store decides, whatever the writer's copy knew. A commit names its rows, each with
+ * the version its writer read (`base`, compared by `sequence`), and the unique keys it takes and
+ * frees; the store writes all of it and logs each row in the directory's change feed, in one
+ * transaction, or refuses it whole: `WriteConflict` when a row moved since it was read, the key's
+ * own error when another record holds a key. LMDB: one child write transaction
+ * (`LmdbDirectoryWrites`). PostgreSQL: one transaction of conditional statements (`UPDATE … WHERE
+ * sequence = $base`, the keys `INSERT … ON CONFLICT DO NOTHING`, the feed rows), then a NOTIFY.
+ */
+export interface RowWrite {
+  store: DirectoryStore;
+  id: string;
+  /** The row as written; null removes it. */
+  value: unknown;
+  /** The row as the writer read it (undefined: there was none): the store must still hold that version. */
+  base: unknown;
+}
+
+/** The unique keys a write takes and frees in the store, in its transaction (see UniqueKeys). */
+export interface KeyChanges {
+  readonly take?: readonly UniqueKey[];
+  readonly free?: readonly { key: string; owner: string }[];
+  /** Every key under a prefix the owner holds (a registered client's place in its project). */
+  readonly freeOwned?: readonly { prefix: string; owner: string }[];
+}
+
+export interface DirectoryCommit {
+  rows: readonly RowWrite[];
+  keys?: KeyChanges | undefined;
+  /**
+   * Runs first inside the commit, before anything is checked or written (LMDB runs the transaction
+   * later than it was asked for): a writer's own last checks; a throw refuses the commit.
+   */
+  inside?: () => void;
+}
+
+export interface DirectoryWrites {
+  /** Resolves once committed (the caller adds durability); rejects, nothing written, when refused. */
+  commit(commit: DirectoryCommit): Promise<void>;
+  /**
+   * Changes one row as it is stored when the change is made: `next(stored)` gives the new row, or
+   * undefined for no change; it may throw to refuse (nothing is written). Resolves with the row as
+   * left and whether it was written.
+   */
+  change<T>(store: DirectoryStore, id: string, next: (stored: T | undefined) => T | undefined): Promise<{ row: T | undefined; written: boolean }>;
+}
+
+/** The directory's writes on LMDB. */
+export class LmdbDirectoryWrites implements DirectoryWrites {
+  constructor(
+    private readonly root: Database<any, any>,
+    private readonly dbOf: (store: DirectoryStore) => Database<any, string>,
+    private readonly log: DirectoryLog,
+    private readonly uniqueKeys: UniqueKeys,
+  ) {}
+
+  commit({ rows, keys, inside }: DirectoryCommit): Promise<void> {
+    // A child transaction: a throw inside aborts its writes (lmdb-js commits the writes a plain
+    // transaction callback made before it threw).
+    return this.root.childTransaction(() => {
+      inside?.();
+      for (const { store, id, base } of rows) {
+        if (!sameVersion(this.dbOf(store).get(id), base)) throw new WriteConflict(id, undefined, store);
+      }
+      for (const { key, owner } of keys?.free ?? []) this.uniqueKeys.freeIn(key, owner);
+      for (const { prefix, owner } of keys?.freeOwned ?? []) this.uniqueKeys.freeOwnedIn(prefix, owner);
+      for (const unique of keys?.take ?? []) this.uniqueKeys.takeIn(unique);
+      // Each row's change logged as it is written: numbered as the transaction runs (see DirectoryLog).
+      for (const { store, id, value } of rows) {
+        if (value === null) void this.dbOf(store).remove(id);
+        else void this.dbOf(store).put(id, value);
+        this.log.record(store, id);
+      }
+    });
+  }
+
+  change<T>(store: DirectoryStore, id: string, next: (stored: T | undefined) => T | undefined): Promise<{ row: T | undefined; written: boolean }> {
+    const db = this.dbOf(store);
+    // A child transaction: a throw in `next` aborts whatever the callback wrote.
+    return db.childTransaction(() => {
+      const stored = db.get(id) as T | undefined;
+      const row = next(stored);
+      if (row === undefined) return { row: stored, written: false };
+      void db.put(id, row);
+      this.log.record(store, id);
+      return { row, written: true };
+    });
+  }
+}
