@@ -1,6 +1,7 @@
 import type { Storage } from './db.js';
 import { WriteConflict } from '../model/errors.js';
-import type { DirectoryStore, TableFeed } from './directory-log.js';
+import type { DirectoryStore } from './directory-log.js';
+import type { TableFeed } from './directory-writes.js';
 import type { UniqueKey } from './unique-keys.js';
 
 /**

@@ -1,6 +1,5 @@
 import type { Database } from 'lmdb';
 import { clock } from '../util/clock.js';
-import type { DirectoryWrites } from './directory-writes.js';
 
 /** The stores that make up the directory: what every HTTP thread keeps a copy of. */
 export type DirectoryStore =
@@ -24,13 +23,6 @@ export interface DirectoryChange {
   readonly id: string;
 }
 
-/** Where a directory table's writes go (its store's name, the directory's commits, which log them and hold its records' unique keys) and are announced. */
-export interface TableFeed {
-  readonly store: DirectoryStore;
-  readonly writes: DirectoryWrites;
-  /** Moves the directory version, so the copies take what was logged (see Storage.directoryChanged). */
-  readonly announce: () => void;
-}
 
 /** A log entry: the store, the key, when it was written (the injected clock; what pruning goes by). */
 type Entry = [store: DirectoryStore, id: string, at: number];

@@ -31,6 +31,14 @@ export interface KeyChanges {
   readonly freeOwned?: readonly { prefix: string; owner: string }[];
 }
 
+/** Where a directory table's writes go (its store's name, the directory's commits, which log them and hold its records' unique keys) and are announced. */
+export interface TableFeed {
+  readonly store: DirectoryStore;
+  readonly writes: DirectoryWrites;
+  /** Moves the directory version, so the copies take what was logged (see Storage.directoryChanged). */
+  readonly announce: () => void;
+}
+
 export interface DirectoryCommit {
   rows: readonly RowWrite[];
   keys?: KeyChanges | undefined;

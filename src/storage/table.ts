@@ -2,8 +2,8 @@ import type { Database } from 'lmdb';
 import type { BatchTarget, WriteBatch } from './batch.js';
 import type { View } from '../util/readonly.js';
 import type { Storage } from './db.js';
-import type { DirectoryStore, TableFeed } from './directory-log.js';
-import type { KeyChanges } from './directory-writes.js';
+import type { DirectoryStore } from './directory-log.js';
+import type { KeyChanges, TableFeed } from './directory-writes.js';
 
 export type { KeyChanges };
 
