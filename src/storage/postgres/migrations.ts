@@ -33,6 +33,38 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'directory: orgs, users, projects, apps, grants, keys and settings, their unique keys and change feed',
+    sql: `
+      CREATE TABLE sesame_directory (
+        store text NOT NULL,
+        id text NOT NULL,
+        -- msgpack, as LMDB stores it
+        value bytea NOT NULL,
+        -- the row's own sequence: what a commit compares with the version its writer read
+        sequence bigint,
+        PRIMARY KEY (store, id)
+      );
+      CREATE TABLE sesame_unique_keys (
+        key text PRIMARY KEY,
+        owner text NOT NULL
+      );
+      -- Which directory rows each commit changed, numbered in commit order (directory commits take
+      -- turns under an advisory lock): what every node's copy takes in.
+      CREATE TABLE sesame_directory_changes (
+        seq bigint PRIMARY KEY,
+        store text NOT NULL,
+        id text NOT NULL,
+        at bigint NOT NULL
+      );
+      CREATE TABLE sesame_directory_pruned (
+        one boolean PRIMARY KEY DEFAULT true CHECK (one),
+        through bigint NOT NULL
+      );
+      INSERT INTO sesame_directory_pruned (through) VALUES (0);
+    `,
+  },
 ];
 
 /** Any constant: the advisory lock nodes take to migrate one at a time. */

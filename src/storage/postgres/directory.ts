@@ -1,0 +1,211 @@
+import { Packr } from 'msgpackr';
+import type pg from 'pg';
+import { WriteConflict } from '../../model/errors.js';
+import { clock } from '../../util/clock.js';
+import type { DirectoryChange, DirectoryStore } from '../directory-log.js';
+import type { DirectoryCommit, DirectoryWrites } from '../directory-writes.js';
+import { FEED_CHANNEL } from './change-feed.js';
+
+/**
+ * The directory on PostgreSQL (`sesame_directory`, `sesame_unique_keys`, `sesame_directory_changes`;
+ * migrations.ts). A commit is one transaction: each row written only if it is still at the version
+ * its writer read (`UPDATE … WHERE sequence IS NOT DISTINCT FROM $read`, an insert only where none
+ * is), the unique keys taken (`INSERT … ON CONFLICT`) and freed, each row logged in the change feed,
+ * and a NOTIFY the other nodes hear once it commits. Directory commits take turns under one
+ * advisory lock, so the feed's numbers follow commit order and a node that reads "after n" never
+ * misses an entry committed later under a lower number. Directory writes are rare (administration,
+ * a sign-in's failure count), so the turns cost nothing that matters.
+ */
+const codec = new Packr({ useRecords: false, mapsAsObjects: true });
+
+/** Any constant: the advisory lock directory commits take in turn. */
+const DIRECTORY_LOCK = 0x5e5a3e02;
+
+type Queryable = Pick<pg.ClientBase, 'query'>;
+
+const sequenceOf = (row: unknown): number | null => {
+  const sequence = (row as { sequence?: unknown } | null | undefined)?.sequence;
+  return typeof sequence === 'number' ? sequence : null;
+};
+
+export class PostgresDirectory implements DirectoryWrites {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async commit({ rows, keys, inside }: DirectoryCommit): Promise<void> {
+    await this.inTurn(async (client) => {
+      inside?.();
+      for (const { store, id, value, base } of rows) {
+        if (!(await this.writeIfAt(client, store, id, value, base))) throw new WriteConflict(id, undefined, store);
+      }
+      for (const { key, owner } of keys?.free ?? []) await client.query('DELETE FROM sesame_unique_keys WHERE key = $1 AND owner = $2', [key, owner]);
+      for (const { prefix, owner } of keys?.freeOwned ?? []) {
+        await client.query('DELETE FROM sesame_unique_keys WHERE starts_with(key, $1) AND owner = $2', [prefix, owner]);
+      }
+      for (const unique of keys?.take ?? []) {
+        // Taken, or already this owner's: a row comes back; another owner's: none.
+        const { rowCount } = await client.query(
+          `INSERT INTO sesame_unique_keys (key, owner) VALUES ($1, $2)
+           ON CONFLICT (key) DO UPDATE SET owner = EXCLUDED.owner WHERE sesame_unique_keys.owner = EXCLUDED.owner`,
+          [unique.key, unique.owner],
+        );
+        if (rowCount !== 1) throw unique.taken();
+      }
+      await this.logged(
+        client,
+        rows.map(({ store, id }) => ({ store, id })),
+      );
+    });
+  }
+
+  async change<T>(store: DirectoryStore, id: string, next: (stored: T | undefined) => T | undefined): Promise<{ row: T | undefined; written: boolean }> {
+    let outcome: { row: T | undefined; written: boolean } = { row: undefined, written: false };
+    await this.inTurn(async (client) => {
+      // Under the directory's lock: nothing else writes a directory row until this commits.
+      const stored = await this.read(client, store, id);
+      const row = next(stored as T | undefined);
+      if (row === undefined) {
+        outcome = { row: stored as T | undefined, written: false };
+        return;
+      }
+      await this.upsert(client, store, id, row);
+      await this.logged(client, [{ store, id }]);
+      outcome = { row, written: true };
+    });
+    return outcome;
+  }
+
+  /** Every row of a store (what a copy loads). */
+  async rows<T>(store: DirectoryStore): Promise<T[]> {
+    const { rows } = await this.pool.query<{ value: Buffer }>('SELECT value FROM sesame_directory WHERE store = $1 ORDER BY id', [store]);
+    return rows.map((row) => codec.unpack(row.value) as T);
+  }
+
+  /** Rows as stored now, by store and id (what a copy takes in for the feed's entries); absent ones are undefined. */
+  async current(changes: readonly DirectoryChange[]): Promise<Map<string, unknown>> {
+    const found = new Map<string, unknown>();
+    if (changes.length === 0) return found;
+    const { rows } = await this.pool.query<{ store: string; id: string; value: Buffer }>(
+      'SELECT d.store, d.id, d.value FROM sesame_directory d JOIN unnest($1::text[], $2::text[]) AS c(store, id) ON d.store = c.store AND d.id = c.id',
+      [changes.map((c) => c.store), changes.map((c) => c.id)],
+    );
+    for (const row of rows) found.set(`${row.store}\u0000${row.id}`, codec.unpack(row.value));
+    return found;
+  }
+
+  /** The newest feed number (or the last pruned), 0 for none: a copy loaded now takes what comes after. */
+  async last(): Promise<number> {
+    const { rows } = await this.pool.query<{ last: string }>(
+      'SELECT greatest((SELECT max(seq) FROM sesame_directory_changes), (SELECT through FROM sesame_directory_pruned)) AS last',
+    );
+    return Number(rows[0]!.last);
+  }
+
+  /** The feed after `after`, up to `limit` entries; undefined when pruned past it or more are waiting (the copy loads whole). */
+  async since(after: number, limit: number): Promise<{ changes: DirectoryChange[]; last: number } | undefined> {
+    const { rows: pruned } = await this.pool.query<{ through: string }>('SELECT through FROM sesame_directory_pruned');
+    if (after < Number(pruned[0]!.through)) return undefined;
+    const { rows } = await this.pool.query<{ seq: string; store: DirectoryStore; id: string }>(
+      'SELECT seq, store, id FROM sesame_directory_changes WHERE seq > $1 ORDER BY seq LIMIT $2',
+      [after, limit + 1],
+    );
+    if (rows.length > limit) return undefined;
+    return { changes: rows.map(({ store, id }) => ({ store, id })), last: rows.length > 0 ? Number(rows.at(-1)!.seq) : after };
+  }
+
+  /** Removes feed entries written before `before` (ms); resolves with how many went. */
+  async prune(before: number): Promise<number> {
+    let removed = 0;
+    await this.inTurn(async (client) => {
+      const { rows } = await client.query<{ seq: string }>('DELETE FROM sesame_directory_changes WHERE at < $1 RETURNING seq', [before]);
+      removed = rows.length;
+      if (removed > 0) {
+        const through = Math.max(...rows.map((r) => Number(r.seq)));
+        await client.query('UPDATE sesame_directory_pruned SET through = greatest(through, $1)', [through]);
+      }
+    });
+    return removed;
+  }
+
+  /** Who holds a unique key. */
+  async holder(key: string): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ owner: string }>('SELECT owner FROM sesame_unique_keys WHERE key = $1', [key]);
+    return rows[0]?.owner;
+  }
+
+  /** The unique keys held under a prefix. */
+  async heldUnder(prefix: string): Promise<Set<string>> {
+    const { rows } = await this.pool.query<{ key: string }>('SELECT key FROM sesame_unique_keys WHERE starts_with(key, $1)', [prefix]);
+    return new Set(rows.map((r) => r.key));
+  }
+
+  /** Runs `work` in one transaction holding the directory's lock; committed when it resolves. */
+  private async inTurn(work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+    const client = await this.pool.connect();
+    let ok = false;
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [DIRECTORY_LOCK]);
+      await work(client);
+      await client.query('COMMIT');
+      ok = true;
+    } finally {
+      if (!ok) await client.query('ROLLBACK').catch(() => undefined);
+      client.release();
+    }
+  }
+
+  private async read(client: Queryable, store: DirectoryStore, id: string): Promise<unknown> {
+    const { rows } = await client.query<{ value: Buffer }>('SELECT value FROM sesame_directory WHERE store = $1 AND id = $2', [store, id]);
+    return rows[0] ? codec.unpack(rows[0].value) : undefined;
+  }
+
+  /** The compare-and-set of one row: false when the store no longer holds the version `base` was (nothing written). */
+  private async writeIfAt(client: Queryable, store: DirectoryStore, id: string, value: unknown, base: unknown): Promise<boolean> {
+    if (base === undefined) {
+      if (value === null) {
+        const { rowCount } = await client.query('SELECT 1 FROM sesame_directory WHERE store = $1 AND id = $2', [store, id]);
+        return rowCount === 0;
+      }
+      const { rowCount } = await client.query('INSERT INTO sesame_directory (store, id, value, sequence) VALUES ($1, $2, $3, $4) ON CONFLICT (store, id) DO NOTHING', [
+        store,
+        id,
+        codec.pack(value),
+        sequenceOf(value),
+      ]);
+      return rowCount === 1;
+    }
+    if (value === null) {
+      const { rowCount } = await client.query('DELETE FROM sesame_directory WHERE store = $1 AND id = $2 AND sequence IS NOT DISTINCT FROM $3', [store, id, sequenceOf(base)]);
+      return rowCount === 1;
+    }
+    const { rowCount } = await client.query('UPDATE sesame_directory SET value = $3, sequence = $4 WHERE store = $1 AND id = $2 AND sequence IS NOT DISTINCT FROM $5', [
+      store,
+      id,
+      codec.pack(value),
+      sequenceOf(value),
+      sequenceOf(base),
+    ]);
+    return rowCount === 1;
+  }
+
+  private async upsert(client: Queryable, store: DirectoryStore, id: string, value: unknown): Promise<void> {
+    await client.query(
+      `INSERT INTO sesame_directory (store, id, value, sequence) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (store, id) DO UPDATE SET value = EXCLUDED.value, sequence = EXCLUDED.sequence`,
+      [store, id, codec.pack(value), sequenceOf(value)],
+    );
+  }
+
+  /** Logs the changed rows, numbered after the last (the lock makes the numbers follow commit order), and tells the other nodes at commit. */
+  private async logged(client: Queryable, changes: readonly DirectoryChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    await client.query(
+      `INSERT INTO sesame_directory_changes (seq, store, id, at)
+       SELECT greatest((SELECT coalesce(max(seq), 0) FROM sesame_directory_changes), (SELECT through FROM sesame_directory_pruned)) + c.n, c.store, c.id, $3
+       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS c(store, id, n)`,
+      [changes.map((c) => c.store), changes.map((c) => c.id), clock.now()],
+    );
+    // Delivered when (and only if) the transaction commits.
+    await client.query('SELECT pg_notify($1, $2)', [FEED_CHANNEL, 'directory']);
+  }
+}
