@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tokenClaims } from './token-record.js';
 import { open } from 'lmdb';
 
 /**
@@ -22,15 +23,7 @@ const tokens = root.openDB<any, Buffer>({ name: 'tokens', encoding: 'msgpack', k
 // The same records, encoded beforehand as Sesame's store encodes them: only the writer's part is timed.
 const encoded = root.openDB<Buffer, Buffer>({ name: 'tokensEncoded', encoding: 'binary', keyEncoding: 'binary' });
 const now = Math.floor(Date.now() / 1000);
-const claims = () => ({
-  jti: randomBytes(16).toString('base64url'),
-  sub: '1045316085336768852',
-  clientId: 'bench-opaque@sesame.localhost',
-  aud: ['1045316085336768999', 'bench-opaque@sesame.localhost'],
-  scope: 'urn:zitadel:iam:org:project:id:1045316085336768999:aud',
-  iat: now,
-  exp: now + 43200,
-});
+const claims = () => tokenClaims(now);
 
 /** µs per record; keys and records are made beforehand (each thread makes its own, in parallel). */
 function measure(batch: number, keys: readonly Buffer[], write: (key: Buffer, i: number) => void): number {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker, isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { tokenClaims } from './token-record.js';
 import { open, type RootDatabase } from 'lmdb';
 
 /**
@@ -42,15 +43,7 @@ interface Job {
 }
 
 const now = Math.floor(Date.now() / 1000);
-const claims = () => ({
-  jti: randomBytes(16).toString('base64url'),
-  sub: '1045316085336768852',
-  clientId: 'bench-opaque@sesame.localhost',
-  aud: ['1045316085336768999', 'bench-opaque@sesame.localhost'],
-  scope: 'urn:zitadel:iam:org:project:id:1045316085336768999:aud',
-  iat: now,
-  exp: now + 43200,
-});
+const claims = () => tokenClaims(now);
 const tokenKey = () => createHash('sha256').update(randomBytes(32)).digest();
 
 const openRoot = (path: string) => open({ path, maxDbs: 4, mapSize: 8 * 1024 ** 3, encoding: 'msgpack', noMemInit: true });
