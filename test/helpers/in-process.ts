@@ -75,7 +75,7 @@ export interface InProcessServer extends ServerAddress {
 }
 
 /** The in-process servers running now, oldest first: they all see the log lines written meanwhile. */
-const live: { output: string[]; logLevel: LogModule.LogLevel; app: AppModule.RunningApp }[] = [];
+const live: { output: string[]; logLevel: LogModule.LogLevel; app: AppModule.RunningApp; stopping?: boolean }[] = [];
 
 /**
  * Signing key pairs made once per test process and handed out in turn (an RSA pair takes ~230 ms
@@ -142,7 +142,8 @@ export async function startInProcess(options: { env?: Record<string, string>; da
   entry.app = app;
   function forget(): void {
     live.splice(live.indexOf(entry), 1);
-    const previous = live.at(-1);
+    // A server stopping too (two stopped at once) has closed its store: its settings are not read.
+    const previous = live.filter((other) => !other.stopping).at(-1);
     if (!previous) {
       // As a new process would start: nothing a stopped server set may carry over to the next one
       // (a restart on the same data dir must find its policy in storage, not in this process).
@@ -155,7 +156,10 @@ export async function startInProcess(options: { env?: Record<string, string>; da
     if (previous.app) setFramingPolicy(previous.app.ctx.settings.securityPolicy());
   }
   let stopped: Promise<void> | undefined;
-  const stop = () => (stopped ??= app.shutdown().finally(forget));
+  const stop = () => {
+    entry.stopping = true;
+    return (stopped ??= app.shutdown().finally(forget));
+  };
   return {
     url: `http://127.0.0.1:${app.port}`,
     issuer: app.issuer,
