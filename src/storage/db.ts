@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { MetaStore } from './meta.js';
 import { lmdbDecisions, type Decisions } from './decisions.js';
-import { DirectoryLog } from './directory-log.js';
+import { DirectoryLog, type DirectoryStore } from './directory-log.js';
 import { UniqueKeys } from './unique-keys.js';
 import { LmdbStore } from './lmdb-store.js';
 import { LmdbDirectoryWrites, type DirectoryWrites } from './directory-writes.js';
+import { LmdbDirectoryReader, type DirectoryReader } from './directory-reader.js';
 import { FEED_KINDS, type ChangeFeed, type FeedKind, type StorePort } from './store-port.js';
 import { commitStarted, recordCommit } from '../observability/recorder.js';
 import { traced, tracingOn } from '../observability/tracing.js';
@@ -106,6 +107,8 @@ export interface Storage {
   readonly directoryLog: DirectoryLog;
   /** How the directory is written: commits the store decides (rows at the version read, unique keys, the change feed; see DirectoryWrites). */
   readonly directoryWrites: DirectoryWrites;
+  /** How the copies of the directory read it (whole stores at a load, the rows the change feed names). */
+  readonly directoryReader: DirectoryReader;
   /** The directory's unique keys (names, domains, resource URIs, client ids), taken in the transactions that write records (see UniqueKeys). */
   readonly uniqueKeys: UniqueKeys;
   /** Which kinds of records changed, for every thread of the process (see ChangeFeed). */
@@ -188,12 +191,9 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
   const uniqueKeys = new UniqueKeys(root.openDB<string, string>({ name: 'uniqueKeys', encoding: 'msgpack' }));
   const metaDb = root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' });
   const signingKeysDb = stores.signingKeys;
-  const directoryWrites = new LmdbDirectoryWrites(
-    root,
-    (store) => (store === 'meta' ? metaDb : store === 'signingKeys' ? signingKeysDb : stores[store]),
-    directoryLog,
-    uniqueKeys,
-  );
+  const directoryDb = (store: DirectoryStore) => (store === 'meta' ? metaDb : store === 'signingKeys' ? signingKeysDb : stores[store]);
+  const directoryWrites = new LmdbDirectoryWrites(root, directoryDb, directoryLog, uniqueKeys);
+  const directoryReader = new LmdbDirectoryReader(directoryDb);
   const meta = new MetaStore(metaDb, durableDirectory, directoryWrites);
   const stored = meta.schemaVersion(SCHEMA_VERSION);
   if (stored > SCHEMA_VERSION) {
@@ -238,6 +238,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
     directoryVersion: () => Atomics.load(counters, DIRECTORY),
     directoryLog,
     directoryWrites,
+    directoryReader,
     uniqueKeys,
     feed: {
       version: (kind) => Atomics.load(counters, 2 + FEED_KINDS.indexOf(kind)),

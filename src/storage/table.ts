@@ -1,9 +1,9 @@
-import type { Database } from 'lmdb';
 import type { BatchTarget, WriteBatch } from './batch.js';
 import type { View } from '../util/readonly.js';
 import type { Storage } from './db.js';
 import type { DirectoryStore } from './directory-log.js';
 import type { KeyChanges, TableFeed } from './directory-writes.js';
+import type { DirectoryReader } from './directory-reader.js';
 
 export type { KeyChanges };
 
@@ -13,11 +13,12 @@ export function inIdOrder<T extends { readonly id: string }>(rows: Iterable<T>):
 }
 
 /**
- * An actor's in-memory copy of one LMDB store; the actor is its only writer. Reads never touch
- * disk and hand out read-only views of the rows (no copies). A put or remove is visible at once
- * and resolves when lmdb's batched transaction holding it is committed; if that write fails, the
- * memory change is taken back (unless a newer write to the row came meanwhile, which then stands).
- * Rows staged in a WriteBatch are seen only through that batch until it commits.
+ * An actor's in-memory copy of one store of the directory. Reads never touch the store and hand out
+ * read-only views of the rows (no copies). A put or remove is visible at once and resolves when the
+ * store committed it (a commit the store decides: DirectoryWrites); if that write fails, the memory
+ * change is taken back (unless a newer write to the row came meanwhile, which then stands). Rows
+ * staged in a WriteBatch are seen only through that batch until it commits. The copy is loaded, and
+ * takes in the rows the change feed names, through a DirectoryReader.
  */
 export class Table<T extends { id: string }> implements BatchTarget {
   private readonly rows = new Map<string, T>();
@@ -29,21 +30,21 @@ export class Table<T extends { id: string }> implements BatchTarget {
 
   /** A table of the directory store `store`: its writes durable with `durableDirectory` and logged in the directory's change feed. */
   static ofDirectory<T extends { id: string }>(
-    storage: Pick<Storage, 'stores' | 'durable' | 'durableDirectory' | 'directoryWrites' | 'directoryChanged'>,
+    storage: Pick<Storage, 'durable' | 'durableDirectory' | 'directoryWrites' | 'directoryReader' | 'directoryChanged'>,
     store: Exclude<DirectoryStore, 'signingKeys' | 'meta'>,
   ): Table<T> {
-    return new Table<T>(storage.stores[store] as Database<T, string>, storage.durableDirectory, storage.durable, { store, writes: storage.directoryWrites, announce: storage.directoryChanged });
+    return new Table<T>(storage.directoryReader, { store, writes: storage.directoryWrites, announce: storage.directoryChanged }, storage.durableDirectory, storage.durable);
   }
 
   constructor(
-    readonly db: Database<T, string>,
+    private readonly reader: DirectoryReader,
+    /** Where its writes go: its store, the directory's commits (which log them for the other copies), and the announcement. */
+    readonly feed: TableFeed,
     private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
     /** For `put(row, { quiet: true })`: durable without telling the HTTP acceptor threads (see Storage.durableDirectory). */
     private readonly durableQuiet: <R>(write: Promise<R>) => Promise<R> = durable,
-    /** Where its writes are logged, for the copies of the directory on other threads (none: a table nobody copies). */
-    readonly feed?: TableFeed,
   ) {
-    for (const { value } of this.db.getRange()) this.rows.set(value.id, value);
+    for (const row of reader.rows<T>(feed.store)) this.rows.set(row.id, row);
   }
 
   /** The row; with `batch`, the batch's staged version of it when it has one. */
@@ -96,7 +97,7 @@ export class Table<T extends { id: string }> implements BatchTarget {
     const previous = current === row ? this.replaced.get(row) : current;
     this.rows.set(id, row);
     this.replaced.set(row, previous);
-    const write = this.feed ? this.feed.writes.commit({ rows: [{ store: this.feed.store, id, value: row, base: previous }], keys: options?.keys }).then(() => true) : this.db.put(id, row);
+    const write = this.feed.writes.commit({ rows: [{ store: this.feed.store, id, value: row, base: previous }], keys: options?.keys }).then(() => true);
     return (options?.quiet ? this.durableQuiet : this.durable)(write).then(
       (done) => {
         this.replaced.delete(row);
@@ -130,22 +131,14 @@ export class Table<T extends { id: string }> implements BatchTarget {
       announce = row !== undefined && !(options?.quiet?.(row as View<T>) ?? false);
       return row;
     };
-    const decided = this.feed
-      ? this.feed.writes.change<View<T>>(this.feed.store, id, decide as (stored: View<T> | undefined) => View<T> | undefined)
-      : this.db.childTransaction(() => {
-          const stored = this.db.get(id) as View<T> | undefined;
-          const row = decide(stored);
-          if (row === undefined) return { row: stored, written: false };
-          void this.db.put(id, row);
-          return { row: row as View<T>, written: true };
-        });
+    const decided = this.feed.writes.change<View<T>>(this.feed.store, id, decide as (stored: View<T> | undefined) => View<T> | undefined);
     // Durable; the copies' version moves only for a change they read (whether it is one is known
     // only once `next` ran, inside the transaction), also after a failed sync, as durableDirectory does.
     let outcome: { row: View<T> | undefined; written: boolean };
     try {
       outcome = await this.durableQuiet(decided);
     } finally {
-      if (announce) this.feed?.announce();
+      if (announce) this.feed.announce();
     }
     const { row, written } = outcome;
     // Read again as committed (this thread's snapshot includes its own commit): a later commit by
@@ -162,7 +155,7 @@ export class Table<T extends { id: string }> implements BatchTarget {
     const before = this.rows.get(id);
     // A write of this thread's under way: its row stands (its commit is what the store will hold).
     if (before && this.replaced.has(before)) return { before: before as View<T>, after: before as View<T> };
-    const after = this.db.get(id);
+    const after = this.reader.get<T>(this.feed.store, id);
     if (after) this.rows.set(id, after);
     else this.rows.delete(id);
     return { before: before as View<T> | undefined, after: after as View<T> | undefined };
@@ -171,7 +164,7 @@ export class Table<T extends { id: string }> implements BatchTarget {
   /** Every id this copy holds or the store holds: what a copy that lost track of the change feed reads again. */
   ids(): Set<string> {
     const ids = new Set(this.rows.keys());
-    for (const { key } of this.db.getRange()) ids.add(key);
+    for (const id of this.reader.ids(this.feed.store)) ids.add(id);
     return ids;
   }
 
@@ -184,7 +177,7 @@ export class Table<T extends { id: string }> implements BatchTarget {
   remove(id: string, options?: { keys?: KeyChanges }): Promise<boolean> {
     const previous = this.rows.get(id);
     this.rows.delete(id);
-    const write = this.feed ? this.feed.writes.commit({ rows: [{ store: this.feed.store, id, value: null, base: previous }], keys: options?.keys }).then(() => true) : this.db.remove(id);
+    const write = this.feed.writes.commit({ rows: [{ store: this.feed.store, id, value: null, base: previous }], keys: options?.keys }).then(() => true);
     return this.durable(write).catch((error: unknown) => {
       if (previous && !this.rows.has(id)) this.rows.set(id, previous);
       throw error;

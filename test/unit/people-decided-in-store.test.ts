@@ -131,7 +131,7 @@ describe('the directory decided in the store: unique keys and versions', () => {
     const stale = new OrgsActor(s, 'localhost');
     await main.updateProject(project.id, 'o1', { ...PROJECT, name: 'Renamed' });
     // The store refuses a write made from the version the stale copy holds.
-    const staleTable = new Table<{ id: string; sequence: number; name: string }>(s.stores.projects, undefined, undefined, { store: 'projects', writes: s.directoryWrites, announce: s.directoryChanged });
+    const staleTable = new Table<{ id: string; sequence: number; name: string }>(s.directoryReader, { store: 'projects', writes: s.directoryWrites, announce: s.directoryChanged });
     const staleRow = { ...staleTable.get(project.id)! };
     await main.addProjectRoles(project.id, 'o1', [{ key: 'r', displayName: 'R', group: '' }]);
     await expect(staleTable.put({ ...staleRow, sequence: staleRow.sequence + 1, name: 'Lost' })).rejects.toThrow(WriteConflict);

@@ -2,7 +2,9 @@ import { instanceLifetimeLimits } from '../../src/zitadel/oidc-config.js';
 import { loadConfig } from '../../src/config.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WriteBatch } from '../../src/storage/batch.js';
+import { WriteConflict } from '../../src/model/errors.js';
 import type { Storage } from '../../src/storage/db.js';
+import type { DirectoryWrites } from '../../src/storage/directory-writes.js';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 
 /** The instance's token lifetimes an import checks apps' own against: the settings' defaults. */
@@ -176,14 +178,18 @@ describe('staged rows', () => {
 });
 
 describe('Table writes', () => {
-  const failingDb = (db: Storage['stores']['orgs'], fail: Promise<never>) =>
-    new Proxy(db, { get: (target, key) => (key === 'put' || key === 'remove' ? () => fail : Reflect.get(target, key)) });
+  type Row = { id: string; name: string };
+  /** The orgs table over these commits (a store whose commits fail, or one that lets some through). */
+  const tableWith = (commit: DirectoryWrites['commit']) =>
+    new Table<Row>(storage.directoryReader, { store: 'orgs', writes: { ...storage.directoryWrites, commit, change: storage.directoryWrites.change.bind(storage.directoryWrites) }, announce: storage.directoryChanged });
+  const realCommit: DirectoryWrites['commit'] = (commit) => storage.directoryWrites.commit(commit);
 
   it('a failed put is taken back from memory', async () => {
-    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const orgs = Table.ofDirectory<Row>(storage, 'orgs');
     await orgs.put({ id: 'o1', name: 'before' });
     let reject!: (e: Error) => void;
-    const broken = new Table<{ id: string; name: string }>(failingDb(storage.stores.orgs, new Promise<never>((_, r) => (reject = r))));
+    const fail = new Promise<never>((_, r) => (reject = r));
+    const broken = tableWith(() => fail);
     const write = broken.put({ id: 'o1', name: 'doomed' });
     expect(broken.get('o1')?.name).toBe('doomed');
     reject(new Error('disk full'));
@@ -194,31 +200,30 @@ describe('Table writes', () => {
     expect(broken.has('o2')).toBe(false);
   });
 
-  it('a failed put does not roll back a newer write to the same row', async () => {
+  it('a put made on top of a write that then fails is refused too (the store never held what it was made from); memory follows the store', async () => {
+    const orgs0 = Table.ofDirectory<Row & { sequence: number }>(storage, 'orgs');
+    // Rows carry their version (`sequence`), as the directory's do.
+    await orgs0.put({ id: 'o1', name: 'durable', sequence: 1 });
     let reject!: (e: Error) => void;
     const fail = new Promise<never>((_, r) => (reject = r));
     let calls = 0;
-    const db = new Proxy(storage.stores.orgs, {
-      get: (target, key) => (key === 'put' ? (k: string, v: unknown) => (++calls === 1 ? fail : target.put(k, v)) : Reflect.get(target, key)),
-    });
-    const orgs = new Table<{ id: string; name: string }>(db);
-    const first = orgs.put({ id: 'o1', name: 'first' });
-    const second = orgs.put({ id: 'o1', name: 'second' });
+    const orgs = tableWith((commit) => (++calls === 1 ? fail : realCommit(commit)));
+    const first = orgs.put({ id: 'o1', name: 'first', sequence: 2 } as Row);
+    const second = orgs.put({ id: 'o1', name: 'second', sequence: 3 } as Row);
     reject(new Error('disk full'));
     await expect(first).rejects.toThrow('disk full');
-    await second;
-    expect(orgs.get('o1')?.name).toBe('second');
+    await expect(second).rejects.toBeInstanceOf(WriteConflict);
+    expect(orgs.get('o1')?.name).toBe('durable');
+    // Made from the row as stored, a write lands.
+    await orgs.put({ id: 'o1', name: 'third', sequence: 2 } as Row);
+    expect(orgs.get('o1')?.name).toBe('third');
   });
 
   it('two failed writes in a row go back to the last one that was written', async () => {
-    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const orgs = Table.ofDirectory<Row>(storage, 'orgs');
     await orgs.put({ id: 'o1', name: 'durable' });
     const rejects: ((e: Error) => void)[] = [];
-    const broken = new Table<{ id: string; name: string }>(
-      new Proxy(storage.stores.orgs, {
-        get: (target, key) => (key === 'put' ? () => new Promise<never>((_, r) => rejects.push(r)) : Reflect.get(target, key)),
-      }),
-    );
+    const broken = tableWith(() => new Promise<never>((_, r) => rejects.push(r)));
     const first = broken.put({ id: 'o1', name: 'first' });
     const second = broken.put({ id: 'o1', name: 'second' });
     for (const reject of rejects) reject(new Error('disk full'));
@@ -228,15 +233,15 @@ describe('Table writes', () => {
   });
 
   it('a failed remove brings the row back', async () => {
-    const orgs = new Table<{ id: string; name: string }>(storage.stores.orgs);
+    const orgs = Table.ofDirectory<Row>(storage, 'orgs');
     await orgs.put({ id: 'o1', name: 'kept' });
-    const broken = new Table<{ id: string; name: string }>(failingDb(storage.stores.orgs, Promise.reject(new Error('disk full'))));
+    const broken = tableWith(() => Promise.reject(new Error('disk full')));
     await expect(broken.remove('o1')).rejects.toThrow('disk full');
     expect(broken.get('o1')?.name).toBe('kept');
   });
 
   it('hands out read-only views (a type error to change them)', async () => {
-    const orgs = new Table<{ id: string; tags: string[] }>(storage.stores.orgs);
+    const orgs = Table.ofDirectory<{ id: string; tags: string[] }>(storage, 'orgs');
     await orgs.put({ id: 'o1', tags: ['a'] });
     const row = orgs.get('o1')!;
     // @ts-expect-error read-only view

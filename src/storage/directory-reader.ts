@@ -1,0 +1,31 @@
+import type { Database } from 'lmdb';
+import type { DirectoryStore } from './directory-log.js';
+
+/**
+ * How a copy of the directory reads the store: whole stores when it loads, single rows when the
+ * change feed names them. Synchronous: on LMDB these are memory-map reads; a store over the network
+ * (PostgreSQL) fetches what will be read before the copy reads it (a load, or the rows a feed entry
+ * names), so the copies' own reads never wait.
+ */
+export interface DirectoryReader {
+  get<T>(store: DirectoryStore, id: string): T | undefined;
+  rows<T>(store: DirectoryStore): Iterable<T>;
+  ids(store: DirectoryStore): Iterable<string>;
+}
+
+/** The directory read from LMDB (each call reads this thread's snapshot: see Storage.freshReads). */
+export class LmdbDirectoryReader implements DirectoryReader {
+  constructor(private readonly dbOf: (store: DirectoryStore) => Database<any, string>) {}
+
+  get<T>(store: DirectoryStore, id: string): T | undefined {
+    return this.dbOf(store).get(id) as T | undefined;
+  }
+
+  *rows<T>(store: DirectoryStore): Iterable<T> {
+    for (const { value } of this.dbOf(store).getRange()) yield value as T;
+  }
+
+  *ids(store: DirectoryStore): Iterable<string> {
+    for (const { key } of this.dbOf(store).getRange()) yield key;
+  }
+}
