@@ -11,6 +11,11 @@ export interface DirectoryReader {
   get<T>(store: DirectoryStore, id: string): T | undefined;
   rows<T>(store: DirectoryStore): Iterable<T>;
   ids(store: DirectoryStore): Iterable<string>;
+  /**
+   * This copy's own commit of a row (undefined: removed): a reader that holds what it fetched takes
+   * it in, unless it already holds a later version of the row (another node's, taken from the feed).
+   */
+  committed(store: DirectoryStore, id: string, row: unknown): void;
 }
 
 /** The directory read from LMDB (each call reads this thread's snapshot: see Storage.freshReads). */
@@ -28,4 +33,7 @@ export class LmdbDirectoryReader implements DirectoryReader {
   *ids(store: DirectoryStore): Iterable<string> {
     for (const { key } of this.dbOf(store).getRange()) yield key;
   }
+
+  /** LMDB reads the commit itself (this thread's snapshot includes its own commits). */
+  committed(): void {}
 }

@@ -101,6 +101,7 @@ export class Table<T extends { id: string }> implements BatchTarget {
     return (options?.quiet ? this.durableQuiet : this.durable)(write).then(
       (done) => {
         this.replaced.delete(row);
+        this.reader.committed(this.feed.store, id, row);
         return done;
       },
       (error: unknown) => {
@@ -141,8 +142,9 @@ export class Table<T extends { id: string }> implements BatchTarget {
       if (announce) this.feed.announce();
     }
     const { row, written } = outcome;
-    // Read again as committed (this thread's snapshot includes its own commit): a later commit by
-    // another thread, already read in by the change feed, is not undone here.
+    if (written) this.reader.committed(this.feed.store, id, row);
+    // Read again as committed: a later commit by another thread, already read in by the change feed,
+    // is not undone here.
     if (written || (row !== undefined) !== this.rows.has(id)) this.refresh(id);
     return row;
   }
@@ -178,10 +180,16 @@ export class Table<T extends { id: string }> implements BatchTarget {
     const previous = this.rows.get(id);
     this.rows.delete(id);
     const write = this.feed.writes.commit({ rows: [{ store: this.feed.store, id, value: null, base: previous }], keys: options?.keys }).then(() => true);
-    return this.durable(write).catch((error: unknown) => {
-      if (previous && !this.rows.has(id)) this.rows.set(id, previous);
-      throw error;
-    });
+    return this.durable(write).then(
+      (done) => {
+        this.reader.committed(this.feed.store, id, undefined);
+        return done;
+      },
+      (error: unknown) => {
+        if (previous && !this.rows.has(id)) this.rows.set(id, previous);
+        throw error;
+      },
+    );
   }
 
   // ---- BatchTarget: used by WriteBatch only ----
@@ -191,6 +199,7 @@ export class Table<T extends { id: string }> implements BatchTarget {
   }
 
   applyCommitted(id: string, value: unknown, base: unknown): void {
+    this.reader.committed(this.feed.store, id, value);
     if (this.rows.get(id) === base) this.rows.set(id, value as T);
   }
 

@@ -4,6 +4,7 @@ import { WriteConflict } from '../../model/errors.js';
 import { clock } from '../../util/clock.js';
 import type { DirectoryChange, DirectoryStore } from '../directory-log.js';
 import type { DirectoryCommit, DirectoryWrites } from '../directory-writes.js';
+import type { DirectoryReader } from '../directory-reader.js';
 import { FEED_CHANNEL } from './change-feed.js';
 
 /**
@@ -74,10 +75,10 @@ export class PostgresDirectory implements DirectoryWrites {
     return outcome;
   }
 
-  /** Every row of a store (what a copy loads). */
-  async rows<T>(store: DirectoryStore): Promise<T[]> {
-    const { rows } = await this.pool.query<{ value: Buffer }>('SELECT value FROM sesame_directory WHERE store = $1 ORDER BY id', [store]);
-    return rows.map((row) => codec.unpack(row.value) as T);
+  /** Every row of a store, by id (what a copy loads). */
+  async entries(store: DirectoryStore): Promise<{ id: string; value: unknown }[]> {
+    const { rows } = await this.pool.query<{ id: string; value: Buffer }>('SELECT id, value FROM sesame_directory WHERE store = $1 ORDER BY id', [store]);
+    return rows.map((row) => ({ id: row.id, value: codec.unpack(row.value) }));
   }
 
   /** Rows as stored now, by store and id (what a copy takes in for the feed's entries); absent ones are undefined. */
@@ -207,5 +208,57 @@ export class PostgresDirectory implements DirectoryWrites {
     );
     // Delivered when (and only if) the transaction commits.
     await client.query('SELECT pg_notify($1, $2)', [FEED_CHANNEL, 'directory']);
+  }
+}
+
+/**
+ * The directory as a node's copies read it on PostgreSQL: what was fetched, held in memory, so the
+ * copies' reads never wait. `load` fetches whole stores (at start, or when the feed was lost);
+ * `fetch` the rows the change feed names, before the copies take them in.
+ */
+export class PostgresDirectoryReader implements DirectoryReader {
+  private readonly stores = new Map<DirectoryStore, Map<string, unknown>>();
+
+  constructor(private readonly directory: PostgresDirectory) {}
+
+  async load(stores: readonly DirectoryStore[]): Promise<void> {
+    const loaded = await Promise.all(stores.map(async (store) => [store, await this.directory.entries(store)] as const));
+    for (const [store, entries] of loaded) this.stores.set(store, new Map(entries.map(({ id, value }) => [id, value])));
+  }
+
+  async fetch(changes: readonly DirectoryChange[]): Promise<void> {
+    const current = await this.directory.current(changes);
+    for (const { store, id } of changes) {
+      const rows = this.of(store);
+      const row = current.get(`${store}\u0000${id}`);
+      if (row === undefined) rows.delete(id);
+      else rows.set(id, row);
+    }
+  }
+
+  get<T>(store: DirectoryStore, id: string): T | undefined {
+    return this.of(store).get(id) as T | undefined;
+  }
+
+  committed(store: DirectoryStore, id: string, row: unknown): void {
+    const rows = this.of(store);
+    const held = sequenceOf(rows.get(id));
+    if (held !== null && row !== undefined && (sequenceOf(row) ?? -1) < held) return;
+    if (row === undefined) rows.delete(id);
+    else rows.set(id, row);
+  }
+
+  rows<T>(store: DirectoryStore): Iterable<T> {
+    return this.of(store).values() as Iterable<T>;
+  }
+
+  ids(store: DirectoryStore): Iterable<string> {
+    return this.of(store).keys();
+  }
+
+  private of(store: DirectoryStore): Map<string, unknown> {
+    let rows = this.stores.get(store);
+    if (!rows) this.stores.set(store, (rows = new Map()));
+    return rows;
   }
 }
