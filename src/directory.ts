@@ -42,14 +42,14 @@ export interface Directory {
 /** The signing keys' actor, alike on every thread (each may rotate: the key set is a compare-and-set in the store). */
 export function keysActorOf(storage: Storage, masterKey: MasterKey, config: Config, signingAlg: SigningAlg, generateKey?: KeyGenerator): KeysActor {
   return new KeysActor(
-    storage.stores.signingKeys,
+    storage.directoryReader,
+    storage.directoryWrites,
     masterKey,
     signingAlg,
     config.keyRotationInterval,
     Math.max(config.accessTokenLifetime, config.idTokenLifetime),
     storage.durableDirectory,
     generateKey,
-    storage.directoryLog,
   );
 }
 

@@ -10,7 +10,8 @@ import { importPkcs8 } from '../crypto/jws-signature.js';
 import type { ActiveSigningKey } from '../workers/signer.js';
 import { clock } from '../util/clock.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
-import type { DirectoryLog } from '../storage/directory-log.js';
+import type { DirectoryReader } from '../storage/directory-reader.js';
+import type { DirectoryWrites, RowWrite } from '../storage/directory-writes.js';
 
 /**
  * Owns the signing keys. Three roles at any time:
@@ -87,8 +88,17 @@ function fingerprint(keys: ReadonlyMap<string, StoredKey>): string {
     .join(',');
 }
 
-/** The id a key set change is logged under (the set changes as a whole). */
+/** The id a key set change is decided under (the set changes as a whole). */
 export const KEY_SET = 'key set';
+
+/**
+ * The key set's version, a row of the `meta` store every change moves: a change is written only if
+ * the set is still at the version it was computed from (a compare-and-set on the whole set).
+ */
+export const KEY_SET_VERSION = 'signingKeySet';
+interface KeySetVersion {
+  sequence: number;
+}
 
 export class KeysActor {
   /** The algorithm of the key a signing-key store signs with now, if any (read before an actor exists). */
@@ -109,7 +119,10 @@ export class KeysActor {
   private stopped = false;
 
   constructor(
-    private readonly db: Database<StoredKey, string>,
+    /** How the key set is read (the `signingKeys` store and its version in `meta`). */
+    private readonly reader: DirectoryReader,
+    /** How a new key set is written: one commit the store decides, logged for the other copies. */
+    private readonly writes: DirectoryWrites,
     private readonly masterKey: MasterKey,
     private readonly alg: SigningAlg,
     private readonly rotationIntervalMs: number,
@@ -119,8 +132,6 @@ export class KeysActor {
     private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
     /** Where new key pairs come from (tests hand in keys made once, so a server starts in milliseconds). */
     private readonly generate: KeyGenerator = generateSigningKey,
-    /** The directory's change feed: a new key set is logged as one change (copies load the set again). */
-    private readonly log?: DirectoryLog,
   ) {}
 
   async start(): Promise<void> {
@@ -158,7 +169,7 @@ export class KeysActor {
   /** The key set as stored, by kid. */
   private stored(): Map<string, StoredKey> {
     const stored = new Map<string, StoredKey>();
-    for (const { value } of this.db.getRange()) stored.set(value.kid, value);
+    for (const value of this.reader.rows<StoredKey>('signingKeys')) stored.set(value.kid, value);
     return stored;
   }
 
@@ -213,6 +224,7 @@ export class KeysActor {
   private change(compute: (current: ReadonlyMap<string, StoredKey>) => Promise<Map<string, StoredKey> | undefined>): Promise<string | undefined> {
     const run = async () => {
       for (let tries = 1; ; tries++) {
+        const version = this.reader.get<KeySetVersion>('meta', KEY_SET_VERSION);
         const current = this.stored();
         const keys = await compute(current);
         if (!keys) {
@@ -223,23 +235,20 @@ export class KeysActor {
         }
         // Derived before the write: nothing that could fail is left once the write is durable.
         const view = this.derive(keys);
+        // The store becomes exactly this set (a handful of keys), only if the set is still at the
+        // version it was computed from: a set changed meanwhile (or an earlier write whose outcome
+        // was unknown: committed, but its sync failed) moved the version.
+        const rows: RowWrite[] = [
+          ...[...current.values()].filter((key) => !keys.has(key.kid)).map((key) => ({ store: 'signingKeys' as const, id: key.kid, value: null, base: key })),
+          ...[...keys.values()].map((key) => ({ store: 'signingKeys' as const, id: key.kid, value: key, base: current.get(key.kid) })),
+          { store: 'meta', id: KEY_SET_VERSION, value: { sequence: (version?.sequence ?? 0) + 1 } satisfies KeySetVersion, base: version },
+        ];
         try {
-          await this.durable(
-            // A child transaction: lmdb's plain async transaction would commit the writes made
-            // before a throw; this one aborts them all.
-            this.db.childTransaction(() => {
-              if (fingerprint(this.stored()) !== fingerprint(current)) throw new WriteConflict(KEY_SET);
-              // The store becomes exactly this set (a handful of keys), also after an earlier write
-              // whose outcome was unknown (committed, but its sync failed).
-              for (const { key } of this.db.getRange()) if (!keys.has(key)) this.db.remove(key);
-              for (const key of keys.values()) this.db.put(key.kid, key);
-              this.log?.record('signingKeys', KEY_SET);
-            }),
-          );
+          await this.durable(this.writes.commit({ rows }));
         } catch (error) {
           if (!(error instanceof WriteConflict) || tries >= MOST_CHANGE_TRIES) throw error;
-          // Read again as committed: this thread's snapshot may predate the change that came first.
-          this.db.resetReadTxn();
+          // Read again as committed: this copy may predate the change that came first.
+          await this.reader.reload(['signingKeys', 'meta']);
           continue;
         }
         this.view = view;

@@ -193,7 +193,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
   const signingKeysDb = stores.signingKeys;
   const directoryDb = (store: DirectoryStore) => (store === 'meta' ? metaDb : store === 'signingKeys' ? signingKeysDb : stores[store]);
   const directoryWrites = new LmdbDirectoryWrites(root, directoryDb, directoryLog, uniqueKeys);
-  const directoryReader = new LmdbDirectoryReader(directoryDb);
+  const directoryReader = new LmdbDirectoryReader(directoryDb, () => root.resetReadTxn());
   const meta = new MetaStore(metaDb, durableDirectory, directoryWrites);
   const stored = meta.schemaVersion(SCHEMA_VERSION);
   if (stored > SCHEMA_VERSION) {

@@ -16,11 +16,17 @@ export interface DirectoryReader {
    * it in, unless it already holds a later version of the row (another node's, taken from the feed).
    */
   committed(store: DirectoryStore, id: string, row: unknown): void;
+  /** Reads these stores again as committed now (after a write refused because another copy wrote first). */
+  reload(stores: readonly DirectoryStore[]): Promise<void>;
 }
 
 /** The directory read from LMDB (each call reads this thread's snapshot: see Storage.freshReads). */
 export class LmdbDirectoryReader implements DirectoryReader {
-  constructor(private readonly dbOf: (store: DirectoryStore) => Database<any, string>) {}
+  constructor(
+    private readonly dbOf: (store: DirectoryStore) => Database<any, string>,
+    /** Renews this thread's read snapshot (LMDB readers keep theirs until renewed). */
+    private readonly renewReads: () => void,
+  ) {}
 
   get<T>(store: DirectoryStore, id: string): T | undefined {
     return this.dbOf(store).get(id) as T | undefined;
@@ -36,4 +42,9 @@ export class LmdbDirectoryReader implements DirectoryReader {
 
   /** LMDB reads the commit itself (this thread's snapshot includes its own commits). */
   committed(): void {}
+
+  reload(): Promise<void> {
+    this.renewReads();
+    return Promise.resolve();
+  }
 }

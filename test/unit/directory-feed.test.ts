@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OrgsActor } from '../../src/actors/orgs.js';
 import { ClientsActor } from '../../src/actors/clients.js';
-import { KeysActor } from '../../src/actors/keys.js';
+import { KEY_SET_VERSION, KeysActor } from '../../src/actors/keys.js';
 import { WriteBatch } from '../../src/storage/batch.js';
 import type { DirectoryChange } from '../../src/storage/directory-log.js';
 import type { Storage } from '../../src/storage/db.js';
@@ -215,17 +215,29 @@ describe('the directory change feed', () => {
     expect(copy.takeChange('signingKeys', 'x') || copyClients.takeChange('meta', 'x')).toBe(false);
   });
 
-  it('a new signing key set is one logged change', async () => {
+  it('a new signing key set is one commit: its keys and the set\'s version, logged row by row', async () => {
     const s = storage();
-    const keys = new KeysActor(s.stores.signingKeys, MasterKey.fromSecret('feed test master key secret, long enough'), 'ES256', 3_600_000, 60_000, s.durableDirectory, undefined, s.directoryLog);
+    const keys = new KeysActor(s.directoryReader, s.directoryWrites, MasterKey.fromSecret('feed test master key secret, long enough'), 'ES256', 3_600_000, 60_000, s.durableDirectory);
     const before = s.directoryLog.last();
     await keys.start();
+    const kids = () => [...s.stores.signingKeys.getKeys()] as string[];
+    const afterStart = kids();
     await keys.rotate();
     keys.stop();
-    expect(s.directoryLog.since(before, 10)!.changes).toEqual([
-      { store: 'signingKeys', id: 'key set' },
-      { store: 'signingKeys', id: 'key set' },
-    ]);
+    const changes = s.directoryLog.since(before, 20)!.changes;
+    // Two commits, each its keys (the first set: active and next; the rotated one: those two and a
+    // new next), closed by the set's version.
+    const commits: string[][] = [[]];
+    for (const change of changes) {
+      if (change.store === 'meta') {
+        expect(change.id).toBe(KEY_SET_VERSION);
+        commits.push([]);
+      } else {
+        expect(change.store).toBe('signingKeys');
+        commits.at(-1)!.push(change.id);
+      }
+    }
+    expect(commits.map((ids) => ids.sort())).toEqual([afterStart.sort(), kids().sort(), []]);
   });
 
   it('settings are logged as meta changes', async () => {

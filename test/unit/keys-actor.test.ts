@@ -3,6 +3,7 @@ import type { Database } from 'lmdb';
 import { KeysActor } from '../../src/actors/keys.js';
 import type { SigningAlg } from '../../src/config.js';
 import type { Storage } from '../../src/storage/db.js';
+import { LmdbDirectoryWrites, type DirectoryWrites } from '../../src/storage/directory-writes.js';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { installClock } from '../../src/util/clock.js';
@@ -45,13 +46,25 @@ afterEach(async () => {
  */
 type Failure = 'none' | 'transaction' | 'midway' | 'durable';
 
-/** The signing-key store, whose writes fail while `failing.mode` says so. */
-function store(failing: { mode: Failure }): Database<any, string> {
+/** The directory's commits over LMDB, whose writes of signing keys fail while `failing.mode` says so. */
+function writes(failing: { mode: Failure }): DirectoryWrites {
+  const keysDb = signingKeysDb(failing);
+  const real = storage.directoryWrites;
+  const lmdb = new LmdbDirectoryWrites(storage.root, (s) => (s === 'signingKeys' ? keysDb : s === 'meta' ? metaDb() : storage.stores[s]), storage.directoryLog, storage.uniqueKeys);
+  return {
+    commit: (commit) => (failing.mode === 'transaction' ? Promise.reject(new Error('disk full')) : lmdb.commit(commit)),
+    change: (store, id, next) => real.change(store, id, next),
+  };
+}
+
+const metaDb = () => storage.root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' });
+
+/** The signing-key store, whose puts fail midway through a transaction while `failing.mode` says so. */
+function signingKeysDb(failing: { mode: Failure }): Database<any, string> {
   const db = storage.stores.signingKeys;
   let puts = 0;
   return new Proxy(db, {
     get(target, prop) {
-      if ((prop === 'transaction' || prop === 'childTransaction') && failing.mode === 'transaction') return () => Promise.reject(new Error('disk full'));
       if (prop === 'put' && failing.mode === 'midway') {
         return (...args: Parameters<typeof db.put>) => {
           if (++puts % 2 === 0) throw new Error('disk full');
@@ -67,7 +80,7 @@ function store(failing: { mode: Failure }): Database<any, string> {
 async function started(alg: SigningAlg = 'EdDSA', failing: { mode: Failure } = { mode: 'none' }): Promise<KeysActor> {
   const durable = <R>(write: Promise<R>): Promise<R> =>
     failing.mode === 'durable' ? write.then(() => Promise.reject(new Error('fsync failed'))) : write;
-  const actor = new KeysActor(store(failing), masterKey, alg, INTERVAL, MAX_TOKEN, durable);
+  const actor = new KeysActor(storage.directoryReader, writes(failing), masterKey, alg, INTERVAL, MAX_TOKEN, durable);
   actors.push(actor);
   await actor.start();
   return actor;
@@ -207,7 +220,7 @@ describe('KeysActor rotation', () => {
     const actor = await started();
     const [a, b] = jwksKids(actor);
     // Another thread's actor, loaded from the same store.
-    const other = new KeysActor(storage.stores.signingKeys, masterKey, 'EdDSA', INTERVAL, MAX_TOKEN);
+    const other = new KeysActor(storage.directoryReader, storage.directoryWrites, masterKey, 'EdDSA', INTERVAL, MAX_TOKEN);
     other.load();
     const [first, second] = await Promise.all([actor.rotate(), other.rotate()]);
     expect(first.kid).not.toBe(second.kid);

@@ -226,6 +226,10 @@ export class PostgresDirectoryReader implements DirectoryReader {
     for (const [store, entries] of loaded) this.stores.set(store, new Map(entries.map(({ id, value }) => [id, value])));
   }
 
+  reload(stores: readonly DirectoryStore[]): Promise<void> {
+    return this.load(stores);
+  }
+
   async fetch(changes: readonly DirectoryChange[]): Promise<void> {
     const current = await this.directory.current(changes);
     for (const { store, id } of changes) {
