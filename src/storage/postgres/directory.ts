@@ -142,17 +142,24 @@ export class PostgresDirectory implements DirectoryWrites {
   /** Runs `work` in one transaction holding the directory's lock; committed when it resolves. */
   private async inTurn(work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
     const client = await this.pool.connect();
-    let ok = false;
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [DIRECTORY_LOCK]);
       await work(client);
       await client.query('COMMIT');
-      ok = true;
-    } finally {
-      if (!ok) await client.query('ROLLBACK').catch(() => undefined);
+    } catch (error) {
+      // A refusal (a conflict, a taken key) leaves a healthy connection once rolled back; one that
+      // cannot even roll back is dropped from the pool.
+      try {
+        await client.query('ROLLBACK');
+      } catch (broken) {
+        client.release(broken as Error);
+        throw error;
+      }
       client.release();
+      throw error;
     }
+    client.release();
   }
 
   private async read(client: Queryable, store: DirectoryStore, id: string): Promise<unknown> {
