@@ -31,7 +31,7 @@ try {
 
   const config = loadConfig({ SESAME_DATA_DIR: dataDir }, []);
   const storage = openStorage(dataDir, config.durability);
-  const masterKey = openMasterKey(storage, config);
+  const masterKey = await openMasterKey(storage, config);
   const times: number[] = [];
   let local: ReturnType<typeof buildLocalRoutes> | undefined;
   for (let i = 0; i < 5; i++) {

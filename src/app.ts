@@ -204,7 +204,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   try {
     let masterKey: MasterKey;
     try {
-      masterKey = openMasterKey(storage, config);
+      masterKey = await openMasterKey(storage, config);
     } catch (error) {
       // A key that does not open the data dir is a setting to change (exit 2), like any other.
       if (error instanceof MasterKeyMismatchError) throw new ConfigError(`SESAME_MASTERKEY (--master-key): ${error.message}`);

@@ -15,11 +15,11 @@ import { loadMasterKey, MasterKeyMismatchError } from './storage/master-key-file
 export { MasterKeyMismatchError };
 
 /** The configured or stored master key; throws MasterKeyMismatchError when it does not open this dir. */
-export function openMasterKey(storage: Storage, config: Pick<Config, 'dataDir' | 'masterKey'>): MasterKey {
+export async function openMasterKey(storage: Storage, config: Pick<Config, 'dataDir' | 'masterKey'>): Promise<MasterKey> {
   const sealed = storage.meta.masterKeyCheck();
   const masterKey = loadMasterKey(config.dataDir, config.masterKey, sealed === undefined);
   if (!sealed) {
-    storage.meta.sealMasterKeyCheck(masterKey.encrypt(Buffer.from('sesame')));
+    await storage.meta.sealMasterKeyCheck(masterKey.encrypt(Buffer.from('sesame')));
     return masterKey;
   }
   try {

@@ -215,7 +215,7 @@ export class ClientsActor {
   ): Promise<{ app: View<AppRecord>; clientSecret?: string }> {
     if (!input.registration || quota === undefined) return this.writeNewApp(project, input);
     // A place another thread took meanwhile is a conflict: decided again, with the next free place.
-    return decidedAgain(this.storage, this, async () => {
+    return decidedAgain(this.storage.directoryReader, this, async () => {
       const held = this.storage.uniqueKeys.heldUnder(directoryKey.registrationSlots(project.id));
       // Places this thread is taking now are skipped too: its own registrations do not contend.
       const taken = (place: number) => held.has(directoryKey.registrationSlot(project.id, place)) || this.placesTaking.has(directoryKey.registrationSlot(project.id, place));
@@ -335,7 +335,7 @@ export class ClientsActor {
    * whether the instance vouches for its back-channel logout URI now.
    */
   updateOidcConfig(appId: string, oidc: OidcAppConfig, logoutReceiverByInstance: boolean): Promise<View<AppRecord>> {
-    return decidedAgain(this.storage, this, async () => {
+    return decidedAgain(this.storage.directoryReader, this, async () => {
       const app = this.apps.get(appId);
       if (!app?.oidc) throw notFound('APP-Jd8sa', `application ${appId} not found`);
       return this.writeApp(app, { oidc, logoutReceiverByInstance: logoutReceiverByInstance || undefined });
@@ -347,7 +347,7 @@ export class ClientsActor {
    * together. The client sets its receiver itself, so the instance no longer vouches for it.
    */
   updateRegisteredApp(appId: string, oidc: OidcAppConfig, registration: ClientRegistration): Promise<View<AppRecord>> {
-    return decidedAgain(this.storage, this, async () => {
+    return decidedAgain(this.storage.directoryReader, this, async () => {
       const app = this.apps.get(appId);
       if (!app?.oidc || !app.registration) throw notFound('APP-Jd8sa', `application ${appId} not found`);
       return this.writeApp(app, { oidc, registration, logoutReceiverByInstance: undefined });
@@ -359,7 +359,7 @@ export class ClientsActor {
    * durable (if the write fails, the app is back).
    */
   removeApp(appId: string): Promise<View<AppRecord>> {
-    return decidedAgain(this.storage, this, async () => {
+    return decidedAgain(this.storage.directoryReader, this, async () => {
       const app = this.apps.get(appId);
       if (!app) throw notFound('APP-Jd8sa', `application ${appId} not found`);
       const keys = [...this.appKeys.values()].filter((k) => k.appId === appId);

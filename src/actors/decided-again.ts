@@ -1,5 +1,5 @@
 import { WriteConflict } from '../model/errors.js';
-import type { Storage } from '../storage/db.js';
+import type { DirectoryReader } from '../storage/directory-reader.js';
 import type { DirectoryStore } from '../storage/directory-log.js';
 
 /** Tries per change: a change that keeps meeting newer ones (a burst on one record) is refused after these. */
@@ -17,15 +17,16 @@ export interface StoresCopy {
  * Optimistic concurrency: no thread waits for another, and two changes to one record (two roles
  * added to a project at once) both land, one after the other.
  */
-export async function decidedAgain<T>(storage: Pick<Storage, 'freshReads'>, copy: StoresCopy, attempt: () => Promise<T>): Promise<T> {
+export async function decidedAgain<T>(reader: Pick<DirectoryReader, 'fetch'>, copy: StoresCopy, attempt: () => Promise<T>): Promise<T> {
   for (let tries = 1; ; tries++) {
     try {
       return await attempt();
     } catch (error) {
       if (!(error instanceof WriteConflict) || tries >= MOST_TRIES) throw error;
-      // Read again as committed: this thread's snapshot may predate the change that came first.
-      storage.freshReads();
-      if (error.store !== undefined) copy.takeChange(error.store as DirectoryStore, error.key);
+      // Read again as committed: this copy may predate the change that came first.
+      const changed = error.store === undefined ? [] : [{ store: error.store as DirectoryStore, id: error.key }];
+      await reader.fetch(changed);
+      for (const { store, id } of changed) copy.takeChange(store, id);
     }
   }
 }

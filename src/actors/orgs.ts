@@ -313,7 +313,7 @@ export class OrgsActor {
 
   /** Adds (`create`) or updates the org's custom policy; ZITADEL's AlreadyExists / NotFound / no-change rules. */
   setPolicy<K extends PolicyKind>(kind: K, orgId: string, policy: PolicyTypes[K], create: boolean): Promise<View<PolicyRecord<K>>> {
-    return decidedAgain(this.storage, this, async () => {
+    return decidedAgain(this.storage.directoryReader, this, async () => {
       this.requireOrg(orgId);
       const id = `${kind}:${orgId}`;
       const existing = this.policies.get(id) as PolicyRecord<K> | undefined;
@@ -333,7 +333,7 @@ export class OrgsActor {
 
   /** Resets the org to the default policy. */
   removePolicy(kind: PolicyKind, orgId: string): Promise<void> {
-    return decidedAgain(this.storage, this, async () => {
+    return decidedAgain(this.storage.directoryReader, this, async () => {
       const id = `${kind}:${orgId}`;
       if (!this.policies.has(id)) throw notFound('POLICY-3kd9f', `the organization has no custom ${kind} policy`);
       await this.policies.remove(id);
@@ -561,7 +561,7 @@ export class OrgsActor {
    * Resolves once every removal is durable.
    */
   removeUser(userId: string, orgId: string): Promise<View<UserRecord>> {
-    return decidedAgain(this.storage, this, async () => {
+    return decidedAgain(this.storage.directoryReader, this, async () => {
       const user = this.requireUser(userId, orgId);
       const pats = this.patsOf(userId);
       const members = this.memberships(userId);
@@ -731,7 +731,7 @@ export class OrgsActor {
    * when given (Sesame's field), replacing the list.
    */
   updateProject(projectId: string, orgId: string, change: ProjectSettings): Promise<View<ProjectRecord>> {
-    return this.projectChanges.run(projectId, () => decidedAgain(this.storage, this, () => this.changeProject(projectId, orgId, change)));
+    return this.projectChanges.run(projectId, () => decidedAgain(this.storage.directoryReader, this, () => this.changeProject(projectId, orgId, change)));
   }
 
   private async changeProject(projectId: string, orgId: string, change: ProjectSettings): Promise<View<ProjectRecord>> {
@@ -797,7 +797,7 @@ export class OrgsActor {
 
   addProjectRoles(projectId: string, orgId: string, roles: ProjectRole[]): Promise<View<ProjectRecord>> {
     return this.projectChanges.run(projectId, () =>
-      decidedAgain(this.storage, this, async () => {
+      decidedAgain(this.storage.directoryReader, this, async () => {
         const batch = new WriteBatch();
         const project = this.stageProjectRoles(projectId, orgId, roles, batch);
         await batch.commit(this.storage);

@@ -147,6 +147,6 @@ export class SettingsActor {
    * change is decided again on them, so changes to different fields made at once both land.
    */
   private decidedAgain<T>(attempt: () => Promise<T>): Promise<T> {
-    return decidedAgain(this.meta, { takeChange: () => (this.meta.reload(), this.storedChanged(), true) }, attempt);
+    return decidedAgain({ fetch: () => this.meta.reread() }, { takeChange: () => (this.meta.reload(), this.storedChanged(), true) }, attempt);
   }
 }

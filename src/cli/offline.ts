@@ -82,7 +82,7 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
   let pool: CryptoPool | undefined;
   try {
     storage = openStorage(dataDir, config.durability);
-    const masterKey = openMasterKey(storage, config);
+    const masterKey = await openMasterKey(storage, config);
     const alg = options.signingAlgSet ? config.signingAlg : (KeysActor.activeAlg(storage.stores.signingKeys) ?? config.signingAlg);
     const directory = await openDirectory(storage, masterKey, config, { issuer: config.issuer ?? `http://localhost:${config.port}`, signingAlg: alg });
     const { orgs, clients, instance, created: fresh } = directory;

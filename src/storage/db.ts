@@ -194,8 +194,10 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
   const directoryDb = (store: DirectoryStore) => (store === 'meta' ? metaDb : store === 'signingKeys' ? signingKeysDb : stores[store]);
   const directoryWrites = new LmdbDirectoryWrites(root, directoryDb, directoryLog, uniqueKeys);
   const directoryReader = new LmdbDirectoryReader(directoryDb, () => root.resetReadTxn());
-  const meta = new MetaStore(metaDb, durableDirectory, directoryWrites);
-  const stored = meta.schemaVersion(SCHEMA_VERSION);
+  // A new data dir is marked with this build's schema version before anything else is written.
+  if (metaDb.get('schemaVersion') === undefined) metaDb.putSync('schemaVersion', SCHEMA_VERSION);
+  const meta = new MetaStore(directoryReader, directoryWrites, durableDirectory);
+  const stored = meta.schemaVersion() ?? SCHEMA_VERSION;
   if (stored > SCHEMA_VERSION) {
     root.close();
     throw new StorageError(

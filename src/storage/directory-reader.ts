@@ -1,5 +1,5 @@
 import type { Database } from 'lmdb';
-import type { DirectoryStore } from './directory-log.js';
+import type { DirectoryChange, DirectoryStore } from './directory-log.js';
 
 /**
  * How a copy of the directory reads the store: whole stores when it loads, single rows when the
@@ -18,6 +18,8 @@ export interface DirectoryReader {
   committed(store: DirectoryStore, id: string, row: unknown): void;
   /** Reads these stores again as committed now (after a write refused because another copy wrote first). */
   reload(stores: readonly DirectoryStore[]): Promise<void>;
+  /** Reads these rows again as committed now (before the copy takes them in). */
+  fetch(changes: readonly DirectoryChange[]): Promise<void>;
 }
 
 /** The directory read from LMDB (each call reads this thread's snapshot: see Storage.freshReads). */
@@ -44,6 +46,11 @@ export class LmdbDirectoryReader implements DirectoryReader {
   committed(): void {}
 
   reload(): Promise<void> {
+    this.renewReads();
+    return Promise.resolve();
+  }
+
+  fetch(): Promise<void> {
     this.renewReads();
     return Promise.resolve();
   }

@@ -1,6 +1,6 @@
 import { UNIQUE_KEYS_BUILT, UNIQUE_KEYS_VERSION } from './unique-keys.js';
-import type { Database } from 'lmdb';
 import type { View } from '../util/readonly.js';
+import type { DirectoryReader } from './directory-reader.js';
 import type { DirectoryWrites } from './directory-writes.js';
 
 /**
@@ -15,34 +15,31 @@ export class MetaStore {
   private readonly values = new Map<string, unknown>();
 
   constructor(
-    private readonly db: Database<any, string>,
-    private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
+    /** How the `meta` store is read (a load, and again when the change feed names it). */
+    private readonly reader: DirectoryReader,
     /** How its changes are committed and logged for the copies of the directory (the instance record and settings are part of it). */
-    private readonly writes?: DirectoryWrites,
+    private readonly writes: DirectoryWrites,
+    private readonly durable: <R>(write: Promise<R>) => Promise<R> = (write) => write,
   ) {
     this.reload();
   }
 
-  /** This thread's reads see every commit from now on (after a write refused by another thread's: see put). */
-  freshReads(): void {
-    this.db.resetReadTxn();
+  /** Reads the store as committed now, from the store itself (after a write refused because another copy wrote first). */
+  reread(): Promise<void> {
+    return this.reader.reload(['meta']);
   }
 
   /** Reads the store as committed (an HTTP acceptor thread's copy, after the main thread changed it). */
   reload(): void {
     this.values.clear();
-    for (const { key, value } of this.db.getRange()) this.values.set(key, value);
+    for (const key of this.reader.ids('meta')) this.values.set(key, this.reader.get('meta', key));
   }
 
   // ---- opening the data dir (synchronous, before anything else runs) ----
 
-  /** The schema version the data dir was written with; a new data dir gets `current`. */
-  schemaVersion(current: number): number {
-    const stored = this.values.get('schemaVersion') as number | undefined;
-    if (stored !== undefined) return stored;
-    this.db.putSync('schemaVersion', current);
-    this.values.set('schemaVersion', current);
-    return current;
+  /** The schema version the data dir was written with (the store sets it when it opens a new one). */
+  schemaVersion(): number | undefined {
+    return this.values.get('schemaVersion') as number | undefined;
   }
 
   /** The master key check (a known text sealed with the key), if the data dir has one. */
@@ -50,10 +47,13 @@ export class MetaStore {
     return this.values.get('masterKeyCheck') as Uint8Array | undefined;
   }
 
-  /** Stores the master key check of a new data dir; one that exists is never replaced. */
-  sealMasterKeyCheck(sealed: Uint8Array): void {
+  /**
+   * Stores the master key check of a new data dir, durably; one that exists is never replaced (the
+   * store refuses it, also when another node sealed one first).
+   */
+  async sealMasterKeyCheck(sealed: Uint8Array): Promise<void> {
     if (this.values.has('masterKeyCheck')) throw new Error('the data dir already has a master key check');
-    this.db.putSync('masterKeyCheck', sealed);
+    await this.durable(this.writes.commit({ rows: [{ store: 'meta', id: 'masterKeyCheck', value: sealed, base: undefined }] }));
     this.values.set('masterKeyCheck', sealed);
   }
 
@@ -109,7 +109,7 @@ export class MetaStore {
     this.values.set(key, value);
     // A compare-and-set, as a directory table's put (Table.put): a record another thread wrote since
     // this copy read it refuses the write (WriteConflict), and its writer decides again.
-    const write = this.writes ? this.writes.commit({ rows: [{ store: 'meta', id: key, value, base: had ? previous : undefined }] }).then(() => true) : this.db.put(key, value);
+    const write = this.writes.commit({ rows: [{ store: 'meta', id: key, value, base: had ? previous : undefined }] }).then(() => true);
     return this.durable(write).catch((error: unknown) => {
       if (this.values.get(key) === value) {
         if (had) this.values.set(key, previous);

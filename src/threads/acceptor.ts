@@ -36,7 +36,7 @@ setLogSink((line) => post({ type: 'log', line }));
 installClock(clockIn(data.clockCell));
 
 const storage = openStorage(data.config.dataDir, data.config.durability, data.sharedCounters);
-const masterKey = openMasterKey(storage, data.config);
+const masterKey = await openMasterKey(storage, data.config);
 const signatureCheck = new SignatureCheck();
 const replayGuard = new ReplayGuardActor(storage.records);
 

@@ -1,3 +1,5 @@
+import type { DirectoryWrites } from '../../src/storage/directory-writes.js';
+import { WriteConflict } from '../../src/model/errors.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MetaStore } from '../../src/storage/meta.js';
 import { SettingsActor, type SecurityPolicy } from '../../src/actors/settings.js';
@@ -20,9 +22,13 @@ afterEach(async () => {
 
 describe('MetaStore', () => {
   it('keeps the schema version, the master key check (sealed once) and the instance across a restart', async () => {
-    expect(storage.meta.schemaVersion(SCHEMA_VERSION)).toBe(SCHEMA_VERSION);
-    storage.meta.sealMasterKeyCheck(new Uint8Array([1, 2]));
-    expect(() => storage.meta.sealMasterKeyCheck(new Uint8Array([3]))).toThrow();
+    expect(storage.meta.schemaVersion()).toBe(SCHEMA_VERSION);
+    // A second copy loaded before the seal (another thread, or node) does not know of it.
+    const other = new MetaStore(storage.directoryReader, storage.directoryWrites);
+    await storage.meta.sealMasterKeyCheck(new Uint8Array([1, 2]));
+    await expect(storage.meta.sealMasterKeyCheck(new Uint8Array([3]))).rejects.toThrow();
+    // The store refuses it too: a check is sealed once, whoever seals first.
+    await expect(other.sealMasterKeyCheck(new Uint8Array([4]))).rejects.toBeInstanceOf(WriteConflict);
     await storage.meta.setInstance({ defaultOrgId: 'o1' });
     storage = await temp.reopen();
     expect([...storage.meta.masterKeyCheck()!]).toEqual([1, 2]);
@@ -31,10 +37,9 @@ describe('MetaStore', () => {
 
   it('a settings write that fails is taken back, and the pages follow the policy in force again', async () => {
     let fail = false;
-    const db = new Proxy(storage.root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }), {
-      get: (target, key) => (key === 'put' && fail ? () => Promise.reject(new Error('disk full')) : Reflect.get(target, key)),
-    });
-    const meta = new MetaStore(db);
+    const real = storage.directoryWrites;
+    const writes: DirectoryWrites = { commit: (commit) => (fail ? Promise.reject(new Error('disk full')) : real.commit(commit)), change: (store, id, next) => real.change(store, id, next) };
+    const meta = new MetaStore(storage.directoryReader, writes);
     const seen: View<SecurityPolicy>[] = [];
     const settings = new SettingsActor(meta, undefined, (p) => seen.push(p));
     await settings.setFeatures({ oidcTokenExchange: true });
@@ -46,6 +51,6 @@ describe('MetaStore', () => {
     expect(seen.map((p) => p.enableIframeEmbedding)).toEqual([false, true, false]);
     fail = false;
     await settings.setSecurityPolicy({ allowedOrigins: ['https://a.example'] });
-    expect(new SettingsActor(new MetaStore(db), undefined).securityPolicy().allowedOrigins).toEqual(['https://a.example']);
+    expect(new SettingsActor(new MetaStore(storage.directoryReader, writes), undefined).securityPolicy().allowedOrigins).toEqual(['https://a.example']);
   });
 });

@@ -178,7 +178,7 @@ describe('registered clients hold places in the store', () => {
 describe('settings decided in the store', () => {
   it('two copies (two threads) changing different fields of one setting at once: both land, neither undoes the other', async () => {
     const s = storage();
-    const copies = [0, 1].map(() => new SettingsActor(new MetaStore(s.root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }), s.durableDirectory, s.directoryWrites), undefined));
+    const copies = [0, 1].map(() => new SettingsActor(new MetaStore(s.directoryReader, s.directoryWrites, s.durableDirectory), undefined));
     await Promise.all([copies[0]!.setSecurityPolicy({ enableIframeEmbedding: true, allowedOrigins: ['https://frame.example'] }), copies[1]!.setSecurityPolicy({ enableImpersonation: true })]);
     const stored = s.root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' }).get('securityPolicy');
     expect(stored).toMatchObject({ enableIframeEmbedding: true, allowedOrigins: ['https://frame.example'], enableImpersonation: true, sequence: 2 });
