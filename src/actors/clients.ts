@@ -216,7 +216,7 @@ export class ClientsActor {
     if (!input.registration || quota === undefined) return this.writeNewApp(project, input);
     // A place another thread took meanwhile is a conflict: decided again, with the next free place.
     return decidedAgain(this.storage.directoryReader, this, async () => {
-      const held = this.storage.uniqueKeys.heldUnder(directoryKey.registrationSlots(project.id));
+      const held = await this.storage.directoryReader.keysHeldUnder(directoryKey.registrationSlots(project.id));
       // Places this thread is taking now are skipped too: its own registrations do not contend.
       const taken = (place: number) => held.has(directoryKey.registrationSlot(project.id, place)) || this.placesTaking.has(directoryKey.registrationSlot(project.id, place));
       let place = 0;

@@ -1,5 +1,6 @@
 import type { Database } from 'lmdb';
 import type { DirectoryChange, DirectoryStore } from './directory-log.js';
+import type { UniqueKeys } from './unique-keys.js';
 
 /**
  * How a copy of the directory reads the store: whole stores when it loads, single rows when the
@@ -20,6 +21,8 @@ export interface DirectoryReader {
   reload(stores: readonly DirectoryStore[]): Promise<void>;
   /** Reads these rows again as committed now (before the copy takes them in). */
   fetch(changes: readonly DirectoryChange[]): Promise<void>;
+  /** The unique keys held under a prefix, as committed now (a project's registration places). */
+  keysHeldUnder(prefix: string): Promise<Set<string>>;
 }
 
 /** The directory read from LMDB (each call reads this thread's snapshot: see Storage.freshReads). */
@@ -28,6 +31,7 @@ export class LmdbDirectoryReader implements DirectoryReader {
     private readonly dbOf: (store: DirectoryStore) => Database<any, string>,
     /** Renews this thread's read snapshot (LMDB readers keep theirs until renewed). */
     private readonly renewReads: () => void,
+    private readonly uniqueKeys: Pick<UniqueKeys, 'heldUnder'>,
   ) {}
 
   get<T>(store: DirectoryStore, id: string): T | undefined {
@@ -53,5 +57,9 @@ export class LmdbDirectoryReader implements DirectoryReader {
   fetch(): Promise<void> {
     this.renewReads();
     return Promise.resolve();
+  }
+
+  keysHeldUnder(prefix: string): Promise<Set<string>> {
+    return Promise.resolve(this.uniqueKeys.heldUnder(prefix));
   }
 }

@@ -237,6 +237,10 @@ export class PostgresDirectoryReader implements DirectoryReader {
     return this.load(stores);
   }
 
+  keysHeldUnder(prefix: string): Promise<Set<string>> {
+    return this.directory.heldUnder(prefix);
+  }
+
   async fetch(changes: readonly DirectoryChange[]): Promise<void> {
     const current = await this.directory.current(changes);
     for (const { store, id } of changes) {
