@@ -115,8 +115,11 @@ export interface StoreBoundedGroup extends Omit<BoundedGroup, 'index'> {
   index: RecordKind<any, string>;
 }
 
-/** The kinds of change the feed carries. */
-export const FEED_KINDS = ['outbox'] as const;
+/**
+ * The kinds of change the feed carries: the logout outbox, and the directory (on PostgreSQL, every
+ * directory commit notifies; on LMDB the directory has its own counter, Storage.directoryVersion).
+ */
+export const FEED_KINDS = ['outbox', 'directory'] as const;
 export type FeedKind = (typeof FEED_KINDS)[number];
 
 /**

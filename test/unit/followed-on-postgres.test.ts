@@ -1,0 +1,109 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DirectoryStore } from '../../src/storage/directory-log.js';
+import { PostgresChangeFeed } from '../../src/storage/postgres/change-feed.js';
+import { migrate } from '../../src/storage/postgres/migrations.js';
+import { PostgresDirectory, PostgresDirectoryReader } from '../../src/storage/postgres/directory.js';
+import { Table } from '../../src/storage/table.js';
+import { FollowedOnPostgres } from '../../src/threads/followed-on-postgres.js';
+import type { DirectoryCopy } from '../../src/threads/followed-writes.js';
+import { postgresCluster } from '../helpers/postgres.js';
+
+/**
+ * A node's copies following the directory on PostgreSQL: a commit on another node notifies, the
+ * rows the feed names are fetched and taken in; a copy that fell behind the (pruned) feed, or meets
+ * a store it does not hold row by row, loads whole.
+ */
+type Row = { id: string; sequence: number; name: string };
+const pools: pg.Pool[] = [];
+const feeds: PostgresChangeFeed[] = [];
+let url: string;
+
+async function node() {
+  const pool = new pg.Pool({ connectionString: url });
+  pools.push(pool);
+  const directory = new PostgresDirectory(pool);
+  const reader = new PostgresDirectoryReader(directory);
+  await reader.load(['projects', 'users']);
+  const tables: Partial<Record<DirectoryStore, Table<Row>>> = {
+    projects: new Table<Row>(reader, { store: 'projects', writes: directory, announce: () => undefined }),
+    users: new Table<Row>(reader, { store: 'users', writes: directory, announce: () => undefined }),
+  };
+  const seen = { keyLoads: 0, metaReloads: 0 };
+  const copy: DirectoryCopy = {
+    orgs: {
+      takeChange: (store, id) => {
+        const table = tables[store];
+        if (!table) return false;
+        table.refresh(id);
+        return true;
+      },
+      retakeAll: () => {
+        for (const table of Object.values(tables)) for (const id of table.ids()) table.refresh(id);
+      },
+    },
+    clients: { takeChange: () => false, retakeAll: () => undefined },
+    keys: { load: () => void seen.keyLoads++ },
+    storage: { meta: { reload: () => void seen.metaReloads++ } } as DirectoryCopy['storage'],
+    settings: { storedChanged: () => undefined },
+  };
+  const followed = new FollowedOnPostgres(directory, reader, copy);
+  await followed.start();
+  const feed = new PostgresChangeFeed(pool, () => new pg.Client(url));
+  await feed.start();
+  feeds.push(feed);
+  return { directory, tables, followed, feed, seen };
+}
+
+beforeAll(async () => {
+  url = await (await postgresCluster()).database('followed');
+  const client = new pg.Client(url);
+  await client.connect();
+  await migrate(client);
+  await client.end();
+});
+
+afterAll(async () => {
+  await Promise.all(feeds.map((feed) => feed.close()));
+  await Promise.all(pools.map((pool) => pool.end()));
+});
+
+describe('copies following the directory on PostgreSQL', () => {
+  it("a commit on A notifies B, whose copy then holds it; B's next write from it lands", async () => {
+    const [a, b] = [await node(), await node()];
+    const seen = b.feed.version('directory');
+    const woken = b.feed.after('directory', seen, 60_000);
+    await a.tables.projects!.put({ id: 'p1', sequence: 1, name: 'Shop' });
+    expect(await woken).toBeGreaterThan(seen);
+    expect(b.tables.projects!.get('p1')).toBeUndefined();
+    await b.followed.look();
+    expect(b.tables.projects!.get('p1')).toEqual({ id: 'p1', sequence: 1, name: 'Shop' });
+    await b.tables.projects!.put({ ...b.tables.projects!.get('p1')!, sequence: 2, name: 'Shop (B)' });
+    await a.followed.look();
+    expect(a.tables.projects!.get('p1')?.name).toBe('Shop (B)');
+    // Looks asked for at once share the passes: every commit before a look is held once it resolves.
+    await a.tables.users!.put({ id: 'u1', sequence: 1, name: 'Ada' });
+    await Promise.all([b.followed.look(), b.followed.look(), b.followed.look()]);
+    expect(b.tables.users!.get('u1')?.name).toBe('Ada');
+    expect(b.followed.wholeLoads).toBe(0);
+  });
+
+  it('a feed pruned past the copy, or a change to a store it does not hold row by row, loads the copy whole', async () => {
+    const [a, b] = [await node(), await node()];
+    await a.tables.users!.put({ id: 'u2', sequence: 1, name: 'Grace' });
+    await a.directory.prune(Number.MAX_SAFE_INTEGER);
+    await b.followed.look();
+    expect(b.followed.wholeLoads).toBe(1);
+    expect(b.tables.users!.get('u2')?.name).toBe('Grace');
+    expect(b.seen.keyLoads).toBe(1);
+
+    // Signing keys and settings are read again whole by their owners; a store nobody here holds makes the copy load.
+    await a.directory.commit({ rows: [{ store: 'apps', id: 'app1', value: { id: 'app1' }, base: undefined }] });
+    await b.followed.look();
+    expect(b.followed.wholeLoads).toBe(2);
+    await a.directory.commit({ rows: [{ store: 'meta', id: 'features', value: { oidcTokenExchange: true }, base: undefined }] });
+    await b.followed.look();
+    expect(b.followed.wholeLoads).toBe(2);
+    expect(b.seen.metaReloads).toBe(3);
+  });
+});
