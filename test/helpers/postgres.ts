@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { createRequire } from 'node:module';
 import pg from 'pg';
+import { migrate } from '../../src/storage/postgres/migrations.js';
 import { freePort } from './server.js';
 
 /**
@@ -29,6 +30,19 @@ export interface PostgresCluster {
 
 const NOBODY = 65534;
 let shared: Promise<RunningCluster> | undefined;
+
+/** A new database of this worker's cluster with Sesame's schema in place (what a node's start migrates). */
+export async function migratedDatabase(prefix: string): Promise<string> {
+  const url = await (await postgresCluster()).database(prefix);
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    await migrate(client);
+  } finally {
+    await client.end();
+  }
+  return url;
+}
 
 /** This worker's cluster (started on first use, stopped when the worker exits). */
 export function postgresCluster(): Promise<PostgresCluster> {

@@ -3,10 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WriteConflict } from '../../src/model/errors.js';
 import { WriteBatch } from '../../src/storage/batch.js';
 import type { DirectoryStore } from '../../src/storage/directory-log.js';
-import { migrate } from '../../src/storage/postgres/migrations.js';
 import { PostgresDirectory, PostgresDirectoryReader } from '../../src/storage/postgres/directory.js';
 import { Table } from '../../src/storage/table.js';
-import { postgresCluster } from '../helpers/postgres.js';
+import { migratedDatabase } from '../helpers/postgres.js';
 
 /**
  * Copies of the directory on two nodes over one PostgreSQL database, as the actors hold them
@@ -53,11 +52,7 @@ async function catchUp(n: Node): Promise<void> {
 }
 
 beforeAll(async () => {
-  url = await (await postgresCluster()).database('directory_copies');
-  const client = new pg.Client(url);
-  await client.connect();
-  await migrate(client);
-  await client.end();
+  url = await migratedDatabase('directory_copies');
 });
 
 afterAll(async () => {

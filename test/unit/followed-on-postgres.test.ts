@@ -2,12 +2,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DirectoryStore } from '../../src/storage/directory-log.js';
 import { PostgresChangeFeed } from '../../src/storage/postgres/change-feed.js';
-import { migrate } from '../../src/storage/postgres/migrations.js';
 import { PostgresDirectory, PostgresDirectoryReader } from '../../src/storage/postgres/directory.js';
 import { Table } from '../../src/storage/table.js';
 import { FollowedOnPostgres } from '../../src/threads/followed-on-postgres.js';
 import type { DirectoryCopy } from '../../src/threads/followed-writes.js';
-import { postgresCluster } from '../helpers/postgres.js';
+import { migratedDatabase } from '../helpers/postgres.js';
 
 /**
  * A node's copies following the directory on PostgreSQL: a commit on another node notifies, the
@@ -56,11 +55,7 @@ async function node() {
 }
 
 beforeAll(async () => {
-  url = await (await postgresCluster()).database('followed');
-  const client = new pg.Client(url);
-  await client.connect();
-  await migrate(client);
-  await client.end();
+  url = await migratedDatabase('followed');
 });
 
 afterAll(async () => {
