@@ -6,6 +6,8 @@ import { api, type ApiResult } from './helpers/api.js';
 import { Agent, signIn, type WebApp } from './helpers/oidc.js';
 import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 import { tempDataDir } from './helpers/server.js';
+import { postgresCluster } from './helpers/postgres.js';
+import pg from 'pg';
 
 /**
  * The `sesame` command (dist/cli.js) as an operator runs it: real processes, temp data dirs, port 0.
@@ -54,6 +56,7 @@ describe('sesame --help', () => {
       import: ['--in', '--v1', '--add-to-existing-orgs', '--report', '--url', '--data-dir'],
       keys: ['rotate', '--url', '--data-dir'],
       'admin-pat': ['--new', '--print', '--data-dir'],
+      copy: ['--data-dir', '--database-url', 'SESAME_DATABASE_URL'],
     };
     // Independent runs, started together.
     const [main, start, ...helps] = await Promise.all([
@@ -62,7 +65,7 @@ describe('sesame --help', () => {
       ...Object.keys(options).map((command) => sesame([command, '--help'])),
     ]);
     expect(main!.code).toBe(0);
-    for (const command of ['start', 'export', 'import', 'keys rotate', 'admin-pat']) expect(main!.stdout).toContain(command);
+    for (const command of ['start', 'export', 'import', 'keys rotate', 'admin-pat', 'copy']) expect(main!.stdout).toContain(command);
 
     expect(start!.code).toBe(0);
     expect(start!.stdout).toContain('Usage: sesame start');
@@ -258,5 +261,35 @@ describe('sesame export / import / admin-pat / keys rotate', () => {
     const denied = await sesame(['keys', 'rotate', '--url', a.url], { SESAME_PAT: 'not-a-token' });
     expect(denied.code).toBe(1);
     expect(denied.stderr).toMatch(/^sesame: keys rotate: http:\/\/127\.0\.0\.1:\d+\/admin\/v1\/keys\/_rotate: HTTP 401: .*\(check --pat-file \/ SESAME_PAT\)\n$/);
+  });
+});
+
+describe('sesame copy', () => {
+  it('copies a stopped data dir into an empty PostgreSQL database, once; refuses a dir a server holds and a database already used', async () => {
+    const dataDir = tempDataDir();
+    const server = await startInProcess({ dataDir, env: { SESAME_SIGNING_ALG: 'ES256' } });
+    const url = await (await postgresCluster()).database('cli_copy');
+    const held = await sesame(['copy', '--data-dir', dataDir, '--database-url', url]);
+    expect(held.code).toBe(2);
+    expect(held.stderr).toMatch(/^sesame: copy: data dir .* is in use by a running Sesame server/);
+    await server.stop();
+
+    expect(await sesame(['copy', '--data-dir', dataDir])).toMatchObject({ code: 2, stderr: expect.stringContaining('--database-url (or SESAME_DATABASE_URL) is required') });
+    const copied = await sesame(['copy', '--data-dir', dataDir], { SESAME_DATABASE_URL: url });
+    expect(copied.code, copied.stderr).toBe(0);
+    const counts = Object.fromEntries(copied.stdout.trim().split('\n').map((line) => line.split('\t')).map(([store, n]) => [store, Number(n)]));
+    // The first start's instance: its org, admin and token, the management project and its apps, two signing keys.
+    expect(counts).toMatchObject({ orgs: 1, users: 1, pats: 1, signingKeys: 2 });
+    expect(copied.stderr).toContain("needs this data dir's master key");
+    const pool = new pg.Pool({ connectionString: url });
+    try {
+      const { rows } = await pool.query<{ store: string; n: number }>('SELECT store, count(*)::int AS n FROM sesame_directory GROUP BY store');
+      expect(Object.fromEntries(rows.map((r) => [r.store, r.n]))).toMatchObject({ orgs: 1, users: 1, pats: 1, signingKeys: 2 });
+    } finally {
+      await pool.end();
+    }
+
+    const again = await sesame(['copy', '--data-dir', dataDir, '--database-url', url]);
+    expect(again).toMatchObject({ code: 1, stderr: expect.stringContaining('already holds Sesame data') });
   });
 });

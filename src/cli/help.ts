@@ -9,6 +9,7 @@ Commands:
   import             import a bundle into an instance
   keys rotate        rotate the token signing key now
   admin-pat          print where the bootstrap admin's token is, or issue a new one (--new)
+  copy               copy a data dir into an empty PostgreSQL database (offline)
 
 export, import and keys rotate work either against a running server:
   --url URL          the server (env SESAME_URL), e.g. http://localhost:8080
@@ -71,5 +72,15 @@ Prints the path of the bootstrap admin's personal access token file, <data dir>/
                         holds the data dir) and write it to <data dir>/admin.pat (mode 0600),
                         replacing the file; earlier tokens stay valid until removed
   --print               with --new: print the new token on stdout
+`,
+  copy: `Usage: sesame copy [--data-dir DIR] --database-url URL
+
+Copies a data dir into an empty PostgreSQL database, in one transaction: organizations, users,
+projects, apps, grants, signing keys and settings, and every token, code, refresh token, session and
+sign-in under way, so nobody signs in again. Offline: refused while a server holds the data dir. A
+database that holds Sesame data already is refused, nothing written. Prints what was copied per
+store. Every node on the database needs the data dir's master key.
+  --data-dir DIR        the data dir (env SESAME_DATA_DIR, default ./data)
+  --database-url URL    postgres://user:password@host:port/database (env SESAME_DATABASE_URL)
 `,
 };

@@ -1,0 +1,51 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { DataDirInUseError, lockDataDir } from '../storage/data-dir-lock.js';
+import { openStorage } from '../storage/db.js';
+import { copyDataDirToPostgres, TargetNotEmpty } from '../storage/postgres/copy.js';
+import { parseArgs, last, envValue } from './args.js';
+import { usage, failure } from './errors.js';
+import { HELP } from './help.js';
+
+/**
+ * `sesame copy`: an LMDB data dir into an empty PostgreSQL database (what a team runs once to grow
+ * from one node to many), offline: the data dir's lock is taken, so a server holding it is refused.
+ * Prints what was copied per store on stdout, and what every node on the database needs on stderr.
+ */
+export async function copyCommand(argv: string[]): Promise<void> {
+  const p = parseArgs(argv, ['--data-dir', '--database-url'], []);
+  if (p.flags.has('--help')) return void process.stdout.write(HELP.copy!);
+  if (p.positional.length) throw usage(`unexpected argument ${p.positional[0]} (see sesame copy --help)`);
+  if (p.rest.length) throw usage(`unknown option ${p.rest[0]} (see sesame copy --help)`);
+  const dataDir = resolve(last(p, '--data-dir') ?? envValue('SESAME_DATA_DIR') ?? './data');
+  const url = last(p, '--database-url') ?? envValue('SESAME_DATABASE_URL');
+  if (!url) throw usage('--database-url (or SESAME_DATABASE_URL) is required: the empty PostgreSQL database to copy into');
+  if (!existsSync(join(dataDir, 'sesame.lmdb'))) throw usage(`data dir ${dataDir} holds no Sesame data (no sesame.lmdb): check --data-dir`);
+  let lock;
+  try {
+    lock = await lockDataDir(dataDir);
+  } catch (error) {
+    if (error instanceof DataDirInUseError) throw usage(`data dir ${dataDir} is in use by a running Sesame server: stop it first (the copy is taken offline)`);
+    throw error;
+  }
+  const storage = openStorage(dataDir);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  // An unreachable server is reported as the command's failure (the pool's own event would be unhandled).
+  pool.on('error', () => undefined);
+  try {
+    const { copied } = await copyDataDirToPostgres(storage, pool);
+    for (const [store, count] of Object.entries(copied)) process.stdout.write(`${store}\t${count}\n`);
+    const keyFile = join(dataDir, 'masterkey');
+    process.stderr.write(
+      `sesame: copy: copied ${dataDir} into the database. Every node on it needs this data dir's master key: ${existsSync(keyFile) ? `the file ${keyFile}, or ` : ''}the SESAME_MASTERKEY it was started with\n`,
+    );
+  } catch (error) {
+    if (error instanceof TargetNotEmpty) throw failure(error.message);
+    throw failure(`could not copy into the database: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    await pool.end().catch(() => undefined);
+    await storage.close();
+    await lock.release();
+  }
+}
