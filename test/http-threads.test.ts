@@ -320,13 +320,13 @@ describe('two HTTP threads on one port', () => {
     const texts = answers.map((a) => /<p class="error" role="alert">([^<]*)<\/p>/.exec(a.text)?.[1] ?? `no error: ${a.status}`);
     expect(texts.filter((t) => /wrong/.test(t))).toHaveLength(2);
     expect(texts.filter((t) => /locked/.test(t))).toHaveLength(CONNECTIONS - 2);
-    const user = server.app.ctx.orgs.storedUser(victim.userId)!;
+    const user = (await server.app.ctx.orgs.storedUser(victim.userId))!;
     expect(user.state).toBe('USER_STATE_LOCKED');
     expect(user.human!.failedPasswordAttempts).toBe(3);
     // The right password afterwards, on every connection: refused, and not counted.
     const right = await onEvery((c) => c.postPage(action, { ...fields, password: victim.password }, { cookie }));
     for (const r of right) expect(r.text).toMatch(/locked/);
-    expect(server.app.ctx.orgs.storedUser(victim.userId)!.human!.failedPasswordAttempts).toBe(3);
+    expect((await server.app.ctx.orgs.storedUser(victim.userId))!.human!.failedPasswordAttempts).toBe(3);
   });
 
   it('a registration on every connection signs the new person in where it arrived, and their code is redeemed on the same connection', async () => {
@@ -347,7 +347,7 @@ describe('two HTTP threads on one port', () => {
       return { userName, sub: JSON.parse(Buffer.from((tokens.body.id_token as string).split('.')[1]!, 'base64url').toString()).sub as string };
     });
     expect(handedOver()).toBe(before);
-    for (const { userName, sub } of signedIn) expect(server.app.ctx.orgs.storedUser(sub)?.userName).toBe(userName);
+    for (const { userName, sub } of signedIn) expect((await server.app.ctx.orgs.storedUser(sub))?.userName).toBe(userName);
   });
 
   it('one bundle imported on every connection at once, each served where it arrived: the org and its people are created once, and read back on every thread', async () => {

@@ -184,7 +184,7 @@ describe('without a refresh reuse grace window', () => {
       // every later one say "locked" (they are not checked against the hash, nor counted).
       expect(texts.filter((t) => /wrong/.test(t))).toHaveLength(limit - 1);
       expect(texts.filter((t) => /locked/.test(t))).toHaveLength(parallel - limit + 1);
-      const user = f.server.app.ctx.orgs.storedUser(person.userId)!;
+      const user = (await f.server.app.ctx.orgs.storedUser(person.userId))!;
       expect(user.state).toBe('USER_STATE_LOCKED');
       expect(user.human!.failedPasswordAttempts).toBe(limit);
       expect((await api(f.server, 'GET', `/management/v1/users/${person.userId}`, { token: f.server.pat, orgId })).body.user.state).toBe('USER_STATE_LOCKED');
@@ -196,7 +196,7 @@ describe('without a refresh reuse grace window', () => {
       const after = await submit(fresh.agent, fresh.page, '/ui/login/password', { password: person.password });
       expect(after.location).toBeUndefined();
       expect(errorText(after.html)).toMatch(/locked/);
-      expect(f.server.app.ctx.orgs.storedUser(person.userId)!.human!.failedPasswordAttempts).toBe(limit);
+      expect((await f.server.app.ctx.orgs.storedUser(person.userId))!.human!.failedPasswordAttempts).toBe(limit);
     });
 
     it('maxOtpAttempts 3, 6 wrong TOTP codes at once from 6 signed-in browsers: locked at exactly the limit', async () => {
@@ -213,7 +213,7 @@ describe('without a refresh reuse grace window', () => {
       const wrong = String((Number(totpAt(secret, now)) + 500_000) % 1_000_000).padStart(6, '0');
       const answers = await Promise.all(atOtp.map(({ agent, page }) => submit(agent, page, '/ui/login/otp', { code: wrong })));
       expect(answers.every((a) => a.location === undefined)).toBe(true);
-      const user = f.server.app.ctx.orgs.storedUser(person.userId)!;
+      const user = (await f.server.app.ctx.orgs.storedUser(person.userId))!;
       expect(user.state).toBe('USER_STATE_LOCKED');
       expect(user.human!.failedOtpAttempts).toBe(3);
       // Two say the code is wrong, the third that the account is locked; the rest find the

@@ -392,7 +392,7 @@ export class OrgsActor {
     const max = this.policy('lockout', user.orgId).policy[limit];
     // Password failures are counted even without a limit (shown in the console); TOTP ones only with one.
     if (max === 0 && counter === 'failedOtpAttempts') {
-      const stored = this.storedUser(userId);
+      const stored = await this.storedUser(userId);
       return { locked: false, over: !stored || !still(stored) };
     }
     let lock = false;
@@ -420,7 +420,7 @@ export class OrgsActor {
 
   /** A right TOTP code resets the count; false when `still(stored)` says its sign-in no longer stands (nothing reset). */
   async recordOtpSuccess(userId: string, still: (stored: View<UserRecord>) => boolean = () => true): Promise<boolean> {
-    const stored = this.storedUser(userId);
+    const stored = await this.storedUser(userId);
     if (!stored || !still(stored)) return false;
     // Nothing to reset (the common case): no transaction.
     if (!stored.human?.failedOtpAttempts) return true;
@@ -635,8 +635,8 @@ export class OrgsActor {
    * The user as stored now (what another thread committed a moment ago included), taken into this
    * copy: for the decisions of the login that read a person before they change it.
    */
-  storedUser(userId: string): View<UserRecord> | undefined {
-    this.storage.freshReads();
+  async storedUser(userId: string): Promise<View<UserRecord> | undefined> {
+    await this.storage.directoryReader.fetch([{ store: 'users', id: userId }]);
     this.takeChange('users', userId);
     return this.users.get(userId);
   }

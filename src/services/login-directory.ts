@@ -95,7 +95,7 @@ export class LoginDecisions implements LoginDirectory {
     }
     return this.leases.exclusive(`password-check:${known.id}`, PASSWORD_CHECK_LEASE_MS, async () => {
       // As stored: an earlier check of this user, on any thread, may have just locked it (or it is gone).
-      const user = this.orgs.storedUser(known.id);
+      const user = await this.orgs.storedUser(known.id);
       if (!user?.human?.passwordHash) {
         await this.dummyCheck(password);
         return { result: 'wrong', locked: false, user: undefined };
@@ -125,7 +125,7 @@ export class LoginDecisions implements LoginDirectory {
       const rehash = verified.needsRehash ? { verified: hash, rehashed: await this.passwords.hashPassword(password) } : undefined;
       await this.orgs.recordPasswordSuccess(user.id, rehash);
       // As stored after the check: a reset or lock meanwhile (on any thread) is what the sign-in goes on with, and ends it.
-      const after = this.orgs.storedUser(user.id);
+      const after = await this.orgs.storedUser(user.id);
       return after ? { result: 'passed', user: after, checkedAt } : { result: 'wrong', locked: false, user: undefined };
     });
   }

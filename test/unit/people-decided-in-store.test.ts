@@ -42,7 +42,7 @@ describe('people decided in the store', () => {
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? main : other).recordPasswordFailure('u1')));
     expect(results.filter((r) => r.locked)).toHaveLength(results.length - 4);
     for (const copy of [main, other]) {
-      const stored = copy.storedUser('u1')!;
+      const stored = (await copy.storedUser('u1'))!;
       expect(stored.state).toBe('USER_STATE_LOCKED');
       // Counted past the limit (the lock stays; the count goes on, as ZITADEL shows it).
       expect(stored.human!.failedPasswordAttempts).toBe(8);
@@ -55,7 +55,7 @@ describe('people decided in the store', () => {
     expect((await other.recordPasswordFailure('u1')).locked).toBe(true);
     expect(main.getUser('u1')!.state).toBe('USER_STATE_ACTIVE');
     await main.setUserMetadata('u1', 'k', new Uint8Array([1]));
-    const stored = main.storedUser('u1')!;
+    const stored = (await main.storedUser('u1'))!;
     expect(stored.state).toBe('USER_STATE_LOCKED');
     expect([...stored.metadata!.k!]).toEqual([1]);
     // One unlock wins, whichever copy; the other finds the person unlocked as stored.
@@ -69,7 +69,7 @@ describe('people decided in the store', () => {
     await main.setPassword('u1', 'o1', 'admin-hash', false);
     const still = (stored: { revokedBefore?: number }) => (stored.revokedBefore ?? 0) <= passedAt * 1000;
     await expect(other.changePassword('u1', 'person-hash', still)).resolves.toBeUndefined();
-    expect(other.storedUser('u1')!.human!.passwordHash).toBe('admin-hash');
+    expect((await other.storedUser('u1'))!.human!.passwordHash).toBe('admin-hash');
   });
 
   it('exclusive: two holders (two threads) never run one name at once; the lease is free again after a failure', async () => {
