@@ -3,7 +3,7 @@ import { decidedAgain, retakeAll } from './decided-again.js';
 import type { UniqueKey } from '../storage/unique-keys.js';
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { Storage } from '../storage/db.js';
+import type { DirectoryStorage } from '../storage/db.js';
 import type { WriteBatch } from '../storage/batch.js';
 import { inIdOrder, Table } from '../storage/table.js';
 import { alreadyExists, invalidArgument, notFound, QuotaReached, WriteConflict } from '../model/errors.js';
@@ -90,7 +90,7 @@ export class ClientsActor {
   /** Registration places this thread's writes are taking now (see addApp). */
   private readonly placesTaking = new Set<string>();
 
-  constructor(private readonly storage: Storage) {
+  constructor(private readonly storage: DirectoryStorage) {
     this.apps = Table.ofDirectory(storage, 'apps');
     this.appKeys = Table.ofDirectory(storage, 'appKeys');
     this.machineKeys = Table.ofDirectory(storage, 'machineKeys');

@@ -1,5 +1,5 @@
 import { newHuman, type HumanCredentials, type NewHuman } from './new-human.js';
-import type { Storage } from '../storage/db.js';
+import type { DirectoryStorage } from '../storage/db.js';
 import { WriteBatch } from '../storage/batch.js';
 import { inIdOrder, Table } from '../storage/table.js';
 import { alreadyExists, invalidArgument, notFound, preconditionFailed } from '../model/errors.js';
@@ -150,7 +150,7 @@ export class OrgsActor {
   private readonly projectChanges = new KeyedQueue();
 
   constructor(
-    private readonly storage: Storage,
+    private readonly storage: DirectoryStorage,
     /** Host of the issuer: org primary domains are `<org label>.<instance domain>`. */
     readonly instanceDomain: string,
   ) {

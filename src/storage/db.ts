@@ -120,6 +120,13 @@ export interface Storage {
   close(): Promise<void>;
 }
 
+/**
+ * What the directory's actors (orgs and users, clients) need of a store: its reader and commits,
+ * durability and the announcement of a change, and the meta store. LMDB's Storage has it; so does a
+ * node on PostgreSQL (src/storage/postgres/).
+ */
+export type DirectoryStorage = Pick<Storage, 'durable' | 'durableDirectory' | 'directoryWrites' | 'directoryReader' | 'directoryChanged' | 'meta'>;
+
 /** Slots of the shared counters: commits made by any thread, directory changes, then the feed's kinds. */
 const COMMITS = 0;
 const DIRECTORY = 1;

@@ -5,6 +5,8 @@ import { clock } from '../../util/clock.js';
 import type { DirectoryChange, DirectoryStore } from '../directory-log.js';
 import type { DirectoryCommit, DirectoryWrites } from '../directory-writes.js';
 import type { DirectoryReader } from '../directory-reader.js';
+import type { DirectoryStorage } from '../db.js';
+import { MetaStore } from '../meta.js';
 import { FEED_CHANNEL } from './change-feed.js';
 
 /**
@@ -276,4 +278,21 @@ export class PostgresDirectoryReader implements DirectoryReader {
     if (!rows) this.stores.set(store, (rows = new Map()));
     return rows;
   }
+}
+
+/**
+ * What the directory's actors need of a node on PostgreSQL (see DirectoryStorage): the database's
+ * commits and a reader of what was fetched; a commit is durable once answered, and the other nodes
+ * hear of it by the NOTIFY sent at commit (so announcing it here is nothing more to do).
+ */
+export function postgresDirectoryStorage(directory: PostgresDirectory, reader: PostgresDirectoryReader): DirectoryStorage {
+  const durable = <T>(write: Promise<T>) => write;
+  return {
+    directoryWrites: directory,
+    directoryReader: reader,
+    durable,
+    durableDirectory: durable,
+    directoryChanged: () => undefined,
+    meta: new MetaStore(reader, directory, durable),
+  };
 }
