@@ -6,6 +6,7 @@ import { ApiError } from '../../src/model/errors.js';
 import { PostgresDirectory, PostgresDirectoryReader, postgresDirectoryStorage } from '../../src/storage/postgres/directory.js';
 import { COPIED_STORES, FollowedOnPostgres } from '../../src/threads/followed-on-postgres.js';
 import { migratedDatabase } from '../helpers/postgres.js';
+import { person } from '../helpers/people.js';
 
 /**
  * The directory's actors (orgs and users, clients) on two nodes over one PostgreSQL database, as
@@ -30,14 +31,6 @@ async function node() {
   return { orgs, clients, followed };
 }
 
-const person = (userName: string) => ({
-  person: {
-    userName,
-    profile: { firstName: 'A', lastName: 'B', nickName: '', preferredLanguage: 'en', gender: 'GENDER_UNSPECIFIED' as const },
-    email: { email: `${userName}@example.com`, isEmailVerified: true },
-  },
-  credentials: { passwordHash: 'hash' },
-});
 
 beforeAll(async () => {
   url = await migratedDatabase('directory_actors');

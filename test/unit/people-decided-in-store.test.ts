@@ -7,6 +7,7 @@ import { ClientsActor } from '../../src/actors/clients.js';
 import { SettingsActor } from '../../src/actors/settings.js';
 import { MetaStore } from '../../src/storage/meta.js';
 import { tempStorageEach } from '../helpers/temp-storage.js';
+import { person } from '../helpers/people.js';
 
 /**
  * People are changed as stored (Table.change), so copies of the directory on different threads
@@ -16,14 +17,6 @@ import { tempStorageEach } from '../helpers/temp-storage.js';
  */
 const storage = tempStorageEach('people');
 
-const person = (userName: string) => ({
-  person: {
-    userName,
-    profile: { firstName: 'A', lastName: 'B', nickName: '', preferredLanguage: 'en', gender: 'GENDER_UNSPECIFIED' as const },
-    email: { email: `${userName}@example.com`, isEmailVerified: true },
-  },
-  credentials: { passwordHash: 'hash' },
-});
 
 async function twoCopies(maxPasswordAttempts: number) {
   const s = storage();
