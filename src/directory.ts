@@ -65,7 +65,7 @@ export async function openDirectory(
   // A data dir from before the store held the directory's unique keys: they are taken now, once,
   // before anything is written (a fresh one takes them as its first records are written).
   if (!storage.meta.uniqueKeysBuilt()) {
-    await storage.uniqueKeys.build([...orgs.uniqueKeys(), ...clients.uniqueKeys()]);
+    await storage.directoryWrites.buildKeys([...orgs.uniqueKeys(), ...clients.uniqueKeys()]);
     await storage.meta.setUniqueKeysBuilt();
   }
   const keys = keysActorOf(storage, masterKey, config, options.signingAlg, options.generateKey);

@@ -1,7 +1,6 @@
 import { WriteConflict } from '../model/errors.js';
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { Database } from 'lmdb';
 import type { SigningAlg } from '../config.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { newId } from '../util/ids.js';
@@ -102,8 +101,8 @@ interface KeySetVersion {
 
 export class KeysActor {
   /** The algorithm of the key a signing-key store signs with now, if any (read before an actor exists). */
-  static activeAlg(store: Database<StoredKey, string>): SigningAlg | undefined {
-    for (const { value } of store.getRange()) if (value.status === 'active') return value.alg;
+  static activeAlg(reader: Pick<DirectoryReader, 'rows'>): SigningAlg | undefined {
+    for (const value of reader.rows<StoredKey>('signingKeys')) if (value.status === 'active') return value.alg;
     return undefined;
   }
 

@@ -83,7 +83,7 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
   try {
     storage = openStorage(dataDir, config.durability);
     const masterKey = await openMasterKey(storage, config);
-    const alg = options.signingAlgSet ? config.signingAlg : (KeysActor.activeAlg(storage.stores.signingKeys) ?? config.signingAlg);
+    const alg = options.signingAlgSet ? config.signingAlg : (KeysActor.activeAlg(storage.directoryReader) ?? config.signingAlg);
     const directory = await openDirectory(storage, masterKey, config, { issuer: config.issuer ?? `http://localhost:${config.port}`, signingAlg: alg });
     const { orgs, clients, instance, created: fresh } = directory;
     keys = directory.keys;

@@ -58,6 +58,10 @@ export interface DirectoryWrites {
    * left and whether it was written.
    */
   change<T>(store: DirectoryStore, id: string, next: (stored: T | undefined) => T | undefined): Promise<{ row: T | undefined; written: boolean }>;
+  /** Takes unique keys no one holds yet, for their owners (a data dir from before the store held them: once, at start). */
+  buildKeys(keys: Iterable<{ key: string; owner: string }>): Promise<void>;
+  /** Removes change-feed entries written before `before` (ms): a copy that had not taken them in loads whole. */
+  pruneFeed(before: number): Promise<number>;
 }
 
 /** The directory's writes on LMDB. */
@@ -87,6 +91,14 @@ export class LmdbDirectoryWrites implements DirectoryWrites {
         this.log.record(store, id);
       }
     });
+  }
+
+  buildKeys(keys: Iterable<{ key: string; owner: string }>): Promise<void> {
+    return this.uniqueKeys.build(keys);
+  }
+
+  pruneFeed(before: number): Promise<number> {
+    return this.log.prune(before);
   }
 
   change<T>(store: DirectoryStore, id: string, next: (stored: T | undefined) => T | undefined): Promise<{ row: T | undefined; written: boolean }> {

@@ -92,6 +92,16 @@ function contract(name: string, open: () => Promise<Side>, close: () => Promise<
       expect([await holder('slot:p1/1'), await holder('slot:p1/2'), await holder('slot:p1/3')]).toEqual([undefined, undefined, 'app2']);
     });
 
+    it('buildKeys takes the keys no one holds (a data dir from before, once at start) and leaves held ones as they are', async () => {
+      const { writes, holder } = side;
+      await writes.commit({ rows: [], keys: { take: [key('org:held', 'o-old')] } });
+      await writes.buildKeys([
+        { key: 'org:held', owner: 'o-other' },
+        { key: 'org:new', owner: 'o-new' },
+      ]);
+      expect([await holder('org:held'), await holder('org:new')]).toEqual(['o-old', 'o-new']);
+    });
+
     it('logs every row a commit writes, in commit order, and a refused commit logs nothing', async () => {
       const { writes, other, since } = side;
       const start = (await since(0))!.last;

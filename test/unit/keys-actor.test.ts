@@ -3,7 +3,7 @@ import type { Database } from 'lmdb';
 import { KeysActor } from '../../src/actors/keys.js';
 import type { SigningAlg } from '../../src/config.js';
 import type { Storage } from '../../src/storage/db.js';
-import { LmdbDirectoryWrites, type DirectoryWrites } from '../../src/storage/directory-writes.js';
+import { LmdbDirectoryWrites, type DirectoryCommit, type DirectoryWrites } from '../../src/storage/directory-writes.js';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { installClock } from '../../src/util/clock.js';
@@ -51,10 +51,9 @@ function writes(failing: { mode: Failure }): DirectoryWrites {
   const keysDb = signingKeysDb(failing);
   const real = storage.directoryWrites;
   const lmdb = new LmdbDirectoryWrites(storage.root, (s) => (s === 'signingKeys' ? keysDb : s === 'meta' ? metaDb() : storage.stores[s]), storage.directoryLog, storage.uniqueKeys);
-  return {
-    commit: (commit) => (failing.mode === 'transaction' ? Promise.reject(new Error('disk full')) : lmdb.commit(commit)),
-    change: (store, id, next) => real.change(store, id, next),
-  };
+  return Object.assign(Object.create(real) as DirectoryWrites, {
+    commit: (commit: DirectoryCommit) => (failing.mode === 'transaction' ? Promise.reject(new Error('disk full')) : lmdb.commit(commit)),
+  });
 }
 
 const metaDb = () => storage.root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' });

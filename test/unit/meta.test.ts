@@ -1,4 +1,4 @@
-import type { DirectoryWrites } from '../../src/storage/directory-writes.js';
+import type { DirectoryCommit, DirectoryWrites } from '../../src/storage/directory-writes.js';
 import { WriteConflict } from '../../src/model/errors.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MetaStore } from '../../src/storage/meta.js';
@@ -38,7 +38,7 @@ describe('MetaStore', () => {
   it('a settings write that fails is taken back, and the pages follow the policy in force again', async () => {
     let fail = false;
     const real = storage.directoryWrites;
-    const writes: DirectoryWrites = { commit: (commit) => (fail ? Promise.reject(new Error('disk full')) : real.commit(commit)), change: (store, id, next) => real.change(store, id, next) };
+    const writes = Object.assign(Object.create(real) as DirectoryWrites, { commit: (commit: DirectoryCommit) => (fail ? Promise.reject(new Error('disk full')) : real.commit(commit)) });
     const meta = new MetaStore(storage.directoryReader, writes);
     const seen: View<SecurityPolicy>[] = [];
     const settings = new SettingsActor(meta, undefined, (p) => seen.push(p));

@@ -181,7 +181,7 @@ describe('Table writes', () => {
   type Row = { id: string; name: string };
   /** The orgs table over these commits (a store whose commits fail, or one that lets some through). */
   const tableWith = (commit: DirectoryWrites['commit']) =>
-    new Table<Row>(storage.directoryReader, { store: 'orgs', writes: { ...storage.directoryWrites, commit, change: storage.directoryWrites.change.bind(storage.directoryWrites) }, announce: storage.directoryChanged });
+    new Table<Row>(storage.directoryReader, { store: 'orgs', writes: Object.assign(Object.create(storage.directoryWrites) as DirectoryWrites, { commit }), announce: storage.directoryChanged });
   const realCommit: DirectoryWrites['commit'] = (commit) => storage.directoryWrites.commit(commit);
 
   it('a failed put is taken back from memory', async () => {

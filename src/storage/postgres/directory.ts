@@ -115,6 +115,16 @@ export class PostgresDirectory implements DirectoryWrites {
     return { changes: rows.map(({ store, id }) => ({ store, id })), last: rows.length > 0 ? Number(rows.at(-1)!.seq) : after };
   }
 
+  async buildKeys(keys: Iterable<{ key: string; owner: string }>): Promise<void> {
+    const all = [...keys];
+    if (all.length === 0) return;
+    await this.pool.query('INSERT INTO sesame_unique_keys (key, owner) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT (key) DO NOTHING', [all.map((k) => k.key), all.map((k) => k.owner)]);
+  }
+
+  pruneFeed(before: number): Promise<number> {
+    return this.prune(before);
+  }
+
   /** Removes feed entries written before `before` (ms); resolves with how many went. */
   async prune(before: number): Promise<number> {
     let removed = 0;
