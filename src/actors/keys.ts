@@ -87,9 +87,6 @@ function fingerprint(keys: ReadonlyMap<string, StoredKey>): string {
     .join(',');
 }
 
-/** The id a key set change is decided under (the set changes as a whole). */
-export const KEY_SET = 'key set';
-
 /**
  * The key set's version, a row of the `meta` store every change moves: a change is written only if
  * the set is still at the version it was computed from (a compare-and-set on the whole set).

@@ -2,7 +2,6 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { MetaStore } from './meta.js';
-import { lmdbDecisions, type Decisions } from './decisions.js';
 import { DirectoryLog, type DirectoryStore } from './directory-log.js';
 import { UniqueKeys } from './unique-keys.js';
 import { LmdbStore } from './lmdb-store.js';
@@ -78,8 +77,6 @@ export interface Storage {
   readonly usedAssertions: Database<number, string>;
   /** The store port over this environment (`LmdbStore`): what the flows' actors read and decide through. */
   readonly records: StorePort;
-  /** The store's decisions (first use, claim once), made in one write transaction whichever thread asks. */
-  readonly decisions: Decisions;
   /**
    * Resolves once a write is durable: committed (survives a process crash) and, in `flush` mode,
    * also synced to disk (survives power loss). Responses that hand out state wait for this.
@@ -91,8 +88,6 @@ export interface Storage {
    * the other threads reload their copy before they serve their next request.
    */
   durableDirectory<T>(write: Promise<T>): Promise<T>;
-  /** Resolves once every commit made so far is as durable as `durable` makes a write (synced too, in `flush` mode). */
-  synced(): Promise<void>;
   /**
    * Makes this thread's next reads see every commit made so far by any thread. LMDB readers keep
    * a snapshot until it is renewed, and a commit from another thread does not renew this one's:
@@ -238,11 +233,9 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
     revokedJwts,
     usedAssertions,
     records,
-    decisions: lmdbDecisions,
     durable,
     durableDirectory,
     directoryChanged,
-    synced: durability === 'commit' ? () => Promise.resolve() : async () => void (await root.flushed),
     freshReads,
     directoryVersion: () => Atomics.load(counters, DIRECTORY),
     directoryLog,

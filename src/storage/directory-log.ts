@@ -71,19 +71,6 @@ export class DirectoryLog {
   }
 
   /**
-   * Writes a record with `write` and logs it, in one transaction of its own; resolves once
-   * committed. A child transaction: a throw in `write` (a unique key another record holds) aborts
-   * whatever it wrote before (lmdb-js commits what a plain transaction callback wrote before it threw).
-   */
-  written<R>(store: DirectoryStore, id: string, write: () => R): Promise<R> {
-    return this.db.childTransaction(() => {
-      const result = write();
-      this.record(store, id);
-      return result;
-    });
-  }
-
-  /**
    * The changes after `after`, up to `limit` of them, with the last sequence number read; undefined
    * when the log no longer reaches back that far (pruned) or more than `limit` are waiting: the
    * copy is then loaded again whole.

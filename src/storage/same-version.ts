@@ -5,6 +5,10 @@
  */
 export function sameVersion(stored: unknown, base: unknown): boolean {
   if (stored === undefined || base === undefined) return stored === base;
-  const version = (row: unknown) => (row as { sequence?: unknown }).sequence;
-  return version(stored) === version(base);
+  return versionOf(stored) === versionOf(base);
+}
+
+/** A directory row's version: its `sequence` (undefined for a row without one). */
+export function versionOf(row: unknown): unknown {
+  return (row as { sequence?: unknown } | null | undefined)?.sequence;
 }

@@ -36,11 +36,6 @@ export class FollowedOnPostgres {
     await this.reader.load(COPIED_STORES);
   }
 
-  /** The feed's number the copies hold everything up to. */
-  get appliedThrough(): number {
-    return this.applied;
-  }
-
   /** Takes what was committed since the last look; resolves once the copies hold it. */
   look(): Promise<void> {
     // A pass not started yet will see everything committed before it starts: share it.

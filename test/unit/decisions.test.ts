@@ -1,3 +1,4 @@
+import { lmdbDecisions } from '../../src/storage/decisions.js';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
@@ -22,8 +23,8 @@ describe('decisions on one thread', () => {
   it('insertIfAbsent stores once and keeps the first value', async () => {
     temp = openTempStorage('decisions');
     const { storage } = temp;
-    expect(await storage.decisions.insertIfAbsent(storage.usedAssertions, 'jti-1', 10)).toBe(true);
-    expect(await storage.decisions.insertIfAbsent(storage.usedAssertions, 'jti-1', 20)).toBe(false);
+    expect(await lmdbDecisions.insertIfAbsent(storage.usedAssertions, 'jti-1', 10)).toBe(true);
+    expect(await lmdbDecisions.insertIfAbsent(storage.usedAssertions, 'jti-1', 20)).toBe(false);
     expect(storage.usedAssertions.get('jti-1')).toBe(10);
   });
 
@@ -31,9 +32,9 @@ describe('decisions on one thread', () => {
     temp = openTempStorage('decisions-claim');
     const { storage } = temp;
     await storage.stores.authCodes.put('c1', { id: 'c1' });
-    expect(await storage.decisions.claimOnce(storage.stores.authCodes, 'nope', claimUnused(1))).toEqual({ found: undefined, claimed: false });
-    expect(await storage.decisions.claimOnce(storage.stores.authCodes, 'c1', claimUnused(1))).toEqual({ found: { id: 'c1' }, claimed: true });
-    expect(await storage.decisions.claimOnce(storage.stores.authCodes, 'c1', claimUnused(2))).toEqual({ found: { id: 'c1', usedAt: 1 }, claimed: false });
+    expect(await lmdbDecisions.claimOnce(storage.stores.authCodes, 'nope', claimUnused(1))).toEqual({ found: undefined, claimed: false });
+    expect(await lmdbDecisions.claimOnce(storage.stores.authCodes, 'c1', claimUnused(1))).toEqual({ found: { id: 'c1' }, claimed: true });
+    expect(await lmdbDecisions.claimOnce(storage.stores.authCodes, 'c1', claimUnused(2))).toEqual({ found: { id: 'c1', usedAt: 1 }, claimed: false });
     expect(storage.stores.authCodes.get('c1')).toEqual({ id: 'c1', usedAt: 1 });
   });
 
@@ -41,8 +42,8 @@ describe('decisions on one thread', () => {
     temp = openTempStorage('decisions-take');
     const { storage } = temp;
     await storage.stores.pushedRequests.put('r1', { id: 'r1' });
-    expect(await storage.decisions.takeOnce(storage.stores.pushedRequests, 'r1')).toEqual({ id: 'r1' });
-    expect(await storage.decisions.takeOnce(storage.stores.pushedRequests, 'r1')).toBeUndefined();
+    expect(await lmdbDecisions.takeOnce(storage.stores.pushedRequests, 'r1')).toEqual({ id: 'r1' });
+    expect(await lmdbDecisions.takeOnce(storage.stores.pushedRequests, 'r1')).toBeUndefined();
     expect(storage.stores.pushedRequests.get('r1')).toBeUndefined();
   });
 });
@@ -56,9 +57,11 @@ const { workerData, parentPort } = require('node:worker_threads');
   const gate = new Int32Array(workerData.gate);
   parentPort.postMessage({ ready: true });
   Atomics.wait(gate, 0, 0);
-  const claim = storage.decisions.claimOnce(storage.stores.authCodes, 'code', (r) => (r.usedAt === undefined ? { ...r, usedAt: workerData.index } : undefined));
-  const first = storage.decisions.insertIfAbsent(storage.usedAssertions, 'jti', workerData.index);
-  const take = storage.decisions.takeOnce(storage.stores.pushedRequests, 'request');
+  // Through the store port, as the actors decide.
+  const kind = (name) => ({ name, binaryKeys: false });
+  const claim = storage.records.claimOnce(kind('authCodes'), 'code', (r) => (r.usedAt === undefined ? { ...r, usedAt: workerData.index } : undefined));
+  const first = storage.records.insertIfAbsent(kind('usedAssertions'), 'jti', workerData.index);
+  const take = storage.records.takeOnce(kind('pushedRequests'), 'request');
   const [claimed, inserted, taken] = await Promise.all([claim, first, take]);
   await storage.close();
   parentPort.postMessage({ index: workerData.index, claimed: claimed.claimed, first: inserted, taken: taken !== undefined });

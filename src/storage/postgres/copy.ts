@@ -1,9 +1,9 @@
-import { Packr } from 'msgpackr';
 import type pg from 'pg';
 import type { Database } from 'lmdb';
 import type { Storage, StoreName } from '../db.js';
 import type { DirectoryStore } from '../directory-log.js';
 import { migrate } from './migrations.js';
+import { codec, sequenceColumn } from './codec.js';
 
 /**
  * Copies an LMDB data dir into an empty PostgreSQL database, in one transaction: the directory
@@ -13,7 +13,6 @@ import { migrate } from './migrations.js';
  * moves from one node to many. The directory's change feed starts afresh: a node loads the
  * directory whole. A database that holds anything of Sesame's already is refused, nothing written.
  */
-const codec = new Packr({ useRecords: false, mapsAsObjects: true });
 
 /** The directory's stores: every other store of the data dir holds the flows' records. */
 const DIRECTORY_STORES: readonly DirectoryStore[] = ['orgs', 'projects', 'users', 'members', 'userGrants', 'pats', 'policies', 'apps', 'appKeys', 'machineKeys', 'machineSecrets', 'signingKeys', 'meta'];
@@ -47,7 +46,7 @@ export async function copyDataDirToPostgres(storage: Storage, pool: pg.Pool): Pr
             store,
             chunk.map(({ key }) => String(key)),
             chunk.map(({ value }) => codec.pack(value)),
-            chunk.map(({ value }) => sequenceOf(value)),
+            chunk.map(({ value }) => sequenceColumn(value)),
           ]),
         );
       }
@@ -97,7 +96,3 @@ async function inChunks(db: Database<any, any>, write: (chunk: { key: unknown; v
   return count + chunk.length;
 }
 
-function sequenceOf(row: unknown): number | null {
-  const sequence = (row as { sequence?: unknown } | null | undefined)?.sequence;
-  return typeof sequence === 'number' ? sequence : null;
-}

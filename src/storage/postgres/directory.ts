@@ -1,4 +1,3 @@
-import { Packr } from 'msgpackr';
 import type pg from 'pg';
 import { WriteConflict } from '../../model/errors.js';
 import { clock } from '../../util/clock.js';
@@ -8,6 +7,7 @@ import type { DirectoryReader } from '../directory-reader.js';
 import type { DirectoryStorage } from '../db.js';
 import { MetaStore } from '../meta.js';
 import { FEED_CHANNEL } from './change-feed.js';
+import { codec, sequenceColumn } from './codec.js';
 
 /**
  * The directory on PostgreSQL (`sesame_directory`, `sesame_unique_keys`, `sesame_directory_changes`;
@@ -19,17 +19,11 @@ import { FEED_CHANNEL } from './change-feed.js';
  * misses an entry committed later under a lower number. Directory writes are rare (administration,
  * a sign-in's failure count), so the turns cost nothing that matters.
  */
-const codec = new Packr({ useRecords: false, mapsAsObjects: true });
 
 /** Any constant: the advisory lock directory commits take in turn. */
 const DIRECTORY_LOCK = 0x5e5a3e02;
 
 type Queryable = Pick<pg.ClientBase, 'query'>;
-
-const sequenceOf = (row: unknown): number | null => {
-  const sequence = (row as { sequence?: unknown } | null | undefined)?.sequence;
-  return typeof sequence === 'number' ? sequence : null;
-};
 
 export class PostgresDirectory implements DirectoryWrites {
   constructor(private readonly pool: pg.Pool) {}
@@ -190,20 +184,20 @@ export class PostgresDirectory implements DirectoryWrites {
         store,
         id,
         codec.pack(value),
-        sequenceOf(value),
+        sequenceColumn(value),
       ]);
       return rowCount === 1;
     }
     if (value === null) {
-      const { rowCount } = await client.query('DELETE FROM sesame_directory WHERE store = $1 AND id = $2 AND sequence IS NOT DISTINCT FROM $3', [store, id, sequenceOf(base)]);
+      const { rowCount } = await client.query('DELETE FROM sesame_directory WHERE store = $1 AND id = $2 AND sequence IS NOT DISTINCT FROM $3', [store, id, sequenceColumn(base)]);
       return rowCount === 1;
     }
     const { rowCount } = await client.query('UPDATE sesame_directory SET value = $3, sequence = $4 WHERE store = $1 AND id = $2 AND sequence IS NOT DISTINCT FROM $5', [
       store,
       id,
       codec.pack(value),
-      sequenceOf(value),
-      sequenceOf(base),
+      sequenceColumn(value),
+      sequenceColumn(base),
     ]);
     return rowCount === 1;
   }
@@ -212,7 +206,7 @@ export class PostgresDirectory implements DirectoryWrites {
     await client.query(
       `INSERT INTO sesame_directory (store, id, value, sequence) VALUES ($1, $2, $3, $4)
        ON CONFLICT (store, id) DO UPDATE SET value = EXCLUDED.value, sequence = EXCLUDED.sequence`,
-      [store, id, codec.pack(value), sequenceOf(value)],
+      [store, id, codec.pack(value), sequenceColumn(value)],
     );
   }
 
@@ -269,8 +263,8 @@ export class PostgresDirectoryReader implements DirectoryReader {
 
   committed(store: DirectoryStore, id: string, row: unknown): void {
     const rows = this.of(store);
-    const held = sequenceOf(rows.get(id));
-    if (held !== null && row !== undefined && (sequenceOf(row) ?? -1) < held) return;
+    const held = sequenceColumn(rows.get(id));
+    if (held !== null && row !== undefined && (sequenceColumn(row) ?? -1) < held) return;
     if (row === undefined) rows.delete(id);
     else rows.set(id, row);
   }

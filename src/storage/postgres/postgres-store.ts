@@ -1,8 +1,8 @@
-import { Packr } from 'msgpackr';
 import type pg from 'pg';
 import { WriteConflict } from '../../model/errors.js';
 import type { Lease } from '../decisions.js';
 import type { KeyRange, RecordKey, RecordKind, RecordWrite, StoreBoundedGroup, StorePort } from '../store-port.js';
+import { codec } from './codec.js';
 
 /**
  * The store port on PostgreSQL (`sesame_records`, migrations.ts): one row per record, the value
@@ -16,7 +16,6 @@ import type { KeyRange, RecordKey, RecordKind, RecordWrite, StoreBoundedGroup, S
  *   that conditional statement, so they land together or not at all.
  * A commit is as durable as the server's `synchronous_commit` makes it (`on`: flushed to its WAL).
  */
-const codec = new Packr({ useRecords: false, mapsAsObjects: true });
 
 /** A decision decided again this many times on rows other nodes keep changing gives up (WriteConflict). */
 const TRIES = 64;
