@@ -5,6 +5,8 @@ import { dirname, join, relative } from 'node:path';
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { migrate } from '../../src/storage/postgres/migrations.js';
+import { PostgresDirectory, PostgresDirectoryReader } from '../../src/storage/postgres/directory.js';
+import type { DirectoryStore } from '../../src/storage/directory-log.js';
 import { freePort } from './server.js';
 
 /**
@@ -42,6 +44,16 @@ export async function migratedDatabase(prefix: string): Promise<string> {
     await client.end();
   }
   return url;
+}
+
+/** A node's directory on the database at `url`: its own pool (added to `pools`, for the caller to end), the commits, and a reader loaded with `stores`. */
+export async function directoryNode(url: string, pools: pg.Pool[], stores: readonly DirectoryStore[]): Promise<{ pool: pg.Pool; directory: PostgresDirectory; reader: PostgresDirectoryReader }> {
+  const pool = new pg.Pool({ connectionString: url });
+  pools.push(pool);
+  const directory = new PostgresDirectory(pool);
+  const reader = new PostgresDirectoryReader(directory);
+  await reader.load(stores);
+  return { pool, directory, reader };
 }
 
 /** This worker's cluster (started on first use, stopped when the worker exits). */

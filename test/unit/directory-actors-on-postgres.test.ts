@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientsActor } from '../../src/actors/clients.js';
 import { OrgsActor } from '../../src/actors/orgs.js';
 import { ApiError } from '../../src/model/errors.js';
-import { PostgresDirectory, PostgresDirectoryReader, postgresDirectoryStorage } from '../../src/storage/postgres/directory.js';
+import { postgresDirectoryStorage } from '../../src/storage/postgres/directory.js';
 import { COPIED_STORES, FollowedOnPostgres } from '../../src/threads/followed-on-postgres.js';
-import { migratedDatabase } from '../helpers/postgres.js';
+import { directoryNode, migratedDatabase } from '../helpers/postgres.js';
 import { person } from '../helpers/people.js';
 
 /**
@@ -18,11 +18,7 @@ const pools: pg.Pool[] = [];
 let url: string;
 
 async function node() {
-  const pool = new pg.Pool({ connectionString: url });
-  pools.push(pool);
-  const directory = new PostgresDirectory(pool);
-  const reader = new PostgresDirectoryReader(directory);
-  await reader.load(COPIED_STORES);
+  const { directory, reader } = await directoryNode(url, pools, COPIED_STORES);
   const storage = postgresDirectoryStorage(directory, reader);
   const orgs = new OrgsActor(storage, 'localhost');
   const clients = new ClientsActor(storage);

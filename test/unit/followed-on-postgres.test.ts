@@ -2,11 +2,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DirectoryStore } from '../../src/storage/directory-log.js';
 import { PostgresChangeFeed } from '../../src/storage/postgres/change-feed.js';
-import { PostgresDirectory, PostgresDirectoryReader } from '../../src/storage/postgres/directory.js';
 import { Table } from '../../src/storage/table.js';
 import { FollowedOnPostgres } from '../../src/threads/followed-on-postgres.js';
 import type { DirectoryCopy } from '../../src/threads/followed-writes.js';
-import { migratedDatabase } from '../helpers/postgres.js';
+import { directoryNode, migratedDatabase } from '../helpers/postgres.js';
 
 /**
  * A node's copies following the directory on PostgreSQL: a commit on another node notifies, the
@@ -19,11 +18,7 @@ const feeds: PostgresChangeFeed[] = [];
 let url: string;
 
 async function node() {
-  const pool = new pg.Pool({ connectionString: url });
-  pools.push(pool);
-  const directory = new PostgresDirectory(pool);
-  const reader = new PostgresDirectoryReader(directory);
-  await reader.load(['projects', 'users']);
+  const { pool, directory, reader } = await directoryNode(url, pools, ['projects', 'users']);
   const tables: Partial<Record<DirectoryStore, Table<Row>>> = {
     projects: new Table<Row>(reader, { store: 'projects', writes: directory, announce: () => undefined }),
     users: new Table<Row>(reader, { store: 'users', writes: directory, announce: () => undefined }),
