@@ -562,6 +562,21 @@ describe('authorization', () => {
     expect(status).toBe(401);
   });
 
+  it('refuses a chunked upload whose token the store does not know once a little of it has come, without reading the rest', async () => {
+    // The token is checked against the store (asynchronously) while the upload starts; the body
+    // declares no length and never ends: only an answer once the refusal is known ends this.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${server.url}/admin/v1/import`, { method: 'POST', headers: { authorization: 'Bearer not-a-token', 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+        req.destroy();
+      });
+      req.on('error', reject);
+      req.write('{"timeout":"1m","data":"' + 'x'.repeat(100 * 1024));
+    });
+    expect(status).toBe(401);
+  });
+
   it('answers a declared body above 512 MiB with an error, not a crash', async () => {
     const status = await new Promise<number>((resolve, reject) => {
       const req = httpRequest(`${server.url}/admin/v1/import`, { method: 'POST', headers: { authorization: `Bearer ${server.pat}`, 'content-length': String(600 * 1024 * 1024) } }, (res) => {

@@ -325,27 +325,34 @@ export async function startHttpServer(host: string, port: number, options: Serve
         return;
       }
     }
-    const declaredLength = Number(headers['content-length'] ?? '0');
-    checked?.catch((error) => {
-      if (declaredLength > ANSWER_EARLY_ABOVE) fail(error);
-    });
     const maxBody = route.maxBody ?? DEFAULT_MAX_BODY;
     const declared = Number(headers['content-length'] ?? '0');
     if (declared > maxBody) {
       fail(bodyTooLarge(route));
       return;
     }
+    let size = 0;
+    // A refusal waits for the rest of a small body only: once more is declared or has arrived (a
+    // chunked upload declares nothing), it is answered at once.
+    let refusal: { error: unknown } | undefined;
+    checked?.catch((error: unknown) => {
+      refusal = { error };
+      if (declared > ANSWER_EARLY_ABOVE || size > ANSWER_EARLY_ABOVE) fail(error);
+    });
     // A large body with a declared length is copied into one buffer as it arrives, so it is never
     // held twice (chunks plus their concatenation).
     const whole = declared >= PREALLOCATE_FROM ? Buffer.allocUnsafe(declared) : undefined;
     const chunks: Buffer[] = [];
-    let size = 0;
     res.onData((chunk, isLast) => {
       if (state.aborted) return;
       const offset = size;
       size += chunk.byteLength;
       if (size > maxBody || (whole && size > whole.length)) {
         fail(bodyTooLarge(route));
+        return;
+      }
+      if (refusal && size > ANSWER_EARLY_ABOVE) {
+        fail(refusal.error);
         return;
       }
       // uWS reuses the chunk's memory after this callback returns: copy it.
