@@ -195,7 +195,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
   const signingKeysDb = stores.signingKeys;
   const directoryDb = (store: DirectoryStore) => (store === 'meta' ? metaDb : store === 'signingKeys' ? signingKeysDb : stores[store]);
   const directoryWrites = new LmdbDirectoryWrites(root, directoryDb, directoryLog, uniqueKeys);
-  const directoryReader = new LmdbDirectoryReader(directoryDb, () => root.resetReadTxn(), uniqueKeys);
+  const directoryReader = new LmdbDirectoryReader(directoryDb, () => freshReads(), uniqueKeys);
   // A new data dir is marked with this build's schema version before anything else is written.
   if (metaDb.get('schemaVersion') === undefined) metaDb.putSync('schemaVersion', SCHEMA_VERSION);
   const meta = new MetaStore(directoryReader, directoryWrites, durableDirectory);

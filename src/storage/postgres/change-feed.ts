@@ -98,6 +98,11 @@ export class PostgresChangeFeed implements ChangeFeed {
       await client.end().catch(() => undefined);
       throw error;
     }
+    // Closed while this connection was being made: it is not kept.
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
     this.listener = client;
   }
 

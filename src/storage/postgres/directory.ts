@@ -123,12 +123,12 @@ export class PostgresDirectory implements DirectoryWrites {
   async prune(before: number): Promise<number> {
     let removed = 0;
     await this.inTurn(async (client) => {
-      const { rows } = await client.query<{ seq: string }>('DELETE FROM sesame_directory_changes WHERE at < $1 RETURNING seq', [before]);
-      removed = rows.length;
-      if (removed > 0) {
-        const through = Math.max(...rows.map((r) => Number(r.seq)));
-        await client.query('UPDATE sesame_directory_pruned SET through = greatest(through, $1)', [through]);
-      }
+      const { rows } = await client.query<{ n: string; through: string | null }>(
+        'WITH gone AS (DELETE FROM sesame_directory_changes WHERE at < $1 RETURNING seq) SELECT count(*) AS n, max(seq) AS through FROM gone',
+        [before],
+      );
+      removed = Number(rows[0]!.n);
+      if (rows[0]!.through !== null) await client.query('UPDATE sesame_directory_pruned SET through = greatest(through, $1)', [rows[0]!.through]);
     });
     return removed;
   }

@@ -208,8 +208,9 @@ export class PostgresStore implements StorePort {
     await this.inTransaction(async (client) => {
       outcome = 'written';
       if (atMost) {
-        // Inserts counted against one range take turns (a count is no lock on rows not yet there).
-        await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${atMost.kind.name}:${atMost.range.start}`]);
+        // Inserts counted against one range take turns (a count is no lock on rows not yet there);
+        // locked by the range's end, which callers keep fixed (its start may move with the clock).
+        await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${atMost.kind.name}:${atMost.range.end}`]);
         const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM sesame_records WHERE kind = $1 AND key >= $2 AND key < $3', [
           atMost.kind.name,
           keyBytes(atMost.range.start),
@@ -254,15 +255,19 @@ export class PostgresStore implements StorePort {
         ]);
         removed += rowCount ?? 0;
       } else if (gone.length > 0 && also) {
+        // Counted once the transaction committed (a deadlock runs it again).
+        let inChunk = 0;
         await this.inTransaction(async (client) => {
+          inChunk = 0;
           for (const row of gone) {
             if (!(await this.removeVersion(client, kind.name, row.key, row.version))) continue;
             const key = (kind.binaryKeys ? row.key : row.key.toString('utf8')) as K;
             await applyWrites(client, also(key, codec.unpack(row.value) as V));
-            removed++;
+            inChunk++;
           }
           return true;
         });
+        removed += inChunk;
       }
       if (rows.length < SWEEP_CHUNK) return removed;
       after = rows.at(-1)!.key;
