@@ -340,9 +340,26 @@ export async function startHttpServer(host: string, port: number, options: Serve
       if (declared > ANSWER_EARLY_ABOVE || size > ANSWER_EARLY_ABOVE) fail(error);
     });
     // A large body with a declared length is copied into one buffer as it arrives, so it is never
-    // held twice (chunks plus their concatenation).
-    const whole = declared >= PREALLOCATE_FROM ? Buffer.allocUnsafe(declared) : undefined;
+    // held twice (chunks plus their concatenation). Behind a precheck still running, the buffer is
+    // made only once the check passed (what arrived meanwhile is copied in): a caller it refuses
+    // makes the server reserve nothing.
+    const preallocate = () => Buffer.allocUnsafe(declared);
+    let whole = declared >= PREALLOCATE_FROM && !checked ? preallocate() : undefined;
     const chunks: Buffer[] = [];
+    if (checked && declared >= PREALLOCATE_FROM) {
+      checked.then(
+        () => {
+          if (state.aborted) return;
+          whole = preallocate();
+          let at = 0;
+          for (const chunk of chunks.splice(0)) {
+            whole.set(chunk, at);
+            at += chunk.length;
+          }
+        },
+        () => undefined,
+      );
+    }
     res.onData((chunk, isLast) => {
       if (state.aborted) return;
       const offset = size;
