@@ -3,10 +3,15 @@ import { KeysActor } from './actors/keys.js';
 import { ConfigError, type Config } from './config.js';
 import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
+import { healthRoutes } from './http/routes/health.js';
 import { describeRoutes, ListenError, startHttpServer, type HttpServer } from './http/server.js';
 import { ReplayGuardActor } from './actors/replay-guard.js';
 import { FollowedWrites } from './threads/followed-writes.js';
-import { openStorage, type Storage } from './storage/db.js';
+import { openStorage, type NodeStorage, type Storage } from './storage/db.js';
+import { openPostgresNode, type PostgresNode } from './storage/postgres/node.js';
+import { SchemaTooNew } from './storage/postgres/migrations.js';
+import { FollowedOnPostgres } from './threads/followed-on-postgres.js';
+import type { Route } from './http/types.js';
 import { buildIndexOnce } from './storage/index-once.js';
 import { sessionIndexEntries } from './actors/user-sessions.js';
 import { deviceIndexEntries } from './actors/device-authorizations.js';
@@ -41,6 +46,12 @@ const FAILURE_WINDOWS_KEPT_MS = 60 * 60_000;
  * longer loads its copy whole at its next request instead of taking the changes one by one.
  */
 const DIRECTORY_LOG_KEPT_MS = 10 * 60_000;
+/**
+ * On PostgreSQL, how often a node looks at the directory's change feed without a notification: the
+ * longest a notification lost on the wire (the LISTEN connection alive, one message dropped) leaves
+ * its copies behind. A lost connection is noticed by itself (see FollowedOnPostgres.current).
+ */
+const DIRECTORY_POLL_MS = 1_000;
 
 /**
  * Wires config → storage → actors → worker pool → HTTP, and tears it down in reverse order.
@@ -124,11 +135,16 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   // port in use is refused with the dir as it was. The issuer's host is the instance domain; with
   // port 0 it is known only after listening, so the routes are mounted once the context exists.
   const threaded = config.httpThreads > 1;
-  let storage: Storage;
+  let storage: NodeStorage;
+  /** The LMDB environment (without SESAME_DATABASE_URL): its threads share it through fresh reads and its own change feed. */
+  let lmdb: Storage | undefined;
+  /** The PostgreSQL node (SESAME_DATABASE_URL): its copies follow the database's change feed. */
+  let postgres: PostgresNode | undefined;
   let followed: FollowedWrites | undefined;
+  let followedOnPostgres: FollowedOnPostgres | undefined;
   /** Before each request (and each logout delivery pass, tick(), a read of ctx): fresh reads, and the directory copy follows the other threads' writes. */
   const catchUp = () => {
-    storage.freshReads();
+    lmdb?.freshReads();
     followed?.catchUp();
   };
   let pool: CryptoPool | undefined;
@@ -169,7 +185,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         memory: metricsMemory,
         routePatterns: () => server.routeTable().map((route) => route.pattern),
         // Zeros for a scrape that comes before storage is open.
-        lmdb: () => (storage as Storage | undefined)?.sizes() ?? { mapSize: 0, usedBytes: 0, readers: 0 },
+        lmdb: () => lmdb?.sizes() ?? { mapSize: 0, usedBytes: 0, readers: 0 },
         poolQueues: () => pool?.queueSizes() ?? { crypto: 0, password: 0 },
         poolThreads: () => pool?.threadCounts() ?? { crypto: 0, password: 0 },
       });
@@ -185,36 +201,61 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     await scrapeListener?.close();
     await closeServer();
   };
-  try {
-    storage = openStorage(config.dataDir, config.durability);
-  } catch (error) {
-    await closeListeners();
-    await restoreProcessWide();
-    await lock.release();
-    // The directory takes files (checked above), so LMDB's own refusal is about this file system.
-    throw dataDirError(`LMDB cannot open its database there: ${error instanceof Error ? error.message : String(error)}`);
+  if (config.databaseUrl) {
+    try {
+      storage = postgres = await openPostgresNode({
+        url: config.databaseUrl,
+        poolSize: config.databasePoolSize,
+        connectTimeoutMs: config.databaseConnectTimeout,
+        statementTimeoutMs: config.databaseStatementTimeout,
+      });
+    } catch (error) {
+      await closeListeners();
+      await restoreProcessWide();
+      await lock.release();
+      const reason = error instanceof SchemaTooNew ? error.message : `cannot open the database: ${error instanceof Error ? error.message : String(error)}`;
+      throw new ConfigError(`SESAME_DATABASE_URL (--database-url): ${reason}`);
+    }
+  } else {
+    try {
+      storage = lmdb = openStorage(config.dataDir, config.durability);
+    } catch (error) {
+      await closeListeners();
+      await restoreProcessWide();
+      await lock.release();
+      // The directory takes files (checked above), so LMDB's own refusal is about this file system.
+      throw dataDirError(`LMDB cannot open its database there: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    // Data dirs from before the flows' indexes get them once (the indexes are read by every thread).
+    buildIndexOnce(lmdb.stores.userSessions, lmdb.stores.sessionIndex, sessionIndexEntries);
+    buildIndexOnce(lmdb.stores.deviceAuthorizations, lmdb.stores.deviceAuthorizationIndex, deviceIndexEntries);
   }
-  // Data dirs from before the flows' indexes get them once (the indexes are read by every thread).
-  buildIndexOnce(storage.stores.userSessions, storage.stores.sessionIndex, sessionIndexEntries);
-  buildIndexOnce(storage.stores.deviceAuthorizations, storage.stores.deviceAuthorizationIndex, deviceIndexEntries);
   let keys: KeysActor | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   let logoutDeliveries: Ports['logoutDeliveries'] | undefined;
   let acceptors: Acceptors | undefined;
   try {
-    let masterKey: MasterKey;
-    try {
-      masterKey = await openMasterKey(storage, config);
-    } catch (error) {
-      // A key that does not open the data dir is a setting to change (exit 2), like any other.
-      if (error instanceof MasterKeyMismatchError) throw new ConfigError(`SESAME_MASTERKEY (--master-key): ${error.message}`);
-      throw error;
-    }
+    const issuer = config.issuer ?? `http://localhost:${server.port}`;
+    // On PostgreSQL the key check, the bootstrap and the first signing key happen in this node's
+    // start turn: once, whichever node starts first; the others find them made.
+    const inStartTurn = <T>(work: () => Promise<T>) => (postgres ? postgres.inStartTurn(work) : work());
+    const { masterKey, directory } = await inStartTurn(async () => {
+      let masterKey: MasterKey;
+      try {
+        masterKey = await openMasterKey(storage, config);
+      } catch (error) {
+        // A key that does not open the data dir (or the database) is a setting to change (exit 2), like any other.
+        if (error instanceof MasterKeyMismatchError) {
+          throw new ConfigError(`SESAME_MASTERKEY (--master-key): ${error.message}${postgres ? ' (every node on one database needs the same master key: see README "Running several nodes")' : ''}`);
+        }
+        throw error;
+      }
+      const directory = await openDirectory(storage, masterKey, config, { issuer, signingAlg: config.signingAlg, generateKey: options.generateSigningKey });
+      return { masterKey, directory };
+    });
     pool = options.cryptoPool ?? new CryptoPool(config.workers);
 
     let ready = false;
-    const issuer = config.issuer ?? `http://localhost:${server.port}`;
-    const directory = await openDirectory(storage, masterKey, config, { issuer, signingAlg: config.signingAlg, generateKey: options.generateSigningKey });
     const { orgs, clients, instance } = directory;
     keys = directory.keys;
     const signerMode = chooseSignerMode(config.signer, undefined, config.httpThreads);
@@ -222,9 +263,10 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     // Beside acceptor threads that check signatures themselves, this thread does too (they all serve alike).
     const signatures = threaded && signerMode === 'inline' ? new SignatureCheck() : pool;
     const replayGuard = new ReplayGuardActor(storage.records);
-    // Leases in the store: one process (later, one node) sweeps and rotates keys at a time, and a
-    // person's password checks run one at a time whichever thread serves them (alone, this thread's turns only).
-    const leases = new LeasesActor(storage.records, !threaded);
+    // Leases in the store: one node (and in it one thread) sweeps and rotates keys at a time, and a
+    // person's password checks run one at a time whichever thread or node serves them (alone: one
+    // HTTP thread on a locked data dir, this thread's turns only).
+    const leases = new LeasesActor(storage.records, !threaded && !postgres);
     const cryptoPool = pool;
     const ctx: Ports = composePorts({
       config,
@@ -241,13 +283,20 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       deliversLogouts: { beforePass: catchUp },
       pool: cryptoPool,
       leases,
-      isReady: () => ready,
+      // On PostgreSQL: not while the node cannot hear the other nodes' changes (the database unreachable).
+      isReady: () => ready && (postgres?.changeFeed.connection().listening ?? true),
     });
     logoutDeliveries = ctx.logoutDeliveries;
     const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests, deviceAuthorizations, failureWindows, loginSecurity } = ctx;
     // This thread's copy follows what the others write (the login's, the management API's).
-    if (threaded) followed = new FollowedWrites(storage, { orgs, clients, keys, storage, settings: ctx.settings });
-    const table = routes(ctx);
+    if (threaded) followed = new FollowedWrites(lmdb!, { orgs, clients, keys, storage, settings: ctx.settings });
+    let table = routes(ctx);
+    if (postgres) {
+      // This node's copies follow the other nodes' directory commits (notified, and looked for each second).
+      followedOnPostgres = new FollowedOnPostgres(postgres.directory, postgres.reader, { orgs, clients, keys, storage, settings: ctx.settings }, postgres.changeFeed, postgres.loadedThrough());
+      followedOnPostgres.follow(DIRECTORY_POLL_MS);
+      table = answeredFromCurrentCopies(table, followedOnPostgres, ctx);
+    }
     if (metricsMemory) {
       // Before any route is served: requests count under their route's index from the first one.
       addRequestsRegion(metricsMemory, table.length);
@@ -258,7 +307,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         config,
         issuer,
         port: server.port,
-        sharedCounters: storage.sharedCounters,
+        sharedCounters: lmdb!.sharedCounters,
         clockCell: installedClockCell(),
         metrics: metricsMemory,
       });
@@ -290,6 +339,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       port: server.port,
       host: config.host,
       dataDir: config.dataDir,
+      ...(postgres ? { store: 'postgresql', database: redactedUrl(config.databaseUrl!) } : { store: 'lmdb' }),
       adminPat: join(config.dataDir, 'admin.pat'),
       signingAlg: config.signingAlg,
       signer: signerMode,
@@ -314,6 +364,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       },
       async tick() {
         catchUp();
+        await followedOnPostgres?.look();
         await sweep();
         await keysActor.rotateIfDue();
         await deliveries.deliverDue();
@@ -325,6 +376,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       async shutdown() {
         ready = false;
         clearInterval(sweeper);
+        followedOnPostgres?.stop();
         trimmer.stop();
         keysActor.stop();
         // Attempts under way are cut short; their logouts stay queued for the next start.
@@ -345,6 +397,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     };
   } catch (error) {
     if (sweeper) clearInterval(sweeper);
+    followedOnPostgres?.stop();
     await logoutDeliveries?.stop();
     keys?.stop();
     await acceptors?.stop(1000).catch(() => {});
@@ -355,6 +408,37 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     await lock.release();
     await restoreProcessWide();
     throw error;
+  }
+}
+
+/**
+ * The routes of a node on PostgreSQL, each answered only from copies that are current (see
+ * FollowedOnPostgres.current: after a lost LISTEN connection a request waits for a look at the
+ * database first). Health and readiness answer at once: they tell how the node is, not the directory.
+ */
+function answeredFromCurrentCopies(table: Route[], followed: FollowedOnPostgres, ctx: Ports): Route[] {
+  const health = new Set(healthRoutes(ctx).map((route) => route.pattern));
+  return table.map((route) => {
+    if (health.has(route.pattern)) return route;
+    const methods: Route['methods'] = {};
+    for (const [method, handler] of Object.entries(route.methods) as [keyof Route['methods'], NonNullable<Route['methods'][keyof Route['methods']]>][]) {
+      methods[method] = (req) => {
+        const wait = followed.current();
+        return wait ? wait.then(() => handler(req)) : handler(req);
+      };
+    }
+    return { ...route, methods };
+  });
+}
+
+/** A database URL for the log: without its password. */
+function redactedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.href;
+  } catch {
+    return 'postgres://…';
   }
 }
 

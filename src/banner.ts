@@ -14,9 +14,12 @@ export function startupBanner(config: Config, app: { port: number; issuer: strin
     `Sesame is listening on http://${urlHost(config.host)}:${app.port} (bound to ${config.host})`,
     `  issuer     ${app.issuer}`,
     `  data dir   ${dataDir}`,
+    ...(config.databaseUrl ? [`  store      PostgreSQL (SESAME_DATABASE_URL)`] : []),
     existsSync(pat)
       ? `  admin PAT  ${pat}`
-      : `  admin PAT  ${pat} is missing (it is written at the first start only); issue a new one with: sesame admin-pat --new`,
+      : config.databaseUrl
+        ? `  admin PAT  not on this node: it is written into the data dir of the node that started the instance, at its first start`
+        : `  admin PAT  ${pat} is missing (it is written at the first start only); issue a new one with: sesame admin-pat --new`,
   ];
   if (app.metricsPort !== undefined) {
     lines.push(`  metrics    http://${urlHost(config.metricsHost)}:${app.metricsPort}/metrics${config.metricsToken ? ' (bearer token: SESAME_METRICS_TOKEN)' : ''}`);

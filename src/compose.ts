@@ -1,5 +1,5 @@
 import type { Config } from './config.js';
-import type { Storage } from './storage/db.js';
+import type { NodeStorage } from './storage/db.js';
 import type { MasterKey } from './crypto/master-key.js';
 import type { InstanceInfo, OrgsActor, OrgsReader } from './actors/orgs.js';
 import type { ClientsActor, ClientsReader } from './actors/clients.js';
@@ -41,7 +41,7 @@ import { LogoutTokens } from './services/backchannel-logout/logout-tokens.js';
 export interface ThreadBasis {
   config: Config;
   issuer: string;
-  storage: Storage;
+  storage: NodeStorage;
   masterKey: MasterKey;
   /** The thread's copy of the directory, read-only for the flows (their writes are the store port's). */
   instance: InstanceInfo;
@@ -158,6 +158,7 @@ export interface PortsBasis extends Omit<ThreadBasis, 'orgs' | 'clients' | 'keys
 export function composePorts(basis: PortsBasis): Ports {
   const { config, issuer, storage, instance, orgs, clients, keys, pool, leases, isReady } = basis;
   const flows = composeFlowPorts(basis);
+  const transactions = new Transactions(storage);
   return {
     ...flows,
     orgs,
@@ -166,7 +167,8 @@ export function composePorts(basis: PortsBasis): Ports {
     pool,
     loginDirectory: new LoginDecisions(orgs, pool, leases),
     clientRegistrations: new ClientRegistrations({ clients, orgs, settings: flows.settings, config, issuer, instance }),
-    migration: new MigrationStore(new Transactions(storage), orgs, clients),
+    migration: new MigrationStore(transactions, orgs, clients),
+    transactions,
     isReady,
   };
 }

@@ -4,7 +4,7 @@ import { OrgsActor, type InstanceInfo } from './actors/orgs.js';
 import type { Config, SigningAlg } from './config.js';
 import type { MasterKey } from './crypto/master-key.js';
 import { bootstrapInstance } from './services/bootstrap.js';
-import type { Storage } from './storage/db.js';
+import type { DirectoryStorage } from './storage/db.js';
 import { loadMasterKey, MasterKeyMismatchError } from './storage/master-key-file.js';
 
 /**
@@ -15,7 +15,7 @@ import { loadMasterKey, MasterKeyMismatchError } from './storage/master-key-file
 export { MasterKeyMismatchError };
 
 /** The configured or stored master key; throws MasterKeyMismatchError when it does not open this dir. */
-export async function openMasterKey(storage: Storage, config: Pick<Config, 'dataDir' | 'masterKey'>): Promise<MasterKey> {
+export async function openMasterKey(storage: Pick<DirectoryStorage, 'meta'>, config: Pick<Config, 'dataDir' | 'masterKey'>): Promise<MasterKey> {
   const sealed = storage.meta.masterKeyCheck();
   const masterKey = loadMasterKey(config.dataDir, config.masterKey, sealed === undefined);
   if (!sealed) {
@@ -40,7 +40,7 @@ export interface Directory {
 }
 
 /** The signing keys' actor, alike on every thread (each may rotate: the key set is a compare-and-set in the store). */
-export function keysActorOf(storage: Storage, masterKey: MasterKey, config: Config, signingAlg: SigningAlg, generateKey?: KeyGenerator): KeysActor {
+export function keysActorOf(storage: DirectoryStorage, masterKey: MasterKey, config: Config, signingAlg: SigningAlg, generateKey?: KeyGenerator): KeysActor {
   return new KeysActor(
     storage.directoryReader,
     storage.directoryWrites,
@@ -54,7 +54,7 @@ export function keysActorOf(storage: Storage, masterKey: MasterKey, config: Conf
 }
 
 export async function openDirectory(
-  storage: Storage,
+  storage: DirectoryStorage,
   masterKey: MasterKey,
   config: Config,
   options: { issuer: string; signingAlg: SigningAlg; generateKey?: KeyGenerator | undefined },

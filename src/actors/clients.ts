@@ -433,18 +433,27 @@ export class ClientsActor {
     return this.machineSecrets.has(userId);
   }
 
-  async setMachineSecret(userId: string): Promise<string> {
+  /**
+   * A new secret for a machine user, staged: committed with the user's revocation horizon
+   * (OrgsActor.stageTokenRevocation) in one commit, so no copy of the directory, on any thread or
+   * node, ever holds the new secret without the horizon (a token it minted then would be void once
+   * the horizon arrived).
+   */
+  stageMachineSecretRenewal(userId: string, batch: WriteBatch): string {
     const clientSecret = newAlphanumericSecret(64);
-    const prior = this.machineSecrets.get(userId);
-    const now = Date.now();
-    await this.machineSecrets.put({
-      id: userId,
-      userId,
-      secretHash: sha256(clientSecret),
-      createdAt: prior?.createdAt ?? now,
-      changedAt: now,
-      sequence: (prior?.sequence ?? 0) + 1,
-    });
+    const prior = this.machineSecrets.get(userId, batch);
+    const now = clock.now();
+    this.machineSecrets.stage(
+      {
+        id: userId,
+        userId,
+        secretHash: sha256(clientSecret),
+        createdAt: prior?.createdAt ?? now,
+        changedAt: now,
+        sequence: (prior?.sequence ?? 0) + 1,
+      },
+      batch,
+    );
     return clientSecret;
   }
 

@@ -547,12 +547,15 @@ export class OrgsActor {
   }
 
   /**
-   * Voids every token, refresh family and session the user began until now (a machine secret set:
-   * what the old secret obtained goes with it). Resolves once durable.
+   * Voids every token, refresh family and session the user began until now, staged (committed with
+   * a new machine secret: what the old secret obtained goes with it; see
+   * ClientsActor.stageMachineSecretRenewal).
    */
-  async revokeTokensOf(userId: string): Promise<View<UserRecord>> {
-    this.requireUser(userId);
-    return this.requireChanged(userId, await this.changeUser(userId, () => ({ revokedBefore: clock.now() })));
+  stageTokenRevocation(userId: string, batch: WriteBatch): View<UserRecord> {
+    const user = this.requireUser(userId, undefined, batch);
+    const updated = stamp<UserRecord>({ ...ownRow<UserRecord>(user), revokedBefore: clock.now() }, false);
+    this.users.stage(updated, batch);
+    return updated;
   }
 
   /**

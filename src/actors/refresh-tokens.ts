@@ -105,9 +105,14 @@ export class RefreshTokensActor {
           );
     const entry = { family, committed: this.store.durable(decided) };
     this.pending.set(family.id, entry);
-    return entry.committed.finally(() => {
+    const settled = entry.committed.finally(() => {
       if (this.pending.get(family.id) === entry) this.pending.delete(family.id);
     });
+    // Awaited by the grant only after its other reads (and not at all when one of them refuses the
+    // request): a lost race must not surface meanwhile as an unhandled rejection, which ends the
+    // process. Whoever awaits it still sees the rejection.
+    settled.catch(() => undefined);
+    return settled;
   }
 
   private static newToken(familyId: string): string {

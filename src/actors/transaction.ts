@@ -1,5 +1,6 @@
 import { WriteBatch } from '../storage/batch.js';
 import type { Storage } from '../storage/db.js';
+import { decidedAgain, type StoresCopy } from './decided-again.js';
 
 /**
  * Writes of several actors committed together, atomically and durably, in one commit the store
@@ -10,7 +11,7 @@ import type { Storage } from '../storage/db.js';
 export type Transaction = WriteBatch;
 
 export class Transactions {
-  constructor(private readonly storage: Pick<Storage, 'durableDirectory' | 'directoryWrites'>) {}
+  constructor(private readonly storage: Pick<Storage, 'durableDirectory' | 'directoryWrites' | 'directoryReader'>) {}
 
   begin(): Transaction {
     return new WriteBatch();
@@ -18,5 +19,19 @@ export class Transactions {
 
   commit(transaction: Transaction): Promise<void> {
     return transaction.commit(this.storage);
+  }
+
+  /**
+   * Stages with `build` and commits; when another copy changed one of the rows first, `copy` takes
+   * that row again as stored and `build` runs anew (decidedAgain). Resolves with what `build` gave
+   * for the commit that landed.
+   */
+  decide<T>(copy: StoresCopy, build: (transaction: Transaction) => T): Promise<T> {
+    return decidedAgain(this.storage.directoryReader, copy, async () => {
+      const transaction = this.begin();
+      const outcome = build(transaction);
+      await this.commit(transaction);
+      return outcome;
+    });
   }
 }

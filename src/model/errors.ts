@@ -80,3 +80,13 @@ export class DecidedElsewhere extends Error {
     super(`${what} already used (another use came first)`);
   }
 }
+
+/**
+ * The store could not be reached or did not answer in time (PostgreSQL down, restarting, its
+ * connections all taken): nothing was decided, the caller may try again (HTTP 503 on every surface).
+ */
+export class StoreUnavailable extends ApiError {
+  constructor(readonly detail: string) {
+    super('Unavailable', 'STORE-Unav1', 'the database cannot be reached now; try again shortly');
+  }
+}

@@ -122,6 +122,13 @@ export interface Storage {
  */
 export type DirectoryStorage = Pick<Storage, 'durable' | 'durableDirectory' | 'directoryWrites' | 'directoryReader' | 'directoryChanged' | 'meta'>;
 
+/**
+ * What an HTTP thread's parts need of a store, whichever it is (src/compose.ts): the directory's
+ * (DirectoryStorage), the store port the flows decide through, the change feed, and closing. LMDB's
+ * Storage has it; so does a node on PostgreSQL (src/storage/postgres/node.ts).
+ */
+export type NodeStorage = DirectoryStorage & Pick<Storage, 'records' | 'feed' | 'close'>;
+
 /** Slots of the shared counters: commits made by any thread, directory changes, then the feed's kinds. */
 const COMMITS = 0;
 const DIRECTORY = 1;

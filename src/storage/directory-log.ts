@@ -17,6 +17,9 @@ export type DirectoryStore =
   | 'signingKeys'
   | 'meta';
 
+/** Every store of the directory, in one list: what a copy loads whole, what a copy between stores moves as the directory. */
+export const DIRECTORY_STORES: readonly DirectoryStore[] = ['orgs', 'projects', 'users', 'members', 'userGrants', 'pats', 'policies', 'apps', 'appKeys', 'machineKeys', 'machineSecrets', 'signingKeys', 'meta'];
+
 /** One changed record: which store, which key. What it became is read from the store. */
 export interface DirectoryChange {
   readonly store: DirectoryStore;

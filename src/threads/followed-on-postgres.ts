@@ -1,26 +1,32 @@
-import type { DirectoryStore } from '../storage/directory-log.js';
+import type { PostgresChangeFeed } from '../storage/postgres/change-feed.js';
 import type { PostgresDirectory, PostgresDirectoryReader } from '../storage/postgres/directory.js';
+import { DIRECTORY_STORES } from '../storage/directory-log.js';
+import { log } from '../util/log.js';
 import { takeDirectoryChanges, type DirectoryCopy } from './followed-writes.js';
-
-/** The directory's stores a node's copies hold. */
-export const COPIED_STORES: readonly DirectoryStore[] = ['orgs', 'projects', 'users', 'members', 'userGrants', 'pats', 'policies', 'apps', 'appKeys', 'machineKeys', 'machineSecrets', 'signingKeys', 'meta'];
 
 /** More changes waiting than this: the copies load whole instead. */
 const MOST_CHANGES_TAKEN = 10_000;
 
 /**
  * A node's copies of the directory following the database (PostgreSQL): each time the change feed
- * says the directory changed (a NOTIFY at every directory commit, and a periodic look for a
- * notification lost on the wire), the rows the feed names since the last look are fetched, then
+ * says the directory changed (a NOTIFY at every directory commit), and at least every poll interval
+ * (a notification lost on the wire), the rows the feed names since the last look are fetched, then
  * taken into the copies in one synchronous step, so a request never sees half of a commit. When the
  * feed no longer reaches back that far (pruned), or too much is waiting, the copies load whole.
  * Runs one look at a time; a look asked for during one runs right after it.
+ *
+ * While the node does not listen (its LISTEN connection was lost), or listens again but has not
+ * looked since, what was announced meanwhile is unheard: `current()` then has the request wait for
+ * a look of its own (shared by the requests meanwhile), so no request is answered from a copy
+ * older than its arrival by more than one look.
  */
 export class FollowedOnPostgres {
-  private applied = 0;
+  /** The listening generation of the feed when the last successful look began (see current()). */
+  private lookedAt = -1;
   /** The passes one after another; a pass asked for while one waits to start is that one. */
   private tail: Promise<void> = Promise.resolve();
   private queued: Promise<void> | undefined;
+  private following = false;
   /** Whole loads so far (a copy that fell behind the feed). */
   wholeLoads = 0;
 
@@ -28,12 +34,36 @@ export class FollowedOnPostgres {
     private readonly directory: Pick<PostgresDirectory, 'since' | 'last'>,
     private readonly reader: Pick<PostgresDirectoryReader, 'fetch' | 'load'>,
     private readonly copy: DirectoryCopy,
+    private readonly feed: Pick<PostgresChangeFeed, 'connection' | 'version' | 'after'>,
+    /** The change feed position the copies were loaded at (PostgresNode.loadedThrough). */
+    private applied: number,
   ) {}
 
-  /** Loads the copies' stores and notes how far the feed was then (what is logged after is taken again: harmless). */
-  async start(): Promise<void> {
-    this.applied = await this.directory.last();
-    await this.reader.load(COPIED_STORES);
+  /**
+   * Nothing to wait for (undefined) while the node listens and has looked since it began to; else
+   * the look a request must wait for before it reads the copies.
+   */
+  current(): Promise<void> | undefined {
+    const { listening, generation } = this.feed.connection();
+    if (listening && this.lookedAt === generation) return undefined;
+    return this.look();
+  }
+
+  /** Looks at each notification of a directory change, and at least every `pollMs`, until stop(). */
+  follow(pollMs: number): void {
+    this.following = true;
+    void (async () => {
+      let seen = this.feed.version('directory');
+      while (this.following) {
+        seen = await this.feed.after('directory', seen, pollMs);
+        if (!this.following) return;
+        await this.look().catch((error: unknown) => log.warn('could not follow the directory; looking again', { error: String(error) }));
+      }
+    })();
+  }
+
+  stop(): void {
+    this.following = false;
   }
 
   /** Takes what was committed since the last look; resolves once the copies hold it. */
@@ -50,22 +80,26 @@ export class FollowedOnPostgres {
   }
 
   private async pass(): Promise<void> {
+    // Read before the look: a reconnect during it calls for another.
+    const { generation } = this.feed.connection();
     const feed = await this.directory.since(this.applied, MOST_CHANGES_TAKEN);
     if (feed) {
       await this.reader.fetch(feed.changes);
       if (takeDirectoryChanges(this.copy, feed.changes)) {
         this.applied = feed.last;
+        this.lookedAt = generation;
         return;
       }
     }
     const through = await this.directory.last();
-    await this.reader.load(COPIED_STORES);
+    await this.reader.load(DIRECTORY_STORES);
     this.copy.orgs.retakeAll();
     this.copy.clients.retakeAll();
     this.copy.keys.load();
     this.copy.storage.meta.reload();
     this.copy.settings.storedChanged();
     this.applied = through;
+    this.lookedAt = generation;
     this.wholeLoads++;
   }
 }

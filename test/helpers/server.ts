@@ -47,6 +47,8 @@ export interface StartOptions {
   dataDir?: string;
   env?: Record<string, string>;
   args?: string[];
+  /** The admin PAT, for a node that did not start the instance (on PostgreSQL only the first node writes it). */
+  pat?: string;
 }
 
 export function tempDataDir(): string {
@@ -91,7 +93,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     });
   });
 
-  const pat = readFileSync(join(dataDir, 'admin.pat'), 'utf8').trim();
+  const pat = options.pat ?? readFileSync(join(dataDir, 'admin.pat'), 'utf8').trim();
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     return exited;

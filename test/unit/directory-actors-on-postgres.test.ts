@@ -4,7 +4,8 @@ import { ClientsActor } from '../../src/actors/clients.js';
 import { OrgsActor } from '../../src/actors/orgs.js';
 import { ApiError } from '../../src/model/errors.js';
 import { postgresDirectoryStorage } from '../../src/storage/postgres/directory.js';
-import { COPIED_STORES, FollowedOnPostgres } from '../../src/threads/followed-on-postgres.js';
+import { FollowedOnPostgres } from '../../src/threads/followed-on-postgres.js';
+import { DIRECTORY_STORES } from '../../src/storage/directory-log.js';
 import { directoryNode, migratedDatabase } from '../helpers/postgres.js';
 import { person } from '../helpers/people.js';
 
@@ -18,12 +19,14 @@ const pools: pg.Pool[] = [];
 let url: string;
 
 async function node() {
-  const { directory, reader } = await directoryNode(url, pools, COPIED_STORES);
+  const { directory, reader } = await directoryNode(url, pools, DIRECTORY_STORES);
+  const loadedThrough = await directory.last();
   const storage = postgresDirectoryStorage(directory, reader);
   const orgs = new OrgsActor(storage, 'localhost');
   const clients = new ClientsActor(storage);
-  const followed = new FollowedOnPostgres(directory, reader, { orgs, clients, keys: { load: () => undefined }, storage, settings: { storedChanged: () => undefined } });
-  await followed.start();
+  // Looks are asked for by the tests (no change feed here: a listening one that never notifies).
+  const feed = { connection: () => ({ listening: true, generation: 0 }), version: () => 0, after: () => new Promise<number>(() => undefined) };
+  const followed = new FollowedOnPostgres(directory, reader, { orgs, clients, keys: { load: () => undefined }, storage, settings: { storedChanged: () => undefined } }, feed, loadedThrough);
   return { orgs, clients, followed };
 }
 

@@ -3,6 +3,8 @@ import { OrgsActor } from '../../src/actors/orgs.js';
 import { ClientsActor } from '../../src/actors/clients.js';
 import { KEY_SET_VERSION, KeysActor } from '../../src/actors/keys.js';
 import { WriteBatch } from '../../src/storage/batch.js';
+import { Transactions } from '../../src/actors/transaction.js';
+import { renewMachineSecret } from '../../src/services/machine-secret.js';
 import type { DirectoryChange } from '../../src/storage/directory-log.js';
 import type { Storage } from '../../src/storage/db.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
@@ -174,7 +176,7 @@ describe('the directory change feed', () => {
     await writerClients.addApp(project, { id: 'a2', clientId: 'client-2', name: 'Gone', oidc: oidc('https://gone.example/cb') });
     await writerClients.updateOidcConfig('a1', oidc('https://moved.example/cb'), false);
     await writerClients.addAppKey(app.app, {});
-    await writerClients.setMachineSecret('m1');
+    await renewMachineSecret({ orgs: writer, clients: writerClients, transactions: new Transactions(s) }, 'm1');
     await writerClients.addMachineKey({ id: 'm1', orgId: 'o2' }, {});
     // The copy has seen none of it yet.
     expect(copy.getUser('h1')).toBeUndefined();

@@ -41,11 +41,10 @@ async function node() {
     storage: { meta: { reload: () => void seen.metaReloads++ } } as DirectoryCopy['storage'],
     settings: { storedChanged: () => undefined },
   };
-  const followed = new FollowedOnPostgres(directory, reader, copy);
-  await followed.start();
   const feed = new PostgresChangeFeed(pool, () => new pg.Client(url));
   await feed.start();
   feeds.push(feed);
+  const followed = new FollowedOnPostgres(directory, reader, copy, feed, await directory.last());
   return { directory, tables, followed, feed, seen };
 }
 
@@ -95,5 +94,45 @@ describe('copies following the directory on PostgreSQL', () => {
     await b.followed.look();
     expect(b.followed.wholeLoads).toBe(2);
     expect(b.seen.metaReloads).toBe(3);
+  });
+
+  it('a node that stopped listening answers from its copies only after a look of its own; following takes notified changes by itself', async () => {
+    const [a, b] = [await node(), await node()];
+    // Never looked since it began listening: the first request waits for a look.
+    const first = b.followed.current();
+    expect(first).toBeInstanceOf(Promise);
+    await first;
+    expect(b.followed.current()).toBeUndefined();
+
+    // B's LISTEN connection is cut (a network cut, a server restart): what A commits meanwhile is unheard.
+    const admin = new pg.Client(url);
+    await admin.connect();
+    try {
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN sesame_feed' AND pid <> pg_backend_pid()");
+    } finally {
+      await admin.end();
+    }
+    await a.tables.users!.put({ id: 'u3', sequence: 1, name: 'Hedy' });
+    for (let i = 0; i < 200 && b.feed.connection().listening; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    const waiting = b.followed.current();
+    expect(waiting).toBeInstanceOf(Promise);
+    await waiting;
+    expect(b.tables.users!.get('u3')?.name).toBe('Hedy');
+
+    // Listening again (a new generation) it still looks once before answering from the copies.
+    for (let i = 0; i < 400 && !b.feed.connection().listening; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(b.feed.connection().listening).toBe(true);
+    await b.followed.current();
+    expect(b.followed.current()).toBeUndefined();
+
+    // Following: a notified commit reaches the copy without anyone asking.
+    b.followed.follow(60_000);
+    try {
+      await a.tables.users!.put({ id: 'u4', sequence: 1, name: 'Radia' });
+      for (let i = 0; i < 400 && !b.tables.users!.get('u4'); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(b.tables.users!.get('u4')?.name).toBe('Radia');
+    } finally {
+      b.followed.stop();
+    }
   });
 });

@@ -12,9 +12,10 @@ import { requireUserAccess } from './users.js';
 import { expirationDate, readBody } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';
 import type { View } from '../../util/readonly.js';
+import { renewMachineSecret } from '../../services/machine-secret.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type MachineCredentialsPorts = Pick<Ports, 'clients' | 'orgs'> & CallerPorts;
+export type MachineCredentialsPorts = Pick<Ports, 'clients' | 'orgs' | 'transactions'> & CallerPorts;
 
 /**
  * What a machine user authenticates with: its client secret (GenerateMachineSecret), keys
@@ -44,10 +45,7 @@ export function machineCredentialRoutes(ctx: MachineCredentialsPorts): Route[] {
     apiRoute(ctx, '/management/v1/users/:userId/secret', {
       PUT: async (req, caller) => {
         const user = requireMachine(caller, req.params[0]!);
-        const clientSecret = await ctx.clients.setMachineSecret(user.id);
-        // Then what the old secret obtained goes with it (the user's revocation horizon): after the
-        // secret, so no token the old one gets in between outlives it.
-        await ctx.orgs.revokeTokensOf(user.id);
+        const clientSecret = await renewMachineSecret(ctx, user.id);
         return okSecret({
           clientId: ctx.orgs.preferredLoginName(user),
           clientSecret,

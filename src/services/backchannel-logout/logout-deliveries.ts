@@ -72,7 +72,7 @@ export class LogoutDeliveries {
     }
     if (logouts.length === 0) return;
     await this.outbox.enqueue(logouts, clock.now());
-    if (this.delivers) void this.deliverDue();
+    if (this.delivers) this.deliverInBackground();
   }
 
   /**
@@ -81,10 +81,10 @@ export class LogoutDeliveries {
    */
   start(): void {
     if (!this.delivers) throw new Error('this thread only queues back-channel logouts');
-    this.timer = setInterval(() => void this.deliverDue(), POLL_INTERVAL_MS);
+    this.timer = setInterval(() => this.deliverInBackground(), POLL_INTERVAL_MS);
     this.timer.unref();
     void this.watchFeed();
-    void this.deliverDue();
+    this.deliverInBackground();
   }
 
   private async watchFeed(): Promise<void> {
@@ -93,8 +93,13 @@ export class LogoutDeliveries {
       const now = await this.outbox.changesAfter(seen, FEED_WAIT_MS);
       if (now === seen || this.stopping.signal.aborted) continue;
       seen = now;
-      void this.deliverDue();
+      this.deliverInBackground();
     }
+  }
+
+  /** A pass nobody waits for: a failure (the store unreachable) is logged, and the next pass tries again. */
+  private deliverInBackground(): void {
+    this.deliverDue().catch((error: unknown) => log.warn('back-channel logout delivery pass failed; the next one tries again', { error: String(error) }));
   }
 
   /** Stops delivering: attempts under way are aborted and their logouts stay queued for the next start. */

@@ -21,6 +21,8 @@ export class PostgresChangeFeed implements ChangeFeed {
   private listener: pg.Client | undefined;
   private closed = false;
   private reconnects = 0;
+  /** Times this node began listening (the first time included): a new one means notifications may have been lost before it. */
+  private listens = 0;
 
   constructor(
     /** Where NOTIFY is sent from (any pooled connection). */
@@ -32,6 +34,15 @@ export class PostgresChangeFeed implements ChangeFeed {
   /** Resolves once this node listens. */
   async start(): Promise<void> {
     await this.listen();
+  }
+
+  /**
+   * Whether this node hears the other nodes' changes now, and which listening it is (it counts up
+   * at each reconnect): a copy that looked at the store before the current listening began may miss
+   * what was announced while nobody listened.
+   */
+  connection(): { listening: boolean; generation: number } {
+    return { listening: this.listener !== undefined, generation: this.listens };
   }
 
   version(kind: FeedKind): number {
@@ -104,6 +115,7 @@ export class PostgresChangeFeed implements ChangeFeed {
       return;
     }
     this.listener = client;
+    this.listens++;
   }
 
   private async listenAgain(): Promise<void> {

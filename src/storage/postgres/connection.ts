@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { log } from '../../util/log.js';
 import { migrate } from './migrations.js';
+import { StorePool } from './pool.js';
 import { PostgresStore } from './postgres-store.js';
 
 /** How Sesame connects to PostgreSQL (SESAME_DATABASE_URL and the pool settings beside it). */
@@ -17,15 +18,19 @@ export interface PostgresSettings {
 
 export const POSTGRES_DEFAULTS = { poolSize: 10, connectTimeoutMs: 5_000, statementTimeoutMs: 10_000 } as const;
 
-/** The pool, with Sesame's schema brought up to date (under the migration lock). */
-export async function openPostgresStore(settings: PostgresSettings): Promise<PostgresStore> {
-  const pool = new pg.Pool({
+/** One connection's settings (the pool's, and the change feed's own connection). */
+export function connectionConfig(settings: PostgresSettings): pg.ClientConfig {
+  return {
     connectionString: settings.url,
-    max: settings.poolSize,
     connectionTimeoutMillis: settings.connectTimeoutMs,
     statement_timeout: settings.statementTimeoutMs,
     application_name: 'sesame',
-  });
+  };
+}
+
+/** The pool, with Sesame's schema brought up to date (under the migration lock). */
+export async function openPool(settings: PostgresSettings): Promise<StorePool> {
+  const pool = new StorePool({ ...connectionConfig(settings), max: settings.poolSize });
   // An idle connection the server dropped (a restart) is an event, not a crash: the pool connects again on demand.
   pool.on('error', (error) => log.warn('postgres connection lost', { error: error.message }));
   try {
@@ -39,5 +44,10 @@ export async function openPostgresStore(settings: PostgresSettings): Promise<Pos
     await pool.end();
     throw error;
   }
-  return new PostgresStore(pool);
+  return pool;
+}
+
+/** The store port on a migrated pool of its own. */
+export async function openPostgresStore(settings: PostgresSettings): Promise<PostgresStore> {
+  return new PostgresStore(await openPool(settings));
 }

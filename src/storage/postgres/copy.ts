@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Database } from 'lmdb';
 import type { Storage, StoreName } from '../db.js';
-import type { DirectoryStore } from '../directory-log.js';
+import { DIRECTORY_STORES, type DirectoryStore } from '../directory-log.js';
 import { migrate } from './migrations.js';
 import { codec, sequenceColumn } from './codec.js';
 
@@ -15,7 +15,6 @@ import { codec, sequenceColumn } from './codec.js';
  */
 
 /** The directory's stores: every other store of the data dir holds the flows' records. */
-const DIRECTORY_STORES: readonly DirectoryStore[] = ['orgs', 'projects', 'users', 'members', 'userGrants', 'pats', 'policies', 'apps', 'appKeys', 'machineKeys', 'machineSecrets', 'signingKeys', 'meta'];
 
 /** Rows sent per statement. */
 const CHUNK = 1000;

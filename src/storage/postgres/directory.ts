@@ -8,6 +8,7 @@ import type { DirectoryStorage } from '../db.js';
 import { MetaStore } from '../meta.js';
 import { FEED_CHANNEL } from './change-feed.js';
 import { codec, sequenceColumn } from './codec.js';
+import { storeError } from './pool.js';
 
 /**
  * The directory on PostgreSQL (`sesame_directory`, `sesame_unique_keys`, `sesame_directory_changes`;
@@ -160,10 +161,10 @@ export class PostgresDirectory implements DirectoryWrites {
         await client.query('ROLLBACK');
       } catch (broken) {
         client.release(broken as Error);
-        throw error;
+        throw storeError(error);
       }
       client.release();
-      throw error;
+      throw storeError(error);
     }
     client.release();
   }

@@ -3,6 +3,7 @@ import { WriteConflict } from '../../model/errors.js';
 import type { Lease } from '../decisions.js';
 import type { KeyRange, RecordKey, RecordKind, RecordWrite, StoreBoundedGroup, StorePort } from '../store-port.js';
 import { codec } from './codec.js';
+import { storeError } from './pool.js';
 
 /**
  * The store port on PostgreSQL (`sesame_records`, migrations.ts): one row per record, the value
@@ -331,7 +332,7 @@ export class PostgresStore implements StorePort {
       } catch (error) {
         // A connection that failed otherwise is not handed out again.
         client.release(isRetryable(error) ? undefined : (error as Error));
-        if (!isRetryable(error) || tries >= TRIES) throw error;
+        if (!isRetryable(error) || tries >= TRIES) throw storeError(error);
       }
     }
   }

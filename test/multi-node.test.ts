@@ -1,0 +1,258 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, basicAuth, createApiApp, createMachineClient, postForm } from './helpers/api.js';
+import { Agent, codeFlowTokens, createHuman, createWebApp, exchangeCode, signIn } from './helpers/oidc.js';
+import { postgresCluster, type PostgresCluster } from './helpers/postgres.js';
+import { freePort, startServer, type TestServer } from './helpers/server.js';
+
+/**
+ * Two Sesame processes on one PostgreSQL database (SESAME_DATABASE_URL), as a team runs them
+ * behind a load balancer: each decision is the database's, so what one node hands out the other
+ * honours, what both are asked at once succeeds once, and what one node changes the other refuses
+ * at once (read at use) or within the notification's way (its copies of the directory).
+ */
+const MASTER_KEY = randomBytes(32).toString('base64url');
+const temps: string[] = [];
+const nodes: TestServer[] = [];
+let cluster: PostgresCluster;
+
+function dataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sesame-node-'));
+  temps.push(dir);
+  return dir;
+}
+
+/** A node on `url` answering as `issuer` (the load balancer's address: the same on every node). */
+async function startNode(url: string, issuer: string, options: { pat?: string; port?: number; env?: Record<string, string> } = {}): Promise<TestServer> {
+  const node = await startServer({
+    dataDir: dataDir(),
+    ...(options.pat ? { pat: options.pat } : {}),
+    env: {
+      SESAME_DATABASE_URL: url,
+      SESAME_MASTERKEY: MASTER_KEY,
+      SESAME_ISSUER: issuer,
+      SESAME_HTTP_THREADS: '1',
+      SESAME_PORT: String(options.port ?? 0),
+      ...options.env,
+    },
+  });
+  nodes.push(node);
+  return node;
+}
+
+/** Two nodes on a new database, started together: the first to take the start turn bootstraps. */
+async function twoNodes(prefix: string): Promise<{ a: TestServer; b: TestServer; url: string }> {
+  const url = await cluster.database(prefix);
+  const issuer = `http://localhost:${await freePort()}`;
+  const [dirA, dirB] = [dataDir(), dataDir()];
+  const env = { SESAME_DATABASE_URL: url, SESAME_MASTERKEY: MASTER_KEY, SESAME_ISSUER: issuer, SESAME_HTTP_THREADS: '1' };
+  // Neither knows the PAT before the start: whichever bootstraps writes it into its data dir.
+  const started = await Promise.all([dirA, dirB].map((dir) => startServer({ dataDir: dir, pat: 'unknown-yet', env })));
+  nodes.push(...started);
+  const written = [dirA, dirB].filter((dir) => existsSync(join(dir, 'admin.pat')));
+  expect(written).toHaveLength(1);
+  const { readFileSync } = await import('node:fs');
+  const pat = readFileSync(join(written[0]!, 'admin.pat'), 'utf8').trim();
+  const [a, b] = started.map((node) => ({ ...node, pat })) as [TestServer, TestServer];
+  return { a, b, url };
+}
+
+/** `scope`: with an introspector's audience (introspection answers active only for a token in its caller's audience). */
+const clientCredentials = (node: TestServer, id: string, secret: string, scope = 'openid') => postForm(node, '/oauth/v2/token', { grant_type: 'client_credentials', scope }, basicAuth(id, secret));
+
+/** Polls `refused` on a node until it is true; the milliseconds from the call until then. */
+async function msUntil(refused: () => Promise<boolean>, limitMs = 5_000): Promise<number> {
+  const startedAt = performance.now();
+  while (!(await refused())) {
+    if (performance.now() - startedAt > limitMs) throw new Error(`still not refused after ${limitMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  return performance.now() - startedAt;
+}
+
+/**
+ * An API app made on `made` that introspects on `on`: its Basic credentials once `on` holds it (a
+ * directory change reaches the other node with its notification, a few milliseconds later).
+ */
+async function introspectorOn(made: TestServer, on: TestServer): Promise<{ auth: string; audience: string }> {
+  const app = await createApiApp(made, `introspector-${Date.now()}`);
+  const auth = basicAuth(app.clientId, app.clientSecret);
+  await msUntil(async () => (await postForm(on, '/oauth/v2/introspect', { token: 'none' }, auth)).status === 200);
+  return { auth, audience: `openid urn:zitadel:iam:org:project:id:${app.projectId}:aud` };
+}
+
+/** A machine user with a secret made on `made`, once `on` (another node) takes its client credentials. */
+async function machineOn(made: TestServer, on: TestServer, name: string, type?: 'ACCESS_TOKEN_TYPE_BEARER' | 'ACCESS_TOKEN_TYPE_JWT') {
+  const machine = await createMachineClient(made, `${name}-${Date.now()}`, type);
+  await msUntil(async () => (await clientCredentials(on, machine.clientId, machine.clientSecret)).status === 200);
+  return machine;
+}
+
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+
+beforeAll(async () => {
+  cluster = await postgresCluster();
+});
+
+afterAll(async () => {
+  // A node that ended by itself (not the one a test killed) shows why.
+  for (const node of nodes) {
+    if (node.process.exitCode !== null && node.process.signalCode === null) console.error(`a node exited with ${node.process.exitCode}:\n${node.logs().slice(-4000)}`);
+  }
+  await Promise.all(nodes.map((node) => node.stop('SIGKILL')));
+  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('two nodes on one PostgreSQL database', () => {
+  let a: TestServer;
+  let b: TestServer;
+
+  beforeAll(async () => {
+    ({ a, b } = await twoNodes('two_nodes'));
+  });
+
+  it('started together, they bootstrapped once: one instance, one key set, both ready', async () => {
+    for (const node of [a, b]) expect((await fetch(`${node.url}/readyz`)).status).toBe(200);
+    const [keysA, keysB] = await Promise.all([a, b].map(async (node) => (await (await fetch(`${node.url}/oauth/v2/keys`)).json()) as { keys: { kid: string }[] }));
+    expect(keysA!.keys.map((k) => k.kid).sort()).toEqual(keysB!.keys.map((k) => k.kid).sort());
+    const orgsA = await api(a, 'GET', '/management/v1/orgs/me', { token: a.pat });
+    const orgsB = await api(b, 'GET', '/management/v1/orgs/me', { token: b.pat });
+    expect(orgsA.status).toBe(200);
+    expect(orgsB.body.org.id).toBe(orgsA.body.org.id);
+  });
+
+  it('a code from A is redeemed on B; the same code on A and B at once succeeds once', async () => {
+    const app = await createWebApp(a);
+    const person = await createHuman(a);
+    const params = new URLSearchParams({ client_id: app.clientId, redirect_uri: 'http://localhost:9999/callback', response_type: 'code', scope: 'openid offline_access' });
+    const signedIn = await signIn(new Agent(a), `/oauth/v2/authorize?${params}`, person);
+    expect(signedIn.location).toContain('code=');
+    const onB = await exchangeCode(b, app, signedIn.location!);
+    expect(onB.status).toBe(200);
+    expect(onB.claims.sub).toBe(person.userId);
+
+    for (let round = 0; round < 3; round++) {
+      const again = await signIn(new Agent(b), `/oauth/v2/authorize?${params}`, person);
+      const results = await Promise.all([exchangeCode(a, app, again.location!), exchangeCode(b, app, again.location!)]);
+      expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
+    }
+  });
+
+  it('a refresh token used on A and B at once is rotated once (the loser is refused)', async () => {
+    const app = await createWebApp(b);
+    const person = await createHuman(b);
+    for (let round = 0; round < 3; round++) {
+      const { refresh_token } = await codeFlowTokens(a, app, person, 'openid offline_access');
+      const refresh = (node: TestServer) => postForm(node, '/oauth/v2/token', { grant_type: 'refresh_token', refresh_token: refresh_token! }, basicAuth(app.clientId, app.clientSecret));
+      const results = await Promise.all([refresh(a), refresh(b)]);
+      expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
+    }
+  });
+
+  it('a token revoked on A is inactive on B at once; a lock or a new secret on A refuses on B within 100 ms', async () => {
+    const introspector = await introspectorOn(a, b);
+    // Opaque and JWT access tokens: a revocation is a decision in the store, read at use.
+    for (const type of ['ACCESS_TOKEN_TYPE_BEARER', 'ACCESS_TOKEN_TYPE_JWT'] as const) {
+      const machine = await machineOn(a, b, `revoked-${type.slice(18).toLowerCase()}`, type);
+      const issued = await clientCredentials(b, machine.clientId, machine.clientSecret, introspector.audience);
+      expect(issued.status).toBe(200);
+      const token = issued.body.access_token as string;
+      const introspect = (node: TestServer) => postForm(node, '/oauth/v2/introspect', { token }, introspector.auth);
+      expect((await introspect(a)).body.active).toBe(true);
+      expect((await introspect(b)).body.active).toBe(true);
+      expect((await postForm(a, '/oauth/v2/revoke', { token }, basicAuth(machine.clientId, machine.clientSecret))).status).toBe(200);
+      expect((await introspect(b)).body.active).toBe(false);
+    }
+
+    // The directory (a user's state, a client's secret) reaches B's copies with the notification.
+    const lockMs: number[] = [];
+    const secretMs: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const locked = await machineOn(a, b, `locked-${round}`);
+      expect((await api(a, 'POST', `/management/v1/users/${locked.userId}/_lock`, { token: a.pat, body: {} })).status).toBe(200);
+      lockMs.push(await msUntil(async () => (await clientCredentials(b, locked.clientId, locked.clientSecret)).status !== 200));
+
+      const renewed = await machineOn(a, b, `renewed-${round}`);
+      expect((await api(a, 'PUT', `/management/v1/users/${renewed.userId}/secret`, { token: a.pat, body: {} })).status).toBe(200);
+      secretMs.push(await msUntil(async () => (await clientCredentials(b, renewed.clientId, renewed.clientSecret)).status === 401));
+    }
+    // The median of five: one garbage collection on a busy test machine does not decide it.
+    console.info(`a lock on A refused on B after ${lockMs.map((ms) => ms.toFixed(1)).join(', ')} ms; a new secret after ${secretMs.map((ms) => ms.toFixed(1)).join(', ')} ms`);
+    expect(median(lockMs)).toBeLessThan(100);
+    expect(median(secretMs)).toBeLessThan(100);
+  });
+
+  it('a node whose master key does not open the database refuses to start (exit 2), naming the setting', async () => {
+    const wrong = await startNode(databaseUrlOf(a), a.issuer, { pat: a.pat, env: { SESAME_MASTERKEY: randomBytes(32).toString('base64url') } }).then(
+      () => 'started',
+      (error: Error) => error.message,
+    );
+    expect(wrong).toMatch(/exited with 2/);
+    expect(wrong).toMatch(/SESAME_MASTERKEY \(--master-key\).*every node on one database needs the same master key/s);
+  });
+});
+
+describe('two nodes through failures', () => {
+  it('kill -9 of A under load: every token A answered stays valid on B, and B keeps serving', async () => {
+    const { a, b } = await twoNodes('kill_nine');
+    const machine = await createMachineClient(a, `loaded-${Date.now()}`);
+    const introspector = await introspectorOn(a, b);
+    const answered: string[] = [];
+    let stopLoad = false;
+    const load = async () => {
+      while (!stopLoad) {
+        const res = await clientCredentials(a, machine.clientId, machine.clientSecret, introspector.audience).catch(() => undefined);
+        if (!res) return;
+        if (res.status === 200) answered.push(res.body.access_token as string);
+      }
+    };
+    const workers = Array.from({ length: 8 }, load);
+    while (answered.length < 50) await new Promise((resolve) => setTimeout(resolve, 5));
+    a.process.kill('SIGKILL');
+    await Promise.all(workers);
+    stopLoad = true;
+    expect(answered.length).toBeGreaterThanOrEqual(50);
+    // Every answer A sent was committed first: B finds each token active.
+    const checks = await Promise.all(answered.map((token) => postForm(b, '/oauth/v2/introspect', { token }, introspector.auth)));
+    expect(checks.filter((check) => check.body.active !== true)).toEqual([]);
+    expect((await clientCredentials(b, machine.clientId, machine.clientSecret)).status).toBe(200);
+    expect((await fetch(`${b.url}/readyz`)).status).toBe(200);
+  });
+
+  it('a database restart under load: requests meanwhile get 503 (never 500), readiness follows, and both nodes recover by themselves', async () => {
+    const { a, b } = await twoNodes('db_restart');
+    const machine = await createMachineClient(a, `restart-${Date.now()}`);
+    const statuses = new Map<number, number>();
+    let stopLoad = false;
+    const load = async (node: TestServer) => {
+      while (!stopLoad) {
+        const res = await clientCredentials(node, machine.clientId, machine.clientSecret).catch(() => ({ status: -1, body: {} }));
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        if (res.status !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const workers = [a, a, b, b].map(load);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await cluster.stop();
+    // Readiness says so while the database is away.
+    for (const node of [a, b]) await msUntil(async () => (await fetch(`${node.url}/readyz`)).status === 503);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await cluster.start();
+    for (const node of [a, b]) await msUntil(async () => (await fetch(`${node.url}/readyz`)).status === 200, 20_000);
+    for (const node of [a, b]) await msUntil(async () => (await clientCredentials(node, machine.clientId, machine.clientSecret)).status === 200, 20_000);
+    stopLoad = true;
+    await Promise.all(workers);
+    expect(statuses.get(503)).toBeGreaterThan(0);
+    expect([...statuses.keys()].filter((status) => status !== 200 && status !== 503)).toEqual([]);
+  });
+});
+
+/** The database URL a node was started with. */
+function databaseUrlOf(node: TestServer): string {
+  const match = /"database":"([^"]+)"/.exec(node.logs());
+  if (!match) throw new Error('the node did not log its database');
+  return match[1]!;
+}
