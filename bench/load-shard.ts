@@ -7,7 +7,7 @@ import { selectScenarios } from './scenarios/index.js';
  * against the target, says it is ready, and on the bench's word sends it with its share of the
  * connections and the rate.
  */
-const { scenario: name, target, options } = workerData as ShardData;
+const { scenario: name, origin, target, options } = workerData as ShardData;
 const post = (message: ShardMessage) => parentPort!.postMessage(message);
 
 try {
@@ -19,7 +19,7 @@ try {
     // Prepared: every thread starts when the bench says so, together.
     post({ type: 'ready' });
     await new Promise((resolve) => parentPort!.once('message', resolve));
-    post({ type: 'done', raw: await runAutocannonRaw(new URL(target.issuer).origin, plan, options) });
+    post({ type: 'done', raw: await runAutocannonRaw(origin, plan, options) });
   }
 } catch (error) {
   post({ type: 'failed', message: error instanceof Error ? error.message : String(error) });

@@ -26,6 +26,8 @@ export interface LoadResult {
 /** What a load thread is handed (structured-clone safe: a KeyObject crosses threads). */
 export interface ShardData {
   scenario: string;
+  /** Where this thread sends (one node of several, or the target's issuer). */
+  origin: string;
   target: PreparedTarget;
   options: LoadOptions;
 }
@@ -104,10 +106,10 @@ export function mergeLoad(origin: string, raws: readonly RawResult[], options: P
 }
 
 /** The number of load threads a run uses: never more than its connections or its requests a second. */
-export function loadThreadCount(options: Pick<BenchOptions, 'loadThreads' | 'connections' | 'rate'>): number {
+export function loadThreadCount(options: Pick<BenchOptions, 'loadThreads' | 'connections' | 'rate'>, nodes = 1): number {
   // Every thread gets at least one connection and, with --rate, at least one request a second (a
-  // share of 0 would mean no limit to autocannon).
-  return Math.min(options.loadThreads, options.connections, options.rate ?? Number.POSITIVE_INFINITY);
+  // share of 0 would mean no limit to autocannon); several nodes get a thread each at least.
+  return Math.min(Math.max(options.loadThreads, nodes), options.connections, options.rate ?? Number.POSITIVE_INFINITY);
 }
 
 /**
@@ -125,7 +127,8 @@ export async function sendLoad(
   started: () => void,
 ): Promise<LoadResult | { skip: string }> {
   const origin = new URL(target.issuer).origin;
-  const threads = loadThreadCount(options);
+  const origins = target.origins ?? [origin];
+  const threads = loadThreadCount(options, origins.length);
   if (threads <= 1) {
     if (!plan) throw new Error('one load thread sends a plan prepared on the bench thread');
     started();
@@ -134,7 +137,7 @@ export async function sendLoad(
   const connections = shares(options.connections, threads);
   const rates = options.rate === undefined ? undefined : shares(options.rate, threads);
   const shards = connections.map((share, i) => {
-    const data: ShardData = { scenario, target, options: { duration: options.duration, connections: share, pipelining: options.pipelining, rate: rates?.[i] } };
+    const data: ShardData = { scenario, origin: origins[i % origins.length]!, target, options: { duration: options.duration, connections: share, pipelining: options.pipelining, rate: rates?.[i] } };
     const worker = new Worker(new URL('./load-shard.js', import.meta.url), { workerData: data });
     // Its answers in order: ready (or skip, failed), then done (or failed).
     const answers: ShardMessage[] = [];

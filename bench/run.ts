@@ -8,7 +8,7 @@ import { rssBreakdown, sampleRss, type Rss } from './rss.js';
 import { formatThreadMemory, scrapeThreadMemory } from './thread-memory.js';
 import { selectScenarios } from './scenarios/index.js';
 import type { RequestPlan, Scenario } from './scenarios/scenario.js';
-import { formatComparison, formatMetricsCost, formatScaling, formatTable, ratios, type ScenarioResult } from './table.js';
+import { formatComparison, formatMetricsCost, formatScaling, formatStoreShare, formatTable, ratios, type ScenarioResult } from './table.js';
 import { CeilingFactory } from './targets/ceiling.js';
 import { ExternalFactory } from './targets/external.js';
 import { OidcProviderFactory } from './targets/oidc-provider.js';
@@ -39,6 +39,15 @@ function factoriesFor(options: BenchOptions): TargetFactory[] {
       }),
     ),
   );
+  // On PostgreSQL too (--database-url): each Sesame row again, on the database, with --nodes nodes.
+  if (options.databaseUrl) {
+    const postgres = { url: options.databaseUrl, nodes: options.nodes };
+    const onLmdb = [...list];
+    for (const factory of onLmdb) {
+      if (!(factory instanceof SesameFactory)) continue;
+      list.push(factory.onPostgres(postgres, `${factory.name}:postgres${options.nodes > 1 ? `:${options.nodes}-nodes` : ''}`));
+    }
+  }
   for (const comparison of options.compare) list.push(comparison === 'ceiling' ? new CeilingFactory(options) : new OidcProviderFactory());
   return list;
 }
@@ -100,7 +109,7 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
         // A target that cannot be prepared for one scenario costs that row, not the whole run.
         // Several load threads prepare their own plans (load.ts): none is made here then.
         const plan =
-          loadThreadCount(options) > 1
+          loadThreadCount(options, target.origins?.length) > 1
             ? undefined
             : await scenario.plan(target, options).catch((error: unknown) => ({ skip: `preparing failed: ${error instanceof Error ? error.message : String(error)}` }));
         if (plan && 'skip' in plan) {
@@ -159,6 +168,7 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
     if ((options.httpThreads?.length ?? 0) > 1) process.stdout.write('\n' + formatScaling(results) + '\n');
     if (options.compare.length > 0) process.stdout.write('\n' + formatComparison(results, options.compare) + '\n');
     if (options.metrics === 'both') process.stdout.write('\n' + formatMetricsCost(results) + '\n');
+    if (options.databaseUrl) process.stdout.write('\n' + formatStoreShare(results) + '\n');
     if (results.some((r) => r.memory)) process.stdout.write('\n' + formatThreadMemory(results) + '\n');
     for (const s of settled) {
       if (s.idle !== undefined && s.settled !== undefined) {
@@ -207,6 +217,9 @@ async function main(): Promise<void> {
     return;
   }
   await runBench(options);
+  // Ended on purpose: a PostgreSQL server started for the run (--database-url embedded) is a child
+  // whose pipes would keep the process alive; exiting stops it (its exit handler).
+  process.exit(0);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

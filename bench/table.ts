@@ -159,3 +159,38 @@ export function formatScaling(results: readonly ScenarioResult[]): string {
   }
   return lines.join('\n');
 }
+
+/**
+ * What the issue on PostgreSQL asks of one node (2 cores, the database on the same machine), as a
+ * share of the same scenario on LMDB in the same run.
+ */
+const POSTGRES_TARGETS: readonly [prefix: string, share: number][] = [
+  ['introspect-opaque', 0.8],
+  ['introspect-jwt', 0.8],
+  ['cc-jwt', 0.8],
+  ['cc-opaque', 0.4],
+  ['code-flow', 0.4],
+  ['refresh', 0.4],
+  ['revoke', 0.4],
+];
+
+/**
+ * With `--database-url`: per scenario, req/s on LMDB and on PostgreSQL (each Sesame row's
+ * `:postgres` twin), the share, and the target where the issue sets one.
+ */
+export function formatStoreShare(results: readonly ScenarioResult[]): string {
+  const onPostgres = results.filter((r) => /:postgres(:\d+-nodes)?$/.test(r.target));
+  const header = ['scenario', 'postgres', 'LMDB req/s', 'PostgreSQL req/s', 'share', 'target', 'p99 ms (LMDB / PG)'];
+  const lines = onPostgres.flatMap((r) => {
+    const base = r.target.replace(/:postgres(:\d+-nodes)?$/, '');
+    const lmdb = results.find((o) => o.scenario === r.scenario && o.target === base);
+    if (!lmdb) return [];
+    const share = lmdb.rps > 0 ? r.rps / lmdb.rps : undefined;
+    const target = POSTGRES_TARGETS.find(([prefix]) => r.scenario === prefix || r.scenario.startsWith(`${prefix}-`))?.[1];
+    const verdict = target === undefined || share === undefined ? '-' : `≥ ${target.toFixed(1)} ${share >= target ? 'met' : 'NOT met'}`;
+    return [[r.scenario, r.target, lmdb.rps.toFixed(0), r.rps.toFixed(0), share === undefined ? '-' : share.toFixed(2), verdict, `${lmdb.p99} / ${r.p99}`]];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const format = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [format(header), '-'.repeat(format(header).length), ...lines.map(format)].join('\n');
+}

@@ -3,15 +3,14 @@ import { KeysActor } from './actors/keys.js';
 import { ConfigError, type Config } from './config.js';
 import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
-import { healthRoutes } from './http/routes/health.js';
 import { describeRoutes, ListenError, startHttpServer, type HttpServer } from './http/server.js';
 import { ReplayGuardActor } from './actors/replay-guard.js';
 import { FollowedWrites } from './threads/followed-writes.js';
 import { openStorage, type NodeStorage, type Storage } from './storage/db.js';
-import { openPostgresNode, type PostgresNode } from './storage/postgres/node.js';
-import { SchemaTooNew } from './storage/postgres/migrations.js';
-import { FollowedOnPostgres } from './threads/followed-on-postgres.js';
-import type { Route } from './http/types.js';
+import { openPostgresNode, postgresSettingsOf, type PostgresNode } from './storage/postgres/node.js';
+import { DestructiveMigrationPending, SchemaTooNew } from './storage/postgres/migrations.js';
+import { DIRECTORY_POLL_MS, FollowedOnPostgres } from './threads/followed-on-postgres.js';
+import { answeredFromCurrentCopies } from './threads/current-copies.js';
 import { buildIndexOnce } from './storage/index-once.js';
 import { sessionIndexEntries } from './actors/user-sessions.js';
 import { deviceIndexEntries } from './actors/device-authorizations.js';
@@ -46,12 +45,6 @@ const FAILURE_WINDOWS_KEPT_MS = 60 * 60_000;
  * longer loads its copy whole at its next request instead of taking the changes one by one.
  */
 const DIRECTORY_LOG_KEPT_MS = 10 * 60_000;
-/**
- * On PostgreSQL, how often a node looks at the directory's change feed without a notification: the
- * longest a notification lost on the wire (the LISTEN connection alive, one message dropped) leaves
- * its copies behind. A lost connection is noticed by itself (see FollowedOnPostgres.current).
- */
-const DIRECTORY_POLL_MS = 1_000;
 
 /**
  * Wires config → storage → actors → worker pool → HTTP, and tears it down in reverse order.
@@ -203,17 +196,12 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   };
   if (config.databaseUrl) {
     try {
-      storage = postgres = await openPostgresNode({
-        url: config.databaseUrl,
-        poolSize: config.databasePoolSize,
-        connectTimeoutMs: config.databaseConnectTimeout,
-        statementTimeoutMs: config.databaseStatementTimeout,
-      });
+      storage = postgres = await openPostgresNode(postgresSettingsOf(config));
     } catch (error) {
       await closeListeners();
       await restoreProcessWide();
       await lock.release();
-      const reason = error instanceof SchemaTooNew ? error.message : `cannot open the database: ${error instanceof Error ? error.message : String(error)}`;
+      const reason = error instanceof SchemaTooNew || error instanceof DestructiveMigrationPending ? error.message : `cannot open the database: ${error instanceof Error ? error.message : String(error)}`;
       throw new ConfigError(`SESAME_DATABASE_URL (--database-url): ${reason}`);
     }
   } else {
@@ -289,7 +277,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     logoutDeliveries = ctx.logoutDeliveries;
     const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests, deviceAuthorizations, failureWindows, loginSecurity } = ctx;
     // This thread's copy follows what the others write (the login's, the management API's).
-    if (threaded) followed = new FollowedWrites(lmdb!, { orgs, clients, keys, storage, settings: ctx.settings });
+    if (threaded && lmdb) followed = new FollowedWrites(lmdb, { orgs, clients, keys, storage, settings: ctx.settings });
     let table = routes(ctx);
     if (postgres) {
       // This node's copies follow the other nodes' directory commits (notified, and looked for each second).
@@ -307,7 +295,8 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         config,
         issuer,
         port: server.port,
-        sharedCounters: lmdb!.sharedCounters,
+        // On PostgreSQL each thread follows the database itself: no counters to share.
+        sharedCounters: lmdb?.sharedCounters ?? new SharedArrayBuffer(4),
         clockCell: installedClockCell(),
         metrics: metricsMemory,
       });
@@ -409,26 +398,6 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     await restoreProcessWide();
     throw error;
   }
-}
-
-/**
- * The routes of a node on PostgreSQL, each answered only from copies that are current (see
- * FollowedOnPostgres.current: after a lost LISTEN connection a request waits for a look at the
- * database first). Health and readiness answer at once: they tell how the node is, not the directory.
- */
-function answeredFromCurrentCopies(table: Route[], followed: FollowedOnPostgres, ctx: Ports): Route[] {
-  const health = new Set(healthRoutes(ctx).map((route) => route.pattern));
-  return table.map((route) => {
-    if (health.has(route.pattern)) return route;
-    const methods: Route['methods'] = {};
-    for (const [method, handler] of Object.entries(route.methods) as [keyof Route['methods'], NonNullable<Route['methods'][keyof Route['methods']]>][]) {
-      methods[method] = (req) => {
-        const wait = followed.current();
-        return wait ? wait.then(() => handler(req)) : handler(req);
-      };
-    }
-    return { ...route, methods };
-  });
 }
 
 /** A database URL for the log: without its password. */

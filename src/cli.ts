@@ -35,8 +35,10 @@ async function main(argv: string[]): Promise<void> {
       return (await import('./cli/commands.js')).adminPatCommand(rest);
     case 'copy':
       return (await import('./cli/copy.js')).copyCommand(rest);
+    case 'migrate':
+      return (await import('./cli/migrate.js')).migrateCommand(rest);
     default:
-      throw usage(`unknown command ${command} (commands: start, export, import, keys rotate, admin-pat, copy; see sesame --help)`);
+      throw usage(`unknown command ${command} (commands: start, export, import, keys rotate, admin-pat, copy, migrate; see sesame --help)`);
   }
 }
 
@@ -49,7 +51,7 @@ main(argv).then(
   (error: unknown) => {
     if (command === 'start') return import('./serve.js').then(({ startFailed }) => startFailed(error));
     if (error instanceof CliError) {
-      if (error.message) process.stderr.write(`sesame: ${['export', 'import', 'keys', 'admin-pat', 'copy'].includes(command ?? '') ? `${command === 'keys' ? 'keys rotate' : command}: ` : ''}${error.message}\n`);
+      if (error.message) process.stderr.write(`sesame: ${['export', 'import', 'keys', 'admin-pat', 'copy', 'migrate'].includes(command ?? '') ? `${command === 'keys' ? 'keys rotate' : command}: ` : ''}${error.message}\n`);
       process.exit(error.exitCode);
     }
     process.stderr.write(`sesame: ${command ?? ''}: ${error instanceof Error ? error.message : String(error)}\n`);

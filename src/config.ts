@@ -30,7 +30,7 @@ const SETTINGS = {
   issuer: { env: 'SESAME_ISSUER', default: undefined, help: 'issuer URL; default http://localhost:<port>' },
   dataDir: { env: 'SESAME_DATA_DIR', default: './data', help: 'directory of the LMDB store, master key and admin PAT (with SESAME_DATABASE_URL: of the master key file and admin PAT only)' },
   databaseUrl: { env: 'SESAME_DATABASE_URL', default: undefined, help: 'postgres:// URL (TLS: sslmode=… and the other options node-postgres takes): all state in PostgreSQL, so several nodes serve one instance; unset = LMDB in the data dir' },
-  databasePoolSize: { env: 'SESAME_DATABASE_POOL_SIZE', default: '10', help: 'PostgreSQL connections this node keeps at most (one more listens for the other nodes\' changes)' },
+  databasePoolSize: { env: 'SESAME_DATABASE_POOL_SIZE', default: '10', help: 'PostgreSQL connections each HTTP thread keeps at most for transactions (beside them two carry single statements pipelined, and one listens for the other nodes\' changes)' },
   databaseConnectTimeout: { env: 'SESAME_DATABASE_CONNECT_TIMEOUT', default: '5s', help: 'how long a request waits for a PostgreSQL connection (pool full, server unreachable) before it is answered 503' },
   databaseStatementTimeout: { env: 'SESAME_DATABASE_STATEMENT_TIMEOUT', default: '10s', help: 'how long one PostgreSQL statement may run before the server cancels it (answered 503)' },
   httpThreads: { env: 'SESAME_HTTP_THREADS', default: undefined, help: 'threads accepting HTTP on the port (the main thread and acceptors beside it); default one per core' },
@@ -187,9 +187,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Con
   // RSA signing is CPU-bound while the event loop mostly waits on I/O: measured on 2 cores, a second
   // worker raised RS256 client_credentials throughput by ~40%. Idle workers cost only memory.
   const workers = parsed.data.workers ?? Math.max(1, availableParallelism());
-  const httpThreads = parsed.data.httpThreads ?? (parsed.data.databaseUrl ? 1 : Math.max(1, availableParallelism()));
+  const httpThreads = parsed.data.httpThreads ?? Math.max(1, availableParallelism());
   checkMetrics(parsed.data, raw);
-  checkDatabase(parsed.data, httpThreads);
+  checkDatabase(parsed.data);
   if (parsed.data.dpopRequireNonce && !parsed.data.featureDpop) {
     throw new ConfigError(`${SETTINGS.dpopRequireNonce.env} (${flagName('dpopRequireNonce')}) = true needs DPoP, which ${SETTINGS.featureDpop.env} (${flagName('featureDpop')}) = false turns off`);
   }
@@ -197,14 +197,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Con
 }
 
 /** What works on LMDB only is refused on PostgreSQL, by name (rather than taken and ignored). */
-function checkDatabase(settings: z.infer<typeof schema>, httpThreads: number): void {
+function checkDatabase(settings: z.infer<typeof schema>): void {
   const named = (name: SettingName) => `${SETTINGS[name].env} (${flagName(name)})`;
   if (!settings.databaseUrl) return;
-  if (httpThreads > 1) {
-    throw new ConfigError(
-      `${named('httpThreads')} = ${httpThreads} is not supported with ${named('databaseUrl')} yet: a node on PostgreSQL serves from one HTTP thread; run one node per core (each its own port) behind your load balancer`,
-    );
-  }
   if (settings.durability !== 'flush') {
     throw new ConfigError(`${named('durability')} = ${settings.durability} applies to LMDB only: on PostgreSQL a commit is as durable as the server's synchronous_commit makes it (see README "Running several nodes")`);
   }

@@ -34,7 +34,6 @@ async function startNode(url: string, issuer: string, options: { pat?: string; p
       SESAME_DATABASE_URL: url,
       SESAME_MASTERKEY: MASTER_KEY,
       SESAME_ISSUER: issuer,
-      SESAME_HTTP_THREADS: '1',
       SESAME_PORT: String(options.port ?? 0),
       ...options.env,
     },
@@ -48,7 +47,7 @@ async function twoNodes(prefix: string): Promise<{ a: TestServer; b: TestServer;
   const url = await cluster.database(prefix);
   const issuer = `http://localhost:${await freePort()}`;
   const [dirA, dirB] = [dataDir(), dataDir()];
-  const env = { SESAME_DATABASE_URL: url, SESAME_MASTERKEY: MASTER_KEY, SESAME_ISSUER: issuer, SESAME_HTTP_THREADS: '1' };
+  const env = { SESAME_DATABASE_URL: url, SESAME_MASTERKEY: MASTER_KEY, SESAME_ISSUER: issuer };
   // Neither knows the PAT before the start: whichever bootstraps writes it into its data dir.
   const started = await Promise.all([dirA, dirB].map((dir) => startServer({ dataDir: dir, pat: 'unknown-yet', env })));
   nodes.push(...started);

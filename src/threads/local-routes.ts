@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { MasterKey } from '../crypto/master-key.js';
-import type { Storage } from '../storage/db.js';
+import type { NodeStorage } from '../storage/db.js';
 import { OrgsActor, type InstanceInfo } from '../actors/orgs.js';
 import { ClientsActor } from '../actors/clients.js';
 import { keysActorOf } from '../directory.js';
@@ -30,7 +30,7 @@ import { composePorts } from '../compose.js';
 import { ownerOnly } from './owner-only.js';
 import type { Ports } from '../services/ports.js';
 import type { DirectoryChange } from '../storage/directory-log.js';
-import { takeDirectoryChanges } from './followed-writes.js';
+import { takeDirectoryChanges, type DirectoryCopy } from './followed-writes.js';
 
 /** What an acceptor thread serves itself, over its copy of the directory (kept current by takeChanges). */
 export interface LocalRoutes {
@@ -47,6 +47,10 @@ export interface LocalRoutes {
    * copy is then loaded again whole.
    */
   takeChanges(changes: readonly DirectoryChange[]): boolean;
+  /** The copy itself, for a follower of the database (PostgreSQL: FollowedOnPostgres). */
+  copy: DirectoryCopy;
+  /** The parts the routes were built on (readiness, for the routes answered from current copies). */
+  ports: Ports;
 }
 
 /**
@@ -61,7 +65,7 @@ export interface LocalRoutes {
 export function buildLocalRoutes(input: {
   config: Config;
   issuer: string;
-  storage: Storage;
+  storage: NodeStorage;
   masterKey: MasterKey;
   /** Kept across reloads: the thread's imported public keys and what its guard saw. */
   signatureCheck: SignatureCheck;
@@ -135,9 +139,12 @@ export function buildLocalRoutes(input: {
     if (mainThreadOnly.has(route.pattern) || signsAfterSpending.has(route.pattern)) return [];
     return [replaced.get(route.pattern) ?? route];
   });
-  const takeChanges = (changes: readonly DirectoryChange[]): boolean => takeDirectoryChanges({ orgs, clients, keys, storage, settings: here.settings }, changes);
+  const copy: DirectoryCopy = { orgs, clients, keys, storage, settings: here.settings };
+  const takeChanges = (changes: readonly DirectoryChange[]): boolean => takeDirectoryChanges(copy, changes);
   return {
     takeChanges,
+    copy,
+    ports: here,
     served: new Map(served.map((route) => [route.pattern, route])),
     credentialsRequired: new Set([IMPORT_PATH, REGISTERED_CLIENT_PATTERN]),
   };

@@ -18,6 +18,12 @@ export interface PostgresSettings {
 
 export const POSTGRES_DEFAULTS = { poolSize: 10, connectTimeoutMs: 5_000, statementTimeoutMs: 10_000 } as const;
 
+/**
+ * Connections that carry single statements pipelined, beside the pool (see StorePool): two keep
+ * one busy while the other's answers are read; more gave nothing more on 2 cores.
+ */
+const PIPELINED_LANES = 2;
+
 /** One connection's settings (the pool's, and the change feed's own connection). */
 export function connectionConfig(settings: PostgresSettings): pg.ClientConfig {
   return {
@@ -30,7 +36,7 @@ export function connectionConfig(settings: PostgresSettings): pg.ClientConfig {
 
 /** The pool, with Sesame's schema brought up to date (under the migration lock). */
 export async function openPool(settings: PostgresSettings): Promise<StorePool> {
-  const pool = new StorePool({ ...connectionConfig(settings), max: settings.poolSize });
+  const pool = new StorePool({ ...connectionConfig(settings), max: settings.poolSize }, PIPELINED_LANES);
   // An idle connection the server dropped (a restart) is an event, not a crash: the pool connects again on demand.
   pool.on('error', (error) => log.warn('postgres connection lost', { error: error.message }));
   try {

@@ -13,6 +13,12 @@ export interface Migration {
   /** What it adds, for the log and the `sesame_schema` table. */
   name: string;
   sql: string;
+  /**
+   * Drops or rewrites what an older node still reads: applied only when asked for explicitly
+   * (`sesame migrate --allow-destructive`, once every node runs a build that no longer needs it),
+   * never by a node's start.
+   */
+  destructive?: true;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -72,8 +78,15 @@ const MIGRATION_LOCK = 0x5e5a3e01;
 
 export class SchemaTooNew extends Error {}
 
+/** A destructive migration is pending and was not allowed: nothing of it (or after it) was applied. */
+export class DestructiveMigrationPending extends Error {}
+
 /** Applies what this database lacks; resolves with the schema version it is at now. */
-export async function migrate(client: pg.ClientBase, migrations: readonly Migration[] = MIGRATIONS): Promise<{ version: number; applied: number[] }> {
+export async function migrate(
+  client: pg.ClientBase,
+  migrations: readonly Migration[] = MIGRATIONS,
+  options: { allowDestructive?: boolean } = {},
+): Promise<{ version: number; applied: number[] }> {
   await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
   try {
     await client.query(`CREATE TABLE IF NOT EXISTS sesame_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
@@ -84,6 +97,11 @@ export async function migrate(client: pg.ClientBase, migrations: readonly Migrat
     const applied: number[] = [];
     for (const migration of migrations) {
       if (migration.version <= current) continue;
+      if (migration.destructive && !options.allowDestructive) {
+        throw new DestructiveMigrationPending(
+          `schema migration ${migration.version} (${migration.name}) drops data older nodes may read: once every node runs this build, apply it with sesame migrate --allow-destructive`,
+        );
+      }
       await client.query('BEGIN');
       try {
         await client.query(migration.sql);
@@ -95,7 +113,7 @@ export async function migrate(client: pg.ClientBase, migrations: readonly Migrat
       }
       applied.push(migration.version);
     }
-    return { version: Math.max(current, newest), applied };
+    return { version: applied.at(-1) ?? current, applied };
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
   }

@@ -1,11 +1,17 @@
 import pg from 'pg';
 import type { NodeStorage } from '../db.js';
+import type { Config } from '../../config.js';
 import { DIRECTORY_STORES } from '../directory-log.js';
 import { PostgresChangeFeed } from './change-feed.js';
 import { connectionConfig, openPool, type PostgresSettings } from './connection.js';
 import { PostgresDirectory, PostgresDirectoryReader, postgresDirectoryStorage } from './directory.js';
 import type { StorePool } from './pool.js';
 import { PostgresStore } from './postgres-store.js';
+
+/** The settings of SESAME_DATABASE_URL and the pool settings beside it. */
+export function postgresSettingsOf(config: Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'databaseConnectTimeout' | 'databaseStatementTimeout'>): PostgresSettings {
+  return { url: config.databaseUrl!, poolSize: config.databasePoolSize, connectTimeoutMs: config.databaseConnectTimeout, statementTimeoutMs: config.databaseStatementTimeout };
+}
 
 /** Any constant: the advisory lock a node holds while it starts (master key check, bootstrap, first signing key). */
 const START_LOCK = 0x5e5a3e03;
