@@ -6,6 +6,7 @@ import { api, type ApiResult } from './helpers/api.js';
 import { Agent, signIn, type WebApp } from './helpers/oidc.js';
 import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 import { tempDataDir } from './helpers/server.js';
+import { MIGRATIONS } from '../src/storage/postgres/migrations.js';
 import { postgresCluster } from './helpers/postgres.js';
 import pg from 'pg';
 
@@ -57,6 +58,7 @@ describe('sesame --help', () => {
       keys: ['rotate', '--url', '--data-dir'],
       'admin-pat': ['--new', '--print', '--data-dir'],
       copy: ['--data-dir', '--database-url', 'SESAME_DATABASE_URL'],
+      migrate: ['--database-url', '--allow-destructive'],
     };
     // Independent runs, started together.
     const [main, start, ...helps] = await Promise.all([
@@ -65,7 +67,7 @@ describe('sesame --help', () => {
       ...Object.keys(options).map((command) => sesame([command, '--help'])),
     ]);
     expect(main!.code).toBe(0);
-    for (const command of ['start', 'export', 'import', 'keys rotate', 'admin-pat', 'copy']) expect(main!.stdout).toContain(command);
+    for (const command of ['start', 'export', 'import', 'keys rotate', 'admin-pat', 'copy', 'migrate']) expect(main!.stdout).toContain(command);
 
     expect(start!.code).toBe(0);
     expect(start!.stdout).toContain('Usage: sesame start');
@@ -291,5 +293,17 @@ describe('sesame copy', () => {
 
     const again = await sesame(['copy', '--data-dir', dataDir, '--database-url', url]);
     expect(again).toMatchObject({ code: 1, stderr: expect.stringContaining('already holds Sesame data') });
+  });
+});
+
+describe('sesame migrate', () => {
+  it("brings a database's schema up to this build's once, and says so", async () => {
+    const url = await (await postgresCluster()).database('cli_migrate');
+    expect(await sesame(['migrate'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--database-url (or SESAME_DATABASE_URL) is required') });
+    const first = await sesame(['migrate', '--database-url', url]);
+    expect(first).toMatchObject({ code: 0, stdout: `schema version ${MIGRATIONS.at(-1)!.version} (applied ${MIGRATIONS.map((m) => m.version).join(', ')})\n` });
+    expect(await sesame(['migrate'], { SESAME_DATABASE_URL: url })).toMatchObject({ code: 0, stdout: `schema version ${MIGRATIONS.at(-1)!.version} (nothing to apply)\n` });
+    const unreachable = await sesame(['migrate', '--database-url', 'postgres://postgres@127.0.0.1:1/none']);
+    expect(unreachable).toMatchObject({ code: 1, stderr: expect.stringMatching(/^sesame: migrate: could not migrate the database/) });
   });
 });

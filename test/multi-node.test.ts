@@ -1,4 +1,7 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { readmeBlocks } from './helpers/readme.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -53,7 +56,6 @@ async function twoNodes(prefix: string): Promise<{ a: TestServer; b: TestServer;
   nodes.push(...started);
   const written = [dirA, dirB].filter((dir) => existsSync(join(dir, 'admin.pat')));
   expect(written).toHaveLength(1);
-  const { readFileSync } = await import('node:fs');
   const pat = readFileSync(join(written[0]!, 'admin.pat'), 'utf8').trim();
   const [a, b] = started.map((node) => ({ ...node, pat })) as [TestServer, TestServer];
   return { a, b, url };
@@ -255,3 +257,39 @@ function databaseUrlOf(node: TestServer): string {
   if (!match) throw new Error('the node did not log its database');
   return match[1]!;
 }
+
+describe("the README's two-node example", () => {
+  it('runs as written against a new database: a token from B is active on A, revoked on B, inactive on A', { timeout: 60_000 }, async () => {
+    const root = fileURLToPath(new URL('..', import.meta.url));
+    const markdown = readFileSync(join(root, 'README.md'), 'utf8');
+    const section = markdown.slice(markdown.indexOf('\n## Running several nodes\n'));
+    const block = readmeBlocks(section).find((b) => b.lang === 'sh');
+    expect(block?.skip).toMatch(/multi-node\.test\.ts/);
+    // A directory of its own, as a user's checkout: `dist` is the project's, the node data dirs and logs land here.
+    const cwd = dataDir();
+    symlinkSync(join(root, 'dist'), join(cwd, 'dist'));
+    const [portA, portB] = [await freePort(), await freePort()];
+    const env = {
+      ...process.env,
+      SESAME_DATABASE_URL: await cluster.database('readme'),
+      NODE_A_PORT: String(portA),
+      NODE_B_PORT: String(portB),
+      SESAME_ISSUER: `http://localhost:${portA}`,
+      SESAME_LOG_LEVEL: 'warn',
+    };
+    const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn('bash', ['-c', block!.text], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.on('data', (d) => (output += d));
+      child.stderr.on('data', (d) => (output += d));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 50_000);
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        resolve({ code, output });
+      });
+    });
+    const logs = ['node-a.log', 'node-b.log'].map((log) => (existsSync(join(cwd, log)) ? readFileSync(join(cwd, log), 'utf8').slice(-2000) : '')).join('\n');
+    expect(code, `${output}\n${logs}`).toBe(0);
+    expect(output.match(/\{"active":(true|false)\}/g)).toEqual(['{"active":true}', '{"active":false}']);
+  });
+});

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../src/storage/db.js';
-import { migrate, SchemaTooNew, MIGRATIONS } from '../../src/storage/postgres/migrations.js';
+import { DestructiveMigrationPending, migrate, SchemaTooNew, MIGRATIONS } from '../../src/storage/postgres/migrations.js';
 import { openPostgresStore, POSTGRES_DEFAULTS } from '../../src/storage/postgres/connection.js';
 import { binaryRecordKind, recordKind, type StorePort } from '../../src/storage/store-port.js';
 import type { Lease } from '../../src/storage/decisions.js';
@@ -264,6 +264,13 @@ describe('PostgreSQL schema migrations', () => {
       await expect(migrate(client, broken)).rejects.toThrow(/no_such_function/);
       const { rows } = await client.query(`SELECT to_regclass('half_done') AS t, (SELECT max(version) FROM sesame_schema) AS v`);
       expect(rows[0]).toEqual({ t: null, v: MIGRATIONS.at(-1)!.version });
+
+      // A destructive migration waits for the operator's word (sesame migrate --allow-destructive); a start never applies it.
+      const destructive = [...MIGRATIONS, { version: 1001, name: 'drop the records', sql: 'CREATE TABLE dropped_marker (x int)', destructive: true as const }];
+      await expect(migrate(client, destructive)).rejects.toBeInstanceOf(DestructiveMigrationPending);
+      expect((await client.query(`SELECT to_regclass('dropped_marker') AS t`)).rows[0]).toEqual({ t: null });
+      expect(await migrate(client, destructive, { allowDestructive: true })).toEqual({ version: 1001, applied: [1001] });
+      expect((await client.query(`SELECT to_regclass('dropped_marker') AS t`)).rows[0]).toEqual({ t: 'dropped_marker' });
     } finally {
       await client.end();
     }
