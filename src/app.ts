@@ -7,7 +7,7 @@ import { describeRoutes, ListenError, startHttpServer, type HttpServer } from '.
 import { ReplayGuardActor } from './actors/replay-guard.js';
 import { FollowedWrites } from './threads/followed-writes.js';
 import { openStorage, type NodeStorage, type Storage } from './storage/db.js';
-import { openPostgresNode, postgresSettingsOf, type PostgresNode } from './storage/postgres/node.js';
+import { newCommittedThrough, openPostgresNode, postgresSettingsOf, type PostgresNode } from './storage/postgres/node.js';
 import { DestructiveMigrationPending, SchemaTooNew } from './storage/postgres/migrations.js';
 import { DIRECTORY_POLL_MS, FollowedOnPostgres } from './threads/followed-on-postgres.js';
 import { answeredFromCurrentCopies } from './threads/current-copies.js';
@@ -194,9 +194,11 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     await scrapeListener?.close();
     await closeServer();
   };
+  /** On PostgreSQL, what the threads share: the last directory change any of them committed (read-your-writes within the node). */
+  const postgresShared = newCommittedThrough();
   if (config.databaseUrl) {
     try {
-      storage = postgres = await openPostgresNode(postgresSettingsOf(config));
+      storage = postgres = await openPostgresNode(postgresSettingsOf(config), postgresShared);
     } catch (error) {
       await closeListeners();
       await restoreProcessWide();
@@ -281,7 +283,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     let table = routes(ctx);
     if (postgres) {
       // This node's copies follow the other nodes' directory commits (notified, and looked for each second).
-      followedOnPostgres = new FollowedOnPostgres(postgres.directory, postgres.reader, { orgs, clients, keys, storage, settings: ctx.settings }, postgres.changeFeed, postgres.loadedThrough());
+      followedOnPostgres = new FollowedOnPostgres(postgres.directory, postgres.reader, { orgs, clients, keys, storage, settings: ctx.settings }, postgres.changeFeed, postgres.loadedThrough(), postgres.committedThrough);
       followedOnPostgres.follow(DIRECTORY_POLL_MS);
       table = answeredFromCurrentCopies(table, followedOnPostgres, ctx);
     }
@@ -295,8 +297,8 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         config,
         issuer,
         port: server.port,
-        // On PostgreSQL each thread follows the database itself: no counters to share.
-        sharedCounters: lmdb?.sharedCounters ?? new SharedArrayBuffer(4),
+        // On PostgreSQL each thread follows the database itself; they share the last commit's number.
+        sharedCounters: lmdb?.sharedCounters ?? postgresShared,
         clockCell: installedClockCell(),
         metrics: metricsMemory,
       });

@@ -186,6 +186,40 @@ describe('two nodes on one PostgreSQL database', () => {
     expect(median(secretMs)).toBeLessThan(100);
   });
 
+  it("a node's threads read the node's own writes: what one request changed, the next one finds, whichever thread serves it", async () => {
+    for (let round = 0; round < 20; round++) {
+      // A project made, then an app in it at once (each request on a new connection: any thread of the node may take it).
+      const project = await fetch(`${a.url}/management/v1/projects`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.pat}`, 'content-type': 'application/json', connection: 'close' },
+        body: JSON.stringify({ name: `own-writes-${round}-${Date.now()}` }),
+      });
+      expect(project.status).toBe(200);
+      const { id } = (await project.json()) as { id: string };
+      const app = await fetch(`${a.url}/management/v1/projects/${id}/apps/api`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.pat}`, 'content-type': 'application/json', connection: 'close' },
+        body: JSON.stringify({ name: 'API', authMethodType: 'API_AUTH_METHOD_TYPE_BASIC' }),
+      });
+      expect(app.status, await app.text()).toBe(200);
+    }
+  });
+
+  it("a node's metrics show its statements, its pool and how late the other nodes' notifications arrive", async () => {
+    const c = await startNode(databaseUrlOf(a), a.issuer, { pat: a.pat, env: { SESAME_METRICS_PORT: '0' } });
+    const metricsUrl = /"metrics":"([^"]+)"/.exec(c.logs())![1]!;
+    // A change on A reaches C by a notification.
+    const project = await api(a, 'POST', '/management/v1/projects', { token: a.pat, body: { name: `seen-on-c-${Date.now()}` } });
+    await msUntil(async () => (await api(c, 'GET', `/management/v1/projects/${project.body.id}`, { token: c.pat })).status === 200);
+    const text = await (await fetch(metricsUrl)).text();
+    const count = (name: string) => Number(new RegExp(`^${name}_count (\\S+)$`, 'm').exec(text)?.[1]);
+    expect(count('sesame_postgres_statement_duration_seconds')).toBeGreaterThan(0);
+    expect(count('sesame_postgres_connection_wait_seconds')).toBeGreaterThan(0);
+    expect(count('sesame_postgres_notification_lag_seconds')).toBeGreaterThan(0);
+    expect(Number(/^sesame_postgres_pool_connections\{state="total"\} (\S+)$/m.exec(text)?.[1])).toBeGreaterThan(0);
+    await c.stop();
+  });
+
   it('a node whose master key does not open the database refuses to start (exit 2), naming the setting', async () => {
     const wrong = await startNode(databaseUrlOf(a), a.issuer, { pat: a.pat, env: { SESAME_MASTERKEY: randomBytes(32).toString('base64url') } }).then(
       () => 'started',

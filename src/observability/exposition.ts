@@ -3,6 +3,7 @@ import {
   BATCH_ITEMS,
   BATCH_KINDS,
   COMMIT_SECONDS,
+  POSTGRES_POOL_STATS,
   GRANTS,
   INTROSPECTION_RESULTS,
   LOCKOUT_FACTORS,
@@ -98,6 +99,18 @@ export function createExposition(sources: MetricsSources): Exposition {
   define('sesame_lockouts_total', 'Accounts locked by the lockout policy, by the factor whose failures locked them', 'counter', counterOver('factor', LOCKOUT_FACTORS, CORE.lockouts));
   define('sesame_lmdb_commit_duration_seconds', 'Time from an LMDB write to its durability (commit, and sync to disk with SESAME_DURABILITY=flush), as a response waits for it', 'histogram', () =>
     histogramSamples('sesame_lmdb_commit_duration_seconds', COMMIT_SECONDS, {}, (i) => core(CORE.commit + i)),
+  );
+  define('sesame_postgres_statement_duration_seconds', 'Time from sending a PostgreSQL statement to its answer, over every HTTP thread (SESAME_DATABASE_URL)', 'histogram', () =>
+    histogramSamples('sesame_postgres_statement_duration_seconds', COMMIT_SECONDS, {}, (i) => core(CORE.pgStatement + i)),
+  );
+  define('sesame_postgres_connection_wait_seconds', 'Time a transaction waited for a connection from its thread\'s PostgreSQL pool', 'histogram', () =>
+    histogramSamples('sesame_postgres_connection_wait_seconds', COMMIT_SECONDS, {}, (i) => core(CORE.pgConnectionWait + i)),
+  );
+  define('sesame_postgres_notification_lag_seconds', 'Time from a change notification\'s sending (another node\'s or thread\'s commit) to its arrival here, by the wall clocks of both', 'histogram', () =>
+    histogramSamples('sesame_postgres_notification_lag_seconds', COMMIT_SECONDS, {}, (i) => core(CORE.pgNotificationLag + i)),
+  );
+  define('sesame_postgres_pool_connections', 'Connections of the PostgreSQL pools of every HTTP thread, by state (total, idle, waiting: requests waiting for one), as of each thread\'s last statement', 'gauge', () =>
+    POSTGRES_POOL_STATS.map((state, s) => ({ labels: { state }, value: core(CORE.pgPool + s) })),
   );
   define('sesame_lmdb_map_size_bytes', 'Size of the LMDB memory map (the most the database may grow to)', 'gauge', () => [{ labels: {}, value: sources.lmdb().mapSize }]);
   define('sesame_lmdb_used_bytes', 'Bytes of the LMDB map in use (pages up to the last one written)', 'gauge', () => [{ labels: {}, value: sources.lmdb().usedBytes }]);

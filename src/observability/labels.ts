@@ -51,6 +51,9 @@ export function statusSlot(status: number): number {
 export const REQUEST_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
 /** Upper bounds (seconds) of the LMDB commit buckets: a batched commit, then an fsync on slow disks. */
 export const COMMIT_SECONDS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1] as const;
+/** Figures of a thread's PostgreSQL pool (gauges, as of its last statement). */
+export const POSTGRES_POOL_STATS = ['total', 'idle', 'waiting'] as const;
+
 /** Upper bounds of the worker pool's batch sizes (items per task; the largest batch is 256). */
 export const BATCH_ITEMS = [1, 2, 4, 8, 16, 32, 64, 128, 256] as const;
 

@@ -8,6 +8,7 @@ import {
   LOOP_LAG_STATS,
   HEAP_STATS,
   METHODS,
+  POSTGRES_POOL_STATS,
   REQUEST_SECONDS,
   SIGN_IN_FAILURES,
   STATUSES,
@@ -51,6 +52,11 @@ export const CORE = {
   loopLag: take(LOOP_LAG_STATS.length),
   /** [stat] bytes of the thread's V8 heap (a gauge, see thread-heap.ts) */
   heap: take(HEAP_STATS.length),
+  /** PostgreSQL (SESAME_DATABASE_URL): statement latency, waits for a pool connection, notification lag (histograms), the pool's figures (gauges) */
+  pgStatement: take(histogramSize(COMMIT_SECONDS)),
+  pgConnectionWait: take(histogramSize(COMMIT_SECONDS)),
+  pgNotificationLag: take(histogramSize(COMMIT_SECONDS)),
+  pgPool: take(POSTGRES_POOL_STATS.length),
 } as const;
 export const CORE_SIZE = next;
 

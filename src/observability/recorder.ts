@@ -131,6 +131,27 @@ export function recordCommit(startedAt: number): void {
   observe(core, CORE.commit, COMMIT_SECONDS, (performance.now() - startedAt) / 1000);
 }
 
+/** One PostgreSQL statement answered after `seconds` (sent to answered), with its pool's figures then. */
+export function recordStatement(seconds: number, pool: { total: number; idle: number; waiting: number }): void {
+  if (core === undefined) return;
+  observe(core, CORE.pgStatement, COMMIT_SECONDS, seconds);
+  core[CORE.pgPool] = pool.total;
+  core[CORE.pgPool + 1] = pool.idle;
+  core[CORE.pgPool + 2] = pool.waiting;
+}
+
+/** A wait for a PostgreSQL pool connection (a transaction's) that lasted `seconds`. */
+export function recordConnectionWait(seconds: number): void {
+  if (core === undefined) return;
+  observe(core, CORE.pgConnectionWait, COMMIT_SECONDS, seconds);
+}
+
+/** A change notification heard `seconds` after another node (or thread) sent it (by the wall clocks of both). */
+export function recordNotificationLag(seconds: number): void {
+  if (core === undefined) return;
+  observe(core, CORE.pgNotificationLag, COMMIT_SECONDS, Math.max(0, seconds));
+}
+
 /** A batch of `items` sent to the worker pool. */
 export function recordBatch(kind: BatchKind, items: number): void {
   if (core === undefined) return;

@@ -39,7 +39,7 @@ installClock(clockIn(data.clockCell));
 
 // On PostgreSQL this thread is a node of its own to the database: its pool, its LISTEN connection,
 // its copies following the change feed (FollowedOnPostgres). On LMDB it shares the environment.
-const postgres = data.config.databaseUrl ? await openPostgresNode(postgresSettingsOf(data.config)) : undefined;
+const postgres = data.config.databaseUrl ? await openPostgresNode(postgresSettingsOf(data.config), data.sharedCounters) : undefined;
 const lmdb = postgres ? undefined : openStorage(data.config.dataDir, data.config.durability, data.sharedCounters);
 const storage: NodeStorage = postgres ?? lmdb!;
 /** On PostgreSQL: what keeps this thread's copies current (built with them, at the first load). */
@@ -131,7 +131,7 @@ function beforeRequest(): void {
     // after a lost LISTEN connection: see the routes below).
     if (followed) return;
     local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey, signatureCheck, replayGuard, askMainThread });
-    followed = new FollowedOnPostgres(postgres.directory, postgres.reader, local.copy, postgres.changeFeed, postgres.loadedThrough());
+    followed = new FollowedOnPostgres(postgres.directory, postgres.reader, local.copy, postgres.changeFeed, postgres.loadedThrough(), postgres.committedThrough);
     followed.follow(DIRECTORY_POLL_MS);
     wholeLoads++;
     return;

@@ -22,6 +22,9 @@ const MOST_CHANGES_TAKEN = 10_000;
  * feed no longer reaches back that far (pruned), or too much is waiting, the copies load whole.
  * Runs one look at a time; a look asked for during one runs right after it.
  *
+ * A change this process committed (on any of its threads) is seen by its next request: copies
+ * behind the process's last commit look first (PostgresNode.committedThrough).
+ *
  * While the node does not listen (its LISTEN connection was lost), or listens again but has not
  * looked since, what was announced meanwhile is unheard: `current()` then has the request wait for
  * a look of its own (shared by the requests meanwhile), so no request is answered from a copy
@@ -44,6 +47,8 @@ export class FollowedOnPostgres {
     private readonly feed: Pick<PostgresChangeFeed, 'connection' | 'version' | 'after'>,
     /** The change feed position the copies were loaded at (PostgresNode.loadedThrough). */
     private applied: number,
+    /** The last feed number this process committed (PostgresNode.committedThrough): copies behind it look first. */
+    private readonly committedHere: () => number = () => 0,
   ) {}
 
   /**
@@ -52,7 +57,7 @@ export class FollowedOnPostgres {
    */
   current(): Promise<void> | undefined {
     const { listening, generation } = this.feed.connection();
-    if (listening && this.lookedAt === generation) return undefined;
+    if (listening && this.lookedAt === generation && this.applied >= this.committedHere()) return undefined;
     return this.look();
   }
 

@@ -15,7 +15,7 @@ export interface AcceptorData {
   port: number;
   /** The main thread's routes, in mount order (mounted once the server is ready): forwarded requests name theirs by index. */
   routes: RouteDescriptor[];
-  /** Storage's shared counters (commits, directory version). */
+  /** Storage's shared counters (LMDB: commits, directory version; PostgreSQL: the last directory change committed). */
   sharedCounters: SharedArrayBuffer;
   /** The main thread's clock when it is not the system clock (tests). */
   clockCell: SharedArrayBuffer | undefined;

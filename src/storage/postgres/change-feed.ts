@@ -1,9 +1,18 @@
 import pg from 'pg';
 import { log } from '../../util/log.js';
+import { recordNotificationLag } from '../../observability/recorder.js';
 import { FEED_KINDS, type ChangeFeed, type FeedKind } from '../store-port.js';
 
 /** The channel every node listens on; the payload names the kind of change. */
 export const FEED_CHANNEL = 'sesame_feed';
+
+/**
+ * A notification's payload: the kind of change, and when it was sent (wall-clock ms: the metrics'
+ * notification lag; a receiver reads the kind alone if the time is missing).
+ */
+export function feedPayload(kind: FeedKind): string {
+  return `${kind} ${Date.now()}`;
+}
 
 /** Pauses between attempts to listen again after the connection was lost (ms), the last repeated. */
 const RECONNECT_PAUSES_MS = [100, 250, 500, 1000, 2000, 5000];
@@ -52,7 +61,7 @@ export class PostgresChangeFeed implements ChangeFeed {
   announce(kind: FeedKind): void {
     // This node's waiters at once; the others (and this one again, harmlessly) by the notification.
     this.bump([kind]);
-    this.pool.query('SELECT pg_notify($1, $2)', [FEED_CHANNEL, kind]).catch((error: unknown) => {
+    this.pool.query('SELECT pg_notify($1, $2)', [FEED_CHANNEL, feedPayload(kind)]).catch((error: unknown) => {
       // The change itself is committed: another node finds it at its next pass, only later.
       log.warn('could not announce a change to the other nodes', { kind, error: String(error) });
     });
@@ -92,8 +101,11 @@ export class PostgresChangeFeed implements ChangeFeed {
   private async listen(): Promise<void> {
     const client = this.newClient();
     client.on('notification', (message) => {
-      const kind = FEED_KINDS.find((k) => k === message.payload);
-      if (kind) this.bump([kind]);
+      const [named, sentAt] = (message.payload ?? '').split(' ');
+      const kind = FEED_KINDS.find((k) => k === named);
+      if (!kind) return;
+      if (sentAt) recordNotificationLag((Date.now() - Number(sentAt)) / 1000);
+      this.bump([kind]);
     });
     // A lost connection (a database restart, a network cut): listen again, and look again meanwhile.
     client.on('error', (error) => log.warn('lost the change feed connection; listening again', { error: error.message }));

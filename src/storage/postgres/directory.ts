@@ -6,7 +6,7 @@ import type { DirectoryCommit, DirectoryWrites } from '../directory-writes.js';
 import type { DirectoryReader } from '../directory-reader.js';
 import type { DirectoryStorage } from '../db.js';
 import { MetaStore } from '../meta.js';
-import { FEED_CHANNEL } from './change-feed.js';
+import { FEED_CHANNEL, feedPayload } from './change-feed.js';
 import { codec, sequenceColumn } from './codec.js';
 import { storeError } from './pool.js';
 
@@ -27,9 +27,14 @@ const DIRECTORY_LOCK = 0x5e5a3e02;
 type Queryable = Pick<pg.ClientBase, 'query'>;
 
 export class PostgresDirectory implements DirectoryWrites {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    /** Told the change feed's last number of each commit, once committed (the threads of a node read their own writes: see PostgresNode). */
+    private readonly onCommitted: (through: number) => void = () => undefined,
+  ) {}
 
   async commit({ rows, keys, inside }: DirectoryCommit): Promise<void> {
+    let through = 0;
     await this.inTurn(async (client) => {
       inside?.();
       for (const { store, id, value, base } of rows) {
@@ -48,15 +53,17 @@ export class PostgresDirectory implements DirectoryWrites {
         );
         if (rowCount !== 1) throw unique.taken();
       }
-      await this.logged(
+      through = await this.logged(
         client,
         rows.map(({ store, id }) => ({ store, id })),
       );
     });
+    if (through > 0) this.onCommitted(through);
   }
 
   async change<T>(store: DirectoryStore, id: string, next: (stored: T | undefined) => T | undefined): Promise<{ row: T | undefined; written: boolean }> {
     let outcome: { row: T | undefined; written: boolean } = { row: undefined, written: false };
+    let through = 0;
     await this.inTurn(async (client) => {
       // Under the directory's lock: nothing else writes a directory row until this commits.
       const stored = await this.read(client, store, id);
@@ -66,9 +73,10 @@ export class PostgresDirectory implements DirectoryWrites {
         return;
       }
       await this.upsert(client, store, id, row);
-      await this.logged(client, [{ store, id }]);
+      through = await this.logged(client, [{ store, id }]);
       outcome = { row, written: true };
     });
+    if (through > 0) this.onCommitted(through);
     return outcome;
   }
 
@@ -212,16 +220,20 @@ export class PostgresDirectory implements DirectoryWrites {
   }
 
   /** Logs the changed rows, numbered after the last (the lock makes the numbers follow commit order), and tells the other nodes at commit. */
-  private async logged(client: Queryable, changes: readonly DirectoryChange[]): Promise<void> {
-    if (changes.length === 0) return;
-    await client.query(
+  private async logged(client: Queryable, changes: readonly DirectoryChange[]): Promise<number> {
+    if (changes.length === 0) return 0;
+    const { rows } = await client.query<{ seq: string }>(
       `INSERT INTO sesame_directory_changes (seq, store, id, at)
        SELECT greatest((SELECT coalesce(max(seq), 0) FROM sesame_directory_changes), (SELECT through FROM sesame_directory_pruned)) + c.n, c.store, c.id, $3
-       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS c(store, id, n)`,
+       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS c(store, id, n)
+       RETURNING seq`,
       [changes.map((c) => c.store), changes.map((c) => c.id), clock.now()],
     );
     // Delivered when (and only if) the transaction commits.
-    await client.query('SELECT pg_notify($1, $2)', [FEED_CHANNEL, 'directory']);
+    await client.query('SELECT pg_notify($1, $2)', [FEED_CHANNEL, feedPayload('directory')]);
+    let through = 0;
+    for (const row of rows) through = Math.max(through, Number(row.seq));
+    return through;
   }
 }
 

@@ -29,6 +29,12 @@ export interface PostgresNode extends NodeStorage {
   /** The directory's change feed position the reader was last loaded whole at (what a follower starts after). */
   loadedThrough(): number;
   /**
+   * The last feed number any thread of this process committed: a thread whose copies are behind it
+   * looks at the database before it answers, so a change is seen by the next request to this node,
+   * whichever thread serves it (what LMDB's shared version gives its threads).
+   */
+  committedThrough(): number;
+  /**
    * Runs `work` while no other node is in its own start (a session advisory lock), with the
    * directory loaded again first: the master key check, the bootstrap and the first signing key
    * happen once, whichever node starts first, and a node that waited sees what the first one made.
@@ -36,9 +42,20 @@ export interface PostgresNode extends NodeStorage {
   inStartTurn<T>(work: () => Promise<T>): Promise<T>;
 }
 
-export async function openPostgresNode(settings: PostgresSettings): Promise<PostgresNode> {
+/** The memory a process's threads share for `committedThrough` (handed to each thread's openPostgresNode). */
+export function newCommittedThrough(): SharedArrayBuffer {
+  return new SharedArrayBuffer(BigInt64Array.BYTES_PER_ELEMENT);
+}
+
+export async function openPostgresNode(settings: PostgresSettings, shared: SharedArrayBuffer = newCommittedThrough()): Promise<PostgresNode> {
   const pool = await openPool(settings);
-  const directory = new PostgresDirectory(pool);
+  const committed = new BigInt64Array(shared);
+  const directory = new PostgresDirectory(pool, (through) => {
+    // The highest wins, whichever thread's commit answered first.
+    for (let seen = Atomics.load(committed, 0); seen < BigInt(through); seen = Atomics.load(committed, 0)) {
+      if (Atomics.compareExchange(committed, 0, seen, BigInt(through)) === seen) break;
+    }
+  });
   const reader = new PostgresDirectoryReader(directory);
   const changeFeed = new PostgresChangeFeed(pool, () => new pg.Client(connectionConfig(settings)));
   let through: number;
@@ -66,6 +83,7 @@ export async function openPostgresNode(settings: PostgresSettings): Promise<Post
     reader,
     changeFeed,
     loadedThrough: () => through,
+    committedThrough: () => Number(Atomics.load(committed, 0)),
     async inStartTurn<T>(work: () => Promise<T>): Promise<T> {
       const client = await pool.connect();
       try {

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { StoreUnavailable } from '../../model/errors.js';
+import { recordConnectionWait, recordStatement } from '../../observability/recorder.js';
 
 /** Node's own codes for a connection that could not be made or was cut. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
@@ -23,20 +24,14 @@ export function storeError(error: unknown): unknown {
   return isUnavailable(error) ? new StoreUnavailable(error instanceof Error ? error.message : String(error)) : error;
 }
 
-/** How long statements and waits for a connection took (the metrics' histograms, when on). */
-export interface PoolObserver {
-  statement(seconds: number): void;
-  connectionWait(seconds: number): void;
-}
 
 /**
  * node-postgres's pool, with the two things every statement of Sesame's needs in one place: a
  * database that is not there becomes StoreUnavailable (a 503 for the caller, never a 500), and
- * statement latency and connection waits are timed for the metrics. Only the promise forms are
+ * statement latency and connection waits are timed for the metrics (when on). Only the promise forms are
  * changed (the pool itself calls `connect` with a callback inside `query`).
  */
 export class StorePool extends pg.Pool {
-  observer: PoolObserver | undefined;
   private lanes: PipelinedLanes | undefined;
 
   /**
@@ -56,7 +51,7 @@ export class StorePool extends pg.Pool {
     const sent = this.lanes ? this.lanes.query(args[0] as string, args[1] as unknown[] | undefined) : ((super.query as (...a: unknown[]) => Promise<unknown>)(...args) as Promise<unknown>);
     return sent.then(
       (result) => {
-        this.observer?.statement((performance.now() - startedAt) / 1000);
+        recordStatement((performance.now() - startedAt) / 1000, { total: this.totalCount, idle: this.idleCount, waiting: this.waitingCount });
         return result;
       },
       (error: unknown) => {
@@ -75,7 +70,7 @@ export class StorePool extends pg.Pool {
     const startedAt = performance.now();
     return (super.connect() as Promise<pg.PoolClient>).then(
       (client) => {
-        this.observer?.connectionWait((performance.now() - startedAt) / 1000);
+        recordConnectionWait((performance.now() - startedAt) / 1000);
         return client;
       },
       (error: unknown) => {
