@@ -68,7 +68,11 @@ export class IssuedTokensActor {
 
   /** True when the token's grant was revoked or its user session ended. */
   async isRevokedByOrigin(claims: AccessTokenClaims): Promise<boolean> {
-    return (claims.grantId !== undefined && (await this.isGrantRevoked(claims.grantId))) || (claims.sid !== undefined && (await this.isSessionEnded(claims.sid)));
+    const [grant, session] = await Promise.all([
+      claims.grantId !== undefined ? this.isGrantRevoked(claims.grantId) : false,
+      claims.sid !== undefined ? this.isSessionEnded(claims.sid) : false,
+    ]);
+    return grant || session;
   }
 
   /**

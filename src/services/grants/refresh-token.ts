@@ -84,7 +84,9 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
     }
     const user = ctx.orgs.getUser(family.userId);
     // A family its users voided since its sign-in (their revocation horizon) is refused by issueUserTokens.
-    if (!ctx.orgs.isActive(user) || (await ctx.issuedTokens.isSessionEnded(family.sid)) || (await ctx.issuedTokens.isGrantRevoked(family.id))) {
+    // Read together: on PostgreSQL each is a round trip.
+    const [sessionEnded, grantRevoked] = await Promise.all([ctx.issuedTokens.isSessionEnded(family.sid), ctx.issuedTokens.isGrantRevoked(family.id)]);
+    if (!ctx.orgs.isActive(user) || sessionEnded || grantRevoked) {
       throw new OAuthError('invalid_grant', INVALID);
     }
     const project = ctx.orgs.getProject(app.projectId);
