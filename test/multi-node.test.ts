@@ -92,6 +92,11 @@ async function machineOn(made: TestServer, on: TestServer, name: string, type?: 
   return machine;
 }
 
+/** Waits until `node` (another node than the one that made it) finds what the management API path names. */
+async function seenOn(node: TestServer, path: string): Promise<void> {
+  await msUntil(async () => (await api(node, 'GET', path, { token: node.pat })).status === 200);
+}
+
 const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 
 beforeAll(async () => {
@@ -128,6 +133,8 @@ describe('two nodes on one PostgreSQL database', () => {
   it('a code from A is redeemed on B; the same code on A and B at once succeeds once', async () => {
     const app = await createWebApp(a);
     const person = await createHuman(a);
+    // Made on A; B redeems the code (and authenticates the app) once it holds them.
+    await seenOn(b, `/management/v1/projects/${app.projectId}/apps/${app.appId}`);
     const params = new URLSearchParams({ client_id: app.clientId, redirect_uri: 'http://localhost:9999/callback', response_type: 'code', scope: 'openid offline_access' });
     const signedIn = await signIn(new Agent(a), `/oauth/v2/authorize?${params}`, person);
     expect(signedIn.location).toContain('code=');
@@ -145,6 +152,9 @@ describe('two nodes on one PostgreSQL database', () => {
   it('a refresh token used on A and B at once is rotated once (the loser is refused)', async () => {
     const app = await createWebApp(b);
     const person = await createHuman(b);
+    // Made on B, signed in on A: A holds them a moment later.
+    await seenOn(a, `/management/v1/projects/${app.projectId}/apps/${app.appId}`);
+    await seenOn(a, `/management/v1/users/${person.userId}`);
     for (let round = 0; round < 3; round++) {
       const { refresh_token } = await codeFlowTokens(a, app, person, 'openid offline_access');
       const refresh = (node: TestServer) => postForm(node, '/oauth/v2/token', { grant_type: 'refresh_token', refresh_token: refresh_token! }, basicAuth(app.clientId, app.clientSecret));
@@ -259,7 +269,8 @@ describe('two nodes through failures', () => {
 
   it('a database restart under load: requests meanwhile get 503 (never 500), readiness follows, and both nodes recover by themselves', async () => {
     const { a, b } = await twoNodes('db_restart');
-    const machine = await createMachineClient(a, `restart-${Date.now()}`);
+    // Load goes to both nodes from the start: B must hold the client first (it reaches B with the notification).
+    const machine = await machineOn(a, b, 'restart');
     const statuses = new Map<number, number>();
     let stopLoad = false;
     const load = async (node: TestServer) => {
