@@ -57,7 +57,7 @@ describe('sesame --help', () => {
       import: ['--in', '--v1', '--add-to-existing-orgs', '--report', '--url', '--data-dir'],
       keys: ['rotate', '--url', '--data-dir'],
       'admin-pat': ['--new', '--print', '--data-dir'],
-      copy: ['--data-dir', '--database-url', 'SESAME_DATABASE_URL'],
+      copy: ['--data-dir', '--database-url', 'SESAME_DATABASE_URL', '--from-database'],
       migrate: ['--database-url', '--allow-destructive'],
     };
     // Independent runs, started together.
@@ -293,6 +293,23 @@ describe('sesame copy', () => {
 
     const again = await sesame(['copy', '--data-dir', dataDir, '--database-url', url]);
     expect(again).toMatchObject({ code: 1, stderr: expect.stringContaining('already holds Sesame data') });
+
+    // And back into a new data dir: a server on it, with the nodes' master key, takes the admin's old token.
+    const backDir = tempDataDir();
+    const back = await sesame(['copy', '--from-database', '--data-dir', backDir, '--database-url', url]);
+    expect(back.code, back.stderr).toBe(0);
+    expect(Object.fromEntries(back.stdout.trim().split('\n').map((line) => line.split('\t')))).toMatchObject({ orgs: '1', users: '1', pats: '1', signingKeys: '2' });
+    expect(await sesame(['copy', '--from-database', '--data-dir', backDir, '--database-url', url])).toMatchObject({ code: 1, stderr: expect.stringContaining('already holds Sesame data') });
+    // The admin's token file comes along as an operator would bring it (the copy moves the database, not files).
+    writeFileSync(join(backDir, 'admin.pat'), readFileSync(join(dataDir, 'admin.pat')));
+    const restarted = await startInProcess({ dataDir: backDir, env: { SESAME_SIGNING_ALG: 'ES256', SESAME_MASTERKEY: readFileSync(join(dataDir, 'masterkey'), 'utf8').trim() } });
+    try {
+      const pat = readFileSync(join(dataDir, 'admin.pat'), 'utf8').trim();
+      expect((await api({ url: restarted.url }, 'GET', '/management/v1/orgs/me', { token: pat })).status).toBe(200);
+    } finally {
+      await restarted.close();
+      rmSync(backDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { DataDirInUseError, lockDataDir } from '../storage/data-dir-lock.js';
 import { openStorage } from '../storage/db.js';
-import { copyDataDirToPostgres, TargetNotEmpty } from '../storage/postgres/copy.js';
+import { copyDataDirToPostgres, copyPostgresToDataDir, TargetNotEmpty } from '../storage/postgres/copy.js';
+import { SchemaTooNew } from '../storage/postgres/migrations.js';
 import { parseArgs, last, envValue } from './args.js';
 import { usage, failure } from './errors.js';
 import { HELP } from './help.js';
@@ -14,13 +15,15 @@ import { HELP } from './help.js';
  * Prints what was copied per store on stdout, and what every node on the database needs on stderr.
  */
 export async function copyCommand(argv: string[]): Promise<void> {
-  const p = parseArgs(argv, ['--data-dir', '--database-url'], []);
+  const p = parseArgs(argv, ['--data-dir', '--database-url'], ['--from-database']);
   if (p.flags.has('--help')) return void process.stdout.write(HELP.copy!);
   if (p.positional.length) throw usage(`unexpected argument ${p.positional[0]} (see sesame copy --help)`);
   if (p.rest.length) throw usage(`unknown option ${p.rest[0]} (see sesame copy --help)`);
   const dataDir = resolve(last(p, '--data-dir') ?? envValue('SESAME_DATA_DIR') ?? './data');
   const url = last(p, '--database-url') ?? envValue('SESAME_DATABASE_URL');
-  if (!url) throw usage('--database-url (or SESAME_DATABASE_URL) is required: the empty PostgreSQL database to copy into');
+  const back = p.flags.has('--from-database');
+  if (!url) throw usage(`--database-url (or SESAME_DATABASE_URL) is required: the ${back ? 'PostgreSQL database to copy from' : 'empty PostgreSQL database to copy into'}`);
+  if (back) return copyBack(dataDir, url);
   if (!existsSync(join(dataDir, 'sesame.lmdb'))) throw usage(`data dir ${dataDir} holds no Sesame data (no sesame.lmdb): check --data-dir`);
   let lock;
   try {
@@ -43,6 +46,34 @@ export async function copyCommand(argv: string[]): Promise<void> {
   } catch (error) {
     if (error instanceof TargetNotEmpty) throw failure(error.message);
     throw failure(`could not copy into the database: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    await pool.end().catch(() => undefined);
+    await storage.close();
+    await lock.release();
+  }
+}
+
+/** `sesame copy --from-database`: the database into a new, empty data dir (back to one node). */
+async function copyBack(dataDir: string, url: string): Promise<void> {
+  let lock;
+  try {
+    lock = await lockDataDir(dataDir);
+  } catch (error) {
+    if (error instanceof DataDirInUseError) throw usage(`data dir ${dataDir} is in use by a running Sesame server: copy into a new, empty data dir`);
+    throw error;
+  }
+  const storage = openStorage(dataDir);
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  pool.on('error', () => undefined);
+  try {
+    const { copied } = await copyPostgresToDataDir(pool, storage);
+    for (const [store, count] of Object.entries(copied)) process.stdout.write(`${store}\t${count}\n`);
+    process.stderr.write(
+      `sesame: copy: copied the database into ${dataDir}. Start Sesame on it with the master key the nodes had: SESAME_MASTERKEY, or the key in ${join(dataDir, 'masterkey')}\n`,
+    );
+  } catch (error) {
+    if (error instanceof TargetNotEmpty || error instanceof SchemaTooNew) throw failure(error.message);
+    throw failure(`could not copy from the database: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     await pool.end().catch(() => undefined);
     await storage.close();

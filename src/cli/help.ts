@@ -9,7 +9,7 @@ Commands:
   import             import a bundle into an instance
   keys rotate        rotate the token signing key now
   admin-pat          print where the bootstrap admin's token is, or issue a new one (--new)
-  copy               copy a data dir into an empty PostgreSQL database (offline)
+  copy               copy a data dir into an empty PostgreSQL database, or back (offline)
   migrate            bring a PostgreSQL database's schema up to this build's
 
 export, import and keys rotate work either against a running server:
@@ -74,15 +74,18 @@ Prints the path of the bootstrap admin's personal access token file, <data dir>/
                         replacing the file; earlier tokens stay valid until removed
   --print               with --new: print the new token on stdout
 `,
-  copy: `Usage: sesame copy [--data-dir DIR] --database-url URL
+  copy: `Usage: sesame copy [--data-dir DIR] --database-url URL [--from-database]
 
 Copies a data dir into an empty PostgreSQL database, in one transaction: organizations, users,
 projects, apps, grants, signing keys and settings, and every token, code, refresh token, session and
 sign-in under way, so nobody signs in again. Offline: refused while a server holds the data dir. A
 database that holds Sesame data already is refused, nothing written. Prints what was copied per
 store. Every node on the database needs the data dir's master key.
+With --from-database, the way back: the database, read in one snapshot, into a new data dir (refused
+if it holds Sesame data); stop the nodes first. Start Sesame on it with the nodes' master key.
   --data-dir DIR        the data dir (env SESAME_DATA_DIR, default ./data)
   --database-url URL    postgres://user:password@host:port/database (env SESAME_DATABASE_URL)
+  --from-database       copy the database into the data dir instead
 `,  migrate: `Usage: sesame migrate --database-url URL [--allow-destructive]
 
 Applies the schema migrations this build has and the database lacks, each once, in its own

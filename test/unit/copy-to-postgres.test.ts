@@ -8,7 +8,7 @@ import { IssuedTokensActor } from '../../src/actors/issued-tokens.js';
 import { RefreshTokensActor } from '../../src/actors/refresh-tokens.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { openStorage, type Storage } from '../../src/storage/db.js';
-import { copyDataDirToPostgres, TargetNotEmpty } from '../../src/storage/postgres/copy.js';
+import { copyDataDirToPostgres, copyPostgresToDataDir, TargetNotEmpty } from '../../src/storage/postgres/copy.js';
 import { PostgresDirectory, PostgresDirectoryReader } from '../../src/storage/postgres/directory.js';
 import { PostgresStore } from '../../src/storage/postgres/postgres-store.js';
 import { postgresCluster } from '../helpers/postgres.js';
@@ -41,7 +41,7 @@ afterAll(async () => {
 });
 
 describe('copying a data dir into PostgreSQL', () => {
-  it('keeps codes, tokens, refresh families, revocations and the directory, and refuses a database that is not empty', async () => {
+  it('keeps codes, tokens, refresh families, revocations and the directory, there and back, and refuses a target that is not empty', async () => {
     const seconds = Math.floor(Date.now() / 1000);
     const code = await new AuthCodesActor(storage.records).issue(grant);
     const tokens = new IssuedTokensActor(storage.records);
@@ -85,5 +85,30 @@ describe('copying a data dir into PostgreSQL', () => {
     await expect(copyDataDirToPostgres(storage, pool)).rejects.toBeInstanceOf(TargetNotEmpty);
     const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM sesame_records WHERE kind = 'authCodes'`);
     expect(rows[0]!.n).toBe(1);
+
+    // And back: the database (as the nodes left it: the code spent, the refresh token rotated) into a new data dir.
+    const backDir = mkdtempSync(join(tmpdir(), 'sesame-copy-back-'));
+    const back = openStorage(backDir, 'commit');
+    try {
+      const returned = await copyPostgresToDataDir(pool, back);
+      expect(returned.copied).toMatchObject({ authCodes: 1, tokens: 2, refreshFamilies: 1, revokedGrants: 1, projects: 1, uniqueKeys: 1 });
+      const onLmdb = { codes: new AuthCodesActor(back.records), tokens: new IssuedTokensActor(back.records), refresh: new RefreshTokensActor(back.records, masterKey, 3_600_000, 86_400_000, 0) };
+      expect((await onLmdb.codes.find(code))!.used).toBe(true);
+      expect(await onLmdb.tokens.findOpaque(opaque)).toMatchObject({ jti: 'j1', sub: 'u1' });
+      expect(await onLmdb.tokens.findOpaque(revokedToken)).toBeUndefined();
+      expect(await onLmdb.tokens.isGrantRevoked('grant-9')).toBe(true);
+      // The token the nodes rotated away is reuse now; the one they handed out rotates.
+      expect((await onLmdb.refresh.rotate(refreshToken)).status).toBe('reused');
+      if (rotation.status === 'rotated') expect((await onLmdb.refresh.rotate(rotation.token)).status).toBe('rotated');
+      back.meta.reload();
+      expect(back.directoryReader.get('projects', 'p1')).toEqual({ id: 'p1', sequence: 4, name: 'Shop 2' });
+      expect(back.meta.features()).toEqual({ oidcTokenExchange: true });
+      expect(back.uniqueKeys.holder('project:o1:Shop')).toBe('p1');
+      // A data dir that holds data is refused, nothing written.
+      await expect(copyPostgresToDataDir(pool, back)).rejects.toBeInstanceOf(TargetNotEmpty);
+    } finally {
+      await back.close();
+      rmSync(backDir, { recursive: true, force: true });
+    }
   });
 });
