@@ -4,10 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { readmeBlocks } from './helpers/readme.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, basicAuth, createApiApp, createMachineClient, postForm } from './helpers/api.js';
-import { Agent, codeFlowTokens, createHuman, createWebApp, exchangeCode, signIn } from './helpers/oidc.js';
+import { Agent, codeFlowTokens, createHuman, createWebApp, DEVICE_APP, enterDeviceCode, exchangeCode, signIn, submit } from './helpers/oidc.js';
 import { postgresCluster, type PostgresCluster } from './helpers/postgres.js';
 import { freePort, startServer, type TestServer } from './helpers/server.js';
 
@@ -159,6 +159,52 @@ describe('two nodes on one PostgreSQL database', () => {
       const { refresh_token } = await codeFlowTokens(a, app, person, 'openid offline_access');
       const refresh = (node: TestServer) => postForm(node, '/oauth/v2/token', { grant_type: 'refresh_token', refresh_token: refresh_token! }, basicAuth(app.clientId, app.clientSecret));
       const results = await Promise.all([refresh(a), refresh(b)]);
+      expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
+    }
+  });
+
+  it('an approved device code polled on A and B at once is redeemed once', { timeout: 30_000 }, async () => {
+    const app = await createWebApp(a, { ...DEVICE_APP, name: `device-${Date.now()}` });
+    const person = await createHuman(a);
+    await seenOn(b, `/management/v1/projects/${app.projectId}/apps/${app.appId}`);
+    await seenOn(b, `/management/v1/users/${person.userId}`);
+    // Two rounds, started together: each waits out the polling interval once (these processes run on the system clock).
+    const rounds = await Promise.all([0, 1].map(() => postForm(a, '/oauth/v2/device_authorization', { client_id: app.clientId, scope: 'openid' })));
+    const pollableAt = Date.now() + (rounds[0]!.body.interval as number) * 1000 + 100;
+    for (const started of rounds) {
+      expect(started.status).toBe(200);
+      // Approved in a browser on B.
+      const agent = new Agent(b);
+      const consent = await enterDeviceCode(agent, started.body.verification_uri_complete as string, person);
+      const approved = await submit(agent, consent, '/ui/login/device/consent', { decision: 'allow' });
+      expect(approved.status, approved.html?.slice(0, 500)).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, pollableAt - Date.now())));
+      const poll = (node: TestServer) => postForm(node, '/oauth/v2/token', { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: started.body.device_code as string, client_id: app.clientId });
+      const results = await Promise.all([poll(a), poll(b)]);
+      expect(results.map((r) => r.status).sort(), JSON.stringify(results.map((r) => r.body))).toEqual([200, 400]);
+    }
+  });
+
+  it("a JWT profile assertion sent to A and B at once is used once (its jti is decided in the database)", async () => {
+    const machine = await machineOn(a, b, 'keyed');
+    const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const key = await api(a, 'POST', `/management/v1/users/${machine.userId}/keys`, {
+      token: a.pat,
+      body: { type: 'KEY_TYPE_JSON', publicKey: Buffer.from(pair.publicKey.export({ format: 'pem', type: 'spki' }).toString()).toString('base64') },
+    });
+    expect(key.status).toBe(200);
+    const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const assertion = () => {
+      const now = Math.floor(Date.now() / 1000);
+      const input = `${b64url({ alg: 'ES256', kid: key.body.keyId })}.${b64url({ iss: machine.userId, sub: machine.userId, aud: a.issuer, iat: now, exp: now + 300, jti: randomUUID() })}`;
+      return `${input}.${sign('sha256', Buffer.from(input), { key: pair.privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+    };
+    const grant = (node: TestServer, jwt: string) => postForm(node, '/oauth/v2/token', { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', scope: 'openid', assertion: jwt });
+    // B takes the key a moment after A made it.
+    await msUntil(async () => (await grant(b, assertion())).status === 200);
+    for (let round = 0; round < 5; round++) {
+      const jwt = assertion();
+      const results = await Promise.all([grant(a, jwt), grant(b, jwt)]);
       expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
     }
   });
