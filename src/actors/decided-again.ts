@@ -23,6 +23,9 @@ export async function decidedAgain<T>(reader: Pick<DirectoryReader, 'fetch'>, co
       return await attempt();
     } catch (error) {
       if (!(error instanceof WriteConflict) || tries >= MOST_TRIES) throw error;
+      // Several writers on one record (threads, nodes) would meet again at once: each waits a
+      // random moment, longer after each loss, before it reads and decides again.
+      if (tries > 1) await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 ** tries));
       // Read again as committed: this copy may predate the change that came first.
       const changed = error.store === undefined ? [] : [{ store: error.store as DirectoryStore, id: error.key }];
       await reader.fetch(changed);

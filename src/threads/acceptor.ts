@@ -235,6 +235,9 @@ async function start(): Promise<void> {
       throw error;
     };
     try {
+      // On PostgreSQL, after a lost LISTEN connection or this node's own newer commit: a look first.
+      const wait = followed?.current();
+      if (wait) return wait.then(() => check?.(req)).catch(refused);
       const outcome = check?.(req);
       // A check that reads the store (a token's revocation) answers later.
       if (outcome instanceof Promise) return outcome.catch(refused);

@@ -1,3 +1,4 @@
+import { testStoreEnv } from './postgres.js';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -115,9 +116,10 @@ export async function startInProcess(options: { env?: Record<string, string>; da
     if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
   };
   let config: ConfigModule.Config;
+  const store = await testStoreEnv(dataDir, options.env);
   try {
     config = loadConfig(
-      { SESAME_PORT: '0', SESAME_HOST: '127.0.0.1', SESAME_DATA_DIR: dataDir, SESAME_WORKERS: '1', SESAME_LOG_LEVEL: 'info', SESAME_HTTP_THREADS: process.env.SESAME_HTTP_THREADS ?? '', ...options.env },
+      { SESAME_PORT: '0', SESAME_HOST: '127.0.0.1', SESAME_DATA_DIR: dataDir, SESAME_WORKERS: '1', SESAME_LOG_LEVEL: 'info', SESAME_HTTP_THREADS: process.env.SESAME_HTTP_THREADS ?? '', ...store, ...options.env },
       [],
     );
   } catch (error) {

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { MAIN_THREAD_NODE_FLAGS } from '../../src/util/thread-memory.js';
+import { testStoreEnv } from './postgres.js';
 
 /**
  * Starts the real server (`node dist/main.js`) on an ephemeral port with a real LMDB data dir in a
@@ -66,7 +67,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const child = spawn(process.execPath, [...MAIN_THREAD_NODE_FLAGS, MAIN, ...(options.args ?? [])], {
     // ES256 unless a suite asks for another: a fresh server makes two signing keys, and RS256 ones
     // take ~230 ms each. RS256, the default users get, runs in the in-process suites and the README test.
-    env: { ...serverEnv(dataDir), SESAME_SIGNING_ALG: 'ES256', ...options.env },
+    env: { ...serverEnv(dataDir), SESAME_SIGNING_ALG: 'ES256', ...(await testStoreEnv(dataDir, options.env)), ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
