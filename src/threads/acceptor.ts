@@ -3,6 +3,7 @@ import type { AcceptorData, FromAcceptor, ToAcceptor } from './protocol.js';
 import { openStorage, type NodeStorage } from '../storage/db.js';
 import { openPostgresNode, postgresSettingsOf } from '../storage/postgres/node.js';
 import { DIRECTORY_POLL_MS, FollowedOnPostgres } from './followed-on-postgres.js';
+import { answeredFromCurrentCopies } from './current-copies.js';
 import { openMasterKey } from '../directory.js';
 import { SignatureCheck } from '../workers/signature-check.js';
 import { ReplayGuardActor } from '../actors/replay-guard.js';
@@ -133,6 +134,8 @@ function beforeRequest(): void {
     local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey, signatureCheck, replayGuard, askMainThread });
     followed = new FollowedOnPostgres(postgres.directory, postgres.reader, local.copy, postgres.changeFeed, postgres.loadedThrough(), postgres.committedThrough);
     followed.follow(DIRECTORY_POLL_MS);
+    // Answered from current copies only, as on the main thread (handlers and the checks before an upload).
+    local.served = new Map(answeredFromCurrentCopies([...local.served.values()], followed, local.ports).map((route) => [route.pattern, route]));
     wholeLoads++;
     return;
   }
@@ -235,9 +238,6 @@ async function start(): Promise<void> {
       throw error;
     };
     try {
-      // On PostgreSQL, after a lost LISTEN connection or this node's own newer commit: a look first.
-      const wait = followed?.current();
-      if (wait) return wait.then(() => check?.(req)).catch(refused);
       const outcome = check?.(req);
       // A check that reads the store (a token's revocation) answers later.
       if (outcome instanceof Promise) return outcome.catch(refused);
@@ -252,11 +252,7 @@ async function start(): Promise<void> {
       const current = () => local.served.get(descriptor.pattern)!;
       const methods: Route['methods'] = {};
       for (const method of Object.keys(servedHere.methods) as (keyof Route['methods'])[]) {
-        methods[method] = (req) => {
-          // On PostgreSQL, after a lost LISTEN connection: a look at the database first.
-          const wait = followed?.current();
-          return wait ? wait.then(() => current().methods[method]!(req)) : current().methods[method]!(req);
-        };
+        methods[method] = (req) => current().methods[method]!(req);
       }
       const cors = typeof servedHere.cors === 'function' ? (origin: string) => (current().cors as (o: string) => boolean)(origin) : servedHere.cors;
       return { ...servedHere, methods, cors, ...(servedHere.beforeBody ? { beforeBody: checkBeforeBody(descriptor) } : {}) };

@@ -80,7 +80,7 @@ describe('copies following the directory on PostgreSQL', () => {
   it('a feed pruned past the copy, or a change to a store it does not hold row by row, loads the copy whole', async () => {
     const [a, b] = [await node(), await node()];
     await a.tables.users!.put({ id: 'u2', sequence: 1, name: 'Grace' });
-    await a.directory.prune(Number.MAX_SAFE_INTEGER);
+    await a.directory.pruneFeed(Number.MAX_SAFE_INTEGER);
     await b.followed.look();
     expect(b.followed.wholeLoads).toBe(1);
     expect(b.tables.users!.get('u2')?.name).toBe('Grace');

@@ -108,14 +108,18 @@ export class PostgresDirectory implements DirectoryWrites {
 
   /** The feed after `after`, up to `limit` entries; undefined when pruned past it or more are waiting (the copy loads whole). */
   async since(after: number, limit: number): Promise<{ changes: DirectoryChange[]; last: number } | undefined> {
-    const { rows: pruned } = await this.pool.query<{ through: string }>('SELECT through FROM sesame_directory_pruned');
-    if (after < Number(pruned[0]!.through)) return undefined;
-    const { rows } = await this.pool.query<{ seq: string; store: DirectoryStore; id: string }>(
-      'SELECT seq, store, id FROM sesame_directory_changes WHERE seq > $1 ORDER BY seq LIMIT $2',
+    // One round trip (every thread of every node asks this each second): how far the feed was
+    // pruned, beside the entries after `after` (none: one row with the pruned mark only).
+    const { rows } = await this.pool.query<{ through: string; seq: string | null; store: DirectoryStore | null; id: string | null }>(
+      `SELECT p.through, c.seq, c.store, c.id FROM sesame_directory_pruned p
+       LEFT JOIN LATERAL (SELECT seq, store, id FROM sesame_directory_changes WHERE seq > $1 ORDER BY seq LIMIT $2) c ON true
+       ORDER BY c.seq`,
       [after, limit + 1],
     );
-    if (rows.length > limit) return undefined;
-    return { changes: rows.map(({ store, id }) => ({ store, id })), last: rows.length > 0 ? Number(rows.at(-1)!.seq) : after };
+    if (after < Number(rows[0]!.through)) return undefined;
+    const entries = rows.filter((row) => row.seq !== null);
+    if (entries.length > limit) return undefined;
+    return { changes: entries.map(({ store, id }) => ({ store: store!, id: id! })), last: entries.length > 0 ? Number(entries.at(-1)!.seq) : after };
   }
 
   async buildKeys(keys: Iterable<{ key: string; owner: string }>): Promise<void> {
@@ -124,12 +128,8 @@ export class PostgresDirectory implements DirectoryWrites {
     await this.pool.query('INSERT INTO sesame_unique_keys (key, owner) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT (key) DO NOTHING', [all.map((k) => k.key), all.map((k) => k.owner)]);
   }
 
-  pruneFeed(before: number): Promise<number> {
-    return this.prune(before);
-  }
-
   /** Removes feed entries written before `before` (ms); resolves with how many went. */
-  async prune(before: number): Promise<number> {
+  async pruneFeed(before: number): Promise<number> {
     let removed = 0;
     await this.inTurn(async (client) => {
       const { rows } = await client.query<{ n: string; through: string | null }>(
