@@ -7,7 +7,7 @@ import { describeRoutes, ListenError, startHttpServer, type HttpServer } from '.
 import { ReplayGuardActor } from './actors/replay-guard.js';
 import { FollowedWrites } from './threads/followed-writes.js';
 import { openStorage, type NodeStorage, type Storage } from './storage/db.js';
-import { newCommittedThrough, openPostgresNode, postgresSettingsOf, type PostgresNode } from './storage/postgres/node.js';
+import { newNodePosition, nodeConnections, openFailureOf, openPostgresNode, postgresSettingsOf, type PostgresNode } from './storage/postgres/node.js';
 import { DestructiveMigrationPending, SchemaTooNew } from './storage/postgres/migrations.js';
 import { DIRECTORY_POLL_MS, FollowedOnPostgres } from './threads/followed-on-postgres.js';
 import { answeredFromCurrentCopies } from './threads/current-copies.js';
@@ -195,7 +195,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     await closeServer();
   };
   /** On PostgreSQL, what the threads share: the last directory change any of them committed (read-your-writes within the node). */
-  const postgresShared = newCommittedThrough();
+  const postgresShared = newNodePosition();
   if (config.databaseUrl) {
     try {
       storage = postgres = await openPostgresNode(postgresSettingsOf(config), postgresShared);
@@ -203,7 +203,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       await closeListeners();
       await restoreProcessWide();
       await lock.release();
-      const reason = error instanceof SchemaTooNew || error instanceof DestructiveMigrationPending ? error.message : `cannot open the database: ${error instanceof Error ? error.message : String(error)}`;
+      const reason = error instanceof SchemaTooNew || error instanceof DestructiveMigrationPending ? error.message : `cannot open the database: ${openFailureOf(error, config)}`;
       throw new ConfigError(`SESAME_DATABASE_URL (--database-url): ${reason}`);
     }
   } else {
@@ -283,7 +283,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     let table = routes(ctx);
     if (postgres) {
       // This node's copies follow the other nodes' directory commits (notified, and looked for each second).
-      followedOnPostgres = new FollowedOnPostgres(postgres.directory, postgres.reader, { orgs, clients, keys, storage, settings: ctx.settings }, postgres.changeFeed, postgres.loadedThrough(), postgres.committedThrough);
+      followedOnPostgres = new FollowedOnPostgres(postgres.directory, postgres.reader, { orgs, clients, keys, storage, settings: ctx.settings }, postgres.changeFeed, postgres.loadedThrough(), postgres.position);
       followedOnPostgres.follow(DIRECTORY_POLL_MS);
       table = answeredFromCurrentCopies(table, followedOnPostgres, ctx);
     }
@@ -330,7 +330,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       port: server.port,
       host: config.host,
       dataDir: config.dataDir,
-      ...(postgres ? { store: 'postgresql', database: redactedUrl(config.databaseUrl!) } : { store: 'lmdb' }),
+      ...(postgres ? { store: 'postgresql', database: redactedUrl(config.databaseUrl!), databaseConnections: nodeConnections(config) } : { store: 'lmdb' }),
       adminPat: join(config.dataDir, 'admin.pat'),
       signingAlg: config.signingAlg,
       signer: signerMode,

@@ -30,7 +30,7 @@ const SETTINGS = {
   issuer: { env: 'SESAME_ISSUER', default: undefined, help: 'issuer URL; default http://localhost:<port>' },
   dataDir: { env: 'SESAME_DATA_DIR', default: './data', help: 'directory of the LMDB store, master key and admin PAT (with SESAME_DATABASE_URL: of the master key file and admin PAT only)' },
   databaseUrl: { env: 'SESAME_DATABASE_URL', default: undefined, help: 'postgres:// URL (TLS: sslmode=… and the other options node-postgres takes): all state in PostgreSQL, so several nodes serve one instance; unset = LMDB in the data dir' },
-  databasePoolSize: { env: 'SESAME_DATABASE_POOL_SIZE', default: '10', help: 'PostgreSQL connections each HTTP thread keeps at most for transactions (beside them two carry single statements pipelined, and one listens for the other nodes\' changes)' },
+  databasePoolSize: { env: 'SESAME_DATABASE_POOL_SIZE', default: '10', help: 'PostgreSQL connections the node keeps at most for transactions, shared out among its HTTP threads (at least one each); beside them each thread has two that carry single statements pipelined and one that listens for the other nodes\' changes' },
   databaseConnectTimeout: { env: 'SESAME_DATABASE_CONNECT_TIMEOUT', default: '5s', help: 'how long a request waits for a PostgreSQL connection (pool full, server unreachable) before it is answered 503' },
   databaseStatementTimeout: { env: 'SESAME_DATABASE_STATEMENT_TIMEOUT', default: '10s', help: 'how long one PostgreSQL statement may run before the server cancels it (answered 503)' },
   httpThreads: { env: 'SESAME_HTTP_THREADS', default: undefined, help: 'threads accepting HTTP on the port (the main thread and acceptors beside it); default one per core' },

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -261,6 +262,18 @@ describe('two nodes on one PostgreSQL database', () => {
     }
   });
 
+  it("a node answers as one: what another node changed, once one request on it saw it, every later request sees, whichever thread serves it", async () => {
+    for (let round = 0; round < 10; round++) {
+      const project = await api(a, 'POST', '/management/v1/projects', { token: a.pat, body: { name: `seen-once-${round}-${Date.now()}` } });
+      expect(project.status).toBe(200);
+      // Each on a new connection: any of B's threads may take it, notified yet or not.
+      const onB = () => fetch(`${b.url}/management/v1/projects/${project.body.id}`, { headers: { authorization: `Bearer ${b.pat}`, connection: 'close' } }).then((r) => r.status);
+      await msUntil(async () => (await onB()) === 200);
+      const after = await Promise.all(Array.from({ length: 8 }, onB));
+      expect(after).toEqual(Array(8).fill(200));
+    }
+  });
+
   it("a node's metrics show its statements, its pool and how late the other nodes' notifications arrive", async () => {
     const c = await startNode(databaseUrlOf(a), a.issuer, { pat: a.pat, env: { SESAME_METRICS_PORT: '0' } });
     const metricsUrl = /"metrics":"([^"]+)"/.exec(c.logs())![1]!;
@@ -283,6 +296,27 @@ describe('two nodes on one PostgreSQL database', () => {
     );
     expect(wrong).toMatch(/exited with 2/);
     expect(wrong).toMatch(/SESAME_MASTERKEY \(--master-key\).*every node on one database needs the same master key/s);
+  });
+
+  it('a node the server refuses for too many connections says why and what it asks for', async () => {
+    const url = new URL(await cluster.database('limited'));
+    const role = `limited_${process.pid}`;
+    const admin = new pg.Client({ connectionString: url.href });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 2`);
+      await admin.query(`ALTER DATABASE ${url.pathname.slice(1)} OWNER TO ${role}`);
+    } finally {
+      await admin.end();
+    }
+    url.username = role;
+    const refused = await startNode(url.href, a.issuer, { env: { SESAME_HTTP_THREADS: '2', SESAME_DATABASE_POOL_SIZE: '4' } }).then(
+      () => 'started',
+      (error: Error) => error.message,
+    );
+    // The server's words, and this node's count: 2 threads × (2 of the pool + 2 pipelined + 1 listening) + 1 starting.
+    expect(refused).toMatch(/exited with [12]/);
+    expect(refused).toMatch(/too many connections for role.*this node opens up to 11 connections/s);
   });
 });
 

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { AcceptorData, FromAcceptor, ToAcceptor } from './protocol.js';
 import { openStorage, type NodeStorage } from '../storage/db.js';
-import { openPostgresNode, postgresSettingsOf } from '../storage/postgres/node.js';
+import { openFailureOf, openPostgresNode, postgresSettingsOf } from '../storage/postgres/node.js';
 import { DIRECTORY_POLL_MS, FollowedOnPostgres } from './followed-on-postgres.js';
 import { answeredFromCurrentCopies } from './current-copies.js';
 import { openMasterKey } from '../directory.js';
@@ -40,7 +40,11 @@ installClock(clockIn(data.clockCell));
 
 // On PostgreSQL this thread is a node of its own to the database: its pool, its LISTEN connection,
 // its copies following the change feed (FollowedOnPostgres). On LMDB it shares the environment.
-const postgres = data.config.databaseUrl ? await openPostgresNode(postgresSettingsOf(data.config), data.sharedCounters) : undefined;
+const postgres = data.config.databaseUrl
+  ? await openPostgresNode(postgresSettingsOf(data.config), data.sharedCounters).catch((error: unknown) => {
+      throw new Error(`an HTTP thread cannot open the database: ${openFailureOf(error, data.config)}`);
+    })
+  : undefined;
 const lmdb = postgres ? undefined : openStorage(data.config.dataDir, data.config.durability, data.sharedCounters);
 const storage: NodeStorage = postgres ?? lmdb!;
 /** On PostgreSQL: what keeps this thread's copies current (built with them, at the first load). */
@@ -132,7 +136,7 @@ function beforeRequest(): void {
     // after a lost LISTEN connection: see the routes below).
     if (followed) return;
     local = buildLocalRoutes({ config: data.config, issuer: data.issuer, storage, masterKey, signatureCheck, replayGuard, askMainThread });
-    followed = new FollowedOnPostgres(postgres.directory, postgres.reader, local.copy, postgres.changeFeed, postgres.loadedThrough(), postgres.committedThrough);
+    followed = new FollowedOnPostgres(postgres.directory, postgres.reader, local.copy, postgres.changeFeed, postgres.loadedThrough(), postgres.position);
     followed.follow(DIRECTORY_POLL_MS);
     // Answered from current copies only, as on the main thread (handlers and the checks before an upload).
     local.served = new Map(answeredFromCurrentCopies([...local.served.values()], followed, local.ports).map((route) => [route.pattern, route]));

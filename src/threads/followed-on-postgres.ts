@@ -1,5 +1,6 @@
 import type { PostgresChangeFeed } from '../storage/postgres/change-feed.js';
 import type { PostgresDirectory, PostgresDirectoryReader } from '../storage/postgres/directory.js';
+import type { NodePosition } from '../storage/postgres/node.js';
 import { DIRECTORY_STORES } from '../storage/directory-log.js';
 import { log } from '../util/log.js';
 import { takeDirectoryChanges, type DirectoryCopy } from './followed-writes.js';
@@ -22,8 +23,8 @@ const MOST_CHANGES_TAKEN = 10_000;
  * feed no longer reaches back that far (pruned), or too much is waiting, the copies load whole.
  * Runs one look at a time; a look asked for during one runs right after it.
  *
- * A change this process committed (on any of its threads) is seen by its next request: copies
- * behind the process's last commit look first (PostgresNode.committedThrough).
+ * A change this process committed or took (on any of its threads) is seen by its next request:
+ * copies behind the process's shared position look first (NodePosition).
  *
  * While the node does not listen (its LISTEN connection was lost), or listens again but has not
  * looked since, what was announced meanwhile is unheard: `current()` then has the request wait for
@@ -47,8 +48,8 @@ export class FollowedOnPostgres {
     private readonly feed: Pick<PostgresChangeFeed, 'connection' | 'version' | 'after'>,
     /** The change feed position the copies were loaded at (PostgresNode.loadedThrough). */
     private applied: number,
-    /** The last feed number this process committed (PostgresNode.committedThrough): copies behind it look first. */
-    private readonly committedHere: () => number = () => 0,
+    /** The position this process's threads share: copies behind it look first, and a look moves it on. */
+    private readonly position: NodePosition = { through: () => 0, reached: () => undefined },
   ) {}
 
   /**
@@ -57,7 +58,7 @@ export class FollowedOnPostgres {
    */
   current(): Promise<void> | undefined {
     const { listening, generation } = this.feed.connection();
-    if (listening && this.lookedAt === generation && this.applied >= this.committedHere()) return undefined;
+    if (listening && this.lookedAt === generation && this.applied >= this.position.through()) return undefined;
     return this.look();
   }
 
@@ -100,6 +101,7 @@ export class FollowedOnPostgres {
       if (takeDirectoryChanges(this.copy, feed.changes)) {
         this.applied = feed.last;
         this.lookedAt = generation;
+        this.position.reached(this.applied);
         return;
       }
     }
@@ -112,6 +114,7 @@ export class FollowedOnPostgres {
     this.copy.settings.storedChanged();
     this.applied = through;
     this.lookedAt = generation;
+    this.position.reached(this.applied);
     this.wholeLoads++;
   }
 }

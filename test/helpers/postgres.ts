@@ -121,7 +121,7 @@ class RunningCluster implements PostgresCluster {
   async start(): Promise<void> {
     const server = spawn(
       this.bins.postgres,
-      ['-D', this.dataDir, '-p', String(this.port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${this.dataDir}`, '-c', 'fsync=off', '-c', 'max_connections=200'],
+      ['-D', this.dataDir, '-p', String(this.port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${this.dataDir}`, '-c', 'fsync=off', '-c', 'max_connections=500'],
       { stdio: ['ignore', 'pipe', 'pipe'], ...this.owner },
     );
     this.server = server;

@@ -73,7 +73,8 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': it comes once the output pipes are drained, so a failed start shows what the server printed.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
 
   const { port, issuer } = await new Promise<{ port: number; issuer: string }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 20_000);

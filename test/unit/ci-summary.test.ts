@@ -14,7 +14,7 @@ const dir = mkdtempSync(join(tmpdir(), 'sesame-ci-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const root = new URL('../../', import.meta.url).pathname;
 
-type Assertion = { status: 'passed' | 'failed' | 'skipped'; title: string };
+type Assertion = { status: 'passed' | 'failed' | 'skipped'; title: string; fullName?: string; failureMessages?: string[] };
 const file = (name: string, status: 'passed' | 'failed', assertionResults: Assertion[], message = '') => ({ name: join(root, name), status, message, assertionResults });
 
 function summarize(files: ReturnType<typeof file>[], vitestStatus: number, suites = { numFailedTestSuites: 0 }): { lines: string[]; status: number } {
@@ -43,11 +43,15 @@ function summarize(files: ReturnType<typeof file>[], vitestStatus: number, suite
 describe('CI summary', () => {
   it('counts one failing test in nested describes as one failure', () => {
     const result = summarize(
-      [file('test/a.test.ts', 'failed', [{ status: 'failed', title: 'fails' }, { status: 'passed', title: 'passes' }]), file('test/b.test.ts', 'passed', [{ status: 'passed', title: 'ok' }])],
+      [
+        file('test/a.test.ts', 'failed', [{ status: 'failed', title: 'fails', fullName: 'outer inner fails', failureMessages: ['AssertionError: expected 1 to be 2\n    at a.test.ts:3'] }, { status: 'passed', title: 'passes' }]),
+        file('test/b.test.ts', 'passed', [{ status: 'passed', title: 'ok' }]),
+      ],
       1,
       { numFailedTestSuites: 3 },
     );
-    expect(result).toEqual({ lines: ['2 passed, 1 failed'], status: 1 });
+    // The failed test is named (CI keeps the tail of the output) with the first line of its failure.
+    expect(result).toEqual({ lines: ['failed: test/a.test.ts > outer inner fails: AssertionError: expected 1 to be 2', '2 passed, 1 failed'], status: 1 });
   });
 
   it('reports a file that did not load, and one whose setup failed, on their own lines and fails the run', () => {

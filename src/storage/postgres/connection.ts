@@ -8,7 +8,7 @@ import { PostgresStore } from './postgres-store.js';
 export interface PostgresSettings {
   /** `postgres://user:password@host:port/database?sslmode=…`, as node-postgres takes it. */
   url: string;
-  /** Connections this process keeps at most. */
+  /** Connections for transactions this thread's pool keeps at most (its share of the node's SESAME_DATABASE_POOL_SIZE). */
   poolSize: number;
   /** How long a request waits for a connection (pool full, or the server unreachable) before it fails. */
   connectTimeoutMs: number;
@@ -22,7 +22,7 @@ export const POSTGRES_DEFAULTS = { poolSize: 10, connectTimeoutMs: 5_000, statem
  * Connections that carry single statements pipelined, beside the pool (see StorePool): two keep
  * one busy while the other's answers are read; more gave nothing more on 2 cores.
  */
-const PIPELINED_LANES = 2;
+export const PIPELINED_LANES = 2;
 
 /** One connection's settings (the pool's, and the change feed's own connection). */
 export function connectionConfig(settings: PostgresSettings): pg.ClientConfig {
