@@ -54,8 +54,13 @@ export interface RunningApp {
   readonly issuer: string;
   /** The port of the metrics listener (SESAME_METRICS_PORT; the one the OS chose for 0), when metrics are on. */
   readonly metricsPort: number | undefined;
-  /** The main thread's parts, its copy of the directory current as of the read (it takes what the other threads committed). */
+  /**
+   * The main thread's parts, its copy of the directory current as of the read (it takes what the
+   * other threads committed) on LMDB; on PostgreSQL as of its last look (see caughtUp).
+   */
   readonly ctx: Ports;
+  /** Resolves once the main thread's copy of the directory holds what was committed before the call (on PostgreSQL a look at the database). */
+  caughtUp(): Promise<void>;
   /**
    * Runs the periodic work now, as its timers do: sweeps expired state, rotates the signing key
    * when due and delivers the back-channel logouts due (resolving once their attempts ended). For
@@ -352,6 +357,10 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       get ctx() {
         catchUp();
         return ctx;
+      },
+      async caughtUp() {
+        catchUp();
+        await followedOnPostgres?.look();
       },
       async tick() {
         catchUp();

@@ -374,6 +374,7 @@ describe('receivers no instance role vouches for', () => {
     const web = await appWithReceiver(server, path);
     // As an app stored before Sesame recorded who named its receiver, or one whose host name an org
     // administrator pointed at an internal address: the same settings, vouched for by nobody.
+    await server.app.caughtUp();
     const { oidc: settings } = server.app.ctx.clients.getApp(web.appId)!;
     await server.app.ctx.clients.updateOidcConfig(web.appId, ownRow<OidcAppConfig>(settings!), false);
     const person = await createHuman(server);

@@ -7,7 +7,7 @@ import { Agent, signIn, type WebApp } from './helpers/oidc.js';
 import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 import { tempDataDir } from './helpers/server.js';
 import { MIGRATIONS } from '../src/storage/postgres/migrations.js';
-import { postgresCluster } from './helpers/postgres.js';
+import { postgresCluster, testStoreEnv } from './helpers/postgres.js';
 import pg from 'pg';
 
 /**
@@ -25,10 +25,16 @@ interface Run {
   stderr: string;
 }
 
-/** Runs the CLI to its end (at most 30 s), with SESAME_* variables of the test environment left out. */
-function sesame(args: string[], env: Record<string, string> = {}): Promise<Run> {
+/**
+ * Runs the CLI to its end (at most 30 s), with SESAME_* variables of the test environment left out.
+ * An offline command on a data dir works where the test servers on that dir keep their state: with
+ * SESAME_TEST_STORE=postgres, the dir's database (copy and migrate name theirs).
+ */
+async function sesame(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SESAME_')));
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...base, SESAME_WORKERS: '1', SESAME_SIGNING_ALG: 'ES256', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const dirAt = args.indexOf('--data-dir');
+  const store = dirAt >= 0 && args[0] !== 'copy' && args[0] !== 'migrate' ? await testStoreEnv(args[dirAt + 1]!, env) : {};
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...base, SESAME_WORKERS: '1', SESAME_SIGNING_ALG: 'ES256', ...store, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -269,7 +275,8 @@ describe('sesame export / import / admin-pat / keys rotate', () => {
 describe('sesame copy', () => {
   it('copies a stopped data dir into an empty PostgreSQL database, once; refuses a dir a server holds and a database already used', async () => {
     const dataDir = tempDataDir();
-    const server = await startInProcess({ dataDir, env: { SESAME_SIGNING_ALG: 'ES256' } });
+    // A data dir's LMDB is what is copied: its servers keep their state there whatever the test store.
+    const server = await startInProcess({ dataDir, env: { SESAME_SIGNING_ALG: 'ES256', SESAME_DATABASE_URL: '' } });
     const url = await (await postgresCluster()).database('cli_copy');
     const held = await sesame(['copy', '--data-dir', dataDir, '--database-url', url]);
     expect(held.code).toBe(2);
@@ -302,7 +309,7 @@ describe('sesame copy', () => {
     expect(await sesame(['copy', '--from-database', '--data-dir', backDir, '--database-url', url])).toMatchObject({ code: 1, stderr: expect.stringContaining('already holds Sesame data') });
     // The admin's token file comes along as an operator would bring it (the copy moves the database, not files).
     writeFileSync(join(backDir, 'admin.pat'), readFileSync(join(dataDir, 'admin.pat')));
-    const restarted = await startInProcess({ dataDir: backDir, env: { SESAME_SIGNING_ALG: 'ES256', SESAME_MASTERKEY: readFileSync(join(dataDir, 'masterkey'), 'utf8').trim() } });
+    const restarted = await startInProcess({ dataDir: backDir, env: { SESAME_SIGNING_ALG: 'ES256', SESAME_DATABASE_URL: '', SESAME_MASTERKEY: readFileSync(join(dataDir, 'masterkey'), 'utf8').trim() } });
     try {
       const pat = readFileSync(join(dataDir, 'admin.pat'), 'utf8').trim();
       expect((await api({ url: restarted.url }, 'GET', '/management/v1/orgs/me', { token: pat })).status).toBe(200);

@@ -3,6 +3,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type JWK }
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { ON_POSTGRES } from './helpers/postgres.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, basicAuth, createApiApp, createMachineClient } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
@@ -216,7 +217,9 @@ describe('two HTTP threads on one port', () => {
     expect(await server.app.wholeDirectoryLoads()).toEqual([loads]);
   });
 
-  it('a thread whose copy fell behind what the feed still keeps (pruned by the sweeper) loads its copy whole, once, and is current', async () => {
+  // LMDB's feed: a thread takes it when a request comes. On PostgreSQL every thread takes each change as it is
+  // notified, so none falls behind; a follower behind the pruned feed is tested in test/unit/followed-on-postgres.test.ts.
+  it.skipIf(ON_POSTGRES)('a thread whose copy fell behind what the feed still keeps (pruned by the sweeper) loads its copy whole, once, and is current', async () => {
     const client = await createMachineClient(server, 'threads-pruned');
     const [loads] = await server.app.wholeDirectoryLoads();
     // The feed keeps 10 minutes: the sweep prunes these entries before any connection asked again.

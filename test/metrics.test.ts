@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { ON_POSTGRES } from './helpers/postgres.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
 import { api, basicAuth, createApiApp, createMachineClient } from './helpers/api.js';
@@ -167,10 +168,16 @@ describe('the metrics listener', () => {
       expect(figure('used'), `thread ${thread}`).toBeGreaterThan(1024 ** 2);
       expect(figure('total'), `thread ${thread}`).toBeGreaterThanOrEqual(figure('used'));
     }
-    expect(scraped.value('sesame_lmdb_map_size_bytes')).toBe(64 * 1024 ** 3);
-    expect(scraped.value('sesame_lmdb_used_bytes')).toBeGreaterThan(0);
-    // Start-up's writes (the instance, the admin, the keys) were committed and counted.
-    expect(scraped.histogramCount('sesame_lmdb_commit_duration_seconds')).toBeGreaterThan(0);
+    if (ON_POSTGRES) {
+      // The store's own figures: PostgreSQL's statements and connections (LMDB's file has none here).
+      expect(scraped.histogramCount('sesame_postgres_statement_duration_seconds')).toBeGreaterThan(0);
+      expect(scraped.value('sesame_postgres_pool_connections', { state: 'total' })).toBeGreaterThan(0);
+    } else {
+      expect(scraped.value('sesame_lmdb_map_size_bytes')).toBe(64 * 1024 ** 3);
+      expect(scraped.value('sesame_lmdb_used_bytes')).toBeGreaterThan(0);
+      // Start-up's writes (the instance, the admin, the keys) were committed and counted.
+      expect(scraped.histogramCount('sesame_lmdb_commit_duration_seconds')).toBeGreaterThan(0);
+    }
   });
 });
 
@@ -202,8 +209,9 @@ describe('counts', () => {
     expect(grew(before, after, (s) => s.value('sesame_tokens_issued_total'))).toBe(CONNECTIONS);
     expect(grew(before, after, (s) => s.value('sesame_introspections_total', { result: 'active' }))).toBe(CONNECTIONS);
     expect(grew(before, after, (s) => s.value('sesame_introspections_total', { result: 'inactive' }))).toBe(CONNECTIONS);
-    // Each opaque token was committed before it was handed out (in batches: at least one commit).
-    expect(grew(before, after, (s) => s.histogramCount('sesame_lmdb_commit_duration_seconds'))).toBeGreaterThan(0);
+    // Each opaque token was committed before it was handed out (in batches: at least one commit; on PostgreSQL a statement each).
+    const committed = ON_POSTGRES ? 'sesame_postgres_statement_duration_seconds' : 'sesame_lmdb_commit_duration_seconds';
+    expect(grew(before, after, (s) => s.histogramCount(committed))).toBeGreaterThan(0);
     // Every thread took part, so each counted some of the requests above.
     const servedAfter = await server.app.requestsPerThread();
     for (const [thread, count] of servedAfter.entries()) expect(count - servedBefore[thread]!, `thread ${thread}`).toBeGreaterThan(0);

@@ -298,6 +298,25 @@ describe('two nodes on one PostgreSQL database', () => {
     expect(wrong).toMatch(/SESAME_MASTERKEY \(--master-key\).*every node on one database needs the same master key/s);
   });
 
+  it('the offline commands work on the database while the nodes run: a new admin token from `sesame admin-pat --new` is taken by both', async () => {
+    const dir = dataDir();
+    const cli = join(import.meta.dirname, '..', 'dist', 'cli.js');
+    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SESAME_'))), SESAME_WORKERS: '1' };
+    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [cli, 'admin-pat', '--new', '--print', '--data-dir', dir, '--database-url', databaseUrlOf(a), '--master-key', MASTER_KEY], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      child.once('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(code, stderr).toBe(0);
+    const token = stdout.trim();
+    expect(readFileSync(join(dir, 'admin.pat'), 'utf8').trim()).toBe(token);
+    // The command's commit reaches both nodes' copies with its notification.
+    for (const node of [a, b]) await msUntil(async () => (await api(node, 'GET', '/management/v1/orgs/me', { token })).status === 200, 2_000);
+  });
+
   it('a node the server refuses for too many connections says why and what it asks for', async () => {
     const url = new URL(await cluster.database('limited'));
     const role = `limited_${process.pid}`;

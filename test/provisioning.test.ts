@@ -1,10 +1,9 @@
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, type ApiResult } from './helpers/api.js';
 import { HOSTILE_HASHES } from './helpers/hostile-hashes.js';
 import { startInProcess, type InProcessServer } from './helpers/in-process.js';
+import { storedBytes } from './helpers/stored.js';
 
 /**
  * The provisioning API (ZITADEL management/admin v1 subset) against a real server: response
@@ -835,7 +834,7 @@ describe('password storage', () => {
       expectOk(await call('/users/human/_import', humanBody({ password: imported })));
       await own.stop();
 
-      const db = readFileSync(join(own.dataDir, 'sesame.lmdb'));
+      const db = await storedBytes(own.dataDir);
       // The search works: the user name was written...
       expect(db.includes(Buffer.from(userName))).toBe(true);
       // ...and so was an argon2id hash, but never the passwords.

@@ -105,7 +105,7 @@ describe('without a refresh reuse grace window', () => {
     const answers = await Promise.all(Array.from({ length: n }, () => refresh(f, first.refresh_token!)));
     const rotated = answers.filter((a) => a.status === 200);
     const refused = answers.filter((a) => a.status !== 200);
-    expect(rotated).toHaveLength(1);
+    expect(rotated, JSON.stringify(answers.map((a) => a.body))).toHaveLength(1);
     expect(refused.map((a) => [a.status, a.body.error])).toEqual(Array(n - 1).fill([400, 'invalid_grant']));
     // The family is revoked: neither the successor nor the old token refreshes, no access token of the grant is active.
     const successor = rotated[0]!.body;

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startInProcess } from './helpers/in-process.js';
 import { startServer } from './helpers/server.js';
+import { testStoreEnv } from './helpers/postgres.js';
 
 /**
  * Every way the data dir can be unusable ends start-up with one line naming the setting, the value
@@ -18,10 +19,10 @@ chmodSync(scratch, 0o755);
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Runs the server to its exit (bounded), as `uid` when given. */
-function run(dataDir: string, options: { uid?: number } = {}): Promise<{ code: number | null; stderr: string; stdout: string }> {
+function run(dataDir: string, options: { uid?: number; env?: Record<string, string> } = {}): Promise<{ code: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MAIN, '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
-      env: { ...process.env, SESAME_LOG_LEVEL: 'error', SESAME_WORKERS: '1' },
+      env: { ...process.env, SESAME_LOG_LEVEL: 'error', SESAME_WORKERS: '1', ...options.env },
       ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}),
     });
     let stdout = '';
@@ -92,7 +93,8 @@ describe('a lost master key file', () => {
     const first = await startInProcess({ dataDir });
     await first.stop();
     rmSync(join(dataDir, 'masterkey'));
-    const { code, stderr } = await run(dataDir);
+    // Where the first start sealed its data: the data dir, or with SESAME_TEST_STORE=postgres its database.
+    const { code, stderr } = await run(dataDir, { env: await testStoreEnv(dataDir, undefined) });
     expect(code).toBe(2);
     expect(stderr).toMatch(/SESAME_MASTERKEY \(--master-key\): .*masterkey is missing and SESAME_MASTERKEY is not set/);
     expect(existsSync(join(dataDir, 'masterkey'))).toBe(false);

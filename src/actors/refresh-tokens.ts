@@ -96,13 +96,14 @@ export class RefreshTokensActor {
    * DecidedElsewhere. Reads on this thread see the write at once (`pending`) until it settles.
    */
   private write(family: RefreshFamily, rotatedFrom?: Uint8Array): Promise<unknown> {
-    const decided: Promise<unknown> =
+    const decided = this.inOrder(family.id, () =>
       rotatedFrom === undefined
         ? this.store.put(FAMILIES, family.id, family)
         : mustWin(
             this.store.claimOnce(FAMILIES, family.id, (stored) => (Buffer.from(stored.currentHash).equals(rotatedFrom) ? family : undefined)).then((c) => c.claimed),
             'refresh token',
-          );
+          ),
+    );
     const entry = { family, committed: this.store.durable(decided) };
     this.pending.set(family.id, entry);
     const settled = entry.committed.finally(() => {
@@ -113,6 +114,17 @@ export class RefreshTokensActor {
     // process. Whoever awaits it still sees the rejection.
     settled.catch(() => undefined);
     return settled;
+  }
+
+  /**
+   * Sends a family's write once this thread's write before it has settled: the uses judged here one
+   * after another reach the store in that order. On PostgreSQL statements leave on several
+   * connections, so without it a reuse's removal could overtake the rotation it was judged
+   * against (the rotation then lost to a deleted family, and no use of the token succeeded).
+   */
+  private inOrder(familyId: string, send: () => Promise<unknown>): Promise<unknown> {
+    const before = this.pending.get(familyId)?.committed;
+    return before ? before.then(send, send) : send();
   }
 
   private static newToken(familyId: string): string {
@@ -208,7 +220,7 @@ export class RefreshTokensActor {
    * a reuse revokes the family after the first use's rotation, not under it.
    */
   remove(familyId: string): Promise<unknown> {
-    const entry = { family: null, committed: this.store.durable(this.store.update(FAMILIES, familyId, (found) => (found ? null : undefined))) };
+    const entry = { family: null, committed: this.store.durable(this.inOrder(familyId, () => this.store.update(FAMILIES, familyId, (found) => (found ? null : undefined)))) };
     this.pending.set(familyId, entry);
     return entry.committed.finally(() => {
       if (this.pending.get(familyId) === entry) this.pending.delete(familyId);

@@ -18,7 +18,9 @@ export, import and keys rotate work either against a running server:
                      or the token itself in SESAME_PAT)
 or offline, on a data dir that no running server holds:
   --data-dir DIR     the server's data dir (env SESAME_DATA_DIR); server settings such as --master-key
-                     (SESAME_MASTERKEY) and --issuer (SESAME_ISSUER) apply as to sesame start
+                     (SESAME_MASTERKEY) and --issuer (SESAME_ISSUER) apply as to sesame start; with
+                     --database-url (SESAME_DATABASE_URL) the work is on the database, nodes running or
+                     not, and the data dir holds the master key file and admin.pat
 
   -h, --help         this text; sesame <command> --help for a command's options
 
@@ -29,7 +31,8 @@ export const TARGET_HELP = `Target (one of):
   --url URL             a running server (env SESAME_URL), with --pat-file FILE (env SESAME_PAT_FILE)
                         or the token itself in env SESAME_PAT (an IAM_OWNER token, e.g. data/admin.pat)
   --data-dir DIR        offline, on a data dir no server holds (env SESAME_DATA_DIR); the server's
-                        settings apply (--master-key/SESAME_MASTERKEY, --issuer/SESAME_ISSUER, …)
+                        settings apply (--master-key/SESAME_MASTERKEY, --issuer/SESAME_ISSUER, …);
+                        with --database-url URL (SESAME_DATABASE_URL), on that database
 `;
 
 export const HELP: Record<string, string> = {
@@ -73,6 +76,8 @@ Prints the path of the bootstrap admin's personal access token file, <data dir>/
                         holds the data dir) and write it to <data dir>/admin.pat (mode 0600),
                         replacing the file; earlier tokens stay valid until removed
   --print               with --new: print the new token on stdout
+  --database-url URL    with --new: the instance is in this PostgreSQL database (env
+                        SESAME_DATABASE_URL); give its master key (--master-key or the data dir's file)
 `,
   copy: `Usage: sesame copy [--data-dir DIR] --database-url URL [--from-database]
 

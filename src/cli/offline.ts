@@ -11,7 +11,8 @@ import { MigrationStore } from '../services/migration/store.js';
 import type { MigrationServices } from '../services/migration/run.js';
 import { DataDirInUseError, lockDataDir, type DataDirLock } from '../storage/data-dir-lock.js';
 import { DataDirError, prepareDataDir } from '../storage/data-dir.js';
-import { openStorage, type Storage } from '../storage/db.js';
+import { openStorage, type NodeStorage } from '../storage/db.js';
+import { openFailureOf, openPostgresNode, postgresSettingsOf, type PostgresNode } from '../storage/postgres/node.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { CryptoPool } from '../workers/pool.js';
 
@@ -20,6 +21,11 @@ import { CryptoPool } from '../workers/pool.js';
  * rotate|admin-pat --data-dir …`): the data-dir lock first, so a dir a running server holds is
  * refused and nothing in it is touched; then storage, the master key check, the actors and the
  * instance as `startApp` sets them up (a fresh dir gets its instance as at a first start).
+ *
+ * With SESAME_DATABASE_URL the state is the database's, as for a node: the commands work on it
+ * while the nodes run (every decision is the database's, and the nodes take the changes from its
+ * change feed); the data dir holds only the master key file and admin.pat. The key check and a
+ * bootstrap take the start turn, as a node's start does.
  */
 export class OfflineError extends Error {
   constructor(
@@ -35,7 +41,7 @@ export class OfflineError extends Error {
 
 export interface OfflineDir {
   readonly dataDir: string;
-  readonly storage: Storage;
+  readonly storage: NodeStorage;
   readonly orgs: OrgsActor;
   readonly clients: ClientsActor;
   readonly keys: KeysActor;
@@ -56,7 +62,8 @@ export interface OpenOptions {
 
 export async function openDataDir(config: Config, options: OpenOptions): Promise<OfflineDir> {
   const { dataDir } = config;
-  if (!options.create && !existsSync(join(dataDir, 'sesame.lmdb'))) {
+  const onDatabase = config.databaseUrl !== undefined;
+  if (!onDatabase && !options.create && !existsSync(join(dataDir, 'sesame.lmdb'))) {
     throw new OfflineError(`data dir ${dataDir} holds no Sesame data (no sesame.lmdb): check --data-dir`, 2);
   }
   if (!options.create && !config.masterKey && !existsSync(join(dataDir, 'masterkey'))) {
@@ -77,14 +84,30 @@ export async function openDataDir(config: Config, options: OpenOptions): Promise
     }
     throw error;
   }
-  let storage: Storage | undefined;
+  let storage: NodeStorage | undefined;
   let keys: KeysActor | undefined;
   let pool: CryptoPool | undefined;
   try {
-    storage = openStorage(dataDir, config.durability);
-    const masterKey = await openMasterKey(storage, config);
-    const alg = options.signingAlgSet ? config.signingAlg : (KeysActor.activeAlg(storage.directoryReader) ?? config.signingAlg);
-    const directory = await openDirectory(storage, masterKey, config, { issuer: config.issuer ?? `http://localhost:${config.port}`, signingAlg: alg });
+    let inStartTurn = <T>(work: () => Promise<T>) => work();
+    if (onDatabase) {
+      let node: PostgresNode;
+      try {
+        node = await openPostgresNode(postgresSettingsOf({ ...config, httpThreads: 1 }));
+      } catch (error) {
+        throw new OfflineError(`SESAME_DATABASE_URL (--database-url): cannot open the database: ${openFailureOf(error, { ...config, httpThreads: 1 })}`, 2);
+      }
+      storage = node;
+      inStartTurn = (work) => node.inStartTurn(work);
+    } else {
+      storage = openStorage(dataDir, config.durability);
+    }
+    const opening = storage;
+    const { masterKey, directory } = await inStartTurn(async () => {
+      const masterKey = await openMasterKey(opening, config);
+      const alg = options.signingAlgSet ? config.signingAlg : (KeysActor.activeAlg(opening.directoryReader) ?? config.signingAlg);
+      const directory = await openDirectory(opening, masterKey, config, { issuer: config.issuer ?? `http://localhost:${config.port}`, signingAlg: alg });
+      return { masterKey, directory };
+    });
     const { orgs, clients, instance, created: fresh } = directory;
     keys = directory.keys;
     // The timer is for servers: an offline command rotates only when asked.

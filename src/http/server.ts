@@ -162,8 +162,15 @@ export async function startHttpServer(host: string, port: number, options: Serve
       res.writeStatus(statusLine(response.status));
       // A value carrying CR or LF would split the response (a header injected from request input): never written as is.
       if (response.headers) for (const name in response.headers) res.writeHeader(name, headerValue(response.headers[name]!));
-      if (state.allowOrigin) res.writeHeader('Access-Control-Allow-Origin', state.allowOrigin);
-      if (state.varyOrigin) res.writeHeader('Vary', 'Origin');
+      // Worked out as the answer leaves, not as the request arrives: the origins allowed are read from
+      // the copies, which a thread on PostgreSQL brings up to date before it answers (Route.current).
+      const cors = state.cors;
+      if (cors === true) res.writeHeader('Access-Control-Allow-Origin', '*');
+      else if (cors) {
+        if (state.origin && cors(state.origin)) res.writeHeader('Access-Control-Allow-Origin', state.origin);
+        // Per-origin answers differ, so caches must key on Origin.
+        res.writeHeader('Vary', 'Origin');
+      }
       if (draining) res.writeHeader('Connection', 'close');
       res.end(response.body ?? '', draining);
     });
@@ -175,7 +182,7 @@ export async function startHttpServer(host: string, port: number, options: Serve
    */
   /** `forwardedPeer`: a request an acceptor thread handed over comes with the client address it worked out. */
   const serve = (route: Route, res: uWS.HttpResponse, raw: uWS.HttpRequest, paramCount: number, slot: number, forwardedPeer?: string) => {
-    const state: RequestState = { aborted: false, finished: false, allowOrigin: undefined, varyOrigin: false };
+    const state: RequestState = { aborted: false, finished: false, cors: route.cors, origin: undefined };
     inFlight++;
     served++;
     const counted = slot !== NOT_COUNTED && countingRequests();
@@ -215,16 +222,9 @@ export async function startHttpServer(host: string, port: number, options: Serve
         else unprepared = error;
       }
     }
-    if (handOverWhole) {
-      // The main thread's answer carries its own CORS headers.
-    } else if (route.cors === true) {
-      state.allowOrigin = '*';
-    } else if (route.cors) {
-      // Per-origin answers differ, so caches must key on Origin.
-      state.varyOrigin = true;
-      const origin = headers.origin;
-      if (origin && route.cors(origin)) state.allowOrigin = origin;
-    }
+    // The main thread's answer carries its own CORS headers.
+    if (handOverWhole) state.cors = undefined;
+    else state.origin = headers.origin;
     // Read now: the remote address is the connection's, which uWS may reuse once the request ends.
     const forwarded = slot === NOT_COUNTED;
     const peer = !route.peerAddress ? undefined : forwarded ? forwardedPeer : clientAddress(remoteAddress(res), headers['x-forwarded-for'], proxies);
@@ -254,8 +254,7 @@ export async function startHttpServer(host: string, port: number, options: Serve
       // On an acceptor thread: work only the main thread can do is handed over whole (nothing was changed yet).
       if (error instanceof NeedsOwner && handOver && request) {
         // The main thread's answer carries its own CORS headers.
-        state.allowOrigin = undefined;
-        state.varyOrigin = false;
+        state.cors = undefined;
         handOver(route, request).then(respond, fail);
       }
       else respond(errorResponse(route.errorStyle, error, () => requestLocale(query, headers)));
@@ -271,11 +270,8 @@ export async function startHttpServer(host: string, port: number, options: Serve
     }
     let handler: Handler | undefined = route.forward ?? (handOverWhole ? (req: Request) => handOver!(route, req) : undefined);
     if (!handler) {
-      if (method === 'OPTIONS' && route.cors) {
-        respond({ status: 204, headers: preflightHeaders(route) });
-        return;
-      }
-      handler = route.methods[method as Method] ?? (method === 'HEAD' ? route.methods.GET : undefined);
+      if (method === 'OPTIONS' && route.cors) handler = preflight(route);
+      else handler = route.methods[method as Method] ?? (method === 'HEAD' ? route.methods.GET : undefined);
       if (!handler) {
         if (Object.keys(route.methods).length > 0) {
           const response = errorResponse(route.errorStyle, new ApiError('MethodNotAllowed', 'HTTP-405', `method ${method} not allowed`), () => requestLocale(query, headers));
@@ -565,20 +561,25 @@ function listenFailure(host: string, port: number): Promise<string | undefined> 
   });
 }
 
-function preflightHeaders(route: Route): Record<string, string> {
-  return {
-    'Access-Control-Allow-Methods': [...Object.keys(route.methods), 'OPTIONS'].join(', '),
-    // DPoP: browser clients send proofs (RFC 9449 §4.1).
-    'Access-Control-Allow-Headers': 'Authorization, Content-Type, DPoP',
-    'Access-Control-Max-Age': '86400',
+/** A CORS preflight's answer; its allowed origin, read from the copies, waits for them to be current (Route.current). */
+function preflight(route: Route): Handler {
+  const response: Response = {
+    status: 204,
+    headers: {
+      'Access-Control-Allow-Methods': [...Object.keys(route.methods), 'OPTIONS'].join(', '),
+      // DPoP: browser clients send proofs (RFC 9449 §4.1).
+      'Access-Control-Allow-Headers': 'Authorization, Content-Type, DPoP',
+      'Access-Control-Max-Age': '86400',
+    },
   };
+  return () => route.current?.()?.then(() => response) ?? response;
 }
 
 interface RequestState {
-  /** The Access-Control-Allow-Origin to answer with (`*` or the request's allowed Origin). */
-  allowOrigin: string | undefined;
-  /** The answer depends on the request's Origin. */
-  varyOrigin: boolean;
+  /** The route's CORS rule, applied as the answer leaves (none for an answer the main thread made). */
+  cors: Route['cors'];
+  /** The request's Origin header. */
+  origin: string | undefined;
   /** The connection was aborted or the response already written. */
   aborted: boolean;
   /** The request has left the in-flight count. */

@@ -53,4 +53,10 @@ export interface Route {
   forward?: Handler;
   /** The handler reads `req.peer` (the connection's remote address), e.g. to limit guesses per address. */
   peerAddress?: true;
+  /**
+   * What the copies the route reads must wait for before they answer (a thread on PostgreSQL after
+   * a lost notification, or behind its node: see FollowedOnPostgres.current); its handlers and
+   * `beforeBody` already wait, this is for what the server answers itself (a CORS preflight).
+   */
+  current?: () => Promise<void> | undefined;
 }

@@ -25,6 +25,6 @@ export function answeredFromCurrentCopies(table: Route[], followed: Pick<Followe
       const wait = followed.current();
       return wait ? wait.then(() => check(req)) : check(req);
     });
-    return { ...route, methods, ...(beforeBody ? { beforeBody } : {}) };
+    return { ...route, methods, ...(beforeBody ? { beforeBody } : {}), current: () => followed.current() };
   });
 }

@@ -59,13 +59,16 @@ export async function directoryNode(url: string, pools: pg.Pool[], stores: reado
 /** The database each data dir's servers use with SESAME_TEST_STORE=postgres (a restart on the dir finds its state). */
 const databases = new Map<string, Promise<string>>();
 
+/** The suite runs its servers on PostgreSQL (SESAME_TEST_STORE=postgres): tests of LMDB's own files and figures are for LMDB only. */
+export const ON_POSTGRES = process.env.SESAME_TEST_STORE === 'postgres';
+
 /**
  * With SESAME_TEST_STORE=postgres, a test server (in-process or spawned) keeps its state in
  * PostgreSQL: a database of this worker's cluster per data dir (the data dir still holds the master
  * key file and admin.pat). Without it (and by default), nothing: LMDB in the data dir.
  */
 export async function testStoreEnv(dataDir: string, env: Record<string, string> | undefined): Promise<Record<string, string>> {
-  if (process.env.SESAME_TEST_STORE !== 'postgres' || env?.SESAME_DATABASE_URL !== undefined) return {};
+  if (!ON_POSTGRES || env?.SESAME_DATABASE_URL !== undefined) return {};
   let url = databases.get(dataDir);
   if (!url) databases.set(dataDir, (url = postgresCluster().then((cluster) => cluster.database('suite'))));
   return { SESAME_DATABASE_URL: await url };
