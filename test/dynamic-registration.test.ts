@@ -395,6 +395,8 @@ describe('the management project', () => {
       // Registered where it may be, then its twin put into the management project as an earlier setting would have.
       const made = await register({ ...WEB, grant_types: ['authorization_code', 'refresh_token', TOKEN_EXCHANGE] }, { token: server.pat });
       expect(made.status, JSON.stringify(made.body)).toBe(201);
+      // Registered on whichever thread took the request: the main thread's copy holds it once caught up.
+      await server.app.caughtUp();
       const { ctx } = server.app;
       const template = ctx.clients.appByClient(made.body!.client_id)!;
       type AppInput = Parameters<typeof ctx.clients.addApp>[1];

@@ -1,4 +1,4 @@
-import { binaryRecordKind, recordKind, type RecordKind, type StorePort } from '../storage/store-port.js';
+import { binaryRecordKind, recordKind, type RecordKind, type StorePort, type StoreRead } from '../storage/store-port.js';
 import { sha256 } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
 import { clock } from '../util/clock.js';
@@ -8,8 +8,10 @@ import { clock } from '../util/clock.js';
  * token, so a stolen data dir yields no usable token) and every revocation — of a JWT (JWTs
  * themselves are never stored: issuing one writes nothing), of a grant, of a browser session (`sid`).
  * Browser sessions themselves are the user-sessions actor's. Every HTTP thread reads and writes
- * these records in the store itself (nothing is held in one thread's memory), so a revocation
+ * these records in the store itself (no decision is held in one thread's memory), so a revocation
  * made on any thread holds on every thread once its write is durable, which is when it is answered.
+ * A token's use asks the store once: whether the token (or a revocation of it) and a revocation of
+ * its grant chain or session are there, in one look (StorePort.present).
  */
 /** RFC 8693 `act`: who acts for the subject, with earlier actors nested. */
 export interface ActorClaim {
@@ -63,32 +65,48 @@ const REVOKED_JWTS = recordKind<number>('revokedJwts');
 const REVOKED_GRANTS = recordKind<number>('revokedGrants');
 const REVOKED_SESSIONS = recordKind<number>('revokedSessions');
 
+/**
+ * The revocations that void a token of this grant: the grant's own, and for a grant made from
+ * another (token exchange), which names its ancestors after its own id (`TE_1~V2_2`, see
+ * grantChain) and the browser sessions of its other parties (`~@V1_3`: an impersonation's actor),
+ * each ancestor's and the end of each session.
+ */
+function grantRevocations(grantId: string): StoreRead[] {
+  return grantChain(grantId).map((id) => (id.startsWith(SESSION_IN_CHAIN) ? { kind: REVOKED_SESSIONS, key: id.slice(SESSION_IN_CHAIN.length) } : { kind: REVOKED_GRANTS, key: id }));
+}
+
+/** The revocations that void a token of these claims: of its grant chain, and the end of its session. */
+function originRevocations(claims: Pick<AccessTokenClaims, 'grantId' | 'sid'>): StoreRead[] {
+  const reads = claims.grantId !== undefined ? grantRevocations(claims.grantId) : [];
+  if (claims.sid !== undefined) reads.push({ kind: REVOKED_SESSIONS, key: claims.sid });
+  return reads;
+}
+
+/**
+ * Opaque tokens' claims once read, by the token's digest: a record is written once and never
+ * changed, so a use of a known token asks the store only whether it is still there and unrevoked
+ * (one look). Bounded: the entry asked about least recently leaves first.
+ */
+const OPAQUE_CLAIMS_KEPT = 4096;
+
 export class IssuedTokensActor {
+  private readonly opaqueClaims = new Map<string, Readonly<AccessTokenClaims>>();
+
   constructor(private readonly store: StorePort) {}
 
   /** True when the token's grant was revoked or its user session ended. */
-  async isRevokedByOrigin(claims: AccessTokenClaims): Promise<boolean> {
-    const [grant, session] = await Promise.all([
-      claims.grantId !== undefined ? this.isGrantRevoked(claims.grantId) : false,
-      claims.sid !== undefined ? this.isSessionEnded(claims.sid) : false,
-    ]);
-    return grant || session;
+  async isRevokedByOrigin(claims: Pick<AccessTokenClaims, 'grantId' | 'sid'>): Promise<boolean> {
+    return (await this.store.present(originRevocations(claims))).includes(true);
   }
 
-  /**
-   * Whether a grant was revoked. A grant made from another (token exchange) names its ancestors
-   * after its own id (`TE_1~V2_2`, see grantChain), and the browser sessions of its other parties
-   * (`~@V1_3`: an impersonation's actor): it is revoked with any of them, or when one ends.
-   */
+  /** True when a JWT (its `jti`) was revoked, or its grant, or its user session ended: one look. */
+  async isJwtRevokedOrByOrigin(claims: AccessTokenClaims): Promise<boolean> {
+    return (await this.store.present([{ kind: REVOKED_JWTS, key: claims.jti }, ...originRevocations(claims)])).includes(true);
+  }
+
+  /** Whether a grant was revoked: its own revocation, an ancestor's, or the end of a session it names (see grantRevocations). */
   async isGrantRevoked(grantId: string): Promise<boolean> {
-    if (!grantId.includes(GRANT_CHAIN_SEPARATOR)) return this.hasGrantRevocation(grantId);
-    const revoked = await Promise.all(grantChain(grantId).map((id) => (id.startsWith(SESSION_IN_CHAIN) ? this.isSessionEnded(id.slice(SESSION_IN_CHAIN.length)) : this.hasGrantRevocation(id))));
-    return revoked.includes(true);
-  }
-
-  /** Whether this one grant id (no chain) has a revocation on record. */
-  private async hasGrantRevocation(grantId: string): Promise<boolean> {
-    return (await this.store.get(REVOKED_GRANTS, grantId)) !== undefined;
+    return (await this.store.present(grantRevocations(grantId))).includes(true);
   }
 
   async isSessionEnded(sid: string): Promise<boolean> {
@@ -133,16 +151,33 @@ export class IssuedTokensActor {
     return token;
   }
 
-  /** The claims of an opaque token that exists, has not expired and whose grant or session was not revoked. */
-  async findOpaque(token: string): Promise<AccessTokenClaims | undefined> {
-    const claims = await this.store.get(TOKENS, sha256(token));
-    if (!claims || claims.exp * 1000 <= clock.now()) return undefined;
+  /** The claims (frozen) of an opaque token that exists, has not expired and whose grant or session was not revoked. */
+  async findOpaque(token: string): Promise<Readonly<AccessTokenClaims> | undefined> {
+    const digest = sha256(token);
+    const id = Buffer.from(digest).toString('base64url');
+    const known = this.opaqueClaims.get(id);
+    if (known) {
+      this.opaqueClaims.delete(id);
+      if (known.exp * 1000 <= clock.now()) return undefined;
+      // Still there (a revoked opaque token is removed), and nothing it came from revoked: one look.
+      const [there, ...revoked] = await this.store.present([{ kind: TOKENS, key: digest }, ...originRevocations(known)]);
+      if (!there || revoked.includes(true)) return undefined;
+      // Back to the newest end: the tokens in use stay.
+      this.opaqueClaims.set(id, known);
+      return known;
+    }
+    const stored = await this.store.get(TOKENS, digest);
+    if (!stored || stored.exp * 1000 <= clock.now()) return undefined;
+    const claims = Object.freeze(stored);
     if ((claims.grantId !== undefined || claims.sid !== undefined) && (await this.isRevokedByOrigin(claims))) return undefined;
+    if (this.opaqueClaims.size >= OPAQUE_CLAIMS_KEPT) this.opaqueClaims.delete(this.opaqueClaims.keys().next().value!);
+    this.opaqueClaims.set(id, claims);
     return claims;
   }
 
   /** Removes an opaque token (the caller has checked it exists and who owns it); resolves once durable. */
   async revokeOpaque(token: string): Promise<void> {
+    this.opaqueClaims.delete(Buffer.from(sha256(token)).toString('base64url'));
     await this.store.durable(this.store.remove(TOKENS, sha256(token)));
   }
 

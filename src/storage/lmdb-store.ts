@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb';
 import { leaveBoundedGroup, lmdbDecisions } from './decisions.js';
-import type { KeyRange, RecordKey, RecordKind, RecordWrite, StorePort } from './store-port.js';
+import type { KeyRange, RecordKey, RecordKind, RecordWrite, StorePort, StoreRead } from './store-port.js';
 import { sweepExpired } from './sweep.js';
 
 /**
@@ -21,6 +21,12 @@ export class LmdbStore implements StorePort {
   get<V, K extends RecordKey>(kind: RecordKind<V, K>, key: K): Promise<V | undefined> {
     this.freshReads();
     return Promise.resolve(this.dbOf(kind).get(key) as V | undefined);
+  }
+
+  present(reads: readonly StoreRead[]): Promise<boolean[]> {
+    this.freshReads();
+    // doesExist: no value decoded.
+    return Promise.resolve(reads.map((read) => this.dbOf(read.kind).doesExist(read.key as any)));
   }
 
   range<V>(kind: RecordKind<V, string>, prefix: string, limit?: number): Promise<{ key: string; value: V }[]> {

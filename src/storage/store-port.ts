@@ -36,6 +36,12 @@ export function binaryRecordKind<V>(name: string): RecordKind<V, Uint8Array> {
   return { name, binaryKeys: true };
 }
 
+/** One record asked about: its kind and key. */
+export interface StoreRead {
+  kind: RecordKind<any, any>;
+  key: RecordKey;
+}
+
 /**
  * A write that goes with a decision, in the same commit: a record put (`value` null removes it), or
  * a record's place taken out of its bounded group (see StorePort.insertBounded), which the store
@@ -45,6 +51,11 @@ export type RecordWrite = { kind: RecordKind<any, any>; key: RecordKey; value: u
 
 export interface StorePort {
   get<V, K extends RecordKey>(kind: RecordKind<V, K>, key: K): Promise<V | undefined>;
+  /**
+   * Whether each record is there, records of any kinds, in one look (on PostgreSQL one statement):
+   * the checks a token's use makes (the token, and a revocation of it, its grant or its session).
+   */
+  present(reads: readonly StoreRead[]): Promise<boolean[]>;
   /** The records whose keys start with `prefix`, in key order, at most `limit`. */
   range<V>(kind: RecordKind<V, string>, prefix: string, limit?: number): Promise<{ key: string; value: V }[]>;
   put<V, K extends RecordKey>(kind: RecordKind<V, K>, key: K, value: V): Promise<void>;

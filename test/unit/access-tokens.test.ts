@@ -22,7 +22,7 @@ function setup() {
   const verification = new Map<string, VerificationKey>([['k1', { kid: 'k1', alg: 'ES256', publicKey: pair.publicKey }]]);
   const keys = { signingKey: () => active, verificationKey: (kid: string) => verification.get(kid) } as unknown as KeysActor;
   const revokedJtis = new Set<string>();
-  const issued = { isJwtRevoked: async (jti: string) => revokedJtis.has(jti), isRevokedByOrigin: async () => false } as unknown as IssuedTokensActor;
+  const issued = { isJwtRevokedOrByOrigin: async (claims: { jti: string }) => revokedJtis.has(claims.jti) } as unknown as IssuedTokensActor;
   const users = new Map<string, UserRecord>([['u1', user('u1')], ['a1', user('a1')]]);
   const tokens = new AccessTokens(ISSUER, keys, new InlineSigner(), issued, 3600, { appExists: () => true, getUser: (id) => users.get(id) });
   const issue = async (act?: ActorClaim) => (await tokens.issue('jwt', { sub: 'u1', clientId: 'c1', aud: ['p1'], scope: 'openid', ...(act ? { act } : {}) })).token;

@@ -62,6 +62,27 @@ function contract(name: string, open: () => Promise<Nodes>, close: () => Promise
       expect(await b.get(tokens, new Uint8Array(32).fill(8))).toBeUndefined();
     });
 
+    it('present: whether each of several records, of different kinds and key types, is there, in one look', async () => {
+      const { a, b } = nodes;
+      const digest = new Uint8Array(32).fill(9);
+      await a.durable(a.write([
+        { kind: tokens, key: digest, value: { sub: 'u2' } },
+        { kind: revokedGrants, key: 'present-g1', value: 10 },
+      ]));
+      const reads = [
+        { kind: tokens, key: digest },
+        { kind: tokens, key: new Uint8Array(32).fill(10) },
+        { kind: revokedGrants, key: 'present-g1' },
+        // The same key under another kind is another record.
+        { kind: sessionIndex, key: 'present-g1' },
+        { kind: revokedGrants, key: 'present-g2' },
+      ];
+      expect(await b.present(reads)).toEqual([true, false, true, false, false]);
+      expect(await b.present([])).toEqual([]);
+      await b.remove(tokens, digest);
+      expect(await a.present(reads.slice(0, 1))).toEqual([false]);
+    });
+
     it('write: several records in one commit', async () => {
       await nodes.a.write([
         { kind: sessions, key: 'w1', value: { apps: ['x'] } },

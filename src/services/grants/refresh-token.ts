@@ -76,14 +76,12 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
     const owner = ctx.orgs.getUser(family.userId);
     const accessAudience = ctx.orgs.isActive(owner) ? userAccessAudience(ctx, app, owner, family.audience, () => userAudience(ctx, app, []), resources) : undefined;
 
-    // An ended session or a revoked grant, read before the rotation (together: on PostgreSQL each is a
-    // round trip). Not after it: the loser of two uses at once revokes the grant as reuse, and a
+    // An ended session or a revoked grant, read before the rotation (in one look). Not after it: the loser of two uses at once revokes the grant as reuse, and a
     // winner that read after that would refuse too, so neither use would succeed. A revocation
     // landing between this read and the rotation still kills what this use issues: its access tokens
     // are checked against the grant at use, its successor is of the revoked family.
     // A family its users voided since its sign-in (their revocation horizon) is refused by issueUserTokens.
-    const [sessionEnded, grantRevoked] = await Promise.all([ctx.issuedTokens.isSessionEnded(family.sid), ctx.issuedTokens.isGrantRevoked(family.id)]);
-    if (sessionEnded || grantRevoked) throw new OAuthError('invalid_grant', INVALID);
+    if (await ctx.issuedTokens.isRevokedByOrigin({ grantId: family.id, sid: family.sid })) throw new OAuthError('invalid_grant', INVALID);
 
     const rotation = await ctx.refreshTokens.rotate(token);
     if (rotation.status === 'invalid' || rotation.status === 'expired') throw new OAuthError('invalid_grant', INVALID);

@@ -48,7 +48,7 @@ export class StorePool extends pg.Pool {
   override query(...args: unknown[]): any {
     if (typeof args[args.length - 1] === 'function') return (super.query as (...a: unknown[]) => unknown)(...args);
     const startedAt = performance.now();
-    const sent = this.lanes ? this.lanes.query(args[0] as string, args[1] as unknown[] | undefined) : ((super.query as (...a: unknown[]) => Promise<unknown>)(...args) as Promise<unknown>);
+    const sent = this.lanes ? this.lanes.query(args[0] as string | pg.QueryConfig, args[1] as unknown[] | undefined) : ((super.query as (...a: unknown[]) => Promise<unknown>)(...args) as Promise<unknown>);
     return sent.then(
       (result) => {
         recordStatement((performance.now() - startedAt) / 1000, { total: this.totalCount, idle: this.idleCount, waiting: this.waitingCount });
@@ -96,10 +96,11 @@ class PipelinedLanes {
     this.lanes = new Array(count).fill(undefined);
   }
 
-  query(text: string, values: unknown[] | undefined): Promise<unknown> {
+  /** A statement's text and values, or a named (prepared once per connection) statement's config. */
+  query(statement: string | pg.QueryConfig, values: unknown[] | undefined): Promise<unknown> {
     const index = this.next++ % this.lanes.length;
     const lane = (this.lanes[index] ??= this.connect(index));
-    return lane.then((client) => client.query(text, values));
+    return lane.then((client) => (typeof statement === 'string' ? client.query(statement, values) : client.query(statement)));
   }
 
   private connect(index: number): Promise<pg.Client> {

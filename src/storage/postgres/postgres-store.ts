@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { WriteConflict } from '../../model/errors.js';
 import type { Lease } from '../decisions.js';
-import type { KeyRange, RecordKey, RecordKind, RecordWrite, StoreBoundedGroup, StorePort } from '../store-port.js';
+import { GroupedLooks } from './grouped-looks.js';
+import type { KeyRange, RecordKey, RecordKind, RecordWrite, StoreBoundedGroup, StorePort, StoreRead } from '../store-port.js';
 import { codec } from './codec.js';
 import { storeError } from './pool.js';
 
@@ -37,11 +38,20 @@ interface Row {
 type Queryable = Pick<pg.ClientBase, 'query'>;
 
 export class PostgresStore implements StorePort {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly looks: GroupedLooks;
+
+  constructor(private readonly pool: pg.Pool) {
+    this.looks = new GroupedLooks(pool, keyBytes);
+  }
 
   async get<V, K extends RecordKey>(kind: RecordKind<V, K>, key: K): Promise<V | undefined> {
     const { rows } = await this.pool.query<Row>('SELECT value FROM sesame_records WHERE kind = $1 AND key = $2', [kind.name, keyBytes(key)]);
     return rows[0] ? (codec.unpack(rows[0].value) as V) : undefined;
+  }
+
+  /** See GroupedLooks: a thread's looks share statements. */
+  present(reads: readonly StoreRead[]): Promise<boolean[]> {
+    return this.looks.look(reads);
   }
 
   async range<V>(kind: RecordKind<V, string>, prefix: string, limit?: number): Promise<{ key: string; value: V }[]> {
