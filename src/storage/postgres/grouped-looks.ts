@@ -8,16 +8,18 @@ const MOST_RECORDS_PER_STATEMENT = 10_000;
 
 /**
  * StorePort.present on PostgreSQL: the looks a thread asks for go out grouped, one statement at a
- * time. A look asked while none is in flight goes at the end of the event loop's turn (with the
- * others of that turn); looks asked while one is in flight go together when it answers. So a busy
- * thread's token checks (an introspection's look is one) share a round trip, and a quiet one's
- * wait for nothing but the rest of their turn. Measured on 2 cores with the database on the same
+ * time. Looks asked while one is in flight go together when it answers; one asked while none is
+ * goes at the end of the event loop's turn with the others of that turn, or, on a busy thread, a
+ * millisecond later. So a busy thread's token checks (an introspection's look is one) share a
+ * round trip, and a quiet one's wait for nothing but the rest of their turn. Measured on 2 cores with the database on the same
  * machine: a statement's round trip cost more CPU than its rows (the socket write alone was a
  * fifth of each HTTP thread's time when every look was a statement of its own).
  */
 export class GroupedLooks {
   private waiting: Look[] = [];
   private inFlight = false;
+  /** How many looks the last statement carried. */
+  private lastGroup = 0;
   private scheduled = false;
 
   constructor(
@@ -31,10 +33,15 @@ export class GroupedLooks {
       this.waiting.push({ reads, resolve, reject });
       if (this.inFlight || this.scheduled) return;
       this.scheduled = true;
-      setImmediate(() => {
+      const go = () => {
         this.scheduled = false;
         this.send();
-      });
+      };
+      // Busy (the last statement carried several looks): gather for a millisecond, so a statement
+      // carries more (measured on 2 cores: +25% introspections per second, p99 lower). Quiet: at the
+      // end of this turn, no wait.
+      if (this.lastGroup > 1) setTimeout(go, 1);
+      else setImmediate(go);
     });
   }
 
@@ -57,6 +64,7 @@ export class GroupedLooks {
     );
     const list = [...asked.values()];
     this.inFlight = true;
+    this.lastGroup = group.length;
     this.pool
       .query<{ kind: string; key: Buffer }>({
         // Named: parsed and planned once per connection, whatever the number of records asked.
