@@ -113,3 +113,31 @@ describe('copies of the directory on two nodes over PostgreSQL', () => {
     expect(b.reader.get<Project>('projects', 'p3')?.name).toBe('11');
   });
 });
+
+describe('unique keys under a prefix on PostgreSQL', () => {
+  it('are found and freed by prefix exactly (non-ASCII and the highest characters included), through a range of the index', async () => {
+    const pool = new pg.Pool({ connectionString: url });
+    pools.push(pool);
+    const directory = new PostgresDirectory(pool);
+    const taken = () => new Error('taken');
+    const keys = ['reg/p1/a', 'reg/p1/ü', 'reg/p1/\u{10FFFE}', 'reg/p10/a', 'reg/p1', 'reg/p0/z', 'reg/p2/a'];
+    await directory.commit({ rows: [], keys: { take: keys.map((key) => ({ key, owner: key.startsWith('reg/p1/') ? 'o1' : 'o2', taken })) } });
+    expect([...(await directory.heldUnder('reg/p1/'))].sort()).toEqual(['reg/p1/a', 'reg/p1/ü', 'reg/p1/\u{10FFFE}'].sort());
+    await directory.commit({ rows: [], keys: { freeOwned: [{ prefix: 'reg/p1/', owner: 'o1' }] } });
+    expect(await directory.heldUnder('reg/p1/')).toEqual(new Set());
+    expect([...(await directory.heldUnder('reg/'))].sort()).toEqual(['reg/p0/z', 'reg/p1', 'reg/p10/a', 'reg/p2/a']);
+    // The column compares byte by byte (migration 3), so PostgreSQL makes a prefix a range of the
+    // primary key's index, whatever collation the database was created with (under a language
+    // collation, en_US.UTF-8 on most servers, it was a scan of every key).
+    const client = await pool.connect();
+    try {
+      await client.query('SET enable_seqscan = off');
+      const plan = await client.query(`EXPLAIN SELECT key FROM sesame_unique_keys WHERE starts_with(key, 'reg/p1/')`);
+      expect(plan.rows.map((row) => row['QUERY PLAN']).join('\n')).toMatch(/Index (Only )?Scan (using|on) sesame_unique_keys_pkey/);
+      const { rows } = await client.query(`SELECT collation_name FROM information_schema.columns WHERE table_name = 'sesame_unique_keys' AND column_name = 'key'`);
+      expect(rows[0].collation_name).toBe('C');
+    } finally {
+      client.release();
+    }
+  });
+});

@@ -71,6 +71,13 @@ export const MIGRATIONS: readonly Migration[] = [
       INSERT INTO sesame_directory_pruned (through) VALUES (0);
     `,
   },
+  {
+    version: 3,
+    name: "unique keys compared byte by byte, so an owner's keys (starts_with, a prefix) are a range of the index whatever the database's collation",
+    // Under a language collation (en_US.UTF-8, most servers' default) PostgreSQL cannot make a
+    // prefix an index range: a scan of every key.
+    sql: `ALTER TABLE sesame_unique_keys ALTER COLUMN key TYPE text COLLATE "C";`,
+  },
 ];
 
 /** Any constant: the advisory lock nodes take to migrate one at a time. */
