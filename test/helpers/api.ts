@@ -23,6 +23,9 @@ export async function api<T = any>(
   }
   const res = await fetch(server.url + path, { method, headers, body });
   const text = await res.text();
+  // An in-process server on PostgreSQL: its main thread's copies (what a test reads as app.ctx) take
+  // the change the answer reports before the test goes on, as a request to that thread would.
+  await (server as { app?: { caughtUp?: () => Promise<void> } }).app?.caughtUp?.();
   let parsed: any = text;
   try {
     parsed = text ? JSON.parse(text) : undefined;
