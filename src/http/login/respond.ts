@@ -81,8 +81,8 @@ export async function completeAuthorization(
   session: View<UserSession>,
   locale: Locale,
   headers: Record<string, string> = {},
-  /** The person has just allowed the client at the consent step. */
-  consented = false,
+  /** The person has just allowed the client at the consent step, or the caller found no consent needed (a second read spared). */
+  consentSettled = false,
 ): Promise<Response> {
   const app = ctx.clients.appByClient(request.clientId);
   const user = ctx.orgs.getUser(session.userId);
@@ -93,7 +93,7 @@ export async function completeAuthorization(
   const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
   if (denied) return authorizeError(ctx, request, 'access_denied', denied, locale, headers);
   // Callers take the person to the consent step first; without UI (prompt=none) the answer is this.
-  if (!consented && (await consentNeeded(ctx, request, user.id))) return authorizeError(ctx, request, 'consent_required', 'the user has not allowed this client what it asks for', locale, headers);
+  if (!consentSettled && (await consentNeeded(ctx, request, user.id))) return authorizeError(ctx, request, 'consent_required', 'the user has not allowed this client what it asks for', locale, headers);
   // Asked for by the app, the management API's audience would carry the person's administrative
   // power to an app that may not carry it: refused here, where the person can be told.
   if (request.audienceProjects.includes(ctx.instance.managementProjectId) && !appCarriesPowerOf(ctx, app, user.id)) {

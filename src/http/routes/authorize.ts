@@ -114,7 +114,7 @@ export function authorizeRoute(ctx: AuthorizePorts): Route {
         // Seed: without prompt, one session answers at once; with more the user must choose (a hinted user's first).
         const start = startFromSessions(ctx, hint.userId ? candidates.slice(0, 1) : candidates, request);
         if (start && 'answer' in start) {
-          if (!(await consentNeeded(ctx, request, start.answer.userId))) return await completeAuthorization(ctx, request, start.answer, agent.locale, headers);
+          if (!(await consentNeeded(ctx, request, start.answer.userId))) return await completeAuthorization(ctx, request, start.answer, agent.locale, headers, true);
           // Signed in already, but a self-registered client is asked about first.
           const consent = await ctx.authRequests.create(agentId, request, agent.locale, 'consent', {
             userId: start.answer.userId,
