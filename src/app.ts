@@ -7,7 +7,7 @@ import { describeRoutes, ListenError, startHttpServer, type HttpServer } from '.
 import { ReplayGuardActor } from './actors/replay-guard.js';
 import { FollowedWrites } from './threads/followed-writes.js';
 import { openStorage, type NodeStorage, type Storage } from './storage/db.js';
-import { newNodePosition, nodeConnections, openFailureOf, openPostgresNode, postgresSettingsOf, type PostgresNode } from './storage/postgres/node.js';
+import { newNodeShared, nodeConnections, openFailureOf, openPostgresNode, postgresSettingsOf, type PostgresNode } from './storage/postgres/node.js';
 import { DestructiveMigrationPending, SchemaTooNew } from './storage/postgres/migrations.js';
 import { DIRECTORY_POLL_MS, FollowedOnPostgres } from './threads/followed-on-postgres.js';
 import { answeredFromCurrentCopies } from './threads/current-copies.js';
@@ -200,7 +200,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     await closeServer();
   };
   /** On PostgreSQL, what the threads share: the last directory change any of them committed (read-your-writes within the node). */
-  const postgresShared = newNodePosition();
+  const postgresShared = newNodeShared();
   if (config.databaseUrl) {
     try {
       storage = postgres = await openPostgresNode(postgresSettingsOf(config), postgresShared);

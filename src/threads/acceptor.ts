@@ -38,10 +38,10 @@ setLogLevel(data.config.logLevel);
 setLogSink((line) => post({ type: 'log', line }));
 installClock(clockIn(data.clockCell));
 
-// On PostgreSQL this thread is a node of its own to the database: its pool, its LISTEN connection,
-// its copies following the change feed (FollowedOnPostgres). On LMDB it shares the environment.
+// On PostgreSQL this thread has its own pool and its copies following the change feed
+// (FollowedOnPostgres); the main thread listens for the node, and this one reads what it heard. On LMDB it shares the environment.
 const postgres = data.config.databaseUrl
-  ? await openPostgresNode(postgresSettingsOf(data.config), data.sharedCounters).catch((error: unknown) => {
+  ? await openPostgresNode(postgresSettingsOf(data.config), data.sharedCounters, false).catch((error: unknown) => {
       throw new Error(`an HTTP thread cannot open the database: ${openFailureOf(error, data.config)}`);
     })
   : undefined;

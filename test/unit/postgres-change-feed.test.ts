@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresChangeFeed } from '../../src/storage/postgres/change-feed.js';
+import { newFeedCells, PostgresChangeFeed } from '../../src/storage/postgres/change-feed.js';
 import { postgresCluster } from '../helpers/postgres.js';
 
 /**
@@ -66,5 +66,36 @@ describe('the change feed on PostgreSQL', () => {
     const next = b.after('outbox', now, 60_000);
     a.announce('outbox');
     expect(await next).toBeGreaterThan(now);
+  });
+
+  it("a node's other threads hear through its one listener: woken by another node's announcement, its listening state theirs, a closed feed's waiters returned", async () => {
+    const a = await node('feed-e');
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    pools.push(pool);
+    const cells = newFeedCells();
+    // One process: a listening thread and a thread that reads the same cells (Atomics.waitAsync works within one thread too).
+    const listening = new PostgresChangeFeed(pool, () => new pg.Client({ connectionString: url, application_name: 'feed-f' }), cells, true);
+    const reading = new PostgresChangeFeed(pool, () => { throw new Error('a feed that does not listen opens no connection'); }, cells, false);
+    await listening.start();
+    await reading.start();
+    feeds.push(listening, reading);
+    expect(reading.connection()).toEqual(listening.connection());
+    expect(reading.connection().listening).toBe(true);
+    const seen = reading.version('directory');
+    const woken = reading.after('directory', seen, 60_000);
+    a.announce('directory');
+    expect(await woken).toBeGreaterThan(seen);
+    // An announcement by the reading thread reaches the other node too.
+    const onA = a.version('outbox');
+    const heard = a.after('outbox', onA, 60_000);
+    reading.announce('outbox');
+    expect(await heard).toBeGreaterThan(onA);
+    // No change: the wait ends at its timeout.
+    expect(await reading.after('directory', reading.version('directory'), 20)).toBe(reading.version('directory'));
+    const pending = reading.after('directory', reading.version('directory'), 60_000);
+    await listening.close();
+    expect(reading.connection().listening).toBe(false);
+    await reading.close();
+    await pending;
   });
 });

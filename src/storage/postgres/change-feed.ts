@@ -24,25 +24,44 @@ const RECONNECT_PAUSES_MS = [100, 250, 500, 1000, 2000, 5000];
  * again after losing its connection moves every counter: its waiters look at the store again, and
  * whatever was announced meanwhile is found there (the counters say "look", the store says what).
  */
+/** The feed's cells a process's threads share: listening (0/1), listenings so far, a version per kind, and a cell that moves at every bump (what waiters wait on). */
+const LISTENING = 0;
+const LISTENS = 1;
+const VERSIONS = 2;
+const BUMPS = VERSIONS + FEED_KINDS.length;
+export const FEED_CELLS = BUMPS + 1;
+
+/** Atomics.waitAsync (Node 16+; in TypeScript's lib from es2024 on). */
+const waitAsync = (Atomics as unknown as { waitAsync(cells: Int32Array, index: number, value: number, timeoutMs: number): { async: boolean; value: Promise<unknown> | string } }).waitAsync.bind(Atomics);
+
+/** Memory for the feed's cells, for the threads of one process to share (see PostgresChangeFeed's `cells`). */
+export function newFeedCells(): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(FEED_CELLS * Int32Array.BYTES_PER_ELEMENT));
+}
+
 export class PostgresChangeFeed implements ChangeFeed {
-  private readonly versions = new Map<FeedKind, number>(FEED_KINDS.map((kind) => [kind, 0]));
   private readonly waiters = new Set<() => void>();
   private listener: pg.Client | undefined;
   private closed = false;
   private reconnects = 0;
-  /** Times this node began listening (the first time included): a new one means notifications may have been lost before it. */
-  private listens = 0;
 
   constructor(
     /** Where NOTIFY is sent from (any pooled connection). */
     private readonly pool: pg.Pool,
     /** A new connection for LISTEN (a pool would hand the connection back, and it would stop listening). */
     private readonly newClient: () => pg.Client,
+    /**
+     * The feed's state, shared by a process's threads: one of them listens (`listens`), and the
+     * others read what it heard from here and wait on it, so a node keeps one LISTEN connection
+     * however many threads it has.
+     */
+    private readonly cells: Int32Array = newFeedCells(),
+    private readonly listens = true,
   ) {}
 
-  /** Resolves once this node listens. */
+  /** Resolves once this node listens (on the thread that listens; at once on the others). */
   async start(): Promise<void> {
-    await this.listen();
+    if (this.listens) await this.listen();
   }
 
   /**
@@ -51,11 +70,11 @@ export class PostgresChangeFeed implements ChangeFeed {
    * what was announced while nobody listened.
    */
   connection(): { listening: boolean; generation: number } {
-    return { listening: this.listener !== undefined, generation: this.listens };
+    return { listening: Atomics.load(this.cells, LISTENING) === 1, generation: Atomics.load(this.cells, LISTENS) };
   }
 
   version(kind: FeedKind): number {
-    return this.versions.get(kind) ?? 0;
+    return Atomics.load(this.cells, VERSIONS + FEED_KINDS.indexOf(kind));
   }
 
   announce(kind: FeedKind): void {
@@ -69,6 +88,7 @@ export class PostgresChangeFeed implements ChangeFeed {
 
   after(kind: FeedKind, seen: number, timeoutMs: number): Promise<number> {
     if (this.version(kind) !== seen) return Promise.resolve(this.version(kind));
+    if (!this.listens) return this.afterElsewhere(kind, seen, timeoutMs);
     return new Promise((resolve) => {
       const finish = () => {
         clearTimeout(timer);
@@ -85,16 +105,35 @@ export class PostgresChangeFeed implements ChangeFeed {
     });
   }
 
+  /** On a thread that does not listen: waits for the listening thread's (or any thread's) bump. */
+  private async afterElsewhere(kind: FeedKind, seen: number, timeoutMs: number): Promise<number> {
+    const until = performance.now() + timeoutMs;
+    while (this.version(kind) === seen && !this.closed) {
+      const bumps = Atomics.load(this.cells, BUMPS);
+      if (this.version(kind) !== seen) break;
+      const left = until - performance.now();
+      if (left <= 0) break;
+      const wait = waitAsync(this.cells, BUMPS, bumps, left);
+      if (wait.async) await wait.value;
+    }
+    return this.version(kind);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const waiter of [...this.waiters]) waiter();
     const listener = this.listener;
     this.listener = undefined;
+    if (this.listens) Atomics.store(this.cells, LISTENING, 0);
+    // Wakes this process's waiting threads (a closed feed's waiters return).
+    Atomics.notify(this.cells, BUMPS);
     await listener?.end().catch(() => undefined);
   }
 
   private bump(kinds: readonly FeedKind[]): void {
-    for (const kind of kinds) this.versions.set(kind, this.version(kind) + 1);
+    for (const kind of kinds) Atomics.add(this.cells, VERSIONS + FEED_KINDS.indexOf(kind), 1);
+    Atomics.add(this.cells, BUMPS, 1);
+    Atomics.notify(this.cells, BUMPS);
     for (const waiter of [...this.waiters]) waiter();
   }
 
@@ -112,6 +151,7 @@ export class PostgresChangeFeed implements ChangeFeed {
     client.on('end', () => {
       if (this.closed || this.listener !== client) return;
       this.listener = undefined;
+      Atomics.store(this.cells, LISTENING, 0);
       void this.listenAgain();
     });
     try {
@@ -127,7 +167,8 @@ export class PostgresChangeFeed implements ChangeFeed {
       return;
     }
     this.listener = client;
-    this.listens++;
+    Atomics.add(this.cells, LISTENS, 1);
+    Atomics.store(this.cells, LISTENING, 1);
   }
 
   private async listenAgain(): Promise<void> {

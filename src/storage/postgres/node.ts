@@ -3,7 +3,7 @@ import type { NodeStorage } from '../db.js';
 import type { Config } from '../../config.js';
 import { StoreUnavailable } from '../../model/errors.js';
 import { DIRECTORY_STORES } from '../directory-log.js';
-import { PostgresChangeFeed } from './change-feed.js';
+import { FEED_CELLS, PostgresChangeFeed } from './change-feed.js';
 import { connectionConfig, openPool, PIPELINED_LANES, type PostgresSettings } from './connection.js';
 import { PostgresDirectory, PostgresDirectoryReader, postgresDirectoryStorage } from './directory.js';
 import { storeError, type StorePool } from './pool.js';
@@ -25,11 +25,11 @@ export function postgresSettingsOf(config: Pick<Config, 'databaseUrl' | 'databas
 }
 
 /**
- * The connections a node opens at most on PostgreSQL: each thread's share of the pool, its
- * pipelined lanes and its LISTEN connection, and the one that holds the start turn while it starts.
+ * The connections a node opens at most on PostgreSQL: each thread's share of the pool and its
+ * pipelined lanes, the node's one LISTEN connection, and the one that holds the start turn while it starts.
  */
 export function nodeConnections(config: Pick<Config, 'databasePoolSize' | 'httpThreads'>): number {
-  return config.httpThreads * (Math.max(1, Math.ceil(config.databasePoolSize / config.httpThreads)) + PIPELINED_LANES + 1) + 1;
+  return config.httpThreads * (Math.max(1, Math.ceil(config.databasePoolSize / config.httpThreads)) + PIPELINED_LANES) + 2;
 }
 
 /**
@@ -39,7 +39,7 @@ export function nodeConnections(config: Pick<Config, 'databasePoolSize' | 'httpT
 export function openFailureOf(error: unknown, config: Pick<Config, 'databasePoolSize' | 'httpThreads'>): string {
   const said = error instanceof StoreUnavailable ? error.detail : error instanceof Error ? error.message : String(error);
   if (!/too many (clients|connections)|remaining connection slots/i.test(said)) return said;
-  return `${said} (this node opens up to ${nodeConnections(config)} connections: per HTTP thread its share of SESAME_DATABASE_POOL_SIZE, ${PIPELINED_LANES} pipelined and 1 listening, and 1 while it starts; raise the server's max_connections, or lower SESAME_HTTP_THREADS or SESAME_DATABASE_POOL_SIZE)`;
+  return `${said} (this node opens up to ${nodeConnections(config)} connections: per HTTP thread its share of SESAME_DATABASE_POOL_SIZE and ${PIPELINED_LANES} pipelined, 1 listening and 1 while it starts; raise the server's max_connections, or lower SESAME_HTTP_THREADS or SESAME_DATABASE_POOL_SIZE)`;
 }
 
 /** Any constant: the advisory lock a node holds while it starts (master key check, bootstrap, first signing key). */
@@ -81,13 +81,20 @@ export interface NodePosition {
   reached(through: number): void;
 }
 
-/** The memory a process's threads share for their NodePosition (handed to each thread's openPostgresNode). */
-export function newNodePosition(): SharedArrayBuffer {
-  return new SharedArrayBuffer(BigInt64Array.BYTES_PER_ELEMENT);
+/**
+ * The memory a process's threads share (handed to each thread's openPostgresNode): their
+ * NodePosition, then the change feed's cells (one thread listens for the node, see PostgresChangeFeed).
+ */
+export function newNodeShared(): SharedArrayBuffer {
+  return new SharedArrayBuffer(BigInt64Array.BYTES_PER_ELEMENT + FEED_CELLS * Int32Array.BYTES_PER_ELEMENT);
+}
+
+function feedCellsIn(shared: SharedArrayBuffer): Int32Array {
+  return new Int32Array(shared, BigInt64Array.BYTES_PER_ELEMENT, FEED_CELLS);
 }
 
 function nodePositionIn(shared: SharedArrayBuffer): NodePosition {
-  const cell = new BigInt64Array(shared);
+  const cell = new BigInt64Array(shared, 0, 1);
   return {
     through: () => Number(Atomics.load(cell, 0)),
     reached(through) {
@@ -98,12 +105,16 @@ function nodePositionIn(shared: SharedArrayBuffer): NodePosition {
   };
 }
 
-export async function openPostgresNode(settings: PostgresSettings, shared: SharedArrayBuffer = newNodePosition()): Promise<PostgresNode> {
+/**
+ * `listens`: this thread keeps the node's LISTEN connection (the main thread); the others read
+ * what it heard from the shared memory.
+ */
+export async function openPostgresNode(settings: PostgresSettings, shared: SharedArrayBuffer = newNodeShared(), listens = true): Promise<PostgresNode> {
   const pool = await openPool(settings);
   const position = nodePositionIn(shared);
   const directory = new PostgresDirectory(pool, position.reached);
   const reader = new PostgresDirectoryReader(directory);
-  const changeFeed = new PostgresChangeFeed(pool, () => new pg.Client(connectionConfig(settings)));
+  const changeFeed = new PostgresChangeFeed(pool, () => new pg.Client(connectionConfig(settings)), feedCellsIn(shared), listens);
   let through: number;
   const loadWhole = async () => {
     // The position first: what is logged after it is taken again by the follower (harmless).
