@@ -323,13 +323,16 @@ describe('import', () => {
     );
     expect(result.success.orgs).toEqual([{ orgId, humanUserIds: [`${orgId}-u`] }]);
     expect(result.errors.map((e: any) => [e.type, e.id])).toEqual([
-      ['domain_policy', orgId],
       ['login_texts', `${orgId}_de`],
       ['action', 'a1'],
       ['trigger_action', '1_1'],
       ['project_grant', `${orgId}_p_o`],
     ]);
     expect(result.errors[0].message).toMatch(/^ID=IMPORT-Unsup1 Message=Sesame does not support/);
+    // v1's iamPolicy is the org's domain policy, with the instance defaults for what v1 lacks.
+    const domain = ok(await call('GET', '/management/v1/policies/domain', undefined, { orgId }));
+    expect(domain.policy).toMatchObject({ userLoginMustBeDomain: true });
+    expect(domain.policy.isDefault).toBeUndefined();
   });
 
   it('reports bad items and imports the rest: wrong types, duplicate ids, missing references', async () => {

@@ -13,6 +13,8 @@ export const directoryKey = {
   domain: (domain: string) => `domain\n${domain.toLowerCase()}`,
   /** A user name, case-insensitive, in its org. */
   userName: (orgId: string, userName: string) => `user-name\n${orgId}\n${userName.toLowerCase()}`,
+  /** A user name that is a login name by itself (domain policy `userLoginMustBeDomain: false`), in the instance. */
+  loginName: (userName: string) => `login-name\n${userName.toLowerCase()}`,
   /** A resource URI (RFC 8707), in the instance: it names one project. */
   resource: (uri: string) => `resource\n${uri}`,
   /** A person's grant on a project (and project grant). */
@@ -35,7 +37,9 @@ export function keysOfOrg(org: View<OrgRecord>): { key: string; owner: string }[
 }
 
 export function keysOfUser(user: View<UserRecord>): { key: string; owner: string }[] {
-  return [{ key: directoryKey.userName(user.orgId, user.userName), owner: user.id }];
+  const keys = [{ key: directoryKey.userName(user.orgId, user.userName), owner: user.id }];
+  if (user.instanceWideName) keys.push({ key: directoryKey.loginName(user.userName), owner: user.id });
+  return keys;
 }
 
 export function keysOfProject(project: View<ProjectRecord>): { key: string; owner: string }[] {

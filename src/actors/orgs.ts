@@ -11,6 +11,7 @@ import type {
   OrgRecord,
   OrgState,
   PatRecord,
+  DomainPolicy,
   PolicyKind,
   PolicyRecord,
   PolicyTypes,
@@ -20,7 +21,7 @@ import type {
   UserRecord,
   UserState,
 } from '../model/records.js';
-import { DEFAULT_POLICIES, FAR_FUTURE } from '../model/records.js';
+import { DEFAULT_POLICIES, FAR_FUTURE, INSTANCE_POLICY } from '../model/records.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256, sha256Base64url } from '../util/hash.js';
 import { clock } from '../util/clock.js';
@@ -127,6 +128,8 @@ export class OrgsActor {
   private readonly userByOrgName = new Map<string, string>();
   /** `<org id>\n<user name>` of users staged in a batch not yet committed: taken, but not yet found by logins. */
   private readonly claimedUserNames = new Set<string>();
+  /** Lower-cased instance-wide user names (`userLoginMustBeDomain: false`) staged in a batch not yet committed. */
+  private readonly claimedLoginNames = new Set<string>();
   /** Lower-cased names of orgs staged in a batch not yet committed: taken meanwhile. */
   private readonly claimedOrgNames = new Set<string>();
   /** `<user>\n<project>\n<project grant>` of user grants staged in a batch not yet committed. */
@@ -283,9 +286,15 @@ export class OrgsActor {
     this.requireOrg(orgId, batch);
     const id = `${kind}:${orgId}`;
     if (this.policies.taken(id)) throw alreadyExists('POLICY-0kdf2', `the organization already has a custom ${kind} policy`);
+    if (kind === 'domain') this.checkLoginNameRule(orgId, policy as DomainPolicy);
     const record = stamp<PolicyRecord<K>>({ id, kind, orgId, policy, createdAt: 0, changedAt: 0, sequence: 0 }, true);
     this.policies.stage(record, batch);
     return record as View<PolicyRecord<K>>;
+  }
+
+  /** Whether the org has a policy of its own of this kind (else the instance's applies). */
+  hasOwnPolicy(kind: PolicyKind, orgId: string): boolean {
+    return this.policies.has(`${kind}:${orgId}`);
   }
 
   /** The org's custom policies (export); instance defaults are not listed. */
@@ -302,7 +311,7 @@ export class OrgsActor {
 
   /** The org's policy of a kind: its custom one, else the instance default. */
   policy<K extends PolicyKind>(kind: K, orgId: string): { policy: View<PolicyTypes[K]>; record: View<PolicyRecord<K>> | undefined } {
-    const record = this.policies.get(`${kind}:${orgId}`) as PolicyRecord<K> | undefined;
+    const record = (this.policies.get(`${kind}:${orgId}`) ?? this.policies.get(`${kind}:${INSTANCE_POLICY}`)) as PolicyRecord<K> | undefined;
     if (!record) return { policy: DEFAULT_POLICIES[kind] as View<PolicyTypes[K]>, record: undefined };
     // Records written before a field existed get that field's default; merged once per record
     // (a record is replaced, never changed, so the cache follows it), not on every sign-in.
@@ -311,15 +320,21 @@ export class OrgsActor {
     return { policy: policy as View<PolicyTypes[K]>, record: record as View<PolicyRecord<K>> };
   }
 
-  /** Adds (`create`) or updates the org's custom policy; ZITADEL's AlreadyExists / NotFound / no-change rules. */
-  setPolicy<K extends PolicyKind>(kind: K, orgId: string, policy: PolicyTypes[K], create: boolean): Promise<View<PolicyRecord<K>>> {
+  /**
+   * Adds (`create` true) or updates (false) the org's custom policy, ZITADEL's AlreadyExists /
+   * NotFound / no-change rules; 'either' sets it whether or not there is one (the instance default).
+   * `sameIsFine`: storing what is there is no error (activating a label policy again).
+   */
+  setPolicy<K extends PolicyKind>(kind: K, orgId: string, policy: PolicyTypes[K], create: boolean | 'either', sameIsFine = false): Promise<View<PolicyRecord<K>>> {
     return decidedAgain(this.storage.directoryReader, this, async () => {
-      this.requireOrg(orgId);
+      if (orgId !== INSTANCE_POLICY) this.requireOrg(orgId);
       const id = `${kind}:${orgId}`;
       const existing = this.policies.get(id) as PolicyRecord<K> | undefined;
-      if (create && existing) throw alreadyExists('POLICY-0kdf2', `the organization already has a custom ${kind} policy`);
-      if (!create && !existing) throw notFound('POLICY-3kd9f', `the organization has no custom ${kind} policy (Errors.Org.${kind}Policy.NotFound)`);
+      if (create === true && existing) throw alreadyExists('POLICY-0kdf2', `the organization already has a custom ${kind} policy`);
+      if (kind === 'domain') this.checkLoginNameRule(orgId, policy as DomainPolicy);
+      if (create === false && !existing) throw notFound('POLICY-3kd9f', `the organization has no custom ${kind} policy (Errors.Org.${kind}Policy.NotFound)`);
       if (existing && JSON.stringify(existing.policy) === JSON.stringify(policy)) {
+        if (sameIsFine) return existing as View<PolicyRecord<K>>;
         throw preconditionFailed('POLICY-9kdf2', 'no changes (Errors.Org.Policy.NotChanged)');
       }
       const record = stamp<PolicyRecord<K>>(
@@ -331,11 +346,35 @@ export class OrgsActor {
     });
   }
 
+  /**
+   * Whether login names are `username@domain` is fixed once an org has users (their names were
+   * taken, in the org or in the instance, under the rule in force): a domain policy that changes it
+   * for an org with users (for the instance default: any org that follows it) is refused.
+   */
+  private checkLoginNameRule(orgId: string, policy: DomainPolicy): void {
+    const governed = (org: string) => (orgId === INSTANCE_POLICY ? !this.policies.has(`domain:${org}`) : org === orgId);
+    for (const user of this.users.values()) {
+      if (governed(user.orgId) && (user.instanceWideName === true) === policy.userLoginMustBeDomain) {
+        throw preconditionFailed(
+          'POLICY-L0g1n',
+          `userLoginMustBeDomain cannot change for ${orgId === INSTANCE_POLICY ? 'the instance default while an org that follows it' : 'an organization that'} has users (user ${user.id}'s login name is ${user.instanceWideName ? 'its user name' : 'username@domain'}); set the domain policy before adding users`,
+        );
+      }
+    }
+  }
+
+  /** The domain policy a new user of the org is made under (one staged in the same batch counts). */
+  private domainPolicyFor(orgId: string, batch?: WriteBatch): View<DomainPolicy> {
+    const own = (this.policies.get(`domain:${orgId}`, batch) ?? this.policies.get(`domain:${INSTANCE_POLICY}`, batch)) as PolicyRecord<'domain'> | undefined;
+    return own ? { ...DEFAULT_POLICIES.domain, ...own.policy } : DEFAULT_POLICIES.domain;
+  }
+
   /** Resets the org to the default policy. */
   removePolicy(kind: PolicyKind, orgId: string): Promise<void> {
     return decidedAgain(this.storage.directoryReader, this, async () => {
       const id = `${kind}:${orgId}`;
       if (!this.policies.has(id)) throw notFound('POLICY-3kd9f', `the organization has no custom ${kind} policy`);
+      if (kind === 'domain') this.checkLoginNameRule(orgId, this.policies.get(`domain:${INSTANCE_POLICY}`)?.policy as DomainPolicy ?? DEFAULT_POLICIES.domain);
       await this.policies.remove(id);
     });
   }
@@ -837,13 +876,15 @@ export class OrgsActor {
     return user;
   }
 
-  /** `username@primarydomain` for every domain of the user's org. */
+  /** `username@primarydomain` for every domain of the user's org (the user name alone under `userLoginMustBeDomain: false`). */
   loginNames(user: View<UserRecord>): string[] {
+    if (user.instanceWideName) return [user.userName];
     const org = this.orgs.get(user.orgId);
     return org ? org.domains.map((d) => `${user.userName}@${d.domainName}`) : [user.userName];
   }
 
   preferredLoginName(user: View<UserRecord>): string {
+    if (user.instanceWideName) return user.userName;
     const org = this.orgs.get(user.orgId);
     return org ? `${user.userName}@${this.primaryDomain(org)}` : user.userName;
   }
@@ -862,6 +903,11 @@ export class OrgsActor {
     }
     const ids = this.usersByName.get(name);
     if (ids?.size === 1) return this.users.get(ids.values().next().value!);
+    // A name unique in the instance (`userLoginMustBeDomain: false`) is that user's login name.
+    for (const id of ids ?? []) {
+      const user = this.users.get(id);
+      if (user?.instanceWideName) return user;
+    }
     return undefined;
   }
 
@@ -975,12 +1021,19 @@ export class OrgsActor {
 
   stageUser(orgId: string, input: NewHumanUser | NewMachineUser, batch: WriteBatch): View<UserRecord> {
     const id = input.id ?? newId();
-    this.checkNewUser(orgId, id, 'person' in input ? input.person.userName : input.userName, batch);
+    const userName = 'person' in input ? input.person.userName : input.userName;
+    this.checkNewUser(orgId, id, userName, batch);
+    const instanceWide = !this.domainPolicyFor(orgId, batch).userLoginMustBeDomain;
+    if (instanceWide) {
+      const owner = this.claimedLoginNames.has(lower(userName)) || [...(this.usersByName.get(lower(userName)) ?? [])].some((u) => this.users.get(u)?.instanceWideName);
+      if (owner) throw alreadyExists('USER-Ajd9s', `user name ${userName} is already taken in the instance (the domain policy makes it a login name by itself)`);
+    }
     const user = stamp<UserRecord>(
       {
         id,
         orgId,
         ...('person' in input ? newHuman(input.person, input.credentials) : { userName: input.userName, state: input.state ?? 'USER_STATE_ACTIVE', machine: input.machine }),
+        ...(instanceWide ? { instanceWideName: true as const } : {}),
         // An id chosen by the caller may be a removed user's: nothing that user held comes back with it.
         ...(input.id !== undefined ? { revokedBefore: clock.now() } : {}),
         createdAt: 0,
@@ -992,6 +1045,10 @@ export class OrgsActor {
     // The name is taken at once; logins (by name, email or phone) find the user once committed.
     this.claim(this.claimedUserNames, `${orgId}\n${lower(user.userName)}`, batch);
     batch.takeKey({ key: directoryKey.userName(orgId, user.userName), owner: id, taken: () => alreadyExists('USER-Ajd9s', `user name ${user.userName} is already taken in this organization`) });
+    if (instanceWide) {
+      this.claim(this.claimedLoginNames, lower(user.userName), batch);
+      batch.takeKey({ key: directoryKey.loginName(user.userName), owner: id, taken: () => alreadyExists('USER-Ajd9s', `user name ${user.userName} is already taken in the instance`) });
+    }
     batch.onCommit(() => this.indexUser(user));
     this.users.stage(user, batch);
     return user;

@@ -5,7 +5,7 @@ import type { View } from '../util/readonly.js';
  * Roles and the permissions they grant (a subset of ZITADEL's defaults). Instance roles apply to
  * every org; org roles to their org; project roles to their project.
  */
-const READ_ALL = ['policy.read', 'iam.read', 'iam.member.read', 'org.read', 'org.member.read', 'project.read', 'project.app.read', 'project.role.read', 'user.read', 'user.grant.read'];
+const READ_ALL = ['policy.read', 'iam.policy.read', 'iam.read', 'iam.member.read', 'org.read', 'org.member.read', 'project.read', 'project.app.read', 'project.role.read', 'user.read', 'user.grant.read'];
 const ORG_READ = READ_ALL.filter((p) => !p.startsWith('iam.'));
 
 export const ROLE_PERMISSIONS: Readonly<Record<string, readonly string[]>> = {

@@ -237,6 +237,11 @@ export interface UserRecord extends Meta {
    * changed, a machine secret set, a lock after a right password and wrong codes, re-creation of an id.
    */
   revokedBefore?: number;
+  /**
+   * The user name is the login name and unique in the instance: the org's domain policy said
+   * `userLoginMustBeDomain: false` when the user was made. Absent: `username@orgdomain`.
+   */
+  instanceWideName?: true;
 }
 
 export interface PatRecord extends Meta {
@@ -288,7 +293,7 @@ export interface LoginPolicy {
   allowExternalIdp: boolean;
   forceMfa: boolean;
   forceMfaLocalOnly: boolean;
-  /** Sesame has no self-service password reset, so the link is never shown. */
+  /** The login's "forgot password" link is not shown, and a reset is not started from the login. */
   hidePasswordReset: boolean;
   ignoreUnknownUsernames: boolean;
   /** Always PASSWORDLESS_TYPE_NOT_ALLOWED: refused by the API. */
@@ -310,13 +315,81 @@ export interface LoginPolicy {
   multiFactors: string[];
 }
 
-export type PolicyKind = 'lockout' | 'login';
+/**
+ * ZITADEL's password complexity policy: every password set (registration, change, reset, by an
+ * administrator, an import's plain password) meets it (src/domain/password-complexity.ts).
+ */
+export interface PasswordComplexityPolicy {
+  minLength: number;
+  hasUppercase: boolean;
+  hasLowercase: boolean;
+  hasNumber: boolean;
+  hasSymbol: boolean;
+}
+
+/** ZITADEL's privacy policy: links and the support address on the login pages; terms accepted at registration. */
+export interface PrivacyPolicy {
+  tosLink: string;
+  privacyLink: string;
+  helpLink: string;
+  supportEmail: string;
+  docsLink: string;
+  customLink: string;
+  customLinkText: string;
+}
+
+/** ZITADEL's label policy (branding) of the login pages and mails. Colours are CSS hex colours or empty (Sesame's). */
+export interface LabelPolicy {
+  primaryColor: string;
+  backgroundColor: string;
+  warnColor: string;
+  fontColor: string;
+  primaryColorDark: string;
+  backgroundColorDark: string;
+  warnColorDark: string;
+  fontColorDark: string;
+  /** The login name is shown without its `@domain`. */
+  hideLoginNameSuffix: boolean;
+  /** "Secured by Sesame" is not shown. */
+  disableWatermark: boolean;
+  /** THEME_MODE_AUTO (follows the browser), THEME_MODE_LIGHT or THEME_MODE_DARK. */
+  themeMode: string;
+}
+
+/**
+ * ZITADEL's domain policy: whether login names carry the org's domain (`userLoginMustBeDomain`;
+ * without it a user name is the login name, unique in the instance), whether added domains must be
+ * verified, and whether the SMTP sender must be on the instance's domain.
+ */
+export interface DomainPolicy {
+  userLoginMustBeDomain: boolean;
+  validateOrgDomains: boolean;
+  smtpSenderAddressMatchesInstanceDomain: boolean;
+}
+
+/** ZITADEL's notification policy: a mail tells the person their password changed. */
+export interface NotificationPolicy {
+  passwordChange: boolean;
+}
+
+export type PolicyKind = 'lockout' | 'login' | 'passwordComplexity' | 'privacy' | 'label' | 'labelPreview' | 'domain' | 'notification';
 export interface PolicyTypes {
   lockout: LockoutPolicy;
   login: LoginPolicy;
+  passwordComplexity: PasswordComplexityPolicy;
+  privacy: PrivacyPolicy;
+  /** The label policy in force. */
+  label: LabelPolicy;
+  /** The label policy being edited: in force once activated (ZITADEL's preview). */
+  labelPreview: LabelPolicy;
+  domain: DomainPolicy;
+  notification: NotificationPolicy;
 }
 
-/** An org's custom policy; without one the instance default applies. Id: `<kind>:<orgId>`. */
+/** Org id of the instance's default policies (an org's own policy comes first). */
+export const INSTANCE_POLICY = '';
+
+/** An org's custom policy, or the instance's default (orgId ''); without either the built-in default applies. Id: `<kind>:<orgId>`. */
 export interface PolicyRecord<K extends PolicyKind = PolicyKind> extends Meta {
   id: string;
   kind: K;
@@ -334,7 +407,29 @@ const HOUR = 3_600_000;
  * offer TOTP enrollment unless an org asks for it (`mfaInitSkipLifetime` 0 = never prompt, as in
  * ZITADEL) and does not reveal unknown login names (`ignoreUnknownUsernames`).
  */
+const DEFAULT_LABEL: LabelPolicy = {
+  primaryColor: '',
+  backgroundColor: '',
+  warnColor: '',
+  fontColor: '',
+  primaryColorDark: '',
+  backgroundColorDark: '',
+  warnColorDark: '',
+  fontColorDark: '',
+  hideLoginNameSuffix: false,
+  disableWatermark: false,
+  themeMode: 'THEME_MODE_AUTO',
+};
+
 export const DEFAULT_POLICIES: { [K in PolicyKind]: PolicyTypes[K] } = {
+  // NIST SP 800-63B §5.1.1.2: length, not composition rules; an instance or org may ask for classes.
+  passwordComplexity: { minLength: 8, hasUppercase: false, hasLowercase: false, hasNumber: false, hasSymbol: false },
+  privacy: { tosLink: '', privacyLink: '', helpLink: '', supportEmail: '', docsLink: '', customLink: '', customLinkText: '' },
+  label: DEFAULT_LABEL,
+  labelPreview: DEFAULT_LABEL,
+  // The seed's login names are `username@primarydomain`.
+  domain: { userLoginMustBeDomain: true, validateOrgDomains: true, smtpSenderAddressMatchesInstanceDomain: false },
+  notification: { passwordChange: true },
   lockout: { maxPasswordAttempts: 0, maxOtpAttempts: 0, showLockoutFailure: true },
   login: {
     allowUsernamePassword: true,

@@ -3,7 +3,7 @@ import { API_AUTH_METHOD_TYPE, enumField, KEY_TYPE } from './enums.js';
 import { oidcConfigFields } from './oidc-config.js';
 import { addProjectSchema } from './projects.js';
 import { addMachineSchema, importHumanSchema } from './users.js';
-import { bytes, flag, list, requiredText, text, timestamp, uint64 } from './validation.js';
+import { bytes, flag, list, requiredText, text, timestamp } from './validation.js';
 
 /**
  * The import bundle's parts (compat §1.4, `DataOrg`) as zod schemas over camelCased JSON. Each list
@@ -38,13 +38,6 @@ export const domainSchema = z.object({
   validationType: enumField(DOMAIN_VALIDATION_TYPES),
 });
 
-export const lockoutPolicySchema = z.object({
-  maxPasswordAttempts: uint64(),
-  maxOtpAttempts: uint64(),
-  showLockoutFailure: z.boolean().optional(),
-});
-
-export { loginPolicySchema } from './login-policy.js';
 
 // The human user's OTP secret is checked separately, so a bad one fails only the OTP (`human_user_otp`).
 export const humanUserSchema = z.object({
@@ -140,15 +133,8 @@ export interface UnsupportedPart {
 }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v));
-const byOrg = (orgId: string) => orgId;
 const byLang = (orgId: string, e: Record<string, unknown>) => `${orgId}_${str(e.language)}`;
 
-export const UNSUPPORTED_POLICIES: readonly UnsupportedPart[] = [
-  { field: 'domainPolicy', type: 'domain_policy', id: byOrg, what: 'org domain policies' },
-  { field: 'labelPolicy', type: 'label_policy', id: byOrg, what: 'label policies (branding)' },
-  { field: 'passwordComplexityPolicy', type: 'password_complexity_policy', id: byOrg, what: 'password complexity policies' },
-  { field: 'privacyPolicy', type: 'privacy_policy', id: byOrg, what: 'privacy policies' },
-];
 
 export const UNSUPPORTED_LISTS: readonly UnsupportedPart[] = [
   { field: 'oidcIdps', type: 'oidc_idp', id: (_o, e) => str(e.idpId), what: 'identity providers' },

@@ -6,6 +6,7 @@ import { addedDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { normalizeOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { checkEncodedHash } from '../../domain/password-hashes.js';
+import { requireComplexPassword } from '../../domain/password-complexity.js';
 import { readBody } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';
 
@@ -23,6 +24,7 @@ export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
         caller.require('user.write');
         const input = readBody(req, addHumanSchema);
         ctx.orgs.requireOrg(caller.orgId);
+        if (input.initialPassword) requireComplexPassword(input.initialPassword, ctx.orgs.policy('passwordComplexity', caller.orgId).policy);
         const passwordHash = input.initialPassword ? await ctx.pool.hashPassword(input.initialPassword) : undefined;
         const user = await ctx.orgs.addUser(caller.orgId, { person: input, credentials: { passwordHash } });
         return ok({ userId: user.id, details: addedDetails(user, user.orgId) });
@@ -43,6 +45,7 @@ export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
         const encoded = input.hashedPassword?.value;
         // A plaintext password wins over a hash, as in ZITADEL's import.
         if (!input.password && encoded) checkEncodedHash(encoded);
+        if (input.password) requireComplexPassword(input.password, ctx.orgs.policy('passwordComplexity', caller.orgId).policy);
         const passwordHash = input.password ? await ctx.pool.hashPassword(input.password) : encoded || undefined;
         const user = await ctx.orgs.addUser(caller.orgId, {
           ...(input.userId ? { id: input.userId } : {}),

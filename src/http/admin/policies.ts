@@ -1,78 +1,134 @@
 import { clock } from '../../util/clock.js';
-import { z } from 'zod';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
-import type { LockoutPolicy, LoginPolicy, PolicyKind, PolicyRecord } from '../../model/records.js';
+import { INSTANCE_POLICY, type PolicyKind, type PolicyRecord } from '../../model/records.js';
 import { addedDetails, changedDetails, rfc3339, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok, type CallerHandler } from './endpoint.js';
-import { invalidArgument } from '../../model/errors.js';
-import { loginPolicySchema, loginPolicyView, toLoginPolicy } from '../../zitadel/login-policy.js';
-import { flag, readBody, uint64 } from '../../zitadel/validation.js';
+import type { Caller } from './caller.js';
+import { invalidArgument, notFound } from '../../model/errors.js';
+import { POLICIES, type PolicyDefinition } from '../../zitadel/policies.js';
+import { readBody } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';
+import type { Request } from '../types.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type PoliciesPorts = Pick<Ports, 'orgs'> & CallerPorts;
 
 /**
- * The org lockout and login policies the login UI enforces (ZITADEL management v1):
- * GET / POST (add custom) / PUT (update custom) / DELETE (reset to default) on
- * `/management/v1/policies/lockout` and `/management/v1/policies/login`.
+ * The org policies (src/zitadel/policies.ts), ZITADEL management v1 for an org's own policy —
+ * GET, POST (add), PUT (update), DELETE (back to the default) on `/management/v1/policies/<path>`
+ * — and admin v1 for the instance's default (GET, PUT on `/admin/v1/policies/<path>`). The label
+ * policy is edited as a preview (`…/label/_preview`) and put in force by `…/label/_activate`.
+ * What Sesame cannot enforce is refused, naming the fields.
  */
-const lockoutSchema = z.object({ maxPasswordAttempts: uint64(), maxOtpAttempts: uint64(), showLockoutFailure: flag() });
 
-/** The login policy: what Sesame cannot enforce is refused, naming the fields. */
-const loginSchema = loginPolicySchema.transform((input) => {
-  const { policy, unsupported } = toLoginPolicy(input);
+/** The policies that decide how people sign in: changing them takes the right to act on each person they govern. */
+const GOVERNS_SIGN_IN: ReadonlySet<PolicyKind> = new Set(['lockout', 'login', 'passwordComplexity', 'domain', 'notification']);
+
+function parsePolicy<K extends PolicyKind>(req: Request, definition: PolicyDefinition<K>) {
+  const { policy, unsupported } = definition.toPolicy(readBody(req, definition.schema));
   if (unsupported.length > 0) throw invalidArgument('POLICY-Uns1p', `not supported by Sesame: ${unsupported.join('; ')}`);
   return policy;
-});
+}
 
-function lockoutView(policy: LockoutPolicy) {
+/** What a GET answers: the policy in force for `orgId` (INSTANCE_POLICY: the instance default), and whether it is a default. */
+function policyBody(ctx: PoliciesPorts, kind: PolicyKind, orgId: string) {
+  const { policy, record } = ctx.orgs.policy(kind, orgId);
+  const own = orgId === INSTANCE_POLICY ? record !== undefined : ctx.orgs.hasOwnPolicy(kind, orgId);
   return {
-    maxPasswordAttempts: policy.maxPasswordAttempts ? String(policy.maxPasswordAttempts) : undefined,
-    maxOtpAttempts: policy.maxOtpAttempts ? String(policy.maxOtpAttempts) : undefined,
-    showLockoutFailure: policy.showLockoutFailure || undefined,
+    policy: {
+      ...(record ? { details: viewDetails(record, record.orgId || undefined) } : {}),
+      ...POLICIES[kind].view(policy as never),
+      isDefault: orgId === INSTANCE_POLICY || !own,
+    },
   };
 }
 
-function policyRoutes<K extends PolicyKind>(
-  ctx: PoliciesPorts,
-  kind: K,
-  schema: z.ZodType<K extends 'lockout' ? LockoutPolicy : LoginPolicy>,
-  view: (policy: K extends 'lockout' ? LockoutPolicy : LoginPolicy) => object,
-): Route {
-  type P = K extends 'lockout' ? LockoutPolicy : LoginPolicy;
+function requireWrite(caller: Caller, kind: PolicyKind, orgId: string) {
+  if (orgId === INSTANCE_POLICY) {
+    // The instance default governs every org: an instance role.
+    caller.require('iam.policy.write', {});
+    return;
+  }
+  caller.require('policy.write');
+  if (GOVERNS_SIGN_IN.has(kind)) caller.requireActOnPeopleOf(orgId);
+}
+
+function orgPolicyRoutes(ctx: PoliciesPorts, definition: PolicyDefinition<PolicyKind>, readKind: PolicyKind = definition.kind): Route {
+  const { kind } = definition;
   const write = (create: boolean): CallerHandler => async (req, caller) => {
-    caller.require('policy.write');
-    caller.requireActOnPeopleOf(caller.orgId);
-    const policy = readBody(req, schema) as P;
+    requireWrite(caller, kind, caller.orgId);
+    const policy = parsePolicy(req, definition);
     const record = (await ctx.orgs.setPolicy(kind, caller.orgId, policy as never, create)) as PolicyRecord;
     return ok({ details: create ? addedDetails(record, caller.orgId) : changedDetails(record, caller.orgId) });
   };
-  return apiRoute(ctx, `/management/v1/policies/${kind}`, {
+  return apiRoute(ctx, `/management/v1/policies/${definition.path}`, {
     GET: (_req, caller) => {
       caller.require('policy.read');
       ctx.orgs.requireOrg(caller.orgId);
-      const { policy, record } = ctx.orgs.policy(kind, caller.orgId);
-      return ok({
-        policy: {
-          ...(record ? { details: viewDetails(record, caller.orgId) } : {}),
-          ...view(policy as P),
-          isDefault: record === undefined,
-        },
-      });
+      return ok(policyBody(ctx, readKind, caller.orgId));
     },
     POST: write(true),
     PUT: write(false),
     DELETE: async (_req, caller) => {
       caller.require('policy.delete');
-      caller.requireActOnPeopleOf(caller.orgId);
+      if (GOVERNS_SIGN_IN.has(kind)) caller.requireActOnPeopleOf(caller.orgId);
       await ctx.orgs.removePolicy(kind, caller.orgId);
+      // The label policy in force goes back to the default with its preview.
+      if (readKind !== kind && ctx.orgs.hasOwnPolicy(readKind, caller.orgId)) await ctx.orgs.removePolicy(readKind, caller.orgId);
       return ok({ details: { sequence: '0', changeDate: rfc3339(clock.now()), resourceOwner: caller.orgId } });
     },
   });
 }
 
+function instancePolicyRoute(ctx: PoliciesPorts, definition: PolicyDefinition<PolicyKind>, readKind: PolicyKind = definition.kind): Route {
+  const { kind } = definition;
+  return apiRoute(ctx, `/admin/v1/policies/${definition.path}`, {
+    GET: (_req, caller) => {
+      caller.require('iam.policy.read', {});
+      return ok(policyBody(ctx, readKind, INSTANCE_POLICY));
+    },
+    PUT: async (req, caller) => {
+      requireWrite(caller, kind, INSTANCE_POLICY);
+      const policy = parsePolicy(req, definition);
+      const record = (await ctx.orgs.setPolicy(kind, INSTANCE_POLICY, policy as never, 'either')) as PolicyRecord;
+      return ok({ details: changedDetails(record, undefined) });
+    },
+  });
+}
+
+/** `…/label/_preview` (the policy as edited) and `…/label/_activate` (the preview goes in force). */
+function labelRoutes(ctx: PoliciesPorts, prefix: string, orgOf: (caller: Caller) => string): Route[] {
+  return [
+    apiRoute(ctx, `${prefix}/label/_preview`, {
+      GET: (_req, caller) => {
+        const orgId = orgOf(caller);
+        if (orgId === INSTANCE_POLICY) caller.require('iam.policy.read', {});
+        else caller.require('policy.read');
+        return ok(policyBody(ctx, 'labelPreview', orgId));
+      },
+    }),
+    apiRoute(ctx, `${prefix}/label/_activate`, {
+      POST: async (_req, caller) => {
+        const orgId = orgOf(caller);
+        requireWrite(caller, 'label', orgId);
+        const own = orgId === INSTANCE_POLICY ? ctx.orgs.policy('labelPreview', orgId).record !== undefined : ctx.orgs.hasOwnPolicy('labelPreview', orgId);
+        if (!own) throw notFound('POLICY-3kd9f', 'there is no label policy to activate (Errors.Org.LabelPolicy.NotFound)');
+        const preview = ctx.orgs.policy('labelPreview', orgId).policy;
+        const record = (await ctx.orgs.setPolicy('label', orgId, { ...preview }, 'either', true)) as PolicyRecord;
+        return ok({ details: changedDetails(record, orgId || undefined) });
+      },
+    }),
+  ];
+}
+
 export function policyRoutesAll(ctx: PoliciesPorts): Route[] {
-  return [policyRoutes(ctx, 'lockout', lockoutSchema, lockoutView), policyRoutes(ctx, 'login', loginSchema as unknown as z.ZodType<LoginPolicy>, loginPolicyView)];
+  const editable = (Object.values(POLICIES) as PolicyDefinition<PolicyKind>[]).filter((d) => d.kind !== 'label');
+  const readKind = (d: PolicyDefinition<PolicyKind>): PolicyKind => (d.kind === 'labelPreview' ? 'label' : d.kind);
+  return [
+    ...labelRoutes(ctx, '/management/v1/policies', (caller) => caller.orgId),
+    ...labelRoutes(ctx, '/admin/v1/policies', () => INSTANCE_POLICY),
+    ...editable.map((d) => orgPolicyRoutes(ctx, d, readKind(d))),
+    ...editable.map((d) => instancePolicyRoute(ctx, d, readKind(d))),
+  ];
 }

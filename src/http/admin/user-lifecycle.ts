@@ -5,6 +5,7 @@ import type { View } from '../../util/readonly.js';
 import { changedDetails } from '../../zitadel/details.js';
 import { preconditionFailed } from '../../model/errors.js';
 import { setHumanPasswordSchema } from '../../zitadel/users.js';
+import { requireComplexPassword } from '../../domain/password-complexity.js';
 import { readBody } from '../../zitadel/validation.js';
 import { endSessionsOfUser, type SessionEndPorts } from '../../services/session-end.js';
 import { apiRoute, ok, type CallerHandler } from './endpoint.js';
@@ -55,8 +56,10 @@ export function userLifecycleRoutes(ctx: UserLifecyclePorts): Route[] {
       POST: async (req, caller) => {
         const userId = req.params[0]!;
         // Refused before the hash is worked out: a machine user has no password to set.
-        if (!caller.requireActOn(userId, 'user.write').human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
+        const user = caller.requireActOn(userId, 'user.write');
+        if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
         const input = readBody(req, setHumanPasswordSchema);
+        requireComplexPassword(input.password, ctx.orgs.policy('passwordComplexity', user.orgId).policy);
         const hash = await ctx.pool.hashPassword(input.password);
         return changeAndEnd(caller, userId, (orgId) => ctx.orgs.setPassword(userId, orgId, hash, !input.noChangeRequired), true);
       },

@@ -7,7 +7,8 @@ import { agentOf, newAgentCookieFor, type Agent } from '../login/agent.js';
 import { authorizeError, completeAuthorization, consentNeeded, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
 import { factsOf, mfaPrompt, nextLoginStep } from '../../domain/policy-steps.js';
 import { DEFAULT_POLICIES } from '../../model/records.js';
-import { EMAIL, MAX_PASSWORD } from '../../domain/human-users.js';
+import { EMAIL } from '../../domain/human-users.js';
+import { brokenComplexityRule } from '../../domain/password-complexity.js';
 import { clock } from '../../util/clock.js';
 import { beginningAt, predatesHorizon } from '../../domain/revocation-horizon.js';
 import { qrCodeDataUrl } from '../../ui/qr-code.js';
@@ -63,7 +64,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   const csrfKey = ctx.masterKey.deriveKey('login-csrf');
   const issuerHost = new URL(ctx.issuer).host;
 
-  const t = (flow: Flow, key: TextKey) => translator(flow.page.locale)(key);
+  const t = (flow: Flow, key: TextKey, vars?: Record<string, string>) => translator(flow.page.locale)(key, vars);
   const loginPolicy = (orgId: string): View<LoginPolicy> => ctx.orgs.policy('login', orgId).policy;
   /**
    * The lockout policy decides whether the page says that an account is locked (`showLockoutFailure`);
@@ -417,11 +418,14 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     return proceed(flow, user.id);
   }
 
-  /** What is wrong with a new password and its confirmation (registration, a required change). */
-  function newPasswordProblem(form: Form): TextKey | undefined {
+  /** What is wrong with a new password and its confirmation (registration, a change, a reset), under the org's complexity policy: the page's text. */
+  function newPasswordProblem(flow: Flow, form: Form, orgId: string): string | undefined {
     const password = form.get('password') ?? '';
-    if (password.length < 8 || password.length > MAX_PASSWORD) return 'register.password.short';
-    return password === form.get('passwordConfirm') ? undefined : 'register.password.mismatch';
+    const policy = ctx.orgs.policy('passwordComplexity', orgId).policy;
+    const rule = brokenComplexityRule(password, policy);
+    if (rule === 'minLength') return t(flow, 'register.password.short', { min: String(policy.minLength) });
+    if (rule) return t(flow, `password.rule.${rule}`);
+    return password === form.get('passwordConfirm') ? undefined : t(flow, 'register.password.mismatch');
   }
 
   /** `passwordChangeRequired`: the person chooses a new password right after passing the old one. */
@@ -429,8 +433,8 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const user = authenticatedUser(flow);
     if (!user?.human) return expired(flow.agent);
     const password = form.get('password') ?? '';
-    const problem = newPasswordProblem(form);
-    if (problem) return show(flow, t(flow, problem));
+    const problem = newPasswordProblem(flow, form, user.orgId);
+    if (problem) return show(flow, problem);
     // Set only if still this sign-in's after the hashing (an administrator's reset meanwhile ends it):
     // else the person who passed the old password would replace the password just reset.
     const changed = await ctx.loginDirectory.changePassword(user.id, password, flow.auth.checks.passwordAt!);
@@ -455,8 +459,8 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if ([values.firstName, values.lastName, values.userName].some((v) => v!.length > 200) || !EMAIL.test(values.email) || values.email.length > 200) {
       return fail('register.email.invalid');
     }
-    const problem = newPasswordProblem(form);
-    if (problem) return fail(problem);
+    const problem = newPasswordProblem(flow, form, registrationOrgId(flow));
+    if (problem) return htmlResponse(200, registerPage(flow.page, values, problem));
     let user: View<UserRecord>;
     try {
       user = await ctx.loginDirectory.register(

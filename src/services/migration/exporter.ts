@@ -2,12 +2,10 @@ import { lifetimeFields } from '../../zitadel/oidc-config.js';
 import { nonZero } from '../../zitadel/enums.js';
 import { omitZero } from '../../zitadel/json.js';
 import { openOtpSecret } from '../../crypto/otp-secret.js';
-import { loginPolicyView } from '../../zitadel/login-policy.js';
-import { DEFAULT_POLICIES } from '../../model/records.js';
+import { completePolicy, POLICIES, type PolicyDefinition } from '../../zitadel/policies.js';
 import type {
   AppRecord,
-  LockoutPolicy,
-  LoginPolicy,
+  PolicyKind,
   MachineSecretRecord,
   MemberRecord,
   OrgRecord,
@@ -95,12 +93,10 @@ interface OrgParts {
 }
 
 function policyField(record: View<PolicyRecord>): [string, unknown] | undefined {
-  if (record.kind === 'lockout') {
-    const p = { ...DEFAULT_POLICIES.lockout, ...(record.policy as LockoutPolicy) };
-    return ['lockoutPolicy', { maxPasswordAttempts: p.maxPasswordAttempts, maxOtpAttempts: p.maxOtpAttempts || undefined, showLockoutFailure: p.showLockoutFailure }];
-  }
-  if (record.kind === 'login') return ['loginPolicy', loginPolicyView({ ...DEFAULT_POLICIES.login, ...(record.policy as LoginPolicy) })];
-  return undefined;
+  const definition = POLICIES[record.kind] as PolicyDefinition<PolicyKind>;
+  if (!definition.bundleField) return undefined;
+  const policy = completePolicy(record.kind, record.policy as never);
+  return [definition.bundleField, (definition.bundleView ?? definition.view)(policy)];
 }
 
 function oidcApp(app: View<AppRecord>) {

@@ -9,19 +9,18 @@ import { refuseImportIntoManagementProject } from '../../domain/management-proje
 import { NO_PRIVATE_LABELING } from '../../zitadel/projects.js';
 import { normalizeOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { invalidArgument, notFound, preconditionFailed } from '../../model/errors.js';
-import { usesClientSecret, type OrgState, type UserState } from '../../model/records.js';
+import { usesClientSecret, type OrgState, type PolicyKind, type PolicyTypes, type UserState } from '../../model/records.js';
 import type { Transaction } from '../../actors/transaction.js';
 import type { MasterKey } from '../../crypto/master-key.js';
 import { newId } from '../../util/ids.js';
 import { log } from '../../util/log.js';
-import { toLoginPolicy } from '../../zitadel/login-policy.js';
+import { BUNDLE_POLICIES } from '../../zitadel/policies.js';
+import { brokenComplexityRule, complexityRuleText } from '../../domain/password-complexity.js';
 import {
   apiAppSchema,
   appKeySchema,
   domainSchema,
   humanUserSchema,
-  lockoutPolicySchema,
-  loginPolicySchema,
   machineKeySchema,
   machineUserSchema,
   oidcAppSchema,
@@ -32,13 +31,14 @@ import {
   projectRoleSchema,
   projectSchema,
   UNSUPPORTED_LISTS,
-  UNSUPPORTED_POLICIES,
   userGrantSchema,
   userMetadataSchema,
 } from '../../zitadel/bundle.js';
 import { Deadline, yieldToEventLoop } from './deadline.js';
 import { ImportReport, newSuccessOrg, type SuccessOrg } from './result.js';
 import { NotAList, type OrgSource } from './source.js';
+
+const POLICY_ERROR_TYPES = new Map(BUNDLE_POLICIES.map((d) => [d.kind, d.errorType]));
 
 /**
  * Imports the organizations of a bundle in ZITADEL's order (compat §1.2). Phase 1, per org: the
@@ -191,13 +191,25 @@ export class Importer {
     return undefined;
   }
 
+  /**
+   * The org's policies in the bundle (src/zitadel/policies.ts), in the import's order, as Sesame
+   * stores them: what it cannot enforce is left out and reported, the rest still applies (skipping
+   * a policy whole would fall back to the defaults, e.g. open registration).
+   */
+  private parsePolicies(org: OrgImport): Map<PolicyKind, PolicyTypes[PolicyKind]> {
+    const policies = new Map<PolicyKind, PolicyTypes[PolicyKind]>();
+    for (const definition of BUNDLE_POLICIES) {
+      const input = this.parseField(org, definition.bundleField!, definition.schema, definition.errorType);
+      if (input === undefined) continue;
+      const { policy, unsupported } = definition.toPolicy(input);
+      for (const problem of unsupported) this.report.error(definition.errorType, org.orgId, 'IMPORT-Unsup2', `not supported by Sesame, left out: ${problem}`);
+      policies.set(definition.kind, policy);
+    }
+    return policies;
+  }
+
   /** Bundle parts Sesame does not model: one error per element, nothing imported. */
   private async reportUnsupported(org: OrgImport): Promise<void> {
-    for (const part of UNSUPPORTED_POLICIES) {
-      if (org.source.has(part.field)) {
-        this.report.error(part.type, part.id(org.orgId, {}), 'IMPORT-Unsup1', `Sesame does not support ${part.what}; ${part.field} was not imported`);
-      }
-    }
     for (const part of UNSUPPORTED_LISTS) {
       let spans;
       try {
@@ -264,8 +276,7 @@ export class Importer {
     const orgState: OrgState = stateValue === 'ORG_STATE_INACTIVE' || stateValue === ORG_STATES.indexOf('ORG_STATE_INACTIVE') ? 'ORG_STATE_INACTIVE' : 'ORG_STATE_ACTIVE';
 
     // Validate everything first (pure), so the staging below is quick and synchronous.
-    const lockout = this.parseField(org, 'lockoutPolicy', lockoutPolicySchema, 'lockout_policy');
-    const login = this.parseField(org, 'loginPolicy', loginPolicySchema, 'login_policy');
+    const policies = this.parsePolicies(org);
     const domains = await this.parseList(org, 'domains', domainSchema, 'domain', (e) => `${orgId}_${str(e.domainName)}`);
     const humans = await this.parseHumans(org);
     const machines = await this.parseList(org, 'machineUsers', machineUserSchema, 'machine_user', (e) => str(e.userId) || str(asObject(e.user).userId));
@@ -277,7 +288,14 @@ export class Importer {
     const appKeys = await this.parseList(org, 'appKeys', appKeySchema, 'app_key', (e) => str(e.id));
     const roles = await this.parseList(org, 'projectRoles', projectRoleSchema, 'project_role', (e) => `${str(e.projectId)}_${str(e.roleKey)}`);
     await this.reportUnsupported(org);
-    const passwordHashes = await this.hashPlaintextPasswords(humans);
+    // Plain passwords meet the org's complexity policy (the bundle's, else the one in force).
+    const complexity = (policies.get('passwordComplexity') as PolicyTypes['passwordComplexity'] | undefined) ?? orgs.policy('passwordComplexity', orgId).policy;
+    const acceptable = humans.filter(({ id, item }) => {
+      const rule = item.user.password ? brokenComplexityRule(item.user.password, complexity) : undefined;
+      if (rule) this.report.error('human_user', id, 'IMPORT-Cmplx1', `the password does not meet the password complexity policy: it needs ${complexityRuleText(rule, complexity)}; the user was not imported`);
+      return rule === undefined;
+    });
+    const passwordHashes = await this.hashPlaintextPasswords(acceptable);
     this.deadline.check(this.progress());
 
     // Stage synchronously: nothing else runs between the checks and the writes. What is staged is
@@ -309,33 +327,24 @@ export class Importer {
       }
     }
 
-    if (lockout) {
-      // An absent showLockoutFailure is false, as protojson omits it and ZITADEL's import sets it
-      // (AddLockoutPolicyToDomain): an exported `false` must come back false.
-      attempt('lockout_policy', orgId, () =>
-        orgs.stagePolicy(
-          'lockout',
-          orgId,
-          { maxPasswordAttempts: lockout.maxPasswordAttempts, maxOtpAttempts: lockout.maxOtpAttempts, showLockoutFailure: lockout.showLockoutFailure ?? false },
-          batch,
-        ),
-      );
-    }
-    if (login) {
-      // What Sesame cannot enforce is left out and listed; the rest of the policy still applies
-      // (skipping it whole would fall back to the defaults, e.g. open registration).
-      const { policy, unsupported } = toLoginPolicy(login);
-      for (const problem of unsupported) this.report.error('login_policy', orgId, 'IMPORT-Unsup2', `not supported by Sesame, left out: ${problem}`);
-      attempt('login_policy', orgId, () => orgs.stagePolicy('login', orgId, policy, batch));
-    }
-
-    for (const { value: d } of domains) {
-      attempt('domain', `${orgId}_${d.domainName}`, () => {
-        if (orgs.stageOrgDomain(orgId, d, batch)) success.domains.push(d.domainName.toLowerCase());
+    for (const [kind, policy] of policies) {
+      attempt(POLICY_ERROR_TYPES.get(kind)!, orgId, () => {
+        orgs.stagePolicy(kind, orgId, policy, batch);
+        // A bundle's label policy is the one in force (ZITADEL's import activates it), and its preview.
+        if (kind === 'label') orgs.stagePolicy('labelPreview', orgId, policy as PolicyTypes['label'], batch);
       });
     }
 
-    for (const plan of humans) {
+    // `validateOrgDomains` off: a domain is verified as it is added (ZITADEL's AddOrgDomain).
+    const domainPolicy = (policies.get('domain') as PolicyTypes['domain'] | undefined) ?? orgs.policy('domain', orgId).policy;
+    for (const { value: d } of domains) {
+      attempt('domain', `${orgId}_${d.domainName}`, () => {
+        const domain = domainPolicy.validateOrgDomains ? d : { ...d, isVerified: true };
+        if (orgs.stageOrgDomain(orgId, domain, batch)) success.domains.push(d.domainName.toLowerCase());
+      });
+    }
+
+    for (const plan of acceptable) {
       const { id, item } = plan;
       attempt('human_user', id, () => {
         if (item.state === 'USER_STATE_DELETED') throw preconditionFailed('IMPORT-Del01', 'deleted users are not imported');
