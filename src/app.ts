@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { KeysActor } from './actors/keys.js';
 import { ConfigError, type Config } from './config.js';
+import { GIVEN_UP_KEPT_MS } from './services/mail/mailer.js';
 import type { Ports } from './services/ports.js';
 import { routes } from './http/routes/index.js';
 import { describeRoutes, ListenError, startHttpServer, type HttpServer } from './http/server.js';
@@ -228,6 +229,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
   let keys: KeysActor | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   let logoutDeliveries: Ports['logoutDeliveries'] | undefined;
+  let mailer: Ports['mailer'] | undefined;
   let acceptors: Acceptors | undefined;
   try {
     const issuer = config.issuer ?? `http://localhost:${server.port}`;
@@ -282,7 +284,9 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       isReady: () => ready && (postgres?.changeFeed.connection().listening ?? true),
     });
     logoutDeliveries = ctx.logoutDeliveries;
-    const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests, deviceAuthorizations, failureWindows, loginSecurity } = ctx;
+    mailer = ctx.mailer;
+    const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests, deviceAuthorizations, failureWindows, loginSecurity, userCodes } = ctx;
+    const mails = ctx.mailer;
     // This thread's copy follows what the others write (the login's, the management API's).
     if (threaded && lmdb) followed = new FollowedWrites(lmdb, { orgs, clients, keys, storage, settings: ctx.settings });
     let table = routes(ctx);
@@ -310,7 +314,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     }
     const threads = acceptors;
     const sweep = () => {
-      return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep(), deviceAuthorizations.sweep(), pushedRequests.sweep(), failureWindows.sweep(FAILURE_WINDOWS_KEPT_MS), storage.directoryWrites.pruneFeed(currentClock.now() - DIRECTORY_LOG_KEPT_MS)]);
+      return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep(), deviceAuthorizations.sweep(), pushedRequests.sweep(), failureWindows.sweep(FAILURE_WINDOWS_KEPT_MS), userCodes.sweep(currentClock.now()), mails.outbox.sweep(currentClock.now() - GIVEN_UP_KEPT_MS), storage.directoryWrites.pruneFeed(currentClock.now() - DIRECTORY_LOG_KEPT_MS)]);
     };
     // The sweep's and the key rotation's leases are renewed each time (the rotation timer looks at least hourly).
     keys.rotateOnlyWhile(() => leases.hold('key-rotation', KEY_ROTATION_LEASE_MS));
@@ -323,6 +327,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     sweeper.unref();
     const deliveries = logoutDeliveries;
     deliveries.start();
+    mails.start();
     // Readiness and the first answer come together: until the routes are mounted the port answers
     // nothing, and the acceptor threads join it only now, so no thread serves a route while /readyz
     // would still say 503 (a load balancer sees one state).
@@ -368,6 +373,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         await sweep();
         await keysActor.rotateIfDue();
         await deliveries.deliverDue();
+        await mails.deliverDue();
       },
       requestsPerThread: () => (threads ? threads.served() : Promise.resolve([server.requestsServed()])),
       requestsHandedOver: () => threads?.handedOver() ?? [],
@@ -381,6 +387,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         keysActor.stop();
         // Attempts under way are cut short; their logouts stay queued for the next start.
         await deliveries.stop();
+        await mails.stop();
         // Acceptors first: what they still forward is answered by this thread, which drains after them.
         await threads?.stop(10_000);
         await server.drain(10_000);
@@ -399,6 +406,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     if (sweeper) clearInterval(sweeper);
     followedOnPostgres?.stop();
     await logoutDeliveries?.stop();
+    await mailer?.stop();
     keys?.stop();
     await acceptors?.stop(1000).catch(() => {});
     // Nothing may keep the port after a failed start (the routes would run on closed storage).

@@ -1,3 +1,9 @@
+import { SmtpConfigsActor } from './actors/smtp-configs.js';
+import { UserCodesActor } from './actors/user-codes.js';
+import { Mailer, type QueuedMail } from './services/mail/mailer.js';
+import { Outbox } from './actors/outbox.js';
+import { readCaFile } from './services/mail/smtp-sender.js';
+import { Notifications } from './services/mail/notifications.js';
 import type { Config } from './config.js';
 import type { NodeStorage } from './storage/db.js';
 import type { MasterKey } from './crypto/master-key.js';
@@ -89,13 +95,32 @@ export type FlowPorts = Pick<
   | 'failureWindows'
   | 'loginSecurity'
   | 'masterKey'
+  | 'smtpConfigs'
+  | 'userCodes'
+  | 'mailer'
+  | 'notifications'
 >;
+
+/** Mails handed to SMTP relays at once (a quarter of them to one recipient domain). */
+const MAIL_CONCURRENCY = 8;
 
 /** The flows' parts (see composePorts): actors over the store, and the services on them. */
 export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
   const { config, issuer, storage, masterKey, instance, orgs, clients, keys, signer, signatures, replayGuard, deliversLogouts } = basis;
   const issuedTokens = new IssuedTokensActor(storage.records);
   const assertions = new AssertionVerifier(issuer, clients, orgs, signatures, replayGuard);
+  const smtpConfigs = new SmtpConfigsActor(storage.meta, masterKey);
+  const userCodes = new UserCodesActor(storage.records, masterKey);
+  const failureWindows = new FailureWindowsActor(storage.records, masterKey);
+  // Any thread queues mail in the store's outbox; the main thread delivers (as the logouts).
+  const mailer = new Mailer(
+    new Outbox<QueuedMail>(storage.records, storage.feed, 'mailOutbox', 'mail'),
+    smtpConfigs,
+    masterKey,
+    { retryForMs: config.mailRetryFor, timeoutMs: config.mailTimeout, concurrency: MAIL_CONCURRENCY, ca: readCaFile(config.smtpTlsCaFile) },
+    deliversLogouts !== false,
+    deliversLogouts === false ? undefined : deliversLogouts.beforePass,
+  );
   return {
     config,
     issuer,
@@ -121,7 +146,7 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     authRequests: new AuthRequestsActor(storage.records, masterKey, config.authRequestsPerAddress),
     pushedRequests: new PushedRequestsActor(storage.records),
     deviceAuthorizations: new DeviceAuthorizationsActor(storage.records, masterKey, DEVICE_FLOW_RULES),
-    failureWindows: new FailureWindowsActor(storage.records, masterKey),
+    failureWindows,
     loginSecurity: new LoginSecurityActor(storage.records),
     // Any thread that ends sessions queues their logouts in the store's outbox; the main thread delivers.
     logoutDeliveries: new LogoutDeliveries(
@@ -133,6 +158,10 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
       deliversLogouts === false ? undefined : deliversLogouts.beforePass,
     ),
     masterKey,
+    smtpConfigs,
+    userCodes,
+    mailer,
+    notifications: new Notifications(orgs, userCodes, mailer, failureWindows, issuer),
   };
 }
 

@@ -90,7 +90,10 @@ describe('cloud object storage', () => {
     await new Storage({ projectId: emulator.projectId }).bucket(BUCKET).file('v1.json').save(JSON.stringify(bundle), { resumable: false });
     const result = ok(await api(b, 'POST', '/admin/v1/import', { token: b.pat, body: { timeout: '2m', data_orgsv1_gcs: { bucket: BUCKET, path: 'v1.json', serviceaccount_json: serviceaccountJson } } }));
     expect(result.success.orgs).toEqual([{ orgId: v1Org, humanUserIds: [`${v1Org}-u`] }]);
-    expect(result.errors).toEqual([{ type: 'domain_policy', id: v1Org, message: expect.stringContaining('does not support') }]);
+    expect(result.errors).toBeUndefined();
+    // v1's iamPolicy is the org's domain policy: user names are login names by themselves.
+    const user = ok(await api(b, 'GET', `/management/v1/users/${v1Org}-u`, { token: b.pat, orgId: v1Org }));
+    expect(user.user.preferredLoginName).toBe('v');
   });
 
   it('reports a missing object, a broken bundle and a timeout cleanly', async () => {

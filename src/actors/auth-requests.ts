@@ -19,7 +19,19 @@ import type { View } from '../util/readonly.js';
  * changes the caller's view only then. A request lives at most 30 minutes, also across a restart.
  * The TOTP secret shown during enrollment is stored sealed with the master key.
  */
-export type LoginStep = 'select' | 'loginname' | 'password' | 'password-change' | 'otp' | 'mfa-setup' | 'register' | 'device-consent' | 'consent';
+export type LoginStep =
+  | 'select'
+  | 'loginname'
+  | 'password'
+  | 'password-change'
+  | 'password-reset'
+  | 'init'
+  | 'verify-email'
+  | 'otp'
+  | 'mfa-setup'
+  | 'register'
+  | 'device-consent'
+  | 'consent';
 
 export interface AuthRequest {
   id: string;

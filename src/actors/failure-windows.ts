@@ -15,6 +15,11 @@ export interface FailureWindow {
   blockedFor(key: string, now?: number): Promise<number>;
   /** Counts a failure; resolves once committed. */
   fail(key: string, now?: number): Promise<void>;
+  /**
+   * Counts one use if the key is not blocked, in one decision (parallel uses on any threads cannot
+   * pass the bound together): true when it was counted, false when the key is blocked.
+   */
+  take(key: string, now?: number): Promise<boolean>;
 }
 
 const PURPOSE = 'failure-window';
@@ -47,6 +52,15 @@ export class FailureWindowsActor {
         // One decision on the window as stored: parallel failures on any threads all count.
         // Committed, not synced: a crash forgets at most the last moments' failures.
         await store.update(WINDOWS, keyOf(key), (times) => [...recent(times, now), now].slice(-max));
+      },
+      async take(key, now = clock.now()) {
+        let taken = false;
+        await store.update(WINDOWS, keyOf(key), (times) => {
+          const kept = recent(times, now);
+          taken = kept.length < max;
+          return taken ? [...kept, now] : undefined;
+        });
+        return taken;
       },
     };
   }

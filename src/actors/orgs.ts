@@ -514,6 +514,39 @@ export class OrgsActor {
   }
 
   /**
+   * A password set by the person with a mailed code (a reset, or an initialization): what the old
+   * one opened ends (the revocation horizon moves), a required change is done, the failure counts
+   * reset; a person still initial becomes active. `verifiedEmail`: the code went to this address,
+   * so it is verified if it is still the person's (an initialization proves it).
+   */
+  async setPasswordByCode(userId: string, passwordHash: string, verifiedEmail?: string): Promise<View<UserRecord>> {
+    this.requireUser(userId);
+    return this.requireChanged(
+      userId,
+      await this.changeUser(userId, (stored) => {
+        if (!stored.human) throw preconditionFailed('USER-Hum4n', 'only people have a password');
+        const verifies = verifiedEmail !== undefined && lower(stored.human.email.email) === verifiedEmail;
+        return {
+          human: { passwordHash, passwordChangeRequired: false, failedPasswordAttempts: 0, failedOtpAttempts: 0, ...(verifies ? { email: { ...stored.human.email, isEmailVerified: true } } : {}) },
+          ...(stored.state === 'USER_STATE_INITIAL' ? { state: 'USER_STATE_ACTIVE' as const } : {}),
+          revokedBefore: clock.now(),
+        };
+      }),
+    );
+  }
+
+  /** The person proved they read mail at `email` (a code sent there): verified if it is still their address. Undefined when it is not. */
+  async verifyEmail(userId: string, email: string): Promise<View<UserRecord> | undefined> {
+    let matched = false;
+    const after = await this.changeUser(userId, (stored) => {
+      matched = stored.human !== undefined && lower(stored.human.email.email) === email;
+      if (!matched || stored.human!.email.isEmailVerified) return undefined;
+      return { human: { email: { ...stored.human!.email, isEmailVerified: true } } };
+    });
+    return matched ? after : undefined;
+  }
+
+  /**
    * SetHumanPassword: an administrator sets a person's password (hash made by the caller); the
    * person must change it at the next login unless `changeRequired` is false. Failure counts reset.
    */
@@ -1322,6 +1355,7 @@ export const ORGS_READS = [
   'primaryDomain',
   'primaryDomainOf',
   'customPolicies',
+  'hasOwnPolicy',
   'findOrgByDomain',
   'policy',
   'getProject',

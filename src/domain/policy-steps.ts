@@ -12,6 +12,8 @@ import type { View } from '../util/readonly.js';
 export interface UserFacts {
   hasOtp: boolean;
   passwordChangeRequired: boolean;
+  /** The address is not verified and a verification can be mailed (ZITADEL's login stops there). */
+  mustVerifyEmail: boolean;
   /** Epoch ms of the last skipped enrollment prompt. */
   mfaInitSkippedAt?: number | undefined;
 }
@@ -28,23 +30,26 @@ export function mfaPrompt(user: UserFacts, policy: View<LoginPolicy>, now: numbe
   return 'optional';
 }
 
-export type NextStep = 'password-change' | 'otp' | 'mfa-setup' | 'done';
+export type NextStep = 'password-change' | 'verify-email' | 'otp' | 'mfa-setup' | 'done';
 
 /**
- * What follows once the password passed: a required password change first, then the TOTP code
- * (a person who has TOTP is always asked for it), then enrollment when it is due.
+ * What follows once the password passed: a required password change first, then the email
+ * verification, then the TOTP code (a person who has TOTP is always asked for it), then
+ * enrollment when it is due.
  */
 export function nextLoginStep(user: UserFacts, checks: AuthChecks, policy: View<LoginPolicy>, now: number): NextStep {
   if (user.passwordChangeRequired) return 'password-change';
+  if (user.mustVerifyEmail) return 'verify-email';
   if (user.hasOtp) return checks.secondFactorAt === undefined ? 'otp' : 'done';
   return mfaPrompt(user, policy, now) === 'none' ? 'done' : 'mfa-setup';
 }
 
-/** The facts about a person these rules look at. */
-export function factsOf(user: UserRecord): UserFacts {
+/** The facts about a person these rules look at; `mailCanVerify`: a verification mail can go out (an active SMTP configuration). */
+export function factsOf(user: UserRecord, mailCanVerify = false): UserFacts {
   return {
     hasOtp: user.human?.otpSecretSealed !== undefined,
     passwordChangeRequired: user.human?.passwordChangeRequired === true,
+    mustVerifyEmail: mailCanVerify && user.human !== undefined && !user.human.email.isEmailVerified && user.human.email.email !== '',
     mfaInitSkippedAt: user.human?.mfaInitSkippedAt,
   };
 }

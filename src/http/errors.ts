@@ -22,6 +22,7 @@ const GRPC: Record<ApiErrorKind, { code: number; status: number }> = {
   NotFound: { code: 5, status: 404 },
   AlreadyExists: { code: 6, status: 409 },
   DeadlineExceeded: { code: 4, status: 504 },
+  ResourceExhausted: { code: 8, status: 429 },
   Unimplemented: { code: 12, status: 501 },
   Internal: { code: 13, status: 500 },
   MethodNotAllowed: { code: 12, status: 405 },

@@ -12,6 +12,8 @@ export type ApiErrorKind =
   | 'NotFound'
   | 'AlreadyExists'
   | 'DeadlineExceeded'
+  /** A bound on how often something may be done was reached (HTTP 429). */
+  | 'ResourceExhausted'
   | 'Unimplemented'
   | 'Internal'
   /** No handler for the request's method (HTTP 405). */
@@ -57,6 +59,7 @@ export class WriteConflict extends ApiError {
 }
 export const alreadyExists = (id: string, message: string) => new ApiError('AlreadyExists', id, message);
 export const invalidArgument = (id: string, message: string) => new ApiError('InvalidArgument', id, message);
+export const resourceExhausted = (id: string, message: string) => new ApiError('ResourceExhausted', id, message);
 export const preconditionFailed = (id: string, message: string) => new ApiError('FailedPrecondition', id, message);
 
 /**

@@ -72,6 +72,9 @@ export type SignInFailure = (typeof SIGN_IN_FAILURES)[number];
 /** The factor whose failures locked an account. */
 export const LOCKOUT_FACTORS = ['password', 'otp'] as const;
 export type LockoutFactor = (typeof LOCKOUT_FACTORS)[number];
+/** What happened to mails: queued (by any thread), sent, an attempt failed (retried later), given up. */
+export const MAIL_RESULTS = ['queued', 'sent', 'failed_attempt', 'given_up'] as const;
+export type MailResult = (typeof MAIL_RESULTS)[number];
 /** What the worker pool batches: JWT signatures, assertion signature checks. */
 export const BATCH_KINDS = ['sign', 'verify'] as const;
 export type BatchKind = (typeof BATCH_KINDS)[number];

@@ -5,6 +5,7 @@ import {
   GRANTS,
   INTROSPECTION_RESULTS,
   LOCKOUT_FACTORS,
+  MAIL_RESULTS,
   LOOP_LAG_STATS,
   HEAP_STATS,
   METHODS,
@@ -43,6 +44,7 @@ export const CORE = {
   signIns: take(1),
   signInFailures: take(SIGN_IN_FAILURES.length),
   lockouts: take(LOCKOUT_FACTORS.length),
+  mails: take(MAIL_RESULTS.length),
   commit: take(histogramSize(COMMIT_SECONDS)),
   /** [batch kind] histogram */
   batches: take(BATCH_KINDS.length * histogramSize(BATCH_ITEMS)),

@@ -6,6 +6,7 @@ import {
   GRANTS,
   INTROSPECTION_RESULTS,
   LOCKOUT_FACTORS,
+  MAIL_RESULTS,
   REQUEST_SECONDS,
   SIGN_IN_FAILURES,
   TOKEN_TYPES,
@@ -14,6 +15,7 @@ import {
   type BatchKind,
   type GrantLabel,
   type LockoutFactor,
+  type MailResult,
   type SignInFailure,
   type TokenTypeLabel,
 } from './labels.js';
@@ -113,6 +115,11 @@ export function recordSignIn(): void {
 export function recordSignInFailure(reason: SignInFailure): void {
   if (core === undefined) return;
   core[CORE.signInFailures + SIGN_IN_FAILURES.indexOf(reason)]! += 1;
+}
+
+export function recordMail(result: MailResult): void {
+  if (core === undefined) return;
+  core[CORE.mails + MAIL_RESULTS.indexOf(result)]! += 1;
 }
 
 export function recordLockout(factor: LockoutFactor): void {

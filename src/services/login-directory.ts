@@ -45,6 +45,10 @@ export interface LoginDirectory {
   changePassword(userId: string, password: string, passedAt: number): Promise<View<UserRecord> | undefined>;
   /** A person registering at the login with a password (hashed here). Throws AlreadyExists for a taken name. */
   register(orgId: string, person: NewHuman, password: string): Promise<View<UserRecord>>;
+  /** A password set with a mailed code (reset, initialization), hashed here; see OrgsActor.setPasswordByCode. */
+  setPasswordByCode(userId: string, password: string, verifiedEmail?: string): Promise<View<UserRecord>>;
+  /** The person's email is verified (a code sent to `email` came back); undefined when it is no longer theirs. */
+  verifyEmail(userId: string, email: string): Promise<View<UserRecord> | undefined>;
 }
 
 /** The outcome of a password check. */
@@ -159,6 +163,15 @@ export class LoginDecisions implements LoginDirectory {
   async register(orgId: string, person: NewHuman, password: string): Promise<View<UserRecord>> {
     const passwordHash = await this.passwords.hashPassword(password);
     return this.orgs.addUser(orgId, { person, credentials: { passwordHash } });
+  }
+
+  async setPasswordByCode(userId: string, password: string, verifiedEmail?: string): Promise<View<UserRecord>> {
+    const passwordHash = await this.passwords.hashPassword(password);
+    return this.orgs.setPasswordByCode(userId, passwordHash, verifiedEmail);
+  }
+
+  verifyEmail(userId: string, email: string): Promise<View<UserRecord> | undefined> {
+    return this.orgs.verifyEmail(userId, email);
   }
 
   /** Whether a sign-in passed at `passedAt` still stands for the person as stored: active, and nothing since (a reset, a lock) voided it. */

@@ -26,6 +26,10 @@ import type { LoginDirectory } from './login-directory.js';
 import type { ClientRegistrar } from './client-registrar.js';
 import type { CryptoPool } from '../workers/pool.js';
 import type { LogoutDeliveries } from './backchannel-logout/logout-deliveries.js';
+import type { SmtpConfigsActor } from '../actors/smtp-configs.js';
+import type { UserCodesActor } from '../actors/user-codes.js';
+import type { Mailer } from './mail/mailer.js';
+import type { Notifications } from './mail/notifications.js';
 
 /**
  * Everything src/app.ts wires. Nobody takes all of it: each module names what it uses as a
@@ -69,6 +73,14 @@ export interface Ports {
   readonly consents: ConsentsActor;
   /** Back-channel logout: queues a logout token for the apps of ending sessions and delivers it (issue 13). */
   readonly logoutDeliveries: LogoutDeliveries;
+  /** The instance's SMTP configurations (admin API); mail goes out through the active one. */
+  readonly smtpConfigs: SmtpConfigsActor;
+  /** Codes mailed to people (verification, reset, initialization, email OTP): digests, single use. */
+  readonly userCodes: UserCodesActor;
+  /** Queues mail in the store's outbox (any thread); the main thread sends it. */
+  readonly mailer: Mailer;
+  /** What people are mailed (codes with links, a changed password), in their language. */
+  readonly notifications: Notifications;
   /** Seals secrets at rest (TOTP secrets) and derives purpose keys (CSRF). */
   readonly masterKey: MasterKey;
   /** Export snapshots and atomic import commits (organization migration). */

@@ -61,6 +61,11 @@ const STORES = [
   'failureWindows',
   // Leases for periodic work (LeasesActor): who sweeps now.
   'leases',
+  // Mails waiting to be sent, and those given up (MailOutbox); their due times (`<ms>|<id>`), soonest first.
+  'mailOutbox',
+  'mailOutboxDue',
+  // Codes sent to people (email verification, password reset, initialization, email OTP): digests only (UserCodesActor).
+  'userCodes',
 ] as const;
 export type StoreName = (typeof STORES)[number];
 

@@ -103,6 +103,15 @@ export class MetaStore {
     return this.put('dynamicRegistration', settings);
   }
 
+  /** An instance-wide record by name (SMTP configurations, …): kept here like the settings above. */
+  record<T>(key: string): View<T> | undefined {
+    return this.values.get(key) as View<T> | undefined;
+  }
+
+  setRecord<T>(key: string, value: T): Promise<boolean> {
+    return this.put(key, value);
+  }
+
   private put(key: string, value: unknown): Promise<boolean> {
     const had = this.values.has(key);
     const previous = this.values.get(key);

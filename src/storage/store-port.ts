@@ -127,10 +127,10 @@ export interface StoreBoundedGroup extends Omit<BoundedGroup, 'index'> {
 }
 
 /**
- * The kinds of change the feed carries: the logout outbox, and the directory (on PostgreSQL, every
+ * The kinds of change the feed carries: the logout outbox, the mail outbox, and the directory (on PostgreSQL, every
  * directory commit notifies; on LMDB the directory has its own counter, Storage.directoryVersion).
  */
-export const FEED_KINDS = ['outbox', 'directory'] as const;
+export const FEED_KINDS = ['outbox', 'directory', 'mail'] as const;
 export type FeedKind = (typeof FEED_KINDS)[number];
 
 /**

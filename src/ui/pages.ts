@@ -1,4 +1,4 @@
-import { html, type Html } from './html.js';
+import { html, type Html } from '../util/html.js';
 import type { Locale, Translate } from './i18n.js';
 import { translator } from './i18n.js';
 import { STYLESHEET_PATH } from './styles.js';
@@ -60,7 +60,7 @@ ${options.allowRegister ? html`<div class="links"><a href="/ui/login/register?au
   );
 }
 
-export function passwordPage(p: PageContext, options: { loginName: string; error?: string }): string {
+export function passwordPage(p: PageContext, options: { loginName: string; error?: string; info?: string; allowReset: boolean }): string {
   const t = translator(p.locale);
   return layout(
     p.locale,
@@ -68,7 +68,7 @@ export function passwordPage(p: PageContext, options: { loginName: string; error
     html`<h1>${t('password.title')}</h1>
 <span class="user-chip">${options.loginName}</span>
 <p class="intro">${t('password.intro', { user: options.loginName })}</p>
-${errorBox(options.error)}
+${errorBox(options.error)}${options.info ? html`<p class="info" role="status">${options.info}</p>` : ''}
 <form method="post" action="/ui/login/password">
 ${hidden(p)}
 <input type="text" name="loginName" value="${options.loginName}" autocomplete="username" hidden>
@@ -76,12 +76,100 @@ ${hidden(p)}
 <input type="password" id="password" name="password" autocomplete="current-password" required autofocus>
 <button type="submit">${t('password.submit')}</button>
 </form>
+${options.allowReset ? html`<form method="post" action="/ui/login/password/reset">
+${hidden(p)}
+<button type="submit" class="link">${t('reset.link')}</button>
+</form>` : ''}
 <form method="post" action="/ui/login/loginname/change">
 ${hidden(p)}
 <button type="submit" class="secondary">${t('password.otherUser')}</button>
 </form>`,
     t,
   );
+}
+
+/**
+ * Where a form of the code pages goes back to: the sign-in under way (auth request and CSRF token),
+ * or, opened from a mailed link in another browser, the person alone (the code is what proves it).
+ */
+export type CodeFormTarget = { page: PageContext } | { locale: Locale; userId: string };
+
+const codeTargetFields = (target: CodeFormTarget) =>
+  'page' in target ? hidden(target.page) : html`<input type="hidden" name="userID" value="${target.userId}">`;
+const localeOf = (target: CodeFormTarget) => ('page' in target ? target.page.locale : target.locale);
+const infoBox = (message: string | undefined) => (message ? html`<p class="info" role="status">${message}</p>` : '');
+
+export interface CodePageView {
+  loginName?: string | undefined;
+  /** The address the code went to, partly hidden. */
+  email?: string | undefined;
+  /** From the mailed link. */
+  code?: string | undefined;
+  error?: string | undefined;
+  info?: string | undefined;
+}
+
+/** The email verification step: the mailed code, typed or from the link; a new code on request. */
+export function verifyEmailPage(target: CodeFormTarget, view: CodePageView): string {
+  const locale = localeOf(target);
+  const t = translator(locale);
+  return layout(
+    locale,
+    t('verifyEmail.title'),
+    html`<h1>${t('verifyEmail.title')}</h1>
+${view.loginName ? html`<span class="user-chip">${view.loginName}</span>` : ''}
+<p class="intro">${view.email ? t('verifyEmail.intro', { email: view.email }) : t('verifyEmail.introLink')}</p>
+${errorBox(view.error)}${infoBox(view.info)}
+<form method="post" action="/ui/login/mail/verification">
+${codeTargetFields(target)}
+<label for="code">${t('code.label')}</label>
+<input type="text" id="code" name="code" class="code" value="${view.code ?? ''}" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" maxlength="20" required ${view.code ? '' : 'autofocus'}>
+<button type="submit">${t('verifyEmail.submit')}</button>
+</form>
+${'page' in target ? html`<form method="post" action="/ui/login/mail/verification/resend">
+${hidden(target.page)}
+<button type="submit" class="secondary">${t('code.resend')}</button>
+</form>` : ''}`,
+    t,
+  );
+}
+
+/** A new password with a mailed code: a reset, or setting up an account that has none (`init`). */
+export function passwordByCodePage(target: CodeFormTarget, view: CodePageView & { kind: 'reset' | 'init'; passwordSet?: boolean }): string {
+  const locale = localeOf(target);
+  const t = translator(locale);
+  const title = view.kind === 'reset' ? t('reset.title') : t('init.title');
+  const action = view.kind === 'reset' ? '/ui/login/password/init' : '/ui/login/user/init';
+  return layout(
+    locale,
+    title,
+    html`<h1>${title}</h1>
+${view.loginName ? html`<span class="user-chip">${view.loginName}</span>` : ''}
+<p class="intro">${view.kind === 'reset' ? t('reset.intro') : t('init.intro')}</p>
+${errorBox(view.error)}${infoBox(view.info)}
+<form method="post" action="${action}">
+${codeTargetFields(target)}
+${view.loginName ? html`<input type="text" name="loginName" value="${view.loginName}" autocomplete="username" hidden>` : ''}
+<label for="code">${t('code.label')}</label>
+<input type="text" id="code" name="code" class="code" value="${view.code ?? ''}" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" maxlength="20" required ${view.code ? '' : 'autofocus'}>
+${view.passwordSet ? '' : html`<label for="password">${t('passwordChange.new')}</label>
+<input type="password" id="password" name="password" autocomplete="new-password" required ${view.code ? 'autofocus' : ''}>
+<label for="passwordConfirm">${t('passwordChange.confirm')}</label>
+<input type="password" id="passwordConfirm" name="passwordConfirm" autocomplete="new-password" required>`}
+<button type="submit">${view.kind === 'reset' ? t('reset.submit') : t('init.submit')}</button>
+</form>
+${'page' in target && view.kind === 'init' ? html`<form method="post" action="/ui/login/user/init/resend">
+${hidden(target.page)}
+<button type="submit" class="secondary">${t('code.resend')}</button>
+</form>` : ''}`,
+    t,
+  );
+}
+
+/** A page that says something was done (an address verified, a password set), outside a sign-in. */
+export function donePage(locale: Locale, title: string, intro: string): string {
+  const t = translator(locale);
+  return layout(locale, title, html`<h1>${title}</h1><p class="intro">${intro}</p>`, t);
 }
 
 export function otpPage(p: PageContext, options: { loginName: string; error?: string }): string {
@@ -116,9 +204,9 @@ ${errorBox(options.error)}
 ${hidden(p)}
 <input type="text" name="loginName" value="${options.loginName}" autocomplete="username" hidden>
 <label for="password">${t('passwordChange.new')}</label>
-<input type="password" id="password" name="password" autocomplete="new-password" minlength="8" required autofocus>
+<input type="password" id="password" name="password" autocomplete="new-password" required autofocus>
 <label for="passwordConfirm">${t('passwordChange.confirm')}</label>
-<input type="password" id="passwordConfirm" name="passwordConfirm" autocomplete="new-password" minlength="8" required>
+<input type="password" id="passwordConfirm" name="passwordConfirm" autocomplete="new-password" required>
 <button type="submit">${t('passwordChange.submit')}</button>
 </form>`,
     t,
@@ -241,7 +329,7 @@ ${hidden(p)}
 <label for="password">${t('register.password')}</label>
 <input type="password" id="password" name="password" autocomplete="new-password" minlength="8" required>
 <label for="passwordConfirm">${t('register.passwordConfirm')}</label>
-<input type="password" id="passwordConfirm" name="passwordConfirm" autocomplete="new-password" minlength="8" required>
+<input type="password" id="passwordConfirm" name="passwordConfirm" autocomplete="new-password" required>
 <button type="submit">${t('register.submit')}</button>
 </form>
 <div class="links"><a href="/ui/login/login?authRequestID=${p.authRequestId}&amp;step=loginname">${t('register.back')}</a></div>`,

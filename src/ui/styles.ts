@@ -49,6 +49,9 @@ button.secondary, .links a { background: none; color: var(--accent); border: 0; 
 button.secondary:hover { background: none; text-decoration: underline; }
 .links { margin-top: 18px; text-align: center; font-size: 14px; }
 .links a { text-decoration: none; } .links a:hover { text-decoration: underline; }
+.info { background: var(--line); border-radius: 8px; padding: 10px 12px; margin: 0 0 16px; font-size: 14px; }
+button.link { background: none; color: var(--accent); border: 0; padding: 0; margin: 8px 0 0; width: auto; font-weight: 500; font-size: 14px; }
+button.link:hover { background: none; text-decoration: underline; }
 .error { background: var(--danger-bg); color: var(--danger); border-radius: 8px; padding: 10px 12px; margin: 0 0 16px; font-size: 14px; }
 .user-chip { display: inline-block; padding: 4px 12px; border: 1px solid var(--line); border-radius: 999px; font-size: 14px; margin-bottom: 6px; }
 ul.accounts { list-style: none; padding: 0; margin: 0; }

@@ -13,7 +13,7 @@ const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 0, 1);
 const sec = (ms: number) => Math.floor(ms / 1000);
 const policy = (change: Partial<LoginPolicy> = {}): LoginPolicy => ({ ...DEFAULT_POLICIES.login, ...change });
-const person = (change: Partial<UserFacts> = {}): UserFacts => ({ hasOtp: false, passwordChangeRequired: false, ...change });
+const person = (change: Partial<UserFacts> = {}): UserFacts => ({ hasOtp: false, passwordChangeRequired: false, mustVerifyEmail: false, ...change });
 const optionalPrompt = policy({ mfaInitSkipLifetimeMs: 24 * HOUR });
 
 describe('nextLoginStep table', () => {
@@ -25,6 +25,8 @@ describe('nextLoginStep table', () => {
     { name: 'forced MFA ignores a recent skip', user: person({ mfaInitSkippedAt: T0 }), policy: policy({ forceMfa: true, mfaInitSkipLifetimeMs: 24 * HOUR }), step: 'mfa-setup' },
     { name: 'forced MFA without TOTP among the second factors', user: person(), policy: policy({ forceMfa: true, secondFactors: [] }), step: 'done' },
     { name: 'TOTP is asked of a person who has it, even if the policy no longer lists it', user: person({ hasOtp: true }), policy: policy({ secondFactors: [] }), step: 'otp' },
+    { name: 'an unverified address comes before the second factor', user: person({ hasOtp: true, mustVerifyEmail: true }), policy: policy(), step: 'verify-email' },
+    { name: 'a required change comes before the verification', user: person({ mustVerifyEmail: true, passwordChangeRequired: true }), policy: policy(), step: 'password-change' },
     { name: 'a required change comes before everything, also after the TOTP code', user: person({ hasOtp: true, passwordChangeRequired: true }), checks: { ...passed, secondFactorAt: sec(T0) }, policy: policy({ forceMfa: true }), step: 'password-change' },
   ])('$name: $step', ({ user, checks, policy: p, now, step }) => {
     expect(nextLoginStep(user, checks ?? passed, p, now ?? T0)).toBe(step);
@@ -62,11 +64,21 @@ describe('mfaPrompt and factsOf', () => {
   });
 
   it.each<{ name: string; human: Partial<NonNullable<UserRecord['human']>> | undefined; facts: UserFacts }>([
-    { name: 'a machine user (no human part)', human: undefined, facts: { hasOtp: false, passwordChangeRequired: false, mfaInitSkippedAt: undefined } },
-    { name: 'a person with TOTP, a required change and a skip', human: { otpSecretSealed: new Uint8Array([1]), passwordChangeRequired: true, mfaInitSkippedAt: 5 }, facts: { hasOtp: true, passwordChangeRequired: true, mfaInitSkippedAt: 5 } },
-    { name: 'a person without any of them', human: {}, facts: { hasOtp: false, passwordChangeRequired: false, mfaInitSkippedAt: undefined } },
+    { name: 'a machine user (no human part)', human: undefined, facts: { hasOtp: false, passwordChangeRequired: false, mustVerifyEmail: false, mfaInitSkippedAt: undefined } },
+    { name: 'a person with TOTP, a required change and a skip', human: { otpSecretSealed: new Uint8Array([1]), passwordChangeRequired: true, mfaInitSkippedAt: 5 }, facts: { hasOtp: true, passwordChangeRequired: true, mustVerifyEmail: false, mfaInitSkippedAt: 5 } },
+    { name: 'a person without any of them', human: {}, facts: { hasOtp: false, passwordChangeRequired: false, mustVerifyEmail: false, mfaInitSkippedAt: undefined } },
   ])('factsOf: $name', ({ human, facts }) => {
     const user = { id: 'u', ...(human ? { human } : {}) } as unknown as UserRecord;
     expect(factsOf(user)).toEqual(facts);
+  });
+
+  it.each<{ name: string; email: { email: string; isEmailVerified: boolean }; mail: boolean; must: boolean }>([
+    { name: 'unverified, mail can go out', email: { email: 'a@example.com', isEmailVerified: false }, mail: true, must: true },
+    { name: 'unverified, no relay to send the code', email: { email: 'a@example.com', isEmailVerified: false }, mail: false, must: false },
+    { name: 'verified', email: { email: 'a@example.com', isEmailVerified: true }, mail: true, must: false },
+    { name: 'no address', email: { email: '', isEmailVerified: false }, mail: true, must: false },
+  ])('factsOf, the email verification: $name', ({ email, mail, must }) => {
+    const user = { id: 'u', human: { email, passwordChangeRequired: false } } as unknown as UserRecord;
+    expect(factsOf(user, mail).mustVerifyEmail).toBe(must);
   });
 });

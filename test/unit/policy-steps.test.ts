@@ -7,7 +7,7 @@ import { DEFAULT_POLICIES, type LoginPolicy } from '../../src/model/records.js';
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 0, 1);
 const policy = (change: Partial<LoginPolicy> = {}): LoginPolicy => ({ ...DEFAULT_POLICIES.login, ...change });
-const person = (change: Partial<UserFacts> = {}): UserFacts => ({ hasOtp: false, passwordChangeRequired: false, ...change });
+const person = (change: Partial<UserFacts> = {}): UserFacts => ({ hasOtp: false, passwordChangeRequired: false, mustVerifyEmail: false, ...change });
 const sec = (ms: number) => Math.floor(ms / 1000);
 
 describe('mfaPrompt', () => {

@@ -9,7 +9,7 @@ import { isPkceValue, s256Challenge, verifierMatches } from '../../src/protocol/
 import { parseMaxAge, parsePrompt } from '../../src/protocol/prompt.js';
 import { chooseResponseMode, deliver } from '../../src/protocol/response-mode.js';
 import { chooseLocale } from '../../src/ui/i18n.js';
-import { html } from '../../src/ui/html.js';
+import { html } from '../../src/util/html.js';
 import type { AppRecord } from '../../src/model/records.js';
 
 describe('TOTP (RFC 6238 / RFC 4226)', () => {

@@ -11,7 +11,7 @@ import { readBody } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type HumanUsersPorts = Pick<Ports, 'masterKey' | 'orgs' | 'pool'> & CallerPorts;
+export type HumanUsersPorts = Pick<Ports, 'masterKey' | 'orgs' | 'pool' | 'notifications'> & CallerPorts;
 
 /**
  * Human users: AddHumanUser and ImportHumanUser. Plaintext passwords are hashed in the worker
@@ -27,6 +27,7 @@ export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
         if (input.initialPassword) requireComplexPassword(input.initialPassword, ctx.orgs.policy('passwordComplexity', caller.orgId).policy);
         const passwordHash = input.initialPassword ? await ctx.pool.hashPassword(input.initialPassword) : undefined;
         const user = await ctx.orgs.addUser(caller.orgId, { person: input, credentials: { passwordHash } });
+        await ctx.notifications.welcome(user);
         return ok({ userId: user.id, details: addedDetails(user, user.orgId) });
       },
     }),
@@ -56,6 +57,7 @@ export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
             otpSecretSealed: input.otpCode ? sealOtpSecret(ctx.masterKey, normalizeOtpSecret(input.otpCode)!) : undefined,
           },
         });
+        await ctx.notifications.welcome(user);
         return ok({ userId: user.id, details: addedDetails(user, user.orgId) });
       },
     }),

@@ -11,7 +11,7 @@ import type { CallerPorts } from './caller.js';
 import { instanceLifetimeLimits } from '../../zitadel/oidc-config.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type MigrationPorts = Pick<Ports, 'clients' | 'config' | 'masterKey' | 'migration' | 'orgs' | 'pool'> & CallerPorts;
+export type MigrationPorts = Pick<Ports, 'clients' | 'config' | 'masterKey' | 'migration' | 'orgs' | 'pool' | 'notifications'> & CallerPorts;
 
 /**
  * The admin API's ExportData and ImportData (`POST /admin/v1/export`, `POST /admin/v1/import`):
@@ -45,6 +45,10 @@ export function migrationRoutes(ctx: MigrationPorts): Route[] {
     masterKey: ctx.masterKey,
     migration: ctx.migration,
     hashPassword: (password) => ctx.pool.hashPasswordInBulk(password),
+    welcome: async (userId) => {
+      const user = ctx.orgs.getUser(userId);
+      if (user) await ctx.notifications.welcome(user);
+    },
   };
 
   const exportRoute = apiRoute(ctx, EXPORT_PATH, {

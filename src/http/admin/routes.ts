@@ -9,6 +9,8 @@ import { instanceMemberRoutes, orgMemberRoutes } from './members.js';
 import { migrationRoutes } from './migration.js';
 import { orgRoutes } from './orgs.js';
 import { policyRoutesAll } from './policies.js';
+import { smtpRoutes, type SmtpPorts } from './smtp.js';
+import { userNotificationRoutes, type UserNotificationsPorts } from './user-notifications.js';
 import { projectRoleRoutes } from './project-roles.js';
 import { projectRoutes } from './projects.js';
 import { userGrantRoutes } from './user-grants.js';
@@ -31,7 +33,7 @@ import type { MachineCredentialsPorts } from './machine-credentials.js';
 import type { PoliciesPorts } from './policies.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts & SigningKeysPorts & UserLifecyclePorts;
+export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts & SigningKeysPorts & UserLifecyclePorts & SmtpPorts & UserNotificationsPorts;
 
 /**
  * Provisioning API routes (ZITADEL management/admin v1 subset). Routes sharing a pattern are
@@ -54,6 +56,8 @@ export function managementRoutes(ctx: ManagementRoutesPorts): Route[] {
     ...userMetadataRoutes(ctx),
     ...policyRoutesAll(ctx),
     ...instanceSettingsRoutes(ctx),
+    ...smtpRoutes(ctx),
+    ...userNotificationRoutes(ctx),
     ...signingKeyRoutes(ctx),
     ...migrationRoutes(ctx),
   ];

@@ -6,7 +6,7 @@ import { openOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { agentOf, newAgentCookieFor, type Agent } from '../login/agent.js';
 import { authorizeError, completeAuthorization, consentNeeded, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
 import { factsOf, mfaPrompt, nextLoginStep } from '../../domain/policy-steps.js';
-import { DEFAULT_POLICIES } from '../../model/records.js';
+import { DEFAULT_POLICIES, INSTANCE_POLICY } from '../../model/records.js';
 import { EMAIL } from '../../domain/human-users.js';
 import { brokenComplexityRule } from '../../domain/password-complexity.js';
 import { clock } from '../../util/clock.js';
@@ -15,7 +15,8 @@ import { qrCodeDataUrl } from '../../ui/qr-code.js';
 import { ApiError } from '../../model/errors.js';
 import type { LoginPolicy, UserRecord } from '../../model/records.js';
 import { parseFormBody, parseUrlEncoded, type Form } from '../../protocol/form.js';
-import { translator, type TextKey } from '../../ui/i18n.js';
+import { translator, type Locale, type TextKey } from '../../ui/i18n.js';
+import { maskedEmail } from '../../domain/masked-email.js';
 import {
   consentPage,
   deviceDonePage,
@@ -25,6 +26,10 @@ import {
   otpPage,
   passwordChangePage,
   passwordPage,
+  passwordByCodePage,
+  donePage,
+  verifyEmailPage,
+  type CodeFormTarget,
   registerPage,
   selectAccountPage,
   signedOutPage,
@@ -43,7 +48,7 @@ import type { View } from '../../util/readonly.js';
 import { recordSignIn, recordSignInFailure } from '../../observability/recorder.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type LoginPorts = Pick<FlowView, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginDirectory' | 'loginSecurity' | 'masterKey' | 'orgs' | 'userSessions'> & RespondPorts & DeviceFlowPorts & SessionEndPorts;
+export type LoginPorts = Pick<FlowView, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginDirectory' | 'loginSecurity' | 'masterKey' | 'orgs' | 'userSessions' | 'userCodes' | 'notifications' | 'smtpConfigs'> & RespondPorts & DeviceFlowPorts & SessionEndPorts;
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
@@ -113,6 +118,14 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
    */
   const typedLoginName = (user: UserRecord | undefined, flow: Flow) => flow.auth.loginName ?? loginNameOf(user, flow);
 
+  /** The org whose login policy a page of this request follows: the person's, else the requested org's, else the instance's. */
+  const requestOrgOf = (flow: Flow, user: View<UserRecord> | undefined) => user?.orgId ?? flow.auth.request.orgId ?? INSTANCE_POLICY;
+  /**
+   * Whether an unverified address stops a sign-in: only while mail can go out (an active SMTP
+   * configuration), since nobody could pass the step otherwise.
+   */
+  const mailCanVerify = () => ctx.smtpConfigs.active() !== undefined;
+
   /** The accounts this browser is signed in with that may answer the request. */
   const selectableAccounts = async (flow: Flow) =>
     (await usableSessions(ctx, flow.agent.agentId, flow.auth.request)).flatMap((s) => {
@@ -124,7 +137,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
    * The page of the request's step, after settling a step with nothing to offer (no account to
    * select, registration not allowed): those show the login name page instead, and stay there.
    */
-  async function show(flow: Flow, error?: string, status = 200): Promise<Response> {
+  async function show(flow: Flow, error?: string, status = 200, info?: string): Promise<Response> {
     const { auth } = flow;
     const accounts = auth.step === 'select' ? await selectableAccounts(flow) : [];
     if (auth.step === 'select' && accounts.length === 0) await ctx.authRequests.offerLoginName(auth);
@@ -132,21 +145,30 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       await ctx.authRequests.offerLoginName(auth);
       return render(flow, accounts, t(flow, 'register.notAllowed'), status);
     }
-    return render(flow, accounts, error, status);
+    return render(flow, accounts, error, status, info);
   }
 
   /**
    * Renders the request's step (settled by `show`: a select step has accounts, a register step is
    * allowed); changes nothing.
    */
-  async function render(flow: Flow, accounts: Awaited<ReturnType<typeof selectableAccounts>>, error?: string, status = 200): Promise<Response> {
+  async function render(flow: Flow, accounts: Awaited<ReturnType<typeof selectableAccounts>>, error?: string, status = 200, info?: string): Promise<Response> {
     const { auth, page } = flow;
     const user = auth.userId ? ctx.orgs.getUser(auth.userId) : undefined;
     switch (auth.step) {
       case 'select':
         return htmlResponse(status, selectAccountPage(page, accounts));
       case 'password':
-        return htmlResponse(status, passwordPage(page, { loginName: typedLoginName(user, flow), ...(error ? { error } : {}) }));
+        return htmlResponse(
+          status,
+          passwordPage(page, { loginName: typedLoginName(user, flow), allowReset: !loginPolicy(requestOrgOf(flow, user)).hidePasswordReset, ...(error ? { error } : {}), ...(info ? { info } : {}) }),
+        );
+      case 'password-reset':
+        return htmlResponse(status, passwordByCodePage({ page }, { kind: 'reset', loginName: typedLoginName(user, flow), error, info }));
+      case 'init':
+        return htmlResponse(status, passwordByCodePage({ page }, { kind: 'init', loginName: loginNameOf(user, flow), error, info }));
+      case 'verify-email':
+        return htmlResponse(status, verifyEmailPage({ page }, { loginName: loginNameOf(user, flow), email: maskedEmail(user?.human?.email.email ?? ''), error, info }));
       case 'password-change':
         return htmlResponse(status, passwordChangePage(page, { loginName: loginNameOf(user, flow), ...(error ? { error } : {}) }));
       case 'otp':
@@ -203,8 +225,12 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   async function proceed(flow: Flow, userId: string, headers: Record<string, string> = {}): Promise<Response> {
     const user = ctx.orgs.getUser(userId);
     if (!user) return expired(flow.agent);
-    const next = nextLoginStep(factsOf(user), flow.auth.checks, loginPolicy(user.orgId), clock.now());
+    const next = nextLoginStep(factsOf(user, mailCanVerify()), flow.auth.checks, loginPolicy(user.orgId), clock.now());
     if (next === 'done') return finish(flow, user, headers);
+    // The code goes out as the step is entered (not again on every visit: a new one is asked for).
+    if (next === 'verify-email' && !(await ctx.userCodes.pending(user.id, 'verifyEmail', clock.now()))) {
+      await ctx.notifications.sendCode(user, 'verifyEmail', { authRequestId: flow.auth.id });
+    }
     await ctx.authRequests.enterStep(flow.auth, next);
     return backToStep(flow, headers);
   }
@@ -480,17 +506,146 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     return proceed(flow, user.id, await renewCookie(flow));
   }
 
+  // ---- codes sent by mail: a password reset, an account's initialization, an email verification ----
+
+  /** Sends a code of the sign-in's person; the page says a code is on its way, or that too many went. */
+  async function resend(flow: Flow, req: Request, purpose: 'verifyEmail' | 'init'): Promise<Response> {
+    const user = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
+    if (!user) return expired(flow.agent);
+    const outcome = await ctx.notifications.sendCode(user, purpose, { authRequestId: flow.auth.id, clientAddress: req.peer ?? '' });
+    return outcome === 'limited' ? show(flow, t(flow, 'code.limited')) : show(flow, undefined, 200, t(flow, 'code.sent'));
+  }
+
+  /**
+   * A code page's form came back: within this browser's sign-in (authRequestID and CSRF token), or
+   * from a mailed link opened elsewhere (userID; the code is what proves it, so no CSRF token).
+   */
+  type CodeForm = { flow: Flow; form: Form; user: View<UserRecord> | undefined } | { flow: undefined; form: Form; user: View<UserRecord> | undefined; locale: Locale };
+  async function codeForm(req: Request, step: LoginStep): Promise<CodeForm | Response> {
+    const form = parseFormBody(req.headers['content-type'], req.body);
+    if (form.get('authRequestID')) {
+      const flow = await flowOf(req, form);
+      if (!('auth' in flow)) return flow;
+      if (flow.auth.step !== step) return backToStep(flow);
+      return { flow, form, user: flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined };
+    }
+    const userId = (form.get('userID') ?? '').slice(0, 200);
+    return { flow: undefined, form, user: userId ? ctx.orgs.getUser(userId) : undefined, locale: agentOf(ctx, req).locale };
+  }
+
+  /** A code page opened from a mailed link (GET, nothing changes): in this browser's sign-in when it is the link's, else on its own. */
+  async function linkPage(req: Request, step: LoginStep, render: (target: CodeFormTarget, code: string, flow: Flow | undefined) => string): Promise<Response> {
+    const query = parseUrlEncoded(req.query);
+    const code = (query.get('code') ?? '').slice(0, 20);
+    const userId = (query.get('userID') ?? '').slice(0, 200);
+    const agent = agentOf(ctx, req);
+    const id = query.get('authRequestID');
+    const auth = id && agent.agentId ? await ctx.authRequests.get(id, agent.agentId) : undefined;
+    if (auth && auth.userId === userId) {
+      const flow = await flowOf(req, undefined);
+      if ('auth' in flow) {
+        if (flow.auth.step !== step) await ctx.authRequests.enterStep(flow.auth, step);
+        return htmlResponse(200, render({ page: flow.page }, code, flow));
+      }
+    }
+    return htmlResponse(200, render({ locale: agent.locale, userId }, code, undefined));
+  }
+
+  const codeError = (target: CodeForm, render: (target: CodeFormTarget, error: string) => string, key: TextKey | string, raw = false) => {
+    const locale = target.flow ? target.flow.page.locale : target.locale;
+    const message = raw ? key : translator(locale)(key as TextKey);
+    return htmlResponse(200, render(target.flow ? { page: target.flow.page } : { locale, userId: target.user?.id ?? '' }, message));
+  };
+
+  /**
+   * A new password with a mailed code (a reset, or an initialization): the password is checked
+   * against the org's complexity policy before the code is used; the code is used once; then the
+   * person signs in with the new password (what the old one opened has ended).
+   */
+  async function passwordByCode(req: Request, kind: 'reset' | 'init'): Promise<Response> {
+    const step: LoginStep = kind === 'reset' ? 'password-reset' : 'init';
+    const purpose = kind === 'reset' ? 'passwordReset' : 'init';
+    const target = await codeForm(req, step);
+    if (!('form' in target)) return target;
+    const { form, user, flow } = target;
+    const code = (form.get('code') ?? '').slice(0, 20);
+    const page = (to: CodeFormTarget, error: string) => passwordByCodePage(to, { kind, code, error, loginName: flow ? typedLoginName(user, flow) : undefined });
+    const locale = flow ? flow.page.locale : (target as { locale: Locale }).locale;
+    const pseudoFlow = flow ?? ({ page: { locale } } as Flow);
+    const problem = newPasswordProblem(pseudoFlow, form, user?.orgId ?? flow?.auth.request.orgId ?? INSTANCE_POLICY);
+    if (problem) return codeError(target, page, problem, true);
+    const redeemed = user?.human ? await ctx.userCodes.redeem(user.id, purpose, code, clock.now()) : { result: 'none' as const };
+    if (redeemed.result !== 'ok' || !user) return codeError(target, page, 'code.invalid');
+    const changed = await ctx.loginDirectory.setPasswordByCode(user.id, form.get('password') ?? '', kind === 'init' ? redeemed.subject : undefined);
+    // A reset ends the person's sessions and sign-ins in progress (the revocation horizon moved).
+    await Promise.all([endSessionsOfUser(ctx, user.id), ctx.notifications.passwordChanged(changed)]);
+    if (!flow) return htmlResponse(200, donePage(locale, t(pseudoFlow, `${kind}.done.title`), t(pseudoFlow, `${kind}.done.intro`)));
+    const current = await ctx.authRequests.get(flow.auth.id, flow.agent.agentId);
+    if (!current) return expired(flow.agent);
+    await ctx.authRequests.enterStep(current, 'password');
+    return show({ ...flow, auth: { ...current, step: 'password' } }, undefined, 200, t(flow, `${kind}.done.signIn`));
+  }
+
+  /** The mailed code proves the address: verified (if it is still the person's), and the sign-in goes on. */
+  async function verifyEmailByCode(req: Request): Promise<Response> {
+    const target = await codeForm(req, 'verify-email');
+    if (!('form' in target)) return target;
+    const { form, user, flow } = target;
+    const code = (form.get('code') ?? '').slice(0, 20);
+    const page = (to: CodeFormTarget, error: string) => verifyEmailPage(to, { code, error, loginName: flow && user ? loginNameOf(user, flow) : undefined });
+    if (flow && (!user || authenticatedUser(flow)?.id !== user.id)) return expired(flow.agent);
+    const redeemed = user?.human ? await ctx.userCodes.redeem(user.id, 'verifyEmail', code, clock.now()) : { result: 'none' as const };
+    const verified = redeemed.result === 'ok' && user ? await ctx.loginDirectory.verifyEmail(user.id, redeemed.subject) : undefined;
+    if (!verified) return codeError(target, page, 'code.invalid');
+    if (!flow) {
+      const locale = (target as { locale: Locale }).locale;
+      return htmlResponse(200, donePage(locale, translator(locale)('verifyEmail.done.title'), translator(locale)('verifyEmail.done.intro')));
+    }
+    return proceed(flow, verified.id);
+  }
+
+  function mailCodeRoutes(): Route[] {
+    return [
+      route('/ui/login/password/reset', {
+        // "Forgot your password?": the same page whether or not the person exists or has an address.
+        POST: atStep('password', async (flow, _form, req) => {
+          const user = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
+          if (loginPolicy(requestOrgOf(flow, user)).hidePasswordReset) return show(flow);
+          if (user?.human && user.state !== 'USER_STATE_INITIAL' && ctx.orgs.orgIsActive(user.orgId)) {
+            await ctx.notifications.sendCode(user, 'passwordReset', { authRequestId: flow.auth.id, clientAddress: req.peer ?? '' });
+          }
+          await ctx.authRequests.enterStep(flow.auth, 'password-reset');
+          return backToStep(flow);
+        }),
+      }),
+      route('/ui/login/password/init', {
+        GET: (req) => linkPage(req, 'password-reset', (target, code, flow) => passwordByCodePage(target, { kind: 'reset', code, loginName: flow ? typedLoginName(flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined, flow) : undefined })),
+        POST: (req) => passwordByCode(req, 'reset'),
+      }),
+      route('/ui/login/user/init', {
+        GET: (req) => linkPage(req, 'init', (target, code) => passwordByCodePage(target, { kind: 'init', code })),
+        POST: (req) => passwordByCode(req, 'init'),
+      }),
+      route('/ui/login/user/init/resend', { POST: atStep('init', (flow, _form, req) => resend(flow, req, 'init')) }),
+      route('/ui/login/mail/verification', {
+        GET: (req) => linkPage(req, 'verify-email', (target, code) => verifyEmailPage(target, { code })),
+        POST: (req) => verifyEmailByCode(req),
+      }),
+      route('/ui/login/mail/verification/resend', { POST: atStep('verify-email', (flow, _form, req) => resend(flow, req, 'verifyEmail')) }),
+    ];
+  }
+
   /** Wraps a POST handler: form parsing, auth request and CSRF checks. */
-  const post = (handler: (flow: Flow, form: Form) => Response | Promise<Response>) => async (req: Request) => {
+  const post = (handler: (flow: Flow, form: Form, req: Request) => Response | Promise<Response>) => async (req: Request) => {
     const form = parseFormBody(req.headers['content-type'], req.body);
     const flow = await flowOf(req, form);
     if (!('auth' in flow)) return flow;
-    return handler(flow, form);
+    return handler(flow, form, req);
   };
 
   /** A POST that belongs to one step; any other step sends the browser back to where the request is. */
-  const atStep = (step: LoginStep, handler: (flow: Flow, form: Form) => Response | Promise<Response>) =>
-    post((flow, form) => (flow.auth.step === step ? handler(flow, form) : backToStep(flow)));
+  const atStep = (step: LoginStep, handler: (flow: Flow, form: Form, req: Request) => Response | Promise<Response>) =>
+    post((flow, form, req) => (flow.auth.step === step ? handler(flow, form, req) : backToStep(flow)));
 
   const get = (handler: (flow: Flow, req: Request) => Response | Promise<Response>) => async (req: Request) => {
     const flow = await flowOf(req, undefined);
@@ -510,7 +665,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       }),
     }),
     route('/ui/login/loginname', {
-      POST: post(async (flow, form) => {
+      POST: post(async (flow, form, req) => {
         const loginName = (form.get('loginName') ?? '').trim().slice(0, 300);
         if (!loginName) return show(flow, t(flow, 'password.invalid'));
         const user = findLoginUser(flow, loginName);
@@ -524,6 +679,13 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
           }
         }
         await ctx.authRequests.chooseUser(flow.auth, loginName, user?.id);
+        // A person made without a password sets one with a mailed code first (ZITADEL's init step).
+        if (user?.human && !user.human.passwordHash && user.state === 'USER_STATE_INITIAL' && ctx.orgs.orgIsActive(user.orgId)) {
+          const current = await ctx.authRequests.get(flow.auth.id, flow.agent.agentId);
+          if (!current) return expired(flow.agent);
+          if (!(await ctx.userCodes.pending(user.id, 'init', clock.now()))) await ctx.notifications.sendCode(user, 'init', { authRequestId: flow.auth.id, clientAddress: req.peer ?? '' });
+          await ctx.authRequests.enterStep(current, 'init');
+        }
         return backToStep(flow);
       }),
     }),
@@ -534,6 +696,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       }),
     }),
     route('/ui/login/password', { POST: atStep('password', (flow, form) => checkPassword(flow, form.get('password'))) }),
+    ...mailCodeRoutes(),
     route('/ui/login/password/change', { POST: atStep('password-change', (flow, form) => changePassword(flow, form)) }),
     route('/ui/login/otp', { POST: atStep('otp', (flow, form) => checkOtp(flow, form.get('code'))) }),
     route('/ui/login/mfa/verify', { POST: atStep('mfa-setup', (flow, form) => confirmOtpSetup(flow, form.get('code'))) }),

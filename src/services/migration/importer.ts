@@ -63,6 +63,8 @@ export interface ImportServices {
   masterKey: MasterKey;
   /** Hashes a plaintext `password` (worker pool). */
   hashPassword(password: string): Promise<string>;
+  /** Mails an imported person what ZITADEL's import does, once committed (absent offline). */
+  welcome?(userId: string): Promise<void>;
   /** A new transaction, and its atomic, durable commit. */
   begin(): Transaction;
   commit(batch: Transaction): Promise<void>;
@@ -456,6 +458,12 @@ export class Importer {
     }
 
     await this.commit(org, batch, 'org', orgId);
+    if (org.usable && this.services.welcome) {
+      for (const id of success.humanUserIds) {
+        this.deadline.check(this.progress());
+        await this.services.welcome(id);
+      }
+    }
     return org;
   }
 

@@ -30,6 +30,8 @@ export interface MigrationServices {
   migration: MigrationStore;
   /** Hashes a plaintext `password` (worker pool). */
   hashPassword(password: string): Promise<string>;
+  /** Mails imported people what ZITADEL's import does (an initialization or verification code); absent offline. */
+  welcome?(userId: string): Promise<void>;
 }
 
 /** The largest bundle read from cloud object storage (as large as an import request body). */
@@ -117,6 +119,7 @@ export async function importData(services: MigrationServices, request: ImportReq
         clients: services.clients,
         masterKey: services.masterKey,
         hashPassword: (password) => services.hashPassword(password),
+        ...(services.welcome ? { welcome: services.welcome } : {}),
         begin: () => services.migration.begin(),
         commit: (batch) => services.migration.commit(batch),
       },
