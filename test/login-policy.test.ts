@@ -425,7 +425,8 @@ describe('import of login policies, users and projects', () => {
     expect(messages.some((m) => m.startsWith('login_policy') && m.includes('SECOND_FACTOR_TYPE_U2F'))).toBe(true);
     expect(messages.some((m) => m.startsWith('login_policy') && m.includes('idps'))).toBe(true);
     expect(messages.some((m) => m.startsWith('human_user') && m.includes('passwordless'))).toBe(true);
-    expect(messages.some((m) => m.startsWith('project') && m.includes('privateLabelingSetting'))).toBe(true);
+    // Private labeling is Sesame's now (label policies): kept, not reported.
+    expect(messages.some((m) => m.startsWith('project'))).toBe(false);
     expect(res.body.success.orgs[0].projectIds).toEqual([`${orgId}-p`]);
     const policy = await api(server, 'GET', '/management/v1/policies/login', { token: server.pat, orgId });
     expect(policy.body.policy).toMatchObject({ forceMfa: true, passwordCheckLifetime: '3600s', secondFactors: ['SECOND_FACTOR_TYPE_OTP'] });

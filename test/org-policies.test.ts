@@ -204,6 +204,61 @@ describe('domain policy', () => {
   });
 });
 
+describe('the login pages follow the label and privacy policies', () => {
+  it('links, terms accepted at registration, colours, the login name without its domain, no watermark', async () => {
+    const orgId = await newOrg();
+    const scope = `openid urn:zitadel:iam:org:id:${orgId}`;
+    expect((await call('POST', '/management/v1/policies/privacy', { tosLink: 'https://example.com/tos', privacyLink: 'https://example.com/privacy', supportEmail: 'help@example.com', customLink: 'https://example.com/status', customLinkText: 'Status' }, orgId)).status).toBe(200);
+    expect((await call('POST', '/management/v1/policies/label', { primaryColor: '#aa0000', primaryColorDark: '#ff5555', hideLoginNameSuffix: true, disableWatermark: true, themeMode: 'THEME_MODE_DARK' }, orgId)).status).toBe(200);
+    expect((await call('POST', '/management/v1/policies/label/_activate', {}, orgId)).status).toBe(200);
+    const agent = new Agent(server);
+    const query = (extra: Record<string, string> = {}) => new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope, ...extra });
+    let page = await agent.follow(`/oauth/v2/authorize?${query()}`);
+    expect(page.html).toContain('href="https://example.com/tos"');
+    expect(page.html).toContain('href="mailto:help@example.com"');
+    expect(page.html).toContain('>Status</a>');
+    expect(page.html).not.toContain('Secured by Sesame');
+    const stylesheet = /<link rel="stylesheet" href="(\/ui\/login\/resources\/label\/[^"]+)">/.exec(page.html!)?.[1]?.replaceAll('&amp;', '&');
+    expect(stylesheet).toContain(orgId);
+    const css = await agent.fetch(stylesheet!);
+    expect(css.headers.get('content-type')).toContain('text/css');
+    const text = await css.text();
+    expect(text).toContain('color-scheme: dark');
+    expect(text).toContain('#ff5555');
+    // The chip shows the name without the org's domain.
+    const person = await addPerson(orgId, 'Password-123', 'chip-person');
+    expect(person.status).toBe(200);
+    const loginName = (await call('GET', `/management/v1/users/${person.body.userId}`, undefined, orgId)).body.user.preferredLoginName as string;
+    page = await submit(agent, page, '/ui/login/loginname', { loginName });
+    expect(page.html).toContain('<span class="user-chip">chip-person</span>');
+    // Registration asks for the terms, and refuses without them.
+    const reg = new Agent(server);
+    page = await reg.follow(`/oauth/v2/authorize?${query({ prompt: 'create' })}`);
+    expect(page.html).toContain('name="acceptTerms"');
+    const fields = { firstName: 'T', lastName: 'C', email: 'tc@example.com', userName: uniqueName('tc'), password: 'Accept-Terms-1', passwordConfirm: 'Accept-Terms-1' };
+    const refused = await submit(reg, page, '/ui/login/register', fields);
+    expect(refused.html).toContain('Accept the terms of service');
+    const accepted = await submit(reg, refused, '/ui/login/register', { ...fields, acceptTerms: 'yes' });
+    expect(accepted.location).toContain(REDIRECT);
+  });
+
+  it("a project that enforces its org's branding shows it without an org scope", async () => {
+    const orgId = await newOrg();
+    expect((await call('POST', '/management/v1/policies/label', { disableWatermark: true }, orgId)).status).toBe(200);
+    expect((await call('POST', '/management/v1/policies/label/_activate', {}, orgId)).status).toBe(200);
+    const project = await call('POST', '/management/v1/projects', { name: uniqueName('branded'), privateLabelingSetting: 'PRIVATE_LABELING_SETTING_ENFORCE_PROJECT_RESOURCE_OWNER_POLICY' }, orgId);
+    expect(project.status).toBe(200);
+    const app = await call('POST', `/management/v1/projects/${project.body.id}/apps/oidc`, { name: 'branded', redirectUris: [REDIRECT], responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'], appType: 'OIDC_APP_TYPE_WEB', authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC', devMode: true }, orgId);
+    expect(app.status, JSON.stringify(app.body)).toBe(200);
+    const page = await new Agent(server).follow(`/oauth/v2/authorize?${new URLSearchParams({ client_id: app.body.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`);
+    expect(page.html).toContain('action="/ui/login/loginname"');
+    expect(page.html).not.toContain('Secured by Sesame');
+    // The default app's login still has Sesame's look.
+    const plain = await new Agent(server).follow(`/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`);
+    expect(plain.html).toContain('Secured by Sesame');
+  });
+});
+
 describe('import and export', () => {
   it('carries every policy of a bundle both ways', async () => {
     const orgId = uniqueName('pol');

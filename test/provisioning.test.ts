@@ -248,8 +248,9 @@ describe('projects and roles', () => {
         body: { name: unique('proj'), project_role_assertion: true, has_project_check: true, private_labeling_setting: 0 },
       }),
     );
-    // Sesame has no label policies: choosing one is refused, not stored and ignored.
-    expectInvalid(await mgmt('POST', '/projects', { body: { name: unique('proj'), private_labeling_setting: 1 } }), /privateLabelingSetting: not supported/);
+    // Whose branding the project's login shows (src/domain/branding-org.ts): stored and read back.
+    const labelled = expectOk(await mgmt('POST', '/projects', { body: { name: unique('proj'), private_labeling_setting: 1 } }));
+    expect(expectOk(await mgmt('GET', `/projects/${labelled.id}`)).project.privateLabelingSetting).toBe('PRIVATE_LABELING_SETTING_ENFORCE_PROJECT_RESOURCE_OWNER_POLICY');
     expectDetails(added.details, defaultOrgId, 'creationDate');
     const project = expectOk(await mgmt('GET', `/projects/${added.id}`)).project;
     expect(project).toMatchObject({

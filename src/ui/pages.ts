@@ -7,7 +7,20 @@ import { STYLESHEET_PATH } from './styles.js';
  * The login pages. Each is a plain HTML form posting back to Sesame (works without JavaScript),
  * carrying the auth request id and a CSRF token bound to the user-agent cookie.
  */
+/**
+ * An org's look on the login pages (its label and privacy policies): its stylesheet (colours and
+ * theme), its links in the footer, whether "Secured by Sesame" shows, and the `@domain` left off
+ * shown login names (hideLoginNameSuffix).
+ */
+export interface Brand {
+  stylesheet?: string | undefined;
+  hideWatermark: boolean;
+  loginNameSuffix?: string | undefined;
+  links: { tos?: string; privacy?: string; help?: string; docs?: string; support?: string; custom?: { href: string; text: string } };
+}
+
 export interface PageContext {
+  brand?: Brand | undefined;
   locale: Locale;
   /** Name shown to the user for the application they sign in to. */
   clientName: string;
@@ -15,7 +28,27 @@ export interface PageContext {
   csrf: string;
 }
 
-function layout(locale: Locale, title: string, body: Html, t: Translate, head: Html | string = ''): string {
+function footerLinks(t: Translate, brand: Brand | undefined): Html | string {
+  const l = brand?.links;
+  if (!l) return '';
+  const items = [
+    l.tos ? html`<a href="${l.tos}" rel="noopener">${t('privacy.tos')}</a>` : '',
+    l.privacy ? html`<a href="${l.privacy}" rel="noopener">${t('privacy.privacy')}</a>` : '',
+    l.help ? html`<a href="${l.help}" rel="noopener">${t('privacy.help')}</a>` : '',
+    l.docs ? html`<a href="${l.docs}" rel="noopener">${t('privacy.docs')}</a>` : '',
+    l.support ? html`<a href="mailto:${l.support}">${l.support}</a>` : '',
+    l.custom ? html`<a href="${l.custom.href}" rel="noopener">${l.custom.text || l.custom.href}</a>` : '',
+  ].filter((i) => i !== '');
+  return items.length > 0 ? html`<nav class="policy-links">${items}</nav>` : '';
+}
+
+/** A login name as a page shows it: without the org's `@domain` when its label policy says so. */
+function shownName(brand: Brand | undefined, loginName: string): string {
+  const suffix = brand?.loginNameSuffix;
+  return suffix && loginName.toLowerCase().endsWith(suffix.toLowerCase()) ? loginName.slice(0, -suffix.length) : loginName;
+}
+
+function layout(locale: Locale, title: string, body: Html, t: Translate, head: Html | string = '', brand?: Brand): string {
   return html`<!doctype html>
 <html lang="${locale}">
 <head>
@@ -24,13 +57,14 @@ function layout(locale: Locale, title: string, body: Html, t: Translate, head: H
 <meta name="robots" content="noindex">
 <title>${title} · Sesame</title>
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
+${brand?.stylesheet ? html`<link rel="stylesheet" href="${brand.stylesheet}">` : ''}
 ${head}</head>
 <body>
 <main class="card">
-<div class="brand"><span class="logo" aria-hidden="true">◆</span><span>Sesame</span></div>
+${brand?.hideWatermark ? '' : html`<div class="brand"><span class="logo" aria-hidden="true">◆</span><span>Sesame</span></div>`}
 ${body}
 </main>
-<footer>${t('footer')}</footer>
+<footer>${footerLinks(t, brand)}${brand?.hideWatermark ? '' : t('footer')}</footer>
 </body>
 </html>
 `.text;
@@ -57,6 +91,8 @@ ${hidden(p)}
 </form>
 ${options.allowRegister ? html`<div class="links"><a href="/ui/login/register?authRequestID=${p.authRequestId}">${t('login.register')}</a></div>` : ''}`,
     t,
+    '',
+    p.brand,
   );
 }
 
@@ -66,8 +102,8 @@ export function passwordPage(p: PageContext, options: { loginName: string; error
     p.locale,
     t('password.title'),
     html`<h1>${t('password.title')}</h1>
-<span class="user-chip">${options.loginName}</span>
-<p class="intro">${t('password.intro', { user: options.loginName })}</p>
+<span class="user-chip">${shownName(p.brand, options.loginName)}</span>
+<p class="intro">${t('password.intro', { user: shownName(p.brand, options.loginName) })}</p>
 ${errorBox(options.error)}${options.info ? html`<p class="info" role="status">${options.info}</p>` : ''}
 <form method="post" action="/ui/login/password">
 ${hidden(p)}
@@ -85,6 +121,8 @@ ${hidden(p)}
 <button type="submit" class="secondary">${t('password.otherUser')}</button>
 </form>`,
     t,
+    '',
+    p.brand,
   );
 }
 
@@ -92,11 +130,12 @@ ${hidden(p)}
  * Where a form of the code pages goes back to: the sign-in under way (auth request and CSRF token),
  * or, opened from a mailed link in another browser, the person alone (the code is what proves it).
  */
-export type CodeFormTarget = { page: PageContext } | { locale: Locale; userId: string };
+export type CodeFormTarget = { page: PageContext } | { locale: Locale; userId: string; brand?: Brand | undefined };
 
 const codeTargetFields = (target: CodeFormTarget) =>
   'page' in target ? hidden(target.page) : html`<input type="hidden" name="userID" value="${target.userId}">`;
 const localeOf = (target: CodeFormTarget) => ('page' in target ? target.page.locale : target.locale);
+const brandOf = (target: CodeFormTarget) => ('page' in target ? target.page.brand : target.brand);
 const infoBox = (message: string | undefined) => (message ? html`<p class="info" role="status">${message}</p>` : '');
 
 export interface CodePageView {
@@ -117,7 +156,7 @@ export function verifyEmailPage(target: CodeFormTarget, view: CodePageView): str
     locale,
     t('verifyEmail.title'),
     html`<h1>${t('verifyEmail.title')}</h1>
-${view.loginName ? html`<span class="user-chip">${view.loginName}</span>` : ''}
+${view.loginName ? html`<span class="user-chip">${shownName(brandOf(target), view.loginName)}</span>` : ''}
 <p class="intro">${view.email ? t('verifyEmail.intro', { email: view.email }) : t('verifyEmail.introLink')}</p>
 ${errorBox(view.error)}${infoBox(view.info)}
 <form method="post" action="/ui/login/mail/verification">
@@ -131,6 +170,8 @@ ${hidden(target.page)}
 <button type="submit" class="secondary">${t('code.resend')}</button>
 </form>` : ''}`,
     t,
+    '',
+    brandOf(target),
   );
 }
 
@@ -144,7 +185,7 @@ export function passwordByCodePage(target: CodeFormTarget, view: CodePageView & 
     locale,
     title,
     html`<h1>${title}</h1>
-${view.loginName ? html`<span class="user-chip">${view.loginName}</span>` : ''}
+${view.loginName ? html`<span class="user-chip">${shownName(brandOf(target), view.loginName)}</span>` : ''}
 <p class="intro">${view.kind === 'reset' ? t('reset.intro') : t('init.intro')}</p>
 ${errorBox(view.error)}${infoBox(view.info)}
 <form method="post" action="${action}">
@@ -163,13 +204,15 @@ ${hidden(target.page)}
 <button type="submit" class="secondary">${t('code.resend')}</button>
 </form>` : ''}`,
     t,
+    '',
+    brandOf(target),
   );
 }
 
 /** A page that says something was done (an address verified, a password set), outside a sign-in. */
-export function donePage(locale: Locale, title: string, intro: string): string {
+export function donePage(locale: Locale, title: string, intro: string, brand?: Brand): string {
   const t = translator(locale);
-  return layout(locale, title, html`<h1>${title}</h1><p class="intro">${intro}</p>`, t);
+  return layout(locale, title, html`<h1>${title}</h1><p class="intro">${intro}</p>`, t, '', brand);
 }
 
 export function otpPage(p: PageContext, options: { loginName: string; error?: string }): string {
@@ -178,7 +221,7 @@ export function otpPage(p: PageContext, options: { loginName: string; error?: st
     p.locale,
     t('otp.title'),
     html`<h1>${t('otp.title')}</h1>
-<span class="user-chip">${options.loginName}</span>
+<span class="user-chip">${shownName(p.brand, options.loginName)}</span>
 <p class="intro">${t('otp.intro')}</p>
 ${errorBox(options.error)}
 <form method="post" action="/ui/login/otp">
@@ -188,6 +231,8 @@ ${hidden(p)}
 <button type="submit">${t('otp.submit')}</button>
 </form>`,
     t,
+    '',
+    p.brand,
   );
 }
 
@@ -197,8 +242,8 @@ export function passwordChangePage(p: PageContext, options: { loginName: string;
     p.locale,
     t('passwordChange.title'),
     html`<h1>${t('passwordChange.title')}</h1>
-<span class="user-chip">${options.loginName}</span>
-<p class="intro">${t('passwordChange.intro', { user: options.loginName })}</p>
+<span class="user-chip">${shownName(p.brand, options.loginName)}</span>
+<p class="intro">${t('passwordChange.intro', { user: shownName(p.brand, options.loginName) })}</p>
 ${errorBox(options.error)}
 <form method="post" action="/ui/login/password/change">
 ${hidden(p)}
@@ -210,6 +255,8 @@ ${hidden(p)}
 <button type="submit">${t('passwordChange.submit')}</button>
 </form>`,
     t,
+    '',
+    p.brand,
   );
 }
 
@@ -253,6 +300,8 @@ ${hidden(p)}
 </form>`
 }`,
     t,
+    '',
+    p.brand,
   );
 }
 
@@ -298,6 +347,8 @@ ${accounts.map(
 <button type="submit" name="sid" value="other" class="secondary">${t('select.other')}</button>
 </form>`,
     t,
+    '',
+    p.brand,
   );
 }
 
@@ -306,6 +357,16 @@ export interface RegisterValues {
   lastName?: string;
   email?: string;
   userName?: string;
+}
+
+/** The privacy policy's terms and privacy links: a registration accepts them. */
+export function termsToAccept(p: PageContext): boolean {
+  return Boolean(p.brand?.links.tos || p.brand?.links.privacy);
+}
+
+function termsLinks(t: Translate, p: PageContext): Html {
+  const l = p.brand!.links;
+  return html`${l.tos ? html`<a href="${l.tos}" rel="noopener">${t('privacy.tos')}</a>` : ''}${l.tos && l.privacy ? ' · ' : ''}${l.privacy ? html`<a href="${l.privacy}" rel="noopener">${t('privacy.privacy')}</a>` : ''}`;
 }
 
 export function registerPage(p: PageContext, values: RegisterValues, error?: string): string {
@@ -327,13 +388,16 @@ ${hidden(p)}
 <label for="userName">${t('register.userName')}</label>
 <input type="text" id="userName" name="userName" value="${values.userName ?? ''}" autocomplete="username" autocapitalize="none" required>
 <label for="password">${t('register.password')}</label>
-<input type="password" id="password" name="password" autocomplete="new-password" minlength="8" required>
+<input type="password" id="password" name="password" autocomplete="new-password" required>
 <label for="passwordConfirm">${t('register.passwordConfirm')}</label>
 <input type="password" id="passwordConfirm" name="passwordConfirm" autocomplete="new-password" required>
+${termsToAccept(p) ? html`<label class="check"><input type="checkbox" name="acceptTerms" value="yes" required> ${t('register.acceptTerms')} ${termsLinks(t, p)}</label>` : ''}
 <button type="submit">${t('register.submit')}</button>
 </form>
 <div class="links"><a href="/ui/login/login?authRequestID=${p.authRequestId}&amp;step=loginname">${t('register.back')}</a></div>`,
     t,
+    '',
+    p.brand,
   );
 }
 
@@ -381,7 +445,7 @@ export function consentPage(
     p.locale,
     t('device.consent.title'),
     html`<h1>${t('device.consent.title')}</h1>
-<span class="user-chip">${options.loginName}</span>
+<span class="user-chip">${shownName(p.brand, options.loginName)}</span>
 <p class="intro">${t(device ? 'device.consent.intro' : 'client.consent.intro', { client: p.clientName, user: options.loginName })}</p>
 ${options.selfRegistered ? html`<p class="intro">${t('consent.selfRegistered', { client: p.clientName })}</p>` : ''}
 ${asked.length > 0 ? html`<p class="intro">${t('device.consent.scopes')}</p>

@@ -1,3 +1,5 @@
+import type { LabelPolicy } from '../model/records.js';
+import type { View } from '../util/readonly.js';
 /** The one stylesheet of the login pages, served by Sesame (no external assets, no JavaScript). */
 export const STYLESHEET_PATH = '/ui/login/resources/sesame.css';
 
@@ -49,6 +51,10 @@ button.secondary, .links a { background: none; color: var(--accent); border: 0; 
 button.secondary:hover { background: none; text-decoration: underline; }
 .links { margin-top: 18px; text-align: center; font-size: 14px; }
 .links a { text-decoration: none; } .links a:hover { text-decoration: underline; }
+nav.policy-links { display: flex; flex-wrap: wrap; gap: 6px 14px; justify-content: center; margin-bottom: 6px; }
+nav.policy-links a { color: var(--muted); }
+label.check { display: block; font-weight: 400; font-size: 14px; margin: 12px 0 0; }
+label.check input { width: auto; margin: 0 6px 0 0; }
 .info { background: var(--line); border-radius: 8px; padding: 10px 12px; margin: 0 0 16px; font-size: 14px; }
 button.link { background: none; color: var(--accent); border: 0; padding: 0; margin: 8px 0 0; width: auto; font-weight: 500; font-size: 14px; }
 button.link:hover { background: none; text-decoration: underline; }
@@ -65,3 +71,23 @@ ul.accounts button:hover { border-color: var(--accent); background: transparent;
 footer { margin-top: 18px; color: var(--muted); font-size: 12px; }
 @media (max-width: 480px) { main.card { padding: 24px 20px; border-radius: 0; border-left: 0; border-right: 0; } .row { flex-direction: column; gap: 0; } }
 `;
+
+/** Where an org's (or the instance's: `instance`) label stylesheet is served; `?v=` changes with the policy. */
+export const LABEL_STYLESHEET_PATH = '/ui/login/resources/label/:owner';
+
+const LIGHT = { bg: '#f4f5f8', text: '#1c2030', accent: '#3b4fd8', danger: '#b42318' };
+const DARK = { bg: '#12141c', text: '#e8eaf2', accent: '#7e8cff', danger: '#ff8a80' };
+
+/**
+ * The label policy as a stylesheet over the one above: its colours for the light and the dark
+ * scheme, and its theme (auto follows the browser; light or dark is fixed). Served from Sesame
+ * (the pages' Content-Security-Policy allows only its own stylesheets); colours are validated hex.
+ */
+export function labelStylesheet(label: View<LabelPolicy>): string {
+  const light = { bg: label.backgroundColor || LIGHT.bg, text: label.fontColor || LIGHT.text, accent: label.primaryColor || LIGHT.accent, danger: label.warnColor || LIGHT.danger };
+  const dark = { bg: label.backgroundColorDark || DARK.bg, text: label.fontColorDark || DARK.text, accent: label.primaryColorDark || DARK.accent, danger: label.warnColorDark || DARK.danger };
+  const vars = (c: typeof light) => `--bg: ${c.bg}; --text: ${c.text}; --accent: ${c.accent}; --accent-dark: ${c.accent}; --danger: ${c.danger};`;
+  if (label.themeMode === 'THEME_MODE_LIGHT') return `:root { color-scheme: light; ${vars(light)} }\n@media (prefers-color-scheme: dark) { :root { ${vars(light)} --muted: #5d6476; --line: #dfe2ea; } }\n`;
+  if (label.themeMode === 'THEME_MODE_DARK') return `:root { color-scheme: dark; ${vars(dark)} --muted: #a0a6b8; --line: #2d3242; }\n`;
+  return `:root { ${vars(light)} }\n@media (prefers-color-scheme: dark) { :root { ${vars(dark)} } }\n`;
+}

@@ -18,9 +18,6 @@ const resourceUris = z
     });
   });
 
-/** Which org's branding a project's login shows: Sesame has one look, so any choice is refused. */
-export const NO_PRIVATE_LABELING = 'not supported by Sesame, which has no label policies (branding)';
-
 /**
  * AddProjectRequest, also UpdateProjectRequest (the same fields) and the `project` of an import
  * bundle's `projects[]`; `resourceUris` is Sesame's.

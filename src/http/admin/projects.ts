@@ -1,4 +1,3 @@
-import { invalidArgument } from '../../model/errors.js';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import type { ProjectRecord } from '../../model/records.js';
@@ -6,7 +5,7 @@ import type { Caller } from './caller.js';
 import { addedDetails, changedDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { nonZero } from '../../zitadel/enums.js';
-import { addProjectSchema, NO_PRIVATE_LABELING } from '../../zitadel/projects.js';
+import { addProjectSchema } from '../../zitadel/projects.js';
 import { readBody } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';
 import type { View } from '../../util/readonly.js';
@@ -32,9 +31,6 @@ export function requireProjectAccess(ctx: ProjectsPorts, caller: Caller, project
  */
 function projectSettings(req: Parameters<typeof readBody>[0], caller: Caller) {
   const input = readBody(req, addProjectSchema);
-  if (input.privateLabelingSetting !== 'PRIVATE_LABELING_SETTING_UNSPECIFIED') {
-    throw invalidArgument('PROJECT-Lab3l', `privateLabelingSetting: ${NO_PRIVATE_LABELING}`);
-  }
   if (input.resourceUris !== undefined) caller.require('iam.write', {});
   return input;
 }

@@ -13,7 +13,7 @@ import { clock } from '../../util/clock.js';
 import type { Caller, CallerPorts } from './caller.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type UserLifecyclePorts = Pick<Ports, 'clients' | 'orgs' | 'pool'> & SessionEndPorts & CallerPorts;
+export type UserLifecyclePorts = Pick<Ports, 'clients' | 'orgs' | 'pool' | 'notifications'> & SessionEndPorts & CallerPorts;
 
 /**
  * DELETE /management/v1/users/{id} (mounted with the GET of that path in users.ts): removes the
@@ -61,7 +61,11 @@ export function userLifecycleRoutes(ctx: UserLifecyclePorts): Route[] {
         const input = readBody(req, setHumanPasswordSchema);
         requireComplexPassword(input.password, ctx.orgs.policy('passwordComplexity', user.orgId).policy);
         const hash = await ctx.pool.hashPassword(input.password);
-        return changeAndEnd(caller, userId, (orgId) => ctx.orgs.setPassword(userId, orgId, hash, !input.noChangeRequired), true);
+        const response = await changeAndEnd(caller, userId, (orgId) => ctx.orgs.setPassword(userId, orgId, hash, !input.noChangeRequired), true);
+        // The notification policy's passwordChange: the person hears of it, whoever changed it.
+        const changed = ctx.orgs.getUser(userId);
+        if (changed) await ctx.notifications.passwordChanged(changed);
+        return response;
       },
     }),
   ];

@@ -17,6 +17,7 @@ import type { LoginPolicy, UserRecord } from '../../model/records.js';
 import { parseFormBody, parseUrlEncoded, type Form } from '../../protocol/form.js';
 import { translator, type Locale, type TextKey } from '../../ui/i18n.js';
 import { maskedEmail } from '../../domain/masked-email.js';
+import { brandingOrgId } from '../../domain/branding-org.js';
 import {
   consentPage,
   deviceDonePage,
@@ -26,6 +27,8 @@ import {
   otpPage,
   passwordChangePage,
   passwordPage,
+  termsToAccept,
+  type Brand,
   passwordByCodePage,
   donePage,
   verifyEmailPage,
@@ -36,7 +39,7 @@ import {
   type PageContext,
   type RegisterValues,
 } from '../../ui/pages.js';
-import { STYLESHEET, STYLESHEET_PATH } from '../../ui/styles.js';
+import { LABEL_STYLESHEET_PATH, labelStylesheet, STYLESHEET, STYLESHEET_PATH } from '../../ui/styles.js';
 import type { FlowView } from '../../services/ports.js';
 import { csrfToken, csrfValid } from '../csrf.js';
 import { htmlResponse, redirectResponse } from '../html.js';
@@ -78,6 +81,27 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   const lockedText = (user: View<UserRecord>, otherwise: TextKey = 'password.invalid'): TextKey =>
     ctx.orgs.policy('lockout', user.orgId).policy.showLockoutFailure ? 'password.locked' : otherwise;
 
+  /** The look of the pages for the org whose branding they show (src/domain/branding-org.ts). */
+  function brandOf(orgId: string, user: View<UserRecord> | undefined): Brand {
+    const { policy: label, record } = ctx.orgs.policy('label', orgId);
+    const privacy = ctx.orgs.policy('privacy', orgId).policy;
+    const suffixOrg = user?.orgId ?? (orgId === INSTANCE_POLICY ? undefined : orgId);
+    const org = suffixOrg ? ctx.orgs.getOrg(suffixOrg) : undefined;
+    return {
+      stylesheet: record ? `/ui/login/resources/label/${record.orgId || 'instance'}?v=${record.sequence}` : undefined,
+      hideWatermark: label.disableWatermark,
+      loginNameSuffix: label.hideLoginNameSuffix && org ? `@${ctx.orgs.primaryDomain(org)}` : undefined,
+      links: {
+        ...(privacy.tosLink ? { tos: privacy.tosLink } : {}),
+        ...(privacy.privacyLink ? { privacy: privacy.privacyLink } : {}),
+        ...(privacy.helpLink ? { help: privacy.helpLink } : {}),
+        ...(privacy.docsLink ? { docs: privacy.docsLink } : {}),
+        ...(privacy.supportEmail ? { support: privacy.supportEmail } : {}),
+        ...(privacy.customLink ? { custom: { href: privacy.customLink, text: privacy.customLinkText } } : {}),
+      },
+    };
+  }
+
   const expired = (agent: Agent) =>
     htmlResponse(400, errorPage(agent.locale, translator(agent.locale)('error.expired')));
 
@@ -91,10 +115,13 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       return htmlResponse(403, errorPage(auth.locale, translator(auth.locale)('error.csrf')));
     }
     const app = ctx.clients.appByClient(auth.request.clientId);
+    const user = auth.userId ? ctx.orgs.getUser(auth.userId) : undefined;
+    const project = app ? ctx.orgs.getProject(app.projectId) : undefined;
+    const brandOrg = brandingOrgId(project?.privateLabelingSetting ?? '', app?.orgId, auth.request.orgId, user?.orgId);
     return {
       agent: { ...agent, cookie: agent.cookie, agentId: agent.agentId, locale: auth.locale },
       auth,
-      page: { locale: auth.locale, clientName: app?.name ?? auth.request.clientId, authRequestId: auth.id, csrf: csrfToken(csrfKey, agent.cookie, auth.id) },
+      page: { locale: auth.locale, clientName: app?.name ?? auth.request.clientId, authRequestId: auth.id, csrf: csrfToken(csrfKey, agent.cookie, auth.id), brand: brandOf(brandOrg, user) },
     };
   }
 
@@ -467,7 +494,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (!changed) return expired(flow.agent);
     // The new password voids what the old one opened (the revocation horizon): the other browser
     // sessions end too, and their apps are told. This sign-in goes on as a check of the new one.
-    await Promise.all([endSessionsOfUser(ctx, user.id), ctx.authRequests.renewPasswordCheck(flow.auth, beginningAt(changed))]);
+    await Promise.all([endSessionsOfUser(ctx, user.id), ctx.authRequests.renewPasswordCheck(flow.auth, beginningAt(changed)), ctx.notifications.passwordChanged(changed)]);
     return proceed(flow, user.id);
   }
 
@@ -487,6 +514,8 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     }
     const problem = newPasswordProblem(flow, form, registrationOrgId(flow));
     if (problem) return htmlResponse(200, registerPage(flow.page, values, problem));
+    // The privacy policy's terms: accepted, or no account.
+    if (termsToAccept(flow.page) && form.get('acceptTerms') !== 'yes') return fail('register.termsNotAccepted');
     let user: View<UserRecord>;
     try {
       user = await ctx.loginDirectory.register(
@@ -548,13 +577,14 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         return htmlResponse(200, render({ page: flow.page }, code, flow));
       }
     }
-    return htmlResponse(200, render({ locale: agent.locale, userId }, code, undefined));
+    const linked = userId ? ctx.orgs.getUser(userId) : undefined;
+    return htmlResponse(200, render({ locale: agent.locale, userId, brand: brandOf(linked?.orgId ?? INSTANCE_POLICY, linked) }, code, undefined));
   }
 
   const codeError = (target: CodeForm, render: (target: CodeFormTarget, error: string) => string, key: TextKey | string, raw = false) => {
     const locale = target.flow ? target.flow.page.locale : target.locale;
     const message = raw ? key : translator(locale)(key as TextKey);
-    return htmlResponse(200, render(target.flow ? { page: target.flow.page } : { locale, userId: target.user?.id ?? '' }, message));
+    return htmlResponse(200, render(target.flow ? { page: target.flow.page } : { locale, userId: target.user?.id ?? '', brand: brandOf(target.user?.orgId ?? INSTANCE_POLICY, target.user) }, message));
   };
 
   /**
@@ -579,7 +609,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const changed = await ctx.loginDirectory.setPasswordByCode(user.id, form.get('password') ?? '', kind === 'init' ? redeemed.subject : undefined);
     // A reset ends the person's sessions and sign-ins in progress (the revocation horizon moved).
     await Promise.all([endSessionsOfUser(ctx, user.id), ctx.notifications.passwordChanged(changed)]);
-    if (!flow) return htmlResponse(200, donePage(locale, t(pseudoFlow, `${kind}.done.title`), t(pseudoFlow, `${kind}.done.intro`)));
+    if (!flow) return htmlResponse(200, donePage(locale, t(pseudoFlow, `${kind}.done.title`), t(pseudoFlow, `${kind}.done.intro`), brandOf(user.orgId, user)));
     const current = await ctx.authRequests.get(flow.auth.id, flow.agent.agentId);
     if (!current) return expired(flow.agent);
     await ctx.authRequests.enterStep(current, 'password');
@@ -599,7 +629,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (!verified) return codeError(target, page, 'code.invalid');
     if (!flow) {
       const locale = (target as { locale: Locale }).locale;
-      return htmlResponse(200, donePage(locale, translator(locale)('verifyEmail.done.title'), translator(locale)('verifyEmail.done.intro')));
+      return htmlResponse(200, donePage(locale, translator(locale)('verifyEmail.done.title'), translator(locale)('verifyEmail.done.intro'), brandOf(verified.orgId, verified)));
     }
     return proceed(flow, verified.id);
   }
@@ -732,6 +762,13 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     }),
     route('/ui/login/logout/done', {
       GET: (req) => htmlResponse(200, signedOutPage(agentOf(ctx, req, parseUrlEncoded(req.query).get('ui_locales')).locale)),
+    }),
+    route(LABEL_STYLESHEET_PATH, {
+      GET: (req): Response => {
+        const owner = req.params[0] === 'instance' ? INSTANCE_POLICY : (req.params[0] ?? '');
+        if (owner !== INSTANCE_POLICY && !ctx.orgs.getOrg(owner)) return { status: 404, headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body: 'not found' };
+        return { status: 200, headers: { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=300' }, body: labelStylesheet(ctx.orgs.policy('label', owner).policy) };
+      },
     }),
     route(STYLESHEET_PATH, {
       GET: () => ({ status: 200, headers: { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=3600' }, body: STYLESHEET }),

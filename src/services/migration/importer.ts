@@ -6,7 +6,6 @@ import { backChannelLogoutUriProblem, lifetimesBeyondLimits, toOidcAppConfig, un
 import { checkEncodedHash } from '../../domain/password-hashes.js';
 import { ORG_ROLES, ROLE_PERMISSIONS } from '../../domain/permissions.js';
 import { refuseImportIntoManagementProject } from '../../domain/management-project.js';
-import { NO_PRIVATE_LABELING } from '../../zitadel/projects.js';
 import { normalizeOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { invalidArgument, notFound, preconditionFailed } from '../../model/errors.js';
 import { usesClientSecret, type OrgState, type PolicyKind, type PolicyTypes, type UserState } from '../../model/records.js';
@@ -400,10 +399,7 @@ export class Importer {
     for (const { value: p } of projects) {
       attempt('project', p.projectId, () => {
         this.outsideManagementProject(p.projectId);
-        if (p.project.privateLabelingSetting !== 'PRIVATE_LABELING_SETTING_UNSPECIFIED') {
-          this.report.error('project', p.projectId, 'IMPORT-Unsup3', `${NO_PRIVATE_LABELING}; privateLabelingSetting was left out`);
-        }
-        orgs.stageProject(orgId, { id: p.projectId, ...p.project, privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED' }, batch);
+        orgs.stageProject(orgId, { id: p.projectId, ...p.project }, batch);
         success.projectIds.push(p.projectId);
       });
     }
