@@ -209,6 +209,40 @@ describe('email verification', () => {
   });
 });
 
+describe('message texts', () => {
+  it("an org's own texts, the instance's in another language, escaped, and back to the default", async () => {
+    const org = await call('POST', '/management/v1/orgs', { name: uniqueName('texts') });
+    const orgId = org.body.id as string;
+    const set = await call('PUT', '/management/v1/text/message/passwordreset/en', { subject: 'Acme: reset for {{.UserName}}', text: 'Your code is {{.Code}} <script>alert(1)</script><br>Bye {{.Unknown}}' }, orgId);
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    const read = await call('GET', '/management/v1/text/message/passwordreset/en', undefined, orgId);
+    expect(read.body.customText).toMatchObject({ subject: 'Acme: reset for {{.UserName}}', title: 'Reset password' });
+    expect(read.body.customText.isDefault).toBeUndefined();
+    const person = await newPerson({ orgId });
+    expect((await call('POST', `/management/v1/users/${person.userId}/password/_reset`, { type: 'NOTIFICATION_TYPE_Email' }, orgId)).status).toBe(200);
+    const mail = await receiver.next(person.email);
+    expect(mail.subject).toBe(`Acme: reset for ${person.loginName.split('@')[0]}`);
+    const code = linkOf(mail.links, '/ui/login/password/init').code;
+    expect(mail.html).toContain(`Your code is ${code} &lt;script&gt;alert(1)&lt;/script&gt;<br>`);
+    expect(mail.html).not.toContain('<script>');
+    // An unknown placeholder is left empty.
+    expect(mail.text).toMatch(/Bye\n/);
+    // The instance's text in a language Sesame has none in.
+    expect((await call('PUT', '/admin/v1/text/message/verifyemail/fr', { subject: 'Vérifiez votre adresse', text: 'Code {{.Code}}' })).status).toBe(200);
+    const french = await newPerson({ verified: false, language: 'fr' });
+    const welcome = await receiver.next(french.email);
+    expect(welcome.subject).toBe('Vérifiez votre adresse');
+    expect(welcome.language).toBe('fr');
+    // Back to the default.
+    expect((await call('DELETE', '/management/v1/text/message/passwordreset/en', undefined, orgId)).status).toBe(200);
+    expect((await call('GET', '/management/v1/text/message/passwordreset/en', undefined, orgId)).body.customText).toMatchObject({ subject: 'Reset password', isDefault: true });
+    expect((await call('GET', '/management/v1/text/default/message/verifyemail/fr', undefined, orgId)).body.customText.subject).toBe('Vérifiez votre adresse');
+    expect((await call('GET', '/admin/v1/text/default/message/init/de')).body.customText.subject).toBe('Benutzer initialisieren');
+    expect((await call('GET', '/management/v1/text/message/nosuchtype/en', undefined, orgId)).status).toBe(404);
+    expect((await call('PUT', '/management/v1/text/message/init/not a tag', {}, orgId)).status).toBe(400);
+  });
+});
+
 describe('initialization', () => {
   it('a person made without a password sets one with the mailed code, which also verifies the address', async () => {
     const person = await newPerson({ password: null, verified: false });

@@ -262,13 +262,26 @@ describe('the login pages follow the label and privacy policies', () => {
 describe('import and export', () => {
   it('carries every policy of a bundle both ways', async () => {
     const orgId = uniqueName('pol');
-    const policies = {
+    const policies: Record<string, unknown> = {
       domainPolicy: { userLoginMustBeDomain: false, validateOrgDomains: true, smtpSenderAddressMatchesInstanceDomain: true },
       labelPolicy: { primaryColor: '#5469d4', backgroundColor: '#fafafa', warnColor: '#cd3d56', fontColor: '#000000', primaryColorDark: '#2073c4', backgroundColorDark: '#111827', warnColorDark: '#ff3b5b', fontColorDark: '#ffffff', hideLoginNameSuffix: true, disableWatermark: true, themeMode: 'THEME_MODE_DARK' },
       lockoutPolicy: { maxPasswordAttempts: 5, showLockoutFailure: true },
       passwordComplexityPolicy: { minLength: '11', hasUppercase: true, hasLowercase: true, hasNumber: true, hasSymbol: true },
       privacyPolicy: { tosLink: 'https://example.com/tos', privacyLink: 'https://example.com/privacy', helpLink: 'https://example.com/help', supportEmail: 'support@example.com', docsLink: 'https://example.com/docs', customLink: 'https://example.com/x', customLinkText: 'More' },
     };
+    const message = (language: string, subject: string) => ({ language, title: 'T', preHeader: 'P', subject, greeting: 'Hi {{.FirstName}}', text: 'Code {{.Code}}', buttonText: 'Go', footerText: 'F' });
+    const messages = {
+      initMessages: [message('de', 'Willkommen'), message('en', 'Welcome')],
+      passwordResetMessages: [message('en', 'Reset')],
+      verifyEmailMessages: [message('en', 'Verify')],
+      verifyPhoneMessages: [message('en', 'Phone')],
+      domainClaimedMessages: [message('en', 'Claimed')],
+      passwordlessRegistrationMessages: [message('en', 'Passkey')],
+      inviteUserMessages: [message('en', 'Invite')],
+      verifyEmailOtpMessages: [message('en', 'OTP')],
+      verifySmsOtpMessages: [{ language: 'en', text: 'SMS {{.OTP}}' }],
+    };
+    Object.assign(policies, messages);
     const res = await importOrgs(server, [{ orgId, org: { name: orgId }, ...policies, humanUsers: [{ userId: `${orgId}-u`, user: { userName: 'plain', profile: { firstName: 'A', lastName: 'B' }, email: { email: 'p@example.com' } } }] }]);
     expect(res.status).toBe(200);
     expect(res.body.errors ?? []).toEqual([]);
@@ -277,7 +290,10 @@ describe('import and export', () => {
     const org = exported.body.orgs[0];
     // Exported as protojson: false values omitted.
     const withoutFalse = (o: object) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== false));
-    for (const [field, value] of Object.entries(policies)) expect(org[field], field).toEqual(withoutFalse(value));
+    for (const [field, value] of Object.entries(policies)) expect(org[field], field).toEqual(Array.isArray(value) ? value : withoutFalse(value as object));
+    // The imported texts are the org's: the API reads them.
+    const init = await call('GET', '/management/v1/text/message/init/de', undefined, orgId);
+    expect(init.body.customText).toMatchObject({ subject: 'Willkommen', greeting: 'Hi {{.FirstName}}' });
     // The bundle's domain policy governed its users: a user name alone is the login name.
     const user = await call('GET', `/management/v1/users/${orgId}-u`, undefined, orgId);
     expect(user.body.user.preferredLoginName).toBe('plain');

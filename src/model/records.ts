@@ -372,7 +372,24 @@ export interface NotificationPolicy {
   passwordChange: boolean;
 }
 
-export type PolicyKind = 'lockout' | 'login' | 'passwordComplexity' | 'privacy' | 'label' | 'labelPreview' | 'domain' | 'notification';
+/** The fields of one notification message (ZITADEL's MessageCustomText); an SMS has `text` only. */
+export interface MessageText {
+  title: string;
+  preHeader: string;
+  subject: string;
+  greeting: string;
+  text: string;
+  buttonText: string;
+  footerText: string;
+}
+
+/**
+ * An org's (or the instance's) own message texts: per message kind (ZITADEL's `InitCode`,
+ * `PasswordReset`, …) and language, the fields set (the built-in text fills the rest).
+ */
+export type MessageTexts = Record<string, Record<string, Partial<MessageText>>>;
+
+export type PolicyKind = 'lockout' | 'login' | 'passwordComplexity' | 'privacy' | 'label' | 'labelPreview' | 'domain' | 'notification' | 'messageTexts';
 export interface PolicyTypes {
   lockout: LockoutPolicy;
   login: LoginPolicy;
@@ -384,6 +401,7 @@ export interface PolicyTypes {
   labelPreview: LabelPolicy;
   domain: DomainPolicy;
   notification: NotificationPolicy;
+  messageTexts: MessageTexts;
 }
 
 /** Org id of the instance's default policies (an org's own policy comes first). */
@@ -430,6 +448,7 @@ export const DEFAULT_POLICIES: { [K in PolicyKind]: PolicyTypes[K] } = {
   // The seed's login names are `username@primarydomain`.
   domain: { userLoginMustBeDomain: true, validateOrgDomains: true, smtpSenderAddressMatchesInstanceDomain: false },
   notification: { passwordChange: true },
+  messageTexts: {},
   lockout: { maxPasswordAttempts: 0, maxOtpAttempts: 0, showLockoutFailure: true },
   login: {
     allowUsernamePassword: true,

@@ -1,20 +1,89 @@
+import { z } from 'zod';
+import type { MessageText, MessageTexts } from '../model/records.js';
+import type { View } from '../util/readonly.js';
+import { text } from './validation.js';
+
+export type { MessageText };
+
 /**
  * ZITADEL's notification message texts (the `*Messages` of a bundle, the text API's message
  * types): the fields of a mail, per kind and language, with `{{.Variable}}` placeholders filled
  * from the person and the code. These are the built-in texts in English and German; an org's or
  * the instance's own texts replace them field by field.
  */
-export interface MessageText {
-  title: string;
-  preHeader: string;
-  subject: string;
-  greeting: string;
-  text: string;
-  buttonText: string;
-  footerText: string;
+/**
+ * ZITADEL's message types: the path of the text API (`/management/v1/text/message/<path>/<lang>`),
+ * the list of a bundle that carries them (with its report type), and whether Sesame sends them.
+ */
+export const MESSAGE_TYPES = [
+  { kind: 'InitCode', path: 'init', bundleField: 'initMessages', errorType: 'init_message', sent: true },
+  { kind: 'PasswordReset', path: 'passwordreset', bundleField: 'passwordResetMessages', errorType: 'password_reset_message', sent: true },
+  { kind: 'VerifyEmail', path: 'verifyemail', bundleField: 'verifyEmailMessages', errorType: 'verify_email_message', sent: true },
+  { kind: 'VerifyPhone', path: 'verifyphone', bundleField: 'verifyPhoneMessages', errorType: 'verify_phone_message', sent: false },
+  { kind: 'DomainClaimed', path: 'domainclaimed', bundleField: 'domainClaimedMessages', errorType: 'domain_claimed_message', sent: false },
+  { kind: 'PasswordlessRegistration', path: 'passwordless_registration', bundleField: 'passwordlessRegistrationMessages', errorType: 'passwordless_registration_message', sent: false },
+  { kind: 'PasswordChange', path: 'password_change', bundleField: undefined, errorType: 'password_change_message', sent: true },
+  { kind: 'VerifyEmailOTP', path: 'verifyemailotp', bundleField: 'verifyEmailOtpMessages', errorType: 'verify_email_otp_message', sent: true },
+  { kind: 'VerifySMSOTP', path: 'verifysmsotp', bundleField: 'verifySmsOtpMessages', errorType: 'verify_sms_otp_message', sent: false },
+  { kind: 'InviteUser', path: 'inviteuser', bundleField: 'inviteUserMessages', errorType: 'invite_user_messages', sent: false },
+] as const;
+
+export type MessageType = (typeof MESSAGE_TYPES)[number];
+/** The kinds Sesame mails (it has built-in texts for these). */
+export type MessageKind = 'InitCode' | 'PasswordReset' | 'VerifyEmail' | 'VerifyEmailOTP' | 'PasswordChange';
+
+const FIELDS = ['title', 'preHeader', 'subject', 'greeting', 'text', 'buttonText', 'footerText'] as const;
+
+/** A language tag (BCP 47, as ZITADEL's text API takes it). */
+export const LANGUAGE_TAG = /^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/;
+
+/**
+ * The text a mail of `kind` in `language` uses: the org's own fields first, then the instance's,
+ * then the built-in text in that language (English where Sesame has none). `language` is the
+ * person's preferred one when the org, the instance or Sesame has texts in it, else English.
+ */
+export function resolveMessageText(kind: MessageKind, preferred: string | undefined, own: View<MessageTexts>, instance: View<MessageTexts>): { language: string; text: MessageText } {
+  const tag = (preferred ?? '').toLowerCase();
+  const primary = tag.split(/[-_]/)[0] ?? '';
+  const has = (texts: View<MessageTexts>, lang: string) => texts[kind]?.[lang] !== undefined;
+  const language = [tag, primary].find((l) => l && (has(own, l) || has(instance, l) || (MESSAGE_LANGUAGES as readonly string[]).includes(l))) ?? 'en';
+  const builtIn = DEFAULT_MESSAGE_TEXTS[(MESSAGE_LANGUAGES as readonly string[]).includes(language) ? (language as MessageLanguage) : 'en'][kind];
+  const text = { ...builtIn };
+  for (const layer of [instance[kind]?.[language], own[kind]?.[language]]) {
+    for (const field of FIELDS) if (layer?.[field]) text[field] = layer[field]!;
+  }
+  return { language, text };
 }
 
-export type MessageKind = 'InitCode' | 'PasswordReset' | 'VerifyEmail' | 'VerifyEmailOTP' | 'PasswordChange';
+/** A custom text as set (SetCustom…MessageText) or imported (a bundle's `*Messages` element). */
+export const messageTextSchema = z.object({
+  title: text(500),
+  preHeader: text(500),
+  subject: text(500),
+  greeting: text(500),
+  text: text(5000),
+  buttonText: text(500),
+  footerText: text(5000),
+});
+export const bundleMessageSchema = messageTextSchema.extend({ language: z.string().trim().toLowerCase().regex(LANGUAGE_TAG, 'must be a language tag such as "de"') });
+
+/** Only the fields set: an empty one falls back to the text below it. */
+export function setFields(input: z.output<typeof messageTextSchema>): Partial<MessageText> {
+  return Object.fromEntries(FIELDS.filter((f) => input[f] !== '').map((f) => [f, input[f]]));
+}
+
+/** Every custom text of an org as a bundle's nine `*Messages` lists (`language` first, protojson). */
+export function bundleMessageLists(texts: View<MessageTexts>): Record<string, object[]> {
+  const lists: Record<string, object[]> = {};
+  for (const type of MESSAGE_TYPES) {
+    if (!type.bundleField) continue;
+    const byLanguage = texts[type.kind] ?? {};
+    const languages = Object.keys(byLanguage).sort();
+    if (languages.length > 0) lists[type.bundleField] = languages.map((language) => ({ language, ...byLanguage[language] }));
+  }
+  return lists;
+}
+
 export const MESSAGE_LANGUAGES = ['en', 'de'] as const;
 export type MessageLanguage = (typeof MESSAGE_LANGUAGES)[number];
 
@@ -114,12 +183,6 @@ export const DEFAULT_MESSAGE_TEXTS: Record<MessageLanguage, Record<MessageKind, 
     },
   },
 };
-
-/** The language of a mail: the person's preferred one if there are texts in it, else English. */
-export function messageLanguage(preferred: string | undefined): MessageLanguage {
-  const primary = (preferred ?? '').toLowerCase().split(/[-_]/)[0];
-  return MESSAGE_LANGUAGES.find((l) => l === primary) ?? 'en';
-}
 
 /**
  * Fills `{{.Name}}` placeholders (ZITADEL's Go template syntax, its simple form) with the given

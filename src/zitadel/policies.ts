@@ -157,10 +157,13 @@ const notification: PolicyDefinition<'notification'> = {
   view: (p) => omitZero({ ...p }),
 };
 
-export const POLICIES: { readonly [K in PolicyKind]: PolicyDefinition<K> } = { lockout, login, passwordComplexity, privacy, label, labelPreview, domain, notification };
+/** The org policies; an org's message texts, kept beside them, have their own API (src/zitadel/message-texts.ts). */
+export type OrgPolicyKind = Exclude<PolicyKind, 'messageTexts'>;
+
+export const POLICIES: { readonly [K in OrgPolicyKind]: PolicyDefinition<K> } = { lockout, login, passwordComplexity, privacy, label, labelPreview, domain, notification };
 
 /** The policies a bundle carries, in the import's order (compat §1.4: domain, label, lockout, login, complexity, privacy). */
-export const BUNDLE_POLICIES: readonly PolicyDefinition<PolicyKind>[] = [domain, label, lockout, login, passwordComplexity, privacy] as PolicyDefinition<PolicyKind>[];
+export const BUNDLE_POLICIES: readonly PolicyDefinition<OrgPolicyKind>[] = [domain, label, lockout, login, passwordComplexity, privacy] as PolicyDefinition<OrgPolicyKind>[];
 
 /** A policy as stored, completed with the defaults of fields added since it was written. */
 export function completePolicy<K extends PolicyKind>(kind: K, stored: Partial<PolicyTypes[K]>): PolicyTypes[K] {

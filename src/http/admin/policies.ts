@@ -6,7 +6,7 @@ import { addedDetails, changedDetails, rfc3339, viewDetails } from '../../zitade
 import { apiRoute, ok, type CallerHandler } from './endpoint.js';
 import type { Caller } from './caller.js';
 import { invalidArgument, notFound } from '../../model/errors.js';
-import { POLICIES, type PolicyDefinition } from '../../zitadel/policies.js';
+import { POLICIES, type OrgPolicyKind, type PolicyDefinition } from '../../zitadel/policies.js';
 import { readBody } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';
 import type { Request } from '../types.js';
@@ -32,7 +32,7 @@ function parsePolicy<K extends PolicyKind>(req: Request, definition: PolicyDefin
 }
 
 /** What a GET answers: the policy in force for `orgId` (INSTANCE_POLICY: the instance default), and whether it is a default. */
-function policyBody(ctx: PoliciesPorts, kind: PolicyKind, orgId: string) {
+function policyBody(ctx: PoliciesPorts, kind: OrgPolicyKind, orgId: string) {
   const { policy, record } = ctx.orgs.policy(kind, orgId);
   const own = orgId === INSTANCE_POLICY ? record !== undefined : ctx.orgs.hasOwnPolicy(kind, orgId);
   return {
@@ -54,7 +54,7 @@ function requireWrite(caller: Caller, kind: PolicyKind, orgId: string) {
   if (GOVERNS_SIGN_IN.has(kind)) caller.requireActOnPeopleOf(orgId);
 }
 
-function orgPolicyRoutes(ctx: PoliciesPorts, definition: PolicyDefinition<PolicyKind>, readKind: PolicyKind = definition.kind): Route {
+function orgPolicyRoutes(ctx: PoliciesPorts, definition: PolicyDefinition<OrgPolicyKind>, readKind: OrgPolicyKind = definition.kind): Route {
   const { kind } = definition;
   const write = (create: boolean): CallerHandler => async (req, caller) => {
     requireWrite(caller, kind, caller.orgId);
@@ -81,7 +81,7 @@ function orgPolicyRoutes(ctx: PoliciesPorts, definition: PolicyDefinition<Policy
   });
 }
 
-function instancePolicyRoute(ctx: PoliciesPorts, definition: PolicyDefinition<PolicyKind>, readKind: PolicyKind = definition.kind): Route {
+function instancePolicyRoute(ctx: PoliciesPorts, definition: PolicyDefinition<OrgPolicyKind>, readKind: OrgPolicyKind = definition.kind): Route {
   const { kind } = definition;
   return apiRoute(ctx, `/admin/v1/policies/${definition.path}`, {
     GET: (_req, caller) => {
@@ -123,8 +123,8 @@ function labelRoutes(ctx: PoliciesPorts, prefix: string, orgOf: (caller: Caller)
 }
 
 export function policyRoutesAll(ctx: PoliciesPorts): Route[] {
-  const editable = (Object.values(POLICIES) as PolicyDefinition<PolicyKind>[]).filter((d) => d.kind !== 'label');
-  const readKind = (d: PolicyDefinition<PolicyKind>): PolicyKind => (d.kind === 'labelPreview' ? 'label' : d.kind);
+  const editable = (Object.values(POLICIES) as PolicyDefinition<OrgPolicyKind>[]).filter((d) => d.kind !== 'label');
+  const readKind = (d: PolicyDefinition<OrgPolicyKind>): OrgPolicyKind => (d.kind === 'labelPreview' ? 'label' : d.kind);
   return [
     ...labelRoutes(ctx, '/management/v1/policies', (caller) => caller.orgId),
     ...labelRoutes(ctx, '/admin/v1/policies', () => INSTANCE_POLICY),

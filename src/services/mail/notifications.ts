@@ -5,7 +5,8 @@ import type { CodePurpose, UserCodesActor } from '../../actors/user-codes.js';
 import type { UserRecord } from '../../model/records.js';
 import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
-import { DEFAULT_MESSAGE_TEXTS, messageLanguage, type MessageKind } from '../../zitadel/message-texts.js';
+import { resolveMessageText, type MessageKind } from '../../zitadel/message-texts.js';
+import { INSTANCE_POLICY } from '../../model/records.js';
 import { renderMail } from './mail-layout.js';
 import type { Mailer } from './mailer.js';
 
@@ -108,7 +109,9 @@ export class Notifications {
 
   private async mail(user: View<UserRecord>, kind: MessageKind, extra: Record<string, string>, url: string | undefined): Promise<void> {
     const human = user.human!;
-    const language = messageLanguage(human.profile.preferredLanguage);
+    // The org's own texts, then the instance's, then Sesame's (src/zitadel/message-texts.ts).
+    const own = this.orgs.hasOwnPolicy('messageTexts', user.orgId) ? this.orgs.policy('messageTexts', user.orgId).policy : {};
+    const { language, text } = resolveMessageText(kind, human.profile.preferredLanguage, own, this.orgs.policy('messageTexts', INSTANCE_POLICY).policy);
     const values: Record<string, string> = {
       UserName: user.userName,
       FirstName: human.profile.firstName,
@@ -123,7 +126,7 @@ export class Notifications {
       ...extra,
     };
     const label = this.orgs.policy('label', user.orgId).policy;
-    const rendered = renderMail(human.email.email, language, DEFAULT_MESSAGE_TEXTS[language][kind], values, label, url ? { url } : undefined);
+    const rendered = renderMail(human.email.email, language, text, values, label, url ? { url } : undefined);
     await this.mailer.queue({ ...rendered, kind, orgId: user.orgId, userId: user.id, language });
   }
 }

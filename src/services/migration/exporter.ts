@@ -2,10 +2,10 @@ import { lifetimeFields } from '../../zitadel/oidc-config.js';
 import { nonZero } from '../../zitadel/enums.js';
 import { omitZero } from '../../zitadel/json.js';
 import { openOtpSecret } from '../../crypto/otp-secret.js';
-import { completePolicy, POLICIES, type PolicyDefinition } from '../../zitadel/policies.js';
+import { completePolicy, POLICIES, type OrgPolicyKind, type PolicyDefinition } from '../../zitadel/policies.js';
+import { bundleMessageLists } from '../../zitadel/message-texts.js';
 import type {
   AppRecord,
-  PolicyKind,
   MachineSecretRecord,
   MemberRecord,
   OrgRecord,
@@ -93,7 +93,8 @@ interface OrgParts {
 }
 
 function policyField(record: View<PolicyRecord>): [string, unknown] | undefined {
-  const definition = POLICIES[record.kind] as PolicyDefinition<PolicyKind>;
+  if (record.kind === 'messageTexts') return undefined;
+  const definition = POLICIES[record.kind] as PolicyDefinition<OrgPolicyKind>;
   if (!definition.bundleField) return undefined;
   const policy = completePolicy(record.kind, record.policy as never);
   return [definition.bundleField, (definition.bundleView ?? definition.view)(policy)];
@@ -154,6 +155,7 @@ export class Exporter implements SnapshotVisitor {
 
   policy(policy: View<PolicyRecord>): void {
     const parts = this.of(policy.orgId);
+    if (parts && policy.kind === 'messageTexts') Object.assign(parts.policies, bundleMessageLists(policy.policy as PolicyRecord<'messageTexts'>['policy']));
     const field = parts && policyField(policy);
     if (parts && field) parts.policies[field[0]] = field[1];
   }

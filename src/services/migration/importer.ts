@@ -8,12 +8,13 @@ import { ORG_ROLES, ROLE_PERMISSIONS } from '../../domain/permissions.js';
 import { refuseImportIntoManagementProject } from '../../domain/management-project.js';
 import { normalizeOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { invalidArgument, notFound, preconditionFailed } from '../../model/errors.js';
-import { usesClientSecret, type OrgState, type PolicyKind, type PolicyTypes, type UserState } from '../../model/records.js';
+import { usesClientSecret, type MessageTexts, type OrgState, type PolicyTypes, type UserState } from '../../model/records.js';
 import type { Transaction } from '../../actors/transaction.js';
 import type { MasterKey } from '../../crypto/master-key.js';
 import { newId } from '../../util/ids.js';
 import { log } from '../../util/log.js';
-import { BUNDLE_POLICIES } from '../../zitadel/policies.js';
+import { BUNDLE_POLICIES, type OrgPolicyKind } from '../../zitadel/policies.js';
+import { bundleMessageSchema, MESSAGE_TYPES, setFields } from '../../zitadel/message-texts.js';
 import { brokenComplexityRule, complexityRuleText } from '../../domain/password-complexity.js';
 import {
   apiAppSchema,
@@ -197,8 +198,8 @@ export class Importer {
    * stores them: what it cannot enforce is left out and reported, the rest still applies (skipping
    * a policy whole would fall back to the defaults, e.g. open registration).
    */
-  private parsePolicies(org: OrgImport): Map<PolicyKind, PolicyTypes[PolicyKind]> {
-    const policies = new Map<PolicyKind, PolicyTypes[PolicyKind]>();
+  private parsePolicies(org: OrgImport): Map<OrgPolicyKind, PolicyTypes[OrgPolicyKind]> {
+    const policies = new Map<OrgPolicyKind, PolicyTypes[OrgPolicyKind]>();
     for (const definition of BUNDLE_POLICIES) {
       const input = this.parseField(org, definition.bundleField!, definition.schema, definition.errorType);
       if (input === undefined) continue;
@@ -207,6 +208,21 @@ export class Importer {
       policies.set(definition.kind, policy);
     }
     return policies;
+  }
+
+  /** The org's custom message texts: the nine `*Messages` lists, one record (undefined: none). */
+  private async parseMessageTexts(org: OrgImport): Promise<MessageTexts | undefined> {
+    const texts: MessageTexts = {};
+    let any = false;
+    for (const type of MESSAGE_TYPES) {
+      if (!type.bundleField) continue;
+      for (const { value } of await this.parseList(org, type.bundleField, bundleMessageSchema, type.errorType, (e) => `${org.orgId}_${str(e.language)}`)) {
+        const { language, ...fields } = value;
+        (texts[type.kind] ??= {})[language] = setFields(fields);
+        any = true;
+      }
+    }
+    return any ? texts : undefined;
   }
 
   /** Bundle parts Sesame does not model: one error per element, nothing imported. */
@@ -278,6 +294,7 @@ export class Importer {
 
     // Validate everything first (pure), so the staging below is quick and synchronous.
     const policies = this.parsePolicies(org);
+    const messageTexts = await this.parseMessageTexts(org);
     const domains = await this.parseList(org, 'domains', domainSchema, 'domain', (e) => `${orgId}_${str(e.domainName)}`);
     const humans = await this.parseHumans(org);
     const machines = await this.parseList(org, 'machineUsers', machineUserSchema, 'machine_user', (e) => str(e.userId) || str(asObject(e.user).userId));
@@ -335,6 +352,8 @@ export class Importer {
         if (kind === 'label') orgs.stagePolicy('labelPreview', orgId, policy as PolicyTypes['label'], batch);
       });
     }
+
+    if (messageTexts) attempt('init_message', orgId, () => orgs.stagePolicy('messageTexts', orgId, messageTexts, batch));
 
     // `validateOrgDomains` off: a domain is verified as it is added (ZITADEL's AddOrgDomain).
     const domainPolicy = (policies.get('domain') as PolicyTypes['domain'] | undefined) ?? orgs.policy('domain', orgId).policy;
