@@ -243,6 +243,71 @@ describe('message texts', () => {
   });
 });
 
+describe('codes by email as a second factor', () => {
+  async function orgWith(login: Record<string, unknown>, lockout?: Record<string, unknown>) {
+    const org = await call('POST', '/management/v1/orgs', { name: uniqueName('otpmail') });
+    expect((await call('POST', '/management/v1/policies/login', { allowUsernamePassword: true, ...login }, org.body.id)).status).toBe(200);
+    if (lockout) expect((await call('POST', '/management/v1/policies/lockout', lockout, org.body.id)).status).toBe(200);
+    return org.body.id as string;
+  }
+  const otpOf = (mail: { text: string }) => /\b(\d{8})\b/.exec(mail.text)![1]!;
+
+  it('forceMfa with email codes only: enrolled at the login, then a code per sign-in', async () => {
+    const orgId = await orgWith({ forceMfa: true, secondFactors: ['SECOND_FACTOR_TYPE_OTP_EMAIL'] });
+    const person = await newPerson({ orgId });
+    const agent = new Agent(server);
+    let page = await toPassword(agent, person.loginName);
+    page = await submit(agent, page, '/ui/login/password', { password: person.password });
+    expect(page.html).toContain('action="/ui/login/mfa/email"');
+    expect(page.html).not.toContain('action="/ui/login/mfa/verify"');
+    page = await submit(agent, page, '/ui/login/mfa/email', {});
+    expect(page.html).toContain('action="/ui/login/otp/email"');
+    const mail = await receiver.next(person.email);
+    expect(mail.subject).toBe('Verify One-Time Password');
+    const wrong = await submit(agent, page, '/ui/login/otp/email', { code: '00000000' });
+    expect(errorText(wrong.html)).toBeTruthy();
+    page = await submit(agent, page, '/ui/login/otp/email', { code: otpOf(mail) });
+    expect(page.location).toContain(REDIRECT);
+    const { claims } = await exchangeCode(server, web, page.location!, REDIRECT);
+    expect(claims.amr).toEqual(expect.arrayContaining(['pwd', 'mfa']));
+    // The next sign-in asks for a new code, and the old one is used up.
+    const again = new Agent(server);
+    page = await toPassword(again, person.loginName);
+    page = await submit(again, page, '/ui/login/password', { password: person.password });
+    expect(page.html).toContain('action="/ui/login/otp/email"');
+    const second = await receiver.next(person.email);
+    expect(errorText((await submit(again, page, '/ui/login/otp/email', { code: otpOf(mail) })).html)).toBeTruthy();
+    page = await submit(again, page, '/ui/login/otp/email', { code: otpOf(second) });
+    expect(page.location).toContain(REDIRECT);
+  });
+
+  it('wrong codes count against maxOtpAttempts', async () => {
+    const orgId = await orgWith({ secondFactors: ['SECOND_FACTOR_TYPE_OTP_EMAIL'] }, { maxPasswordAttempts: '0', maxOtpAttempts: '2', showLockoutFailure: true });
+    const person = await newPerson({ orgId });
+    expect((await call('POST', `/v2/users/${person.userId}/otp_email`, {}, orgId)).status).toBe(200);
+    const agent = new Agent(server);
+    let page = await toPassword(agent, person.loginName);
+    page = await submit(agent, page, '/ui/login/password', { password: person.password });
+    expect(page.html).toContain('action="/ui/login/otp/email"');
+    await receiver.next(person.email);
+    page = await submit(agent, page, '/ui/login/otp/email', { code: '11111111' });
+    const locked = await submit(agent, page, '/ui/login/otp/email', { code: '22222222' });
+    expect(locked.html).toContain('locked');
+    expect((await call('GET', `/management/v1/users/${person.userId}`, undefined, orgId)).body.user.state).toBe('USER_STATE_LOCKED');
+  });
+
+  it('is refused for an unverified address, and removed through the API', async () => {
+    const person = await newPerson({ verified: false });
+    await receiver.next(person.email);
+    expect((await call('POST', `/v2/users/${person.userId}/otp_email`, {})).status).toBe(400);
+    const verified = await newPerson();
+    expect((await call('POST', `/v2/users/${verified.userId}/otp_email`, {})).status).toBe(200);
+    expect((await call('POST', `/v2/users/${verified.userId}/otp_email`, {})).status).toBe(409);
+    expect((await call('DELETE', `/management/v1/users/${verified.userId}/auth_factors/otp_email`)).status).toBe(200);
+    expect((await call('DELETE', `/v2/users/${verified.userId}/otp_email`)).status).toBe(404);
+  });
+});
+
 describe('initialization', () => {
   it('a person made without a password sets one with the mailed code, which also verifies the address', async () => {
     const person = await newPerson({ password: null, verified: false });

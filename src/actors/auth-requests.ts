@@ -28,6 +28,7 @@ export type LoginStep =
   | 'init'
   | 'verify-email'
   | 'otp'
+  | 'otp-email'
   | 'mfa-setup'
   | 'register'
   | 'device-consent'

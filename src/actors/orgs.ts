@@ -491,6 +491,25 @@ export class OrgsActor {
     return over ? undefined : after;
   }
 
+  /**
+   * Codes by email as the person's second factor, on (their address must be verified) or off;
+   * `still(stored)` as for enrollOtp. Undefined when the sign-in no longer stands.
+   */
+  async setOtpEmail(userId: string, on: boolean, still: (stored: View<UserRecord>) => boolean = () => true): Promise<View<UserRecord> | undefined> {
+    this.requireUser(userId);
+    let over = false;
+    const after = await this.changeUser(userId, (stored) => {
+      over = !still(stored);
+      if (over) return undefined;
+      if (!stored.human) throw preconditionFailed('USER-Hum4n', 'only people have a second factor');
+      if (on && !stored.human.email.isEmailVerified) throw preconditionFailed('USER-2n8fs', 'the email address must be verified first (Errors.User.Email.NotVerified)');
+      if (on && stored.human.otpEmail) throw alreadyExists('USER-KLJ2d', 'codes by email are already set up (Errors.User.MFA.OTP.AlreadyReady)');
+      if (!on && !stored.human.otpEmail) throw notFound('USER-b7Jkl', 'codes by email are not set up (Errors.User.MFA.OTP.NotExisting)');
+      return { human: { otpEmail: on ? true : undefined } };
+    });
+    return over ? undefined : after;
+  }
+
   /** The person skipped the TOTP enrollment prompt (asked again after the policy's mfaInitSkipLifetime). */
   async skipMfaInit(userId: string, at: number): Promise<void> {
     await this.changeUser(userId, (stored) => (stored.human ? { human: { mfaInitSkippedAt: at } } : undefined));

@@ -1,5 +1,5 @@
 import type { AuthChecks } from '../model/auth-checks.js';
-import { OTP_SECOND_FACTOR, type LoginPolicy, type UserRecord } from '../model/records.js';
+import { OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR, type LoginPolicy, type UserRecord } from '../model/records.js';
 import type { View } from '../util/readonly.js';
 
 /**
@@ -11,6 +11,8 @@ import type { View } from '../util/readonly.js';
  */
 export interface UserFacts {
   hasOtp: boolean;
+  /** One-time codes by email are the person's second factor. */
+  hasOtpEmail?: boolean;
   passwordChangeRequired: boolean;
   /** The address is not verified and a verification can be mailed (ZITADEL's login stops there). */
   mustVerifyEmail: boolean;
@@ -20,9 +22,9 @@ export interface UserFacts {
 
 export type MfaPrompt = 'none' | 'optional' | 'required';
 
-/** Whether the person is asked to enroll TOTP after the password (ZITADEL `mfaChecked` / `mfaSkippedOrSetUp`). */
+/** Whether the person is asked to enroll a second factor after the password (ZITADEL `mfaChecked` / `mfaSkippedOrSetUp`). */
 export function mfaPrompt(user: UserFacts, policy: View<LoginPolicy>, now: number): MfaPrompt {
-  if (user.hasOtp || !policy.secondFactors.includes(OTP_SECOND_FACTOR)) return 'none';
+  if (user.hasOtp || user.hasOtpEmail || !enrollableFactors(policy).length) return 'none';
   if (policy.forceMfa || policy.forceMfaLocalOnly) return 'required';
   // A zero lifetime means the prompt is never shown (as in ZITADEL).
   if (policy.mfaInitSkipLifetimeMs === 0) return 'none';
@@ -30,7 +32,18 @@ export function mfaPrompt(user: UserFacts, policy: View<LoginPolicy>, now: numbe
   return 'optional';
 }
 
-export type NextStep = 'password-change' | 'verify-email' | 'otp' | 'mfa-setup' | 'done';
+export type NextStep = 'password-change' | 'verify-email' | 'otp' | 'otp-email' | 'mfa-setup' | 'done';
+
+/** The second factors the login offers to enroll: the policy's that Sesame has. */
+export function enrollableFactors(policy: View<LoginPolicy>): string[] {
+  return policy.secondFactors.filter((f) => f === OTP_SECOND_FACTOR || f === OTP_EMAIL_SECOND_FACTOR);
+}
+
+/** The step that checks a person's second factor: TOTP when they have it, else a code by email. */
+export function secondFactorStep(user: UserFacts): 'otp' | 'otp-email' | undefined {
+  if (user.hasOtp) return 'otp';
+  return user.hasOtpEmail ? 'otp-email' : undefined;
+}
 
 /**
  * What follows once the password passed: a required password change first, then the email
@@ -40,7 +53,8 @@ export type NextStep = 'password-change' | 'verify-email' | 'otp' | 'mfa-setup' 
 export function nextLoginStep(user: UserFacts, checks: AuthChecks, policy: View<LoginPolicy>, now: number): NextStep {
   if (user.passwordChangeRequired) return 'password-change';
   if (user.mustVerifyEmail) return 'verify-email';
-  if (user.hasOtp) return checks.secondFactorAt === undefined ? 'otp' : 'done';
+  const factor = secondFactorStep(user);
+  if (factor) return checks.secondFactorAt === undefined ? factor : 'done';
   return mfaPrompt(user, policy, now) === 'none' ? 'done' : 'mfa-setup';
 }
 
@@ -48,13 +62,14 @@ export function nextLoginStep(user: UserFacts, checks: AuthChecks, policy: View<
 export function factsOf(user: UserRecord, mailCanVerify = false): UserFacts {
   return {
     hasOtp: user.human?.otpSecretSealed !== undefined,
+    hasOtpEmail: user.human?.otpEmail === true,
     passwordChangeRequired: user.human?.passwordChangeRequired === true,
     mustVerifyEmail: mailCanVerify && user.human !== undefined && !user.human.email.isEmailVerified && user.human.email.email !== '',
     mfaInitSkippedAt: user.human?.mfaInitSkippedAt,
   };
 }
 
-export type SessionRequirement = 'ok' | 'password' | 'otp' | 'mfa-setup';
+export type SessionRequirement = 'ok' | 'password' | 'otp' | 'otp-email' | 'mfa-setup';
 
 /** Whether a check done at `checkedAt` (Unix seconds) still counts under `lifetimeMs` (ZITADEL `checkVerificationTime`). */
 export function checkStillValid(checkedAt: number | undefined, lifetimeMs: number, now: number): boolean {
@@ -69,6 +84,7 @@ export function checkStillValid(checkedAt: number | undefined, lifetimeMs: numbe
 export function sessionRequirement(checks: AuthChecks, user: UserFacts, policy: View<LoginPolicy>, now: number): SessionRequirement {
   if (!checkStillValid(checks.passwordAt, policy.passwordCheckLifetimeMs, now)) return 'password';
   if (user.passwordChangeRequired) return 'password';
-  if (user.hasOtp) return checkStillValid(checks.secondFactorAt, policy.secondFactorCheckLifetimeMs, now) ? 'ok' : 'otp';
+  const factor = secondFactorStep(user);
+  if (factor) return checkStillValid(checks.secondFactorAt, policy.secondFactorCheckLifetimeMs, now) ? 'ok' : factor;
   return mfaPrompt(user, policy, now) === 'required' ? 'mfa-setup' : 'ok';
 }

@@ -202,6 +202,8 @@ export interface HumanData {
   passwordChangeRequired: boolean;
   /** base32 TOTP secret, encrypted with the master key. */
   otpSecretSealed?: Uint8Array;
+  /** One-time codes by email are a second factor of the person (ZITADEL's OTP email). */
+  otpEmail?: true;
   failedPasswordAttempts: number;
   /** Wrong TOTP codes since the last right one (the lockout policy's maxOtpAttempts). */
   failedOtpAttempts?: number;
@@ -309,7 +311,7 @@ export interface LoginPolicy {
   mfaInitSkipLifetimeMs: number;
   secondFactorCheckLifetimeMs: number;
   multiFactorCheckLifetimeMs: number;
-  /** Allowed second factors: empty or SECOND_FACTOR_TYPE_OTP. */
+  /** Allowed second factors: SECOND_FACTOR_TYPE_OTP and SECOND_FACTOR_TYPE_OTP_EMAIL. */
   secondFactors: string[];
   /** Always empty: refused by the API. */
   multiFactors: string[];
@@ -415,8 +417,9 @@ export interface PolicyRecord<K extends PolicyKind = PolicyKind> extends Meta {
   policy: PolicyTypes[K];
 }
 
-/** The one second factor Sesame has: TOTP. */
+/** Sesame's second factors: TOTP, and one-time codes by email. */
 export const OTP_SECOND_FACTOR = 'SECOND_FACTOR_TYPE_OTP';
+export const OTP_EMAIL_SECOND_FACTOR = 'SECOND_FACTOR_TYPE_OTP_EMAIL';
 
 const HOUR = 3_600_000;
 

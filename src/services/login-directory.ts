@@ -45,6 +45,8 @@ export interface LoginDirectory {
   changePassword(userId: string, password: string, passedAt: number): Promise<View<UserRecord> | undefined>;
   /** A person registering at the login with a password (hashed here). Throws AlreadyExists for a taken name. */
   register(orgId: string, person: NewHuman, password: string): Promise<View<UserRecord>>;
+  /** Codes by email become the person's second factor (their address verified), while the sign-in that enrolls them stands. */
+  enrollOtpEmail(userId: string, passedAt: number): Promise<View<UserRecord> | undefined>;
   /** A password set with a mailed code (reset, initialization), hashed here; see OrgsActor.setPasswordByCode. */
   setPasswordByCode(userId: string, password: string, verifiedEmail?: string): Promise<View<UserRecord>>;
   /** The person's email is verified (a code sent to `email` came back); undefined when it is no longer theirs. */
@@ -163,6 +165,10 @@ export class LoginDecisions implements LoginDirectory {
   async register(orgId: string, person: NewHuman, password: string): Promise<View<UserRecord>> {
     const passwordHash = await this.passwords.hashPassword(password);
     return this.orgs.addUser(orgId, { person, credentials: { passwordHash } });
+  }
+
+  enrollOtpEmail(userId: string, passedAt: number): Promise<View<UserRecord> | undefined> {
+    return this.orgs.setOtpEmail(userId, true, this.stillSignedIn(passedAt));
   }
 
   async setPasswordByCode(userId: string, password: string, verifiedEmail?: string): Promise<View<UserRecord>> {

@@ -215,7 +215,7 @@ export function donePage(locale: Locale, title: string, intro: string, brand?: B
   return layout(locale, title, html`<h1>${title}</h1><p class="intro">${intro}</p>`, t, '', brand);
 }
 
-export function otpPage(p: PageContext, options: { loginName: string; error?: string }): string {
+export function otpPage(p: PageContext, options: { loginName: string; error?: string; emailInstead?: boolean }): string {
   const t = translator(p.locale);
   return layout(
     p.locale,
@@ -229,6 +229,36 @@ ${hidden(p)}
 <label for="code">${t('otp.label')}</label>
 <input type="text" id="code" name="code" class="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required autofocus>
 <button type="submit">${t('otp.submit')}</button>
+</form>
+${options.emailInstead ? html`<form method="post" action="/ui/login/otp/email/switch">
+${hidden(p)}
+<button type="submit" class="secondary">${t('otpEmail.instead')}</button>
+</form>` : ''}`,
+    t,
+    '',
+    p.brand,
+  );
+}
+
+/** The second factor by email: an 8-digit code mailed for this sign-in, valid five minutes. */
+export function otpEmailPage(p: PageContext, options: { loginName: string; email: string; error?: string | undefined; info?: string | undefined }): string {
+  const t = translator(p.locale);
+  return layout(
+    p.locale,
+    t('otpEmail.title'),
+    html`<h1>${t('otpEmail.title')}</h1>
+<span class="user-chip">${shownName(p.brand, options.loginName)}</span>
+<p class="intro">${t('otpEmail.intro', { email: options.email })}</p>
+${errorBox(options.error)}${infoBox(options.info)}
+<form method="post" action="/ui/login/otp/email">
+${hidden(p)}
+<label for="code">${t('code.label')}</label>
+<input type="text" id="code" name="code" class="code" inputmode="numeric" pattern="[0-9]{8}" maxlength="8" autocomplete="one-time-code" required autofocus>
+<button type="submit">${t('otp.submit')}</button>
+</form>
+<form method="post" action="/ui/login/otp/email/resend">
+${hidden(p)}
+<button type="submit" class="secondary">${t('code.resend')}</button>
 </form>`,
     t,
     '',
@@ -262,6 +292,9 @@ ${hidden(p)}
 
 export interface MfaSetupView {
   loginName: string;
+  /** The factors the policy lets the person enroll. */
+  totp: boolean;
+  email: boolean;
   /** The base32 secret, shown in groups of four for typing in. */
   secret: string;
   /** The otpauth:// URI as a QR code: an SVG data URL. */
@@ -279,10 +312,10 @@ export function mfaSetupPage(p: PageContext, view: MfaSetupView): string {
     p.locale,
     t('mfa.title'),
     html`<h1>${t('mfa.title')}</h1>
-<span class="user-chip">${view.loginName}</span>
-<p class="intro">${t(view.required ? 'mfa.intro.required' : 'mfa.intro.optional')}</p>
+<span class="user-chip">${shownName(p.brand, view.loginName)}</span>
+<p class="intro">${view.totp ? t(view.required ? 'mfa.intro.required' : 'mfa.intro.optional') : t(view.required ? 'mfa.email.required' : 'mfa.email.optional')}</p>
 ${errorBox(view.error)}
-<img class="qr" src="${view.qrCode}" alt="${t('mfa.qr')}" width="200" height="200">
+${view.totp ? html`<img class="qr" src="${view.qrCode}" alt="${t('mfa.qr')}" width="200" height="200">
 <p class="intro">${t('mfa.secret')}:</p>
 <p class="secret"><code class="secret">${groups.map((g, i) => html`${i > 0 ? ' ' : ''}<span>${g}</span>`)}</code></p>
 <form method="post" action="/ui/login/mfa/verify">
@@ -290,7 +323,11 @@ ${hidden(p)}
 <label for="code">${t('otp.label')}</label>
 <input type="text" id="code" name="code" class="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required autofocus>
 <button type="submit">${t('mfa.submit')}</button>
-</form>
+</form>` : ''}
+${view.email ? html`<form method="post" action="/ui/login/mfa/email">
+${hidden(p)}
+<button type="submit" class="${view.totp ? 'secondary' : ''}">${t('mfa.email.use')}</button>
+</form>` : ''}
 ${
   view.required
     ? ''

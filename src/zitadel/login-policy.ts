@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_POLICIES, OTP_SECOND_FACTOR as OTP_FACTOR, type LoginPolicy } from '../model/records.js';
+import { DEFAULT_POLICIES, OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR as OTP_FACTOR, type LoginPolicy } from '../model/records.js';
 import { formatProtoDuration } from '../util/duration.js';
 import { enumField, enumValue } from './enums.js';
 import { duration, flag, text } from './validation.js';
@@ -75,22 +75,23 @@ export function toLoginPolicy(input: LoginPolicyInput): { policy: LoginPolicy; u
   if (input.defaultRedirectUri) unsupported.push('defaultRedirectUri: Sesame has no login without an application to return to');
   const secondFactors: string[] = [];
   for (const factor of input.secondFactors ?? defaults.secondFactors) {
-    if (factor === OTP_FACTOR) {
+    if (factor === OTP_FACTOR || factor === OTP_EMAIL_SECOND_FACTOR) {
       if (!secondFactors.includes(factor)) secondFactors.push(factor);
     } else if (factor !== 'SECOND_FACTOR_TYPE_UNSPECIFIED') {
-      unsupported.push(`secondFactors: ${factor} is not supported (Sesame's second factor is TOTP, ${OTP_FACTOR})`);
+      unsupported.push(`secondFactors: ${factor} is not supported (Sesame's second factors are TOTP, ${OTP_FACTOR}, and codes by email, ${OTP_EMAIL_SECOND_FACTOR})`);
     }
   }
-  if ((input.forceMfa || input.forceMfaLocalOnly) && !secondFactors.includes(OTP_FACTOR)) {
-    unsupported.push(`forceMfa needs ${OTP_FACTOR} among secondFactors: nobody could complete the sign-in`);
+  const canEnroll = secondFactors.length > 0;
+  if ((input.forceMfa || input.forceMfaLocalOnly) && !canEnroll) {
+    unsupported.push(`forceMfa needs ${OTP_FACTOR} or ${OTP_EMAIL_SECOND_FACTOR} among secondFactors: nobody could complete the sign-in`);
   }
   const policy: LoginPolicy = {
     allowUsernamePassword: input.allowUsernamePassword,
     allowRegister: input.allowRegister,
     allowExternalIdp: false,
     // Every Sesame login is local, so "force MFA for local logins only" is forceMfa.
-    forceMfa: (input.forceMfa || input.forceMfaLocalOnly) && secondFactors.includes(OTP_FACTOR),
-    forceMfaLocalOnly: input.forceMfaLocalOnly && secondFactors.includes(OTP_FACTOR),
+    forceMfa: (input.forceMfa || input.forceMfaLocalOnly) && canEnroll,
+    forceMfaLocalOnly: input.forceMfaLocalOnly && canEnroll,
     passwordlessType: 'PASSWORDLESS_TYPE_NOT_ALLOWED',
     hidePasswordReset: input.hidePasswordReset,
     ignoreUnknownUsernames: input.ignoreUnknownUsernames,

@@ -25,6 +25,9 @@ describe('nextLoginStep table', () => {
     { name: 'forced MFA ignores a recent skip', user: person({ mfaInitSkippedAt: T0 }), policy: policy({ forceMfa: true, mfaInitSkipLifetimeMs: 24 * HOUR }), step: 'mfa-setup' },
     { name: 'forced MFA without TOTP among the second factors', user: person(), policy: policy({ forceMfa: true, secondFactors: [] }), step: 'done' },
     { name: 'TOTP is asked of a person who has it, even if the policy no longer lists it', user: person({ hasOtp: true }), policy: policy({ secondFactors: [] }), step: 'otp' },
+    { name: 'codes by email when the person has them and no TOTP', user: person({ hasOtpEmail: true }), policy: policy(), step: 'otp-email' },
+    { name: 'TOTP first when the person has both', user: person({ hasOtp: true, hasOtpEmail: true }), policy: policy(), step: 'otp' },
+    { name: 'forced MFA with email codes only still enrolls', user: person(), policy: policy({ forceMfa: true, secondFactors: ['SECOND_FACTOR_TYPE_OTP_EMAIL'] }), step: 'mfa-setup' },
     { name: 'an unverified address comes before the second factor', user: person({ hasOtp: true, mustVerifyEmail: true }), policy: policy(), step: 'verify-email' },
     { name: 'a required change comes before the verification', user: person({ mustVerifyEmail: true, passwordChangeRequired: true }), policy: policy(), step: 'password-change' },
     { name: 'a required change comes before everything, also after the TOTP code', user: person({ hasOtp: true, passwordChangeRequired: true }), checks: { ...passed, secondFactorAt: sec(T0) }, policy: policy({ forceMfa: true }), step: 'password-change' },
@@ -64,9 +67,9 @@ describe('mfaPrompt and factsOf', () => {
   });
 
   it.each<{ name: string; human: Partial<NonNullable<UserRecord['human']>> | undefined; facts: UserFacts }>([
-    { name: 'a machine user (no human part)', human: undefined, facts: { hasOtp: false, passwordChangeRequired: false, mustVerifyEmail: false, mfaInitSkippedAt: undefined } },
-    { name: 'a person with TOTP, a required change and a skip', human: { otpSecretSealed: new Uint8Array([1]), passwordChangeRequired: true, mfaInitSkippedAt: 5 }, facts: { hasOtp: true, passwordChangeRequired: true, mustVerifyEmail: false, mfaInitSkippedAt: 5 } },
-    { name: 'a person without any of them', human: {}, facts: { hasOtp: false, passwordChangeRequired: false, mustVerifyEmail: false, mfaInitSkippedAt: undefined } },
+    { name: 'a machine user (no human part)', human: undefined, facts: { hasOtp: false, hasOtpEmail: false, passwordChangeRequired: false, mustVerifyEmail: false, mfaInitSkippedAt: undefined } },
+    { name: 'a person with TOTP, a required change and a skip', human: { otpSecretSealed: new Uint8Array([1]), passwordChangeRequired: true, mfaInitSkippedAt: 5 }, facts: { hasOtp: true, hasOtpEmail: false, passwordChangeRequired: true, mustVerifyEmail: false, mfaInitSkippedAt: 5 } },
+    { name: 'a person without any of them', human: {}, facts: { hasOtp: false, hasOtpEmail: false, passwordChangeRequired: false, mustVerifyEmail: false, mfaInitSkippedAt: undefined } },
   ])('factsOf: $name', ({ human, facts }) => {
     const user = { id: 'u', ...(human ? { human } : {}) } as unknown as UserRecord;
     expect(factsOf(user)).toEqual(facts);

@@ -10,6 +10,7 @@ import { migrationRoutes } from './migration.js';
 import { orgRoutes } from './orgs.js';
 import { policyRoutesAll } from './policies.js';
 import { smtpRoutes, type SmtpPorts } from './smtp.js';
+import { userFactorRoutes, type UserFactorsPorts } from './user-factors.js';
 import { messageTextRoutes, type MessageTextsPorts } from './message-texts.js';
 import { userNotificationRoutes, type UserNotificationsPorts } from './user-notifications.js';
 import { projectRoleRoutes } from './project-roles.js';
@@ -34,7 +35,7 @@ import type { MachineCredentialsPorts } from './machine-credentials.js';
 import type { PoliciesPorts } from './policies.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts & SigningKeysPorts & UserLifecyclePorts & SmtpPorts & UserNotificationsPorts & MessageTextsPorts;
+export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts & SigningKeysPorts & UserLifecyclePorts & SmtpPorts & UserNotificationsPorts & MessageTextsPorts & UserFactorsPorts;
 
 /**
  * Provisioning API routes (ZITADEL management/admin v1 subset). Routes sharing a pattern are
@@ -58,6 +59,7 @@ export function managementRoutes(ctx: ManagementRoutesPorts): Route[] {
     ...policyRoutesAll(ctx),
     ...instanceSettingsRoutes(ctx),
     ...smtpRoutes(ctx),
+    ...userFactorRoutes(ctx),
     ...messageTextRoutes(ctx),
     ...userNotificationRoutes(ctx),
     ...signingKeyRoutes(ctx),

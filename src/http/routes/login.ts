@@ -5,8 +5,8 @@ import { otpauthUri, verifyTotp } from '../../crypto/totp.js';
 import { openOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { agentOf, newAgentCookieFor, type Agent } from '../login/agent.js';
 import { authorizeError, completeAuthorization, consentNeeded, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
-import { factsOf, mfaPrompt, nextLoginStep } from '../../domain/policy-steps.js';
-import { DEFAULT_POLICIES, INSTANCE_POLICY } from '../../model/records.js';
+import { enrollableFactors, factsOf, mfaPrompt, nextLoginStep } from '../../domain/policy-steps.js';
+import { DEFAULT_POLICIES, INSTANCE_POLICY, OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR } from '../../model/records.js';
 import { EMAIL } from '../../domain/human-users.js';
 import { brokenComplexityRule } from '../../domain/password-complexity.js';
 import { clock } from '../../util/clock.js';
@@ -25,6 +25,7 @@ import {
   loginNamePage,
   mfaSetupPage,
   otpPage,
+  otpEmailPage,
   passwordChangePage,
   passwordPage,
   termsToAccept,
@@ -199,13 +200,20 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       case 'password-change':
         return htmlResponse(status, passwordChangePage(page, { loginName: loginNameOf(user, flow), ...(error ? { error } : {}) }));
       case 'otp':
-        return htmlResponse(status, otpPage(page, { loginName: loginNameOf(user, flow), ...(error ? { error } : {}) }));
+        return htmlResponse(status, otpPage(page, { loginName: loginNameOf(user, flow), emailInstead: user?.human?.otpEmail === true, ...(error ? { error } : {}) }));
+      case 'otp-email':
+        return htmlResponse(status, otpEmailPage(page, { loginName: loginNameOf(user, flow), email: maskedEmail(user?.human?.email.email ?? ''), error, info }));
       case 'mfa-setup': {
         if (!user || !auth.pendingOtpSecret) return expired(flow.agent);
         const loginName = loginNameOf(user, flow);
-        const required = mfaPrompt(factsOf(user), loginPolicy(user.orgId), clock.now()) === 'required';
+        const policy = loginPolicy(user.orgId);
+        const factors = enrollableFactors(policy);
+        const required = mfaPrompt(factsOf(user), policy, clock.now()) === 'required';
         const qrCode = await qrCodeDataUrl(otpauthUri(issuerHost, loginName, auth.pendingOtpSecret));
-        return htmlResponse(status, mfaSetupPage(page, { loginName, secret: auth.pendingOtpSecret, qrCode, required, ...(error ? { error } : {}) }));
+        return htmlResponse(
+          status,
+          mfaSetupPage(page, { loginName, secret: auth.pendingOtpSecret, qrCode, required, totp: factors.includes(OTP_SECOND_FACTOR), email: factors.includes(OTP_EMAIL_SECOND_FACTOR), ...(error ? { error } : {}) }),
+        );
       }
       case 'register':
         return htmlResponse(status, registerPage(page, {}, error));
@@ -258,6 +266,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (next === 'verify-email' && !(await ctx.userCodes.pending(user.id, 'verifyEmail', clock.now()))) {
       await ctx.notifications.sendCode(user, 'verifyEmail', { authRequestId: flow.auth.id });
     }
+    if (next === 'otp-email') await ctx.notifications.sendCode(user, 'otpEmail', { authRequestId: flow.auth.id });
     await ctx.authRequests.enterStep(flow.auth, next);
     return backToStep(flow, headers);
   }
@@ -436,6 +445,8 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const user = authenticatedUser(flow);
     const secret = flow.auth.pendingOtpSecret;
     if (!user?.human || !secret) return expired(flow.agent);
+    // Only a factor the org's login policy allows is enrolled.
+    if (!enrollableFactors(loginPolicy(user.orgId)).includes(OTP_SECOND_FACTOR)) return show(flow);
     if (user.human.otpSecretSealed) return proceed(flow, user.id);
     // One decision takes the attempt (counted as wrong until a right code takes it back): parallel codes on any thread cannot pass the block together.
     const attempt = await ctx.loginSecurity.takeOtpAttempt(user.id);
@@ -634,8 +645,56 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     return proceed(flow, verified.id);
   }
 
+  /** The second factor by email: the code mailed for this sign-in, counted like a TOTP code (maxOtpAttempts). */
+  async function checkOtpEmail(flow: Flow, code: string | undefined): Promise<Response> {
+    const user = authenticatedUser(flow);
+    if (!user?.human?.otpEmail) return expired(flow.agent);
+    const attempt = await ctx.loginSecurity.takeOtpAttempt(user.id);
+    if (attempt === undefined) {
+      recordSignInFailure('locked');
+      return show(flow, t(flow, lockedText(user, 'otp.invalid')));
+    }
+    const checkedAt = beginningAt(user);
+    const redeemed = await ctx.userCodes.redeem(user.id, 'otpEmail', (code ?? '').replace(/\s+/g, ''), clock.now());
+    if (redeemed.result !== 'ok') return otpFailure(flow, user);
+    if (!(await ctx.loginDirectory.recordOtpSuccess(user.id, flow.auth.checks.passwordAt!))) return expired(flow.agent);
+    await ctx.authRequests.passOtp(flow.auth, checkedAt);
+    return proceed(flow, user.id);
+  }
+
+  /** Enrolls codes by email as the person's second factor (their address verified); this sign-in then checks one. */
+  async function enrollOtpEmail(flow: Flow): Promise<Response> {
+    const user = authenticatedUser(flow);
+    if (!user?.human) return expired(flow.agent);
+    if (!enrollableFactors(loginPolicy(user.orgId)).includes(OTP_EMAIL_SECOND_FACTOR)) return show(flow);
+    if (!user.human.email.isEmailVerified) return show(flow, t(flow, 'mfa.email.unverified'));
+    const enrolled = await ctx.loginDirectory.enrollOtpEmail(user.id, flow.auth.checks.passwordAt!);
+    if (!enrolled) return expired(flow.agent);
+    await ctx.authRequests.leaveOtpSetup(flow.auth);
+    return proceed(flow, user.id);
+  }
+
   function mailCodeRoutes(): Route[] {
     return [
+      route('/ui/login/otp/email', { POST: atStep('otp-email', (flow, form) => checkOtpEmail(flow, form.get('code'))) }),
+      route('/ui/login/otp/email/resend', {
+        POST: atStep('otp-email', async (flow, _form, req) => {
+          const user = authenticatedUser(flow);
+          if (!user) return expired(flow.agent);
+          const outcome = await ctx.notifications.sendCode(user, 'otpEmail', { authRequestId: flow.auth.id, clientAddress: req.peer ?? '' });
+          return outcome === 'limited' ? show(flow, t(flow, 'code.limited')) : show(flow, undefined, 200, t(flow, 'code.sent'));
+        }),
+      }),
+      route('/ui/login/otp/email/switch', {
+        POST: atStep('otp', async (flow) => {
+          const user = authenticatedUser(flow);
+          if (!user?.human?.otpEmail) return backToStep(flow);
+          await ctx.notifications.sendCode(user, 'otpEmail', { authRequestId: flow.auth.id });
+          await ctx.authRequests.enterStep(flow.auth, 'otp-email');
+          return backToStep(flow);
+        }),
+      }),
+      route('/ui/login/mfa/email', { POST: atStep('mfa-setup', (flow) => enrollOtpEmail(flow)) }),
       route('/ui/login/password/reset', {
         // "Forgot your password?": the same page whether or not the person exists or has an address.
         POST: atStep('password', async (flow, _form, req) => {
