@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, createWebApp, exchangeCode, responseParams, signIn } from './helpers/oidc.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { readmeBlocks, type Block } from './helpers/readme.js';
+import { startSmtpReceiver, type SmtpReceiver } from './helpers/smtp-receiver.js';
 
 /**
  * The README's examples, run as a new user runs them: every `sh` and `js` fenced block in order, in
@@ -16,6 +17,7 @@ import { readmeBlocks, type Block } from './helpers/readme.js';
  *
  * Nothing in a block is rewritten. The blocks read where things are from variables with the
  * defaults a user has: `SESAME` (http://localhost:8080), `SESAME_DATA_DIR` (data: admin.pat),
+ * `SMTP_RELAY` (localhost:25: the test's SMTP receiver),
  * `DST` / `DST_DATA_DIR` (the second instance of the export/import walkthrough: localhost:8081,
  * data-b), `KEYS` (~/.sesame-keys). The test sets them to two servers of its own and temp dirs.
  *
@@ -64,8 +66,10 @@ describe('README examples', () => {
   let target: InProcessServer;
   let workDir: string;
   let keysDir: string;
+  let relay: SmtpReceiver;
 
   beforeAll(async () => {
+    relay = await startSmtpReceiver();
     // The README's reader runs the defaults (RS256) on real time: the examples' client libraries
     // date what they sign by the system clock. (test/npm-start.test.ts starts it as the README's
     // first command does.)
@@ -79,7 +83,7 @@ describe('README examples', () => {
   });
 
   afterAll(async () => {
-    await Promise.all([source?.close(), target?.close()]);
+    await Promise.all([source?.close(), target?.close(), relay?.close()]);
     if (workDir) rmSync(workDir, { recursive: true, force: true });
   });
 
@@ -105,11 +109,14 @@ describe('README examples', () => {
       DST: target.issuer,
       DST_DATA_DIR: target.dataDir,
       KEYS: keysDir,
+      SMTP_RELAY: relay.host,
     });
     const failedAt = [...output.matchAll(/^@@ (README\.md:.*)$/gm)].pop()?.[1];
     const report = `README block failed (last started: ${failedAt}), exit code ${code}:\n${output.slice(-6000)}`;
     expect(code, report).toBe(0);
     expect(failedAt, report).toBe('README.md: all blocks ran');
+    // The SMTP example's test call reached the relay.
+    expect(relay.mails.map((m) => m.to)).toContain('you@example.com');
   });
 
   it('the person the export/import walkthrough moved signs in on the target with her old password', async () => {

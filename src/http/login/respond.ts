@@ -14,7 +14,7 @@ import { translator, type Locale } from '../../ui/i18n.js';
 import { clientErrorPage, errorPage, formPostPage, nativeSuccessPage, type ContinueTo } from '../../ui/pages.js';
 import type { LoginStep } from '../../actors/auth-requests.js';
 import type { AuthChecks } from '../../model/auth-checks.js';
-import { factsOf, sessionRequirement, type SessionRequirement } from '../../domain/policy-steps.js';
+import { factsOf, sessionRequirement, type SessionRequirement } from '../../domain/sign-in-policy.js';
 import { newId } from '../../util/ids.js';
 import { projectAccessDenied } from '../../protocol/project-access.js';
 import { clock } from '../../util/clock.js';
@@ -180,10 +180,9 @@ function isFresh(session: View<UserSession>, maxAge: number | undefined, now = c
  * login policy's check lifetimes), and otherwise which check is due.
  */
 export function sessionRequirementOf(ctx: RespondPorts, session: View<UserSession>, request: ValidatedAuthRequest, now = clock.now()): SessionRequirement {
-  if (!isFresh(session, request.maxAge, now)) return 'password';
   const user = ctx.orgs.getUser(session.userId);
   if (!user) return 'password';
-  return sessionRequirement(ctx.userSessions.checksOf(session), factsOf(user), ctx.orgs.policy('login', user.orgId).policy, now);
+  return sessionRequirement(ctx.userSessions.checksOf(session), factsOf(user), ctx.orgs.policy('login', user.orgId).policy, now, !isFresh(session, request.maxAge, now));
 }
 
 /**

@@ -5,7 +5,7 @@ import { otpauthUri, verifyTotp } from '../../crypto/totp.js';
 import { openOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { agentOf, newAgentCookieFor, type Agent } from '../login/agent.js';
 import { authorizeError, completeAuthorization, consentNeeded, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
-import { enrollableFactors, factsOf, mfaPrompt, nextLoginStep } from '../../domain/policy-steps.js';
+import { enrollableFactors, factsOf, mfaPrompt, nextSignInStep } from '../../domain/sign-in-policy.js';
 import { DEFAULT_POLICIES, INSTANCE_POLICY, OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR } from '../../model/records.js';
 import { EMAIL } from '../../domain/human-users.js';
 import { brokenComplexityRule } from '../../domain/password-complexity.js';
@@ -260,8 +260,9 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   async function proceed(flow: Flow, userId: string, headers: Record<string, string> = {}): Promise<Response> {
     const user = ctx.orgs.getUser(userId);
     if (!user) return expired(flow.agent);
-    const next = nextLoginStep(factsOf(user, mailCanVerify()), flow.auth.checks, loginPolicy(user.orgId), clock.now());
-    if (next === 'done') return finish(flow, user, headers);
+    // The sign-in policy decides (src/domain/sign-in-policy.ts); consent and devices come once signed in.
+    const { step: next } = nextSignInStep({ person: factsOf(user, mailCanVerify()), checks: flow.auth.checks, fromSession: false, policy: loginPolicy(user.orgId), now: clock.now() });
+    if (next === 'done' || next === 'consent' || next === 'device-consent') return finish(flow, user, headers);
     // The code goes out as the step is entered (not again on every visit: a new one is asked for).
     if (next === 'verify-email' && !(await ctx.userCodes.pending(user.id, 'verifyEmail', clock.now()))) {
       await ctx.notifications.sendCode(user, 'verifyEmail', { authRequestId: flow.auth.id });
@@ -302,13 +303,21 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
 
   async function answer(flow: Flow, session: View<UserSession>, headers: Record<string, string> = {}): Promise<Response> {
     // A device sign-in ends on its consent step, in this browser session; so does a sign-in to a
-    // self-registered client the person has not allowed as much before.
-    if (flow.auth.request.device !== undefined) {
-      await ctx.authRequests.askConsent(flow.auth, 'device-consent', session.id);
-      return backToStep(flow, headers);
-    }
-    if (await consentNeeded(ctx, flow.auth.request, session.userId)) {
-      await ctx.authRequests.askConsent(flow.auth, 'consent', session.id);
+    // self-registered client the person has not allowed as much before (the sign-in policy's last steps).
+    const user = ctx.orgs.getUser(session.userId);
+    if (!user) return expired(flow.agent);
+    const device = flow.auth.request.device !== undefined;
+    const { step } = nextSignInStep({
+      person: factsOf(user),
+      checks: ctx.userSessions.checksOf(session),
+      fromSession: true,
+      device,
+      consentNeeded: !device && (await consentNeeded(ctx, flow.auth.request, session.userId)),
+      policy: loginPolicy(user.orgId),
+      now: clock.now(),
+    });
+    if (step === 'device-consent' || step === 'consent') {
+      await ctx.authRequests.askConsent(flow.auth, step, session.id);
       return backToStep(flow, headers);
     }
     await ctx.authRequests.finish(flow.auth.id);
@@ -768,8 +777,10 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
           }
         }
         await ctx.authRequests.chooseUser(flow.auth, loginName, user?.id);
-        // A person made without a password sets one with a mailed code first (ZITADEL's init step).
-        if (user?.human && !user.human.passwordHash && user.state === 'USER_STATE_INITIAL' && ctx.orgs.orgIsActive(user.orgId)) {
+        // The sign-in policy: a person made without a password sets one with a mailed code first (ZITADEL's init step).
+        const chosen = user?.human && ctx.orgs.orgIsActive(user.orgId) ? factsOf(user) : undefined;
+        const { step } = nextSignInStep({ person: chosen, unknownLoginNameTyped: !chosen, checks: {}, fromSession: false, policy: loginPolicy(user?.orgId ?? INSTANCE_POLICY), now: clock.now() });
+        if (step === 'init' && user) {
           const current = await ctx.authRequests.get(flow.auth.id, flow.agent.agentId);
           if (!current) return expired(flow.agent);
           if (!(await ctx.userCodes.pending(user.id, 'init', clock.now()))) await ctx.notifications.sendCode(user, 'init', { authRequestId: flow.auth.id, clientAddress: req.peer ?? '' });

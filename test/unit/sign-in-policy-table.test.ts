@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkStillValid, factsOf, mfaPrompt, nextLoginStep, sessionRequirement, type UserFacts } from '../../src/domain/policy-steps.js';
+import { checkStillValid, factsOf, mfaPrompt, nextLoginStep, sessionRequirement, type UserFacts } from '../../src/domain/sign-in-policy.js';
 import type { AuthChecks } from '../../src/model/auth-checks.js';
 import { DEFAULT_POLICIES, type LoginPolicy, type UserRecord } from '../../src/model/records.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkStillValid, mfaPrompt, nextLoginStep, sessionRequirement, type UserFacts } from '../../src/domain/policy-steps.js';
+import { checkStillValid, mfaPrompt, nextLoginStep, sessionRequirement, type UserFacts } from '../../src/domain/sign-in-policy.js';
 import { amrOf } from '../../src/model/auth-checks.js';
 import { DEFAULT_POLICIES, type LoginPolicy } from '../../src/model/records.js';
 

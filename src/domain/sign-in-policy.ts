@@ -1,0 +1,189 @@
+import type { AuthChecks } from '../model/auth-checks.js';
+import { OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR, type LoginPolicy, type UserRecord } from '../model/records.js';
+import type { View } from '../util/readonly.js';
+
+/**
+ * The sign-in's one home: which step comes next, as a pure function of the facts (the request,
+ * the person, the checks passed, the org's login policy, the time), in the style of
+ * node-oidc-provider's interaction policy: an ordered list of steps, each with the checks that
+ * make it needed, each check with a reason. The first step with a needed check is next; none:
+ * the sign-in is done. The login routes gather the facts, ask, and render the step; the authorize
+ * endpoint asks the same for a browser session that might answer at once. ZITADEL's rules
+ * (`nextSteps`, `firstFactorChecked`, `mfaChecked` in internal/auth/repository/…/auth_request.go)
+ * decide the order. Times: `now` in epoch ms, check times in Unix seconds (as `auth_time`).
+ */
+export interface UserFacts {
+  hasOtp: boolean;
+  /** One-time codes by email are the person's second factor. */
+  hasOtpEmail?: boolean;
+  passwordChangeRequired: boolean;
+  /** The address is not verified and a verification can be mailed (ZITADEL's login stops there). */
+  mustVerifyEmail: boolean;
+  /** Epoch ms of the last skipped enrollment prompt. */
+  mfaInitSkippedAt?: number | undefined;
+}
+
+/** The person as the sign-in sees them. */
+export interface PersonFacts extends UserFacts {
+  /** Made without a password and not yet initialized: they set one with a mailed code first. */
+  awaitsInitialization?: boolean;
+}
+
+export interface SignInFacts {
+  /** The person chosen (login name, hint, account, session); undefined: nobody yet. */
+  person: PersonFacts | undefined;
+  /** A login name was typed that names nobody who may sign in here (ignoreUnknownUsernames lets it reach the password step). */
+  unknownLoginNameTyped?: boolean;
+  /** The checks passed in this request, or carried from the browser session it would resume. */
+  checks: AuthChecks;
+  /** The checks are a browser session's: their lifetimes and `max_age` apply. */
+  fromSession: boolean;
+  /** The session is older than the request's `max_age`. */
+  maxAgeExceeded?: boolean;
+  /** A device (RFC 8628) is to be allowed. */
+  device?: boolean;
+  /** A self-registered client asks for more than the person allowed it. */
+  consentNeeded?: boolean;
+  policy: View<LoginPolicy>;
+  now: number;
+}
+
+export type SignInStep = 'loginname' | 'init' | 'password' | 'password-change' | 'verify-email' | 'otp' | 'otp-email' | 'mfa-setup' | 'device-consent' | 'consent';
+
+interface Check {
+  reason: string;
+  needed(facts: SignInFacts, person: PersonFacts): boolean;
+}
+
+interface StepRule {
+  step: SignInStep;
+  checks: readonly Check[];
+}
+
+/** Whether a check done at `checkedAt` (Unix seconds) still counts under `lifetimeMs` (ZITADEL `checkVerificationTime`). */
+export function checkStillValid(checkedAt: number | undefined, lifetimeMs: number, now: number): boolean {
+  return checkedAt !== undefined && checkedAt * 1000 + lifetimeMs > now;
+}
+
+/** The second factors the login offers to enroll: the policy's that Sesame has. */
+export function enrollableFactors(policy: View<LoginPolicy>): string[] {
+  return policy.secondFactors.filter((f) => f === OTP_SECOND_FACTOR || f === OTP_EMAIL_SECOND_FACTOR);
+}
+
+/** The step that checks a person's second factor: TOTP when they have it, else a code by email. */
+export function secondFactorStep(user: UserFacts): 'otp' | 'otp-email' | undefined {
+  if (user.hasOtp) return 'otp';
+  return user.hasOtpEmail ? 'otp-email' : undefined;
+}
+
+export type MfaPrompt = 'none' | 'optional' | 'required';
+
+/** Whether the person is asked to enroll a second factor after the password (ZITADEL `mfaChecked` / `mfaSkippedOrSetUp`). */
+export function mfaPrompt(user: UserFacts, policy: View<LoginPolicy>, now: number): MfaPrompt {
+  if (user.hasOtp || user.hasOtpEmail || !enrollableFactors(policy).length) return 'none';
+  if (policy.forceMfa || policy.forceMfaLocalOnly) return 'required';
+  // A zero lifetime means the prompt is never shown (as in ZITADEL).
+  if (policy.mfaInitSkipLifetimeMs === 0) return 'none';
+  if (user.mfaInitSkippedAt !== undefined && user.mfaInitSkippedAt + policy.mfaInitSkipLifetimeMs > now) return 'none';
+  return 'optional';
+}
+
+/** The second factor is due: none passed in this request, or the session's is older than `secondFactorCheckLifetime`. */
+const secondFactorDue = (f: SignInFacts) => (f.fromSession ? !checkStillValid(f.checks.secondFactorAt, f.policy.secondFactorCheckLifetimeMs, f.now) : f.checks.secondFactorAt === undefined);
+
+/** The policy once a person is chosen, in the order its steps are asked (before: `loginname`, see nextSignInStep). */
+export const SIGN_IN_POLICY: readonly StepRule[] = [
+  { step: 'init', checks: [{ reason: 'not_initialized', needed: (_f, p) => p.awaitsInitialization === true }] },
+  {
+    step: 'password',
+    checks: [
+      { reason: 'no_password_check', needed: (f) => f.checks.passwordAt === undefined },
+      { reason: 'max_age', needed: (f) => f.fromSession && f.maxAgeExceeded === true },
+      { reason: 'password_check_expired', needed: (f) => f.fromSession && !checkStillValid(f.checks.passwordAt, f.policy.passwordCheckLifetimeMs, f.now) },
+      // A session cannot carry a person who must change their password: they pass the old one again first.
+      { reason: 'password_change_pending', needed: (f, p) => f.fromSession && p.passwordChangeRequired },
+    ],
+  },
+  { step: 'password-change', checks: [{ reason: 'password_change_required', needed: (_f, p) => p.passwordChangeRequired }] },
+  { step: 'verify-email', checks: [{ reason: 'email_not_verified', needed: (_f, p) => p.mustVerifyEmail }] },
+  { step: 'otp', checks: [{ reason: 'second_factor', needed: (f, p) => secondFactorStep(p) === 'otp' && secondFactorDue(f) }] },
+  { step: 'otp-email', checks: [{ reason: 'second_factor', needed: (f, p) => secondFactorStep(p) === 'otp-email' && secondFactorDue(f) }] },
+  {
+    step: 'mfa-setup',
+    checks: [
+      { reason: 'mfa_required', needed: (f, p) => mfaPrompt(p, f.policy, f.now) === 'required' },
+      // Offered after a password passed here, not to a session that would otherwise answer at once.
+      { reason: 'mfa_offered', needed: (f, p) => !f.fromSession && mfaPrompt(p, f.policy, f.now) === 'optional' },
+    ],
+  },
+  { step: 'device-consent', checks: [{ reason: 'device', needed: (f) => f.device === true }] },
+  { step: 'consent', checks: [{ reason: 'client_consent', needed: (f) => f.consentNeeded === true }] },
+];
+
+export interface SignInDecision {
+  step: SignInStep | 'done';
+  /** Why the step is needed (the check's reason). */
+  reason?: string;
+}
+
+/** What the sign-in needs next. */
+export function nextSignInStep(facts: SignInFacts): SignInDecision {
+  const person = facts.person;
+  if (!person) {
+    // Nobody chosen: a login name, unless one was typed that names nobody (it gets the password step's answer).
+    return facts.unknownLoginNameTyped ? { step: 'password', reason: 'unknown_login_name' } : { step: 'loginname', reason: 'no_person' };
+  }
+  for (const rule of SIGN_IN_POLICY) {
+    for (const check of rule.checks) if (check.needed(facts, person)) return { step: rule.step, reason: check.reason };
+  }
+  return { step: 'done' };
+}
+
+/** The facts about a person the policy looks at; `mailCanVerify`: a verification mail can go out (an active SMTP configuration). */
+export function factsOf(user: View<UserRecord>, mailCanVerify = false): PersonFacts {
+  const h = user.human;
+  return {
+    hasOtp: h?.otpSecretSealed !== undefined,
+    hasOtpEmail: h?.otpEmail === true,
+    passwordChangeRequired: h?.passwordChangeRequired === true,
+    mustVerifyEmail: mailCanVerify && h !== undefined && !h.email.isEmailVerified && h.email.email !== '',
+    mfaInitSkippedAt: h?.mfaInitSkippedAt,
+    ...(h && !h.passwordHash && user.state === 'USER_STATE_INITIAL' ? { awaitsInitialization: true } : {}),
+  };
+}
+
+export type NextStep = Exclude<SignInStep, 'loginname' | 'init' | 'password' | 'device-consent' | 'consent'> | 'done';
+
+/**
+ * What follows once the password passed in this request, before the sign-in is complete (consent
+ * and devices come after it): the policy asked with the checks of this request.
+ */
+export function nextLoginStep(user: UserFacts, checks: AuthChecks, policy: View<LoginPolicy>, now: number): NextStep {
+  const { step } = nextSignInStep({ person: user, checks, fromSession: false, policy, now });
+  return step === 'device-consent' || step === 'consent' || step === 'loginname' || step === 'init' || step === 'password' ? 'done' : step;
+}
+
+export type SessionRequirement = 'ok' | 'password' | 'otp' | 'otp-email' | 'mfa-setup';
+
+/**
+ * Whether a browser session may answer an authorization without asking anything, and if not,
+ * which step does: the policy asked with the session's checks.
+ */
+export function sessionRequirement(checks: AuthChecks, user: UserFacts, policy: View<LoginPolicy>, now: number, maxAgeExceeded = false): SessionRequirement {
+  const { step } = nextSignInStep({ person: user, checks, fromSession: true, maxAgeExceeded, policy, now });
+  switch (step) {
+    case 'password':
+    case 'otp':
+    case 'otp-email':
+    case 'mfa-setup':
+      return step;
+    // A session's person was initialized, verified and changed their password when it began; what
+    // became due since is asked after a new password check.
+    case 'init':
+    case 'password-change':
+    case 'verify-email':
+      return 'password';
+    default:
+      return 'ok';
+  }
+}
