@@ -160,6 +160,20 @@ export class Outbox<R extends OutboxEntry> {
     });
   }
 
+  /**
+   * Gives every queued row its index key (rows written before the outbox had one: a data dir or
+   * database of an older Sesame); resolves with how many it wrote. An extra key is harmless.
+   */
+  async reindex(): Promise<number> {
+    let written = 0;
+    for (const { value: row } of await this.store.range(this.rows, '')) {
+      if (row.failedAt !== undefined || (await this.store.present([{ kind: this.due, key: dueKey(row.dueAt, row.id) }]))[0]) continue;
+      await this.store.put(this.due, dueKey(row.dueAt, row.id), 1);
+      written++;
+    }
+    return written;
+  }
+
   /** Removes given-up rows older than `before` (ms). */
   sweep(before: number): Promise<number> {
     return this.store.sweep(this.rows, (row) => row.failedAt !== undefined && row.failedAt < before);

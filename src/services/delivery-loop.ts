@@ -1,5 +1,6 @@
 import type { Outbox, OutboxEntry } from '../actors/outbox.js';
 import { clock } from '../util/clock.js';
+import { nextAttemptAt } from '../domain/delivery-retries.js';
 import { log } from '../util/log.js';
 
 /**
@@ -19,7 +20,14 @@ export interface DeliveryLoopOptions<R extends OutboxEntry> {
   attempt(row: R, signal: AbortSignal): Promise<void>;
   /** Before each pass (outside any request): the thread's copies take what other threads committed. */
   beforePass?(): void;
+  /** How long a row is retried from when it was queued (ms). */
+  retryForMs: number;
+  /** A row whose retry window closed: kept for operators to see, or dropped. */
+  givenUp: 'keep' | 'drop';
 }
+
+/** What became of an attempt's row (see DeliveryLoop.settle). */
+export type Settled = { result: 'done' } | { result: 'released' } | { result: 'retry'; at: number } | { result: 'givenUp' };
 
 /** How often the loop looks for rows that came due when nothing new was queued. */
 const POLL_INTERVAL_MS = 5000;
@@ -41,6 +49,8 @@ export class DeliveryLoop<R extends OutboxEntry> {
   ) {}
 
   start(): void {
+    // Stopped before it started (a shutdown during start-up): nothing runs.
+    if (this.stopping.signal.aborted) return;
     this.timer = setInterval(() => this.deliverInBackground(), POLL_INTERVAL_MS);
     this.timer.unref();
     void this.watchFeed();
@@ -90,6 +100,31 @@ export class DeliveryLoop<R extends OutboxEntry> {
       }
     })();
     return this.running;
+  }
+
+  /**
+   * Records an attempt's outcome on its row: delivered (`error` undefined) it goes; cut short by a
+   * stop it is due again at once; else it is retried with backoff (src/domain/delivery-retries.ts)
+   * until the retry window closes, and then given up (kept or dropped, as the options say).
+   */
+  async settle(row: R, error: string | undefined, signal: AbortSignal): Promise<Settled> {
+    if (error === undefined) {
+      await this.outbox.done(row.id);
+      return { result: 'done' };
+    }
+    if (signal.aborted) {
+      await this.outbox.release(row.id, clock.now());
+      return { result: 'released' };
+    }
+    const now = clock.now();
+    const next = nextAttemptAt(row.queuedAt, row.failures + 1, now, this.options.retryForMs);
+    if (next === undefined) {
+      if (this.options.givenUp === 'keep') await this.outbox.givenUp(row.id, now, error);
+      else await this.outbox.done(row.id);
+      return { result: 'givenUp' };
+    }
+    await this.outbox.failed(row.id, next, error);
+    return { result: 'retry', at: next };
   }
 
   private async pass(): Promise<void> {

@@ -55,6 +55,8 @@ const STORES = [
   'pushedRequestsByClient',
   // Back-channel logout tokens waiting to be delivered to apps (BackchannelLogoutsActor), each for a bounded time.
   'backchannelLogouts',
+  // Their due times (`<ms>|<id>`), soonest first (the outbox's index).
+  'backchannelLogoutsDue',
   // What people allowed self-registered clients (ConsentsActor), per person and client.
   'consents',
   // Failures counted per key in a sliding window (FailureWindowsActor): wrong user codes per address.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BackchannelLogoutsActor } from '../../src/actors/backchannel-logouts.js';
 import { tempStorageEach } from '../helpers/temp-storage.js';
+import { recordKind } from '../../src/storage/store-port.js';
 
 /**
  * The back-channel logout outbox in the store: queued once per session and app whichever thread
@@ -42,5 +43,23 @@ describe('the logout outbox', () => {
     expect(await one.claim('s1|app', 9000, 12000)).toBe(true);
     await one.done('s1|app');
     expect(await two.size()).toBe(0);
+  });
+
+  it('finds what is due by its due time, however many rows wait, and indexes rows an older Sesame queued', async () => {
+    const outbox = new BackchannelLogoutsActor(storage().records, storage().feed);
+    await outbox.enqueue(Array.from({ length: 50 }, (_, i) => ({ clientId: 'app', sub: 'u', sid: `s${String(i).padStart(2, '0')}` })), 1000);
+    for (let i = 0; i < 49; i++) await outbox.failed(`s${String(i).padStart(2, '0')}|app`, 100_000 + i, 'down');
+    // One row is due now; the other 49 later, in the order of their due times.
+    expect((await outbox.due(2000)).map((r) => r.id)).toEqual(['s49|app']);
+    expect((await outbox.due(100_001)).map((r) => r.id)).toEqual(['s49|app', 's00|app', 's01|app']);
+    // A row as an older Sesame wrote it: no index key, a claim of its own.
+    await storage().records.put(recordKind('backchannelLogouts'), 'old|app', { id: 'old|app', clientId: 'app', sub: 'u', sid: 'old', queuedAt: 500, failures: 2, dueAt: 600, claimedUntil: 700 });
+    expect((await outbox.due(2000)).map((r) => r.id)).toEqual(['s49|app']);
+    expect(await outbox.reindex()).toBe(1);
+    expect(await outbox.reindex()).toBe(0);
+    expect((await outbox.due(2000)).map((r) => r.id)).toEqual(['old|app', 's49|app']);
+    expect(await outbox.claim('old|app', 2000, 9000)).toBe(true);
+    await outbox.done('old|app');
+    expect(await outbox.size()).toBe(50);
   });
 });

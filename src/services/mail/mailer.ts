@@ -1,7 +1,6 @@
 import type { Outbox, OutboxEntry } from '../../actors/outbox.js';
 import type { SmtpConfigsActor } from '../../actors/smtp-configs.js';
 import type { MasterKey } from '../../crypto/master-key.js';
-import { nextAttemptAt } from '../../domain/delivery-retries.js';
 import { recordMail } from '../../observability/recorder.js';
 import { clock } from '../../util/clock.js';
 import { newId } from '../../util/ids.js';
@@ -80,6 +79,8 @@ export class Mailer {
           concurrency: policy.concurrency,
           receiverOf: (row) => row.to.slice(row.to.lastIndexOf('@') + 1).toLowerCase(),
           attempt: (row, signal) => this.attempt(row, signal),
+          retryForMs: policy.retryForMs,
+          givenUp: 'keep',
           ...(beforePass ? { beforePass } : {}),
         })
       : undefined;
@@ -141,26 +142,17 @@ export class Mailer {
         error = describeSmtpError(failure);
       }
     }
-    if (error === undefined) {
-      await this.outbox.done(row.id);
+    const settled = await this.loop!.settle(row, error, signal);
+    const attempts = row.failures + 1;
+    if (settled.result === 'done') {
       recordMail('sent');
-      log.info('mail sent', { ...about, attempts: row.failures + 1 });
-      return;
-    }
-    if (signal.aborted) {
-      await this.outbox.release(row.id, clock.now());
-      return;
-    }
-    const now = clock.now();
-    const next = nextAttemptAt(row.queuedAt, row.failures + 1, now, this.policy.retryForMs);
-    if (next === undefined) {
-      await this.outbox.givenUp(row.id, now, error);
+      log.info('mail sent', { ...about, attempts });
+    } else if (settled.result === 'givenUp') {
       recordMail('given_up');
-      log.warn('mail given up: retry window closed', { ...about, attempts: row.failures + 1, error });
-      return;
+      log.warn('mail given up: retry window closed', { ...about, attempts, error });
+    } else if (settled.result === 'retry') {
+      recordMail('failed_attempt');
+      log.info('mail attempt failed, will retry', { ...about, attempts, retryAt: new Date(settled.at).toISOString(), error });
     }
-    await this.outbox.failed(row.id, next, error);
-    recordMail('failed_attempt');
-    log.info('mail attempt failed, will retry', { ...about, attempts: row.failures + 1, retryAt: new Date(next).toISOString(), error });
   }
 }
