@@ -1,5 +1,6 @@
 import { SmtpConfigsActor } from './actors/smtp-configs.js';
 import { UserCodesActor } from './actors/user-codes.js';
+import { LabelAssetsActor } from './actors/label-assets.js';
 import { Mailer, type QueuedMail } from './services/mail/mailer.js';
 import { Outbox } from './actors/outbox.js';
 import { readCaFile } from './services/mail/smtp-sender.js';
@@ -99,6 +100,7 @@ export type FlowPorts = Pick<
   | 'userCodes'
   | 'mailer'
   | 'notifications'
+  | 'labelAssets'
 >;
 
 /** Mails handed to SMTP relays at once (a quarter of them to one recipient domain). */
@@ -160,6 +162,7 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     masterKey,
     smtpConfigs,
     userCodes,
+    labelAssets: new LabelAssetsActor(storage.records),
     mailer,
     notifications: new Notifications(orgs, userCodes, mailer, failureWindows, issuer),
   };

@@ -259,6 +259,54 @@ describe('the login pages follow the label and privacy policies', () => {
   });
 });
 
+describe('label policy images and font (the assets API)', () => {
+  const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('a tiny png for the test')]);
+  const WOFF2 = Buffer.concat([Buffer.from('wOF2'), Buffer.alloc(64, 7)]);
+  const upload = (path: string, bytes: Buffer, orgId: string, name = 'logo.png') => {
+    const form = new FormData();
+    form.append('file', new Blob([bytes]), name);
+    return fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${server.pat}`, 'x-zitadel-orgid': orgId }, body: form });
+  };
+
+  it('uploads a logo and a font to the preview, keeps them through a change of the fields, shows them once activated', async () => {
+    const orgId = await newOrg();
+    const up = await upload('/assets/v1/org/policy/label/logo', PNG, orgId);
+    expect(up.status, await up.clone().text()).toBe(200);
+    expect((await upload('/assets/v1/org/policy/label/font', WOFF2, orgId, 'org.woff2')).status).toBe(200);
+    // Told by its bytes: an SVG (or anything else) is refused, whatever it is called.
+    const svg = await upload('/assets/v1/org/policy/label/icon', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'), orgId, 'icon.png');
+    expect(svg.status).toBe(400);
+    expect((await upload('/assets/v1/org/policy/label/font', PNG, orgId)).status).toBe(400);
+    // A raw body works too (curl --data-binary).
+    const raw = await fetch(`${server.url}/assets/v1/org/policy/label/logo/dark`, { method: 'POST', headers: { authorization: `Bearer ${server.pat}`, 'x-zitadel-orgid': orgId, 'content-type': 'image/png' }, body: PNG });
+    expect(raw.status).toBe(200);
+    const back = await fetch(`${server.url}/assets/v1/org/policy/label/logo`, { headers: { authorization: `Bearer ${server.pat}`, 'x-zitadel-orgid': orgId } });
+    expect(back.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await back.arrayBuffer())).toEqual(PNG);
+    // Changing the colours keeps the images.
+    expect((await call('PUT', '/management/v1/policies/label', { primaryColor: '#123456' }, orgId)).status).toBe(200);
+    const preview = (await call('GET', '/management/v1/policies/label/_preview', undefined, orgId)).body.policy;
+    expect(preview.logoUrl).toMatch(/^\/ui\/login\/resources\/asset\/[0-9a-f]{64}$/);
+    expect(preview.fontUrl).toBeTruthy();
+    expect((await call('GET', '/management/v1/policies/label', undefined, orgId)).body.policy.logoUrl).toBeUndefined();
+    expect((await call('POST', '/management/v1/policies/label/_activate', {}, orgId)).status).toBe(200);
+    const page = await new Agent(server).follow(`/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: `openid urn:zitadel:iam:org:id:${orgId}` })}`);
+    expect(page.html).toContain(`<img src="${preview.logoUrl}"`);
+    expect(page.html).toContain('media="(prefers-color-scheme: dark)"');
+    const served = await fetch(`${server.url}${preview.logoUrl}`);
+    expect(served.headers.get('content-type')).toBe('image/png');
+    expect(served.headers.get('cache-control')).toContain('immutable');
+    const css = await (await fetch(`${server.url}${/<link rel="stylesheet" href="(\/ui\/login\/resources\/label\/[^"]+)">/.exec(page.html!)![1]!.replaceAll('&amp;', '&')}`)).text();
+    expect(css).toContain(`url("${preview.fontUrl}")`);
+    // Removed from the preview; the one in force stays until activated again.
+    expect((await call('DELETE', '/management/v1/policies/label/logo', undefined, orgId)).status).toBe(200);
+    expect((await call('GET', '/management/v1/policies/label/_preview', undefined, orgId)).body.policy.logoUrl).toBeUndefined();
+    expect((await call('GET', '/management/v1/policies/label', undefined, orgId)).body.policy.logoUrl).toBe(preview.logoUrl);
+    // A file nobody stored is not found.
+    expect((await fetch(`${server.url}/ui/login/resources/asset/${'0'.repeat(64)}`)).status).toBe(404);
+  });
+});
+
 describe('import and export', () => {
   it('carries every policy of a bundle both ways', async () => {
     const orgId = uniqueName('pol');

@@ -356,6 +356,12 @@ export interface LabelPolicy {
   disableWatermark: boolean;
   /** THEME_MODE_AUTO (follows the browser), THEME_MODE_LIGHT or THEME_MODE_DARK. */
   themeMode: string;
+  /** Images and font (the assets API), by the SHA-256 they are stored under (LabelAssetsActor). */
+  logo?: string;
+  logoDark?: string;
+  icon?: string;
+  iconDark?: string;
+  font?: string;
 }
 
 /**

@@ -28,6 +28,7 @@ import type { CryptoPool } from '../workers/pool.js';
 import type { LogoutDeliveries } from './backchannel-logout/logout-deliveries.js';
 import type { SmtpConfigsActor } from '../actors/smtp-configs.js';
 import type { UserCodesActor } from '../actors/user-codes.js';
+import type { LabelAssetsActor } from '../actors/label-assets.js';
 import type { Mailer } from './mail/mailer.js';
 import type { Notifications } from './mail/notifications.js';
 
@@ -77,6 +78,8 @@ export interface Ports {
   readonly smtpConfigs: SmtpConfigsActor;
   /** Codes mailed to people (verification, reset, initialization, email OTP): digests, single use. */
   readonly userCodes: UserCodesActor;
+  /** The label policies' images and fonts, by digest. */
+  readonly labelAssets: LabelAssetsActor;
   /** Queues mail in the store's outbox (any thread); the main thread sends it. */
   readonly mailer: Mailer;
   /** What people are mailed (codes with links, a changed password), in their language. */

@@ -68,6 +68,8 @@ const STORES = [
   'mailOutboxDue',
   // Codes sent to people (email verification, password reset, initialization, email OTP): digests only (UserCodesActor).
   'userCodes',
+  // Images and fonts of label policies, by their SHA-256 (LabelAssetsActor).
+  'labelAssets',
 ] as const;
 export type StoreName = (typeof STORES)[number];
 

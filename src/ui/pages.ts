@@ -14,6 +14,10 @@ import { STYLESHEET_PATH } from './styles.js';
  */
 export interface Brand {
   stylesheet?: string | undefined;
+  /** The org's logo (its label policy's), light and dark, in place of Sesame's mark. */
+  logo?: { light?: string | undefined; dark?: string | undefined } | undefined;
+  /** The org's name, as the logo's text alternative. */
+  name?: string | undefined;
   hideWatermark: boolean;
   loginNameSuffix?: string | undefined;
   links: { tos?: string; privacy?: string; help?: string; docs?: string; support?: string; custom?: { href: string; text: string } };
@@ -42,6 +46,12 @@ function footerLinks(t: Translate, brand: Brand | undefined): Html | string {
   return items.length > 0 ? html`<nav class="policy-links">${items}</nav>` : '';
 }
 
+function orgLogo(brand: Brand): Html {
+  const { light, dark } = brand.logo!;
+  const main = light ?? dark!;
+  return html`<div class="brand org"><picture>${light && dark ? html`<source srcset="${dark}" media="(prefers-color-scheme: dark)">` : ''}<img src="${main}" alt="${brand.name ?? ''}"></picture></div>`;
+}
+
 /** A login name as a page shows it: without the org's `@domain` when its label policy says so. */
 function shownName(brand: Brand | undefined, loginName: string): string {
   const suffix = brand?.loginNameSuffix;
@@ -61,7 +71,7 @@ ${brand?.stylesheet ? html`<link rel="stylesheet" href="${brand.stylesheet}">` :
 ${head}</head>
 <body>
 <main class="card">
-${brand?.hideWatermark ? '' : html`<div class="brand"><span class="logo" aria-hidden="true">◆</span><span>Sesame</span></div>`}
+${brand?.logo ? orgLogo(brand) : brand?.hideWatermark ? '' : html`<div class="brand"><span class="logo" aria-hidden="true">◆</span><span>Sesame</span></div>`}
 ${body}
 </main>
 <footer>${footerLinks(t, brand)}${brand?.hideWatermark ? '' : t('footer')}</footer>

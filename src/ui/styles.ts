@@ -51,6 +51,7 @@ button.secondary, .links a { background: none; color: var(--accent); border: 0; 
 button.secondary:hover { background: none; text-decoration: underline; }
 .links { margin-top: 18px; text-align: center; font-size: 14px; }
 .links a { text-decoration: none; } .links a:hover { text-decoration: underline; }
+.brand.org img { max-height: 48px; max-width: 100%; }
 nav.policy-links { display: flex; flex-wrap: wrap; gap: 6px 14px; justify-content: center; margin-bottom: 6px; }
 nav.policy-links a { color: var(--muted); }
 label.check { display: block; font-weight: 400; font-size: 14px; margin: 12px 0 0; }
@@ -83,7 +84,12 @@ const DARK = { bg: '#12141c', text: '#e8eaf2', accent: '#7e8cff', danger: '#ff8a
  * scheme, and its theme (auto follows the browser; light or dark is fixed). Served from Sesame
  * (the pages' Content-Security-Policy allows only its own stylesheets); colours are validated hex.
  */
-export function labelStylesheet(label: View<LabelPolicy>): string {
+export function labelStylesheet(label: View<LabelPolicy>, fontUrl?: string): string {
+  const font = fontUrl ? `@font-face { font-family: "Org"; src: url("${fontUrl}"); font-display: swap; }\nbody, input, button { font-family: "Org", system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }\n` : '';
+  return font + labelColours(label);
+}
+
+function labelColours(label: View<LabelPolicy>): string {
   const light = { bg: label.backgroundColor || LIGHT.bg, text: label.fontColor || LIGHT.text, accent: label.primaryColor || LIGHT.accent, danger: label.warnColor || LIGHT.danger };
   const dark = { bg: label.backgroundColorDark || DARK.bg, text: label.fontColorDark || DARK.text, accent: label.primaryColorDark || DARK.accent, danger: label.warnColorDark || DARK.danger };
   const vars = (c: typeof light) => `--bg: ${c.bg}; --text: ${c.text}; --accent: ${c.accent}; --accent-dark: ${c.accent}; --danger: ${c.danger};`;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { EMAIL, MAX_PASSWORD } from '../domain/human-users.js';
 import { DEFAULT_POLICIES, type PolicyKind, type PolicyTypes } from '../model/records.js';
 import { enumField } from './enums.js';
+import { assetPath } from '../domain/label-asset.js';
 import { loginPolicySchema, loginPolicyView, toLoginPolicy } from './login-policy.js';
 import { flag, text, uint64 } from './validation.js';
 
@@ -121,8 +122,16 @@ const privacy: PolicyDefinition<'privacy'> = {
   view: (p) => omitZero({ ...p }),
 };
 
+/** The label policy's fields, without its images and font (a bundle carries none). */
+function labelFields(p: PolicyTypes['label']): Record<string, unknown> {
+  const { logo: _l, logoDark: _ld, icon: _i, iconDark: _id, font: _f, ...fields } = p;
+  return omitZero({ ...fields, themeMode: nonZero(p.themeMode, 'THEME_MODE_UNSPECIFIED') });
+}
+
+/** ZITADEL's view: the fields, and where the images and font are served. */
 function labelView(p: PolicyTypes['label']): Record<string, unknown> {
-  return omitZero({ ...p, themeMode: nonZero(p.themeMode, 'THEME_MODE_UNSPECIFIED') });
+  const url = (id: string | undefined) => (id ? assetPath(id) : undefined);
+  return { ...labelFields(p), logoUrl: url(p.logo), logoUrlDark: url(p.logoDark), iconUrl: url(p.icon), iconUrlDark: url(p.iconDark), fontUrl: url(p.font) };
 }
 
 /** The label policy as edited: the one in force is its copy when activated (`…/label/_activate`). */
@@ -133,6 +142,7 @@ const labelPreview: PolicyDefinition<'labelPreview'> = {
   schema: labelSchema,
   toPolicy: (input) => ({ policy: as<PolicyTypes['label']>(input), unsupported: [] }),
   view: labelView,
+  bundleView: labelFields,
 };
 
 /** The label policy in force: read through the API, carried by a bundle (imported activated). */

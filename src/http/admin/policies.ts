@@ -44,6 +44,14 @@ function policyBody(ctx: PoliciesPorts, kind: OrgPolicyKind, orgId: string) {
   };
 }
 
+/** The label policy's images and font are set through the assets API: a change of its fields keeps them. */
+function withAssets<P>(ctx: PoliciesPorts, kind: PolicyKind, owner: string, policy: P): P {
+  if (kind !== 'labelPreview') return policy;
+  const { logo, logoDark, icon, iconDark, font } = ctx.orgs.policy('labelPreview', owner).policy;
+  const kept = Object.fromEntries(Object.entries({ logo, logoDark, icon, iconDark, font }).filter(([, v]) => v !== undefined));
+  return { ...policy, ...kept };
+}
+
 function requireWrite(caller: Caller, kind: PolicyKind, orgId: string) {
   if (orgId === INSTANCE_POLICY) {
     // The instance default governs every org: an instance role.
@@ -58,7 +66,7 @@ function orgPolicyRoutes(ctx: PoliciesPorts, definition: PolicyDefinition<OrgPol
   const { kind } = definition;
   const write = (create: boolean): CallerHandler => async (req, caller) => {
     requireWrite(caller, kind, caller.orgId);
-    const policy = parsePolicy(req, definition);
+    const policy = withAssets(ctx, kind, caller.orgId, parsePolicy(req, definition));
     const record = (await ctx.orgs.setPolicy(kind, caller.orgId, policy as never, create)) as PolicyRecord;
     return ok({ details: create ? addedDetails(record, caller.orgId) : changedDetails(record, caller.orgId) });
   };
@@ -90,7 +98,7 @@ function instancePolicyRoute(ctx: PoliciesPorts, definition: PolicyDefinition<Or
     },
     PUT: async (req, caller) => {
       requireWrite(caller, kind, INSTANCE_POLICY);
-      const policy = parsePolicy(req, definition);
+      const policy = withAssets(ctx, kind, INSTANCE_POLICY, parsePolicy(req, definition));
       const record = (await ctx.orgs.setPolicy(kind, INSTANCE_POLICY, policy as never, 'either')) as PolicyRecord;
       return ok({ details: changedDetails(record, undefined) });
     },

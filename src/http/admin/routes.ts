@@ -10,6 +10,7 @@ import { migrationRoutes } from './migration.js';
 import { orgRoutes } from './orgs.js';
 import { policyRoutesAll } from './policies.js';
 import { smtpRoutes, type SmtpPorts } from './smtp.js';
+import { labelAssetRoutes, type LabelAssetsPorts } from './label-assets.js';
 import { userFactorRoutes, type UserFactorsPorts } from './user-factors.js';
 import { messageTextRoutes, type MessageTextsPorts } from './message-texts.js';
 import { userNotificationRoutes, type UserNotificationsPorts } from './user-notifications.js';
@@ -35,7 +36,7 @@ import type { MachineCredentialsPorts } from './machine-credentials.js';
 import type { PoliciesPorts } from './policies.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts & SigningKeysPorts & UserLifecyclePorts & SmtpPorts & UserNotificationsPorts & MessageTextsPorts & UserFactorsPorts;
+export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts & SigningKeysPorts & UserLifecyclePorts & SmtpPorts & UserNotificationsPorts & MessageTextsPorts & UserFactorsPorts & LabelAssetsPorts;
 
 /**
  * Provisioning API routes (ZITADEL management/admin v1 subset). Routes sharing a pattern are
@@ -59,6 +60,7 @@ export function managementRoutes(ctx: ManagementRoutesPorts): Route[] {
     ...policyRoutesAll(ctx),
     ...instanceSettingsRoutes(ctx),
     ...smtpRoutes(ctx),
+    ...labelAssetRoutes(ctx),
     ...userFactorRoutes(ctx),
     ...messageTextRoutes(ctx),
     ...userNotificationRoutes(ctx),

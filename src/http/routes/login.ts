@@ -18,6 +18,8 @@ import { parseFormBody, parseUrlEncoded, type Form } from '../../protocol/form.j
 import { translator, type Locale, type TextKey } from '../../ui/i18n.js';
 import { maskedEmail } from '../../domain/masked-email.js';
 import { brandingOrgId } from '../../domain/branding-org.js';
+import { assetPath } from '../../domain/label-asset.js';
+
 import {
   consentPage,
   deviceDonePage,
@@ -51,8 +53,11 @@ import { decideDevice, type DeviceFlowPorts } from '../../services/device-flow.j
 import type { View } from '../../util/readonly.js';
 import { recordSignIn, recordSignInFailure } from '../../observability/recorder.js';
 
+/** Where a label policy's images and fonts are served (domain/label-asset.ts makes the links). */
+const ASSET_PATH = assetPath(':id');
+
 /** What this module uses of the wired parts (src/app.ts). */
-export type LoginPorts = Pick<FlowView, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginDirectory' | 'loginSecurity' | 'masterKey' | 'orgs' | 'userSessions' | 'userCodes' | 'notifications' | 'smtpConfigs'> & RespondPorts & DeviceFlowPorts & SessionEndPorts;
+export type LoginPorts = Pick<FlowView, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginDirectory' | 'loginSecurity' | 'masterKey' | 'orgs' | 'userSessions' | 'userCodes' | 'notifications' | 'smtpConfigs' | 'labelAssets'> & RespondPorts & DeviceFlowPorts & SessionEndPorts;
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
@@ -88,8 +93,11 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const privacy = ctx.orgs.policy('privacy', orgId).policy;
     const suffixOrg = user?.orgId ?? (orgId === INSTANCE_POLICY ? undefined : orgId);
     const org = suffixOrg ? ctx.orgs.getOrg(suffixOrg) : undefined;
+    const asset = (id: string | undefined) => (id ? assetPath(id) : undefined);
     return {
       stylesheet: record ? `/ui/login/resources/label/${record.orgId || 'instance'}?v=${record.sequence}` : undefined,
+      logo: label.logo || label.logoDark ? { light: asset(label.logo), dark: asset(label.logoDark) } : undefined,
+      name: orgId === INSTANCE_POLICY ? undefined : ctx.orgs.getOrg(orgId)?.name,
       hideWatermark: label.disableWatermark,
       loginNameSuffix: label.hideLoginNameSuffix && org ? `@${ctx.orgs.primaryDomain(org)}` : undefined,
       links: {
@@ -837,7 +845,20 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       GET: (req): Response => {
         const owner = req.params[0] === 'instance' ? INSTANCE_POLICY : (req.params[0] ?? '');
         if (owner !== INSTANCE_POLICY && !ctx.orgs.getOrg(owner)) return { status: 404, headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body: 'not found' };
-        return { status: 200, headers: { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=300' }, body: labelStylesheet(ctx.orgs.policy('label', owner).policy) };
+        const label = ctx.orgs.policy('label', owner).policy;
+        return { status: 200, headers: { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=300' }, body: labelStylesheet(label, label.font ? assetPath(label.font) : undefined) };
+      },
+    }),
+    route(ASSET_PATH, {
+      // A label policy's image or font, by its digest: public (pages and mails show them), never changes.
+      GET: async (req): Promise<Response> => {
+        const asset = await ctx.labelAssets.get(req.params[0] ?? '');
+        if (!asset) return { status: 404, headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body: 'not found' };
+        return {
+          status: 200,
+          headers: { 'Content-Type': asset.type, 'Cache-Control': 'public, max-age=31536000, immutable', 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "default-src 'none'" },
+          body: Buffer.from(asset.bytes),
+        };
       },
     }),
     route(STYLESHEET_PATH, {

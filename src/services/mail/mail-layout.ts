@@ -25,6 +25,8 @@ export function renderMail(
   values: Readonly<Record<string, string>>,
   label: View<LabelPolicy>,
   action?: { url: string },
+  /** The org's logo (its label policy's), an absolute URL. */
+  logoUrl?: string,
 ): OutgoingMail {
   const fill = (t: string) => fillPlaceholders(t, values).trim();
   const t = { title: fill(texts.title), preHeader: fill(texts.preHeader), subject: fill(texts.subject), greeting: fill(texts.greeting), text: fill(texts.text), buttonText: fill(texts.buttonText), footerText: fill(texts.footerText) };
@@ -37,6 +39,7 @@ export function renderMail(
 <body style="margin:0;padding:24px;background:${background};color:${font};font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif">
 <span style="display:none">${t.preHeader}</span>
 <div style="max-width:560px;margin:0 auto">
+${logoUrl ? html`<p><img src="${logoUrl}" alt="" style="max-height:48px;max-width:240px"></p>` : ''}
 <h1 style="font-size:20px">${t.title}</h1>
 <p>${t.greeting}</p>
 <p>${paragraphs(t.text)}</p>

@@ -8,6 +8,7 @@ import type { View } from '../../util/readonly.js';
 import { resolveMessageText, type MessageKind } from '../../zitadel/message-texts.js';
 import { INSTANCE_POLICY } from '../../model/records.js';
 import { renderMail } from './mail-layout.js';
+import { assetPath } from '../../domain/label-asset.js';
 import type { Mailer } from './mailer.js';
 
 /**
@@ -126,7 +127,8 @@ export class Notifications {
       ...extra,
     };
     const label = this.orgs.policy('label', user.orgId).policy;
-    const rendered = renderMail(human.email.email, language, text, values, label, url ? { url } : undefined);
+    const logo = label.logo ? new URL(assetPath(label.logo), this.issuer).toString() : undefined;
+    const rendered = renderMail(human.email.email, language, text, values, label, url ? { url } : undefined, logo);
     await this.mailer.queue({ ...rendered, kind, orgId: user.orgId, userId: user.id, language });
   }
 }
