@@ -277,6 +277,7 @@ describe('label policy images and font (the assets API)', () => {
     const svg = await upload('/assets/v1/org/policy/label/icon', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'), orgId, 'icon.png');
     expect(svg.status).toBe(400);
     expect((await upload('/assets/v1/org/policy/label/font', PNG, orgId)).status).toBe(400);
+    expect((await upload('/assets/v1/org/policy/label/icon', PNG, orgId, 'icon.png')).status).toBe(200);
     // A raw body works too (curl --data-binary).
     const raw = await fetch(`${server.url}/assets/v1/org/policy/label/logo/dark`, { method: 'POST', headers: { authorization: `Bearer ${server.pat}`, 'x-zitadel-orgid': orgId, 'content-type': 'image/png' }, body: PNG });
     expect(raw.status).toBe(200);
@@ -293,6 +294,7 @@ describe('label policy images and font (the assets API)', () => {
     const page = await new Agent(server).follow(`/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: `openid urn:zitadel:iam:org:id:${orgId}` })}`);
     expect(page.html).toContain(`<img src="${preview.logoUrl}"`);
     expect(page.html).toContain('media="(prefers-color-scheme: dark)"');
+    expect(page.html).toContain(`<link rel="icon" href="${preview.iconUrl}">`);
     const served = await fetch(`${server.url}${preview.logoUrl}`);
     expect(served.headers.get('content-type')).toBe('image/png');
     expect(served.headers.get('cache-control')).toContain('immutable');

@@ -16,6 +16,8 @@ export interface Brand {
   stylesheet?: string | undefined;
   /** The org's logo (its label policy's), light and dark, in place of Sesame's mark. */
   logo?: { light?: string | undefined; dark?: string | undefined } | undefined;
+  /** The org's icon (its label policy's), as the pages' favicon. */
+  icon?: string | undefined;
   /** The org's name, as the logo's text alternative. */
   name?: string | undefined;
   hideWatermark: boolean;
@@ -68,6 +70,7 @@ function layout(locale: Locale, title: string, body: Html, t: Translate, head: H
 <title>${title} · Sesame</title>
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
 ${brand?.stylesheet ? html`<link rel="stylesheet" href="${brand.stylesheet}">` : ''}
+${brand?.icon ? html`<link rel="icon" href="${brand.icon}">` : ''}
 ${head}</head>
 <body>
 <main class="card">

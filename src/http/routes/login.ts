@@ -97,6 +97,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     return {
       stylesheet: record ? `/ui/login/resources/label/${record.orgId || 'instance'}?v=${record.sequence}` : undefined,
       logo: label.logo || label.logoDark ? { light: asset(label.logo), dark: asset(label.logoDark) } : undefined,
+      icon: asset(label.icon),
       name: orgId === INSTANCE_POLICY ? undefined : ctx.orgs.getOrg(orgId)?.name,
       hideWatermark: label.disableWatermark,
       loginNameSuffix: label.hideLoginNameSuffix && org ? `@${ctx.orgs.primaryDomain(org)}` : undefined,
