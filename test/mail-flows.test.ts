@@ -158,6 +158,44 @@ describe('password reset', () => {
   });
 });
 
+describe('user v2 recovery', () => {
+  it('returns a reset code to the caller, or mails the caller\'s link; the code sets the password once', async () => {
+    const person = await newPerson();
+    const returned = await call('POST', `/v2/users/${person.userId}/password_reset`, { returnCode: {} });
+    expect(returned.status, JSON.stringify(returned.body)).toBe(200);
+    expect(returned.body.verificationCode).toMatch(/^[A-Z0-9]{6}$/);
+    await server.app.tick();
+    expect(receiver.mails.filter((m) => m.to === person.email)).toEqual([]);
+    const set = await call('POST', `/v2/users/${person.userId}/password`, { newPassword: { password: 'Via-Code-Set-1' }, verificationCode: returned.body.verificationCode });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect((await call('POST', `/v2/users/${person.userId}/password`, { newPassword: { password: 'Again-Code-Set-2' }, verificationCode: returned.body.verificationCode })).status).toBe(400);
+    const agent = new Agent(server);
+    expect((await submit(agent, await toPassword(agent, person.loginName), '/ui/login/password', { password: 'Via-Code-Set-1' })).location).toContain(REDIRECT);
+    // The caller's own page in the mail.
+    const linked = await call('POST', `/v2/users/${person.userId}/password_reset`, { sendLink: { notificationType: 'NOTIFICATION_TYPE_Email', urlTemplate: 'https://app.example.com/reset?user={{.UserID}}&code={{.Code}}&org={{.OrgID}}' } });
+    expect(linked.status).toBe(200);
+    // The new password's notice and the reset mail, in either order.
+    const two = [await receiver.next(person.email), await receiver.next(person.email)];
+    expect(two.map((m) => m.subject).sort()).toEqual(['Password of user has changed', 'Reset password']);
+    const mail = two.find((m) => m.subject === 'Reset password')!;
+    const link = mail.links.find((l) => l.startsWith('https://app.example.com/reset'))!;
+    expect(new URL(link).searchParams.get('user')).toBe(person.userId);
+    expect(new URL(link).searchParams.get('code')).toMatch(/^[A-Z0-9]{6}$/);
+    expect((await call('POST', `/v2/users/${person.userId}/password_reset`, { sendLink: { urlTemplate: 'javascript:alert({{.Code}})' } })).status).toBe(400);
+  });
+
+  it('verifies an address with a code returned to the caller', async () => {
+    const person = await newPerson({ verified: false });
+    await receiver.next(person.email);
+    const returned = await call('POST', `/v2/users/${person.userId}/email/resend`, { returnCode: {} });
+    expect(returned.status).toBe(200);
+    expect((await call('POST', `/v2/users/${person.userId}/email/verify`, { verificationCode: 'WRONG1' })).status).toBe(400);
+    // The wrong try counted, the code still stands (void after five).
+    expect((await call('POST', `/v2/users/${person.userId}/email/verify`, { verificationCode: returned.body.verificationCode })).status).toBe(200);
+    expect((await call('GET', `/management/v1/users/${person.userId}`)).body.user.human.email.isEmailVerified).toBe(true);
+  });
+});
+
 describe('email verification', () => {
   it('stops a sign-in with an unverified address until the mailed code comes back', async () => {
     const person = await newPerson({ verified: false });

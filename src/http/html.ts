@@ -16,7 +16,7 @@ const BASE = {
   'Referrer-Policy': 'no-referrer',
   Vary: 'Cookie',
 };
-const PAGE_CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'";
+const PAGE_CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; font-src 'self'; base-uri 'none'";
 const FORM_POST_CSP = `default-src 'none'; style-src 'self'; script-src 'sha256-${createHash('sha256').update(FORM_POST_SCRIPT).digest('base64')}'; base-uri 'none'`;
 
 let pageHeaders: Record<string, string> = {};

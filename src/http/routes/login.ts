@@ -570,7 +570,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   async function resend(flow: Flow, req: Request, purpose: 'verifyEmail' | 'init'): Promise<Response> {
     const user = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
     if (!user) return expired(flow.agent);
-    const outcome = await ctx.notifications.sendCode(user, purpose, { authRequestId: flow.auth.id, clientAddress: req.peer ?? '' });
+    const { outcome } = await ctx.notifications.sendCode(user, purpose, { authRequestId: flow.auth.id, clientAddress: req.peer ?? '' });
     return outcome === 'limited' ? show(flow, t(flow, 'code.limited')) : show(flow, undefined, 200, t(flow, 'code.sent'));
   }
 
@@ -699,7 +699,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         POST: atStep('otp-email', async (flow, _form, req) => {
           const user = authenticatedUser(flow);
           if (!user) return expired(flow.agent);
-          const outcome = await ctx.notifications.sendCode(user, 'otpEmail', { authRequestId: flow.auth.id, clientAddress: req.peer ?? '' });
+          const { outcome } = await ctx.notifications.sendCode(user, 'otpEmail', { authRequestId: flow.auth.id, clientAddress: req.peer ?? '' });
           return outcome === 'limited' ? show(flow, t(flow, 'code.limited')) : show(flow, undefined, 200, t(flow, 'code.sent'));
         }),
       }),

@@ -5,7 +5,7 @@ import type { CodePurpose, UserCodesActor } from '../../actors/user-codes.js';
 import type { UserRecord } from '../../model/records.js';
 import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
-import { resolveMessageText, type MessageKind } from '../../zitadel/message-texts.js';
+import { fillPlaceholders, resolveMessageText, type MessageKind } from '../../zitadel/message-texts.js';
 import { INSTANCE_POLICY } from '../../model/records.js';
 import { renderMail } from './mail-layout.js';
 import { assetPath } from '../../domain/label-asset.js';
@@ -48,7 +48,8 @@ export function newCode(rule: CodeRule): string {
   return code;
 }
 
-export type SendOutcome = 'sent' | 'limited' | 'noEmail';
+/** What became of a code: sent (or, asked for, returned), or not: too many this hour, no address. */
+export type SendOutcome = { outcome: 'sent'; code?: string } | { outcome: 'limited' | 'noEmail' };
 
 export class Notifications {
   private readonly perPerson;
@@ -70,24 +71,36 @@ export class Notifications {
    * under way, if any). Resolves once the code and the mail are durable; 'limited' when the person or
    * the address had their share this hour (nothing sent).
    */
-  async sendCode(user: View<UserRecord>, purpose: CodePurpose, options: { authRequestId?: string | undefined; clientAddress?: string | undefined } = {}): Promise<SendOutcome> {
+  async sendCode(
+    user: View<UserRecord>,
+    purpose: CodePurpose,
+    options: { authRequestId?: string | undefined; clientAddress?: string | undefined; urlTemplate?: string | undefined; returnCode?: boolean } = {},
+  ): Promise<SendOutcome> {
     const email = user.human?.email.email;
-    if (!email) return 'noEmail';
-    if (options.clientAddress !== undefined && !(await this.perAddress.take(options.clientAddress))) return 'limited';
-    if (!(await this.perPerson.take(user.id))) return 'limited';
+    if (!email) return { outcome: 'noEmail' };
+    if (options.clientAddress !== undefined && !(await this.perAddress.take(options.clientAddress))) return { outcome: 'limited' };
+    if (!(await this.perPerson.take(user.id))) return { outcome: 'limited' };
     const rule = CODE_RULES[purpose];
     const code = newCode(rule);
     const now = clock.now();
     // The code vouches for the address it went to: a verification of another address fails.
     await this.codes.issue(user.id, purpose, code, now, rule.lifetimeMs, purpose === 'verifyEmail' || purpose === 'init' ? email.toLowerCase() : '');
-    const link = new URL(rule.path, this.issuer);
+    // User v2's returnCode: the caller (an administrator's own UI) gets the code and mails nothing.
+    if (options.returnCode) return { outcome: 'sent', code };
+    await this.mail(user, rule.kind, { Code: code, OTP: code }, purpose === 'otpEmail' ? undefined : this.linkOf(user, purpose, code, options));
+    return { outcome: 'sent' };
+  }
+
+  /** The link a code's mail carries: Sesame's page for it, or the caller's `urlTemplate` (user v2) filled in. */
+  private linkOf(user: View<UserRecord>, purpose: CodePurpose, code: string, options: { authRequestId?: string | undefined; urlTemplate?: string | undefined }): string {
+    if (options.urlTemplate) return fillPlaceholders(options.urlTemplate, { UserID: user.id, Code: code, OrgID: user.orgId, LoginName: this.orgs.preferredLoginName(user) });
+    const link = new URL(CODE_RULES[purpose].path, this.issuer);
     link.searchParams.set('userID', user.id);
     link.searchParams.set('code', code);
     link.searchParams.set('orgID', user.orgId);
     if (purpose === 'init') link.searchParams.set('passwordset', user.human?.passwordHash ? 'true' : 'false');
     if (options.authRequestId) link.searchParams.set('authRequestID', options.authRequestId);
-    await this.mail(user, rule.kind, { Code: code, OTP: code }, purpose === 'otpEmail' ? undefined : link.toString());
-    return 'sent';
+    return link.toString();
   }
 
   /**
