@@ -1,6 +1,6 @@
 import { log } from '../util/log.js';
 import { recordKind, type RecordWrite, type StorePort } from '../storage/store-port.js';
-import { newId, newOpaqueToken } from '../util/ids.js';
+import { newUniqueId, newOpaqueToken } from '../util/ids.js';
 import { sha256Base64url } from '../util/hash.js';
 import { amrOf, type AuthChecks } from '../model/auth-checks.js';
 import { clock } from '../util/clock.js';
@@ -156,7 +156,7 @@ export class UserSessionsActor {
     const now = clock.now();
     const existing = (await this.ofAgent(agentId)).find((s) => s.userId === userId);
     const passed = { amr: amrOf(checks), passwordCheckedAt: checks.passwordAt, secondFactorCheckedAt: checks.secondFactorAt };
-    const sid = existing?.id ?? `V1_${newId()}`;
+    const sid = existing?.id ?? `V1_${newUniqueId()}`;
     const session = await this.change(sid, (current) =>
       // Renewed as it is now (its apps noted meanwhile stay); one ended meanwhile starts again under its id.
       current && current.agentId === agentId && current.userId === userId

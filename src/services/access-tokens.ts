@@ -1,6 +1,6 @@
 import type { KeysReader } from '../actors/keys.js';
 import type { AccessTokenClaims, ActorClaim, RevokeOutcome, IssuedTokensActor } from '../actors/issued-tokens.js';
-import { newId } from '../util/ids.js';
+import { newUniqueId } from '../util/ids.js';
 import type { Signer } from '../workers/signer.js';
 import { decodeJws, encodedHeader, isObject, looksLikeJws, signingInput, verifyJws } from '../protocol/jwt.js';
 import { clock } from '../util/clock.js';
@@ -113,7 +113,7 @@ export class AccessTokens {
     const iat = now - skewSeconds;
     const expiresIn = lifetimeSeconds + skewSeconds;
     // A user token's id names its grant (as ZITADEL's `V2_<session>-at_<id>`), so a JWT needs no extra claim for it.
-    const jti = fields.grantId ? `${fields.grantId}-at_${newId()}` : newId();
+    const jti = fields.grantId ? `${fields.grantId}-at_${newUniqueId()}` : newUniqueId();
     const claims: AccessTokenClaims = { jti, ...fields, iat, exp: now + expiresIn };
     if (cnf) claims.cnf = cnf;
     if (format === 'opaque') {

@@ -6,7 +6,7 @@ import { formatUserCode, POLL_INTERVAL_MS } from '../protocol/device-flow.js';
 import type { Form } from '../protocol/form.js';
 import { projectAccessDenied } from '../protocol/project-access.js';
 import { appIsUsable } from '../domain/usable.js';
-import { newId } from '../util/ids.js';
+import { newUniqueId } from '../util/ids.js';
 import { clock } from '../util/clock.js';
 import type { View } from '../util/readonly.js';
 import type { AuthenticatedClient } from './client-auth.js';
@@ -86,7 +86,7 @@ export async function decideDevice(
   }
   ctx.userSessions.touch(session);
   const decided = await ctx.deviceAuthorizations.approve(authorization, {
-    grantId: newId(),
+    grantId: newUniqueId(),
     userId: user.id,
     sid: session.id,
     audience: userAudience(ctx, app, authorization.audienceProjects),

@@ -3,7 +3,7 @@ import type { SigningAlg } from '../config.js';
 import type { Signer } from '../workers/signer.js';
 import { atHash } from '../protocol/at-hash.js';
 import { encodedHeader, signingInput, verifiedOwnJwt } from '../protocol/jwt.js';
-import { newId } from '../util/ids.js';
+import { newUniqueId } from '../util/ids.js';
 import { clock } from '../util/clock.js';
 
 /**
@@ -55,7 +55,7 @@ function idTokenClaims(input: IdTokenInput, issuer: string, iat: number, lifetim
     iat: iat - (input.skewSeconds ?? 0),
     auth_time: input.authTime - (input.skewSeconds ?? 0),
   };
-  if (input.grantId !== undefined) claims.jti = `${input.grantId}${ID_TOKEN_JTI}${newId()}`;
+  if (input.grantId !== undefined) claims.jti = `${input.grantId}${ID_TOKEN_JTI}${newUniqueId()}`;
   if (input.sid !== undefined) claims.sid = input.sid;
   if (input.nonce !== undefined) claims.nonce = input.nonce;
   if (input.amr.length > 0) claims.amr = input.amr;

@@ -8,6 +8,16 @@ const EPOCH = 1_546_300_800_000n;
 let lastMs = 0n;
 let sequence = BigInt(randomInt(0, 1024));
 
+/**
+ * An id that must not repeat across threads and nodes whatever the rate (a token's `jti`, a grant,
+ * a browser session): newId's time-ordered digits, then 12 random ones (~40 bits). newId alone
+ * repeats when two threads or nodes draw the same sequence in the same millisecond, which the
+ * directory's unique keys catch for its records but nothing would for these.
+ */
+export function newUniqueId(): string {
+  return `${newId()}${String(randomInt(0, 1_000_000)).padStart(6, '0')}${String(randomInt(0, 1_000_000)).padStart(6, '0')}`;
+}
+
 export function newId(): string {
   const now = BigInt(Date.now()) - EPOCH;
   if (now === lastMs) {

@@ -15,7 +15,7 @@ import { clientErrorPage, errorPage, formPostPage, nativeSuccessPage, type Conti
 import type { LoginStep } from '../../actors/auth-requests.js';
 import type { AuthChecks } from '../../model/auth-checks.js';
 import { factsOf, sessionRequirement, type SessionRequirement } from '../../domain/sign-in-policy.js';
-import { newId } from '../../util/ids.js';
+import { newUniqueId } from '../../util/ids.js';
 import { projectAccessDenied } from '../../protocol/project-access.js';
 import { clock } from '../../util/clock.js';
 import { predatesHorizon } from '../../domain/revocation-horizon.js';
@@ -109,7 +109,7 @@ export async function completeAuthorization(
     return authorizeError(ctx, request, error.error === 'invalid_grant' ? 'access_denied' : error.error, error.description, locale, headers);
   }
   ctx.userSessions.touch(session);
-  const grantId = newId();
+  const grantId = newUniqueId();
   const grant = {
     grantId,
     clientId: app.clientId,

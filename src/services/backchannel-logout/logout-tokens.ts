@@ -3,7 +3,7 @@ import type { Signer } from '../../workers/signer.js';
 import { encodedHeader, signingInput } from '../../protocol/jwt.js';
 import { LOGOUT_TOKEN_TYP, logoutTokenClaims } from '../../protocol/logout-token.js';
 import { clock } from '../../util/clock.js';
-import { newId } from '../../util/ids.js';
+import { newUniqueId } from '../../util/ids.js';
 
 /**
  * Signs logout tokens with the instance's signing key (the one ID tokens carry, published in the
@@ -18,7 +18,7 @@ export class LogoutTokens {
 
   async sign(clientId: string, sub: string, sid: string): Promise<string> {
     const key = this.keys.signingKey();
-    const claims = logoutTokenClaims({ issuer: this.issuer, clientId, sub, sid, iat: clock.seconds(), jti: newId() });
+    const claims = logoutTokenClaims({ issuer: this.issuer, clientId, sub, sid, iat: clock.seconds(), jti: newUniqueId() });
     const data = signingInput(encodedHeader(key.alg, key.kid, LOGOUT_TOKEN_TYP), claims);
     return `${data}.${await this.signer.sign(key, data)}`;
   }

@@ -5,7 +5,7 @@ import { withoutManagementAudience } from '../../domain/management-project.js';
 import { grantChain, GRANT_CHAIN_SEPARATOR, SESSION_IN_CHAIN, type ActorClaim } from '../../actors/issued-tokens.js';
 import type { FlowView } from '../ports.js';
 import { appCredential, type AppRecord, type UserRecord } from '../../model/records.js';
-import { newId } from '../../util/ids.js';
+import { newUniqueId } from '../../util/ids.js';
 import { ALL_AUTH_METHODS } from '../../protocol/client-auth-methods.js';
 import { PATHS } from '../../protocol/discovery.js';
 import { OAuthError } from '../../protocol/errors.js';
@@ -274,7 +274,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     const act: ActorClaim | undefined = actor
       ? { iss: ctx.issuer, sub: actor.user.id, ...((subject.act ?? actor.act) ? { act: subject.act ?? actor.act } : {}) }
       : subject.act;
-    const origin = originOf(subject, actor, `TE_${newId()}`);
+    const origin = originOf(subject, actor, `TE_${newUniqueId()}`);
     const { grantId, sid, authTime, amr } = origin;
     // Nothing made from a token outlives it (the subject's, and the actor's).
     const lifetimes = cappedLifetimes(appLifetimes(ctx, app), origin.exp);
