@@ -10,6 +10,7 @@ import { DEFAULT_POLICIES, INSTANCE_POLICY, OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_
 import { EMAIL } from '../../domain/human-users.js';
 import { brokenComplexityRule } from '../../domain/password-complexity.js';
 import { clock } from '../../util/clock.js';
+import { log } from '../../util/log.js';
 import { beginningAt, predatesHorizon } from '../../domain/revocation-horizon.js';
 import { qrCodeDataUrl } from '../../ui/qr-code.js';
 import { ApiError } from '../../model/errors.js';
@@ -719,7 +720,11 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
           const user = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
           if (loginPolicy(requestOrgOf(flow, user)).hidePasswordReset) return show(flow);
           if (user?.human && user.state !== 'USER_STATE_INITIAL' && ctx.orgs.orgIsActive(user.orgId)) {
-            await ctx.notifications.sendCode(user, 'passwordReset', { authRequestId: flow.auth.id, clientAddress: req.peer ?? '' });
+            // Not waited for: the answer takes as long whether or not there is someone to mail (the
+            // code is for the mailbox, not for this response).
+            ctx.notifications
+              .sendCode(user, 'passwordReset', { authRequestId: flow.auth.id, clientAddress: req.peer ?? '' })
+              .catch((error: unknown) => log.warn('password reset: the code could not be queued', { userId: user.id, error: String(error) }));
           }
           await ctx.authRequests.enterStep(flow.auth, 'password-reset');
           return backToStep(flow);
