@@ -74,6 +74,14 @@ export class LoginSecurityActor {
   }
 
   /**
+   * A code other than TOTP passed a check (one mailed for this sign-in, used up where it is stored):
+   * the user's wrong codes are forgotten, as a right TOTP code forgets them (passOtp).
+   */
+  async passOtherCode(userId: string): Promise<void> {
+    await this.decide(userId, (found) => (found && found.otpFailures.length > 0 ? { ...found, otpFailures: [] } : undefined));
+  }
+
+  /**
    * A TOTP code of `step` confirmed an enrollment: the step is used up, and the attempt taken for
    * it (`attempt`, from takeOtpAttempt) no longer counts; earlier wrong codes still do. False when
    * the step was used already.

@@ -439,24 +439,35 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     return step === undefined || !(await ctx.loginSecurity.otpStepUnused(user.id, step)) ? undefined : step;
   }
 
-  async function checkOtp(flow: Flow, code: string | undefined): Promise<Response> {
-    const user = authenticatedUser(flow);
-    // The password must have been passed by this very user in this request.
-    if (!user?.human?.otpSecretSealed) return expired(flow.agent);
-    // One decision takes the attempt (counted as wrong until a right code takes it back): parallel codes on any thread cannot pass the block together.
+  /**
+   * A second factor's check (TOTP, or a code by email): one decision takes the attempt (counted as
+   * wrong until a right code takes it back), so parallel codes on any thread cannot pass the block
+   * together; `passes` checks the code and uses it up; a right one passes the step.
+   */
+  async function checkSecondFactor(flow: Flow, user: View<UserRecord>, passes: () => Promise<boolean>): Promise<Response> {
     const attempt = await ctx.loginSecurity.takeOtpAttempt(user.id);
     if (attempt === undefined) {
       recordSignInFailure('locked');
       return show(flow, t(flow, lockedText(user, 'otp.invalid')));
     }
     const checkedAt = beginningAt(user);
-    const step = await acceptCode(user, openOtpSecret(ctx.masterKey, user.human.otpSecretSealed), code);
-    // The step is used up at once (a parallel request with the same code fails), durably.
-    if (step === undefined || !(await ctx.loginSecurity.passOtp(user.id, step))) return otpFailure(flow, user);
+    if (!(await passes())) return otpFailure(flow, user);
     // The person as stored has the last word: a parallel request on another thread may have locked them.
     if (!(await ctx.loginDirectory.recordOtpSuccess(user.id, flow.auth.checks.passwordAt!))) return expired(flow.agent);
     await ctx.authRequests.passOtp(flow.auth, checkedAt);
     return proceed(flow, user.id);
+  }
+
+  async function checkOtp(flow: Flow, code: string | undefined): Promise<Response> {
+    const user = authenticatedUser(flow);
+    // The password must have been passed by this very user in this request.
+    const sealed = user?.human?.otpSecretSealed;
+    if (!user || !sealed) return expired(flow.agent);
+    return checkSecondFactor(flow, user, async () => {
+      const step = await acceptCode(user, openOtpSecret(ctx.masterKey, sealed), code);
+      // The step is used up at once (a parallel request with the same code fails), durably; the wrong codes are forgotten.
+      return step !== undefined && (await ctx.loginSecurity.passOtp(user.id, step));
+    });
   }
 
   /** TOTP enrollment: the code proves the app holds the secret shown; then it is the user's second factor. */
@@ -668,17 +679,13 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   async function checkOtpEmail(flow: Flow, code: string | undefined): Promise<Response> {
     const user = authenticatedUser(flow);
     if (!user?.human?.otpEmail) return expired(flow.agent);
-    const attempt = await ctx.loginSecurity.takeOtpAttempt(user.id);
-    if (attempt === undefined) {
-      recordSignInFailure('locked');
-      return show(flow, t(flow, lockedText(user, 'otp.invalid')));
-    }
-    const checkedAt = beginningAt(user);
-    const redeemed = await ctx.userCodes.redeem(user.id, 'otpEmail', (code ?? '').replace(/\s+/g, ''), clock.now());
-    if (redeemed.result !== 'ok') return otpFailure(flow, user);
-    if (!(await ctx.loginDirectory.recordOtpSuccess(user.id, flow.auth.checks.passwordAt!))) return expired(flow.agent);
-    await ctx.authRequests.passOtp(flow.auth, checkedAt);
-    return proceed(flow, user.id);
+    return checkSecondFactor(flow, user, async () => {
+      const redeemed = await ctx.userCodes.redeem(user.id, 'otpEmail', (code ?? '').replace(/\s+/g, ''), clock.now());
+      if (redeemed.result !== 'ok') return false;
+      // A right code takes back the attempt counted for it, and the wrong ones before it.
+      await ctx.loginSecurity.passOtherCode(user.id);
+      return true;
+    });
   }
 
   /** Enrolls codes by email as the person's second factor (their address verified); this sign-in then checks one. */

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { OrgsReader } from '../../actors/orgs.js';
-import type { FailureWindowsActor } from '../../actors/failure-windows.js';
+import type { FailureWindow, FailureWindowsActor } from '../../actors/failure-windows.js';
 import type { CodePurpose, UserCodesActor } from '../../actors/user-codes.js';
 import type { UserRecord } from '../../model/records.js';
 import { clock } from '../../util/clock.js';
@@ -22,8 +22,10 @@ export interface CodeRule {
   length: number;
   alphabet: string;
   lifetimeMs: number;
-  /** The login page the mail links to. */
-  path: string;
+  /** The login page the mail links to (none: the code is typed at the step that sent it). */
+  path?: string;
+  /** Codes of this purpose mailed to one person per hour. */
+  perPersonPerHour: number;
 }
 
 const UPPER_AND_DIGITS = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
@@ -32,14 +34,14 @@ const HOUR = 3_600_000;
 
 /** ZITADEL's code generators (lengths, lifetimes); letters that look alike left out. */
 export const CODE_RULES: Readonly<Record<CodePurpose, CodeRule>> = {
-  verifyEmail: { kind: 'VerifyEmail', length: 6, alphabet: UPPER_AND_DIGITS, lifetimeMs: HOUR, path: '/ui/login/mail/verification' },
-  passwordReset: { kind: 'PasswordReset', length: 6, alphabet: UPPER_AND_DIGITS, lifetimeMs: HOUR, path: '/ui/login/password/init' },
-  init: { kind: 'InitCode', length: 6, alphabet: UPPER_AND_DIGITS, lifetimeMs: 72 * HOUR, path: '/ui/login/user/init' },
-  otpEmail: { kind: 'VerifyEmailOTP', length: 8, alphabet: DIGITS, lifetimeMs: 5 * 60_000, path: '/ui/login/mfa/verify/email' },
+  verifyEmail: { kind: 'VerifyEmail', length: 6, alphabet: UPPER_AND_DIGITS, lifetimeMs: HOUR, path: '/ui/login/mail/verification', perPersonPerHour: 5 },
+  passwordReset: { kind: 'PasswordReset', length: 6, alphabet: UPPER_AND_DIGITS, lifetimeMs: HOUR, path: '/ui/login/password/init', perPersonPerHour: 5 },
+  init: { kind: 'InitCode', length: 6, alphabet: UPPER_AND_DIGITS, lifetimeMs: 72 * HOUR, path: '/ui/login/user/init', perPersonPerHour: 5 },
+  // One per sign-in that passed the password: a bound that does not lock a busy person out.
+  otpEmail: { kind: 'VerifyEmailOTP', length: 8, alphabet: DIGITS, lifetimeMs: 5 * 60_000, perPersonPerHour: 30 },
 };
 
-/** Codes mailed to one person per hour, and to anyone from one client address. */
-const PER_PERSON_PER_HOUR = 5;
+/** Codes mailed to anyone from one client address per hour (per person: each purpose's rule). */
 const PER_ADDRESS_PER_HOUR = 20;
 
 export function newCode(rule: CodeRule): string {
@@ -52,8 +54,8 @@ export function newCode(rule: CodeRule): string {
 export type SendOutcome = { outcome: 'sent'; code?: string } | { outcome: 'limited' | 'noEmail' };
 
 export class Notifications {
-  private readonly perPerson;
-  private readonly perAddress;
+  private readonly perPerson: Record<CodePurpose, FailureWindow>;
+  private readonly perAddress: FailureWindow;
 
   constructor(
     private readonly orgs: OrgsReader,
@@ -62,7 +64,8 @@ export class Notifications {
     failureWindows: FailureWindowsActor,
     private readonly issuer: string,
   ) {
-    this.perPerson = failureWindows.window('mail-person', PER_PERSON_PER_HOUR, HOUR);
+    const perPerson = (purpose: CodePurpose) => failureWindows.window(`mail-person-${purpose}`, CODE_RULES[purpose].perPersonPerHour, HOUR);
+    this.perPerson = { verifyEmail: perPerson('verifyEmail'), passwordReset: perPerson('passwordReset'), init: perPerson('init'), otpEmail: perPerson('otpEmail') };
     this.perAddress = failureWindows.window('mail-address', PER_ADDRESS_PER_HOUR, HOUR);
   }
 
@@ -79,7 +82,7 @@ export class Notifications {
     const email = user.human?.email.email;
     if (!email) return { outcome: 'noEmail' };
     if (options.clientAddress !== undefined && !(await this.perAddress.take(options.clientAddress))) return { outcome: 'limited' };
-    if (!(await this.perPerson.take(user.id))) return { outcome: 'limited' };
+    if (!(await this.perPerson[purpose].take(user.id))) return { outcome: 'limited' };
     const rule = CODE_RULES[purpose];
     const code = newCode(rule);
     const now = clock.now();
@@ -87,14 +90,14 @@ export class Notifications {
     await this.codes.issue(user.id, purpose, code, now, rule.lifetimeMs, purpose === 'verifyEmail' || purpose === 'init' ? email.toLowerCase() : '');
     // User v2's returnCode: the caller (an administrator's own UI) gets the code and mails nothing.
     if (options.returnCode) return { outcome: 'sent', code };
-    await this.mail(user, rule.kind, { Code: code, OTP: code }, purpose === 'otpEmail' ? undefined : this.linkOf(user, purpose, code, options));
+    await this.mail(user, rule.kind, { Code: code, OTP: code }, rule.path === undefined ? undefined : this.linkOf(user, rule.path, purpose, code, options));
     return { outcome: 'sent' };
   }
 
   /** The link a code's mail carries: Sesame's page for it, or the caller's `urlTemplate` (user v2) filled in. */
-  private linkOf(user: View<UserRecord>, purpose: CodePurpose, code: string, options: { authRequestId?: string | undefined; urlTemplate?: string | undefined }): string {
+  private linkOf(user: View<UserRecord>, path: string, purpose: CodePurpose, code: string, options: { authRequestId?: string | undefined; urlTemplate?: string | undefined }): string {
     if (options.urlTemplate) return fillPlaceholders(options.urlTemplate, { UserID: user.id, Code: code, OrgID: user.orgId, LoginName: this.orgs.preferredLoginName(user) });
-    const link = new URL(CODE_RULES[purpose].path, this.issuer);
+    const link = new URL(path, this.issuer);
     link.searchParams.set('userID', user.id);
     link.searchParams.set('code', code);
     link.searchParams.set('orgID', user.orgId);
