@@ -8,6 +8,7 @@ import { setHumanPasswordSchema } from '../../zitadel/users.js';
 import { requireComplexPassword } from '../../domain/password-complexity.js';
 import { readBody } from '../../zitadel/validation.js';
 import { endSessionsOfUser, type SessionEndPorts } from '../../services/session-end.js';
+import { afterNewPassword } from '../../services/new-password.js';
 import { apiRoute, ok, type CallerHandler } from './endpoint.js';
 import { clock } from '../../util/clock.js';
 import type { Caller, CallerPorts } from './caller.js';
@@ -61,11 +62,9 @@ export function userLifecycleRoutes(ctx: UserLifecyclePorts): Route[] {
         const input = readBody(req, setHumanPasswordSchema);
         requireComplexPassword(input.password, ctx.orgs.policy('passwordComplexity', user.orgId).policy);
         const hash = await ctx.pool.hashPassword(input.password);
-        const response = await changeAndEnd(caller, userId, (orgId) => ctx.orgs.setPassword(userId, orgId, hash, !input.noChangeRequired), true);
-        // The notification policy's passwordChange: the person hears of it, whoever changed it.
-        const changed = ctx.orgs.getUser(userId);
-        if (changed) await ctx.notifications.passwordChanged(changed);
-        return response;
+        const changed = await ctx.orgs.setPassword(userId, caller.orgId, hash, !input.noChangeRequired);
+        await afterNewPassword(ctx, changed);
+        return ok({ details: changedDetails(changed, changed.orgId) });
       },
     }),
   ];

@@ -14,7 +14,8 @@ import { flag, text } from '../../zitadel/validation.js';
 import { fillPlaceholders } from '../../zitadel/message-texts.js';
 import { MAX_PASSWORD } from '../../domain/human-users.js';
 import { requireComplexPassword } from '../../domain/password-complexity.js';
-import { endSessionsOfUser, type SessionEndPorts } from '../../services/session-end.js';
+import type { SessionEndPorts } from '../../services/session-end.js';
+import { afterNewPassword, setPasswordWithCode } from '../../services/new-password.js';
 import { clock } from '../../util/clock.js';
 import type { CallerPorts } from './caller.js';
 
@@ -94,17 +95,14 @@ export function userNotificationRoutes(ctx: UserNotificationsPorts): Route[] {
         const input = readBody(req, setPasswordSchema);
         if (input.currentPassword) throw invalidArgument('USER-Cur01', 'currentPassword is not supported here: a person changes their own password at the login; give verificationCode, or neither as an administrator');
         requireComplexPassword(input.newPassword.password, ctx.orgs.policy('passwordComplexity', user.orgId).policy);
-        let changed: View<UserRecord>;
         if (input.verificationCode) {
           // A code from …/password_reset: the person's own choice, no change required after it.
-          const redeemed = await ctx.userCodes.redeem(user.id, 'passwordReset', input.verificationCode, clock.now());
-          if (redeemed.result !== 'ok') throw wrongCode();
-          changed = await ctx.loginDirectory.setPasswordByCode(user.id, input.newPassword.password);
-        } else {
-          changed = await ctx.orgs.setPassword(user.id, user.orgId, await ctx.pool.hashPassword(input.newPassword.password), input.newPassword.changeRequired);
+          const changed = await setPasswordWithCode(ctx, user.id, 'passwordReset', input.verificationCode, input.newPassword.password);
+          if (!changed) throw wrongCode();
+          return ok({ details: changedDetails(changed, changed.orgId) });
         }
-        // A new password ends what the old one opened.
-        await Promise.all([endSessionsOfUser(ctx, user.id), ctx.notifications.passwordChanged(changed)]);
+        const changed = await ctx.orgs.setPassword(user.id, user.orgId, await ctx.pool.hashPassword(input.newPassword.password), input.newPassword.changeRequired);
+        await afterNewPassword(ctx, changed);
         return ok({ details: changedDetails(changed, changed.orgId) });
       },
     }),

@@ -1,5 +1,6 @@
 import type { AuthRequestView, LoginStep } from '../../actors/auth-requests.js';
 import { endSessionsOfUser, type SessionEndPorts } from '../../services/session-end.js';
+import { afterNewPassword, setPasswordWithCode } from '../../services/new-password.js';
 import type { UserSession } from '../../actors/user-sessions.js';
 import { otpauthUri, verifyTotp } from '../../crypto/totp.js';
 import { openOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
@@ -535,7 +536,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (!changed) return expired(flow.agent);
     // The new password voids what the old one opened (the revocation horizon): the other browser
     // sessions end too, and their apps are told. This sign-in goes on as a check of the new one.
-    await Promise.all([endSessionsOfUser(ctx, user.id), ctx.authRequests.renewPasswordCheck(flow.auth, beginningAt(changed)), ctx.notifications.passwordChanged(changed)]);
+    await Promise.all([afterNewPassword(ctx, changed), ctx.authRequests.renewPasswordCheck(flow.auth, beginningAt(changed))]);
     return proceed(flow, user.id);
   }
 
@@ -645,11 +646,9 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const pseudoFlow = flow ?? ({ page: { locale } } as Flow);
     const problem = newPasswordProblem(pseudoFlow, form, user?.orgId ?? flow?.auth.request.orgId ?? INSTANCE_POLICY);
     if (problem) return codeError(target, page, problem, true);
-    const redeemed = user?.human ? await ctx.userCodes.redeem(user.id, purpose, code, clock.now()) : { result: 'none' as const };
-    if (redeemed.result !== 'ok' || !user) return codeError(target, page, 'code.invalid');
-    const changed = await ctx.loginDirectory.setPasswordByCode(user.id, form.get('password') ?? '', kind === 'init' ? redeemed.subject : undefined);
     // A reset ends the person's sessions and sign-ins in progress (the revocation horizon moved).
-    await Promise.all([endSessionsOfUser(ctx, user.id), ctx.notifications.passwordChanged(changed)]);
+    const changed = user?.human ? await setPasswordWithCode(ctx, user.id, purpose, code, form.get('password') ?? '') : undefined;
+    if (!changed || !user) return codeError(target, page, 'code.invalid');
     if (!flow) return htmlResponse(200, donePage(locale, t(pseudoFlow, `${kind}.done.title`), t(pseudoFlow, `${kind}.done.intro`), brandOf(user.orgId, user)));
     const current = await ctx.authRequests.get(flow.auth.id, flow.agent.agentId);
     if (!current) return expired(flow.agent);
