@@ -8,14 +8,13 @@ import { EMAIL } from '../../domain/human-users.js';
 import { INSTANCE_POLICY } from '../../model/records.js';
 import { apiRoute, ok } from './endpoint.js';
 import { readBody, text } from '../../zitadel/validation.js';
-import { describeSmtpError, sendMail } from '../../services/mail/smtp-sender.js';
-import { readCaFile } from '../../services/mail/smtp-sender.js';
+import { describeSmtpError } from '../../services/mail/smtp-sender.js';
 import type { CallerPorts } from './caller.js';
 import type { View } from '../../util/readonly.js';
 import { clock } from '../../util/clock.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type SmtpPorts = Pick<Ports, 'smtpConfigs' | 'mailer' | 'orgs' | 'config'> & CallerPorts;
+export type SmtpPorts = Pick<Ports, 'smtpConfigs' | 'mailer' | 'orgs'> & CallerPorts;
 
 /**
  * The instance's SMTP configurations, ZITADEL admin v1: add, update, set the password, activate
@@ -57,7 +56,6 @@ function configView(config: View<SmtpConfig>) {
 }
 
 export function smtpRoutes(ctx: SmtpPorts): Route[] {
-  const ca = readCaFile(ctx.config.smtpTlsCaFile);
   /** The instance's domain policy may ask that the sender be on the instance's domain. */
   const checkSender = (settings: SmtpSettings) => {
     if (!ctx.orgs.policy('domain', INSTANCE_POLICY).policy.smtpSenderAddressMatchesInstanceDomain) return;
@@ -79,12 +77,12 @@ export function smtpRoutes(ctx: SmtpPorts): Route[] {
   /** A test mail, sent now: the relay's answer is the caller's. */
   const test = async (config: View<SmtpConfig>, password: string | undefined, receiver: string) => {
     try {
-      await sendMail(
-        config,
-        password,
-        { to: receiver, subject: 'Sesame SMTP test', text: 'This mail tests the SMTP configuration of your Sesame instance.', html: '<p>This mail tests the SMTP configuration of your Sesame instance.</p>' },
-        { timeoutMs: ctx.config.mailTimeout, ca },
-      );
+      await ctx.mailer.sendNow(config, password, {
+        to: receiver,
+        subject: 'Sesame SMTP test',
+        text: 'This mail tests the SMTP configuration of your Sesame instance.',
+        html: '<p>This mail tests the SMTP configuration of your Sesame instance.</p>',
+      });
     } catch (error) {
       throw preconditionFailed('SMTP-p9kfs', `the test mail could not be sent: ${describeSmtpError(error)}`);
     }

@@ -1,5 +1,6 @@
 import type { Outbox, OutboxEntry } from '../../actors/outbox.js';
-import type { SmtpConfigsActor } from '../../actors/smtp-configs.js';
+import type { SmtpConfig, SmtpConfigsActor } from '../../actors/smtp-configs.js';
+import type { View } from '../../util/readonly.js';
 import type { MasterKey } from '../../crypto/master-key.js';
 import { recordMail } from '../../observability/recorder.js';
 import { clock } from '../../util/clock.js';
@@ -103,6 +104,11 @@ export class Mailer {
     this.loop?.deliverInBackground();
   }
 
+  /** Sends at once, not through the outbox (an SMTP configuration's test): the relay's refusal is the caller's. */
+  sendNow(config: View<SmtpConfig>, password: string | undefined, mail: OutgoingMail): Promise<void> {
+    return sendMail(config, password, mail, { timeoutMs: this.policy.timeoutMs, ca: this.policy.ca });
+  }
+
   /** The sealed content of a queued mail. */
   contentOf(row: QueuedMail): OutgoingMail {
     return { to: row.to, ...(JSON.parse(this.masterKey.decrypt(row.sealed).toString('utf8')) as Omit<OutgoingMail, 'to'>) };
@@ -137,7 +143,7 @@ export class Mailer {
       error = 'no active SMTP configuration (add one and activate it: POST /admin/v1/smtp, …/_activate)';
     } else {
       try {
-        await sendMail(config, this.smtp.password(config), this.contentOf(row), { timeoutMs: this.policy.timeoutMs, ca: this.policy.ca });
+        await this.sendNow(config, this.smtp.password(config), this.contentOf(row));
       } catch (failure) {
         error = describeSmtpError(failure);
       }
