@@ -130,6 +130,8 @@ export class OrgsActor {
   private readonly claimedUserNames = new Set<string>();
   /** Lower-cased instance-wide user names (`userLoginMustBeDomain: false`) staged in a batch not yet committed. */
   private readonly claimedLoginNames = new Set<string>();
+  /** Per org, how many users have a login name of each rule (domain policy `userLoginMustBeDomain`). */
+  private readonly usersByNameRule = new Map<string, { domain: number; instanceWide: number }>();
   /** Lower-cased names of orgs staged in a batch not yet committed: taken meanwhile. */
   private readonly claimedOrgNames = new Set<string>();
   /** `<user>\n<project>\n<project grant>` of user grants staged in a batch not yet committed. */
@@ -352,14 +354,15 @@ export class OrgsActor {
    * for an org with users (for the instance default: any org that follows it) is refused.
    */
   private checkLoginNameRule(orgId: string, policy: DomainPolicy): void {
-    const governed = (org: string) => (orgId === INSTANCE_POLICY ? !this.policies.has(`domain:${org}`) : org === orgId);
-    for (const user of this.users.values()) {
-      if (governed(user.orgId) && (user.instanceWideName === true) === policy.userLoginMustBeDomain) {
-        throw preconditionFailed(
-          'POLICY-L0g1n',
-          `userLoginMustBeDomain cannot change for ${orgId === INSTANCE_POLICY ? 'the instance default while an org that follows it' : 'an organization that'} has users (user ${user.id}'s login name is ${user.instanceWideName ? 'its user name' : 'username@domain'}); set the domain policy before adding users`,
-        );
-      }
+    // The users an org has of each rule are counted as they are indexed: no walk over every user.
+    const conflicting = (org: string) => (policy.userLoginMustBeDomain ? this.usersByNameRule.get(org)?.instanceWide : this.usersByNameRule.get(org)?.domain) ?? 0;
+    const orgs = orgId === INSTANCE_POLICY ? [...this.usersByNameRule.keys()].filter((org) => !this.policies.has(`domain:${org}`)) : [orgId];
+    const org = orgs.find((o) => conflicting(o) > 0);
+    if (org !== undefined) {
+      throw preconditionFailed(
+        'POLICY-L0g1n',
+        `userLoginMustBeDomain cannot change for ${orgId === INSTANCE_POLICY ? `the instance default while an org that follows it (${org})` : 'an organization that'} has users whose login names are ${policy.userLoginMustBeDomain ? 'their user names' : 'username@domain'}; set the domain policy before adding users`,
+      );
     }
   }
 
@@ -1017,6 +1020,7 @@ export class OrgsActor {
 
   /** The inverse of indexUser: the name and contact lookups no longer find the user. */
   private unindexUser(user: View<UserRecord>): void {
+    this.countNameRule(user, -1);
     const name = lower(user.userName);
     const orgName = `${user.orgId}\n${name}`;
     if (this.userByOrgName.get(orgName) === user.id) this.userByOrgName.delete(orgName);
@@ -1031,6 +1035,7 @@ export class OrgsActor {
   }
 
   private indexUser(user: View<UserRecord>): void {
+    this.countNameRule(user, 1);
     const name = lower(user.userName);
     this.userByOrgName.set(`${user.orgId}\n${name}`, user.id);
     let ids = this.usersByName.get(name);
@@ -1041,6 +1046,14 @@ export class OrgsActor {
       if (!set) this.usersByContact.set(key, (set = new Set()));
       set.add(user.id);
     }
+  }
+
+  private countNameRule(user: View<UserRecord>, by: 1 | -1): void {
+    const counts = this.usersByNameRule.get(user.orgId) ?? { domain: 0, instanceWide: 0 };
+    if (user.instanceWideName) counts.instanceWide += by;
+    else counts.domain += by;
+    if (counts.domain === 0 && counts.instanceWide === 0) this.usersByNameRule.delete(user.orgId);
+    else this.usersByNameRule.set(user.orgId, counts);
   }
 
   /**
