@@ -281,6 +281,20 @@ describe('message texts', () => {
   });
 });
 
+describe('message texts are bounded', () => {
+  it('keeps texts in at most 40 languages per message type', async () => {
+    const org = await call('POST', '/management/v1/orgs', { name: uniqueName('langs') });
+    const tag = (i: number) => `x${String.fromCharCode(97 + Math.floor(i / 26))}${String.fromCharCode(97 + (i % 26))}`;
+    for (let i = 0; i < 40; i++) expect((await call('PUT', `/management/v1/text/message/init/${tag(i)}`, { subject: `S${i}` }, org.body.id)).status).toBe(200);
+    const refused = await call('PUT', `/management/v1/text/message/init/${tag(40)}`, { subject: 'one too many' }, org.body.id);
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain('40 languages');
+    // A language it has may still change; another message type has its own 40.
+    expect((await call('PUT', `/management/v1/text/message/init/${tag(0)}`, { subject: 'changed' }, org.body.id)).status).toBe(200);
+    expect((await call('PUT', `/management/v1/text/message/passwordreset/${tag(40)}`, { subject: 'other type' }, org.body.id)).status).toBe(200);
+  });
+});
+
 describe('codes by email as a second factor', () => {
   async function orgWith(login: Record<string, unknown>, lockout?: Record<string, unknown>) {
     const org = await call('POST', '/management/v1/orgs', { name: uniqueName('otpmail') });

@@ -34,6 +34,9 @@ export type MessageKind = 'InitCode' | 'PasswordReset' | 'VerifyEmail' | 'Verify
 
 const FIELDS = ['title', 'preHeader', 'subject', 'greeting', 'text', 'buttonText', 'footerText'] as const;
 
+/** Languages one message type may have texts in (an org's texts are one record, read with the directory). */
+export const MAX_MESSAGE_LANGUAGES = 40;
+
 /** A language tag (BCP 47, as ZITADEL's text API takes it). */
 export const LANGUAGE_TAG = /^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/;
 

@@ -3,7 +3,7 @@ import type { Route } from '../types.js';
 import { INSTANCE_POLICY, type MessageTexts } from '../../model/records.js';
 import { changedDetails, rfc3339, viewDetails } from '../../zitadel/details.js';
 import { invalidArgument, notFound } from '../../model/errors.js';
-import { DEFAULT_MESSAGE_TEXTS, LANGUAGE_TAG, MESSAGE_LANGUAGES, MESSAGE_TYPES, messageTextSchema, setFields, type MessageLanguage, type MessageText, type MessageType } from '../../zitadel/message-texts.js';
+import { DEFAULT_MESSAGE_TEXTS, LANGUAGE_TAG, MAX_MESSAGE_LANGUAGES, MESSAGE_LANGUAGES, MESSAGE_TYPES, messageTextSchema, setFields, type MessageLanguage, type MessageText, type MessageType } from '../../zitadel/message-texts.js';
 import { readBody } from '../../zitadel/validation.js';
 import { apiRoute, ok } from './endpoint.js';
 import type { Caller, CallerPorts } from './caller.js';
@@ -58,6 +58,10 @@ export function messageTextRoutes(ctx: MessageTextsPorts): Route[] {
     const { type, language } = typeAndLanguage(req);
     const fields = setFields(readBody(req, messageTextSchema));
     const current = textsOf(owner);
+    const languages = Object.keys(current[type.kind] ?? {});
+    if (!languages.includes(language) && languages.length >= MAX_MESSAGE_LANGUAGES) {
+      throw invalidArgument('TEXT-L4ng2', `the ${type.path} message has texts in ${MAX_MESSAGE_LANGUAGES} languages, the most Sesame keeps: remove one first`);
+    }
     const next: MessageTexts = { ...current, [type.kind]: { ...current[type.kind], [language]: fields } } as MessageTexts;
     const record = await ctx.orgs.setPolicy('messageTexts', owner, next, 'either', true);
     return ok({ details: changedDetails(record, owner || undefined) });

@@ -14,7 +14,7 @@ import type { MasterKey } from '../../crypto/master-key.js';
 import { newId } from '../../util/ids.js';
 import { log } from '../../util/log.js';
 import { BUNDLE_POLICIES, type OrgPolicyKind } from '../../zitadel/policies.js';
-import { bundleMessageSchema, MESSAGE_TYPES, setFields } from '../../zitadel/message-texts.js';
+import { bundleMessageSchema, MAX_MESSAGE_LANGUAGES, MESSAGE_TYPES, setFields } from '../../zitadel/message-texts.js';
 import { brokenComplexityRule, complexityRuleText } from '../../domain/password-complexity.js';
 import {
   apiAppSchema,
@@ -218,7 +218,12 @@ export class Importer {
       if (!type.bundleField) continue;
       for (const { value } of await this.parseList(org, type.bundleField, bundleMessageSchema, type.errorType, (e) => `${org.orgId}_${str(e.language)}`)) {
         const { language, ...fields } = value;
-        (texts[type.kind] ??= {})[language] = setFields(fields);
+        const ofType = (texts[type.kind] ??= {});
+        if (!(language in ofType) && Object.keys(ofType).length >= MAX_MESSAGE_LANGUAGES) {
+          this.report.error(type.errorType, `${org.orgId}_${language}`, 'IMPORT-L4ng2', `texts in more than ${MAX_MESSAGE_LANGUAGES} languages; this one was not imported`);
+          continue;
+        }
+        ofType[language] = setFields(fields);
         any = true;
       }
     }
