@@ -1,4 +1,5 @@
 import { SmtpConfigsActor } from './actors/smtp-configs.js';
+import { IdentityProviders, IdentityProvidersReader } from './actors/identity-providers.js';
 import { UserCodesActor } from './actors/user-codes.js';
 import { LabelAssetsActor } from './actors/label-assets.js';
 import { Mailer, type QueuedMail } from './services/mail/mailer.js';
@@ -97,6 +98,7 @@ export type FlowPorts = Pick<
   | 'loginSecurity'
   | 'masterKey'
   | 'smtpConfigs'
+  | 'idps'
   | 'userCodes'
   | 'mailer'
   | 'notifications'
@@ -161,6 +163,7 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     ),
     masterKey,
     smtpConfigs,
+    idps: new IdentityProvidersReader(orgs, masterKey),
     userCodes,
     labelAssets: new LabelAssetsActor(storage.records),
     mailer,
@@ -197,6 +200,7 @@ export function composePorts(basis: PortsBasis): Ports {
     clients,
     keys,
     pool,
+    idps: new IdentityProviders(orgs, basis.masterKey),
     loginDirectory: new LoginDecisions(orgs, pool, leases),
     clientRegistrations: new ClientRegistrations({ clients, orgs, settings: flows.settings, config, issuer, instance }),
     migration: new MigrationStore(transactions, orgs, clients),

@@ -8,6 +8,7 @@ import { clock } from '../util/clock.js';
 import { newTotpSecret } from '../crypto/totp.js';
 import { openOtpSecret, sealOtpSecret } from '../crypto/otp-secret.js';
 import type { View } from '../util/readonly.js';
+import type { ExternalIdentity } from '../model/external-identity.js';
 
 /**
  * Authorization requests while the user signs in: the validated request, the user agent it is
@@ -32,7 +33,9 @@ export type LoginStep =
   | 'mfa-setup'
   | 'register'
   | 'device-consent'
-  | 'consent';
+  | 'consent'
+  /** Signed in at an identity provider with an account linked to nobody: link it, or create a person. */
+  | 'external';
 
 export interface AuthRequest {
   id: string;
@@ -57,15 +60,29 @@ export interface AuthRequest {
   cookieRenewed?: boolean;
   /** A consent step (a device, or a self-registered client): the browser session whose person is asked to allow it. */
   consentSid?: string;
+  /** A round trip to an identity provider under way: what its callback must match (stored sealed; single use). */
+  upstream?: UpstreamRoundTrip;
+  /** A round trip was started in this request (a provider named by scope is gone to once). */
+  upstreamStarted?: boolean;
+  /** An account at an identity provider linked to nobody yet: linked when this sign-in ends, or made a person. */
+  external?: ExternalIdentity;
+}
+
+export interface UpstreamRoundTrip {
+  idpId: string;
+  state: string;
+  nonce?: string | undefined;
+  codeVerifier?: string | undefined;
 }
 
 /** What the login sees of a request: the request itself, read-only; it changes through the transitions below. */
 export type AuthRequestView = { readonly [K in keyof AuthRequest]: K extends 'request' ? AuthRequest[K] : View<AuthRequest[K]> };
 
 /** An auth request on disk: the prompt set as a list, the enrollment secret sealed, its place among its address's. */
-interface StoredAuthRequest extends Omit<AuthRequest, 'request' | 'pendingOtpSecret'> {
+interface StoredAuthRequest extends Omit<AuthRequest, 'request' | 'pendingOtpSecret' | 'upstream'> {
   request: Omit<ValidatedAuthRequest, 'prompt'> & { prompt: Prompt[] };
   pendingOtpSealed?: Uint8Array;
+  upstreamSealed?: Uint8Array;
   /** Its place among its address's requests (Decisions.insertBounded), when the address is counted. */
   slot?: string;
 }
@@ -101,21 +118,24 @@ export class AuthRequestsActor {
   }
 
   private encode(r: AuthRequest, slot?: string): StoredAuthRequest {
-    const { request, pendingOtpSecret, ...rest } = r;
+    const { request, pendingOtpSecret, upstream, ...rest } = r;
     return {
       ...rest,
       ...(slot ? { slot } : {}),
       request: { ...request, prompt: [...request.prompt] },
       ...(pendingOtpSecret ? { pendingOtpSealed: sealOtpSecret(this.masterKey, pendingOtpSecret) } : {}),
+      // The PKCE verifier and nonce of a round trip under way are secrets: sealed at rest.
+      ...(upstream ? { upstreamSealed: this.masterKey.encrypt(Buffer.from(JSON.stringify(upstream), 'utf8')) } : {}),
     };
   }
 
   private decode(stored: StoredAuthRequest): AuthRequest {
-    const { request, pendingOtpSealed, slot: _slot, ...rest } = stored;
+    const { request, pendingOtpSealed, upstreamSealed, slot: _slot, ...rest } = stored;
     return {
       ...rest,
       request: { ...request, prompt: new Set(request.prompt) },
       ...(pendingOtpSealed ? { pendingOtpSecret: openOtpSecret(this.masterKey, pendingOtpSealed) } : {}),
+      ...(upstreamSealed ? { upstream: JSON.parse(this.masterKey.decrypt(upstreamSealed).toString('utf8')) as UpstreamRoundTrip } : {}),
     };
   }
 
@@ -303,6 +323,56 @@ export class AuthRequestsActor {
     return this.change(view, (r) => {
       AuthRequestsActor.enter(r, step);
       r.consentSid = sid;
+    });
+  }
+
+  /** The browser leaves for an identity provider: what its callback must match (a new round trip replaces one under way). */
+  startUpstream(view: AuthRequestView, upstream: UpstreamRoundTrip): Promise<void> {
+    return this.change(view, (r) => {
+      r.upstream = upstream;
+      r.upstreamStarted = true;
+    });
+  }
+
+  /**
+   * The callback of a round trip: the one under way as stored, taken (single use: a replayed
+   * callback, on any thread, finds none); undefined when there is none.
+   */
+  async takeUpstream(view: AuthRequestView): Promise<UpstreamRoundTrip | undefined> {
+    let taken: UpstreamRoundTrip | undefined;
+    await this.transition(view, (r) => {
+      taken = r.upstream;
+      r.upstream = undefined;
+    });
+    return taken;
+  }
+
+  /** The person signed in at an identity provider with an account linked to them: the first factor of this sign-in. */
+  passIdp(view: AuthRequestView, userId: string, idpId: string, at: number): Promise<void> {
+    return this.change(view, (r) => {
+      r.userId = userId;
+      r.authenticatedUserId = userId;
+      r.checks = { idpAt: at, idpId };
+      r.external = undefined;
+      r.loginName = undefined;
+    });
+  }
+
+  /** An account linked to nobody: the person chooses to link it to an account they sign in to, or to create one. */
+  awaitExternalChoice(view: AuthRequestView, identity: ExternalIdentity): Promise<void> {
+    return this.change(view, (r) => {
+      r.external = identity;
+      r.checks = {};
+      r.userId = undefined;
+      r.authenticatedUserId = undefined;
+      AuthRequestsActor.enter(r, 'external');
+    });
+  }
+
+  /** The account at the provider was linked (or is not to be): the sign-in goes on without it. */
+  dropExternal(view: AuthRequestView): Promise<void> {
+    return this.change(view, (r) => {
+      r.external = undefined;
     });
   }
 

@@ -19,6 +19,8 @@ export const directoryKey = {
   resource: (uri: string) => `resource\n${uri}`,
   /** A person's grant on a project (and project grant). */
   grant: (userId: string, projectId: string, projectGrantId: string | undefined) => `grant\n${userId}\n${projectId}\n${projectGrantId ?? ''}`,
+  /** An account at an identity provider: linked to one person in the instance. */
+  idpLink: (idpId: string, externalUserId: string) => `idp-link\n${idpId}\n${externalUserId}`,
   /** A client id, in the instance. */
   clientId: (clientId: string) => `client-id\n${clientId}`,
   /** An app's name, in its project. */
@@ -39,6 +41,7 @@ export function keysOfOrg(org: View<OrgRecord>): { key: string; owner: string }[
 export function keysOfUser(user: View<UserRecord>): { key: string; owner: string }[] {
   const keys = [{ key: directoryKey.userName(user.orgId, user.userName), owner: user.id }];
   if (user.instanceWideName) keys.push({ key: directoryKey.loginName(user.userName), owner: user.id });
+  for (const link of user.human?.idpLinks ?? []) keys.push({ key: directoryKey.idpLink(link.idpId, link.externalUserId), owner: user.id });
   return keys;
 }
 

@@ -2,7 +2,7 @@ import { newHuman, type HumanCredentials, type NewHuman } from './new-human.js';
 import type { DirectoryStorage } from '../storage/db.js';
 import { WriteBatch } from '../storage/batch.js';
 import { inIdOrder, Table } from '../storage/table.js';
-import { alreadyExists, invalidArgument, notFound, preconditionFailed } from '../model/errors.js';
+import { alreadyExists, ApiError, invalidArgument, notFound, preconditionFailed } from '../model/errors.js';
 import type {
   HumanData,
   OrgDomain,
@@ -21,7 +21,7 @@ import type {
   UserRecord,
   UserState,
 } from '../model/records.js';
-import { DEFAULT_POLICIES, FAR_FUTURE, INSTANCE_POLICY } from '../model/records.js';
+import { DEFAULT_POLICIES, FAR_FUTURE, INSTANCE_POLICY, MAX_IDP_LINKS, type IdpLink } from '../model/records.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256, sha256Base64url } from '../util/hash.js';
 import { clock } from '../util/clock.js';
@@ -137,6 +137,8 @@ export class OrgsActor {
   /** `<user>\n<project>\n<project grant>` of user grants staged in a batch not yet committed. */
   private readonly claimedGrants = new Set<string>();
   private readonly usersByName = new Map<string, Set<string>>();
+  /** `<idp id>\n<external user id>` → the person linked to that account (committed links). */
+  private readonly userByIdpLink = new Map<string, string>();
   /** Verified emails and phone numbers of humans (lower case / digits): logins by email or phone. */
   private readonly usersByContact = new Map<string, Set<string>>();
   private readonly completePolicies = new WeakMap<PolicyRecord, PolicyTypes[PolicyKind]>();
@@ -327,11 +329,19 @@ export class OrgsActor {
    * NotFound / no-change rules; 'either' sets it whether or not there is one (the instance default).
    * `sameIsFine`: storing what is there is no error (activating a label policy again).
    */
-  setPolicy<K extends PolicyKind>(kind: K, orgId: string, policy: PolicyTypes[K], create: boolean | 'either', sameIsFine = false): Promise<View<PolicyRecord<K>>> {
+  setPolicy<K extends PolicyKind>(
+    kind: K,
+    orgId: string,
+    next: PolicyTypes[K] | ((own: View<PolicyTypes[K]> | undefined) => PolicyTypes[K]),
+    create: boolean | 'either',
+    sameIsFine = false,
+  ): Promise<View<PolicyRecord<K>>> {
     return decidedAgain(this.storage.directoryReader, this, async () => {
       if (orgId !== INSTANCE_POLICY) this.requireOrg(orgId);
       const id = `${kind}:${orgId}`;
       const existing = this.policies.get(id) as PolicyRecord<K> | undefined;
+      // A function decides on the org's own policy as stored (decided again after a conflict).
+      const policy = typeof next === 'function' ? next(existing?.policy as View<PolicyTypes[K]> | undefined) : next;
       if (create === true && existing) throw alreadyExists('POLICY-0kdf2', `the organization already has a custom ${kind} policy`);
       if (kind === 'domain') this.checkLoginNameRule(orgId, policy as DomainPolicy);
       if (create === false && !existing) throw notFound('POLICY-3kd9f', `the organization has no custom ${kind} policy (Errors.Org.${kind}Policy.NotFound)`);
@@ -1032,6 +1042,10 @@ export class OrgsActor {
       ids?.delete(user.id);
       if (ids?.size === 0) this.usersByContact.delete(key);
     }
+    for (const link of user.human?.idpLinks ?? []) {
+      const key = idpLinkKey(link.idpId, link.externalUserId);
+      if (this.userByIdpLink.get(key) === user.id) this.userByIdpLink.delete(key);
+    }
   }
 
   private indexUser(user: View<UserRecord>): void {
@@ -1046,6 +1060,7 @@ export class OrgsActor {
       if (!set) this.usersByContact.set(key, (set = new Set()));
       set.add(user.id);
     }
+    for (const link of user.human?.idpLinks ?? []) this.userByIdpLink.set(idpLinkKey(link.idpId, link.externalUserId), user.id);
   }
 
   private countNameRule(user: View<UserRecord>, by: 1 | -1): void {
@@ -1147,6 +1162,110 @@ export class OrgsActor {
 
   orgIsActive(orgId: string): boolean {
     return this.orgs.get(orgId)?.state === 'ORG_STATE_ACTIVE';
+  }
+
+  // ---- identity provider links ----
+
+  /** The person linked to an account at an identity provider (committed links). */
+  findUserByIdpLink(idpId: string, externalUserId: string): View<UserRecord> | undefined {
+    const id = this.userByIdpLink.get(idpLinkKey(idpId, externalUserId));
+    return id === undefined ? undefined : this.users.get(id);
+  }
+
+  /** The person with the link added (checked: a person, at most MAX_IDP_LINKS, not there yet). */
+  private withIdpLink(user: View<UserRecord>, link: IdpLink): UserRecord {
+    if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have identity provider links');
+    const links = user.human.idpLinks ?? [];
+    if (links.some((l) => l.idpId === link.idpId && l.externalUserId === link.externalUserId)) throw alreadyExists('USER-L1nk3', 'the link already exists (Errors.User.ExternalIDP.AlreadyExists)');
+    if (links.length >= MAX_IDP_LINKS) throw invalidArgument('USER-L1nkM', `a person has at most ${MAX_IDP_LINKS} identity provider links`);
+    const current = ownRow<UserRecord>(user);
+    return stamp<UserRecord>({ ...current, human: { ...current.human!, idpLinks: [...links, link] } }, false);
+  }
+
+  private linkTaken = () => alreadyExists('USER-L1nk2', 'the account at the identity provider is already linked to a person (Errors.User.ExternalIDP.AlreadyExists)');
+
+  /** Links an account at an identity provider to a person; one account links to one person in the instance (a key the store holds). */
+  addIdpLink(userId: string, link: IdpLink, orgId?: string): Promise<View<UserRecord>> {
+    return decidedAgain(this.storage.directoryReader, this, async () => {
+      const user = this.requireUser(userId, orgId);
+      if (this.userByIdpLink.has(idpLinkKey(link.idpId, link.externalUserId))) throw this.linkTaken();
+      const updated = this.withIdpLink(user, link);
+      await this.users.put(updated, { keys: { take: [{ key: directoryKey.idpLink(link.idpId, link.externalUserId), owner: userId, taken: this.linkTaken }] } });
+      this.unindexUser(user);
+      this.indexUser(updated);
+      return updated;
+    });
+  }
+
+  /** An import's link (ZITADEL's `userLinks` and a person's `idps`). */
+  stageIdpLink(userId: string, orgId: string, link: IdpLink, batch: WriteBatch): View<UserRecord> {
+    const user = this.requireUser(userId, orgId, batch);
+    if (this.userByIdpLink.has(idpLinkKey(link.idpId, link.externalUserId))) throw this.linkTaken();
+    const updated = this.withIdpLink(user, link);
+    batch.takeKey({ key: directoryKey.idpLink(link.idpId, link.externalUserId), owner: userId, taken: this.linkTaken });
+    batch.onCommit(() => {
+      const now = this.users.get(userId);
+      if (now) (this.unindexUser(now), this.indexUser(now));
+    });
+    this.users.stage(updated, batch);
+    return updated;
+  }
+
+  /** Removes a link; the account signs the person in no more (on every thread once the feed carries it). */
+  removeIdpLink(userId: string, idpId: string, externalUserId: string, orgId?: string): Promise<View<UserRecord>> {
+    return decidedAgain(this.storage.directoryReader, this, async () => {
+      const user = this.requireUser(userId, orgId);
+      const links = user.human?.idpLinks ?? [];
+      if (!links.some((l) => l.idpId === idpId && l.externalUserId === externalUserId)) throw notFound('USER-L1nk4', 'the link does not exist (Errors.User.ExternalIDP.NotFound)');
+      const current = ownRow<UserRecord>(user);
+      const rest = links.filter((l) => !(l.idpId === idpId && l.externalUserId === externalUserId));
+      const human = { ...current.human! };
+      if (rest.length > 0) human.idpLinks = rest;
+      else delete human.idpLinks;
+      const updated = stamp<UserRecord>({ ...current, human }, false);
+      await this.users.put(updated, { keys: { free: [{ key: directoryKey.idpLink(idpId, externalUserId), owner: userId }] } });
+      this.unindexUser(user);
+      this.indexUser(updated);
+      return updated;
+    });
+  }
+
+  /** A person made from an account at an identity provider, linked to it, in one commit (ZITADEL's external registration). */
+  async addUserWithIdpLink(orgId: string, input: NewHumanUser, link: IdpLink): Promise<View<UserRecord>> {
+    const batch = new WriteBatch();
+    const user = this.stageUser(orgId, input, batch);
+    const linked = this.stageIdpLink(user.id, orgId, link, batch);
+    await batch.commit(this.storage);
+    return linked;
+  }
+
+  /**
+   * A provider's word on a person at a sign-in (its `isAutoUpdate`): names and language; the email
+   * and phone only while the person's own are not verified, so a provider never replaces a
+   * verified address (and with it where codes and resets go).
+   */
+  async updateFromIdp(userId: string, profile: Partial<HumanData['profile']>, email?: HumanData['email'], phone?: HumanData['phone']): Promise<View<UserRecord> | undefined> {
+    return this.changeUser(userId, (stored) => {
+      const h = stored.human;
+      if (!h) return undefined;
+      const next: Partial<HumanData> = {};
+      const merged = { ...h.profile, ...Object.fromEntries(Object.entries(profile).filter(([, v]) => v)) };
+      if (JSON.stringify(merged) !== JSON.stringify(h.profile)) next.profile = merged;
+      if (email && !h.email.isEmailVerified && (email.email !== h.email.email || email.isEmailVerified)) next.email = email;
+      if (phone?.phone && !h.phone?.isPhoneVerified && phone.phone !== h.phone?.phone) next.phone = phone;
+      return Object.keys(next).length > 0 ? { human: next } : undefined;
+    });
+  }
+
+  /** Every link to a removed identity provider goes with it. */
+  async removeIdpLinksTo(idpId: string): Promise<void> {
+    const prefix = `${idpId}\n`;
+    const links = [...this.userByIdpLink].filter(([key]) => key.startsWith(prefix));
+    for (const [key, userId] of links) {
+      await this.removeIdpLink(userId, idpId, key.slice(prefix.length)).catch((error: unknown) => {
+        if (!(error instanceof ApiError && error.kind === 'NotFound')) throw error;
+      });
+    }
   }
 
   // ---- memberships ----
@@ -1363,6 +1482,8 @@ function contactKey(contact: string): string | undefined {
   return text.includes('@') ? `email:${lower(text)}` : undefined;
 }
 
+const idpLinkKey = (idpId: string, externalUserId: string) => `${idpId}\n${externalUserId}`;
+
 function contactKeys(user: View<UserRecord>): string[] {
   const keys: string[] = [];
   const h = user.human;
@@ -1400,6 +1521,7 @@ export const ORGS_READS = [
   'preferredLoginName',
   'findUserByLoginName',
   'findUsersByContact',
+  'findUserByIdpLink',
   'isActive',
   'orgIsActive',
   'memberships',

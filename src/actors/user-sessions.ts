@@ -23,6 +23,9 @@ export interface UserSession {
   passwordCheckedAt?: number;
   /** Unix seconds of the last TOTP check (absent: `authTime` when `amr` has `otp`). */
   secondFactorCheckedAt?: number;
+  /** Unix seconds of the last sign-in at an identity provider, and which one. */
+  idpCheckedAt?: number;
+  idpId?: string;
   createdAt: number;
   lastActiveAt: number;
   /**
@@ -155,7 +158,7 @@ export class UserSessionsActor {
   async signIn(agentId: string, userId: string, checks: AuthChecks, authTime: number): Promise<View<UserSession>> {
     const now = clock.now();
     const existing = (await this.ofAgent(agentId)).find((s) => s.userId === userId);
-    const passed = { amr: amrOf(checks), passwordCheckedAt: checks.passwordAt, secondFactorCheckedAt: checks.secondFactorAt };
+    const passed = { amr: amrOf(checks), passwordCheckedAt: checks.passwordAt, secondFactorCheckedAt: checks.secondFactorAt, idpCheckedAt: checks.idpAt, idpId: checks.idpId };
     const sid = existing?.id ?? `V1_${newUniqueId()}`;
     const session = await this.change(sid, (current) =>
       // Renewed as it is now (its apps noted meanwhile stay); one ended meanwhile starts again under its id.
@@ -171,6 +174,7 @@ export class UserSessionsActor {
     return {
       passwordAt: session.passwordCheckedAt ?? (session.amr.includes('pwd') ? session.authTime : undefined),
       secondFactorAt: session.secondFactorCheckedAt ?? (session.amr.includes('otp') ? session.authTime : undefined),
+      ...(session.idpCheckedAt !== undefined ? { idpAt: session.idpCheckedAt, idpId: session.idpId } : {}),
     };
   }
 

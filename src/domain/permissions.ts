@@ -5,7 +5,7 @@ import type { View } from '../util/readonly.js';
  * Roles and the permissions they grant (a subset of ZITADEL's defaults). Instance roles apply to
  * every org; org roles to their org; project roles to their project.
  */
-const READ_ALL = ['policy.read', 'iam.policy.read', 'iam.read', 'iam.member.read', 'org.read', 'org.member.read', 'project.read', 'project.app.read', 'project.role.read', 'user.read', 'user.grant.read'];
+const READ_ALL = ['policy.read', 'iam.policy.read', 'iam.read', 'iam.member.read', 'org.read', 'org.member.read', 'project.read', 'project.app.read', 'project.role.read', 'user.read', 'user.grant.read', 'iam.idp.read', 'org.idp.read'];
 const ORG_READ = READ_ALL.filter((p) => !p.startsWith('iam.'));
 
 export const ROLE_PERMISSIONS: Readonly<Record<string, readonly string[]>> = {
@@ -13,7 +13,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<string, readonly string[]>> = {
   IAM_OWNER_VIEWER: READ_ALL,
   IAM_ORG_MANAGER: ['org.*', 'project.*', 'user.*', 'policy.*', 'iam.read'],
   IAM_USER_MANAGER: ['org.read', 'user.*'],
-  ORG_OWNER: ['org.read', 'org.member.*', 'project.*', 'user.*', 'policy.*'],
+  ORG_OWNER: ['org.read', 'org.member.*', 'org.idp.*', 'project.*', 'user.*', 'policy.*'],
   ORG_OWNER_VIEWER: ORG_READ,
   ORG_USER_MANAGER: ['org.read', 'user.*'],
   ORG_PROJECT_CREATOR: ['org.read', 'project.create'],

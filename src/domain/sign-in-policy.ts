@@ -79,14 +79,18 @@ export function secondFactorStep(user: UserFacts): 'otp' | 'otp-email' | undefin
 export type MfaPrompt = 'none' | 'optional' | 'required';
 
 /** Whether the person is asked to enroll a second factor after the password (ZITADEL `mfaChecked` / `mfaSkippedOrSetUp`). */
-export function mfaPrompt(user: UserFacts, policy: View<LoginPolicy>, now: number): MfaPrompt {
+export function mfaPrompt(user: UserFacts, policy: View<LoginPolicy>, now: number, external = false): MfaPrompt {
   if (user.hasOtp || user.hasOtpEmail || !enrollableFactors(policy).length) return 'none';
-  if (policy.forceMfa || policy.forceMfaLocalOnly) return 'required';
+  // ZITADEL's RequiresMFA: a local sign-in under either flag; one at an identity provider unless it is local only.
+  if (external ? policy.forceMfa && !policy.forceMfaLocalOnly : policy.forceMfa || policy.forceMfaLocalOnly) return 'required';
   // A zero lifetime means the prompt is never shown (as in ZITADEL).
   if (policy.mfaInitSkipLifetimeMs === 0) return 'none';
   if (user.mfaInitSkippedAt !== undefined && user.mfaInitSkippedAt + policy.mfaInitSkipLifetimeMs > now) return 'none';
   return 'optional';
 }
+
+/** The first factor was the password (else an identity provider). */
+const local = (f: SignInFacts) => f.checks.passwordAt !== undefined;
 
 /** The second factor is due: none passed in this request, or the session's is older than `secondFactorCheckLifetime`. */
 const secondFactorDue = (f: SignInFacts) => (f.fromSession ? !checkStillValid(f.checks.secondFactorAt, f.policy.secondFactorCheckLifetimeMs, f.now) : f.checks.secondFactorAt === undefined);
@@ -95,25 +99,27 @@ const secondFactorDue = (f: SignInFacts) => (f.fromSession ? !checkStillValid(f.
 export const SIGN_IN_POLICY: readonly StepRule[] = [
   { step: 'init', checks: [{ reason: 'not_initialized', needed: (_f, p) => p.awaitsInitialization === true }] },
   {
+    // The first factor: a password, or a sign-in at an identity provider linked to the person.
     step: 'password',
     checks: [
-      { reason: 'no_password_check', needed: (f) => f.checks.passwordAt === undefined },
+      { reason: 'no_password_check', needed: (f) => f.checks.passwordAt === undefined && f.checks.idpAt === undefined },
       { reason: 'max_age', needed: (f) => f.fromSession && f.maxAgeExceeded === true },
-      { reason: 'password_check_expired', needed: (f) => f.fromSession && !checkStillValid(f.checks.passwordAt, f.policy.passwordCheckLifetimeMs, f.now) },
+      { reason: 'password_check_expired', needed: (f) => f.fromSession && f.checks.passwordAt !== undefined && !checkStillValid(f.checks.passwordAt, f.policy.passwordCheckLifetimeMs, f.now) },
+      { reason: 'external_login_check_expired', needed: (f) => f.fromSession && !local(f) && !checkStillValid(f.checks.idpAt, f.policy.externalLoginCheckLifetimeMs, f.now) },
       // A session cannot carry a person who must change their password: they pass the old one again first.
-      { reason: 'password_change_pending', needed: (f, p) => f.fromSession && p.passwordChangeRequired },
+      { reason: 'password_change_pending', needed: (f, p) => f.fromSession && local(f) && p.passwordChangeRequired },
     ],
   },
-  { step: 'password-change', checks: [{ reason: 'password_change_required', needed: (_f, p) => p.passwordChangeRequired }] },
+  { step: 'password-change', checks: [{ reason: 'password_change_required', needed: (f, p) => local(f) && p.passwordChangeRequired }] },
   { step: 'verify-email', checks: [{ reason: 'email_not_verified', needed: (_f, p) => p.mustVerifyEmail }] },
   { step: 'otp', checks: [{ reason: 'second_factor', needed: (f, p) => secondFactorStep(p) === 'otp' && secondFactorDue(f) }] },
   { step: 'otp-email', checks: [{ reason: 'second_factor', needed: (f, p) => secondFactorStep(p) === 'otp-email' && secondFactorDue(f) }] },
   {
     step: 'mfa-setup',
     checks: [
-      { reason: 'mfa_required', needed: (f, p) => mfaPrompt(p, f.policy, f.now) === 'required' },
+      { reason: 'mfa_required', needed: (f, p) => mfaPrompt(p, f.policy, f.now, !local(f)) === 'required' },
       // Offered after a password passed here, not to a session that would otherwise answer at once.
-      { reason: 'mfa_offered', needed: (f, p) => !f.fromSession && mfaPrompt(p, f.policy, f.now) === 'optional' },
+      { reason: 'mfa_offered', needed: (f, p) => !f.fromSession && mfaPrompt(p, f.policy, f.now, !local(f)) === 'optional' },
     ],
   },
   { step: 'device-consent', checks: [{ reason: 'device', needed: (f) => f.device === true }] },

@@ -1,14 +1,27 @@
 /** The checks a sign-in passed, in Unix seconds (absent: not passed). */
 export interface AuthChecks {
   passwordAt?: number | undefined;
+  /** A sign-in at an identity provider (`idpId`) linked to the person. */
+  idpAt?: number | undefined;
+  idpId?: string | undefined;
   secondFactorAt?: number | undefined;
 }
 
-/** OIDC `amr` of the checks passed (compat §3.3: `pwd`, `otp`, and `mfa` for two factors). */
+/** When the first factor passed: the password, else the identity provider. */
+export function firstFactorAt(checks: AuthChecks): number | undefined {
+  return checks.passwordAt ?? checks.idpAt;
+}
+
+/**
+ * OIDC `amr` of the checks passed (compat §3.3, ZITADEL's AuthMethodTypesToAMR): `pwd`, `otp`;
+ * a sign-in at an identity provider has no value of its own but counts as a factor; `mfa` for two.
+ */
 export function amrOf(checks: AuthChecks): string[] {
   const amr: string[] = [];
-  if (checks.passwordAt !== undefined) amr.push('pwd');
-  if (checks.secondFactorAt !== undefined) amr.push('otp');
-  if (amr.length === 2) amr.push('mfa');
+  let factors = 0;
+  if (checks.passwordAt !== undefined) (amr.push('pwd'), factors++);
+  if (checks.idpAt !== undefined) factors++;
+  if (checks.secondFactorAt !== undefined) (amr.push('otp'), factors++);
+  if (factors >= 2) amr.push('mfa');
   return amr;
 }

@@ -209,7 +209,20 @@ export interface HumanData {
   failedOtpAttempts?: number;
   /** When the person last skipped the TOTP enrollment prompt (epoch ms; mfaInitSkipLifetime). */
   mfaInitSkippedAt?: number;
+  /** Accounts at identity providers the person signs in with (ZITADEL's user links). */
+  idpLinks?: readonly IdpLink[];
 }
+
+/** A person's account at an identity provider: who they are there (`externalUserId`, the upstream's subject). */
+export interface IdpLink {
+  idpId: string;
+  externalUserId: string;
+  /** The name the provider shows for them (ZITADEL's `providedUserName`). */
+  userName: string;
+}
+
+/** At most this many links per person (a bound on the user record every thread holds). */
+export const MAX_IDP_LINKS = 20;
 
 export interface MachineData {
   name: string;
@@ -291,7 +304,7 @@ export interface LockoutPolicy {
 export interface LoginPolicy {
   allowUsernamePassword: boolean;
   allowRegister: boolean;
-  /** Always false: refused by the API (no external IdPs). */
+  /** The login offers the identity providers of `idps`. */
   allowExternalIdp: boolean;
   forceMfa: boolean;
   forceMfaLocalOnly: boolean;
@@ -315,6 +328,15 @@ export interface LoginPolicy {
   secondFactors: string[];
   /** Always empty: refused by the API. */
   multiFactors: string[];
+  /** The identity providers the login offers (with `allowExternalIdp`): the org's own or the instance's. */
+  idps?: LoginPolicyIdp[];
+}
+
+export type IdpOwnerType = 'IDP_OWNER_TYPE_ORG' | 'IDP_OWNER_TYPE_SYSTEM';
+
+export interface LoginPolicyIdp {
+  idpId: string;
+  ownerType: IdpOwnerType;
 }
 
 /**
@@ -397,7 +419,7 @@ export interface MessageText {
  */
 export type MessageTexts = Record<string, Record<string, Partial<MessageText>>>;
 
-export type PolicyKind = 'lockout' | 'login' | 'passwordComplexity' | 'privacy' | 'label' | 'labelPreview' | 'domain' | 'notification' | 'messageTexts';
+export type PolicyKind = 'lockout' | 'login' | 'passwordComplexity' | 'privacy' | 'label' | 'labelPreview' | 'domain' | 'notification' | 'messageTexts' | 'idps';
 export interface PolicyTypes {
   lockout: LockoutPolicy;
   login: LoginPolicy;
@@ -410,6 +432,8 @@ export interface PolicyTypes {
   domain: DomainPolicy;
   notification: NotificationPolicy;
   messageTexts: MessageTexts;
+  /** An org's (or the instance's) identity providers: one record per owner, so every thread holds them with the directory. */
+  idps: IdentityProviders;
 }
 
 /** Org id of the instance's default policies (an org's own policy comes first). */
@@ -458,6 +482,7 @@ export const DEFAULT_POLICIES: { [K in PolicyKind]: PolicyTypes[K] } = {
   domain: { userLoginMustBeDomain: true, validateOrgDomains: true, smtpSenderAddressMatchesInstanceDomain: false },
   notification: { passwordChange: true },
   messageTexts: {},
+  idps: { providers: [] },
   lockout: { maxPasswordAttempts: 0, maxOtpAttempts: 0, showLockoutFailure: true },
   login: {
     allowUsernamePassword: true,
@@ -481,3 +506,71 @@ export const DEFAULT_POLICIES: { [K in PolicyKind]: PolicyTypes[K] } = {
     multiFactors: [],
   },
 };
+
+/**
+ * ZITADEL's IdP templates Sesame signs people in with: generic OIDC and OAuth 2.0, and the presets
+ * (GitHub, GitHub Enterprise, GitLab, self-hosted GitLab, Google, Microsoft Entra ID), which are
+ * OIDC or OAuth with endpoints filled in; LDAP. What an org or the instance may add.
+ */
+export type IdpKind = 'oidc' | 'oauth' | 'github' | 'githubEnterprise' | 'gitlab' | 'gitlabSelfHosted' | 'google' | 'azure' | 'ldap';
+
+/** ZITADEL's provider options: what a sign-in with an account nobody is linked to may do. */
+export interface IdpOptions {
+  /** The person may link the account to an existing one they sign in to. */
+  isLinkingAllowed: boolean;
+  /** The person may create a new account from it. */
+  isCreationAllowed: boolean;
+  /** The account is created without asking (when creation is allowed). */
+  isAutoCreation: boolean;
+  /** The person's profile is updated from the provider at each sign-in. */
+  isAutoUpdate: boolean;
+  /** AUTO_LINKING_OPTION_EMAIL: an account with the same verified email is linked (both sides verified). */
+  autoLinking: 'AUTO_LINKING_OPTION_UNSPECIFIED' | 'AUTO_LINKING_OPTION_EMAIL';
+}
+
+export interface LdapSettings {
+  /** ldap:// or ldaps:// URLs, tried in order. */
+  servers: string[];
+  startTls: boolean;
+  baseDn: string;
+  bindDn: string;
+  bindPasswordSealed?: Uint8Array;
+  userBase: string;
+  userObjectClasses: string[];
+  userFilters: string[];
+  timeoutMs: number;
+  /** Which LDAP attribute gives which profile field (empty: not mapped). */
+  attributes: Record<string, string>;
+}
+
+export interface IdentityProvider extends Meta {
+  id: string;
+  name: string;
+  kind: IdpKind;
+  options: IdpOptions;
+  clientId: string;
+  /** The client secret at the provider, sealed with the master key (it is sent, so not a digest). */
+  clientSecretSealed?: Uint8Array;
+  scopes: string[];
+  /** OIDC kinds: the issuer (discovery); `isIdTokenMapping`: claims from the ID token instead of userinfo. */
+  issuer?: string;
+  isIdTokenMapping?: boolean;
+  /** PKCE (S256) on the upstream round trip. */
+  usePkce?: boolean;
+  /** OAuth kinds: the endpoints and the user endpoint's attribute that identifies the person. */
+  authorizationEndpoint?: string;
+  tokenEndpoint?: string;
+  userEndpoint?: string;
+  idAttribute?: string;
+  /** Microsoft: the tenant (`common`, `organizations`, `consumers` or a tenant id) and whether its emails count as verified. */
+  tenant?: string;
+  emailVerified?: boolean;
+  ldap?: LdapSettings;
+}
+
+export interface IdentityProviders {
+  providers: IdentityProvider[];
+}
+
+/** At most this many identity providers per org (and for the instance). */
+export const MAX_IDPS = 50;

@@ -1,7 +1,8 @@
 import type { NewHuman } from '../actors/new-human.js';
 import type { OrgsActor } from '../actors/orgs.js';
 import type { LeasesActor } from '../actors/leases.js';
-import type { UserRecord } from '../model/records.js';
+import type { IdpLink, UserRecord } from '../model/records.js';
+import type { ExternalIdentity } from '../domain/external-identity.js';
 import { MAX_PASSWORD } from '../domain/human-users.js';
 import { beginningAt, predatesHorizon } from '../domain/revocation-horizon.js';
 import type { CryptoPool } from '../workers/pool.js';
@@ -51,6 +52,12 @@ export interface LoginDirectory {
   setPasswordByCode(userId: string, password: string, verifiedEmail?: string): Promise<View<UserRecord>>;
   /** The person's email is verified (a code sent to `email` came back); undefined when it is no longer theirs. */
   verifyEmail(userId: string, email: string): Promise<View<UserRecord> | undefined>;
+  /** Links an account at an identity provider to the person, for a sign-in passed at `passedAt` that still stands (undefined: over). */
+  linkIdp(userId: string, link: IdpLink, passedAt: number): Promise<View<UserRecord> | undefined>;
+  /** A new person made from an account at an identity provider (no password), linked to it. Throws AlreadyExists for a taken name or account. */
+  registerFromIdp(orgId: string, person: NewHuman, link: IdpLink): Promise<View<UserRecord>>;
+  /** The provider's word on the person (its `isAutoUpdate`); see OrgsActor.updateFromIdp. */
+  updateFromIdp(userId: string, identity: ExternalIdentity): Promise<View<UserRecord> | undefined>;
 }
 
 /** The outcome of a password check. */
@@ -178,6 +185,26 @@ export class LoginDecisions implements LoginDirectory {
 
   verifyEmail(userId: string, email: string): Promise<View<UserRecord> | undefined> {
     return this.orgs.verifyEmail(userId, email);
+  }
+
+  async linkIdp(userId: string, link: IdpLink, passedAt: number): Promise<View<UserRecord> | undefined> {
+    const stored = await this.orgs.storedUser(userId);
+    if (!stored || !this.stillSignedIn(passedAt)(stored)) return undefined;
+    return this.orgs.addIdpLink(userId, link);
+  }
+
+  registerFromIdp(orgId: string, person: NewHuman, link: IdpLink): Promise<View<UserRecord>> {
+    // Active at once: the account at the provider is how they sign in (ZITADEL's initial state is for people who cannot).
+    return this.orgs.addUserWithIdpLink(orgId, { person, credentials: { state: 'USER_STATE_ACTIVE' } }, link);
+  }
+
+  updateFromIdp(userId: string, identity: ExternalIdentity): Promise<View<UserRecord> | undefined> {
+    return this.orgs.updateFromIdp(
+      userId,
+      { firstName: identity.firstName, lastName: identity.lastName, displayName: identity.displayName, nickName: identity.nickName, preferredLanguage: identity.preferredLanguage },
+      identity.email ? { email: identity.email, isEmailVerified: identity.emailVerified } : undefined,
+      identity.phone ? { phone: identity.phone, isPhoneVerified: identity.phoneVerified } : undefined,
+    );
   }
 
   /** Whether a sign-in passed at `passedAt` still stands for the person as stored: active, and nothing since (a reset, a lock) voided it. */

@@ -27,6 +27,7 @@ import type { ClientRegistrar } from './client-registrar.js';
 import type { CryptoPool } from '../workers/pool.js';
 import type { LogoutDeliveries } from './backchannel-logout/logout-deliveries.js';
 import type { SmtpConfigsActor } from '../actors/smtp-configs.js';
+import type { IdentityProviders, IdentityProvidersReader } from '../actors/identity-providers.js';
 import type { UserCodesActor } from '../actors/user-codes.js';
 import type { LabelAssetsActor } from '../actors/label-assets.js';
 import type { Mailer } from './mail/mailer.js';
@@ -74,6 +75,8 @@ export interface Ports {
   readonly consents: ConsentsActor;
   /** Back-channel logout: queues a logout token for the apps of ending sessions and delivers it (issue 13). */
   readonly logoutDeliveries: LogoutDeliveries;
+  /** The identity providers of the instance and the orgs (ZITADEL's IdP templates); the login's federation reads them. */
+  readonly idps: IdentityProviders;
   /** The instance's SMTP configurations (admin API); mail goes out through the active one. */
   readonly smtpConfigs: SmtpConfigsActor;
   /** Codes mailed to people (verification, reset, initialization, email OTP): digests, single use. */
@@ -104,8 +107,9 @@ export interface Ports {
  * LoginDirectory (its changes are compare-and-sets on the stored person). The management API,
  * which writes the directory, takes Ports.
  */
-export type FlowView = Omit<Ports, 'orgs' | 'clients' | 'keys'> & {
+export type FlowView = Omit<Ports, 'orgs' | 'clients' | 'keys' | 'idps'> & {
   readonly orgs: OrgsReader;
+  readonly idps: IdentityProvidersReader;
   readonly clients: ClientsReader;
   readonly keys: KeysReader;
 };

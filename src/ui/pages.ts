@@ -88,20 +88,40 @@ const hidden = (p: PageContext) => html`<input type="hidden" name="authRequestID
 
 const errorBox = (message: string | undefined) => (message ? html`<p class="error" role="alert">${message}</p>` : '');
 
-export function loginNamePage(p: PageContext, options: { loginName?: string; error?: string; allowRegister: boolean }): string {
+/** An identity provider the login offers: a button that sends the browser there. */
+export interface IdpButton {
+  id: string;
+  name: string;
+}
+
+/** "Sign in with …" buttons, each a form of its own (the CSRF token binds it to this browser). */
+function idpButtons(p: PageContext, idps: readonly IdpButton[] | undefined): Html | string {
+  if (!idps?.length) return '';
+  const t = translator(p.locale);
+  return html`<div class="idps"><p class="divider">${t('idp.or')}</p>${idps.map(
+    (idp) => html`<form method="post" action="/ui/login/idp">
+${hidden(p)}
+<input type="hidden" name="idpId" value="${idp.id}">
+<button type="submit" class="secondary">${t('idp.signInWith', { idp: idp.name })}</button>
+</form>`,
+  )}</div>`;
+}
+
+export function loginNamePage(p: PageContext, options: { loginName?: string; error?: string; info?: string; allowRegister: boolean; idps?: readonly IdpButton[]; allowPassword?: boolean }): string {
   const t = translator(p.locale);
   return layout(
     p.locale,
     t('login.title'),
     html`<h1>${t('login.title')}</h1>
 <p class="intro">${t('login.intro', { client: p.clientName })}</p>
-${errorBox(options.error)}
-<form method="post" action="/ui/login/loginname">
+${errorBox(options.error)}${options.info ? html`<p class="info" role="status">${options.info}</p>` : ''}
+${options.allowPassword === false ? '' : html`<form method="post" action="/ui/login/loginname">
 ${hidden(p)}
 <label for="loginName">${t('login.loginName')}</label>
 <input type="text" id="loginName" name="loginName" value="${options.loginName ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus>
 <button type="submit">${t('login.next')}</button>
-</form>
+</form>`}
+${idpButtons(p, options.idps)}
 ${options.allowRegister ? html`<div class="links"><a href="/ui/login/register?authRequestID=${p.authRequestId}">${t('login.register')}</a></div>` : ''}`,
     t,
     '',
@@ -109,7 +129,7 @@ ${options.allowRegister ? html`<div class="links"><a href="/ui/login/register?au
   );
 }
 
-export function passwordPage(p: PageContext, options: { loginName: string; error?: string; info?: string; allowReset: boolean }): string {
+export function passwordPage(p: PageContext, options: { loginName: string; error?: string; info?: string; allowReset: boolean; idps?: readonly IdpButton[] }): string {
   const t = translator(p.locale);
   return layout(
     p.locale,
@@ -129,6 +149,7 @@ ${options.allowReset ? html`<form method="post" action="/ui/login/password/reset
 ${hidden(p)}
 <button type="submit" class="link">${t('reset.link')}</button>
 </form>` : ''}
+${idpButtons(p, options.idps)}
 <form method="post" action="/ui/login/loginname/change">
 ${hidden(p)}
 <button type="submit" class="secondary">${t('password.otherUser')}</button>
@@ -396,6 +417,47 @@ ${accounts.map(
 )}</ul>
 <button type="submit" name="sid" value="other" class="secondary">${t('select.other')}</button>
 </form>`,
+    t,
+    '',
+    p.brand,
+  );
+}
+
+/**
+ * Signed in at an identity provider with an account linked to nobody here: link it to an existing
+ * account (the person signs in to it), or create one from what the provider said (the names and
+ * user name editable; the email as the provider gave it).
+ */
+export function externalChoicePage(
+  p: PageContext,
+  view: { idpName: string; email: string; values: RegisterValues; allowLink: boolean; allowCreate: boolean; error?: string | undefined },
+): string {
+  const t = translator(p.locale);
+  const v = view.values;
+  return layout(
+    p.locale,
+    t('external.title'),
+    html`<h1>${t('external.title')}</h1>
+<p class="intro">${t('external.intro', { idp: view.idpName })}</p>
+${errorBox(view.error)}
+${view.allowCreate ? html`<form method="post" action="/ui/login/external/register">
+${hidden(p)}
+<div class="row">
+<div><label for="firstName">${t('register.firstName')}</label><input type="text" id="firstName" name="firstName" value="${v.firstName ?? ''}" autocomplete="given-name" required></div>
+<div><label for="lastName">${t('register.lastName')}</label><input type="text" id="lastName" name="lastName" value="${v.lastName ?? ''}" autocomplete="family-name" required></div>
+</div>
+<label for="userName">${t('register.userName')}</label>
+<input type="text" id="userName" name="userName" value="${v.userName ?? ''}" autocomplete="username" autocapitalize="none" required>
+${view.email ? html`<p class="info">${t('external.email', { email: view.email })}</p>` : ''}
+${termsToAccept(p) ? html`<label class="check"><input type="checkbox" name="acceptTerms" value="yes" required> ${t('register.acceptTerms')} ${termsLinks(t, p)}</label>` : ''}
+<button type="submit">${t('external.create')}</button>
+</form>` : ''}
+${view.allowLink ? html`<form method="post" action="/ui/login/external/link">
+${hidden(p)}
+<button type="submit" class="secondary">${t('external.link')}</button>
+</form>` : ''}
+${!view.allowCreate && !view.allowLink ? html`<p>${t('external.none')}</p>` : ''}
+<div class="links"><a href="/ui/login/login?authRequestID=${p.authRequestId}&amp;step=loginname">${t('external.back')}</a></div>`,
     t,
     '',
     p.brand,

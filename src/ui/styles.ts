@@ -57,6 +57,10 @@ nav.policy-links a { color: var(--muted); }
 label.check { display: block; font-weight: 400; font-size: 14px; margin: 12px 0 0; }
 label.check input { width: auto; margin: 0 6px 0 0; }
 .info { background: var(--line); border-radius: 8px; padding: 10px 12px; margin: 0 0 16px; font-size: 14px; }
+.idps { margin-top: 18px; }
+.idps p.divider { text-align: center; color: var(--muted); font-size: 14px; margin: 0 0 4px; }
+.idps button.secondary { border: 1px solid var(--line); color: var(--text); margin-top: 8px; }
+.idps button.secondary:hover { text-decoration: none; border-color: var(--accent); }
 button.link { background: none; color: var(--accent); border: 0; padding: 0; margin: 8px 0 0; width: auto; font-weight: 500; font-size: 14px; }
 button.link:hover { background: none; text-decoration: underline; }
 .error { background: var(--danger-bg); color: var(--danger); border-radius: 8px; padding: 10px 12px; margin: 0 0 16px; font-size: 14px; }

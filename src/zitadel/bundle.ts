@@ -137,10 +137,8 @@ const byLang = (orgId: string, e: Record<string, unknown>) => `${orgId}_${str(e.
 
 
 export const UNSUPPORTED_LISTS: readonly UnsupportedPart[] = [
-  { field: 'oidcIdps', type: 'oidc_idp', id: (_o, e) => str(e.idpId), what: 'identity providers' },
-  { field: 'jwtIdps', type: 'jwt_idp', id: (_o, e) => str(e.idpId), what: 'identity providers' },
+  { field: 'jwtIdps', type: 'jwt_idp', id: (_o, e) => str(e.idpId), what: 'JWT identity providers' },
   { field: 'loginTexts', type: 'login_texts', id: byLang, what: 'custom login texts' },
-  { field: 'userLinks', type: 'user_link', id: (_o, e) => `${str(e.userId)}_${str(e.idpId)}`, what: 'identity provider links' },
   { field: 'actions', type: 'action', id: (_o, e) => str(e.actionId), what: 'actions' },
   { field: 'triggerActions', type: 'trigger_action', id: (_o, e) => `${str(e.flowType)}_${str(e.triggerType)}`, what: 'actions' },
   { field: 'projectGrants', type: 'project_grant', id: (o, e) => `${o}_${str((e.projectGrant as Record<string, unknown> | undefined)?.projectId)}_${str((e.projectGrant as Record<string, unknown> | undefined)?.grantedOrgId)}`, what: 'project grants' },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_POLICIES, OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR as OTP_FACTOR, type LoginPolicy } from '../model/records.js';
+import { DEFAULT_POLICIES, OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR as OTP_FACTOR, type LoginPolicy, type LoginPolicyIdp } from '../model/records.js';
 import { formatProtoDuration } from '../util/duration.js';
 import { enumField, enumValue } from './enums.js';
 import { duration, flag, text } from './validation.js';
@@ -20,7 +20,8 @@ const SECOND_FACTOR_TYPES = [
 ] as const;
 const MULTI_FACTOR_TYPES = ['MULTI_FACTOR_TYPE_UNSPECIFIED', 'MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION'] as const;
 
-const idp = z.object({ idpId: z.string().max(200).default(''), ownerType: z.union([z.string(), z.number()]).optional() });
+const OWNER_TYPES = ['IDP_OWNER_TYPE_UNSPECIFIED', 'IDP_OWNER_TYPE_SYSTEM', 'IDP_OWNER_TYPE_ORG'] as const;
+const idp = z.object({ idpId: z.string().trim().max(200).default(''), ownerType: enumField(OWNER_TYPES) });
 
 export const loginPolicySchema = z.object({
   allowUsernamePassword: flag(),
@@ -65,8 +66,12 @@ export function toLoginPolicy(input: LoginPolicyInput): { policy: LoginPolicy; u
     }
     return ms;
   };
-  if (input.allowExternalIdp) unsupported.push('allowExternalIdp: Sesame has no external identity providers');
-  if (input.idps.length > 0) unsupported.push('idps: Sesame has no external identity providers');
+  const idps: LoginPolicyIdp[] = [];
+  for (const entry of input.idps) {
+    if (!entry.idpId) unsupported.push('idps: an entry has no idpId');
+    else if (entry.ownerType === 'IDP_OWNER_TYPE_UNSPECIFIED') unsupported.push(`idps: ${entry.idpId} needs ownerType IDP_OWNER_TYPE_ORG or IDP_OWNER_TYPE_SYSTEM`);
+    else if (!idps.some((i) => i.idpId === entry.idpId)) idps.push({ idpId: entry.idpId, ownerType: entry.ownerType });
+  }
   if (input.passwordlessType !== 'PASSWORDLESS_TYPE_NOT_ALLOWED') unsupported.push('passwordlessType: Sesame has no passwordless (passkey) login');
   if (input.multiFactors.length > 0) unsupported.push('multiFactors: Sesame has no multi-factor (U2F with verification) login');
   if (input.allowDomainDiscovery) unsupported.push('allowDomainDiscovery: Sesame has no domain discovery');
@@ -88,8 +93,9 @@ export function toLoginPolicy(input: LoginPolicyInput): { policy: LoginPolicy; u
   const policy: LoginPolicy = {
     allowUsernamePassword: input.allowUsernamePassword,
     allowRegister: input.allowRegister,
-    allowExternalIdp: false,
-    // Every Sesame login is local, so "force MFA for local logins only" is forceMfa.
+    allowExternalIdp: input.allowExternalIdp,
+    // "Force MFA for local logins only" forces it for local logins (ZITADEL's RequiresMFA); a sign-in
+    // at an identity provider is then not asked to enroll (domain/sign-in-policy.ts mfaPrompt).
     forceMfa: (input.forceMfa || input.forceMfaLocalOnly) && canEnroll,
     forceMfaLocalOnly: input.forceMfaLocalOnly && canEnroll,
     passwordlessType: 'PASSWORDLESS_TYPE_NOT_ALLOWED',
@@ -106,6 +112,7 @@ export function toLoginPolicy(input: LoginPolicyInput): { policy: LoginPolicy; u
     multiFactorCheckLifetimeMs: lifetime('multiFactorCheckLifetime', defaults.multiFactorCheckLifetimeMs),
     secondFactors,
     multiFactors: [],
+    idps,
   };
   return { policy, unsupported };
 }
@@ -131,5 +138,6 @@ export function loginPolicyView(policy: LoginPolicy) {
     secondFactorCheckLifetime: formatProtoDuration(policy.secondFactorCheckLifetimeMs),
     multiFactorCheckLifetime: formatProtoDuration(policy.multiFactorCheckLifetimeMs),
     secondFactors: policy.secondFactors.length > 0 ? policy.secondFactors : undefined,
+    idps: policy.idps?.length ? policy.idps : undefined,
   };
 }

@@ -168,7 +168,7 @@ const notification: PolicyDefinition<'notification'> = {
 };
 
 /** The org policies; an org's message texts, kept beside them, have their own API (src/zitadel/message-texts.ts). */
-export type OrgPolicyKind = Exclude<PolicyKind, 'messageTexts'>;
+export type OrgPolicyKind = Exclude<PolicyKind, 'messageTexts' | 'idps'>;
 
 export const POLICIES: { readonly [K in OrgPolicyKind]: PolicyDefinition<K> } = { lockout, login, passwordComplexity, privacy, label, labelPreview, domain, notification };
 

@@ -14,6 +14,7 @@ const policy = (change: Partial<LoginPolicy> = {}): LoginPolicy => ({ ...DEFAULT
 const person = (change: Partial<PersonFacts> = {}): PersonFacts => ({ hasOtp: false, hasOtpEmail: false, passwordChangeRequired: false, mustVerifyEmail: false, ...change });
 const passed = { passwordAt: sec(T0) };
 const both = { passwordAt: sec(T0), secondFactorAt: sec(T0) };
+const external = { idpAt: sec(T0), idpId: 'idp-1' };
 const facts = (change: Partial<SignInFacts>): SignInFacts => ({ person: person(), checks: passed, fromSession: false, policy: policy(), now: T0, ...change });
 
 const CASES: { name: string; facts: SignInFacts; step: string; reason?: string }[] = [
@@ -39,6 +40,15 @@ const CASES: { name: string; facts: SignInFacts; step: string; reason?: string }
   { name: 'a self-registered client asking for more', facts: facts({ consentNeeded: true }), step: 'consent', reason: 'client_consent' },
   { name: 'the second factor comes before consent', facts: facts({ consentNeeded: true, person: person({ hasOtp: true }) }), step: 'otp', reason: 'second_factor' },
   { name: 'everything passed', facts: facts({ checks: both, person: person({ hasOtp: true }) }), step: 'done' },
+  // A sign-in at an identity provider is the first factor.
+  { name: 'signed in at an identity provider', facts: facts({ checks: external }), step: 'done' },
+  { name: 'a session past externalLoginCheckLifetime', facts: facts({ fromSession: true, checks: external, now: T0 + 241 * HOUR }), step: 'password', reason: 'external_login_check_expired' },
+  { name: "an identity provider's session within its lifetime, past the password's", facts: facts({ fromSession: true, checks: external, now: T0 + 200 * HOUR, policy: policy({ passwordCheckLifetimeMs: HOUR }) }), step: 'done' },
+  { name: 'a person who must change their password, signed in at an identity provider', facts: facts({ checks: external, person: person({ passwordChangeRequired: true }) }), step: 'done' },
+  { name: "the person's second factor after an identity provider", facts: facts({ checks: external, person: person({ hasOtp: true }) }), step: 'otp', reason: 'second_factor' },
+  { name: 'forced MFA for local sign-ins only: not after an identity provider', facts: facts({ checks: external, policy: policy({ forceMfa: true, forceMfaLocalOnly: true }) }), step: 'done' },
+  { name: 'forced MFA for local sign-ins only: after a password', facts: facts({ policy: policy({ forceMfa: true, forceMfaLocalOnly: true }) }), step: 'mfa-setup', reason: 'mfa_required' },
+  { name: 'forced MFA: after an identity provider too', facts: facts({ checks: external, policy: policy({ forceMfa: true }) }), step: 'mfa-setup', reason: 'mfa_required' },
 ];
 
 describe('the sign-in policy', () => {

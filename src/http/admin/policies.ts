@@ -1,7 +1,7 @@
 import { clock } from '../../util/clock.js';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
-import { INSTANCE_POLICY, type PolicyKind, type PolicyRecord } from '../../model/records.js';
+import { INSTANCE_POLICY, type LoginPolicy, type PolicyKind, type PolicyRecord } from '../../model/records.js';
 import { addedDetails, changedDetails, rfc3339, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok, type CallerHandler } from './endpoint.js';
 import type { Caller } from './caller.js';
@@ -12,7 +12,7 @@ import type { CallerPorts } from './caller.js';
 import type { Request } from '../types.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type PoliciesPorts = Pick<Ports, 'orgs'> & CallerPorts;
+export type PoliciesPorts = Pick<Ports, 'orgs' | 'idps'> & CallerPorts;
 
 /**
  * The org policies (src/zitadel/policies.ts), ZITADEL management v1 for an org's own policy —
@@ -44,6 +44,25 @@ function policyBody(ctx: PoliciesPorts, kind: OrgPolicyKind, orgId: string) {
   };
 }
 
+/**
+ * A login policy's offered identity providers must exist for its owner (its own or the instance's,
+ * as `ownerType` says). ZITADEL's update has no list (it is changed at `…/policies/login/idps`):
+ * an update without one keeps the stored list.
+ */
+function withLoginIdps<P>(ctx: PoliciesPorts, kind: PolicyKind, owner: string, policy: P, create: boolean | 'either'): P {
+  if (kind !== 'login') return policy;
+  const login = policy as LoginPolicy;
+  if (create !== true && !login.idps?.length) {
+    const own = ctx.orgs.hasOwnPolicy('login', owner) ? ctx.orgs.policy('login', owner).policy.idps : undefined;
+    return { ...login, idps: [...(own ?? [])] } as P;
+  }
+  for (const entry of login.idps ?? []) {
+    const found = ctx.idps.find(entry.idpId, owner);
+    if (!found || found.ownerType !== entry.ownerType) throw invalidArgument('POLICY-1dp0s', `idps: identity provider ${entry.idpId} not found as ${entry.ownerType}`);
+  }
+  return policy;
+}
+
 /** The label policy's images and font are set through the assets API: a change of its fields keeps them. */
 function withAssets<P>(ctx: PoliciesPorts, kind: PolicyKind, owner: string, policy: P): P {
   if (kind !== 'labelPreview') return policy;
@@ -66,7 +85,7 @@ function orgPolicyRoutes(ctx: PoliciesPorts, definition: PolicyDefinition<OrgPol
   const { kind } = definition;
   const write = (create: boolean): CallerHandler => async (req, caller) => {
     requireWrite(caller, kind, caller.orgId);
-    const policy = withAssets(ctx, kind, caller.orgId, parsePolicy(req, definition));
+    const policy = withLoginIdps(ctx, kind, caller.orgId, withAssets(ctx, kind, caller.orgId, parsePolicy(req, definition)), create);
     const record = (await ctx.orgs.setPolicy(kind, caller.orgId, policy as never, create)) as PolicyRecord;
     return ok({ details: create ? addedDetails(record, caller.orgId) : changedDetails(record, caller.orgId) });
   };
@@ -98,7 +117,7 @@ function instancePolicyRoute(ctx: PoliciesPorts, definition: PolicyDefinition<Or
     },
     PUT: async (req, caller) => {
       requireWrite(caller, kind, INSTANCE_POLICY);
-      const policy = withAssets(ctx, kind, INSTANCE_POLICY, parsePolicy(req, definition));
+      const policy = withLoginIdps(ctx, kind, INSTANCE_POLICY, withAssets(ctx, kind, INSTANCE_POLICY, parsePolicy(req, definition)), 'either');
       const record = (await ctx.orgs.setPolicy(kind, INSTANCE_POLICY, policy as never, 'either')) as PolicyRecord;
       return ok({ details: changedDetails(record, undefined) });
     },

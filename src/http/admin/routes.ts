@@ -9,6 +9,7 @@ import { instanceMemberRoutes, orgMemberRoutes } from './members.js';
 import { migrationRoutes } from './migration.js';
 import { orgRoutes } from './orgs.js';
 import { policyRoutesAll } from './policies.js';
+import { idpRoutes, type IdpsPorts } from './idps.js';
 import { smtpRoutes, type SmtpPorts } from './smtp.js';
 import { labelAssetRoutes, type LabelAssetsPorts } from './label-assets.js';
 import { userFactorRoutes, type UserFactorsPorts } from './user-factors.js';
@@ -36,7 +37,7 @@ import type { MachineCredentialsPorts } from './machine-credentials.js';
 import type { PoliciesPorts } from './policies.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts & SigningKeysPorts & UserLifecyclePorts & SmtpPorts & UserNotificationsPorts & MessageTextsPorts & UserFactorsPorts & LabelAssetsPorts;
+export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts & SigningKeysPorts & UserLifecyclePorts & SmtpPorts & UserNotificationsPorts & MessageTextsPorts & UserFactorsPorts & LabelAssetsPorts & IdpsPorts;
 
 /**
  * Provisioning API routes (ZITADEL management/admin v1 subset). Routes sharing a pattern are
@@ -58,6 +59,7 @@ export function managementRoutes(ctx: ManagementRoutesPorts): Route[] {
     ...userGrantRoutes(ctx),
     ...userMetadataRoutes(ctx),
     ...policyRoutesAll(ctx),
+    ...idpRoutes(ctx),
     ...instanceSettingsRoutes(ctx),
     ...smtpRoutes(ctx),
     ...labelAssetRoutes(ctx),

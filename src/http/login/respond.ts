@@ -13,7 +13,7 @@ import { countIssuedTokens } from '../../services/issued-token-counts.js';
 import { translator, type Locale } from '../../ui/i18n.js';
 import { clientErrorPage, errorPage, formPostPage, nativeSuccessPage, type ContinueTo } from '../../ui/pages.js';
 import type { LoginStep } from '../../actors/auth-requests.js';
-import type { AuthChecks } from '../../model/auth-checks.js';
+import { firstFactorAt, type AuthChecks } from '../../model/auth-checks.js';
 import { factsOf, sessionRequirement, type SessionRequirement } from '../../domain/sign-in-policy.js';
 import { newUniqueId } from '../../util/ids.js';
 import { projectAccessDenied } from '../../protocol/project-access.js';
@@ -23,7 +23,7 @@ import type { UserTokensPorts } from '../../services/user-tokens.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type RespondPorts = Pick<FlowView, 'authCodes' | 'clients' | 'consents' | 'issuer' | 'orgs' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
+export type RespondPorts = Pick<FlowView, 'authCodes' | 'clients' | 'consents' | 'issuer' | 'orgs' | 'issuedTokens' | 'userSessions' | 'idps'> & UserTokensPorts;
 
 /**
  * Whether the person must first allow the client what the request asks for: only a self-registered
@@ -166,7 +166,7 @@ export async function usableSessions(ctx: RespondPorts, agentId: string | undefi
     const user = ctx.orgs.getUser(s.userId);
     if (!ctx.orgs.isActive(user)) return false;
     // Authenticated before a change of the user's credentials or state: it vouches for nothing.
-    if (predatesHorizon(user, ctx.userSessions.checksOf(s).passwordAt ?? s.authTime)) return false;
+    if (predatesHorizon(user, firstFactorAt(ctx.userSessions.checksOf(s)) ?? s.authTime)) return false;
     return request.orgId === undefined || user.orgId === request.orgId;
   });
 }
@@ -182,7 +182,19 @@ function isFresh(session: View<UserSession>, maxAge: number | undefined, now = c
 export function sessionRequirementOf(ctx: RespondPorts, session: View<UserSession>, request: ValidatedAuthRequest, now = clock.now()): SessionRequirement {
   const user = ctx.orgs.getUser(session.userId);
   if (!user) return 'password';
-  return sessionRequirement(ctx.userSessions.checksOf(session), factsOf(user), ctx.orgs.policy('login', user.orgId).policy, now, !isFresh(session, request.maxAge, now));
+  return sessionRequirement(sessionChecks(ctx, session), factsOf(user), ctx.orgs.policy('login', user.orgId).policy, now, !isFresh(session, request.maxAge, now));
+}
+
+/**
+ * A session's checks as they count now: a sign-in at an identity provider the person's login
+ * policy no longer offers (removed, or taken off the policy) vouches for nothing from then on.
+ */
+export function sessionChecks(ctx: Pick<RespondPorts, 'userSessions' | 'orgs' | 'idps'>, session: View<UserSession>): AuthChecks {
+  const checks = ctx.userSessions.checksOf(session);
+  const user = ctx.orgs.getUser(session.userId);
+  if (checks.idpAt === undefined || (user && checks.idpId && ctx.idps.usableBy(checks.idpId, user.orgId))) return checks;
+  const { idpAt: _at, idpId: _id, ...rest } = checks;
+  return rest;
 }
 
 /**
@@ -211,5 +223,6 @@ export function resumeSession(
 ): { step: LoginStep; userId: string; checks?: AuthChecks } {
   if (requirement === 'password') return { step: 'password', userId: session.userId };
   // The password is still valid: only the second factor (or its enrollment) is asked for.
-  return { step: requirement, userId: session.userId, checks: { passwordAt: ctx.userSessions.checksOf(session).passwordAt } };
+  const { passwordAt, idpAt, idpId } = sessionChecks(ctx, session);
+  return { step: requirement, userId: session.userId, checks: { passwordAt, ...(idpAt !== undefined ? { idpAt, idpId } : {}) } };
 }

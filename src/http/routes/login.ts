@@ -54,12 +54,14 @@ import type { RespondPorts } from '../login/respond.js';
 import { decideDevice, type DeviceFlowPorts } from '../../services/device-flow.js';
 import type { View } from '../../util/readonly.js';
 import { recordSignIn, recordSignInFailure } from '../../observability/recorder.js';
+import { federation } from '../login/federation.js';
+import { firstFactorAt } from '../../model/auth-checks.js';
 
 /** Where a label policy's images and fonts are served (domain/label-asset.ts makes the links). */
 const ASSET_PATH = assetPath(':id');
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type LoginPorts = Pick<FlowView, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginDirectory' | 'loginSecurity' | 'masterKey' | 'orgs' | 'userSessions' | 'userCodes' | 'notifications' | 'smtpConfigs' | 'labelAssets'> & RespondPorts & DeviceFlowPorts & SessionEndPorts;
+export type LoginPorts = Pick<FlowView, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginDirectory' | 'loginSecurity' | 'masterKey' | 'orgs' | 'userSessions' | 'userCodes' | 'notifications' | 'smtpConfigs' | 'labelAssets' | 'idps'> & RespondPorts & DeviceFlowPorts & SessionEndPorts;
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
@@ -200,7 +202,14 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       case 'password':
         return htmlResponse(
           status,
-          passwordPage(page, { loginName: typedLoginName(user, flow), allowReset: !loginPolicy(requestOrgOf(flow, user)).hidePasswordReset, ...(error ? { error } : {}), ...(info ? { info } : {}) }),
+          passwordPage(page, {
+            loginName: typedLoginName(user, flow),
+            allowReset: !loginPolicy(requestOrgOf(flow, user)).hidePasswordReset,
+            // The request's providers, the same whoever the name is (the page does not tell who has a link).
+            idps: auth.external ? [] : fed.buttons(flow),
+            ...(error ? { error } : {}),
+            ...(info ? { info } : {}),
+          }),
         );
       case 'password-reset':
         return htmlResponse(status, passwordByCodePage({ page }, { kind: 'reset', loginName: typedLoginName(user, flow), error, info }));
@@ -228,11 +237,23 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       }
       case 'register':
         return htmlResponse(status, registerPage(page, {}, error));
-      case 'loginname':
+      case 'loginname': {
+        const linking = auth.external ? ctx.idps.find(auth.external.idpId, requestOrgOf(flow, undefined))?.provider.name : undefined;
+        const idps = linking ? [] : fed.buttons(flow);
         return htmlResponse(
           status,
-          loginNamePage(page, { loginName: auth.loginName ?? '', ...(error ? { error } : {}), allowRegister: allowRegister(flow) }),
+          loginNamePage(page, {
+            loginName: auth.loginName ?? '',
+            ...(error ? { error } : linking ? { info: t(flow, 'external.linking', { idp: linking }) } : {}),
+            allowRegister: !linking && allowRegister(flow),
+            idps,
+            // Without passwords, a login with providers offers only them.
+            allowPassword: loginPolicy(requestOrgOf(flow, undefined)).allowUsernamePassword || idps.length === 0,
+          }),
         );
+      }
+      case 'external':
+        return fed.choicePage(flow, error);
       case 'device-consent':
       case 'consent': {
         const session = await consentSession(flow);
@@ -259,10 +280,11 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
    */
   function authenticatedUser(flow: Flow): UserRecord | undefined {
     const user = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
-    if (!user || flow.auth.authenticatedUserId !== user.id || flow.auth.checks.passwordAt === undefined) return undefined;
-    // A sign-in whose password check predates a change of the user's credentials or state (an
+    const passedAt = firstFactorAt(flow.auth.checks);
+    if (!user || flow.auth.authenticatedUserId !== user.id || passedAt === undefined) return undefined;
+    // A sign-in whose first factor predates a change of the user's credentials or state (an
     // administrator's reset, a lock) is over: whoever passed the old password goes no further.
-    if (predatesHorizon(user, flow.auth.checks.passwordAt)) return undefined;
+    if (predatesHorizon(user, passedAt)) return undefined;
     return ctx.orgs.isActive(user) ? user : undefined;
   }
 
@@ -302,10 +324,12 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
    * request already renewed it when the password passed (a session resumed for its second factor).
    */
   async function finish(flow: Flow, user: UserRecord, headers: Record<string, string> = {}): Promise<Response> {
-    if (predatesHorizon(user, flow.auth.checks.passwordAt)) {
+    if (predatesHorizon(user, firstFactorAt(flow.auth.checks))) {
       await ctx.authRequests.finish(flow.auth.id);
       return expired(flow.agent);
     }
+    // An account at a provider the person chose to link, now that they signed in to theirs.
+    await fed.linkChosen(flow, user);
     const renewed = flow.auth.cookieRenewed ? headers : await renewCookie(flow);
     const session = await ctx.userSessions.signIn(flow.agent.agentId, user.id, flow.auth.checks, beginningAt(user));
     recordSignIn();
@@ -423,7 +447,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     // Per user it was counted when the attempt was taken (takeOtpAttempt); per request in the store, so
     // parallel wrong codes all count; against the lockout policy on the person as stored, which also
     // tells a sign-in that ended meanwhile (a parallel code locked the person).
-    const passedAt = flow.auth.checks.passwordAt!;
+    const passedAt = firstFactorAt(flow.auth.checks)!;
     const [failures, { locked, over }] = await Promise.all([ctx.authRequests.failOtp(flow.auth), ctx.loginDirectory.recordOtpFailure(user.id, passedAt)]);
     if (over) return expired(flow.agent);
     if (locked || failures >= MAX_OTP_FAILURES_PER_REQUEST) {
@@ -454,7 +478,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const checkedAt = beginningAt(user);
     if (!(await passes())) return otpFailure(flow, user);
     // The person as stored has the last word: a parallel request on another thread may have locked them.
-    if (!(await ctx.loginDirectory.recordOtpSuccess(user.id, flow.auth.checks.passwordAt!))) return expired(flow.agent);
+    if (!(await ctx.loginDirectory.recordOtpSuccess(user.id, firstFactorAt(flow.auth.checks)!))) return expired(flow.agent);
     await ctx.authRequests.passOtp(flow.auth, checkedAt);
     return proceed(flow, user.id);
   }
@@ -491,7 +515,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     // Still this sign-in's (an administrator's reset or lock meanwhile ends it): no factor is enrolled for it.
     if (!authenticatedUser(flow)) return expired(flow.agent);
     try {
-      const enrolled = await ctx.loginDirectory.enrollOtp(user.id, sealOtpSecret(ctx.masterKey, secret), flow.auth.checks.passwordAt!);
+      const enrolled = await ctx.loginDirectory.enrollOtp(user.id, sealOtpSecret(ctx.masterKey, secret), firstFactorAt(flow.auth.checks)!);
       if (!enrolled) return expired(flow.agent);
     } catch (error) {
       // Enrolled meanwhile (another tab): this code proves the other secret, so ask for the enrolled one.
@@ -532,7 +556,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (problem) return show(flow, problem);
     // Set only if still this sign-in's after the hashing (an administrator's reset meanwhile ends it):
     // else the person who passed the old password would replace the password just reset.
-    const changed = await ctx.loginDirectory.changePassword(user.id, password, flow.auth.checks.passwordAt!);
+    const changed = await ctx.loginDirectory.changePassword(user.id, password, firstFactorAt(flow.auth.checks)!);
     if (!changed) return expired(flow.agent);
     // The new password voids what the old one opened (the revocation horizon): the other browser
     // sessions end too, and their apps are told. This sign-in goes on as a check of the new one.
@@ -693,7 +717,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (!user?.human) return expired(flow.agent);
     if (!enrollableFactors(loginPolicy(user.orgId)).includes(OTP_EMAIL_SECOND_FACTOR)) return show(flow);
     if (!user.human.email.isEmailVerified) return show(flow, t(flow, 'mfa.email.unverified'));
-    const enrolled = await ctx.loginDirectory.enrollOtpEmail(user.id, flow.auth.checks.passwordAt!);
+    const enrolled = await ctx.loginDirectory.enrollOtpEmail(user.id, firstFactorAt(flow.auth.checks)!);
     if (!enrolled) return expired(flow.agent);
     await ctx.authRequests.leaveOtpSetup(flow.auth);
     return proceed(flow, user.id);
@@ -773,10 +797,15 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
 
   const route = (pattern: string, methods: Route['methods']): Route => ({ pattern, errorStyle: 'html', methods });
 
+  const fed = federation<Flow>(ctx, { flowOf, show, proceed, renewCookie, expired, backToStep, t, post, atStep, route, registrationOrgId });
+
   return [
     route(LOGIN_PATH, {
       GET: get(async (flow, req) => {
         if (parseUrlEncoded(req.query).get('step') === 'loginname') await ctx.authRequests.backToLoginName(flow.auth);
+        // `urn:zitadel:iam:org:idp:id:{id}`: straight to that provider (once).
+        const hinted = flow.auth.step === 'loginname' ? fed.hintedProvider(flow) : undefined;
+        if (hinted) return fed.startAt(flow, hinted);
         // Enrollment entered from the authorization endpoint (a session without the now required factor).
         if (flow.auth.step === 'mfa-setup' && !flow.auth.pendingOtpSecret) await ctx.authRequests.enterStep(flow.auth, 'mfa-setup');
         return show(flow);
@@ -817,6 +846,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     }),
     route('/ui/login/password', { POST: atStep('password', (flow, form) => checkPassword(flow, form.get('password'))) }),
     ...mailCodeRoutes(),
+    ...fed.routes,
     route('/ui/login/password/change', { POST: atStep('password-change', (flow, form) => changePassword(flow, form)) }),
     route('/ui/login/otp', { POST: atStep('otp', (flow, form) => checkOtp(flow, form.get('code'))) }),
     route('/ui/login/mfa/verify', { POST: atStep('mfa-setup', (flow, form) => confirmOtpSetup(flow, form.get('code'))) }),

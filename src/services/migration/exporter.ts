@@ -4,6 +4,7 @@ import { omitZero } from '../../zitadel/json.js';
 import { openOtpSecret } from '../../crypto/otp-secret.js';
 import { completePolicy, POLICIES, type OrgPolicyKind, type PolicyDefinition } from '../../zitadel/policies.js';
 import { bundleMessageLists } from '../../zitadel/message-texts.js';
+import { bundleProviderLists } from '../../zitadel/idp-bundle.js';
 import type {
   AppRecord,
   MachineSecretRecord,
@@ -81,7 +82,7 @@ class JsonList {
   }
 }
 
-const LISTS = ['projects', 'projectRoles', 'apiApps', 'oidcApps', 'humanUsers', 'machineUsers', 'userGrants', 'orgMembers', 'projectMembers', 'userMetadata'] as const;
+const LISTS = ['projects', 'projectRoles', 'apiApps', 'oidcApps', 'humanUsers', 'machineUsers', 'userGrants', 'orgMembers', 'projectMembers', 'userMetadata', 'userLinks'] as const;
 type ListName = (typeof LISTS)[number];
 
 interface OrgParts {
@@ -93,7 +94,7 @@ interface OrgParts {
 }
 
 function policyField(record: View<PolicyRecord>): [string, unknown] | undefined {
-  if (record.kind === 'messageTexts') return undefined;
+  if (record.kind === 'messageTexts' || record.kind === 'idps') return undefined;
   const definition = POLICIES[record.kind] as PolicyDefinition<OrgPolicyKind>;
   if (!definition.bundleField) return undefined;
   const policy = completePolicy(record.kind, record.policy as never);
@@ -156,6 +157,7 @@ export class Exporter implements SnapshotVisitor {
   policy(policy: View<PolicyRecord>): void {
     const parts = this.of(policy.orgId);
     if (parts && policy.kind === 'messageTexts') Object.assign(parts.policies, bundleMessageLists(policy.policy as PolicyRecord<'messageTexts'>['policy']));
+    if (parts && policy.kind === 'idps') Object.assign(parts.policies, bundleProviderLists(policy.orgId, (policy.policy as PolicyRecord<'idps'>['policy']).providers));
     const field = parts && policyField(policy);
     if (parts && field) parts.policies[field[0]] = field[1];
   }
@@ -223,6 +225,7 @@ export class Exporter implements SnapshotVisitor {
         clientSecretSha256: b64(this.secrets.get(u.id)),
       });
     }
+    for (const link of u.human?.idpLinks ?? []) parts.lists.userLinks.add({ userId: u.id, idpId: link.idpId, providedUserId: link.externalUserId, providedUserName: link.userName });
     for (const key of Object.keys(u.metadata ?? {}).sort(compare)) {
       parts.lists.userMetadata.add({ id: u.id, key, value: b64(u.metadata![key]) });
     }

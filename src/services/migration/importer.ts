@@ -7,8 +7,11 @@ import { checkEncodedHash } from '../../domain/password-hashes.js';
 import { ORG_ROLES, ROLE_PERMISSIONS } from '../../domain/permissions.js';
 import { refuseImportIntoManagementProject } from '../../domain/management-project.js';
 import { normalizeOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
-import { invalidArgument, notFound, preconditionFailed } from '../../model/errors.js';
-import { usesClientSecret, type MessageTexts, type OrgState, type PolicyTypes, type UserState } from '../../model/records.js';
+import { alreadyExists, invalidArgument, notFound, preconditionFailed } from '../../model/errors.js';
+import { providerOfOidcEntry, providerOfSesameEntry } from '../../zitadel/idp-bundle.js';
+import type { ProviderSettings } from '../../actors/identity-providers.js';
+import { clock } from '../../util/clock.js';
+import { INSTANCE_POLICY, MAX_IDPS, usesClientSecret, type IdentityProvider, type LoginPolicy, type LoginPolicyIdp, type MessageTexts, type OrgState, type PolicyTypes, type UserState } from '../../model/records.js';
 import type { Transaction } from '../../actors/transaction.js';
 import type { MasterKey } from '../../crypto/master-key.js';
 import { newId } from '../../util/ids.js';
@@ -75,6 +78,12 @@ const HASH_CONCURRENCY = 16;
 const PROJECT_ROLES = Object.keys(ROLE_PERMISSIONS).filter((r) => r.startsWith('PROJECT_'));
 
 type Element = Record<string, unknown>;
+const userLinkSchema = z.object({
+  userId: z.string().trim().min(1).max(200),
+  idpId: z.string().trim().min(1).max(200),
+  providedUserId: z.string().trim().min(1).max(200),
+  providedUserName: z.string().max(200).default(''),
+});
 const asObject = (v: unknown): Element => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Element) : {});
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
@@ -101,6 +110,8 @@ class OrgImport {
 export interface ImportOptions {
   /** Sesame's `addToExistingOrgs`: add to orgs of the bundle that exist instead of refusing them. */
   addToExistingOrgs: boolean;
+  /** Identity provider ids of the bundle → the target's (Sesame's `idpIdMap`). */
+  idpIdMap?: Readonly<Record<string, string>>;
 }
 
 export class Importer {
@@ -210,6 +221,43 @@ export class Importer {
     return policies;
   }
 
+  /** The instance's identity providers (a bundle's links and login policy may name them). */
+  private instanceIdps(): Set<string> {
+    const { orgs } = this.services;
+    return new Set(orgs.hasOwnPolicy('idps', INSTANCE_POLICY) ? orgs.policy('idps', INSTANCE_POLICY).policy.providers.map((p) => p.id) : []);
+  }
+
+  /** A bundle's login policy's providers, renamed by idpIdMap: the org's own (imported) or the instance's; any other is reported and left out. */
+  private offeredIdps(orgId: string, idps: readonly LoginPolicyIdp[], orgIdps: ReadonlySet<string>): LoginPolicyIdp[] {
+    const out: LoginPolicyIdp[] = [];
+    for (const entry of idps) {
+      const idpId = this.options.idpIdMap?.[entry.idpId] ?? entry.idpId;
+      if (orgIdps.has(idpId)) out.push({ idpId, ownerType: 'IDP_OWNER_TYPE_ORG' });
+      else if (this.instanceIdps().has(idpId)) out.push({ idpId, ownerType: 'IDP_OWNER_TYPE_SYSTEM' });
+      else this.report.error('login_policy', orgId, 'IMPORT-1dp01', `idps: identity provider ${entry.idpId} is neither in the bundle nor the target's (idpIdMap maps it to one); left out`);
+    }
+    return out;
+  }
+
+  /** The org's providers: Sesame's `sesameIdps` (every kind), then ZITADEL's `oidcIdps` not among them. */
+  private async parseProviders(org: OrgImport): Promise<{ id: string; settings: ProviderSettings; secret?: string | undefined }[]> {
+    const out: { id: string; settings: ProviderSettings; secret?: string | undefined }[] = [];
+    const instance = this.instanceIdps();
+    const add = (type: string, raw: unknown, parse: (raw: unknown) => { id: string; settings: ProviderSettings; secret?: string | undefined }) => {
+      try {
+        const provider = parse(raw);
+        if (out.some((p) => p.id === provider.id)) return;
+        if (instance.has(provider.id)) throw alreadyExists('IDP-4n0fs', `identity provider ${provider.id} already exists in the instance`);
+        out.push(provider);
+      } catch (error) {
+        this.report.failure(type, str(asObject(raw).idpId), error);
+      }
+    };
+    for (const { value } of await this.parseList(org, 'sesameIdps', z.unknown(), 'oidc_idp', (e) => str(e.idpId))) add('oidc_idp', value, providerOfSesameEntry);
+    for (const { value } of await this.parseList(org, 'oidcIdps', z.unknown(), 'oidc_idp', (e) => str(e.idpId))) add('oidc_idp', value, providerOfOidcEntry);
+    return out;
+  }
+
   /** The org's custom message texts: the nine `*Messages` lists, one record (undefined: none). */
   private async parseMessageTexts(org: OrgImport): Promise<MessageTexts | undefined> {
     const texts: MessageTexts = {};
@@ -300,6 +348,8 @@ export class Importer {
     // Validate everything first (pure), so the staging below is quick and synchronous.
     const policies = this.parsePolicies(org);
     const messageTexts = await this.parseMessageTexts(org);
+    const providers = await this.parseProviders(org);
+    const userLinks = await this.parseList(org, 'userLinks', userLinkSchema, 'user_link', (e) => `${str(e.userId)}_${str(e.idpId)}`);
     const domains = await this.parseList(org, 'domains', domainSchema, 'domain', (e) => `${orgId}_${str(e.domainName)}`);
     const humans = await this.parseHumans(org);
     const machines = await this.parseList(org, 'machineUsers', machineUserSchema, 'machine_user', (e) => str(e.userId) || str(asObject(e.user).userId));
@@ -350,6 +400,27 @@ export class Importer {
       }
     }
 
+    // The org's identity providers (ids kept, as ZITADEL keeps them), before what refers to them.
+    const orgIdps = new Set<string>();
+    if (providers.length > 0) {
+      attempt('oidc_idp', orgId, () => {
+        const now = clock.now();
+        const list: IdentityProvider[] = providers.slice(0, MAX_IDPS).map((p) => ({
+          ...p.settings,
+          id: p.id,
+          ...(p.secret ? { clientSecretSealed: this.services.masterKey.encrypt(Buffer.from(p.secret, 'utf8')) } : {}),
+          createdAt: now,
+          changedAt: now,
+          sequence: 1,
+        }));
+        for (const p of providers.slice(MAX_IDPS)) this.report.error('oidc_idp', p.id, 'IDP-m4xN', `at most ${MAX_IDPS} identity providers per organization; this one was not imported`);
+        orgs.stagePolicy('idps', orgId, { providers: list }, batch);
+        for (const p of list) (orgIdps.add(p.id), success.oidcIpds.push(p.id));
+      });
+    }
+    const login = policies.get('login') as LoginPolicy | undefined;
+    if (login?.idps?.length) policies.set('login', { ...login, idps: this.offeredIdps(orgId, login.idps, orgIdps) });
+
     for (const [kind, policy] of policies) {
       attempt(POLICY_ERROR_TYPES.get(kind)!, orgId, () => {
         orgs.stagePolicy(kind, orgId, policy, batch);
@@ -383,7 +454,8 @@ export class Importer {
               passwordHash,
               passwordChangeRequired: item.user.passwordChangeRequired,
               otpSecretSealed: plan.otpSecret ? sealOtpSecret(this.services.masterKey, plan.otpSecret) : undefined,
-              state: item.state === 'USER_STATE_UNSPECIFIED' ? undefined : (item.state as UserState),
+              // A person with a link but no password signs in at the provider: active, as in ZITADEL.
+              state: item.state === 'USER_STATE_UNSPECIFIED' ? (!passwordHash && item.user.idps.length > 0 ? 'USER_STATE_ACTIVE' : undefined) : (item.state as UserState),
             },
           },
           batch,
@@ -391,6 +463,26 @@ export class Importer {
         success.humanUserIds.push(id);
       });
     }
+
+    // Links to accounts at identity providers: a person's `idps` and the org's `userLinks`.
+    const linked = new Set<string>();
+    const link = (userId: string, bundleIdpId: string, externalUserId: string, userName: string) =>
+      attempt('user_link', `${userId}_${bundleIdpId}`, () => {
+        const idpId = this.options.idpIdMap?.[bundleIdpId] ?? bundleIdpId;
+        if (!orgIdps.has(idpId) && !this.instanceIdps().has(idpId)) {
+          throw notFound('IMPORT-1dp02', `identity provider ${bundleIdpId} is neither in the bundle nor the target's (idpIdMap maps it to one); the link was not imported`);
+        }
+        const key = `${idpId}\n${externalUserId}`;
+        if (linked.has(key)) throw preconditionFailed('USER-L1nk2', 'the account at the identity provider is linked to another person of the bundle');
+        orgs.stageIdpLink(userId, orgId, { idpId, externalUserId, userName }, batch);
+        linked.add(key);
+        success.userLinks.push({ userId, externalUserId, displayName: userName, idpId });
+      });
+    for (const { id, item } of acceptable) {
+      if (!success.humanUserIds.includes(id)) continue;
+      for (const idp of item.user.idps) link(id, idp.configId, idp.externalUserId, idp.displayName);
+    }
+    for (const { value: l } of userLinks) link(l.userId, l.idpId, l.providedUserId, l.providedUserName);
 
     for (const { value: m } of machines) {
       const id = m.userId || m.user.userId || newId();
@@ -517,9 +609,6 @@ export class Importer {
       if (item.user.otpCode) {
         otpSecret = normalizeOtpSecret(item.user.otpCode);
         if (!otpSecret) this.report.error('human_user_otp', id, 'IMPORT-Otp01', 'otpCode is not a base32 TOTP secret; the user was imported without it');
-      }
-      for (const idp of item.user.idps) {
-        this.report.error('user_link', `${id}_${idp.configId}`, 'IMPORT-Unsup1', 'Sesame does not support identity provider links; the link was not imported');
       }
       if (item.user.requestPasswordlessRegistration) {
         this.report.error('human_user', id, 'IMPORT-Unsup1', 'Sesame has no passwordless login; requestPasswordlessRegistration was ignored for this user');

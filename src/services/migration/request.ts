@@ -13,6 +13,8 @@ import { camelMembers, scanDocument } from './source.js';
  * `dataOrgsv1` inline, or `dataOrgsGcs` / `dataOrgsv1Gcs` in cloud object storage. snake_case
  * names are accepted, unknown fields ignored. Sesame's own `addToExistingOrgs` (ZITADEL's request
  * has no such field) lets the bundle add to organizations that exist; without it they are refused.
+ * Sesame's `idpIdMap` renames identity provider ids of the bundle (ZITADEL exports no instance
+ * providers: links to them are imported to the providers the target has under other ids).
  */
 export type ImportData =
   | { kind: 'inline'; v1: boolean; field: string; scanner: JsonScanner; span: Span }
@@ -23,7 +25,11 @@ export interface ImportRequest {
   data: ImportData;
   /** Orgs of the bundle that exist already are added to (reported), not refused. */
   addToExistingOrgs: boolean;
+  /** Sesame's `idpIdMap`: identity provider ids of the bundle → the target's (links and login policies follow it). */
+  idpIdMap: Record<string, string>;
 }
+
+const idpIdMapSchema = z.record(z.string().min(1).max(200), z.string().min(1).max(200)).refine((m) => Object.keys(m).length <= 1000, 'at most 1000 entries');
 
 const SOURCES: Record<string, { kind: 'inline' | 'gcs' | 'unsupported'; v1: boolean }> = {
   dataOrgs: { kind: 'inline', v1: false },
@@ -70,6 +76,9 @@ export function parseImportRequest(body: Buffer): ImportRequest {
   const timeoutMs = parseTimeout(parse('timeout'), true)!;
   const addToExisting = parse('addToExistingOrgs') ?? false;
   if (typeof addToExisting !== 'boolean') throw invalidArgument('IMPORT-Add01', 'addToExistingOrgs must be true or false');
+  const map = idpIdMapSchema.safeParse(parse('idpIdMap') ?? {});
+  if (!map.success) throw invalidArgument('IMPORT-1dpM1', `idpIdMap must map identity provider ids of the bundle to the target's: ${describeIssues(map.error.issues, 'idpIdMap', 3)}`);
+  const idpIdMap = map.data;
 
   const present = Object.keys(SOURCES).filter((name) => {
     const span = fields.get(name);
@@ -87,9 +96,9 @@ export function parseImportRequest(body: Buffer): ImportRequest {
   const span = fields.get(field)!;
   if (source.kind === 'gcs') {
     if (scanner.kind(span) !== 'object') throw invalidArgument('IMPORT-Gcs00', `${field} must be an object {"bucket","path","serviceaccountJson"}`);
-    return { timeoutMs, addToExistingOrgs: addToExisting, data: { kind: 'gcs', v1: source.v1, field, location: gcsLocation(scanner.parse(span), field) } };
+    return { timeoutMs, addToExistingOrgs: addToExisting, idpIdMap, data: { kind: 'gcs', v1: source.v1, field, location: gcsLocation(scanner.parse(span), field) } };
   }
-  return { timeoutMs, addToExistingOrgs: addToExisting, data: { kind: 'inline', v1: source.v1, field, scanner, span } };
+  return { timeoutMs, addToExistingOrgs: addToExisting, idpIdMap, data: { kind: 'inline', v1: source.v1, field, scanner, span } };
 }
 
 /** ExportDataRequest (compat §1.1, every option implemented). */

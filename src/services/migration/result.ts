@@ -26,6 +26,9 @@ export interface SuccessOrg {
   domains: string[];
   appKeys: string[];
   machineKeys: string[];
+  /** ZITADEL's name, typo kept (compat §1.2): the identity providers imported. */
+  oidcIpds: string[];
+  userLinks: { userId: string; externalUserId: string; displayName: string; idpId: string }[];
 }
 
 export function newSuccessOrg(orgId: string): SuccessOrg {
@@ -42,6 +45,8 @@ export function newSuccessOrg(orgId: string): SuccessOrg {
     projectMembers: [],
     userMetadata: [],
     domains: [],
+    oidcIpds: [],
+    userLinks: [],
     appKeys: [],
     machineKeys: [],
   };

@@ -124,7 +124,7 @@ export async function importData(services: MigrationServices, request: ImportReq
         commit: (batch) => services.migration.commit(batch),
       },
       deadline,
-      { addToExistingOrgs: request.addToExistingOrgs },
+      { addToExistingOrgs: request.addToExistingOrgs, idpIdMap: request.idpIdMap },
     );
     return importer.run(orgs);
   });

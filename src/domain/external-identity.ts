@@ -1,0 +1,58 @@
+import type { IdentityProvider } from '../model/records.js';
+import type { ExternalIdentity } from '../model/external-identity.js';
+import type { View } from '../util/readonly.js';
+
+export type { ExternalIdentity };
+
+const str = (v: unknown, max = 200): string => (typeof v === 'string' ? v.trim().slice(0, max) : typeof v === 'number' && Number.isFinite(v) ? String(v) : '');
+
+/** A provider's claims (an ID token or userinfo; an OAuth user endpoint's JSON) as an external identity, or undefined without an id. */
+export function identityOfClaims(provider: View<IdentityProvider>, claims: Record<string, unknown>): ExternalIdentity | undefined {
+  const oauth = provider.kind === 'oauth' || provider.kind === 'github' || provider.kind === 'githubEnterprise';
+  const externalUserId = str(oauth ? claims[provider.idAttribute ?? 'id'] : claims.sub);
+  if (!externalUserId) return undefined;
+  const email = str(claims.email, 320);
+  const name = str(claims.name);
+  const [first = '', ...rest] = name.split(/\s+/).filter(Boolean);
+  const userName = str(claims.preferred_username) || str(claims.login) || str(claims.username) || email || externalUserId;
+  const firstName = str(claims.given_name) || first || userName;
+  const lastName = str(claims.family_name) || rest.join(' ') || firstName;
+  // Microsoft's `email` is whatever the tenant holds: verified only when the provider says its tenant verifies them.
+  const emailVerified = email !== '' && (provider.kind === 'azure' ? provider.emailVerified === true : claims.email_verified === true || claims.email_verified === 'true');
+  return {
+    idpId: provider.id,
+    externalUserId,
+    userName,
+    email,
+    emailVerified,
+    firstName,
+    lastName,
+    displayName: name || `${firstName} ${lastName}`.trim(),
+    nickName: str(claims.nickname),
+    preferredLanguage: str(claims.locale, 10),
+    phone: str(claims.phone_number, 50),
+    phoneVerified: claims.phone_number_verified === true,
+  };
+}
+
+/** GitHub's `/user/emails`: the primary address when GitHub verified it (its `/user` shows only a public one, unverified). */
+export function githubPrimaryEmail(emails: unknown): { email: string; verified: boolean } | undefined {
+  if (!Array.isArray(emails)) return undefined;
+  const primary = emails.find((e) => e && typeof e === 'object' && (e as Record<string, unknown>).primary === true) as Record<string, unknown> | undefined;
+  return primary && typeof primary.email === 'string' ? { email: primary.email.slice(0, 320), verified: primary.verified === true } : undefined;
+}
+
+/**
+ * The issuer of a Microsoft Entra ID token for a provider's tenant: a fixed tenant's own; for the
+ * multi-tenant endpoints (`common`, `organizations`, `consumers`), the token's own tenant (`tid`),
+ * where `organizations` refuses the personal accounts' tenant and `consumers` takes only it.
+ */
+export const MICROSOFT_CONSUMERS_TENANT = '9188040d-6c67-4c5b-b112-36a304b66dad';
+
+export function microsoftIssuerFor(tenant: string, tid: unknown): string | undefined {
+  if (tenant !== 'common' && tenant !== 'organizations' && tenant !== 'consumers') return `https://login.microsoftonline.com/${tenant}/v2.0`;
+  if (typeof tid !== 'string' || !/^[0-9a-f-]{36}$/i.test(tid)) return undefined;
+  if (tenant === 'organizations' && tid.toLowerCase() === MICROSOFT_CONSUMERS_TENANT) return undefined;
+  if (tenant === 'consumers' && tid.toLowerCase() !== MICROSOFT_CONSUMERS_TENANT) return undefined;
+  return `https://login.microsoftonline.com/${tid}/v2.0`;
+}

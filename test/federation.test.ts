@@ -1,0 +1,271 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api } from './helpers/api.js';
+import { Agent, createHuman, createWebApp, exchangeCode, formOf, submit, uniqueName, type Step, type WebApp } from './helpers/oidc.js';
+import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
+import { startUpstreamIdp, throughUpstream, type UpstreamIdp } from './helpers/upstream-idp.js';
+
+/**
+ * Sign-in with identity providers (issue 26): an upstream OpenID provider started here
+ * (oidc-provider) and a second Sesame; ZITADEL's IdP template and login-policy APIs; the login's
+ * round trip (state, nonce, PKCE), an account linked to a person, created from the provider,
+ * linked by a verified email only, or linked by the person after signing in to theirs; a removed
+ * provider or one taken off the policy signs nobody in; `externalLoginCheckLifetime`.
+ */
+const CALLBACK = '/ui/login/login/externalidp/callback';
+const REDIRECT = 'http://localhost:9999/callback';
+let server: InProcessServer;
+let upstream: UpstreamIdp;
+let web: WebApp;
+const clock = new TestClock();
+
+const call = (method: string, path: string, body?: unknown, orgId?: string) => api(server, method, path, { token: server.pat, body, orgId });
+const authorizeUrl = (params: Record<string, string> = {}) =>
+  `/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid email profile', state: 's', ...params })}`;
+const errorText = (html: string | undefined) => /<p class="error" role="alert">([^<]*)<\/p>/.exec(html ?? '')?.[1];
+
+/** The instance's login policy with these changes (its other fields as they are). */
+async function setInstanceLoginPolicy(changes: Record<string, unknown>): Promise<void> {
+  const current = await call('GET', '/admin/v1/policies/login');
+  const res = await call('PUT', '/admin/v1/policies/login', { ...current.body.policy, ...changes });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+}
+
+async function addProvider(options: Record<string, unknown> = {}, upstreamIdp = upstream): Promise<string> {
+  const res = await call('POST', '/admin/v1/idps/generic_oidc', {
+    name: uniqueName('Upstream'),
+    issuer: upstreamIdp.issuer,
+    clientId: upstreamIdp.clientId,
+    clientSecret: upstreamIdp.clientSecret,
+    scopes: ['openid', 'profile', 'email'],
+    usePkce: true,
+    providerOptions: { isLinkingAllowed: true, isCreationAllowed: true, ...options },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  const offered = await call('POST', '/admin/v1/policies/login/idps', { idpId: res.body.id, ownerType: 'IDP_OWNER_TYPE_SYSTEM' });
+  expect(offered.status, JSON.stringify(offered.body)).toBe(200);
+  return res.body.id as string;
+}
+
+/** From the login name page to the provider and back: Sesame's next page (or the app's redirect). */
+async function signInAt(idpId: string, agent = new Agent(server), params: Record<string, string> = {}): Promise<{ page: Step; agent: Agent }> {
+  const first = await agent.follow(authorizeUrl(params));
+  const form = [...(first.html ?? '').matchAll(/<form method="post" action="\/ui\/login\/idp">([\s\S]*?)<\/form>/g)].find((f) => f[1]!.includes(`value="${idpId}"`));
+  if (!form) throw new Error(`no button for ${idpId}:\n${first.html?.slice(0, 3000)}`);
+  const fields = Object.fromEntries([...form[1]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]));
+  const leaving = await agent.follow('/ui/login/idp', { form: fields });
+  return { page: await throughUpstream(agent, server, leaving, new Agent({ url: upstream.issuer, issuer: upstream.issuer, pat: '' })), agent };
+}
+
+beforeAll(async () => {
+  server = await startInProcess({ clock });
+  upstream = await startUpstreamIdp(`${server.issuer}${CALLBACK}`, { pkceRequired: true });
+  web = await createWebApp(server);
+  await setInstanceLoginPolicy({ allowExternalIdp: true });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await upstream?.close();
+});
+
+describe('identity provider templates (ZITADEL admin and management API)', () => {
+  it('adds, shows (never the secret), updates, lists and removes a generic OIDC provider', async () => {
+    const added = await call('POST', '/admin/v1/idps/generic_oidc', {
+      name: 'Corp SSO',
+      issuer: 'https://sso.example.com',
+      clientId: 'sesame',
+      clientSecret: 'top-secret-value',
+      scopes: ['openid', 'email'],
+      providerOptions: { isLinkingAllowed: true, autoLinking: 'AUTO_LINKING_OPTION_EMAIL' },
+      usePkce: true,
+    });
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
+    const id = added.body.id as string;
+    const shown = await call('GET', `/admin/v1/idps/templates/${id}`);
+    expect(shown.status).toBe(200);
+    expect(shown.body.idp).toMatchObject({
+      id,
+      name: 'Corp SSO',
+      owner: 'IDP_OWNER_TYPE_SYSTEM',
+      type: 'PROVIDER_TYPE_OIDC',
+      state: 'IDP_STATE_ACTIVE',
+      config: { options: { isLinkingAllowed: true, autoLinking: 'AUTO_LINKING_OPTION_EMAIL' }, oidc: { issuer: 'https://sso.example.com', clientId: 'sesame', scopes: ['openid', 'email'], usePkce: true } },
+    });
+    expect(JSON.stringify(shown.body)).not.toContain('top-secret-value');
+    // An update without a secret keeps it; another type's path does not find it.
+    const updated = await call('PUT', `/admin/v1/idps/generic_oidc/${id}`, { name: 'Corp SSO 2', issuer: 'https://sso.example.com', clientId: 'sesame', scopes: ['openid'] });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    expect((await call('PUT', `/admin/v1/idps/github/${id}`, { clientId: 'x' })).status).toBe(404);
+    const listed = await call('POST', '/admin/v1/idps/templates/_search', {});
+    expect(listed.body.result.map((p: { id: string; name: string }) => [p.id, p.name])).toContainEqual([id, 'Corp SSO 2']);
+    expect((await call('DELETE', `/admin/v1/idps/${id}`)).status).toBe(200);
+    expect((await call('GET', `/admin/v1/idps/templates/${id}`)).status).toBe(404);
+  });
+
+  it('refuses what Sesame cannot enforce, naming it', async () => {
+    const base = { name: 'x', issuer: 'https://sso.example.com', clientId: 'c', clientSecret: 's' };
+    for (const path of ['jwt', 'saml', 'apple']) {
+      const res = await call('POST', `/admin/v1/idps/${path}`, {});
+      expect(res.status, path).toBe(400);
+      expect(res.body.message).toContain('not supported');
+    }
+    const byName = await call('POST', '/admin/v1/idps/generic_oidc', { ...base, providerOptions: { autoLinking: 'AUTO_LINKING_OPTION_USERNAME' } });
+    expect(byName.status).toBe(400);
+    expect(byName.body.message).toContain('AUTO_LINKING_OPTION_USERNAME');
+    const plainHttp = await call('POST', '/admin/v1/idps/generic_oidc', { ...base, issuer: 'http://sso.example.com' });
+    expect(plainHttp.status).toBe(400);
+    expect(plainHttp.body.message).toContain('https');
+    const unknownIdp = await call('POST', '/admin/v1/policies/login/idps', { idpId: '404404', ownerType: 'IDP_OWNER_TYPE_SYSTEM' });
+    expect(unknownIdp.status).toBe(404);
+  });
+
+  it('presets: Microsoft with its tenant, GitHub with its endpoints', async () => {
+    const azure = await call('POST', '/admin/v1/idps/azure', { name: 'Entra', clientId: 'c', clientSecret: 's', tenant: { tenantType: 'AZURE_AD_TENANT_TYPE_ORGANISATIONS' }, emailVerified: true });
+    expect(azure.status, JSON.stringify(azure.body)).toBe(200);
+    const shown = await call('GET', `/admin/v1/idps/templates/${azure.body.id}`);
+    expect(shown.body.idp).toMatchObject({ type: 'PROVIDER_TYPE_AZURE_AD', config: { azureAd: { clientId: 'c', tenant: { tenantType: 'AZURE_AD_TENANT_TYPE_ORGANISATIONS' }, emailVerified: true } } });
+    const github = await call('POST', '/admin/v1/idps/github', { clientId: 'gh', clientSecret: 's' });
+    expect(github.status).toBe(200);
+    expect((await call('GET', `/admin/v1/idps/templates/${github.body.id}`)).body.idp).toMatchObject({ name: 'GitHub', type: 'PROVIDER_TYPE_GITHUB', config: { github: { clientId: 'gh' } } });
+    await call('DELETE', `/admin/v1/idps/${azure.body.id}`);
+    await call('DELETE', `/admin/v1/idps/${github.body.id}`);
+  });
+});
+
+describe('signing in with an identity provider', () => {
+  it('creates a person from an account linked to nobody (the person chooses), then signs them in with it', async () => {
+    const idpId = await addProvider();
+    const accountId = uniqueName('acct');
+    upstream.as(accountId, { email: `${accountId}@corp.example`, email_verified: true, given_name: 'Uma', family_name: 'Stream', preferred_username: accountId });
+    const { page, agent } = await signInAt(idpId);
+    // The round trip carried state, nonce and PKCE S256.
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.get('code_challenge_method')).toBe('S256');
+    expect(sent.get('nonce')).toBeTruthy();
+    expect(sent.get('state')).toBeTruthy();
+    expect(page.html).toContain('action="/ui/login/external/register"');
+    expect(page.html).toContain(`${accountId}@corp.example`);
+    const done = await submit(agent, page, '/ui/login/external/register', { firstName: 'Uma', lastName: 'Stream', userName: accountId });
+    expect(done.location, done.html?.slice(0, 2000)).toMatch(/^http:\/\/localhost:9999\/callback\?code=/);
+    const tokens = await exchangeCode(server, web, done.location!);
+    expect(tokens.status).toBe(200);
+    // A sign-in at a provider is a factor without an amr value of its own (ZITADEL's).
+    expect(tokens.claims.amr).toBeUndefined();
+    const userId = tokens.claims.sub as string;
+    const user = await call('GET', `/management/v1/users/${userId}`);
+    expect(user.body.user).toMatchObject({ userName: accountId, state: 'USER_STATE_ACTIVE', human: { profile: { firstName: 'Uma', lastName: 'Stream' }, email: { email: `${accountId}@corp.example`, isEmailVerified: true } } });
+    const links = await call('POST', `/v2/users/${userId}/links/_search`, {});
+    expect(links.body.result).toEqual([expect.objectContaining({ idpId, providedUserId: accountId, userId })]);
+    // A new browser: the account signs the person in at once.
+    const again = await signInAt(idpId);
+    expect(again.page.location).toMatch(/^http:\/\/localhost:9999\/callback\?code=/);
+    expect((await exchangeCode(server, web, again.page.location!)).claims.sub).toBe(userId);
+  });
+
+  it('creates the person without asking with isAutoCreation', async () => {
+    const idpId = await addProvider({ isAutoCreation: true });
+    const accountId = uniqueName('auto');
+    upstream.as(accountId, { email: `${accountId}@corp.example`, email_verified: false, name: 'Ada Auto', preferred_username: accountId });
+    const { page } = await signInAt(idpId);
+    expect(page.location, page.html?.slice(0, 2000)).toMatch(/^http:\/\/localhost:9999\/callback\?code=/);
+    const { claims } = await exchangeCode(server, web, page.location!);
+    const user = await call('GET', `/management/v1/users/${claims.sub}`);
+    // The provider did not verify the address: neither does Sesame.
+    expect(user.body.user.human).toMatchObject({ profile: { firstName: 'Ada', lastName: 'Auto' }, email: { email: `${accountId}@corp.example` } });
+    expect(user.body.user.human.email.isEmailVerified).toBeFalsy();
+  });
+
+  it('links by email only when both sides verified it', async () => {
+    const idpId = await addProvider({ autoLinking: 'AUTO_LINKING_OPTION_EMAIL', isCreationAllowed: false });
+    const person = await createHuman(server);
+    const email = `${person.userName}@example.com`;
+    // The provider does not vouch for the address: no link, the person is asked.
+    upstream.as(uniqueName('unverified'), { email, email_verified: false });
+    const refused = await signInAt(idpId);
+    expect(refused.page.html).toContain('action="/ui/login/external/link"');
+    expect(refused.page.html).not.toContain('action="/ui/login/external/register"');
+    expect((await call('POST', `/v2/users/${person.userId}/links/_search`, {})).body.result ?? []).toEqual([]);
+    // It does: linked, and signed in as that person.
+    const accountId = uniqueName('verified');
+    upstream.as(accountId, { email, email_verified: true });
+    const linked = await signInAt(idpId);
+    expect(linked.page.location, linked.page.html?.slice(0, 2000)).toMatch(/code=/);
+    expect((await exchangeCode(server, web, linked.page.location!)).claims.sub).toBe(person.userId);
+    expect((await call('POST', `/v2/users/${person.userId}/links/_search`, {})).body.result).toEqual([expect.objectContaining({ idpId, providedUserId: accountId })]);
+  });
+
+  it('links an account to the one the person signs in to, once that sign-in passed', async () => {
+    const idpId = await addProvider({ isCreationAllowed: false });
+    const person = await createHuman(server);
+    const accountId = uniqueName('chosen');
+    upstream.as(accountId, { email: 'someone@else.example', email_verified: true });
+    const { page, agent } = await signInAt(idpId);
+    const toLogin = await submit(agent, page, '/ui/login/external/link', {});
+    expect(toLogin.html).toContain('action="/ui/login/loginname"');
+    const password = await submit(agent, toLogin, '/ui/login/loginname', { loginName: person.loginName });
+    // A wrong password links nothing.
+    const wrong = await submit(agent, password, '/ui/login/password', { password: 'not-the-password' });
+    expect(errorText(wrong.html)).toBeTruthy();
+    expect((await call('POST', `/v2/users/${person.userId}/links/_search`, {})).body.result ?? []).toEqual([]);
+    const done = await submit(agent, wrong, '/ui/login/password', { password: person.password });
+    expect(done.location).toMatch(/code=/);
+    expect((await call('POST', `/v2/users/${person.userId}/links/_search`, {})).body.result).toEqual([expect.objectContaining({ idpId, providedUserId: accountId })]);
+    // From now on the account signs the person in.
+    const next = await signInAt(idpId);
+    expect((await exchangeCode(server, web, next.page.location!)).claims.sub).toBe(person.userId);
+  });
+
+  it('a removed provider, or one taken off the policy, signs nobody in, and its sessions vouch for nothing', async () => {
+    const idpId = await addProvider({ isAutoCreation: true });
+    upstream.as(uniqueName('gone'), { email_verified: false, name: 'Gone Soon' });
+    const { page, agent } = await signInAt(idpId);
+    expect(page.location).toMatch(/code=/);
+    // Taken off the instance's login policy: the button goes, a forged POST is refused, the session asks again.
+    expect((await call('DELETE', `/admin/v1/policies/login/idps/${idpId}`)).status).toBe(200);
+    const login = await agent.follow(authorizeUrl());
+    expect(login.location).toBeUndefined();
+    expect(login.html).toContain('action="/ui/login/password"');
+    expect(login.html).not.toContain(`value="${idpId}"`);
+    const forged = await agent.follow('/ui/login/idp', { form: { ...formOf(login.html!, '/ui/login/password').fields, idpId } });
+    expect(errorText(forged.html)).toContain('not offered');
+    // Removed: its links go with it.
+    await call('POST', '/admin/v1/policies/login/idps', { idpId, ownerType: 'IDP_OWNER_TYPE_SYSTEM' });
+    expect((await call('DELETE', `/admin/v1/idps/${idpId}`)).status).toBe(200);
+    expect((await call('POST', '/admin/v1/policies/login/idps/_search', {})).body.result?.map((r: { idpId: string }) => r.idpId) ?? []).not.toContain(idpId);
+  });
+
+  it('a session of a provider sign-in lasts externalLoginCheckLifetime', async () => {
+    const idpId = await addProvider({ isAutoCreation: true });
+    upstream.as(uniqueName('life'), { name: 'Life Time' });
+    const { page, agent } = await signInAt(idpId);
+    expect(page.location).toMatch(/code=/);
+    await setInstanceLoginPolicy({ externalLoginCheckLifetime: '3600s' });
+    try {
+      // Within the lifetime the session answers at once.
+      const sso = await agent.follow(authorizeUrl());
+      expect(sso.location).toMatch(/code=/);
+      clock.advance(3_601_000);
+      const expired = await agent.follow(authorizeUrl());
+      expect(expired.location).toBeUndefined();
+      expect(expired.html).toContain(`value="${idpId}"`);
+    } finally {
+      await setInstanceLoginPolicy({ externalLoginCheckLifetime: '864000s' });
+    }
+  });
+
+  it('refuses a callback that does not match the round trip (state), and one replayed', async () => {
+    const idpId = await addProvider({ isAutoCreation: true });
+    upstream.as(uniqueName('replay'), { name: 'Re Play' });
+    const agent = new Agent(server);
+    const first = await agent.follow(authorizeUrl());
+    const fields = formOf(first.html!, '/ui/login/loginname').fields;
+    const leaving = await agent.follow('/ui/login/idp', { form: { ...fields, idpId } });
+    const state = new URL(leaving.location!).searchParams.get('state')!;
+    const forged = await agent.follow(`${CALLBACK}?code=abc&state=${encodeURIComponent(state.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')))}`);
+    expect(forged.status).toBe(400);
+    // The forged callback used the round trip up: the real one is refused too (single use).
+    const upstreamAgent = new Agent({ url: upstream.issuer, issuer: upstream.issuer, pat: '' });
+    const back = await throughUpstream(agent, server, leaving, upstreamAgent);
+    expect(back.status).toBe(400);
+  });
+});
