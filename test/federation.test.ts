@@ -3,6 +3,7 @@ import { api } from './helpers/api.js';
 import { Agent, createHuman, createWebApp, exchangeCode, formOf, submit, uniqueName, type Step, type WebApp } from './helpers/oidc.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { startUpstreamIdp, throughUpstream, type UpstreamIdp } from './helpers/upstream-idp.js';
+import { RUN_LDAP, startLdapServer, type LdapServer } from './helpers/ldap-server.js';
 
 /**
  * Sign-in with identity providers (issue 26): an upstream OpenID provider started here
@@ -267,5 +268,88 @@ describe('signing in with an identity provider', () => {
     const upstreamAgent = new Agent({ url: upstream.issuer, issuer: upstream.issuer, pat: '' });
     const back = await throughUpstream(agent, server, leaving, upstreamAgent);
     expect(back.status).toBe(400);
+  });
+});
+
+describe.skipIf(!RUN_LDAP)('signing in with an LDAP directory (slapd)', () => {
+  let ldap: LdapServer;
+  let idpId: string;
+  beforeAll(async () => {
+    ldap = await startLdapServer();
+    await ldap.addPerson({ uid: 'lena', password: 'Directory-Pass-1', givenName: 'Lena', sn: 'Dap', mail: 'lena@ldap.example' });
+    const res = await call('POST', '/admin/v1/idps/ldap', {
+      name: 'Corporate directory',
+      servers: [ldap.url],
+      baseDn: ldap.baseDn,
+      bindDn: ldap.adminDn,
+      bindPassword: ldap.adminPassword,
+      userBase: 'dn',
+      userObjectClasses: ['inetOrgPerson'],
+      userFilters: ['uid', 'mail'],
+      timeout: '5s',
+      attributes: { idAttribute: 'uid', firstNameAttribute: 'givenName', lastNameAttribute: 'sn', emailAttribute: 'mail', preferredUsernameAttribute: 'uid' },
+      providerOptions: { isCreationAllowed: true, isAutoCreation: true },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    idpId = res.body.id;
+    expect(JSON.stringify((await call('GET', `/admin/v1/idps/templates/${idpId}`)).body)).not.toContain(ldap.adminPassword);
+    expect((await call('POST', '/admin/v1/policies/login/idps', { idpId, ownerType: 'IDP_OWNER_TYPE_SYSTEM' })).status).toBe(200);
+  });
+  afterAll(async () => {
+    await ldap?.close();
+  });
+
+  async function ldapForm(agent: Agent): Promise<Step> {
+    const first = await agent.follow(authorizeUrl());
+    const form = [...(first.html ?? '').matchAll(/<form method="post" action="\/ui\/login\/idp">([\s\S]*?)<\/form>/g)].find((f) => f[1]!.includes(`value="${idpId}"`));
+    const fields = Object.fromEntries([...form![1]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]));
+    return agent.follow('/ui/login/idp', { form: fields });
+  }
+
+  it('asks the directory: a wrong password, a name that is filter syntax, then the right password makes and links the person', async () => {
+    const agent = new Agent(server);
+    const form = await ldapForm(agent);
+    expect(form.html).toContain('action="/ui/login/ldap"');
+    const wrong = await submit(agent, form, '/ui/login/ldap', { username: 'lena', password: 'wrong' });
+    expect(errorText(wrong.html)).toBeTruthy();
+    const wildcard = await submit(agent, wrong, '/ui/login/ldap', { username: '*', password: 'Directory-Pass-1' });
+    expect(errorText(wildcard.html)).toBeTruthy();
+    const injected = await submit(agent, wildcard, '/ui/login/ldap', { username: 'lena)(uid=*', password: 'Directory-Pass-1' });
+    expect(errorText(injected.html)).toBeTruthy();
+    const done = await submit(agent, injected, '/ui/login/ldap', { username: 'lena@ldap.example', password: 'Directory-Pass-1' });
+    if (!done.location) throw new Error(`no redirect: ${done.status} ${errorText(done.html)} ${done.html?.slice(0, 300)}\n${server.logs().slice(-1500)}`);
+    expect(done.location).toMatch(/code=/);
+    const { claims } = await exchangeCode(server, web, done.location!);
+    const user = await call('GET', `/management/v1/users/${claims.sub}`);
+    expect(user.body.user).toMatchObject({ userName: 'lena', human: { profile: { firstName: 'Lena', lastName: 'Dap' }, email: { email: 'lena@ldap.example' } } });
+    const links = await call('POST', `/management/v1/users/${claims.sub}/idps/_search`, {});
+    expect(links.body.result).toEqual([expect.objectContaining({ idpId, providedUserId: 'lena', idpName: 'Corporate directory' })]);
+    // The directory's password signs the same person in again.
+    const again = await submit(new Agent(server), await ldapForm(new Agent(server)), '/ui/login/ldap', { username: 'lena', password: 'Directory-Pass-1' });
+    expect(again.status).toBeLessThan(500);
+  });
+
+  it('an unreachable directory is told, not a crash', async () => {
+    const down = await call('POST', '/admin/v1/idps/ldap', {
+      name: 'Down directory',
+      servers: ['ldap://127.0.0.1:1'],
+      baseDn: ldap.baseDn,
+      bindDn: ldap.adminDn,
+      bindPassword: 'x',
+      userBase: 'dn',
+      userObjectClasses: ['inetOrgPerson'],
+      userFilters: ['uid'],
+      timeout: '1s',
+      attributes: { idAttribute: 'uid' },
+    });
+    expect(down.status, JSON.stringify(down.body)).toBe(200);
+    await call('POST', '/admin/v1/policies/login/idps', { idpId: down.body.id, ownerType: 'IDP_OWNER_TYPE_SYSTEM' });
+    const agent = new Agent(server);
+    const first = await agent.follow(authorizeUrl());
+    const leaving = await agent.follow('/ui/login/idp', { form: { ...formOf(first.html!, '/ui/login/loginname').fields, idpId: down.body.id } });
+    const page = await submit(agent, leaving, '/ui/login/ldap', { username: 'lena', password: 'Directory-Pass-1' });
+    expect(page.status).toBe(200);
+    expect(errorText(page.html)).toContain('could not be reached');
+    await call('DELETE', `/admin/v1/idps/${down.body.id}`);
   });
 });

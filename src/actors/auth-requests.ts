@@ -35,7 +35,9 @@ export type LoginStep =
   | 'device-consent'
   | 'consent'
   /** Signed in at an identity provider with an account linked to nobody: link it, or create a person. */
-  | 'external';
+  | 'external'
+  /** The user name and password of an LDAP provider's directory. */
+  | 'ldap';
 
 export interface AuthRequest {
   id: string;
@@ -64,6 +66,8 @@ export interface AuthRequest {
   upstream?: UpstreamRoundTrip;
   /** A round trip was started in this request (a provider named by scope is gone to once). */
   upstreamStarted?: boolean;
+  /** The LDAP provider whose form the `ldap` step shows. */
+  ldapIdpId?: string;
   /** An account at an identity provider linked to nobody yet: linked when this sign-in ends, or made a person. */
   external?: ExternalIdentity;
 }
@@ -345,6 +349,15 @@ export class AuthRequestsActor {
       r.upstream = undefined;
     });
     return taken;
+  }
+
+  /** The form of an LDAP provider. */
+  enterLdap(view: AuthRequestView, idpId: string): Promise<void> {
+    return this.change(view, (r) => {
+      AuthRequestsActor.enter(r, 'ldap');
+      r.ldapIdpId = idpId;
+      r.upstreamStarted = true;
+    });
   }
 
   /** The person signed in at an identity provider with an account linked to them: the first factor of this sign-in. */

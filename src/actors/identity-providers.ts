@@ -71,10 +71,9 @@ export class IdentityProvidersReader {
     return provider.clientSecretSealed ? this.masterKey.decrypt(provider.clientSecretSealed).toString('utf8') : undefined;
   }
 
-  /** The LDAP bind password in clear (undefined: none). */
+  /** The LDAP bind password in clear (stored as the client secret; undefined: none). */
   bindPassword(provider: View<IdentityProvider>): string | undefined {
-    const sealed = provider.ldap?.bindPasswordSealed;
-    return sealed ? this.masterKey.decrypt(sealed).toString('utf8') : undefined;
+    return this.clientSecret(provider);
   }
 
   seal(secret: string): Uint8Array {

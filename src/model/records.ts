@@ -534,7 +534,6 @@ export interface LdapSettings {
   startTls: boolean;
   baseDn: string;
   bindDn: string;
-  bindPasswordSealed?: Uint8Array;
   userBase: string;
   userObjectClasses: string[];
   userFilters: string[];
@@ -549,7 +548,7 @@ export interface IdentityProvider extends Meta {
   kind: IdpKind;
   options: IdpOptions;
   clientId: string;
-  /** The client secret at the provider, sealed with the master key (it is sent, so not a digest). */
+  /** The client secret at the provider (LDAP: the bind password), sealed with the master key (it is sent, so not a digest). */
   clientSecretSealed?: Uint8Array;
   scopes: string[];
   /** OIDC kinds: the issuer (discovery); `isIdTokenMapping`: claims from the ID token instead of userinfo. */

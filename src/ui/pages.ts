@@ -464,6 +464,30 @@ ${!view.allowCreate && !view.allowLink ? html`<p>${t('external.none')}</p>` : ''
   );
 }
 
+/** An LDAP provider's form: the directory's user name and password (Sesame asks the directory). */
+export function ldapLoginPage(p: PageContext, view: { idpName: string; username: string; error?: string | undefined }): string {
+  const t = translator(p.locale);
+  return layout(
+    p.locale,
+    t('idp.signInWith', { idp: view.idpName }),
+    html`<h1>${t('idp.signInWith', { idp: view.idpName })}</h1>
+<p class="intro">${t('ldap.intro', { idp: view.idpName })}</p>
+${errorBox(view.error)}
+<form method="post" action="/ui/login/ldap">
+${hidden(p)}
+<label for="username">${t('ldap.username')}</label>
+<input type="text" id="username" name="username" value="${view.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus>
+<label for="password">${t('password.label')}</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required>
+<button type="submit">${t('password.submit')}</button>
+</form>
+<div class="links"><a href="/ui/login/login?authRequestID=${p.authRequestId}&amp;step=loginname">${t('external.back')}</a></div>`,
+    t,
+    '',
+    p.brand,
+  );
+}
+
 export interface RegisterValues {
   firstName?: string;
   lastName?: string;

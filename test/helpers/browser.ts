@@ -5,7 +5,7 @@ import { chromium, type Browser } from 'playwright-core';
 export const CHROMIUM = '/usr/bin/chromium';
 
 /**
- * `npm test` installs chromium where it can (test/ensure-chromium.sh). Elsewhere browser tests are
+ * `npm test` installs chromium where it can (test/ensure-test-tools.sh). Elsewhere browser tests are
  * skipped on a developer's machine, but CI always runs them (and fails without chromium).
  */
 export const RUN_BROWSER = existsSync(CHROMIUM) || process.env.CI === 'true';

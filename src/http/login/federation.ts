@@ -3,13 +3,14 @@ import type { AuthRequestView, LoginStep } from '../../actors/auth-requests.js';
 import type { FoundProvider } from '../../actors/identity-providers.js';
 import type { FlowView } from '../../services/ports.js';
 import { Upstreams, UpstreamError } from '../../services/federation/upstream.js';
+import { ldapSignIn } from '../../services/federation/ldap.js';
 import type { ExternalIdentity } from '../../domain/external-identity.js';
 import { beginningAt } from '../../domain/revocation-horizon.js';
 import { EMAIL } from '../../domain/human-users.js';
 import { ApiError } from '../../model/errors.js';
 import { INSTANCE_POLICY, type UserRecord } from '../../model/records.js';
 import { parseUrlEncoded, type Form } from '../../protocol/form.js';
-import { externalChoicePage, termsToAccept, type IdpButton, type PageContext, type RegisterValues } from '../../ui/pages.js';
+import { externalChoicePage, ldapLoginPage, termsToAccept, type IdpButton, type PageContext, type RegisterValues } from '../../ui/pages.js';
 import type { TextKey } from '../../ui/i18n.js';
 import { htmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
@@ -29,6 +30,10 @@ import type { View } from '../../util/readonly.js';
  * or off the login policy) signs nobody in, on every thread: the policy is read at each step.
  */
 export const CALLBACK_PATH = '/ui/login/login/externalidp/callback';
+
+/** Wrong passwords per LDAP provider and user name within the window before the form refuses that name for a while. */
+const LDAP_FAILURES = 10;
+const LDAP_WINDOW_MS = 15 * 60_000;
 
 /** What the federation uses of the login's flow (src/http/routes/login.ts). */
 export interface LoginFlow {
@@ -52,7 +57,7 @@ export interface LoginKit<F extends LoginFlow> {
   registrationOrgId(flow: F): string;
 }
 
-export type FederationPorts = Pick<FlowView, 'idps' | 'authRequests' | 'orgs' | 'loginDirectory' | 'issuer'>;
+export type FederationPorts = Pick<FlowView, 'idps' | 'authRequests' | 'orgs' | 'loginDirectory' | 'issuer' | 'failureWindows'>;
 
 /** The login's part for identity providers: its routes, the buttons of a page, and the link a finished sign-in makes. */
 export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: LoginKit<F>) {
@@ -78,6 +83,10 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
   async function startAt(flow: F, idpId: string): Promise<Response> {
     const found = offered(flow, idpId);
     if (!found) return kit.show(flow, kit.t(flow, 'idp.notAllowed'));
+    if (found.provider.kind === 'ldap') {
+      await ctx.authRequests.enterLdap(flow.auth, idpId);
+      return kit.backToStep(flow);
+    }
     let start: Awaited<ReturnType<Upstreams['start']>>;
     try {
       start = await upstreams.start(found.provider, `${flow.auth.id}.`, flow.auth.loginName);
@@ -238,7 +247,37 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     await ctx.authRequests.dropExternal(flow.auth);
   }
 
+  /** Wrong LDAP passwords per provider and user name, counted in the store for every thread: the directory's own lockout may be lax. */
+  const ldapFailures = ctx.failureWindows.window('ldap-login', LDAP_FAILURES, LDAP_WINDOW_MS);
+
+  function ldapPage(flow: F, error?: string, username = ''): Response {
+    const provider = flow.auth.ldapIdpId ? offered(flow, flow.auth.ldapIdpId) : undefined;
+    if (!provider) return kit.expired(flow.agent);
+    return htmlResponse(200, ldapLoginPage(flow.page, { idpName: provider.provider.name, username, error }));
+  }
+
+  async function ldapLogin(flow: F, form: Form): Promise<Response> {
+    const provider = flow.auth.ldapIdpId ? offered(flow, flow.auth.ldapIdpId) : undefined;
+    if (!provider) return kit.show(flow, kit.t(flow, 'idp.notAllowed'));
+    const username = (form.get('username') ?? '').trim().slice(0, 200);
+    const password = (form.get('password') ?? '').slice(0, 1000);
+    const key = `${provider.provider.id}\n${username.toLowerCase()}`;
+    if (await ldapFailures.blockedFor(key)) return ldapPage(flow, kit.t(flow, 'ldap.tooMany'), username);
+    const outcome = await ldapSignIn(ctx.idps, provider.provider, username, password);
+    if (outcome.result === 'wrong') {
+      recordSignInFailure('idp');
+      await ldapFailures.fail(key);
+      return ldapPage(flow, kit.t(flow, 'password.invalid'), username);
+    }
+    if (outcome.result === 'unavailable') {
+      log.warn('LDAP provider unavailable', { idpId: provider.provider.id, reason: outcome.reason });
+      return ldapPage(flow, kit.t(flow, 'idp.unavailable', { idp: provider.provider.name }), username);
+    }
+    return signInWith(flow, provider, outcome.identity);
+  }
+
   const routes: Route[] = [
+    kit.route('/ui/login/ldap', { POST: kit.atStep('ldap', (flow, form) => ldapLogin(flow, form)) }),
     kit.route('/ui/login/idp', {
       POST: kit.post((flow, form) => startAt(flow, (form.get('idpId') ?? '').slice(0, 200))),
     }),
@@ -272,7 +311,7 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     }),
   ];
 
-  return { routes, buttons, hintedProvider, startAt, choicePage, linkChosen };
+  return { routes, buttons, hintedProvider, startAt, choicePage, linkChosen, ldapPage };
 }
 
 export type Federation = ReturnType<typeof federation>;

@@ -61,7 +61,7 @@ import { firstFactorAt } from '../../model/auth-checks.js';
 const ASSET_PATH = assetPath(':id');
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type LoginPorts = Pick<FlowView, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginDirectory' | 'loginSecurity' | 'masterKey' | 'orgs' | 'userSessions' | 'userCodes' | 'notifications' | 'smtpConfigs' | 'labelAssets' | 'idps'> & RespondPorts & DeviceFlowPorts & SessionEndPorts;
+export type LoginPorts = Pick<FlowView, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginDirectory' | 'loginSecurity' | 'masterKey' | 'orgs' | 'userSessions' | 'userCodes' | 'notifications' | 'smtpConfigs' | 'labelAssets' | 'idps' | 'failureWindows'> & RespondPorts & DeviceFlowPorts & SessionEndPorts;
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
@@ -254,6 +254,8 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       }
       case 'external':
         return fed.choicePage(flow, error);
+      case 'ldap':
+        return fed.ldapPage(flow, error);
       case 'device-consent':
       case 'consent': {
         const session = await consentSession(flow);
