@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
-import { Agent, createHuman, createWebApp, exchangeCode, formOf, submit, uniqueName, type Step, type WebApp } from './helpers/oidc.js';
+import { Agent, createHuman, createWebApp, exchangeCode, formOf, signIn, submit, uniqueName, type Step, type WebApp } from './helpers/oidc.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { startUpstreamIdp, throughUpstream, type UpstreamIdp } from './helpers/upstream-idp.js';
 import { RUN_LDAP, startLdapServer, type LdapServer } from './helpers/ldap-server.js';
@@ -351,5 +351,111 @@ describe.skipIf(!RUN_LDAP)('signing in with an LDAP directory (slapd)', () => {
     expect(page.status).toBe(200);
     expect(errorText(page.html)).toContain('could not be reached');
     await call('DELETE', `/admin/v1/idps/${down.body.id}`);
+  });
+});
+
+describe('a second Sesame as the upstream provider', () => {
+  let upstreamSesame: InProcessServer;
+  beforeAll(async () => {
+    upstreamSesame = await startInProcess();
+  });
+  afterAll(async () => {
+    await upstreamSesame?.close();
+  });
+
+  it('signs in at the other Sesame (its own login, PKCE, its ID token checked) and creates the person here', async () => {
+    const app = await createWebApp(upstreamSesame, { redirectUris: [`${server.issuer}${CALLBACK}`] });
+    const person = await createHuman(upstreamSesame, { firstName: 'Otto' });
+    const idpId = await addProvider({ isAutoCreation: true }, { issuer: upstreamSesame.issuer, clientId: app.clientId, clientSecret: app.clientSecret } as UpstreamIdp);
+    const agent = new Agent(server);
+    const first = await agent.follow(authorizeUrl());
+    const leaving = await agent.follow('/ui/login/idp', { form: { ...formOf(first.html!, '/ui/login/loginname').fields, idpId } });
+    expect(leaving.location).toContain(`${upstreamSesame.issuer}/oauth/v2/authorize?`);
+    expect(new URL(leaving.location!).searchParams.get('code_challenge_method')).toBe('S256');
+    // The other Sesame's login, in its own browser context (its cookie is its own).
+    const there = new Agent(upstreamSesame);
+    const url = new URL(leaving.location!);
+    const back = await signIn(there, url.pathname + url.search, person);
+    expect(back.location).toContain(`${server.issuer}${CALLBACK}?`);
+    const callback = new URL(back.location!);
+    const done = await agent.follow(callback.pathname + callback.search);
+    expect(done.location, done.html?.slice(0, 2000)).toMatch(/code=/);
+    const { claims } = await exchangeCode(server, web, done.location!);
+    const user = await call('GET', `/management/v1/users/${claims.sub}`);
+    expect(user.body.user.human.profile.firstName).toBe('Otto');
+    // The link's key is the other Sesame's subject: the person's id there.
+    expect((await call('POST', `/v2/users/${claims.sub}/links/_search`, {})).body.result).toEqual([expect.objectContaining({ idpId, providedUserId: person.userId })]);
+  });
+});
+
+describe('identity providers and links in a bundle', () => {
+  it('imports ZITADEL oidcIdps, Sesame providers, userLinks and a person\'s idps (ids mapped), exports them, and imports them again elsewhere', async () => {
+    // An instance provider of the target: what ZITADEL's instance-level provider of the bundle is mapped to.
+    const target = await call('POST', '/admin/v1/idps/github', { clientId: 'gh', clientSecret: 's', name: uniqueName('Instance GitHub') });
+    const orgId = `fed${Date.now()}`;
+    const userId = `${orgId}-u`;
+    const org = {
+      orgId,
+      org: { name: uniqueName('federated') },
+      oidcIdps: [{ idpId: `${orgId}-oidc`, idp: { name: 'Corp SSO', clientId: 'corp', clientSecret: 'corp-secret', issuer: 'https://sso.example.com', scopes: ['openid', 'email'], autoRegister: true } }],
+      sesameIdps: [{ idpId: `${orgId}-oauth`, idp: { name: 'Wiki', type: 'PROVIDER_TYPE_OAUTH', config: { options: { isLinkingAllowed: true }, oauth: { clientId: 'w', authorizationEndpoint: 'https://wiki.example/authorize', tokenEndpoint: 'https://wiki.example/token', userEndpoint: 'https://wiki.example/me', idAttribute: 'uid' } } } }],
+      loginPolicy: {
+        allowUsernamePassword: true,
+        allowExternalIdp: true,
+        idps: [
+          { idpId: `${orgId}-oidc`, ownerType: 'IDP_OWNER_TYPE_ORG' },
+          { idpId: 'zitadel-instance-idp', ownerType: 'IDP_OWNER_TYPE_SYSTEM' },
+          { idpId: 'unknown-idp', ownerType: 'IDP_OWNER_TYPE_ORG' },
+        ],
+      },
+      humanUsers: [{ userId, user: { userName: 'fed', profile: { firstName: 'Fe', lastName: 'Derated' }, email: { email: 'fed@example.com', isEmailVerified: true }, idps: [{ configId: `${orgId}-oauth`, externalUserId: 'wiki-7', displayName: 'fed.wiki' }] }, state: 'USER_STATE_ACTIVE' }],
+      userLinks: [
+        { userId, idpId: `${orgId}-oidc`, providedUserId: 'corp-sub-1', providedUserName: 'fed@corp' },
+        { userId, idpId: 'zitadel-instance-idp', providedUserId: '4242', providedUserName: 'fed-gh' },
+        { userId, idpId: 'unknown-idp', providedUserId: 'u', providedUserName: 'u' },
+      ],
+    };
+    const imported = await call('POST', '/admin/v1/import', { timeout: '1m', idpIdMap: { 'zitadel-instance-idp': target.body.id }, dataOrgs: { orgs: [org] } });
+    expect(imported.status, JSON.stringify(imported.body)).toBe(200);
+    const success = imported.body.success.orgs[0];
+    expect(success.oidcIpds.sort()).toEqual([`${orgId}-oauth`, `${orgId}-oidc`]);
+    expect(success.userLinks).toHaveLength(3);
+    const errors = (imported.body.errors ?? []) as { type: string; id: string; message: string }[];
+    expect(errors.map((e) => e.type).sort()).toEqual(['login_policy', 'user_link']);
+    expect(errors.every((e) => e.message.includes('unknown-idp'))).toBe(true);
+    // The providers are the org's, the policy offers the org's and the mapped instance one.
+    const templates = await call('POST', '/management/v1/idps/templates/_search', {}, orgId);
+    expect(templates.body.result.filter((p: { owner: string }) => p.owner === 'IDP_OWNER_TYPE_ORG').map((p: { id: string; type: string }) => [p.id, p.type]).sort()).toEqual([
+      [`${orgId}-oauth`, 'PROVIDER_TYPE_OAUTH'],
+      [`${orgId}-oidc`, 'PROVIDER_TYPE_OIDC'],
+    ]);
+    const offered = await call('POST', '/management/v1/policies/login/idps/_search', {}, orgId);
+    expect(offered.body.result.map((r: { idpId: string }) => r.idpId).sort()).toEqual([`${orgId}-oidc`, target.body.id].sort());
+    const links = await call('POST', `/management/v1/users/${userId}/idps/_search`, {}, orgId);
+    expect(links.body.result.map((l: { idpId: string; providedUserId: string }) => `${l.idpId}:${l.providedUserId}`).sort()).toEqual([`${orgId}-oauth:wiki-7`, `${orgId}-oidc:corp-sub-1`, `${target.body.id}:4242`].sort());
+
+    const exported = await call('POST', '/admin/v1/export', { orgIds: [orgId], responseOutput: true, timeout: '1m' });
+    expect(exported.status).toBe(200);
+    const out = exported.body.orgs[0];
+    expect(out.oidcIdps).toEqual([{ idpId: `${orgId}-oidc`, idp: { name: 'Corp SSO', clientId: 'corp', issuer: 'https://sso.example.com', scopes: ['openid', 'email'], autoRegister: true } }]);
+    expect(out.sesameIdps.map((p: { idpId: string }) => p.idpId).sort()).toEqual([`${orgId}-oauth`, `${orgId}-oidc`]);
+    expect(JSON.stringify(out)).not.toContain('corp-secret');
+    expect(out.userLinks).toHaveLength(3);
+    expect(out.loginPolicy.idps).toHaveLength(2);
+
+    // Into another Sesame, whose GitHub provider has another id.
+    const other = await startInProcess();
+    try {
+      const otherGithub = await api(other, 'POST', '/admin/v1/idps/github', { token: other.pat, body: { clientId: 'gh', clientSecret: 's' } });
+      const again = await api(other, 'POST', '/admin/v1/import', { token: other.pat, body: { timeout: '1m', idpIdMap: { [target.body.id]: otherGithub.body.id }, dataOrgs: exported.body } });
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expect(again.body.errors ?? []).toEqual([]);
+      const otherLinks = await api(other, 'POST', `/management/v1/users/${userId}/idps/_search`, { token: other.pat, orgId, body: {} });
+      expect(otherLinks.body.result.map((l: { idpId: string }) => l.idpId).sort()).toEqual([`${orgId}-oauth`, `${orgId}-oidc`, otherGithub.body.id].sort());
+      const otherTemplate = await api(other, 'GET', `/management/v1/idps/templates/${orgId}-oauth`, { token: other.pat, orgId });
+      expect(otherTemplate.body.idp.config.oauth).toMatchObject({ userEndpoint: 'https://wiki.example/me', idAttribute: 'uid' });
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -121,8 +121,7 @@ describe('forceMfa', () => {
       { secondFactors: ['SECOND_FACTOR_TYPE_OTP_SMS'] },
       { multiFactors: ['MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION'] },
       { passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' },
-      { allowExternalIdp: true },
-      { idps: [{ idpId: '123', ownerType: 'IDP_OWNER_TYPE_ORG' }] },
+      { idps: [{ idpId: '123', ownerType: 'IDP_OWNER_TYPE_UNSPECIFIED' }] },
       { allowDomainDiscovery: true },
       { defaultRedirectUri: 'https://app.example/' },
       { passwordCheckLifetime: 'soon' },
@@ -133,6 +132,10 @@ describe('forceMfa', () => {
     }
     const refused = await post({ secondFactors: ['SECOND_FACTOR_TYPE_U2F'] });
     expect(refused.body.message).toContain('SECOND_FACTOR_TYPE_U2F');
+    // A provider the org does not have is refused by name (test/federation.test.ts offers real ones).
+    const unknown = await post({ allowExternalIdp: true, idps: [{ idpId: '123', ownerType: 'IDP_OWNER_TYPE_ORG' }] });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.message).toContain('identity provider 123 not found');
     // Nothing was stored by the refused calls.
     expect((await api(server, 'GET', '/management/v1/policies/login', { token: server.pat, orgId })).body.policy.isDefault).toBe(true);
   });
@@ -435,10 +438,14 @@ describe('import of login policies, users and projects', () => {
 
   it('refuses login factors Sesame does not have at ImportHumanUser', async () => {
     const body = (extra: Record<string, unknown>) => ({ userName: uniqueName('np'), profile: { firstName: 'A', lastName: 'B' }, email: { email: 'a@b.example' }, password: 'Secret-123x', ...extra });
-    for (const extra of [{ requestPasswordlessRegistration: true }, { idps: [{ configId: '1', externalUserId: 'e', displayName: 'd' }] }, { recoveryCodes: [{ raw: 'abc' }] }]) {
+    for (const extra of [{ requestPasswordlessRegistration: true }, { recoveryCodes: [{ raw: 'abc' }] }]) {
       const res = await api(server, 'POST', '/management/v1/users/human/_import', { token: server.pat, body: body(extra) });
       expect(res.status, JSON.stringify(extra)).toBe(400);
       expect(res.body.message).toMatch(/not supported by Sesame/);
     }
+    // Links need a provider the org can use (test/federation.test.ts links real ones).
+    const link = await api(server, 'POST', '/management/v1/users/human/_import', { token: server.pat, body: body({ idps: [{ configId: '1', externalUserId: 'e', displayName: 'd' }] }) });
+    expect(link.status).toBe(404);
+    expect(link.body.message).toContain('identity provider 1 not found');
   });
 });

@@ -1230,13 +1230,13 @@ export class OrgsActor {
     });
   }
 
-  /** A person made from an account at an identity provider, linked to it, in one commit (ZITADEL's external registration). */
-  async addUserWithIdpLink(orgId: string, input: NewHumanUser, link: IdpLink): Promise<View<UserRecord>> {
+  /** A person with links to accounts at identity providers, in one commit (ZITADEL's external registration, ImportHumanUser's `idps`). */
+  async addUserWithIdpLinks(orgId: string, input: NewHumanUser, links: readonly IdpLink[]): Promise<View<UserRecord>> {
     const batch = new WriteBatch();
-    const user = this.stageUser(orgId, input, batch);
-    const linked = this.stageIdpLink(user.id, orgId, link, batch);
+    let user = this.stageUser(orgId, input, batch);
+    for (const link of links) user = this.stageIdpLink(user.id, orgId, link, batch);
     await batch.commit(this.storage);
-    return linked;
+    return user;
   }
 
   /**

@@ -195,7 +195,7 @@ export class LoginDecisions implements LoginDirectory {
 
   registerFromIdp(orgId: string, person: NewHuman, link: IdpLink): Promise<View<UserRecord>> {
     // Active at once: the account at the provider is how they sign in (ZITADEL's initial state is for people who cannot).
-    return this.orgs.addUserWithIdpLink(orgId, { person, credentials: { state: 'USER_STATE_ACTIVE' } }, link);
+    return this.orgs.addUserWithIdpLinks(orgId, { person, credentials: { state: 'USER_STATE_ACTIVE' } }, [link]);
   }
 
   updateFromIdp(userId: string, identity: ExternalIdentity): Promise<View<UserRecord> | undefined> {

@@ -1,4 +1,4 @@
-import { invalidArgument } from '../../model/errors.js';
+import { invalidArgument, notFound } from '../../model/errors.js';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { addHumanSchema, importHumanSchema } from '../../zitadel/users.js';
@@ -11,7 +11,7 @@ import { readBody } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type HumanUsersPorts = Pick<Ports, 'masterKey' | 'orgs' | 'pool' | 'notifications'> & CallerPorts;
+export type HumanUsersPorts = Pick<Ports, 'masterKey' | 'orgs' | 'pool' | 'notifications' | 'idps'> & CallerPorts;
 
 /**
  * Human users: AddHumanUser and ImportHumanUser. Plaintext passwords are hashed in the worker
@@ -39,7 +39,6 @@ export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
         // Login factors Sesame does not have are refused, not stored and ignored.
         const unsupported = [
           input.requestPasswordlessRegistration && 'requestPasswordlessRegistration (Sesame has no passwordless login)',
-          input.idps.length > 0 && 'idps (Sesame has no external identity providers)',
           input.recoveryCodes.length > 0 && 'recoveryCodes (Sesame has no recovery codes)',
         ].filter((x): x is string => typeof x === 'string');
         if (unsupported.length > 0) throw invalidArgument('USER-Uns1p', `not supported by Sesame: ${unsupported.join('; ')}`);
@@ -47,16 +46,24 @@ export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
         // A plaintext password wins over a hash, as in ZITADEL's import.
         if (!input.password && encoded) checkEncodedHash(encoded);
         if (input.password) requireComplexPassword(input.password, ctx.orgs.policy('passwordComplexity', caller.orgId).policy);
+        // Links to accounts at providers the org can use (its own or the instance's), made with the person.
+        const links = input.idps.map((idp) => {
+          if (!ctx.idps.find(idp.configId, caller.orgId)) throw notFound('IDP-0mnf2', `idps: identity provider ${idp.configId} not found (Errors.IDPConfig.NotExisting)`);
+          if (!idp.externalUserId) throw invalidArgument('USER-L1nk0', 'idps: externalUserId must not be empty');
+          return { idpId: idp.configId, externalUserId: idp.externalUserId, userName: idp.displayName };
+        });
         const passwordHash = input.password ? await ctx.pool.hashPassword(input.password) : encoded || undefined;
-        const user = await ctx.orgs.addUser(caller.orgId, {
+        const user = await ctx.orgs.addUserWithIdpLinks(caller.orgId, {
           ...(input.userId ? { id: input.userId } : {}),
           person: input,
           credentials: {
             passwordHash,
             passwordChangeRequired: input.passwordChangeRequired,
             otpSecretSealed: input.otpCode ? sealOtpSecret(ctx.masterKey, normalizeOtpSecret(input.otpCode)!) : undefined,
+            // Someone who signs in at a provider can sign in: active, as ZITADEL makes them.
+            ...(!passwordHash && links.length > 0 ? { state: 'USER_STATE_ACTIVE' as const } : {}),
           },
-        });
+        }, links);
         await ctx.notifications.welcome(user);
         return ok({ userId: user.id, details: addedDetails(user, user.orgId) });
       },
