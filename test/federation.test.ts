@@ -357,7 +357,8 @@ describe.skipIf(!RUN_LDAP)('signing in with an LDAP directory (slapd)', () => {
 describe('a second Sesame as the upstream provider', () => {
   let upstreamSesame: InProcessServer;
   beforeAll(async () => {
-    upstreamSesame = await startInProcess();
+    // The same clock: in-process servers share the process's (this test advanced it).
+    upstreamSesame = await startInProcess({ clock });
   });
   afterAll(async () => {
     await upstreamSesame?.close();
@@ -444,7 +445,7 @@ describe('identity providers and links in a bundle', () => {
     expect(out.loginPolicy.idps).toHaveLength(2);
 
     // Into another Sesame, whose GitHub provider has another id.
-    const other = await startInProcess();
+    const other = await startInProcess({ clock });
     try {
       const otherGithub = await api(other, 'POST', '/admin/v1/idps/github', { token: other.pat, body: { clientId: 'gh', clientSecret: 's' } });
       const again = await api(other, 'POST', '/admin/v1/import', { token: other.pat, body: { timeout: '1m', idpIdMap: { [target.body.id]: otherGithub.body.id }, dataOrgs: exported.body } });
@@ -457,5 +458,88 @@ describe('identity providers and links in a bundle', () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+describe("an org's own providers", () => {
+  it("an org owner adds one and offers it on the org's login; its links need the right to act on the person; it signs in the org's people only", async () => {
+    const orgId = `idporg${Date.now()}`;
+    const imported = await call('POST', '/admin/v1/import', {
+      timeout: '1m',
+      dataOrgs: {
+        orgs: [
+          {
+            orgId,
+            org: { name: uniqueName('idp-org') },
+            machineUsers: [{ userId: `${orgId}-owner`, user: { userName: 'owner', name: 'Owner' } }, { userId: `${orgId}-manager`, user: { userName: 'manager', name: 'Manager' } }],
+            humanUsers: [{ userId: `${orgId}-p`, user: { userName: 'pia', profile: { firstName: 'Pia', lastName: 'Org' }, email: { email: 'pia@example.com', isEmailVerified: true }, password: 'Pia-Password-1' } }],
+            orgMembers: [
+              { userId: `${orgId}-owner`, roles: ['ORG_OWNER'] },
+              { userId: `${orgId}-manager`, roles: ['ORG_USER_MANAGER'] },
+            ],
+          },
+        ],
+      },
+    });
+    expect(imported.status, JSON.stringify(imported.body)).toBe(200);
+    const patOf = async (userId: string) => (await call('POST', `/management/v1/users/${userId}/pats`, {}, orgId)).body.token as string;
+    const owner = await patOf(`${orgId}-owner`);
+    const manager = await patOf(`${orgId}-manager`);
+    const as = (token: string, method: string, path: string, body?: unknown) => api(server, method, path, { token, body, orgId });
+    const provider = { name: 'Org SSO', issuer: upstream.issuer, clientId: upstream.clientId, clientSecret: upstream.clientSecret, usePkce: true, providerOptions: { isLinkingAllowed: true } };
+    // A user manager may not decide who signs in to the org.
+    expect((await as(manager, 'POST', '/management/v1/idps/generic_oidc', provider)).status).toBe(403);
+    const added = await as(owner, 'POST', '/management/v1/idps/generic_oidc', provider);
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
+    const idpId = added.body.id as string;
+    expect((await as(owner, 'GET', `/management/v1/idps/templates/${idpId}`)).body.idp.owner).toBe('IDP_OWNER_TYPE_ORG');
+    // Another org does not see it, nor can the instance's policy offer it.
+    expect((await call('GET', `/management/v1/idps/templates/${idpId}`)).status).toBe(404);
+    expect((await call('POST', '/admin/v1/policies/login/idps', { idpId, ownerType: 'IDP_OWNER_TYPE_SYSTEM' })).status).toBe(404);
+    const policy = await as(owner, 'POST', '/management/v1/policies/login', { allowUsernamePassword: true, allowExternalIdp: true, idps: [{ idpId, ownerType: 'IDP_OWNER_TYPE_ORG' }] });
+    expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+
+    // A link: the manager may act on Pia; a person of another org cannot be linked to the org's provider.
+    const accountId = uniqueName('pia-sso');
+    expect((await as(manager, 'POST', `/v2/users/${orgId}-p/links`, { idpLink: { idpId, userId: accountId, userName: 'pia' } })).status).toBe(200);
+    const stranger = await createHuman(server);
+    expect((await call('POST', `/v2/users/${stranger.userId}/links`, { idpLink: { idpId, userId: 'x', userName: 'x' } })).status).toBe(404);
+    // The same account cannot be linked twice.
+    expect((await as(owner, 'POST', `/v2/users/${orgId}-p/links`, { idpLink: { idpId, userId: accountId, userName: 'again' } })).status).toBe(409);
+
+    // The org's login (org scope) offers it and it signs Pia in.
+    upstream.as(accountId, { name: 'Pia Org' });
+    const { page, agent } = await signInAt(idpId, new Agent(server), { scope: `openid urn:zitadel:iam:org:id:${orgId}` });
+    expect(page.location, page.html?.slice(0, 2000)).toMatch(/code=/);
+    expect((await exchangeCode(server, web, page.location!)).claims.sub).toBe(`${orgId}-p`);
+    // Unlinked: the account signs nobody in, and Pia's sessions end (what signed her in may have been it).
+    expect((await as(owner, 'DELETE', `/management/v1/users/${orgId}-p/idps/${idpId}/${encodeURIComponent(accountId)}`)).status).toBe(200);
+    expect((await as(owner, 'POST', `/management/v1/users/${orgId}-p/idps/_search`, {})).body.result ?? []).toEqual([]);
+    const silent = await agent.follow(authorizeUrl({ scope: `openid urn:zitadel:iam:org:id:${orgId}`, prompt: 'none' }));
+    expect(silent.location).toContain('error=login_required');
+    const again = await signInAt(idpId, new Agent(server), { scope: `openid urn:zitadel:iam:org:id:${orgId}` });
+    expect(again.page.html).toContain('action="/ui/login/external/link"');
+  });
+
+  it('an org owner cannot add a provider to an org where an instance administrator signs in', async () => {
+    const orgId = `idpadm${Date.now()}`;
+    await call('POST', '/admin/v1/import', {
+      timeout: '1m',
+      dataOrgs: {
+        orgs: [
+          {
+            orgId,
+            org: { name: uniqueName('idp-admin-org') },
+            machineUsers: [{ userId: `${orgId}-owner`, user: { userName: 'owner', name: 'Owner' } }],
+            humanUsers: [{ userId: `${orgId}-iam`, user: { userName: 'iam', profile: { firstName: 'I', lastName: 'Am' }, email: { email: 'iam@example.com', isEmailVerified: true }, password: 'Iam-Password-12' } }],
+            orgMembers: [{ userId: `${orgId}-owner`, roles: ['ORG_OWNER'] }],
+          },
+        ],
+      },
+    });
+    expect((await call('POST', '/admin/v1/members', { userId: `${orgId}-iam`, roles: ['IAM_OWNER'] })).status).toBe(200);
+    const owner = (await call('POST', `/management/v1/users/${orgId}-owner/pats`, {}, orgId)).body.token as string;
+    const res = await api(server, 'POST', '/management/v1/idps/generic_oidc', { token: owner, orgId, body: { name: 'Takeover', issuer: 'https://evil.example', clientId: 'c', clientSecret: 's', providerOptions: { autoLinking: 'AUTO_LINKING_OPTION_EMAIL' } } });
+    expect(res.status).toBe(403);
   });
 });

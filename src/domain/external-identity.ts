@@ -15,8 +15,9 @@ export function identityOfClaims(provider: View<IdentityProvider>, claims: Recor
   const name = str(claims.name);
   const [first = '', ...rest] = name.split(/\s+/).filter(Boolean);
   const userName = str(claims.preferred_username) || str(claims.login) || str(claims.username) || email || externalUserId;
-  const firstName = str(claims.given_name) || first || userName;
-  const lastName = str(claims.family_name) || rest.join(' ') || firstName;
+  // Empty when the provider does not say: the person fills them in (an automatic creation falls back to the user name).
+  const firstName = str(claims.given_name) || first;
+  const lastName = str(claims.family_name) || rest.join(' ');
   // Microsoft's `email` is whatever the tenant holds: verified only when the provider says its tenant verifies them.
   const emailVerified = email !== '' && (provider.kind === 'azure' ? provider.emailVerified === true : claims.email_verified === true || claims.email_verified === 'true');
   return {
@@ -27,7 +28,7 @@ export function identityOfClaims(provider: View<IdentityProvider>, claims: Recor
     emailVerified,
     firstName,
     lastName,
-    displayName: name || `${firstName} ${lastName}`.trim(),
+    displayName: name || `${firstName} ${lastName}`.trim() || userName,
     nickName: str(claims.nickname),
     preferredLanguage: str(claims.locale, 10),
     phone: str(claims.phone_number, 50),

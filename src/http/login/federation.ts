@@ -163,7 +163,9 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
       }
     }
     if (options.isCreationAllowed && options.isAutoCreation) {
-      const created = await create(flow, provider, identity, valuesOf(identity));
+      // Without names from the provider, the user name stands in (nobody is asked).
+      const values = valuesOf(identity);
+      const created = await create(flow, provider, identity, { ...values, firstName: values.firstName || identity.userName, lastName: values.lastName || values.firstName || identity.userName });
       if (!('error' in created)) return created.response;
     }
     await ctx.authRequests.awaitExternalChoice(flow.auth, identity);
