@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { Locale, ValidatedAuthRequest } from '../model/authorization.js';
 import { recordKind, type RecordWrite, type StorePort } from '../storage/store-port.js';
 import type { Prompt } from '../model/authorization.js';
-import type { AuthChecks } from '../model/auth-checks.js';
+import type { AuthChecks, SecondFactorKind } from '../model/auth-checks.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { clock } from '../util/clock.js';
 import { newTotpSecret } from '../crypto/totp.js';
@@ -37,7 +37,15 @@ export type LoginStep =
   /** Signed in at an identity provider with an account linked to nobody: link it, or create a person. */
   | 'external'
   /** The user name and password of an LDAP provider's directory. */
-  | 'ldap';
+  | 'ldap'
+  /** A passkey as the first factor (instead of the password). */
+  | 'passkey'
+  /** A security key as the second factor. */
+  | 'u2f'
+  /** A security key enrolled as the second factor (from the enrollment step). */
+  | 'u2f-setup'
+  /** A passkey offered after a password sign-in (passwordlessType ALLOWED). */
+  | 'passkey-setup';
 
 export interface AuthRequest {
   id: string;
@@ -68,6 +76,8 @@ export interface AuthRequest {
   upstreamStarted?: boolean;
   /** The LDAP provider whose form the `ldap` step shows. */
   ldapIdpId?: string;
+  /** The WebAuthn challenge of the ceremony this step shows (base64url; used once). */
+  webauthnChallenge?: string;
   /** An account at an identity provider linked to nobody yet: linked when this sign-in ends, or made a person. */
   external?: ExternalIdentity;
 }
@@ -302,10 +312,10 @@ export class AuthRequestsActor {
     return after?.otpFailures ?? view.otpFailures ?? 1;
   }
 
-  /** A TOTP code passed (a check, or the one confirming enrollment). */
-  passOtp(view: AuthRequestView, at: number): Promise<void> {
+  /** A second factor passed (a TOTP or mailed code, a security key; or the one confirming enrollment). */
+  passOtp(view: AuthRequestView, at: number, kind: SecondFactorKind = 'otp'): Promise<void> {
     return this.change(view, (r) => {
-      r.checks = { ...r.checks, secondFactorAt: at };
+      r.checks = { ...r.checks, secondFactorAt: at, ...(kind === 'otp' ? { secondFactorKind: undefined } : { secondFactorKind: kind }) };
       r.pendingOtpSecret = undefined;
     });
   }
@@ -349,6 +359,32 @@ export class AuthRequestsActor {
       r.upstream = undefined;
     });
     return taken;
+  }
+
+  /** A WebAuthn ceremony's challenge for the step now shown (a new one per page). */
+  setChallenge(view: AuthRequestView, challenge: string): Promise<void> {
+    return this.change(view, (r) => {
+      r.webauthnChallenge = challenge;
+    });
+  }
+
+  /** The challenge of the ceremony answered, as stored, taken (used once, on any thread); undefined when there is none. */
+  async takeChallenge(view: AuthRequestView): Promise<string | undefined> {
+    let taken: string | undefined;
+    await this.transition(view, (r) => {
+      taken = r.webauthnChallenge;
+      r.webauthnChallenge = undefined;
+    });
+    return taken;
+  }
+
+  /** A passkey passed as the first factor (two factors in one, ZITADEL's passwordless). */
+  passPasskey(view: AuthRequestView, userId: string, at: number): Promise<void> {
+    return this.change(view, (r) => {
+      r.userId = userId;
+      r.authenticatedUserId = userId;
+      r.checks = { passwordlessAt: at };
+    });
   }
 
   /** The form of an LDAP provider. */

@@ -21,7 +21,7 @@ import type {
   UserRecord,
   UserState,
 } from '../model/records.js';
-import { DEFAULT_POLICIES, FAR_FUTURE, INSTANCE_POLICY, MAX_IDP_LINKS, type IdpLink } from '../model/records.js';
+import { DEFAULT_POLICIES, FAR_FUTURE, INSTANCE_POLICY, MAX_IDP_LINKS, MAX_WEBAUTHN_TOKENS, type IdpLink, type WebAuthnToken } from '../model/records.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256, sha256Base64url } from '../util/hash.js';
 import { clock } from '../util/clock.js';
@@ -1255,6 +1255,68 @@ export class OrgsActor {
       if (phone?.phone && !h.phone?.isPhoneVerified && phone.phone !== h.phone?.phone) next.phone = phone;
       return Object.keys(next).length > 0 ? { human: next } : undefined;
     });
+  }
+
+  // ---- passkeys and security keys ----
+
+  /**
+   * Adds a WebAuthn token (a passkey or a security key) of the person; at most MAX_WEBAUTHN_TOKENS,
+   * one authenticator once. `still(stored)`: the sign-in it belongs to still stands (undefined if not).
+   */
+  async addWebAuthnToken(userId: string, token: WebAuthnToken, still: (stored: View<UserRecord>) => boolean = () => true): Promise<View<UserRecord> | undefined> {
+    this.requireUser(userId);
+    let over = false;
+    const after = await this.changeUser(userId, (stored) => {
+      over = !still(stored);
+      if (over) return undefined;
+      if (!stored.human) throw preconditionFailed('USER-Hum4n', 'only people have passkeys and security keys');
+      const tokens = stored.human.webauthn ?? [];
+      if (tokens.some((t) => t.id === token.id)) throw alreadyExists('USER-W3bA1', 'this authenticator is already registered (Errors.User.WebAuthN.AlreadyExists)');
+      if (tokens.length >= MAX_WEBAUTHN_TOKENS) throw invalidArgument('USER-W3bAM', `a person has at most ${MAX_WEBAUTHN_TOKENS} passkeys and security keys`);
+      // Someone made without a password who adds a passkey can sign in now (ZITADEL's passwordless initialization).
+      return { human: { webauthn: [...tokens, token] }, ...(stored.state === 'USER_STATE_INITIAL' && token.kind === 'passwordless' ? { state: 'USER_STATE_ACTIVE' as const } : {}) };
+    });
+    return over ? undefined : after;
+  }
+
+  /**
+   * A token signed a sign-in with `counter`: stored if it is ahead of the stored one (or both are
+   * zero: authenticators without a counter), decided on the person as stored, so two answers of one
+   * assertion on two threads do not both pass. False: a counter behind (a cloned authenticator), or
+   * the token is gone.
+   */
+  async useWebAuthnToken(userId: string, credentialId: string, counter: number): Promise<boolean> {
+    let ok = false;
+    await this.changeUser(
+      userId,
+      (stored) => {
+        const tokens = stored.human?.webauthn ?? [];
+        const token = tokens.find((t) => t.id === credentialId);
+        ok = token !== undefined && (counter > token.counter || (counter === 0 && token.counter === 0));
+        if (!ok || counter === token!.counter) return undefined;
+        return { human: { webauthn: tokens.map((t) => (t.id === credentialId ? { ...t, counter } : t)) } };
+      },
+      () => true,
+    );
+    return ok;
+  }
+
+  /** Removes a token by its token id (and of a kind): it signs nothing in from then on. */
+  async removeWebAuthnToken(userId: string, tokenId: string, kind: WebAuthnToken['kind'], orgId?: string): Promise<View<UserRecord>> {
+    this.requireUser(userId, orgId);
+    return this.requireChanged(
+      userId,
+      await this.changeUser(userId, (stored) => {
+        const tokens = stored.human?.webauthn ?? [];
+        if (!tokens.some((t) => t.tokenId === tokenId && t.kind === kind)) throw notFound('USER-W3bA4', `${kind === 'u2f' ? 'security key' : 'passkey'} ${tokenId} not found (Errors.User.WebAuthN.NotFound)`);
+        return { human: { webauthn: tokens.filter((t) => t.tokenId !== tokenId) } };
+      }),
+    );
+  }
+
+  /** The person skipped the offer to set up a passkey. */
+  async skipPasskeyPrompt(userId: string, at: number): Promise<void> {
+    await this.changeUser(userId, (stored) => (stored.human ? { human: { passkeyPromptSkippedAt: at } } : undefined));
   }
 
   /** Every link to a removed identity provider goes with it. */

@@ -9,7 +9,7 @@ import type { MasterKey } from '../crypto/master-key.js';
  * void after a few wrong tries. Redeeming is one decision in the store: two requests with the same
  * code on any threads or nodes cannot both pass.
  */
-export type CodePurpose = 'verifyEmail' | 'passwordReset' | 'init' | 'otpEmail';
+export type CodePurpose = 'verifyEmail' | 'passwordReset' | 'init' | 'otpEmail' | 'passwordless';
 
 interface StoredCode {
   mac: Uint8Array;

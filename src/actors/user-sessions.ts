@@ -2,7 +2,7 @@ import { log } from '../util/log.js';
 import { recordKind, type RecordWrite, type StorePort } from '../storage/store-port.js';
 import { newUniqueId, newOpaqueToken } from '../util/ids.js';
 import { sha256Base64url } from '../util/hash.js';
-import { amrOf, type AuthChecks } from '../model/auth-checks.js';
+import { amrOf, type AuthChecks, type SecondFactorKind } from '../model/auth-checks.js';
 import { clock } from '../util/clock.js';
 import type { View } from '../util/readonly.js';
 
@@ -26,6 +26,10 @@ export interface UserSession {
   /** Unix seconds of the last sign-in at an identity provider, and which one. */
   idpCheckedAt?: number;
   idpId?: string;
+  /** Unix seconds of the last passkey sign-in. */
+  passwordlessCheckedAt?: number;
+  /** What the last second factor was (absent: a code). */
+  secondFactorKind?: SecondFactorKind;
   createdAt: number;
   lastActiveAt: number;
   /**
@@ -158,7 +162,15 @@ export class UserSessionsActor {
   async signIn(agentId: string, userId: string, checks: AuthChecks, authTime: number): Promise<View<UserSession>> {
     const now = clock.now();
     const existing = (await this.ofAgent(agentId)).find((s) => s.userId === userId);
-    const passed = { amr: amrOf(checks), passwordCheckedAt: checks.passwordAt, secondFactorCheckedAt: checks.secondFactorAt, idpCheckedAt: checks.idpAt, idpId: checks.idpId };
+    const passed = {
+      amr: amrOf(checks),
+      passwordCheckedAt: checks.passwordAt,
+      secondFactorCheckedAt: checks.secondFactorAt,
+      secondFactorKind: checks.secondFactorKind,
+      idpCheckedAt: checks.idpAt,
+      idpId: checks.idpId,
+      passwordlessCheckedAt: checks.passwordlessAt,
+    };
     const sid = existing?.id ?? `V1_${newUniqueId()}`;
     const session = await this.change(sid, (current) =>
       // Renewed as it is now (its apps noted meanwhile stay); one ended meanwhile starts again under its id.
@@ -175,6 +187,8 @@ export class UserSessionsActor {
       passwordAt: session.passwordCheckedAt ?? (session.amr.includes('pwd') ? session.authTime : undefined),
       secondFactorAt: session.secondFactorCheckedAt ?? (session.amr.includes('otp') ? session.authTime : undefined),
       ...(session.idpCheckedAt !== undefined ? { idpAt: session.idpCheckedAt, idpId: session.idpId } : {}),
+      ...(session.passwordlessCheckedAt !== undefined ? { passwordlessAt: session.passwordlessCheckedAt } : {}),
+      ...(session.secondFactorKind !== undefined ? { secondFactorKind: session.secondFactorKind } : {}),
     };
   }
 

@@ -1,5 +1,5 @@
 import type { AuthChecks } from '../model/auth-checks.js';
-import { OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR, type LoginPolicy, type UserRecord } from '../model/records.js';
+import { OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR, U2F_SECOND_FACTOR, type LoginPolicy, type UserRecord } from '../model/records.js';
 import type { View } from '../util/readonly.js';
 
 /**
@@ -14,6 +14,12 @@ import type { View } from '../util/readonly.js';
  */
 export interface UserFacts {
   hasOtp: boolean;
+  /** A security key (WebAuthn, U2F) is a second factor of the person. */
+  hasU2f?: boolean;
+  /** The person has a passkey (a passwordless WebAuthn credential). */
+  hasPasskey?: boolean;
+  /** Epoch ms of the last skipped offer to set up a passkey. */
+  passkeyPromptSkippedAt?: number | undefined;
   /** One-time codes by email are the person's second factor. */
   hasOtpEmail?: boolean;
   passwordChangeRequired: boolean;
@@ -48,7 +54,7 @@ export interface SignInFacts {
   now: number;
 }
 
-export type SignInStep = 'loginname' | 'init' | 'password' | 'password-change' | 'verify-email' | 'otp' | 'otp-email' | 'mfa-setup' | 'device-consent' | 'consent';
+export type SignInStep = 'loginname' | 'init' | 'password' | 'password-change' | 'verify-email' | 'u2f' | 'otp' | 'otp-email' | 'mfa-setup' | 'passkey-setup' | 'device-consent' | 'consent';
 
 interface Check {
   reason: string;
@@ -67,20 +73,27 @@ export function checkStillValid(checkedAt: number | undefined, lifetimeMs: numbe
 
 /** The second factors the login offers to enroll: the policy's that Sesame has. */
 export function enrollableFactors(policy: View<LoginPolicy>): string[] {
-  return policy.secondFactors.filter((f) => f === OTP_SECOND_FACTOR || f === OTP_EMAIL_SECOND_FACTOR);
+  return policy.secondFactors.filter((f) => f === OTP_SECOND_FACTOR || f === OTP_EMAIL_SECOND_FACTOR || f === U2F_SECOND_FACTOR);
 }
 
-/** The step that checks a person's second factor: TOTP when they have it, else a code by email. */
-export function secondFactorStep(user: UserFacts): 'otp' | 'otp-email' | undefined {
+/**
+ * The step that checks a person's second factor: a security key when they have one (it cannot be
+ * phished; its page offers the others), else TOTP, else a code by email.
+ */
+export function secondFactorStep(user: UserFacts): 'u2f' | 'otp' | 'otp-email' | undefined {
+  if (user.hasU2f) return 'u2f';
   if (user.hasOtp) return 'otp';
   return user.hasOtpEmail ? 'otp-email' : undefined;
 }
+
+/** How long an offer to set up a passkey stays away once skipped. */
+export const PASSKEY_PROMPT_SKIP_MS = 30 * 24 * 3_600_000;
 
 export type MfaPrompt = 'none' | 'optional' | 'required';
 
 /** Whether the person is asked to enroll a second factor after the password (ZITADEL `mfaChecked` / `mfaSkippedOrSetUp`). */
 export function mfaPrompt(user: UserFacts, policy: View<LoginPolicy>, now: number, external = false): MfaPrompt {
-  if (user.hasOtp || user.hasOtpEmail || !enrollableFactors(policy).length) return 'none';
+  if (user.hasOtp || user.hasOtpEmail || user.hasU2f || !enrollableFactors(policy).length) return 'none';
   // ZITADEL's RequiresMFA: a local sign-in under either flag; one at an identity provider unless it is local only.
   if (external ? policy.forceMfa && !policy.forceMfaLocalOnly : policy.forceMfa || policy.forceMfaLocalOnly) return 'required';
   // A zero lifetime means the prompt is never shown (as in ZITADEL).
@@ -89,11 +102,24 @@ export function mfaPrompt(user: UserFacts, policy: View<LoginPolicy>, now: numbe
   return 'optional';
 }
 
-/** The first factor was the password (else an identity provider). */
-const local = (f: SignInFacts) => f.checks.passwordAt !== undefined;
+/** The first factor was the password. */
+const byPassword = (f: SignInFacts) => f.checks.passwordAt !== undefined;
+/** The first factor was a sign-in at an identity provider (else the password or a passkey: a local sign-in). */
+const external = (f: SignInFacts) => f.checks.idpAt !== undefined && f.checks.passwordAt === undefined && f.checks.passwordlessAt === undefined;
+/** The first factor was a passkey only. */
+const byPasskeyOnly = (f: SignInFacts) => f.checks.passwordlessAt !== undefined && f.checks.passwordAt === undefined && f.checks.idpAt === undefined;
 
-/** The second factor is due: none passed in this request, or the session's is older than `secondFactorCheckLifetime`. */
-const secondFactorDue = (f: SignInFacts) => (f.fromSession ? !checkStillValid(f.checks.secondFactorAt, f.policy.secondFactorCheckLifetimeMs, f.now) : f.checks.secondFactorAt === undefined);
+/**
+ * The second factor is due: none passed in this request, or the session's is older than its
+ * lifetime (`secondFactorCheckLifetime`; a key with user verification: `multiFactorCheckLifetime`).
+ * A passkey sign-in is two factors: nothing more is due while it counts.
+ */
+const secondFactorDue = (f: SignInFacts) => {
+  if (f.checks.passwordlessAt !== undefined) return f.fromSession && !checkStillValid(f.checks.passwordlessAt, f.policy.multiFactorCheckLifetimeMs, f.now) && !secondFactorValid(f);
+  return f.fromSession ? !secondFactorValid(f) : f.checks.secondFactorAt === undefined;
+};
+const secondFactorValid = (f: SignInFacts) =>
+  checkStillValid(f.checks.secondFactorAt, f.checks.secondFactorKind === 'u2f-uv' ? f.policy.multiFactorCheckLifetimeMs : f.policy.secondFactorCheckLifetimeMs, f.now);
 
 /** The policy once a person is chosen, in the order its steps are asked (before: `loginname`, see nextSignInStep). */
 export const SIGN_IN_POLICY: readonly StepRule[] = [
@@ -102,24 +128,42 @@ export const SIGN_IN_POLICY: readonly StepRule[] = [
     // The first factor: a password, or a sign-in at an identity provider linked to the person.
     step: 'password',
     checks: [
-      { reason: 'no_password_check', needed: (f) => f.checks.passwordAt === undefined && f.checks.idpAt === undefined },
+      { reason: 'no_password_check', needed: (f) => f.checks.passwordAt === undefined && f.checks.idpAt === undefined && f.checks.passwordlessAt === undefined },
       { reason: 'max_age', needed: (f) => f.fromSession && f.maxAgeExceeded === true },
-      { reason: 'password_check_expired', needed: (f) => f.fromSession && f.checks.passwordAt !== undefined && !checkStillValid(f.checks.passwordAt, f.policy.passwordCheckLifetimeMs, f.now) },
-      { reason: 'external_login_check_expired', needed: (f) => f.fromSession && !local(f) && !checkStillValid(f.checks.idpAt, f.policy.externalLoginCheckLifetimeMs, f.now) },
+      { reason: 'password_check_expired', needed: (f) => f.fromSession && byPassword(f) && !checkStillValid(f.checks.passwordAt, f.policy.passwordCheckLifetimeMs, f.now) },
+      { reason: 'external_login_check_expired', needed: (f) => f.fromSession && external(f) && !checkStillValid(f.checks.idpAt, f.policy.externalLoginCheckLifetimeMs, f.now) },
+      // A passkey sign-in is ZITADEL's multi-factor verification: it lasts `multiFactorCheckLifetime`.
+      { reason: 'passkey_check_expired', needed: (f) => f.fromSession && byPasskeyOnly(f) && !checkStillValid(f.checks.passwordlessAt, f.policy.multiFactorCheckLifetimeMs, f.now) },
       // A session cannot carry a person who must change their password: they pass the old one again first.
-      { reason: 'password_change_pending', needed: (f, p) => f.fromSession && local(f) && p.passwordChangeRequired },
+      { reason: 'password_change_pending', needed: (f, p) => f.fromSession && byPassword(f) && p.passwordChangeRequired },
     ],
   },
-  { step: 'password-change', checks: [{ reason: 'password_change_required', needed: (f, p) => local(f) && p.passwordChangeRequired }] },
+  { step: 'password-change', checks: [{ reason: 'password_change_required', needed: (f, p) => byPassword(f) && p.passwordChangeRequired }] },
   { step: 'verify-email', checks: [{ reason: 'email_not_verified', needed: (_f, p) => p.mustVerifyEmail }] },
+  { step: 'u2f', checks: [{ reason: 'second_factor', needed: (f, p) => secondFactorStep(p) === 'u2f' && secondFactorDue(f) }] },
   { step: 'otp', checks: [{ reason: 'second_factor', needed: (f, p) => secondFactorStep(p) === 'otp' && secondFactorDue(f) }] },
   { step: 'otp-email', checks: [{ reason: 'second_factor', needed: (f, p) => secondFactorStep(p) === 'otp-email' && secondFactorDue(f) }] },
   {
     step: 'mfa-setup',
     checks: [
-      { reason: 'mfa_required', needed: (f, p) => mfaPrompt(p, f.policy, f.now, !local(f)) === 'required' },
+      { reason: 'mfa_required', needed: (f, p) => f.checks.passwordlessAt === undefined && mfaPrompt(p, f.policy, f.now, external(f)) === 'required' },
       // Offered after a password passed here, not to a session that would otherwise answer at once.
-      { reason: 'mfa_offered', needed: (f, p) => !f.fromSession && mfaPrompt(p, f.policy, f.now, !local(f)) === 'optional' },
+      { reason: 'mfa_offered', needed: (f, p) => !f.fromSession && f.checks.passwordlessAt === undefined && mfaPrompt(p, f.policy, f.now, external(f)) === 'optional' },
+    ],
+  },
+  {
+    // passwordlessType ALLOWED: a person who signed in with a password is offered a passkey (skipped: not again for 30 days).
+    step: 'passkey-setup',
+    checks: [
+      {
+        reason: 'passkey_offered',
+        needed: (f, p) =>
+          !f.fromSession &&
+          byPassword(f) &&
+          f.policy.passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED' &&
+          !p.hasPasskey &&
+          !(p.passkeyPromptSkippedAt !== undefined && p.passkeyPromptSkippedAt + PASSKEY_PROMPT_SKIP_MS > f.now),
+      },
     ],
   },
   { step: 'device-consent', checks: [{ reason: 'device', needed: (f) => f.device === true }] },
@@ -154,6 +198,9 @@ export function factsOf(user: View<UserRecord>, mailCanVerify = false): PersonFa
     passwordChangeRequired: h?.passwordChangeRequired === true,
     mustVerifyEmail: mailCanVerify && h !== undefined && !h.email.isEmailVerified && h.email.email !== '',
     mfaInitSkippedAt: h?.mfaInitSkippedAt,
+    hasU2f: h?.webauthn?.some((t) => t.kind === 'u2f') === true,
+    hasPasskey: h?.webauthn?.some((t) => t.kind === 'passwordless') === true,
+    passkeyPromptSkippedAt: h?.passkeyPromptSkippedAt,
     ...(h && !h.passwordHash && user.state === 'USER_STATE_INITIAL' ? { awaitsInitialization: true } : {}),
   };
 }
@@ -169,7 +216,7 @@ export function nextLoginStep(user: UserFacts, checks: AuthChecks, policy: View<
   return step === 'device-consent' || step === 'consent' || step === 'loginname' || step === 'init' || step === 'password' ? 'done' : step;
 }
 
-export type SessionRequirement = 'ok' | 'password' | 'otp' | 'otp-email' | 'mfa-setup';
+export type SessionRequirement = 'ok' | 'password' | 'u2f' | 'otp' | 'otp-email' | 'mfa-setup';
 
 /**
  * Whether a browser session may answer an authorization without asking anything, and if not,
@@ -179,6 +226,7 @@ export function sessionRequirement(checks: AuthChecks, user: UserFacts, policy: 
   const { step } = nextSignInStep({ person: user, checks, fromSession: true, maxAgeExceeded, policy, now });
   switch (step) {
     case 'password':
+    case 'u2f':
     case 'otp':
     case 'otp-email':
     case 'mfa-setup':

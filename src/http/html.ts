@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { FORM_POST_SCRIPT } from '../ui/pages.js';
+import { WEBAUTHN_SCRIPT } from '../ui/webauthn-script.js';
 import { embeddable, frameAncestors, onFramingPolicy } from './framing.js';
 import type { Response } from './types.js';
 
@@ -18,18 +19,28 @@ const BASE = {
 };
 const PAGE_CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; font-src 'self'; base-uri 'none'";
 const FORM_POST_CSP = `default-src 'none'; style-src 'self'; script-src 'sha256-${createHash('sha256').update(FORM_POST_SCRIPT).digest('base64')}'; base-uri 'none'`;
+/** The WebAuthn ceremony's pages: the page's CSP and its one script, by hash (ui/webauthn-script.ts). */
+export const WEBAUTHN_SCRIPT_HASH = `sha256-${createHash('sha256').update(WEBAUTHN_SCRIPT).digest('base64')}`;
+const CEREMONY_CSP = `${PAGE_CSP}; script-src '${WEBAUTHN_SCRIPT_HASH}'`;
 
 let pageHeaders: Record<string, string> = {};
 let formPostHeaders: Record<string, string> = {};
+let ceremonyHeaders: Record<string, string> = {};
 onFramingPolicy(() => {
   // X-Frame-Options cannot name several origins: only sent when nobody may frame the pages.
   const framing = { ...(embeddable() ? {} : { 'X-Frame-Options': 'DENY' }) };
   pageHeaders = { ...BASE, ...framing, 'Content-Security-Policy': `${PAGE_CSP}; frame-ancestors ${frameAncestors()}` };
   formPostHeaders = { ...BASE, ...framing, 'Content-Security-Policy': `${FORM_POST_CSP}; frame-ancestors ${frameAncestors()}` };
+  ceremonyHeaders = { ...BASE, ...framing, 'Content-Security-Policy': `${CEREMONY_CSP}; frame-ancestors ${frameAncestors()}` };
 });
 
 export function htmlResponse(status: number, body: string, headers: Record<string, string> = {}): Response {
   return { status, headers: { ...pageHeaders, ...headers }, body };
+}
+
+/** A page with the WebAuthn ceremony: its one script allowed by hash. */
+export function ceremonyResponse(status: number, body: string, headers: Record<string, string> = {}): Response {
+  return { status, headers: { ...ceremonyHeaders, ...headers }, body };
 }
 
 export function formPostResponse(body: string, headers: Record<string, string> = {}): Response {

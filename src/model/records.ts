@@ -211,7 +211,35 @@ export interface HumanData {
   mfaInitSkippedAt?: number;
   /** Accounts at identity providers the person signs in with (ZITADEL's user links). */
   idpLinks?: readonly IdpLink[];
+  /** Passkeys and security keys (WebAuthn credentials). */
+  webauthn?: readonly WebAuthnToken[];
+  /** When the person last skipped the offer to set up a passkey (epoch ms). */
+  passkeyPromptSkippedAt?: number;
 }
+
+/**
+ * A WebAuthn credential of a person: a passkey (`passwordless`: a first factor with user
+ * verification, ZITADEL's passwordless token) or a security key (`u2f`: a second factor).
+ */
+export interface WebAuthnToken {
+  /** The credential id (base64url), as the authenticator named it. */
+  id: string;
+  /** Sesame's id of the token (ZITADEL's token id in the API). */
+  tokenId: string;
+  /** The COSE public key. */
+  publicKey: Uint8Array;
+  /** The signature counter last seen (a clone's older counter is refused). */
+  counter: number;
+  transports?: readonly string[];
+  name: string;
+  kind: 'passwordless' | 'u2f';
+  createdAt: number;
+}
+
+/** At most this many passkeys and security keys per person. */
+export const MAX_WEBAUTHN_TOKENS = 10;
+export const U2F_SECOND_FACTOR = 'SECOND_FACTOR_TYPE_U2F';
+export const U2F_WITH_VERIFICATION = 'MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION';
 
 /** A person's account at an identity provider: who they are there (`externalUserId`, the upstream's subject). */
 export interface IdpLink {
@@ -311,7 +339,7 @@ export interface LoginPolicy {
   /** The login's "forgot password" link is not shown, and a reset is not started from the login. */
   hidePasswordReset: boolean;
   ignoreUnknownUsernames: boolean;
-  /** Always PASSWORDLESS_TYPE_NOT_ALLOWED: refused by the API. */
+  /** PASSWORDLESS_TYPE_ALLOWED: people sign in with a passkey, and are offered one after a password sign-in. */
   passwordlessType: string;
   /** Always false: refused by the API. */
   allowDomainDiscovery: boolean;
@@ -324,9 +352,9 @@ export interface LoginPolicy {
   mfaInitSkipLifetimeMs: number;
   secondFactorCheckLifetimeMs: number;
   multiFactorCheckLifetimeMs: number;
-  /** Allowed second factors: SECOND_FACTOR_TYPE_OTP and SECOND_FACTOR_TYPE_OTP_EMAIL. */
+  /** Allowed second factors: SECOND_FACTOR_TYPE_OTP, SECOND_FACTOR_TYPE_OTP_EMAIL and SECOND_FACTOR_TYPE_U2F. */
   secondFactors: string[];
-  /** Always empty: refused by the API. */
+  /** MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION: a passkey serves as the second factor after a password (user verified). */
   multiFactors: string[];
   /** The identity providers the login offers (with `allowExternalIdp`): the org's own or the instance's. */
   idps?: LoginPolicyIdp[];

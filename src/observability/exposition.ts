@@ -96,7 +96,7 @@ export function createExposition(sources: MetricsSources): Exposition {
   );
   define('sesame_introspections_total', 'Token introspections answered, by result', 'counter', counterOver('result', INTROSPECTION_RESULTS, CORE.introspections));
   define('sesame_sign_ins_total', 'Browser sign-ins completed (a user session opened by the login pages)', 'counter', () => [{ labels: {}, value: core(CORE.signIns) }]);
-  define('sesame_sign_in_failures_total', 'Failed sign-in steps, by reason (password: wrong password or unknown login name; otp: wrong TOTP code; locked: the account is locked; idp: a sign-in at an identity provider that failed or was refused)', 'counter', counterOver('reason', SIGN_IN_FAILURES, CORE.signInFailures));
+  define('sesame_sign_in_failures_total', 'Failed sign-in steps, by reason (password: wrong password or unknown login name; otp: wrong TOTP code; locked: the account is locked; idp: a sign-in at an identity provider that failed or was refused; webauthn: a passkey or security key whose answer was refused)', 'counter', counterOver('reason', SIGN_IN_FAILURES, CORE.signInFailures));
   define('sesame_lockouts_total', 'Accounts locked by the lockout policy, by the factor whose failures locked them', 'counter', counterOver('factor', LOCKOUT_FACTORS, CORE.lockouts));
   define('sesame_mails_total', 'Mails, by what happened: queued (by any thread or node), sent (the relay took it), failed_attempt (retried later), given_up (the retry window closed; listed at /admin/v1/mails/_search)', 'counter', counterOver('result', MAIL_RESULTS, CORE.mails));
   define('sesame_lmdb_commit_duration_seconds', 'Time from an LMDB write to its durability (commit, and sync to disk with SESAME_DURABILITY=flush), as a response waits for it', 'histogram', () =>

@@ -67,7 +67,7 @@ export type TokenTypeLabel = (typeof TOKEN_TYPES)[number];
 
 export const INTROSPECTION_RESULTS = ['active', 'inactive'] as const;
 /** Why a sign-in attempt failed: a wrong password (or unknown login name), a wrong TOTP code, a locked account. */
-export const SIGN_IN_FAILURES = ['password', 'otp', 'locked', 'idp'] as const;
+export const SIGN_IN_FAILURES = ['password', 'otp', 'locked', 'idp', 'webauthn'] as const;
 export type SignInFailure = (typeof SIGN_IN_FAILURES)[number];
 /** The factor whose failures locked an account. */
 export const LOCKOUT_FACTORS = ['password', 'otp'] as const;

@@ -1,7 +1,7 @@
 import type { NewHuman } from '../actors/new-human.js';
 import type { OrgsActor } from '../actors/orgs.js';
 import type { LeasesActor } from '../actors/leases.js';
-import type { IdpLink, UserRecord } from '../model/records.js';
+import type { IdpLink, UserRecord, WebAuthnToken } from '../model/records.js';
 import type { ExternalIdentity } from '../domain/external-identity.js';
 import { MAX_PASSWORD } from '../domain/human-users.js';
 import { beginningAt, predatesHorizon } from '../domain/revocation-horizon.js';
@@ -58,6 +58,12 @@ export interface LoginDirectory {
   registerFromIdp(orgId: string, person: NewHuman, link: IdpLink): Promise<View<UserRecord>>;
   /** The provider's word on the person (its `isAutoUpdate`); see OrgsActor.updateFromIdp. */
   updateFromIdp(userId: string, identity: ExternalIdentity): Promise<View<UserRecord> | undefined>;
+  /** A passkey or security key of the person, for a sign-in passed at `passedAt` that still stands (undefined: over); undefined `passedAt`: a link's registration. */
+  enrollWebAuthn(userId: string, token: WebAuthnToken, passedAt: number | undefined): Promise<View<UserRecord> | undefined>;
+  /** A token signed a sign-in with this counter (see OrgsActor.useWebAuthnToken). */
+  useWebAuthn(userId: string, credentialId: string, counter: number): Promise<boolean>;
+  /** The person skipped the offer to set up a passkey at `at` (ms). */
+  skipPasskeyPrompt(userId: string, at: number): Promise<void>;
 }
 
 /** The outcome of a password check. */
@@ -205,6 +211,18 @@ export class LoginDecisions implements LoginDirectory {
       identity.email ? { email: identity.email, isEmailVerified: identity.emailVerified } : undefined,
       identity.phone ? { phone: identity.phone, isPhoneVerified: identity.phoneVerified } : undefined,
     );
+  }
+
+  enrollWebAuthn(userId: string, token: WebAuthnToken, passedAt: number | undefined): Promise<View<UserRecord> | undefined> {
+    return this.orgs.addWebAuthnToken(userId, token, passedAt === undefined ? (stored) => stored.state === 'USER_STATE_INITIAL' || this.orgs.isActive(stored) : this.stillSignedIn(passedAt));
+  }
+
+  useWebAuthn(userId: string, credentialId: string, counter: number): Promise<boolean> {
+    return this.orgs.useWebAuthnToken(userId, credentialId, counter);
+  }
+
+  skipPasskeyPrompt(userId: string, at: number): Promise<void> {
+    return this.orgs.skipPasskeyPrompt(userId, at);
   }
 
   /** Whether a sign-in passed at `passedAt` still stands for the person as stored: active, and nothing since (a reset, a lock) voided it. */

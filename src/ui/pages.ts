@@ -1,4 +1,5 @@
-import { html, type Html } from '../util/html.js';
+import { html, Html } from '../util/html.js';
+import { WEBAUTHN_SCRIPT } from './webauthn-script.js';
 import type { Locale, Translate } from './i18n.js';
 import { translator } from './i18n.js';
 import { STYLESHEET_PATH } from './styles.js';
@@ -329,6 +330,8 @@ export interface MfaSetupView {
   /** The factors the policy lets the person enroll. */
   totp: boolean;
   email: boolean;
+  /** A security key may be enrolled instead. */
+  u2f?: boolean;
   /** The base32 secret, shown in groups of four for typing in. */
   secret: string;
   /** The otpauth:// URI as a QR code: an SVG data URL. */
@@ -361,6 +364,10 @@ ${hidden(p)}
 ${view.email ? html`<form method="post" action="/ui/login/mfa/email">
 ${hidden(p)}
 <button type="submit" class="${view.totp ? 'secondary' : ''}">${t('mfa.email.use')}</button>
+</form>` : ''}
+${view.u2f ? html`<form method="post" action="/ui/login/mfa/u2f">
+${hidden(p)}
+<button type="submit" class="secondary">${t('mfa.u2f')}</button>
 </form>` : ''}
 ${
   view.required
@@ -485,6 +492,56 @@ ${hidden(p)}
     t,
     '',
     p.brand,
+  );
+}
+
+/**
+ * A WebAuthn ceremony's page (a passkey or security key: to sign in, or to add one): the options
+ * in a JSON block, the button the one script (WEBAUTHN_SCRIPT, allowed by its hash) enables, the
+ * form it posts the answer in, and `alternatives`: the other ways on, which work without scripts.
+ */
+export interface CeremonyView {
+  title: string;
+  intro: string;
+  mode: 'register' | 'authenticate';
+  options: unknown;
+  action: string;
+  button: string;
+  loginName?: string | undefined;
+  error?: string | undefined;
+  /** Token name field (adding one). */
+  askName?: boolean;
+  /** More hidden fields of the form (a link's code and the ceremony's sealed state). */
+  fields?: Readonly<Record<string, string>>;
+  alternatives?: Html | string;
+}
+
+export function ceremonyPage(target: CodeFormTarget, view: CeremonyView): string {
+  const locale = 'page' in target ? target.page.locale : target.locale;
+  const t = translator(locale);
+  const data = new Html(JSON.stringify({ mode: view.mode, publicKey: view.options }).replace(/</g, '\\u003c'));
+  return layout(
+    locale,
+    view.title,
+    html`<h1>${view.title}</h1>
+${view.loginName ? html`<span class="user-chip">${shownName('page' in target ? target.page.brand : target.brand, view.loginName)}</span>` : ''}
+<p class="intro">${view.intro}</p>
+${errorBox(view.error)}
+<script type="application/json" id="webauthn-options">${data}</script>
+<form method="post" action="${view.action}" id="webauthn-form">
+${'page' in target ? hidden(target.page) : html`<input type="hidden" name="userID" value="${target.userId}">`}
+${Object.entries(view.fields ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">
+`)}<input type="hidden" name="credential" value="">
+<input type="hidden" name="failure" value="">
+${view.askName ? html`<label for="name">${t('webauthn.name')}</label><input type="text" id="name" name="name" maxlength="100" value="">` : ''}
+<button type="submit" id="webauthn-start" disabled>${view.button}</button>
+<noscript><p class="info">${t('webauthn.noscript')}</p></noscript>
+</form>
+${view.alternatives ?? ''}
+<script>${new Html(WEBAUTHN_SCRIPT)}</script>`,
+    t,
+    '',
+    'page' in target ? target.page.brand : target.brand,
   );
 }
 

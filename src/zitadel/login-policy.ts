@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_POLICIES, OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR as OTP_FACTOR, type LoginPolicy, type LoginPolicyIdp } from '../model/records.js';
+import { DEFAULT_POLICIES, OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR as OTP_FACTOR, U2F_SECOND_FACTOR, U2F_WITH_VERIFICATION, type LoginPolicy, type LoginPolicyIdp } from '../model/records.js';
 import { formatProtoDuration } from '../util/duration.js';
 import { enumField, enumValue } from './enums.js';
 import { duration, flag, text } from './validation.js';
@@ -72,23 +72,27 @@ export function toLoginPolicy(input: LoginPolicyInput): { policy: LoginPolicy; u
     else if (entry.ownerType === 'IDP_OWNER_TYPE_UNSPECIFIED') unsupported.push(`idps: ${entry.idpId} needs ownerType IDP_OWNER_TYPE_ORG or IDP_OWNER_TYPE_SYSTEM`);
     else if (!idps.some((i) => i.idpId === entry.idpId)) idps.push({ idpId: entry.idpId, ownerType: entry.ownerType });
   }
-  if (input.passwordlessType !== 'PASSWORDLESS_TYPE_NOT_ALLOWED') unsupported.push('passwordlessType: Sesame has no passwordless (passkey) login');
-  if (input.multiFactors.length > 0) unsupported.push('multiFactors: Sesame has no multi-factor (U2F with verification) login');
+  const multiFactors: string[] = [];
+  for (const factor of input.multiFactors) {
+    if (factor === U2F_WITH_VERIFICATION) {
+      if (!multiFactors.includes(factor)) multiFactors.push(factor);
+    } else if (factor !== 'MULTI_FACTOR_TYPE_UNSPECIFIED') unsupported.push(`multiFactors: ${factor} is not supported`);
+  }
   if (input.allowDomainDiscovery) unsupported.push('allowDomainDiscovery: Sesame has no domain discovery');
   // ZITADEL redirects there after a login without an application (from an email link); every
   // Sesame login starts at an application's authorization request.
   if (input.defaultRedirectUri) unsupported.push('defaultRedirectUri: Sesame has no login without an application to return to');
   const secondFactors: string[] = [];
   for (const factor of input.secondFactors ?? defaults.secondFactors) {
-    if (factor === OTP_FACTOR || factor === OTP_EMAIL_SECOND_FACTOR) {
+    if (factor === OTP_FACTOR || factor === OTP_EMAIL_SECOND_FACTOR || factor === U2F_SECOND_FACTOR) {
       if (!secondFactors.includes(factor)) secondFactors.push(factor);
     } else if (factor !== 'SECOND_FACTOR_TYPE_UNSPECIFIED') {
-      unsupported.push(`secondFactors: ${factor} is not supported (Sesame's second factors are TOTP, ${OTP_FACTOR}, and codes by email, ${OTP_EMAIL_SECOND_FACTOR})`);
+      unsupported.push(`secondFactors: ${factor} is not supported (Sesame's second factors are TOTP, ${OTP_FACTOR}, codes by email, ${OTP_EMAIL_SECOND_FACTOR}, and security keys, ${U2F_SECOND_FACTOR})`);
     }
   }
   const canEnroll = secondFactors.length > 0;
   if ((input.forceMfa || input.forceMfaLocalOnly) && !canEnroll) {
-    unsupported.push(`forceMfa needs ${OTP_FACTOR} or ${OTP_EMAIL_SECOND_FACTOR} among secondFactors: nobody could complete the sign-in`);
+    unsupported.push(`forceMfa needs ${OTP_FACTOR}, ${OTP_EMAIL_SECOND_FACTOR} or ${U2F_SECOND_FACTOR} among secondFactors: nobody could complete the sign-in`);
   }
   const policy: LoginPolicy = {
     allowUsernamePassword: input.allowUsernamePassword,
@@ -98,7 +102,7 @@ export function toLoginPolicy(input: LoginPolicyInput): { policy: LoginPolicy; u
     // at an identity provider is then not asked to enroll (domain/sign-in-policy.ts mfaPrompt).
     forceMfa: (input.forceMfa || input.forceMfaLocalOnly) && canEnroll,
     forceMfaLocalOnly: input.forceMfaLocalOnly && canEnroll,
-    passwordlessType: 'PASSWORDLESS_TYPE_NOT_ALLOWED',
+    passwordlessType: input.passwordlessType,
     hidePasswordReset: input.hidePasswordReset,
     ignoreUnknownUsernames: input.ignoreUnknownUsernames,
     allowDomainDiscovery: false,
@@ -111,7 +115,7 @@ export function toLoginPolicy(input: LoginPolicyInput): { policy: LoginPolicy; u
     secondFactorCheckLifetimeMs: lifetime('secondFactorCheckLifetime', defaults.secondFactorCheckLifetimeMs),
     multiFactorCheckLifetimeMs: lifetime('multiFactorCheckLifetime', defaults.multiFactorCheckLifetimeMs),
     secondFactors,
-    multiFactors: [],
+    multiFactors,
     idps,
   };
   return { policy, unsupported };
@@ -138,6 +142,8 @@ export function loginPolicyView(policy: LoginPolicy) {
     secondFactorCheckLifetime: formatProtoDuration(policy.secondFactorCheckLifetimeMs),
     multiFactorCheckLifetime: formatProtoDuration(policy.multiFactorCheckLifetimeMs),
     secondFactors: policy.secondFactors.length > 0 ? policy.secondFactors : undefined,
+    passwordlessType: policy.passwordlessType === 'PASSWORDLESS_TYPE_NOT_ALLOWED' ? undefined : policy.passwordlessType,
+    multiFactors: policy.multiFactors.length > 0 ? policy.multiFactors : undefined,
     idps: policy.idps?.length ? policy.idps : undefined,
   };
 }

@@ -21,7 +21,7 @@ export const MESSAGE_TYPES = [
   { kind: 'VerifyEmail', path: 'verifyemail', bundleField: 'verifyEmailMessages', errorType: 'verify_email_message', sent: true },
   { kind: 'VerifyPhone', path: 'verifyphone', bundleField: 'verifyPhoneMessages', errorType: 'verify_phone_message', sent: false },
   { kind: 'DomainClaimed', path: 'domainclaimed', bundleField: 'domainClaimedMessages', errorType: 'domain_claimed_message', sent: false },
-  { kind: 'PasswordlessRegistration', path: 'passwordless_registration', bundleField: 'passwordlessRegistrationMessages', errorType: 'passwordless_registration_message', sent: false },
+  { kind: 'PasswordlessRegistration', path: 'passwordless_registration', bundleField: 'passwordlessRegistrationMessages', errorType: 'passwordless_registration_message', sent: true },
   { kind: 'PasswordChange', path: 'password_change', bundleField: undefined, errorType: 'password_change_message', sent: true },
   { kind: 'VerifyEmailOTP', path: 'verifyemailotp', bundleField: 'verifyEmailOtpMessages', errorType: 'verify_email_otp_message', sent: true },
   { kind: 'VerifySMSOTP', path: 'verifysmsotp', bundleField: 'verifySmsOtpMessages', errorType: 'verify_sms_otp_message', sent: false },
@@ -30,7 +30,7 @@ export const MESSAGE_TYPES = [
 
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 /** The kinds Sesame mails (it has built-in texts for these). */
-export type MessageKind = 'InitCode' | 'PasswordReset' | 'VerifyEmail' | 'VerifyEmailOTP' | 'PasswordChange';
+export type MessageKind = 'InitCode' | 'PasswordReset' | 'VerifyEmail' | 'VerifyEmailOTP' | 'PasswordChange' | 'PasswordlessRegistration';
 
 const FIELDS = ['title', 'preHeader', 'subject', 'greeting', 'text', 'buttonText', 'footerText'] as const;
 
@@ -137,6 +137,15 @@ export const DEFAULT_MESSAGE_TEXTS: Record<MessageLanguage, Record<MessageKind, 
       buttonText: 'Login',
       footerText: '',
     },
+    PasswordlessRegistration: {
+      title: 'Add Passwordless Login',
+      preHeader: 'Add Passwordless Login',
+      subject: 'Add Passwordless Login',
+      greeting: 'Hello {{.DisplayName}},',
+      text: 'We received a request to add a token for passwordless login. Please use the button below to add your token or device for passwordless login.',
+      buttonText: 'Add Passwordless Login',
+      footerText: '',
+    },
   },
   de: {
     InitCode: {
@@ -182,6 +191,15 @@ export const DEFAULT_MESSAGE_TEXTS: Record<MessageLanguage, Record<MessageKind, 
       greeting: 'Hallo {{.DisplayName}},',
       text: 'Das Passwort deines Benutzers wurde geändert. Wenn diese Änderung von jemand anderem gemacht wurde, empfehlen wir dir, sofort dein Passwort zurückzusetzen.',
       buttonText: 'Login',
+      footerText: '',
+    },
+    PasswordlessRegistration: {
+      title: 'Passwortlosen Login hinzufügen',
+      preHeader: 'Passwortlosen Login hinzufügen',
+      subject: 'Passwortlosen Login hinzufügen',
+      greeting: 'Hallo {{.DisplayName}},',
+      text: 'Wir haben eine Anfrage für das Hinzufügen eines Tokens für den passwortlosen Login erhalten. Benutze den untenstehenden Button, um dein Token oder Gerät hinzuzufügen.',
+      buttonText: 'Passwortlosen Login hinzufügen',
       footerText: '',
     },
   },

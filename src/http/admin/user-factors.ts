@@ -1,12 +1,15 @@
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
-import { changedDetails } from '../../zitadel/details.js';
+import { changedDetails, listDetails } from '../../zitadel/details.js';
+import { preconditionFailed, resourceExhausted } from '../../model/errors.js';
+import { CODE_RULES } from '../../services/mail/notifications.js';
+import { formatProtoDuration } from '../../util/duration.js';
 import { endSessionsOfUser, type SessionEndPorts } from '../../services/session-end.js';
 import { apiRoute, ok } from './endpoint.js';
-import type { CallerPorts } from './caller.js';
+import type { Caller, CallerPorts } from './caller.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type UserFactorsPorts = Pick<Ports, 'orgs'> & SessionEndPorts & CallerPorts;
+export type UserFactorsPorts = Pick<Ports, 'orgs' | 'notifications'> & SessionEndPorts & CallerPorts;
 
 /**
  * Codes by email as a person's second factor (ZITADEL user v2 `…/otp_email`; management v1
@@ -37,5 +40,57 @@ export function userFactorRoutes(ctx: UserFactorsPorts): Route[] {
         return remove(req.params[0]!);
       },
     }),
+    ...webAuthnRoutes(ctx),
+  ];
+}
+
+/**
+ * Passkeys (ZITADEL's passwordless tokens) and security keys (U2F) of a person, management v1:
+ * list, remove (ends the person's sessions: what they guarded is gone), the second factors
+ * altogether (`…/auth_factors/_search`), and a link to register a passkey: returned
+ * (`…/passwordless/_link`) or mailed (`…/passwordless/_send_link`), single use, for an hour.
+ */
+function webAuthnRoutes(ctx: UserFactorsPorts): Route[] {
+  const ready = 'AUTH_FACTOR_STATE_READY';
+  const removeToken = async (caller: Caller, userId: string, tokenId: string, kind: 'passwordless' | 'u2f') => {
+    caller.requireActOn(userId, 'user.write');
+    const user = await ctx.orgs.removeWebAuthnToken(userId, tokenId, kind);
+    await endSessionsOfUser(ctx, userId);
+    return ok({ details: changedDetails(user, user.orgId) });
+  };
+  const link = async (caller: Caller, userId: string, mail: boolean) => {
+    const user = caller.requireActOn(userId, 'user.write');
+    if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have passkeys');
+    const sent = await ctx.notifications.sendCode(user, 'passwordless', mail ? {} : { returnLink: true });
+    if (sent.outcome === 'limited') throw resourceExhausted('USER-M41l5', 'too many passkey links were made for this person in the last hour; try again later');
+    if (sent.outcome === 'noEmail') throw preconditionFailed('USER-M41l0', 'the person has no email address');
+    return ok({ details: changedDetails(user, user.orgId), link: !mail && 'link' in sent ? sent.link : undefined, expiration: mail ? undefined : formatProtoDuration(CODE_RULES.passwordless.lifetimeMs) });
+  };
+  return [
+    apiRoute(ctx, '/management/v1/users/:userId/passwordless/_search', {
+      POST: (req, caller) => {
+        caller.require('user.read');
+        const user = ctx.orgs.requireUser(req.params[0]!, caller.orgId);
+        const result = (user.human?.webauthn ?? []).filter((t) => t.kind === 'passwordless').map((t) => ({ id: t.tokenId, state: ready, name: t.name }));
+        return ok({ details: listDetails(result.length), result });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/users/:userId/passwordless/_link', { POST: (req, caller) => link(caller, req.params[0]!, false) }),
+    apiRoute(ctx, '/management/v1/users/:userId/passwordless/_send_link', { POST: (req, caller) => link(caller, req.params[0]!, true) }),
+    apiRoute(ctx, '/management/v1/users/:userId/passwordless/:tokenId', { DELETE: (req, caller) => removeToken(caller, req.params[0]!, req.params[1]!, 'passwordless') }),
+    apiRoute(ctx, '/management/v1/users/:userId/auth_factors/_search', {
+      POST: (req, caller) => {
+        caller.require('user.read');
+        const user = ctx.orgs.requireUser(req.params[0]!, caller.orgId);
+        const h = user.human;
+        const result = [
+          ...(h?.otpSecretSealed ? [{ state: ready, otp: {} }] : []),
+          ...(h?.otpEmail ? [{ state: ready, otpEmail: {} }] : []),
+          ...(h?.webauthn ?? []).filter((t) => t.kind === 'u2f').map((t) => ({ state: ready, u2f: { id: t.tokenId, name: t.name } })),
+        ];
+        return ok({ result });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/users/:userId/auth_factors/u2f/:tokenId', { DELETE: (req, caller) => removeToken(caller, req.params[0]!, req.params[1]!, 'u2f') }),
   ];
 }

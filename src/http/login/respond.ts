@@ -223,6 +223,6 @@ export function resumeSession(
 ): { step: LoginStep; userId: string; checks?: AuthChecks } {
   if (requirement === 'password') return { step: 'password', userId: session.userId };
   // The password is still valid: only the second factor (or its enrollment) is asked for.
-  const { passwordAt, idpAt, idpId } = sessionChecks(ctx, session);
-  return { step: requirement, userId: session.userId, checks: { passwordAt, ...(idpAt !== undefined ? { idpAt, idpId } : {}) } };
+  const { passwordAt, idpAt, idpId, passwordlessAt } = sessionChecks(ctx, session);
+  return { step: requirement, userId: session.userId, checks: { passwordAt, ...(idpAt !== undefined ? { idpAt, idpId } : {}), ...(passwordlessAt !== undefined ? { passwordlessAt } : {}) } };
 }

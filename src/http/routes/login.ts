@@ -7,7 +7,7 @@ import { openOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { agentOf, newAgentCookieFor, type Agent } from '../login/agent.js';
 import { authorizeError, completeAuthorization, consentNeeded, resumeSession, sessionRequirementOf, usableSessions } from '../login/respond.js';
 import { enrollableFactors, factsOf, mfaPrompt, nextSignInStep } from '../../domain/sign-in-policy.js';
-import { DEFAULT_POLICIES, INSTANCE_POLICY, OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR } from '../../model/records.js';
+import { DEFAULT_POLICIES, INSTANCE_POLICY, OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR, U2F_SECOND_FACTOR } from '../../model/records.js';
 import { EMAIL } from '../../domain/human-users.js';
 import { brokenComplexityRule } from '../../domain/password-complexity.js';
 import { clock } from '../../util/clock.js';
@@ -55,6 +55,7 @@ import { decideDevice, type DeviceFlowPorts } from '../../services/device-flow.j
 import type { View } from '../../util/readonly.js';
 import { recordSignIn, recordSignInFailure } from '../../observability/recorder.js';
 import { federation } from '../login/federation.js';
+import { webauthnLogin } from '../login/webauthn.js';
 import { firstFactorAt } from '../../model/auth-checks.js';
 
 /** Where a label policy's images and fonts are served (domain/label-asset.ts makes the links). */
@@ -232,7 +233,16 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         const qrCode = await qrCodeDataUrl(otpauthUri(issuerHost, loginName, auth.pendingOtpSecret));
         return htmlResponse(
           status,
-          mfaSetupPage(page, { loginName, secret: auth.pendingOtpSecret, qrCode, required, totp: factors.includes(OTP_SECOND_FACTOR), email: factors.includes(OTP_EMAIL_SECOND_FACTOR), ...(error ? { error } : {}) }),
+          mfaSetupPage(page, {
+            loginName,
+            secret: auth.pendingOtpSecret,
+            qrCode,
+            required,
+            totp: factors.includes(OTP_SECOND_FACTOR),
+            email: factors.includes(OTP_EMAIL_SECOND_FACTOR),
+            u2f: factors.includes(U2F_SECOND_FACTOR),
+            ...(error ? { error } : {}),
+          }),
         );
       }
       case 'register':
@@ -256,6 +266,11 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         return fed.choicePage(flow, error);
       case 'ldap':
         return fed.ldapPage(flow, error);
+      case 'passkey':
+      case 'u2f':
+      case 'u2f-setup':
+      case 'passkey-setup':
+        return wa.page(flow, error);
       case 'device-consent':
       case 'consent': {
         const session = await consentSession(flow);
@@ -303,7 +318,9 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       await ctx.notifications.sendCode(user, 'verifyEmail', { authRequestId: flow.auth.id });
     }
     if (next === 'otp-email') await ctx.notifications.sendCode(user, 'otpEmail', { authRequestId: flow.auth.id });
-    await ctx.authRequests.enterStep(flow.auth, next);
+    // Enrollment with security keys only: their page at once.
+    const enrollOnlyKeys = next === 'mfa-setup' && enrollableFactors(loginPolicy(user.orgId)).every((f) => f === U2F_SECOND_FACTOR);
+    await ctx.authRequests.enterStep(flow.auth, enrollOnlyKeys ? 'u2f-setup' : next);
     return backToStep(flow, headers);
   }
 
@@ -799,7 +816,17 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
 
   const route = (pattern: string, methods: Route['methods']): Route => ({ pattern, errorStyle: 'html', methods });
 
-  const fed = federation<Flow>(ctx, { flowOf, show, proceed, renewCookie, expired, backToStep, t, post, atStep, route, registrationOrgId });
+  const kit = { flowOf, show, proceed, renewCookie, expired, backToStep, t, post, atStep, route, registrationOrgId };
+  const fed = federation<Flow>(ctx, kit);
+  const wa = webauthnLogin<Flow>(ctx, {
+    ...kit,
+    authenticatedUser,
+    loginNameOf: (user, flow) => loginNameOf(user as UserRecord, flow),
+    // A passkey signs in people without a password too: a person of the requested org, in an active org.
+    eligible: (flow, user) => user?.human !== undefined && (flow.auth.request.orgId === undefined || user.orgId === flow.auth.request.orgId) && ctx.orgs.orgIsActive(user.orgId),
+    sendOtpEmail: (flow, user) => ctx.notifications.sendCode(user, 'otpEmail', { authRequestId: flow.auth.id }),
+    skipEnrollment: (flow) => skipOtpSetup(flow),
+  });
 
   return [
     route(LOGIN_PATH, {
@@ -831,6 +858,12 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         // The sign-in policy: a person made without a password sets one with a mailed code first (ZITADEL's init step).
         const chosen = user?.human && ctx.orgs.orgIsActive(user.orgId) ? factsOf(user) : undefined;
         const { step } = nextSignInStep({ person: chosen, unknownLoginNameTyped: !chosen, checks: {}, fromSession: false, policy: loginPolicy(user?.orgId ?? INSTANCE_POLICY), now: clock.now() });
+        // A person with a passkey (passwordlessType ALLOWED) is offered it before the password.
+        if (step === 'password' && user && chosen && wa.offersPasskey(user)) {
+          const current = await ctx.authRequests.get(flow.auth.id, flow.agent.agentId);
+          if (!current) return expired(flow.agent);
+          await ctx.authRequests.enterStep(current, 'passkey');
+        }
         if (step === 'init' && user) {
           const current = await ctx.authRequests.get(flow.auth.id, flow.agent.agentId);
           if (!current) return expired(flow.agent);
@@ -849,6 +882,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     route('/ui/login/password', { POST: atStep('password', (flow, form) => checkPassword(flow, form.get('password'))) }),
     ...mailCodeRoutes(),
     ...fed.routes,
+    ...wa.routes,
     route('/ui/login/password/change', { POST: atStep('password-change', (flow, form) => changePassword(flow, form)) }),
     route('/ui/login/otp', { POST: atStep('otp', (flow, form) => checkOtp(flow, form.get('code'))) }),
     route('/ui/login/mfa/verify', { POST: atStep('mfa-setup', (flow, form) => confirmOtpSetup(flow, form.get('code'))) }),

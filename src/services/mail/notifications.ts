@@ -39,6 +39,8 @@ export const CODE_RULES: Readonly<Record<CodePurpose, CodeRule>> = {
   init: { kind: 'InitCode', length: 6, alphabet: UPPER_AND_DIGITS, lifetimeMs: 72 * HOUR, path: '/ui/login/user/init', perPersonPerHour: 5 },
   // One per sign-in that passed the password: a bound that does not lock a busy person out.
   otpEmail: { kind: 'VerifyEmailOTP', length: 8, alphabet: DIGITS, lifetimeMs: 5 * 60_000, perPersonPerHour: 30 },
+  // A link to register a passkey (ZITADEL's passwordless registration): longer, since it is only a link.
+  passwordless: { kind: 'PasswordlessRegistration', length: 12, alphabet: UPPER_AND_DIGITS, lifetimeMs: HOUR, path: '/ui/login/passwordless/init', perPersonPerHour: 5 },
 };
 
 /** Codes mailed to anyone from one client address per hour (per person: each purpose's rule). */
@@ -51,7 +53,7 @@ export function newCode(rule: CodeRule): string {
 }
 
 /** What became of a code: sent (or, asked for, returned), or not: too many this hour, no address. */
-export type SendOutcome = { outcome: 'sent'; code?: string } | { outcome: 'limited' | 'noEmail' };
+export type SendOutcome = { outcome: 'sent'; code?: string; link?: string } | { outcome: 'limited' | 'noEmail' };
 
 export class Notifications {
   private readonly perPerson: Record<CodePurpose, FailureWindow>;
@@ -65,7 +67,7 @@ export class Notifications {
     private readonly issuer: string,
   ) {
     const perPerson = (purpose: CodePurpose) => failureWindows.window(`mail-person-${purpose}`, CODE_RULES[purpose].perPersonPerHour, HOUR);
-    this.perPerson = { verifyEmail: perPerson('verifyEmail'), passwordReset: perPerson('passwordReset'), init: perPerson('init'), otpEmail: perPerson('otpEmail') };
+    this.perPerson = { verifyEmail: perPerson('verifyEmail'), passwordReset: perPerson('passwordReset'), init: perPerson('init'), otpEmail: perPerson('otpEmail'), passwordless: perPerson('passwordless') };
     this.perAddress = failureWindows.window('mail-address', PER_ADDRESS_PER_HOUR, HOUR);
   }
 
@@ -77,19 +79,21 @@ export class Notifications {
   async sendCode(
     user: View<UserRecord>,
     purpose: CodePurpose,
-    options: { authRequestId?: string | undefined; clientAddress?: string | undefined; urlTemplate?: string | undefined; returnCode?: boolean } = {},
+    options: { authRequestId?: string | undefined; clientAddress?: string | undefined; urlTemplate?: string | undefined; returnCode?: boolean; returnLink?: boolean } = {},
   ): Promise<SendOutcome> {
     const email = user.human?.email.email;
-    if (!email) return { outcome: 'noEmail' };
+    if (!email && !options.returnLink) return { outcome: 'noEmail' };
     if (options.clientAddress !== undefined && !(await this.perAddress.take(options.clientAddress))) return { outcome: 'limited' };
     if (!(await this.perPerson[purpose].take(user.id))) return { outcome: 'limited' };
     const rule = CODE_RULES[purpose];
     const code = newCode(rule);
     const now = clock.now();
     // The code vouches for the address it went to: a verification of another address fails.
-    await this.codes.issue(user.id, purpose, code, now, rule.lifetimeMs, purpose === 'verifyEmail' || purpose === 'init' ? email.toLowerCase() : '');
+    await this.codes.issue(user.id, purpose, code, now, rule.lifetimeMs, purpose === 'verifyEmail' || purpose === 'init' ? (email ?? '').toLowerCase() : '');
     // User v2's returnCode: the caller (an administrator's own UI) gets the code and mails nothing.
     if (options.returnCode) return { outcome: 'sent', code };
+    // ZITADEL's AddPasswordlessRegistration: the link is the caller's to hand over.
+    if (options.returnLink) return { outcome: 'sent', link: this.linkOf(user, rule.path!, purpose, code, options) };
     await this.mail(user, rule.kind, { Code: code, OTP: code }, rule.path === undefined ? undefined : this.linkOf(user, rule.path, purpose, code, options));
     return { outcome: 'sent' };
   }

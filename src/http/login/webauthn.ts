@@ -1,0 +1,323 @@
+import type { FlowView } from '../../services/ports.js';
+import { parseCeremonyAnswer, WebAuthn, type WebAuthnKind } from '../../services/webauthn.js';
+import { beginningAt } from '../../domain/revocation-horizon.js';
+import { enrollableFactors, mfaPrompt, factsOf } from '../../domain/sign-in-policy.js';
+import { firstFactorAt } from '../../model/auth-checks.js';
+import { U2F_SECOND_FACTOR, U2F_WITH_VERIFICATION, type UserRecord } from '../../model/records.js';
+import { ApiError } from '../../model/errors.js';
+import { parseFormBody, parseUrlEncoded, type Form } from '../../protocol/form.js';
+import { ceremonyPage, donePage, errorPage, type CodeFormTarget } from '../../ui/pages.js';
+import { translator, type Locale, type TextKey } from '../../ui/i18n.js';
+import { html } from '../../util/html.js';
+import { clock } from '../../util/clock.js';
+import type { View } from '../../util/readonly.js';
+import { ceremonyResponse, htmlResponse } from '../html.js';
+import type { Request, Response, Route } from '../types.js';
+import type { LoginFlow, LoginKit } from './federation.js';
+import { agentOf } from './agent.js';
+import { recordSignInFailure } from '../../observability/recorder.js';
+
+/**
+ * Passkeys and security keys at the login (ZITADEL's passwordless and U2F), each a WebAuthn
+ * ceremony (services/webauthn.ts) on a page whose one script is allowed by its hash:
+ * - `passkey`: the first factor for a person who has one (passwordlessType ALLOWED), instead of
+ *   the password (which the page still offers): two factors in one (`amr` `user mfa`);
+ * - `u2f`: the second factor for a person who has a security key (with `multiFactors`
+ *   U2F_WITH_VERIFICATION a passkey serves too, with user verification, and lasts
+ *   `multiFactorCheckLifetime`); the page offers their other factors;
+ * - `u2f-setup`: a security key enrolled from the enrollment step (`secondFactors` U2F);
+ * - `passkey-setup`: a passkey offered after a password sign-in (skipped: not again for 30 days);
+ * - a passkey registered from a link (`…/passwordless/_link`, `_send_link`): the code is the proof.
+ * The challenge of each page is stored with the sign-in request and used once; the signature
+ * counter is decided on the person as stored (a clone's older counter is refused).
+ */
+export type WebAuthnPorts = Pick<FlowView, 'authRequests' | 'orgs' | 'loginDirectory' | 'issuer' | 'userCodes' | 'masterKey'>;
+
+export interface WebAuthnKit<F extends LoginFlow> extends LoginKit<F> {
+  /** The person who passed the first factor in this request (still active), else undefined. */
+  authenticatedUser(flow: F): View<UserRecord> | undefined;
+  loginNameOf(user: View<UserRecord>, flow: F): string;
+  /** Whether the person may sign in for this request (a person of its org, in an active org). */
+  eligible(flow: F, user: View<UserRecord> | undefined): boolean;
+  /** Mails the person a code for the email second factor (entering that step). */
+  sendOtpEmail(flow: F, user: View<UserRecord>): Promise<unknown>;
+  /** Leaves an optional enrollment without enrolling (remembered for mfaInitSkipLifetime). */
+  skipEnrollment(flow: F): Promise<Response>;
+}
+
+/** How long the sealed state of a link's registration page holds (ms). */
+const LINK_PAGE_MS = 10 * 60_000;
+
+export function webauthnLogin<F extends LoginFlow>(ctx: WebAuthnPorts, kit: WebAuthnKit<F>) {
+  const webauthn = new WebAuthn(ctx.issuer);
+  const stateKey = ctx.masterKey;
+  const loginPolicy = (orgId: string) => ctx.orgs.policy('login', orgId).policy;
+  const tokensOf = (user: View<UserRecord>, kinds: readonly WebAuthnKind[]) => (user.human?.webauthn ?? []).filter((t) => kinds.includes(t.kind));
+  /** The keys the second-factor step takes: security keys, and passkeys where the policy makes them a multi factor. */
+  const secondFactorTokens = (user: View<UserRecord>) => tokensOf(user, loginPolicy(user.orgId).multiFactors.includes(U2F_WITH_VERIFICATION) ? ['u2f', 'passwordless'] : ['u2f']);
+  const t = (flow: F, key: TextKey) => kit.t(flow, key);
+
+  /** Whether the login offers this person their passkey instead of the password. */
+  function offersPasskey(user: View<UserRecord>): boolean {
+    return loginPolicy(user.orgId).passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED' && tokensOf(user, ['passwordless']).length > 0;
+  }
+
+  const switchForm = (flow: F, action: string, text: string, fields: Record<string, string> = {}) => html`<form method="post" action="${action}">
+<input type="hidden" name="authRequestID" value="${flow.page.authRequestId}">
+<input type="hidden" name="csrf" value="${flow.page.csrf}">
+${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
+<button type="submit" class="secondary">${text}</button>
+</form>`;
+
+  /** The page of a WebAuthn step, with a new challenge stored for it. */
+  async function page(flow: F, error?: string): Promise<Response> {
+    const step = flow.auth.step;
+    const target: CodeFormTarget = { page: flow.page };
+    if (step === 'passkey') {
+      const user = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
+      if (!user || !offersPasskey(user)) return kit.expired(flow.agent);
+      const { options, challenge } = await webauthn.authentication(tokensOf(user, ['passwordless']), 'required');
+      await ctx.authRequests.setChallenge(flow.auth, challenge);
+      return ceremonyResponse(
+        200,
+        ceremonyPage(target, {
+          title: t(flow, 'passkey.title'),
+          intro: t(flow, 'passkey.intro'),
+          mode: 'authenticate',
+          options,
+          action: '/ui/login/passkey',
+          button: t(flow, 'passkey.button'),
+          loginName: kit.loginNameOf(user, flow),
+          error,
+          alternatives: switchForm(flow, '/ui/login/passkey/password', t(flow, 'passkey.password')),
+        }),
+      );
+    }
+    const user = kit.authenticatedUser(flow);
+    if (!user?.human) return kit.expired(flow.agent);
+    if (step === 'u2f') {
+      const { options, challenge } = await webauthn.authentication(secondFactorTokens(user), 'discouraged');
+      await ctx.authRequests.setChallenge(flow.auth, challenge);
+      return ceremonyResponse(
+        200,
+        ceremonyPage(target, {
+          title: t(flow, 'u2f.title'),
+          intro: t(flow, 'u2f.intro'),
+          mode: 'authenticate',
+          options,
+          action: '/ui/login/u2f',
+          button: t(flow, 'u2f.button'),
+          loginName: kit.loginNameOf(user, flow),
+          error,
+          alternatives: html`${user.human.otpSecretSealed ? switchForm(flow, '/ui/login/u2f/switch', t(flow, 'u2f.otp'), { to: 'otp' }) : ''}${
+            user.human.otpEmail ? switchForm(flow, '/ui/login/u2f/switch', t(flow, 'u2f.email'), { to: 'otp-email' }) : ''
+          }`,
+        }),
+      );
+    }
+    const kind: WebAuthnKind = step === 'passkey-setup' ? 'passwordless' : 'u2f';
+    const { options, challenge } = await webauthn.registration(user, kit.loginNameOf(user, flow), kind);
+    await ctx.authRequests.setChallenge(flow.auth, challenge);
+    const policy = loginPolicy(user.orgId);
+    const optional = mfaPrompt(factsOf(user), policy, clock.now(), flow.auth.checks.idpAt !== undefined && flow.auth.checks.passwordAt === undefined) !== 'required';
+    const others = enrollableFactors(policy).some((f) => f !== U2F_SECOND_FACTOR);
+    return ceremonyResponse(
+      200,
+      ceremonyPage(target, {
+        title: t(flow, kind === 'passwordless' ? 'passkeySetup.title' : 'u2fSetup.title'),
+        intro: t(flow, kind === 'passwordless' ? 'passkeySetup.intro' : 'u2fSetup.intro'),
+        mode: 'register',
+        options,
+        action: kind === 'passwordless' ? '/ui/login/passkey/setup' : '/ui/login/u2f/setup',
+        button: t(flow, kind === 'passwordless' ? 'passkeySetup.button' : 'u2fSetup.button'),
+        loginName: kit.loginNameOf(user, flow),
+        askName: true,
+        error,
+        alternatives:
+          kind === 'passwordless'
+            ? switchForm(flow, '/ui/login/passkey/setup/skip', t(flow, 'passkeySetup.skip'))
+            : html`${others ? switchForm(flow, '/ui/login/u2f/setup/back', t(flow, 'external.back')) : ''}${optional ? switchForm(flow, '/ui/login/mfa/skip-u2f', t(flow, 'mfa.skip')) : ''}`,
+      }),
+    );
+  }
+
+  /** The ceremony's answer and the challenge it must sign (taken: used once); undefined when there is no answer. */
+  async function answerOf(flow: F, form: Form): Promise<{ answer: unknown; challenge: string } | undefined> {
+    const challenge = await ctx.authRequests.takeChallenge(flow.auth);
+    const answer = parseCeremonyAnswer(form.get('credential'));
+    return challenge && answer && !form.get('failure') ? { answer, challenge } : undefined;
+  }
+
+  const failed = (flow: F) => {
+    recordSignInFailure('webauthn');
+    return page(flow, t(flow, 'webauthn.failed'));
+  };
+
+  async function signInWithPasskey(flow: F, form: Form): Promise<Response> {
+    const user = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
+    if (!user || !kit.eligible(flow, user) || !offersPasskey(user)) return kit.expired(flow.agent);
+    const given = await answerOf(flow, form);
+    if (!given) return failed(flow);
+    const result = await webauthn.verifyAuthentication(given.answer, given.challenge, tokensOf(user, ['passwordless']), () => true);
+    if (!result || !(await ctx.loginDirectory.useWebAuthn(user.id, result.token.id, result.counter))) return failed(flow);
+    // The person as stored after the key signed: locked or deactivated meanwhile goes no further.
+    const stored = ctx.orgs.getUser(user.id);
+    if (stored?.state === 'USER_STATE_LOCKED') return kit.show(flow, t(flow, 'password.locked'));
+    if (!stored || !ctx.orgs.isActive(stored)) return kit.show(flow, t(flow, 'error.inactive'));
+    await ctx.authRequests.passPasskey(flow.auth, user.id, beginningAt(stored));
+    return kit.proceed(flow, user.id, await kit.renewCookie(flow));
+  }
+
+  async function checkSecurityKey(flow: F, form: Form): Promise<Response> {
+    const user = kit.authenticatedUser(flow);
+    if (!user?.human) return kit.expired(flow.agent);
+    const given = await answerOf(flow, form);
+    if (!given) return failed(flow);
+    const result = await webauthn.verifyAuthentication(given.answer, given.challenge, secondFactorTokens(user), (token) => token.kind === 'passwordless');
+    if (!result || !(await ctx.loginDirectory.useWebAuthn(user.id, result.token.id, result.counter))) return failed(flow);
+    if (!kit.authenticatedUser(flow)) return kit.expired(flow.agent);
+    await ctx.authRequests.passOtp(flow.auth, beginningAt(user), result.token.kind === 'passwordless' ? 'u2f-uv' : 'u2f');
+    return kit.proceed(flow, user.id);
+  }
+
+  /** A security key or passkey added in this sign-in; `passOnAdd`: it is this sign-in's second factor too (enrollment). */
+  async function enroll(flow: F, form: Form, kind: WebAuthnKind): Promise<Response> {
+    const user = kit.authenticatedUser(flow);
+    if (!user?.human) return kit.expired(flow.agent);
+    if (kind === 'u2f' && !enrollableFactors(loginPolicy(user.orgId)).includes(U2F_SECOND_FACTOR)) return kit.show(flow);
+    if (kind === 'passwordless' && loginPolicy(user.orgId).passwordlessType !== 'PASSWORDLESS_TYPE_ALLOWED') return kit.show(flow);
+    const given = await answerOf(flow, form);
+    if (!given) return failed(flow);
+    const name = (form.get('name') ?? '').trim().slice(0, 100) || (kind === 'u2f' ? 'Security key' : 'Passkey');
+    const token = await webauthn.verifyRegistration(given.answer, given.challenge, kind, name, clock.now());
+    if (!token) return failed(flow);
+    try {
+      if (!(await ctx.loginDirectory.enrollWebAuthn(user.id, token, firstFactorAt(flow.auth.checks)))) return kit.expired(flow.agent);
+    } catch (error) {
+      if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return page(flow, error.message);
+      throw error;
+    }
+    if (kind === 'u2f') await ctx.authRequests.passOtp(flow.auth, beginningAt(user), 'u2f');
+    return kit.proceed(flow, user.id);
+  }
+
+  // ---- a passkey registered from a link (`…/passwordless/_link`, `_send_link`) ----
+
+  const linkTarget = (locale: Locale, user: View<UserRecord> | undefined): CodeFormTarget => ({ locale, userId: user?.id ?? '' });
+  const sealState = (state: { challenge: string; userId: string; until: number }) => Buffer.from(stateKey.encrypt(Buffer.from(JSON.stringify(state)))).toString('base64url');
+  const openState = (text: string | undefined): { challenge: string; userId: string; until: number } | undefined => {
+    try {
+      return text ? (JSON.parse(stateKey.decrypt(Buffer.from(text, 'base64url')).toString('utf8')) as { challenge: string; userId: string; until: number }) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
+  async function linkPage(locale: Locale, user: View<UserRecord>, code: string, error?: string): Promise<Response> {
+    const tr = translator(locale);
+    const { options, challenge } = await webauthn.registration(user, ctx.orgs.preferredLoginName(user), 'passwordless');
+    const state = sealState({ challenge, userId: user.id, until: clock.now() + LINK_PAGE_MS });
+    return ceremonyResponse(
+      200,
+      ceremonyPage(linkTarget(locale, user), {
+        title: tr('passkeySetup.title'),
+        intro: tr('passkeyLink.intro'),
+        mode: 'register',
+        options,
+        action: '/ui/login/passwordless/init',
+        button: tr('passkeySetup.button'),
+        loginName: ctx.orgs.preferredLoginName(user),
+        askName: true,
+        error,
+        // The language of the page the link opened stays the answer's.
+        fields: { code, state, ui_locales: locale },
+      }),
+    );
+  }
+
+  const linkError = (locale: Locale) => htmlResponse(400, errorPage(locale, translator(locale)('code.invalid')));
+
+  async function linkRegistration(req: Request): Promise<Response> {
+    const form = parseFormBody(req.headers['content-type'], req.body);
+    const locale = agentOf(ctx, req, form.get('ui_locales')?.slice(0, 50)).locale;
+    const user = ctx.orgs.getUser((form.get('userID') ?? '').slice(0, 200));
+    const state = openState(form.get('state'));
+    const code = (form.get('code') ?? '').slice(0, 40);
+    if (!user?.human || !state || state.userId !== user.id || state.until < clock.now()) return linkError(locale);
+    const answer = parseCeremonyAnswer(form.get('credential'));
+    const name = (form.get('name') ?? '').trim().slice(0, 100) || 'Passkey';
+    const token = answer && !form.get('failure') ? await webauthn.verifyRegistration(answer, state.challenge, 'passwordless', name, clock.now()) : undefined;
+    if (!token) return linkPage(locale, user, code, translator(locale)('webauthn.failed'));
+    // The code is what proves the link was this person's: used once, now that the key answered.
+    const redeemed = await ctx.userCodes.redeem(user.id, 'passwordless', code, clock.now());
+    if (redeemed.result !== 'ok') return linkError(locale);
+    try {
+      if (!(await ctx.loginDirectory.enrollWebAuthn(user.id, token, undefined))) return linkError(locale);
+    } catch (error) {
+      if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return htmlResponse(400, errorPage(locale, error.message));
+      throw error;
+    }
+    const tr = translator(locale);
+    return htmlResponse(200, donePage(locale, tr('passkeyLink.done.title'), tr('passkeyLink.done.intro')));
+  }
+
+  const routes: Route[] = [
+    kit.route('/ui/login/passkey', { POST: kit.atStep('passkey', signInWithPasskey) }),
+    kit.route('/ui/login/passkey/password', {
+      POST: kit.atStep('passkey', async (flow) => {
+        await ctx.authRequests.enterStep(flow.auth, 'password');
+        return kit.backToStep(flow);
+      }),
+    }),
+    kit.route('/ui/login/u2f', { POST: kit.atStep('u2f', checkSecurityKey) }),
+    kit.route('/ui/login/u2f/switch', {
+      POST: kit.atStep('u2f', async (flow, form) => {
+        const user = kit.authenticatedUser(flow);
+        const to = form.get('to') === 'otp-email' ? 'otp-email' : 'otp';
+        const has = to === 'otp' ? user?.human?.otpSecretSealed !== undefined : user?.human?.otpEmail === true;
+        if (!user || !has) return kit.backToStep(flow);
+        if (to === 'otp-email') await kit.sendOtpEmail(flow, user);
+        await ctx.authRequests.enterStep(flow.auth, to);
+        return kit.backToStep(flow);
+      }),
+    }),
+    kit.route('/ui/login/mfa/u2f', {
+      POST: kit.atStep('mfa-setup', async (flow) => {
+        const user = kit.authenticatedUser(flow);
+        if (!user || !enrollableFactors(loginPolicy(user.orgId)).includes(U2F_SECOND_FACTOR)) return kit.backToStep(flow);
+        await ctx.authRequests.enterStep(flow.auth, 'u2f-setup');
+        return kit.backToStep(flow);
+      }),
+    }),
+    kit.route('/ui/login/u2f/setup', { POST: kit.atStep('u2f-setup', (flow, form) => enroll(flow, form, 'u2f')) }),
+    kit.route('/ui/login/u2f/setup/back', {
+      POST: kit.atStep('u2f-setup', async (flow) => {
+        await ctx.authRequests.enterStep(flow.auth, 'mfa-setup');
+        return kit.backToStep(flow);
+      }),
+    }),
+    kit.route('/ui/login/mfa/skip-u2f', { POST: kit.atStep('u2f-setup', (flow) => kit.skipEnrollment(flow)) }),
+    kit.route('/ui/login/passkey/setup', { POST: kit.atStep('passkey-setup', (flow, form) => enroll(flow, form, 'passwordless')) }),
+    kit.route('/ui/login/passkey/setup/skip', {
+      POST: kit.atStep('passkey-setup', async (flow) => {
+        const user = kit.authenticatedUser(flow);
+        if (!user) return kit.expired(flow.agent);
+        await ctx.loginDirectory.skipPasskeyPrompt(user.id, clock.now());
+        return kit.proceed(flow, user.id);
+      }),
+    }),
+    kit.route('/ui/login/passwordless/init', {
+      GET: async (req) => {
+        const query = parseUrlEncoded(req.query);
+        const locale = agentOf(ctx, req, query.get('ui_locales')).locale;
+        const user = ctx.orgs.getUser((query.get('userID') ?? '').slice(0, 200));
+        const code = (query.get('code') ?? '').slice(0, 40);
+        if (!user?.human || !code || !(await ctx.userCodes.pending(user.id, 'passwordless', clock.now()))) return linkError(locale);
+        return linkPage(locale, user, code);
+      },
+      POST: linkRegistration,
+    }),
+  ];
+
+  return { routes, page, offersPasskey };
+}
