@@ -117,10 +117,8 @@ describe('forceMfa', () => {
     const post = (body: Record<string, unknown>) => api(server, 'POST', '/management/v1/policies/login', { token: server.pat, orgId, body });
     for (const body of [
       { forceMfa: true, secondFactors: [] },
-      { secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'] },
+      { secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_RECOVERY_CODES'] },
       { secondFactors: ['SECOND_FACTOR_TYPE_OTP_SMS'] },
-      { multiFactors: ['MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION'] },
-      { passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' },
       { idps: [{ idpId: '123', ownerType: 'IDP_OWNER_TYPE_UNSPECIFIED' }] },
       { allowDomainDiscovery: true },
       { defaultRedirectUri: 'https://app.example/' },
@@ -130,8 +128,8 @@ describe('forceMfa', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.message, JSON.stringify(body)).toMatch(/not supported|passwordCheckLifetime/);
     }
-    const refused = await post({ secondFactors: ['SECOND_FACTOR_TYPE_U2F'] });
-    expect(refused.body.message).toContain('SECOND_FACTOR_TYPE_U2F');
+    const refused = await post({ secondFactors: ['SECOND_FACTOR_TYPE_OTP_SMS'] });
+    expect(refused.body.message).toContain('SECOND_FACTOR_TYPE_OTP_SMS');
     // A provider the org does not have is refused by name (test/federation.test.ts offers real ones).
     const unknown = await post({ allowExternalIdp: true, idps: [{ idpId: '123', ownerType: 'IDP_OWNER_TYPE_ORG' }] });
     expect(unknown.status).toBe(400);
@@ -418,14 +416,14 @@ describe('import of login policies, users and projects', () => {
       {
         orgId,
         org: { name: uniqueName('imported') },
-        loginPolicy: { allowUsernamePassword: true, allowRegister: false, forceMfa: true, secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'], idps: [{ idpId: 'x', ownerType: 'IDP_OWNER_TYPE_ORG' }], passwordCheckLifetime: '3600s' },
+        loginPolicy: { allowUsernamePassword: true, allowRegister: false, forceMfa: true, secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_OTP_SMS'], idps: [{ idpId: 'x', ownerType: 'IDP_OWNER_TYPE_ORG' }], passwordCheckLifetime: '3600s' },
         projects: [{ projectId: `${orgId}-p`, project: { name: 'P', privateLabelingSetting: 'PRIVATE_LABELING_SETTING_ENFORCE_PROJECT_RESOURCE_OWNER_POLICY' } }],
         humanUsers: [{ userId: `${orgId}-u`, user: { userName: 'p', profile: { firstName: 'P', lastName: 'Q' }, email: { email: 'p@example.com' }, password: 'Some-Password-1', requestPasswordlessRegistration: true } }],
       },
     ]);
     expect(res.status).toBe(200);
     const messages = (res.body.errors as { type: string; message: string }[]).map((e) => `${e.type}: ${e.message}`);
-    expect(messages.some((m) => m.startsWith('login_policy') && m.includes('SECOND_FACTOR_TYPE_U2F'))).toBe(true);
+    expect(messages.some((m) => m.startsWith('login_policy') && m.includes('SECOND_FACTOR_TYPE_OTP_SMS'))).toBe(true);
     expect(messages.some((m) => m.startsWith('login_policy') && m.includes('idps'))).toBe(true);
     expect(messages.some((m) => m.startsWith('human_user') && m.includes('passwordless'))).toBe(true);
     // Private labeling is Sesame's now (label policies): kept, not reported.

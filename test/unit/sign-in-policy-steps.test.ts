@@ -15,6 +15,7 @@ const person = (change: Partial<PersonFacts> = {}): PersonFacts => ({ hasOtp: fa
 const passed = { passwordAt: sec(T0) };
 const both = { passwordAt: sec(T0), secondFactorAt: sec(T0) };
 const external = { idpAt: sec(T0), idpId: 'idp-1' };
+const passkey = { passwordlessAt: sec(T0) };
 const facts = (change: Partial<SignInFacts>): SignInFacts => ({ person: person(), checks: passed, fromSession: false, policy: policy(), now: T0, ...change });
 
 const CASES: { name: string; facts: SignInFacts; step: string; reason?: string }[] = [
@@ -49,6 +50,15 @@ const CASES: { name: string; facts: SignInFacts; step: string; reason?: string }
   { name: 'forced MFA for local sign-ins only: not after an identity provider', facts: facts({ checks: external, policy: policy({ forceMfa: true, forceMfaLocalOnly: true }) }), step: 'done' },
   { name: 'forced MFA for local sign-ins only: after a password', facts: facts({ policy: policy({ forceMfa: true, forceMfaLocalOnly: true }) }), step: 'mfa-setup', reason: 'mfa_required' },
   { name: 'forced MFA: after an identity provider too', facts: facts({ checks: external, policy: policy({ forceMfa: true }) }), step: 'mfa-setup', reason: 'mfa_required' },
+  // Passkeys and security keys.
+  { name: 'a security key before TOTP', facts: facts({ person: person({ hasU2f: true, hasOtp: true }) }), step: 'u2f', reason: 'second_factor' },
+  { name: 'a passkey is two factors: nothing more is asked', facts: facts({ checks: passkey, person: person({ hasU2f: true, hasOtp: true }), policy: policy({ forceMfa: true }) }), step: 'done' },
+  { name: "a passkey session past multiFactorCheckLifetime", facts: facts({ fromSession: true, checks: passkey, now: T0 + 13 * HOUR }), step: 'password', reason: 'passkey_check_expired' },
+  { name: 'a passkey session within multiFactorCheckLifetime', facts: facts({ fromSession: true, checks: passkey, now: T0 + 11 * HOUR }), step: 'done' },
+  { name: 'a passkey offered after a password', facts: facts({ policy: policy({ passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' }) }), step: 'passkey-setup', reason: 'passkey_offered' },
+  { name: 'no passkey offered to who has one', facts: facts({ person: person({ hasPasskey: true }), policy: policy({ passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' }) }), step: 'done' },
+  { name: 'no passkey offered within 30 days of a skip', facts: facts({ person: person({ passkeyPromptSkippedAt: T0 - HOUR }), policy: policy({ passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' }) }), step: 'done' },
+  { name: "a security key with user verification lasts multiFactorCheckLifetime", facts: facts({ fromSession: true, person: person({ hasU2f: true }), checks: { passwordAt: sec(T0), secondFactorAt: sec(T0), secondFactorKind: 'u2f-uv' }, now: T0 + 13 * HOUR }), step: 'u2f', reason: 'second_factor' },
 ];
 
 describe('the sign-in policy', () => {

@@ -66,10 +66,16 @@ describe('mfaPrompt and factsOf', () => {
     expect(mfaPrompt(person({ mfaInitSkippedAt: T0 }), policy({ forceMfaLocalOnly: true, mfaInitSkipLifetimeMs: HOUR }), T0)).toBe('required');
   });
 
+  const NONE: UserFacts = { hasOtp: false, hasOtpEmail: false, passwordChangeRequired: false, mustVerifyEmail: false, mfaInitSkippedAt: undefined, hasU2f: false, hasPasskey: false, passkeyPromptSkippedAt: undefined };
   it.each<{ name: string; human: Partial<NonNullable<UserRecord['human']>> | undefined; facts: UserFacts }>([
-    { name: 'a machine user (no human part)', human: undefined, facts: { hasOtp: false, hasOtpEmail: false, passwordChangeRequired: false, mustVerifyEmail: false, mfaInitSkippedAt: undefined } },
-    { name: 'a person with TOTP, a required change and a skip', human: { otpSecretSealed: new Uint8Array([1]), passwordChangeRequired: true, mfaInitSkippedAt: 5 }, facts: { hasOtp: true, hasOtpEmail: false, passwordChangeRequired: true, mustVerifyEmail: false, mfaInitSkippedAt: 5 } },
-    { name: 'a person without any of them', human: {}, facts: { hasOtp: false, hasOtpEmail: false, passwordChangeRequired: false, mustVerifyEmail: false, mfaInitSkippedAt: undefined } },
+    { name: 'a machine user (no human part)', human: undefined, facts: { ...NONE } },
+    { name: 'a person with TOTP, a required change and a skip', human: { otpSecretSealed: new Uint8Array([1]), passwordChangeRequired: true, mfaInitSkippedAt: 5 }, facts: { ...NONE, hasOtp: true, passwordChangeRequired: true, mfaInitSkippedAt: 5 } },
+    { name: 'a person without any of them', human: {}, facts: { ...NONE } },
+    {
+      name: 'a person with a passkey and a security key, who skipped the passkey offer',
+      human: { webauthn: [{ kind: 'passwordless' }, { kind: 'u2f' }] as never, passkeyPromptSkippedAt: 7 },
+      facts: { ...NONE, hasU2f: true, hasPasskey: true, passkeyPromptSkippedAt: 7 },
+    },
   ])('factsOf: $name', ({ human, facts }) => {
     const user = { id: 'u', ...(human ? { human } : {}) } as unknown as UserRecord;
     expect(factsOf(user)).toEqual(facts);
