@@ -403,3 +403,27 @@ describe('initialization', () => {
     expect(page.location).toContain(REDIRECT);
   });
 });
+
+describe('passkey registration links', () => {
+  it("a bundle's person with requestPasswordlessRegistration is mailed a link to register a passkey; _send_link mails one too", async () => {
+    const orgId = `pl${Date.now()}`;
+    const userName = uniqueName('pl');
+    const imported = await call('POST', '/admin/v1/import', {
+      timeout: '1m',
+      dataOrgs: { orgs: [{ orgId, org: { name: uniqueName('pl-org') }, humanUsers: [{ userId: `${orgId}-u`, user: { userName, profile: { firstName: 'Pia', lastName: 'Key' }, email: { email: `${userName}@example.com`, isEmailVerified: true }, requestPasswordlessRegistration: true } }] }] },
+    });
+    expect(imported.status, JSON.stringify(imported.body)).toBe(200);
+    expect(imported.body.errors).toBeUndefined();
+    const mail = await receiver.next(`${userName}@example.com`);
+    expect(mail.subject).toBe('Add Passwordless Login');
+    const link = linkOf(mail.links, '/ui/login/passwordless/init');
+    const page = await new Agent(server).follow(link.path);
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('id="webauthn-options"');
+    // A code that is not the link's opens nothing.
+    const wrong = await new Agent(server).follow(link.path.replace(link.code, 'WRONGCODE123'));
+    expect(wrong.status).toBe(400);
+    expect((await call('POST', `/management/v1/users/${orgId}-u/passwordless/_send_link`, {}, orgId)).status).toBe(200);
+    expect((await receiver.next(`${userName}@example.com`)).subject).toBe('Add Passwordless Login');
+  });
+});

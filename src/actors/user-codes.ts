@@ -53,14 +53,26 @@ export class UserCodesActor {
   }
 
   /** Uses the code once: right and live, it is gone; wrong, it counts, and the fifth wrong try voids it. */
-  async redeem(userId: string, purpose: CodePurpose, code: string, now: number): Promise<Redemption> {
+  redeem(userId: string, purpose: CodePurpose, code: string, now: number): Promise<Redemption> {
+    return this.present(userId, purpose, code, now, true);
+  }
+
+  /**
+   * Checks a code without using it (a link's page before the step it leads to): a wrong one counts
+   * as redeem's does, so the check is no way around the bound on tries.
+   */
+  check(userId: string, purpose: CodePurpose, code: string, now: number): Promise<Redemption> {
+    return this.present(userId, purpose, code, now, false);
+  }
+
+  private async present(userId: string, purpose: CodePurpose, code: string, now: number, use: boolean): Promise<Redemption> {
     const presented = this.mac(userId, purpose, code.trim().toUpperCase());
     let outcome: Redemption = { result: 'none' };
     await this.store.durable(
       this.store.update(CODES, `${userId}|${purpose}`, (found) => {
         if (!found) return (outcome = { result: 'none' }), undefined;
         if (found.expiresAt <= now) return (outcome = { result: 'expired' }), null;
-        if (timingSafeEqual(Buffer.from(found.mac), presented)) return (outcome = { result: 'ok', subject: found.subject, createdAt: found.createdAt }), null;
+        if (timingSafeEqual(Buffer.from(found.mac), presented)) return (outcome = { result: 'ok', subject: found.subject, createdAt: found.createdAt }), use ? null : undefined;
         outcome = { result: 'wrong' };
         return found.failures + 1 >= MAX_CODE_FAILURES ? null : { ...found, failures: found.failures + 1 };
       }),

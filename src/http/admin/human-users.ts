@@ -8,6 +8,8 @@ import { normalizeOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
 import { checkEncodedHash } from '../../domain/password-hashes.js';
 import { requireComplexPassword } from '../../domain/password-complexity.js';
 import { readBody } from '../../zitadel/validation.js';
+import { CODE_RULES } from '../../services/mail/notifications.js';
+import { formatProtoDuration } from '../../util/duration.js';
 import type { CallerPorts } from './caller.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
@@ -38,7 +40,6 @@ export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
         ctx.orgs.requireOrg(caller.orgId);
         // Login factors Sesame does not have are refused, not stored and ignored.
         const unsupported = [
-          input.requestPasswordlessRegistration && 'requestPasswordlessRegistration (Sesame has no passwordless login)',
           input.recoveryCodes.length > 0 && 'recoveryCodes (Sesame has no recovery codes)',
         ].filter((x): x is string => typeof x === 'string');
         if (unsupported.length > 0) throw invalidArgument('USER-Uns1p', `not supported by Sesame: ${unsupported.join('; ')}`);
@@ -64,6 +65,12 @@ export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
             ...(!passwordHash && links.length > 0 ? { state: 'USER_STATE_ACTIVE' as const } : {}),
           },
         }, links);
+        // requestPasswordlessRegistration: a link to register a passkey, returned as ZITADEL returns it (and nothing mailed).
+        if (input.requestPasswordlessRegistration) {
+          const sent = await ctx.notifications.sendCode(user, 'passwordless', { returnLink: true });
+          const lifetime = formatProtoDuration(CODE_RULES.passwordless.lifetimeMs);
+          return ok({ userId: user.id, details: addedDetails(user, user.orgId), passwordlessRegistration: 'link' in sent ? { link: sent.link, lifetime, expiration: lifetime } : undefined });
+        }
         await ctx.notifications.welcome(user);
         return ok({ userId: user.id, details: addedDetails(user, user.orgId) });
       },

@@ -45,9 +45,10 @@ export function migrationRoutes(ctx: MigrationPorts): Route[] {
     masterKey: ctx.masterKey,
     migration: ctx.migration,
     hashPassword: (password) => ctx.pool.hashPasswordInBulk(password),
-    welcome: async (userId) => {
+    welcome: async (userId, passwordless) => {
       const user = ctx.orgs.getUser(userId);
-      if (user) await ctx.notifications.welcome(user);
+      // requestPasswordlessRegistration: the person gets a link to register a passkey (ZITADEL's passwordless registration).
+      if (user) await (passwordless ? ctx.notifications.sendCode(user, 'passwordless') : ctx.notifications.welcome(user));
     },
   };
 

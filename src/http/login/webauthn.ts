@@ -312,7 +312,7 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
         const locale = agentOf(ctx, req, query.get('ui_locales')).locale;
         const user = ctx.orgs.getUser((query.get('userID') ?? '').slice(0, 200));
         const code = (query.get('code') ?? '').slice(0, 40);
-        if (!user?.human || !code || !(await ctx.userCodes.pending(user.id, 'passwordless', clock.now()))) return linkError(locale);
+        if (!user?.human || !code || (await ctx.userCodes.check(user.id, 'passwordless', code, clock.now())).result !== 'ok') return linkError(locale);
         return linkPage(locale, user, code);
       },
       POST: linkRegistration,

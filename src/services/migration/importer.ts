@@ -66,8 +66,8 @@ export interface ImportServices {
   masterKey: MasterKey;
   /** Hashes a plaintext `password` (worker pool). */
   hashPassword(password: string): Promise<string>;
-  /** Mails an imported person what ZITADEL's import does, once committed (absent offline). */
-  welcome?(userId: string): Promise<void>;
+  /** Mails an imported person what ZITADEL's import does, once committed (absent offline); `passwordless`: a link to register a passkey instead. */
+  welcome?(userId: string, passwordless: boolean): Promise<void>;
   /** A new transaction, and its atomic, durable commit. */
   begin(): Transaction;
   commit(batch: Transaction): Promise<void>;
@@ -571,9 +571,10 @@ export class Importer {
 
     await this.commit(org, batch, 'org', orgId);
     if (org.usable && this.services.welcome) {
+      const passwordless = new Set(acceptable.filter((h) => h.item.user.requestPasswordlessRegistration).map((h) => h.id));
       for (const id of success.humanUserIds) {
         this.deadline.check(this.progress());
-        await this.services.welcome(id);
+        await this.services.welcome(id, passwordless.has(id));
       }
     }
     return org;
@@ -609,9 +610,6 @@ export class Importer {
       if (item.user.otpCode) {
         otpSecret = normalizeOtpSecret(item.user.otpCode);
         if (!otpSecret) this.report.error('human_user_otp', id, 'IMPORT-Otp01', 'otpCode is not a base32 TOTP secret; the user was imported without it');
-      }
-      if (item.user.requestPasswordlessRegistration) {
-        this.report.error('human_user', id, 'IMPORT-Unsup1', 'Sesame has no passwordless login; requestPasswordlessRegistration was ignored for this user');
       }
       if (item.user.recoveryCodes.length > 0) {
         this.report.error('human_user_recovery_codes', id, 'IMPORT-Unsup1', 'Sesame does not support recovery codes; they were not imported');

@@ -31,7 +31,7 @@ export interface MigrationServices {
   /** Hashes a plaintext `password` (worker pool). */
   hashPassword(password: string): Promise<string>;
   /** Mails imported people what ZITADEL's import does (an initialization or verification code); absent offline. */
-  welcome?(userId: string): Promise<void>;
+  welcome?(userId: string, passwordless: boolean): Promise<void>;
 }
 
 /** The largest bundle read from cloud object storage (as large as an import request body). */
