@@ -112,7 +112,7 @@ describe.runIf(RUN_BROWSER)('passkeys and security keys in the browser', () => {
     await page.close();
   });
 
-  it('refuses a passkey answer whose signature does not verify, and the password still works (German)', async () => {
+  it('refuses a passkey answer whose signature does not verify; the password still works, and the passkey is then the multi factor (German)', async () => {
     const person = await createHuman(server);
     const { link } = (await call('POST', `/management/v1/users/${person.userId}/passwordless/_link`, {})).body as { link: string };
     const { page, cdp, authenticatorId } = await pageWithAuthenticator('passkey');
@@ -133,8 +133,12 @@ describe.runIf(RUN_BROWSER)('passkeys and security keys in the browser', () => {
     await page.click('button:has-text("Stattdessen mein Passwort verwenden")');
     await page.fill('#password', person.password);
     await page.click('button[type=submit]');
+    // The policy's U2F_WITH_VERIFICATION: after the password, the passkey is the second factor.
+    await page.waitForSelector('h1:has-text("Sicherheitsschlüssel verwenden")');
+    await cdp.send('WebAuthn.setResponseOverrideBits', { authenticatorId, isBogusSignature: false } as never);
+    await page.click('#webauthn-start:not([disabled])');
     await page.waitForSelector('text=Back at the app');
-    expect(codeOf(page)).toBeTruthy();
+    expect((await exchangeCode(server, web, page.url())).claims.amr).toEqual(['pwd', 'user', 'mfa']);
     await page.close();
   });
 

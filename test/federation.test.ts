@@ -121,10 +121,14 @@ describe('identity provider templates (ZITADEL admin and management API)', () =>
   });
 
   it('presets: Microsoft with its tenant, GitHub with its endpoints', async () => {
-    const azure = await call('POST', '/admin/v1/idps/azure', { name: 'Entra', clientId: 'c', clientSecret: 's', tenant: { tenantType: 'AZURE_AD_TENANT_TYPE_ORGANISATIONS' }, emailVerified: true });
+    // Addresses count as verified only for a single tenant: on the multi-tenant endpoints any tenant sets them (nOAuth).
+    const multi = await call('POST', '/admin/v1/idps/azure', { name: 'Entra', clientId: 'c', clientSecret: 's', tenant: { tenantType: 'AZURE_AD_TENANT_TYPE_ORGANISATIONS' }, emailVerified: true });
+    expect(multi.status).toBe(400);
+    expect(multi.body.message).toContain('single tenant');
+    const azure = await call('POST', '/admin/v1/idps/azure', { name: 'Entra', clientId: 'c', clientSecret: 's', tenant: { tenantId: 'Contoso.onmicrosoft.com' }, emailVerified: true });
     expect(azure.status, JSON.stringify(azure.body)).toBe(200);
     const shown = await call('GET', `/admin/v1/idps/templates/${azure.body.id}`);
-    expect(shown.body.idp).toMatchObject({ type: 'PROVIDER_TYPE_AZURE_AD', config: { azureAd: { clientId: 'c', tenant: { tenantType: 'AZURE_AD_TENANT_TYPE_ORGANISATIONS' }, emailVerified: true } } });
+    expect(shown.body.idp).toMatchObject({ type: 'PROVIDER_TYPE_AZURE_AD', config: { azureAd: { clientId: 'c', tenant: { tenantId: 'contoso.onmicrosoft.com' }, emailVerified: true } } });
     const github = await call('POST', '/admin/v1/idps/github', { clientId: 'gh', clientSecret: 's' });
     expect(github.status).toBe(200);
     expect((await call('GET', `/admin/v1/idps/templates/${github.body.id}`)).body.idp).toMatchObject({ name: 'GitHub', type: 'PROVIDER_TYPE_GITHUB', config: { github: { clientId: 'gh' } } });
@@ -489,7 +493,13 @@ describe("an org's own providers", () => {
     const provider = { name: 'Org SSO', issuer: upstream.issuer, clientId: upstream.clientId, clientSecret: upstream.clientSecret, usePkce: true, providerOptions: { isLinkingAllowed: true } };
     // A user manager may not decide who signs in to the org.
     expect((await as(manager, 'POST', '/management/v1/idps/generic_oidc', provider)).status).toBe(403);
-    const added = await as(owner, 'POST', '/management/v1/idps/generic_oidc', provider);
+    // An org owner's provider is reached at public https addresses only (the upstream here is on this machine).
+    const internal = await as(owner, 'POST', '/management/v1/idps/generic_oidc', provider);
+    expect(internal.status).toBe(400);
+    expect(internal.body.message).toContain('https');
+    expect((await as(owner, 'POST', '/management/v1/idps/generic_oidc', { ...provider, name: 'Intranet', issuer: 'https://10.1.2.3' })).body.message).toContain('public address');
+    // An instance administrator vouches for it (as for an app's internal logout receiver).
+    const added = await call('POST', '/management/v1/idps/generic_oidc', provider, orgId);
     expect(added.status, JSON.stringify(added.body)).toBe(200);
     const idpId = added.body.id as string;
     expect((await as(owner, 'GET', `/management/v1/idps/templates/${idpId}`)).body.idp.owner).toBe('IDP_OWNER_TYPE_ORG');

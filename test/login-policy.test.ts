@@ -442,9 +442,14 @@ describe('import of login policies, users and projects', () => {
       expect(res.status, JSON.stringify(extra)).toBe(400);
       expect(res.body.message).toMatch(/not supported by Sesame/);
     }
-    // A passkey's registration link is returned, as ZITADEL returns it.
-    const passwordless = await api(server, 'POST', '/management/v1/users/human/_import', { token: server.pat, body: body({ requestPasswordlessRegistration: true }) });
-    expect(passwordless.status).toBe(200);
+    // A passkey's registration link is returned, as ZITADEL returns it, where the login policy allows passkeys.
+    const notAllowed = await api(server, 'POST', '/management/v1/users/human/_import', { token: server.pat, body: body({ requestPasswordlessRegistration: true }) });
+    expect(notAllowed.status).toBe(400);
+    expect(notAllowed.body.message).toContain('passwordlessType');
+    const orgId = await newOrg();
+    await setLoginPolicy(orgId, { passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' });
+    const passwordless = await api(server, 'POST', '/management/v1/users/human/_import', { token: server.pat, orgId, body: body({ requestPasswordlessRegistration: true }) });
+    expect(passwordless.status, JSON.stringify(passwordless.body)).toBe(200);
     expect(passwordless.body.passwordlessRegistration).toMatchObject({ link: expect.stringContaining('/ui/login/passwordless/init?userID='), lifetime: '3600s' });
     // Links need a provider the org can use (test/federation.test.ts links real ones).
     const link = await api(server, 'POST', '/management/v1/users/human/_import', { token: server.pat, body: body({ idps: [{ configId: '1', externalUserId: 'e', displayName: 'd' }] }) });

@@ -410,7 +410,7 @@ describe('passkey registration links', () => {
     const userName = uniqueName('pl');
     const imported = await call('POST', '/admin/v1/import', {
       timeout: '1m',
-      dataOrgs: { orgs: [{ orgId, org: { name: uniqueName('pl-org') }, humanUsers: [{ userId: `${orgId}-u`, user: { userName, profile: { firstName: 'Pia', lastName: 'Key' }, email: { email: `${userName}@example.com`, isEmailVerified: true }, requestPasswordlessRegistration: true } }] }] },
+      dataOrgs: { orgs: [{ orgId, org: { name: uniqueName('pl-org') }, loginPolicy: { allowUsernamePassword: true, passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' }, humanUsers: [{ userId: `${orgId}-u`, user: { userName, profile: { firstName: 'Pia', lastName: 'Key' }, email: { email: `${userName}@example.com`, isEmailVerified: true }, requestPasswordlessRegistration: true } }] }] },
     });
     expect(imported.status, JSON.stringify(imported.body)).toBe(200);
     expect(imported.body.errors).toBeUndefined();

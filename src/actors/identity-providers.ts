@@ -3,7 +3,7 @@ import type { MasterKey } from '../crypto/master-key.js';
 import { INSTANCE_POLICY, MAX_IDPS, type IdentityProvider, type IdpOwnerType, type LoginPolicy } from '../model/records.js';
 import { alreadyExists, invalidArgument, notFound } from '../model/errors.js';
 import { clock } from '../util/clock.js';
-import { newId } from '../util/ids.js';
+import { newUniqueId } from '../util/ids.js';
 import type { View } from '../util/readonly.js';
 
 /**
@@ -91,7 +91,7 @@ export class IdentityProviders extends IdentityProvidersReader {
   }
 
   /** A new provider of `owner`; `secret` is sealed. An id is given by an import (kept, as ZITADEL keeps it). */
-  async add(owner: string, settings: ProviderSettings, secret: string | undefined, id = newId()): Promise<View<IdentityProvider>> {
+  async add(owner: string, settings: ProviderSettings, secret: string | undefined, id = newUniqueId()): Promise<View<IdentityProvider>> {
     const now = clock.now();
     const provider: IdentityProvider = {
       ...settings,
@@ -165,6 +165,6 @@ export class IdentityProviders extends IdentityProvidersReader {
       if (!this.writer.hasOwnPolicy('login', policyOwner) || !this.writer.policy('login', policyOwner).policy.idps?.some((i) => i.idpId === id)) continue;
       await this.writer.setPolicy('login', policyOwner, (own) => ({ ...(own as LoginPolicy), idps: (own?.idps ?? []).filter((i) => i.idpId !== id) }), 'either', true);
     }
-    await this.writer.removeIdpLinksTo(id);
+    await this.writer.removeIdpLinksTo(id, owner);
   }
 }

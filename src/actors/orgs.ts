@@ -1319,10 +1319,10 @@ export class OrgsActor {
     await this.changeUser(userId, (stored) => (stored.human ? { human: { passkeyPromptSkippedAt: at } } : undefined));
   }
 
-  /** Every link to a removed identity provider goes with it. */
-  async removeIdpLinksTo(idpId: string): Promise<void> {
+  /** Every link to a removed identity provider goes with it (an org's: its people's only). */
+  async removeIdpLinksTo(idpId: string, owner: string): Promise<void> {
     const prefix = `${idpId}\n`;
-    const links = [...this.userByIdpLink].filter(([key]) => key.startsWith(prefix));
+    const links = [...this.userByIdpLink].filter(([key, userId]) => key.startsWith(prefix) && (owner === INSTANCE_POLICY || this.users.get(userId)?.orgId === owner));
     for (const [key, userId] of links) {
       await this.removeIdpLink(userId, idpId, key.slice(prefix.length)).catch((error: unknown) => {
         if (!(error instanceof ApiError && error.kind === 'NotFound')) throw error;

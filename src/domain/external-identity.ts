@@ -44,16 +44,18 @@ export function githubPrimaryEmail(emails: unknown): { email: string; verified: 
 }
 
 /**
- * The issuer of a Microsoft Entra ID token for a provider's tenant: a fixed tenant's own; for the
- * multi-tenant endpoints (`common`, `organizations`, `consumers`), the token's own tenant (`tid`),
- * where `organizations` refuses the personal accounts' tenant and `consumers` takes only it.
+ * Whether an account of Microsoft Entra tenant `tid` may sign in through a provider's tenant. The
+ * issuer itself is checked by openid-client against Microsoft's discovery (a fixed tenant's own,
+ * or on the multi-tenant endpoints the token's tenant); here: `organizations` refuses the personal
+ * accounts' tenant and `consumers` takes only it.
  */
 export const MICROSOFT_CONSUMERS_TENANT = '9188040d-6c67-4c5b-b112-36a304b66dad';
+export const MICROSOFT_MULTI_TENANT: ReadonlySet<string> = new Set(['common', 'organizations', 'consumers']);
 
-export function microsoftIssuerFor(tenant: string, tid: unknown): string | undefined {
-  if (tenant !== 'common' && tenant !== 'organizations' && tenant !== 'consumers') return `https://login.microsoftonline.com/${tenant}/v2.0`;
-  if (typeof tid !== 'string' || !/^[0-9a-f-]{36}$/i.test(tid)) return undefined;
-  if (tenant === 'organizations' && tid.toLowerCase() === MICROSOFT_CONSUMERS_TENANT) return undefined;
-  if (tenant === 'consumers' && tid.toLowerCase() !== MICROSOFT_CONSUMERS_TENANT) return undefined;
-  return `https://login.microsoftonline.com/${tid}/v2.0`;
+export function microsoftTenantAllowed(tenant: string, tid: unknown): boolean {
+  if (!MICROSOFT_MULTI_TENANT.has(tenant)) return true;
+  if (typeof tid !== 'string' || !/^[0-9a-f-]{36}$/i.test(tid)) return false;
+  if (tenant === 'organizations') return tid.toLowerCase() !== MICROSOFT_CONSUMERS_TENANT;
+  if (tenant === 'consumers') return tid.toLowerCase() === MICROSOFT_CONSUMERS_TENANT;
+  return true;
 }

@@ -1,5 +1,5 @@
-import type { AuthChecks } from '../model/auth-checks.js';
-import { OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR, U2F_SECOND_FACTOR, type LoginPolicy, type UserRecord } from '../model/records.js';
+import { isExternal, type AuthChecks } from '../model/auth-checks.js';
+import { OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR, U2F_SECOND_FACTOR, U2F_WITH_VERIFICATION, type LoginPolicy, type UserRecord } from '../model/records.js';
 import type { View } from '../util/readonly.js';
 
 /**
@@ -80,8 +80,9 @@ export function enrollableFactors(policy: View<LoginPolicy>): string[] {
  * The step that checks a person's second factor: a security key when they have one (it cannot be
  * phished; its page offers the others), else TOTP, else a code by email.
  */
-export function secondFactorStep(user: UserFacts): 'u2f' | 'otp' | 'otp-email' | undefined {
-  if (user.hasU2f) return 'u2f';
+export function secondFactorStep(user: UserFacts, policy?: View<LoginPolicy>): 'u2f' | 'otp' | 'otp-email' | undefined {
+  // With U2F_WITH_VERIFICATION a passkey is a second factor too (with user verification).
+  if (user.hasU2f || (user.hasPasskey && policy?.multiFactors.includes(U2F_WITH_VERIFICATION))) return 'u2f';
   if (user.hasOtp) return 'otp';
   return user.hasOtpEmail ? 'otp-email' : undefined;
 }
@@ -93,7 +94,7 @@ export type MfaPrompt = 'none' | 'optional' | 'required';
 
 /** Whether the person is asked to enroll a second factor after the password (ZITADEL `mfaChecked` / `mfaSkippedOrSetUp`). */
 export function mfaPrompt(user: UserFacts, policy: View<LoginPolicy>, now: number, external = false): MfaPrompt {
-  if (user.hasOtp || user.hasOtpEmail || user.hasU2f || !enrollableFactors(policy).length) return 'none';
+  if (secondFactorStep(user, policy) !== undefined || !enrollableFactors(policy).length) return 'none';
   // ZITADEL's RequiresMFA: a local sign-in under either flag; one at an identity provider unless it is local only.
   if (external ? policy.forceMfa && !policy.forceMfaLocalOnly : policy.forceMfa || policy.forceMfaLocalOnly) return 'required';
   // A zero lifetime means the prompt is never shown (as in ZITADEL).
@@ -105,7 +106,7 @@ export function mfaPrompt(user: UserFacts, policy: View<LoginPolicy>, now: numbe
 /** The first factor was the password. */
 const byPassword = (f: SignInFacts) => f.checks.passwordAt !== undefined;
 /** The first factor was a sign-in at an identity provider (else the password or a passkey: a local sign-in). */
-const external = (f: SignInFacts) => f.checks.idpAt !== undefined && f.checks.passwordAt === undefined && f.checks.passwordlessAt === undefined;
+const external = (f: SignInFacts) => isExternal(f.checks);
 /** The first factor was a passkey only. */
 const byPasskeyOnly = (f: SignInFacts) => f.checks.passwordlessAt !== undefined && f.checks.passwordAt === undefined && f.checks.idpAt === undefined;
 
@@ -140,9 +141,9 @@ export const SIGN_IN_POLICY: readonly StepRule[] = [
   },
   { step: 'password-change', checks: [{ reason: 'password_change_required', needed: (f, p) => byPassword(f) && p.passwordChangeRequired }] },
   { step: 'verify-email', checks: [{ reason: 'email_not_verified', needed: (_f, p) => p.mustVerifyEmail }] },
-  { step: 'u2f', checks: [{ reason: 'second_factor', needed: (f, p) => secondFactorStep(p) === 'u2f' && secondFactorDue(f) }] },
-  { step: 'otp', checks: [{ reason: 'second_factor', needed: (f, p) => secondFactorStep(p) === 'otp' && secondFactorDue(f) }] },
-  { step: 'otp-email', checks: [{ reason: 'second_factor', needed: (f, p) => secondFactorStep(p) === 'otp-email' && secondFactorDue(f) }] },
+  { step: 'u2f', checks: [{ reason: 'second_factor', needed: (f, p) => secondFactorStep(p, f.policy) === 'u2f' && secondFactorDue(f) }] },
+  { step: 'otp', checks: [{ reason: 'second_factor', needed: (f, p) => secondFactorStep(p, f.policy) === 'otp' && secondFactorDue(f) }] },
+  { step: 'otp-email', checks: [{ reason: 'second_factor', needed: (f, p) => secondFactorStep(p, f.policy) === 'otp-email' && secondFactorDue(f) }] },
   {
     step: 'mfa-setup',
     checks: [

@@ -18,6 +18,11 @@ export function firstFactorAt(checks: AuthChecks): number | undefined {
   return checks.passwordAt ?? checks.idpAt ?? checks.passwordlessAt;
 }
 
+/** The first factor was a sign-in at an identity provider (not a local one: a password or a passkey). */
+export function isExternal(checks: AuthChecks): boolean {
+  return checks.idpAt !== undefined && checks.passwordAt === undefined && checks.passwordlessAt === undefined;
+}
+
 /**
  * OIDC `amr` of the checks passed (compat §3.3, ZITADEL's AuthMethodTypesToAMR): `pwd`; `otp` for a
  * code; `user` for a passkey (two factors) or a security key; a sign-in at an identity provider has

@@ -593,6 +593,8 @@ export interface IdentityProvider extends Meta {
   tenant?: string;
   emailVerified?: boolean;
   ldap?: LdapSettings;
+  /** Written by an instance administrator: may be at this machine or in its network (else public addresses only). */
+  internalAllowed?: true;
 }
 
 export interface IdentityProviders {

@@ -3,7 +3,7 @@ import type { OrgsActor } from '../actors/orgs.js';
 import type { LeasesActor } from '../actors/leases.js';
 import type { IdpLink, UserRecord, WebAuthnToken } from '../model/records.js';
 import type { ExternalIdentity } from '../domain/external-identity.js';
-import { MAX_PASSWORD } from '../domain/human-users.js';
+import { EMAIL, MAX_PASSWORD } from '../domain/human-users.js';
 import { beginningAt, predatesHorizon } from '../domain/revocation-horizon.js';
 import type { CryptoPool } from '../workers/pool.js';
 import type { View } from '../util/readonly.js';
@@ -208,8 +208,9 @@ export class LoginDecisions implements LoginDirectory {
     return this.orgs.updateFromIdp(
       userId,
       { firstName: identity.firstName, lastName: identity.lastName, displayName: identity.displayName, nickName: identity.nickName, preferredLanguage: identity.preferredLanguage },
-      identity.email ? { email: identity.email, isEmailVerified: identity.emailVerified } : undefined,
-      identity.phone ? { phone: identity.phone, isPhoneVerified: identity.phoneVerified } : undefined,
+      // Only what Sesame would take from a person: an address, a phone number in international form.
+      EMAIL.test(identity.email) ? { email: identity.email, isEmailVerified: identity.emailVerified } : undefined,
+      identity.phone.startsWith('+') ? { phone: identity.phone, isPhoneVerified: identity.phoneVerified } : undefined,
     );
   }
 

@@ -84,7 +84,7 @@ export class WebAuthn {
   }
 
   /** An authentication with one of `tokens` (passkeys: user verification required). */
-  async authentication(tokens: readonly View<WebAuthnToken>[], userVerification: 'required' | 'discouraged'): Promise<Ceremony<PublicKeyCredentialRequestOptionsJSON>> {
+  async authentication(tokens: readonly View<WebAuthnToken>[], userVerification: 'required' | 'preferred' | 'discouraged'): Promise<Ceremony<PublicKeyCredentialRequestOptionsJSON>> {
     const options = await generateAuthenticationOptions({
       rpID: this.rpId,
       challenge: randomBytes(32),

@@ -39,11 +39,12 @@ export function providerOfSesameEntry(entry: unknown): { id: string; settings: P
   if (!parsed) throw new Error(`unknown provider type ${idp.type}`);
   // Secrets are not in bundles: the add schema is asked with a placeholder, not stored.
   const input = validate(ADD_SCHEMAS[parsed.kind] as z.ZodType, { ...parsed.input, clientSecret: 'x', bindPassword: 'x' });
-  return { id: idpId, settings: settingsOf(parsed.kind, input as never) };
+  // An import is an instance owner's: it vouches for the addresses, as for apps' logout receivers.
+  return { id: idpId, settings: settingsOf(parsed.kind, input as never, true) };
 }
 
 /** A bundle entry of `oidcIdps` (ZITADEL's legacy OIDC provider) as a provider to add, its secret if it has one. */
 export function providerOfOidcEntry(entry: unknown): { id: string; settings: ProviderSettings; secret: string | undefined } {
   const { idpId, idp } = validate(legacyEntry, entry);
-  return { id: idpId, settings: legacyOidcSettings(idp), secret: idp.clientSecret || undefined };
+  return { id: idpId, settings: legacyOidcSettings(idp, true), secret: idp.clientSecret || undefined };
 }

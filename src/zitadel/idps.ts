@@ -4,6 +4,7 @@ import type { IdpKind, IdpOptions } from '../model/records.js';
 import { invalidArgument } from '../model/errors.js';
 import { formatProtoDuration } from '../util/duration.js';
 import { isLoopbackHttp } from '../protocol/authorize/redirect-uri.js';
+import { isInternalHost } from '../util/public-address.js';
 import { viewDetails } from './details.js';
 import { enumField } from './enums.js';
 import { duration, flag, text } from './validation.js';
@@ -65,17 +66,22 @@ const optionsSchema = z
   })
   .default({ isLinkingAllowed: false, isCreationAllowed: false, isAutoCreation: false, isAutoUpdate: false, autoLinking: 'AUTO_LINKING_OPTION_UNSPECIFIED' });
 
-/** https, or http to this machine (a provider under test or on the same host). */
-export function checkProviderUrl(field: string, value: string): void {
+/**
+ * https, or (`trusted`: written by an instance administrator) http to this machine. Without trust
+ * (an org administrator's provider) the host must not be internal either: such a provider is
+ * reached at public addresses only (services/federation/public-fetch.ts).
+ */
+export function checkProviderUrl(field: string, value: string, trusted: boolean): void {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
     throw invalidArgument('IDP-url01', `${field} must be an absolute URL`);
   }
-  if (url.protocol !== 'https:' && !isLoopbackHttp(value)) {
-    throw invalidArgument('IDP-url02', `${field} must be an https URL (http only for a provider on this machine)`);
+  if (url.protocol !== 'https:' && !(trusted && isLoopbackHttp(value))) {
+    throw invalidArgument('IDP-url02', `${field} must be an https URL${trusted ? ' (http only for a provider on this machine)' : ''}`);
   }
+  if (!trusted && isInternalHost(url.hostname)) throw invalidArgument('IDP-url04', `${field} must be at a public address (an organization's provider is reached at public addresses only)`);
   if (url.hash || url.username || url.password) throw invalidArgument('IDP-url03', `${field} must not carry a fragment or credentials`);
 }
 
@@ -167,9 +173,10 @@ export const legacyOidcSchema = z.object({
 });
 
 /** A legacy OIDC IdP as a provider: `autoRegister` is ZITADEL's automatic creation. */
-export function legacyOidcSettings(input: z.output<typeof legacyOidcSchema>): ProviderSettings {
-  checkProviderUrl('issuer', input.issuer);
+export function legacyOidcSettings(input: z.output<typeof legacyOidcSchema>, trusted: boolean): ProviderSettings {
+  checkProviderUrl('issuer', input.issuer, trusted);
   return {
+    ...(trusted ? { internalAllowed: true as const } : {}),
     name: input.name,
     kind: 'oidc',
     clientId: input.clientId,
@@ -192,11 +199,19 @@ function optionsOf(input: z.output<typeof optionsSchema>): IdpOptions {
 const GITHUB = { authorizationEndpoint: 'https://github.com/login/oauth/authorize', tokenEndpoint: 'https://github.com/login/oauth/access_token', userEndpoint: 'https://api.github.com/user' };
 
 /** What Sesame stores for a request of a kind (its URLs checked); the secret is sealed by the actor. */
-export function settingsOf<K extends IdpKind>(kind: K, input: ProviderInput<K>): ProviderSettings {
+/** What Sesame stores for a request of a kind; `trusted`: written by an instance administrator (may reach this machine and its network). */
+export function settingsOf<K extends IdpKind>(kind: K, input: ProviderInput<K>, trusted: boolean): ProviderSettings {
   const i = input as Record<string, any>;
-  const base = { kind, name: i.name as string, clientId: (i.clientId as string | undefined) ?? '', scopes: (i.scopes as string[] | undefined) ?? [], options: optionsOf(i.providerOptions) };
+  const base = {
+    kind,
+    name: i.name as string,
+    clientId: (i.clientId as string | undefined) ?? '',
+    scopes: (i.scopes as string[] | undefined) ?? [],
+    options: optionsOf(i.providerOptions),
+    ...(trusted ? { internalAllowed: true as const } : {}),
+  };
   const urls = (...fields: string[]) => {
-    for (const field of fields) checkProviderUrl(field, i[field] as string);
+    for (const field of fields) checkProviderUrl(field, i[field] as string, trusted);
   };
   switch (kind) {
     case 'oidc':
@@ -220,7 +235,12 @@ export function settingsOf<K extends IdpKind>(kind: K, input: ProviderInput<K>):
     case 'azure': {
       const tenant = i.tenant as { tenantType?: (typeof AZURE_TENANT_TYPES)[number]; tenantId?: string };
       if (tenant.tenantId && !/^[0-9a-fA-F-]{36}$|^[A-Za-z0-9.-]+$/.test(tenant.tenantId)) throw invalidArgument('IDP-t3n4t', 'tenant.tenantId must be a tenant id or domain');
-      const tenantName = tenant.tenantId || AZURE_TENANT_OF[tenant.tenantType ?? 'AZURE_AD_TENANT_TYPE_COMMON'];
+      const tenantName = tenant.tenantId?.toLowerCase() || AZURE_TENANT_OF[tenant.tenantType ?? 'AZURE_AD_TENANT_TYPE_COMMON'];
+      // Any tenant's administrator sets their users' addresses: on the multi-tenant endpoints an
+      // address is nobody's proof (the "nOAuth" takeover), so it never counts as verified there.
+      if (i.emailVerified && ['common', 'organizations', 'consumers'].includes(tenantName)) {
+        throw invalidArgument('IDP-t3n4v', 'emailVerified needs a single tenant (tenant.tenantId): on the multi-tenant endpoints any tenant sets its users\' addresses');
+      }
       return {
         ...base,
         name: base.name || 'Microsoft',
@@ -234,9 +254,19 @@ export function settingsOf<K extends IdpKind>(kind: K, input: ProviderInput<K>):
     case 'ldap': {
       for (const server of i.servers as string[]) {
         if (!/^ldaps?:\/\/[^\s/]+\/?$/.test(server)) throw invalidArgument('IDP-ld4p1', `servers: "${server}" must be an ldap:// or ldaps:// URL`);
+        // The people's passwords and the bind password go over it: TLS, except to this machine.
+        const url = new URL(server);
+        if (url.protocol === 'ldap:' && !i.startTls && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
+          throw invalidArgument('IDP-ld4p3', `servers: "${server}" needs TLS: use ldaps:// or startTls (passwords go over it)`);
+        }
       }
       const attributes = Object.fromEntries(Object.entries(i.attributes as Record<string, string>).filter(([, v]) => v !== ''));
       if (i.rootCa) throw invalidArgument('IDP-ld4p2', 'rootCa is not supported: Sesame trusts the system CAs and SESAME_SMTP_TLS_CA_FILE is not used for LDAP; leave it empty');
+      // Sesame binds as the entry the search found (ZITADEL's userBase "dn"), and has no avatar or profile URL to fill.
+      if (i.userBase !== 'dn') throw invalidArgument('IDP-ld4p4', 'userBase must be "dn": Sesame binds as the entry the search finds');
+      for (const field of ['avatarUrlAttribute', 'profileAttribute']) {
+        if (attributes[field]) throw invalidArgument('IDP-ld4p5', `attributes.${field} is not supported: Sesame keeps no avatar or profile URL`);
+      }
       return {
         ...base,
         clientId: '',

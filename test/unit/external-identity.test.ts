@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { githubPrimaryEmail, identityOfClaims, microsoftIssuerFor, MICROSOFT_CONSUMERS_TENANT } from '../../src/domain/external-identity.js';
+import { githubPrimaryEmail, identityOfClaims, microsoftTenantAllowed, MICROSOFT_CONSUMERS_TENANT } from '../../src/domain/external-identity.js';
 import { settingsOf, ADD_SCHEMAS } from '../../src/zitadel/idps.js';
 import { amrOf } from '../../src/model/auth-checks.js';
 import type { IdentityProvider } from '../../src/model/records.js';
@@ -53,25 +53,32 @@ describe('external identities', () => {
     expect(githubPrimaryEmail({ message: 'Bad credentials' })).toBeUndefined();
   });
 
-  it("Microsoft's issuer: the tenant's own, or the token's tenant on the multi-tenant endpoints", () => {
+  it("Microsoft's tenants: any on common, no personal accounts on organizations, only them on consumers", () => {
     const tid = '72f988bf-86f1-41af-91ab-2d7cd011db47';
-    expect(microsoftIssuerFor('contoso.onmicrosoft.com', tid)).toBe('https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0');
-    expect(microsoftIssuerFor('common', tid)).toBe(`https://login.microsoftonline.com/${tid}/v2.0`);
-    expect(microsoftIssuerFor('organizations', tid)).toBe(`https://login.microsoftonline.com/${tid}/v2.0`);
-    // Personal accounts are not an organization's; the consumers endpoint takes only them.
-    expect(microsoftIssuerFor('organizations', MICROSOFT_CONSUMERS_TENANT)).toBeUndefined();
-    expect(microsoftIssuerFor('consumers', tid)).toBeUndefined();
-    expect(microsoftIssuerFor('consumers', MICROSOFT_CONSUMERS_TENANT)).toBe(`https://login.microsoftonline.com/${MICROSOFT_CONSUMERS_TENANT}/v2.0`);
-    expect(microsoftIssuerFor('common', 'not-a-tenant')).toBeUndefined();
+    // A fixed tenant: openid-client compares the issuer with Microsoft's discovery of that tenant.
+    expect(microsoftTenantAllowed('contoso.onmicrosoft.com', tid)).toBe(true);
+    expect(microsoftTenantAllowed('common', tid)).toBe(true);
+    expect(microsoftTenantAllowed('common', MICROSOFT_CONSUMERS_TENANT)).toBe(true);
+    expect(microsoftTenantAllowed('organizations', tid)).toBe(true);
+    expect(microsoftTenantAllowed('organizations', MICROSOFT_CONSUMERS_TENANT)).toBe(false);
+    expect(microsoftTenantAllowed('consumers', tid)).toBe(false);
+    expect(microsoftTenantAllowed('consumers', MICROSOFT_CONSUMERS_TENANT)).toBe(true);
+    expect(microsoftTenantAllowed('common', 'not-a-tenant')).toBe(false);
   });
 
   it('the presets fill in their endpoints', () => {
-    const github = settingsOf('github', ADD_SCHEMAS.github.parse({ clientId: 'c', clientSecret: 's' }));
+    const github = settingsOf('github', ADD_SCHEMAS.github.parse({ clientId: 'c', clientSecret: 's' }), false);
     expect(github).toMatchObject({ name: 'GitHub', authorizationEndpoint: 'https://github.com/login/oauth/authorize', tokenEndpoint: 'https://github.com/login/oauth/access_token', userEndpoint: 'https://api.github.com/user', idAttribute: 'id' });
-    expect(settingsOf('google', ADD_SCHEMAS.google.parse({ clientId: 'c', clientSecret: 's' }))).toMatchObject({ issuer: 'https://accounts.google.com', usePkce: true, scopes: ['openid', 'profile', 'email'] });
-    expect(settingsOf('gitlab', ADD_SCHEMAS.gitlab.parse({ clientId: 'c', clientSecret: 's' }))).toMatchObject({ issuer: 'https://gitlab.com' });
-    expect(settingsOf('azure', ADD_SCHEMAS.azure.parse({ clientId: 'c', clientSecret: 's', tenant: { tenantId: 'contoso.onmicrosoft.com' } }))).toMatchObject({ issuer: 'https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0', tenant: 'contoso.onmicrosoft.com' });
-    expect(settingsOf('azure', ADD_SCHEMAS.azure.parse({ clientId: 'c', clientSecret: 's' }))).toMatchObject({ tenant: 'common' });
+    expect(settingsOf('google', ADD_SCHEMAS.google.parse({ clientId: 'c', clientSecret: 's' }), false)).toMatchObject({ issuer: 'https://accounts.google.com', usePkce: true, scopes: ['openid', 'profile', 'email'] });
+    expect(settingsOf('gitlab', ADD_SCHEMAS.gitlab.parse({ clientId: 'c', clientSecret: 's' }), false)).toMatchObject({ issuer: 'https://gitlab.com' });
+    expect(settingsOf('azure', ADD_SCHEMAS.azure.parse({ clientId: 'c', clientSecret: 's', tenant: { tenantId: 'Contoso.onmicrosoft.com' } }), false)).toMatchObject({ issuer: 'https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0', tenant: 'contoso.onmicrosoft.com' });
+    expect(settingsOf('azure', ADD_SCHEMAS.azure.parse({ clientId: 'c', clientSecret: 's' }), false)).toMatchObject({ tenant: 'common' });
+    // On the multi-tenant endpoints no address is verified by Microsoft's word (the nOAuth takeover).
+    expect(() => settingsOf('azure', ADD_SCHEMAS.azure.parse({ clientId: 'c', clientSecret: 's', emailVerified: true }), false)).toThrow(/single tenant/);
+    // An org administrator's provider is at a public address.
+    expect(() => settingsOf('oidc', ADD_SCHEMAS.oidc.parse({ name: 'x', issuer: 'https://10.0.0.7', clientId: 'c', clientSecret: 's' }), false)).toThrow(/public address/);
+    expect(() => settingsOf('oidc', ADD_SCHEMAS.oidc.parse({ name: 'x', issuer: 'http://127.0.0.1:8080', clientId: 'c', clientSecret: 's' }), false)).toThrow(/https/);
+    expect(settingsOf('oidc', ADD_SCHEMAS.oidc.parse({ name: 'x', issuer: 'http://127.0.0.1:8080', clientId: 'c', clientSecret: 's' }), true)).toMatchObject({ internalAllowed: true });
   });
 
   it('amr: a provider sign-in counts as a factor without a value of its own', () => {

@@ -52,6 +52,8 @@ const CASES: { name: string; facts: SignInFacts; step: string; reason?: string }
   { name: 'forced MFA: after an identity provider too', facts: facts({ checks: external, policy: policy({ forceMfa: true }) }), step: 'mfa-setup', reason: 'mfa_required' },
   // Passkeys and security keys.
   { name: 'a security key before TOTP', facts: facts({ person: person({ hasU2f: true, hasOtp: true }) }), step: 'u2f', reason: 'second_factor' },
+  { name: 'a passkey as the second factor with U2F_WITH_VERIFICATION', facts: facts({ person: person({ hasPasskey: true }), policy: policy({ multiFactors: ['MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION'], forceMfa: true }) }), step: 'u2f', reason: 'second_factor' },
+  { name: 'a passkey is no second factor without U2F_WITH_VERIFICATION', facts: facts({ person: person({ hasPasskey: true }) }), step: 'done' },
   { name: 'a passkey is two factors: nothing more is asked', facts: facts({ checks: passkey, person: person({ hasU2f: true, hasOtp: true }), policy: policy({ forceMfa: true }) }), step: 'done' },
   { name: "a passkey session past multiFactorCheckLifetime", facts: facts({ fromSession: true, checks: passkey, now: T0 + 13 * HOUR }), step: 'password', reason: 'passkey_check_expired' },
   { name: 'a passkey session within multiFactorCheckLifetime', facts: facts({ fromSession: true, checks: passkey, now: T0 + 11 * HOUR }), step: 'done' },

@@ -53,6 +53,12 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
     return { provider, owner, ownerType: ownerTypeOf(owner) };
   };
   const ownerDetails = (owner: string) => owner || undefined;
+  /**
+   * Whether the writer vouches for the provider's addresses: an instance administrator (the
+   * instance's providers, or an org's written by one) may name this machine and its network; an
+   * org administrator's provider is reached at public addresses only (a change by one drops the trust).
+   */
+  const trusted = (caller: Caller, owner: string) => owner === INSTANCE_POLICY || caller.can('iam.idp.write', {});
 
   function templateRoutes(prefix: string, ownerOf: (caller: Caller) => string): Route[] {
     const routes: Route[] = [];
@@ -63,7 +69,7 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
             const owner = ownerOf(caller);
             requireWrite(caller, owner);
             const input = readBody(req, ADD_SCHEMAS[kind] as z.ZodType) as Record<string, unknown>;
-            const provider = await ctx.idps.add(owner, settingsOf(kind, input as never), (input.clientSecret ?? input.bindPassword) as string);
+            const provider = await ctx.idps.add(owner, settingsOf(kind, input as never, trusted(caller, owner)), (input.clientSecret ?? input.bindPassword) as string);
             return ok({ id: provider.id, details: addedDetails(provider, ownerDetails(owner)) });
           },
         }),
@@ -72,7 +78,7 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
             const owner = ownerOf(caller);
             requireWrite(caller, owner);
             const input = readBody(req, UPDATE_SCHEMAS[kind] as z.ZodType) as Record<string, unknown>;
-            const settings = settingsOf(kind, input as never);
+            const settings = settingsOf(kind, input as never, trusted(caller, owner));
             const secret = (input.clientSecret ?? input.bindPassword) as string | undefined;
             const provider = await ctx.idps.update(owner, req.params[0]!, kind, () => settings, secret);
             return ok({ details: changedDetails(provider, ownerDetails(owner)) });
@@ -88,7 +94,7 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
           requireWrite(caller, owner);
           const input = readBody(req, legacyOidcSchema);
           if (!input.clientSecret) throw invalidArgument('IDP-s3cr1', 'clientSecret must not be empty');
-          const provider = await ctx.idps.add(owner, legacyOidcSettings(input), input.clientSecret);
+          const provider = await ctx.idps.add(owner, legacyOidcSettings(input, trusted(caller, owner)), input.clientSecret);
           return ok({ idpId: provider.id, details: addedDetails(provider, ownerDetails(owner)) });
         },
       }),

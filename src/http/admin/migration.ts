@@ -47,8 +47,10 @@ export function migrationRoutes(ctx: MigrationPorts): Route[] {
     hashPassword: (password) => ctx.pool.hashPasswordInBulk(password),
     welcome: async (userId, passwordless) => {
       const user = ctx.orgs.getUser(userId);
-      // requestPasswordlessRegistration: the person gets a link to register a passkey (ZITADEL's passwordless registration).
-      if (user) await (passwordless ? ctx.notifications.sendCode(user, 'passwordless') : ctx.notifications.welcome(user));
+      // requestPasswordlessRegistration: the person gets a link to register a passkey (ZITADEL's passwordless
+      // registration), where their org's login policy allows passkeys; else what anyone imported gets.
+      const allowed = user && ctx.orgs.policy('login', user.orgId).policy.passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED';
+      if (user) await (passwordless && allowed ? ctx.notifications.sendCode(user, 'passwordless') : ctx.notifications.welcome(user));
     },
   };
 

@@ -67,6 +67,20 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
   const offeringOrg = (flow: F) => flow.auth.request.orgId ?? INSTANCE_POLICY;
   const offered = (flow: F, idpId: string): FoundProvider | undefined => ctx.idps.offeredBy(offeringOrg(flow)).find((f) => f.provider.id === idpId);
 
+  /** An org's provider: signs in only people within the org. */
+  const orgOwned = (found: FoundProvider) => found.owner !== INSTANCE_POLICY;
+  /** A provider no instance administrator vouched for: reached at public addresses only. */
+  const publicOnly = (found: FoundProvider) => found.provider.internalAllowed !== true;
+
+  /** Whether the person holds roles outside the org: the instance's, another org's, a project of another org. */
+  function reachesBeyond(userId: string, orgId: string): boolean {
+    return ctx.orgs.memberships(userId).some((m) => {
+      if (m.scope === `org:${orgId}`) return false;
+      if (m.scope.startsWith('project:')) return ctx.orgs.orgOfProject(m.scope.slice('project:'.length)) !== orgId;
+      return true;
+    });
+  }
+
   /** The buttons of the login name and password pages. */
   function buttons(flow: F): IdpButton[] {
     return ctx.idps.offeredBy(offeringOrg(flow)).map((f) => ({ id: f.provider.id, name: f.provider.name }));
@@ -89,7 +103,7 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     }
     let start: Awaited<ReturnType<Upstreams['start']>>;
     try {
-      start = await upstreams.start(found.provider, `${flow.auth.id}.`, flow.auth.loginName);
+      start = await upstreams.start(found.provider, publicOnly(found), `${flow.auth.id}.`);
     } catch (error) {
       log.warn('identity provider unavailable', { idpId, error: String(error) });
       return kit.show(flow, kit.t(flow, 'idp.unavailable', { idp: found.provider.name }));
@@ -115,7 +129,7 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     if (!provider) return kit.show(flow, kit.t(flow, 'idp.notAllowed'));
     let identity: ExternalIdentity;
     try {
-      identity = await upstreams.finish(provider.provider, new URL(`${upstreams.callbackUrl}?${req.query}`), trip);
+      identity = await upstreams.finish(provider.provider, publicOnly(provider), new URL(`${upstreams.callbackUrl}?${req.query}`), trip);
     } catch (error) {
       recordSignInFailure('idp');
       const reason = error instanceof UpstreamError ? error.message : 'error';
@@ -125,11 +139,16 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     return signInWith(flow, provider, identity);
   }
 
-  /** Who may sign in for this request with an account of `provider`: an active person in the requested org that offers it. */
+  /**
+   * Who may sign in for this request with an account of `provider`: an active person in the
+   * requested org that offers it. An org's provider signs in that org's people only, and none who
+   * holds roles beyond the org (an instance administrator, an owner elsewhere): its administrators
+   * control the provider, and with it whoever it may sign in, so it may not reach anyone they could
+   * not act on. Checked at every sign-in, since roles change after a provider or a link was made.
+   */
   function refusal(flow: F, provider: FoundProvider, user: View<UserRecord>): TextKey | undefined {
     if (flow.auth.request.orgId !== undefined && user.orgId !== flow.auth.request.orgId) return 'external.wrongOrg';
-    // An org's provider signs in that org's people only; the person's own org must offer it too.
-    if (provider.owner !== INSTANCE_POLICY && user.orgId !== provider.owner) return 'external.wrongOrg';
+    if (orgOwned(provider) && (user.orgId !== provider.owner || reachesBeyond(user.id, provider.owner))) return 'external.wrongOrg';
     if (!ctx.idps.usableBy(provider.provider.id, user.orgId)) return 'idp.notAllowed';
     if (user.state === 'USER_STATE_LOCKED') return 'password.locked';
     if (!ctx.orgs.isActive(user)) return 'error.inactive';
@@ -183,7 +202,7 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
   /** The org a person made from an account joins: the provider's org, else the request's registration org. */
   const creationOrg = (flow: F, provider: FoundProvider) => (provider.owner !== INSTANCE_POLICY ? provider.owner : kit.registrationOrgId(flow));
 
-  async function create(flow: F, provider: FoundProvider, identity: ExternalIdentity, values: RegisterValues): Promise<{ response: Response } | { error: TextKey }> {
+  async function create(flow: F, provider: FoundProvider, identity: ExternalIdentity, values: RegisterValues): Promise<{ response: Response } | { error: TextKey; detail?: string }> {
     const orgId = creationOrg(flow, provider);
     if (flow.auth.request.orgId !== undefined && orgId !== flow.auth.request.orgId) return { error: 'external.wrongOrg' };
     if (!ctx.idps.usableBy(provider.provider.id, orgId)) return { error: 'idp.notAllowed' };
@@ -201,13 +220,12 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
         linkOf(identity),
       );
     } catch (error) {
-      if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) {
-        // The account itself may have been linked meanwhile (a parallel sign-in): it signs in.
-        const linked = ctx.orgs.findUserByIdpLink(identity.idpId, identity.externalUserId);
-        if (linked) return { response: await signInLinked(flow, provider, identity, linked) };
-        return { error: 'external.taken' };
-      }
-      throw error;
+      if (!(error instanceof ApiError) || error.kind === 'Internal' || error.kind === 'Unavailable') throw error;
+      // The account itself may have been linked meanwhile (a parallel sign-in): it signs in.
+      const linked = ctx.orgs.findUserByIdpLink(identity.idpId, identity.externalUserId);
+      if (linked) return { response: await signInLinked(flow, provider, identity, linked) };
+      // A taken name: another may be chosen; anything else the provider's data or the org refused: said as it is.
+      return error.kind === 'AlreadyExists' ? { error: 'external.taken' } : { error: 'external.refused', detail: error.message };
     }
     await ctx.authRequests.passIdp(flow.auth, user.id, provider.provider.id, beginningAt(user));
     return { response: await kit.proceed(flow, user.id, await kit.renewCookie(flow)) };
@@ -242,7 +260,8 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     const identity = flow.auth.external;
     if (!identity) return;
     const provider = ctx.idps.find(identity.idpId, user.orgId);
-    const passedAt = flow.auth.checks.passwordAt;
+    // Signed in to their account locally: with its password or its passkey.
+    const passedAt = flow.auth.checks.passwordAt ?? flow.auth.checks.passwordlessAt;
     if (provider && passedAt !== undefined && provider.provider.options.isLinkingAllowed && refusal(flow, provider, user) === undefined) {
       await ctx.loginDirectory.linkIdp(user.id, linkOf(identity as ExternalIdentity), passedAt).catch(linkFailure);
     }
@@ -265,7 +284,7 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     const password = (form.get('password') ?? '').slice(0, 1000);
     const key = `${provider.provider.id}\n${username.toLowerCase()}`;
     if (await ldapFailures.blockedFor(key)) return ldapPage(flow, kit.t(flow, 'ldap.tooMany'), username);
-    const outcome = await ldapSignIn(ctx.idps, provider.provider, username, password);
+    const outcome = await ldapSignIn(ctx.idps, provider.provider, username, password, publicOnly(provider));
     if (outcome.result === 'wrong') {
       recordSignInFailure('idp');
       await ldapFailures.fail(key);
@@ -298,7 +317,7 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
         if (!values.firstName || !values.lastName || !values.userName) return choicePage(flow, kit.t(flow, 'register.missing'), values);
         if (termsToAccept(flow.page) && form.get('acceptTerms') !== 'yes') return choicePage(flow, kit.t(flow, 'register.termsNotAccepted'), values);
         const created = await create(flow, provider, identity, values);
-        return 'error' in created ? choicePage(flow, kit.t(flow, created.error), values) : created.response;
+        return 'error' in created ? choicePage(flow, created.detail ? `${kit.t(flow, created.error)} ${created.detail}` : kit.t(flow, created.error), values) : created.response;
       }),
     }),
     kit.route('/ui/login/external/link', {

@@ -2,7 +2,7 @@ import type { FlowView } from '../../services/ports.js';
 import { parseCeremonyAnswer, WebAuthn, type WebAuthnKind } from '../../services/webauthn.js';
 import { beginningAt } from '../../domain/revocation-horizon.js';
 import { enrollableFactors, mfaPrompt, factsOf } from '../../domain/sign-in-policy.js';
-import { firstFactorAt } from '../../model/auth-checks.js';
+import { firstFactorAt, isExternal } from '../../model/auth-checks.js';
 import { U2F_SECOND_FACTOR, U2F_WITH_VERIFICATION, type UserRecord } from '../../model/records.js';
 import { ApiError } from '../../model/errors.js';
 import { parseFormBody, parseUrlEncoded, type Form } from '../../protocol/form.js';
@@ -57,9 +57,11 @@ export function webauthnLogin<F extends LoginFlow>(ctx: WebAuthnPorts, kit: WebA
   const secondFactorTokens = (user: View<UserRecord>) => tokensOf(user, loginPolicy(user.orgId).multiFactors.includes(U2F_WITH_VERIFICATION) ? ['u2f', 'passwordless'] : ['u2f']);
   const t = (flow: F, key: TextKey) => kit.t(flow, key);
 
+  const passkeysAllowed = (user: View<UserRecord>) => loginPolicy(user.orgId).passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED';
+
   /** Whether the login offers this person their passkey instead of the password. */
   function offersPasskey(user: View<UserRecord>): boolean {
-    return loginPolicy(user.orgId).passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED' && tokensOf(user, ['passwordless']).length > 0;
+    return passkeysAllowed(user) && tokensOf(user, ['passwordless']).length > 0;
   }
 
   const switchForm = (flow: F, action: string, text: string, fields: Record<string, string> = {}) => html`<form method="post" action="${action}">
@@ -96,7 +98,9 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
     const user = kit.authenticatedUser(flow);
     if (!user?.human) return kit.expired(flow.agent);
     if (step === 'u2f') {
-      const { options, challenge } = await webauthn.authentication(secondFactorTokens(user), 'discouraged');
+      const tokens = secondFactorTokens(user);
+      // Passkeys among them are asked with user verification ('preferred': security keys without it still answer; a passkey's answer must carry it).
+      const { options, challenge } = await webauthn.authentication(tokens, tokens.some((t) => t.kind === 'passwordless') ? 'preferred' : 'discouraged');
       await ctx.authRequests.setChallenge(flow.auth, challenge);
       return ceremonyResponse(
         200,
@@ -119,7 +123,7 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
     const { options, challenge } = await webauthn.registration(user, kit.loginNameOf(user, flow), kind);
     await ctx.authRequests.setChallenge(flow.auth, challenge);
     const policy = loginPolicy(user.orgId);
-    const optional = mfaPrompt(factsOf(user), policy, clock.now(), flow.auth.checks.idpAt !== undefined && flow.auth.checks.passwordAt === undefined) !== 'required';
+    const optional = mfaPrompt(factsOf(user), policy, clock.now(), isExternal(flow.auth.checks)) !== 'required';
     const others = enrollableFactors(policy).some((f) => f !== U2F_SECOND_FACTOR);
     return ceremonyResponse(
       200,
@@ -243,7 +247,7 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
     const user = ctx.orgs.getUser((form.get('userID') ?? '').slice(0, 200));
     const state = openState(form.get('state'));
     const code = (form.get('code') ?? '').slice(0, 40);
-    if (!user?.human || !state || state.userId !== user.id || state.until < clock.now()) return linkError(locale);
+    if (!user?.human || !state || state.userId !== user.id || state.until < clock.now() || !passkeysAllowed(user)) return linkError(locale);
     const answer = parseCeremonyAnswer(form.get('credential'));
     const name = (form.get('name') ?? '').trim().slice(0, 100) || 'Passkey';
     const token = answer && !form.get('failure') ? await webauthn.verifyRegistration(answer, state.challenge, 'passwordless', name, clock.now()) : undefined;
@@ -312,7 +316,7 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
         const locale = agentOf(ctx, req, query.get('ui_locales')).locale;
         const user = ctx.orgs.getUser((query.get('userID') ?? '').slice(0, 200));
         const code = (query.get('code') ?? '').slice(0, 40);
-        if (!user?.human || !code || (await ctx.userCodes.check(user.id, 'passwordless', code, clock.now())).result !== 'ok') return linkError(locale);
+        if (!user?.human || !code || !passkeysAllowed(user) || (await ctx.userCodes.check(user.id, 'passwordless', code, clock.now())).result !== 'ok') return linkError(locale);
         return linkPage(locale, user, code);
       },
       POST: linkRegistration,

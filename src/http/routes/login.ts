@@ -56,7 +56,7 @@ import type { View } from '../../util/readonly.js';
 import { recordSignIn, recordSignInFailure } from '../../observability/recorder.js';
 import { federation } from '../login/federation.js';
 import { webauthnLogin } from '../login/webauthn.js';
-import { firstFactorAt } from '../../model/auth-checks.js';
+import { firstFactorAt, isExternal } from '../../model/auth-checks.js';
 
 /** Where a label policy's images and fonts are served (domain/label-asset.ts makes the links). */
 const ASSET_PATH = assetPath(':id');
@@ -229,7 +229,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         const loginName = loginNameOf(user, flow);
         const policy = loginPolicy(user.orgId);
         const factors = enrollableFactors(policy);
-        const required = mfaPrompt(factsOf(user), policy, clock.now()) === 'required';
+        const required = mfaPrompt(factsOf(user), policy, clock.now(), isExternal(auth.checks)) === 'required';
         const qrCode = await qrCodeDataUrl(otpauthUri(issuerHost, loginName, auth.pendingOtpSecret));
         return htmlResponse(
           status,
@@ -549,7 +549,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   async function skipOtpSetup(flow: Flow): Promise<Response> {
     const user = authenticatedUser(flow);
     if (!user?.human) return expired(flow.agent);
-    const prompt = mfaPrompt(factsOf(user), loginPolicy(user.orgId), clock.now());
+    const prompt = mfaPrompt(factsOf(user), loginPolicy(user.orgId), clock.now(), isExternal(flow.auth.checks));
     if (prompt === 'required') return show(flow, t(flow, 'mfa.skipNotAllowed'));
     if (prompt === 'optional') await ctx.loginDirectory.skipMfaInit(user.id, clock.now());
     await ctx.authRequests.leaveOtpSetup(flow.auth);

@@ -1,4 +1,7 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import { AndFilter, Client, EqualityFilter, InvalidCredentialsError, OrFilter, type Entry } from 'ldapts';
+import { isInternalHost, isPublicAddress } from '../../util/public-address.js';
 import type { IdentityProvidersReader } from '../../actors/identity-providers.js';
 import type { IdentityProvider } from '../../model/records.js';
 import type { ExternalIdentity } from '../../model/external-identity.js';
@@ -22,21 +25,42 @@ const first = (entry: Entry, attribute: string | undefined): string => {
   return one === undefined ? '' : Buffer.isBuffer(one) ? one.toString('utf8') : String(one);
 };
 
-export async function ldapSignIn(idps: Pick<IdentityProvidersReader, 'bindPassword'>, provider: View<IdentityProvider>, username: string, password: string): Promise<LdapOutcome> {
+/**
+ * Where to connect for a server URL: as it is, or (`publicOnly`: an org's provider) to the public
+ * address its name resolves to now, the name kept for TLS, so no org administrator aims Sesame at
+ * the network it runs in.
+ */
+async function target(url: string, publicOnly: boolean): Promise<{ url: string; servername: string }> {
+  const parsed = new URL(url);
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  if (!publicOnly) return { url, servername: host };
+  if (isInternalHost(host)) throw new Error(`${host} is not a public address`);
+  const address = isIP(host) ? host : (await lookup(host)).address;
+  if (!isPublicAddress(address)) throw new Error(`${host} is not a public address`);
+  parsed.hostname = isIP(address) === 6 ? `[${address}]` : address;
+  return { url: parsed.toString().replace(/\/$/, ''), servername: host };
+}
+
+export async function ldapSignIn(idps: Pick<IdentityProvidersReader, 'bindPassword'>, provider: View<IdentityProvider>, username: string, password: string, publicOnly: boolean): Promise<LdapOutcome> {
   const ldap = provider.ldap;
   if (!ldap || !username || !password) return { result: 'wrong' };
+  // No bind password (a provider imported from a bundle, which carries none): an empty one would be an anonymous bind.
+  const bindPassword = idps.bindPassword(provider);
+  if (!bindPassword) return { result: 'unavailable', reason: 'the provider has no bind password yet' };
   let lastError = 'no server';
   for (const url of ldap.servers) {
     const connect = async () => {
-      const client = new Client({ url, timeout: ldap.timeoutMs, connectTimeout: ldap.timeoutMs, strictDN: true });
-      if (ldap.startTls) await client.startTLS({ servername: new URL(url).hostname });
+      const { url: at, servername } = await target(url, publicOnly);
+      // TLS options only for ldaps:// (ldapts takes any for a wish to speak TLS from the start).
+      const client = new Client({ url: at, timeout: ldap.timeoutMs, connectTimeout: ldap.timeoutMs, strictDN: true, ...(at.startsWith('ldaps:') ? { tlsOptions: { servername } } : {}) });
+      if (ldap.startTls) await client.startTLS({ servername });
       return client;
     };
     let service: Client | undefined;
     let asUser: Client | undefined;
     try {
       service = await connect();
-      await service.bind(ldap.bindDn, idps.bindPassword(provider) ?? '');
+      await service.bind(ldap.bindDn, bindPassword);
       const a = ldap.attributes;
       const filter = new AndFilter({
         filters: [

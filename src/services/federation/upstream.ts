@@ -1,7 +1,8 @@
 import * as client from 'openid-client';
 import type { IdentityProvidersReader } from '../../actors/identity-providers.js';
 import type { IdentityProvider } from '../../model/records.js';
-import { githubPrimaryEmail, identityOfClaims, microsoftIssuerFor, type ExternalIdentity } from '../../domain/external-identity.js';
+import { githubPrimaryEmail, identityOfClaims, microsoftTenantAllowed, type ExternalIdentity } from '../../domain/external-identity.js';
+import { publicOnlyFetch } from './public-fetch.js';
 import { isLoopbackHttp } from '../../protocol/authorize/redirect-uri.js';
 import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
@@ -38,26 +39,31 @@ export class Upstreams {
     readonly callbackUrl: string,
   ) {}
 
-  private configOf(provider: View<IdentityProvider>): Promise<client.Configuration> {
-    const key = `${provider.id}:${provider.sequence}`;
+  /** `publicOnly`: an org's provider, reached over https at public addresses only (services/federation/public-fetch.ts). */
+  private configOf(provider: View<IdentityProvider>, publicOnly: boolean): Promise<client.Configuration> {
+    const key = `${provider.id}:${provider.sequence}:${publicOnly}`;
     const cached = this.configs.get(key);
     if (cached && clock.now() - cached.at < DISCOVERY_TTL_MS) return cached.config;
     for (const k of this.configs.keys()) if (k.startsWith(`${provider.id}:`)) this.configs.delete(k);
-    const config = this.newConfig(provider);
+    const config = this.newConfig(provider, publicOnly);
     this.configs.set(key, { at: clock.now(), config });
     config.catch(() => this.configs.delete(key));
     return config;
   }
 
-  private async newConfig(provider: View<IdentityProvider>): Promise<client.Configuration> {
+  private async newConfig(provider: View<IdentityProvider>, publicOnly: boolean): Promise<client.Configuration> {
     const secret = this.idps.clientSecret(provider);
+    // No secret (a provider imported from a bundle, which carries none): it signs nobody in until one is set.
+    if (secret === undefined) throw new UpstreamError('the provider has no client secret yet');
     // OIDC providers: client_secret_basic (every OAuth server must take it, RFC 6749 §2.3.1); OAuth
     // ones (GitHub and the like) take the secret in the body.
-    const auth = secret === undefined ? client.None() : isOidc(provider) ? client.ClientSecretBasic(secret) : client.ClientSecretPost(secret);
-    const insecure = (url: string) => (isLoopbackHttp(url) ? [client.allowInsecureRequests] : []);
+    const auth = isOidc(provider) ? client.ClientSecretBasic(secret) : client.ClientSecretPost(secret);
+    // http only to a provider on this machine, and only the instance's (an org's is reached at public addresses only).
+    const insecure = (url: string) => (!publicOnly && isLoopbackHttp(url) ? [client.allowInsecureRequests] : []);
+    const fetchOption = publicOnly ? { [client.customFetch]: publicOnlyFetch } : {};
     let config: client.Configuration;
     if (isOidc(provider)) {
-      config = await client.discovery(new URL(provider.issuer!), provider.clientId, undefined, auth, { execute: insecure(provider.issuer!), timeout: TIMEOUT_S });
+      config = await client.discovery(new URL(provider.issuer!), provider.clientId, undefined, auth, { execute: insecure(provider.issuer!), timeout: TIMEOUT_S, ...fetchOption });
     } else {
       const server: client.ServerMetadata = {
         issuer: new URL(provider.authorizationEndpoint!).origin,
@@ -66,15 +72,16 @@ export class Upstreams {
         userinfo_endpoint: provider.userEndpoint!,
       };
       config = new client.Configuration(server, provider.clientId, undefined, auth);
-      if (isLoopbackHttp(provider.tokenEndpoint!) || isLoopbackHttp(provider.authorizationEndpoint!)) client.allowInsecureRequests(config);
+      if (!publicOnly && (isLoopbackHttp(provider.tokenEndpoint!) || isLoopbackHttp(provider.authorizationEndpoint!))) client.allowInsecureRequests(config);
     }
+    if (publicOnly) config[client.customFetch] = publicOnlyFetch as never;
     config.timeout = TIMEOUT_S;
     return config;
   }
 
   /** The URL that sends the browser to the provider, and what the callback must match. */
-  async start(provider: View<IdentityProvider>, statePrefix: string, loginHint?: string): Promise<{ url: string; secrets: UpstreamSecrets }> {
-    const config = await this.configOf(provider);
+  async start(provider: View<IdentityProvider>, publicOnly: boolean, statePrefix: string): Promise<{ url: string; secrets: UpstreamSecrets }> {
+    const config = await this.configOf(provider, publicOnly);
     // The prefix names the auth request the callback belongs to; the random part is what must match.
     const secrets: UpstreamSecrets = { state: statePrefix + client.randomState() };
     const params: Record<string, string> = { redirect_uri: this.callbackUrl, response_type: 'code', state: secrets.state };
@@ -89,18 +96,18 @@ export class Upstreams {
       if (!scopes.includes('user:email')) scopes.push('user:email');
     }
     if (scopes.length > 0) params.scope = scopes.join(' ');
-    if (provider.usePkce) {
+    // PKCE where the provider is set to it, and wherever its discovery says it takes S256.
+    if (provider.usePkce || config.serverMetadata().code_challenge_methods_supported?.includes('S256')) {
       secrets.codeVerifier = client.randomPKCECodeVerifier();
       params.code_challenge = await client.calculatePKCECodeChallenge(secrets.codeVerifier);
       params.code_challenge_method = 'S256';
     }
-    if (loginHint && isOidc(provider)) params.login_hint = loginHint;
     return { url: client.buildAuthorizationUrl(config, params).href, secrets };
   }
 
   /** The callback: the code exchanged and checked; who the person is at the provider. Throws UpstreamError with the reason. */
-  async finish(provider: View<IdentityProvider>, callback: URL, secrets: UpstreamSecrets): Promise<ExternalIdentity> {
-    const config = await this.configOf(provider);
+  async finish(provider: View<IdentityProvider>, publicOnly: boolean, callback: URL, secrets: UpstreamSecrets): Promise<ExternalIdentity> {
+    const config = await this.configOf(provider, publicOnly);
     let tokens: client.TokenEndpointResponse & client.TokenEndpointResponseHelpers;
     try {
       tokens = await client.authorizationCodeGrant(config, callback, {
@@ -115,8 +122,9 @@ export class Upstreams {
     let claims: Record<string, unknown>;
     if (isOidc(provider)) {
       const idToken = tokens.claims()!;
-      if (provider.kind === 'azure' && idToken.iss !== microsoftIssuerFor(provider.tenant ?? 'common', idToken.tid)) {
-        throw new UpstreamError(`the ID token's issuer ${String(idToken.iss)} is not of the provider's tenant ${provider.tenant}`);
+      // openid-client checked the issuer against Microsoft's discovery (its tenant, or the token's own on the multi-tenant endpoints).
+      if (provider.kind === 'azure' && !microsoftTenantAllowed(provider.tenant ?? 'common', idToken.tid)) {
+        throw new UpstreamError(`the account's tenant ${String(idToken.tid)} may not sign in through the provider's tenant ${provider.tenant}`);
       }
       claims = { ...idToken };
       if (!provider.isIdTokenMapping) {

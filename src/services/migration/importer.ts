@@ -221,6 +221,16 @@ export class Importer {
     return policies;
   }
 
+  /** Every provider id in use (an imported provider keeps its id: none may take another owner's). */
+  private providerIdsInUse(): Set<string> {
+    const { orgs } = this.services;
+    const ids = this.instanceIdps();
+    for (const org of orgs.listOrgs()) {
+      if (orgs.hasOwnPolicy('idps', org.id)) for (const p of orgs.policy('idps', org.id).policy.providers) ids.add(p.id);
+    }
+    return ids;
+  }
+
   /** The instance's identity providers (a bundle's links and login policy may name them). */
   private instanceIdps(): Set<string> {
     const { orgs } = this.services;
@@ -242,12 +252,12 @@ export class Importer {
   /** The org's providers: Sesame's `sesameIdps` (every kind), then ZITADEL's `oidcIdps` not among them. */
   private async parseProviders(org: OrgImport): Promise<{ id: string; settings: ProviderSettings; secret?: string | undefined }[]> {
     const out: { id: string; settings: ProviderSettings; secret?: string | undefined }[] = [];
-    const instance = this.instanceIdps();
+    const inUse = this.providerIdsInUse();
     const add = (type: string, raw: unknown, parse: (raw: unknown) => { id: string; settings: ProviderSettings; secret?: string | undefined }) => {
       try {
         const provider = parse(raw);
         if (out.some((p) => p.id === provider.id)) return;
-        if (instance.has(provider.id)) throw alreadyExists('IDP-4n0fs', `identity provider ${provider.id} already exists in the instance`);
+        if (inUse.has(provider.id)) throw alreadyExists('IDP-4n0fs', `identity provider ${provider.id} already exists`);
         out.push(provider);
       } catch (error) {
         this.report.failure(type, str(asObject(raw).idpId), error);
