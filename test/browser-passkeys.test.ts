@@ -52,7 +52,6 @@ async function setPolicy(changes: Record<string, unknown>, orgId?: string): Prom
   expect(res.status, JSON.stringify(res.body)).toBe(200);
 }
 
-const codeOf = (page: Page) => new URL(page.url()).searchParams.get('code');
 
 beforeAll(async () => {
   if (!RUN_BROWSER) return;
