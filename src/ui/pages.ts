@@ -449,10 +449,7 @@ export function externalChoicePage(
 ${errorBox(view.error)}
 ${view.allowCreate ? html`<form method="post" action="/ui/login/external/register">
 ${hidden(p)}
-<div class="row">
-<div><label for="firstName">${t('register.firstName')}</label><input type="text" id="firstName" name="firstName" value="${v.firstName ?? ''}" autocomplete="given-name" required></div>
-<div><label for="lastName">${t('register.lastName')}</label><input type="text" id="lastName" name="lastName" value="${v.lastName ?? ''}" autocomplete="family-name" required></div>
-</div>
+${nameFields(t, v)}
 <label for="userName">${t('register.userName')}</label>
 <input type="text" id="userName" name="userName" value="${v.userName ?? ''}" autocomplete="username" autocapitalize="none" required>
 ${view.email ? html`<p class="info">${t('external.email', { email: view.email })}</p>` : ''}
@@ -545,6 +542,14 @@ ${view.alternatives ?? ''}
   );
 }
 
+/** A new account's first and last name (registration, an account made from an identity provider's). */
+function nameFields(t: Translate, values: RegisterValues): Html {
+  return html`<div class="row">
+<div><label for="firstName">${t('register.firstName')}</label><input type="text" id="firstName" name="firstName" value="${values.firstName ?? ''}" autocomplete="given-name" required></div>
+<div><label for="lastName">${t('register.lastName')}</label><input type="text" id="lastName" name="lastName" value="${values.lastName ?? ''}" autocomplete="family-name" required></div>
+</div>`;
+}
+
 export interface RegisterValues {
   firstName?: string;
   lastName?: string;
@@ -572,10 +577,7 @@ export function registerPage(p: PageContext, values: RegisterValues, error?: str
 ${errorBox(error)}
 <form method="post" action="/ui/login/register">
 ${hidden(p)}
-<div class="row">
-<div><label for="firstName">${t('register.firstName')}</label><input type="text" id="firstName" name="firstName" value="${values.firstName ?? ''}" autocomplete="given-name" required></div>
-<div><label for="lastName">${t('register.lastName')}</label><input type="text" id="lastName" name="lastName" value="${values.lastName ?? ''}" autocomplete="family-name" required></div>
-</div>
+${nameFields(t, values)}
 <label for="email">${t('register.email')}</label>
 <input type="email" id="email" name="email" value="${values.email ?? ''}" autocomplete="email" required>
 <label for="userName">${t('register.userName')}</label>

@@ -214,14 +214,16 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
     return ok({ details: changedDetails(user, user.orgId) });
   };
 
+  const searchLinks: CallerHandler = (req, caller) => {
+    caller.require('user.read');
+    const user = ctx.orgs.requireUser(req.params[0]!, caller.orgId);
+    const links = user.human?.idpLinks ?? [];
+    return ok({ details: listDetails(links.length), result: links.map((l) => linkView(user, l)) });
+  };
+
   const linkRoutes: Route[] = [
     apiRoute(ctx, '/management/v1/users/:userId/idps/_search', {
-      POST: (req, caller) => {
-        caller.require('user.read');
-        const user = ctx.orgs.requireUser(req.params[0]!, caller.orgId);
-        const links = user.human?.idpLinks ?? [];
-        return ok({ details: listDetails(links.length), result: links.map((l) => linkView(user, l)) });
-      },
+      POST: searchLinks,
     }),
     apiRoute(ctx, '/management/v1/users/:userId/idps/:idpId/:linkedUserId', {
       DELETE: (req, caller) => removeLink(caller, req.params[0]!, req.params[1]!, req.params[2]!),
@@ -237,12 +239,7 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
       },
     }),
     apiRoute(ctx, '/v2/users/:userId/links/_search', {
-      POST: (req, caller) => {
-        caller.require('user.read');
-        const user = ctx.orgs.requireUser(req.params[0]!, caller.orgId);
-        const links = user.human?.idpLinks ?? [];
-        return ok({ details: listDetails(links.length), result: links.map((l) => linkView(user, l)) });
-      },
+      POST: searchLinks,
     }),
     apiRoute(ctx, '/v2/users/:userId/links/:idpId/:linkedUserId', {
       DELETE: (req, caller) => removeLink(caller, req.params[0]!, req.params[1]!, req.params[2]!),
