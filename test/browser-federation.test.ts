@@ -98,6 +98,15 @@ describe.runIf(RUN_BROWSER)('identity providers in the browser', () => {
     await page.waitForSelector('text=Back at the app');
     expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
     await page.close();
+    if (RUN_LDAP) {
+      // The LDAP form in English too.
+      const ldapPage = await newPage();
+      await ldapPage.goto(authorize({ ui_locales: 'en', prompt: 'login' }));
+      await ldapPage.click('button:has-text("Sign in with Verzeichnis")');
+      await ldapPage.waitForSelector('#username');
+      await shot(ldapPage, 'idp-en-ldap');
+      await ldapPage.close();
+    }
   });
 
   it('links an account to an existing one after signing in to it (German)', async () => {
@@ -105,6 +114,8 @@ describe.runIf(RUN_BROWSER)('identity providers in the browser', () => {
     upstream.as(uniqueName('verknuepft'), { email: 'other@corp.example', email_verified: true });
     const page = await newPage();
     await page.goto(authorize({ ui_locales: 'de' }));
+    await page.waitForSelector(`button:has-text("Mit ${oidcName} anmelden")`);
+    await shot(page, 'idp-de-login-with-providers');
     await page.click(`button:has-text("Mit ${oidcName} anmelden")`);
     await page.waitForSelector('h1:has-text("Neu hier?")');
     await shot(page, 'idp-de-account-not-linked');

@@ -116,6 +116,8 @@ describe.runIf(RUN_BROWSER)('passkeys and security keys in the browser', () => {
     const { link } = (await call('POST', `/management/v1/users/${person.userId}/passwordless/_link`, {})).body as { link: string };
     const { page, cdp, authenticatorId } = await pageWithAuthenticator('passkey');
     await page.goto(`${link}&ui_locales=de`);
+    await page.waitForSelector('#webauthn-start:not([disabled])');
+    await shot(page, 'passkey-de-register-by-link');
     await page.click('#webauthn-start:not([disabled])');
     await page.waitForSelector('h1:has-text("Passkey hinzugefügt")').catch(async (error: unknown) => {
       throw new Error(`${String(error)}\n${link}\n${(await page.content()).slice(0, 3000)}`);
@@ -125,6 +127,8 @@ describe.runIf(RUN_BROWSER)('passkeys and security keys in the browser', () => {
     await page.goto(authorize({ ui_locales: 'de' }));
     await page.fill('#loginName', person.loginName);
     await page.click('button[type=submit]');
+    await page.waitForSelector('#webauthn-start:not([disabled])');
+    await shot(page, 'passkey-de-sign-in');
     await page.click('#webauthn-start:not([disabled])');
     await page.waitForSelector('p.error');
     expect(await page.textContent('p.error')).toContain('Der Schlüssel hat nicht geantwortet');
@@ -171,25 +175,51 @@ describe.runIf(RUN_BROWSER)('passkeys and security keys in the browser', () => {
     await page.click('#webauthn-start:not([disabled])');
     await page.waitForSelector('text=Back at the app');
     expect((await exchangeCode(server, web, page.url())).claims.amr).toEqual(['pwd', 'user', 'mfa']);
+    // The same step in English.
+    await page.goto(authorize({ ui_locales: 'en', scope: `openid urn:zitadel:iam:org:id:${orgId}`, prompt: 'login' }));
+    await page.fill('#loginName', person.loginName);
+    await page.click('button[type=submit]');
+    await page.fill('#password', person.password);
+    await page.click('button[type=submit]');
+    await page.waitForSelector('h1:has-text("Use your security key")');
+    await shot(page, 'passkey-en-security-key');
     await page.close();
+    // The enrollment page in English: another person of the org.
+    const second = await createHuman(server, { orgId });
+    const { page: english } = await pageWithAuthenticator('security-key');
+    await english.goto(authorize({ ui_locales: 'en', scope: `openid urn:zitadel:iam:org:id:${orgId}` }));
+    await english.fill('#loginName', second.loginName);
+    await english.click('button[type=submit]');
+    await english.fill('#password', second.password);
+    await english.click('button[type=submit]');
+    await english.waitForSelector('h1:has-text("Add a security key")');
+    await english.waitForSelector('#webauthn-start:not([disabled])');
+    await shot(english, 'passkey-en-security-key-setup');
+    await english.close();
   });
 
-  it('offers a passkey after a password sign-in; skipped, it is not offered again (English)', async () => {
+  it('offers a passkey after a password sign-in; skipped, it is not offered again (English, German)', async () => {
     const person = await createHuman(server);
     const { page } = await pageWithAuthenticator('passkey');
-    const signIn = async () => {
-      await page.goto(authorize({ ui_locales: 'en', prompt: 'login' }));
-      await page.fill('#loginName', person.loginName);
+    const signIn = async (who: { loginName: string; password: string }, locale: string) => {
+      await page.goto(authorize({ ui_locales: locale, prompt: 'login' }));
+      await page.fill('#loginName', who.loginName);
       await page.click('button[type=submit]');
-      await page.fill('#password', person.password);
+      await page.fill('#password', who.password);
       await page.click('button[type=submit]');
     };
-    await signIn();
+    await signIn(person, 'en');
     await page.waitForSelector('h1:has-text("Add a passkey")');
     await shot(page, 'passkey-en-offered');
     await page.click('button:has-text("Not now")');
     await page.waitForSelector('text=Back at the app');
-    await signIn();
+    await signIn(person, 'en');
+    await page.waitForSelector('text=Back at the app');
+    const other = await createHuman(server);
+    await signIn(other, 'de');
+    await page.waitForSelector('h1:has-text("Passkey hinzufügen")');
+    await shot(page, 'passkey-de-offered');
+    await page.click('button:has-text("Nicht jetzt")');
     await page.waitForSelector('text=Back at the app');
     await page.close();
   });
