@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { secretMatches, sha256 } from '../../util/hash.js';
 import type { AuthRequestView, LoginStep } from '../../actors/auth-requests.js';
 import type { FoundProvider } from '../../actors/identity-providers.js';
 import type { FlowView } from '../../services/ports.js';
@@ -112,8 +112,6 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     return redirectResponse(start.url, {}, 303);
   }
 
-  const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
-
   /** The provider sent the browser back: the round trip is checked and taken (once), and the account signs in or waits for a choice. */
   async function callback(req: Request): Promise<Response> {
     const query = parseUrlEncoded(req.query);
@@ -124,7 +122,8 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     if (!('auth' in found)) return found;
     const flow = found;
     const trip = await ctx.authRequests.takeUpstream(flow.auth);
-    if (!trip || !sameText(trip.state, state)) return kit.expired(flow.agent);
+    // Compared in constant time (util/hash.ts's rule for presented secrets).
+    if (!trip || !secretMatches(state, sha256(trip.state))) return kit.expired(flow.agent);
     const provider = offered(flow, trip.idpId);
     if (!provider) return kit.show(flow, kit.t(flow, 'idp.notAllowed'));
     let identity: ExternalIdentity;

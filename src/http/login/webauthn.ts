@@ -1,12 +1,12 @@
 import type { FlowView } from '../../services/ports.js';
-import { parseCeremonyAnswer, WebAuthn, type WebAuthnKind } from '../../services/webauthn.js';
+import { parseCeremonyAnswer, WebAuthn, type Ceremony, type WebAuthnKind } from '../../services/webauthn.js';
 import { beginningAt } from '../../domain/revocation-horizon.js';
 import { enrollableFactors, mfaPrompt, factsOf } from '../../domain/sign-in-policy.js';
 import { firstFactorAt, isExternal } from '../../model/auth-checks.js';
 import { U2F_SECOND_FACTOR, U2F_WITH_VERIFICATION, type UserRecord } from '../../model/records.js';
 import { ApiError } from '../../model/errors.js';
 import { parseFormBody, parseUrlEncoded, type Form } from '../../protocol/form.js';
-import { ceremonyPage, donePage, errorPage, type CodeFormTarget } from '../../ui/pages.js';
+import { ceremonyPage, donePage, errorPage, type CeremonyView, type CodeFormTarget } from '../../ui/pages.js';
 import { translator, type Locale, type TextKey } from '../../ui/i18n.js';
 import { html } from '../../util/html.js';
 import { clock } from '../../util/clock.js';
@@ -71,28 +71,31 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
 <button type="submit" class="secondary">${text}</button>
 </form>`;
 
+  /** A ceremony's page for the person: its challenge stored with the sign-in request (taken by the answer). */
+  async function ceremonyOf(flow: F, user: View<UserRecord>, ceremony: Ceremony<unknown>, view: Omit<CeremonyView, 'options' | 'loginName' | 'error'>, error: string | undefined): Promise<Response> {
+    await ctx.authRequests.setChallenge(flow.auth, ceremony.challenge);
+    return ceremonyResponse(200, ceremonyPage({ page: flow.page }, { ...view, options: ceremony.options, loginName: kit.loginNameOf(user, flow), error }));
+  }
+
   /** The page of a WebAuthn step, with a new challenge stored for it. */
   async function page(flow: F, error?: string): Promise<Response> {
     const step = flow.auth.step;
-    const target: CodeFormTarget = { page: flow.page };
     if (step === 'passkey') {
       const user = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
       if (!user || !offersPasskey(user)) return kit.expired(flow.agent);
-      const { options, challenge } = await webauthn.authentication(tokensOf(user, ['passwordless']), 'required');
-      await ctx.authRequests.setChallenge(flow.auth, challenge);
-      return ceremonyResponse(
-        200,
-        ceremonyPage(target, {
+      return ceremonyOf(
+        flow,
+        user,
+        await webauthn.authentication(tokensOf(user, ['passwordless']), 'required'),
+        {
           title: t(flow, 'passkey.title'),
           intro: t(flow, 'passkey.intro'),
           mode: 'authenticate',
-          options,
           action: '/ui/login/passkey',
           button: t(flow, 'passkey.button'),
-          loginName: kit.loginNameOf(user, flow),
-          error,
           alternatives: switchForm(flow, '/ui/login/passkey/password', t(flow, 'passkey.password')),
-        }),
+        },
+        error,
       );
     }
     const user = kit.authenticatedUser(flow);
@@ -100,48 +103,45 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
     if (step === 'u2f') {
       const tokens = secondFactorTokens(user);
       // Passkeys among them are asked with user verification ('preferred': security keys without it still answer; a passkey's answer must carry it).
-      const { options, challenge } = await webauthn.authentication(tokens, tokens.some((t) => t.kind === 'passwordless') ? 'preferred' : 'discouraged');
-      await ctx.authRequests.setChallenge(flow.auth, challenge);
-      return ceremonyResponse(
-        200,
-        ceremonyPage(target, {
+      return ceremonyOf(
+        flow,
+        user,
+        await webauthn.authentication(tokens, tokens.some((t) => t.kind === 'passwordless') ? 'preferred' : 'discouraged'),
+        {
           title: t(flow, 'u2f.title'),
           intro: t(flow, 'u2f.intro'),
           mode: 'authenticate',
-          options,
           action: '/ui/login/u2f',
           button: t(flow, 'u2f.button'),
-          loginName: kit.loginNameOf(user, flow),
-          error,
           alternatives: html`${user.human.otpSecretSealed ? switchForm(flow, '/ui/login/u2f/switch', t(flow, 'u2f.otp'), { to: 'otp' }) : ''}${
             user.human.otpEmail ? switchForm(flow, '/ui/login/u2f/switch', t(flow, 'u2f.email'), { to: 'otp-email' }) : ''
           }`,
-        }),
+        },
+        error,
       );
     }
     const kind: WebAuthnKind = step === 'passkey-setup' ? 'passwordless' : 'u2f';
-    const { options, challenge } = await webauthn.registration(user, kit.loginNameOf(user, flow), kind);
-    await ctx.authRequests.setChallenge(flow.auth, challenge);
+    const ceremony = await webauthn.registration(user, kit.loginNameOf(user, flow), kind);
     const policy = loginPolicy(user.orgId);
     const optional = mfaPrompt(factsOf(user), policy, clock.now(), isExternal(flow.auth.checks)) !== 'required';
     const others = enrollableFactors(policy).some((f) => f !== U2F_SECOND_FACTOR);
-    return ceremonyResponse(
-      200,
-      ceremonyPage(target, {
+    return ceremonyOf(
+      flow,
+      user,
+      ceremony,
+      {
         title: t(flow, kind === 'passwordless' ? 'passkeySetup.title' : 'u2fSetup.title'),
         intro: t(flow, kind === 'passwordless' ? 'passkeySetup.intro' : 'u2fSetup.intro'),
         mode: 'register',
-        options,
         action: kind === 'passwordless' ? '/ui/login/passkey/setup' : '/ui/login/u2f/setup',
         button: t(flow, kind === 'passwordless' ? 'passkeySetup.button' : 'u2fSetup.button'),
-        loginName: kit.loginNameOf(user, flow),
         askName: true,
-        error,
         alternatives:
           kind === 'passwordless'
             ? switchForm(flow, '/ui/login/passkey/setup/skip', t(flow, 'passkeySetup.skip'))
             : html`${others ? switchForm(flow, '/ui/login/u2f/setup/back', t(flow, 'external.back')) : ''}${optional ? switchForm(flow, '/ui/login/mfa/skip-u2f', t(flow, 'mfa.skip')) : ''}`,
-      }),
+      },
+      error,
     );
   }
 
