@@ -113,6 +113,10 @@ describe('identity provider templates (ZITADEL admin and management API)', () =>
     const byName = await call('POST', '/admin/v1/idps/generic_oidc', { ...base, providerOptions: { autoLinking: 'AUTO_LINKING_OPTION_USERNAME' } });
     expect(byName.status).toBe(400);
     expect(byName.body.message).toContain('AUTO_LINKING_OPTION_USERNAME');
+    // The legacy AddOIDCIDP: its mappings are kept, a styling Sesame does not draw is refused.
+    const legacy = await call('POST', '/admin/v1/idps/oidc', { ...base, usernameMapping: 'OIDC_MAPPING_FIELD_EMAIL', stylingType: 'STYLING_TYPE_GOOGLE' });
+    expect(legacy.status).toBe(400);
+    expect(legacy.body.message).toContain('stylingType');
     const plainHttp = await call('POST', '/admin/v1/idps/generic_oidc', { ...base, issuer: 'http://sso.example.com' });
     expect(plainHttp.status).toBe(400);
     expect(plainHttp.body.message).toContain('https');

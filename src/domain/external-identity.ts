@@ -14,7 +14,8 @@ export function identityOfClaims(provider: View<IdentityProvider>, claims: Recor
   const email = str(claims.email, 320);
   const name = str(claims.name);
   const [first = '', ...rest] = name.split(/\s+/).filter(Boolean);
-  const userName = str(claims.preferred_username) || str(claims.login) || str(claims.username) || email || externalUserId;
+  const mapped = (claim: string | undefined) => (claim ? str(claims[claim], claim === 'email' ? 320 : 200) : '');
+  const userName = mapped(provider.userNameClaim) || str(claims.preferred_username) || str(claims.login) || str(claims.username) || email || externalUserId;
   // Empty when the provider does not say: the person fills them in (an automatic creation falls back to the user name).
   const firstName = str(claims.given_name) || first;
   const lastName = str(claims.family_name) || rest.join(' ');
@@ -28,7 +29,7 @@ export function identityOfClaims(provider: View<IdentityProvider>, claims: Recor
     emailVerified,
     firstName,
     lastName,
-    displayName: name || `${firstName} ${lastName}`.trim() || userName,
+    displayName: mapped(provider.displayNameClaim) || name || `${firstName} ${lastName}`.trim() || userName,
     nickName: str(claims.nickname),
     preferredLanguage: str(claims.locale, 10),
     phone: str(claims.phone_number, 50),

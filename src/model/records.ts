@@ -593,6 +593,9 @@ export interface IdentityProvider extends Meta {
   tenant?: string;
   emailVerified?: boolean;
   ldap?: LdapSettings;
+  /** A legacy OIDC provider's mappings: the claim a new person's user name and display name come from. */
+  userNameClaim?: 'email' | 'preferred_username';
+  displayNameClaim?: 'email' | 'preferred_username';
   /** Written by an instance administrator: may be at this machine or in its network (else public addresses only). */
   internalAllowed?: true;
 }

@@ -43,8 +43,9 @@ export function providerOfSesameEntry(entry: unknown): { id: string; settings: P
   return { id: idpId, settings: settingsOf(parsed.kind, input as never, true) };
 }
 
-/** A bundle entry of `oidcIdps` (ZITADEL's legacy OIDC provider) as a provider to add, its secret if it has one. */
-export function providerOfOidcEntry(entry: unknown): { id: string; settings: ProviderSettings; secret: string | undefined } {
+/** A bundle entry of `oidcIdps` (ZITADEL's legacy OIDC provider) as a provider to add, its secret if it has one, and what it leaves out. */
+export function providerOfOidcEntry(entry: unknown): { id: string; settings: ProviderSettings; secret: string | undefined; unsupported: string[] } {
   const { idpId, idp } = validate(legacyEntry, entry);
-  return { id: idpId, settings: legacyOidcSettings(idp, true), secret: idp.clientSecret || undefined };
+  const { settings, unsupported } = legacyOidcSettings(idp, true);
+  return { id: idpId, settings, secret: idp.clientSecret || undefined, unsupported };
 }

@@ -160,23 +160,36 @@ export const UPDATE_SCHEMAS = schemas(false);
 export type ProviderInput<K extends IdpKind> = z.output<(typeof ADD_SCHEMAS)[K]> | z.output<(typeof UPDATE_SCHEMAS)[K]>;
 
 /** The legacy AddOIDCIDP body (ZITADEL's `POST …/idps/oidc`, and a bundle's `oidcIdps[].idp`): a generic OIDC provider. */
+const MAPPING_FIELDS = ['OIDC_MAPPING_FIELD_UNSPECIFIED', 'OIDC_MAPPING_FIELD_PREFERRED_USERNAME', 'OIDC_MAPPING_FIELD_EMAIL'] as const;
+const STYLING_TYPES = ['STYLING_TYPE_UNSPECIFIED', 'STYLING_TYPE_GOOGLE'] as const;
+
 export const legacyOidcSchema = z.object({
   name: name(),
-  stylingType: z.union([z.string(), z.number()]).optional(),
+  stylingType: enumField(STYLING_TYPES),
   clientId: clientId(),
   clientSecret: z.string().max(2000).default(''),
   issuer: url(),
   scopes: scopes(),
-  displayNameMapping: z.union([z.string(), z.number()]).optional(),
-  usernameMapping: z.union([z.string(), z.number()]).optional(),
+  displayNameMapping: enumField(MAPPING_FIELDS),
+  usernameMapping: enumField(MAPPING_FIELDS),
   autoRegister: flag(),
 });
 
-/** A legacy OIDC IdP as a provider: `autoRegister` is ZITADEL's automatic creation. */
-export function legacyOidcSettings(input: z.output<typeof legacyOidcSchema>, trusted: boolean): ProviderSettings {
+/**
+ * A legacy OIDC IdP as a provider: `autoRegister` is ZITADEL's automatic creation; the mappings
+ * choose the claim a new person's user name and display name come from. `unsupported`: what Sesame
+ * leaves out (the API refuses it, an import reports it).
+ */
+export function legacyOidcSettings(input: z.output<typeof legacyOidcSchema>, trusted: boolean): { settings: ProviderSettings; unsupported: string[] } {
   checkProviderUrl('issuer', input.issuer, trusted);
-  return {
+  const claim = (field: (typeof MAPPING_FIELDS)[number]) => (field === 'OIDC_MAPPING_FIELD_EMAIL' ? 'email' : field === 'OIDC_MAPPING_FIELD_PREFERRED_USERNAME' ? 'preferred_username' : undefined);
+  const userNameClaim = claim(input.usernameMapping);
+  const displayNameClaim = claim(input.displayNameMapping);
+  const unsupported = input.stylingType === 'STYLING_TYPE_GOOGLE' ? ['stylingType: Sesame draws every provider\'s button alike (STYLING_TYPE_GOOGLE is not supported)'] : [];
+  const settings: ProviderSettings = {
     ...(trusted ? { internalAllowed: true as const } : {}),
+    ...(userNameClaim ? { userNameClaim } : {}),
+    ...(displayNameClaim ? { displayNameClaim } : {}),
     name: input.name,
     kind: 'oidc',
     clientId: input.clientId,
@@ -186,6 +199,7 @@ export function legacyOidcSettings(input: z.output<typeof legacyOidcSchema>, tru
     usePkce: false,
     options: { isLinkingAllowed: true, isCreationAllowed: true, isAutoCreation: input.autoRegister, isAutoUpdate: false, autoLinking: 'AUTO_LINKING_OPTION_UNSPECIFIED' },
   };
+  return { settings, unsupported };
 }
 
 function optionsOf(input: z.output<typeof optionsSchema>): IdpOptions {

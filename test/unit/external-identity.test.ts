@@ -31,6 +31,12 @@ describe('external identities', () => {
     expect(identityOfClaims(provider({}), { email: 'a@b.example' })).toBeUndefined();
   });
 
+  it("a legacy provider's mappings choose the claim of the user name and the display name", () => {
+    const claims = { sub: 's', email: 'ann@corp.example', preferred_username: 'ann', name: 'Ann Bee' };
+    expect(identityOfClaims(provider({ userNameClaim: 'email', displayNameClaim: 'preferred_username' }), claims)).toMatchObject({ userName: 'ann@corp.example', displayName: 'ann' });
+    expect(identityOfClaims(provider({}), claims)).toMatchObject({ userName: 'ann', displayName: 'Ann Bee' });
+  });
+
   it('names split from `name`, and the user name from what there is', () => {
     expect(identityOfClaims(provider({}), { sub: 's', name: 'Grace Brewster Hopper' })).toMatchObject({ firstName: 'Grace', lastName: 'Brewster Hopper', userName: 's' });
   });

@@ -94,7 +94,9 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
           requireWrite(caller, owner);
           const input = readBody(req, legacyOidcSchema);
           if (!input.clientSecret) throw invalidArgument('IDP-s3cr1', 'clientSecret must not be empty');
-          const provider = await ctx.idps.add(owner, legacyOidcSettings(input, trusted(caller, owner)), input.clientSecret);
+          const { settings, unsupported } = legacyOidcSettings(input, trusted(caller, owner));
+          if (unsupported.length > 0) throw invalidArgument('IDP-Uns1p', `not supported by Sesame: ${unsupported.join('; ')}`);
+          const provider = await ctx.idps.add(owner, settings, input.clientSecret);
           return ok({ idpId: provider.id, details: addedDetails(provider, ownerDetails(owner)) });
         },
       }),

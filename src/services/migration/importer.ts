@@ -253,11 +253,12 @@ export class Importer {
   private async parseProviders(org: OrgImport): Promise<{ id: string; settings: ProviderSettings; secret?: string | undefined }[]> {
     const out: { id: string; settings: ProviderSettings; secret?: string | undefined }[] = [];
     const inUse = this.providerIdsInUse();
-    const add = (type: string, raw: unknown, parse: (raw: unknown) => { id: string; settings: ProviderSettings; secret?: string | undefined }) => {
+    const add = (type: string, raw: unknown, parse: (raw: unknown) => { id: string; settings: ProviderSettings; secret?: string | undefined; unsupported?: string[] }) => {
       try {
-        const provider = parse(raw);
+        const { unsupported, ...provider } = parse(raw);
         if (out.some((p) => p.id === provider.id)) return;
         if (inUse.has(provider.id)) throw alreadyExists('IDP-4n0fs', `identity provider ${provider.id} already exists`);
+        for (const problem of unsupported ?? []) this.report.error(type, provider.id, 'IMPORT-Unsup2', `not supported by Sesame, left out: ${problem}`);
         out.push(provider);
       } catch (error) {
         this.report.failure(type, str(asObject(raw).idpId), error);
