@@ -285,7 +285,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     });
     logoutDeliveries = ctx.logoutDeliveries;
     mailer = ctx.mailer;
-    const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests, deviceAuthorizations, failureWindows, loginSecurity, userCodes } = ctx;
+    const { issuedTokens, userSessions, authCodes, refreshTokens, authRequests, pushedRequests, deviceAuthorizations, failureWindows, loginSecurity, userCodes, activity } = ctx;
     const mails = ctx.mailer;
     // This thread's copy follows what the others write (the login's, the management API's).
     if (threaded && lmdb) followed = new FollowedWrites(lmdb, { orgs, clients, keys, storage, settings: ctx.settings });
@@ -314,7 +314,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     }
     const threads = acceptors;
     const sweep = () => {
-      return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep(), deviceAuthorizations.sweep(), pushedRequests.sweep(), failureWindows.sweep(FAILURE_WINDOWS_KEPT_MS), userCodes.sweep(currentClock.now()), mails.outbox.sweep(currentClock.now() - GIVEN_UP_KEPT_MS), storage.directoryWrites.pruneFeed(currentClock.now() - DIRECTORY_LOG_KEPT_MS)]);
+      return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep(), deviceAuthorizations.sweep(), pushedRequests.sweep(), failureWindows.sweep(FAILURE_WINDOWS_KEPT_MS), userCodes.sweep(currentClock.now()), mails.outbox.sweep(currentClock.now() - GIVEN_UP_KEPT_MS), storage.directoryWrites.pruneFeed(currentClock.now() - DIRECTORY_LOG_KEPT_MS), config.activityRetention > 0 ? activity.prune(currentClock.now() - config.activityRetention) : 0]);
     };
     // The sweep's and the key rotation's leases are renewed each time (the rotation timer looks at least hourly).
     keys.rotateOnlyWhile(() => leases.hold('key-rotation', KEY_ROTATION_LEASE_MS));

@@ -1,3 +1,4 @@
+import { ActivityActor } from './actors/activity.js';
 import { SmtpConfigsActor } from './actors/smtp-configs.js';
 import { IdentityProviders, IdentityProvidersReader } from './actors/identity-providers.js';
 import { UserCodesActor } from './actors/user-codes.js';
@@ -103,6 +104,7 @@ export type FlowPorts = Pick<
   | 'mailer'
   | 'notifications'
   | 'labelAssets'
+  | 'activity'
 >;
 
 /** Mails handed to SMTP relays at once (a quarter of them to one recipient domain). */
@@ -151,6 +153,7 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     pushedRequests: new PushedRequestsActor(storage.records),
     deviceAuthorizations: new DeviceAuthorizationsActor(storage.records, masterKey, DEVICE_FLOW_RULES),
     failureWindows,
+    activity: new ActivityActor(storage.activity, storage.records),
     loginSecurity: new LoginSecurityActor(storage.records),
     // Any thread that ends sessions queues their logouts in the store's outbox; the main thread delivers.
     logoutDeliveries: new LogoutDeliveries(

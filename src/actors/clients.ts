@@ -1,3 +1,5 @@
+import { actingFor, type ActsFor } from './acting-for.js';
+import type { Editor } from '../model/activity.js';
 import { directoryKey, keysOfApp } from './directory-keys.js';
 import { decidedAgain, retakeAll } from './decided-again.js';
 import type { UniqueKey } from '../storage/unique-keys.js';
@@ -71,7 +73,15 @@ async function generateRsa2048(): Promise<{ privatePem: string; publicPem: strin
   };
 }
 
-export class ClientsActor {
+export class ClientsActor implements ActsFor {
+  /** Who this actor's changes are by (see by); Sesame itself on the actor as composed. */
+  readonly editor: Editor | undefined = undefined;
+
+  /** This actor acting for `editor`: its changes are `editor`'s in the activity log. */
+  by(editor: Editor): this {
+    return actingFor(this, editor);
+  }
+
   private readonly apps: Table<AppRecord>;
   private readonly appKeys: Table<AppKeyRecord>;
   private readonly machineKeys: Table<MachineKeyRecord>;
@@ -246,7 +256,7 @@ export class ClientsActor {
     this.indexOrigins(app);
     try {
       const placeTaken = place === undefined ? [] : [{ key: place, owner: app.id, taken: () => new WriteConflict(place) }];
-      await this.apps.put(app, { keys: { take: [...this.keysTaken(app), ...placeTaken] } });
+      await this.apps.put(app, { keys: { take: [...this.keysTaken(app), ...placeTaken] }, by: this.editor });
     } catch (error) {
       // Not written: its client id and origins are not registered either.
       if (!this.apps.has(app.id)) {
@@ -367,7 +377,7 @@ export class ClientsActor {
       this.unindexOrigins(app.id);
       try {
         const places = app.registration ? [{ prefix: directoryKey.registrationSlots(app.projectId), owner: app.id }] : [];
-        await Promise.all([this.apps.remove(app.id, { keys: { free: keysOfApp(app), freeOwned: places } }), ...keys.map((k) => this.appKeys.remove(k.id))]);
+        await Promise.all([this.apps.remove(app.id, { keys: { free: keysOfApp(app), freeOwned: places }, by: this.editor }), ...keys.map((k) => this.appKeys.remove(k.id, { by: this.editor }))]);
       } catch (error) {
         const current = this.apps.get(app.id);
         if (current) {
@@ -407,7 +417,7 @@ export class ClientsActor {
     if (!updated.logoutReceiverByInstance) delete updated.logoutReceiverByInstance;
     this.indexOrigins(updated);
     try {
-      await this.apps.put(updated);
+      await this.apps.put(updated, { by: this.editor });
     } catch (error) {
       // The origins follow the app as it is now (the put was taken back, unless a newer write came).
       const current = this.apps.get(app.id);
@@ -478,8 +488,8 @@ export class ClientsActor {
   async removeMachineCredentials(userId: string): Promise<void> {
     const keys = [...this.machineKeys.values()].filter((k) => k.userId === userId);
     await Promise.all([
-      this.machineSecrets.has(userId) ? this.machineSecrets.remove(userId) : undefined,
-      ...keys.map((k) => this.machineKeys.remove(k.id)),
+      this.machineSecrets.has(userId) ? this.machineSecrets.remove(userId, { by: this.editor }) : undefined,
+      ...keys.map((k) => this.machineKeys.remove(k.id, { by: this.editor })),
     ]);
   }
 
@@ -529,7 +539,7 @@ export class ClientsActor {
     if (input.id !== undefined && this.appKeys.taken(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
     const generated = input.publicKeyPem ? undefined : await generateRsa2048();
     const key = appKeyRecord(app, input.id ?? newId(), expirationDate, generated?.publicPem ?? normalizePublicKeyPem(input.publicKeyPem!));
-    await this.appKeys.put(key);
+    await this.appKeys.put(key, { by: this.editor });
     return generated ? { key, privateKeyPem: generated.privatePem } : { key };
   }
 
@@ -549,7 +559,7 @@ export class ClientsActor {
     const expirationDate = ClientsActor.checkExpiration(input.expirationDate);
     const generated = input.publicKeyPem ? undefined : await generateRsa2048();
     const key = machineKeyRecord(user, newId(), expirationDate, generated?.publicPem ?? normalizePublicKeyPem(input.publicKeyPem!));
-    await this.machineKeys.put(key);
+    await this.machineKeys.put(key, { by: this.editor });
     return generated ? { key, privateKeyPem: generated.privatePem } : { key };
   }
 

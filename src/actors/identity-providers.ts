@@ -1,3 +1,5 @@
+import { actingFor, type ActsFor } from './acting-for.js';
+import type { Editor } from '../model/activity.js';
 import type { OrgsActor, OrgsReader } from './orgs.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import { INSTANCE_POLICY, MAX_IDPS, type IdentityProvider, type IdpOwnerType, type LoginPolicy } from '../model/records.js';
@@ -82,12 +84,25 @@ export class IdentityProvidersReader {
 }
 
 /** The management API's changes (one decision each on the owner's list as stored). */
-export class IdentityProviders extends IdentityProvidersReader {
+export class IdentityProviders extends IdentityProvidersReader implements ActsFor {
+  /** Who this actor's changes are by (see by); Sesame itself on the actor as composed. */
+  readonly editor: Editor | undefined = undefined;
+
   constructor(
     private readonly writer: OrgsActor,
     masterKey: MasterKey,
   ) {
     super(writer, masterKey);
+  }
+
+  /** This actor acting for `editor`: its changes are `editor`'s in the activity log. */
+  by(editor: Editor): this {
+    return actingFor(this, editor);
+  }
+
+  /** The directory's writer, acting for this actor's editor. */
+  private get changes(): OrgsActor {
+    return this.editor ? this.writer.by(this.editor) : this.writer;
   }
 
   /** A new provider of `owner`; `secret` is sealed. An id is given by an import (kept, as ZITADEL keeps it). */
@@ -101,7 +116,7 @@ export class IdentityProviders extends IdentityProvidersReader {
       changedAt: now,
       sequence: 1,
     };
-    await this.writer.setPolicy(
+    await this.changes.setPolicy(
       'idps',
       owner,
       (own) => {
@@ -122,7 +137,7 @@ export class IdentityProviders extends IdentityProvidersReader {
    */
   async update(owner: string, id: string, kind: IdentityProvider['kind'] | readonly IdentityProvider['kind'][], change: (current: View<IdentityProvider>) => ProviderSettings, secret?: string): Promise<View<IdentityProvider>> {
     let updated: IdentityProvider | undefined;
-    await this.writer.setPolicy(
+    await this.changes.setPolicy(
       'idps',
       owner,
       (own) => {
@@ -149,7 +164,7 @@ export class IdentityProviders extends IdentityProvidersReader {
 
   /** Removes a provider: from then on it signs nobody in (the login policies that list it skip it). */
   async remove(owner: string, id: string): Promise<void> {
-    await this.writer.setPolicy(
+    await this.changes.setPolicy(
       'idps',
       owner,
       (own) => {
@@ -163,8 +178,8 @@ export class IdentityProviders extends IdentityProvidersReader {
     const owners = owner === INSTANCE_POLICY ? [INSTANCE_POLICY, ...this.writer.listOrgs().map((o) => o.id)] : [owner];
     for (const policyOwner of owners) {
       if (!this.writer.hasOwnPolicy('login', policyOwner) || !this.writer.policy('login', policyOwner).policy.idps?.some((i) => i.idpId === id)) continue;
-      await this.writer.setPolicy('login', policyOwner, (own) => ({ ...(own as LoginPolicy), idps: (own?.idps ?? []).filter((i) => i.idpId !== id) }), 'either', true);
+      await this.changes.setPolicy('login', policyOwner, (own) => ({ ...(own as LoginPolicy), idps: (own?.idps ?? []).filter((i) => i.idpId !== id) }), 'either', true);
     }
-    await this.writer.removeIdpLinksTo(id, owner);
+    await this.changes.removeIdpLinksTo(id, owner);
   }
 }

@@ -1,3 +1,4 @@
+import type { Editor } from '../model/activity.js';
 import { WriteConflict } from '../model/errors.js';
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -203,8 +204,8 @@ export class KeysActor {
    * Promotes the next key to active, retires the active one and publishes a new next key.
    * `immediate` also replaces the next key (used when the configured algorithm changed).
    */
-  async rotate(immediate = false): Promise<{ kid: string }> {
-    const kid = (await this.change((current) => this.rotation(current, immediate)))!;
+  async rotate(immediate = false, by?: Editor): Promise<{ kid: string }> {
+    const kid = (await this.change((current) => this.rotation(current, immediate), by))!;
     log.info('signing key rotated', { kid, alg: this.alg });
     return { kid };
   }
@@ -217,7 +218,7 @@ export class KeysActor {
    * and the change is computed again from the set as stored then, so two rotations at once both
    * land, one after the other, and a rotation that came due is made once.
    */
-  private change(compute: (current: ReadonlyMap<string, StoredKey>) => Promise<Map<string, StoredKey> | undefined>): Promise<string | undefined> {
+  private change(compute: (current: ReadonlyMap<string, StoredKey>) => Promise<Map<string, StoredKey> | undefined>, by?: Editor): Promise<string | undefined> {
     const run = async () => {
       for (let tries = 1; ; tries++) {
         const version = this.reader.get<KeySetVersion>('meta', KEY_SET_VERSION);
@@ -240,7 +241,7 @@ export class KeysActor {
           { store: 'meta', id: KEY_SET_VERSION, value: { sequence: (version?.sequence ?? 0) + 1 } satisfies KeySetVersion, base: version },
         ];
         try {
-          await this.durable(this.writes.commit({ rows }));
+          await this.durable(this.writes.commit({ rows, by }));
         } catch (error) {
           if (!(error instanceof WriteConflict) || tries >= MOST_CHANGE_TRIES) throw error;
           // Read again as committed: this copy may predate the change that came first.

@@ -1,3 +1,5 @@
+import { actingFor, type ActsFor } from './acting-for.js';
+import type { Editor } from '../model/activity.js';
 import { newHuman, type HumanCredentials, type NewHuman } from './new-human.js';
 import type { DirectoryStorage } from '../storage/db.js';
 import { WriteBatch } from '../storage/batch.js';
@@ -110,7 +112,15 @@ export type ProjectSettings = Pick<ProjectRecord, 'name' | 'projectRoleAssertion
   resourceUris?: readonly string[] | undefined;
 };
 
-export class OrgsActor {
+export class OrgsActor implements ActsFor {
+  /** Who this actor's changes are by (see by); Sesame itself on the actor as composed. */
+  readonly editor: Editor | undefined = undefined;
+
+  /** This actor acting for `editor`: its changes are `editor`'s in the activity log. */
+  by(editor: Editor): this {
+    return actingFor(this, editor);
+  }
+
   private readonly orgs: Table<OrgRecord>;
   private readonly projects: Table<ProjectRecord>;
   private readonly users: Table<UserRecord>;
@@ -215,7 +225,7 @@ export class OrgsActor {
 
 
   async addOrg(input: { id?: string; name: string; state?: OrgState }): Promise<View<OrgRecord>> {
-    const batch = new WriteBatch();
+    const batch = new WriteBatch(this.editor);
     const org = this.stageOrg(input, batch);
     await batch.commit(this.storage);
     return org;
@@ -353,7 +363,7 @@ export class OrgsActor {
         { ...(existing ?? { createdAt: 0, changedAt: 0, sequence: 0 }), id, kind, orgId, policy },
         !existing,
       );
-      await this.policies.put(record);
+      await this.policies.put(record, { by: this.editor });
       return record as View<PolicyRecord<K>>;
     });
   }
@@ -388,7 +398,7 @@ export class OrgsActor {
       const id = `${kind}:${orgId}`;
       if (!this.policies.has(id)) throw notFound('POLICY-3kd9f', `the organization has no custom ${kind} policy`);
       if (kind === 'domain') this.checkLoginNameRule(orgId, this.policies.get(`domain:${INSTANCE_POLICY}`)?.policy as DomainPolicy ?? DEFAULT_POLICIES.domain);
-      await this.policies.remove(id);
+      await this.policies.remove(id, { by: this.editor });
     });
   }
 
@@ -678,10 +688,10 @@ export class OrgsActor {
       this.memberIdsByUser.delete(userId);
       try {
         await Promise.all([
-          this.users.remove(userId, { keys: { free: keysOfUser(user) } }),
+          this.users.remove(userId, { keys: { free: keysOfUser(user) }, by: this.editor }),
           ...pats.map((p) => this.removePat(p.id)),
-          ...members.map((m) => this.members.remove(m.id)),
-          ...grants.map((g) => this.userGrants.remove(g.id, { keys: { free: keysOfGrant(g) } })),
+          ...members.map((m) => this.members.remove(m.id, { by: this.editor })),
+          ...grants.map((g) => this.userGrants.remove(g.id, { keys: { free: keysOfGrant(g) }, by: this.editor })),
         ]);
       } catch (error) {
         // What a failed write left in place is found again by the lookups (the tables put their rows back).
@@ -728,7 +738,7 @@ export class OrgsActor {
       // A quiet change (failure bookkeeping) is no change of the user as clients see it (`updated_at`).
       return isQuiet ? next : stamp<UserRecord>(next, false);
       },
-      { quiet: () => isQuiet },
+      { quiet: () => isQuiet, by: this.editor },
     );
     const now = this.users.get(userId);
     if (now !== before) {
@@ -794,7 +804,7 @@ export class OrgsActor {
     orgId: string,
     input: ProjectSettings & { id?: string },
   ): Promise<View<ProjectRecord>> {
-    const batch = new WriteBatch();
+    const batch = new WriteBatch(this.editor);
     const project = this.stageProject(orgId, input, batch);
     await batch.commit(this.storage);
     return project;
@@ -842,7 +852,7 @@ export class OrgsActor {
   }
 
   private async changeProject(projectId: string, orgId: string, change: ProjectSettings): Promise<View<ProjectRecord>> {
-    const batch = new WriteBatch();
+    const batch = new WriteBatch(this.editor);
     const current = this.requireProject(projectId, orgId, batch);
     const name = change.name.trim();
     if (name.length === 0 || name.length > 200) throw invalidArgument('PROJECT-n4m3s', 'project name must have 1-200 characters');
@@ -905,7 +915,7 @@ export class OrgsActor {
   addProjectRoles(projectId: string, orgId: string, roles: ProjectRole[]): Promise<View<ProjectRecord>> {
     return this.projectChanges.run(projectId, () =>
       decidedAgain(this.storage.directoryReader, this, async () => {
-        const batch = new WriteBatch();
+        const batch = new WriteBatch(this.editor);
         const project = this.stageProjectRoles(projectId, orgId, roles, batch);
         await batch.commit(this.storage);
         return project;
@@ -1093,7 +1103,7 @@ export class OrgsActor {
   }
 
   async addUser(orgId: string, input: NewHumanUser | NewMachineUser): Promise<View<UserRecord>> {
-    const batch = new WriteBatch();
+    const batch = new WriteBatch(this.editor);
     const user = this.stageUser(orgId, input, batch);
     await batch.commit(this.storage);
     return user;
@@ -1151,7 +1161,7 @@ export class OrgsActor {
       if (!stored) return undefined;
       const user = ownRow<UserRecord>(stored);
       return stamp<UserRecord>({ ...user, metadata: { ...user.metadata, [key]: value } }, false);
-    });
+    }, { by: this.editor });
     return this.requireChanged(userId, after);
   }
 
@@ -1190,7 +1200,7 @@ export class OrgsActor {
       const user = this.requireUser(userId, orgId);
       if (this.userByIdpLink.has(idpLinkKey(link.idpId, link.externalUserId))) throw this.linkTaken();
       const updated = this.withIdpLink(user, link);
-      await this.users.put(updated, { keys: { take: [{ key: directoryKey.idpLink(link.idpId, link.externalUserId), owner: userId, taken: this.linkTaken }] } });
+      await this.users.put(updated, { keys: { take: [{ key: directoryKey.idpLink(link.idpId, link.externalUserId), owner: userId, taken: this.linkTaken }] }, by: this.editor });
       this.unindexUser(user);
       this.indexUser(updated);
       return updated;
@@ -1223,7 +1233,7 @@ export class OrgsActor {
       if (rest.length > 0) human.idpLinks = rest;
       else delete human.idpLinks;
       const updated = stamp<UserRecord>({ ...current, human }, false);
-      await this.users.put(updated, { keys: { free: [{ key: directoryKey.idpLink(idpId, externalUserId), owner: userId }] } });
+      await this.users.put(updated, { keys: { free: [{ key: directoryKey.idpLink(idpId, externalUserId), owner: userId }] }, by: this.editor });
       this.unindexUser(user);
       this.indexUser(updated);
       return updated;
@@ -1232,7 +1242,7 @@ export class OrgsActor {
 
   /** A person with links to accounts at identity providers, in one commit (ZITADEL's external registration, ImportHumanUser's `idps`). */
   async addUserWithIdpLinks(orgId: string, input: NewHumanUser, links: readonly IdpLink[]): Promise<View<UserRecord>> {
-    const batch = new WriteBatch();
+    const batch = new WriteBatch(this.editor);
     let user = this.stageUser(orgId, input, batch);
     for (const link of links) user = this.stageIdpLink(user.id, orgId, link, batch);
     await batch.commit(this.storage);
@@ -1365,7 +1375,7 @@ export class OrgsActor {
   }
 
   async addMember(scope: string, userId: string, roles: string[]): Promise<View<MemberRecord>> {
-    const batch = new WriteBatch();
+    const batch = new WriteBatch(this.editor);
     const member = this.stageMember(scope, userId, roles, batch);
     await batch.commit(this.storage);
     return member;
@@ -1411,7 +1421,7 @@ export class OrgsActor {
   }
 
   async addUserGrant(input: Omit<UserGrantRecord, 'id' | 'createdAt' | 'changedAt' | 'sequence'> & { id?: string }): Promise<View<UserGrantRecord>> {
-    const batch = new WriteBatch();
+    const batch = new WriteBatch(this.editor);
     const grant = this.stageUserGrant(input, batch);
     await batch.commit(this.storage);
     return grant;
@@ -1493,7 +1503,7 @@ export class OrgsActor {
     const hash = Buffer.from(pat.tokenHash).toString('base64url');
     this.patByHash.set(hash, pat.id);
     try {
-      await this.pats.put(pat);
+      await this.pats.put(pat, { by: this.editor });
     } catch (error) {
       if (!this.pats.has(pat.id)) this.patByHash.delete(hash);
       throw error;
@@ -1516,7 +1526,7 @@ export class OrgsActor {
     const hash = Buffer.from(pat.tokenHash).toString('base64url');
     this.patByHash.delete(hash);
     try {
-      await this.pats.remove(id);
+      await this.pats.remove(id, { by: this.editor });
     } catch (error) {
       // Not removed: it authenticates again.
       if (this.pats.get(id) === pat) this.patByHash.set(hash, id);

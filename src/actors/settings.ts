@@ -1,3 +1,5 @@
+import { actingFor, type ActsFor } from './acting-for.js';
+import type { Editor } from '../model/activity.js';
 import { decidedAgain } from './decided-again.js';
 import type { Meta } from '../model/records.js';
 import type { MetaStore } from '../storage/meta.js';
@@ -56,7 +58,15 @@ const DEFAULT_DYNAMIC_REGISTRATION: View<DynamicRegistrationSettings> = {
 };
 const DEFAULT_SECURITY: View<SecurityPolicy> = { ...FRESH, enableIframeEmbedding: false, allowedOrigins: [], enableImpersonation: false };
 
-export class SettingsActor {
+export class SettingsActor implements ActsFor {
+  /** Who this actor's changes are by (see by); Sesame itself on the actor as composed. */
+  readonly editor: Editor | undefined = undefined;
+
+  /** This actor acting for `editor`: its changes are `editor`'s in the activity log. */
+  by(editor: Editor): this {
+    return actingFor(this, editor);
+  }
+
   constructor(
     private readonly meta: MetaStore,
     /** From SESAME_FEATURE_TOKEN_EXCHANGE: when set, it decides and the API cannot change it. */
@@ -97,7 +107,7 @@ export class SettingsActor {
   setFeatures(change: Partial<Pick<Features, 'oidcTokenExchange'>>): Promise<View<Features>> {
     return this.decidedAgain(async () => {
       const next = touch<Features>(this.features, change);
-      await this.meta.setFeatures(next);
+      await this.meta.setFeatures(next, this.editor);
       return next;
     });
   }
@@ -115,7 +125,7 @@ export class SettingsActor {
   setDynamicRegistration(change: DynamicRegistrationChange): Promise<View<DynamicRegistrationSettings>> {
     return this.decidedAgain(async () => {
       const next = touch<DynamicRegistrationSettings>(this.dynamicRegistration(), change);
-      await this.meta.setDynamicRegistration(next);
+      await this.meta.setDynamicRegistration(next, this.editor);
       return next;
     });
   }
@@ -129,7 +139,7 @@ export class SettingsActor {
       const next = touch<SecurityPolicy>(this.security, change);
       // The pages follow the policy at once; like every write here, it is durable when this resolves
       // (and if the write fails, the pages go back to the policy in force).
-      const write = this.meta.setSecurityPolicy(next);
+      const write = this.meta.setSecurityPolicy(next, this.editor);
       this.onSecurityPolicy(next);
       try {
         await write;

@@ -1,3 +1,5 @@
+import { actingFor, type ActsFor } from './acting-for.js';
+import type { Editor } from '../model/activity.js';
 import { decidedAgain } from './decided-again.js';
 import { notFound, preconditionFailed } from '../model/errors.js';
 import type { Meta } from '../model/records.js';
@@ -40,7 +42,15 @@ interface SmtpConfigList extends Meta {
 const RECORD = 'smtpConfigs';
 const EMPTY: View<SmtpConfigList> = { configs: [], createdAt: 0, changedAt: 0, sequence: 0 };
 
-export class SmtpConfigsActor {
+export class SmtpConfigsActor implements ActsFor {
+  /** Who this actor's changes are by (see by); Sesame itself on the actor as composed. */
+  readonly editor: Editor | undefined = undefined;
+
+  /** This actor acting for `editor`: its changes are `editor`'s in the activity log. */
+  by(editor: Editor): this {
+    return actingFor(this, editor);
+  }
+
   constructor(
     private readonly meta: MetaStore,
     private readonly masterKey: MasterKey,
@@ -135,7 +145,7 @@ export class SmtpConfigsActor {
     return decidedAgain({ fetch: () => this.meta.reread() }, { takeChange: () => (this.meta.reload(), true) }, async () => {
       const list = this.list;
       const now = clock.now();
-      await this.meta.setRecord<SmtpConfigList>(RECORD, { configs: next(list.configs) as SmtpConfig[], createdAt: list.createdAt || now, changedAt: now, sequence: list.sequence + 1 });
+      await this.meta.setRecord<SmtpConfigList>(RECORD, { configs: next(list.configs) as SmtpConfig[], createdAt: list.createdAt || now, changedAt: now, sequence: list.sequence + 1 }, this.editor);
     });
   }
 }

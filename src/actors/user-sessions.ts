@@ -1,3 +1,4 @@
+import { stampEvents, type Editor, type EventDraft, type NewEvent } from '../model/activity.js';
 import { log } from '../util/log.js';
 import { recordKind, type RecordWrite, type StorePort } from '../storage/store-port.js';
 import { newUniqueId, newOpaqueToken } from '../util/ids.js';
@@ -71,6 +72,13 @@ export function sessionIndexEntries(s: UserSession): [key: string, value: true][
  * with the index by agent and by user written in the same transaction. Every HTTP thread reads
  * them there; a change is seen by all once durable, which is when its caller goes on.
  */
+/** What the activity log says of a sign-in: who (and from where), to which app, in which org. */
+export interface SignInRecord {
+  by: Editor;
+  clientId: string;
+  orgId: string;
+}
+
 export class UserSessionsActor {
   constructor(
     private readonly store: StorePort,
@@ -114,10 +122,10 @@ export class UserSessionsActor {
    * Changes a session as it is in the store when the change is made (`next`: its new form, null to
    * end it, undefined to leave it), its index entries with it; resolves once durable.
    */
-  private change(sid: string, next: (current: UserSession | undefined) => UserSession | null | undefined): Promise<UserSession | undefined> {
+  private change(sid: string, next: (current: UserSession | undefined) => UserSession | null | undefined, events: readonly NewEvent[] = []): Promise<UserSession | undefined> {
     return this.store.durable(
       this.store.update(SESSIONS, sid, next, (found, changed) => {
-        const writes: RecordWrite[] = [];
+        const writes: RecordWrite[] = events.length > 0 && changed ? [{ activity: events }] : [];
         if (found && (changed === null || changed.agentId !== found.agentId)) writes.push({ kind: SESSION_INDEX, key: agentKey(found.agentId, sid), value: null });
         if (found && (changed === null || changed.userId !== found.userId)) writes.push({ kind: SESSION_INDEX, key: userKey(found.userId, sid), value: null });
         if (changed && changed.agentId !== found?.agentId) writes.push({ kind: SESSION_INDEX, key: agentKey(changed.agentId, sid), value: true });
@@ -159,7 +167,7 @@ export class UserSessionsActor {
    * user's revocation horizon when that is now; domain/revocation-horizon.ts beginningAt): the
    * user's session on this agent is renewed, or a new one starts.
    */
-  async signIn(agentId: string, userId: string, checks: AuthChecks, authTime: number): Promise<View<UserSession>> {
+  async signIn(agentId: string, userId: string, checks: AuthChecks, authTime: number, record?: SignInRecord): Promise<View<UserSession>> {
     const now = clock.now();
     const existing = (await this.ofAgent(agentId)).find((s) => s.userId === userId);
     const passed = {
@@ -172,11 +180,18 @@ export class UserSessionsActor {
       passwordlessCheckedAt: checks.passwordlessAt,
     };
     const sid = existing?.id ?? `V1_${newUniqueId()}`;
-    const session = await this.change(sid, (current) =>
-      // Renewed as it is now (its apps noted meanwhile stay); one ended meanwhile starts again under its id.
-      current && current.agentId === agentId && current.userId === userId
-        ? { ...current, authTime, ...passed, lastActiveAt: now }
-        : { id: sid, agentId, userId, authTime, ...passed, createdAt: now, lastActiveAt: now },
+    // The sign-in's event, in the session's commit: the log shows the sign-ins that took place, no more.
+    const event: EventDraft[] = record
+      ? [{ type: 'user.human.signed.in', aggregateType: 'user', aggregateId: userId, resourceOwner: record.orgId, objectId: sid, payload: { amr: passed.amr, clientId: record.clientId, sessionId: sid } }]
+      : [];
+    const session = await this.change(
+      sid,
+      (current) =>
+        // Renewed as it is now (its apps noted meanwhile stay); one ended meanwhile starts again under its id.
+        current && current.agentId === agentId && current.userId === userId
+          ? { ...current, authTime, ...passed, lastActiveAt: now }
+          : { id: sid, agentId, userId, authTime, ...passed, createdAt: now, lastActiveAt: now },
+      record ? stampEvents(event, record.by, now) : [],
     );
     return session!;
   }

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { SYSTEM_USER } from '../model/activity.js';
 import { join, resolve } from 'node:path';
 import { validate } from '../zitadel/validation.js';
 import { ApiError } from '../model/errors.js';
@@ -143,7 +144,7 @@ export async function keysCommand(argv: string[]): Promise<void> {
     if (result.status !== 200) throw httpFailure(t, '/admin/v1/keys/_rotate', result);
     kid = (JSON.parse(result.body.toString('utf8')) as { kid: string }).kid;
   } else {
-    kid = await withDataDir(t, false, async (dir) => (await dir.keys.rotate()).kid);
+    kid = await withDataDir(t, false, async (dir) => (await dir.keys.rotate(false, { userId: SYSTEM_USER, service: 'cli' })).kid);
   }
   process.stdout.write(`${kid}\n`);
   process.stderr.write(`sesame: keys rotate: key ${kid} signs from now on (${t.kind === 'online' ? t.url.origin : t.config.dataDir})\n`);

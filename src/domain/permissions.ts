@@ -10,7 +10,8 @@ const ORG_READ = READ_ALL.filter((p) => !p.startsWith('iam.'));
 
 export const ROLE_PERMISSIONS: Readonly<Record<string, readonly string[]>> = {
   IAM_OWNER: ['*'],
-  IAM_OWNER_VIEWER: READ_ALL,
+  // The activity log: the instance's owners (ZITADEL's IAM_OWNER_VIEWER reads events too).
+  IAM_OWNER_VIEWER: [...READ_ALL, 'events.read'],
   IAM_ORG_MANAGER: ['org.*', 'project.*', 'user.*', 'policy.*', 'iam.read'],
   IAM_USER_MANAGER: ['org.read', 'user.*'],
   ORG_OWNER: ['org.read', 'org.member.*', 'org.idp.*', 'project.*', 'user.*', 'policy.*'],

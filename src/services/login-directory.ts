@@ -64,6 +64,8 @@ export interface LoginDirectory {
   useWebAuthn(userId: string, credentialId: string, counter: number): Promise<boolean>;
   /** The person skipped the offer to set up a passkey at `at` (ms). */
   skipPasskeyPrompt(userId: string, at: number): Promise<void>;
+  /** These decisions for a browser at `address`: the activity log records the person's changes as theirs, from there. */
+  from(address: string | undefined): LoginDirectory;
 }
 
 /** The outcome of a password check. */
@@ -90,8 +92,10 @@ export type PasswordWork = Pick<CryptoPool, 'hashPassword' | 'verifyPassword'>;
  * port on the others).
  */
 export class LoginDecisions implements LoginDirectory {
-  /** A hash that never matches, verified for unknown users so they cost the same time as known ones. */
-  private dummyHash: Promise<string> | undefined;
+  /** A hash that never matches, verified for unknown users so they cost the same time as known ones (shared by the views `from` makes). */
+  private readonly dummy: { hash?: Promise<string> } = {};
+  /** The browser's address (see from). */
+  readonly address: string | undefined = undefined;
 
   constructor(
     private readonly orgs: OrgsActor,
@@ -101,8 +105,17 @@ export class LoginDecisions implements LoginDirectory {
 
   /** A password check against a hash that never matches: the time a real check takes. */
   private async dummyCheck(password: string): Promise<void> {
-    this.dummyHash ??= this.passwords.hashPassword('sesame-dummy-password');
-    await this.passwords.verifyPassword(password.slice(0, MAX_PASSWORD), await this.dummyHash);
+    this.dummy.hash ??= this.passwords.hashPassword('sesame-dummy-password');
+    await this.passwords.verifyPassword(password.slice(0, MAX_PASSWORD), await this.dummy.hash);
+  }
+
+  from(address: string | undefined): LoginDirectory {
+    return Object.freeze(Object.create(this, { address: { value: address } })) as LoginDecisions;
+  }
+
+  /** The directory acting for the person (or, registering, for someone not yet known: ''), from this browser. */
+  private by(userId: string): OrgsActor {
+    return this.orgs.by({ userId, service: 'login', address: this.address });
   }
 
   async checkPassword(userId: string | undefined, password: string): Promise<PasswordCheck> {
@@ -132,7 +145,7 @@ export class LoginDecisions implements LoginDirectory {
       if (!verified.ok) {
         // Counted whatever the login policy says, so a disallowed password login is no unlimited oracle.
         if (!this.orgs.isActive(user)) return { result: 'wrong', locked: false, user };
-        const { locked } = await this.orgs.recordPasswordFailure(user.id);
+        const { locked } = await this.by(user.id).recordPasswordFailure(user.id);
         // Locked by wrong passwords: the sessions stay (suspended while locked, as in ZITADEL), since
         // anyone who knows a login name could otherwise end every session of that person.
         return { result: 'wrong', locked, user: this.orgs.getUser(user.id) };
@@ -142,7 +155,7 @@ export class LoginDecisions implements LoginDirectory {
       if (!this.orgs.policy('login', user.orgId).policy.allowUsernamePassword) return { result: 'notAllowed' };
       // A rehash replaces only the hash just verified, never one an administrator set meanwhile.
       const rehash = verified.needsRehash ? { verified: hash, rehashed: await this.passwords.hashPassword(password) } : undefined;
-      await this.orgs.recordPasswordSuccess(user.id, rehash);
+      await this.by(user.id).recordPasswordSuccess(user.id, rehash);
       // As stored after the check: a reset or lock meanwhile (on any thread) is what the sign-in goes on with, and ends it.
       const after = await this.orgs.storedUser(user.id);
       return after ? { result: 'passed', user: after, checkedAt } : { result: 'wrong', locked: false, user: undefined };
@@ -151,20 +164,20 @@ export class LoginDecisions implements LoginDirectory {
 
   async recordOtpFailure(userId: string, passedAt: number): Promise<{ locked: boolean; over: boolean; user: View<UserRecord> | undefined }> {
     // Counted on the person as stored: parallel wrong codes on every thread count up to the lock, and no further.
-    const { locked, over } = await this.orgs.recordOtpFailure(userId, this.stillSignedIn(passedAt));
+    const { locked, over } = await this.by(userId).recordOtpFailure(userId, this.stillSignedIn(passedAt));
     return { locked, over, user: this.orgs.getUser(userId) };
   }
 
   recordOtpSuccess(userId: string, passedAt: number): Promise<boolean> {
-    return this.orgs.recordOtpSuccess(userId, this.stillSignedIn(passedAt));
+    return this.by(userId).recordOtpSuccess(userId, this.stillSignedIn(passedAt));
   }
 
   enrollOtp(userId: string, sealedSecret: Uint8Array, passedAt: number): Promise<View<UserRecord> | undefined> {
-    return this.orgs.enrollOtp(userId, sealedSecret, this.stillSignedIn(passedAt));
+    return this.by(userId).enrollOtp(userId, sealedSecret, this.stillSignedIn(passedAt));
   }
 
   async skipMfaInit(userId: string, at: number): Promise<View<UserRecord> | undefined> {
-    await this.orgs.skipMfaInit(userId, at);
+    await this.by(userId).skipMfaInit(userId, at);
     return this.orgs.getUser(userId);
   }
 
@@ -172,40 +185,40 @@ export class LoginDecisions implements LoginDirectory {
     const passwordHash = await this.passwords.hashPassword(password);
     // Still this sign-in's as stored when it is set (an administrator's reset meanwhile ends it):
     // else the person who passed the old password would replace the password just reset.
-    return this.orgs.changePassword(userId, passwordHash, this.stillSignedIn(passedAt));
+    return this.by(userId).changePassword(userId, passwordHash, this.stillSignedIn(passedAt));
   }
 
   async register(orgId: string, person: NewHuman, password: string): Promise<View<UserRecord>> {
     const passwordHash = await this.passwords.hashPassword(password);
-    return this.orgs.addUser(orgId, { person, credentials: { passwordHash } });
+    return this.by('').addUser(orgId, { person, credentials: { passwordHash } });
   }
 
   enrollOtpEmail(userId: string, passedAt: number): Promise<View<UserRecord> | undefined> {
-    return this.orgs.setOtpEmail(userId, true, this.stillSignedIn(passedAt));
+    return this.by(userId).setOtpEmail(userId, true, this.stillSignedIn(passedAt));
   }
 
   async setPasswordByCode(userId: string, password: string, verifiedEmail?: string): Promise<View<UserRecord>> {
     const passwordHash = await this.passwords.hashPassword(password);
-    return this.orgs.setPasswordByCode(userId, passwordHash, verifiedEmail);
+    return this.by(userId).setPasswordByCode(userId, passwordHash, verifiedEmail);
   }
 
   verifyEmail(userId: string, email: string): Promise<View<UserRecord> | undefined> {
-    return this.orgs.verifyEmail(userId, email);
+    return this.by(userId).verifyEmail(userId, email);
   }
 
   async linkIdp(userId: string, link: IdpLink, passedAt: number): Promise<View<UserRecord> | undefined> {
     const stored = await this.orgs.storedUser(userId);
     if (!stored || !this.stillSignedIn(passedAt)(stored)) return undefined;
-    return this.orgs.addIdpLink(userId, link);
+    return this.by(userId).addIdpLink(userId, link);
   }
 
   registerFromIdp(orgId: string, person: NewHuman, link: IdpLink): Promise<View<UserRecord>> {
     // Active at once: the account at the provider is how they sign in (ZITADEL's initial state is for people who cannot).
-    return this.orgs.addUserWithIdpLinks(orgId, { person, credentials: { state: 'USER_STATE_ACTIVE' } }, [link]);
+    return this.by('').addUserWithIdpLinks(orgId, { person, credentials: { state: 'USER_STATE_ACTIVE' } }, [link]);
   }
 
   updateFromIdp(userId: string, identity: ExternalIdentity): Promise<View<UserRecord> | undefined> {
-    return this.orgs.updateFromIdp(
+    return this.by(userId).updateFromIdp(
       userId,
       { firstName: identity.firstName, lastName: identity.lastName, displayName: identity.displayName, nickName: identity.nickName, preferredLanguage: identity.preferredLanguage },
       // Only what Sesame would take from a person: an address, a phone number in international form.
@@ -215,15 +228,15 @@ export class LoginDecisions implements LoginDirectory {
   }
 
   enrollWebAuthn(userId: string, token: WebAuthnToken, passedAt: number | undefined): Promise<View<UserRecord> | undefined> {
-    return this.orgs.addWebAuthnToken(userId, token, passedAt === undefined ? (stored) => stored.state === 'USER_STATE_INITIAL' || this.orgs.isActive(stored) : this.stillSignedIn(passedAt));
+    return this.by(userId).addWebAuthnToken(userId, token, passedAt === undefined ? (stored) => stored.state === 'USER_STATE_INITIAL' || this.orgs.isActive(stored) : this.stillSignedIn(passedAt));
   }
 
   useWebAuthn(userId: string, credentialId: string, counter: number): Promise<boolean> {
-    return this.orgs.useWebAuthnToken(userId, credentialId, counter);
+    return this.by(userId).useWebAuthnToken(userId, credentialId, counter);
   }
 
   skipPasskeyPrompt(userId: string, at: number): Promise<void> {
-    return this.orgs.skipPasskeyPrompt(userId, at);
+    return this.by(userId).skipPasskeyPrompt(userId, at);
   }
 
   /** Whether a sign-in passed at `passedAt` still stands for the person as stored: active, and nothing since (a reset, a lock) voided it. */

@@ -1,3 +1,4 @@
+import type { ActivityActor } from '../actors/activity.js';
 import type { ClientsActor, ClientsReader } from '../actors/clients.js';
 import type { KeysActor, KeysReader } from '../actors/keys.js';
 import type { InstanceInfo, OrgsActor, OrgsReader } from '../actors/orgs.js';
@@ -71,6 +72,8 @@ export interface Ports {
   readonly pushedRequests: PushedRequestsActor;
   /** Failures counted in sliding windows in the store (wrong device user codes, open registrations: per address). */
   readonly failureWindows: FailureWindowsActor;
+  /** The activity log: searched by the event API, pruned by the sweep, and events that stand on their own. */
+  readonly activity: ActivityActor;
   /** What people allowed self-registered clients (the consent step of the login). */
   readonly consents: ConsentsActor;
   /** Back-channel logout: queues a logout token for the apps of ending sessions and delivers it (issue 13). */

@@ -3,6 +3,7 @@ import { WriteConflict } from '../model/errors.js';
 import type { DirectoryStore } from './directory-log.js';
 import type { TableFeed } from './directory-writes.js';
 import type { UniqueKey } from './unique-keys.js';
+import type { Editor, EventDraft } from '../model/activity.js';
 
 /**
  * Writes that commit together, in one LMDB transaction (e.g. one organization of an import).
@@ -47,6 +48,14 @@ export class WriteBatch {
   /** Unique keys the batch's records take, and ones they give up, in the store (see UniqueKeys). */
   private takes: UniqueKey[] = [];
   private frees: { key: string; owner: string }[] = [];
+  /** Events besides those its rows stand for (an import's summary). */
+  private events: EventDraft[] = [];
+  /** Who makes the batch's changes (the activity log's editor); Sesame itself when unset. */
+  by: Editor | undefined;
+
+  constructor(by?: Editor) {
+    this.by = by;
+  }
 
   /** Writes staged so far (a row staged twice counts twice). */
   get size(): number {
@@ -92,6 +101,11 @@ export class WriteBatch {
     this.frees.push({ key, owner });
   }
 
+  /** An event the batch's commit writes besides those its rows stand for. */
+  addEvent(event: EventDraft): void {
+    this.events.push(event);
+  }
+
   /** Registers memory-only bookkeeping to do once the batch is committed (after its rows are visible). */
   onCommit(done: () => void): void {
     this.commits.push(done);
@@ -103,7 +117,7 @@ export class WriteBatch {
    * fails the whole batch (FailedPrecondition, nothing written) rather than overwrite that change.
    */
   async commit(storage: Pick<Storage, 'durableDirectory' | 'directoryWrites'>): Promise<void> {
-    if (this.count === 0 && this.takes.length === 0 && this.frees.length === 0) {
+    if (this.count === 0 && this.takes.length === 0 && this.frees.length === 0 && this.events.length === 0) {
       for (const done of this.commits) done();
       this.clear();
       return;
@@ -111,6 +125,7 @@ export class WriteBatch {
     const pending = [...this.pending];
     const takes = this.takes;
     const frees = this.frees;
+    const events = this.events;
     const conflict = (): Error | undefined => {
       for (const [target, rows] of pending) {
         const others = writing.get(target);
@@ -151,6 +166,8 @@ export class WriteBatch {
           .commit({
             rows,
             keys: { take: takes, free: frees },
+            by: this.by,
+            events,
             inside: () => {
               // The store runs this later than asked (LMDB: when the transaction starts): writes
               // issued after commit() may be on disk by now. Checked again here, so the batch never
@@ -204,6 +221,7 @@ export class WriteBatch {
     this.commits = [];
     this.takes = [];
     this.frees = [];
+    this.events = [];
     this.count = 0;
   }
 }

@@ -7,6 +7,7 @@ import { UniqueKeys } from './unique-keys.js';
 import { LmdbStore } from './lmdb-store.js';
 import { LmdbDirectoryWrites, type DirectoryWrites } from './directory-writes.js';
 import { LmdbDirectoryReader, type DirectoryReader } from './directory-reader.js';
+import { LmdbActivityLog, type ActivityLog } from './activity-log.js';
 import { FEED_KINDS, type ChangeFeed, type FeedKind, type StorePort } from './store-port.js';
 import { commitStarted, recordCommit } from '../observability/recorder.js';
 import { traced, tracingOn } from '../observability/tracing.js';
@@ -86,6 +87,8 @@ export interface Storage {
   readonly usedAssertions: Database<number, string>;
   /** The store port over this environment (`LmdbStore`): what the flows' actors read and decide through. */
   readonly records: StorePort;
+  /** The activity log (model/activity.ts): written in the transactions of the changes it describes, read by the event API. */
+  readonly activity: ActivityLog;
   /**
    * Resolves once a write is durable: committed (survives a process crash) and, in `flush` mode,
    * also synced to disk (survives power loss). Responses that hand out state wait for this.
@@ -136,7 +139,7 @@ export type DirectoryStorage = Pick<Storage, 'durable' | 'durableDirectory' | 'd
  * (DirectoryStorage), the store port the flows decide through, the change feed, and closing. LMDB's
  * Storage has it; so does a node on PostgreSQL (src/storage/postgres/node.ts).
  */
-export type NodeStorage = DirectoryStorage & Pick<Storage, 'records' | 'feed' | 'close'>;
+export type NodeStorage = DirectoryStorage & Pick<Storage, 'records' | 'activity' | 'feed' | 'close'>;
 
 /** Slots of the shared counters: commits made by any thread, directory changes, then the feed's kinds. */
 const COMMITS = 0;
@@ -210,7 +213,13 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
   const metaDb = root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' });
   const signingKeysDb = stores.signingKeys;
   const directoryDb = (store: DirectoryStore) => (store === 'meta' ? metaDb : store === 'signingKeys' ? signingKeysDb : stores[store]);
-  const directoryWrites = new LmdbDirectoryWrites(root, directoryDb, directoryLog, uniqueKeys);
+  // Events by number (numbers in LMDB's ordered-binary encoding, read back in numeric order) and by aggregate.
+  const activity = new LmdbActivityLog(
+    root.openDB<any, number>({ name: 'activity', encoding: 'msgpack' }),
+    root.openDB<number, string>({ name: 'activityByAggregate', encoding: 'msgpack' }),
+    () => freshReads(),
+  );
+  const directoryWrites = new LmdbDirectoryWrites(root, directoryDb, directoryLog, uniqueKeys, activity);
   const directoryReader = new LmdbDirectoryReader(directoryDb, () => freshReads(), uniqueKeys);
   // A new data dir is marked with this build's schema version before anything else is written.
   if (metaDb.get('schemaVersion') === undefined) metaDb.putSync('schemaVersion', SCHEMA_VERSION);
@@ -239,6 +248,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
     },
     durable,
     freshReads,
+    activity,
   );
 
   return {
@@ -249,6 +259,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
     revokedJwts,
     usedAssertions,
     records,
+    activity,
     durable,
     durableDirectory,
     directoryChanged,

@@ -1,5 +1,9 @@
 import type { Database } from 'lmdb';
+import { SYSTEM, stampEvents, type Editor, type EventDraft, type NewEvent } from '../model/activity.js';
 import { WriteConflict } from '../model/errors.js';
+import { rowEvents } from '../model/row-events.js';
+import { clock } from '../util/clock.js';
+import type { LmdbActivityLog } from './activity-log.js';
 import type { DirectoryLog, DirectoryStore } from './directory-log.js';
 import { sameVersion } from './same-version.js';
 import type { UniqueKey, UniqueKeys } from './unique-keys.js';
@@ -10,7 +14,8 @@ import type { UniqueKey, UniqueKeys } from './unique-keys.js';
  * the version its writer read (`base`, compared by `sequence`), and the unique keys it takes and
  * frees; the store writes all of it and logs each row in the directory's change feed, in one
  * transaction, or refuses it whole: `WriteConflict` when a row moved since it was read, the key's
- * own error when another record holds a key. LMDB: one child write transaction
+ * own error when another record holds a key. The activity log's events for the rows (model/row-events.ts),
+ * stamped with the commit's editor, are written in the same transaction. LMDB: one child write transaction
  * (`LmdbDirectoryWrites`). PostgreSQL: one transaction of conditional statements (`UPDATE … WHERE
  * sequence = $base`, the keys `INSERT … ON CONFLICT DO NOTHING`, the feed rows), then a NOTIFY.
  */
@@ -47,6 +52,17 @@ export interface DirectoryCommit {
    * later than it was asked for): a writer's own last checks; a throw refuses the commit.
    */
   inside?: () => void;
+  /** Who makes the change (the activity log's editor); Sesame itself when absent. */
+  by?: Editor | undefined;
+  /** Events besides those the rows stand for (model/row-events.ts), in the same transaction. */
+  events?: readonly EventDraft[] | undefined;
+}
+
+/** The events a commit writes: what its rows stand for (each against the row as stored before), and its own. */
+export function commitEvents(rows: readonly { store: DirectoryStore; id: string; value: unknown }[], stored: (row: number) => unknown, commit: Pick<DirectoryCommit, 'by' | 'events'>): NewEvent[] {
+  const drafts = rows.flatMap((row, i) => rowEvents(row.store, row.id, stored(i), row.value));
+  if (commit.events) drafts.push(...commit.events);
+  return drafts.length === 0 ? [] : stampEvents(drafts, commit.by ?? SYSTEM, clock.now());
 }
 
 export interface DirectoryWrites {
@@ -57,7 +73,7 @@ export interface DirectoryWrites {
    * undefined for no change; it may throw to refuse (nothing is written). Resolves with the row as
    * left and whether it was written.
    */
-  change<T>(store: DirectoryStore, id: string, next: (stored: T | undefined) => T | undefined): Promise<{ row: T | undefined; written: boolean }>;
+  change<T>(store: DirectoryStore, id: string, next: (stored: T | undefined) => T | undefined, by?: Editor): Promise<{ row: T | undefined; written: boolean }>;
   /** Takes unique keys no one holds yet, for their owners (a data dir from before the store held them: once, at start). */
   buildKeys(keys: Iterable<{ key: string; owner: string }>): Promise<void>;
   /** Removes change-feed entries written before `before` (ms): a copy that had not taken them in loads whole. */
@@ -71,16 +87,19 @@ export class LmdbDirectoryWrites implements DirectoryWrites {
     private readonly dbOf: (store: DirectoryStore) => Database<any, string>,
     private readonly log: DirectoryLog,
     private readonly uniqueKeys: UniqueKeys,
+    private readonly activity: LmdbActivityLog,
   ) {}
 
-  commit({ rows, keys, inside }: DirectoryCommit): Promise<void> {
+  commit({ rows, keys, inside, by, events }: DirectoryCommit): Promise<void> {
     // A child transaction: a throw inside aborts its writes (lmdb-js commits the writes a plain
     // transaction callback made before it threw).
     return this.root.childTransaction(() => {
       inside?.();
-      for (const { store, id, base } of rows) {
-        if (!sameVersion(this.dbOf(store).get(id), base)) throw new WriteConflict(id, undefined, store);
-      }
+      const stored = rows.map(({ store, id, base }) => {
+        const row = this.dbOf(store).get(id);
+        if (!sameVersion(row, base)) throw new WriteConflict(id, undefined, store);
+        return row;
+      });
       for (const { key, owner } of keys?.free ?? []) this.uniqueKeys.freeIn(key, owner);
       for (const { prefix, owner } of keys?.freeOwned ?? []) this.uniqueKeys.freeOwnedIn(prefix, owner);
       for (const unique of keys?.take ?? []) this.uniqueKeys.takeIn(unique);
@@ -90,6 +109,7 @@ export class LmdbDirectoryWrites implements DirectoryWrites {
         else void this.dbOf(store).put(id, value);
         this.log.record(store, id);
       }
+      this.activity.append(commitEvents(rows, (i) => stored[i], { by, events }));
     });
   }
 
@@ -101,7 +121,7 @@ export class LmdbDirectoryWrites implements DirectoryWrites {
     return this.log.prune(before);
   }
 
-  change<T>(store: DirectoryStore, id: string, next: (stored: T | undefined) => T | undefined): Promise<{ row: T | undefined; written: boolean }> {
+  change<T>(store: DirectoryStore, id: string, next: (stored: T | undefined) => T | undefined, by?: Editor): Promise<{ row: T | undefined; written: boolean }> {
     const db = this.dbOf(store);
     // A child transaction: a throw in `next` aborts whatever the callback wrote.
     return db.childTransaction(() => {
@@ -110,6 +130,7 @@ export class LmdbDirectoryWrites implements DirectoryWrites {
       if (row === undefined) return { row: stored, written: false };
       void db.put(id, row);
       this.log.record(store, id);
+      this.activity.append(commitEvents([{ store, id, value: row }], () => stored, { by }));
       return { row, written: true };
     });
   }

@@ -1,4 +1,5 @@
 import type { Database } from 'lmdb';
+import type { LmdbActivityLog } from './activity-log.js';
 import { leaveBoundedGroup, lmdbDecisions } from './decisions.js';
 import type { KeyRange, RecordKey, RecordKind, RecordWrite, StorePort, StoreRead } from './store-port.js';
 import { sweepExpired } from './sweep.js';
@@ -16,6 +17,8 @@ export class LmdbStore implements StorePort {
     private readonly durableWrite: <T>(write: Promise<T>) => Promise<T>,
     /** Renews this thread's read snapshot when another thread committed since (Storage.freshReads). */
     private readonly freshReads: () => void,
+    /** Where the events a decision carries are written (RecordWrite `activity`). */
+    private readonly activity: LmdbActivityLog,
   ) {}
 
   get<V, K extends RecordKey>(kind: RecordKind<V, K>, key: K): Promise<V | undefined> {
@@ -50,7 +53,7 @@ export class LmdbStore implements StorePort {
 
   async write(writes: readonly RecordWrite[]): Promise<void> {
     if (writes.length === 0) return;
-    await this.dbOf(kindOf(writes[0]!)).transaction(() => this.apply(writes));
+    await this.dbOfWrite(writes[0]!).transaction(() => this.apply(writes));
   }
 
   insertIfAbsent<V>(kind: RecordKind<V, string>, key: string, value: V): Promise<boolean> {
@@ -96,7 +99,8 @@ export class LmdbStore implements StorePort {
     writes: readonly RecordWrite[],
   ): Promise<'written' | 'taken' | 'full'> {
     const { absent = [], atMost } = guard;
-    return this.dbOf(atMost?.kind ?? absent[0]?.kind ?? kindOf(writes[0]!)).transaction(() => {
+    const kind = atMost?.kind ?? absent[0]?.kind;
+    return (kind ? this.dbOf(kind) : this.dbOfWrite(writes[0]!)).transaction(() => {
       // Counted natively; no range is read after it in this transaction (lmdb-js).
       if (atMost && this.dbOf(atMost.kind).getCount({ start: atMost.range.start, end: atMost.range.end }) >= atMost.max) return 'full' as const;
       if (absent.some(({ kind, key }) => this.dbOf(kind).get(key) !== undefined)) return 'taken' as const;
@@ -121,14 +125,21 @@ export class LmdbStore implements StorePort {
   /** Applies writes inside the current write transaction. */
   private apply(writes: readonly RecordWrite[]): void {
     for (const write of writes) {
-      if ('leaveGroup' in write) leaveBoundedGroup(this.dbOf(write.leaveGroup), write.slot);
+      if ('activity' in write) this.activity.append(write.activity);
+      else if ('leaveGroup' in write) leaveBoundedGroup(this.dbOf(write.leaveGroup), write.slot);
       else if (write.value === null) void this.dbOf(write.kind).remove(write.key);
       else void this.dbOf(write.kind).put(write.key, write.value);
     }
   }
+
+  /** A database of the environment to run a write transaction on (any one: LMDB has one writer). */
+  private dbOfWrite(write: RecordWrite): Database<any, any> {
+    const kind = kindOf(write);
+    return kind ? this.dbOf(kind) : this.activity.database;
+  }
 }
 
-function kindOf(write: RecordWrite): RecordKind<any, any> {
-  return 'leaveGroup' in write ? write.leaveGroup : write.kind;
+function kindOf(write: RecordWrite): RecordKind<any, any> | undefined {
+  return 'activity' in write ? undefined : 'leaveGroup' in write ? write.leaveGroup : write.kind;
 }
 

@@ -1,3 +1,4 @@
+import type { Editor } from '../model/activity.js';
 import { UNIQUE_KEYS_BUILT, UNIQUE_KEYS_VERSION } from './unique-keys.js';
 import type { View } from '../util/readonly.js';
 import type { DirectoryReader } from './directory-reader.js';
@@ -83,24 +84,24 @@ export class MetaStore {
     return this.values.get('features') as View<T> | undefined;
   }
 
-  setFeatures<T>(features: T): Promise<boolean> {
-    return this.put('features', features);
+  setFeatures<T>(features: T, by?: Editor): Promise<boolean> {
+    return this.put('features', features, by);
   }
 
   securityPolicy<T>(): View<T> | undefined {
     return this.values.get('securityPolicy') as View<T> | undefined;
   }
 
-  setSecurityPolicy<T>(policy: T): Promise<boolean> {
-    return this.put('securityPolicy', policy);
+  setSecurityPolicy<T>(policy: T, by?: Editor): Promise<boolean> {
+    return this.put('securityPolicy', policy, by);
   }
 
   dynamicRegistration<T>(): View<T> | undefined {
     return this.values.get('dynamicRegistration') as View<T> | undefined;
   }
 
-  setDynamicRegistration<T>(settings: T): Promise<boolean> {
-    return this.put('dynamicRegistration', settings);
+  setDynamicRegistration<T>(settings: T, by?: Editor): Promise<boolean> {
+    return this.put('dynamicRegistration', settings, by);
   }
 
   /** An instance-wide record by name (SMTP configurations, …): kept here like the settings above. */
@@ -108,17 +109,18 @@ export class MetaStore {
     return this.values.get(key) as View<T> | undefined;
   }
 
-  setRecord<T>(key: string, value: T): Promise<boolean> {
-    return this.put(key, value);
+  setRecord<T>(key: string, value: T, by?: Editor): Promise<boolean> {
+    return this.put(key, value, by);
   }
 
-  private put(key: string, value: unknown): Promise<boolean> {
+  /** `by`: who makes the change (the activity log's editor; Sesame itself when absent). */
+  private put(key: string, value: unknown, by?: Editor): Promise<boolean> {
     const had = this.values.has(key);
     const previous = this.values.get(key);
     this.values.set(key, value);
     // A compare-and-set, as a directory table's put (Table.put): a record another thread wrote since
     // this copy read it refuses the write (WriteConflict), and its writer decides again.
-    const write = this.writes.commit({ rows: [{ store: 'meta', id: key, value, base: had ? previous : undefined }] }).then(() => true);
+    const write = this.writes.commit({ rows: [{ store: 'meta', id: key, value, base: had ? previous : undefined }], by }).then(() => true);
     return this.durable(write).catch((error: unknown) => {
       if (this.values.get(key) === value) {
         if (had) this.values.set(key, previous);

@@ -1,3 +1,4 @@
+import type { NewEvent } from '../model/activity.js';
 import type { BoundedGroup, Lease } from './decisions.js';
 
 /**
@@ -43,11 +44,15 @@ export interface StoreRead {
 }
 
 /**
- * A write that goes with a decision, in the same commit: a record put (`value` null removes it), or
- * a record's place taken out of its bounded group (see StorePort.insertBounded), which the store
- * reads and writes as it stands in that commit.
+ * A write that goes with a decision, in the same commit: a record put (`value` null removes it), a
+ * record's place taken out of its bounded group (see StorePort.insertBounded), which the store
+ * reads and writes as it stands in that commit, or events of the activity log (model/activity.ts)
+ * that describe the decision (a sign-in with its session).
  */
-export type RecordWrite = { kind: RecordKind<any, any>; key: RecordKey; value: unknown } | { leaveGroup: RecordKind<any, string>; slot: string };
+export type RecordWrite =
+  | { kind: RecordKind<any, any>; key: RecordKey; value: unknown }
+  | { leaveGroup: RecordKind<any, string>; slot: string }
+  | { activity: readonly NewEvent[] };
 
 export interface StorePort {
   get<V, K extends RecordKey>(kind: RecordKind<V, K>, key: K): Promise<V | undefined>;

@@ -4,6 +4,7 @@ import type { Storage } from './db.js';
 import type { DirectoryStore } from './directory-log.js';
 import type { KeyChanges, TableFeed } from './directory-writes.js';
 import type { DirectoryReader } from './directory-reader.js';
+import type { Editor } from '../model/activity.js';
 
 export type { KeyChanges };
 
@@ -90,14 +91,14 @@ export class Table<T extends { id: string }> implements BatchTarget {
    * `quiet`: a change no HTTP acceptor thread reads (a failure counter), so their copies are not
    * reloaded for it; they take it with the next change that does reload them.
    */
-  put(row: T, options?: { quiet?: boolean; keys?: KeyChanges }): Promise<boolean> {
+  put(row: T, options?: { quiet?: boolean; keys?: KeyChanges; by?: Editor | undefined }): Promise<boolean> {
     const id = row.id;
     const current = this.rows.get(id);
     // The same object written again keeps what it replaced the first time (no cycle to walk back).
     const previous = current === row ? this.replaced.get(row) : current;
     this.rows.set(id, row);
     this.replaced.set(row, previous);
-    const write = this.feed.writes.commit({ rows: [{ store: this.feed.store, id, value: row, base: previous }], keys: options?.keys }).then(() => true);
+    const write = this.feed.writes.commit({ rows: [{ store: this.feed.store, id, value: row, base: previous }], keys: options?.keys, by: options?.by }).then(() => true);
     return (options?.quiet ? this.durableQuiet : this.durable)(write).then(
       (done) => {
         this.replaced.delete(row);
@@ -125,14 +126,14 @@ export class Table<T extends { id: string }> implements BatchTarget {
    * as committed. Resolves with the row as left (undefined: there is none). `quiet`, see put.
    * PostgreSQL: `SELECT … FOR UPDATE` and the `UPDATE` in one transaction.
    */
-  async change(id: string, next: (stored: View<T> | undefined) => T | undefined, options?: { quiet?: (row: View<T>) => boolean }): Promise<View<T> | undefined> {
+  async change(id: string, next: (stored: View<T> | undefined) => T | undefined, options?: { quiet?: (row: View<T>) => boolean; by?: Editor | undefined }): Promise<View<T> | undefined> {
     let announce = false;
     const decide = (stored: View<T> | undefined) => {
       const row = next(stored);
       announce = row !== undefined && !(options?.quiet?.(row as View<T>) ?? false);
       return row;
     };
-    const decided = this.feed.writes.change<View<T>>(this.feed.store, id, decide as (stored: View<T> | undefined) => View<T> | undefined);
+    const decided = this.feed.writes.change<View<T>>(this.feed.store, id, decide as (stored: View<T> | undefined) => View<T> | undefined, options?.by);
     // Durable; the copies' version moves only for a change they read (whether it is one is known
     // only once `next` ran, inside the transaction), also after a failed sync, as durableDirectory does.
     let outcome: { row: View<T> | undefined; written: boolean };
@@ -176,10 +177,10 @@ export class Table<T extends { id: string }> implements BatchTarget {
   }
 
   /** Removes a row; gone at once, and back if the write fails (unless the id was written again). */
-  remove(id: string, options?: { keys?: KeyChanges }): Promise<boolean> {
+  remove(id: string, options?: { keys?: KeyChanges; by?: Editor | undefined }): Promise<boolean> {
     const previous = this.rows.get(id);
     this.rows.delete(id);
-    const write = this.feed.writes.commit({ rows: [{ store: this.feed.store, id, value: null, base: previous }], keys: options?.keys }).then(() => true);
+    const write = this.feed.writes.commit({ rows: [{ store: this.feed.store, id, value: null, base: previous }], keys: options?.keys, by: options?.by }).then(() => true);
     return this.durable(write).then(
       (done) => {
         this.reader.committed(this.feed.store, id, undefined);

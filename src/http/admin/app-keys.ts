@@ -26,7 +26,7 @@ export function appKeyRoutes(ctx: AppKeysPorts): Route[] {
           throw preconditionFailed('APP-Dff54', 'the application does not use private_key_jwt (Errors.Project.App.AuthMethodNoPrivateKeyJWT)');
         }
         const input = readBody(req, addKeySchema);
-        const { key, privateKeyPem } = await ctx.clients.addAppKey(app, { expirationDate: input.expirationDate, publicKeyPem: input.publicKey });
+        const { key, privateKeyPem } = await ctx.clients.by(caller.by).addAppKey(app, { expirationDate: input.expirationDate, publicKeyPem: input.publicKey });
         return okSecret({
           id: key.id,
           details: addedDetails(key, key.orgId),

@@ -60,8 +60,8 @@ function appView(app: View<AppRecord>) {
 }
 
 export function appRoutes(ctx: AppsPorts): Route[] {
-  const regenerate = async (app: View<AppRecord>) => {
-    const { app: updated, clientSecret } = await ctx.clients.regenerateSecret(app.id);
+  const regenerate = async (caller: Caller, app: View<AppRecord>) => {
+    const { app: updated, clientSecret } = await ctx.clients.by(caller.by).regenerateSecret(app.id);
     return okSecret({ clientSecret, details: changedDetails(updated, updated.orgId) });
   };
   return [
@@ -72,7 +72,7 @@ export function appRoutes(ctx: AppsPorts): Route[] {
         refuseSettingsOfFeaturesOff(input, ctx.config);
         const byInstance = instanceRoleWrites(caller);
         const oidc = toOidcAppConfig(input, instanceLifetimeLimits(ctx.config), !byInstance);
-        const { app, clientSecret } = await ctx.clients.addApp(project, { name, oidc, logoutReceiverByInstance: byInstance });
+        const { app, clientSecret } = await ctx.clients.by(caller.by).addApp(project, { name, oidc, logoutReceiverByInstance: byInstance });
         return okSecret({
           appId: app.id,
           details: addedDetails(app, app.orgId),
@@ -89,7 +89,7 @@ export function appRoutes(ctx: AppsPorts): Route[] {
         const lifetime = LIFETIME_FIELD_NAMES.find((field) => field in body);
         if (lifetime) throw invalidArgument('APP-L1fe3', `${lifetime}: token lifetimes are settings of OIDC apps; an API app receives no tokens`);
         const { name, authMethodType } = body;
-        const { app, clientSecret } = await ctx.clients.addApp(project, { name, api: { authMethodType } });
+        const { app, clientSecret } = await ctx.clients.by(caller.by).addApp(project, { name, api: { authMethodType } });
         return okSecret({ appId: app.id, details: addedDetails(app, app.orgId), clientId: app.clientId, clientSecret });
       },
     }),
@@ -106,7 +106,7 @@ export function appRoutes(ctx: AppsPorts): Route[] {
       // RemoveApp: the app and its keys (a registered client's registration goes with it).
       DELETE: async (req, caller) => {
         const app = requireAppAccess(ctx, caller, req, 'project.app.delete');
-        const removed = await ctx.clients.removeApp(app.id);
+        const removed = await ctx.clients.by(caller.by).removeApp(app.id);
         return ok({ details: changedDetails({ ...removed, changedAt: Date.now() }, removed.orgId) });
       },
     }),
@@ -121,7 +121,7 @@ export function appRoutes(ctx: AppsPorts): Route[] {
         // The same settings, now vouched for by an instance role, are a change (and how an app stored
         // before Sesame recorded this gets its internal receiver back).
         if (sameOidcConfig(app.oidc, oidc) && vouched === (app.logoutReceiverByInstance === true)) throw preconditionFailed('APP-1m88i', 'no changes (Errors.NoChangesFound)');
-        const updated = await ctx.clients.updateOidcConfig(app.id, oidc, vouched);
+        const updated = await ctx.clients.by(caller.by).updateOidcConfig(app.id, oidc, vouched);
         return ok({ details: changedDetails(updated, updated.orgId) });
       },
     }),
@@ -132,7 +132,7 @@ export function appRoutes(ctx: AppsPorts): Route[] {
         if (!usesClientSecret(app.oidc.authMethodType)) {
           throw preconditionFailed('APP-S3cr1', `auth method ${app.oidc.authMethodType} does not use a client secret`);
         }
-        return regenerate(app);
+        return regenerate(caller, app);
       },
     }),
     apiRoute(ctx, '/management/v1/projects/:projectId/apps/:appId/api_config/_generate_client_secret', {
@@ -142,7 +142,7 @@ export function appRoutes(ctx: AppsPorts): Route[] {
         if (!usesClientSecret(app.api.authMethodType)) {
           throw preconditionFailed('APP-S3cr2', `auth method ${app.api.authMethodType} does not use a client secret`);
         }
-        return regenerate(app);
+        return regenerate(caller, app);
       },
     }),
   ];

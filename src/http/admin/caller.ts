@@ -1,3 +1,4 @@
+import type { Editor } from '../../model/activity.js';
 import { bearerToken } from '../../protocol/bearer.js';
 import { ApiError } from '../../model/errors.js';
 import type { UserRecord } from '../../model/records.js';
@@ -35,6 +36,13 @@ export interface Caller {
    * weaken, or lock out by policy, the instance owners of its org).
    */
   requireActOnPeopleOf(orgId: string): void;
+  /** The caller as the activity log's editor of what the request changes: who, through which API, from where. */
+  readonly by: Editor;
+}
+
+/** The API a path belongs to (the editor's `service`): `admin`, `management`, `auth`, `v2`, … */
+function serviceOf(path: string): string {
+  return /^\/([a-z0-9]+)\//.exec(path)?.[1] ?? 'api';
 }
 
 export function permissionDenied(missing: string): ApiError {
@@ -70,6 +78,7 @@ export async function authenticateCaller(ctx: CallerPorts, req: Request): Promis
   const caller: Caller = {
     user,
     orgId,
+    by: { userId: user.id, service: serviceOf(req.path), address: req.peer },
     // Changes to the management project take an instance role (domain/management-project.ts).
     can: (permission, target = { orgId }) => hasPermission(memberships, permission, permissionTarget(permission, target, ctx.instance.managementProjectId)),
     require(permission, target = { orgId }) {

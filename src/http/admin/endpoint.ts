@@ -21,7 +21,8 @@ export function apiRoute(ctx: EndpointPorts, pattern: string, methods: Partial<R
   for (const [method, handler] of Object.entries(methods) as [Method, CallerHandler][]) {
     wrapped[method] = async (req) => handler(req, await authenticateCaller(ctx, req));
   }
-  return { pattern, methods: wrapped, errorStyle: 'api', maxBody: MAX_BODY };
+  // The client's address: the activity log's record of where a change came from.
+  return { pattern, methods: wrapped, errorStyle: 'api', maxBody: MAX_BODY, peerAddress: true };
 }
 
 /** HTTP 200 with the protojson shape of `body`. */

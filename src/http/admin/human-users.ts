@@ -28,7 +28,7 @@ export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
         ctx.orgs.requireOrg(caller.orgId);
         if (input.initialPassword) requireComplexPassword(input.initialPassword, ctx.orgs.policy('passwordComplexity', caller.orgId).policy);
         const passwordHash = input.initialPassword ? await ctx.pool.hashPassword(input.initialPassword) : undefined;
-        const user = await ctx.orgs.addUser(caller.orgId, { person: input, credentials: { passwordHash } });
+        const user = await ctx.orgs.by(caller.by).addUser(caller.orgId, { person: input, credentials: { passwordHash } });
         await ctx.notifications.welcome(user);
         return ok({ userId: user.id, details: addedDetails(user, user.orgId) });
       },
@@ -57,7 +57,7 @@ export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
           return { idpId: idp.configId, externalUserId: idp.externalUserId, userName: idp.displayName };
         });
         const passwordHash = input.password ? await ctx.pool.hashPassword(input.password) : encoded || undefined;
-        const user = await ctx.orgs.addUserWithIdpLinks(caller.orgId, {
+        const user = await ctx.orgs.by(caller.by).addUserWithIdpLinks(caller.orgId, {
           ...(input.userId ? { id: input.userId } : {}),
           person: input,
           credentials: {

@@ -69,7 +69,7 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
             const owner = ownerOf(caller);
             requireWrite(caller, owner);
             const input = readBody(req, ADD_SCHEMAS[kind] as z.ZodType) as Record<string, unknown>;
-            const provider = await ctx.idps.add(owner, settingsOf(kind, input as never, trusted(caller, owner)), (input.clientSecret ?? input.bindPassword) as string);
+            const provider = await ctx.idps.by(caller.by).add(owner, settingsOf(kind, input as never, trusted(caller, owner)), (input.clientSecret ?? input.bindPassword) as string);
             return ok({ id: provider.id, details: addedDetails(provider, ownerDetails(owner)) });
           },
         }),
@@ -80,7 +80,7 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
             const input = readBody(req, UPDATE_SCHEMAS[kind] as z.ZodType) as Record<string, unknown>;
             const settings = settingsOf(kind, input as never, trusted(caller, owner));
             const secret = (input.clientSecret ?? input.bindPassword) as string | undefined;
-            const provider = await ctx.idps.update(owner, req.params[0]!, kind, () => settings, secret);
+            const provider = await ctx.idps.by(caller.by).update(owner, req.params[0]!, kind, () => settings, secret);
             return ok({ details: changedDetails(provider, ownerDetails(owner)) });
           },
         }),
@@ -96,7 +96,7 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
           if (!input.clientSecret) throw invalidArgument('IDP-s3cr1', 'clientSecret must not be empty');
           const { settings, unsupported } = legacyOidcSettings(input, trusted(caller, owner));
           if (unsupported.length > 0) throw invalidArgument('IDP-Uns1p', `not supported by Sesame: ${unsupported.join('; ')}`);
-          const provider = await ctx.idps.add(owner, settings, input.clientSecret);
+          const provider = await ctx.idps.by(caller.by).add(owner, settings, input.clientSecret);
           return ok({ idpId: provider.id, details: addedDetails(provider, ownerDetails(owner)) });
         },
       }),
@@ -133,7 +133,7 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
           const owner = ownerOf(caller);
           requireWrite(caller, owner, 'delete');
           ownProvider(owner, req.params[0]!);
-          await ctx.idps.remove(owner, req.params[0]!);
+          await ctx.idps.by(caller.by).remove(owner, req.params[0]!);
           return ok({ details: { sequence: '0', changeDate: rfc3339(clock.now()), resourceOwner: ownerDetails(owner) } });
         },
       }),
@@ -148,8 +148,8 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
       caller.require('policy.write');
       caller.requireActOnPeopleOf(owner);
     };
-    const change = (owner: string, next: (idps: NonNullable<LoginPolicy['idps']>) => NonNullable<LoginPolicy['idps']>) =>
-      ctx.orgs.setPolicy(
+    const change = (caller: Caller, owner: string, next: (idps: NonNullable<LoginPolicy['idps']>) => NonNullable<LoginPolicy['idps']>) =>
+      ctx.orgs.by(caller.by).setPolicy(
         'login',
         owner,
         (own) => {
@@ -170,7 +170,7 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
           if (input.ownerType === 'IDP_OWNER_TYPE_UNSPECIFIED') throw invalidArgument('POLICY-0wn3r', 'ownerType must be IDP_OWNER_TYPE_ORG or IDP_OWNER_TYPE_SYSTEM');
           const found = ctx.idps.find(input.idpId, owner);
           if (!found || found.ownerType !== input.ownerType) throw notFound('IDP-0mnf2', `identity provider ${input.idpId} not found as ${input.ownerType} (Errors.IDPConfig.NotExisting)`);
-          const record = await change(owner, (idps) => {
+          const record = await change(caller, owner, (idps) => {
             if (idps.some((i) => i.idpId === input.idpId)) throw preconditionFailed('POLICY-1d9x3', 'the identity provider is already in the login policy (Errors.Org.LoginPolicy.IdpProviderAlreadyExisting)');
             return [...idps, { idpId: input.idpId, ownerType: found.ownerType }];
           });
@@ -194,7 +194,7 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
         DELETE: async (req, caller) => {
           const owner = ownerOf(caller);
           requirePolicyWrite(caller, owner);
-          const record = await change(owner, (idps) => {
+          const record = await change(caller, owner, (idps) => {
             if (!idps.some((i) => i.idpId === req.params[0])) throw notFound('POLICY-3kd9f', 'the identity provider is not in the login policy (Errors.Org.LoginPolicy.IdpProviderNotExisting)');
             return idps.filter((i) => i.idpId !== req.params[0]);
           });
@@ -211,7 +211,7 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
   /** Removing a link ends the person's sessions: what signed them in may have been that account. */
   const removeLink = async (caller: Caller, userId: string, idpId: string, externalUserId: string) => {
     caller.requireActOn(userId, 'user.write');
-    const user = await ctx.orgs.removeIdpLink(userId, idpId, externalUserId);
+    const user = await ctx.orgs.by(caller.by).removeIdpLink(userId, idpId, externalUserId);
     await endSessionsOfUser(ctx, userId);
     return ok({ details: changedDetails(user, user.orgId) });
   };
@@ -236,7 +236,7 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
         const { idpLink } = readBody(req, linkSchema);
         // A provider the person's org may use: its own, or the instance's.
         if (!ctx.idps.find(idpLink.idpId, target.orgId)) throw notFound('IDP-0mnf2', `identity provider ${idpLink.idpId} not found (Errors.IDPConfig.NotExisting)`);
-        const user = await ctx.orgs.addIdpLink(target.id, { idpId: idpLink.idpId, externalUserId: idpLink.userId, userName: idpLink.userName });
+        const user = await ctx.orgs.by(caller.by).addIdpLink(target.id, { idpId: idpLink.idpId, externalUserId: idpLink.userId, userName: idpLink.userName });
         return ok({ details: changedDetails(user, user.orgId) });
       },
     }),

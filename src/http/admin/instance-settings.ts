@@ -59,7 +59,7 @@ export function instanceSettingsRoutes(ctx: InstanceSettingsPorts): Route[] {
       PUT: async (req, caller) => {
         caller.require('iam.write', {});
         const change = readBody(req, featuresSchema);
-        const features = await ctx.settings.setFeatures(change.oidcTokenExchange === undefined ? {} : { oidcTokenExchange: change.oidcTokenExchange });
+        const features = await ctx.settings.by(caller.by).setFeatures(change.oidcTokenExchange === undefined ? {} : { oidcTokenExchange: change.oidcTokenExchange });
         return ok({ details: changedDetails(features, undefined) });
       },
     }),
@@ -85,7 +85,7 @@ export function instanceSettingsRoutes(ctx: InstanceSettingsPorts): Route[] {
         if (next.enabled && (next.orgId === '' || next.projectId === '')) {
           throw preconditionFailed('DCR-Ena01', 'registration cannot be enabled without orgId and projectId (where registered clients are created)');
         }
-        const settings = await ctx.settings.setDynamicRegistration(change);
+        const settings = await ctx.settings.by(caller.by).setDynamicRegistration(change);
         return ok({ details: changedDetails(settings, undefined) });
       },
     }),
@@ -107,7 +107,7 @@ export function instanceSettingsRoutes(ctx: InstanceSettingsPorts): Route[] {
         const change = readBody(req, securitySchema);
         // They become `frame-ancestors` sources: only plain origins, nothing a CSP could misread.
         if (change.allowedOrigins) checkOrigins('allowedOrigins', change.allowedOrigins);
-        const policy = await ctx.settings.setSecurityPolicy(
+        const policy = await ctx.settings.by(caller.by).setSecurityPolicy(
           Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)),
         );
         return ok({ details: changedDetails(policy, undefined) });

@@ -46,7 +46,7 @@ export function labelAssetRoutes(ctx: LabelAssetsPorts): Route[] {
     const checked = assetProblem(slot, bytes);
     if ('problem' in checked) throw invalidArgument('ASSET-Typ30', `${slot}: ${checked.problem}`);
     const id = await ctx.labelAssets.put(bytes, checked.type);
-    const record = await ctx.orgs.setPolicy('labelPreview', owner, { ...preview(owner), [slot]: id }, 'either', true);
+    const record = await ctx.orgs.by(caller.by).setPolicy('labelPreview', owner, { ...preview(owner), [slot]: id }, 'either', true);
     return ok({ details: changedDetails(record, owner || undefined) });
   };
   const read = (scope: 'org' | 'instance', slot: LabelAssetSlot) => async (_req: Request, caller: Caller): Promise<Response> => {
@@ -61,7 +61,7 @@ export function labelAssetRoutes(ctx: LabelAssetsPorts): Route[] {
     const current = preview(owner);
     if (current[slot]) {
       delete current[slot];
-      await ctx.orgs.setPolicy('labelPreview', owner, current, 'either', true);
+      await ctx.orgs.by(caller.by).setPolicy('labelPreview', owner, current, 'either', true);
     }
     return ok({ details: { sequence: '0', changeDate: rfc3339(clock.now()), resourceOwner: owner || undefined } });
   };

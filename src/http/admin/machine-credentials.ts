@@ -58,7 +58,7 @@ export function machineCredentialRoutes(ctx: MachineCredentialsPorts): Route[] {
       POST: async (req, caller) => {
         const user = requireMachine(caller, req.params[0]!);
         const input = readBody(req, addKeySchema);
-        const { key, privateKeyPem } = await ctx.clients.addMachineKey(user, {
+        const { key, privateKeyPem } = await ctx.clients.by(caller.by).addMachineKey(user, {
           expirationDate: input.expirationDate,
           publicKeyPem: input.publicKey,
         });
@@ -81,7 +81,7 @@ export function machineCredentialRoutes(ctx: MachineCredentialsPorts): Route[] {
       POST: async (req, caller) => {
         const user = requireMachine(caller, req.params[0]!);
         const input = readBody(req, addPatSchema);
-        const { pat, token } = await ctx.orgs.addPat(user.id, input.expirationDate);
+        const { pat, token } = await ctx.orgs.by(caller.by).addPat(user.id, input.expirationDate);
         return okSecret({ tokenId: pat.id, token, details: addedDetails(pat, pat.orgId) });
       },
     }),
@@ -101,7 +101,7 @@ export function machineCredentialRoutes(ctx: MachineCredentialsPorts): Route[] {
         // Removing a credential needs the same right as creating one (instance writers for admins).
         const user = requireMachine(caller, req.params[0]!);
         const pat = requirePat(ctx, user, req.params[1]!);
-        await ctx.orgs.removePat(pat.id);
+        await ctx.orgs.by(caller.by).removePat(pat.id);
         return ok({ details: changedDetails({ ...pat, changedAt: clock.now(), sequence: pat.sequence + 1 }, pat.orgId) });
       },
     }),

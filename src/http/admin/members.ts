@@ -68,7 +68,7 @@ function memberRoutes(
         scope.ensureExists();
         const { userId, roles } = readBody(req, addMemberSchema);
         checkRoles(roles, allowedRoles);
-        const member = await ctx.orgs.addMember(scope.scope, userId, roles);
+        const member = await ctx.orgs.by(caller.by).addMember(scope.scope, userId, roles);
         return ok({ details: addedDetails(member, scope.resourceOwner) });
       },
     }),

@@ -54,7 +54,7 @@ export function messageTextRoutes(ctx: MessageTextsPorts): Route[] {
     const text = { ...fallback(owner, type, language), ...own };
     return ok({ customText: { ...(own && record ? { details: viewDetails(record, owner || undefined) } : {}), ...text, language, isDefault: own === undefined } });
   };
-  const write = (owner: string) => async (req: Request) => {
+  const write = (caller: Caller, owner: string) => async (req: Request) => {
     const { type, language } = typeAndLanguage(req);
     const fields = setFields(readBody(req, messageTextSchema));
     const current = textsOf(owner);
@@ -63,15 +63,15 @@ export function messageTextRoutes(ctx: MessageTextsPorts): Route[] {
       throw invalidArgument('TEXT-L4ng2', `the ${type.path} message has texts in ${MAX_MESSAGE_LANGUAGES} languages, the most Sesame keeps: remove one first`);
     }
     const next: MessageTexts = { ...current, [type.kind]: { ...current[type.kind], [language]: fields } } as MessageTexts;
-    const record = await ctx.orgs.setPolicy('messageTexts', owner, next, 'either', true);
+    const record = await ctx.orgs.by(caller.by).setPolicy('messageTexts', owner, next, 'either', true);
     return ok({ details: changedDetails(record, owner || undefined) });
   };
-  const reset = (owner: string) => async (req: Request) => {
+  const reset = (caller: Caller, owner: string) => async (req: Request) => {
     const { type, language } = typeAndLanguage(req);
     const current = textsOf(owner);
     if (current[type.kind]?.[language] !== undefined) {
       const { [language]: _removed, ...rest } = current[type.kind]!;
-      await ctx.orgs.setPolicy('messageTexts', owner, { ...current, [type.kind]: rest } as MessageTexts, 'either', true);
+      await ctx.orgs.by(caller.by).setPolicy('messageTexts', owner, { ...current, [type.kind]: rest } as MessageTexts, 'either', true);
     }
     return ok({ details: { sequence: '0', changeDate: rfc3339(clock.now()), resourceOwner: owner || undefined } });
   };
@@ -88,8 +88,8 @@ export function messageTextRoutes(ctx: MessageTextsPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/text/message/:type/:language', {
       GET: (req, caller) => read(orgRead(caller))(req),
-      PUT: (req, caller) => write(orgWrite(caller))(req),
-      DELETE: (req, caller) => reset(orgWrite(caller))(req),
+      PUT: (req, caller) => write(caller, orgWrite(caller))(req),
+      DELETE: (req, caller) => reset(caller, orgWrite(caller))(req),
     }),
     apiRoute(ctx, '/management/v1/text/default/message/:type/:language', {
       GET: (req, caller) => {
@@ -105,11 +105,11 @@ export function messageTextRoutes(ctx: MessageTextsPorts): Route[] {
       },
       PUT: (req, caller) => {
         caller.require('iam.policy.write', {});
-        return write(INSTANCE_POLICY)(req);
+        return write(caller, INSTANCE_POLICY)(req);
       },
       DELETE: (req, caller) => {
         caller.require('iam.policy.write', {});
-        return reset(INSTANCE_POLICY)(req);
+        return reset(caller, INSTANCE_POLICY)(req);
       },
     }),
     apiRoute(ctx, '/admin/v1/text/default/message/:type/:language', {

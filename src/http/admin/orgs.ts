@@ -30,9 +30,9 @@ export function orgRoutes(ctx: OrgsPorts): Route[] {
       POST: async (req, caller) => {
         caller.require('org.create', {});
         const { name } = readBody(req, addOrgSchema);
-        const org = await ctx.orgs.addOrg({ name });
+        const org = await ctx.orgs.by(caller.by).addOrg({ name });
         // As in ZITADEL, whoever creates an org owns it.
-        await ctx.orgs.addMember(`org:${org.id}`, caller.user.id, ['ORG_OWNER']);
+        await ctx.orgs.by(caller.by).addMember(`org:${org.id}`, caller.user.id, ['ORG_OWNER']);
         return ok({ id: org.id, details: addedDetails(org, org.id) });
       },
     }),

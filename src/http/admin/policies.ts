@@ -86,7 +86,7 @@ function orgPolicyRoutes(ctx: PoliciesPorts, definition: PolicyDefinition<OrgPol
   const write = (create: boolean): CallerHandler => async (req, caller) => {
     requireWrite(caller, kind, caller.orgId);
     const policy = withLoginIdps(ctx, kind, caller.orgId, withAssets(ctx, kind, caller.orgId, parsePolicy(req, definition)), create);
-    const record = (await ctx.orgs.setPolicy(kind, caller.orgId, policy as never, create)) as PolicyRecord;
+    const record = (await ctx.orgs.by(caller.by).setPolicy(kind, caller.orgId, policy as never, create)) as PolicyRecord;
     return ok({ details: create ? addedDetails(record, caller.orgId) : changedDetails(record, caller.orgId) });
   };
   return apiRoute(ctx, `/management/v1/policies/${definition.path}`, {
@@ -100,9 +100,9 @@ function orgPolicyRoutes(ctx: PoliciesPorts, definition: PolicyDefinition<OrgPol
     DELETE: async (_req, caller) => {
       caller.require('policy.delete');
       if (GOVERNS_SIGN_IN.has(kind)) caller.requireActOnPeopleOf(caller.orgId);
-      await ctx.orgs.removePolicy(kind, caller.orgId);
+      await ctx.orgs.by(caller.by).removePolicy(kind, caller.orgId);
       // The label policy in force goes back to the default with its preview.
-      if (readKind !== kind && ctx.orgs.hasOwnPolicy(readKind, caller.orgId)) await ctx.orgs.removePolicy(readKind, caller.orgId);
+      if (readKind !== kind && ctx.orgs.hasOwnPolicy(readKind, caller.orgId)) await ctx.orgs.by(caller.by).removePolicy(readKind, caller.orgId);
       return ok({ details: { sequence: '0', changeDate: rfc3339(clock.now()), resourceOwner: caller.orgId } });
     },
   });
@@ -118,7 +118,7 @@ function instancePolicyRoute(ctx: PoliciesPorts, definition: PolicyDefinition<Or
     PUT: async (req, caller) => {
       requireWrite(caller, kind, INSTANCE_POLICY);
       const policy = withLoginIdps(ctx, kind, INSTANCE_POLICY, withAssets(ctx, kind, INSTANCE_POLICY, parsePolicy(req, definition)), 'either');
-      const record = (await ctx.orgs.setPolicy(kind, INSTANCE_POLICY, policy as never, 'either')) as PolicyRecord;
+      const record = (await ctx.orgs.by(caller.by).setPolicy(kind, INSTANCE_POLICY, policy as never, 'either')) as PolicyRecord;
       return ok({ details: changedDetails(record, undefined) });
     },
   });
@@ -142,7 +142,7 @@ function labelRoutes(ctx: PoliciesPorts, prefix: string, orgOf: (caller: Caller)
         const own = orgId === INSTANCE_POLICY ? ctx.orgs.policy('labelPreview', orgId).record !== undefined : ctx.orgs.hasOwnPolicy('labelPreview', orgId);
         if (!own) throw notFound('POLICY-3kd9f', 'there is no label policy to activate (Errors.Org.LabelPolicy.NotFound)');
         const preview = ctx.orgs.policy('labelPreview', orgId).policy;
-        const record = (await ctx.orgs.setPolicy('label', orgId, { ...preview }, 'either', true)) as PolicyRecord;
+        const record = (await ctx.orgs.by(caller.by).setPolicy('label', orgId, { ...preview }, 'either', true)) as PolicyRecord;
         return ok({ details: changedDetails(record, orgId || undefined) });
       },
     }),

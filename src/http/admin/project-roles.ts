@@ -1,3 +1,4 @@
+import type { Caller } from './caller.js';
 import { z } from 'zod';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
@@ -19,8 +20,8 @@ const bulkAddRolesSchema = z.object({
 });
 
 export function projectRoleRoutes(ctx: ProjectRolesPorts): Route[] {
-  const addRoles = async (projectId: string, orgId: string, roles: ProjectRole[]) => {
-    const project = await ctx.orgs.addProjectRoles(projectId, orgId, roles);
+  const addRoles = async (caller: Caller, projectId: string, orgId: string, roles: ProjectRole[]) => {
+    const project = await ctx.orgs.by(caller.by).addProjectRoles(projectId, orgId, roles);
     return ok({ details: changedDetails(project, project.orgId) });
   };
   return [
@@ -28,14 +29,14 @@ export function projectRoleRoutes(ctx: ProjectRolesPorts): Route[] {
       POST: async (req, caller) => {
         const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.role.write');
         const { roleKey, displayName, group } = readBody(req, addRoleSchema);
-        return addRoles(project.id, project.orgId, [{ key: roleKey, displayName, group }]);
+        return addRoles(caller, project.id, project.orgId, [{ key: roleKey, displayName, group }]);
       },
     }),
     apiRoute(ctx, '/management/v1/projects/:projectId/roles/_bulk', {
       POST: async (req, caller) => {
         const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.role.write');
         const { roles } = readBody(req, bulkAddRolesSchema);
-        return addRoles(project.id, project.orgId, roles.map((r) => ({ key: r.key, displayName: r.displayName, group: r.group })));
+        return addRoles(caller, project.id, project.orgId, roles.map((r) => ({ key: r.key, displayName: r.displayName, group: r.group })));
       },
     }),
     apiRoute(ctx, '/management/v1/projects/:projectId/roles/_search', {

@@ -41,7 +41,7 @@ export function projectRoutes(ctx: ProjectsPorts): Route[] {
       POST: async (req, caller) => {
         caller.require('project.create');
         const input = projectSettings(req, caller);
-        const project = await ctx.orgs.addProject(caller.orgId, input);
+        const project = await ctx.orgs.by(caller.by).addProject(caller.orgId, input);
         return ok({ id: project.id, details: addedDetails(project, project.orgId) });
       },
     }),
@@ -64,7 +64,7 @@ export function projectRoutes(ctx: ProjectsPorts): Route[] {
       },
       PUT: async (req, caller) => {
         requireProjectAccess(ctx, caller, req.params[0]!, 'project.write');
-        const project = await ctx.orgs.updateProject(req.params[0]!, caller.orgId, projectSettings(req, caller));
+        const project = await ctx.orgs.by(caller.by).updateProject(req.params[0]!, caller.orgId, projectSettings(req, caller));
         return ok({ details: changedDetails(project, project.orgId) });
       },
     }),

@@ -16,6 +16,7 @@ import { userFactorRoutes, type UserFactorsPorts } from './user-factors.js';
 import { messageTextRoutes, type MessageTextsPorts } from './message-texts.js';
 import { userNotificationRoutes, type UserNotificationsPorts } from './user-notifications.js';
 import { projectRoleRoutes } from './project-roles.js';
+import { eventRoutes, type EventsPorts } from './events.js';
 import { projectRoutes } from './projects.js';
 import { userGrantRoutes } from './user-grants.js';
 import { userMetadataRoutes } from './user-metadata.js';
@@ -37,7 +38,7 @@ import type { MachineCredentialsPorts } from './machine-credentials.js';
 import type { PoliciesPorts } from './policies.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts & SigningKeysPorts & UserLifecyclePorts & SmtpPorts & UserNotificationsPorts & MessageTextsPorts & UserFactorsPorts & LabelAssetsPorts & IdpsPorts;
+export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts & SigningKeysPorts & UserLifecyclePorts & SmtpPorts & UserNotificationsPorts & MessageTextsPorts & UserFactorsPorts & LabelAssetsPorts & IdpsPorts & EventsPorts;
 
 /**
  * Provisioning API routes (ZITADEL management/admin v1 subset). Routes sharing a pattern are
@@ -68,6 +69,7 @@ export function managementRoutes(ctx: ManagementRoutesPorts): Route[] {
     ...userNotificationRoutes(ctx),
     ...signingKeyRoutes(ctx),
     ...migrationRoutes(ctx),
+    ...eventRoutes(ctx),
   ];
   const byPattern = new Map<string, Route>();
   for (const route of all) {

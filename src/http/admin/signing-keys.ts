@@ -13,7 +13,7 @@ export function signingKeyRoutes(ctx: SigningKeysPorts): Route[] {
     apiRoute(ctx, '/admin/v1/keys/_rotate', {
       POST: async (_req, caller) => {
         caller.require('iam.write', {});
-        const { kid } = await ctx.keys.rotate();
+        const { kid } = await ctx.keys.rotate(false, caller.by);
         return ok({ kid, details: { changeDate: rfc3339(clock.now()) } });
       },
     }),

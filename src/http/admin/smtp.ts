@@ -101,7 +101,7 @@ export function smtpRoutes(ctx: SmtpPorts): Route[] {
         const input = readBody(req, addSchema);
         const settings = settingsOf(input);
         checkSender(settings);
-        const config = await ctx.smtpConfigs.add(settings, input.password);
+        const config = await ctx.smtpConfigs.by(caller.by).add(settings, input.password);
         return ok({ id: config.id, details: addedDetails(config, undefined) });
       },
     }),
@@ -134,12 +134,12 @@ export function smtpRoutes(ctx: SmtpPorts): Route[] {
         const input = readBody(req, updateSchema);
         const settings = settingsOf(input);
         checkSender(settings);
-        const config = await ctx.smtpConfigs.update(req.params[0]!, settings, input.password);
+        const config = await ctx.smtpConfigs.by(caller.by).update(req.params[0]!, settings, input.password);
         return ok({ details: changedDetails(config, undefined) });
       },
       DELETE: async (req, caller) => {
         caller.require('iam.write', {});
-        await ctx.smtpConfigs.remove(req.params[0]!);
+        await ctx.smtpConfigs.by(caller.by).remove(req.params[0]!);
         return ok({ details: { sequence: '0', changeDate: rfc3339(clock.now()) } });
       },
     }),
@@ -148,14 +148,14 @@ export function smtpRoutes(ctx: SmtpPorts): Route[] {
         caller.require('iam.write', {});
         const input = readBody(req, passwordSchema);
         const current = ctx.smtpConfigs.get(req.params[0]!);
-        const config = await ctx.smtpConfigs.update(req.params[0]!, current, input.password);
+        const config = await ctx.smtpConfigs.by(caller.by).update(req.params[0]!, current, input.password);
         return ok({ details: changedDetails(config, undefined) });
       },
     }),
     apiRoute(ctx, '/admin/v1/smtp/:id/_activate', {
       POST: async (req, caller) => {
         caller.require('iam.write', {});
-        const config = await ctx.smtpConfigs.activate(req.params[0]!);
+        const config = await ctx.smtpConfigs.by(caller.by).activate(req.params[0]!);
         // Mails waiting for a relay go now rather than at their next retry.
         await ctx.mailer.dueNow();
         return ok({ details: changedDetails(config, undefined) });
@@ -164,7 +164,7 @@ export function smtpRoutes(ctx: SmtpPorts): Route[] {
     apiRoute(ctx, '/admin/v1/smtp/:id/_deactivate', {
       POST: async (req, caller) => {
         caller.require('iam.write', {});
-        const config = await ctx.smtpConfigs.deactivate(req.params[0]!);
+        const config = await ctx.smtpConfigs.by(caller.by).deactivate(req.params[0]!);
         return ok({ details: changedDetails(config, undefined) });
       },
     }),

@@ -17,8 +17,8 @@ export type UserFactorsPorts = Pick<Ports, 'orgs' | 'notifications'> & SessionEn
  * to act on the person. Removing a factor ends the person's sessions, as what it guarded is weaker.
  */
 export function userFactorRoutes(ctx: UserFactorsPorts): Route[] {
-  const remove = async (userId: string) => {
-    const user = await ctx.orgs.setOtpEmail(userId, false);
+  const remove = async (caller: Caller, userId: string) => {
+    const user = await ctx.orgs.by(caller.by).setOtpEmail(userId, false);
     await endSessionsOfUser(ctx, userId);
     return ok({ details: changedDetails(user!, user!.orgId) });
   };
@@ -26,18 +26,18 @@ export function userFactorRoutes(ctx: UserFactorsPorts): Route[] {
     apiRoute(ctx, '/v2/users/:userId/otp_email', {
       POST: async (req, caller) => {
         caller.requireActOn(req.params[0]!, 'user.write');
-        const user = await ctx.orgs.setOtpEmail(req.params[0]!, true);
+        const user = await ctx.orgs.by(caller.by).setOtpEmail(req.params[0]!, true);
         return ok({ details: changedDetails(user!, user!.orgId) });
       },
       DELETE: (req, caller) => {
         caller.requireActOn(req.params[0]!, 'user.write');
-        return remove(req.params[0]!);
+        return remove(caller, req.params[0]!);
       },
     }),
     apiRoute(ctx, '/management/v1/users/:userId/auth_factors/otp_email', {
       DELETE: (req, caller) => {
         caller.requireActOn(req.params[0]!, 'user.write');
-        return remove(req.params[0]!);
+        return remove(caller, req.params[0]!);
       },
     }),
     ...webAuthnRoutes(ctx),
@@ -54,7 +54,7 @@ function webAuthnRoutes(ctx: UserFactorsPorts): Route[] {
   const ready = 'AUTH_FACTOR_STATE_READY';
   const removeToken = async (caller: Caller, userId: string, tokenId: string, kind: 'passwordless' | 'u2f') => {
     caller.requireActOn(userId, 'user.write');
-    const user = await ctx.orgs.removeWebAuthnToken(userId, tokenId, kind);
+    const user = await ctx.orgs.by(caller.by).removeWebAuthnToken(userId, tokenId, kind);
     await endSessionsOfUser(ctx, userId);
     return ok({ details: changedDetails(user, user.orgId) });
   };

@@ -58,7 +58,7 @@ export function userGrantRoutes(ctx: UserGrantsPorts): Route[] {
         // Sesame has no project grants (projects shared with other orgs) yet: only own projects.
         if (input.projectGrantId) throw notFound('PROJECT-Gr4nt', `project grant ${input.projectGrantId} not found`);
         const project = ctx.orgs.requireProject(input.projectId, caller.orgId);
-        const grant = await ctx.orgs.addUserGrant({
+        const grant = await ctx.orgs.by(caller.by).addUserGrant({
           userId: user.id,
           orgId: caller.orgId,
           projectId: project.id,

@@ -24,8 +24,8 @@ export function removeUserHandler(ctx: UserLifecyclePorts): CallerHandler {
   return async (req, caller) => {
     const userId = req.params[0]!;
     caller.requireActOn(userId, 'user.delete');
-    const user = await ctx.orgs.removeUser(userId, caller.orgId);
-    await Promise.all([ctx.clients.removeMachineCredentials(userId), endSessionsOfUser(ctx, userId)]);
+    const user = await ctx.orgs.by(caller.by).removeUser(userId, caller.orgId);
+    await Promise.all([ctx.clients.by(caller.by).removeMachineCredentials(userId), endSessionsOfUser(ctx, userId)]);
     return ok({ details: changedDetails({ ...user, changedAt: clock.now(), sequence: user.sequence + 1 }, user.orgId) });
   };
 }
@@ -44,15 +44,15 @@ export function userLifecycleRoutes(ctx: UserLifecyclePorts): Route[] {
     if (endSessions) await endSessionsOfUser(ctx, user.id);
     return ok({ details: changedDetails(user, user.orgId) });
   };
-  const stateRoute = (action: string, change: (userId: string, orgId: string) => Promise<View<UserRecord>>, endSessions: boolean) =>
+  const stateRoute = (action: string, change: (caller: Caller, userId: string, orgId: string) => Promise<View<UserRecord>>, endSessions: boolean) =>
     apiRoute(ctx, `/management/v1/users/:userId/${action}`, {
-      POST: (req, caller) => changeAndEnd(caller, req.params[0]!, (orgId) => change(req.params[0]!, orgId), endSessions),
+      POST: (req, caller) => changeAndEnd(caller, req.params[0]!, (orgId) => change(caller, req.params[0]!, orgId), endSessions),
     });
   return [
-    stateRoute('_deactivate', (id, org) => ctx.orgs.deactivateUser(id, org), true),
-    stateRoute('_reactivate', (id, org) => ctx.orgs.reactivateUser(id, org), false),
-    stateRoute('_lock', (id, org) => ctx.orgs.lockUser(id, org), true),
-    stateRoute('_unlock', (id, org) => ctx.orgs.unlockUser(id, org), false),
+    stateRoute('_deactivate', (caller, id, org) => ctx.orgs.by(caller.by).deactivateUser(id, org), true),
+    stateRoute('_reactivate', (caller, id, org) => ctx.orgs.by(caller.by).reactivateUser(id, org), false),
+    stateRoute('_lock', (caller, id, org) => ctx.orgs.by(caller.by).lockUser(id, org), true),
+    stateRoute('_unlock', (caller, id, org) => ctx.orgs.by(caller.by).unlockUser(id, org), false),
     apiRoute(ctx, '/management/v1/users/:userId/password', {
       POST: async (req, caller) => {
         const userId = req.params[0]!;
@@ -62,7 +62,7 @@ export function userLifecycleRoutes(ctx: UserLifecyclePorts): Route[] {
         const input = readBody(req, setHumanPasswordSchema);
         requireComplexPassword(input.password, ctx.orgs.policy('passwordComplexity', user.orgId).policy);
         const hash = await ctx.pool.hashPassword(input.password);
-        const changed = await ctx.orgs.setPassword(userId, caller.orgId, hash, !input.noChangeRequired);
+        const changed = await ctx.orgs.by(caller.by).setPassword(userId, caller.orgId, hash, !input.noChangeRequired);
         await afterNewPassword(ctx, changed);
         return ok({ details: changedDetails(changed, changed.orgId) });
       },

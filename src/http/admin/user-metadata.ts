@@ -27,7 +27,7 @@ export function userMetadataRoutes(ctx: UserMetadataPorts): Route[] {
         const user = caller.requireActOn(req.params[0]!, 'user.write');
         const key = validate(z.object({ key: metadataKey }), { key: req.params[1] }).key;
         const { value } = readBody(req, setMetadataSchema);
-        const updated = await ctx.orgs.setUserMetadata(user.id, key, new Uint8Array(value));
+        const updated = await ctx.orgs.by(caller.by).setUserMetadata(user.id, key, new Uint8Array(value));
         return ok({ details: changedDetails(updated, updated.orgId) });
       },
       GET: (req, caller) => {

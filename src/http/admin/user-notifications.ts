@@ -101,7 +101,7 @@ export function userNotificationRoutes(ctx: UserNotificationsPorts): Route[] {
           if (!changed) throw wrongCode();
           return ok({ details: changedDetails(changed, changed.orgId) });
         }
-        const changed = await ctx.orgs.setPassword(user.id, user.orgId, await ctx.pool.hashPassword(input.newPassword.password), input.newPassword.changeRequired);
+        const changed = await ctx.orgs.by(caller.by).setPassword(user.id, user.orgId, await ctx.pool.hashPassword(input.newPassword.password), input.newPassword.changeRequired);
         await afterNewPassword(ctx, changed);
         return ok({ details: changedDetails(changed, changed.orgId) });
       },

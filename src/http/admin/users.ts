@@ -54,7 +54,7 @@ export function userRoutes(ctx: UsersPorts & UserLifecyclePorts): Route[] {
         caller.require('user.write');
         const { userId, userName, ...machine } = readBody(req, addMachineSchema);
         ctx.orgs.requireOrg(caller.orgId);
-        const user = await ctx.orgs.addUser(caller.orgId, { ...(userId ? { id: userId } : {}), userName, machine });
+        const user = await ctx.orgs.by(caller.by).addUser(caller.orgId, { ...(userId ? { id: userId } : {}), userName, machine });
         return ok({ userId: user.id, details: addedDetails(user, user.orgId) });
       },
     }),

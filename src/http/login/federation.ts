@@ -40,6 +40,8 @@ export interface LoginFlow {
   agent: { cookie: string; agentId: string; locale: string };
   auth: AuthRequestView;
   page: PageContext;
+  /** The browser's address (the activity log's). */
+  peer: string | undefined;
 }
 
 export interface LoginKit<F extends LoginFlow> {
@@ -160,7 +162,7 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
       recordSignInFailure('idp');
       return kit.show(flow, kit.t(flow, refused));
     }
-    if (provider.provider.options.isAutoUpdate) await ctx.loginDirectory.updateFromIdp(user.id, identity);
+    if (provider.provider.options.isAutoUpdate) await ctx.loginDirectory.from(flow.peer).updateFromIdp(user.id, identity);
     await ctx.authRequests.passIdp(flow.auth, user.id, provider.provider.id, beginningAt(user));
     return kit.proceed(flow, user.id, await kit.renewCookie(flow));
   }
@@ -176,7 +178,7 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
       const candidates = ctx.orgs.findUsersByContact(identity.email).filter((u) => u.human && refusal(flow, provider, u) === undefined);
       if (candidates.length === 1) {
         const user = candidates[0]!;
-        const done = await ctx.loginDirectory.linkIdp(user.id, linkOf(identity), beginningAt(user)).catch(linkFailure);
+        const done = await ctx.loginDirectory.from(flow.peer).linkIdp(user.id, linkOf(identity), beginningAt(user)).catch(linkFailure);
         if (done) return signInLinked(flow, provider, identity, done);
       }
     }
@@ -208,7 +210,7 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     const email = EMAIL.test(identity.email) ? identity.email : '';
     let user: View<UserRecord>;
     try {
-      user = await ctx.loginDirectory.registerFromIdp(
+      user = await ctx.loginDirectory.from(flow.peer).registerFromIdp(
         orgId,
         {
           userName: values.userName!,
@@ -262,7 +264,7 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     // Signed in to their account locally: with its password or its passkey.
     const passedAt = flow.auth.checks.passwordAt ?? flow.auth.checks.passwordlessAt;
     if (provider && passedAt !== undefined && provider.provider.options.isLinkingAllowed && refusal(flow, provider, user) === undefined) {
-      await ctx.loginDirectory.linkIdp(user.id, linkOf(identity as ExternalIdentity), passedAt).catch(linkFailure);
+      await ctx.loginDirectory.from(flow.peer).linkIdp(user.id, linkOf(identity as ExternalIdentity), passedAt).catch(linkFailure);
     }
     await ctx.authRequests.dropExternal(flow.auth);
   }

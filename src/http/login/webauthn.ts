@@ -163,7 +163,7 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
     const given = await answerOf(flow, form);
     if (!given) return failed(flow);
     const result = await webauthn.verifyAuthentication(given.answer, given.challenge, tokensOf(user, ['passwordless']), () => true);
-    if (!result || !(await ctx.loginDirectory.useWebAuthn(user.id, result.token.id, result.counter))) return failed(flow);
+    if (!result || !(await ctx.loginDirectory.from(flow.peer).useWebAuthn(user.id, result.token.id, result.counter))) return failed(flow);
     // The person as stored after the key signed: locked or deactivated meanwhile goes no further.
     const stored = ctx.orgs.getUser(user.id);
     if (stored?.state === 'USER_STATE_LOCKED') return kit.show(flow, t(flow, 'password.locked'));
@@ -178,7 +178,7 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
     const given = await answerOf(flow, form);
     if (!given) return failed(flow);
     const result = await webauthn.verifyAuthentication(given.answer, given.challenge, secondFactorTokens(user), (token) => token.kind === 'passwordless');
-    if (!result || !(await ctx.loginDirectory.useWebAuthn(user.id, result.token.id, result.counter))) return failed(flow);
+    if (!result || !(await ctx.loginDirectory.from(flow.peer).useWebAuthn(user.id, result.token.id, result.counter))) return failed(flow);
     if (!kit.authenticatedUser(flow)) return kit.expired(flow.agent);
     await ctx.authRequests.passOtp(flow.auth, beginningAt(user), result.token.kind === 'passwordless' ? 'u2f-uv' : 'u2f');
     return kit.proceed(flow, user.id);
@@ -196,7 +196,7 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
     const token = await webauthn.verifyRegistration(given.answer, given.challenge, kind, name, clock.now());
     if (!token) return failed(flow);
     try {
-      if (!(await ctx.loginDirectory.enrollWebAuthn(user.id, token, firstFactorAt(flow.auth.checks)))) return kit.expired(flow.agent);
+      if (!(await ctx.loginDirectory.from(flow.peer).enrollWebAuthn(user.id, token, firstFactorAt(flow.auth.checks)))) return kit.expired(flow.agent);
     } catch (error) {
       if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return page(flow, error.message);
       throw error;
@@ -256,7 +256,7 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
     const redeemed = await ctx.userCodes.redeem(user.id, 'passwordless', code, clock.now());
     if (redeemed.result !== 'ok') return linkError(locale);
     try {
-      if (!(await ctx.loginDirectory.enrollWebAuthn(user.id, token, undefined))) return linkError(locale);
+      if (!(await ctx.loginDirectory.from(req.peer).enrollWebAuthn(user.id, token, undefined))) return linkError(locale);
     } catch (error) {
       if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return htmlResponse(400, errorPage(locale, error.message));
       throw error;
@@ -306,7 +306,7 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
       POST: kit.atStep('passkey-setup', async (flow) => {
         const user = kit.authenticatedUser(flow);
         if (!user) return kit.expired(flow.agent);
-        await ctx.loginDirectory.skipPasskeyPrompt(user.id, clock.now());
+        await ctx.loginDirectory.from(flow.peer).skipPasskeyPrompt(user.id, clock.now());
         return kit.proceed(flow, user.id);
       }),
     }),

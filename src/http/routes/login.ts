@@ -77,6 +77,8 @@ interface Flow {
   agent: Agent & { cookie: string; agentId: string };
   auth: AuthRequestView;
   page: PageContext;
+  /** The browser's address (the activity log's record of where a sign-in came from). */
+  peer: string | undefined;
 }
 
 export function loginRoutes(ctx: LoginPorts): Route[] {
@@ -137,6 +139,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
       agent: { ...agent, cookie: agent.cookie, agentId: agent.agentId, locale: auth.locale },
       auth,
       page: { locale: auth.locale, clientName: app?.name ?? auth.request.clientId, authRequestId: auth.id, csrf: csrfToken(csrfKey, agent.cookie, auth.id), brand: brandOf(brandOrg, user) },
+      peer: req.peer,
     };
   }
 
@@ -350,7 +353,11 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     // An account at a provider the person chose to link, now that they signed in to theirs.
     await fed.linkChosen(flow, user);
     const renewed = flow.auth.cookieRenewed ? headers : await renewCookie(flow);
-    const session = await ctx.userSessions.signIn(flow.agent.agentId, user.id, flow.auth.checks, beginningAt(user));
+    const session = await ctx.userSessions.signIn(flow.agent.agentId, user.id, flow.auth.checks, beginningAt(user), {
+      by: { userId: user.id, service: 'login', address: flow.peer },
+      clientId: flow.auth.request.clientId,
+      orgId: user.orgId,
+    });
     recordSignIn();
     return answer(flow, session, renewed);
   }
@@ -441,7 +448,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   async function checkPassword(flow: Flow, password: string | undefined): Promise<Response> {
     const candidate = flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined;
     // Nobody eligible: the same work and the same answer as a wrong password (the page does not tell who exists).
-    const check = await ctx.loginDirectory.checkPassword(eligible(flow, candidate) ? candidate.id : undefined, password ?? '');
+    const check = await ctx.loginDirectory.from(flow.peer).checkPassword(eligible(flow, candidate) ? candidate.id : undefined, password ?? '');
     switch (check.result) {
       case 'locked':
         recordSignInFailure('locked');
@@ -467,7 +474,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     // parallel wrong codes all count; against the lockout policy on the person as stored, which also
     // tells a sign-in that ended meanwhile (a parallel code locked the person).
     const passedAt = firstFactorAt(flow.auth.checks)!;
-    const [failures, { locked, over }] = await Promise.all([ctx.authRequests.failOtp(flow.auth), ctx.loginDirectory.recordOtpFailure(user.id, passedAt)]);
+    const [failures, { locked, over }] = await Promise.all([ctx.authRequests.failOtp(flow.auth), ctx.loginDirectory.from(flow.peer).recordOtpFailure(user.id, passedAt)]);
     if (over) return expired(flow.agent);
     if (locked || failures >= MAX_OTP_FAILURES_PER_REQUEST) {
       // Locked by wrong codes after a right password: the password is known to someone, so the sessions end.
@@ -497,7 +504,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const checkedAt = beginningAt(user);
     if (!(await passes())) return otpFailure(flow, user);
     // The person as stored has the last word: a parallel request on another thread may have locked them.
-    if (!(await ctx.loginDirectory.recordOtpSuccess(user.id, firstFactorAt(flow.auth.checks)!))) return expired(flow.agent);
+    if (!(await ctx.loginDirectory.from(flow.peer).recordOtpSuccess(user.id, firstFactorAt(flow.auth.checks)!))) return expired(flow.agent);
     await ctx.authRequests.passOtp(flow.auth, checkedAt);
     return proceed(flow, user.id);
   }
@@ -534,7 +541,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     // Still this sign-in's (an administrator's reset or lock meanwhile ends it): no factor is enrolled for it.
     if (!authenticatedUser(flow)) return expired(flow.agent);
     try {
-      const enrolled = await ctx.loginDirectory.enrollOtp(user.id, sealOtpSecret(ctx.masterKey, secret), firstFactorAt(flow.auth.checks)!);
+      const enrolled = await ctx.loginDirectory.from(flow.peer).enrollOtp(user.id, sealOtpSecret(ctx.masterKey, secret), firstFactorAt(flow.auth.checks)!);
       if (!enrolled) return expired(flow.agent);
     } catch (error) {
       // Enrolled meanwhile (another tab): this code proves the other secret, so ask for the enrolled one.
@@ -551,7 +558,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (!user?.human) return expired(flow.agent);
     const prompt = mfaPrompt(factsOf(user), loginPolicy(user.orgId), clock.now(), isExternal(flow.auth.checks));
     if (prompt === 'required') return show(flow, t(flow, 'mfa.skipNotAllowed'));
-    if (prompt === 'optional') await ctx.loginDirectory.skipMfaInit(user.id, clock.now());
+    if (prompt === 'optional') await ctx.loginDirectory.from(flow.peer).skipMfaInit(user.id, clock.now());
     await ctx.authRequests.leaveOtpSetup(flow.auth);
     return proceed(flow, user.id);
   }
@@ -575,7 +582,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (problem) return show(flow, problem);
     // Set only if still this sign-in's after the hashing (an administrator's reset meanwhile ends it):
     // else the person who passed the old password would replace the password just reset.
-    const changed = await ctx.loginDirectory.changePassword(user.id, password, firstFactorAt(flow.auth.checks)!);
+    const changed = await ctx.loginDirectory.from(flow.peer).changePassword(user.id, password, firstFactorAt(flow.auth.checks)!);
     if (!changed) return expired(flow.agent);
     // The new password voids what the old one opened (the revocation horizon): the other browser
     // sessions end too, and their apps are told. This sign-in goes on as a check of the new one.
@@ -603,7 +610,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (termsToAccept(flow.page) && form.get('acceptTerms') !== 'yes') return fail('register.termsNotAccepted');
     let user: View<UserRecord>;
     try {
-      user = await ctx.loginDirectory.register(
+      user = await ctx.loginDirectory.from(flow.peer).register(
         registrationOrgId(flow),
         {
           userName: values.userName!,
@@ -708,7 +715,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const page = (to: CodeFormTarget, error: string) => verifyEmailPage(to, { code, error, loginName: flow && user ? loginNameOf(user, flow) : undefined });
     if (flow && (!user || authenticatedUser(flow)?.id !== user.id)) return expired(flow.agent);
     const redeemed = user?.human ? await ctx.userCodes.redeem(user.id, 'verifyEmail', code, clock.now()) : { result: 'none' as const };
-    const verified = redeemed.result === 'ok' && user ? await ctx.loginDirectory.verifyEmail(user.id, redeemed.subject) : undefined;
+    const verified = redeemed.result === 'ok' && user ? await ctx.loginDirectory.from(req.peer).verifyEmail(user.id, redeemed.subject) : undefined;
     if (!verified) return codeError(target, page, 'code.invalid');
     if (!flow) {
       const locale = (target as { locale: Locale }).locale;
@@ -736,7 +743,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     if (!user?.human) return expired(flow.agent);
     if (!enrollableFactors(loginPolicy(user.orgId)).includes(OTP_EMAIL_SECOND_FACTOR)) return show(flow);
     if (!user.human.email.isEmailVerified) return show(flow, t(flow, 'mfa.email.unverified'));
-    const enrolled = await ctx.loginDirectory.enrollOtpEmail(user.id, firstFactorAt(flow.auth.checks)!);
+    const enrolled = await ctx.loginDirectory.from(flow.peer).enrollOtpEmail(user.id, firstFactorAt(flow.auth.checks)!);
     if (!enrolled) return expired(flow.agent);
     await ctx.authRequests.leaveOtpSetup(flow.auth);
     return proceed(flow, user.id);
@@ -814,7 +821,8 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     return handler(flow, req);
   };
 
-  const route = (pattern: string, methods: Route['methods']): Route => ({ pattern, errorStyle: 'html', methods });
+  // The browser's address: the activity log's record of where a sign-in (or a failed one) came from.
+  const route = (pattern: string, methods: Route['methods']): Route => ({ pattern, errorStyle: 'html', methods, peerAddress: true });
 
   const kit = { flowOf, show, proceed, renewCookie, expired, backToStep, t, post, atStep, route, registrationOrgId };
   const fed = federation<Flow>(ctx, kit);

@@ -23,7 +23,7 @@ import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type TokenExchangePorts = Pick<FlowView, 'assertions' | 'clients' | 'config' | 'idTokens' | 'instance' | 'issuedTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'accessTokens'>;
+export type TokenExchangePorts = Pick<FlowView, 'assertions' | 'clients' | 'config' | 'idTokens' | 'instance' | 'issuedTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'accessTokens' | 'activity'>;
 
 /**
  * RFC 8693 token exchange (seed "Token exchange grant", compat §4.5): change the scope or audience
@@ -280,6 +280,13 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     const lifetimes = cappedLifetimes(appLifetimes(ctx, app), origin.exp);
     const { accessTokenSeconds, idTokenSeconds } = lifetimes;
     const session = sid !== undefined ? { sid } : {};
+    // ZITADEL's `user.impersonated`, durable before a token of it is made: none exists without its record.
+    if (actor) {
+      await ctx.activity.record(
+        [{ type: 'user.impersonated', aggregateType: 'user', aggregateId: subject.user.id, resourceOwner: subject.user.orgId, payload: { actorUserId: actor.user.id, clientId: app.clientId } }],
+        { userId: actor.user.id, service: 'oidc' },
+      );
+    }
     let issued: { token: string; tokenType: 'Bearer' | 'DPoP' | 'N_A'; expiresIn: number; idToken?: string };
     if (requestedType === TOKEN_TYPE.idToken) {
       const idToken = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr, ...session, grantId, userClaims: act ? { act } : {}, lifetimeSeconds: idTokenSeconds });

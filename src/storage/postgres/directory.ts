@@ -2,7 +2,9 @@ import type pg from 'pg';
 import { WriteConflict } from '../../model/errors.js';
 import { clock } from '../../util/clock.js';
 import type { DirectoryChange, DirectoryStore } from '../directory-log.js';
-import type { DirectoryCommit, DirectoryWrites } from '../directory-writes.js';
+import { commitEvents, type DirectoryCommit, type DirectoryWrites } from '../directory-writes.js';
+import type { Editor } from '../../model/activity.js';
+import { appendEvents } from './activity.js';
 import type { DirectoryReader } from '../directory-reader.js';
 import type { DirectoryStorage } from '../db.js';
 import { MetaStore } from '../meta.js';
@@ -33,7 +35,7 @@ export class PostgresDirectory implements DirectoryWrites {
     private readonly onCommitted: (through: number) => void = () => undefined,
   ) {}
 
-  async commit({ rows, keys, inside }: DirectoryCommit): Promise<void> {
+  async commit({ rows, keys, inside, by, events }: DirectoryCommit): Promise<void> {
     let through = 0;
     await this.inTurn(async (client) => {
       inside?.();
@@ -57,11 +59,13 @@ export class PostgresDirectory implements DirectoryWrites {
         client,
         rows.map(({ store, id }) => ({ store, id })),
       );
+      // Each row was written only if still at the version its writer read (`base`): what it changed from.
+      await appendEvents(client, commitEvents(rows, (i) => rows[i]!.base, { by, events }));
     });
     if (through > 0) this.onCommitted(through);
   }
 
-  async change<T>(store: DirectoryStore, id: string, next: (stored: T | undefined) => T | undefined): Promise<{ row: T | undefined; written: boolean }> {
+  async change<T>(store: DirectoryStore, id: string, next: (stored: T | undefined) => T | undefined, by?: Editor): Promise<{ row: T | undefined; written: boolean }> {
     let outcome: { row: T | undefined; written: boolean } = { row: undefined, written: false };
     let through = 0;
     await this.inTurn(async (client) => {
@@ -74,6 +78,7 @@ export class PostgresDirectory implements DirectoryWrites {
       }
       await this.upsert(client, store, id, row);
       through = await this.logged(client, [{ store, id }]);
+      await appendEvents(client, commitEvents([{ store, id, value: row }], () => stored, { by }));
       outcome = { row, written: true };
     });
     if (through > 0) this.onCommitted(through);

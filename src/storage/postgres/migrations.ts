@@ -78,6 +78,34 @@ export const MIGRATIONS: readonly Migration[] = [
     // prefix an index range: a scan of every key.
     sql: `ALTER TABLE sesame_unique_keys ALTER COLUMN key TYPE text COLLATE "C";`,
   },
+  {
+    version: 4,
+    name: 'activity log: events written in the transactions of the changes they describe',
+    sql: `
+      CREATE TABLE sesame_activity (
+        -- numbered in commit order: appends take turns under an advisory lock (postgres/activity.ts)
+        seq bigint PRIMARY KEY,
+        at bigint NOT NULL,
+        type text NOT NULL,
+        aggregate_type text NOT NULL,
+        aggregate_id text NOT NULL,
+        resource_owner text NOT NULL,
+        object_id text,
+        editor text NOT NULL,
+        service text NOT NULL,
+        address text,
+        payload jsonb
+      );
+      CREATE INDEX sesame_activity_aggregate ON sesame_activity (aggregate_id, seq);
+      CREATE INDEX sesame_activity_editor ON sesame_activity (editor, seq);
+      CREATE INDEX sesame_activity_at ON sesame_activity (at);
+      CREATE TABLE sesame_activity_pruned (
+        one boolean PRIMARY KEY DEFAULT true CHECK (one),
+        through bigint NOT NULL
+      );
+      INSERT INTO sesame_activity_pruned (through) VALUES (0);
+    `,
+  },
 ];
 
 /** Any constant: the advisory lock nodes take to migrate one at a time. */

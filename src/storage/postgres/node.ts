@@ -7,6 +7,7 @@ import { FEED_CELLS, PostgresChangeFeed } from './change-feed.js';
 import { connectionConfig, openPool, PIPELINED_LANES, type PostgresSettings } from './connection.js';
 import { PostgresDirectory, PostgresDirectoryReader, postgresDirectoryStorage } from './directory.js';
 import { storeError, type StorePool } from './pool.js';
+import { PostgresActivityLog } from './activity.js';
 import { PostgresStore } from './postgres-store.js';
 
 /**
@@ -130,10 +131,12 @@ export async function openPostgresNode(settings: PostgresSettings, shared: Share
     throw error;
   }
   const store = new PostgresStore(pool);
+  const activity = new PostgresActivityLog(pool);
   const directoryStorage = postgresDirectoryStorage(directory, reader);
   return {
     ...directoryStorage,
     records: store,
+    activity,
     feed: changeFeed,
     pool,
     directory,

@@ -5,6 +5,7 @@ import { GroupedLooks } from './grouped-looks.js';
 import type { KeyRange, RecordKey, RecordKind, RecordWrite, StoreBoundedGroup, StorePort, StoreRead } from '../store-port.js';
 import { codec } from './codec.js';
 import { storeError } from './pool.js';
+import { appendEvents } from './activity.js';
 
 /**
  * The store port on PostgreSQL (`sesame_records`, migrations.ts): one row per record, the value
@@ -232,12 +233,12 @@ export class PostgresStore implements StorePort {
       const mustBeAbsent = new Set(absent.map(({ kind, key }) => `${kind.name}\u0000${key}`));
       for (const { kind, key } of absent) {
         // One written here is inserted only if absent (below): two nodes cannot both take it.
-        if (writes.some((w) => !('leaveGroup' in w) && w.kind.name === kind.name && w.key === key)) continue;
+        if (writes.some((w) => 'kind' in w && w.kind.name === kind.name && w.key === key)) continue;
         const { rowCount } = await client.query('SELECT 1 FROM sesame_records WHERE kind = $1 AND key = $2', [kind.name, keyBytes(key)]);
         if (rowCount) return ((outcome = 'taken'), false);
       }
       for (const write of writes) {
-        if (!('leaveGroup' in write) && write.value !== null && mustBeAbsent.has(`${write.kind.name}\u0000${String(write.key)}`)) {
+        if ('kind' in write && write.value !== null && mustBeAbsent.has(`${write.kind.name}\u0000${String(write.key)}`)) {
           if (!(await this.insert(client, write.kind.name, keyBytes(write.key), write.value))) return ((outcome = 'taken'), false);
         } else {
           await applyWrites(client, [write]);
@@ -365,7 +366,9 @@ async function putRow(client: Queryable, kind: string, key: Buffer, value: unkno
 /** Applies a decision's writes on the transaction's connection. */
 async function applyWrites(client: Queryable, writes: readonly RecordWrite[]): Promise<void> {
   for (const write of writes) {
-    if ('leaveGroup' in write) {
+    if ('activity' in write) {
+      await appendEvents(client, write.activity);
+    } else if ('leaveGroup' in write) {
       await leaveGroup(client, write.leaveGroup.name, write.slot);
     } else if (write.value === null) {
       await client.query('DELETE FROM sesame_records WHERE kind = $1 AND key = $2', [write.kind.name, keyBytes(write.key)]);
