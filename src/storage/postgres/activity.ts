@@ -2,8 +2,8 @@ import type pg from 'pg';
 import type { ActivityEvent, EventQuery, NewEvent } from '../../model/activity.js';
 import type { ActivityLog } from '../activity-log.js';
 
-/** Any constant: the advisory lock appends to the activity log take in turn. */
-const ACTIVITY_LOCK = 0x5e5a3e03;
+/** Any constant (others of Sesame: 0x5e5a3e01 migrations, 02 directory commits, 03 node starts): the advisory lock appends to the activity log take in turn. */
+const ACTIVITY_LOCK = 0x5e5a3e04;
 
 type Queryable = Pick<pg.ClientBase, 'query'>;
 
