@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, createMachineClient } from './helpers/api.js';
+import { api, createMachineClient, importOrgs } from './helpers/api.js';
 import { Agent, codeFlowTokens, createHuman, createWebApp, signIn, uniqueName, type WebApp } from './helpers/oidc.js';
 import { startInProcess, type InProcessServer } from './helpers/in-process.js';
 
@@ -159,6 +159,16 @@ describe('activity log', () => {
     expect(await events({ aggregateId: subject.userId, eventTypes: ['user.impersonated'] })).toHaveLength(1);
     const policy = await events({ eventTypes: ['instance.policy.security.changed'] });
     expect(policy.at(-1).payload).toEqual({ changed: ['enableImpersonation'] });
+  });
+
+  it('records an import as an import, and what it added, by whoever imported', async () => {
+    const orgId = uniqueName('imported');
+    const res = await importOrgs(server, [{ orgId, org: { name: orgId }, humanUsers: [{ userId: `${orgId}-u`, user: { userName: 'plain', profile: { firstName: 'A', lastName: 'B' }, email: { email: 'p@example.com' } } }] }]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const found = await events({ resourceOwner: orgId });
+    expect(types(found)).toEqual(expect.arrayContaining(['org.added', 'org.imported', 'user.human.added']));
+    const admin = await adminId();
+    expect(found.every((e) => e.editor.userId === admin && e.editor.service === 'admin')).toBe(true);
   });
 
   it('filters by editor, type, aggregate type and time, pages by sequence, and refuses bad filters', async () => {

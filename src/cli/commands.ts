@@ -116,7 +116,7 @@ export async function importCommand(argv: string[]): Promise<void> {
     report = await withDataDir(t, true, async (dir) => {
       if (dir.created) process.stderr.write(`sesame: import: ${dir.dataDir} was empty: created the instance (its admin token is in ${join(dir.dataDir, 'admin.pat')})\n`);
       const request = parseImportRequest(Buffer.concat(chunks));
-      return (await importData(dir.migration, request)).toJSON() as unknown as ReportJson;
+      return (await importData(dir.migration, request, undefined, { userId: SYSTEM_USER, service: 'cli' })).toJSON() as unknown as ReportJson;
     });
   }
   const reportPath = last(p, '--report');

@@ -53,6 +53,9 @@ export type NewEvent = Omit<ActivityEvent, 'seq'>;
 export function stampEvents(drafts: readonly EventDraft[], by: Editor, at: number): NewEvent[] {
   return drafts.map((draft) => ({
     ...draft,
+    // A record without an owner (one of an older shape) is still logged, under the instance.
+    aggregateId: draft.aggregateId ?? '',
+    resourceOwner: draft.resourceOwner ?? '',
     at,
     editor: by.userId,
     service: by.service,

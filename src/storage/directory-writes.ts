@@ -60,7 +60,14 @@ export interface DirectoryCommit {
 
 /** The events a commit writes: what its rows stand for (each against the row as stored before), and its own. */
 export function commitEvents(rows: readonly { store: DirectoryStore; id: string; value: unknown }[], stored: (row: number) => unknown, commit: Pick<DirectoryCommit, 'by' | 'events'>): NewEvent[] {
-  const drafts = rows.flatMap((row, i) => rowEvents(row.store, row.id, stored(i), row.value));
+  const drafts = rows.flatMap((row, i) => {
+    try {
+      return rowEvents(row.store, row.id, stored(i), row.value);
+    } catch {
+      // A row the rule cannot read (a record of an older shape) is still logged, as a change: never a commit refused for its log.
+      return [{ type: `${row.store}.changed`, aggregateType: row.store, aggregateId: row.id, resourceOwner: '' }];
+    }
+  });
   if (commit.events) drafts.push(...commit.events);
   return drafts.length === 0 ? [] : stampEvents(drafts, commit.by ?? SYSTEM, clock.now());
 }

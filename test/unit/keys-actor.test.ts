@@ -4,6 +4,7 @@ import { KeysActor } from '../../src/actors/keys.js';
 import type { SigningAlg } from '../../src/config.js';
 import type { Storage } from '../../src/storage/db.js';
 import { LmdbDirectoryWrites, type DirectoryCommit, type DirectoryWrites } from '../../src/storage/directory-writes.js';
+import { LmdbActivityLog } from '../../src/storage/activity-log.js';
 import { openTempStorage, type TempStorage } from '../helpers/temp-storage.js';
 import { MasterKey } from '../../src/crypto/master-key.js';
 import { installClock } from '../../src/util/clock.js';
@@ -50,7 +51,7 @@ type Failure = 'none' | 'transaction' | 'midway' | 'durable';
 function writes(failing: { mode: Failure }): DirectoryWrites {
   const keysDb = signingKeysDb(failing);
   const real = storage.directoryWrites;
-  const lmdb = new LmdbDirectoryWrites(storage.root, (s) => (s === 'signingKeys' ? keysDb : s === 'meta' ? metaDb() : storage.stores[s]), storage.directoryLog, storage.uniqueKeys);
+  const lmdb = new LmdbDirectoryWrites(storage.root, (s) => (s === 'signingKeys' ? keysDb : s === 'meta' ? metaDb() : storage.stores[s]), storage.directoryLog, storage.uniqueKeys, new LmdbActivityLog(storage.root.openDB({ name: 'activity' }), storage.root.openDB({ name: 'activityByAggregate' })));
   return Object.assign(Object.create(real) as DirectoryWrites, {
     commit: (commit: DirectoryCommit) => (failing.mode === 'transaction' ? Promise.reject(new Error('disk full')) : lmdb.commit(commit)),
   });

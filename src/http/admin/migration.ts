@@ -71,7 +71,7 @@ export function migrationRoutes(ctx: MigrationPorts): Route[] {
   const importRoute = apiRoute(ctx, IMPORT_PATH, {
     POST: async (req, caller) => {
       requireInstanceOwner(caller);
-      const report = await importData(services, parseImportRequest(req.body), imports);
+      const report = await importData(services, parseImportRequest(req.body), imports, caller.by);
       log.info('import finished', { orgs: report.orgs.length, errors: report.errors.length, caller: caller.user.id });
       return ok(report.toJSON());
     },

@@ -385,6 +385,8 @@ export class Importer {
     // Stage synchronously: nothing else runs between the checks and the writes. What is staged is
     // seen through the batch only (the org's own later items find it), by others once committed.
     const batch = this.services.begin();
+    // The import itself, beside the events of what it adds: the log says these came in by an import.
+    batch.addEvent({ type: 'org.imported', aggregateType: 'org', aggregateId: org.orgId, resourceOwner: org.orgId });
     const { success } = org;
     const attempt = (type: string, id: string, stage: () => void) => {
       try {

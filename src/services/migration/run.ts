@@ -1,3 +1,4 @@
+import { SYSTEM, type Editor } from '../../model/activity.js';
 import type { ClientsActor } from '../../actors/clients.js';
 import type { OrgsActor } from '../../actors/orgs.js';
 import type { LifetimeLimits } from '../../zitadel/oidc-config.js';
@@ -98,7 +99,8 @@ export class Serializer {
   }
 }
 
-export async function importData(services: MigrationServices, request: ImportRequest, serializer = new Serializer()): Promise<ImportReport> {
+/** `by`: who imports (the activity log's editor of every change the import makes). */
+export async function importData(services: MigrationServices, request: ImportRequest, serializer = new Serializer(), by: Editor = SYSTEM): Promise<ImportReport> {
   const deadline = new Deadline(request.timeoutMs, 'import');
   return serializer.run(async () => {
     deadline.check('nothing was imported');
@@ -115,12 +117,12 @@ export async function importData(services: MigrationServices, request: ImportReq
       {
         lifetimeLimits: services.lifetimeLimits,
         managementProjectId: services.managementProjectId,
-        orgs: services.orgs,
-        clients: services.clients,
+        orgs: services.orgs.by(by),
+        clients: services.clients.by(by),
         masterKey: services.masterKey,
         hashPassword: (password) => services.hashPassword(password),
         ...(services.welcome ? { welcome: services.welcome } : {}),
-        begin: () => services.migration.begin(),
+        begin: () => services.migration.begin(by),
         commit: (batch) => services.migration.commit(batch),
       },
       deadline,

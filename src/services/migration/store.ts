@@ -1,3 +1,4 @@
+import type { Editor } from '../../model/activity.js';
 import type { ClientsActor } from '../../actors/clients.js';
 import type { OrgsActor } from '../../actors/orgs.js';
 import type {
@@ -41,8 +42,8 @@ export class MigrationStore {
   ) {}
 
   /** A transaction the actors stage an organization's rows into. */
-  begin(): Transaction {
-    return this.transactions.begin();
+  begin(by?: Editor): Transaction {
+    return this.transactions.begin(by);
   }
 
   commit(transaction: Transaction): Promise<void> {
