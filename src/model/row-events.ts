@@ -140,7 +140,7 @@ function orgEvents(id: string, before: OrgRecord | undefined, after: OrgRecord |
   const events: EventDraft[] = [];
   if (before.name !== after.name) events.push(at('org.changed', { name: after.name }));
   if (before.state !== after.state) events.push(at(after.state === 'ORG_STATE_INACTIVE' ? 'org.deactivated' : 'org.reactivated'));
-  const domains = (o: OrgRecord) => new Map(o.domains.map((d) => [d.domainName, d]));
+  const domains = (o: OrgRecord) => new Map((o.domains ?? []).map((d) => [d.domainName, d]));
   const [was, is] = [domains(before), domains(after)];
   for (const [name, domain] of is) {
     const old = was.get(name);
@@ -167,7 +167,7 @@ function projectEvents(id: string, before: ProjectRecord | undefined, after: Pro
   const changed = changedFields(before, after, [...META, 'state', 'roles']);
   if (changed.length > 0) events.push(at('project.changed', { changed }));
   if (before.state !== after.state) events.push(at(after.state === 'PROJECT_STATE_INACTIVE' ? 'project.deactivated' : 'project.reactivated'));
-  const roles = (p: ProjectRecord) => new Map(p.roles.map((r) => [r.key, r]));
+  const roles = (p: ProjectRecord) => new Map((p.roles ?? []).map((r) => [r.key, r]));
   const [was, is] = [roles(before), roles(after)];
   for (const [key, role] of is) {
     const old = was.get(key);

@@ -88,7 +88,7 @@ export interface Storage {
   /** The store port over this environment (`LmdbStore`): what the flows' actors read and decide through. */
   readonly records: StorePort;
   /** The activity log (model/activity.ts): written in the transactions of the changes it describes, read by the event API. */
-  readonly activity: ActivityLog;
+  readonly activity: LmdbActivityLog;
   /**
    * Resolves once a write is durable: committed (survives a process crash) and, in `flush` mode,
    * also synced to disk (survives power loss). Responses that hand out state wait for this.
@@ -139,7 +139,7 @@ export type DirectoryStorage = Pick<Storage, 'durable' | 'durableDirectory' | 'd
  * (DirectoryStorage), the store port the flows decide through, the change feed, and closing. LMDB's
  * Storage has it; so does a node on PostgreSQL (src/storage/postgres/node.ts).
  */
-export type NodeStorage = DirectoryStorage & Pick<Storage, 'records' | 'activity' | 'feed' | 'close'>;
+export type NodeStorage = DirectoryStorage & Pick<Storage, 'records' | 'feed' | 'close'> & { readonly activity: ActivityLog };
 
 /** Slots of the shared counters: commits made by any thread, directory changes, then the feed's kinds. */
 const COMMITS = 0;

@@ -11,13 +11,15 @@ import { openStorage, type Storage } from '../../src/storage/db.js';
 import { copyDataDirToPostgres, copyPostgresToDataDir, TargetNotEmpty } from '../../src/storage/postgres/copy.js';
 import { PostgresDirectory, PostgresDirectoryReader } from '../../src/storage/postgres/directory.js';
 import { PostgresStore } from '../../src/storage/postgres/postgres-store.js';
+import { PostgresActivityLog } from '../../src/storage/postgres/activity.js';
 import { postgresCluster } from '../helpers/postgres.js';
 
 /**
  * Moving from one node to many: an LMDB data dir copied into an empty PostgreSQL database keeps
  * what people and apps hold: a code still redeems once, an opaque token still resolves, a refresh
  * token still rotates, a revocation still holds, and the directory (with its unique keys) reads the
- * same. A database that holds Sesame data already is refused.
+ * same, and the activity log keeps its events under their numbers. A database that holds Sesame data
+ * already is refused.
  */
 const masterKey = MasterKey.fromSecret('copy-to-postgres');
 let dir: string;
@@ -56,8 +58,14 @@ describe('copying a data dir into PostgreSQL', () => {
     });
     await storage.meta.setFeatures({ oidcTokenExchange: true });
 
+    const logged = await storage.activity.search({ limit: 10, asc: true });
+    expect(logged.map((e) => e.type)).toEqual(['project.added', 'instance.features.set']);
+
     const report = await copyDataDirToPostgres(storage, pool);
-    expect(report.copied).toMatchObject({ authCodes: 1, tokens: 2, refreshFamilies: 1, revokedGrants: 1, projects: 1, uniqueKeys: 1 });
+    expect(report.copied).toMatchObject({ authCodes: 1, tokens: 2, refreshFamilies: 1, revokedGrants: 1, projects: 1, uniqueKeys: 1, activity: 2 });
+    // The activity log keeps its numbers: a sequence means the same event on both sides.
+    const activityOnPostgres = new PostgresActivityLog(pool);
+    expect(await activityOnPostgres.search({ limit: 10, asc: true })).toEqual(logged);
 
     const store = new PostgresStore(pool);
     const onPostgres = { codes: new AuthCodesActor(store), tokens: new IssuedTokensActor(store), refresh: new RefreshTokensActor(store, masterKey, 3_600_000, 86_400_000, 0) };
@@ -91,7 +99,12 @@ describe('copying a data dir into PostgreSQL', () => {
     const back = openStorage(backDir, 'commit');
     try {
       const returned = await copyPostgresToDataDir(pool, back);
-      expect(returned.copied).toMatchObject({ authCodes: 1, tokens: 2, refreshFamilies: 1, revokedGrants: 1, projects: 1, uniqueKeys: 1 });
+      expect(returned.copied).toMatchObject({ authCodes: 1, tokens: 2, refreshFamilies: 1, revokedGrants: 1, projects: 1, uniqueKeys: 1, activity: 3 });
+      // The log as the nodes left it (the project changed there), found again by number and by aggregate.
+      const onPostgres = await activityOnPostgres.search({ limit: 10, asc: true });
+      expect(onPostgres.map((e) => e.type)).toEqual(['project.added', 'instance.features.set', 'project.changed']);
+      expect(await back.activity.search({ limit: 10, asc: true })).toEqual(onPostgres);
+      expect((await back.activity.search({ limit: 10, asc: true, aggregateId: 'p1' })).map((e) => e.seq)).toEqual([onPostgres[0]!.seq, onPostgres[2]!.seq]);
       const onLmdb = { codes: new AuthCodesActor(back.records), tokens: new IssuedTokensActor(back.records), refresh: new RefreshTokensActor(back.records, masterKey, 3_600_000, 86_400_000, 0) };
       expect((await onLmdb.codes.find(code))!.used).toBe(true);
       expect(await onLmdb.tokens.findOpaque(opaque)).toMatchObject({ jti: 'j1', sub: 'u1' });

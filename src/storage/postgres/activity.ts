@@ -18,14 +18,36 @@ type Queryable = Pick<pg.ClientBase, 'query'>;
 export async function appendEvents(client: Queryable, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   await client.query('SELECT pg_advisory_xact_lock($1)', [ACTIVITY_LOCK]);
+  await insertEvents(
+    client,
+    'greatest((SELECT max(seq) FROM sesame_activity), (SELECT through FROM sesame_activity_pruned))',
+    events.map((event, i) => ({ seq: i + 1, ...event })),
+  );
+}
+
+/** Events copied from a data dir, under their own numbers, with the mark of what was pruned there (copy.ts). */
+export async function copyEventsIn(client: Queryable, events: readonly ActivityEvent[], prunedThrough?: number): Promise<void> {
+  if (events.length > 0) await insertEvents(client, '0', events);
+  if (prunedThrough !== undefined) await client.query('UPDATE sesame_activity_pruned SET through = greatest(through, $1)', [prunedThrough]);
+}
+
+/** A page of events after `after`, by number, and the pruned mark (copy.ts, the way back). */
+export async function eventsAfter(client: Queryable, after: number, limit: number): Promise<{ events: ActivityEvent[]; prunedThrough: number }> {
+  const { rows } = await client.query<Row>('SELECT * FROM sesame_activity WHERE seq > $1 ORDER BY seq LIMIT $2', [after, limit]);
+  const { rows: mark } = await client.query<{ through: string }>('SELECT through FROM sesame_activity_pruned');
+  return { events: rows.map(eventOf), prunedThrough: Number(mark[0]?.through ?? 0) };
+}
+
+/** Inserts events numbered `base` + their `seq`. */
+async function insertEvents(client: Queryable, base: string, events: readonly ActivityEvent[]): Promise<void> {
   await client.query(
     `INSERT INTO sesame_activity (seq, at, type, aggregate_type, aggregate_id, resource_owner, object_id, editor, service, address, payload)
-     SELECT last.n + e.i, e.at, e.type, e.aggregate_type, e.aggregate_id, e.resource_owner, e.object_id, e.editor, e.service, e.address, e.payload
-     FROM (SELECT greatest((SELECT max(seq) FROM sesame_activity), (SELECT through FROM sesame_activity_pruned)) AS n) last,
+     SELECT base.n + e.i, e.at, e.type, e.aggregate_type, e.aggregate_id, e.resource_owner, e.object_id, e.editor, e.service, e.address, e.payload
+     FROM (SELECT ${base} AS n) base,
           unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::jsonb[])
             AS e(i, at, type, aggregate_type, aggregate_id, resource_owner, object_id, editor, service, address, payload)`,
     [
-      events.map((_, i) => i + 1),
+      events.map((e) => e.seq),
       events.map((e) => e.at),
       events.map((e) => e.type),
       events.map((e) => e.aggregateType),
@@ -54,6 +76,22 @@ interface Row {
   payload: Record<string, unknown> | null;
 }
 
+function eventOf(row: Row): ActivityEvent {
+  return {
+    seq: Number(row.seq),
+    at: Number(row.at),
+    type: row.type,
+    aggregateType: row.aggregate_type,
+    aggregateId: row.aggregate_id,
+    resourceOwner: row.resource_owner,
+    ...(row.object_id === null ? {} : { objectId: row.object_id }),
+    editor: row.editor,
+    service: row.service,
+    ...(row.address === null ? {} : { address: row.address }),
+    ...(row.payload === null ? {} : { payload: row.payload }),
+  };
+}
+
 /** The activity log on PostgreSQL (`sesame_activity`, migrations.ts): a search is one statement, its filters the indexes'. */
 export class PostgresActivityLog implements ActivityLog {
   constructor(private readonly pool: pg.Pool) {}
@@ -75,19 +113,7 @@ export class PostgresActivityLog implements ActivityLog {
       `SELECT * FROM sesame_activity ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq ${query.asc ? 'ASC' : 'DESC'} LIMIT ${param(query.limit)}`,
       values,
     );
-    return rows.map((row) => ({
-      seq: Number(row.seq),
-      at: Number(row.at),
-      type: row.type,
-      aggregateType: row.aggregate_type,
-      aggregateId: row.aggregate_id,
-      resourceOwner: row.resource_owner,
-      ...(row.object_id === null ? {} : { objectId: row.object_id }),
-      editor: row.editor,
-      service: row.service,
-      ...(row.address === null ? {} : { address: row.address }),
-      ...(row.payload === null ? {} : { payload: row.payload }),
-    }));
+    return rows.map(eventOf);
   }
 
   async prune(before: number): Promise<number> {

@@ -4,12 +4,14 @@ import type { Storage, StoreName } from '../db.js';
 import { DIRECTORY_STORES, type DirectoryStore } from '../directory-log.js';
 import { migrate, MIGRATIONS, SchemaTooNew } from './migrations.js';
 import { codec, sequenceColumn } from './codec.js';
+import { copyEventsIn, eventsAfter } from './activity.js';
+import type { ActivityEvent } from '../../model/activity.js';
 
 /**
  * Copies an LMDB data dir into an empty PostgreSQL database, in one transaction: the directory
  * (orgs, users, projects, apps, grants, signing keys, settings) with its unique keys, and every
  * record the flows keep (tokens, revocations, codes, refresh families, sessions, sign-ins under way,
- * replay guards, the logout outbox), so people stay signed in and tokens stay valid when a team
+ * replay guards, the logout outbox) and the activity log, so people stay signed in and tokens stay valid when a team
  * moves from one node to many. The directory's change feed starts afresh: a node loads the
  * directory whole. A database that holds anything of Sesame's already is refused, nothing written.
  */
@@ -34,7 +36,7 @@ export async function copyDataDirToPostgres(storage: Storage, pool: pg.Pool): Pr
     await client.query('BEGIN');
     try {
       const { rows } = await client.query<{ used: boolean }>(
-        'SELECT EXISTS (SELECT 1 FROM sesame_records) OR EXISTS (SELECT 1 FROM sesame_directory) OR EXISTS (SELECT 1 FROM sesame_unique_keys) AS used',
+        'SELECT EXISTS (SELECT 1 FROM sesame_records) OR EXISTS (SELECT 1 FROM sesame_directory) OR EXISTS (SELECT 1 FROM sesame_unique_keys) OR EXISTS (SELECT 1 FROM sesame_activity) AS used',
       );
       if (rows[0]!.used) throw new TargetNotEmpty('the database already holds Sesame data: copy into an empty one');
       const meta = storage.root.openDB<any, string>({ name: 'meta', encoding: 'msgpack' });
@@ -69,6 +71,19 @@ export async function copyDataDirToPostgres(storage: Storage, pool: pg.Pool): Pr
           ]),
         );
       }
+      // The activity log under its own numbers, so an event's sequence means the same on both sides.
+      let events: ActivityEvent[] = [];
+      copied.activity = 0;
+      for (const { seq, entry } of storage.activity.entries()) {
+        events.push({ seq, ...entry });
+        if (events.length === CHUNK) {
+          await copyEventsIn(client, events);
+          copied.activity += events.length;
+          events = [];
+        }
+      }
+      await copyEventsIn(client, events, storage.activity.prunedThrough());
+      copied.activity += events.length;
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK');
@@ -98,7 +113,7 @@ async function inChunks(db: Database<any, any>, write: (chunk: { key: unknown; v
 
 /**
  * The way back: a PostgreSQL database copied into a new (empty) data dir, read in one snapshot
- * (REPEATABLE READ): the directory with its unique keys and every record of the flows, so a team
+ * (REPEATABLE READ): the directory with its unique keys, every record of the flows and the activity log, so a team
  * can go back to one node without asking anyone to sign in again. Stop the nodes first: what they
  * write after the snapshot is not in the copy. A data dir that holds Sesame data is refused,
  * nothing written. The data dir's change feed starts afresh (its threads load the directory whole).
@@ -108,7 +123,7 @@ export async function copyPostgresToDataDir(pool: pg.Pool, storage: Storage): Pr
   const uniqueKeys = storage.root.openDB<string, string>({ name: 'uniqueKeys', encoding: 'msgpack' });
   const databases: Record<string, Database<any, any>> = { ...storage.stores, tokens: storage.tokens, revokedJwts: storage.revokedJwts, usedAssertions: storage.usedAssertions };
   const any = (db: Database<any, any>) => [...db.getKeys({ limit: 1 })].length > 0;
-  const holdsData = Object.values(databases).some(any) || [...meta.getKeys()].some((key) => key !== 'schemaVersion') || any(uniqueKeys);
+  const holdsData = Object.values(databases).some(any) || [...meta.getKeys()].some((key) => key !== 'schemaVersion') || any(uniqueKeys) || !storage.activity.entries().next().done;
   if (holdsData) throw new TargetNotEmpty('the data dir already holds Sesame data: copy into a new, empty one');
   const client = await pool.connect();
   const copied: Record<string, number> = {};
@@ -137,6 +152,14 @@ export async function copyPostgresToDataDir(pool: pg.Pool, storage: Storage): Pr
         copied[kind] = await pages<{ key: Buffer; value: Buffer }>(client, 'SELECT key, value FROM sesame_records WHERE kind = $1 AND key > $2 ORDER BY key LIMIT $3', [kind], (row) => row.key, Buffer.alloc(0), (rows) => {
           for (const row of rows) void db.put(binary ? row.key : row.key.toString('utf8'), codec.unpack(row.value));
         });
+      }
+      copied.activity = 0;
+      for (let after = 0; ; ) {
+        const { events, prunedThrough } = await eventsAfter(client, after, CHUNK);
+        storage.activity.load(events, prunedThrough);
+        copied.activity += events.length;
+        if (events.length < CHUNK) break;
+        after = events.at(-1)!.seq;
       }
       await client.query('COMMIT');
     } catch (error) {
