@@ -171,6 +171,26 @@ describe('activity log', () => {
     expect(found.every((e) => e.editor.userId === admin && e.editor.service === 'admin')).toBe(true);
   });
 
+  it('records a client that registered itself as nobody known, from its address, and its removal by the holder of its token', async () => {
+    const projectId = (await call('POST', '/management/v1/projects', { name: uniqueName('registered') })).body.id as string;
+    const orgId = (await call('GET', '/management/v1/orgs/me')).body.org.id as string;
+    const on = await call('PUT', '/admin/v1/settings/dynamic_client_registration', { enabled: true, orgId, projectId, allowUnauthenticated: true, registrationsPerAddressPerHour: 10 });
+    expect(on.status, JSON.stringify(on.body)).toBe(200);
+    const res = await fetch(`${server.url}/oauth/v2/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['https://rp.example/cb'] }) });
+    const client = (await res.json()) as { client_id: string; registration_access_token: string };
+    expect(res.status).toBe(201);
+    const gone = await fetch(`${server.url}/oauth/v2/register/${client.client_id}`, { method: 'DELETE', headers: { authorization: `Bearer ${client.registration_access_token}` } });
+    expect(gone.status).toBe(204);
+    const found = await events({ aggregateId: projectId, eventTypes: ['project.application.added', 'project.application.removed'] });
+    expect(found.map((e) => [e.type.type, e.payload.clientId])).toEqual([
+      ['project.application.added', client.client_id],
+      ['project.application.removed', client.client_id],
+    ]);
+    // protojson leaves the empty user id out.
+    for (const event of found) expect(event.editor).toEqual({ service: 'registration', address: '127.0.0.1' });
+    expect(JSON.stringify(found)).not.toContain(client.registration_access_token);
+  });
+
   it('filters by editor, type, aggregate type and time, pages by sequence, and refuses bad filters', async () => {
     const all = await events({});
     expect(all.length).toBeGreaterThan(5);

@@ -1,3 +1,5 @@
+import type { Editor } from '../model/activity.js';
+
 /** The JSON body a registration endpoint answers with. */
 export interface RegistrationAnswer {
   body: Record<string, unknown>;
@@ -10,8 +12,10 @@ export interface RegistrationAnswer {
  * quota. Bodies come as the JSON text the client sent, parsed there.
  */
 export interface ClientRegistrar {
-  register(json: string, registrant: { anonymous: boolean }): Promise<RegistrationAnswer>;
+  /** `registrant.by`: who registers (the initial access token's user, or nobody known, from an address), for the activity log. */
+  register(json: string, registrant: { anonymous: boolean; by: Editor }): Promise<RegistrationAnswer>;
   read(clientId: string, token: string | undefined): Promise<RegistrationAnswer>;
-  update(clientId: string, token: string | undefined, json: string): Promise<RegistrationAnswer>;
-  remove(clientId: string, token: string | undefined): Promise<void>;
+  /** `by`: the holder of the registration access token, from an address (the activity log's editor). */
+  update(clientId: string, token: string | undefined, json: string, by: Editor): Promise<RegistrationAnswer>;
+  remove(clientId: string, token: string | undefined, by: Editor): Promise<void>;
 }

@@ -1,3 +1,5 @@
+import type { Editor } from '../model/activity.js';
+import type { ClientsActor } from '../actors/clients.js';
 import { challenge } from '../protocol/bearer.js';
 import { ApiError, QuotaReached } from '../model/errors.js';
 import type { AppRecord, ClientRegistration, OidcAppConfig } from '../model/records.js';
@@ -71,7 +73,7 @@ export class ClientRegistrations implements ClientRegistrar {
   }
 
   /** RFC 7591 §3.1: registers the client described by `body`; the answer carries its credentials once. */
-  async register(json: string, registrant: { anonymous: boolean }): Promise<RegistrationAnswer> {
+  async register(json: string, registrant: { anonymous: boolean; by: Editor }): Promise<RegistrationAnswer> {
     const settings = this.settings();
     const metadata = readClientMetadata(metadataJson(json));
     refuseAnonymousGrants(metadata, registrant.anonymous);
@@ -100,12 +102,13 @@ export class ClientRegistrations implements ClientRegistrar {
     const quotaReached = () => new OAuthError('access_denied', `the project holds the most registered clients allowed (${settings.maxClients})`);
     // Answered early from this thread's copy; the store decides (each registered client holds one of the project's places).
     if (this.ctx.clients.registeredAppsOfProject(project.id) >= settings.maxClients) throw quotaReached();
-    const { app, clientSecret } = await this.ctx.clients
+    const clients = this.ctx.clients.by(registrant.by);
+    const { app, clientSecret } = await clients
       .addApp(project, { clientId, name: appName(metadata, clientId), oidc, registration }, settings.maxClients)
       .catch((error: unknown) => {
         throw error instanceof QuotaReached ? quotaReached() : error;
       });
-    await this.addKeys(app, metadata);
+    await this.addKeys(clients, app, metadata);
     return {
       body: {
         ...this.describe(app),
@@ -125,7 +128,7 @@ export class ClientRegistrations implements ClientRegistrar {
    * RFC 7592 §2.2: replaces the client's metadata with `body` (absent fields take their defaults).
    * The client id, secret, auth method, keys and registration access token stay as they are.
    */
-  async update(clientId: string, token: string | undefined, json: string): Promise<RegistrationAnswer> {
+  async update(clientId: string, token: string | undefined, json: string, by: Editor): Promise<RegistrationAnswer> {
     this.settings();
     const app = this.authenticate(clientId, token);
     const body = metadataJson(json);
@@ -145,15 +148,15 @@ export class ClientRegistrations implements ClientRegistrar {
     // RFC 7592 §2.2: the metadata is replaced as a whole, so a scope left out is no bound any more.
     const { scopes: _previous, ...kept } = app.registration!;
     const registration: ClientRegistration = { ...kept, metadata: metadata.info, ...(metadata.scopes ? { scopes: metadata.scopes } : {}) };
-    const updated = await this.ctx.clients.updateRegisteredApp(app.id, oidc, registration);
+    const updated = await this.ctx.clients.by(by).updateRegisteredApp(app.id, oidc, registration);
     return { body: this.describe(updated) };
   }
 
   /** RFC 7592 §2.3: removes the client (as the management API's RemoveApp does). */
-  async remove(clientId: string, token: string | undefined): Promise<void> {
+  async remove(clientId: string, token: string | undefined, by: Editor): Promise<void> {
     this.settings();
     const app = this.authenticate(clientId, token);
-    await this.ctx.clients.removeApp(app.id);
+    await this.ctx.clients.by(by).removeApp(app.id);
   }
 
   /** The registered client whose registration access token `token` is; 401 otherwise. */
@@ -181,12 +184,12 @@ export class ClientRegistrations implements ClientRegistrar {
   }
 
   /** A private_key_jwt client's public keys become app keys named by their kid (what its assertions name). */
-  private async addKeys(app: View<AppRecord>, metadata: ClientMetadata): Promise<void> {
+  private async addKeys(clients: ClientsActor, app: View<AppRecord>, metadata: ClientMetadata): Promise<void> {
     try {
-      for (const key of metadata.keys) await this.ctx.clients.addAppKey(app, { id: key.kid, publicKeyPem: key.publicKeyPem });
+      for (const key of metadata.keys) await clients.addAppKey(app, { id: key.kid, publicKeyPem: key.publicKeyPem });
     } catch (error) {
       // No credentials were handed out: the half-registered client goes again.
-      await this.ctx.clients.removeApp(app.id);
+      await clients.removeApp(app.id);
       if (error instanceof ApiError && error.kind === 'AlreadyExists') throw metadataError('jwks: a kid is taken; choose another');
       throw error;
     }

@@ -1,3 +1,4 @@
+import type { Editor } from '../model/activity.js';
 import type { StoresCopy } from '../actors/decided-again.js';
 import type { Ports } from './ports.js';
 
@@ -9,10 +10,10 @@ export type MachineSecretPorts = Pick<Ports, 'orgs' | 'clients' | 'transactions'
  * node's) ever holds the new secret without the horizon (a token minted with it in between would
  * die when the horizon arrived), nor the horizon while the old secret still works.
  */
-export function renewMachineSecret(ctx: MachineSecretPorts, userId: string): Promise<string> {
+export function renewMachineSecret(ctx: MachineSecretPorts, userId: string, by: Editor): Promise<string> {
   const copy: StoresCopy = { takeChange: (store, id) => ctx.orgs.takeChange(store, id) || ctx.clients.takeChange(store, id) };
   return ctx.transactions.decide(copy, (batch) => {
     ctx.orgs.stageTokenRevocation(userId, batch);
     return ctx.clients.stageMachineSecretRenewal(userId, batch);
-  });
+  }, by);
 }

@@ -14,6 +14,9 @@ export interface ActivityLog {
   prune(before: number): Promise<number>;
 }
 
+/** Events a search reads between pauses for other work. */
+const SEARCH_SLICE = 1000;
+
 /** An aggregate's index key: its id, then the event's number in a form that sorts as the number does. */
 function indexKey(aggregateId: string, seq: number): string {
   return `${aggregateId}\u0000${seq.toString(36).padStart(11, '0')}`;
@@ -50,34 +53,48 @@ export class LmdbActivityLog implements ActivityLog {
     }
   }
 
-  search(query: EventQuery): Promise<ActivityEvent[]> {
-    this.freshReads();
+  /**
+   * Reads the log a slice at a time (a filter without an index reads every event it passes), other
+   * work running between slices: a search that finds nothing in 100,000 events costs a third of a
+   * second of CPU (measured on 2 cores), which must not stall the token requests of its thread.
+   */
+  async search(query: EventQuery): Promise<ActivityEvent[]> {
     const found: ActivityEvent[] = [];
     let scanned = 0;
-    const take = (seq: number, stored: NewEvent | undefined): boolean => {
-      if (stored !== undefined) {
-        const event = { seq, ...stored };
-        if (eventMatches(event, query)) found.push(event);
+    let from = query.from;
+    for (;;) {
+      this.freshReads();
+      let read = 0;
+      for (const { seq, entry } of this.candidates(query, from)) {
+        read++;
+        from = seq;
+        const event = { seq, ...entry };
+        if (eventMatches(event, query) && found.push(event) >= query.limit) return found;
+        if (++scanned >= EVENT_SCAN_LIMIT) return found;
+        if (read === SEARCH_SLICE) break;
       }
-      return found.length < query.limit && ++scanned < EVENT_SCAN_LIMIT;
-    };
-    if (query.aggregateId !== undefined) {
-      const prefix = `${query.aggregateId}\u0000`;
-      const range = query.asc
-        ? { start: query.from === undefined ? prefix : indexKey(query.aggregateId, query.from + 1), end: `${prefix}\uffff` }
-        : { start: query.from === undefined ? `${prefix}\uffff` : indexKey(query.aggregateId, query.from), end: prefix, reverse: true };
-      for (const { key, value: seq } of this.byAggregate.getRange(range)) {
-        // A reverse range starts at `start` included: the event numbered `from` itself is not "before" it.
-        if (!query.asc && query.from !== undefined && key === indexKey(query.aggregateId, query.from)) continue;
-        if (!take(seq, this.log.db.get(seq) as NewEvent | undefined)) break;
-      }
-    } else {
-      const start = query.from === undefined ? undefined : query.asc ? query.from + 1 : query.from - 1;
-      for (const { seq, entry } of this.log.entries({ ...(start === undefined ? {} : { start }), reverse: !query.asc })) {
-        if (!take(seq, entry)) break;
-      }
+      if (read < SEARCH_SLICE) return found;
+      await new Promise((resolve) => setImmediate(resolve));
     }
-    return Promise.resolve(found);
+  }
+
+  /** The events a query passes over, after (or, newest first, before) `from`: by the aggregate's index, else the whole log. */
+  private *candidates(query: EventQuery, from: number | undefined): IterableIterator<{ seq: number; entry: NewEvent }> {
+    if (query.aggregateId === undefined) {
+      const start = from === undefined ? undefined : query.asc ? from + 1 : from - 1;
+      yield* this.log.entries({ ...(start === undefined ? {} : { start }), reverse: !query.asc });
+      return;
+    }
+    const prefix = `${query.aggregateId}\u0000`;
+    const range = query.asc
+      ? { start: from === undefined ? prefix : indexKey(query.aggregateId, from + 1), end: `${prefix}\uffff` }
+      : { start: from === undefined ? `${prefix}\uffff` : indexKey(query.aggregateId, from), end: prefix, reverse: true };
+    for (const { value: seq } of this.byAggregate.getRange(range)) {
+      // A reverse range starts at `start` included: the event numbered `from` itself is not "before" it.
+      if (seq === from) continue;
+      const entry = this.log.db.get(seq) as NewEvent | undefined;
+      if (entry !== undefined) yield { seq, entry };
+    }
   }
 
   prune(before: number): Promise<number> {

@@ -1,3 +1,4 @@
+import { SYSTEM } from '../../src/model/activity.js';
 import { describe, expect, it } from 'vitest';
 import { OrgsActor } from '../../src/actors/orgs.js';
 import { ClientsActor } from '../../src/actors/clients.js';
@@ -176,7 +177,7 @@ describe('the directory change feed', () => {
     await writerClients.addApp(project, { id: 'a2', clientId: 'client-2', name: 'Gone', oidc: oidc('https://gone.example/cb') });
     await writerClients.updateOidcConfig('a1', oidc('https://moved.example/cb'), false);
     await writerClients.addAppKey(app.app, {});
-    await renewMachineSecret({ orgs: writer, clients: writerClients, transactions: new Transactions(s) }, 'm1');
+    await renewMachineSecret({ orgs: writer, clients: writerClients, transactions: new Transactions(s) }, 'm1', SYSTEM);
     await writerClients.addMachineKey({ id: 'm1', orgId: 'o2' }, {});
     // The copy has seen none of it yet.
     expect(copy.getUser('h1')).toBeUndefined();

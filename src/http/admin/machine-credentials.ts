@@ -45,7 +45,7 @@ export function machineCredentialRoutes(ctx: MachineCredentialsPorts): Route[] {
     apiRoute(ctx, '/management/v1/users/:userId/secret', {
       PUT: async (req, caller) => {
         const user = requireMachine(caller, req.params[0]!);
-        const clientSecret = await renewMachineSecret(ctx, user.id);
+        const clientSecret = await renewMachineSecret(ctx, user.id, caller.by);
         return okSecret({
           clientId: ctx.orgs.preferredLoginName(user),
           clientSecret,

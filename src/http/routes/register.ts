@@ -1,3 +1,4 @@
+import type { Editor } from '../../model/activity.js';
 import { ApiError } from '../../model/errors.js';
 import { bearerToken, challenge } from '../../protocol/bearer.js';
 import { metadataError } from '../../protocol/client-metadata.js';
@@ -72,6 +73,12 @@ export function registrationPrechecks(ctx: Pick<ClientRegistrationPorts, 'settin
   ]);
 }
 
+/**
+ * Who registers without an initial access token, or manages a client with its registration access
+ * token: nobody the directory knows (the activity log's editor `''`), from the client's address.
+ */
+const holderOf = (req: Request): Editor => ({ userId: '', service: 'registration', address: req.peer });
+
 export function registrationRoutes(ctx: RegisterPorts): Route[] {
   const prechecks = registrationPrechecks(ctx);
   // The decisions on the apps are the directory writer's (on an acceptor thread, asked of the main thread).
@@ -81,7 +88,7 @@ export function registrationRoutes(ctx: RegisterPorts): Route[] {
   const limiterFor = (max: number) => ctx.failureWindows.window(`registration-${max}`, max, HOUR_MS);
 
   /** An initial access token of a user allowed to add apps to the configured project. */
-  const authorizeRegistrant = async (req: Request, settings: View<DynamicRegistrationSettings>) => {
+  const authorizeRegistrant = async (req: Request, settings: View<DynamicRegistrationSettings>): Promise<Editor> => {
     if (presentedToken(req) === undefined) throw invalidToken('an initial access token is required to register');
     let caller;
     try {
@@ -95,6 +102,7 @@ export function registrationRoutes(ctx: RegisterPorts): Route[] {
         headers: { 'WWW-Authenticate': challenge('Bearer', { error: 'insufficient_scope' }) },
       });
     }
+    return caller.by;
   };
 
   /** Open registration: counted per source address, refused while the address is over its limit. */
@@ -115,9 +123,10 @@ export function registrationRoutes(ctx: RegisterPorts): Route[] {
   const register = async (req: Request): Promise<Response> => {
     const settings = registrationSettingsInForce(ctx);
     const anonymous = settings.allowUnauthenticated && req.headers.authorization === undefined;
+    let by: Editor = holderOf(req);
     if (anonymous) await admitAddress(req, settings);
-    else await authorizeRegistrant(req, settings);
-    const answer = await registrations.register(jsonText(req), { anonymous });
+    else by = await authorizeRegistrant(req, settings);
+    const answer = await registrations.register(jsonText(req), { anonymous, by });
     return jsonNoStore(201, answer.body);
   };
 
@@ -136,12 +145,13 @@ export function registrationRoutes(ctx: RegisterPorts): Route[] {
       pattern: REGISTERED_CLIENT_PATTERN,
       errorStyle: 'oauth',
       maxBody: MAX_BODY,
+      peerAddress: true,
       beforeBody: prechecks.get(REGISTERED_CLIENT_PATTERN)!,
       methods: {
         GET: async (req) => jsonNoStore(200, (await registrations.read(clientId(req), presentedToken(req))).body),
-        PUT: async (req) => jsonNoStore(200, (await registrations.update(clientId(req), presentedToken(req), jsonText(req))).body),
+        PUT: async (req) => jsonNoStore(200, (await registrations.update(clientId(req), presentedToken(req), jsonText(req), holderOf(req))).body),
         DELETE: async (req) => {
-          await registrations.remove(clientId(req), presentedToken(req));
+          await registrations.remove(clientId(req), presentedToken(req), holderOf(req));
           return { status: 204, headers: { 'Cache-Control': 'no-store' } };
         },
       },
