@@ -1,9 +1,9 @@
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import { connect, isIP, type Socket } from 'node:net';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { AndFilter, Client, EqualityFilter, InvalidCredentialsError, OrFilter, type Entry } from 'ldapts';
-import { isInternalHost, isPublicAddress } from '../../util/public-address.js';
+import { isInternalHost, publicOnlyLookup } from '../../util/public-address.js';
 import type { IdentityProvidersReader } from '../../actors/identity-providers.js';
-import type { IdentityProvider } from '../../model/records.js';
+import type { IdentityProvider, LdapSettings } from '../../model/records.js';
 import type { ExternalIdentity } from '../../model/external-identity.js';
 import type { View } from '../../util/readonly.js';
 
@@ -14,7 +14,8 @@ import type { View } from '../../util/readonly.js';
  * typed (the directory decides it; an empty password is refused before, since an LDAP bind without
  * one is anonymous and succeeds). Filters are built as objects, so the name typed is a value,
  * never filter syntax. The entry's attributes become the external identity (its `idAttribute` the
- * link's key). Servers are tried in order while they cannot be reached.
+ * link's key). Servers are tried in order while they cannot be reached; the whole sign-in ends
+ * after twice the provider's timeout (at most a minute), its connections with it.
  */
 export type LdapOutcome = { result: 'ok'; identity: ExternalIdentity } | { result: 'wrong' } | { result: 'unavailable'; reason: string };
 
@@ -25,20 +26,44 @@ const first = (entry: Entry, attribute: string | undefined): string => {
   return one === undefined ? '' : Buffer.isBuffer(one) ? one.toString('utf8') : String(one);
 };
 
+/** What one sign-in may read from the directories it asks (an entry of a person, with the mapped attributes only). */
+const MAX_READ = 1024 * 1024;
+
+/** The longest one sign-in may take, whatever the provider's timeout (which bounds each operation). */
+const MOST_SIGN_IN_MS = 60_000;
+
 /**
- * Where to connect for a server URL: as it is, or (`publicOnly`: an org's provider) to the public
- * address its name resolves to now, the name kept for TLS, so no org administrator aims Sesame at
- * the network it runs in.
+ * The connections of one sign-in (ldapts's createConnection and createSecureConnection): to public
+ * addresses only for an org's provider (the name judged as it is resolved, publicOnlyLookup), at
+ * most MAX_READ bytes read, and every one destroyed when the sign-in ends or its time is up (ldapts
+ * has no timer on a StartTLS handshake, and a socket of a client that failed half-way is not
+ * unbound by anyone).
  */
-async function target(url: string, publicOnly: boolean): Promise<{ url: string; servername: string }> {
-  const parsed = new URL(url);
-  const host = parsed.hostname.replace(/^\[|\]$/g, '');
-  if (!publicOnly) return { url, servername: host };
-  if (isInternalHost(host)) throw new Error(`${host} is not a public address`);
-  const address = isIP(host) ? host : (await lookup(host)).address;
-  if (!isPublicAddress(address)) throw new Error(`${host} is not a public address`);
-  parsed.hostname = isIP(address) === 6 ? `[${address}]` : address;
-  return { url: parsed.toString().replace(/\/$/, ''), servername: host };
+function connections(publicOnly: boolean) {
+  const sockets = new Set<Socket>();
+  let read = 0;
+  const lookup = publicOnly ? { lookup: publicOnlyLookup } : {};
+  const watched = <S extends Socket>(socket: S): S => {
+    sockets.add(socket);
+    socket.on('data', (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > MAX_READ) socket.destroy(new Error('the directory answered more than 1 MiB'));
+    });
+    socket.once('close', () => sockets.delete(socket));
+    return socket;
+  };
+  const servername = (host: string) => (isIP(host) ? {} : { servername: host });
+  return {
+    createConnection: ((port: number, host: string) => watched(connect({ port, host, ...lookup }))) as unknown as typeof connect,
+    // ldaps:// calls it with (port, host, tlsOptions); a StartTLS with the options of the socket it upgrades.
+    createSecureConnection: ((...args: [number, string, ConnectionOptions?] | [ConnectionOptions]) =>
+      typeof args[0] === 'number'
+        ? watched(tlsConnect({ port: args[0], host: args[1] as string, ...servername(args[1] as string), ...lookup, ...(args[2] as ConnectionOptions | undefined) }))
+        : watched(tlsConnect(args[0]))) as unknown as typeof tlsConnect,
+    destroy: () => {
+      for (const socket of sockets) socket.destroy();
+    },
+  };
 }
 
 export async function ldapSignIn(idps: Pick<IdentityProvidersReader, 'bindPassword'>, provider: View<IdentityProvider>, username: string, password: string, publicOnly: boolean): Promise<LdapOutcome> {
@@ -47,13 +72,39 @@ export async function ldapSignIn(idps: Pick<IdentityProvidersReader, 'bindPasswo
   // No bind password (a provider imported from a bundle, which carries none): an empty one would be an anonymous bind.
   const bindPassword = idps.bindPassword(provider);
   if (!bindPassword) return { result: 'unavailable', reason: 'the provider has no bind password yet' };
+  const transport = connections(publicOnly);
+  let timer: NodeJS.Timeout | undefined;
+  const timeUp = new Promise<LdapOutcome>((resolve) => {
+    timer = setTimeout(() => resolve({ result: 'unavailable', reason: 'the directory did not answer in time' }), Math.min(MOST_SIGN_IN_MS, 2 * ldap.timeoutMs));
+  });
+  try {
+    return await Promise.race([signInAt(ldap, transport, provider.id, bindPassword, username, password, publicOnly), timeUp]);
+  } finally {
+    clearTimeout(timer);
+    transport.destroy();
+  }
+}
+
+async function signInAt(
+  ldap: View<LdapSettings>,
+  transport: ReturnType<typeof connections>,
+  idpId: string,
+  bindPassword: string,
+  username: string,
+  password: string,
+  publicOnly: boolean,
+): Promise<LdapOutcome> {
   let lastError = 'no server';
   for (const url of ldap.servers) {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    if (publicOnly && isInternalHost(host)) {
+      lastError = `${host} is not a public address`;
+      continue;
+    }
     const connect = async () => {
-      const { url: at, servername } = await target(url, publicOnly);
       // TLS options only for ldaps:// (ldapts takes any for a wish to speak TLS from the start).
-      const client = new Client({ url: at, timeout: ldap.timeoutMs, connectTimeout: ldap.timeoutMs, strictDN: true, ...(at.startsWith('ldaps:') ? { tlsOptions: { servername } } : {}) });
-      if (ldap.startTls) await client.startTLS({ servername });
+      const client = new Client({ url, timeout: ldap.timeoutMs, connectTimeout: ldap.timeoutMs, strictDN: true, createConnection: transport.createConnection, createSecureConnection: transport.createSecureConnection });
+      if (ldap.startTls) await client.startTLS(isIP(host) ? {} : { servername: host });
       return client;
     };
     let service: Client | undefined;
@@ -68,7 +119,9 @@ export async function ldapSignIn(idps: Pick<IdentityProvidersReader, 'bindPasswo
           new OrFilter({ filters: ldap.userFilters.map((attribute) => new EqualityFilter({ attribute, value: username })) }),
         ],
       });
-      const { searchEntries } = await service.search(ldap.baseDn, { scope: 'sub', filter, sizeLimit: 2, attributes: ['*'] });
+      // The mapped attributes only: what the identity is made of, no more of the entry.
+      const attributes = [...new Set(Object.values(a).filter((name) => name !== ''))];
+      const { searchEntries } = await service.search(ldap.baseDn, { scope: 'sub', filter, sizeLimit: 2, attributes });
       // None, or a name that is not one person's: the same answer as a wrong password.
       if (searchEntries.length !== 1) return { result: 'wrong' };
       const entry = searchEntries[0]!;
@@ -88,7 +141,7 @@ export async function ldapSignIn(idps: Pick<IdentityProvidersReader, 'bindPasswo
       return {
         result: 'ok',
         identity: {
-          idpId: provider.id,
+          idpId,
           externalUserId,
           userName,
           email,

@@ -33,7 +33,8 @@ export function publicOnlyFetch(url: string, init: FetchInit = {}): Promise<Resp
   new Headers(init.headers).forEach((value, name) => (headers[name] = value));
   if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
   return new Promise((resolve, reject) => {
-    const req = request(target, { method: init.method ?? 'GET', headers, lookup: publicOnlyLookup, ...(init.signal ? { signal: init.signal } : {}) }, (res) => {
+    // A connection of its own (agent: false), as the back-channel logout's: none to a host an org named is kept in a pool.
+    const req = request(target, { method: init.method ?? 'GET', headers, lookup: publicOnlyLookup, agent: false, ...(init.signal ? { signal: init.signal } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
