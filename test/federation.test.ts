@@ -224,11 +224,14 @@ describe('signing in with an identity provider', () => {
     expect((await exchangeCode(server, web, next.page.location!)).claims.sub).toBe(person.userId);
   });
 
-  it('a removed provider, or one taken off the policy, signs nobody in, and its sessions vouch for nothing', async () => {
+  it('a removed provider, or one taken off the policy, signs nobody in, and its sessions and their tokens end', async () => {
     const idpId = await addProvider({ isAutoCreation: true });
     upstream.as(uniqueName('gone'), { email_verified: false, name: 'Gone Soon' });
     const { page, agent } = await signInAt(idpId);
     expect(page.location).toMatch(/code=/);
+    const tokens = await exchangeCode(server, web, page.location!);
+    const userinfo = () => fetch(`${server.url}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect((await userinfo()).status).toBe(200);
     // Taken off the instance's login policy: the button goes, a forged POST is refused, the session asks again.
     expect((await call('DELETE', `/admin/v1/policies/login/idps/${idpId}`)).status).toBe(200);
     const login = await agent.follow(authorizeUrl());
@@ -241,6 +244,9 @@ describe('signing in with an identity provider', () => {
     await call('POST', '/admin/v1/policies/login/idps', { idpId, ownerType: 'IDP_OWNER_TYPE_SYSTEM' });
     expect((await call('DELETE', `/admin/v1/idps/${idpId}`)).status).toBe(200);
     expect((await call('POST', '/admin/v1/policies/login/idps/_search', {})).body.result?.map((r: { idpId: string }) => r.idpId) ?? []).not.toContain(idpId);
+    expect((await call('POST', `/v2/users/${tokens.claims.sub}/links/_search`, {})).body.result ?? []).toEqual([]);
+    // The session it began ends, and the tokens issued in it with it.
+    expect((await userinfo()).status).toBe(401);
   });
 
   it('a session of a provider sign-in lasts externalLoginCheckLifetime', async () => {

@@ -162,8 +162,11 @@ export class IdentityProviders extends IdentityProvidersReader implements ActsFo
     return updated!;
   }
 
-  /** Removes a provider: from then on it signs nobody in (the login policies that list it skip it). */
-  async remove(owner: string, id: string): Promise<void> {
+  /**
+   * Removes a provider: from then on it signs nobody in (the login policies that list it skip it).
+   * Resolves with the people who were linked to accounts there (their sessions begun there end: see the route).
+   */
+  async remove(owner: string, id: string): Promise<string[]> {
     await this.changes.setPolicy(
       'idps',
       owner,
@@ -180,6 +183,6 @@ export class IdentityProviders extends IdentityProvidersReader implements ActsFo
       if (!this.writer.hasOwnPolicy('login', policyOwner) || !this.writer.policy('login', policyOwner).policy.idps?.some((i) => i.idpId === id)) continue;
       await this.changes.setPolicy('login', policyOwner, (own) => ({ ...(own as LoginPolicy), idps: (own?.idps ?? []).filter((i) => i.idpId !== id) }), 'either', true);
     }
-    await this.changes.removeIdpLinksTo(id, owner);
+    return this.changes.removeIdpLinksTo(id, owner);
   }
 }

@@ -4,7 +4,7 @@ import { newHuman, type HumanCredentials, type NewHuman } from './new-human.js';
 import type { DirectoryStorage } from '../storage/db.js';
 import { WriteBatch } from '../storage/batch.js';
 import { inIdOrder, Table } from '../storage/table.js';
-import { alreadyExists, ApiError, invalidArgument, notFound, preconditionFailed } from '../model/errors.js';
+import { alreadyExists, invalidArgument, notFound, preconditionFailed } from '../model/errors.js';
 import type {
   HumanData,
   OrgDomain,
@@ -1329,15 +1329,36 @@ export class OrgsActor implements ActsFor {
     await this.changeUser(userId, (stored) => (stored.human ? { human: { passkeyPromptSkippedAt: at } } : undefined));
   }
 
-  /** Every link to a removed identity provider goes with it (an org's: its people's only). */
-  async removeIdpLinksTo(idpId: string, owner: string): Promise<void> {
-    const prefix = `${idpId}\n`;
-    const links = [...this.userByIdpLink].filter(([key, userId]) => key.startsWith(prefix) && (owner === INSTANCE_POLICY || this.users.get(userId)?.orgId === owner));
-    for (const [key, userId] of links) {
-      await this.removeIdpLink(userId, idpId, key.slice(prefix.length)).catch((error: unknown) => {
-        if (!(error instanceof ApiError && error.kind === 'NotFound')) throw error;
-      });
-    }
+  /**
+   * Every link to a removed identity provider goes with it (an org's: its people's only), in one
+   * commit decided on the people as stored; resolves with the people who were linked.
+   */
+  removeIdpLinksTo(idpId: string, owner: string): Promise<string[]> {
+    return decidedAgain(this.storage.directoryReader, this, async () => {
+      const prefix = `${idpId}\n`;
+      const people = new Set<string>();
+      for (const [key, userId] of this.userByIdpLink) {
+        if (key.startsWith(prefix) && (owner === INSTANCE_POLICY || this.users.get(userId)?.orgId === owner)) people.add(userId);
+      }
+      const batch = new WriteBatch(this.editor);
+      for (const userId of people) {
+        const user = this.users.get(userId);
+        if (!user?.human) continue;
+        const links = user.human.idpLinks ?? [];
+        const human = { ...ownRow<UserRecord>(user).human! };
+        const rest = links.filter((l) => l.idpId !== idpId);
+        if (rest.length > 0) human.idpLinks = rest;
+        else delete human.idpLinks;
+        for (const link of links) if (link.idpId === idpId) batch.freeKey(directoryKey.idpLink(idpId, link.externalUserId), userId);
+        this.users.stage(stamp<UserRecord>({ ...ownRow<UserRecord>(user), human }, false), batch);
+        batch.onCommit(() => {
+          const now = this.users.get(userId);
+          if (now) (this.unindexUser(user), this.indexUser(now));
+        });
+      }
+      await batch.commit(this.storage);
+      return [...people];
+    });
   }
 
   // ---- memberships ----

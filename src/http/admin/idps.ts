@@ -10,7 +10,7 @@ import { enumField } from '../../zitadel/enums.js';
 import { ownerTypeOf, type FoundProvider } from '../../actors/identity-providers.js';
 import { INSTANCE_POLICY, type IdpKind, type LoginPolicy } from '../../model/records.js';
 import { invalidArgument, notFound, preconditionFailed } from '../../model/errors.js';
-import { endSessionsOfUser, type SessionEndPorts } from '../../services/session-end.js';
+import { endSessions, endSessionsOfUser, type SessionEndPorts } from '../../services/session-end.js';
 import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
 
@@ -133,7 +133,10 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
           const owner = ownerOf(caller);
           requireWrite(caller, owner, 'delete');
           ownProvider(owner, req.params[0]!);
-          await ctx.idps.by(caller.by).remove(owner, req.params[0]!);
+          const idpId = req.params[0]!;
+          const people = await ctx.idps.by(caller.by).remove(owner, idpId);
+          // What the provider signed in dies with it: the sessions begun there, and their tokens.
+          for (const userId of people) await endSessions(ctx, (await ctx.userSessions.ofUser(userId)).filter((session) => session.idpId === idpId));
           return ok({ details: { sequence: '0', changeDate: rfc3339(clock.now()), resourceOwner: ownerDetails(owner) } });
         },
       }),
