@@ -97,6 +97,12 @@ describe('identity provider templates (ZITADEL admin and management API)', () =>
     const updated = await call('PUT', `/admin/v1/idps/generic_oidc/${id}`, { name: 'Corp SSO 2', issuer: 'https://sso.example.com', clientId: 'sesame', scopes: ['openid'] });
     expect(updated.status, JSON.stringify(updated.body)).toBe(200);
     expect((await call('PUT', `/admin/v1/idps/github/${id}`, { clientId: 'x' })).status).toBe(404);
+    // Aimed elsewhere, the stored secret does not follow: it must be given again.
+    const elsewhere = { name: 'Corp SSO 2', issuer: 'https://attacker.example.net', clientId: 'sesame', scopes: ['openid'] };
+    const refused = await call('PUT', `/admin/v1/idps/generic_oidc/${id}`, elsewhere);
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain('clientSecret');
+    expect((await call('GET', `/admin/v1/idps/templates/${id}`)).body.idp.config.oidc.issuer).toBe('https://sso.example.com');
     const listed = await call('POST', '/admin/v1/idps/templates/_search', {});
     expect(listed.body.result.map((p: { id: string; name: string }) => [p.id, p.name])).toContainEqual([id, 'Corp SSO 2']);
     expect((await call('DELETE', `/admin/v1/idps/${id}`)).status).toBe(200);

@@ -84,6 +84,12 @@ export class IdentityProvidersReader {
 }
 
 /** The management API's changes (one decision each on the owner's list as stored). */
+/** Where a provider's secret is sent, and as whom (a change of any of it needs the secret given anew). */
+function whereSecretGoes(provider: View<ProviderSettings>): string {
+  const { issuer, authorizationEndpoint, tokenEndpoint, userEndpoint, tenant, clientId, ldap, internalAllowed } = provider;
+  return JSON.stringify([issuer, authorizationEndpoint, tokenEndpoint, userEndpoint, tenant, clientId, ldap?.servers, ldap?.bindDn, ldap?.startTls, internalAllowed]);
+}
+
 export class IdentityProviders extends IdentityProvidersReader implements ActsFor {
   /** Who this actor's changes are by (see by); Sesame itself on the actor as composed. */
   readonly editor: Editor | undefined = undefined;
@@ -146,6 +152,11 @@ export class IdentityProviders extends IdentityProvidersReader implements ActsFo
         if (!current) throw notFound('IDP-0mnf2', `identity provider ${id} not found (Errors.IDPConfig.NotExisting)`);
         const settings = change(current);
         if (providers.some((p) => p.id !== id && p.name.toLowerCase() === settings.name.toLowerCase())) throw alreadyExists('IDP-n4m3s', `an identity provider named "${settings.name}" already exists`);
+        // The stored secret goes only where it was given for: whoever aims the provider elsewhere (an
+        // org administrator at their own host, a provider an instance administrator wrote) gives a new one.
+        if (!secret && current.clientSecretSealed && whereSecretGoes(settings) !== whereSecretGoes(current)) {
+          throw invalidArgument('IDP-S3crt', `the provider's ${settings.ldap ? 'servers or bind DN' : 'issuer or endpoints'} change: give its ${settings.ldap ? 'bindPassword' : 'clientSecret'} again`);
+        }
         updated = {
           ...settings,
           id,
