@@ -1194,10 +1194,17 @@ export class OrgsActor implements ActsFor {
 
   private linkTaken = () => alreadyExists('USER-L1nk2', 'the account at the identity provider is already linked to a person (Errors.User.ExternalIDP.AlreadyExists)');
 
-  /** Links an account at an identity provider to a person; one account links to one person in the instance (a key the store holds). */
-  addIdpLink(userId: string, link: IdpLink, orgId?: string): Promise<View<UserRecord>> {
+  /**
+   * Links an account at an identity provider to a person; one account links to one person in the
+   * instance (a key the store holds). `still(person)`: the link is made only while it holds of the
+   * person as stored (the write is a compare-and-set on the row it was decided on); undefined when not.
+   */
+  addIdpLink(userId: string, link: IdpLink, orgId?: string): Promise<View<UserRecord>>;
+  addIdpLink(userId: string, link: IdpLink, orgId: string | undefined, still: (stored: View<UserRecord>) => boolean): Promise<View<UserRecord> | undefined>;
+  addIdpLink(userId: string, link: IdpLink, orgId?: string, still: (stored: View<UserRecord>) => boolean = () => true): Promise<View<UserRecord> | undefined> {
     return decidedAgain(this.storage.directoryReader, this, async () => {
       const user = this.requireUser(userId, orgId);
+      if (!still(user)) return undefined;
       if (this.userByIdpLink.has(idpLinkKey(link.idpId, link.externalUserId))) throw this.linkTaken();
       const updated = this.withIdpLink(user, link);
       await this.users.put(updated, { keys: { take: [{ key: directoryKey.idpLink(link.idpId, link.externalUserId), owner: userId, taken: this.linkTaken }] }, by: this.editor });

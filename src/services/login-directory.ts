@@ -54,6 +54,11 @@ export interface LoginDirectory {
   verifyEmail(userId: string, email: string): Promise<View<UserRecord> | undefined>;
   /** Links an account at an identity provider to the person, for a sign-in passed at `passedAt` that still stands (undefined: over). */
   linkIdp(userId: string, link: IdpLink, passedAt: number): Promise<View<UserRecord> | undefined>;
+  /**
+   * The person as stored, if the account at a provider is still linked to them: what a sign-in by
+   * that account goes on with (an unlink, a lock on another thread or node included).
+   */
+  linkedPerson(userId: string, link: Pick<IdpLink, 'idpId' | 'externalUserId'>): Promise<View<UserRecord> | undefined>;
   /** A new person made from an account at an identity provider (no password), linked to it. Throws AlreadyExists for a taken name or account. */
   registerFromIdp(orgId: string, person: NewHuman, link: IdpLink): Promise<View<UserRecord>>;
   /** The provider's word on the person (its `isAutoUpdate`); see OrgsActor.updateFromIdp. */
@@ -207,9 +212,14 @@ export class LoginDecisions implements LoginDirectory {
   }
 
   async linkIdp(userId: string, link: IdpLink, passedAt: number): Promise<View<UserRecord> | undefined> {
+    // Taken in as stored first (a lock on another thread included); the link is then decided on that row.
+    await this.orgs.storedUser(userId);
+    return this.by(userId).addIdpLink(userId, link, undefined, this.stillSignedIn(passedAt));
+  }
+
+  async linkedPerson(userId: string, link: Pick<IdpLink, 'idpId' | 'externalUserId'>): Promise<View<UserRecord> | undefined> {
     const stored = await this.orgs.storedUser(userId);
-    if (!stored || !this.stillSignedIn(passedAt)(stored)) return undefined;
-    return this.by(userId).addIdpLink(userId, link);
+    return stored?.human?.idpLinks?.some((l) => l.idpId === link.idpId && l.externalUserId === link.externalUserId) ? stored : undefined;
   }
 
   registerFromIdp(orgId: string, person: NewHuman, link: IdpLink): Promise<View<UserRecord>> {

@@ -156,11 +156,13 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     return undefined;
   }
 
-  async function signInLinked(flow: F, provider: FoundProvider, identity: ExternalIdentity, user: View<UserRecord>): Promise<Response> {
-    const refused = refusal(flow, provider, user);
-    if (refused) {
+  async function signInLinked(flow: F, provider: FoundProvider, identity: ExternalIdentity, linked: View<UserRecord>): Promise<Response> {
+    // Decided on the person as stored: an unlink, a lock or a deactivation on another thread or node counts.
+    const user = await ctx.loginDirectory.from(flow.peer).linkedPerson(linked.id, identity);
+    const refused = user ? refusal(flow, provider, user) : 'external.none';
+    if (!user || refused) {
       recordSignInFailure('idp');
-      return kit.show(flow, kit.t(flow, refused));
+      return kit.show(flow, kit.t(flow, refused ?? 'external.none'));
     }
     if (provider.provider.options.isAutoUpdate) await ctx.loginDirectory.from(flow.peer).updateFromIdp(user.id, identity);
     await ctx.authRequests.passIdp(flow.auth, user.id, provider.provider.id, beginningAt(user));
