@@ -126,6 +126,13 @@ describe('identity provider templates (ZITADEL admin and management API)', () =>
     const plainHttp = await call('POST', '/admin/v1/idps/generic_oidc', { ...base, issuer: 'http://sso.example.com' });
     expect(plainHttp.status).toBe(400);
     expect(plainHttp.body.message).toContain('https');
+    // An LDAP timeout Sesame would not keep is refused, not changed.
+    const ldap = { name: 'Directory', servers: ['ldaps://ldap.example.com'], baseDn: 'dc=example,dc=com', bindDn: 'cn=admin,dc=example,dc=com', bindPassword: 'p', userBase: 'dn', userObjectClasses: ['inetOrgPerson'], userFilters: ['uid'], attributes: { idAttribute: 'uid' } };
+    for (const timeout of ['0.5s', '120s']) {
+      const res = await call('POST', '/admin/v1/idps/ldap', { ...ldap, timeout });
+      expect(res.status, timeout).toBe(400);
+      expect(res.body.message).toContain('timeout');
+    }
     const unknownIdp = await call('POST', '/admin/v1/policies/login/idps', { idpId: '404404', ownerType: 'IDP_OWNER_TYPE_SYSTEM' });
     expect(unknownIdp.status).toBe(404);
   });
@@ -135,6 +142,9 @@ describe('identity provider templates (ZITADEL admin and management API)', () =>
     const multi = await call('POST', '/admin/v1/idps/azure', { name: 'Entra', clientId: 'c', clientSecret: 's', tenant: { tenantType: 'AZURE_AD_TENANT_TYPE_ORGANISATIONS' }, emailVerified: true });
     expect(multi.status).toBe(400);
     expect(multi.body.message).toContain('single tenant');
+    const both = await call('POST', '/admin/v1/idps/azure', { name: 'Entra', clientId: 'c', clientSecret: 's', tenant: { tenantType: 'AZURE_AD_TENANT_TYPE_COMMON', tenantId: 'contoso.onmicrosoft.com' } });
+    expect(both.status).toBe(400);
+    expect(both.body.message).toContain('not both');
     const azure = await call('POST', '/admin/v1/idps/azure', { name: 'Entra', clientId: 'c', clientSecret: 's', tenant: { tenantId: 'Contoso.onmicrosoft.com' }, emailVerified: true });
     expect(azure.status, JSON.stringify(azure.body)).toBe(200);
     const shown = await call('GET', `/admin/v1/idps/templates/${azure.body.id}`);
@@ -514,6 +524,11 @@ describe("an org's own providers", () => {
     expect(internal.status).toBe(400);
     expect(internal.body.message).toContain('https');
     expect((await as(owner, 'POST', '/management/v1/idps/generic_oidc', { ...provider, name: 'Intranet', issuer: 'https://10.1.2.3' })).body.message).toContain('public address');
+    // So is an org's LDAP directory.
+    const ldapBody = { name: 'Org LDAP', servers: ['ldaps://10.1.2.4'], baseDn: 'dc=org', bindDn: 'cn=admin,dc=org', bindPassword: 'p', userBase: 'dn', userObjectClasses: ['inetOrgPerson'], userFilters: ['uid'], attributes: { idAttribute: 'uid' } };
+    const internalLdap = await as(owner, 'POST', '/management/v1/idps/ldap', ldapBody);
+    expect(internalLdap.status).toBe(400);
+    expect(internalLdap.body.message).toContain('public address');
     // An instance administrator vouches for it (as for an app's internal logout receiver).
     const added = await call('POST', '/management/v1/idps/generic_oidc', provider, orgId);
     expect(added.status, JSON.stringify(added.body)).toBe(200);

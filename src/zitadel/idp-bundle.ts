@@ -1,3 +1,4 @@
+import { invalidArgument } from '../model/errors.js';
 import { z } from 'zod';
 import { ownerTypeOf, type ProviderSettings } from '../actors/identity-providers.js';
 import type { IdentityProvider } from '../model/records.js';
@@ -36,7 +37,7 @@ const legacyEntry = z.object({ idpId: z.string().min(1).max(200), idp: legacyOid
 export function providerOfSesameEntry(entry: unknown): { id: string; settings: ProviderSettings } {
   const { idpId, idp } = validate(sesameEntry, entry);
   const parsed = inputOfView(idp as never);
-  if (!parsed) throw new Error(`unknown provider type ${idp.type}`);
+  if (!parsed) throw invalidArgument('IDP-k1nd1', `unknown provider type ${idp.type}`);
   // Secrets are not in bundles: the add schema is asked with a placeholder, not stored.
   const input = validate(ADD_SCHEMAS[parsed.kind] as z.ZodType, { ...parsed.input, clientSecret: 'x', bindPassword: 'x' });
   // An import is an instance owner's: it vouches for the addresses, as for apps' logout receivers.

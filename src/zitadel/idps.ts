@@ -3,10 +3,11 @@ import type { FoundProvider, ProviderSettings } from '../actors/identity-provide
 import type { IdpKind, IdpOptions } from '../model/records.js';
 import { invalidArgument } from '../model/errors.js';
 import { formatProtoDuration } from '../util/duration.js';
-import { isLoopbackHttp } from '../protocol/authorize/redirect-uri.js';
+import { isLoopbackHost, isLoopbackHttp } from '../protocol/authorize/redirect-uri.js';
 import { isInternalHost } from '../util/public-address.js';
+import { MICROSOFT_MULTI_TENANT } from '../domain/external-identity.js';
 import { viewDetails } from './details.js';
-import { enumField } from './enums.js';
+import { enumField, enumValue } from './enums.js';
 import { duration, flag, text } from './validation.js';
 
 /**
@@ -132,7 +133,8 @@ const ldapFields = (add: boolean) => ({
   userBase: z.string().trim().min(1, 'must not be empty').max(200),
   userObjectClasses: z.array(z.string().trim().min(1).max(200)).min(1, 'at least one object class').max(20),
   userFilters: z.array(z.string().trim().min(1).max(200)).min(1, 'at least one filter attribute').max(20),
-  timeout: duration().optional(),
+  // Each operation's limit (a sign-in ends after twice it): refused outside what Sesame keeps, not changed silently.
+  timeout: duration().refine((ms) => ms >= 1_000 && ms <= 60_000, 'must be from 1s to 60s').optional(),
   attributes: ldapAttributes,
   providerOptions: optionsSchema,
   rootCa: text(20000),
@@ -149,7 +151,7 @@ function schemas(add: boolean) {
     google: z.object(presetFields(add)),
     azure: z.object({
       ...presetFields(add),
-      tenant: z.object({ tenantType: enumField(AZURE_TENANT_TYPES).optional(), tenantId: z.string().trim().max(100).optional() }).default({}),
+      tenant: z.object({ tenantType: enumValue(AZURE_TENANT_TYPES).optional(), tenantId: z.string().trim().max(100).optional() }).default({}),
       emailVerified: flag(),
     }),
     ldap: z.object(ldapFields(add)),
@@ -212,7 +214,6 @@ function optionsOf(input: z.output<typeof optionsSchema>): IdpOptions {
 
 const GITHUB = { authorizationEndpoint: 'https://github.com/login/oauth/authorize', tokenEndpoint: 'https://github.com/login/oauth/access_token', userEndpoint: 'https://api.github.com/user' };
 
-/** What Sesame stores for a request of a kind (its URLs checked); the secret is sealed by the actor. */
 /** What Sesame stores for a request of a kind; `trusted`: written by an instance administrator (may reach this machine and its network). */
 export function settingsOf<K extends IdpKind>(kind: K, input: ProviderInput<K>, trusted: boolean): ProviderSettings {
   const i = input as Record<string, any>;
@@ -249,10 +250,12 @@ export function settingsOf<K extends IdpKind>(kind: K, input: ProviderInput<K>, 
     case 'azure': {
       const tenant = i.tenant as { tenantType?: (typeof AZURE_TENANT_TYPES)[number]; tenantId?: string };
       if (tenant.tenantId && !/^[0-9a-fA-F-]{36}$|^[A-Za-z0-9.-]+$/.test(tenant.tenantId)) throw invalidArgument('IDP-t3n4t', 'tenant.tenantId must be a tenant id or domain');
+      // ZITADEL's tenant is one of the two: both set would leave one of them ignored.
+      if (tenant.tenantId && tenant.tenantType) throw invalidArgument('IDP-t3n4b', 'tenant takes tenantType or tenantId, not both');
       const tenantName = tenant.tenantId?.toLowerCase() || AZURE_TENANT_OF[tenant.tenantType ?? 'AZURE_AD_TENANT_TYPE_COMMON'];
       // Any tenant's administrator sets their users' addresses: on the multi-tenant endpoints an
       // address is nobody's proof (the "nOAuth" takeover), so it never counts as verified there.
-      if (i.emailVerified && ['common', 'organizations', 'consumers'].includes(tenantName)) {
+      if (i.emailVerified && MICROSOFT_MULTI_TENANT.has(tenantName)) {
         throw invalidArgument('IDP-t3n4v', 'emailVerified needs a single tenant (tenant.tenantId): on the multi-tenant endpoints any tenant sets its users\' addresses');
       }
       return {
@@ -270,7 +273,9 @@ export function settingsOf<K extends IdpKind>(kind: K, input: ProviderInput<K>, 
         if (!/^ldaps?:\/\/[^\s/]+\/?$/.test(server)) throw invalidArgument('IDP-ld4p1', `servers: "${server}" must be an ldap:// or ldaps:// URL`);
         // The people's passwords and the bind password go over it: TLS, except to this machine.
         const url = new URL(server);
-        if (url.protocol === 'ldap:' && !i.startTls && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
+        // An org's directory is reached at public addresses only (as its OIDC and OAuth providers are).
+        if (!trusted && isInternalHost(url.hostname)) throw invalidArgument('IDP-ld4p6', `servers: "${server}" must be at a public address (an organization's provider is reached at public addresses only)`);
+        if (url.protocol === 'ldap:' && !i.startTls && !isLoopbackHost(url.hostname)) {
           throw invalidArgument('IDP-ld4p3', `servers: "${server}" needs TLS: use ldaps:// or startTls (passwords go over it)`);
         }
       }
@@ -293,7 +298,7 @@ export function settingsOf<K extends IdpKind>(kind: K, input: ProviderInput<K>, 
           userBase: i.userBase,
           userObjectClasses: i.userObjectClasses,
           userFilters: i.userFilters,
-          timeoutMs: Math.min(Math.max((i.timeout as number | undefined) ?? 10_000, 1_000), 60_000),
+          timeoutMs: (i.timeout as number | undefined) ?? 10_000,
           attributes,
         },
       };
@@ -363,5 +368,3 @@ export function inputOfView(view: ReturnType<typeof providerView>): { kind: IdpK
   return { kind, input: { name: view.name, ...body, providerOptions } };
 }
 
-/** A provider's kind-dependent fields for the type check of an update (`PUT …/idps/generic_oidc/{id}` on an OIDC provider only). */
-export const KINDS_BY_PATH: Record<string, IdpKind> = Object.fromEntries(Object.entries(KIND_PATHS).map(([k, v]) => [v, k as IdpKind]));

@@ -37,6 +37,11 @@ export function globMatches(pattern: string, text: string): boolean {
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+/** Whether a host (as a URL's `hostname` writes it) is this machine's loopback. */
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK.has(hostname);
+}
+
 /** Whether a URI is http on a loopback host (RFC 8252 §7.3: a native app's redirect; local pages). */
 export function isLoopbackHttp(uri: string): boolean {
   if (!URL.canParse(uri)) return false;
