@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 describe('WebAuthn signature counters', () => {
-  it('moves only forward, once per value, on any thread', async () => {
+  it('moves only forward, once per value, two answers at once included', async () => {
     const person = await createHuman(server);
     const orgs = server.app.ctx.orgs;
     const token = { id: 'cred-1', tokenId: 't-1', publicKey: new Uint8Array([1, 2, 3]), counter: 5, name: 'Key', kind: 'u2f' as const, createdAt: Date.now() };
@@ -46,5 +46,20 @@ describe('WebAuthn signature counters', () => {
     expect(await orgs.useWebAuthnToken(person.userId, 'cred-0', 0)).toBe(true);
     const listed = await api(server, 'POST', `/management/v1/users/${person.userId}/passwordless/_search`, { token: server.pat, body: {} });
     expect(listed.body.result).toEqual([{ id: 't-0', state: 'AUTH_FACTOR_STATE_READY', name: 'Passkey' }]);
+  });
+
+  it("counts a security key's answer only while the sign-in it completes stands for the person as stored", async () => {
+    const person = await createHuman(server);
+    const { orgs, loginDirectory } = server.app.ctx;
+    await orgs.addWebAuthnToken(person.userId, { id: 'cred-s', tokenId: 't-s', publicKey: new Uint8Array([1]), counter: 1, name: 'Key', kind: 'u2f', createdAt: Date.now() });
+    const passedAt = Math.floor(server.clock.now() / 1000);
+    server.clock.advance(2000);
+    // An administrator's lock (and unlock) since the password passed: that sign-in is over, and the answer counts nothing.
+    expect((await api(server, 'POST', `/management/v1/users/${person.userId}/_lock`, { token: server.pat, body: {} })).status).toBe(200);
+    expect((await api(server, 'POST', `/management/v1/users/${person.userId}/_unlock`, { token: server.pat, body: {} })).status).toBe(200);
+    expect(await loginDirectory.useWebAuthn(person.userId, 'cred-s', 2, passedAt)).toBe(false);
+    // A sign-in begun after it: the same counter is still ahead, so nothing was stored before.
+    server.clock.advance(2000);
+    expect(await loginDirectory.useWebAuthn(person.userId, 'cred-s', 2, Math.floor(server.clock.now() / 1000))).toBe(true);
   });
 });

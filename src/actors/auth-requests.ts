@@ -227,6 +227,8 @@ export class AuthRequestsActor {
     r.step = step;
     r.otpFailures = 0;
     r.pendingOtpSecret = step === 'mfa-setup' ? newTotpSecret() : undefined;
+    // A ceremony's challenge is its page's: another step shows its own.
+    r.webauthnChallenge = undefined;
   }
 
   /** A login name was entered: its user (undefined when unknown) is asked for the password; nothing passed before counts. */
@@ -352,13 +354,8 @@ export class AuthRequestsActor {
    * The callback of a round trip: the one under way as stored, taken (single use: a replayed
    * callback, on any thread, finds none); undefined when there is none.
    */
-  async takeUpstream(view: AuthRequestView): Promise<UpstreamRoundTrip | undefined> {
-    let taken: UpstreamRoundTrip | undefined;
-    await this.transition(view, (r) => {
-      taken = r.upstream;
-      r.upstream = undefined;
-    });
-    return taken;
+  takeUpstream(view: AuthRequestView): Promise<UpstreamRoundTrip | undefined> {
+    return this.take(view, 'upstream');
   }
 
   /** A WebAuthn ceremony's challenge for the step now shown (a new one per page). */
@@ -369,13 +366,22 @@ export class AuthRequestsActor {
   }
 
   /** The challenge of the ceremony answered, as stored, taken (used once, on any thread); undefined when there is none. */
-  async takeChallenge(view: AuthRequestView): Promise<string | undefined> {
-    let taken: string | undefined;
-    await this.transition(view, (r) => {
-      taken = r.webauthnChallenge;
-      r.webauthnChallenge = undefined;
+  takeChallenge(view: AuthRequestView): Promise<string | undefined> {
+    return this.take(view, 'webauthnChallenge');
+  }
+
+  /**
+   * Takes a value of the request as stored, once (one caller on any thread gets it); undefined when
+   * there is none, or the request is gone (finished by a parallel request): never from the caller's
+   * copy of it, which `transition` changes too.
+   */
+  private async take<K extends 'upstream' | 'webauthnChallenge'>(view: AuthRequestView, key: K): Promise<AuthRequest[K] | undefined> {
+    let taken: AuthRequest[K] | undefined;
+    const stored = await this.transition(view, (r) => {
+      taken = r[key];
+      r[key] = undefined;
     });
-    return taken;
+    return stored ? taken : undefined;
   }
 
   /** A passkey passed as the first factor (two factors in one, ZITADEL's passwordless). */

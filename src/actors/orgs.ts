@@ -1302,11 +1302,14 @@ export class OrgsActor implements ActsFor {
    * assertion on two threads do not both pass. False: a counter behind (a cloned authenticator), or
    * the token is gone.
    */
-  async useWebAuthnToken(userId: string, credentialId: string, counter: number): Promise<boolean> {
+  async useWebAuthnToken(userId: string, credentialId: string, counter: number, still: (stored: View<UserRecord>) => boolean = () => true): Promise<boolean> {
     let ok = false;
     await this.changeUser(
       userId,
       (stored) => {
+        ok = false;
+        // The sign-in this key answers for still stands for the person as stored (no lock or reset meanwhile).
+        if (!still(stored)) return undefined;
         const tokens = stored.human?.webauthn ?? [];
         const token = tokens.find((t) => t.id === credentialId);
         ok = token !== undefined && (counter > token.counter || (counter === 0 && token.counter === 0));

@@ -65,8 +65,13 @@ export interface LoginDirectory {
   updateFromIdp(userId: string, identity: ExternalIdentity): Promise<View<UserRecord> | undefined>;
   /** A passkey or security key of the person, for a sign-in passed at `passedAt` that still stands (undefined: over); undefined `passedAt`: a link's registration. */
   enrollWebAuthn(userId: string, token: WebAuthnToken, passedAt: number | undefined): Promise<View<UserRecord> | undefined>;
-  /** A token signed a sign-in with this counter (see OrgsActor.useWebAuthnToken). */
-  useWebAuthn(userId: string, credentialId: string, counter: number): Promise<boolean>;
+  /**
+   * A token signed a sign-in with this counter (see OrgsActor.useWebAuthnToken), decided on the
+   * person as stored: for a second factor, only while the sign-in whose first factor passed at
+   * `passedAt` stands; for a passkey (no `passedAt`), only while the person may sign in. This
+   * thread's copy of the person is the stored one afterwards (what the page says goes by it).
+   */
+  useWebAuthn(userId: string, credentialId: string, counter: number, passedAt?: number): Promise<boolean>;
   /** The person skipped the offer to set up a passkey at `at` (ms). */
   skipPasskeyPrompt(userId: string, at: number): Promise<void>;
   /** These decisions for a browser at `address`: the activity log records the person's changes as theirs, from there. */
@@ -241,8 +246,9 @@ export class LoginDecisions implements LoginDirectory {
     return this.by(userId).addWebAuthnToken(userId, token, passedAt === undefined ? (stored) => stored.state === 'USER_STATE_INITIAL' || this.orgs.isActive(stored) : this.stillSignedIn(passedAt));
   }
 
-  useWebAuthn(userId: string, credentialId: string, counter: number): Promise<boolean> {
-    return this.by(userId).useWebAuthnToken(userId, credentialId, counter);
+  async useWebAuthn(userId: string, credentialId: string, counter: number, passedAt?: number): Promise<boolean> {
+    await this.orgs.storedUser(userId);
+    return this.by(userId).useWebAuthnToken(userId, credentialId, counter, passedAt === undefined ? (stored) => this.orgs.isActive(stored) : this.stillSignedIn(passedAt));
   }
 
   skipPasskeyPrompt(userId: string, at: number): Promise<void> {

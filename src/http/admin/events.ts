@@ -1,3 +1,4 @@
+import { requireUserAccess } from './users.js';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import type { ActivityEvent, EventQuery } from '../../model/activity.js';
@@ -46,8 +47,7 @@ export function eventRoutes(ctx: EventsPorts): Route[] {
     }),
     apiRoute(ctx, '/management/v1/users/:userId/changes/_search', {
       POST: (req, caller) => {
-        caller.require('user.read');
-        const user = ctx.orgs.requireUser(req.params[0]!, caller.orgId);
+        const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.read');
         return changes(req, { aggregateId: user.id, aggregateTypes: ['user'] });
       },
     }),

@@ -1,3 +1,4 @@
+import { requireUserAccess } from './users.js';
 import { z } from 'zod';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
@@ -46,11 +47,6 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
     caller.require(`org.idp.${action}`);
     // A provider of the org signs in its people: the right to act on each of them (its administrators included).
     caller.requireActOnPeopleOf(owner);
-  };
-  const ownProvider = (owner: string, id: string): FoundProvider => {
-    const provider = ctx.idps.of(owner).find((p) => p.id === id);
-    if (!provider) throw notFound('IDP-0mnf2', `identity provider ${id} not found (Errors.IDPConfig.NotExisting)`);
-    return { provider, owner, ownerType: ownerTypeOf(owner) };
   };
   const ownerDetails = (owner: string) => owner || undefined;
   /**
@@ -132,7 +128,6 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
         DELETE: async (req, caller) => {
           const owner = ownerOf(caller);
           requireWrite(caller, owner, 'delete');
-          ownProvider(owner, req.params[0]!);
           const idpId = req.params[0]!;
           const people = await ctx.idps.by(caller.by).remove(owner, idpId);
           // What the provider signed in dies with it: the sessions begun there, and their tokens.
@@ -220,8 +215,7 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
   };
 
   const searchLinks: CallerHandler = (req, caller) => {
-    caller.require('user.read');
-    const user = ctx.orgs.requireUser(req.params[0]!, caller.orgId);
+    const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.read');
     const links = user.human?.idpLinks ?? [];
     return ok({ details: listDetails(links.length), result: links.map((l) => linkView(user, l)) });
   };

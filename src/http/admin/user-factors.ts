@@ -1,3 +1,4 @@
+import { requireUserAccess } from './users.js';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { changedDetails, listDetails } from '../../zitadel/details.js';
@@ -73,8 +74,7 @@ function webAuthnRoutes(ctx: UserFactorsPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/users/:userId/passwordless/_search', {
       POST: (req, caller) => {
-        caller.require('user.read');
-        const user = ctx.orgs.requireUser(req.params[0]!, caller.orgId);
+        const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.read');
         const result = (user.human?.webauthn ?? []).filter((t) => t.kind === 'passwordless').map((t) => ({ id: t.tokenId, state: ready, name: t.name }));
         return ok({ details: listDetails(result.length), result });
       },
@@ -84,8 +84,7 @@ function webAuthnRoutes(ctx: UserFactorsPorts): Route[] {
     apiRoute(ctx, '/management/v1/users/:userId/passwordless/:tokenId', { DELETE: (req, caller) => removeToken(caller, req.params[0]!, req.params[1]!, 'passwordless') }),
     apiRoute(ctx, '/management/v1/users/:userId/auth_factors/_search', {
       POST: (req, caller) => {
-        caller.require('user.read');
-        const user = ctx.orgs.requireUser(req.params[0]!, caller.orgId);
+        const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.read');
         const h = user.human;
         const result = [
           ...(h?.otpSecretSealed ? [{ state: ready, otp: {} }] : []),

@@ -13,9 +13,8 @@ import { removeUserHandler, type UserLifecyclePorts } from './user-lifecycle.js'
 /** What this module uses of the wired parts (src/app.ts). */
 export type UsersPorts = Pick<Ports, 'clients' | 'orgs'> & CallerPorts;
 
-/** Users: AddMachineUser and GetUserByID (human users are created in human-users.ts). */
 /** Checks `permission` in the org context and returns the user, which must belong to that org. */
-export function requireUserAccess(ctx: UsersPorts, caller: Caller, userId: string, permission: string): UserRecord {
+export function requireUserAccess(ctx: Pick<UsersPorts, 'orgs'>, caller: Caller, userId: string, permission: string): UserRecord {
   caller.require(permission);
   return ctx.orgs.requireUser(userId, caller.orgId);
 }

@@ -234,10 +234,15 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     return { response: await kit.proceed(flow, user.id, await kit.renewCookie(flow)) };
   }
 
+  /** The account linked to nobody this sign-in is about, and its provider while it is still offered. */
+  const externalOf = (flow: F) => {
+    const identity = flow.auth.external as ExternalIdentity | undefined;
+    return { identity, provider: identity ? offered(flow, identity.idpId) : undefined };
+  };
+
   /** The choice page of an account linked to nobody. */
   function choicePage(flow: F, error?: string, values?: RegisterValues): Response {
-    const identity = flow.auth.external;
-    const provider = identity ? offered(flow, identity.idpId) : undefined;
+    const { identity, provider } = externalOf(flow);
     if (!identity || !provider) return kit.expired(flow.agent);
     const { options } = provider.provider;
     const loginPolicy = ctx.orgs.policy('login', creationOrg(flow, provider)).policy;
@@ -246,7 +251,7 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
       externalChoicePage(flow.page, {
         idpName: provider.provider.name,
         email: identity.email,
-        values: values ?? valuesOf(identity as ExternalIdentity),
+        values: values ?? valuesOf(identity),
         // Linking signs in to the existing account with its password.
         allowLink: options.isLinkingAllowed && loginPolicy.allowUsernamePassword,
         allowCreate: options.isCreationAllowed,
@@ -274,14 +279,17 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
   /** Wrong LDAP passwords per provider and user name, counted in the store for every thread: the directory's own lockout may be lax. */
   const ldapFailures = ctx.failureWindows.window('ldap-login', LDAP_FAILURES, LDAP_WINDOW_MS);
 
+  /** The LDAP provider of this sign-in's form, while it is still offered. */
+  const ldapProviderOf = (flow: F) => (flow.auth.ldapIdpId ? offered(flow, flow.auth.ldapIdpId) : undefined);
+
   function ldapPage(flow: F, error?: string, username = ''): Response {
-    const provider = flow.auth.ldapIdpId ? offered(flow, flow.auth.ldapIdpId) : undefined;
+    const provider = ldapProviderOf(flow);
     if (!provider) return kit.expired(flow.agent);
     return htmlResponse(200, ldapLoginPage(flow.page, { idpName: provider.provider.name, username, error }));
   }
 
   async function ldapLogin(flow: F, form: Form): Promise<Response> {
-    const provider = flow.auth.ldapIdpId ? offered(flow, flow.auth.ldapIdpId) : undefined;
+    const provider = ldapProviderOf(flow);
     if (!provider) return kit.show(flow, kit.t(flow, 'idp.notAllowed'));
     const username = (form.get('username') ?? '').trim().slice(0, 200);
     const password = (form.get('password') ?? '').slice(0, 1000);
@@ -308,8 +316,7 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     kit.route(CALLBACK_PATH, { GET: callback }),
     kit.route('/ui/login/external/register', {
       POST: kit.atStep('external', async (flow, form) => {
-        const identity = flow.auth.external as ExternalIdentity | undefined;
-        const provider = identity ? offered(flow, identity.idpId) : undefined;
+        const { identity, provider } = externalOf(flow);
         if (!identity || !provider?.provider.options.isCreationAllowed) return choicePage(flow);
         const values: RegisterValues = {
           firstName: (form.get('firstName') ?? '').trim().slice(0, 200),
@@ -325,8 +332,7 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     }),
     kit.route('/ui/login/external/link', {
       POST: kit.atStep('external', async (flow) => {
-        const identity = flow.auth.external;
-        const provider = identity ? offered(flow, identity.idpId) : undefined;
+        const { identity, provider } = externalOf(flow);
         if (!identity || !provider?.provider.options.isLinkingAllowed) return choicePage(flow);
         // The account is linked once the person has signed in to theirs (all its steps): see linkChosen.
         await ctx.authRequests.enterStep(flow.auth, 'loginname');

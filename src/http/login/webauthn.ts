@@ -163,11 +163,13 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
     const given = await answerOf(flow, form);
     if (!given) return failed(flow);
     const result = await webauthn.verifyAuthentication(given.answer, given.challenge, tokensOf(user, ['passwordless']), () => true);
-    if (!result || !(await ctx.loginDirectory.from(flow.peer).useWebAuthn(user.id, result.token.id, result.counter))) return failed(flow);
-    // The person as stored after the key signed: locked or deactivated meanwhile goes no further.
+    if (!result) return failed(flow);
+    const used = await ctx.loginDirectory.from(flow.peer).useWebAuthn(user.id, result.token.id, result.counter);
+    // The person as stored when the key's use was decided: locked or deactivated meanwhile goes no further.
     const stored = ctx.orgs.getUser(user.id);
     if (stored?.state === 'USER_STATE_LOCKED') return kit.show(flow, t(flow, 'password.locked'));
     if (!stored || !ctx.orgs.isActive(stored)) return kit.show(flow, t(flow, 'error.inactive'));
+    if (!used) return failed(flow);
     await ctx.authRequests.passPasskey(flow.auth, user.id, beginningAt(stored));
     return kit.proceed(flow, user.id, await kit.renewCookie(flow));
   }
@@ -178,8 +180,10 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
     const given = await answerOf(flow, form);
     if (!given) return failed(flow);
     const result = await webauthn.verifyAuthentication(given.answer, given.challenge, secondFactorTokens(user), (token) => token.kind === 'passwordless');
-    if (!result || !(await ctx.loginDirectory.from(flow.peer).useWebAuthn(user.id, result.token.id, result.counter))) return failed(flow);
-    if (!kit.authenticatedUser(flow)) return kit.expired(flow.agent);
+    if (!result) return failed(flow);
+    // Decided on the person as stored: a lock or reset since the first factor (on any thread or node) ends this sign-in.
+    const used = await ctx.loginDirectory.from(flow.peer).useWebAuthn(user.id, result.token.id, result.counter, firstFactorAt(flow.auth.checks));
+    if (!used) return kit.authenticatedUser(flow) ? failed(flow) : kit.expired(flow.agent);
     await ctx.authRequests.passOtp(flow.auth, beginningAt(user), result.token.kind === 'passwordless' ? 'u2f-uv' : 'u2f');
     return kit.proceed(flow, user.id);
   }
