@@ -23,7 +23,7 @@ import type {
   UserRecord,
   UserState,
 } from '../model/records.js';
-import { DEFAULT_POLICIES, FAR_FUTURE, INSTANCE_POLICY, MAX_IDP_LINKS, MAX_WEBAUTHN_TOKENS, type IdpLink, type WebAuthnToken } from '../model/records.js';
+import { DEFAULT_POLICIES, FAR_FUTURE, INSTANCE_POLICY, MAX_IDP_LINKS, webauthnTokenRefusal, type IdpLink, type WebAuthnToken } from '../model/records.js';
 import { newId, newOpaqueToken } from '../util/ids.js';
 import { sha256, sha256Base64url } from '../util/hash.js';
 import { clock } from '../util/clock.js';
@@ -1288,8 +1288,8 @@ export class OrgsActor implements ActsFor {
       if (over) return undefined;
       if (!stored.human) throw preconditionFailed('USER-Hum4n', 'only people have passkeys and security keys');
       const tokens = stored.human.webauthn ?? [];
-      if (tokens.some((t) => t.id === token.id)) throw alreadyExists('USER-W3bA1', 'this authenticator is already registered (Errors.User.WebAuthN.AlreadyExists)');
-      if (tokens.length >= MAX_WEBAUTHN_TOKENS) throw invalidArgument('USER-W3bAM', `a person has at most ${MAX_WEBAUTHN_TOKENS} passkeys and security keys`);
+      const refused = webauthnTokenRefusal(tokens, token.id);
+      if (refused) throw refused;
       // Someone made without a password who adds a passkey can sign in now (ZITADEL's passwordless initialization).
       return { human: { webauthn: [...tokens, token] }, ...(stored.state === 'USER_STATE_INITIAL' && token.kind === 'passwordless' ? { state: 'USER_STATE_ACTIVE' as const } : {}) };
     });

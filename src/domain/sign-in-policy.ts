@@ -1,6 +1,20 @@
 import { isExternal, type AuthChecks } from '../model/auth-checks.js';
 import { OTP_EMAIL_SECOND_FACTOR, OTP_SECOND_FACTOR, U2F_SECOND_FACTOR, U2F_WITH_VERIFICATION, type LoginPolicy, type UserRecord } from '../model/records.js';
 import type { View } from '../util/readonly.js';
+import { preconditionFailed } from '../model/errors.js';
+
+/** Whether people under a login policy sign in with passkeys (ZITADEL's PASSWORDLESS_TYPE_ALLOWED). */
+export function passkeysAllowed(policy: View<Pick<LoginPolicy, 'passwordlessType'>>): boolean {
+  return policy.passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED';
+}
+
+/**
+ * Refuses a passkey registration where `whose` login policy (named so in the message) does not
+ * allow passkeys: one the login could not use would leave a person made without a password no way in.
+ */
+export function requirePasskeysAllowed(policy: View<Pick<LoginPolicy, 'passwordlessType'>>, whose: string): void {
+  if (!passkeysAllowed(policy)) throw preconditionFailed('USER-Pwl0s', `${whose} login policy does not allow passkeys (passwordlessType PASSWORDLESS_TYPE_ALLOWED)`);
+}
 
 /**
  * The sign-in's one home: which step comes next, as a pure function of the facts (the request,
@@ -161,7 +175,7 @@ export const SIGN_IN_POLICY: readonly StepRule[] = [
         needed: (f, p) =>
           !f.fromSession &&
           byPassword(f) &&
-          f.policy.passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED' &&
+          passkeysAllowed(f.policy) &&
           !p.hasPasskey &&
           !(p.passkeyPromptSkippedAt !== undefined && p.passkeyPromptSkippedAt + PASSKEY_PROMPT_SKIP_MS > f.now),
       },

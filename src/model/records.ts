@@ -1,3 +1,5 @@
+import { alreadyExists, invalidArgument, type ApiError } from './errors.js';
+
 /**
  * Stored records. Enum-valued fields hold ZITADEL's enum names, so the provisioning API and the
  * export bundle emit them unchanged. Times are epoch milliseconds.
@@ -238,6 +240,13 @@ export interface WebAuthnToken {
 
 /** At most this many passkeys and security keys per person. */
 export const MAX_WEBAUTHN_TOKENS = 10;
+
+/** Why an authenticator cannot be added to a person's tokens (registered already, or the most kept), else undefined. */
+export function webauthnTokenRefusal(tokens: readonly WebAuthnToken[], credentialId: string): ApiError | undefined {
+  if (tokens.some((t) => t.id === credentialId)) return alreadyExists('USER-W3bA1', 'this authenticator is already registered (Errors.User.WebAuthN.AlreadyExists)');
+  if (tokens.length >= MAX_WEBAUTHN_TOKENS) return invalidArgument('USER-W3bAM', `a person has at most ${MAX_WEBAUTHN_TOKENS} passkeys and security keys`);
+  return undefined;
+}
 export const U2F_SECOND_FACTOR = 'SECOND_FACTOR_TYPE_U2F';
 export const U2F_WITH_VERIFICATION = 'MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION';
 

@@ -1,4 +1,5 @@
-import { invalidArgument, notFound, preconditionFailed } from '../../model/errors.js';
+import { requirePasskeysAllowed } from '../../domain/sign-in-policy.js';
+import { invalidArgument, notFound } from '../../model/errors.js';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { addHumanSchema, importHumanSchema } from '../../zitadel/users.js';
@@ -43,9 +44,7 @@ export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
           input.recoveryCodes.length > 0 && 'recoveryCodes (Sesame has no recovery codes)',
         ].filter((x): x is string => typeof x === 'string');
         if (unsupported.length > 0) throw invalidArgument('USER-Uns1p', `not supported by Sesame: ${unsupported.join('; ')}`);
-        if (input.requestPasswordlessRegistration && ctx.orgs.policy('login', caller.orgId).policy.passwordlessType !== 'PASSWORDLESS_TYPE_ALLOWED') {
-          throw preconditionFailed('USER-Pwl0s', "requestPasswordlessRegistration: the organization's login policy does not allow passkeys (passwordlessType PASSWORDLESS_TYPE_ALLOWED)");
-        }
+        if (input.requestPasswordlessRegistration) requirePasskeysAllowed(ctx.orgs.policy('login', caller.orgId).policy, "requestPasswordlessRegistration: the organization's");
         const encoded = input.hashedPassword?.value;
         // A plaintext password wins over a hash, as in ZITADEL's import.
         if (!input.password && encoded) checkEncodedHash(encoded);

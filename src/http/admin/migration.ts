@@ -1,3 +1,4 @@
+import { passkeysAllowed } from '../../domain/sign-in-policy.js';
 import type { Ports } from '../../services/ports.js';
 import type { Request, Route } from '../types.js';
 import { exportRequestSchema, parseImportRequest } from '../../services/migration/request.js';
@@ -49,7 +50,7 @@ export function migrationRoutes(ctx: MigrationPorts): Route[] {
       const user = ctx.orgs.getUser(userId);
       // requestPasswordlessRegistration: the person gets a link to register a passkey (ZITADEL's passwordless
       // registration), where their org's login policy allows passkeys; else what anyone imported gets.
-      const allowed = user && ctx.orgs.policy('login', user.orgId).policy.passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED';
+      const allowed = user && passkeysAllowed(ctx.orgs.policy('login', user.orgId).policy);
       if (user) await (passwordless && allowed ? ctx.notifications.sendCode(user, 'passwordless') : ctx.notifications.welcome(user));
     },
   };

@@ -1,3 +1,4 @@
+import { requirePasskeysAllowed } from '../../domain/sign-in-policy.js';
 import { requireUserAccess } from './users.js';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
@@ -62,10 +63,7 @@ function webAuthnRoutes(ctx: UserFactorsPorts): Route[] {
   const link = async (caller: Caller, userId: string, mail: boolean) => {
     const user = caller.requireActOn(userId, 'user.write');
     if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people have passkeys');
-    // A passkey the person's login could not use would leave them without a way in (a person made without a password).
-    if (ctx.orgs.policy('login', user.orgId).policy.passwordlessType !== 'PASSWORDLESS_TYPE_ALLOWED') {
-      throw preconditionFailed('USER-Pwl0s', "the person's login policy does not allow passkeys (passwordlessType PASSWORDLESS_TYPE_ALLOWED)");
-    }
+    requirePasskeysAllowed(ctx.orgs.policy('login', user.orgId).policy, "the person's");
     const sent = await ctx.notifications.sendCode(user, 'passwordless', mail ? {} : { returnLink: true });
     if (sent.outcome === 'limited') throw resourceExhausted('USER-M41l5', 'too many passkey links were made for this person in the last hour; try again later');
     if (sent.outcome === 'noEmail') throw preconditionFailed('USER-M41l0', 'the person has no email address');

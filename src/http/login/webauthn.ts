@@ -1,9 +1,9 @@
 import type { FlowView } from '../../services/ports.js';
 import { parseCeremonyAnswer, WebAuthn, type Ceremony, type WebAuthnKind } from '../../services/webauthn.js';
 import { beginningAt } from '../../domain/revocation-horizon.js';
-import { enrollableFactors, mfaPrompt, factsOf } from '../../domain/sign-in-policy.js';
+import { enrollableFactors, mfaPrompt, factsOf, passkeysAllowed } from '../../domain/sign-in-policy.js';
 import { firstFactorAt, isExternal } from '../../model/auth-checks.js';
-import { U2F_SECOND_FACTOR, U2F_WITH_VERIFICATION, type UserRecord } from '../../model/records.js';
+import { U2F_SECOND_FACTOR, U2F_WITH_VERIFICATION, type UserRecord, webauthnTokenRefusal } from '../../model/records.js';
 import { ApiError } from '../../model/errors.js';
 import { parseFormBody, parseUrlEncoded, type Form } from '../../protocol/form.js';
 import { ceremonyPage, donePage, errorPage, type CeremonyView, type CodeFormTarget } from '../../ui/pages.js';
@@ -57,12 +57,8 @@ export function webauthnLogin<F extends LoginFlow>(ctx: WebAuthnPorts, kit: WebA
   const secondFactorTokens = (user: View<UserRecord>) => tokensOf(user, loginPolicy(user.orgId).multiFactors.includes(U2F_WITH_VERIFICATION) ? ['u2f', 'passwordless'] : ['u2f']);
   const t = (flow: F, key: TextKey) => kit.t(flow, key);
 
-  const passkeysAllowed = (user: View<UserRecord>) => loginPolicy(user.orgId).passwordlessType === 'PASSWORDLESS_TYPE_ALLOWED';
-
   /** Whether the login offers this person their passkey instead of the password. */
-  function offersPasskey(user: View<UserRecord>): boolean {
-    return passkeysAllowed(user) && tokensOf(user, ['passwordless']).length > 0;
-  }
+  const offersPasskey = (user: View<UserRecord>) => passkeysAllowed(loginPolicy(user.orgId)) && factsOf(user).hasPasskey === true;
 
   const switchForm = (flow: F, action: string, text: string, fields: Record<string, string> = {}) => html`<form method="post" action="${action}">
 <input type="hidden" name="authRequestID" value="${flow.page.authRequestId}">
@@ -70,6 +66,15 @@ export function webauthnLogin<F extends LoginFlow>(ctx: WebAuthnPorts, kit: WebA
 ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
 <button type="submit" class="secondary">${text}</button>
 </form>`;
+
+  /** The name a person gave a new key, or the kind's own. */
+  const tokenName = (form: Form, kind: WebAuthnKind) => (form.get('name') ?? '').trim().slice(0, 100) || (kind === 'u2f' ? 'Security key' : 'Passkey');
+
+  /** What the enrollment refused (the key registered already, the most kept), as the page says it; anything else goes on as an error. */
+  const refusalText = (error: unknown): string => {
+    if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return error.message;
+    throw error;
+  };
 
   /** A ceremony's page for the person: its challenge stored with the sign-in request (taken by the answer). */
   async function ceremonyOf(flow: F, user: View<UserRecord>, ceremony: Ceremony<unknown>, view: Omit<CeremonyView, 'options' | 'loginName' | 'error'>, error: string | undefined): Promise<Response> {
@@ -93,7 +98,8 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
           mode: 'authenticate',
           action: '/ui/login/passkey',
           button: t(flow, 'passkey.button'),
-          alternatives: switchForm(flow, '/ui/login/passkey/password', t(flow, 'passkey.password')),
+          // The password instead, where the person's login policy takes passwords at all.
+          alternatives: loginPolicy(user.orgId).allowUsernamePassword ? switchForm(flow, '/ui/login/passkey/password', t(flow, 'passkey.password')) : '',
         },
         error,
       );
@@ -188,34 +194,42 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
     return kit.proceed(flow, user.id);
   }
 
-  /** A security key or passkey added in this sign-in; `passOnAdd`: it is this sign-in's second factor too (enrollment). */
+  /** A security key or passkey added in this sign-in; a security key is this sign-in's second factor too (enrollment). */
   async function enroll(flow: F, form: Form, kind: WebAuthnKind): Promise<Response> {
     const user = kit.authenticatedUser(flow);
     if (!user?.human) return kit.expired(flow.agent);
     if (kind === 'u2f' && !enrollableFactors(loginPolicy(user.orgId)).includes(U2F_SECOND_FACTOR)) return kit.show(flow);
-    if (kind === 'passwordless' && loginPolicy(user.orgId).passwordlessType !== 'PASSWORDLESS_TYPE_ALLOWED') return kit.show(flow);
+    if (kind === 'passwordless' && !passkeysAllowed(loginPolicy(user.orgId))) return kit.show(flow);
     const given = await answerOf(flow, form);
     if (!given) return failed(flow);
-    const name = (form.get('name') ?? '').trim().slice(0, 100) || (kind === 'u2f' ? 'Security key' : 'Passkey');
-    const token = await webauthn.verifyRegistration(given.answer, given.challenge, kind, name, clock.now());
+    const token = await webauthn.verifyRegistration(given.answer, given.challenge, kind, tokenName(form, kind), clock.now());
     if (!token) return failed(flow);
+    let enrolled;
     try {
-      if (!(await ctx.loginDirectory.from(flow.peer).enrollWebAuthn(user.id, token, firstFactorAt(flow.auth.checks)))) return kit.expired(flow.agent);
+      enrolled = await ctx.loginDirectory.from(flow.peer).enrollWebAuthn(user.id, token, firstFactorAt(flow.auth.checks));
     } catch (error) {
-      if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return page(flow, error.message);
-      throw error;
+      return page(flow, refusalText(error));
     }
+    if (!enrolled) return kit.expired(flow.agent);
     if (kind === 'u2f') await ctx.authRequests.passOtp(flow.auth, beginningAt(user), 'u2f');
     return kit.proceed(flow, user.id);
   }
 
   // ---- a passkey registered from a link (`…/passwordless/_link`, `_send_link`) ----
 
+  interface LinkState {
+    purpose: 'passkey-link';
+    challenge: string;
+    userId: string;
+    until: number;
+  }
   const linkTarget = (locale: Locale, user: View<UserRecord> | undefined): CodeFormTarget => ({ locale, userId: user?.id ?? '' });
-  const sealState = (state: { challenge: string; userId: string; until: number }) => Buffer.from(stateKey.encrypt(Buffer.from(JSON.stringify(state)))).toString('base64url');
-  const openState = (text: string | undefined): { challenge: string; userId: string; until: number } | undefined => {
+  const sealState = (state: LinkState) => Buffer.from(stateKey.encrypt(Buffer.from(JSON.stringify(state)))).toString('base64url');
+  /** The page's sealed state, only if it is one (its purpose named: nothing else the master key sealed passes for it). */
+  const openState = (text: string | undefined): LinkState | undefined => {
     try {
-      return text ? (JSON.parse(stateKey.decrypt(Buffer.from(text, 'base64url')).toString('utf8')) as { challenge: string; userId: string; until: number }) : undefined;
+      const state = text ? (JSON.parse(stateKey.decrypt(Buffer.from(text, 'base64url')).toString('utf8')) as Partial<LinkState>) : undefined;
+      return state?.purpose === 'passkey-link' && typeof state.challenge === 'string' && typeof state.userId === 'string' && typeof state.until === 'number' ? (state as LinkState) : undefined;
     } catch {
       return undefined;
     }
@@ -224,7 +238,7 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
   async function linkPage(locale: Locale, user: View<UserRecord>, code: string, error?: string): Promise<Response> {
     const tr = translator(locale);
     const { options, challenge } = await webauthn.registration(user, ctx.orgs.preferredLoginName(user), 'passwordless');
-    const state = sealState({ challenge, userId: user.id, until: clock.now() + LINK_PAGE_MS });
+    const state = sealState({ purpose: 'passkey-link', challenge, userId: user.id, until: clock.now() + LINK_PAGE_MS });
     return ceremonyResponse(
       200,
       ceremonyPage(linkTarget(locale, user), {
@@ -251,20 +265,23 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
     const user = ctx.orgs.getUser((form.get('userID') ?? '').slice(0, 200));
     const state = openState(form.get('state'));
     const code = (form.get('code') ?? '').slice(0, 40);
-    if (!user?.human || !state || state.userId !== user.id || state.until < clock.now() || !passkeysAllowed(user)) return linkError(locale);
+    if (!user?.human || !state || state.userId !== user.id || state.until < clock.now() || !passkeysAllowed(loginPolicy(user.orgId))) return linkError(locale);
     const answer = parseCeremonyAnswer(form.get('credential'));
-    const name = (form.get('name') ?? '').trim().slice(0, 100) || 'Passkey';
-    const token = answer && !form.get('failure') ? await webauthn.verifyRegistration(answer, state.challenge, 'passwordless', name, clock.now()) : undefined;
+    const token = answer && !form.get('failure') ? await webauthn.verifyRegistration(answer, state.challenge, 'passwordless', tokenName(form, 'passwordless'), clock.now()) : undefined;
     if (!token) return linkPage(locale, user, code, translator(locale)('webauthn.failed'));
+    // What the enrollment would refuse is told before the code is spent (the link still works for another key).
+    const refused = webauthnTokenRefusal(user.human.webauthn ?? [], token.id);
+    if (refused) return linkPage(locale, user, code, refused.message);
     // The code is what proves the link was this person's: used once, now that the key answered.
     const redeemed = await ctx.userCodes.redeem(user.id, 'passwordless', code, clock.now());
     if (redeemed.result !== 'ok') return linkError(locale);
+    let enrolled;
     try {
-      if (!(await ctx.loginDirectory.from(req.peer).enrollWebAuthn(user.id, token, undefined))) return linkError(locale);
+      enrolled = await ctx.loginDirectory.from(req.peer).enrollWebAuthn(user.id, token, undefined);
     } catch (error) {
-      if (error instanceof ApiError && (error.kind === 'AlreadyExists' || error.kind === 'InvalidArgument')) return htmlResponse(400, errorPage(locale, error.message));
-      throw error;
+      return htmlResponse(400, errorPage(locale, refusalText(error)));
     }
+    if (!enrolled) return linkError(locale);
     const tr = translator(locale);
     return htmlResponse(200, donePage(locale, tr('passkeyLink.done.title'), tr('passkeyLink.done.intro')));
   }
@@ -320,7 +337,7 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
         const locale = agentOf(ctx, req, query.get('ui_locales')).locale;
         const user = ctx.orgs.getUser((query.get('userID') ?? '').slice(0, 200));
         const code = (query.get('code') ?? '').slice(0, 40);
-        if (!user?.human || !code || !passkeysAllowed(user) || (await ctx.userCodes.check(user.id, 'passwordless', code, clock.now())).result !== 'ok') return linkError(locale);
+        if (!user?.human || !code || !passkeysAllowed(loginPolicy(user.orgId)) || (await ctx.userCodes.check(user.id, 'passwordless', code, clock.now())).result !== 'ok') return linkError(locale);
         return linkPage(locale, user, code);
       },
       POST: linkRegistration,
