@@ -406,7 +406,7 @@ describe('initialization', () => {
 
 describe('passkey registration links', () => {
   it("a bundle's person with requestPasswordlessRegistration is mailed a link to register a passkey; _send_link mails one too", async () => {
-    const orgId = `pl${Date.now()}`;
+    const orgId = uniqueName('pl');
     const userName = uniqueName('pl');
     const imported = await call('POST', '/admin/v1/import', {
       timeout: '1m',

@@ -67,7 +67,7 @@ export class Notifications {
     private readonly issuer: string,
   ) {
     const perPerson = (purpose: CodePurpose) => failureWindows.window(`mail-person-${purpose}`, CODE_RULES[purpose].perPersonPerHour, HOUR);
-    this.perPerson = { verifyEmail: perPerson('verifyEmail'), passwordReset: perPerson('passwordReset'), init: perPerson('init'), otpEmail: perPerson('otpEmail'), passwordless: perPerson('passwordless') };
+    this.perPerson = Object.fromEntries((Object.keys(CODE_RULES) as CodePurpose[]).map((purpose) => [purpose, perPerson(purpose)])) as Record<CodePurpose, FailureWindow>;
     this.perAddress = failureWindows.window('mail-address', PER_ADDRESS_PER_HOUR, HOUR);
   }
 
