@@ -12,5 +12,16 @@ export interface ActsFor {
 }
 
 export function actingFor<T extends ActsFor>(actor: T, editor: Editor): T {
-  return Object.freeze(Object.create(actor, { editor: { value: editor } })) as T;
+  return viewWith<T>(actor, { editor } as Partial<T>);
+}
+
+/**
+ * The same object with some fields of its own (who acts, from where): its methods run on it, its
+ * state is the object's. Frozen, so a method that assigned a field throws instead of leaving the
+ * assignment on the view.
+ */
+export function viewWith<T extends object>(target: T, own: Partial<T>): T {
+  const view = Object.create(target) as T;
+  for (const [name, value] of Object.entries(own)) Object.defineProperty(view, name, { value });
+  return Object.freeze(view);
 }

@@ -1,3 +1,5 @@
+import type { Editor } from '../model/activity.js';
+import { viewWith } from '../actors/acting-for.js';
 import type { NewHuman } from '../actors/new-human.js';
 import type { OrgsActor } from '../actors/orgs.js';
 import type { LeasesActor } from '../actors/leases.js';
@@ -74,8 +76,11 @@ export interface LoginDirectory {
   useWebAuthn(userId: string, credentialId: string, counter: number, passedAt?: number): Promise<boolean>;
   /** The person skipped the offer to set up a passkey at `at` (ms). */
   skipPasskeyPrompt(userId: string, at: number): Promise<void>;
-  /** These decisions for a browser at `address`: the activity log records the person's changes as theirs, from there. */
-  from(address: string | undefined): LoginDirectory;
+  /**
+   * These decisions for a client at `address`: the activity log records the changes as the
+   * person's own (the login), or as `editor`'s (an API caller who brings the person's code).
+   */
+  from(address: string | undefined, editor?: Editor): LoginDirectory;
 }
 
 /** The outcome of a password check. */
@@ -104,8 +109,9 @@ export type PasswordWork = Pick<CryptoPool, 'hashPassword' | 'verifyPassword'>;
 export class LoginDecisions implements LoginDirectory {
   /** A hash that never matches, verified for unknown users so they cost the same time as known ones (shared by the views `from` makes). */
   private readonly dummy: { hash?: Promise<string> } = {};
-  /** The browser's address (see from). */
+  /** The client's address, and who acts when not the person (see from). */
   readonly address: string | undefined = undefined;
+  readonly editor: Editor | undefined = undefined;
 
   constructor(
     private readonly orgs: OrgsActor,
@@ -119,13 +125,13 @@ export class LoginDecisions implements LoginDirectory {
     await this.passwords.verifyPassword(password.slice(0, MAX_PASSWORD), await this.dummy.hash);
   }
 
-  from(address: string | undefined): LoginDirectory {
-    return Object.freeze(Object.create(this, { address: { value: address } })) as LoginDecisions;
+  from(address: string | undefined, editor?: Editor): LoginDirectory {
+    return viewWith<LoginDecisions>(this, { address, editor });
   }
 
-  /** The directory acting for the person (or, registering, for someone not yet known: ''), from this browser. */
+  /** The directory acting for the person (or, registering, for someone not yet known: ''), from this client; or for the API caller. */
   private by(userId: string): OrgsActor {
-    return this.orgs.by({ userId, service: 'login', address: this.address });
+    return this.orgs.by(this.editor ?? { userId, service: 'login', address: this.address });
   }
 
   async checkPassword(userId: string | undefined, password: string): Promise<PasswordCheck> {

@@ -1,3 +1,4 @@
+import type { LoginDirectory } from './login-directory.js';
 import type { UserRecord } from '../model/records.js';
 import type { View } from '../util/readonly.js';
 import { clock } from '../util/clock.js';
@@ -21,10 +22,18 @@ export async function afterNewPassword(ctx: Pick<NewPasswordPorts, 'notification
  * A password set with a mailed code (a reset, or an initialization, which also verifies the address
  * the code went to): the code is used once; undefined when it is wrong, expired or used.
  */
-export async function setPasswordWithCode(ctx: NewPasswordPorts, userId: string, purpose: 'passwordReset' | 'init', code: string, password: string): Promise<View<UserRecord> | undefined> {
+export async function setPasswordWithCode(
+  ctx: NewPasswordPorts,
+  userId: string,
+  purpose: 'passwordReset' | 'init',
+  code: string,
+  password: string,
+  /** The login's decisions for this client (LoginDirectory.from): who the change is logged as, from where. */
+  directory: LoginDirectory,
+): Promise<View<UserRecord> | undefined> {
   const redeemed = await ctx.userCodes.redeem(userId, purpose, code, clock.now());
   if (redeemed.result !== 'ok') return undefined;
-  const changed = await ctx.loginDirectory.setPasswordByCode(userId, password, purpose === 'init' ? redeemed.subject : undefined);
+  const changed = await directory.setPasswordByCode(userId, password, purpose === 'init' ? redeemed.subject : undefined);
   await afterNewPassword(ctx, changed);
   return changed;
 }

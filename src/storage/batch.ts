@@ -50,12 +50,10 @@ export class WriteBatch {
   private frees: { key: string; owner: string }[] = [];
   /** Events besides those its rows stand for (an import's summary). */
   private events: EventDraft[] = [];
-  /** Who makes the batch's changes (the activity log's editor); Sesame itself when unset. */
-  by: Editor | undefined;
-
-  constructor(by?: Editor) {
-    this.by = by;
-  }
+  constructor(
+    /** Who makes the batch's changes (the activity log's editor); Sesame itself when absent. */
+    readonly by?: Editor,
+  ) {}
 
   /** Writes staged so far (a row staged twice counts twice). */
   get size(): number {

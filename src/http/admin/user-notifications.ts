@@ -84,7 +84,7 @@ export function userNotificationRoutes(ctx: UserNotificationsPorts): Route[] {
         const user = human(caller.requireActOn(req.params[0]!, 'user.write'));
         const { verificationCode } = readBody(req, verifySchema);
         const redeemed = await ctx.userCodes.redeem(user.id, 'verifyEmail', verificationCode, clock.now());
-        const verified = redeemed.result === 'ok' ? await ctx.loginDirectory.verifyEmail(user.id, redeemed.subject) : undefined;
+        const verified = redeemed.result === 'ok' ? await ctx.loginDirectory.from(caller.by.address, caller.by).verifyEmail(user.id, redeemed.subject) : undefined;
         if (!verified) throw wrongCode();
         return ok({ details: changedDetails(verified, verified.orgId) });
       },
@@ -97,7 +97,7 @@ export function userNotificationRoutes(ctx: UserNotificationsPorts): Route[] {
         requireComplexPassword(input.newPassword.password, ctx.orgs.policy('passwordComplexity', user.orgId).policy);
         if (input.verificationCode) {
           // A code from …/password_reset: the person's own choice, no change required after it.
-          const changed = await setPasswordWithCode(ctx, user.id, 'passwordReset', input.verificationCode, input.newPassword.password);
+          const changed = await setPasswordWithCode(ctx, user.id, 'passwordReset', input.verificationCode, input.newPassword.password, ctx.loginDirectory.from(caller.by.address, caller.by));
           if (!changed) throw wrongCode();
           return ok({ details: changedDetails(changed, changed.orgId) });
         }

@@ -697,7 +697,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     const problem = newPasswordProblem(pseudoFlow, form, user?.orgId ?? flow?.auth.request.orgId ?? INSTANCE_POLICY);
     if (problem) return codeError(target, page, problem, true);
     // A reset ends the person's sessions and sign-ins in progress (the revocation horizon moved).
-    const changed = user?.human ? await setPasswordWithCode(ctx, user.id, purpose, code, form.get('password') ?? '') : undefined;
+    const changed = user?.human ? await setPasswordWithCode(ctx, user.id, purpose, code, form.get('password') ?? '', ctx.loginDirectory.from(req.peer)) : undefined;
     if (!changed || !user) return codeError(target, page, 'code.invalid');
     if (!flow) return htmlResponse(200, donePage(locale, t(pseudoFlow, `${kind}.done.title`), t(pseudoFlow, `${kind}.done.intro`), brandOf(user.orgId, user)));
     const current = await ctx.authRequests.get(flow.auth.id, flow.agent.agentId);
