@@ -125,11 +125,13 @@ export class UserSessionsActor {
   private change(sid: string, next: (current: UserSession | undefined) => UserSession | null | undefined, events: readonly NewEvent[] = []): Promise<UserSession | undefined> {
     return this.store.durable(
       this.store.update(SESSIONS, sid, next, (found, changed) => {
-        const writes: RecordWrite[] = events.length > 0 && changed ? [{ activity: events }] : [];
+        const writes: RecordWrite[] = [];
         if (found && (changed === null || changed.agentId !== found.agentId)) writes.push({ kind: SESSION_INDEX, key: agentKey(found.agentId, sid), value: null });
         if (found && (changed === null || changed.userId !== found.userId)) writes.push({ kind: SESSION_INDEX, key: userKey(found.userId, sid), value: null });
         if (changed && changed.agentId !== found?.agentId) writes.push({ kind: SESSION_INDEX, key: agentKey(changed.agentId, sid), value: true });
         if (changed && changed.userId !== found?.userId) writes.push({ kind: SESSION_INDEX, key: userKey(changed.userId, sid), value: true });
+        // Last: on PostgreSQL the log's appends take turns, held from the append to the commit.
+        if (events.length > 0 && changed) writes.push({ activity: events });
         return writes;
       }),
     );

@@ -45,6 +45,12 @@ export interface WebAuthnKit<F extends LoginFlow> extends LoginKit<F> {
   skipEnrollment(flow: F): Promise<Response>;
 }
 
+/** The setup page of each kind of key: its texts and where its answer goes. */
+const SETUP_PAGES = {
+  passwordless: { title: 'passkeySetup.title', intro: 'passkeySetup.intro', button: 'passkeySetup.button', action: '/ui/login/passkey/setup' },
+  u2f: { title: 'u2fSetup.title', intro: 'u2fSetup.intro', button: 'u2fSetup.button', action: '/ui/login/u2f/setup' },
+} as const satisfies Record<WebAuthnKind, { title: TextKey; intro: TextKey; button: TextKey; action: string }>;
+
 /** How long the sealed state of a link's registration page holds (ms). */
 const LINK_PAGE_MS = 10 * 60_000;
 
@@ -131,16 +137,17 @@ ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="
     const policy = loginPolicy(user.orgId);
     const optional = mfaPrompt(factsOf(user), policy, clock.now(), isExternal(flow.auth.checks)) !== 'required';
     const others = enrollableFactors(policy).some((f) => f !== U2F_SECOND_FACTOR);
+    const setup = SETUP_PAGES[kind];
     return ceremonyOf(
       flow,
       user,
       ceremony,
       {
-        title: t(flow, kind === 'passwordless' ? 'passkeySetup.title' : 'u2fSetup.title'),
-        intro: t(flow, kind === 'passwordless' ? 'passkeySetup.intro' : 'u2fSetup.intro'),
+        title: t(flow, setup.title),
+        intro: t(flow, setup.intro),
         mode: 'register',
-        action: kind === 'passwordless' ? '/ui/login/passkey/setup' : '/ui/login/u2f/setup',
-        button: t(flow, kind === 'passwordless' ? 'passkeySetup.button' : 'u2fSetup.button'),
+        action: setup.action,
+        button: t(flow, setup.button),
         askName: true,
         alternatives:
           kind === 'passwordless'

@@ -44,7 +44,9 @@ export class Upstreams {
     const key = `${provider.id}:${provider.sequence}:${publicOnly}`;
     const cached = this.configs.get(key);
     if (cached && clock.now() - cached.at < DISCOVERY_TTL_MS) return cached.config;
-    for (const k of this.configs.keys()) if (k.startsWith(`${provider.id}:`)) this.configs.delete(k);
+    // This provider's older configurations go, and every one past its time (a removed provider's too:
+    // providers made and removed over and over do not pile up here).
+    for (const [k, entry] of this.configs) if (k.startsWith(`${provider.id}:`) || clock.now() - entry.at >= DISCOVERY_TTL_MS) this.configs.delete(k);
     const config = this.newConfig(provider, publicOnly);
     this.configs.set(key, { at: clock.now(), config });
     config.catch(() => this.configs.delete(key));
