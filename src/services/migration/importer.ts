@@ -238,12 +238,12 @@ export class Importer {
   }
 
   /** A bundle's login policy's providers, renamed by idpIdMap: the org's own (imported) or the instance's; any other is reported and left out. */
-  private offeredIdps(orgId: string, idps: readonly LoginPolicyIdp[], orgIdps: ReadonlySet<string>): LoginPolicyIdp[] {
+  private offeredIdps(orgId: string, idps: readonly LoginPolicyIdp[], orgIdps: ReadonlySet<string>, instanceIdps: ReadonlySet<string>): LoginPolicyIdp[] {
     const out: LoginPolicyIdp[] = [];
     for (const entry of idps) {
       const idpId = this.options.idpIdMap?.[entry.idpId] ?? entry.idpId;
       if (orgIdps.has(idpId)) out.push({ idpId, ownerType: 'IDP_OWNER_TYPE_ORG' });
-      else if (this.instanceIdps().has(idpId)) out.push({ idpId, ownerType: 'IDP_OWNER_TYPE_SYSTEM' });
+      else if (instanceIdps.has(idpId)) out.push({ idpId, ownerType: 'IDP_OWNER_TYPE_SYSTEM' });
       else this.report.error('login_policy', orgId, 'IMPORT-1dp01', `idps: identity provider ${entry.idpId} is neither in the bundle nor the target's (idpIdMap maps it to one); left out`);
     }
     return out;
@@ -415,6 +415,7 @@ export class Importer {
 
     // The org's identity providers (ids kept, as ZITADEL keeps them), before what refers to them.
     const orgIdps = new Set<string>();
+    const instanceIdps = this.instanceIdps();
     if (providers.length > 0) {
       attempt('oidc_idp', orgId, () => {
         const now = clock.now();
@@ -432,7 +433,7 @@ export class Importer {
       });
     }
     const login = policies.get('login') as LoginPolicy | undefined;
-    if (login?.idps?.length) policies.set('login', { ...login, idps: this.offeredIdps(orgId, login.idps, orgIdps) });
+    if (login?.idps?.length) policies.set('login', { ...login, idps: this.offeredIdps(orgId, login.idps, orgIdps, instanceIdps) });
 
     for (const [kind, policy] of policies) {
       attempt(POLICY_ERROR_TYPES.get(kind)!, orgId, () => {
@@ -482,7 +483,7 @@ export class Importer {
     const link = (userId: string, bundleIdpId: string, externalUserId: string, userName: string) =>
       attempt('user_link', `${userId}_${bundleIdpId}`, () => {
         const idpId = this.options.idpIdMap?.[bundleIdpId] ?? bundleIdpId;
-        if (!orgIdps.has(idpId) && !this.instanceIdps().has(idpId)) {
+        if (!orgIdps.has(idpId) && !instanceIdps.has(idpId)) {
           throw notFound('IMPORT-1dp02', `identity provider ${bundleIdpId} is neither in the bundle nor the target's (idpIdMap maps it to one); the link was not imported`);
         }
         const key = `${idpId}\n${externalUserId}`;
