@@ -20,8 +20,9 @@ const SECOND_FACTOR_TYPES = [
 ] as const;
 const MULTI_FACTOR_TYPES = ['MULTI_FACTOR_TYPE_UNSPECIFIED', 'MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION'] as const;
 
-const OWNER_TYPES = ['IDP_OWNER_TYPE_UNSPECIFIED', 'IDP_OWNER_TYPE_SYSTEM', 'IDP_OWNER_TYPE_ORG'] as const;
-const idp = z.object({ idpId: z.string().trim().max(200).default(''), ownerType: enumField(OWNER_TYPES) });
+/** ZITADEL's IDPOwnerType: whose provider a login policy's entry names. */
+export const IDP_OWNER_TYPES = ['IDP_OWNER_TYPE_UNSPECIFIED', 'IDP_OWNER_TYPE_SYSTEM', 'IDP_OWNER_TYPE_ORG'] as const;
+const idp = z.object({ idpId: z.string().trim().max(200).default(''), ownerType: enumField(IDP_OWNER_TYPES) });
 
 export const loginPolicySchema = z.object({
   allowUsernamePassword: flag(),

@@ -8,6 +8,7 @@ import { addedDetails, changedDetails, listDetails, rfc3339 } from '../../zitade
 import { ADD_SCHEMAS, KIND_PATHS, KINDS_REFUSED, legacyOidcSchema, legacyOidcSettings, providerView, settingsOf, UPDATE_SCHEMAS } from '../../zitadel/idps.js';
 import { readBody, text } from '../../zitadel/validation.js';
 import { enumField } from '../../zitadel/enums.js';
+import { IDP_OWNER_TYPES } from '../../zitadel/login-policy.js';
 import { ownerTypeOf, type FoundProvider } from '../../actors/identity-providers.js';
 import { INSTANCE_POLICY, type IdpKind, type LoginPolicy } from '../../model/records.js';
 import { invalidArgument, notFound, preconditionFailed } from '../../model/errors.js';
@@ -27,8 +28,7 @@ export type IdpsPorts = Pick<Ports, 'orgs' | 'idps'> & SessionEndPorts & CallerP
  * org's list, takes the right to act on every administrator of the org, as its login policy does;
  * a link takes the right to act on the person.
  */
-const OWNER_TYPES = ['IDP_OWNER_TYPE_UNSPECIFIED', 'IDP_OWNER_TYPE_SYSTEM', 'IDP_OWNER_TYPE_ORG'] as const;
-const policyIdpSchema = z.object({ idpId: z.string().trim().min(1, 'must not be empty').max(200), ownerType: enumField(OWNER_TYPES) });
+const policyIdpSchema = z.object({ idpId: z.string().trim().min(1, 'must not be empty').max(200), ownerType: enumField(IDP_OWNER_TYPES) });
 const searchSchema = z.object({ query: z.object({ offset: z.union([z.string(), z.number()]).optional(), limit: z.number().int().min(0).max(1000).optional() }).passthrough().optional() }).passthrough();
 const linkSchema = z.object({ idpLink: z.object({ idpId: z.string().trim().min(1, 'must not be empty').max(200), userId: z.string().trim().min(1, 'must not be empty').max(200), userName: text(200) }) });
 
