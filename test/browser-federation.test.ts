@@ -1,9 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, RUN_BROWSER } from './helpers/browser.js';
+import { launchChromium, RUN_BROWSER, screenshot as shot } from './helpers/browser.js';
 import { api } from './helpers/api.js';
 import { createHuman, createWebApp, uniqueName, type WebApp } from './helpers/oidc.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
@@ -16,7 +13,6 @@ import { RUN_LDAP, startLdapServer, type LdapServer } from './helpers/ldap-serve
  * of an account linked to nobody (create, or sign in to link), the LDAP form with a wrong and a
  * right password. Each page is saved under test/artifacts/idp-*.png.
  */
-const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 const REDIRECT = 'http://localhost:9999/callback';
 const CALLBACK = '/ui/login/login/externalidp/callback';
 
@@ -29,7 +25,6 @@ let oidcName: string;
 const clock = TestClock.followingSystem();
 
 const call = (method: string, path: string, body?: unknown) => api(server, method, path, { token: server.pat, body });
-const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 const authorize = (extra: Record<string, string> = {}) =>
   `${server.issuer}/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid email profile', state: 's', ...extra })}`;
 
@@ -48,7 +43,6 @@ async function offer(path: string, body: Record<string, unknown>): Promise<strin
 
 beforeAll(async () => {
   if (!RUN_BROWSER) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
   server = await startInProcess({ clock });
   upstream = await startUpstreamIdp(`${server.issuer}${CALLBACK}`);
   browser = await launchChromium();

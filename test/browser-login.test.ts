@@ -1,11 +1,8 @@
-import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as oidc from 'openid-client';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium, RUN_BROWSER } from './helpers/browser.js';
+import type { Browser } from 'playwright-core';
+import { launchChromium, RUN_BROWSER, screenshot as shot } from './helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base32Encode, totpAt } from '../src/crypto/totp.js';
 import { api } from './helpers/api.js';
@@ -17,7 +14,6 @@ import { startInProcess, TestClock, type InProcessServer } from './helpers/in-pr
  * uses openid-client: code flow with PKCE, a wrong password, the TOTP step, single sign-on, and
  * sign-out. Every login page is saved as a screenshot under test/artifacts/.
  */
-const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 
 let server: InProcessServer;
 let browser: Browser;
@@ -109,7 +105,6 @@ async function startRelyingParty(): Promise<RelyingParty> {
   return rp;
 }
 
-const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 
 const introspect = async (token: string) => {
   const res = await fetch(`${server.url}/oauth/v2/introspect`, {
@@ -125,7 +120,6 @@ const introspect = async (token: string) => {
 
 beforeAll(async () => {
   if (!RUN_BROWSER) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
   server = await startInProcess({ clock });
   rp = await startRelyingParty();
   app = await createWebApp(server, {

@@ -1,9 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, RUN_BROWSER } from './helpers/browser.js';
+import { launchChromium, RUN_BROWSER, screenshot as shot } from './helpers/browser.js';
 import { api } from './helpers/api.js';
 import { createWebApp, uniqueName, type WebApp } from './helpers/oidc.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
@@ -14,7 +11,6 @@ import { startSmtpReceiver, type SmtpReceiver } from './helpers/smtp-receiver.js
  * the link opened from the mail, in English; an email verification and an account initialization
  * in German under an org's label and privacy policies. Each page is saved under test/artifacts/.
  */
-const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 const REDIRECT = 'http://localhost:9999/callback';
 
 let server: InProcessServer;
@@ -24,7 +20,6 @@ let web: WebApp;
 const clock = TestClock.followingSystem();
 
 const call = (method: string, path: string, body?: unknown, orgId?: string) => api(server, method, path, { token: server.pat, body, orgId });
-const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 const linkTo = (links: string[], path: string) => links.find((l) => new URL(l).pathname === path)!;
 
 async function person(orgId: string | undefined, options: { verified: boolean; password?: string; language: string }) {
@@ -52,7 +47,6 @@ const authorize = (extra: Record<string, string> = {}) =>
 
 beforeAll(async () => {
   if (!RUN_BROWSER) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
   receiver = await startSmtpReceiver();
   server = await startInProcess({ clock });
   browser = await launchChromium();

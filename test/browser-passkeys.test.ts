@@ -1,9 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, RUN_BROWSER } from './helpers/browser.js';
+import { launchChromium, RUN_BROWSER, screenshot as shot } from './helpers/browser.js';
 import { api } from './helpers/api.js';
 import { createHuman, createWebApp, exchangeCode, uniqueName, type WebApp } from './helpers/oidc.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
@@ -16,7 +13,6 @@ import { startSmtpReceiver, type SmtpReceiver } from './helpers/smtp-receiver.js
  * enrollment step and asked for after the password, the offer of a passkey after a password
  * sign-in; a removed key signs nothing in. English and German; screenshots test/artifacts/passkey-*.png.
  */
-const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 const REDIRECT = 'http://localhost:9999/callback';
 
 let server: InProcessServer;
@@ -26,7 +22,6 @@ let web: WebApp;
 const clock = TestClock.followingSystem();
 
 const call = (method: string, path: string, body?: unknown, orgId?: string) => api(server, method, path, { token: server.pat, body, orgId });
-const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 const authorize = (extra: Record<string, string> = {}) =>
   `${server.issuer}/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's', ...extra })}`;
 
@@ -55,7 +50,6 @@ async function setPolicy(changes: Record<string, unknown>, orgId?: string): Prom
 
 beforeAll(async () => {
   if (!RUN_BROWSER) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
   receiver = await startSmtpReceiver();
   server = await startInProcess({ clock });
   browser = await launchChromium();

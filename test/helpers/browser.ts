@@ -1,5 +1,16 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+/** Where the browser tests leave their screenshots. */
+export const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
+
+/** A full-page screenshot, test/artifacts/<name>.png. */
+export function screenshot(page: Page, name: string): Promise<Buffer> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
 
 /** Debian's chromium, driven by playwright-core (no browser download). */
 export const CHROMIUM = '/usr/bin/chromium';
