@@ -112,6 +112,15 @@ export type ProjectSettings = Pick<ProjectRecord, 'name' | 'projectRoleAssertion
   resourceUris?: readonly string[] | undefined;
 };
 
+/**
+ * A user's revocation horizon moved to `to` (now): always forward, by a millisecond at least, so
+ * that each change that voids what the user began is told by the horizon having moved (the activity
+ * log tells a new password from the same one hashed anew by it: model/row-events.ts).
+ */
+function movedHorizon(current: number | undefined, to: number): number {
+  return Math.max(to, (current ?? 0) + 1);
+}
+
 export class OrgsActor implements ActsFor {
   /** Who this actor's changes are by (see by); Sesame itself on the actor as composed. */
   readonly editor: Editor | undefined = undefined;
@@ -667,7 +676,7 @@ export class OrgsActor implements ActsFor {
    */
   stageTokenRevocation(userId: string, batch: WriteBatch): View<UserRecord> {
     const user = this.requireUser(userId, undefined, batch);
-    const updated = stamp<UserRecord>({ ...ownRow<UserRecord>(user), revokedBefore: clock.now() }, false);
+    const updated = stamp<UserRecord>({ ...ownRow<UserRecord>(user), revokedBefore: movedHorizon(user.revokedBefore, clock.now()) }, false);
     this.users.stage(updated, batch);
     return updated;
   }
@@ -732,7 +741,7 @@ export class OrgsActor implements ActsFor {
       const next: UserRecord = {
         ...current,
         ...(delta.state ? { state: delta.state } : {}),
-        ...(delta.revokedBefore !== undefined ? { revokedBefore: delta.revokedBefore } : {}),
+        ...(delta.revokedBefore !== undefined ? { revokedBefore: movedHorizon(current.revokedBefore, delta.revokedBefore) } : {}),
         ...(delta.human && current.human ? { human: { ...current.human, ...delta.human } } : {}),
       };
       // A quiet change (failure bookkeeping) is no change of the user as clients see it (`updated_at`).

@@ -66,14 +66,15 @@ function userEvents(id: string, before: UserRecord | undefined, after: UserRecor
   const events: EventDraft[] = [];
   if (before.userName !== after.userName) events.push(at('user.username.changed', { userName: after.userName }));
   if (before.state !== after.state) events.push(at(stateEvent(before.state, after.state)));
-  if (after.human && before.human) events.push(...humanEvents(before.human, after.human, at));
+  const revoked = (after.revokedBefore ?? 0) > (before.revokedBefore ?? 0);
+  if (after.human && before.human) events.push(...humanEvents(before.human, after.human, at, revoked));
   if (after.machine && !same(before.machine, after.machine)) {
     events.push(at('user.machine.changed', { changed: changedFields(before.machine, after.machine) }));
   }
   const metadata = changedFields(before.metadata, after.metadata);
   for (const key of metadata) events.push(at(after.metadata?.[key] === undefined ? 'user.metadata.removed' : 'user.metadata.set', { key }));
   // Tokens voided on their own (a machine secret renewed, the tokens revoked); with a lock or a new password it is part of that.
-  if (events.length === 0 && (after.revokedBefore ?? 0) > (before.revokedBefore ?? 0)) events.push(at('user.token.revoked'));
+  if (events.length === 0 && revoked) events.push(at('user.token.revoked'));
   return events;
 }
 
@@ -90,6 +91,8 @@ function humanEvents(
   before: HumanData,
   after: HumanData,
   at: (type: string, payload?: Record<string, unknown>, objectId?: string) => EventDraft,
+  /** The person's revocation horizon moved in this change. */
+  revoked: boolean,
 ): EventDraft[] {
   const events: EventDraft[] = [];
   const profile = changedFields(before.profile, after.profile);
@@ -101,7 +104,12 @@ function humanEvents(
   }
   if (after.phone?.isPhoneVerified && !before.phone?.isPhoneVerified) events.push(at('user.human.phone.verified'));
   if (before.passwordHash !== after.passwordHash) {
-    events.push(after.passwordHash ? at('user.human.password.changed', { changeRequired: after.passwordChangeRequired }) : at('user.human.password.removed'));
+    // A new password voids what the old one began (the revocation horizon moves); the same password
+    // hashed anew at a sign-in (a stronger algorithm) is ZITADEL's hash update, no change of it.
+    const rehashed = before.passwordHash !== undefined && after.passwordHash !== undefined && !revoked;
+    events.push(
+      !after.passwordHash ? at('user.human.password.removed') : rehashed ? at('user.human.password.hash.updated') : at('user.human.password.changed', { changeRequired: after.passwordChangeRequired }),
+    );
   } else if (before.passwordChangeRequired !== after.passwordChangeRequired && after.passwordChangeRequired) {
     events.push(at('user.human.password.change.required'));
   }

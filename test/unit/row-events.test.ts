@@ -32,13 +32,19 @@ describe('row events', () => {
   });
 
   it('names credential and contact changes without their values where they are secrets', () => {
-    const changed = rowEvents('users', 'u1', person, { ...person, human: { ...person.human!, passwordHash: '$argon2id$other', email: { email: 'new@example.com', isEmailVerified: true } } });
+    const changed = rowEvents('users', 'u1', person, { ...person, revokedBefore: 5, human: { ...person.human!, passwordHash: '$argon2id$other', email: { email: 'new@example.com', isEmailVerified: true } } });
     expect(changed.map((e) => e.type)).toEqual(['user.human.email.changed', 'user.human.email.verified', 'user.human.password.changed']);
     expect(JSON.stringify(changed)).not.toContain('argon2');
     expect(changed[0]!.payload).toEqual({ email: 'new@example.com' });
     const otp = rowEvents('users', 'u1', person, { ...person, human: { ...person.human!, otpSecretSealed: new Uint8Array([1, 2, 3]) } });
     expect(otp.map((e) => e.type)).toEqual(['user.human.mfa.otp.added']);
     expect(JSON.stringify(otp)).not.toMatch(/"1"|\[1,2,3\]/);
+  });
+
+  it('tells a password hashed anew at a sign-in (no new password: nothing voided) from a new password', () => {
+    const rehashed = { ...person, human: { ...person.human!, passwordHash: '$argon2id$v=19$m=65536,t=3,p=4$stronger' } };
+    expect(types(person, rehashed)).toEqual(['user.human.password.hash.updated']);
+    expect(types(person, { ...rehashed, revokedBefore: 9 })).toEqual(['user.human.password.changed']);
   });
 
   it('names a failed check, and says nothing of a reset failure count or of a row written unchanged', () => {
