@@ -82,6 +82,22 @@ describe('activity log', () => {
     expect(JSON.stringify(found)).not.toContain(person.password);
   });
 
+  it('records a sign-in with a name nobody has, and a sign-out with the browser address', async () => {
+    const agent = new Agent(server);
+    const params = new URLSearchParams({ client_id: web.clientId, redirect_uri: 'http://localhost:9999/callback', response_type: 'code', scope: 'openid' });
+    const nobody = `${uniqueName('nobody')}@example.com`;
+    await signIn(agent, `/oauth/v2/authorize?${params}`, { loginName: nobody, password: 'whatever-1' });
+    const failed = await events({ eventTypes: ['instance.signin.failed'] });
+    expect(failed.at(-1)).toMatchObject({ editor: { service: 'login', address: '127.0.0.1' }, payload: { loginName: nobody, reason: 'unknown' } });
+    const person = await createHuman(server);
+    const { agent: browser } = await codeFlowTokens(server, web, person, 'openid');
+    expect((await browser.follow('/oidc/v1/end_session')).status).toBe(200);
+    const out = await events({ aggregateId: person.userId, eventTypes: ['user.human.signed.in', 'user.human.signed.out'] });
+    expect(types(out)).toEqual(['user.human.signed.in', 'user.human.signed.out']);
+    expect(out[1]).toMatchObject({ editor: { userId: person.userId, service: 'login', address: '127.0.0.1' } });
+    expect(out[1].payload.sessionId).toBe(out[0].payload.sessionId);
+  });
+
   it('records a lockout by wrong passwords', async () => {
     const orgId = (await call('POST', '/management/v1/orgs', { name: uniqueName('org') })).body.id as string;
     expect((await call('POST', '/management/v1/policies/lockout', { maxPasswordAttempts: '2' }, { orgId })).status).toBe(200);

@@ -131,7 +131,7 @@ export class UserSessionsActor {
         if (changed && changed.agentId !== found?.agentId) writes.push({ kind: SESSION_INDEX, key: agentKey(changed.agentId, sid), value: true });
         if (changed && changed.userId !== found?.userId) writes.push({ kind: SESSION_INDEX, key: userKey(changed.userId, sid), value: true });
         // Last: on PostgreSQL the log's appends take turns, held from the append to the commit.
-        if (events.length > 0 && changed) writes.push({ activity: events });
+        if (events.length > 0) writes.push({ activity: events });
         return writes;
       }),
     );
@@ -219,9 +219,25 @@ export class UserSessionsActor {
     void this.change(session.id, (s) => (s && now - s.lastActiveAt >= 3_600_000 ? { ...s, lastActiveAt: now } : undefined)).catch(() => undefined);
   }
 
-  /** Ends sessions; resolves once the removal is durable. */
-  async end(sessions: readonly View<UserSession>[]): Promise<void> {
-    await Promise.all(sessions.map((s) => this.change(s.id, (current) => (current ? null : undefined))));
+  /**
+   * Ends sessions; resolves once the removal is durable. `signedOutFrom`: a sign-out (the person's
+   * browser asked), logged with each session's end in its commit (an end an administrator's change
+   * causes is that change's event).
+   */
+  async end(sessions: readonly View<UserSession>[], signedOut?: { address: string | undefined; orgOf: (userId: string) => string }): Promise<void> {
+    const now = clock.now();
+    await Promise.all(
+      sessions.map((s) => {
+        const events = signedOut
+          ? stampEvents(
+              [{ type: 'user.human.signed.out', aggregateType: 'user', aggregateId: s.userId, resourceOwner: signedOut.orgOf(s.userId), objectId: s.id, payload: { sessionId: s.id } }],
+              { userId: s.userId, service: 'login', address: signedOut.address },
+              now,
+            )
+          : [];
+        return this.change(s.id, (current) => (current ? null : undefined), events);
+      }),
+    );
   }
 
   /** Forgets idle sessions, with their index entries (one used meanwhile, on any thread, stays). */

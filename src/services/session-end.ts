@@ -4,7 +4,7 @@ import type { FlowView } from './ports.js';
 import { revocationHorizon } from './user-tokens.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type SessionEndPorts = Pick<FlowView, 'config' | 'userSessions' | 'issuedTokens' | 'logoutDeliveries'>;
+export type SessionEndPorts = Pick<FlowView, 'config' | 'userSessions' | 'issuedTokens' | 'logoutDeliveries' | 'orgs'>;
 
 /**
  * Ends browser sessions, whatever ends them (end_session, an administrator deactivating, locking
@@ -12,11 +12,12 @@ export type SessionEndPorts = Pick<FlowView, 'config' | 'userSessions' | 'issued
  * in them is revoked, and each app that received tokens in one is queued a back-channel logout.
  * Resolves once all of that is durable; the logouts are delivered in the background.
  */
-export async function endSessions(ctx: SessionEndPorts, sessions: readonly View<UserSession>[]): Promise<void> {
+export async function endSessions(ctx: SessionEndPorts, sessions: readonly View<UserSession>[], signedOutFrom?: { address: string | undefined }): Promise<void> {
   if (sessions.length === 0) return;
   const until = revocationHorizon(ctx);
   await Promise.all([
-    ctx.userSessions.end(sessions),
+    // A sign-out is logged with each session's end (the address of the browser that asked).
+    ctx.userSessions.end(sessions, signedOutFrom && { address: signedOutFrom.address, orgOf: (userId) => ctx.orgs.getUser(userId)?.orgId ?? '' }),
     ...sessions.map((s) => ctx.issuedTokens.revokeSession(s.id, until)),
     ctx.logoutDeliveries.queue(sessions),
   ]);

@@ -62,7 +62,7 @@ export function endSessionRoute(ctx: EndSessionPorts): Route {
     } else {
       ending = agentSessions;
     }
-    await endSessions(ctx, ending);
+    await endSessions(ctx, ending, { address: req.peer });
 
     if (!redirect || !app) return htmlResponse(200, signedOutPage(agent.locale));
     const url = new URL(redirect);
@@ -76,5 +76,6 @@ export function endSessionRoute(ctx: EndSessionPorts): Route {
     }
     return redirectResponse(url.toString());
   };
-  return { pattern: PATHS.endSession, errorStyle: 'html', methods: { GET: handle, POST: handle } };
+  // The browser's address: the activity log's record of where a sign-out came from.
+  return { pattern: PATHS.endSession, errorStyle: 'html', peerAddress: true, methods: { GET: handle, POST: handle } };
 }

@@ -62,7 +62,7 @@ import { firstFactorAt, isExternal } from '../../model/auth-checks.js';
 const ASSET_PATH = assetPath(':id');
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type LoginPorts = Pick<FlowView, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginDirectory' | 'loginSecurity' | 'masterKey' | 'orgs' | 'userSessions' | 'userCodes' | 'notifications' | 'smtpConfigs' | 'labelAssets' | 'idps' | 'failureWindows'> & RespondPorts & DeviceFlowPorts & SessionEndPorts;
+export type LoginPorts = Pick<FlowView, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginDirectory' | 'loginSecurity' | 'masterKey' | 'orgs' | 'userSessions' | 'userCodes' | 'notifications' | 'smtpConfigs' | 'labelAssets' | 'idps' | 'failureWindows' | 'activity'> & RespondPorts & DeviceFlowPorts & SessionEndPorts;
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
@@ -442,6 +442,18 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
   }
 
   /**
+   * A sign-in that changed nothing stored (a name nobody may sign in with, an account locked before
+   * the check) in the activity log: what was typed (bounded), from which address.
+   */
+  function failedSignIn(flow: Flow, user: View<UserRecord> | undefined, reason: 'unknown' | 'locked'): Promise<void> {
+    const payload = { loginName: (flow.auth.loginName ?? '').slice(0, 200), reason };
+    const event = user
+      ? { type: 'user.human.signin.refused', aggregateType: 'user', aggregateId: user.id, resourceOwner: user.orgId, payload }
+      : { type: 'instance.signin.failed', aggregateType: 'instance', aggregateId: '', resourceOwner: flow.auth.request.orgId ?? '', payload };
+    return ctx.activity.record([event], { userId: user?.id ?? '', service: 'login', address: flow.peer });
+  }
+
+  /**
    * The password step: the login's decisions check and count it in the store (one check of a user
    * at a time whichever thread received it); this page only tells the outcome.
    */
@@ -452,9 +464,12 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     switch (check.result) {
       case 'locked':
         recordSignInFailure('locked');
+        await failedSignIn(flow, check.user, 'locked');
         return show(flow, t(flow, lockedText(check.user)));
       case 'wrong':
         recordSignInFailure('password');
+        // A wrong password of a person is logged as their failure count's change (model/row-events.ts); a name nobody may sign in with, here.
+        if (!check.user) await failedSignIn(flow, undefined, 'unknown');
         return show(flow, t(flow, check.locked && check.user ? lockedText(check.user) : 'password.invalid'));
       case 'notAllowed':
         return show(flow, t(flow, 'password.notAllowed'));
