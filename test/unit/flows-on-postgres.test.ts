@@ -57,8 +57,26 @@ describe('two nodes on one PostgreSQL database', () => {
   });
 
   it('a refresh token used on A and B at once rotates once; the other use is judged again as a retry within the grace window', async () => {
-    const [onA, onB] = [a, b].map((store) => new RefreshTokensActor(store, masterKey, 3_600_000, 86_400_000, 5_000));
-    const token = await onA!.create('family-1', { clientId: 'app', userId: 'u1', sid: 's1', scopes: ['openid'], audience: ['app'], authTime: 1, amr: ['pwd'] });
+    // Both nodes read the family before either writes (a latch after each read, not the machine's
+    // timing): the store decides which rotation lands.
+    let reads = 0;
+    let open: () => void = () => undefined;
+    const bothRead = new Promise<void>((resolve) => (open = resolve));
+    const readingTogether = (store: PostgresStore): PostgresStore =>
+      new Proxy(store, {
+        get(target, name) {
+          const value = Reflect.get(target, name, target) as unknown;
+          if (name !== 'get') return typeof value === 'function' ? value.bind(target) : value;
+          return async (...args: Parameters<PostgresStore['get']>) => {
+            const found = await target.get(...args);
+            if (++reads === 2) open();
+            await bothRead;
+            return found;
+          };
+        },
+      });
+    const [onA, onB] = [a, b].map((store) => new RefreshTokensActor(readingTogether(store), masterKey, 3_600_000, 86_400_000, 5_000));
+    const token = await new RefreshTokensActor(a, masterKey, 3_600_000, 86_400_000, 5_000).create('family-1', { clientId: 'app', userId: 'u1', sid: 's1', scopes: ['openid'], audience: ['app'], authTime: 1, amr: ['pwd'] });
     const [first, second] = await Promise.all([onA!.rotate(token), onB!.rotate(token)]);
     expect([first.status, second.status]).toEqual(['rotated', 'rotated']);
     if (first.status !== 'rotated' || second.status !== 'rotated') throw new Error('not rotated');
