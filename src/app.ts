@@ -23,6 +23,7 @@ import { composePorts } from './compose.js';
 import { LeasesActor } from './actors/leases.js';
 import type { MasterKey } from './crypto/master-key.js';
 import { MasterKeyMismatchError, openDirectory, openMasterKey } from './directory.js';
+import { ensureConsoleApp } from './services/console-app.js';
 import type { KeyGenerator } from './actors/keys.js';
 import { startIdleTrim } from './util/idle-trim.js';
 import { log } from './util/log.js';
@@ -248,6 +249,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
         throw error;
       }
       const directory = await openDirectory(storage, masterKey, config, { issuer, signingAlg: config.signingAlg, generateKey: options.generateSigningKey });
+      await ensureConsoleApp(directory.orgs, directory.clients, directory.instance, issuer);
       return { masterKey, directory };
     });
     pool = options.cryptoPool ?? new CryptoPool(config.workers);

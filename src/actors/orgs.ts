@@ -223,6 +223,16 @@ export class OrgsActor implements ActsFor {
     return inIdOrder(this.orgs.values());
   }
 
+  /** An org's users in id order: a scan of every user (the lists of the management API). */
+  usersOfOrg(orgId: string): View<UserRecord>[] {
+    return inIdOrder([...this.users.values()].filter((user) => user.orgId === orgId));
+  }
+
+  /** An org's projects in id order: a scan of every project (the lists of the management API). */
+  projectsOfOrg(orgId: string): View<ProjectRecord>[] {
+    return inIdOrder([...this.projects.values()].filter((project) => project.orgId === orgId));
+  }
+
   primaryDomain(org: View<OrgRecord>): string {
     return org.domains.find((d) => d.isPrimary)?.domainName ?? org.domains[0]?.domainName ?? '';
   }

@@ -24,6 +24,7 @@ import { IMPORT_PATH } from '../http/admin/migration.js';
 import { REGISTERED_CLIENT_PATTERN } from '../http/routes/register.js';
 import { routes } from '../http/routes/index.js';
 import { PATHS } from '../protocol/discovery.js';
+import { CONSOLE_PATHS } from '../services/console-app.js';
 import { healthRoutes } from '../http/routes/health.js';
 import type { Route } from '../http/types.js';
 import { composePorts } from '../compose.js';
@@ -116,10 +117,10 @@ export function buildLocalRoutes(input: {
   // thread serves only client_credentials (spending nothing before it signs), with client
   // assertions and DPoP proofs left to the main thread too, and neither authorize nor the login
   // (a sign-in ends by answering the client: a code, or with response_type id_token a signed
-  // token). Introspection may sign its answer (RFC 9701) after authenticating its caller, so a
+  // token), nor the console's sign-in (its code exchange). Introspection may sign its answer (RFC 9701) after authenticating its caller, so a
   // client assertion there is left to the main thread as well; userinfo, revocation, PAR and the
   // device flow sign nothing after what they spend.
-  const signsAfterSpending = inline ? new Set<string>() : new Set([authorizeRoute(here).pattern, ...loginRoutes(here).map((route) => route.pattern)]);
+  const signsAfterSpending = inline ? new Set<string>() : new Set([authorizeRoute(here).pattern, ...loginRoutes(here).map((route) => route.pattern), CONSOLE_PATHS.callback]);
   const poolRoutes = (): Map<string, Route> => {
     const assertionsToOwner: Ports = {
       ...here,

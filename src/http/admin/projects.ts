@@ -6,7 +6,10 @@ import { addedDetails, changedDetails, viewDetails } from '../../zitadel/details
 import { apiRoute, ok } from './endpoint.js';
 import { nonZero } from '../../zitadel/enums.js';
 import { addProjectSchema } from '../../zitadel/projects.js';
-import { readBody } from '../../zitadel/validation.js';
+import { list, readBody } from '../../zitadel/validation.js';
+import { listDetails } from '../../zitadel/details.js';
+import { listQuerySchema, oneQueryOf, pageOf, sortedBy, textMatches, textQuery } from '../../zitadel/list-query.js';
+import { z } from 'zod';
 import type { CallerPorts } from './caller.js';
 import type { View } from '../../util/readonly.js';
 
@@ -35,6 +38,24 @@ function projectSettings(req: Parameters<typeof readBody>[0], caller: Caller) {
   return input;
 }
 
+/** ListProjectsRequest: `{query, queries}` with name and id filters. */
+const projectQuerySchema = oneQueryOf({ nameQuery: textQuery('name'), projectResourceOwnerQuery: z.object({ resourceOwner: z.string().max(200) }).strict() });
+const listProjectsSchema = z.object({ query: listQuerySchema, queries: list(projectQuerySchema).refine((q) => q.length <= 20, 'at most 20 queries') });
+
+function projectView(project: View<ProjectRecord>) {
+  return {
+    id: project.id,
+    details: viewDetails(project, project.orgId),
+    name: project.name,
+    state: project.state,
+    projectRoleAssertion: project.projectRoleAssertion,
+    projectRoleCheck: project.projectRoleCheck,
+    hasProjectCheck: project.hasProjectCheck,
+    privateLabelingSetting: nonZero(project.privateLabelingSetting),
+    resourceUris: project.resourceUris ?? [],
+  };
+}
+
 export function projectRoutes(ctx: ProjectsPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/projects', {
@@ -45,22 +66,22 @@ export function projectRoutes(ctx: ProjectsPorts): Route[] {
         return ok({ id: project.id, details: addedDetails(project, project.orgId) });
       },
     }),
+    // ListProjects: the org's projects the caller may read (an org role reads all, a project role its own).
+    apiRoute(ctx, '/management/v1/projects/_search', {
+      POST: (req, caller) => {
+        const input = readBody(req, listProjectsSchema);
+        const matching = ctx.orgs.projectsOfOrg(caller.orgId).filter(
+          (project) =>
+            caller.can('project.read', { orgId: caller.orgId, projectId: project.id }) &&
+            input.queries.every((query) => (query.nameQuery ? textMatches(project.name, query.nameQuery.name, query.nameQuery.method) : project.orgId === query.projectResourceOwnerQuery!.resourceOwner)),
+        );
+        const sorted = sortedBy(matching, (project) => project.createdAt);
+        return ok({ details: listDetails(sorted.length), result: pageOf(sorted, input.query).map(projectView) });
+      },
+    }),
     apiRoute(ctx, '/management/v1/projects/:projectId', {
       GET: (req, caller) => {
-        const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.read');
-        return ok({
-          project: {
-            id: project.id,
-            details: viewDetails(project, project.orgId),
-            name: project.name,
-            state: project.state,
-            projectRoleAssertion: project.projectRoleAssertion,
-            projectRoleCheck: project.projectRoleCheck,
-            hasProjectCheck: project.hasProjectCheck,
-            privateLabelingSetting: nonZero(project.privateLabelingSetting),
-            resourceUris: project.resourceUris ?? [],
-          },
-        });
+        return ok({ project: projectView(requireProjectAccess(ctx, caller, req.params[0]!, 'project.read')) });
       },
       PUT: async (req, caller) => {
         requireProjectAccess(ctx, caller, req.params[0]!, 'project.write');

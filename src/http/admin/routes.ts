@@ -21,6 +21,7 @@ import { projectRoutes } from './projects.js';
 import { userGrantRoutes } from './user-grants.js';
 import { userMetadataRoutes } from './user-metadata.js';
 import { userRoutes } from './users.js';
+import { myUserRoutes } from './my-user.js';
 import { userLifecycleRoutes, type UserLifecyclePorts } from './user-lifecycle.js';
 import type { AppsPorts } from './apps.js';
 import type { MigrationPorts } from './migration.js';
@@ -54,6 +55,7 @@ export function managementRoutes(ctx: ManagementRoutesPorts): Route[] {
     ...appRoutes(ctx),
     ...appKeyRoutes(ctx),
     ...userRoutes(ctx),
+    ...myUserRoutes(ctx),
     ...humanUserRoutes(ctx),
     ...userLifecycleRoutes(ctx),
     ...machineCredentialRoutes(ctx),

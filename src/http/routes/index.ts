@@ -24,17 +24,21 @@ import type { IntrospectPorts } from './introspect.js';
 import type { DiscoveryPorts } from './discovery.js';
 import type { HealthPorts } from './health.js';
 import type { RevokePorts } from './revoke.js';
+import { consoleRoutes, type ConsolePorts } from '../console/routes.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type RoutesPorts = UserinfoPorts & EndSessionPorts & KeysPorts & TokenPorts & LoginPorts & AuthorizePorts & IntrospectPorts & DiscoveryPorts & HealthPorts & RevokePorts & ManagementRoutesPorts & DeviceAuthorizationPorts & DevicePagePorts & ParPorts & RegisterPorts;
+export type RoutesPorts = UserinfoPorts & EndSessionPorts & KeysPorts & TokenPorts & LoginPorts & AuthorizePorts & IntrospectPorts & DiscoveryPorts & HealthPorts & RevokePorts & ManagementRoutesPorts & DeviceAuthorizationPorts & DevicePagePorts & ParPorts & RegisterPorts & ConsolePorts;
 
 /** Every route of the server, one module per endpoint: the one list every HTTP thread mounts from. */
 export function routes(ctx: RoutesPorts): Route[] {
+  const token = tokenRoute(ctx);
+  const keys = keysRoute(ctx);
+  const management = managementRoutes(ctx);
   return [
     ...healthRoutes(ctx),
     ...discoveryRoutes(ctx),
-    keysRoute(ctx),
-    tokenRoute(ctx),
+    keys,
+    token,
     introspectRoute(ctx),
     revokeRoute(ctx),
     authorizeRoute(ctx),
@@ -47,6 +51,8 @@ export function routes(ctx: RoutesPorts): Route[] {
     ...loginRoutes(ctx),
     userinfoRoute(ctx),
     endSessionRoute(ctx),
-    ...managementRoutes(ctx),
+    ...management,
+    // The admin console acts through the APIs' own routes, in this thread.
+    ...consoleRoutes(ctx, [...management, token, keys]),
   ];
 }

@@ -1,0 +1,143 @@
+import type { AppView, ChangeView, ProjectView, RoleView } from '../../ui/console/api-shapes.js';
+import { appPage, projectPage, projectsPage } from '../../ui/console/projects.js';
+import type { Response, Route } from '../types.js';
+import type { ApiProblem } from './api.js';
+import { acting, consoleRoute, doneNotice, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
+
+/**
+ * The console's projects: ListProjects and AddProject; one project with its roles (AddProjectRole)
+ * and applications (AddOIDCApp, AddAPIApp); one application with a new client secret (shown once).
+ */
+const PROJECT = '/management/v1/projects/:projectId';
+const APP = `${PROJECT}/apps/:appId`;
+
+const lines = (text: string | undefined) =>
+  (text ?? '')
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+
+const errorNotice = (problem: ApiProblem | undefined) => (problem ? { kind: 'error' as const, text: problem.message } : undefined);
+
+async function listPage(call: ConsoleCall, problem?: ApiProblem): Promise<Response> {
+  const { result } = await call.api.call<{ result?: ProjectView[] }>('POST', '/management/v1/projects/_search', [], { query: { limit: 1000, asc: true } });
+  return call.page('projects', call.t('projects.title'), projectsPage(call.t, call.csrf, result ?? []), errorNotice(problem) ?? doneNotice(call.req, call.t), problem?.status);
+}
+
+async function projectPageOf(call: ConsoleCall, projectId: string, problem?: ApiProblem): Promise<Response> {
+  const { project } = await call.api.call<{ project: ProjectView }>('GET', PROJECT, [projectId]);
+  const [roles, apps, changes] = await Promise.all([
+    call.api.call<{ result?: RoleView[] }>('POST', `${PROJECT}/roles/_search`, [projectId], {}),
+    call.api.call<{ result?: AppView[] }>('POST', `${PROJECT}/apps/_search`, [projectId], {}),
+    call.api.call<{ result?: ChangeView[] }>('POST', `${PROJECT}/changes/_search`, [projectId], { query: { limit: 20 } }),
+  ]);
+  const body = projectPage(call.t, call.csrf, { project, roles: roles.result ?? [], apps: apps.result ?? [], changes: changes.result ?? [] });
+  return call.page('projects', project.name, body, errorNotice(problem) ?? doneNotice(call.req, call.t), problem?.status);
+}
+
+async function appPageOf(kit: ConsoleKit, call: ConsoleCall, projectId: string, appId: string, secret?: string): Promise<Response> {
+  const { app } = await call.api.call<{ app: AppView }>('GET', APP, [projectId, appId]);
+  return call.page('projects', app.name, appPage(call.t, call.csrf, { projectId, app, issuer: kit.issuer, ...(secret ? { secret } : {}) }), secret ? undefined : doneNotice(call.req, call.t));
+}
+
+export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
+  return [
+    consoleRoute(kit, '/ui/console/projects', {
+      GET: (call) => listPage(call),
+      POST: (call) =>
+        acting(
+          call,
+          async () => {
+            const { id } = await call.api.call<{ id: string }>('POST', '/management/v1/projects', [], { name: call.form.get('name') ?? '' });
+            return seeOther(`/ui/console/projects/${id}`);
+          },
+          (problem) => listPage(call, problem),
+        ),
+    }),
+    consoleRoute(kit, '/ui/console/projects/:projectId', { GET: (call) => projectPageOf(call, call.req.params[0]!) }),
+    consoleRoute(kit, '/ui/console/projects/:projectId/roles', {
+      POST: (call) => {
+        const projectId = call.req.params[0]!;
+        const f = call.form;
+        return acting(
+          call,
+          async () => {
+            await call.api.call('POST', `${PROJECT}/roles`, [projectId], { roleKey: f.get('key') ?? '', displayName: f.get('displayName') ?? '', group: f.get('group') ?? '' });
+            return seeOther(`/ui/console/projects/${projectId}`);
+          },
+          (problem) => projectPageOf(call, projectId, problem),
+        );
+      },
+    }),
+    // A new app's secret is shown once, on the page that answers its creation.
+    consoleRoute(kit, '/ui/console/projects/:projectId/apps/oidc', {
+      POST: (call) => {
+        const projectId = call.req.params[0]!;
+        const f = call.form;
+        const appType = f.get('appType') ?? 'OIDC_APP_TYPE_WEB';
+        return acting(
+          call,
+          async () => {
+            const created = await call.api.call<{ appId: string; clientSecret?: string }>('POST', `${PROJECT}/apps/oidc`, [projectId], {
+              name: f.get('name') ?? '',
+              appType,
+              authMethodType: f.get('authMethodType') ?? 'OIDC_AUTH_METHOD_TYPE_BASIC',
+              redirectUris: lines(f.get('redirectUris')),
+              postLogoutRedirectUris: lines(f.get('postLogoutRedirectUris')),
+              responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+              grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
+              devMode: f.get('devMode') === 'true',
+            });
+            return appPageOf(kit, call, projectId, created.appId, created.clientSecret);
+          },
+          (problem) => projectPageOf(call, projectId, problem),
+        );
+      },
+    }),
+    consoleRoute(kit, '/ui/console/projects/:projectId/apps/api', {
+      POST: (call) => {
+        const projectId = call.req.params[0]!;
+        return acting(
+          call,
+          async () => {
+            const created = await call.api.call<{ appId: string; clientSecret?: string }>('POST', `${PROJECT}/apps/api`, [projectId], {
+              name: call.form.get('name') ?? '',
+              authMethodType: call.form.get('authMethodType') ?? 'API_AUTH_METHOD_TYPE_BASIC',
+            });
+            return appPageOf(kit, call, projectId, created.appId, created.clientSecret);
+          },
+          (problem) => projectPageOf(call, projectId, problem),
+        );
+      },
+    }),
+    consoleRoute(kit, '/ui/console/projects/:projectId/apps/:appId', { GET: (call) => appPageOf(kit, call, call.req.params[0]!, call.req.params[1]!) }),
+    consoleRoute(kit, '/ui/console/projects/:projectId/apps/:appId/secret', {
+      POST: (call) => {
+        const [projectId, appId] = call.req.params as [string, string];
+        return acting(
+          call,
+          async () => {
+            const { app } = await call.api.call<{ app: AppView }>('GET', APP, [projectId, appId]);
+            const path = app.oidcConfig ? `${APP}/oidc_config/_generate_client_secret` : `${APP}/api_config/_generate_client_secret`;
+            const { clientSecret } = await call.api.call<{ clientSecret: string }>('POST', path, [projectId, appId], {});
+            return appPageOf(kit, call, projectId, appId, clientSecret);
+          },
+          (problem) => projectPageOf(call, projectId, problem),
+        );
+      },
+    }),
+    consoleRoute(kit, '/ui/console/projects/:projectId/apps/:appId/remove', {
+      POST: (call) => {
+        const [projectId, appId] = call.req.params as [string, string];
+        return acting(
+          call,
+          async () => {
+            await call.api.call('DELETE', APP, [projectId, appId]);
+            return seeOther(`/ui/console/projects/${projectId}`);
+          },
+          (problem) => projectPageOf(call, projectId, problem),
+        );
+      },
+    }),
+  ];
+}

@@ -1,0 +1,155 @@
+import type { ChangeView, PatView, UserView } from '../../ui/console/api-shapes.js';
+import { displayName, userPage, usersPage } from '../../ui/console/users.js';
+import type { Response, Route } from '../types.js';
+import { ApiProblem } from './api.js';
+import { acting, consoleRoute, doneNotice, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
+
+/**
+ * The console's users: ListUsers with a search, AddHumanUser and AddMachineUser, and one user's
+ * page with the lifecycle actions (lock, unlock, deactivate, reactivate, remove), a password, and
+ * a machine user's tokens and secret (shown once, in the answer to the POST that made them).
+ */
+const USER = '/management/v1/users/:userId';
+
+async function listPage(call: ConsoleCall, problem?: ApiProblem, open?: 'human' | 'machine'): Promise<Response> {
+  const filter = (new URLSearchParams(call.req.query).get('q') ?? '').slice(0, 200);
+  const queries = filter ? [{ loginNameQuery: { loginName: filter, method: 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE' } }] : [];
+  const users = (await call.api.call<{ result?: UserView[] }>('POST', '/management/v1/users/_search', [], { query: { limit: 200, asc: true }, sortingColumn: 'USER_FIELD_NAME_USER_NAME', queries })).result ?? [];
+  const notice = problem ? { kind: 'error' as const, text: problem.message } : doneNotice(call.req, call.t);
+  return call.page('users', call.t('users.title'), usersPage(call.t, call.csrf, users, filter, open), notice, problem ? problem.status : 200);
+}
+
+async function userPageOf(call: ConsoleCall, userId: string, extra: { once?: { label: string; value: string }; problem?: ApiProblem } = {}): Promise<Response> {
+  const { user } = await call.api.call<{ user: UserView }>('GET', USER, [userId]);
+  const [pats, changes] = await Promise.all([
+    user.machine ? call.api.call<{ result?: PatView[] }>('POST', `${USER}/pats/_search`, [userId], {}) : Promise.resolve({ result: [] as PatView[] }),
+    call.api.call<{ result?: ChangeView[] }>('POST', `${USER}/changes/_search`, [userId], { query: { limit: 20 } }),
+  ]);
+  const notice = extra.problem ? { kind: 'error' as const, text: extra.problem.message } : extra.once ? undefined : doneNotice(call.req, call.t);
+  const body = userPage(call.t, call.csrf, { user, pats: pats.result ?? [], changes: changes.result ?? [], ...(extra.once ? { once: extra.once } : {}) });
+  return call.page('users', displayName(user), body, notice, extra.problem ? extra.problem.status : 200);
+}
+
+const checked = (call: ConsoleCall, name: string) => call.form.get(name) === 'true';
+
+export function userConsoleRoutes(kit: ConsoleKit): Route[] {
+  const lifecycle = (action: string) =>
+    consoleRoute(kit, `/ui/console/users/:userId/${action}`, {
+      POST: (call) => {
+        const userId = call.req.params[0]!;
+        return acting(
+          call,
+          async () => {
+            await call.api.call('POST', `${USER}/_${action}`, [userId], {});
+            return seeOther(`/ui/console/users/${userId}`);
+          },
+          (problem) => userPageOf(call, userId, { problem }),
+        );
+      },
+    });
+  return [
+    consoleRoute(kit, '/ui/console/users', { GET: (call) => listPage(call) }),
+    consoleRoute(kit, '/ui/console/users/human', {
+      POST: (call) =>
+        acting(
+          call,
+          async () => {
+            const f = call.form;
+            const password = f.get('password') ?? '';
+            const created = await call.api.call<{ userId: string }>('POST', '/management/v1/users/human', [], {
+              userName: f.get('userName') ?? '',
+              profile: { firstName: f.get('firstName') ?? '', lastName: f.get('lastName') ?? '' },
+              email: { email: f.get('email') ?? '', isEmailVerified: checked(call, 'emailVerified') },
+              ...(password ? { initialPassword: password } : {}),
+            });
+            // AddHumanUser sets no "change required" flag: a password the admin chose is set again with it when asked.
+            if (password && checked(call, 'changeRequired')) await call.api.call('POST', `${USER}/password`, [created.userId], { password, noChangeRequired: false });
+            return seeOther(`/ui/console/users/${created.userId}`);
+          },
+          (problem) => listPage(call, problem, 'human'),
+        ),
+    }),
+    consoleRoute(kit, '/ui/console/users/machine', {
+      POST: (call) =>
+        acting(
+          call,
+          async () => {
+            const f = call.form;
+            const created = await call.api.call<{ userId: string }>('POST', '/management/v1/users/machine', [], { userName: f.get('userName') ?? '', name: f.get('name') ?? '', description: f.get('description') ?? '' });
+            return seeOther(`/ui/console/users/${created.userId}`);
+          },
+          (problem) => listPage(call, problem, 'machine'),
+        ),
+    }),
+    consoleRoute(kit, '/ui/console/users/:userId', { GET: (call) => userPageOf(call, call.req.params[0]!) }),
+    lifecycle('lock'),
+    lifecycle('unlock'),
+    lifecycle('deactivate'),
+    lifecycle('reactivate'),
+    consoleRoute(kit, '/ui/console/users/:userId/remove', {
+      POST: (call) =>
+        acting(
+          call,
+          async () => {
+            await call.api.call('DELETE', USER, [call.req.params[0]!]);
+            return seeOther('/ui/console/users');
+          },
+          (problem) => userPageOf(call, call.req.params[0]!, { problem }),
+        ),
+    }),
+    consoleRoute(kit, '/ui/console/users/:userId/password', {
+      POST: (call) => {
+        const userId = call.req.params[0]!;
+        return acting(
+          call,
+          async () => {
+            await call.api.call('POST', `${USER}/password`, [userId], { password: call.form.get('password') ?? '', noChangeRequired: !checked(call, 'changeRequired') });
+            return seeOther(`/ui/console/users/${userId}`);
+          },
+          (problem) => userPageOf(call, userId, { problem }),
+        );
+      },
+    }),
+    // A token or secret is shown in the answer to the POST that made it, and nowhere else.
+    consoleRoute(kit, '/ui/console/users/:userId/pats', {
+      POST: (call) => {
+        const userId = call.req.params[0]!;
+        return acting(
+          call,
+          async () => {
+            const { token } = await call.api.call<{ token: string }>('POST', `${USER}/pats`, [userId], {});
+            return userPageOf(call, userId, { once: { label: call.t('users.pat'), value: token } });
+          },
+          (problem) => userPageOf(call, userId, { problem }),
+        );
+      },
+    }),
+    consoleRoute(kit, '/ui/console/users/:userId/pats/:tokenId/remove', {
+      POST: (call) => {
+        const [userId, tokenId] = call.req.params as [string, string];
+        return acting(
+          call,
+          async () => {
+            await call.api.call('DELETE', `${USER}/pats/:tokenId`, [userId, tokenId]);
+            return seeOther(`/ui/console/users/${userId}`);
+          },
+          (problem) => userPageOf(call, userId, { problem }),
+        );
+      },
+    }),
+    consoleRoute(kit, '/ui/console/users/:userId/secret', {
+      POST: (call) => {
+        const userId = call.req.params[0]!;
+        return acting(
+          call,
+          async () => {
+            const { clientId, clientSecret } = await call.api.call<{ clientId: string; clientSecret: string }>('PUT', `${USER}/secret`, [userId], {});
+            return userPageOf(call, userId, { once: { label: call.t('users.secretShown', { name: clientId }), value: clientSecret } });
+          },
+          (problem) => userPageOf(call, userId, { problem }),
+        );
+      },
+    }),
+  ];
+}
+

@@ -1,0 +1,87 @@
+import { html, type Html } from '../../util/html.js';
+import type { ChangeView, PatView, UserView } from './api-shapes.js';
+import type { ConsoleTranslate } from './texts.js';
+import { actionButton, checkbox, facts, field, formCard, postForm, removeControl, shownOnce, stateBadge, submit, table, when } from './widgets.js';
+import { changesTable } from './activity.js';
+
+/** The console's users: the list with its search and the forms that add people and machine users; one user's page. */
+export function displayName(user: UserView): string {
+  return user.human?.profile?.displayName || user.machine?.name || user.userName;
+}
+
+export function usersPage(t: ConsoleTranslate, csrf: string, users: readonly UserView[], filter: string, open?: 'human' | 'machine'): Html {
+  const rows = users.map((u) => [
+    html`<a href="/ui/console/users/${u.id}">${displayName(u)}</a>`,
+    u.preferredLoginName ?? u.userName,
+    u.human ? t('users.human') : t('users.machine'),
+    stateBadge(t, u.state),
+    when(u.details?.creationDate),
+  ]);
+  const human = postForm(
+    '/ui/console/users/human',
+    csrf,
+    html`${field(t('users.userName'), 'userName', { required: true, autocomplete: 'off' })}${field(t('users.firstName'), 'firstName', { required: true })}${field(t('users.lastName'), 'lastName', { required: true })}${field(t('users.email'), 'email', { type: 'email', required: true })}${checkbox(t('users.emailVerified'), 'emailVerified')}${field(t('users.password'), 'password', { type: 'password', autocomplete: 'new-password', hint: t('users.passwordHint') })}${checkbox(t('users.changeRequired'), 'changeRequired', false)}${submit(t('common.create'))}`,
+  );
+  const machine = postForm(
+    '/ui/console/users/machine',
+    csrf,
+    html`${field(t('users.userName'), 'userName', { required: true, autocomplete: 'off' })}${field(t('common.name'), 'name', { required: true })}${field(t('common.description'), 'description')}${submit(t('common.create'))}`,
+  );
+  return html`${formCard(t('users.newHuman'), human, open === 'human')}${formCard(t('users.newMachine'), machine, open === 'machine')}
+<form method="get" action="/ui/console/users" class="filters" role="search">${field(t('users.filter'), 'q', { type: 'search', value: filter })}<button type="submit" class="secondary">${t('common.search')}</button></form>
+${table([t('common.name'), t('users.loginName'), t('common.type'), t('common.state'), t('common.created')], rows, t('common.none'))}`;
+}
+
+export interface UserPageData {
+  user: UserView;
+  pats?: readonly PatView[];
+  changes: readonly ChangeView[];
+  /** What the last action handed out once (a PAT, a client secret). */
+  once?: { label: string; value: string };
+}
+
+export function userPage(t: ConsoleTranslate, csrf: string, data: UserPageData): Html {
+  const { user } = data;
+  const base = `/ui/console/users/${user.id}`;
+  const locked = user.state === 'USER_STATE_LOCKED';
+  const inactive = user.state === 'USER_STATE_INACTIVE';
+  const profile = facts([
+    [t('common.id'), html`<code>${user.id}</code>`],
+    [t('users.loginName'), user.preferredLoginName ?? user.userName],
+    [t('common.state'), stateBadge(t, user.state)],
+    ...(user.human
+      ? ([
+          [t('users.firstName'), user.human.profile?.firstName],
+          [t('users.lastName'), user.human.profile?.lastName],
+          [t('users.email'), `${user.human.email?.email ?? ''}${user.human.email?.isEmailVerified ? ' ✓' : ''}`],
+        ] as const)
+      : ([[t('common.description'), user.machine?.description]] as const)),
+    [t('common.created'), when(user.details?.creationDate)],
+  ]);
+  const actions = html`<div class="actions">
+${locked ? actionButton(`${base}/unlock`, csrf, t('users.unlock')) : inactive ? '' : actionButton(`${base}/lock`, csrf, t('users.lock'))}
+${inactive ? actionButton(`${base}/reactivate`, csrf, t('users.reactivate')) : actionButton(`${base}/deactivate`, csrf, t('users.deactivate'))}
+${removeControl(`${base}/remove`, csrf, t)}
+</div>`;
+  const password = user.human
+    ? formCard(
+        t('users.setPassword'),
+        postForm(`${base}/password`, csrf, html`${field(t('users.newPassword'), 'password', { type: 'password', required: true, autocomplete: 'new-password' })}${checkbox(t('users.changeRequired'), 'changeRequired', true)}${submit(t('common.save'))}`),
+      )
+    : '';
+  const machine = user.machine
+    ? html`<h2>${t('users.pats')}</h2>
+${table(
+  [t('common.id'), t('users.expires'), ''],
+  (data.pats ?? []).map((p) => [html`<code>${p.id}</code>`, when(p.expirationDate), removeControl(`${base}/pats/${p.id}/remove`, csrf, t)]),
+  t('common.none'),
+)}
+<div class="actions">${actionButton(`${base}/pats`, csrf, t('users.newPat'), 'primary')}${actionButton(`${base}/secret`, csrf, t('users.newSecret'))}</div>`
+    : '';
+  return html`${data.once ? shownOnce(t, data.once.label, data.once.value) : ''}
+<p><a href="/ui/console/users">← ${t('nav.users')}</a></p>
+<section class="card"><h2>${t('users.profile')}</h2>${profile}${actions}</section>
+${password}${machine}
+<h2>${t('users.changes')}</h2>
+${changesTable(t, data.changes)}`;
+}
