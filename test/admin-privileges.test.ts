@@ -63,7 +63,7 @@ describe('privilege boundaries of the provisioning API', () => {
     const member = await pat('management-project-owner');
     await server.app.ctx.orgs.addMember(`project:${management}`, member.userId, ['PROJECT_OWNER']);
     // An app the instance owner put there: an instance role may change the management project.
-    const web = { name: 'Console', redirectUris: ['https://console.example.com/cb'], authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC' };
+    const web = { name: 'Operator tool', redirectUris: ['https://operator.example.com/cb'], authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC' };
     const consoleApp = await api(server, 'POST', `/management/v1/projects/${management}/apps/oidc`, { token: server.pat, body: web });
     expect(consoleApp.status, JSON.stringify(consoleApp.body)).toBe(200);
     const person = await pat('someone');
@@ -83,9 +83,9 @@ describe('privilege boundaries of the provisioning API', () => {
         expect({ path, method, status: res.status, code: res.body.code }).toEqual({ path, method, status: 403, code: 7 });
         expect(res.body.message).toContain("the instance's management project is changed by instance administrators only");
       }
-      // Reading it stays with its org and its members.
+      // Reading it stays with its org and its members (its apps: the console's and the one above).
       expect((await api(server, 'GET', `/management/v1/projects/${management}`, { token: who.pat })).status).toBe(200);
-      expect((await api(server, 'POST', `/management/v1/projects/${management}/apps/_search`, { token: who.pat, body: {} })).body.result).toHaveLength(1);
+      expect((await api(server, 'POST', `/management/v1/projects/${management}/apps/_search`, { token: who.pat, body: {} })).body.result).toHaveLength(2);
     }
     // The org owner still runs the org's other projects.
     const own = await api(server, 'POST', '/management/v1/projects', { token: owner.pat, body: { name: 'Own project' } });

@@ -262,13 +262,41 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await screenshot(admin, 'console-09-user-refused');
   });
 
+  it('gives the org a lockout policy of its own, keeps the login policy’s lists when saved, and resets to the default', async () => {
+    await admin.click('nav.side >> text=Policies');
+    await screenshot(admin, 'console-10-policies');
+    await admin.click('ul.links >> text=Lockout');
+    await shows(admin.locator('p.intro'), 'follows the instance');
+    await admin.fill('#f-maxPasswordAttempts', '3');
+    await admin.click('form.card button[type=submit]');
+    await admin.locator('.notice.info').waitFor();
+    const own = await api(server, 'GET', '/management/v1/policies/lockout', { token: server.pat, orgId });
+    expect(own.body.policy).toMatchObject({ maxPasswordAttempts: '3' });
+    expect(own.body.policy.isDefault).toBeUndefined();
+    await screenshot(admin, 'console-11-policy');
+    await admin.click('summary:text("Back to the default…")');
+    await admin.click('button:text("Remove for good")');
+    await admin.locator('.notice.info').waitFor();
+    const back = await api(server, 'GET', '/management/v1/policies/lockout', { token: server.pat, orgId });
+    expect(back.body.policy.isDefault).toBe(true);
+
+    // The instance's login policy: its factor lists are not on the form, and saving keeps them.
+    const before = (await api(server, 'GET', '/admin/v1/policies/login', { token: server.pat })).body.policy;
+    await admin.click('nav.side >> text=Default policies');
+    await admin.click('ul.links >> text=Login');
+    await admin.click('form.card button[type=submit]');
+    await admin.locator('.notice.info').waitFor();
+    const after = (await api(server, 'GET', '/admin/v1/policies/login', { token: server.pat })).body.policy;
+    expect({ ...after, details: undefined }).toEqual({ ...before, details: undefined });
+  });
+
   it('shows the signing keys and rotates them', async () => {
     await admin.click('nav.side >> text=Signing keys');
     const before = await admin.locator('tbody tr').count();
     await admin.click('button:text("Rotate now")');
     await admin.locator('.notice.info').waitFor();
     expect(await admin.locator('tbody tr').count()).toBeGreaterThanOrEqual(before);
-    await screenshot(admin, 'console-10-keys');
+    await screenshot(admin, 'console-12-keys');
   });
 
   it('speaks German to a German browser', async () => {
@@ -278,7 +306,7 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await page.goto(`${server.issuer}/ui/console/users`);
     await showsExactly(page.locator('h1'), 'Benutzer');
     await shows(page.locator('nav.side'), 'Aktivität');
-    await screenshot(page, 'console-11-users-de');
+    await screenshot(page, 'console-13-users-de');
     await context.close();
   });
 
@@ -300,7 +328,7 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     // The log of the instance is the instance owners': the API's refusal shows.
     await page.goto(`${server.issuer}/ui/console/activity`);
     await shows(page.locator('.notice.error'), 'events.read');
-    await screenshot(page, 'console-12-org-owner');
+    await screenshot(page, 'console-14-org-owner');
     // Switching to an org they may not read is refused.
     const defaultOrg = (await api(server, 'GET', '/management/v1/orgs/me', { token: server.pat })).body.org.id;
     const csrf = await page.locator('input[name=csrf]').first().inputValue();
@@ -323,7 +351,7 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await admin.goto(`${server.issuer}/ui/console`);
     await admin.click('header button:text("Sign out")');
     await showsExactly(admin.locator('h1'), 'Signed out');
-    await screenshot(admin, 'console-13-signed-out');
+    await screenshot(admin, 'console-15-signed-out');
     // Back to the console: the login asks for a name again (the login session ended with it).
     await admin.goto(`${server.issuer}/ui/console`);
     await admin.locator('input[name=loginName]').waitFor();

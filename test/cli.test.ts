@@ -287,13 +287,13 @@ describe('sesame copy', () => {
     const copied = await sesame(['copy', '--data-dir', dataDir], { SESAME_DATABASE_URL: url });
     expect(copied.code, copied.stderr).toBe(0);
     const counts = Object.fromEntries(copied.stdout.trim().split('\n').map((line) => line.split('\t')).map(([store, n]) => [store, Number(n)]));
-    // The first start's instance: its org, admin and token, the management project and its apps, two signing keys.
-    expect(counts).toMatchObject({ orgs: 1, users: 1, pats: 1, signingKeys: 2 });
+    // The first start's instance: its org, the admin (machine) and its token, the first person (sesame-admin), the management project with the console's app, two signing keys.
+    expect(counts).toMatchObject({ orgs: 1, users: 2, pats: 1, apps: 1, signingKeys: 2 });
     expect(copied.stderr).toContain("needs this data dir's master key");
     const pool = new pg.Pool({ connectionString: url });
     try {
       const { rows } = await pool.query<{ store: string; n: number }>('SELECT store, count(*)::int AS n FROM sesame_directory GROUP BY store');
-      expect(Object.fromEntries(rows.map((r) => [r.store, r.n]))).toMatchObject({ orgs: 1, users: 1, pats: 1, signingKeys: 2 });
+      expect(Object.fromEntries(rows.map((r) => [r.store, r.n]))).toMatchObject({ orgs: 1, users: 2, pats: 1, apps: 1, signingKeys: 2 });
     } finally {
       await pool.end();
     }
@@ -305,7 +305,7 @@ describe('sesame copy', () => {
     const backDir = tempDataDir();
     const back = await sesame(['copy', '--from-database', '--data-dir', backDir, '--database-url', url]);
     expect(back.code, back.stderr).toBe(0);
-    expect(Object.fromEntries(back.stdout.trim().split('\n').map((line) => line.split('\t')))).toMatchObject({ orgs: '1', users: '1', pats: '1', signingKeys: '2' });
+    expect(Object.fromEntries(back.stdout.trim().split('\n').map((line) => line.split('\t')))).toMatchObject({ orgs: '1', users: '2', pats: '1', apps: '1', signingKeys: '2' });
     expect(await sesame(['copy', '--from-database', '--data-dir', backDir, '--database-url', url])).toMatchObject({ code: 1, stderr: expect.stringContaining('already holds Sesame data') });
     // The admin's token file comes along as an operator would bring it (the copy moves the database, not files).
     writeFileSync(join(backDir, 'admin.pat'), readFileSync(join(dataDir, 'admin.pat')));

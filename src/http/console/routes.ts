@@ -7,6 +7,7 @@ import type { ConsoleKit } from './page.js';
 import { projectConsoleRoutes } from './projects.js';
 import { signInRoutes } from './sign-in.js';
 import { userConsoleRoutes } from './users.js';
+import { policyConsoleRoutes } from './policies.js';
 
 /** What the console uses of the wired parts (src/app.ts). */
 export interface ConsolePorts {
@@ -31,5 +32,6 @@ export function consoleRoutes(ctx: ConsolePorts, api: readonly Route[]): Route[]
     ...overviewConsoleRoutes(kit, ctx.isReady),
     ...userConsoleRoutes(kit),
     ...projectConsoleRoutes(kit),
+    ...policyConsoleRoutes(kit),
   ];
 }

@@ -8,7 +8,7 @@ import { postForm } from './widgets.js';
  * The console's frame around every page: the header (the org worked in, who is signed in, sign
  * out), the navigation (instance areas only for instance administrators) and a notice.
  */
-export type NavKey = 'home' | 'users' | 'projects' | 'activity' | 'orgs' | 'keys';
+export type NavKey = 'home' | 'users' | 'projects' | 'policies' | 'activity' | 'orgs' | 'defaults' | 'keys';
 
 export interface ConsoleFrame {
   locale: Locale;
@@ -34,8 +34,10 @@ const NAV: readonly { key: NavKey; href: string; text: ConsoleTextKey; instance?
   { key: 'home', href: '/ui/console', text: 'nav.home' },
   { key: 'users', href: '/ui/console/users', text: 'nav.users' },
   { key: 'projects', href: '/ui/console/projects', text: 'nav.projects' },
+  { key: 'policies', href: '/ui/console/policies', text: 'nav.policies' },
   { key: 'activity', href: '/ui/console/activity', text: 'nav.activity' },
   { key: 'orgs', href: '/ui/console/orgs', text: 'nav.orgs' },
+  { key: 'defaults', href: '/ui/console/defaults', text: 'nav.defaults', instance: true },
   { key: 'keys', href: '/ui/console/keys', text: 'nav.keys', instance: true },
 ];
 

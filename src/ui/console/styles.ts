@@ -68,6 +68,7 @@ section.once { border: 2px solid var(--accent); border-radius: 12px; padding: 12
 pre.secret { white-space: pre-wrap; word-break: break-all; background: var(--bg); padding: 10px; border-radius: 8px; font-size: 13px; }
 form.filters { display: flex; flex-wrap: wrap; gap: 10px; align-items: flex-end; margin-bottom: 12px; }
 form.filters .field { margin: 0; } form.filters input { width: 220px; }
+ul.links { list-style: none; padding: 0; } ul.links li { padding: 6px 0; border-bottom: 1px solid var(--line); }
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
 @media (max-width: 720px) { .frame { flex-direction: column; } nav.side { width: auto; border-right: 0; border-bottom: 1px solid var(--line); }
   nav.side ul { display: flex; flex-wrap: wrap; gap: 4px; } main.content { padding: 16px; } }

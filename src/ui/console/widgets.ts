@@ -18,8 +18,8 @@ export function actionButton(action: string, csrf: string, label: string, varian
 }
 
 /** A removal behind a second click (a disclosure, no script): "Remove…", then "Remove for good". */
-export function removeControl(action: string, csrf: string, t: ConsoleTranslate): Html {
-  return html`<details class="remove"><summary>${t('common.remove')}</summary>${postForm(action, csrf, html`<button type="submit" class="danger">${t('common.removeConfirm')}</button>`, { className: 'inline' })}</details>`;
+export function removeControl(action: string, csrf: string, t: ConsoleTranslate, label = t('common.remove')): Html {
+  return html`<details class="remove"><summary>${label}</summary>${postForm(action, csrf, html`<button type="submit" class="danger">${t('common.removeConfirm')}</button>`, { className: 'inline' })}</details>`;
 }
 
 export function field(label: string, name: string, options: { type?: string; value?: string; required?: boolean; hint?: string; autocomplete?: string; placeholder?: string } = {}): Html {
