@@ -338,6 +338,47 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await context.close();
   });
 
+  it('a person without roles manages their own account: sessions ended, the password changed', async () => {
+    // Signed in at the shop in one browser (the lock above ended her earlier session there)…
+    const shop = await browser.newContext({ locale: 'en-US' });
+    const shopPage = await shop.newPage();
+    await shopPage.goto(`${rp.origin}/login`);
+    await signIn(shopPage, aliceLogin, 'Wonderland-42!');
+    await shows(shopPage.locator('#who'), 'Alice Liddell');
+    await shop.close();
+    // …and at the console in another.
+    const context = await browser.newContext({ locale: 'en-US' });
+    const page = await consoleAs(context, aliceLogin, 'Wonderland-42!');
+    // No administration: the lists show nothing of others, and no instance areas.
+    expect(await textOf(page.locator('nav.side'))).not.toContain('Signing keys');
+    await page.click('nav.side >> text=My account');
+    await showsExactly(page.locator('h1'), 'My account');
+    // The sign-in at the shop (another browser) and this one.
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(2);
+    await shows(page.locator('tbody'), 'this browser');
+    await screenshot(page, 'console-16-account');
+    await page.click('tbody button:text("End")');
+    await page.locator('.notice.info').waitFor();
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
+
+    // A wrong current password is refused (and counted as the login counts it).
+    await page.click('summary:text("Change my password")');
+    await page.fill('#f-oldPassword', 'not-it');
+    await page.fill('#f-newPassword', 'Looking-Glass-7!');
+    await page.click('form[action="/ui/console/me/password"] button[type=submit]');
+    await shows(page.locator('.notice.error'), 'old password is wrong');
+    await page.click('summary:text("Change my password")');
+    await page.fill('#f-oldPassword', 'Wonderland-42!');
+    await page.fill('#f-newPassword', 'Looking-Glass-7!');
+    await page.click('form[action="/ui/console/me/password"] button[type=submit]');
+    // Every session ended with the old password, this one too: the login asks again.
+    await page.locator('input[name=loginName]').waitFor();
+    await signIn(page, aliceLogin, 'Looking-Glass-7!');
+    await page.waitForURL(`${server.issuer}/ui/console/me`);
+    await showsExactly(page.locator('h1'), 'My account');
+    await context.close();
+  });
+
   it('refuses a form without its CSRF token', async () => {
     // The browser's cookies, a form without the token (what another site's form would post).
     const forged = await adminContext.request.post(`${server.issuer}/ui/console/projects`, { form: { name: 'Forged' }, maxRedirects: 0 });

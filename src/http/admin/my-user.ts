@@ -1,5 +1,14 @@
 import { z } from 'zod';
 import type { Route } from '../types.js';
+import type { Ports } from '../../services/ports.js';
+import { afterNewPassword } from '../../services/new-password.js';
+import { endSessions, type SessionEndPorts } from '../../services/session-end.js';
+import { requireComplexPassword } from '../../domain/password-complexity.js';
+import { MAX_PASSWORD } from '../../domain/human-users.js';
+import { invalidArgument, notFound, preconditionFailed } from '../../model/errors.js';
+import { changedDetails, rfc3339 } from '../../zitadel/details.js';
+import type { Caller } from './caller.js';
+import { clock } from '../../util/clock.js';
 import type { MemberRecord } from '../../model/records.js';
 import type { View } from '../../util/readonly.js';
 import { listDetails, viewDetails } from '../../zitadel/details.js';
@@ -9,14 +18,25 @@ import { apiRoute, ok } from './endpoint.js';
 import { userView, type UsersPorts } from './users.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type MyUserPorts = UsersPorts;
+export type MyUserPorts = UsersPorts & SessionEndPorts & Pick<Ports, 'loginDirectory' | 'pool' | 'notifications'>;
 
 /**
- * ZITADEL's auth API about the caller itself: GetMyUser (`GET /auth/v1/users/me`) and
+ * ZITADEL's auth API about the caller itself: GetMyUser (`GET /auth/v1/users/me`),
  * ListMyMemberships (`POST /auth/v1/memberships/me/_search`, the roles the caller administers
- * with: the console shows what they may do). Whoever is authenticated may ask about themselves.
+ * with: the console shows what they may do), UpdateMyPassword (`PUT /auth/v1/users/me/password`,
+ * the old password checked as the login checks it: one check at a time, counted against the
+ * lockout policy), ListMyUserSessions (`POST /auth/v1/users/me/sessions/_search`: every browser
+ * session of the person, not only this browser's) and ZITADEL v2's DeleteSession
+ * (`DELETE /v2/sessions/{id}`, for one's own sessions). Whoever is authenticated may act on themselves.
  */
 const listMembershipsSchema = z.object({ query: listQuerySchema });
+const updatePasswordSchema = z.object({ oldPassword: z.string().max(MAX_PASSWORD).default(''), newPassword: z.string().min(1, 'must not be empty').max(MAX_PASSWORD) });
+
+/** The caller as a person: the password and sessions are people's (a machine user has neither). */
+function requirePerson(caller: Caller) {
+  if (!caller.user.human) throw preconditionFailed('USER-Hum4n', 'only people have a password and browser sessions');
+  return caller.user;
+}
 
 /** A membership as ZITADEL's auth API answers it: the scope as `iam`, `orgId` or `projectId`. */
 function membershipView(ctx: MyUserPorts, member: View<MemberRecord>) {
@@ -35,6 +55,51 @@ export function myUserRoutes(ctx: MyUserPorts): Route[] {
   return [
     apiRoute(ctx, '/auth/v1/users/me', {
       GET: (_req, caller) => ok({ user: userView(ctx, caller.user) }),
+    }),
+    apiRoute(ctx, '/auth/v1/users/me/password', {
+      PUT: async (req, caller) => {
+        const user = requirePerson(caller);
+        const input = readBody(req, updatePasswordSchema);
+        const check = await ctx.loginDirectory.from(req.peer, caller.by).checkPassword(user.id, input.oldPassword);
+        if (check.result === 'locked') throw preconditionFailed('USER-L0ck3', 'the account is locked');
+        if (check.result !== 'passed') throw invalidArgument('USER-3M0fs', 'the old password is wrong (Errors.User.Password.Invalid)');
+        requireComplexPassword(input.newPassword, ctx.orgs.policy('passwordComplexity', user.orgId).policy);
+        const hash = await ctx.pool.hashPassword(input.newPassword);
+        const changed = await ctx.orgs.by(caller.by).setPassword(user.id, user.orgId, hash, false);
+        // Every session the old password opened ends, this one's tokens too: sign in again with the new one.
+        await afterNewPassword(ctx, changed);
+        return ok({ details: changedDetails(changed, changed.orgId) });
+      },
+    }),
+    apiRoute(ctx, '/auth/v1/users/me/sessions/_search', {
+      POST: async (_req, caller) => {
+        const user = requirePerson(caller);
+        const sessions = (await ctx.userSessions.ofUser(user.id)).sort((a, b) => b.lastActiveAt - a.lastActiveAt);
+        const loginName = ctx.orgs.preferredLoginName(user);
+        return ok({
+          details: listDetails(sessions.length),
+          result: sessions.map((s) => ({
+            sessionId: s.id,
+            agentId: s.agentId,
+            authState: 'SESSION_STATE_ACTIVE',
+            userId: user.id,
+            userName: user.userName,
+            loginName,
+            displayName: user.human?.profile.displayName ?? '',
+            authTime: rfc3339(s.authTime * 1000),
+            details: { creationDate: rfc3339(s.createdAt), changeDate: rfc3339(s.lastActiveAt), resourceOwner: user.orgId },
+          })),
+        });
+      },
+    }),
+    apiRoute(ctx, '/v2/sessions/:sessionId', {
+      DELETE: async (req, caller) => {
+        const session = await ctx.userSessions.get(req.params[0]!);
+        // Another person's session is not found, whoever asks: this API ends one's own.
+        if (!session || session.userId !== caller.user.id) throw notFound('SESSION-0r2nd', `session ${req.params[0]} not found`);
+        await endSessions(ctx, [session], { address: req.peer });
+        return ok({ details: { changeDate: rfc3339(clock.now()), resourceOwner: caller.user.orgId } });
+      },
     }),
     apiRoute(ctx, '/auth/v1/memberships/me/_search', {
       POST: (req, caller) => {

@@ -48,9 +48,9 @@ function listOrgs(ctx: OrgsPorts, req: Parameters<typeof readBody>[0], visible: 
   return ok({ details: listDetails(sorted.length), sortingColumn: input.sortingColumn, result: pageOf(sorted, input.query).map((org) => orgView(ctx, org)) });
 }
 
-/** The orgs a caller may read: every org with an instance role, else those of its org memberships. */
+/** The orgs a caller may read: every org with an instance role, else those of its org memberships, and its own. */
 function readableOrg(caller: Caller): (org: View<OrgRecord>) => boolean {
-  return (org) => caller.can('org.read', { orgId: org.id });
+  return (org) => org.id === caller.user.orgId || caller.can('org.read', { orgId: org.id });
 }
 
 function orgView(ctx: OrgsPorts, org: View<OrgRecord>) {
@@ -88,7 +88,7 @@ export function orgRoutes(ctx: OrgsPorts): Route[] {
         return listOrgs(ctx, req, () => true);
       },
     }),
-    // ListMyProjectOrgs: the orgs the caller may read (the console's org switcher), whoever calls.
+    // ListMyProjectOrgs: the caller's org and those it may read (the console's org switcher), whoever calls.
     apiRoute(ctx, '/auth/v1/global/projectorgs/_search', {
       POST: (req, caller) => listOrgs(ctx, req, readableOrg(caller)),
     }),

@@ -8,6 +8,7 @@ import { projectConsoleRoutes } from './projects.js';
 import { signInRoutes } from './sign-in.js';
 import { userConsoleRoutes } from './users.js';
 import { policyConsoleRoutes } from './policies.js';
+import { accountConsoleRoutes } from './account.js';
 
 /** What the console uses of the wired parts (src/app.ts). */
 export interface ConsolePorts {
@@ -33,5 +34,6 @@ export function consoleRoutes(ctx: ConsolePorts, api: readonly Route[]): Route[]
     ...userConsoleRoutes(kit),
     ...projectConsoleRoutes(kit),
     ...policyConsoleRoutes(kit),
+    ...accountConsoleRoutes(kit),
   ];
 }

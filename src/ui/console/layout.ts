@@ -8,7 +8,7 @@ import { postForm } from './widgets.js';
  * The console's frame around every page: the header (the org worked in, who is signed in, sign
  * out), the navigation (instance areas only for instance administrators) and a notice.
  */
-export type NavKey = 'home' | 'users' | 'projects' | 'policies' | 'activity' | 'orgs' | 'defaults' | 'keys';
+export type NavKey = 'account' | 'home' | 'users' | 'projects' | 'policies' | 'activity' | 'orgs' | 'defaults' | 'keys';
 
 export interface ConsoleFrame {
   locale: Locale;
@@ -39,6 +39,7 @@ const NAV: readonly { key: NavKey; href: string; text: ConsoleTextKey; instance?
   { key: 'orgs', href: '/ui/console/orgs', text: 'nav.orgs' },
   { key: 'defaults', href: '/ui/console/defaults', text: 'nav.defaults', instance: true },
   { key: 'keys', href: '/ui/console/keys', text: 'nav.keys', instance: true },
+  { key: 'account', href: '/ui/console/me', text: 'nav.account' },
 ];
 
 export function noticeBox(notice: Notice | undefined): Html | string {

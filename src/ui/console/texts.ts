@@ -3,6 +3,15 @@ import type { Locale } from '../i18n.js';
 /** The admin console's texts in English and German (the login's are in ui/i18n.ts). */
 const en = {
   'console.title': 'Console',
+  'account.title': 'My account',
+  'account.changePassword': 'Change my password',
+  'account.oldPassword': 'Current password',
+  'account.passwordHint': 'Every session signs out: you sign in again with the new password.',
+  'account.sessions': 'Where I am signed in',
+  'account.sessionsIntro': 'Each browser session, newest activity first. Ending one signs that browser out and revokes its tokens.',
+  'account.lastActive': 'Last active',
+  'account.thisSession': 'this browser',
+  'account.endSession': 'End',
   'nav.policies': 'Policies',
   'nav.defaults': 'Default policies',
   'policies.title': 'Policies',
@@ -168,6 +177,15 @@ export type ConsoleTextKey = keyof typeof en;
 
 const de: Record<ConsoleTextKey, string> = {
   'console.title': 'Konsole',
+  'account.title': 'Mein Konto',
+  'account.changePassword': 'Mein Passwort ändern',
+  'account.oldPassword': 'Aktuelles Passwort',
+  'account.passwordHint': 'Alle Sitzungen werden abgemeldet: du meldest dich mit dem neuen Passwort erneut an.',
+  'account.sessions': 'Wo ich angemeldet bin',
+  'account.sessionsIntro': 'Jede Browsersitzung, zuletzt aktive zuerst. Beenden meldet den Browser ab und widerruft seine Token.',
+  'account.lastActive': 'Zuletzt aktiv',
+  'account.thisSession': 'dieser Browser',
+  'account.endSession': 'Beenden',
   'nav.policies': 'Richtlinien',
   'nav.defaults': 'Standardrichtlinien',
   'policies.title': 'Richtlinien',

@@ -1,0 +1,50 @@
+import { decodeJwt } from 'jose';
+import type { UserView } from '../../ui/console/api-shapes.js';
+import { accountPage, type SessionView } from '../../ui/console/account.js';
+import type { Response, Route } from '../types.js';
+import type { ApiProblem } from './api.js';
+import { acting, consoleRoute, doneNotice, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
+
+/**
+ * The signed-in person's page (`/ui/console/me`), through the auth API as themselves: a new
+ * password (the old one checked; every session ends, this one too) and their browser sessions.
+ */
+async function page(call: ConsoleCall, problem?: ApiProblem): Promise<Response> {
+  const [me, sessions] = await Promise.all([
+    call.api.call<{ user: UserView }>('GET', '/auth/v1/users/me'),
+    call.api.call<{ result?: SessionView[] }>('POST', '/auth/v1/users/me/sessions/_search', [], {}),
+  ]);
+  // The console's own sign-in: its ID token names the session (`sid`).
+  const sid = decodeJwt(call.session.idToken).sid;
+  const body = accountPage(call.t, call.csrf, me.user, sessions.result ?? [], typeof sid === 'string' ? sid : undefined);
+  return call.page('account', call.t('account.title'), body, problem ? { kind: 'error', text: problem.message } : doneNotice(call.req, call.t), problem?.status);
+}
+
+export function accountConsoleRoutes(kit: ConsoleKit): Route[] {
+  return [
+    consoleRoute(kit, '/ui/console/me', { GET: (call) => page(call) }),
+    consoleRoute(kit, '/ui/console/me/password', {
+      POST: (call) =>
+        acting(
+          call,
+          async () => {
+            await call.api.call('PUT', '/auth/v1/users/me/password', [], { oldPassword: call.form.get('oldPassword') ?? '', newPassword: call.form.get('newPassword') ?? '' });
+            // This session ended with the others: the next page asks for the new password.
+            return seeOther('/ui/console/me');
+          },
+          (problem) => page(call, problem),
+        ),
+    }),
+    consoleRoute(kit, '/ui/console/me/sessions/:sessionId/end', {
+      POST: (call) =>
+        acting(
+          call,
+          async () => {
+            await call.api.call('DELETE', '/v2/sessions/:sessionId', [call.req.params[0]!]);
+            return seeOther('/ui/console/me');
+          },
+          (problem) => page(call, problem),
+        ),
+    }),
+  ];
+}

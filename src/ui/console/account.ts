@@ -1,0 +1,37 @@
+import { html, type Html } from '../../util/html.js';
+import type { UserView } from './api-shapes.js';
+import type { ConsoleTranslate } from './texts.js';
+import { actionButton, facts, field, formCard, postForm, submit, table, when } from './widgets.js';
+
+/** The signed-in person's own page: who they are, a new password, their browser sessions (ended here). */
+export interface SessionView {
+  sessionId: string;
+  authTime?: string;
+  details?: { creationDate?: string; changeDate?: string };
+}
+
+export function accountPage(t: ConsoleTranslate, csrf: string, user: UserView, sessions: readonly SessionView[], currentSessionId: string | undefined): Html {
+  const password = postForm(
+    '/ui/console/me/password',
+    csrf,
+    html`<input type="text" name="username" value="${user.preferredLoginName ?? user.userName}" autocomplete="username" hidden>${field(t('account.oldPassword'), 'oldPassword', { type: 'password', required: true, autocomplete: 'current-password' })}${field(t('users.newPassword'), 'newPassword', { type: 'password', required: true, autocomplete: 'new-password', hint: t('account.passwordHint') })}${submit(t('common.save'))}`,
+  );
+  return html`<section class="card">${facts([
+    [t('users.loginName'), user.preferredLoginName ?? user.userName],
+    [t('users.firstName'), user.human?.profile?.firstName],
+    [t('users.lastName'), user.human?.profile?.lastName],
+    [t('users.email'), `${user.human?.email?.email ?? ''}${user.human?.email?.isEmailVerified ? ' ✓' : ''}`],
+  ])}</section>
+${formCard(t('account.changePassword'), password)}
+<h2>${t('account.sessions')}</h2>
+<p class="intro">${t('account.sessionsIntro')}</p>
+${table(
+  [t('common.created'), t('account.lastActive'), ''],
+  sessions.map((s) => [
+    when(s.details?.creationDate),
+    when(s.details?.changeDate),
+    s.sessionId === currentSessionId ? html`<span class="badge ok">${t('account.thisSession')}</span>` : actionButton(`/ui/console/me/sessions/${encodeURIComponent(s.sessionId)}/end`, csrf, t('account.endSession')),
+  ]),
+  t('common.none'),
+)}`;
+}

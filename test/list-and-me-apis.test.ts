@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api } from './helpers/api.js';
+import { codeFlowTokens, createHuman, createWebApp, type WebApp } from './helpers/oidc.js';
+import { startInProcess, type InProcessServer } from './helpers/in-process.js';
+
+/**
+ * The lists the console reads (ListUsers, ListOrgs, ListMyProjectOrgs, ListProjects) and the auth
+ * API about the caller (GetMyUser, ListMyMemberships, UpdateMyPassword, ListMyUserSessions, v2
+ * DeleteSession), over real HTTP: filters, paging, who sees what, and refusals.
+ */
+let server: InProcessServer;
+let orgId: string;
+/** An app of the management project: a person's tokens from it may call the APIs (with the person's roles). */
+let managementApp: WebApp;
+
+beforeAll(async () => {
+  server = await startInProcess();
+  orgId = (await api(server, 'POST', '/management/v1/orgs', { token: server.pat, body: { name: 'Lists Inc' } })).body.id;
+  const management = server.app.ctx.instance.managementProjectId;
+  managementApp = await createWebApp(server, { projectId: management, redirectUris: ['http://localhost:9999/callback'] });
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+});
+
+const tokenOf = async (person: { loginName: string; password: string }) => (await codeFlowTokens(server, managementApp, person, 'openid')).access_token as string;
+
+describe('lists', () => {
+  it('ListUsers filters, sorts and pages the org’s users, and refuses a filter or sorting it does not know', async () => {
+    for (const name of ['carol', 'alma', 'bert']) await createHuman(server, { userName: name, orgId });
+    await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, orgId, body: { userName: 'robot', name: 'Robot' } });
+    const list = (body: unknown) => api(server, 'POST', '/management/v1/users/_search', { token: server.pat, orgId, body });
+    const names = (res: { body: { result?: { userName: string }[] } }) => (res.body.result ?? []).map((u) => u.userName);
+
+    const all = await list({ query: { asc: true }, sortingColumn: 'USER_FIELD_NAME_USER_NAME' });
+    expect(all.status).toBe(200);
+    expect(names(all)).toEqual(['alma', 'bert', 'carol', 'robot']);
+    expect(all.body.details.totalResult).toBe('4');
+    expect(names(await list({ query: { asc: false }, sortingColumn: 'USER_FIELD_NAME_USER_NAME' }))).toEqual(['robot', 'carol', 'bert', 'alma']);
+    expect(names(await list({ query: { offset: 1, limit: 2, asc: true }, sortingColumn: 'USER_FIELD_NAME_USER_NAME' }))).toEqual(['bert', 'carol']);
+    expect(names(await list({ query: { asc: true }, queries: [{ typeQuery: { type: 'TYPE_MACHINE' } }] }))).toEqual(['robot']);
+    expect(names(await list({ query: { asc: true }, sortingColumn: 'USER_FIELD_NAME_USER_NAME', queries: [{ userNameQuery: { userName: 'R', method: 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE' } }] }))).toEqual(['bert', 'carol', 'robot']);
+    expect(names(await list({ queries: [{ userNameQuery: { userName: 'alma' } }, { typeQuery: { type: 'TYPE_HUMAN' } }] }))).toEqual(['alma']);
+    // Only the org's: the default org's users are not in Lists Inc.
+    expect(names(all)).not.toContain('sesame-admin');
+
+    for (const body of [{ queries: [{ favouriteColourQuery: {} }] }, { queries: [{ userNameQuery: { userName: 'a' }, typeQuery: { type: 'TYPE_HUMAN' } }] }, { sortingColumn: 'USER_FIELD_NAME_NICK_NAME' }, { query: { limit: 5000 } }]) {
+      const refused = await list(body);
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+    }
+  });
+
+  it('ListOrgs is the instance administrators’; ListMyProjectOrgs answers each caller the orgs it may read and its own', async () => {
+    const owner = await createHuman(server, { userName: 'lists-owner', orgId });
+    await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, orgId, body: { userId: owner.userId, roles: ['ORG_OWNER'] } });
+    const token = await tokenOf(owner);
+
+    const all = await api(server, 'POST', '/admin/v1/orgs/_search', { token: server.pat, body: { sortingColumn: 'ORG_FIELD_NAME_NAME', query: { asc: true } } });
+    expect(all.body.result.map((o: { name: string }) => o.name)).toEqual(['Lists Inc', 'Sesame']);
+    expect((await api(server, 'POST', '/admin/v1/orgs/_search', { token, body: {} })).status).toBe(403);
+    const mine = await api(server, 'POST', '/auth/v1/global/projectorgs/_search', { token, body: {} });
+    expect(mine.body.result.map((o: { name: string }) => o.name)).toEqual(['Lists Inc']);
+    const filtered = await api(server, 'POST', '/admin/v1/orgs/_search', { token: server.pat, body: { queries: [{ nameQuery: { name: 'lists', method: 'TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE' } }] } });
+    expect(filtered.body.result.map((o: { id: string }) => o.id)).toEqual([orgId]);
+  });
+
+  it('ListProjects answers the projects the caller may read in the org', async () => {
+    const first = (await api(server, 'POST', '/management/v1/projects', { token: server.pat, orgId, body: { name: 'Alpha' } })).body.id;
+    await api(server, 'POST', '/management/v1/projects', { token: server.pat, orgId, body: { name: 'Beta' } });
+    const names = async (token: string, body: unknown = {}) =>
+      ((await api(server, 'POST', '/management/v1/projects/_search', { token, orgId, body })).body.result ?? []).map((p: { name: string }) => p.name);
+    expect(await names(server.pat, { query: { asc: true } })).toEqual(['Alpha', 'Beta']);
+    expect(await names(server.pat, { queries: [{ nameQuery: { name: 'Be', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }] })).toEqual(['Beta']);
+    // A person with no role reads none of them.
+    const nobody = await createHuman(server, { userName: 'lists-nobody', orgId });
+    expect(await names(await tokenOf(nobody))).toEqual([]);
+    expect(first).toBeTruthy();
+  });
+});
+
+describe('the caller itself', () => {
+  it('GetMyUser and ListMyMemberships answer who calls and what they administer', async () => {
+    const me = await api(server, 'GET', '/auth/v1/users/me', { token: server.pat });
+    expect(me.body.user.userName).toBe('admin');
+    const memberships = await api(server, 'POST', '/auth/v1/memberships/me/_search', { token: server.pat, body: {} });
+    expect(memberships.body.result).toEqual(expect.arrayContaining([expect.objectContaining({ iam: true, roles: ['IAM_OWNER'] }), expect.objectContaining({ roles: ['ORG_OWNER'], displayName: 'Sesame' })]));
+  });
+
+  it('UpdateMyPassword checks the old password as the login does (counted, locking), then ends every session', async () => {
+    await api(server, 'POST', '/management/v1/policies/lockout', { token: server.pat, orgId, body: { maxPasswordAttempts: 3 } });
+    const person = await createHuman(server, { userName: 'changes-own', orgId });
+    const token = await tokenOf(person);
+    const change = (oldPassword: string, newPassword: string) => api(server, 'PUT', '/auth/v1/users/me/password', { token, body: { oldPassword, newPassword } });
+
+    const wrong = await change('not-it', 'Brand-New-42!');
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.message).toContain('old password is wrong');
+    // A weak new password is refused after the old one passed; nothing changes.
+    expect((await change(person.password, 'weak')).status).toBe(400);
+    expect((await change(person.password, 'Brand-New-42!')).status).toBe(200);
+    // The token died with the old password.
+    expect((await api(server, 'GET', '/auth/v1/users/me', { token })).status).toBe(401);
+
+    // Wrong old passwords count toward the lockout policy: the third locks the account.
+    const again = await tokenOf({ loginName: person.loginName, password: 'Brand-New-42!' });
+    for (let i = 0; i < 3; i++) expect((await api(server, 'PUT', '/auth/v1/users/me/password', { token: again, body: { oldPassword: `guess-${i}`, newPassword: 'Other-New-42!' } })).status).toBe(400);
+    const locked = await api(server, 'GET', `/management/v1/users/${person.userId}`, { token: server.pat, orgId });
+    expect(locked.body.user.state).toBe('USER_STATE_LOCKED');
+  });
+
+  it('ListMyUserSessions lists the person’s sessions; DeleteSession ends one of theirs, never another person’s', async () => {
+    const person = await createHuman(server, { userName: 'two-browsers', orgId });
+    const other = await createHuman(server, { userName: 'someone-else', orgId });
+    const token = await tokenOf(person);
+    const second = await tokenOf(person);
+    const otherToken = await tokenOf(other);
+    const sessions = await api(server, 'POST', '/auth/v1/users/me/sessions/_search', { token, body: {} });
+    expect(sessions.body.result).toHaveLength(2);
+    const [first] = sessions.body.result as { sessionId: string }[];
+
+    // Another person cannot end it (nor learn it exists).
+    expect((await api(server, 'DELETE', `/v2/sessions/${first!.sessionId}`, { token: otherToken })).status).toBe(404);
+    expect((await api(server, 'DELETE', `/v2/sessions/${first!.sessionId}`, { token: server.pat })).status).toBe(404);
+    expect((await api(server, 'DELETE', `/v2/sessions/${first!.sessionId}`, { token })).status).toBe(200);
+    // One of the two tokens died with the session it came from; the other still reads the one left.
+    const alive = (await api(server, 'GET', '/auth/v1/users/me', { token })).status === 200 ? token : second;
+    const remaining = await api(server, 'POST', '/auth/v1/users/me/sessions/_search', { token: alive, body: {} });
+    expect(remaining.body.result).toHaveLength(1);
+    expect(remaining.body.result[0].sessionId).not.toBe(first!.sessionId);
+    // A machine user has no sessions.
+    expect((await api(server, 'POST', '/auth/v1/users/me/sessions/_search', { token: server.pat, body: {} })).status).toBe(400);
+  });
+});
