@@ -384,6 +384,11 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     const forged = await adminContext.request.post(`${server.issuer}/ui/console/projects`, { form: { name: 'Forged' }, maxRedirects: 0 });
     const status = forged.status();
     expect(status).toBe(403);
+    // Never framed, whatever the login's embedding policy; its cookie never SameSite=None.
+    const home = await adminContext.request.get(`${server.issuer}/ui/console/projects`, { maxRedirects: 0 });
+    expect(home.headers()['x-frame-options']).toBe('DENY');
+    expect(home.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect((await adminContext.cookies()).find((c) => c.name === 'sesame.console')?.sameSite).toBe('Lax');
     const projects = await api(server, 'POST', '/management/v1/projects/_search', { token: server.pat, orgId, body: { queries: [{ nameQuery: { name: 'Forged' } }] } });
     expect(projects.body.result ?? []).toHaveLength(0);
   });

@@ -34,6 +34,13 @@ onFramingPolicy(() => {
   ceremonyHeaders = { ...BASE, ...framing, 'Content-Security-Policy': `${CEREMONY_CSP}; frame-ancestors ${frameAncestors()}` };
 });
 
+/** The admin console's pages: never framed, whatever the login's embedding policy (no clickjacking of administration). */
+const CONSOLE_HEADERS = { ...BASE, 'X-Frame-Options': 'DENY', 'Content-Security-Policy': `${PAGE_CSP}; frame-ancestors 'none'` };
+
+export function consoleHtmlResponse(status: number, body: string, headers: Record<string, string> = {}): Response {
+  return { status, headers: { ...CONSOLE_HEADERS, ...headers }, body };
+}
+
 export function htmlResponse(status: number, body: string, headers: Record<string, string> = {}): Response {
   return { status, headers: { ...pageHeaders, ...headers }, body };
 }

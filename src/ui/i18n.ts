@@ -382,13 +382,18 @@ const DICTIONARIES: Record<Locale, Record<TextKey, string>> = { en, de };
 
 export type Translate = (key: TextKey, vars?: Record<string, string>) => string;
 
-export function translator(locale: Locale): Translate {
-  const dict = DICTIONARIES[locale];
+/** A lookup in one locale's dictionary (English where it lacks a text), with `{name}` placeholders filled. */
+export function translatorOf<K extends string>(dictionaries: Record<Locale, Record<K, string>>, locale: Locale): (key: K, vars?: Record<string, string>) => string {
+  const dict = dictionaries[locale];
   return (key, vars) => {
-    let text = dict[key] ?? en[key];
+    let text = dict[key] ?? dictionaries.en[key];
     if (vars) for (const [k, v] of Object.entries(vars)) text = text.replaceAll(`{${k}}`, v);
     return text;
   };
+}
+
+export function translator(locale: Locale): Translate {
+  return translatorOf(DICTIONARIES, locale);
 }
 
 function supported(tag: string): Locale | undefined {

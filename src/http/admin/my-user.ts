@@ -29,7 +29,9 @@ export type MyUserPorts = UsersPorts & SessionEndPorts & Pick<Ports, 'loginDirec
  * session of the person, not only this browser's) and ZITADEL v2's DeleteSession
  * (`DELETE /v2/sessions/{id}`, for one's own sessions). Whoever is authenticated may act on themselves.
  */
-const listMembershipsSchema = z.object({ query: listQuerySchema });
+const listMembershipsSchema = z
+  .object({ query: listQuerySchema, queries: z.array(z.unknown()).max(0, 'membership queries are not supported by Sesame: ask for all of them').default([]) })
+  .strict();
 const updatePasswordSchema = z.object({ oldPassword: z.string().max(MAX_PASSWORD).default(''), newPassword: z.string().min(1, 'must not be empty').max(MAX_PASSWORD) });
 
 /** The caller as a person: the password and sessions are people's (a machine user has neither). */
@@ -94,7 +96,8 @@ export function myUserRoutes(ctx: MyUserPorts): Route[] {
     }),
     apiRoute(ctx, '/v2/sessions/:sessionId', {
       DELETE: async (req, caller) => {
-        const session = await ctx.userSessions.get(req.params[0]!);
+        const id = req.params[0]!;
+        const session = id.length <= 200 ? await ctx.userSessions.get(id) : undefined;
         // Another person's session is not found, whoever asks: this API ends one's own.
         if (!session || session.userId !== caller.user.id) throw notFound('SESSION-0r2nd', `session ${req.params[0]} not found`);
         await endSessions(ctx, [session], { address: req.peer });
@@ -105,7 +108,7 @@ export function myUserRoutes(ctx: MyUserPorts): Route[] {
       POST: (req, caller) => {
         const { query } = readBody(req, listMembershipsSchema);
         const memberships = ctx.orgs.memberships(caller.user.id);
-        return ok({ details: listDetails(memberships.length), result: pageOf(memberships, { ...query, asc: true }).map((m) => membershipView(ctx, m)) });
+        return ok({ details: listDetails(memberships.length), result: pageOf(memberships, query).map((m) => membershipView(ctx, m)) });
       },
     }),
   ];

@@ -14,6 +14,14 @@ import { PATHS } from '../../protocol/discovery.js';
  * activity log (ListEvents for the instance's owners, the org's changes for everyone else) and the
  * signing keys (the JWKS, RotateKeys).
  */
+/** A read the person may not make (403) shows as nothing; any other failure is the page's. */
+const refusedAs =
+  <T>(value: T) =>
+  (error: unknown): T => {
+    if (error instanceof ApiProblem && error.status === 403) return value;
+    throw error;
+  };
+
 const errorNotice = (problem: ApiProblem | undefined) => (problem ? { kind: 'error' as const, text: problem.message } : undefined);
 
 async function orgsPageOf(call: ConsoleCall, problem?: ApiProblem): Promise<Response> {
@@ -45,14 +53,14 @@ export function overviewConsoleRoutes(kit: ConsoleKit, isReady: () => boolean): 
     consoleRoute(kit, '/ui/console', {
       GET: async (call) => {
         const [users, projects, memberships, org] = await Promise.all([
-          call.api.call<{ details?: { totalResult?: string } }>('POST', '/management/v1/users/_search', [], { query: { limit: 1 } }).catch(() => ({ details: { totalResult: '–' } })),
+          call.api.call<{ details?: { totalResult?: string } }>('POST', '/management/v1/users/_search', [], { query: { limit: 1 } }).catch(refusedAs(undefined)),
           call.api.call<{ details?: { totalResult?: string } }>('POST', '/management/v1/projects/_search', [], { query: { limit: 1 } }),
-          call.api.call<{ result?: MembershipView[] }>('POST', '/auth/v1/memberships/me/_search', [], {}),
-          call.api.call<{ org?: OrgView }>('GET', '/management/v1/orgs/me').catch(() => ({ org: undefined })),
+          call.api.call<{ result?: MembershipView[] }>('POST', '/auth/v1/memberships/me/_search', [], { query: { limit: 1000, asc: true } }),
+          call.api.call<{ org?: OrgView }>('GET', '/management/v1/orgs/me').catch(refusedAs(undefined)),
         ]);
         const body = homePage(call.t, {
-          orgName: org.org?.name ?? call.session.orgId,
-          users: Number(users.details?.totalResult ?? 0),
+          orgName: org?.org?.name ?? call.session.orgId,
+          users: users ? Number(users.details?.totalResult ?? 0) : undefined,
           projects: Number(projects.details?.totalResult ?? 0),
           ready: isReady(),
           memberships: memberships.result ?? [],

@@ -5,7 +5,7 @@ import { consolePage, type ConsoleFrame, type NavKey, type Notice } from '../../
 import { consoleTranslator, type ConsoleTranslate } from '../../ui/console/texts.js';
 import { standalonePage } from '../../ui/console/layout.js';
 import { html, type Html } from '../../util/html.js';
-import { htmlResponse, redirectResponse } from '../html.js';
+import { consoleHtmlResponse, redirectResponse } from '../html.js';
 import type { Method, Request, Response, Route } from '../types.js';
 import { ApiProblem, type ApiCaller, type InProcessApi } from './api.js';
 import { clearConsoleCookie, consoleCookies, consoleCsrf, consoleCsrfValid, sessionOf, type ConsoleSession } from './session.js';
@@ -68,7 +68,7 @@ export async function frameOf(call: Pick<ConsoleCall, 'api' | 'session' | 'local
   const [me, orgs, memberships] = await Promise.all([
     call.api.call<MyUser>('GET', '/auth/v1/users/me'),
     call.api.call<OrgList>('POST', '/auth/v1/global/projectorgs/_search', [], { query: { limit: 1000, asc: true }, sortingColumn: 'ORG_FIELD_NAME_NAME' }),
-    call.api.call<Memberships>('POST', '/auth/v1/memberships/me/_search', [], {}),
+    call.api.call<Memberships>('POST', '/auth/v1/memberships/me/_search', [], { query: { limit: 1000, asc: true } }),
   ]);
   const user = me.user;
   const name = user.human?.profile?.displayName || user.machine?.name || user.preferredLoginName || user.userName;
@@ -104,7 +104,7 @@ export function consoleRoute(kit: ConsoleKit, pattern: string, methods: Partial<
       if (method === 'POST') {
         form = parseFormBody(req.headers['content-type'], req.body);
         if (!consoleCsrfValid(kit.csrfKey, session, form.get('csrf'))) {
-          return htmlResponse(403, standalonePage(locale, t, t('error.csrf'), html`<p><a href="/ui/console">${t('nav.home')}</a></p>`));
+          return consoleHtmlResponse(403, standalonePage(locale, t, t('error.csrf'), html`<p><a href="/ui/console">${t('nav.home')}</a></p>`));
         }
       }
       const api = kit.api.as(session.accessToken, session.orgId, req.peer);
@@ -116,7 +116,7 @@ export function consoleRoute(kit: ConsoleKit, pattern: string, methods: Partial<
         t,
         csrf,
         form,
-        page: async (current, title, body, notice, status = 200) => htmlResponse(status, consolePage(await frameOf(call, current), title, body, notice)),
+        page: async (current, title, body, notice, status = 200) => consoleHtmlResponse(status, consolePage(await frameOf(call, current), title, body, notice)),
       };
       try {
         return await handler(call);
@@ -127,7 +127,12 @@ export function consoleRoute(kit: ConsoleKit, pattern: string, methods: Partial<
         }
         // A refusal of the page's own read (a 403, a 404): shown in the frame, with the API's reason.
         const title = error.status === 403 ? t('error.forbidden') : error.status === 404 ? t('error.notFound') : t('error.failed');
-        return call.page('home', title, html``, { kind: 'error', text: error.message }, error.status);
+        try {
+          return await call.page('home', title, html``, { kind: 'error', text: error.message }, error.status);
+        } catch {
+          // The frame's own reads failed too (the token died meanwhile): the refusal on a page of its own.
+          return consoleHtmlResponse(error.status, standalonePage(locale, t, title, html`<p class="notice error">${error.message}</p><p><a href="/ui/console">${t('nav.home')}</a></p>`));
+        }
       }
     };
   }

@@ -67,7 +67,8 @@ export function policyBody(fields: readonly PolicyField[], form: Form): Record<s
   const body: Record<string, unknown> = {};
   for (const field of fields) {
     if (field.kind === 'list') {
-      if (field.value !== undefined) body[field.name] = field.value;
+      // The API leaves an empty list out of its answer: sent back empty, not left out (which would mean "the default").
+      body[field.name] = field.value ?? [];
     } else if (field.kind === 'boolean') {
       body[field.name] = form.get(field.name) === 'true';
     } else {

@@ -49,7 +49,7 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
           call,
           async () => {
             const { id } = await call.api.call<{ id: string }>('POST', '/management/v1/projects', [], { name: call.form.get('name') ?? '' });
-            return seeOther(`/ui/console/projects/${id}`);
+            return seeOther(`/ui/console/projects/${encodeURIComponent(id)}`);
           },
           (problem) => listPage(call, problem),
         ),
@@ -63,7 +63,7 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
           call,
           async () => {
             await call.api.call('POST', `${PROJECT}/roles`, [projectId], { roleKey: f.get('key') ?? '', displayName: f.get('displayName') ?? '', group: f.get('group') ?? '' });
-            return seeOther(`/ui/console/projects/${projectId}`);
+            return seeOther(`/ui/console/projects/${encodeURIComponent(projectId)}`);
           },
           (problem) => projectPageOf(call, projectId, problem),
         );
@@ -133,7 +133,7 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
           call,
           async () => {
             await call.api.call('DELETE', APP, [projectId, appId]);
-            return seeOther(`/ui/console/projects/${projectId}`);
+            return seeOther(`/ui/console/projects/${encodeURIComponent(projectId)}`);
           },
           (problem) => projectPageOf(call, projectId, problem),
         );

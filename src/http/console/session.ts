@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { MasterKey } from '../../crypto/master-key.js';
 import { clock } from '../../util/clock.js';
-import { parseCookies, setCookieHeader, type CookiePolicy } from '../cookies.js';
+import { parseCookies, type CookiePolicy } from '../cookies.js';
 
 /**
  * The console's state in the browser, sealed with the master key (AES-256-GCM): no thread or node
@@ -72,12 +72,17 @@ export function signInOf(masterKey: MasterKey, policy: CookiePolicy, cookieHeade
   return value.until > clock.now() ? (value as unknown as ConsoleSignIn) : undefined;
 }
 
+/** Always SameSite=Lax, whatever the login's embedding policy: the console is never framed, and no other site's form carries its session. */
+function cookieHeader(policy: CookiePolicy, value: string, maxAgeSeconds: number): string {
+  return `${policy.name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${policy.secure ? '; Secure' : ''}`;
+}
+
 export function setConsoleCookie(policy: CookiePolicy, value: string, untilMs: number): string {
-  return setCookieHeader(policy, value, Math.max(1, Math.ceil((untilMs - clock.now()) / 1000)));
+  return cookieHeader(policy, value, Math.max(1, Math.ceil((untilMs - clock.now()) / 1000)));
 }
 
 export function clearConsoleCookie(policy: CookiePolicy): string {
-  return setCookieHeader(policy, '', 0);
+  return cookieHeader(policy, '', 0);
 }
 
 export function randomToken(): string {

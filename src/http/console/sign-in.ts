@@ -6,7 +6,7 @@ import { standalonePage } from '../../ui/console/layout.js';
 import { consoleTranslator } from '../../ui/console/texts.js';
 import { clock } from '../../util/clock.js';
 import { html } from '../../util/html.js';
-import { htmlResponse, redirectResponse } from '../html.js';
+import { consoleHtmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { ApiProblem } from './api.js';
 import { localeOf, type ConsoleKit } from './page.js';
@@ -31,18 +31,18 @@ import { parseFormBody } from '../../protocol/form.js';
  */
 const SCOPES = 'openid profile email';
 
-/** Only a console path comes back from `returnTo` (no open redirect). */
+/** Only a console page comes back from `returnTo` (no open redirect; not the sign-in's own paths). */
 function consolePath(value: string | null): string {
-  return value && /^\/ui\/console(\/[A-Za-z0-9_\-/]*)?$/.test(value) ? value : CONSOLE_PATHS.home;
+  if (!value || !/^\/ui\/console(\/[A-Za-z0-9_\-/]*)?$/.test(value)) return CONSOLE_PATHS.home;
+  return /^\/ui\/console\/(login|logout|auth|signedout|resources)(\/|$)/.test(value) ? CONSOLE_PATHS.home : value;
 }
 
 export function signInRoutes(kit: ConsoleKit): Route[] {
   const cookies = consoleCookies(kit.issuer);
-  const issuerHost = new URL(kit.issuer).host;
   const failed = (req: Request, reason: string, status = 400): Response => {
     const locale = localeOf(req);
     const t = consoleTranslator(locale);
-    return htmlResponse(
+    return consoleHtmlResponse(
       status,
       standalonePage(locale, t, t('error.signIn', { reason }), html`<p><a href="/ui/console/login">${t('signedOut.again')}</a></p>`),
       { 'Set-Cookie': clearConsoleCookie(cookies.signIn) },
@@ -51,8 +51,6 @@ export function signInRoutes(kit: ConsoleKit): Route[] {
 
   const start = async (req: Request): Promise<Response> => {
     const returnTo = consolePath(new URLSearchParams(req.query).get('returnTo'));
-    // The callback is the issuer's: the sign-in's cookie must be set on that host.
-    if (req.headers.host !== issuerHost) return redirectResponse(`${kit.issuer}/ui/console/login?returnTo=${encodeURIComponent(returnTo)}`);
     const state = randomToken();
     const nonce = randomToken();
     const verifier = randomToken() + randomToken();
@@ -78,7 +76,8 @@ export function signInRoutes(kit: ConsoleKit): Route[] {
   const callback = async (req: Request): Promise<Response> => {
     const query = new URLSearchParams(req.query);
     const signIn = signInOf(kit.masterKey, cookies.signIn, req.headers.cookie);
-    if (!signIn) return failed(req, 'no sign-in is under way in this browser (or it took longer than 30 minutes)');
+    // The callback is the issuer's: a sign-in started at another address of this server left its cookie there.
+    if (!signIn) return failed(req, `no sign-in is under way in this browser (it took longer than 30 minutes, or the console was opened at another address than ${kit.issuer}/ui/console)`);
     const error = query.get('error');
     if (error) return failed(req, `${error}: ${(query.get('error_description') ?? '').slice(0, 300)}`);
     if (query.get('state') !== signIn.state) return failed(req, 'the state does not match this browser’s sign-in');
@@ -126,7 +125,7 @@ export function signInRoutes(kit: ConsoleKit): Route[] {
   const signedOut = async (req: Request): Promise<Response> => {
     const locale = localeOf(req);
     const t = consoleTranslator(locale);
-    return htmlResponse(200, standalonePage(locale, t, t('signedOut.title'), html`<p>${t('signedOut.text')}</p><p><a class="button" href="/ui/console/login">${t('signedOut.again')}</a></p>`), {
+    return consoleHtmlResponse(200, standalonePage(locale, t, t('signedOut.title'), html`<p>${t('signedOut.text')}</p><p><a class="button" href="/ui/console/login">${t('signedOut.again')}</a></p>`), {
       'Set-Cookie': clearConsoleCookie(cookies.session),
     });
   };

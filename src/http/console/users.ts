@@ -41,7 +41,7 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
           call,
           async () => {
             await call.api.call('POST', `${USER}/_${action}`, [userId], {});
-            return seeOther(`/ui/console/users/${userId}`);
+            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
           },
           (problem) => userPageOf(call, userId, { problem }),
         );
@@ -64,7 +64,7 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
             });
             // AddHumanUser sets no "change required" flag: a password the admin chose is set again with it when asked.
             if (password && checked(call, 'changeRequired')) await call.api.call('POST', `${USER}/password`, [created.userId], { password, noChangeRequired: false });
-            return seeOther(`/ui/console/users/${created.userId}`);
+            return seeOther(`/ui/console/users/${encodeURIComponent(created.userId)}`);
           },
           (problem) => listPage(call, problem, 'human'),
         ),
@@ -76,7 +76,7 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
           async () => {
             const f = call.form;
             const created = await call.api.call<{ userId: string }>('POST', '/management/v1/users/machine', [], { userName: f.get('userName') ?? '', name: f.get('name') ?? '', description: f.get('description') ?? '' });
-            return seeOther(`/ui/console/users/${created.userId}`);
+            return seeOther(`/ui/console/users/${encodeURIComponent(created.userId)}`);
           },
           (problem) => listPage(call, problem, 'machine'),
         ),
@@ -104,7 +104,7 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
           call,
           async () => {
             await call.api.call('POST', `${USER}/password`, [userId], { password: call.form.get('password') ?? '', noChangeRequired: !checked(call, 'changeRequired') });
-            return seeOther(`/ui/console/users/${userId}`);
+            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
           },
           (problem) => userPageOf(call, userId, { problem }),
         );
@@ -131,7 +131,7 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
           call,
           async () => {
             await call.api.call('DELETE', `${USER}/pats/:tokenId`, [userId, tokenId]);
-            return seeOther(`/ui/console/users/${userId}`);
+            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
           },
           (problem) => userPageOf(call, userId, { problem }),
         );

@@ -13,7 +13,7 @@ export interface ActivityFilters {
 function who(t: ConsoleTranslate, event: EventView): Html | string {
   const editor = event.editor ?? {};
   if (!editor.userId) return editor.service === 'system' || editor.service === 'cli' ? t('activity.system') : html`<em>${t('activity.anonymous')}</em>`;
-  return html`<a href="/ui/console/users/${editor.userId}">${editor.displayName || editor.userId}</a> <small>${editor.service ?? ''}</small>`;
+  return html`<a href="/ui/console/users/${encodeURIComponent(editor.userId)}">${editor.displayName || editor.userId}</a> <small>${editor.service ?? ''}</small>`;
 }
 
 function payloadText(payload: unknown): string {

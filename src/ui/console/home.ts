@@ -6,7 +6,8 @@ import { field, formCard, postForm, stateBadge, submit, table, when } from './wi
 /** The console's overview (counts, readiness, the person's roles) and the organizations page. */
 export interface HomeData {
   orgName: string;
-  users: number;
+  /** Undefined: the person may not read the org's users. */
+  users: number | undefined;
   projects: number;
   ready: boolean;
   memberships: readonly MembershipView[];
@@ -15,7 +16,7 @@ export interface HomeData {
 export function homePage(t: ConsoleTranslate, data: HomeData): Html {
   return html`<p class="intro">${t('home.intro', { org: data.orgName })}</p>
 <div class="cards">
-<a class="card stat" href="/ui/console/users"><strong>${data.users}</strong>${t('home.users')}</a>
+${data.users === undefined ? '' : html`<a class="card stat" href="/ui/console/users"><strong>${data.users}</strong>${t('home.users')}</a>`}
 <a class="card stat" href="/ui/console/projects"><strong>${data.projects}</strong>${t('home.projects')}</a>
 <div class="card stat"><strong>${data.ready ? '✓' : '✗'}</strong>${data.ready ? t('home.ready') : t('home.notReady', { reason: 'readyz' })}</div>
 </div>
@@ -23,7 +24,7 @@ export function homePage(t: ConsoleTranslate, data: HomeData): Html {
 <h2>${t('home.roles')}</h2>
 ${table(
   [t('common.name'), t('common.type')],
-  data.memberships.map((m) => [m.displayName ?? '', m.roles.join(', ')]),
+  data.memberships.map((m) => [m.displayName ?? '', (m.roles ?? []).join(', ')]),
   t('common.none'),
 )}`;
 }

@@ -35,7 +35,8 @@ const NAV: readonly { key: NavKey; href: string; text: ConsoleTextKey; instance?
   { key: 'users', href: '/ui/console/users', text: 'nav.users' },
   { key: 'projects', href: '/ui/console/projects', text: 'nav.projects' },
   { key: 'policies', href: '/ui/console/policies', text: 'nav.policies' },
-  { key: 'activity', href: '/ui/console/activity', text: 'nav.activity' },
+  // ListEvents is the instance's owners' and viewers' (`events.read`).
+  { key: 'activity', href: '/ui/console/activity', text: 'nav.activity', instance: true },
   { key: 'orgs', href: '/ui/console/orgs', text: 'nav.orgs' },
   { key: 'defaults', href: '/ui/console/defaults', text: 'nav.defaults', instance: true },
   { key: 'keys', href: '/ui/console/keys', text: 'nav.keys', instance: true },
@@ -58,17 +59,21 @@ function orgSwitcher(frame: ConsoleFrame): Html {
   );
 }
 
-export function consolePage(frame: ConsoleFrame, title: string, body: Html, notice?: Notice): string {
-  const { t } = frame;
+function head(locale: Locale, t: ConsoleTranslate, title: string): Html {
   return html`<!doctype html>
-<html lang="${frame.locale}">
+<html lang="${locale}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${title} · ${t('console.title')} · Sesame</title>
 <link rel="stylesheet" href="${CONSOLE_STYLESHEET_PATH}">
-</head>
+</head>`;
+}
+
+export function consolePage(frame: ConsoleFrame, title: string, body: Html, notice?: Notice): string {
+  const { t } = frame;
+  return html`${head(frame.locale, t, title)}
 <body class="console">
 <header class="top">
 <a class="brand" href="/ui/console"><span class="logo" aria-hidden="true">◆</span><span>Sesame</span> <small>${t('console.title')}</small></a>
@@ -92,15 +97,7 @@ ${body}
 
 /** A page outside the signed-in frame (signed out, a failed sign-in). */
 export function standalonePage(locale: Locale, t: ConsoleTranslate, title: string, body: Html): string {
-  return html`<!doctype html>
-<html lang="${locale}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${title} · ${t('console.title')} · Sesame</title>
-<link rel="stylesheet" href="${CONSOLE_STYLESHEET_PATH}">
-</head>
+  return html`${head(locale, t, title)}
 <body class="console standalone">
 <main class="content narrow"><a class="brand" href="/ui/console"><span class="logo" aria-hidden="true">◆</span><span>Sesame</span> <small>${t('console.title')}</small></a>
 <h1>${title}</h1>

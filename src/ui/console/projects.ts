@@ -10,7 +10,7 @@ export function projectsPage(t: ConsoleTranslate, csrf: string, projects: readon
   return html`${formCard(t('projects.new'), form)}
 ${table(
   [t('common.name'), t('common.id'), t('common.state'), t('common.created')],
-  projects.map((p) => [html`<a href="/ui/console/projects/${p.id}">${p.name}</a>`, html`<code>${p.id}</code>`, stateBadge(t, p.state), when(p.details?.creationDate)]),
+  projects.map((p) => [html`<a href="/ui/console/projects/${encodeURIComponent(p.id)}">${p.name}</a>`, html`<code>${p.id}</code>`, stateBadge(t, p.state), when(p.details?.creationDate)]),
   t('common.none'),
 )}`;
 }
@@ -28,7 +28,7 @@ export interface ProjectPageData {
 
 export function projectPage(t: ConsoleTranslate, csrf: string, data: ProjectPageData): Html {
   const { project } = data;
-  const base = `/ui/console/projects/${project.id}`;
+  const base = `/ui/console/projects/${encodeURIComponent(project.id)}`;
   const options = (values: readonly string[], prefix: string) => values.map((value) => ({ value, text: translateValue(t, prefix, value) }));
   const oidcForm = postForm(
     `${base}/apps/oidc`,
@@ -56,7 +56,7 @@ ${formCard(t('apps.newOidc'), oidcForm)}${formCard(t('apps.newApi'), apiForm)}
 ${table(
   [t('common.name'), t('apps.clientId'), t('common.type'), t('common.state')],
   data.apps.map((a) => [
-    html`<a href="${base}/apps/${a.id}">${a.name}</a>`,
+    html`<a href="${base}/apps/${encodeURIComponent(a.id)}">${a.name}</a>`,
     html`<code>${a.oidcConfig?.clientId ?? a.apiConfig?.clientId ?? ''}</code>`,
     a.oidcConfig ? translateValue(t, 'apps.type', a.oidcConfig.appType ?? 'OIDC_APP_TYPE_WEB') : 'API',
     stateBadge(t, a.state),
@@ -84,13 +84,13 @@ export interface AppPageData {
 
 export function appPage(t: ConsoleTranslate, csrf: string, data: AppPageData): Html {
   const { app } = data;
-  const base = `/ui/console/projects/${data.projectId}/apps/${app.id}`;
+  const base = `/ui/console/projects/${encodeURIComponent(data.projectId)}/apps/${encodeURIComponent(app.id)}`;
   const oidc = app.oidcConfig;
   const clientId = oidc?.clientId ?? app.apiConfig?.clientId ?? '';
   const authMethod = oidc?.authMethodType ?? app.apiConfig?.authMethodType ?? (oidc ? 'OIDC_AUTH_METHOD_TYPE_BASIC' : 'API_AUTH_METHOD_TYPE_BASIC');
   const usesSecret = authMethod.endsWith('_BASIC') || authMethod.endsWith('_POST');
   return html`${data.secret ? shownOnce(t, t('apps.clientSecret'), data.secret) : ''}
-<p><a href="/ui/console/projects/${data.projectId}">← ${t('nav.projects')}</a></p>
+<p><a href="/ui/console/projects/${encodeURIComponent(data.projectId)}">← ${t('nav.projects')}</a></p>
 <section class="card">${facts([
     [t('apps.clientId'), html`<code>${clientId}</code>`],
     [t('apps.issuer'), html`<code>${data.issuer}</code>`],

@@ -1,4 +1,4 @@
-import type { Locale } from '../i18n.js';
+import { translatorOf, type Locale } from '../i18n.js';
 
 /** The admin console's texts in English and German (the login's are in ui/i18n.ts). */
 const en = {
@@ -352,12 +352,7 @@ export type ConsoleTranslate = (key: ConsoleTextKey, vars?: Record<string, strin
 const DICTIONARIES: Record<Locale, Record<ConsoleTextKey, string>> = { en, de };
 
 export function consoleTranslator(locale: Locale): ConsoleTranslate {
-  const dict = DICTIONARIES[locale];
-  return (key, vars) => {
-    let text = dict[key] ?? en[key];
-    if (vars) for (const [k, v] of Object.entries(vars)) text = text.replaceAll(`{${k}}`, v);
-    return text;
-  };
+  return translatorOf(DICTIONARIES, locale);
 }
 
 /** A text key made at run time (a state or type from the API), or the value itself when there is none. */

@@ -11,7 +11,7 @@ export function displayName(user: UserView): string {
 
 export function usersPage(t: ConsoleTranslate, csrf: string, users: readonly UserView[], filter: string, open?: 'human' | 'machine'): Html {
   const rows = users.map((u) => [
-    html`<a href="/ui/console/users/${u.id}">${displayName(u)}</a>`,
+    html`<a href="/ui/console/users/${encodeURIComponent(u.id)}">${displayName(u)}</a>`,
     u.preferredLoginName ?? u.userName,
     u.human ? t('users.human') : t('users.machine'),
     stateBadge(t, u.state),
@@ -42,7 +42,7 @@ export interface UserPageData {
 
 export function userPage(t: ConsoleTranslate, csrf: string, data: UserPageData): Html {
   const { user } = data;
-  const base = `/ui/console/users/${user.id}`;
+  const base = `/ui/console/users/${encodeURIComponent(user.id)}`;
   const locked = user.state === 'USER_STATE_LOCKED';
   const inactive = user.state === 'USER_STATE_INACTIVE';
   const profile = facts([
@@ -73,7 +73,7 @@ ${removeControl(`${base}/remove`, csrf, t)}
     ? html`<h2>${t('users.pats')}</h2>
 ${table(
   [t('common.id'), t('users.expires'), ''],
-  (data.pats ?? []).map((p) => [html`<code>${p.id}</code>`, when(p.expirationDate), removeControl(`${base}/pats/${p.id}/remove`, csrf, t)]),
+  (data.pats ?? []).map((p) => [html`<code>${p.id}</code>`, when(p.expirationDate), removeControl(`${base}/pats/${encodeURIComponent(p.id)}/remove`, csrf, t)]),
   t('common.none'),
 )}
 <div class="actions">${actionButton(`${base}/pats`, csrf, t('users.newPat'), 'primary')}${actionButton(`${base}/secret`, csrf, t('users.newSecret'))}</div>`
