@@ -262,6 +262,23 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await screenshot(admin, 'console-09-user-refused');
   });
 
+  it('resets a person’s TOTP from their page', async () => {
+    const made = await api(server, 'POST', '/management/v1/users/human/_import', {
+      token: server.pat,
+      orgId,
+      body: { userName: 'totp-person', profile: { firstName: 'Tot', lastName: 'P' }, email: { email: 'totp@example.com', isEmailVerified: true }, password: 'Totp-Person-42!', otpCode: 'JBSWY3DPEHPK3PXP' },
+    });
+    await admin.goto(`${server.issuer}/ui/console/users/${made.body.userId}`);
+    const row = admin.locator('tr', { hasText: 'Authenticator app (TOTP)' });
+    await row.locator('summary').click();
+    await row.locator('button:text("Remove for good")').click();
+    await admin.locator('.notice.info').waitFor();
+    expect(await admin.locator('tr', { hasText: 'Authenticator app (TOTP)' }).count()).toBe(0);
+    const factors = await api(server, 'POST', `/management/v1/users/${made.body.userId}/auth_factors/_search`, { token: server.pat, orgId, body: {} });
+    expect(factors.body.result ?? []).toEqual([]);
+    await screenshot(admin, 'console-17-user-factors');
+  });
+
   it('gives the org a lockout policy of its own, keeps the login policy’s lists when saved, and resets to the default', async () => {
     await admin.click('nav.side >> text=Policies');
     await screenshot(admin, 'console-10-policies');

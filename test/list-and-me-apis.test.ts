@@ -131,4 +131,46 @@ describe('the caller itself', () => {
     // A machine user has no sessions.
     expect((await api(server, 'POST', '/auth/v1/users/me/sessions/_search', { token: server.pat, body: {} })).status).toBe(400);
   });
+
+  it('the person lists and removes their own factors and links (their sessions end with them); an administrator resets a TOTP', async () => {
+    const idp = await api(server, 'POST', '/admin/v1/idps/generic_oidc', {
+      token: server.pat,
+      body: { name: 'Upstream', issuer: 'https://idp.example.com', clientId: 'sesame', clientSecret: 'shh', scopes: ['openid'], providerOptions: { isLinkingAllowed: true } },
+    });
+    expect(idp.status, JSON.stringify(idp.body)).toBe(200);
+    const person = await createHuman(server, { userName: 'own-factors', orgId });
+    const token = await tokenOf(person);
+    // An administrator gave them codes by email and a linked account.
+    expect((await api(server, 'POST', `/v2/users/${person.userId}/otp_email`, { token: server.pat, orgId, body: {} })).status).toBe(200);
+    const linked = await api(server, 'POST', `/v2/users/${person.userId}/links`, { token: server.pat, orgId, body: { idpLink: { idpId: idp.body.id, userId: 'ext-1', userName: 'upstream-name' } } });
+    expect(linked.status, JSON.stringify(linked.body)).toBe(200);
+
+    const factors = await api(server, 'POST', '/auth/v1/users/me/auth_factors/_search', { token, body: {} });
+    expect(factors.body.result).toEqual([{ state: 'AUTH_FACTOR_STATE_READY', otpEmail: {} }]);
+    const links = await api(server, 'POST', '/auth/v1/users/me/idps/_search', { token, body: {} });
+    expect(links.body.result).toEqual([expect.objectContaining({ idpId: idp.body.id, idpName: 'Upstream', providedUserId: 'ext-1' })]);
+    expect((await api(server, 'POST', '/auth/v1/users/me/passwordless/_search', { token, body: {} })).body.result ?? []).toEqual([]);
+    // Nothing of theirs to remove: not found.
+    expect((await api(server, 'DELETE', '/auth/v1/users/me/auth_factors/otp', { token })).status).toBe(404);
+    expect((await api(server, 'DELETE', '/auth/v1/users/me/auth_factors/u2f/nope', { token })).status).toBe(404);
+
+    expect((await api(server, 'DELETE', '/auth/v1/users/me/auth_factors/otp_email', { token })).status).toBe(200);
+    // Removing ended their sessions, this token's too.
+    expect((await api(server, 'POST', '/auth/v1/users/me/auth_factors/_search', { token, body: {} })).status).toBe(401);
+    const again = await tokenOf(person);
+    expect((await api(server, 'DELETE', `/auth/v1/users/me/linked/idps/${idp.body.id}/ext-1`, { token: again })).status).toBe(200);
+    expect((await api(server, 'POST', `/management/v1/users/${person.userId}/auth_factors/_search`, { token: server.pat, orgId, body: {} })).body.result ?? []).toEqual([]);
+    expect((await api(server, 'POST', `/management/v1/users/${person.userId}/idps/_search`, { token: server.pat, orgId, body: {} })).body.result ?? []).toEqual([]);
+
+    // An administrator resets a TOTP (ZITADEL's RemoveHumanMultiFactorOTP), logged.
+    const withOtp = await createHuman(server, { userName: 'has-totp', orgId, otpSecret: 'JBSWY3DPEHPK3PXP' });
+    const list = () => api(server, 'POST', `/management/v1/users/${withOtp.userId}/auth_factors/_search`, { token: server.pat, orgId, body: {} });
+    expect((await list()).body.result).toEqual([{ state: 'AUTH_FACTOR_STATE_READY', otp: {} }]);
+    expect((await api(server, 'DELETE', `/management/v1/users/${withOtp.userId}/auth_factors/otp`, { token: server.pat, orgId })).status).toBe(200);
+    expect((await list()).body.result ?? []).toEqual([]);
+    const events = await api(server, 'POST', '/admin/v1/events/_search', { token: server.pat, body: { aggregateId: withOtp.userId, eventTypes: ['user.human.mfa.otp.removed'] } });
+    expect(events.body.events).toHaveLength(1);
+    // A machine user has no factors of its own to list.
+    expect((await api(server, 'POST', '/auth/v1/users/me/auth_factors/_search', { token: server.pat, body: {} })).status).toBe(400);
+  });
 });

@@ -552,6 +552,18 @@ export class OrgsActor implements ActsFor {
     return over ? undefined : after;
   }
 
+  /** The person's TOTP second factor removed (ZITADEL's RemoveHumanMultiFactorOTP, RemoveMyAuthFactorOTP). */
+  async removeOtp(userId: string, orgId?: string): Promise<View<UserRecord>> {
+    this.requireUser(userId, orgId);
+    return this.requireChanged(
+      userId,
+      await this.changeUser(userId, (stored) => {
+        if (!stored.human?.otpSecretSealed) throw notFound('USER-5Nqyt', 'TOTP is not set up (Errors.User.MFA.OTP.NotExisting)');
+        return { human: { otpSecretSealed: undefined, failedOtpAttempts: 0 } };
+      }),
+    );
+  }
+
   /** The person skipped the TOTP enrollment prompt (asked again after the policy's mfaInitSkipLifetime). */
   async skipMfaInit(userId: string, at: number): Promise<void> {
     await this.changeUser(userId, (stored) => (stored.human ? { human: { mfaInitSkippedAt: at } } : undefined));

@@ -35,6 +35,12 @@ const linkSchema = z.object({ idpLink: z.object({ idpId: z.string().trim().min(1
 /** ZITADEL's IDPType of the login policy's list (`IDP_TYPE_OIDC` for OIDC kinds, else unspecified) */
 const idpTypeOf = (kind: IdpKind) => (['oidc', 'gitlab', 'gitlabSelfHosted', 'google', 'azure'].includes(kind) ? 'IDP_TYPE_OIDC' : 'IDP_TYPE_UNSPECIFIED');
 
+/** A person's link to an account at a provider, as ListHumanLinkedIDPs (and ListMyLinkedIDPs) answer it. */
+export function idpLinkView(ctx: Pick<IdpsPorts, 'idps'>, user: { id: string; orgId: string }, link: View<{ idpId: string; externalUserId: string; userName: string }>) {
+  const found = ctx.idps.find(link.idpId, user.orgId);
+  return { userId: user.id, idpId: link.idpId, idpName: found?.provider.name, providedUserId: link.externalUserId, providedUserName: link.userName, idpType: found ? idpTypeOf(found.provider.kind) : undefined };
+}
+
 export function idpRoutes(ctx: IdpsPorts): Route[] {
   const prefixes = [
     { prefix: '/admin/v1', ownerOf: (_caller: Caller) => INSTANCE_POLICY },
@@ -202,10 +208,7 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
     ];
   }
 
-  const linkView = (user: { id: string; orgId: string }, link: View<{ idpId: string; externalUserId: string; userName: string }>) => {
-    const found = ctx.idps.find(link.idpId, user.orgId);
-    return { userId: user.id, idpId: link.idpId, idpName: found?.provider.name, providedUserId: link.externalUserId, providedUserName: link.userName, idpType: found ? idpTypeOf(found.provider.kind) : undefined };
-  };
+  const linkView = (user: { id: string; orgId: string }, link: View<{ idpId: string; externalUserId: string; userName: string }>) => idpLinkView(ctx, user, link);
   /** Removing a link ends the person's sessions: what signed them in may have been that account. */
   const removeLink = async (caller: Caller, userId: string, idpId: string, externalUserId: string) => {
     caller.requireActOn(userId, 'user.write');

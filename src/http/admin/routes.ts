@@ -22,6 +22,7 @@ import { userGrantRoutes } from './user-grants.js';
 import { userMetadataRoutes } from './user-metadata.js';
 import { userRoutes } from './users.js';
 import { myUserRoutes } from './my-user.js';
+import { myFactorRoutes } from './my-factors.js';
 import { userLifecycleRoutes, type UserLifecyclePorts } from './user-lifecycle.js';
 import type { AppsPorts } from './apps.js';
 import type { MigrationPorts } from './migration.js';
@@ -56,6 +57,7 @@ export function managementRoutes(ctx: ManagementRoutesPorts): Route[] {
     ...appKeyRoutes(ctx),
     ...userRoutes(ctx),
     ...myUserRoutes(ctx),
+    ...myFactorRoutes(ctx),
     ...humanUserRoutes(ctx),
     ...userLifecycleRoutes(ctx),
     ...machineCredentialRoutes(ctx),

@@ -9,6 +9,25 @@ import { formatProtoDuration } from '../../util/duration.js';
 import { endSessionsOfUser, type SessionEndPorts } from '../../services/session-end.js';
 import { apiRoute, ok } from './endpoint.js';
 import type { Caller, CallerPorts } from './caller.js';
+import type { UserRecord } from '../../model/records.js';
+import type { View } from '../../util/readonly.js';
+
+const READY = 'AUTH_FACTOR_STATE_READY';
+
+/** A person's second factors as ListHumanAuthFactors (and ListMyAuthFactors) answer them. */
+export function secondFactorViews(user: View<UserRecord>) {
+  const h = user.human;
+  return [
+    ...(h?.otpSecretSealed ? [{ state: READY, otp: {} }] : []),
+    ...(h?.otpEmail ? [{ state: READY, otpEmail: {} }] : []),
+    ...(h?.webauthn ?? []).filter((t) => t.kind === 'u2f').map((t) => ({ state: READY, u2f: { id: t.tokenId, name: t.name } })),
+  ];
+}
+
+/** A person's passkeys as ListHumanPasswordless (and ListMyPasswordless) answer them. */
+export function passkeyViews(user: View<UserRecord>) {
+  return (user.human?.webauthn ?? []).filter((t) => t.kind === 'passwordless').map((t) => ({ id: t.tokenId, state: READY, name: t.name }));
+}
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type UserFactorsPorts = Pick<Ports, 'orgs' | 'notifications'> & SessionEndPorts & CallerPorts;
@@ -36,6 +55,15 @@ export function userFactorRoutes(ctx: UserFactorsPorts): Route[] {
         return remove(caller, req.params[0]!);
       },
     }),
+    // RemoveHumanMultiFactorOTP: an administrator resets a person's TOTP.
+    apiRoute(ctx, '/management/v1/users/:userId/auth_factors/otp', {
+      DELETE: async (req, caller) => {
+        caller.requireActOn(req.params[0]!, 'user.write');
+        const user = await ctx.orgs.by(caller.by).removeOtp(req.params[0]!, caller.orgId);
+        await endSessionsOfUser(ctx, user.id);
+        return ok({ details: changedDetails(user, user.orgId) });
+      },
+    }),
     apiRoute(ctx, '/management/v1/users/:userId/auth_factors/otp_email', {
       DELETE: (req, caller) => {
         caller.requireActOn(req.params[0]!, 'user.write');
@@ -53,7 +81,6 @@ export function userFactorRoutes(ctx: UserFactorsPorts): Route[] {
  * (`…/passwordless/_link`) or mailed (`…/passwordless/_send_link`), single use, for an hour.
  */
 function webAuthnRoutes(ctx: UserFactorsPorts): Route[] {
-  const ready = 'AUTH_FACTOR_STATE_READY';
   const removeToken = async (caller: Caller, userId: string, tokenId: string, kind: 'passwordless' | 'u2f') => {
     caller.requireActOn(userId, 'user.write');
     const user = await ctx.orgs.by(caller.by).removeWebAuthnToken(userId, tokenId, kind);
@@ -73,7 +100,7 @@ function webAuthnRoutes(ctx: UserFactorsPorts): Route[] {
     apiRoute(ctx, '/management/v1/users/:userId/passwordless/_search', {
       POST: (req, caller) => {
         const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.read');
-        const result = (user.human?.webauthn ?? []).filter((t) => t.kind === 'passwordless').map((t) => ({ id: t.tokenId, state: ready, name: t.name }));
+        const result = passkeyViews(user);
         return ok({ details: listDetails(result.length), result });
       },
     }),
@@ -82,14 +109,7 @@ function webAuthnRoutes(ctx: UserFactorsPorts): Route[] {
     apiRoute(ctx, '/management/v1/users/:userId/passwordless/:tokenId', { DELETE: (req, caller) => removeToken(caller, req.params[0]!, req.params[1]!, 'passwordless') }),
     apiRoute(ctx, '/management/v1/users/:userId/auth_factors/_search', {
       POST: (req, caller) => {
-        const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.read');
-        const h = user.human;
-        const result = [
-          ...(h?.otpSecretSealed ? [{ state: ready, otp: {} }] : []),
-          ...(h?.otpEmail ? [{ state: ready, otpEmail: {} }] : []),
-          ...(h?.webauthn ?? []).filter((t) => t.kind === 'u2f').map((t) => ({ state: ready, u2f: { id: t.tokenId, name: t.name } })),
-        ];
-        return ok({ result });
+        return ok({ result: secondFactorViews(requireUserAccess(ctx, caller, req.params[0]!, 'user.read')) });
       },
     }),
     apiRoute(ctx, '/management/v1/users/:userId/auth_factors/u2f/:tokenId', { DELETE: (req, caller) => removeToken(caller, req.params[0]!, req.params[1]!, 'u2f') }),

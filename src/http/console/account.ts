@@ -4,20 +4,24 @@ import { accountPage, type SessionView } from '../../ui/console/account.js';
 import type { Response, Route } from '../types.js';
 import type { ApiProblem } from './api.js';
 import { acting, consoleRoute, doneNotice, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
+import { factorRoutes, factorsOf, MY_FACTORS } from './factors.js';
 
 /**
  * The signed-in person's page (`/ui/console/me`), through the auth API as themselves: a new
  * password (the old one checked; every session ends, this one too) and their browser sessions.
  */
 async function page(call: ConsoleCall, problem?: ApiProblem): Promise<Response> {
-  const [me, sessions] = await Promise.all([
+  const [me, sessions, factors] = await Promise.all([
     call.api.call<{ user: UserView }>('GET', '/auth/v1/users/me'),
     call.api.call<{ result?: SessionView[] }>('POST', '/auth/v1/users/me/sessions/_search', [], {}),
+    factorsOf(call, MY_FACTORS),
   ]);
   // The console's own sign-in: its ID token names the session (`sid`).
   const sid = decodeJwt(call.session.idToken).sid;
-  const body = accountPage(call.t, call.csrf, me.user, sessions.result ?? [], typeof sid === 'string' ? sid : undefined);
-  return call.page('account', call.t('account.title'), body, problem ? { kind: 'error', text: problem.message } : doneNotice(call.req, call.t), problem?.status);
+  const body = accountPage(call.t, call.csrf, me.user, sessions.result ?? [], typeof sid === 'string' ? sid : undefined, factors);
+  const sent = new URLSearchParams(call.req.query).has('sent');
+  const notice = problem ? { kind: 'error' as const, text: problem.message } : sent ? { kind: 'info' as const, text: call.t('factors.passkeyLinkSent') } : doneNotice(call.req, call.t);
+  return call.page('account', call.t('account.title'), body, notice, problem?.status);
 }
 
 export function accountConsoleRoutes(kit: ConsoleKit): Route[] {
@@ -35,6 +39,7 @@ export function accountConsoleRoutes(kit: ConsoleKit): Route[] {
           (problem) => page(call, problem),
         ),
     }),
+    ...factorRoutes(kit, MY_FACTORS, page),
     consoleRoute(kit, '/ui/console/me/sessions/:sessionId/end', {
       POST: (call) =>
         acting(

@@ -3,6 +3,7 @@ import { displayName, userPage, usersPage } from '../../ui/console/users.js';
 import type { Response, Route } from '../types.js';
 import { ApiProblem } from './api.js';
 import { acting, consoleRoute, doneNotice, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
+import { factorRoutes, factorsOf, USER_FACTORS } from './factors.js';
 
 /**
  * The console's users: ListUsers with a search, AddHumanUser and AddMachineUser, and one user's
@@ -21,12 +22,13 @@ async function listPage(call: ConsoleCall, problem?: ApiProblem, open?: 'human' 
 
 async function userPageOf(call: ConsoleCall, userId: string, extra: { once?: { label: string; value: string }; problem?: ApiProblem } = {}): Promise<Response> {
   const { user } = await call.api.call<{ user: UserView }>('GET', USER, [userId]);
-  const [pats, changes] = await Promise.all([
+  const [pats, changes, factors] = await Promise.all([
     user.machine ? call.api.call<{ result?: PatView[] }>('POST', `${USER}/pats/_search`, [userId], {}) : Promise.resolve({ result: [] as PatView[] }),
     call.api.call<{ result?: ChangeView[] }>('POST', `${USER}/changes/_search`, [userId], { query: { limit: 20 } }),
+    user.human ? factorsOf(call, USER_FACTORS) : Promise.resolve(undefined),
   ]);
   const notice = extra.problem ? { kind: 'error' as const, text: extra.problem.message } : extra.once ? undefined : doneNotice(call.req, call.t);
-  const body = userPage(call.t, call.csrf, { user, pats: pats.result ?? [], changes: changes.result ?? [], ...(extra.once ? { once: extra.once } : {}) });
+  const body = userPage(call.t, call.csrf, { user, pats: pats.result ?? [], changes: changes.result ?? [], ...(factors ? { factors } : {}), ...(extra.once ? { once: extra.once } : {}) });
   return call.page('users', displayName(user), body, notice, extra.problem ? extra.problem.status : 200);
 }
 
@@ -82,6 +84,7 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
         ),
     }),
     consoleRoute(kit, '/ui/console/users/:userId', { GET: (call) => userPageOf(call, call.req.params[0]!) }),
+    ...factorRoutes(kit, USER_FACTORS, (call, problem) => userPageOf(call, call.req.params[0]!, problem ? { problem } : {})),
     lifecycle('lock'),
     lifecycle('unlock'),
     lifecycle('deactivate'),

@@ -2,6 +2,7 @@ import { html, type Html } from '../../util/html.js';
 import type { UserView } from './api-shapes.js';
 import type { ConsoleTranslate } from './texts.js';
 import { actionButton, facts, field, formCard, postForm, submit, table, when } from './widgets.js';
+import { factorsSection, type FactorsData } from './factors.js';
 
 /** The signed-in person's own page: who they are, a new password, their browser sessions (ended here). */
 export interface SessionView {
@@ -10,7 +11,7 @@ export interface SessionView {
   details?: { creationDate?: string; changeDate?: string };
 }
 
-export function accountPage(t: ConsoleTranslate, csrf: string, user: UserView, sessions: readonly SessionView[], currentSessionId: string | undefined): Html {
+export function accountPage(t: ConsoleTranslate, csrf: string, user: UserView, sessions: readonly SessionView[], currentSessionId: string | undefined, factors: FactorsData): Html {
   const password = postForm(
     '/ui/console/me/password',
     csrf,
@@ -33,5 +34,6 @@ ${table(
     s.sessionId === currentSessionId ? html`<span class="badge ok">${t('account.thisSession')}</span>` : actionButton(`/ui/console/me/sessions/${encodeURIComponent(s.sessionId)}/end`, csrf, t('account.endSession')),
   ]),
   t('common.none'),
-)}`;
+)}
+${factorsSection(t, csrf, '/ui/console/me', factors, { passkeyLink: html`<div class="actions">${actionButton('/ui/console/me/passkeys/link', csrf, t('factors.sendPasskeyLink'))}</div>` })}`;
 }

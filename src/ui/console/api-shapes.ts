@@ -96,3 +96,24 @@ export interface ChangeView {
   editorDisplayName?: string;
   editorPreferredLoginName?: string;
 }
+
+/** A second factor as ListMyAuthFactors and ListHumanAuthFactors answer it (one of otp, otpEmail, u2f). */
+export interface FactorView {
+  otp?: Record<string, never>;
+  otpEmail?: Record<string, never>;
+  u2f?: { id: string; name?: string };
+}
+
+/** A passkey (ZITADEL's passwordless token). */
+export interface PasskeyView {
+  id: string;
+  name?: string;
+}
+
+/** A link to an account at an identity provider. */
+export interface LinkView {
+  idpId: string;
+  idpName?: string;
+  providedUserId: string;
+  providedUserName?: string;
+}

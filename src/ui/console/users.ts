@@ -3,6 +3,7 @@ import type { ChangeView, PatView, UserView } from './api-shapes.js';
 import type { ConsoleTranslate } from './texts.js';
 import { actionButton, checkbox, facts, field, formCard, postForm, removeControl, shownOnce, stateBadge, submit, table, when } from './widgets.js';
 import { changesTable } from './activity.js';
+import { factorsSection, type FactorsData } from './factors.js';
 
 /** The console's users: the list with its search and the forms that add people and machine users; one user's page. */
 export function displayName(user: UserView): string {
@@ -36,6 +37,8 @@ export interface UserPageData {
   user: UserView;
   pats?: readonly PatView[];
   changes: readonly ChangeView[];
+  /** A person's factors and links (a machine user has none). */
+  factors?: FactorsData;
   /** What the last action handed out once (a PAT, a client secret). */
   once?: { label: string; value: string };
 }
@@ -82,6 +85,7 @@ ${table(
 <p><a href="/ui/console/users">← ${t('nav.users')}</a></p>
 <section class="card"><h2>${t('users.profile')}</h2>${profile}${actions}</section>
 ${password}${machine}
+${data.factors ? factorsSection(t, csrf, base, data.factors, { passkeyLink: html`<div class="actions">${actionButton(`${base}/passkeys/link`, csrf, t('users.sendPasskeyLink'))}</div>` }) : ''}
 <h2>${t('users.changes')}</h2>
 ${changesTable(t, data.changes)}`;
 }

@@ -1,0 +1,81 @@
+import type { Route } from '../types.js';
+import type { Ports } from '../../services/ports.js';
+import { endSessionsOfUser, type SessionEndPorts } from '../../services/session-end.js';
+import { requirePasskeysAllowed } from '../../domain/sign-in-policy.js';
+import { preconditionFailed, resourceExhausted } from '../../model/errors.js';
+import { changedDetails, listDetails } from '../../zitadel/details.js';
+import type { UserRecord } from '../../model/records.js';
+import type { View } from '../../util/readonly.js';
+import { apiRoute, ok } from './endpoint.js';
+import type { Caller, CallerPorts } from './caller.js';
+import { passkeyViews, secondFactorViews } from './user-factors.js';
+import { idpLinkView } from './idps.js';
+
+/** What this module uses of the wired parts (src/app.ts). */
+export type MyFactorsPorts = Pick<Ports, 'orgs' | 'idps' | 'notifications'> & SessionEndPorts & CallerPorts;
+
+/**
+ * ZITADEL's auth API on the caller's own factors and links: ListMyAuthFactors, RemoveMyAuthFactorOTP,
+ * RemoveMyAuthFactorOTPEmail, RemoveMyAuthFactorU2F, ListMyPasswordless, RemoveMyPasswordless,
+ * SendMyPasswordlessLink (a link to register a passkey, mailed to the verified address, as the
+ * management API's), ListMyLinkedIDPs and RemoveMyLinkedIDP. Each removal ends the person's
+ * sessions (what they guarded is weaker now), this one's token with them, as when an administrator
+ * removes it. The person as stored decides, not the caller's copy.
+ */
+function person(caller: Caller): View<UserRecord> {
+  if (!caller.user.human) throw preconditionFailed('USER-Hum4n', 'only people have second factors, passkeys and linked accounts');
+  return caller.user;
+}
+
+export function myFactorRoutes(ctx: MyFactorsPorts): Route[] {
+  /** A change to the caller's own factors, then the end of their sessions. */
+  const removing = async (caller: Caller, change: (userId: string) => Promise<View<UserRecord> | undefined>) => {
+    const user = person(caller);
+    const changed = (await change(user.id)) ?? user;
+    await endSessionsOfUser(ctx, user.id);
+    return ok({ details: changedDetails(changed, changed.orgId) });
+  };
+  return [
+    apiRoute(ctx, '/auth/v1/users/me/auth_factors/_search', {
+      POST: (_req, caller) => ok({ result: secondFactorViews(person(caller)) }),
+    }),
+    apiRoute(ctx, '/auth/v1/users/me/auth_factors/otp', {
+      DELETE: (_req, caller) => removing(caller, (id) => ctx.orgs.by(caller.by).removeOtp(id)),
+    }),
+    apiRoute(ctx, '/auth/v1/users/me/auth_factors/otp_email', {
+      DELETE: (_req, caller) => removing(caller, (id) => ctx.orgs.by(caller.by).setOtpEmail(id, false)),
+    }),
+    apiRoute(ctx, '/auth/v1/users/me/auth_factors/u2f/:tokenId', {
+      DELETE: (req, caller) => removing(caller, (id) => ctx.orgs.by(caller.by).removeWebAuthnToken(id, req.params[0]!, 'u2f')),
+    }),
+    apiRoute(ctx, '/auth/v1/users/me/passwordless/_search', {
+      POST: (_req, caller) => {
+        const result = passkeyViews(person(caller));
+        return ok({ details: listDetails(result.length), result });
+      },
+    }),
+    apiRoute(ctx, '/auth/v1/users/me/passwordless/_send_link', {
+      POST: async (_req, caller) => {
+        const user = person(caller);
+        requirePasskeysAllowed(ctx.orgs.policy('login', user.orgId).policy, 'your organization’s');
+        const sent = await ctx.notifications.sendCode(user, 'passwordless', {});
+        if (sent.outcome === 'limited') throw resourceExhausted('USER-M41l5', 'too many passkey links were made for you in the last hour; try again later');
+        if (sent.outcome === 'noEmail') throw preconditionFailed('USER-M41l0', 'you have no email address');
+        return ok({ details: changedDetails(user, user.orgId) });
+      },
+    }),
+    apiRoute(ctx, '/auth/v1/users/me/passwordless/:tokenId', {
+      DELETE: (req, caller) => removing(caller, (id) => ctx.orgs.by(caller.by).removeWebAuthnToken(id, req.params[0]!, 'passwordless')),
+    }),
+    apiRoute(ctx, '/auth/v1/users/me/idps/_search', {
+      POST: (_req, caller) => {
+        const user = person(caller);
+        const links = user.human?.idpLinks ?? [];
+        return ok({ details: listDetails(links.length), result: links.map((link) => idpLinkView(ctx, user, link)) });
+      },
+    }),
+    apiRoute(ctx, '/auth/v1/users/me/linked/idps/:idpId/:linkedUserId', {
+      DELETE: (req, caller) => removing(caller, (id) => ctx.orgs.by(caller.by).removeIdpLink(id, req.params[0]!, req.params[1]!)),
+    }),
+  ];
+}
