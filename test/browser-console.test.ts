@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
 import { launchChromium, RUN_BROWSER, screenshot } from './helpers/browser.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
+import { startSmtpReceiver } from './helpers/smtp-receiver.js';
 
 /**
  * The admin console in a real browser (Debian's chromium): the first administrator signs in with
@@ -305,6 +306,44 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await admin.locator('.notice.info').waitFor();
     const after = (await api(server, 'GET', '/admin/v1/policies/login', { token: server.pat })).body.policy;
     expect({ ...after, details: undefined }).toEqual({ ...before, details: undefined });
+  });
+
+  it('changes the instance’s settings, refused where the API refuses, and sets up email with a test mail', async () => {
+    await admin.click('nav.side >> text=Instance settings');
+    const security = admin.locator('form[action="/ui/console/settings/security"]');
+    await security.locator('input[name=enableImpersonation]').check();
+    await security.locator('button[type=submit]').click();
+    await admin.locator('.notice.info').waitFor();
+    expect((await api(server, 'GET', '/admin/v1/policies/security', { token: server.pat })).body.policy.enableImpersonation).toBe(true);
+    // Registration cannot open without the org and project its clients land in: the API's reason shows.
+    const registration = admin.locator('form[action="/ui/console/settings/registration"]');
+    await registration.locator('input[name=enabled]').check();
+    await registration.locator('button[type=submit]').click();
+    await shows(admin.locator('.notice.error'), 'cannot be enabled without orgId and projectId');
+    expect((await api(server, 'GET', '/admin/v1/settings/dynamic_client_registration', { token: server.pat })).body.settings.enabled).toBeUndefined();
+    await screenshot(admin, 'console-18-settings');
+
+    const receiver = await startSmtpReceiver();
+    try {
+      await admin.click('nav.side >> text=Email (SMTP)');
+      await admin.click('summary:text("New SMTP configuration")');
+      const form = admin.locator('form[action="/ui/console/smtp"]');
+      await form.locator('#f-host').fill(receiver.host);
+      await form.locator('input[name=tls]').uncheck();
+      await form.locator('#f-senderAddress').fill('console@example.com');
+      await form.locator('button[type=submit]').click();
+      await admin.locator('.notice.info').waitFor();
+      await admin.click('button:text("Activate")');
+      // Active now: its row offers to deactivate it.
+      await admin.locator('tbody button:text("Deactivate")').waitFor();
+      await admin.fill('input[name=receiverAddress]', 'operator@example.com');
+      await admin.click('button:text("Send a test mail")');
+      await shows(admin.locator('.notice.info'), 'accepted by the relay');
+      expect((await receiver.next('operator@example.com')).subject).toBe('Sesame SMTP test');
+      await screenshot(admin, 'console-19-smtp');
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('shows the signing keys and rotates them', async () => {

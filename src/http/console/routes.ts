@@ -9,6 +9,7 @@ import { signInRoutes } from './sign-in.js';
 import { userConsoleRoutes } from './users.js';
 import { policyConsoleRoutes } from './policies.js';
 import { accountConsoleRoutes } from './account.js';
+import { settingsConsoleRoutes } from './settings.js';
 
 /** What the console uses of the wired parts (src/app.ts). */
 export interface ConsolePorts {
@@ -35,5 +36,6 @@ export function consoleRoutes(ctx: ConsolePorts, api: readonly Route[]): Route[]
     ...projectConsoleRoutes(kit),
     ...policyConsoleRoutes(kit),
     ...accountConsoleRoutes(kit),
+    ...settingsConsoleRoutes(kit),
   ];
 }

@@ -8,7 +8,7 @@ import { postForm } from './widgets.js';
  * The console's frame around every page: the header (the org worked in, who is signed in, sign
  * out), the navigation (instance areas only for instance administrators) and a notice.
  */
-export type NavKey = 'account' | 'home' | 'users' | 'projects' | 'policies' | 'activity' | 'orgs' | 'defaults' | 'keys';
+export type NavKey = 'settings' | 'smtp' | 'account' | 'home' | 'users' | 'projects' | 'policies' | 'activity' | 'orgs' | 'defaults' | 'keys';
 
 export interface ConsoleFrame {
   locale: Locale;
@@ -39,6 +39,8 @@ const NAV: readonly { key: NavKey; href: string; text: ConsoleTextKey; instance?
   { key: 'activity', href: '/ui/console/activity', text: 'nav.activity', instance: true },
   { key: 'orgs', href: '/ui/console/orgs', text: 'nav.orgs' },
   { key: 'defaults', href: '/ui/console/defaults', text: 'nav.defaults', instance: true },
+  { key: 'settings', href: '/ui/console/settings', text: 'nav.settings', instance: true },
+  { key: 'smtp', href: '/ui/console/smtp', text: 'nav.smtp', instance: true },
   { key: 'keys', href: '/ui/console/keys', text: 'nav.keys', instance: true },
   { key: 'account', href: '/ui/console/me', text: 'nav.account' },
 ];
