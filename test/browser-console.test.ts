@@ -346,6 +346,32 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     }
   });
 
+  it('adds an identity provider of the instance, offers it at the login, withdraws and removes it', async () => {
+    await admin.click('nav.side >> text=Instance identity providers');
+    await admin.click('summary:text("New OpenID Connect provider")');
+    const form = admin.locator('form[action="/ui/console/instance/idps"]');
+    await form.locator('#f-name').fill('Corporate SSO');
+    await form.locator('#f-issuer').fill('https://sso.example.com');
+    await form.locator('#f-clientId').fill('sesame');
+    await form.locator('#f-clientSecret').fill('upstream-secret');
+    await form.locator('button[type=submit]').click();
+    await admin.locator('.notice.info').waitFor();
+    const row = admin.locator('tbody tr', { hasText: 'Corporate SSO' });
+    await row.locator('button:text("Offer at the login")').click();
+    await shows(admin.locator('tbody tr', { hasText: 'Corporate SSO' }), 'offered at the login');
+    const offered = await api(server, 'POST', '/admin/v1/policies/login/idps/_search', { token: server.pat, body: {} });
+    expect(offered.body.result.map((r: { idpName: string }) => r.idpName)).toContain('Corporate SSO');
+    // The secret is write-only: neither the page nor the API shows it.
+    expect(await admin.content()).not.toContain('upstream-secret');
+    await screenshot(admin, 'console-20-idps');
+    await admin.locator('tbody tr', { hasText: 'Corporate SSO' }).locator('button:text("Withdraw")').click();
+    await admin.locator('.notice.info').waitFor();
+    await admin.locator('tbody tr', { hasText: 'Corporate SSO' }).locator('summary').click();
+    await admin.locator('tbody tr', { hasText: 'Corporate SSO' }).locator('button:text("Remove for good")').click();
+    await admin.locator('.notice.info').waitFor();
+    expect(await admin.locator('tbody tr', { hasText: 'Corporate SSO' }).count()).toBe(0);
+  });
+
   it('shows the signing keys and rotates them', async () => {
     await admin.click('nav.side >> text=Signing keys');
     const before = await admin.locator('tbody tr').count();

@@ -10,6 +10,7 @@ import { userConsoleRoutes } from './users.js';
 import { policyConsoleRoutes } from './policies.js';
 import { accountConsoleRoutes } from './account.js';
 import { settingsConsoleRoutes } from './settings.js';
+import { idpConsoleRoutes } from './idps.js';
 
 /** What the console uses of the wired parts (src/app.ts). */
 export interface ConsolePorts {
@@ -37,5 +38,6 @@ export function consoleRoutes(ctx: ConsolePorts, api: readonly Route[]): Route[]
     ...policyConsoleRoutes(kit),
     ...accountConsoleRoutes(kit),
     ...settingsConsoleRoutes(kit),
+    ...idpConsoleRoutes(kit),
   ];
 }
