@@ -372,6 +372,23 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     expect(await admin.locator('tbody tr', { hasText: 'Corporate SSO' }).count()).toBe(0);
   });
 
+  it('exports the org as a download and imports the bundle back, showing the report', async () => {
+    await admin.click('nav.side >> text=Import and export');
+    await admin.locator('input[name=onlyThisOrg]').check();
+    const [download] = await Promise.all([admin.waitForEvent('download'), admin.click('button:text("Download the bundle")')]);
+    expect(download.suggestedFilename()).toMatch(/^sesame-export-\d{4}-\d{2}-\d{2}\.json$/);
+    const path = await download.path();
+    const bundle = JSON.parse(readFileSync(path, 'utf8'));
+    expect(bundle.orgs.map((o: { orgId: string }) => o.orgId)).toEqual([orgId]);
+    expect(JSON.stringify(bundle)).toContain('alice');
+    // The same bundle again: the org exists, so ImportData refuses it whole, and the report says so.
+    await admin.setInputFiles('#f-file', path);
+    await admin.click('form[action="/ui/console/migration/import"] button[type=submit]');
+    await shows(admin.locator('main'), 'What was imported');
+    await shows(admin.locator('main'), 'already exists');
+    await screenshot(admin, 'console-21-import');
+  });
+
   it('shows the signing keys and rotates them', async () => {
     await admin.click('nav.side >> text=Signing keys');
     const before = await admin.locator('tbody tr').count();

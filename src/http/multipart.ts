@@ -13,16 +13,26 @@ export function uploadedFile(req: Pick<Request, 'headers' | 'body'>, max: number
     if (req.body.length > max) return Promise.reject(invalidArgument('ASSET-S1ze0', `the file is larger than ${max / 1024} KiB`));
     return Promise.resolve(new Uint8Array(req.body));
   }
+  return uploadedForm(req, max).then(({ file }) => file);
+}
+
+/** A multipart/form-data body's `file` part and its text fields (a form with a file: the console's import). */
+export function uploadedForm(req: Pick<Request, 'headers' | 'body'>, max: number): Promise<{ file: Uint8Array; fields: ReadonlyMap<string, string> }> {
+  const type = req.headers['content-type'] ?? '';
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: { 'content-type': type }, limits: { files: 1, fileSize: max, fields: 10, parts: 20 } });
+      parser = busboy({ headers: { 'content-type': type }, limits: { files: 1, fileSize: max, fields: 10, fieldSize: 4096, parts: 20 } });
     } catch {
       reject(invalidArgument('ASSET-F0rm0', 'the body is not multipart/form-data with a boundary'));
       return;
     }
     let file: Buffer | undefined;
     let tooLarge = false;
+    const fields = new Map<string, string>();
+    parser.on('field', (name, value) => {
+      if (!fields.has(name)) fields.set(name, value);
+    });
     parser.on('file', (name, stream) => {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => (name === 'file' ? chunks.push(chunk) : undefined));
@@ -35,7 +45,7 @@ export function uploadedFile(req: Pick<Request, 'headers' | 'body'>, max: number
     parser.on('close', () => {
       if (tooLarge) reject(invalidArgument('ASSET-S1ze0', `the file is larger than ${max / 1024} KiB`));
       else if (!file) reject(invalidArgument('ASSET-F1le0', 'no part named "file" in the form'));
-      else resolve(new Uint8Array(file));
+      else resolve({ file: new Uint8Array(file), fields });
     });
     parser.end(req.body);
   });

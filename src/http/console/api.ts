@@ -20,6 +20,8 @@ export class ApiProblem extends Error {
 export interface ApiCaller {
   /** Calls the API route `pattern` (its `:params` filled in order) and answers its JSON body; a non-2xx answer throws ApiProblem. */
   call<T = Record<string, unknown>>(method: Method, pattern: string, params?: readonly string[], body?: unknown): Promise<T>;
+  /** The same with a body already encoded (an import's bundle, as uploaded), answering the route's response as it is (an export's bundle). */
+  send(method: Method, pattern: string, params: readonly string[], body: Buffer): Promise<Response>;
 }
 
 const NO_REPEATS: ReadonlySet<string> = new Set();
@@ -63,15 +65,20 @@ export class InProcessApi {
 
   /** The API as the holder of `accessToken`, in org `orgId`, from the browser at `peer`. */
   as(accessToken: string, orgId: string, peer: string | undefined): ApiCaller {
+    const send = async (method: Method, pattern: string, params: readonly string[], body: Buffer, json: boolean): Promise<Response> => {
+      const headers: Record<string, string> = { authorization: `Bearer ${accessToken}`, 'x-zitadel-orgid': orgId };
+      if (json) headers['content-type'] = 'application/json';
+      const response = await this.answer(method, pattern, params, headers, body, peer);
+      if (response.status < 200 || response.status > 299) throw problemOf(response);
+      return response;
+    };
     return {
       call: async <T>(method: Method, pattern: string, params: readonly string[] = [], body?: unknown): Promise<T> => {
-        const headers: Record<string, string> = { authorization: `Bearer ${accessToken}`, 'x-zitadel-orgid': orgId };
-        if (body !== undefined) headers['content-type'] = 'application/json';
-        const response = await this.answer(method, pattern, params, headers, Buffer.from(body === undefined ? '' : JSON.stringify(body)), peer);
-        if (response.status < 200 || response.status > 299) throw problemOf(response);
+        const response = await send(method, pattern, params, Buffer.from(body === undefined ? '' : JSON.stringify(body)), body !== undefined);
         const text = String(response.body ?? '');
         return (text ? JSON.parse(text) : {}) as T;
       },
+      send: (method, pattern, params, body) => send(method, pattern, params, body, true),
     };
   }
 }

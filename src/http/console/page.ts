@@ -1,5 +1,6 @@
 import type { MasterKey } from '../../crypto/master-key.js';
 import { parseFormBody, type Form } from '../../protocol/form.js';
+import { uploadedForm } from '../multipart.js';
 import { chooseLocale, type Locale } from '../../ui/i18n.js';
 import { consolePage, type ConsoleFrame, type NavKey, type Notice } from '../../ui/console/layout.js';
 import { consoleTranslator, type ConsoleTranslate } from '../../ui/console/texts.js';
@@ -25,6 +26,8 @@ export interface ConsoleCall {
   csrf: string;
   /** The posted form (POST only; empty on GET). */
   form: Form;
+  /** The uploaded file of a form with one (a route made with `upload`). */
+  file?: Uint8Array;
   /** A page in the signed-in frame. */
   page(current: NavKey, title: string, body: Html, notice?: Notice, status?: number): Promise<Response>;
 }
@@ -86,7 +89,7 @@ export async function frameOf(call: Pick<ConsoleCall, 'api' | 'session' | 'local
   };
 }
 
-export function consoleRoute(kit: ConsoleKit, pattern: string, methods: Partial<Record<'GET' | 'POST', ConsoleHandler>>): Route {
+export function consoleRoute(kit: ConsoleKit, pattern: string, methods: Partial<Record<'GET' | 'POST', ConsoleHandler>>, options: { upload?: number } = {}): Route {
   const cookies = consoleCookies(kit.issuer);
   const wrapped: Partial<Record<Method, (req: Request) => Promise<Response>>> = {};
   for (const [method, handler] of Object.entries(methods) as ['GET' | 'POST', ConsoleHandler][]) {
@@ -101,8 +104,16 @@ export function consoleRoute(kit: ConsoleKit, pattern: string, methods: Partial<
       }
       const csrf = consoleCsrf(kit.csrfKey, session);
       let form = EMPTY_FORM;
+      let file: Uint8Array | undefined;
       if (method === 'POST') {
-        form = parseFormBody(req.headers['content-type'], req.body);
+        if (options.upload !== undefined) {
+          // A form with a file (multipart): its text fields are the form, the CSRF token among them.
+          const uploaded = await uploadedForm(req, options.upload);
+          form = Object.assign(new Map(uploaded.fields), { all: (name: string) => (uploaded.fields.has(name) ? [uploaded.fields.get(name)!] : []) });
+          file = uploaded.file;
+        } else {
+          form = parseFormBody(req.headers['content-type'], req.body);
+        }
         if (!consoleCsrfValid(kit.csrfKey, session, form.get('csrf'))) {
           return consoleHtmlResponse(403, standalonePage(locale, t, t('error.csrf'), html`<p><a href="/ui/console">${t('nav.home')}</a></p>`));
         }
@@ -116,6 +127,7 @@ export function consoleRoute(kit: ConsoleKit, pattern: string, methods: Partial<
         t,
         csrf,
         form,
+        ...(file ? { file } : {}),
         page: async (current, title, body, notice, status = 200) => consoleHtmlResponse(status, consolePage(await frameOf(call, current), title, body, notice)),
       };
       try {
@@ -137,7 +149,7 @@ export function consoleRoute(kit: ConsoleKit, pattern: string, methods: Partial<
     };
   }
   // The browser's address: the activity log's record of where a change came from.
-  return { pattern, errorStyle: 'html', methods: wrapped, peerAddress: true };
+  return { pattern, errorStyle: 'html', methods: wrapped, peerAddress: true, ...(options.upload !== undefined ? { maxBody: options.upload + 64 * 1024 } : {}) };
 }
 
 /** Runs a form's API call; a refusal shows on the page the form came from. */

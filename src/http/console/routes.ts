@@ -11,6 +11,7 @@ import { policyConsoleRoutes } from './policies.js';
 import { accountConsoleRoutes } from './account.js';
 import { settingsConsoleRoutes } from './settings.js';
 import { idpConsoleRoutes } from './idps.js';
+import { migrationConsoleRoutes } from './migration.js';
 
 /** What the console uses of the wired parts (src/app.ts). */
 export interface ConsolePorts {
@@ -39,5 +40,6 @@ export function consoleRoutes(ctx: ConsolePorts, api: readonly Route[]): Route[]
     ...accountConsoleRoutes(kit),
     ...settingsConsoleRoutes(kit),
     ...idpConsoleRoutes(kit),
+    ...migrationConsoleRoutes(kit),
   ];
 }

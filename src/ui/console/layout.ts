@@ -8,7 +8,7 @@ import { postForm } from './widgets.js';
  * The console's frame around every page: the header (the org worked in, who is signed in, sign
  * out), the navigation (instance areas only for instance administrators) and a notice.
  */
-export type NavKey = 'idps' | 'instanceIdps' | 'settings' | 'smtp' | 'account' | 'home' | 'users' | 'projects' | 'policies' | 'activity' | 'orgs' | 'defaults' | 'keys';
+export type NavKey = 'migration' | 'idps' | 'instanceIdps' | 'settings' | 'smtp' | 'account' | 'home' | 'users' | 'projects' | 'policies' | 'activity' | 'orgs' | 'defaults' | 'keys';
 
 export interface ConsoleFrame {
   locale: Locale;
@@ -44,6 +44,7 @@ const NAV: readonly { key: NavKey; href: string; text: ConsoleTextKey; instance?
   { key: 'settings', href: '/ui/console/settings', text: 'nav.settings', instance: true },
   { key: 'smtp', href: '/ui/console/smtp', text: 'nav.smtp', instance: true },
   { key: 'keys', href: '/ui/console/keys', text: 'nav.keys', instance: true },
+  { key: 'migration', href: '/ui/console/migration', text: 'nav.migration', instance: true },
   { key: 'account', href: '/ui/console/me', text: 'nav.account' },
 ];
 
