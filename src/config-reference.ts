@@ -1,0 +1,26 @@
+import { flagName, SETTINGS } from './config.js';
+
+/**
+ * docs/configuration.md, made from the one settings table (src/config.ts): `npm run docs:config`
+ * writes it, and a test fails when the file and the table disagree (CI's drift check).
+ */
+export function configurationReference(): string {
+  const rows = Object.entries(SETTINGS).map(([name, s]) => {
+    // The meaning links into the README as the README's own table did.
+    const doc = s.doc.replace(/\]\(#/g, '](../README.md#');
+    return `| \`${s.env}\` | \`${flagName(name)}\` | ${s.shown} | ${doc} |`;
+  });
+  return [
+    '# Configuration reference',
+    '',
+    '<!-- Generated from the settings table in src/config.ts by `npm run docs:config`; CI fails when they disagree. Edit the table, not this file. -->',
+    '',
+    'Every setting is an environment variable with a command-line twin (`npm start -- --port 9000`); flags win.',
+    'A bad value stops start-up with a message naming the setting and exit code 2. `npm start -- --help` lists them.',
+    '',
+    '| Environment | Flag | Default | Meaning |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+}
