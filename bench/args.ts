@@ -162,7 +162,10 @@ export function parseBenchArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
         options.settle = value === '0' ? 0 : positiveInt(flag, value, 600);
         break;
       case 'scenarios':
-        options.scenarios = value.split(',').map((s) => s.trim()).filter(Boolean);
+        options.scenarios = value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
         break;
       case 'signer':
         if (value !== 'pool' && value !== 'inline' && value !== 'auto' && value !== 'both') {

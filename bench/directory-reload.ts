@@ -36,7 +36,15 @@ try {
   let local: ReturnType<typeof buildLocalRoutes> | undefined;
   for (let i = 0; i < 5; i++) {
     const started = performance.now();
-    local = buildLocalRoutes({ config, issuer: 'http://localhost:8080', storage, masterKey, signatureCheck: new SignatureCheck(), replayGuard: new ReplayGuardActor(storage.records), askMainThread: () => Promise.reject(new Error('not asked while reloading')) });
+    local = buildLocalRoutes({
+      config,
+      issuer: 'http://localhost:8080',
+      storage,
+      masterKey,
+      signatureCheck: new SignatureCheck(),
+      replayGuard: new ReplayGuardActor(storage.records),
+      askMainThread: () => Promise.reject(new Error('not asked while reloading')),
+    });
     times.push(performance.now() - started);
   }
   // Every change the import logged, taken again into a loaded copy (each record read and indexed anew).
@@ -50,7 +58,9 @@ try {
   await storage.close();
   const best = Math.min(...taking);
   console.log(`directory of ${MIGRATE_SIZE.users} people, ${MIGRATE_SIZE.projects} projects, ${MIGRATE_SIZE.apps} apps: reload ${times.map((t) => t.toFixed(0)).join(', ')} ms`);
-  console.log(`its ${feed.changes.length} logged changes taken one by one: ${taking.map((t) => t.toFixed(0)).join(', ')} ms (${((best * 1000) / feed.changes.length).toFixed(1)} µs per change at best)`);
+  console.log(
+    `its ${feed.changes.length} logged changes taken one by one: ${taking.map((t) => t.toFixed(0)).join(', ')} ms (${((best * 1000) / feed.changes.length).toFixed(1)} µs per change at best)`,
+  );
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
 }

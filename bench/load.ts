@@ -119,13 +119,7 @@ export function loadThreadCount(options: Pick<BenchOptions, 'loadThreads' | 'con
  * together, each with its share of the connections and of the rate. A thread that cannot prepare
  * or fails skips the scenario (the other threads are stopped).
  */
-export async function sendLoad(
-  scenario: string,
-  target: PreparedTarget,
-  plan: RequestPlan | undefined,
-  options: BenchOptions,
-  started: () => void,
-): Promise<LoadResult | { skip: string }> {
+export async function sendLoad(scenario: string, target: PreparedTarget, plan: RequestPlan | undefined, options: BenchOptions, started: () => void): Promise<LoadResult | { skip: string }> {
   const origin = new URL(target.issuer).origin;
   const origins = target.origins ?? [origin];
   const threads = loadThreadCount(options, origins.length);
@@ -154,8 +148,7 @@ export async function sendLoad(
     return { worker, next };
   });
   const stopAll = () => Promise.all(shards.map(({ worker }) => worker.terminate()));
-  const notDone = (message: ShardMessage): string | undefined =>
-    message.type === 'skip' ? message.reason : message.type === 'failed' ? `a load thread failed: ${message.message}` : undefined;
+  const notDone = (message: ShardMessage): string | undefined => (message.type === 'skip' ? message.reason : message.type === 'failed' ? `a load thread failed: ${message.message}` : undefined);
   for (const ready of await Promise.all(shards.map(({ next }) => next()))) {
     const reason = ready.type === 'ready' ? undefined : (notDone(ready) ?? `a load thread answered ${ready.type} before it was ready`);
     if (reason) {

@@ -27,12 +27,7 @@ function factoriesFor(options: BenchOptions): TargetFactory[] {
   const list: TargetFactory[] = threadCounts.flatMap((threads) =>
     signers.flatMap((signer) =>
       metrics.map((on) => {
-        const name = [
-          'sesame',
-          options.signer === 'both' ? signer : '',
-          options.metrics === 'both' ? (on ? 'metrics-on' : 'metrics-off') : '',
-          threadCounts.length > 1 ? `t${threads}` : '',
-        ]
+        const name = ['sesame', options.signer === 'both' ? signer : '', options.metrics === 'both' ? (on ? 'metrics-on' : 'metrics-off') : '', threadCounts.length > 1 ? `t${threads}` : '']
           .filter(Boolean)
           .join(':');
         return new SesameFactory(options, signer, name, on, threads);
@@ -92,7 +87,7 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
       const order = factories.map((_, i) => factories[(i + index) % factories.length]!);
       for (const factory of order) {
         const target = await factory.open(scenario.alg);
-        target.notes.forEach((n) => notes.add(n));
+        for (const n of target.notes) notes.add(n);
         const idleKey = `${target.name}:${target.pid}`;
         if (!idle.has(idleKey)) idle.set(idleKey, rssBreakdown(target.pid));
         if ('run' in scenario) {
@@ -164,12 +159,12 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
       settled.push({ target: target.name, ...(before ? { idle: before } : {}), ...(after ? { settled: after } : {}) });
     }
 
-    process.stdout.write('\n' + formatTable(results) + '\n');
-    if ((options.httpThreads?.length ?? 0) > 1) process.stdout.write('\n' + formatScaling(results) + '\n');
-    if (options.compare.length > 0) process.stdout.write('\n' + formatComparison(results, options.compare) + '\n');
-    if (options.metrics === 'both') process.stdout.write('\n' + formatMetricsCost(results) + '\n');
-    if (options.databaseUrl) process.stdout.write('\n' + formatStoreShare(results) + '\n');
-    if (results.some((r) => r.memory)) process.stdout.write('\n' + formatThreadMemory(results) + '\n');
+    process.stdout.write(`\n${formatTable(results)}\n`);
+    if ((options.httpThreads?.length ?? 0) > 1) process.stdout.write(`\n${formatScaling(results)}\n`);
+    if (options.compare.length > 0) process.stdout.write(`\n${formatComparison(results, options.compare)}\n`);
+    if (options.metrics === 'both') process.stdout.write(`\n${formatMetricsCost(results)}\n`);
+    if (options.databaseUrl) process.stdout.write(`\n${formatStoreShare(results)}\n`);
+    if (results.some((r) => r.memory)) process.stdout.write(`\n${formatThreadMemory(results)}\n`);
     for (const s of settled) {
       if (s.idle !== undefined && s.settled !== undefined) {
         const show = (r: Rss) => `${r.total.toFixed(0)} MiB (anon ${r.anon.toFixed(0)}, file ${r.file.toFixed(0)})`;
@@ -185,19 +180,22 @@ export async function runBench(options: BenchOptions): Promise<ScenarioResult[]>
   }
 }
 
-function writeResults(
-  options: BenchOptions,
-  results: ScenarioResult[],
-  notes: string[],
-  skipped: string[],
-  settled: unknown[],
-): void {
+function writeResults(options: BenchOptions, results: ScenarioResult[], notes: string[], skipped: string[], settled: unknown[]): void {
   const dir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
   mkdirSync(dir, { recursive: true });
   const at = new Date();
   const file = `${dir}${at.toISOString().replace(/[:.]/g, '-')}.json`;
-  const machine = { cores: availableParallelism(), cpu: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: `${process.platform}-${process.arch}` };
-  writeFileSync(file, JSON.stringify({ at: at.toISOString(), machine, settings: options, results, ratios: Object.fromEntries(options.compare.map((c) => [c, ratios(results, c)])), settled, notes, skipped }, null, 2));
+  const machine = {
+    cores: availableParallelism(),
+    cpu: cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+  };
+  writeFileSync(
+    file,
+    JSON.stringify({ at: at.toISOString(), machine, settings: options, results, ratios: Object.fromEntries(options.compare.map((c) => [c, ratios(results, c)])), settled, notes, skipped }, null, 2),
+  );
   process.stdout.write(`results written to ${file}\n`);
 }
 

@@ -44,7 +44,11 @@ for (const batch of [1, 10, 50, 200]) {
   const records = keys.map(() => (tokens as unknown as { encoder: { encode(value: unknown): Buffer } }).encoder.encode(claims()));
   const put = measure(batch, keys, (key, i) => void encoded.put(key, records[i]!));
   const remove = measure(batch, keys, (key) => void encoded.remove(key));
-  console.log(`${String(batch).padStart(5)}   ${put.toFixed(2).padStart(11)}   ${remove.toFixed(2).padStart(15)}   ${Math.floor(1e6 / Math.max(put, remove)).toLocaleString('en-US').padStart(21)}`);
+  console.log(
+    `${String(batch).padStart(5)}   ${put.toFixed(2).padStart(11)}   ${remove.toFixed(2).padStart(15)}   ${Math.floor(1e6 / Math.max(put, remove))
+      .toLocaleString('en-US')
+      .padStart(21)}`,
+  );
 }
 await root.close();
 rmSync(dir, { recursive: true, force: true });

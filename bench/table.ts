@@ -71,7 +71,6 @@ export function ratios(results: readonly ScenarioResult[], peer: string): Ratio[
   return out;
 }
 
-
 /**
  * The ceiling a scenario is held against when the ceiling has no row of its own: JWT introspection
  * against the opaque one (the ceiling's irreducible introspection is one read, however the token looks).
@@ -139,10 +138,7 @@ export function formatScaling(results: readonly ScenarioResult[]): string {
   const base = (target: string) => target.replace(/:t\d+$/, '');
   const keys = [...new Set(rows.map((r) => `${r.scenario}\u0000${base(r.target)}`))];
   const cell = (text: string) => text.padStart(26);
-  const lines = [
-    `${'scaling'.padEnd(20)}  ${'target'.padEnd(14)}  ${counts.map((n) => cell(`${n} thr: req/s  eff  µs  max`)).join('  ')}`,
-    '-'.repeat(38 + counts.length * 28),
-  ];
+  const lines = [`${'scaling'.padEnd(20)}  ${'target'.padEnd(14)}  ${counts.map((n) => cell(`${n} thr: req/s  eff  µs  max`)).join('  ')}`, '-'.repeat(38 + counts.length * 28)];
   for (const key of keys) {
     const [scenario, target] = key.split('\u0000') as [string, string];
     const of = (n: number) => rows.find((r) => r.scenario === scenario && base(r.target) === target && r.httpThreads === n);

@@ -20,7 +20,10 @@ function wanted(name) {
 }
 
 let removed = 0;
-for (const [dir, keepWanted] of [['binaries', true], ['dist', false]]) {
+for (const [dir, keepWanted] of [
+  ['binaries', true],
+  ['dist', false],
+]) {
   let names;
   try {
     names = readdirSync(join(pkg, dir));

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { KeysActor } from './actors/keys.js';
+import type { KeysActor } from './actors/keys.js';
 import { ConfigError, type Config } from './config.js';
 import { GIVEN_UP_KEPT_MS } from './services/mail/mailer.js';
 import type { Ports } from './services/ports.js';
@@ -294,7 +294,14 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     let table = routes(ctx);
     if (postgres) {
       // This node's copies follow the other nodes' directory commits (notified, and looked for each second).
-      followedOnPostgres = new FollowedOnPostgres(postgres.directory, postgres.reader, { orgs, clients, keys, storage, settings: ctx.settings }, postgres.changeFeed, postgres.loadedThrough(), postgres.position);
+      followedOnPostgres = new FollowedOnPostgres(
+        postgres.directory,
+        postgres.reader,
+        { orgs, clients, keys, storage, settings: ctx.settings },
+        postgres.changeFeed,
+        postgres.loadedThrough(),
+        postgres.position,
+      );
       followedOnPostgres.follow(DIRECTORY_POLL_MS);
       table = answeredFromCurrentCopies(table, followedOnPostgres, ctx);
     }
@@ -304,19 +311,40 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     }
     if (threaded) {
       // Each loads its copy of the directory now, and joins the port once this thread is ready (below).
-      acceptors = await startAcceptors(config.httpThreads - 1, describeRoutes(table), server, { passwords: cryptoPool }, {
-        config,
-        issuer,
-        port: server.port,
-        // On PostgreSQL each thread follows the database itself; they share the last commit's number.
-        sharedCounters: lmdb?.sharedCounters ?? postgresShared,
-        clockCell: installedClockCell(),
-        metrics: metricsMemory,
-      });
+      acceptors = await startAcceptors(
+        config.httpThreads - 1,
+        describeRoutes(table),
+        server,
+        { passwords: cryptoPool },
+        {
+          config,
+          issuer,
+          port: server.port,
+          // On PostgreSQL each thread follows the database itself; they share the last commit's number.
+          sharedCounters: lmdb?.sharedCounters ?? postgresShared,
+          clockCell: installedClockCell(),
+          metrics: metricsMemory,
+        },
+      );
     }
     const threads = acceptors;
     const sweep = () => {
-      return Promise.all([authRequests.sweep(), issuedTokens.sweep(), replayGuard.sweep(), userSessions.sweep(), loginSecurity.sweep(), authCodes.sweep(), refreshTokens.sweep(), deviceAuthorizations.sweep(), pushedRequests.sweep(), failureWindows.sweep(FAILURE_WINDOWS_KEPT_MS), userCodes.sweep(currentClock.now()), mails.outbox.sweep(currentClock.now() - GIVEN_UP_KEPT_MS), storage.directoryWrites.pruneFeed(currentClock.now() - DIRECTORY_LOG_KEPT_MS), config.activityRetention > 0 ? activity.prune(currentClock.now() - config.activityRetention) : 0]);
+      return Promise.all([
+        authRequests.sweep(),
+        issuedTokens.sweep(),
+        replayGuard.sweep(),
+        userSessions.sweep(),
+        loginSecurity.sweep(),
+        authCodes.sweep(),
+        refreshTokens.sweep(),
+        deviceAuthorizations.sweep(),
+        pushedRequests.sweep(),
+        failureWindows.sweep(FAILURE_WINDOWS_KEPT_MS),
+        userCodes.sweep(currentClock.now()),
+        mails.outbox.sweep(currentClock.now() - GIVEN_UP_KEPT_MS),
+        storage.directoryWrites.pruneFeed(currentClock.now() - DIRECTORY_LOG_KEPT_MS),
+        config.activityRetention > 0 ? activity.prune(currentClock.now() - config.activityRetention) : 0,
+      ]);
     };
     // The sweep's and the key rotation's leases are renewed each time (the rotation timer looks at least hourly).
     keys.rotateOnlyWhile(() => leases.hold('key-rotation', KEY_ROTATION_LEASE_MS));

@@ -22,10 +22,12 @@ export function startupBanner(config: Config, app: { port: number; issuer: strin
         ? `  admin PAT  not on this node: it is written into the data dir of the node that started the instance, at its first start`
         : `  admin PAT  ${pat} is missing (it is written at the first start only); issue a new one with: sesame admin-pat --new`,
   ];
-  lines.push(`  console    ${app.issuer}/ui/console${existsSync(join(dataDir, FIRST_PERSON_PASSWORD_FILE)) ? ` (first sign-in: ${FIRST_PERSON}, password in ${join(dataDir, FIRST_PERSON_PASSWORD_FILE)})` : ''}`);
+  lines.push(
+    `  console    ${app.issuer}/ui/console${existsSync(join(dataDir, FIRST_PERSON_PASSWORD_FILE)) ? ` (first sign-in: ${FIRST_PERSON}, password in ${join(dataDir, FIRST_PERSON_PASSWORD_FILE)})` : ''}`,
+  );
   if (app.metricsPort !== undefined) {
     lines.push(`  metrics    http://${urlHost(config.metricsHost)}:${app.metricsPort}/metrics${config.metricsToken ? ' (bearer token: SESAME_METRICS_TOKEN)' : ''}`);
   }
   if (config.tracing) lines.push(`  tracing    ${config.tracing.endpoint} (OTLP ${config.tracing.protocol})`);
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }

@@ -51,7 +51,10 @@ main(argv).then(
   (error: unknown) => {
     if (command === 'start') return import('./serve.js').then(({ startFailed }) => startFailed(error));
     if (error instanceof CliError) {
-      if (error.message) process.stderr.write(`sesame: ${['export', 'import', 'keys', 'admin-pat', 'copy', 'migrate'].includes(command ?? '') ? `${command === 'keys' ? 'keys rotate' : command}: ` : ''}${error.message}\n`);
+      if (error.message)
+        process.stderr.write(
+          `sesame: ${['export', 'import', 'keys', 'admin-pat', 'copy', 'migrate'].includes(command ?? '') ? `${command === 'keys' ? 'keys rotate' : command}: ` : ''}${error.message}\n`,
+        );
       process.exit(error.exitCode);
     }
     process.stderr.write(`sesame: ${command ?? ''}: ${error instanceof Error ? error.message : String(error)}\n`);

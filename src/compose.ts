@@ -140,9 +140,7 @@ export function composeFlowPorts(basis: ThreadBasis): FlowPorts {
     introspectionJwts: new IntrospectionJwts(issuer, keys, signer),
     assertions,
     // DPoP proofs share the assertions' replay guard: one store decides first uses for every thread.
-    dpopProofs: config.featureDpop
-      ? new DpopProofs(issuer, signatures, replayGuard, config.dpopRequireNonce ? new DpopNonces(masterKey.deriveKey(DPOP_NONCE_PURPOSE)) : undefined)
-      : undefined,
+    dpopProofs: config.featureDpop ? new DpopProofs(issuer, signatures, replayGuard, config.dpopRequireNonce ? new DpopNonces(masterKey.deriveKey(DPOP_NONCE_PURPOSE)) : undefined) : undefined,
     settings: new SettingsActor(storage.meta, config.featureTokenExchange, setFramingPolicy),
     idTokens: new IdTokens(issuer, keys, signer, Math.floor(config.idTokenLifetime / 1000)),
     userSessions: new UserSessionsActor(storage.records, config.refreshTokenIdleLifetime),

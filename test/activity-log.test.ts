@@ -122,11 +122,7 @@ describe('activity log', () => {
 
     const projectChanges = await call('POST', `/management/v1/projects/${projectId}/changes/_search`, { query: { asc: true } });
     expect(projectChanges.status).toBe(200);
-    expect(projectChanges.body.result.map((c: any) => c.eventType.key)).toEqual([
-      'EventTypes.project.added',
-      'EventTypes.project.application.added',
-      'EventTypes.project.role.added',
-    ]);
+    expect(projectChanges.body.result.map((c: any) => c.eventType.key)).toEqual(['EventTypes.project.added', 'EventTypes.project.application.added', 'EventTypes.project.role.added']);
     const appChanges = await call('POST', `/management/v1/projects/${projectId}/apps/${app.body.appId}/changes/_search`, {});
     expect(appChanges.body.result.map((c: any) => c.eventType.key)).toEqual(['EventTypes.project.application.added']);
     expect(appChanges.body.result[0].editorPreferredLoginName).toMatch(/@/);
@@ -146,7 +142,7 @@ describe('activity log', () => {
     const post = (params: Record<string, string>, who: { clientId: string; clientSecret: string }) =>
       fetch(`${server.url}/oauth/v2/token`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${who.clientId}:${who.clientSecret}`).toString('base64') },
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${who.clientId}:${who.clientSecret}`).toString('base64')}` },
         body: new URLSearchParams(params).toString(),
       });
     const cc = (await (await post({ grant_type: 'client_credentials', scope: `openid urn:zitadel:iam:org:project:id:${exchanger.projectId}:aud` }, actor)).json()) as { access_token: string };
@@ -179,7 +175,9 @@ describe('activity log', () => {
 
   it('records an import as an import, and what it added, by whoever imported', async () => {
     const orgId = uniqueName('imported');
-    const res = await importOrgs(server, [{ orgId, org: { name: orgId }, humanUsers: [{ userId: `${orgId}-u`, user: { userName: 'plain', profile: { firstName: 'A', lastName: 'B' }, email: { email: 'p@example.com' } } }] }]);
+    const res = await importOrgs(server, [
+      { orgId, org: { name: orgId }, humanUsers: [{ userId: `${orgId}-u`, user: { userName: 'plain', profile: { firstName: 'A', lastName: 'B' }, email: { email: 'p@example.com' } } }] },
+    ]);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const found = await events({ resourceOwner: orgId });
     expect(types(found)).toEqual(expect.arrayContaining(['org.added', 'org.imported', 'user.human.added']));
@@ -211,7 +209,12 @@ describe('activity log', () => {
     const all = await events({});
     expect(all.length).toBeGreaterThan(5);
     const newestFirst = (await call('POST', '/admin/v1/events/_search', { limit: 3 })).body.events;
-    expect(newestFirst.map((e: any) => Number(e.sequence))).toEqual(all.slice(-3).map((e) => Number(e.sequence)).reverse());
+    expect(newestFirst.map((e: any) => Number(e.sequence))).toEqual(
+      all
+        .slice(-3)
+        .map((e) => Number(e.sequence))
+        .reverse(),
+    );
     const after = await events({ sequence: all[2].sequence, limit: 2 });
     expect(after.map((e) => e.sequence)).toEqual([all[3].sequence, all[4].sequence]);
     const orgs = await events({ aggregateTypes: ['org'] });

@@ -12,7 +12,7 @@ afterAll(async () => {
 });
 
 describe('privilege boundaries of the provisioning API', () => {
-  it("does not let an org owner mint credentials for a user with instance roles", async () => {
+  it('does not let an org owner mint credentials for a user with instance roles', async () => {
     const owner = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userName: 'org-owner', name: 'Org owner' } });
     await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, body: { userId: owner.body.userId, roles: ['ORG_OWNER'] } });
     const ownerPat = (await api(server, 'POST', `/management/v1/users/${owner.body.userId}/pats`, { token: server.pat, body: {} })).body.token as string;
@@ -38,7 +38,10 @@ describe('privilege boundaries of the provisioning API', () => {
       {
         orgId,
         org: { name: orgId },
-        machineUsers: [{ userId: `${orgId}-owner`, user: { userName: 'owner', name: 'Owner' } }, { userId: `${orgId}-worker`, user: { userName: 'worker', name: 'Worker' } }],
+        machineUsers: [
+          { userId: `${orgId}-owner`, user: { userName: 'owner', name: 'Owner' } },
+          { userId: `${orgId}-worker`, user: { userName: 'worker', name: 'Worker' } },
+        ],
         projects: [{ projectId: `${orgId}-p`, project: { name: 'P' } }],
         orgMembers: [{ userId: `${orgId}-owner`, roles: ['ORG_OWNER'] }],
         projectMembers: [{ projectId: `${orgId}-p`, userId: `${orgId}-worker`, roles: ['PROJECT_OWNER'] }],

@@ -74,7 +74,10 @@ describe('per-app token lifetimes', () => {
     const shown = await api(server, 'GET', `/management/v1/projects/${project}/apps/${zero.body.appId}`, { token: server.pat });
     expect(shown.body.app.oidcConfig.accessTokenLifetime).toBeUndefined();
     // API apps receive no tokens: the fields are not theirs.
-    const apiApp = await api(server, 'POST', `/management/v1/projects/${project}/apps/api`, { token: server.pat, body: { name: 'api-lifetimes', authMethodType: 'API_AUTH_METHOD_TYPE_BASIC', accessTokenLifetime: '300s' } });
+    const apiApp = await api(server, 'POST', `/management/v1/projects/${project}/apps/api`, {
+      token: server.pat,
+      body: { name: 'api-lifetimes', authMethodType: 'API_AUTH_METHOD_TYPE_BASIC', accessTokenLifetime: '300s' },
+    });
     expect(apiApp.status).toBe(400);
   });
 
@@ -116,7 +119,7 @@ describe('per-app token lifetimes', () => {
     expect((await refresh(app, token)).body.error).toBe('invalid_grant');
   });
 
-  it("are capped at use by an instance lifetime lowered since they were set", async () => {
+  it('are capped at use by an instance lifetime lowered since they were set', async () => {
     const dataDir = tempDataDir();
     const first = await startInProcess({ dataDir });
     const app = await createWebApp(first, SHORT);
@@ -144,7 +147,13 @@ describe('per-app token lifetimes', () => {
     const app = await api(server, 'POST', `/management/v1/projects/${project.body.id}/apps/oidc`, {
       token: server.pat,
       orgId,
-      body: { name: 'lifetimes-web', redirectUris: [REDIRECT], authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC', grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'], ...SHORT },
+      body: {
+        name: 'lifetimes-web',
+        redirectUris: [REDIRECT],
+        authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+        grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
+        ...SHORT,
+      },
     });
     expect(app.status, JSON.stringify(app.body)).toBe(200);
     const exported = await api(server, 'POST', '/admin/v1/export', { token: server.pat, body: { orgIds: [orgId], timeout: '1m' } });

@@ -21,24 +21,24 @@ const now = () => Math.floor(clock.now() / 1000);
 const FORM = 'application/x-www-form-urlencoded';
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
-async function sign(
-  key: KeyObject | Uint8Array,
-  header: Record<string, unknown>,
-  claims: Record<string, unknown>,
-): Promise<string> {
+async function sign(key: KeyObject | Uint8Array, header: Record<string, unknown>, claims: Record<string, unknown>): Promise<string> {
   return new SignJWT(claims).setProtectedHeader(header as any).sign(key as any);
 }
 
 function clientAssertion(overrides: Record<string, unknown> = {}, header: Record<string, unknown> = {}, key: KeyObject = appKey.key) {
-  return sign(key, { alg: 'RS256', kid: appKey.kid, ...header }, {
-    iss: app.clientId,
-    sub: app.clientId,
-    aud: server.issuer,
-    iat: now(),
-    exp: now() + 60,
-    jti: randomUUID(),
-    ...overrides,
-  });
+  return sign(
+    key,
+    { alg: 'RS256', kid: appKey.kid, ...header },
+    {
+      iss: app.clientId,
+      sub: app.clientId,
+      aud: server.issuer,
+      iat: now(),
+      exp: now() + 60,
+      jti: randomUUID(),
+      ...overrides,
+    },
+  );
 }
 
 /**
@@ -127,7 +127,7 @@ describe('private_key_jwt', () => {
       const machineClient = await createMachineClient(server, 'introspected');
       const tokenRes = await fetch(`${server.url}/oauth/v2/token`, {
         method: 'POST',
-        headers: { 'content-type': FORM, authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(machineClient.clientId)}:${machineClient.clientSecret}`).toString('base64') },
+        headers: { 'content-type': FORM, authorization: `Basic ${Buffer.from(`${encodeURIComponent(machineClient.clientId)}:${machineClient.clientSecret}`).toString('base64')}` },
         body: `grant_type=client_credentials&scope=${encodeURIComponent(`urn:zitadel:iam:org:project:id:${projectId}:aud`)}`,
       });
       const { access_token } = (await tokenRes.json()) as { access_token: string };
@@ -150,7 +150,12 @@ describe('private_key_jwt', () => {
     ['foreign key', () => clientAssertion({}, {}, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey)],
     [
       'wrong algorithm for the key',
-      () => sign(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, { alg: 'ES256', kid: appKey.kid }, { iss: app.clientId, sub: app.clientId, aud: server.issuer, iat: now(), exp: now() + 60 }),
+      () =>
+        sign(
+          generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
+          { alg: 'ES256', kid: appKey.kid },
+          { iss: app.clientId, sub: app.clientId, aud: server.issuer, iat: now(), exp: now() + 60 },
+        ),
     ],
     [
       'alg none',
@@ -273,14 +278,18 @@ describe('JWT profile grant', () => {
     return { status: res.status, body: (await res.json()) as Record<string, any> };
   };
   const profileAssertion = (overrides: Record<string, unknown> = {}, header: Record<string, unknown> = {}) =>
-    sign(createPrivateKey(machine.keyFile.key), { alg: 'RS256', kid: machine.keyFile.keyId, ...header }, {
-      iss: machine.keyFile.userId,
-      sub: machine.keyFile.userId,
-      aud: server.issuer,
-      iat: now(),
-      exp: now() + 3600,
-      ...overrides,
-    });
+    sign(
+      createPrivateKey(machine.keyFile.key),
+      { alg: 'RS256', kid: machine.keyFile.keyId, ...header },
+      {
+        iss: machine.keyFile.userId,
+        sub: machine.keyFile.userId,
+        aud: server.issuer,
+        iat: now(),
+        exp: now() + 3600,
+        ...overrides,
+      },
+    );
 
   it('trades a ZITADEL-format key file assertion for tokens, with an ID token for openid', async () => {
     expect(machine.keyFile).toMatchObject({ type: 'serviceaccount', userId: machine.userId });
@@ -311,7 +320,9 @@ describe('JWT profile grant', () => {
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('invalid_grant');
     }
-    expect((await fetch(`${server.url}/oauth/v2/token`, { method: 'POST', headers: { 'content-type': FORM }, body: 'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer' })).status).toBe(400);
+    expect((await fetch(`${server.url}/oauth/v2/token`, { method: 'POST', headers: { 'content-type': FORM }, body: 'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer' })).status).toBe(
+      400,
+    );
   });
 
   for (const [name, header, why] of REFUSED_HEADERS) {
@@ -343,7 +354,7 @@ describe('JWT profile grant', () => {
 
   // A replay inside the leeway after exp: expiry.test.ts, on a clock the test moves.
 
-    it('is advertised in discovery with private_key_jwt', async () => {
+  it('is advertised in discovery with private_key_jwt', async () => {
     const doc = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as Record<string, string[]>;
     expect(doc.grant_types_supported).toContain('urn:ietf:params:oauth:grant-type:jwt-bearer');
     expect(doc.token_endpoint_auth_methods_supported).toContain('private_key_jwt');

@@ -22,8 +22,7 @@ const REDIRECT = 'http://localhost:9999/callback';
 const authorizeUrl = (app: WebApp, params: Record<string, string> = {}) =>
   `/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 'st4te', ...params })}`;
 
-const webConfig = () =>
-  oidc.discovery(new URL(server.issuer), web.clientId, web.clientSecret, oidc.ClientSecretBasic(web.clientSecret), { execute: [oidc.allowInsecureRequests] });
+const webConfig = () => oidc.discovery(new URL(server.issuer), web.clientId, web.clientSecret, oidc.ClientSecretBasic(web.clientSecret), { execute: [oidc.allowInsecureRequests] });
 
 /** An agent signed in as `user` through `app`. */
 async function signedIn(user: Human, agent = new Agent(server)): Promise<Agent> {
@@ -36,7 +35,7 @@ async function exchange(location: string) {
   const code = responseParams(location).get('code')!;
   const res = await fetch(`${server.url}/oauth/v2/token`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${web.clientId}:${web.clientSecret}`).toString('base64') },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${web.clientId}:${web.clientSecret}`).toString('base64')}` },
     body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT }).toString(),
   });
   expect(res.status).toBe(200);
@@ -221,11 +220,21 @@ describe('prompt', () => {
     expect(page.html).toContain('action="/ui/login/register"');
     const userName = `new-${Date.now()}`;
     const mismatch = await submit(agent, page, '/ui/login/register', {
-      firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', userName, password: 'Cobol-1959!', passwordConfirm: 'different',
+      firstName: 'Grace',
+      lastName: 'Hopper',
+      email: 'grace@example.com',
+      userName,
+      password: 'Cobol-1959!',
+      passwordConfirm: 'different',
     });
     expect(mismatch.html).toContain('class="error"');
     const done = await submit(agent, mismatch, '/ui/login/register', {
-      firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', userName, password: 'Cobol-1959!', passwordConfirm: 'Cobol-1959!',
+      firstName: 'Grace',
+      lastName: 'Hopper',
+      email: 'grace@example.com',
+      userName,
+      password: 'Cobol-1959!',
+      passwordConfirm: 'Cobol-1959!',
     });
     const { claims } = await exchange(done.location!);
     expect(claims.amr).toEqual(['pwd']);
@@ -351,7 +360,7 @@ describe('discovery', () => {
 });
 
 describe('sign-ins under way per client address (SESAME_AUTH_REQUESTS_PER_ADDRESS)', () => {
-  it('keeps at most that many per address: a new one takes the place of the address\'s oldest, finished ones free theirs, other addresses are not touched', async () => {
+  it("keeps at most that many per address: a new one takes the place of the address's oldest, finished ones free theirs, other addresses are not touched", async () => {
     const bounded = await startInProcess({ env: { SESAME_AUTH_REQUESTS_PER_ADDRESS: '3', SESAME_TRUSTED_PROXIES: '127.0.0.1, ::1' } });
     try {
       const app = await createWebApp(bounded);

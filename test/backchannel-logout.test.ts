@@ -28,7 +28,6 @@ afterAll(async () => {
   await receiver.close();
 });
 
-
 /** A web app whose back-channel logout URI is the receiver at `path` (http: dev mode). */
 function appWithReceiver(server: InProcessServer, path: string, projectId?: string): Promise<WebApp> {
   return createWebApp(server, { devMode: true, ...(projectId ? { projectId } : {}), backChannelLogoutUri: receiver.url + path });
@@ -179,7 +178,10 @@ describe('what ends a session, and who is told', () => {
     ['deactivating', (userId: string) => api(server, 'POST', `/management/v1/users/${userId}/_deactivate`, { token: server.pat, body: {} })],
     ['locking', (userId: string) => api(server, 'POST', `/management/v1/users/${userId}/_lock`, { token: server.pat, body: {} })],
     ['removing', (userId: string) => api(server, 'DELETE', `/management/v1/users/${userId}`, { token: server.pat })],
-    ['setting the password of', (userId: string) => api(server, 'POST', `/management/v1/users/${userId}/password`, { token: server.pat, body: { password: 'Another-Horse-7', noChangeRequired: true } })],
+    [
+      'setting the password of',
+      (userId: string) => api(server, 'POST', `/management/v1/users/${userId}/password`, { token: server.pat, body: { password: 'Another-Horse-7', noChangeRequired: true } }),
+    ],
   ] as const) {
     it(`an administrator ${action} a user ends all of their sessions: every app with tokens in them is told, their tokens are revoked`, async () => {
       const p1 = `/${uniqueName('admin')}`;
@@ -344,9 +346,7 @@ describe('receivers no instance role vouches for', () => {
   it('an org administrator cannot name an internal receiver; one an instance administrator named stays while the org administrator changes other settings', async () => {
     const project = await api(server, 'POST', '/management/v1/projects', { token: orgAdmin.pat, body: { name: uniqueName('org-made') } });
     expect(project.status).toBe(200);
-    await expect(createWebApp(orgAdmin, { projectId: project.body.id, devMode: true, backChannelLogoutUri: `${receiver.url}/org-made` })).rejects.toThrow(
-      /400.*127\.0\.0\.1 is not a public host/,
-    );
+    await expect(createWebApp(orgAdmin, { projectId: project.body.id, devMode: true, backChannelLogoutUri: `${receiver.url}/org-made` })).rejects.toThrow(/400.*127\.0\.0\.1 is not a public host/);
     const plain = await createWebApp(orgAdmin, { projectId: project.body.id, devMode: true });
     for (const uri of [`${receiver.url}/org-made`, 'http://localhost:8080/logout', 'https://[::ffff:10.0.0.1]/logout', 'https://[fd00::1]/logout']) {
       const res = await updateConfig(orgAdmin, plain, { backChannelLogoutUri: uri });

@@ -13,7 +13,7 @@ afterAll(async () => {
   await factory.close();
 });
 
-async function post(target: PreparedTarget, url: string, auth: string, body: string) {
+async function post(_target: PreparedTarget, url: string, auth: string, body: string) {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: auth }, body });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }

@@ -53,7 +53,11 @@ async function startRelyingParty(issuer: string): Promise<RelyingParty> {
         const state = url.searchParams.get('state') ?? '';
         const expected = pending.get(state);
         if (!expected) throw new Error('unknown state');
-        const tokens = await oidc.authorizationCodeGrant(config!, new URL(`${rp.origin}/callback?${url.searchParams}`), { pkceCodeVerifier: expected.verifier, expectedState: state, expectedNonce: expected.nonce });
+        const tokens = await oidc.authorizationCodeGrant(config!, new URL(`${rp.origin}/callback?${url.searchParams}`), {
+          pkceCodeVerifier: expected.verifier,
+          expectedState: state,
+          expectedNonce: expected.nonce,
+        });
         const info = await oidc.fetchUserInfo(config!, tokens.access_token, tokens.claims()!.sub);
         res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Shop</title><h1>Shop</h1><p id="who">${info.name}</p>`);
       } else {
@@ -114,11 +118,30 @@ async function textOf(locator: Locator): Promise<string> {
 
 /** Waits until what `locator` finds shows `text` (pages load after clicks: polled, with Playwright's patience). */
 function shows(locator: Locator, text: string): Promise<void> {
-  return expect.poll(() => locator.first().innerText().catch(() => ''), { timeout: 15_000 }).toContain(text);
+  return expect
+    .poll(
+      () =>
+        locator
+          .first()
+          .innerText()
+          .catch(() => ''),
+      { timeout: 15_000 },
+    )
+    .toContain(text);
 }
 
 function showsExactly(locator: Locator, text: string): Promise<void> {
-  return expect.poll(() => locator.first().innerText().then((t) => t.trim()).catch(() => ''), { timeout: 15_000 }).toBe(text);
+  return expect
+    .poll(
+      () =>
+        locator
+          .first()
+          .innerText()
+          .then((t) => t.trim())
+          .catch(() => ''),
+      { timeout: 15_000 },
+    )
+    .toBe(text);
 }
 
 /** The value the page shows next to `label` in its facts list. */
@@ -267,7 +290,13 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     const made = await api(server, 'POST', '/management/v1/users/human/_import', {
       token: server.pat,
       orgId,
-      body: { userName: 'totp-person', profile: { firstName: 'Tot', lastName: 'P' }, email: { email: 'totp@example.com', isEmailVerified: true }, password: 'Totp-Person-42!', otpCode: 'JBSWY3DPEHPK3PXP' },
+      body: {
+        userName: 'totp-person',
+        profile: { firstName: 'Tot', lastName: 'P' },
+        email: { email: 'totp@example.com', isEmailVerified: true },
+        password: 'Totp-Person-42!',
+        otpCode: 'JBSWY3DPEHPK3PXP',
+      },
     });
     await admin.goto(`${server.issuer}/ui/console/users/${made.body.userId}`);
     const row = admin.locator('tr', { hasText: 'Authenticator app (TOTP)' });

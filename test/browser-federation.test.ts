@@ -50,7 +50,14 @@ beforeAll(async () => {
   const current = await call('GET', '/admin/v1/policies/login');
   expect((await call('PUT', '/admin/v1/policies/login', { ...current.body.policy, allowExternalIdp: true })).status).toBe(200);
   oidcName = 'Corp Account';
-  await offer('generic_oidc', { name: oidcName, issuer: upstream.issuer, clientId: upstream.clientId, clientSecret: upstream.clientSecret, usePkce: true, providerOptions: { isLinkingAllowed: true, isCreationAllowed: true } });
+  await offer('generic_oidc', {
+    name: oidcName,
+    issuer: upstream.issuer,
+    clientId: upstream.clientId,
+    clientSecret: upstream.clientSecret,
+    usePkce: true,
+    providerOptions: { isLinkingAllowed: true, isCreationAllowed: true },
+  });
   if (RUN_LDAP) {
     ldap = await startLdapServer();
     await ldap.addPerson({ uid: 'dora', password: 'Directory-Pass-2', givenName: 'Dora', sn: 'Tree', mail: 'dora@ldap.example' });

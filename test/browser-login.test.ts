@@ -76,9 +76,9 @@ async function startRelyingParty(): Promise<RelyingParty> {
         accessTokens.push(tokens.access_token);
         const claims = tokens.claims()!;
         const info = await oidc.fetchUserInfo(config!, tokens.access_token, claims.sub);
-        res.writeHead(200, { 'content-type': 'text/html' }).end(
-          page('Signed in', `<p id="who">${info.name}</p><p id="amr">${(claims.amr as string[]).join(' ')}</p><a id="logout" href="/logout">Sign out</a>`),
-        );
+        res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end(page('Signed in', `<p id="who">${info.name}</p><p id="amr">${(claims.amr as string[]).join(' ')}</p><a id="logout" href="/logout">Sign out</a>`));
       } else if (url.pathname === '/logout') {
         const target = oidc.buildEndSessionUrl(config!, { id_token_hint: idToken, post_logout_redirect_uri: `${rp.origin}/signed-out`, state: 'bye' });
         res.writeHead(302, { location: target.href }).end();
@@ -105,13 +105,12 @@ async function startRelyingParty(): Promise<RelyingParty> {
   return rp;
 }
 
-
 const introspect = async (token: string) => {
   const res = await fetch(`${server.url}/oauth/v2/introspect`, {
     method: 'POST',
     headers: {
       'content-type': 'application/x-www-form-urlencoded',
-      authorization: 'Basic ' + Buffer.from(`${introspector.clientId}:${introspector.clientSecret}`).toString('base64'),
+      authorization: `Basic ${Buffer.from(`${introspector.clientId}:${introspector.clientSecret}`).toString('base64')}`,
     },
     body: new URLSearchParams({ token }).toString(),
   });
@@ -274,7 +273,9 @@ describe.runIf(RUN_BROWSER)('browser sign-in', () => {
     await page.click('form[action="/ui/login/password"] button[type=submit]');
     await page.waitForSelector('img.qr');
     // The QR code is a real image the browser decodes (an SVG rendered on the server, no script).
-    expect(await page.locator('img.qr').evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth > 0)).toBe(true);
+    expect(
+      await page.locator('img.qr').evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth > 0),
+    ).toBe(true);
     expect(await page.locator('script').count()).toBe(0);
     expect(await page.locator('form[action="/ui/login/mfa/skip"]').count()).toBe(0);
     await shot(page, '11-totp-enrollment');

@@ -27,7 +27,12 @@ async function person(orgId: string | undefined, options: { verified: boolean; p
   const res = await call(
     'POST',
     '/management/v1/users/human/_import',
-    { userName, profile: { firstName: 'Bea', lastName: 'Mail', preferredLanguage: options.language }, email: { email: `${userName}@example.com`, isEmailVerified: options.verified }, ...(options.password ? { password: options.password } : {}) },
+    {
+      userName,
+      profile: { firstName: 'Bea', lastName: 'Mail', preferredLanguage: options.language },
+      email: { email: `${userName}@example.com`, isEmailVerified: options.verified },
+      ...(options.password ? { password: options.password } : {}),
+    },
     orgId,
   );
   expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -99,7 +104,9 @@ describe.runIf(RUN_BROWSER)('mail in the browser', () => {
     const orgId = org.body.id as string;
     expect((await call('POST', '/management/v1/policies/label', { primaryColor: '#0b7a3b', backgroundColor: '#f3f8f4', hideLoginNameSuffix: true }, orgId)).status).toBe(200);
     expect((await call('POST', '/management/v1/policies/label/_activate', {}, orgId)).status).toBe(200);
-    expect((await call('POST', '/management/v1/policies/privacy', { tosLink: 'https://example.com/agb', privacyLink: 'https://example.com/datenschutz', supportEmail: 'hilfe@example.com' }, orgId)).status).toBe(200);
+    expect(
+      (await call('POST', '/management/v1/policies/privacy', { tosLink: 'https://example.com/agb', privacyLink: 'https://example.com/datenschutz', supportEmail: 'hilfe@example.com' }, orgId)).status,
+    ).toBe(200);
     const scope = `openid urn:zitadel:iam:org:id:${orgId}`;
 
     // An unverified address: the step after the password, the code from the German mail.

@@ -47,7 +47,6 @@ async function setPolicy(changes: Record<string, unknown>, orgId?: string): Prom
   expect(res.status, JSON.stringify(res.body)).toBe(200);
 }
 
-
 beforeAll(async () => {
   if (!RUN_BROWSER) return;
   receiver = await startSmtpReceiver();

@@ -67,11 +67,7 @@ describe('sesame --help', () => {
       migrate: ['--database-url', '--allow-destructive'],
     };
     // Independent runs, started together.
-    const [main, start, ...helps] = await Promise.all([
-      sesame(['--help']),
-      sesame(['start', '--help']),
-      ...Object.keys(options).map((command) => sesame([command, '--help'])),
-    ]);
+    const [main, start, ...helps] = await Promise.all([sesame(['--help']), sesame(['start', '--help']), ...Object.keys(options).map((command) => sesame([command, '--help']))]);
     expect(main!.code).toBe(0);
     for (const command of ['start', 'export', 'import', 'keys rotate', 'admin-pat', 'copy', 'migrate']) expect(main!.stdout).toContain(command);
 
@@ -193,7 +189,7 @@ describe('sesame export / import / admin-pat / keys rotate', () => {
     expect(imported.stderr).toContain(`${dirB} was empty: created the instance`);
     // A's admin, who created the org and stays behind, is reported as a member that cannot come along.
     expect(imported.stderr).toMatch(/imported 1 organization \(1 human user, 1 project, 1 OIDC app.*\) into .*; 1 item skipped or failed:\n/);
-    expect(imported.stderr).toMatch(/\n  org_member \S+: ID=\S+ Message=user \d+ not found\n$/);
+    expect(imported.stderr).toMatch(/\n {2}org_member \S+: ID=\S+ Message=user \d+ not found\n$/);
     const report = JSON.parse(readFileSync(reportPath, 'utf8'));
     expect(report.errors.map((e: any) => e.type)).toEqual(['org_member']);
     expect(report.success.orgs[0]).toMatchObject({ orgId, humanUserIds: [userId] });
@@ -286,7 +282,13 @@ describe('sesame copy', () => {
     expect(await sesame(['copy', '--data-dir', dataDir])).toMatchObject({ code: 2, stderr: expect.stringContaining('--database-url (or SESAME_DATABASE_URL) is required') });
     const copied = await sesame(['copy', '--data-dir', dataDir], { SESAME_DATABASE_URL: url });
     expect(copied.code, copied.stderr).toBe(0);
-    const counts = Object.fromEntries(copied.stdout.trim().split('\n').map((line) => line.split('\t')).map(([store, n]) => [store, Number(n)]));
+    const counts = Object.fromEntries(
+      copied.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split('\t'))
+        .map(([store, n]) => [store, Number(n)]),
+    );
     // The first start's instance: its org, the admin (machine) and its token, the first person (sesame-admin), the management project with the console's app, two signing keys.
     expect(counts).toMatchObject({ orgs: 1, users: 2, pats: 1, apps: 1, signingKeys: 2 });
     expect(copied.stderr).toContain("needs this data dir's master key");
@@ -305,11 +307,21 @@ describe('sesame copy', () => {
     const backDir = tempDataDir();
     const back = await sesame(['copy', '--from-database', '--data-dir', backDir, '--database-url', url]);
     expect(back.code, back.stderr).toBe(0);
-    expect(Object.fromEntries(back.stdout.trim().split('\n').map((line) => line.split('\t')))).toMatchObject({ orgs: '1', users: '2', pats: '1', apps: '1', signingKeys: '2' });
+    expect(
+      Object.fromEntries(
+        back.stdout
+          .trim()
+          .split('\n')
+          .map((line) => line.split('\t')),
+      ),
+    ).toMatchObject({ orgs: '1', users: '2', pats: '1', apps: '1', signingKeys: '2' });
     expect(await sesame(['copy', '--from-database', '--data-dir', backDir, '--database-url', url])).toMatchObject({ code: 1, stderr: expect.stringContaining('already holds Sesame data') });
     // The admin's token file comes along as an operator would bring it (the copy moves the database, not files).
     writeFileSync(join(backDir, 'admin.pat'), readFileSync(join(dataDir, 'admin.pat')));
-    const restarted = await startInProcess({ dataDir: backDir, env: { SESAME_SIGNING_ALG: 'ES256', SESAME_DATABASE_URL: '', SESAME_MASTERKEY: readFileSync(join(dataDir, 'masterkey'), 'utf8').trim() } });
+    const restarted = await startInProcess({
+      dataDir: backDir,
+      env: { SESAME_SIGNING_ALG: 'ES256', SESAME_DATABASE_URL: '', SESAME_MASTERKEY: readFileSync(join(dataDir, 'masterkey'), 'utf8').trim() },
+    });
     try {
       const pat = readFileSync(join(dataDir, 'admin.pat'), 'utf8').trim();
       expect((await api({ url: restarted.url }, 'GET', '/management/v1/orgs/me', { token: pat })).status).toBe(200);

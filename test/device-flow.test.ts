@@ -24,7 +24,6 @@ let person: Human;
 let device: WebApp;
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
 
-
 beforeAll(async () => {
   server = await startInProcess({ clock });
   person = await createHuman(server);
@@ -281,8 +280,7 @@ describe('wrong user codes behind a reverse proxy', () => {
       // This test is the proxy: it appends the client's address to what the client sent.
       const agent = new Agent(proxied);
       const form = formOf((await agent.follow('/ui/login/device')).html!, '/ui/login/device');
-      const typeWrong = (forwardedFor: string) =>
-        agent.follow('/ui/login/device', { form: { ...form.fields, user_code: 'BCDF-GHJK' }, headers: { 'x-forwarded-for': forwardedFor } });
+      const typeWrong = (forwardedFor: string) => agent.follow('/ui/login/device', { form: { ...form.fields, user_code: 'BCDF-GHJK' }, headers: { 'x-forwarded-for': forwardedFor } });
       for (let i = 0; i < 10; i++) expect((await typeWrong('198.51.100.1')).status).toBe(400);
       expect((await typeWrong('198.51.100.1')).status).toBe(429);
       // A client naming someone else in front of the proxy's entry is still itself.
@@ -294,7 +292,7 @@ describe('wrong user codes behind a reverse proxy', () => {
     }
   });
 
-  it('without SESAME_TRUSTED_PROXIES, X-Forwarded-For is not read: every client counts as the connection\'s peer', async () => {
+  it("without SESAME_TRUSTED_PROXIES, X-Forwarded-For is not read: every client counts as the connection's peer", async () => {
     const direct = await startInProcess();
     try {
       const agent = new Agent(direct);

@@ -71,10 +71,12 @@ type ProofKey = Awaited<ReturnType<typeof proofKey>>;
 
 /** A proof dated by the server's clock (unless `iat` is given); `header` adds or replaces header parameters. */
 function proof(key: ProofKey, claims: Record<string, unknown>, header: Record<string, unknown> = {}): Promise<string> {
-  return new SignJWT({ jti: randomUUID(), iat: Math.floor(server.clock.now() / 1000), ...claims })
-    .setProtectedHeader({ alg: key.alg, typ: 'dpop+jwt', jwk: key.jwk as JWK, ...header })
-    // jose signs a critical extension only when told it is understood.
-    .sign(key.privateKey, Array.isArray(header.crit) ? { crit: Object.fromEntries(header.crit.map((name: string) => [name, true])) } : {});
+  return (
+    new SignJWT({ jti: randomUUID(), iat: Math.floor(server.clock.now() / 1000), ...claims })
+      .setProtectedHeader({ alg: key.alg, typ: 'dpop+jwt', jwk: key.jwk as JWK, ...header })
+      // jose signs a critical extension only when told it is understood.
+      .sign(key.privateKey, Array.isArray(header.crit) ? { crit: Object.fromEntries(header.crit.map((name: string) => [name, true])) } : {})
+  );
 }
 
 const tokenProof = (key: ProofKey, claims: Record<string, unknown> = {}, header: Record<string, unknown> = {}) =>
@@ -173,7 +175,10 @@ describe('DPoP at the token endpoint and introspection', () => {
     expect((await oidc.authorizationCodeGrant(config, pushed.location, { pkceCodeVerifier: pushed.verifier }, undefined, { DPoP })).token_type).toBe('dpop');
 
     // A malformed dpop_jkt is an error sent back to the client.
-    const bad = await fetch(`${server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: publicApp.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', dpop_jkt: 'short' })}`, { redirect: 'manual' });
+    const bad = await fetch(
+      `${server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: publicApp.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', dpop_jkt: 'short' })}`,
+      { redirect: 'manual' },
+    );
     expect(new URL(bad.headers.get('location')!).searchParams.get('error')).toBe('invalid_request');
   });
 
@@ -181,7 +186,12 @@ describe('DPoP at the token endpoint and introspection', () => {
     const config = await oidc.discovery(new URL(server.issuer), web.clientId, web.clientSecret, oidc.ClientSecretBasic(web.clientSecret), { execute: [oidc.allowInsecureRequests] });
     const DPoP = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair('ES256'));
     const verifier = oidc.randomPKCECodeVerifier();
-    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid offline_access', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid offline_access',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
     const done = await signIn(new Agent(server), url.pathname + url.search, person);
     const tokens = await oidc.authorizationCodeGrant(config, new URL(done.location!), { pkceCodeVerifier: verifier, idTokenExpected: true }, undefined, { DPoP });
     expect(tokens.token_type).toBe('dpop');

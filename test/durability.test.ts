@@ -12,8 +12,7 @@ import { startServer, tempDataDir, type ServerAddress } from './helpers/server.j
  * it on the same data dir runs in this process.
  */
 const form = (body: Record<string, string>) => new URLSearchParams(body).toString();
-const basic = (id: string, secret: string) =>
-  'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 async function ccToken(server: ServerAddress, client: { clientId: string; clientSecret: string }, scope: string): Promise<string> {
   const res = await fetch(`${server.url}/oauth/v2/token`, {

@@ -270,7 +270,7 @@ describe('no open redirect through a registered client (RFC 9700 §4.11.2)', () 
   const authorizeUrl = (clientId: string, extra: Record<string, string> = {}) =>
     `/oauth/v2/authorize?${new URLSearchParams({ client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's', ...extra })}`;
 
-  it('its authorization errors are shown on Sesame\'s page with a link that delivers them; the instance\'s own apps are redirected to', async () => {
+  it("its authorization errors are shown on Sesame's page with a link that delivers them; the instance's own apps are redirected to", async () => {
     const created = await register({ ...WEB, client_name: 'Phisher' }, { token: server.pat });
     const clientId = created.body!.client_id as string;
     const own = await createWebApp(server);
@@ -320,7 +320,13 @@ describe('no open redirect through a registered client (RFC 9700 §4.11.2)', () 
     // With an ID token the client was issued: redirected, with state.
     const config = await oidc.discovery(new URL(server.issuer), client.id, client.secret, oidc.ClientSecretBasic(client.secret), { execute: [oidc.allowInsecureRequests] });
     const verifier = oidc.randomPKCECodeVerifier();
-    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state: 's' });
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state: 's',
+    });
     const agent = new Agent(server);
     const done = await signIn(agent, url.pathname + url.search, person);
     const tokens = await oidc.authorizationCodeGrant(config, new URL(done.location!), { pkceCodeVerifier: verifier, expectedState: 's' });
@@ -331,7 +337,7 @@ describe('no open redirect through a registered client (RFC 9700 §4.11.2)', () 
 });
 
 describe('registered clients are strangers', () => {
-  it('to each other and to the management API: no token for the admin audience, no introspecting another\'s tokens', async () => {
+  it("to each other and to the management API: no token for the admin audience, no introspecting another's tokens", async () => {
     const a = await register({ ...WEB, client_name: 'A' }, { token: server.pat });
     const b = await register({ ...WEB, client_name: 'B' }, { token: server.pat });
     const configOf = (c: typeof a) =>
@@ -493,8 +499,8 @@ describe('RFC 7592 management', () => {
     // Its client id no longer authenticates.
     const grant = await fetch(`${server.url}/oauth/v2/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${clientId}:${created.body!.client_secret}`).toString('base64') },
-      body: 'grant_type=authorization_code&code=x&redirect_uri=' + encodeURIComponent(REDIRECT),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${created.body!.client_secret}`).toString('base64')}` },
+      body: `grant_type=authorization_code&code=x&redirect_uri=${encodeURIComponent(REDIRECT)}`,
     });
     expect(grant.status).toBe(401);
   });
@@ -563,10 +569,7 @@ describe('client metadata', () => {
   it('private_key_jwt with inline jwks: the kid names the key its assertions are checked with', async () => {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const kid = uniqueName('kid');
-    const created = await register(
-      { ...WEB, token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid, use: 'sig' }] } },
-      { token: server.pat },
-    );
+    const created = await register({ ...WEB, token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid, use: 'sig' }] } }, { token: server.pat });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.body).not.toHaveProperty('client_secret');
     expect(created.body!.jwks.keys[0]).toMatchObject({ kid, kty: 'RSA', n: publicKey.export({ format: 'jwk' }).n });
@@ -584,7 +587,7 @@ describe('client metadata', () => {
     expect((await manage(uri, 'PUT', token, { client_id, ...WEB, client_name: 'kept keys', token_endpoint_auth_method: 'private_key_jwt', jwks: created.body!.jwks })).status).toBe(200);
   });
 
-  it('a registered key named like a machine user\'s key never stands in for it (separate tables, no shared cache by id)', async () => {
+  it("a registered key named like a machine user's key never stands in for it (separate tables, no shared cache by id)", async () => {
     // A service account with a key: its id is the kid of every JWT profile assertion it signs.
     const user = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userName: uniqueName('svc'), name: 'Service', accessTokenType: 'ACCESS_TOKEN_TYPE_JWT' } });
     const machineKey = await api(server, 'POST', `/management/v1/users/${user.body.userId}/keys`, { token: server.pat, body: { type: 'KEY_TYPE_JSON' } });
@@ -708,7 +711,7 @@ describe('client metadata', () => {
     const proto = await register(undefined, { token: server.pat, raw: JSON.stringify(WEB).replace('{', '{"__proto__":{"enabled":true},"constructor":"x",') });
     expect(proto.status).toBe(201);
     expect(proto.body).not.toHaveProperty('enabled');
-    expect((await register({ redirect_uris: ['https://a.example/' + 'x'.repeat(3000)] }, { token: server.pat })).status).toBe(400);
+    expect((await register({ redirect_uris: [`https://a.example/${'x'.repeat(3000)}`] }, { token: server.pat })).status).toBe(400);
     expect((await register({ ...WEB, contacts: Array.from({ length: 11 }, () => 'a@b.c') }, { token: server.pat })).status).toBe(400);
     // Without a token, a large body is refused before it is read (only the headers are sent).
     const answer = await new Promise<string>((resolve, reject) => {
@@ -741,7 +744,7 @@ describe('open registration', () => {
     expect((await register(WEB)).status).toBe(201);
   });
 
-  it('stops at the project\'s quota of registered clients', async () => {
+  it("stops at the project's quota of registered clients", async () => {
     const quotaProject = await newProject(server);
     expect((await setRegistration(server, { projectId: quotaProject, maxClients: 2, registrationsPerAddressPerHour: 100 })).status).toBe(200);
     expect((await register(WEB)).status).toBe(201);

@@ -20,8 +20,7 @@ let jwt: { clientId: string; clientSecret: string };
 let resource: { projectId: string; clientId: string; clientSecret: string };
 
 const FORM = 'application/x-www-form-urlencoded';
-const basic = (id: string, secret: string) =>
-  'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 async function token(client: { clientId: string; clientSecret: string }): Promise<string> {
   const res = await fetch(`${server.url}/oauth/v2/token`, {
@@ -117,8 +116,7 @@ describe('signed assertions', () => {
   let app: { appId: string; clientId: string };
   let machine: { userId: string; keyId: string; key: KeyObject };
   const seconds = () => Math.floor(clock.now() / 1000);
-  const sign = (key: KeyObject, header: Record<string, unknown>, claims: Record<string, unknown>) =>
-    new SignJWT(claims).setProtectedHeader(header as any).sign(key);
+  const sign = (key: KeyObject, header: Record<string, unknown>, claims: Record<string, unknown>) => new SignJWT(claims).setProtectedHeader(header as any).sign(key);
 
   beforeAll(async () => {
     const created = await api(server, 'POST', `/management/v1/projects/${resource.projectId}/apps/api`, {
@@ -146,9 +144,18 @@ describe('signed assertions', () => {
     });
     expect(added.status).toBe(200);
     const introspect = async () => {
-      const assertion = await sign(privateKey, { alg: 'EdDSA', kid: added.body.id }, {
-        iss: app.clientId, sub: app.clientId, aud: server.issuer, iat: seconds(), exp: seconds() + 60, jti: randomUUID(),
-      });
+      const assertion = await sign(
+        privateKey,
+        { alg: 'EdDSA', kid: added.body.id },
+        {
+          iss: app.clientId,
+          sub: app.clientId,
+          aud: server.issuer,
+          iat: seconds(),
+          exp: seconds() + 60,
+          jti: randomUUID(),
+        },
+      );
       const body = new URLSearchParams({ token: 'anything', client_id: app.clientId, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion });
       return (await fetch(`${server.url}/oauth/v2/introspect`, { method: 'POST', headers: { 'content-type': FORM }, body })).status;
     };

@@ -90,7 +90,10 @@ describe('identity provider templates (ZITADEL admin and management API)', () =>
       owner: 'IDP_OWNER_TYPE_SYSTEM',
       type: 'PROVIDER_TYPE_OIDC',
       state: 'IDP_STATE_ACTIVE',
-      config: { options: { isLinkingAllowed: true, autoLinking: 'AUTO_LINKING_OPTION_EMAIL' }, oidc: { issuer: 'https://sso.example.com', clientId: 'sesame', scopes: ['openid', 'email'], usePkce: true } },
+      config: {
+        options: { isLinkingAllowed: true, autoLinking: 'AUTO_LINKING_OPTION_EMAIL' },
+        oidc: { issuer: 'https://sso.example.com', clientId: 'sesame', scopes: ['openid', 'email'], usePkce: true },
+      },
     });
     expect(JSON.stringify(shown.body)).not.toContain('top-secret-value');
     // An update without a secret keeps it; another type's path does not find it.
@@ -127,7 +130,17 @@ describe('identity provider templates (ZITADEL admin and management API)', () =>
     expect(plainHttp.status).toBe(400);
     expect(plainHttp.body.message).toContain('https');
     // An LDAP timeout Sesame would not keep is refused, not changed.
-    const ldap = { name: 'Directory', servers: ['ldaps://ldap.example.com'], baseDn: 'dc=example,dc=com', bindDn: 'cn=admin,dc=example,dc=com', bindPassword: 'p', userBase: 'dn', userObjectClasses: ['inetOrgPerson'], userFilters: ['uid'], attributes: { idAttribute: 'uid' } };
+    const ldap = {
+      name: 'Directory',
+      servers: ['ldaps://ldap.example.com'],
+      baseDn: 'dc=example,dc=com',
+      bindDn: 'cn=admin,dc=example,dc=com',
+      bindPassword: 'p',
+      userBase: 'dn',
+      userObjectClasses: ['inetOrgPerson'],
+      userFilters: ['uid'],
+      attributes: { idAttribute: 'uid' },
+    };
     for (const timeout of ['0.5s', '120s']) {
       const res = await call('POST', '/admin/v1/idps/ldap', { ...ldap, timeout });
       expect(res.status, timeout).toBe(400);
@@ -142,7 +155,12 @@ describe('identity provider templates (ZITADEL admin and management API)', () =>
     const multi = await call('POST', '/admin/v1/idps/azure', { name: 'Entra', clientId: 'c', clientSecret: 's', tenant: { tenantType: 'AZURE_AD_TENANT_TYPE_ORGANISATIONS' }, emailVerified: true });
     expect(multi.status).toBe(400);
     expect(multi.body.message).toContain('single tenant');
-    const both = await call('POST', '/admin/v1/idps/azure', { name: 'Entra', clientId: 'c', clientSecret: 's', tenant: { tenantType: 'AZURE_AD_TENANT_TYPE_COMMON', tenantId: 'contoso.onmicrosoft.com' } });
+    const both = await call('POST', '/admin/v1/idps/azure', {
+      name: 'Entra',
+      clientId: 'c',
+      clientSecret: 's',
+      tenant: { tenantType: 'AZURE_AD_TENANT_TYPE_COMMON', tenantId: 'contoso.onmicrosoft.com' },
+    });
     expect(both.status).toBe(400);
     expect(both.body.message).toContain('not both');
     const azure = await call('POST', '/admin/v1/idps/azure', { name: 'Entra', clientId: 'c', clientSecret: 's', tenant: { tenantId: 'Contoso.onmicrosoft.com' }, emailVerified: true });
@@ -178,7 +196,11 @@ describe('signing in with an identity provider', () => {
     expect(tokens.claims.amr).toBeUndefined();
     const userId = tokens.claims.sub as string;
     const user = await call('GET', `/management/v1/users/${userId}`);
-    expect(user.body.user).toMatchObject({ userName: accountId, state: 'USER_STATE_ACTIVE', human: { profile: { firstName: 'Uma', lastName: 'Stream' }, email: { email: `${accountId}@corp.example`, isEmailVerified: true } } });
+    expect(user.body.user).toMatchObject({
+      userName: accountId,
+      state: 'USER_STATE_ACTIVE',
+      human: { profile: { firstName: 'Uma', lastName: 'Stream' }, email: { email: `${accountId}@corp.example`, isEmailVerified: true } },
+    });
     const links = await call('POST', `/v2/users/${userId}/links/_search`, {});
     expect(links.body.result).toEqual([expect.objectContaining({ idpId, providedUserId: accountId, userId })]);
     // A new browser: the account signs the person in at once.
@@ -420,7 +442,7 @@ describe('a second Sesame as the upstream provider', () => {
 });
 
 describe('identity providers and links in a bundle', () => {
-  it('imports ZITADEL oidcIdps, Sesame providers, userLinks and a person\'s idps (ids mapped), exports them, and imports them again elsewhere', async () => {
+  it("imports ZITADEL oidcIdps, Sesame providers, userLinks and a person's idps (ids mapped), exports them, and imports them again elsewhere", async () => {
     // An instance provider of the target: what ZITADEL's instance-level provider of the bundle is mapped to.
     const target = await call('POST', '/admin/v1/idps/github', { clientId: 'gh', clientSecret: 's', name: uniqueName('Instance GitHub') });
     const orgId = `fed${Date.now()}`;
@@ -428,8 +450,28 @@ describe('identity providers and links in a bundle', () => {
     const org = {
       orgId,
       org: { name: uniqueName('federated') },
-      oidcIdps: [{ idpId: `${orgId}-oidc`, idp: { name: 'Corp SSO', clientId: 'corp', clientSecret: 'corp-secret', issuer: 'https://sso.example.com', scopes: ['openid', 'email'], autoRegister: true } }],
-      sesameIdps: [{ idpId: `${orgId}-oauth`, idp: { name: 'Wiki', type: 'PROVIDER_TYPE_OAUTH', config: { options: { isLinkingAllowed: true }, oauth: { clientId: 'w', authorizationEndpoint: 'https://wiki.example/authorize', tokenEndpoint: 'https://wiki.example/token', userEndpoint: 'https://wiki.example/me', idAttribute: 'uid' } } } }],
+      oidcIdps: [
+        { idpId: `${orgId}-oidc`, idp: { name: 'Corp SSO', clientId: 'corp', clientSecret: 'corp-secret', issuer: 'https://sso.example.com', scopes: ['openid', 'email'], autoRegister: true } },
+      ],
+      sesameIdps: [
+        {
+          idpId: `${orgId}-oauth`,
+          idp: {
+            name: 'Wiki',
+            type: 'PROVIDER_TYPE_OAUTH',
+            config: {
+              options: { isLinkingAllowed: true },
+              oauth: {
+                clientId: 'w',
+                authorizationEndpoint: 'https://wiki.example/authorize',
+                tokenEndpoint: 'https://wiki.example/token',
+                userEndpoint: 'https://wiki.example/me',
+                idAttribute: 'uid',
+              },
+            },
+          },
+        },
+      ],
       loginPolicy: {
         allowUsernamePassword: true,
         allowExternalIdp: true,
@@ -439,7 +481,18 @@ describe('identity providers and links in a bundle', () => {
           { idpId: 'unknown-idp', ownerType: 'IDP_OWNER_TYPE_ORG' },
         ],
       },
-      humanUsers: [{ userId, user: { userName: 'fed', profile: { firstName: 'Fe', lastName: 'Derated' }, email: { email: 'fed@example.com', isEmailVerified: true }, idps: [{ configId: `${orgId}-oauth`, externalUserId: 'wiki-7', displayName: 'fed.wiki' }] }, state: 'USER_STATE_ACTIVE' }],
+      humanUsers: [
+        {
+          userId,
+          user: {
+            userName: 'fed',
+            profile: { firstName: 'Fe', lastName: 'Derated' },
+            email: { email: 'fed@example.com', isEmailVerified: true },
+            idps: [{ configId: `${orgId}-oauth`, externalUserId: 'wiki-7', displayName: 'fed.wiki' }],
+          },
+          state: 'USER_STATE_ACTIVE',
+        },
+      ],
       userLinks: [
         { userId, idpId: `${orgId}-oidc`, providedUserId: 'corp-sub-1', providedUserName: 'fed@corp' },
         { userId, idpId: 'zitadel-instance-idp', providedUserId: '4242', providedUserName: 'fed-gh' },
@@ -456,14 +509,21 @@ describe('identity providers and links in a bundle', () => {
     expect(errors.every((e) => e.message.includes('unknown-idp'))).toBe(true);
     // The providers are the org's, the policy offers the org's and the mapped instance one.
     const templates = await call('POST', '/management/v1/idps/templates/_search', {}, orgId);
-    expect(templates.body.result.filter((p: { owner: string }) => p.owner === 'IDP_OWNER_TYPE_ORG').map((p: { id: string; type: string }) => [p.id, p.type]).sort()).toEqual([
+    expect(
+      templates.body.result
+        .filter((p: { owner: string }) => p.owner === 'IDP_OWNER_TYPE_ORG')
+        .map((p: { id: string; type: string }) => [p.id, p.type])
+        .sort(),
+    ).toEqual([
       [`${orgId}-oauth`, 'PROVIDER_TYPE_OAUTH'],
       [`${orgId}-oidc`, 'PROVIDER_TYPE_OIDC'],
     ]);
     const offered = await call('POST', '/management/v1/policies/login/idps/_search', {}, orgId);
     expect(offered.body.result.map((r: { idpId: string }) => r.idpId).sort()).toEqual([`${orgId}-oidc`, target.body.id].sort());
     const links = await call('POST', `/management/v1/users/${userId}/idps/_search`, {}, orgId);
-    expect(links.body.result.map((l: { idpId: string; providedUserId: string }) => `${l.idpId}:${l.providedUserId}`).sort()).toEqual([`${orgId}-oauth:wiki-7`, `${orgId}-oidc:corp-sub-1`, `${target.body.id}:4242`].sort());
+    expect(links.body.result.map((l: { idpId: string; providedUserId: string }) => `${l.idpId}:${l.providedUserId}`).sort()).toEqual(
+      [`${orgId}-oauth:wiki-7`, `${orgId}-oidc:corp-sub-1`, `${target.body.id}:4242`].sort(),
+    );
 
     const exported = await call('POST', '/admin/v1/export', { orgIds: [orgId], responseOutput: true, timeout: '1m' });
     expect(exported.status).toBe(200);
@@ -501,8 +561,16 @@ describe("an org's own providers", () => {
           {
             orgId,
             org: { name: uniqueName('idp-org') },
-            machineUsers: [{ userId: `${orgId}-owner`, user: { userName: 'owner', name: 'Owner' } }, { userId: `${orgId}-manager`, user: { userName: 'manager', name: 'Manager' } }],
-            humanUsers: [{ userId: `${orgId}-p`, user: { userName: 'pia', profile: { firstName: 'Pia', lastName: 'Org' }, email: { email: 'pia@example.com', isEmailVerified: true }, password: 'Pia-Password-1' } }],
+            machineUsers: [
+              { userId: `${orgId}-owner`, user: { userName: 'owner', name: 'Owner' } },
+              { userId: `${orgId}-manager`, user: { userName: 'manager', name: 'Manager' } },
+            ],
+            humanUsers: [
+              {
+                userId: `${orgId}-p`,
+                user: { userName: 'pia', profile: { firstName: 'Pia', lastName: 'Org' }, email: { email: 'pia@example.com', isEmailVerified: true }, password: 'Pia-Password-1' },
+              },
+            ],
             orgMembers: [
               { userId: `${orgId}-owner`, roles: ['ORG_OWNER'] },
               { userId: `${orgId}-manager`, roles: ['ORG_USER_MANAGER'] },
@@ -525,7 +593,17 @@ describe("an org's own providers", () => {
     expect(internal.body.message).toContain('https');
     expect((await as(owner, 'POST', '/management/v1/idps/generic_oidc', { ...provider, name: 'Intranet', issuer: 'https://10.1.2.3' })).body.message).toContain('public address');
     // So is an org's LDAP directory.
-    const ldapBody = { name: 'Org LDAP', servers: ['ldaps://10.1.2.4'], baseDn: 'dc=org', bindDn: 'cn=admin,dc=org', bindPassword: 'p', userBase: 'dn', userObjectClasses: ['inetOrgPerson'], userFilters: ['uid'], attributes: { idAttribute: 'uid' } };
+    const ldapBody = {
+      name: 'Org LDAP',
+      servers: ['ldaps://10.1.2.4'],
+      baseDn: 'dc=org',
+      bindDn: 'cn=admin,dc=org',
+      bindPassword: 'p',
+      userBase: 'dn',
+      userObjectClasses: ['inetOrgPerson'],
+      userFilters: ['uid'],
+      attributes: { idAttribute: 'uid' },
+    };
     const internalLdap = await as(owner, 'POST', '/management/v1/idps/ldap', ldapBody);
     expect(internalLdap.status).toBe(400);
     expect(internalLdap.body.message).toContain('public address');
@@ -572,7 +650,12 @@ describe("an org's own providers", () => {
             orgId,
             org: { name: uniqueName('idp-admin-org') },
             machineUsers: [{ userId: `${orgId}-owner`, user: { userName: 'owner', name: 'Owner' } }],
-            humanUsers: [{ userId: `${orgId}-iam`, user: { userName: 'iam', profile: { firstName: 'I', lastName: 'Am' }, email: { email: 'iam@example.com', isEmailVerified: true }, password: 'Iam-Password-12' } }],
+            humanUsers: [
+              {
+                userId: `${orgId}-iam`,
+                user: { userName: 'iam', profile: { firstName: 'I', lastName: 'Am' }, email: { email: 'iam@example.com', isEmailVerified: true }, password: 'Iam-Password-12' },
+              },
+            ],
             orgMembers: [{ userId: `${orgId}-owner`, roles: ['ORG_OWNER'] }],
           },
         ],
@@ -580,7 +663,11 @@ describe("an org's own providers", () => {
     });
     expect((await call('POST', '/admin/v1/members', { userId: `${orgId}-iam`, roles: ['IAM_OWNER'] })).status).toBe(200);
     const owner = (await call('POST', `/management/v1/users/${orgId}-owner/pats`, {}, orgId)).body.token as string;
-    const res = await api(server, 'POST', '/management/v1/idps/generic_oidc', { token: owner, orgId, body: { name: 'Takeover', issuer: 'https://evil.example', clientId: 'c', clientSecret: 's', providerOptions: { autoLinking: 'AUTO_LINKING_OPTION_EMAIL' } } });
+    const res = await api(server, 'POST', '/management/v1/idps/generic_oidc', {
+      token: owner,
+      orgId,
+      body: { name: 'Takeover', issuer: 'https://evil.example', clientId: 'c', clientSecret: 's', providerOptions: { autoLinking: 'AUTO_LINKING_OPTION_EMAIL' } },
+    });
     expect(res.status).toBe(403);
   });
 });

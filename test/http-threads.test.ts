@@ -134,7 +134,12 @@ describe('two HTTP threads on one port', () => {
     const project = await createApiApp(server, 'threads-management');
     const jsonCall = async (c: Connection, method: string, path: string, body?: unknown) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
-      const r = await c.send(method, path, { authorization: `Bearer ${server.pat}`, ...(payload ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}) }, payload);
+      const r = await c.send(
+        method,
+        path,
+        { authorization: `Bearer ${server.pat}`, ...(payload ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}) },
+        payload,
+      );
       return { status: r.status, body: r.text ? JSON.parse(r.text) : {} };
     };
     const org = (await jsonCall(connections[0]!, 'GET', '/management/v1/orgs/me')).body.org;
@@ -469,8 +474,7 @@ describe('two HTTP threads on one port', () => {
     const cookie = [...agent.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     const auth = basicAuth(web.clientId, web.clientSecret);
     const push = (c: Connection) => c.post('/oauth/v2/par', auth, { redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', prompt: 'none' });
-    const use = (c: Connection, requestUri: string) =>
-      c.get(`/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, request_uri: requestUri })}`, { cookie });
+    const use = (c: Connection, requestUri: string) => c.get(`/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, request_uri: requestUri })}`, { cookie });
     // Pushed on every connection, each used on another: every thread reads what any thread pushed.
     const before = handedOver();
     const pushed = await onEvery(push);
@@ -496,7 +500,9 @@ describe('two HTTP threads on one port', () => {
     expect(allowed.status).toBe(200);
     clock.advance(5_000);
     const before = handedOver();
-    const answers = await onEvery((c) => c.post('/oauth/v2/token', undefined, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: started.body.device_code as string, client_id: tv.clientId }));
+    const answers = await onEvery((c) =>
+      c.post('/oauth/v2/token', undefined, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: started.body.device_code as string, client_id: tv.clientId }),
+    );
     expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
     expect(handedOver()).toBe(before);
     // The others polled too soon after it (slow_down) or found the code used (invalid_grant).
@@ -553,7 +559,6 @@ describe('two HTTP threads on one port', () => {
     expect(code).toBe('EADDRINUSE');
   });
 });
-
 
 /** A GET on a connection of its own (the kernel gives each new one to either thread): its status, or none. */
 function probe(port: number, path: string): Promise<number | undefined> {

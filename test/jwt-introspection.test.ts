@@ -91,7 +91,10 @@ describe('JWT introspection on two HTTP threads, tokens signed in the pool', () 
     const connections = await connectionsOnEveryThread(threaded.port, () => threaded.app.requestsPerThread(), 4);
     try {
       const project = await api(threaded, 'POST', '/management/v1/projects', { token: threaded.pat, body: { name: 'pool-introspection' } });
-      const app = await api(threaded, 'POST', `/management/v1/projects/${project.body.id}/apps/api`, { token: threaded.pat, body: { name: 'rs', authMethodType: 'API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT' } });
+      const app = await api(threaded, 'POST', `/management/v1/projects/${project.body.id}/apps/api`, {
+        token: threaded.pat,
+        body: { name: 'rs', authMethodType: 'API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT' },
+      });
       const key = await api(threaded, 'POST', `/management/v1/projects/${project.body.id}/apps/${app.body.appId}/keys`, { token: threaded.pat, body: { type: 'KEY_TYPE_JSON' } });
       const file = JSON.parse(Buffer.from(key.body.keyDetails, 'base64').toString()) as { keyId: string; key: string };
       const privateKey = createPrivateKey(file.key);
@@ -101,7 +104,12 @@ describe('JWT introspection on two HTTP threads, tokens signed in the pool', () 
         return new SignJWT({ iss: clientId, sub: clientId, aud: threaded.issuer, iat: now, exp: now + 60, jti: randomUUID() }).setProtectedHeader({ alg: 'RS256', kid: file.keyId }).sign(privateKey);
       };
       const ask = async (c: Connection, accept: string) => {
-        const payload = new URLSearchParams({ token: 'anything', client_id: clientId, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: await assertion() }).toString();
+        const payload = new URLSearchParams({
+          token: 'anything',
+          client_id: clientId,
+          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+          client_assertion: await assertion(),
+        }).toString();
         return c.send('POST', '/oauth/v2/introspect', { 'content-type': 'application/x-www-form-urlencoded', accept, 'content-length': String(Buffer.byteLength(payload)) }, payload);
       };
       for (const r of await Promise.all(connections.map((c) => ask(c, 'application/json')))) expect(r.status, r.text).toBe(200);

@@ -40,12 +40,19 @@ describe('lists', () => {
     expect(names(await list({ query: { asc: false }, sortingColumn: 'USER_FIELD_NAME_USER_NAME' }))).toEqual(['robot', 'carol', 'bert', 'alma']);
     expect(names(await list({ query: { offset: 1, limit: 2, asc: true }, sortingColumn: 'USER_FIELD_NAME_USER_NAME' }))).toEqual(['bert', 'carol']);
     expect(names(await list({ query: { asc: true }, queries: [{ typeQuery: { type: 'TYPE_MACHINE' } }] }))).toEqual(['robot']);
-    expect(names(await list({ query: { asc: true }, sortingColumn: 'USER_FIELD_NAME_USER_NAME', queries: [{ userNameQuery: { userName: 'R', method: 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE' } }] }))).toEqual(['bert', 'carol', 'robot']);
+    expect(
+      names(await list({ query: { asc: true }, sortingColumn: 'USER_FIELD_NAME_USER_NAME', queries: [{ userNameQuery: { userName: 'R', method: 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE' } }] })),
+    ).toEqual(['bert', 'carol', 'robot']);
     expect(names(await list({ queries: [{ userNameQuery: { userName: 'alma' } }, { typeQuery: { type: 'TYPE_HUMAN' } }] }))).toEqual(['alma']);
     // Only the org's: the default org's users are not in Lists Inc.
     expect(names(all)).not.toContain('sesame-admin');
 
-    for (const body of [{ queries: [{ favouriteColourQuery: {} }] }, { queries: [{ userNameQuery: { userName: 'a' }, typeQuery: { type: 'TYPE_HUMAN' } }] }, { sortingColumn: 'USER_FIELD_NAME_NICK_NAME' }, { query: { limit: 5000 } }]) {
+    for (const body of [
+      { queries: [{ favouriteColourQuery: {} }] },
+      { queries: [{ userNameQuery: { userName: 'a' }, typeQuery: { type: 'TYPE_HUMAN' } }] },
+      { sortingColumn: 'USER_FIELD_NAME_NICK_NAME' },
+      { query: { limit: 5000 } },
+    ]) {
       const refused = await list(body);
       expect(refused.status, JSON.stringify(body)).toBe(400);
     }
@@ -61,7 +68,10 @@ describe('lists', () => {
     expect((await api(server, 'POST', '/admin/v1/orgs/_search', { token, body: {} })).status).toBe(403);
     const mine = await api(server, 'POST', '/auth/v1/global/projectorgs/_search', { token, body: {} });
     expect(mine.body.result.map((o: { name: string }) => o.name)).toEqual(['Lists Inc']);
-    const filtered = await api(server, 'POST', '/admin/v1/orgs/_search', { token: server.pat, body: { queries: [{ nameQuery: { name: 'lists', method: 'TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE' } }] } });
+    const filtered = await api(server, 'POST', '/admin/v1/orgs/_search', {
+      token: server.pat,
+      body: { queries: [{ nameQuery: { name: 'lists', method: 'TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE' } }] },
+    });
     expect(filtered.body.result.map((o: { id: string }) => o.id)).toEqual([orgId]);
   });
 
@@ -84,7 +94,9 @@ describe('the caller itself', () => {
     const me = await api(server, 'GET', '/auth/v1/users/me', { token: server.pat });
     expect(me.body.user.userName).toBe('admin');
     const memberships = await api(server, 'POST', '/auth/v1/memberships/me/_search', { token: server.pat, body: {} });
-    expect(memberships.body.result).toEqual(expect.arrayContaining([expect.objectContaining({ iam: true, roles: ['IAM_OWNER'] }), expect.objectContaining({ roles: ['ORG_OWNER'], displayName: 'Sesame' })]));
+    expect(memberships.body.result).toEqual(
+      expect.arrayContaining([expect.objectContaining({ iam: true, roles: ['IAM_OWNER'] }), expect.objectContaining({ roles: ['ORG_OWNER'], displayName: 'Sesame' })]),
+    );
   });
 
   it('UpdateMyPassword checks the old password as the login does (counted, locking), then ends every session', async () => {

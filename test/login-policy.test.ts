@@ -416,9 +416,21 @@ describe('import of login policies, users and projects', () => {
       {
         orgId,
         org: { name: uniqueName('imported') },
-        loginPolicy: { allowUsernamePassword: true, allowRegister: false, forceMfa: true, secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_OTP_SMS'], idps: [{ idpId: 'x', ownerType: 'IDP_OWNER_TYPE_ORG' }], passwordCheckLifetime: '3600s' },
+        loginPolicy: {
+          allowUsernamePassword: true,
+          allowRegister: false,
+          forceMfa: true,
+          secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_OTP_SMS'],
+          idps: [{ idpId: 'x', ownerType: 'IDP_OWNER_TYPE_ORG' }],
+          passwordCheckLifetime: '3600s',
+        },
         projects: [{ projectId: `${orgId}-p`, project: { name: 'P', privateLabelingSetting: 'PRIVATE_LABELING_SETTING_ENFORCE_PROJECT_RESOURCE_OWNER_POLICY' } }],
-        humanUsers: [{ userId: `${orgId}-u`, user: { userName: 'p', profile: { firstName: 'P', lastName: 'Q' }, email: { email: 'p@example.com' }, password: 'Some-Password-1', requestPasswordlessRegistration: true } }],
+        humanUsers: [
+          {
+            userId: `${orgId}-u`,
+            user: { userName: 'p', profile: { firstName: 'P', lastName: 'Q' }, email: { email: 'p@example.com' }, password: 'Some-Password-1', requestPasswordlessRegistration: true },
+          },
+        ],
       },
     ]);
     expect(res.status).toBe(200);

@@ -242,11 +242,15 @@ describe('refresh reuse grace window', () => {
       const app = await createWebApp(grace);
       const person = await createHuman(grace);
       const agent = new Agent(grace);
-      const done = await signIn(agent, `/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access' })}`, person);
+      const done = await signIn(
+        agent,
+        `/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access' })}`,
+        person,
+      );
       const token = async (body: Record<string, string>) => {
         const res = await fetch(`${grace.url}/oauth/v2/token`, {
           method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64') },
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}` },
           body: new URLSearchParams(body).toString(),
         });
         return { status: res.status, body: (await res.json()) as Record<string, string> };
@@ -277,7 +281,9 @@ describe('https issuer', () => {
     const secure = await startInProcess({ clock, env: { SESAME_ISSUER: 'https://login.example.test' } });
     try {
       const app = await createWebApp(secure);
-      const res = await fetch(`${secure.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`, { redirect: 'manual' });
+      const res = await fetch(`${secure.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`, {
+        redirect: 'manual',
+      });
       expect(res.status).toBe(302);
       expect(res.headers.get('set-cookie')).toMatch(/^__Host-sesame\.useragent=[^;]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax; Secure$/);
     } finally {
@@ -303,11 +309,11 @@ describe('restart', () => {
       const exchange = (s: InProcessServer, body: Record<string, string>) =>
         fetch(`${s.url}/oauth/v2/token`, {
           method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64') },
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}` },
           body: new URLSearchParams(body).toString(),
         });
       const tokens = (await (await exchange(first, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT })).json()) as { refresh_token: string };
-      const other = responseParams((await agent.follow(url + '&prompt=none')).location!).get('code')!;
+      const other = responseParams((await agent.follow(`${url}&prompt=none`)).location!).get('code')!;
       const kept = (await (await exchange(first, { grant_type: 'authorization_code', code: other, redirect_uri: REDIRECT })).json()) as { refresh_token: string };
       await first.stop();
       first = undefined;
@@ -320,7 +326,7 @@ describe('restart', () => {
       expect((await exchange(second, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })).status).toBe(400);
       const moved = new Agent(second);
       for (const [k, v] of agent.cookies) moved.cookies.set(k, v);
-      const silent = await moved.follow(url + '&prompt=none');
+      const silent = await moved.follow(`${url}&prompt=none`);
       const next = responseParams(silent.location!).get('code');
       expect(next).toBeTruthy();
       const fresh = (await (await exchange(second, { grant_type: 'authorization_code', code: next!, redirect_uri: REDIRECT })).json()) as { refresh_token: string };
@@ -384,14 +390,14 @@ describe('login hardening', () => {
     const done = await signIn(agent, authorizeUrl(web, { scope: 'openid offline_access' }), person);
     const tokens = await fetch(`${server.url}/oauth/v2/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${web.clientId}:${web.clientSecret}`).toString('base64') },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${web.clientId}:${web.clientSecret}`).toString('base64')}` },
       body: new URLSearchParams({ grant_type: 'authorization_code', code: responseParams(done.location!).get('code')!, redirect_uri: REDIRECT }).toString(),
     }).then((r) => r.json() as Promise<{ refresh_token: string }>);
     const familyId = tokens.refresh_token.split('.')[0]!;
     const refresh = (token: string) =>
       fetch(`${server.url}/oauth/v2/token`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${web.clientId}:${web.clientSecret}`).toString('base64') },
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${web.clientId}:${web.clientSecret}`).toString('base64')}` },
         body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }).toString(),
       });
     const forged = await refresh(`${familyId}.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`);

@@ -139,7 +139,7 @@ describe('password reset', () => {
     expect(forced.html).not.toContain('action="/ui/login/password/init"');
   });
 
-  it('through the API, in the person\'s language, opened in another browser', async () => {
+  it("through the API, in the person's language, opened in another browser", async () => {
     const person = await newPerson({ language: 'de' });
     expect((await call('POST', `/management/v1/users/${person.userId}/password/_reset`, { type: 'NOTIFICATION_TYPE_Email' })).status).toBe(200);
     const mail = await receiver.next(person.email);
@@ -159,7 +159,7 @@ describe('password reset', () => {
 });
 
 describe('user v2 recovery', () => {
-  it('returns a reset code to the caller, or mails the caller\'s link; the code sets the password once', async () => {
+  it("returns a reset code to the caller, or mails the caller's link; the code sets the password once", async () => {
     const person = await newPerson();
     const returned = await call('POST', `/v2/users/${person.userId}/password_reset`, { returnCode: {} });
     expect(returned.status, JSON.stringify(returned.body)).toBe(200);
@@ -172,7 +172,9 @@ describe('user v2 recovery', () => {
     const agent = new Agent(server);
     expect((await submit(agent, await toPassword(agent, person.loginName), '/ui/login/password', { password: 'Via-Code-Set-1' })).location).toContain(REDIRECT);
     // The caller's own page in the mail.
-    const linked = await call('POST', `/v2/users/${person.userId}/password_reset`, { sendLink: { notificationType: 'NOTIFICATION_TYPE_Email', urlTemplate: 'https://app.example.com/reset?user={{.UserID}}&code={{.Code}}&org={{.OrgID}}' } });
+    const linked = await call('POST', `/v2/users/${person.userId}/password_reset`, {
+      sendLink: { notificationType: 'NOTIFICATION_TYPE_Email', urlTemplate: 'https://app.example.com/reset?user={{.UserID}}&code={{.Code}}&org={{.OrgID}}' },
+    });
     expect(linked.status).toBe(200);
     // The new password's notice and the reset mail, in either order.
     const two = [await receiver.next(person.email), await receiver.next(person.email)];
@@ -222,7 +224,14 @@ describe('email verification', () => {
     const agent = new Agent(server);
     let page = await agent.follow(authorizeUrl({ prompt: 'create' }));
     const userName = uniqueName('reg');
-    page = await submit(agent, page, '/ui/login/register', { firstName: 'Rea', lastName: 'Gist', email: `${userName}@example.com`, userName, password: 'Register-Me-1', passwordConfirm: 'Register-Me-1' });
+    page = await submit(agent, page, '/ui/login/register', {
+      firstName: 'Rea',
+      lastName: 'Gist',
+      email: `${userName}@example.com`,
+      userName,
+      password: 'Register-Me-1',
+      passwordConfirm: 'Register-Me-1',
+    });
     expect(page.html).toContain('action="/ui/login/mail/verification"');
     const first = await receiver.next(`${userName}@example.com`);
     page = await submit(agent, page, '/ui/login/mail/verification/resend', {});
@@ -251,7 +260,12 @@ describe('message texts', () => {
   it("an org's own texts, the instance's in another language, escaped, and back to the default", async () => {
     const org = await call('POST', '/management/v1/orgs', { name: uniqueName('texts') });
     const orgId = org.body.id as string;
-    const set = await call('PUT', '/management/v1/text/message/passwordreset/en', { subject: 'Acme: reset for {{.UserName}}', text: 'Your code is {{.Code}} <script>alert(1)</script><br>Bye {{.Unknown}}' }, orgId);
+    const set = await call(
+      'PUT',
+      '/management/v1/text/message/passwordreset/en',
+      { subject: 'Acme: reset for {{.UserName}}', text: 'Your code is {{.Code}} <script>alert(1)</script><br>Bye {{.Unknown}}' },
+      orgId,
+    );
     expect(set.status, JSON.stringify(set.body)).toBe(200);
     const read = await call('GET', '/management/v1/text/message/passwordreset/en', undefined, orgId);
     expect(read.body.customText).toMatchObject({ subject: 'Acme: reset for {{.UserName}}', title: 'Reset password' });
@@ -410,7 +424,21 @@ describe('passkey registration links', () => {
     const userName = uniqueName('pl');
     const imported = await call('POST', '/admin/v1/import', {
       timeout: '1m',
-      dataOrgs: { orgs: [{ orgId, org: { name: uniqueName('pl-org') }, loginPolicy: { allowUsernamePassword: true, passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' }, humanUsers: [{ userId: `${orgId}-u`, user: { userName, profile: { firstName: 'Pia', lastName: 'Key' }, email: { email: `${userName}@example.com`, isEmailVerified: true }, requestPasswordlessRegistration: true } }] }] },
+      dataOrgs: {
+        orgs: [
+          {
+            orgId,
+            org: { name: uniqueName('pl-org') },
+            loginPolicy: { allowUsernamePassword: true, passwordlessType: 'PASSWORDLESS_TYPE_ALLOWED' },
+            humanUsers: [
+              {
+                userId: `${orgId}-u`,
+                user: { userName, profile: { firstName: 'Pia', lastName: 'Key' }, email: { email: `${userName}@example.com`, isEmailVerified: true }, requestPasswordlessRegistration: true },
+              },
+            ],
+          },
+        ],
+      },
     });
     expect(imported.status, JSON.stringify(imported.body)).toBe(200);
     expect(imported.body.errors).toBeUndefined();

@@ -39,7 +39,9 @@ beforeAll(async () => {
             {
               orgId,
               org: { name: orgId },
-              humanUsers: [{ userId: `${orgId}-u`, user: { userName: 'u', profile: { firstName: 'G', lastName: 'CS' }, email: { email: 'g@cs.example' }, password: 'Cloud-Pass-1', otpCode: 'JBSWY3DPEHPK3PXP' } }],
+              humanUsers: [
+                { userId: `${orgId}-u`, user: { userName: 'u', profile: { firstName: 'G', lastName: 'CS' }, email: { email: 'g@cs.example' }, password: 'Cloud-Pass-1', otpCode: 'JBSWY3DPEHPK3PXP' } },
+              ],
               projects: [{ projectId: `${orgId}-p`, project: { name: 'P' } }],
               apiApps: [{ appId: `${orgId}-a`, clientId: `${orgId}-client`, app: { projectId: `${orgId}-p`, name: 'API' } }],
             },
@@ -70,7 +72,12 @@ describe('cloud object storage', () => {
     expect(bundle.orgs[0].humanUsers[0].user.otpCode).toBe('JBSWY3DPEHPK3PXP');
     expect(bundle.orgs[0].humanUsers[0].user.hashedPassword.value).toMatch(/^\$argon2id\$/);
 
-    const both = ok(await api(a, 'POST', '/admin/v1/export', { token: a.pat, body: { org_ids: [orgId], response_output: true, gcs_output: { bucket: BUCKET, path: `${path}.2`, serviceaccount_json: serviceaccountJson } } }));
+    const both = ok(
+      await api(a, 'POST', '/admin/v1/export', {
+        token: a.pat,
+        body: { org_ids: [orgId], response_output: true, gcs_output: { bucket: BUCKET, path: `${path}.2`, serviceaccount_json: serviceaccountJson } },
+      }),
+    );
     expect(both.orgs[0].orgId).toBe(orgId);
   });
 
@@ -86,9 +93,20 @@ describe('cloud object storage', () => {
   it('reads v1 bundles from storage too', async () => {
     process.env.STORAGE_EMULATOR_HOST = emulator.host;
     const v1Org = `${orgId}-v1`;
-    const bundle = { orgs: [{ orgId: v1Org, org: { name: v1Org }, iamPolicy: { userLoginMustBeDomain: false }, humanUsers: [{ userId: `${v1Org}-u`, user: { userName: 'v', profile: { firstName: 'V', lastName: 'One' }, email: { email: 'v@one.example' } } }] }] };
+    const bundle = {
+      orgs: [
+        {
+          orgId: v1Org,
+          org: { name: v1Org },
+          iamPolicy: { userLoginMustBeDomain: false },
+          humanUsers: [{ userId: `${v1Org}-u`, user: { userName: 'v', profile: { firstName: 'V', lastName: 'One' }, email: { email: 'v@one.example' } } }],
+        },
+      ],
+    };
     await new Storage({ projectId: emulator.projectId }).bucket(BUCKET).file('v1.json').save(JSON.stringify(bundle), { resumable: false });
-    const result = ok(await api(b, 'POST', '/admin/v1/import', { token: b.pat, body: { timeout: '2m', data_orgsv1_gcs: { bucket: BUCKET, path: 'v1.json', serviceaccount_json: serviceaccountJson } } }));
+    const result = ok(
+      await api(b, 'POST', '/admin/v1/import', { token: b.pat, body: { timeout: '2m', data_orgsv1_gcs: { bucket: BUCKET, path: 'v1.json', serviceaccount_json: serviceaccountJson } } }),
+    );
     expect(result.success.orgs).toEqual([{ orgId: v1Org, humanUserIds: [`${v1Org}-u`] }]);
     expect(result.errors).toBeUndefined();
     // v1's iamPolicy is the org's domain policy: user names are login names by themselves.

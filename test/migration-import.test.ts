@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { createHash, generateKeyPairSync, pbkdf2Sync, randomBytes, scryptSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { Algorithm, hashSync as argon2Hash } from '@node-rs/argon2';
+import { hashSync as argon2Hash } from '@node-rs/argon2';
+import { ARGON2 } from '../src/workers/argon2-algorithms.js';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, type ApiResult } from './helpers/api.js';
@@ -29,8 +30,7 @@ const ok = (result: ApiResult): any => {
   return result.body;
 };
 const importOrgs = async (orgs: unknown[], extra: Record<string, unknown> = {}) => ok(await call('POST', '/admin/v1/import', { timeout: '2m', dataOrgs: { orgs }, ...extra }));
-const exportOrg = async (orgId: string, extra: Record<string, unknown> = {}) =>
-  ok(await call('POST', '/admin/v1/export', { orgIds: [orgId], withPasswords: true, withOtp: true, ...extra })).orgs[0];
+const exportOrg = async (orgId: string, extra: Record<string, unknown> = {}) => ok(await call('POST', '/admin/v1/export', { orgIds: [orgId], withPasswords: true, withOtp: true, ...extra })).orgs[0];
 const expectError = (result: ApiResult, status: number, code: number, message?: RegExp) => {
   expect(result.status, JSON.stringify(result.body)).toBe(status);
   expect(result.body.code).toBe(code);
@@ -100,8 +100,8 @@ describe('password hashes', () => {
     bcrypt2a: bcrypt.hashSync(PASSWORD, 10).replace(/^\$2b\$/, '$2a$'),
     bcrypt2b: bcrypt.hashSync(PASSWORD, 10),
     bcrypt2y: bcrypt.hashSync(PASSWORD, 10).replace(/^\$2b\$/, '$2y$'),
-    argon2i: argon2Hash(PASSWORD, { algorithm: Algorithm.Argon2i, memoryCost: 8192, timeCost: 2 }),
-    argon2id: argon2Hash(PASSWORD, { algorithm: Algorithm.Argon2id, memoryCost: 65536, timeCost: 3 }),
+    argon2i: argon2Hash(PASSWORD, { algorithm: ARGON2.Argon2i, memoryCost: 8192, timeCost: 2 }),
+    argon2id: argon2Hash(PASSWORD, { algorithm: ARGON2.Argon2id, memoryCost: 65536, timeCost: 3 }),
     scrypt: `$scrypt$ln=14,r=8,p=1$${ab64(salt)}$${ab64(scryptSync(PASSWORD, salt, 32, { N: 16384, r: 8, p: 1 }))}`,
     keycloak: `$pbkdf2-sha256$27500$${salt.toString('base64')}$${pbkdf2Sync(PASSWORD, salt, 27500, 64, 'sha256').toString('base64')}`,
     passlib: `$pbkdf2-sha512$25000$${ab64(salt)}$${ab64(pbkdf2Sync(PASSWORD, salt, 25000, 64, 'sha512'))}`,
@@ -219,7 +219,9 @@ describe('import', () => {
       orgState,
       projects: [{ projectId: `${orgId}-p`, project: { name: 'P' } }],
       apiApps: [{ appId: `${orgId}-a`, clientId: `${orgId}-api`, clientSecretSha256: digest, app: { projectId: `${orgId}-p`, name: 'API', authMethodType: 'API_AUTH_METHOD_TYPE_BASIC' } }],
-      oidcApps: [{ appId: `${orgId}-o`, clientId: `${orgId}-web`, app: { projectId: `${orgId}-p`, name: 'Web', redirectUris: ['https://app.example/cb'], authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE' } }],
+      oidcApps: [
+        { appId: `${orgId}-o`, clientId: `${orgId}-web`, app: { projectId: `${orgId}-p`, name: 'Web', redirectUris: ['https://app.example/cb'], authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE' } },
+      ],
     });
     const active = uid('usable-active');
     const inactive = uid('usable-inactive');
@@ -236,7 +238,10 @@ describe('import', () => {
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as { error: string }).error).toBe('invalid_client');
     const authorize = (clientId: string) =>
-      fetch(`${server.url}/oauth/v2/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent('https://app.example/cb')}&response_type=code&scope=openid&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`, { redirect: 'manual' });
+      fetch(
+        `${server.url}/oauth/v2/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent('https://app.example/cb')}&response_type=code&scope=openid&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`,
+        { redirect: 'manual' },
+      );
     expect((await authorize(`${active}-web`)).status).toBe(302);
     const page = await authorize(`${inactive}-web`);
     expect(page.status).toBe(400);
@@ -310,7 +315,17 @@ describe('import', () => {
               org: { name: orgId },
               iam_policy: { user_login_must_be_domain: true },
               second_factors: [{ type: 'SECOND_FACTOR_TYPE_OTP' }],
-              human_users: [{ user_id: `${orgId}-u`, user: { user_name: 'u', profile: { first_name: 'V', last_name: 'One' }, email: { email: 'v1@example.com' }, hashed_password: { value: bcrypt.hashSync('pw-v1-pass', 10), algorithm: 'bcrypt' } } }],
+              human_users: [
+                {
+                  user_id: `${orgId}-u`,
+                  user: {
+                    user_name: 'u',
+                    profile: { first_name: 'V', last_name: 'One' },
+                    email: { email: 'v1@example.com' },
+                    hashed_password: { value: bcrypt.hashSync('pw-v1-pass', 10), algorithm: 'bcrypt' },
+                  },
+                },
+              ],
               trigger_actions: [{ flow_type: 'FLOW_TYPE_EXTERNAL_AUTHENTICATION', trigger_type: 'TRIGGER_TYPE_POST_AUTHENTICATION', action_ids: ['a1'] }],
               actions: [{ action_id: 'a1', action: { name: 'x', script: 'function x() {}' } }],
               login_texts: [{ language: 'de' }],
@@ -344,13 +359,29 @@ describe('import', () => {
         org: { name: orgId },
         humanUsers: [human(`${orgId}-1`), human(`${orgId}-1`), { userId: `${orgId}-2`, user: { userName: 5 } }, human(`${orgId}-3`, { email: { email: 'no-at-sign' } })],
         machineUsers: 'not a list',
-        projects: [{ projectId: `${orgId}-p`, project: { name: 'P' } }, { projectId: `${orgId}-p`, project: { name: 'P again' } }],
-        projectRoles: [{ projectId: 'missing-project', roleKey: 'r' }, { projectId: `${orgId}-p`, roleKey: 'r' }, { projectId: `${orgId}-p`, roleKey: 'r' }],
-        oidcApps: [{ appId: `${orgId}-o`, app: { projectId: 'missing-project', name: 'Web' } }, { appId: `${orgId}-o2`, app: { name: 'No project' } }],
+        projects: [
+          { projectId: `${orgId}-p`, project: { name: 'P' } },
+          { projectId: `${orgId}-p`, project: { name: 'P again' } },
+        ],
+        projectRoles: [
+          { projectId: 'missing-project', roleKey: 'r' },
+          { projectId: `${orgId}-p`, roleKey: 'r' },
+          { projectId: `${orgId}-p`, roleKey: 'r' },
+        ],
+        oidcApps: [
+          { appId: `${orgId}-o`, app: { projectId: 'missing-project', name: 'Web' } },
+          { appId: `${orgId}-o2`, app: { name: 'No project' } },
+        ],
         apiApps: [{ appId: `${orgId}-a`, app: { projectId: `${orgId}-p`, name: 'API', authMethodType: 'NOT_AN_ENUM' } }],
         userMetadata: [{ id: 'missing-user', key: 'k', value: 'dg==' }],
-        userGrants: [{ userId: `${orgId}-1`, projectId: 'missing-project', roleKeys: [] }, { userId: `${orgId}-1`, projectId: `${orgId}-p`, roleKeys: ['nope'] }],
-        orgMembers: [{ userId: `${orgId}-1`, roles: ['NOT_A_ROLE'] }, { userId: 'missing-user', roles: ['ORG_OWNER'] }],
+        userGrants: [
+          { userId: `${orgId}-1`, projectId: 'missing-project', roleKeys: [] },
+          { userId: `${orgId}-1`, projectId: `${orgId}-p`, roleKeys: ['nope'] },
+        ],
+        orgMembers: [
+          { userId: `${orgId}-1`, roles: ['NOT_A_ROLE'] },
+          { userId: 'missing-user', roles: ['ORG_OWNER'] },
+        ],
       },
       { orgId: '', org: { name: 'no id' } },
       { orgId: noName, org: { name: '' } },
@@ -462,7 +493,10 @@ describe('existing organizations and the management project', () => {
     projectMembers: [{ projectId: management, userId: `${tag}-m`, roles: ['PROJECT_OWNER'] }],
   });
   // The project's apps besides the console's own (made at the first start).
-  const managementApps = async () => ok(await call('POST', `/management/v1/projects/${management}/apps/_search`, {})).result.filter((a: any) => a.oidcConfig?.clientId !== 'sesame-console').map((a: any) => a.id);
+  const managementApps = async () =>
+    ok(await call('POST', `/management/v1/projects/${management}/apps/_search`, {}))
+      .result.filter((a: any) => a.oidcConfig?.clientId !== 'sesame-console')
+      .map((a: any) => a.id);
   const managementRoles = async () => ok(await call('POST', `/management/v1/projects/${management}/roles/_search`, {})).result ?? [];
 
   it('an import creates orgs: an entry naming an existing org (the default org) is refused whole, nothing written', async () => {
@@ -486,7 +520,10 @@ describe('existing organizations and the management project', () => {
     expect(token.status).toBe(401);
     // An entry repeated within one bundle is refused too: the first creates the org, the second would add to it.
     const twice = uid('twice');
-    const repeated = await importOrgs([{ orgId: twice, org: { name: twice } }, { orgId: twice, humanUsers: [human(`${twice}-late`)] }]);
+    const repeated = await importOrgs([
+      { orgId: twice, org: { name: twice } },
+      { orgId: twice, humanUsers: [human(`${twice}-late`)] },
+    ]);
     expect(repeated.errors).toEqual([{ type: 'org', id: twice, message: expect.stringContaining('already exists; nothing was imported') }]);
     expect(repeated.success.orgs).toEqual([{ orgId: twice }]);
     expectError(await call('GET', `/management/v1/users/${twice}-late`, undefined, { orgId: twice }), 404, 5);
@@ -515,7 +552,14 @@ describe('existing organizations and the management project', () => {
 
   it("a user grant names a project of the grant's own org only", async () => {
     const victim = uid('victim');
-    await importOrgs([{ orgId: victim, org: { name: victim }, projects: [{ projectId: `${victim}-p`, project: { name: 'P', projectRoleCheck: true } }], projectRoles: [{ projectId: `${victim}-p`, roleKey: 'admin' }] }]);
+    await importOrgs([
+      {
+        orgId: victim,
+        org: { name: victim },
+        projects: [{ projectId: `${victim}-p`, project: { name: 'P', projectRoleCheck: true } }],
+        projectRoles: [{ projectId: `${victim}-p`, roleKey: 'admin' }],
+      },
+    ]);
     const other = uid('other');
     const result = await importOrgs([{ orgId: other, org: { name: other }, humanUsers: [human(`${other}-u`)], userGrants: [{ userId: `${other}-u`, projectId: `${victim}-p`, roleKeys: ['admin'] }] }]);
     expect(result.errors).toEqual([{ type: 'user_grant', id: `${other}_${victim}-p_${other}-u`, message: `ID=PROJECT-3M9sd Message=project ${victim}-p not found` }]);
@@ -524,7 +568,12 @@ describe('existing organizations and the management project', () => {
 
   it('refuses an addToExistingOrgs that is not a boolean, before anything is imported', async () => {
     const orgId = uid('flag');
-    expectError(await call('POST', '/admin/v1/import', { timeout: '1m', addToExistingOrgs: 'yes', dataOrgs: { orgs: [{ orgId, org: { name: orgId } }] } }), 400, 3, /addToExistingOrgs must be true or false/);
+    expectError(
+      await call('POST', '/admin/v1/import', { timeout: '1m', addToExistingOrgs: 'yes', dataOrgs: { orgs: [{ orgId, org: { name: orgId } }] } }),
+      400,
+      3,
+      /addToExistingOrgs must be true or false/,
+    );
     // snake_case, as every field of the request.
     expectError(await call('POST', '/admin/v1/import', { timeout: '1m', add_to_existing_orgs: 1, dataOrgs: { orgs: [{ orgId, org: { name: orgId } }] } }), 400, 3, /addToExistingOrgs/);
     expect(ok(await call('POST', '/admin/v1/export', { orgIds: [orgId] })).orgs).toEqual([]);
@@ -570,13 +619,17 @@ describe('authorization', () => {
     // The token is checked against the store (asynchronously) while the upload starts; the body
     // declares no length and never ends: only an answer once the refusal is known ends this.
     const status = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest(`${server.url}/admin/v1/import`, { method: 'POST', headers: { authorization: 'Bearer not-a-token', 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
-        req.destroy();
-      });
+      const req = httpRequest(
+        `${server.url}/admin/v1/import`,
+        { method: 'POST', headers: { authorization: 'Bearer not-a-token', 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+          req.destroy();
+        },
+      );
       req.on('error', reject);
-      req.write('{"timeout":"1m","data":"' + 'x'.repeat(100 * 1024));
+      req.write(`{"timeout":"1m","data":"${'x'.repeat(100 * 1024)}`);
     });
     expect(status).toBe(401);
   });

@@ -60,16 +60,34 @@ async function fillInstanceA(): Promise<Source> {
     ),
   ).userId as string;
   const plainId = ok(
-    await call('POST', '/management/v1/users/human', { userName: 'grace', profile: { firstName: 'Grace', lastName: 'Hopper' }, email: { email: 'grace@acme.example' }, initialPassword: 'Another-Pass-7' }, org1),
+    await call(
+      'POST',
+      '/management/v1/users/human',
+      { userName: 'grace', profile: { firstName: 'Grace', lastName: 'Hopper' }, email: { email: 'grace@acme.example' }, initialPassword: 'Another-Pass-7' },
+      org1,
+    ),
   ).userId as string;
-  const machineId = ok(await call('POST', '/management/v1/users/machine', { userName: 'billing', name: 'Billing', description: 'batch jobs', accessTokenType: 'ACCESS_TOKEN_TYPE_JWT' }, org1)).userId as string;
+  const machineId = ok(await call('POST', '/management/v1/users/machine', { userName: 'billing', name: 'Billing', description: 'batch jobs', accessTokenType: 'ACCESS_TOKEN_TYPE_JWT' }, org1))
+    .userId as string;
   const machineSecret = ok(await call('PUT', `/management/v1/users/${machineId}/secret`, {}, org1));
   ok(await call('POST', `/management/v1/users/${personId}/metadata/department`, { value: Buffer.from('research').toString('base64') }, org1));
   ok(await call('POST', `/management/v1/users/${machineId}/metadata/team`, { value: Buffer.from([0, 1, 2, 255]).toString('base64') }, org1));
 
   // Projects, roles, apps (OIDC web app with a secret, a public native app, an API app).
   const projectId = ok(await call('POST', '/management/v1/projects', { name: 'Portal', projectRoleAssertion: true, projectRoleCheck: true }, org1)).id as string;
-  ok(await call('POST', `/management/v1/projects/${projectId}/roles/_bulk`, { roles: [{ key: 'admin', displayName: 'Admin', group: 'staff' }, { key: 'viewer', displayName: 'Viewer' }] }, org1));
+  ok(
+    await call(
+      'POST',
+      `/management/v1/projects/${projectId}/roles/_bulk`,
+      {
+        roles: [
+          { key: 'admin', displayName: 'Admin', group: 'staff' },
+          { key: 'viewer', displayName: 'Viewer' },
+        ],
+      },
+      org1,
+    ),
+  );
   const web = ok(
     await call(
       'POST',
@@ -109,7 +127,12 @@ async function fillInstanceA(): Promise<Source> {
 
   // Org 2: a smaller second org.
   const bob = ok(
-    await call('POST', '/management/v1/users/human/_import', { userName: 'bob', profile: { firstName: 'Bob', lastName: 'Builder' }, email: { email: 'bob@globex.example' }, password: 'Bobs-Pass-123' }, org2),
+    await call(
+      'POST',
+      '/management/v1/users/human/_import',
+      { userName: 'bob', profile: { firstName: 'Bob', lastName: 'Builder' }, email: { email: 'bob@globex.example' }, password: 'Bobs-Pass-123' },
+      org2,
+    ),
   ).userId as string;
   const p2 = ok(await call('POST', '/management/v1/projects', { name: 'Tools' }, org2)).id as string;
   ok(await call('POST', `/management/v1/projects/${p2}/roles`, { roleKey: 'user', displayName: 'User' }, org2));
@@ -175,14 +198,22 @@ describe('Sesame → Sesame migration', () => {
     });
     expect(ada.user.hashedPassword.value).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     expect(org1.machineUsers).toEqual([
-      expect.objectContaining({ userId: expect.any(String), state: 'USER_STATE_ACTIVE', user: expect.objectContaining({ userName: 'billing', name: 'Billing', description: 'batch jobs', accessTokenType: 'ACCESS_TOKEN_TYPE_JWT' }), clientSecretSha256: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/) }),
+      expect.objectContaining({
+        userId: expect.any(String),
+        state: 'USER_STATE_ACTIVE',
+        user: expect.objectContaining({ userName: 'billing', name: 'Billing', description: 'batch jobs', accessTokenType: 'ACCESS_TOKEN_TYPE_JWT' }),
+        clientSecretSha256: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/),
+      }),
     ]);
     expect(org1.machineUsers[0].user.userId).toBe(org1.machineUsers[0].userId);
     expect(org1.projects).toEqual([{ projectId: source.projectId, project: { name: 'Portal', projectRoleAssertion: true, projectRoleCheck: true } }]);
     expect(org1.projectRoles).toHaveLength(2);
     expect(org1.oidcApps).toHaveLength(2);
     const web = org1.oidcApps.find((x: any) => x.app.name === 'Portal Web');
-    expect(web).toMatchObject({ clientId: source.web.clientId, app: { projectId: source.projectId, redirectUris: [REDIRECT], accessTokenType: 'OIDC_TOKEN_TYPE_JWT', clockSkew: '2s', idTokenRoleAssertion: true } });
+    expect(web).toMatchObject({
+      clientId: source.web.clientId,
+      app: { projectId: source.projectId, redirectUris: [REDIRECT], accessTokenType: 'OIDC_TOKEN_TYPE_JWT', clockSkew: '2s', idTokenRoleAssertion: true },
+    });
     expect(web.clientSecretSha256).toBeDefined();
     expect(org1.oidcApps.find((x: any) => x.app.name === 'Portal CLI').clientSecretSha256).toBeUndefined();
     expect(org1.apiApps).toEqual([expect.objectContaining({ clientId: source.introspector.clientId, app: { projectId: source.projectId, name: 'Portal API' } })]);
@@ -198,9 +229,7 @@ describe('Sesame → Sesame migration', () => {
 
   it('imports into a fresh instance with the same ids; only A-only members are reported', async () => {
     const result = ok(await on(b)('POST', '/admin/v1/import', { timeout: '5m', dataOrgs: exportedA }));
-    expect(result.errors).toEqual(
-      source.orgIds.map((orgId) => ({ type: 'org_member', id: `${orgId}_${source.adminA}`, message: expect.stringContaining('not found') })),
-    );
+    expect(result.errors).toEqual(source.orgIds.map((orgId) => ({ type: 'org_member', id: `${orgId}_${source.adminA}`, message: expect.stringContaining('not found') })));
     const [org1] = result.success.orgs;
     expect(result.success.orgs.map((o: any) => o.orgId)).toEqual([...source.orgIds].sort());
     expect(org1).toMatchObject({
@@ -230,7 +259,9 @@ describe('Sesame → Sesame migration', () => {
     // Asked to add to them, every item is found and left as it is.
     const again = ok(await on(b)('POST', '/admin/v1/import', { timeout: '5m', addToExistingOrgs: true, dataOrgs: exportedA }));
     const types = new Set(again.errors.map((e: any) => e.type));
-    expect([...types].sort()).toEqual(['human_user', 'login_policy', 'lockout_policy', 'machine_user', 'oidc_app', 'api_app', 'org', 'org_member', 'project', 'project_role', 'user_grant', 'user_metadata'].sort());
+    expect([...types].sort()).toEqual(
+      ['human_user', 'login_policy', 'lockout_policy', 'machine_user', 'oidc_app', 'api_app', 'org', 'org_member', 'project', 'project_role', 'user_grant', 'user_metadata'].sort(),
+    );
     expect(again.errors.every((e: any) => /^ID=\S+ Message=/.test(e.message))).toBe(true);
     expect(again.success.orgs.every((o: any) => Object.keys(o).join() === 'orgId')).toBe(true);
     expect(await exportOrgs(b)).toEqual(withoutAdminA(exportedA));
@@ -260,7 +291,7 @@ describe('Sesame → Sesame migration', () => {
   });
 
   it('on B, the machine user and the API app keep their secrets', async () => {
-    const basic = (c: { clientId: string; clientSecret: string }) => 'Basic ' + Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.clientSecret)}`).toString('base64');
+    const basic = (c: { clientId: string; clientSecret: string }) => `Basic ${Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.clientSecret)}`).toString('base64')}`;
     const token = await fetch(`${b.url}/oauth/v2/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(source.machine) },

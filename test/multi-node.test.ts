@@ -190,13 +190,14 @@ describe('two nodes on one PostgreSQL database', () => {
       const approved = await submit(agent, consent, '/ui/login/device/consent', { decision: 'allow' });
       expect(approved.status, approved.html?.slice(0, 500)).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, pollableAt - Date.now())));
-      const poll = (node: TestServer) => postForm(node, '/oauth/v2/token', { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: started.body.device_code as string, client_id: app.clientId });
+      const poll = (node: TestServer) =>
+        postForm(node, '/oauth/v2/token', { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: started.body.device_code as string, client_id: app.clientId });
       const results = await Promise.all([poll(a), poll(b)]);
       expect(results.map((r) => r.status).sort(), JSON.stringify(results.map((r) => r.body))).toEqual([200, 400]);
     }
   });
 
-  it("a JWT profile assertion sent to A and B at once is used once (its jti is decided in the database)", async () => {
+  it('a JWT profile assertion sent to A and B at once is used once (its jti is decided in the database)', async () => {
     const machine = await machineOn(a, b, 'keyed');
     const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const key = await api(a, 'POST', `/management/v1/users/${machine.userId}/keys`, {
@@ -272,7 +273,7 @@ describe('two nodes on one PostgreSQL database', () => {
     }
   });
 
-  it("a node answers as one: what another node changed, once one request on it saw it, every later request sees, whichever thread serves it", async () => {
+  it('a node answers as one: what another node changed, once one request on it saw it, every later request sees, whichever thread serves it', async () => {
     for (let round = 0; round < 10; round++) {
       const project = await api(a, 'POST', '/management/v1/projects', { token: a.pat, body: { name: `seen-once-${round}-${Date.now()}` } });
       expect(project.status).toBe(200);
@@ -313,7 +314,10 @@ describe('two nodes on one PostgreSQL database', () => {
     const cli = join(import.meta.dirname, '..', 'dist', 'cli.js');
     const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SESAME_'))), SESAME_WORKERS: '1' };
     const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [cli, 'admin-pat', '--new', '--print', '--data-dir', dir, '--database-url', databaseUrlOf(a), '--master-key', MASTER_KEY], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [cli, 'admin-pat', '--new', '--print', '--data-dir', dir, '--database-url', databaseUrlOf(a), '--master-key', MASTER_KEY], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => (stdout += d));

@@ -15,7 +15,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 function npmCommand(): [string, string[]] {
   const npm = process.env.npm_execpath;
-  return npm && npm.endsWith('.js') ? [process.execPath, [npm]] : ['npm', []];
+  return npm?.endsWith('.js') ? [process.execPath, [npm]] : ['npm', []];
 }
 
 function alive(pid: number): boolean {
@@ -30,7 +30,10 @@ function alive(pid: number): boolean {
 /** The pids whose parent is pid (pgrep, Linux and macOS); undefined when pgrep is not there. */
 function childrenOf(pid: number): number[] | undefined {
   try {
-    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
   } catch (error) {
     const status = (error as { status?: number }).status;
     return status === 1 ? [] : undefined; // 1: no process matched
@@ -77,9 +80,7 @@ describe('npm start', () => {
     let output = '';
     npm.stdout!.on('data', (d) => (output += d));
     npm.stderr!.on('data', (d) => (output += d));
-    const npmExit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      npm!.once('exit', (code, signal) => resolve({ code, signal })),
-    );
+    const npmExit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => npm!.once('exit', (code, signal) => resolve({ code, signal })));
 
     let port = 0;
     await waitFor(
@@ -110,10 +111,7 @@ describe('npm start', () => {
     }
 
     npm.kill('SIGTERM');
-    const exit = await Promise.race([
-      npmExit,
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`npm did not exit:\n${output}`)), 15_000)),
-    ]);
+    const exit = await Promise.race([npmExit, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`npm did not exit:\n${output}`)), 15_000))]);
     expect(exit.code === 0 || exit.signal === 'SIGTERM', `npm exit ${JSON.stringify(exit)}`).toBe(true);
     for (const pid of serverPids) await waitFor(`server pid ${pid} to exit`, () => !alive(pid), 10_000);
     await waitFor('the port to be free', async () => !(await healthy(url)), 10_000);

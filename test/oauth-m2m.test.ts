@@ -15,13 +15,7 @@ let resource: { projectId: string; clientId: string; clientSecret: string };
 let otherResource: { projectId: string; clientId: string; clientSecret: string };
 
 const discover = (clientId: string, secret: string, auth: 'basic' | 'post' = 'basic') =>
-  oidc.discovery(
-    new URL(server.issuer),
-    clientId,
-    secret,
-    auth === 'basic' ? oidc.ClientSecretBasic(secret) : oidc.ClientSecretPost(secret),
-    { execute: [oidc.allowInsecureRequests] },
-  );
+  oidc.discovery(new URL(server.issuer), clientId, secret, auth === 'basic' ? oidc.ClientSecretBasic(secret) : oidc.ClientSecretPost(secret), { execute: [oidc.allowInsecureRequests] });
 
 beforeAll(async () => {
   server = await startInProcess({ env: { SESAME_SIGNING_ALG: 'ES256' } });
@@ -100,7 +94,7 @@ describe('client_credentials', () => {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
-        authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(opaqueClient.clientId)}:wrong`).toString('base64'),
+        authorization: `Basic ${Buffer.from(`${encodeURIComponent(opaqueClient.clientId)}:wrong`).toString('base64')}`,
       },
       body: 'grant_type=client_credentials',
     });
@@ -165,7 +159,7 @@ describe('introspection', () => {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
-        authorization: 'Basic ' + Buffer.from(`${resource.clientId}:nope`).toString('base64'),
+        authorization: `Basic ${Buffer.from(`${resource.clientId}:nope`).toString('base64')}`,
       },
       body: 'token=abc',
     });
@@ -216,7 +210,7 @@ describe('revocation', () => {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
-        authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(jwtClient.clientId)}:${jwtClient.clientSecret}`).toString('base64'),
+        authorization: `Basic ${Buffer.from(`${encodeURIComponent(jwtClient.clientId)}:${jwtClient.clientSecret}`).toString('base64')}`,
       },
       body: new URLSearchParams({ token: access_token }).toString(),
     });

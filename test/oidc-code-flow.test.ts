@@ -26,10 +26,7 @@ const configFor = (app: WebApp, method: 'basic' | 'post' | 'none' = 'basic') =>
   );
 
 /** Runs a full code flow in a fresh agent; returns the tokens and what was sent. */
-async function codeFlow(
-  app: WebApp,
-  options: { scope?: string; method?: 'basic' | 'post' | 'none'; agent?: Agent; extra?: Record<string, string> } = {},
-) {
+async function codeFlow(app: WebApp, options: { scope?: string; method?: 'basic' | 'post' | 'none'; agent?: Agent; extra?: Record<string, string> } = {}) {
   const config = await configFor(app, options.method);
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
@@ -59,7 +56,7 @@ const introspect = async (token: string) => {
     method: 'POST',
     headers: {
       'content-type': 'application/x-www-form-urlencoded',
-      authorization: 'Basic ' + Buffer.from(`${resource.clientId}:${resource.clientSecret}`).toString('base64'),
+      authorization: `Basic ${Buffer.from(`${resource.clientId}:${resource.clientSecret}`).toString('base64')}`,
     },
     body: new URLSearchParams({ token }).toString(),
   });
@@ -122,7 +119,7 @@ const tokenRequest = (body: Record<string, string>, auth?: WebApp) =>
     method: 'POST',
     headers: {
       'content-type': 'application/x-www-form-urlencoded',
-      ...(auth ? { authorization: 'Basic ' + Buffer.from(`${auth.clientId}:${auth.clientSecret}`).toString('base64') } : {}),
+      ...(auth ? { authorization: `Basic ${Buffer.from(`${auth.clientId}:${auth.clientSecret}`).toString('base64')}` } : {}),
     },
     body: new URLSearchParams(body).toString(),
   });
@@ -359,4 +356,3 @@ describe('app clock skew', () => {
     expect(id.auth_time!).toBeLessThanOrEqual(id.iat + 3);
   });
 });
-

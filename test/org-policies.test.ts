@@ -21,7 +21,12 @@ async function newOrg(): Promise<string> {
 const call = (method: string, path: string, body?: unknown, orgId?: string) => api(server, method, path, { token: server.pat, body, orgId });
 
 function addPerson(orgId: string, password: string, userName = uniqueName('p')) {
-  return call('POST', '/management/v1/users/human', { userName, profile: { firstName: 'A', lastName: 'B' }, email: { email: `${userName}@example.com`, isEmailVerified: true }, initialPassword: password }, orgId);
+  return call(
+    'POST',
+    '/management/v1/users/human',
+    { userName, profile: { firstName: 'A', lastName: 'B' }, email: { email: `${userName}@example.com`, isEmailVerified: true }, initialPassword: password },
+    orgId,
+  );
 }
 
 beforeAll(async () => {
@@ -156,7 +161,7 @@ describe('password complexity', () => {
     expect(page.location).toContain(REDIRECT);
   });
 
-  it('is enforced on an import: a plain password that breaks the bundle\'s rule is reported, the person left out', async () => {
+  it("is enforced on an import: a plain password that breaks the bundle's rule is reported, the person left out", async () => {
     const orgId = uniqueName('cx');
     const human = (id: string, password: string) => ({ userId: id, user: { userName: id, profile: { firstName: 'A', lastName: 'B' }, email: { email: `${id}@example.com` }, password } });
     const res = await importOrgs(server, [
@@ -208,8 +213,26 @@ describe('the login pages follow the label and privacy policies', () => {
   it('links, terms accepted at registration, colours, the login name without its domain, no watermark', async () => {
     const orgId = await newOrg();
     const scope = `openid urn:zitadel:iam:org:id:${orgId}`;
-    expect((await call('POST', '/management/v1/policies/privacy', { tosLink: 'https://example.com/tos', privacyLink: 'https://example.com/privacy', supportEmail: 'help@example.com', customLink: 'https://example.com/status', customLinkText: 'Status' }, orgId)).status).toBe(200);
-    expect((await call('POST', '/management/v1/policies/label', { primaryColor: '#aa0000', primaryColorDark: '#ff5555', hideLoginNameSuffix: true, disableWatermark: true, themeMode: 'THEME_MODE_DARK' }, orgId)).status).toBe(200);
+    expect(
+      (
+        await call(
+          'POST',
+          '/management/v1/policies/privacy',
+          { tosLink: 'https://example.com/tos', privacyLink: 'https://example.com/privacy', supportEmail: 'help@example.com', customLink: 'https://example.com/status', customLinkText: 'Status' },
+          orgId,
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await call(
+          'POST',
+          '/management/v1/policies/label',
+          { primaryColor: '#aa0000', primaryColorDark: '#ff5555', hideLoginNameSuffix: true, disableWatermark: true, themeMode: 'THEME_MODE_DARK' },
+          orgId,
+        )
+      ).status,
+    ).toBe(200);
     expect((await call('POST', '/management/v1/policies/label/_activate', {}, orgId)).status).toBe(200);
     const agent = new Agent(server);
     const query = (extra: Record<string, string> = {}) => new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope, ...extra });
@@ -248,7 +271,20 @@ describe('the login pages follow the label and privacy policies', () => {
     expect((await call('POST', '/management/v1/policies/label/_activate', {}, orgId)).status).toBe(200);
     const project = await call('POST', '/management/v1/projects', { name: uniqueName('branded'), privateLabelingSetting: 'PRIVATE_LABELING_SETTING_ENFORCE_PROJECT_RESOURCE_OWNER_POLICY' }, orgId);
     expect(project.status).toBe(200);
-    const app = await call('POST', `/management/v1/projects/${project.body.id}/apps/oidc`, { name: 'branded', redirectUris: [REDIRECT], responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'], appType: 'OIDC_APP_TYPE_WEB', authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC', devMode: true }, orgId);
+    const app = await call(
+      'POST',
+      `/management/v1/projects/${project.body.id}/apps/oidc`,
+      {
+        name: 'branded',
+        redirectUris: [REDIRECT],
+        responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+        grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
+        appType: 'OIDC_APP_TYPE_WEB',
+        authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+        devMode: true,
+      },
+      orgId,
+    );
     expect(app.status, JSON.stringify(app.body)).toBe(200);
     const page = await new Agent(server).follow(`/oauth/v2/authorize?${new URLSearchParams({ client_id: app.body.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`);
     expect(page.html).toContain('action="/ui/login/loginname"');
@@ -279,7 +315,11 @@ describe('label policy images and font (the assets API)', () => {
     expect((await upload('/assets/v1/org/policy/label/font', PNG, orgId)).status).toBe(400);
     expect((await upload('/assets/v1/org/policy/label/icon', PNG, orgId, 'icon.png')).status).toBe(200);
     // A raw body works too (curl --data-binary).
-    const raw = await fetch(`${server.url}/assets/v1/org/policy/label/logo/dark`, { method: 'POST', headers: { authorization: `Bearer ${server.pat}`, 'x-zitadel-orgid': orgId, 'content-type': 'image/png' }, body: PNG });
+    const raw = await fetch(`${server.url}/assets/v1/org/policy/label/logo/dark`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.pat}`, 'x-zitadel-orgid': orgId, 'content-type': 'image/png' },
+      body: PNG,
+    });
     expect(raw.status).toBe(200);
     const back = await fetch(`${server.url}/assets/v1/org/policy/label/logo`, { headers: { authorization: `Bearer ${server.pat}`, 'x-zitadel-orgid': orgId } });
     expect(back.headers.get('content-type')).toBe('image/png');
@@ -291,7 +331,9 @@ describe('label policy images and font (the assets API)', () => {
     expect(preview.fontUrl).toBeTruthy();
     expect((await call('GET', '/management/v1/policies/label', undefined, orgId)).body.policy.logoUrl).toBeUndefined();
     expect((await call('POST', '/management/v1/policies/label/_activate', {}, orgId)).status).toBe(200);
-    const page = await new Agent(server).follow(`/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: `openid urn:zitadel:iam:org:id:${orgId}` })}`);
+    const page = await new Agent(server).follow(
+      `/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: `openid urn:zitadel:iam:org:id:${orgId}` })}`,
+    );
     expect(page.html).toContain(`<img src="${preview.logoUrl}"`);
     expect(page.html).toContain('media="(prefers-color-scheme: dark)"');
     expect(page.html).toContain(`<link rel="icon" href="${preview.iconUrl}">`);
@@ -314,12 +356,41 @@ describe('import and export', () => {
     const orgId = uniqueName('pol');
     const policies: Record<string, unknown> = {
       domainPolicy: { userLoginMustBeDomain: false, validateOrgDomains: true, smtpSenderAddressMatchesInstanceDomain: true },
-      labelPolicy: { primaryColor: '#5469d4', backgroundColor: '#fafafa', warnColor: '#cd3d56', fontColor: '#000000', primaryColorDark: '#2073c4', backgroundColorDark: '#111827', warnColorDark: '#ff3b5b', fontColorDark: '#ffffff', hideLoginNameSuffix: true, disableWatermark: true, themeMode: 'THEME_MODE_DARK' },
+      labelPolicy: {
+        primaryColor: '#5469d4',
+        backgroundColor: '#fafafa',
+        warnColor: '#cd3d56',
+        fontColor: '#000000',
+        primaryColorDark: '#2073c4',
+        backgroundColorDark: '#111827',
+        warnColorDark: '#ff3b5b',
+        fontColorDark: '#ffffff',
+        hideLoginNameSuffix: true,
+        disableWatermark: true,
+        themeMode: 'THEME_MODE_DARK',
+      },
       lockoutPolicy: { maxPasswordAttempts: 5, showLockoutFailure: true },
       passwordComplexityPolicy: { minLength: '11', hasUppercase: true, hasLowercase: true, hasNumber: true, hasSymbol: true },
-      privacyPolicy: { tosLink: 'https://example.com/tos', privacyLink: 'https://example.com/privacy', helpLink: 'https://example.com/help', supportEmail: 'support@example.com', docsLink: 'https://example.com/docs', customLink: 'https://example.com/x', customLinkText: 'More' },
+      privacyPolicy: {
+        tosLink: 'https://example.com/tos',
+        privacyLink: 'https://example.com/privacy',
+        helpLink: 'https://example.com/help',
+        supportEmail: 'support@example.com',
+        docsLink: 'https://example.com/docs',
+        customLink: 'https://example.com/x',
+        customLinkText: 'More',
+      },
     };
-    const message = (language: string, subject: string) => ({ language, title: 'T', preHeader: 'P', subject, greeting: 'Hi {{.FirstName}}', text: 'Code {{.Code}}', buttonText: 'Go', footerText: 'F' });
+    const message = (language: string, subject: string) => ({
+      language,
+      title: 'T',
+      preHeader: 'P',
+      subject,
+      greeting: 'Hi {{.FirstName}}',
+      text: 'Code {{.Code}}',
+      buttonText: 'Go',
+      footerText: 'F',
+    });
     const messages = {
       initMessages: [message('de', 'Willkommen'), message('en', 'Welcome')],
       passwordResetMessages: [message('en', 'Reset')],
@@ -332,7 +403,9 @@ describe('import and export', () => {
       verifySmsOtpMessages: [{ language: 'en', text: 'SMS {{.OTP}}' }],
     };
     Object.assign(policies, messages);
-    const res = await importOrgs(server, [{ orgId, org: { name: orgId }, ...policies, humanUsers: [{ userId: `${orgId}-u`, user: { userName: 'plain', profile: { firstName: 'A', lastName: 'B' }, email: { email: 'p@example.com' } } }] }]);
+    const res = await importOrgs(server, [
+      { orgId, org: { name: orgId }, ...policies, humanUsers: [{ userId: `${orgId}-u`, user: { userName: 'plain', profile: { firstName: 'A', lastName: 'B' }, email: { email: 'p@example.com' } } }] },
+    ]);
     expect(res.status).toBe(200);
     expect(res.body.errors ?? []).toEqual([]);
     const exported = await api(server, 'POST', '/admin/v1/export', { token: server.pat, body: { orgIds: [orgId], timeout: '1m' } });

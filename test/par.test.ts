@@ -115,7 +115,9 @@ describe('pushed authorization requests', () => {
     const strict = await createWebApp(server, { projectId: web.projectId, requirePushedAuthorizationRequests: true });
     const shown = await api(server, 'GET', `/management/v1/projects/${strict.projectId}/apps/${strict.appId}`, { token: server.pat });
     expect(shown.body.app.oidcConfig.requirePushedAuthorizationRequests).toBe(true);
-    const plain = await fetch(`${server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: strict.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's' })}`, { redirect: 'manual' });
+    const plain = await fetch(`${server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: strict.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's' })}`, {
+      redirect: 'manual',
+    });
     expect(plain.status).toBe(302);
     const refused = new URL(plain.headers.get('location')!);
     expect(refused.searchParams.get('error')).toBe('invalid_request');
@@ -149,7 +151,10 @@ describe('pushed authorization requests off', () => {
       const res = await fetch(`${off.url}/oauth/v2/par`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'client_id=x' });
       expect(res.status).toBe(404);
       const app = await createWebApp(off);
-      const refused = await fetch(`${off.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', request_uri: 'urn:ietf:params:oauth:request_uri:x' })}`, { redirect: 'manual' });
+      const refused = await fetch(
+        `${off.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', request_uri: 'urn:ietf:params:oauth:request_uri:x' })}`,
+        { redirect: 'manual' },
+      );
       expect(new URL(refused.headers.get('location')!).searchParams.get('error')).toBe('request_uri_not_supported');
       // An app may not require what this server does not do: it could never sign anyone in.
       await expect(createWebApp(off, { requirePushedAuthorizationRequests: true })).rejects.toThrow(/pushed authorization requests are turned off/);

@@ -64,7 +64,7 @@ async function clientCredentialsJwt(): Promise<string> {
     method: 'POST',
     headers: {
       'content-type': 'application/x-www-form-urlencoded',
-      authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(machine.clientId)}:${encodeURIComponent(machine.clientSecret)}`).toString('base64'),
+      authorization: `Basic ${Buffer.from(`${encodeURIComponent(machine.clientId)}:${encodeURIComponent(machine.clientSecret)}`).toString('base64')}`,
     },
     body: new URLSearchParams({ grant_type: 'client_credentials', scope: audience }).toString(),
   });
@@ -89,9 +89,7 @@ describe('password work and signing', () => {
     await clientCredentialsJwt(); // warm: the signing key and client are loaded
 
     let answered = 0;
-    const attempts = pages.map(({ agent, page }) =>
-      submit(agent, page, '/ui/login/password', { password: 'not-the-password' }).finally(() => answered++),
-    );
+    const attempts = pages.map(({ agent, page }) => submit(agent, page, '/ui/login/password', { password: 'not-the-password' }).finally(() => answered++));
     // JWTs one after the other, each asked for while every attempt is still pending.
     for (let i = 0; i < 3; i++) {
       await clientCredentialsJwt();

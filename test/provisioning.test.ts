@@ -16,8 +16,7 @@ let counter = 0;
 const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++counter}`;
 
 type Options = { body?: unknown; rawBody?: string; orgId?: string; token?: string };
-const call = (method: string, path: string, options: Options = {}): Promise<ApiResult> =>
-  api(server, method, path, { token: server.pat, ...options });
+const call = (method: string, path: string, options: Options = {}): Promise<ApiResult> => api(server, method, path, { token: server.pat, ...options });
 
 const mgmt = (method: string, path: string, options: Options = {}) => call(method, `/management/v1${path}`, options);
 
@@ -281,11 +280,7 @@ describe('projects and roles', () => {
 
   it('adds roles one by one and in bulk, lists them, and refuses duplicates', async () => {
     const projectId = await addProject();
-    expectDetails(
-      expectOk(await mgmt('POST', `/projects/${projectId}/roles`, { body: { roleKey: 'admin', displayName: 'Administrator', group: 'staff' } })).details,
-      defaultOrgId,
-      'changeDate',
-    );
+    expectDetails(expectOk(await mgmt('POST', `/projects/${projectId}/roles`, { body: { roleKey: 'admin', displayName: 'Administrator', group: 'staff' } })).details, defaultOrgId, 'changeDate');
     expectOk(await mgmt('POST', `/projects/${projectId}/roles/_bulk`, { body: { roles: [{ key: 'reader', display_name: 'Reader' }, { key: 'writer' }] } }));
     const listed = expectOk(await mgmt('POST', `/projects/${projectId}/roles/_search`, { body: {} }));
     expect(listed.details.totalResult).toBe('3');
@@ -409,10 +404,7 @@ describe('OIDC apps', () => {
       }),
     );
     expect(added.noneCompliant).toBe(true);
-    expect(added.complianceProblems.map((p: any) => p.key)).toEqual([
-      'Application.OIDC.V1.NotCompliant',
-      'Application.OIDC.V1.UserAgent.AuthMethodType.NotNone',
-    ]);
+    expect(added.complianceProblems.map((p: any) => p.key)).toEqual(['Application.OIDC.V1.NotCompliant', 'Application.OIDC.V1.UserAgent.AuthMethodType.NotNone']);
   });
 
   it('validates redirect URIs, flows, clock skew and origins', async () => {
@@ -421,10 +413,7 @@ describe('OIDC apps', () => {
     expectInvalid(await add({ redirectUris: ['not a uri'] }), /absolute URI/);
     // http outside dev mode: not for public clients, not for the implicit flow, custom schemes only for native apps
     expectInvalid(await add({ redirectUris: ['http://spa.example.com/cb'], appType: 1, authMethodType: 2 }), /http/);
-    expectInvalid(
-      await add({ redirectUris: ['http://implicit.example.com/cb'], responseTypes: [1], grantTypes: [1] }),
-      /http/,
-    );
+    expectInvalid(await add({ redirectUris: ['http://implicit.example.com/cb'], responseTypes: [1], grantTypes: [1] }), /http/);
     expectInvalid(await add({ redirectUris: ['myapp://cb'] }), /custom scheme/);
     expectInvalid(await add({ redirectUris: ['http://example.com/cb'], appType: 2, authMethodType: 2 }), /http/);
     // dev mode allows them (and glob patterns)
@@ -593,7 +582,7 @@ describe('human users', () => {
 
   it('imports humans with a plaintext password, a supported hash, or a given id', async () => {
     const userId = `imported-${Date.now()}`;
-    const bcrypt = '$2a$14$' + 'abcdefghijklmnopqrstuv'.padEnd(53, 'A');
+    const bcrypt = `$2a$14$${'abcdefghijklmnopqrstuv'.padEnd(53, 'A')}`;
     const imported = expectOk(
       await mgmt('POST', '/users/human/_import', {
         body: {
@@ -613,7 +602,7 @@ describe('human users', () => {
     for (const value of [
       '$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo',
       '$pbkdf2-sha256$27500$c2FsdA==$aGFzaA==',
-      '$6$rounds=5000$saltsalt$' + 'a'.repeat(86),
+      `$6$rounds=5000$saltsalt$${'a'.repeat(86)}`,
       '$scrypt$ln=16,r=8,p=1$c2FsdA$aGFzaA',
     ]) {
       expectOk(await mgmt('POST', '/users/human/_import', { body: { ...humanBody(), hashedPassword: { value } } }));
@@ -626,7 +615,7 @@ describe('human users', () => {
     const importHash = (value: string) => mgmt('POST', '/users/human/_import', { body: { ...humanBody(), hashedPassword: { value } } });
     expectInvalid(await importHash('5f4dcc3b5aa765d61d8327deb882cf99'), /Errors\.Hash\.NotSupported/);
     expectInvalid(await importHash('$unknown$abc'), /Errors\.Hash\.NotSupported/);
-    expectInvalid(await importHash('$2a$04$' + 'a'.repeat(53)), /Errors\.User\.Password\.Invalid/);
+    expectInvalid(await importHash(`$2a$04$${'a'.repeat(53)}`), /Errors\.User\.Password\.Invalid/);
     expectInvalid(await importHash('$pbkdf2-sha256$10$c2FsdA==$aGFzaA=='), /Errors\.User\.Password\.Invalid/);
     expectInvalid(await mgmt('POST', '/users/human/_import', { body: { ...humanBody(), hashedPassword: 'plain' } }), /hashedPassword/);
   });
@@ -646,9 +635,7 @@ describe('machine users and their credentials', () => {
   it('adds a machine user (given id, JWT tokens) and reads it back', async () => {
     const userId = `machine-${Date.now()}`;
     const userName = unique('svc');
-    const added = expectOk(
-      await mgmt('POST', '/users/machine', { body: { user_id: userId, user_name: userName, name: 'Service', description: 'does things', access_token_type: 1 } }),
-    );
+    const added = expectOk(await mgmt('POST', '/users/machine', { body: { user_id: userId, user_name: userName, name: 'Service', description: 'does things', access_token_type: 1 } }));
     expect(added.userId).toBe(userId);
     const user = expectOk(await mgmt('GET', `/users/${userId}`)).user;
     expect(user).toMatchObject({ id: userId, userName, state: 'USER_STATE_ACTIVE' });

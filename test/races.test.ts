@@ -15,7 +15,7 @@ import { Agent, createHuman, createWebApp, responseParams, signIn, submit, uniqu
  */
 const REDIRECT = 'http://localhost:9999/callback';
 const FORM = 'application/x-www-form-urlencoded';
-const basic = (id: string, secret: string) => 'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 const errorText = (html: string | undefined) => /<p class="error" role="alert">([^<]*)<\/p>/.exec(html ?? '')?.[1];
 
 interface Fixture {
@@ -146,10 +146,7 @@ describe('without a refresh reuse grace window', () => {
   });
 
   describe('parallel wrong passwords against the lockout limit', () => {
-    async function personLockedAfter(
-      maxPasswordAttempts: number,
-      options: { maxOtpAttempts?: number; otpSecret?: string } = {},
-    ): Promise<{ orgId: string; person: Human }> {
+    async function personLockedAfter(maxPasswordAttempts: number, options: { maxOtpAttempts?: number; otpSecret?: string } = {}): Promise<{ orgId: string; person: Human }> {
       const org = await api(f.server, 'POST', '/management/v1/orgs', { token: f.server.pat, body: { name: uniqueName('org') } });
       expect(org.status).toBe(200);
       const orgId = org.body.id as string;

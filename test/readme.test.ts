@@ -28,7 +28,7 @@ import { startSmtpReceiver, type SmtpReceiver } from './helpers/smtp-receiver.js
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** One bash script running the runnable blocks in order; js blocks become files next to it. */
-export function readmeScript(blocks: Block[], workDir: string): string {
+function readmeScript(blocks: Block[], workDir: string): string {
   const parts = ['set -euo pipefail'];
   blocks.forEach((block, index) => {
     if (block.skip || (block.lang !== 'sh' && block.lang !== 'js')) return;

@@ -41,8 +41,7 @@ afterAll(async () => {
 });
 
 const webConfig = () => oidc.discovery(new URL(server.issuer), web.clientId, web.clientSecret, oidc.ClientSecretBasic(web.clientSecret), INSECURE);
-const introspector = (app: { clientId: string; clientSecret: string }) =>
-  oidc.discovery(new URL(server.issuer), app.clientId, app.clientSecret, oidc.ClientSecretBasic(app.clientSecret), INSECURE);
+const introspector = (app: { clientId: string; clientSecret: string }) => oidc.discovery(new URL(server.issuer), app.clientId, app.clientSecret, oidc.ClientSecretBasic(app.clientSecret), INSECURE);
 
 /** Signs the person in with `resources` at the authorization endpoint; the redirect back and the PKCE verifier. */
 async function authorize(config: oidc.Configuration, resources: string[], extra: Record<string, string> = {}) {
@@ -87,7 +86,11 @@ describe('resource URIs on projects (management API)', () => {
     }
     const twice = await setResources(added.body.id, name, ['urn:a', 'urn:a']);
     expect(twice.status).toBe(400);
-    const many = await setResources(added.body.id, name, Array.from({ length: 21 }, (_, i) => `urn:r:${i}`));
+    const many = await setResources(
+      added.body.id,
+      name,
+      Array.from({ length: 21 }, (_, i) => `urn:r:${i}`),
+    );
     expect(many.status).toBe(400);
   });
 });
@@ -166,7 +169,7 @@ describe('authorization code flow with resources (openid-client)', () => {
     expect(decodeJwt(still.access_token).aud).toEqual([web.clientId, ORDERS, orders.projectId]);
   });
 
-  it('a resource\'s project has its own checks: a user without a role there gets access_denied', async () => {
+  it("a resource's project has its own checks: a user without a role there gets access_denied", async () => {
     const guarded = await api(server, 'POST', '/management/v1/projects', {
       token: server.pat,
       body: { name: uniqueName('guarded'), projectRoleCheck: true, resourceUris: ['https://guarded.example.com/'] },
@@ -212,7 +215,14 @@ describe('authorization code flow with resources (openid-client)', () => {
     const foreign = await api(server, 'POST', '/management/v1/projects', { token: server.pat, orgId: other.body.id, body: { name: 'foreign', resourceUris: ['https://foreign.example.com/'] } });
     expect(foreign.status).toBe(200);
     for (const resource of ['https://unknown.example.com/', 'https://orders.example.com/api#x', 'relative/path', 'https://foreign.example.com/']) {
-      const params = new URLSearchParams({ redirect_uri: REDIRECT, scope: 'openid', state: 'st', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', resource });
+      const params = new URLSearchParams({
+        redirect_uri: REDIRECT,
+        scope: 'openid',
+        state: 'st',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+        resource,
+      });
       const url = oidc.buildAuthorizationUrl(config, params);
       const answer = await new Agent(server).follow(url.pathname + url.search);
       expect(answer.location, resource).toBeDefined();
@@ -228,7 +238,14 @@ describe('authorization code flow with resources (openid-client)', () => {
     const client = { client_id: web.clientId };
     const auth = oauth.ClientSecretBasic(web.clientSecret);
     const verifier = oauth.generateRandomCodeVerifier();
-    const params = new URLSearchParams({ redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 'p', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const params = new URLSearchParams({
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid',
+      state: 'p',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
     params.append('resource', ORDERS);
     params.append('resource', BILLING);
     const pushed = await oauth.processPushedAuthorizationResponse(as, client, await oauth.pushedAuthorizationRequest(as, client, auth, params, { [oauth.allowInsecureRequests]: true }));
@@ -239,7 +256,14 @@ describe('authorization code flow with resources (openid-client)', () => {
     expect(decodeJwt(tokens.access_token).aud).toEqual([web.clientId, ORDERS, orders.projectId, BILLING, billing.projectId]);
 
     // A malformed resource is refused at the push, as JSON.
-    const bad = new URLSearchParams({ redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', resource: 'https://x.example/#f' });
+    const bad = new URLSearchParams({
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      resource: 'https://x.example/#f',
+    });
     const refused = await oauth.pushedAuthorizationRequest(as, client, auth, bad, { [oauth.allowInsecureRequests]: true });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: string }).error).toBe('invalid_target');
@@ -248,7 +272,12 @@ describe('authorization code flow with resources (openid-client)', () => {
 
 describe('device authorization with resources', () => {
   it('checks the resources when the device starts', async () => {
-    const tv = await createWebApp(server, { appType: 'OIDC_APP_TYPE_NATIVE', authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE', redirectUris: ['http://127.0.0.1/callback'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_DEVICE_CODE'] });
+    const tv = await createWebApp(server, {
+      appType: 'OIDC_APP_TYPE_NATIVE',
+      authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
+      redirectUris: ['http://127.0.0.1/callback'],
+      grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_DEVICE_CODE'],
+    });
     const start = (resource: string) =>
       fetch(`${server.url}/oauth/v2/device_authorization`, {
         method: 'POST',
@@ -293,7 +322,7 @@ describe('client_credentials and token exchange with resources', () => {
     const body = `grant_type=client_credentials&scope=openid&scope=profile`;
     const res = await fetch(`${server.url}/oauth/v2/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${machine.clientId}:${machine.clientSecret}`).toString('base64') },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${machine.clientId}:${machine.clientSecret}`).toString('base64')}` },
       body,
     });
     expect(res.status).toBe(400);
@@ -321,7 +350,7 @@ describe('client_credentials and token exchange with resources', () => {
 });
 
 describe('export and import', () => {
-  it('carry a project\'s resource URIs', async () => {
+  it("carry a project's resource URIs", async () => {
     const org = await api(server, 'POST', '/management/v1/orgs', { token: server.pat, body: { name: uniqueName('moving') } });
     const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, orgId: org.body.id, body: { name: 'moving', resourceUris: ['https://moving.example.com/'] } });
     expect(project.status).toBe(200);

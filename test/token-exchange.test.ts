@@ -27,8 +27,7 @@ const T = {
   zitadelUser: 'urn:zitadel:params:oauth:token-type:user_id',
   seedUser: 'urn:service:params:oauth:token-type:user_id',
 };
-const basic = (c: { clientId: string; clientSecret: string }) =>
-  'Basic ' + Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.clientSecret)}`).toString('base64');
+const basic = (c: { clientId: string; clientSecret: string }) => `Basic ${Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.clientSecret)}`).toString('base64')}`;
 const aud = () => `urn:zitadel:iam:org:project:id:${projectId}:aud`;
 
 async function post(path: string, body: Record<string, string>, auth?: string) {
@@ -47,11 +46,9 @@ async function ccToken(machine: { clientId: string; clientSecret: string }, scop
   return res.body.access_token as string;
 }
 
-const exchange = (params: Record<string, string>, auth = basic(app)) =>
-  post('/oauth/v2/token', { grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange', ...params }, auth);
+const exchange = (params: Record<string, string>, auth = basic(app)) => post('/oauth/v2/token', { grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange', ...params }, auth);
 const introspect = async (token: string) => (await post('/oauth/v2/introspect', { token }, basic(introspector))).body;
-const setPolicy = (enableImpersonation: boolean) =>
-  api(server, 'PUT', '/admin/v1/policies/security', { token: server.pat, body: { enableImpersonation } });
+const setPolicy = (enableImpersonation: boolean) => api(server, 'PUT', '/admin/v1/policies/security', { token: server.pat, body: { enableImpersonation } });
 
 beforeAll(async () => {
   server = await startInProcess();
@@ -270,9 +267,7 @@ describe('impersonation (actor token)', () => {
   it('accepts a jwt subject signed by the calling client, authenticated with private_key_jwt', async () => {
     const now = Math.floor(server.clock.now() / 1000);
     const sign = (claims: Record<string, unknown>) =>
-      new SignJWT({ iss: keyApp.clientId, aud: server.issuer, iat: now, exp: now + 60, jti: randomUUID(), ...claims })
-        .setProtectedHeader({ alg: 'RS256', kid: keyApp.kid })
-        .sign(keyApp.key);
+      new SignJWT({ iss: keyApp.clientId, aud: server.issuer, iat: now, exp: now + 60, jti: randomUUID(), ...claims }).setProtectedHeader({ alg: 'RS256', kid: keyApp.kid }).sign(keyApp.key);
     const body = {
       grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
       subject_token: await sign({ sub: person }),
@@ -324,4 +319,3 @@ describe('impersonation (actor token)', () => {
     expect(client.body).toMatchObject({ error: 'invalid_client' });
   });
 });
-

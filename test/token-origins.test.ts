@@ -45,8 +45,7 @@ async function exchanged(subjectToken: string, type = T.access, extra: Record<st
   return res.body;
 }
 
-const setPassword = (userId: string) =>
-  api(server, 'POST', `/management/v1/users/${userId}/password`, { token: server.pat, body: { password: uniqueName('New-Passw0rd'), noChangeRequired: true } });
+const setPassword = (userId: string) => api(server, 'POST', `/management/v1/users/${userId}/password`, { token: server.pat, body: { password: uniqueName('New-Passw0rd'), noChangeRequired: true } });
 
 beforeAll(async () => {
   server = await startInProcess({ clock });
@@ -115,7 +114,7 @@ describe('exchanged tokens die with what they came from (finding 4)', () => {
     expect((await refresh(tokens.refresh_token)).body.error).toBe('invalid_grant');
   });
 
-  it("a password reset and a lock end them too, and they stay dead after the unlock", async () => {
+  it('a password reset and a lock end them too, and they stay dead after the unlock', async () => {
     for (const change of ['password', 'lock'] as const) {
       const person = await createHuman(server);
       const session = await signedIn(person);
@@ -220,7 +219,9 @@ describe('a password reset ends a sign-in in progress (finding 5)', () => {
     expect(page.html).toContain('action="/ui/login/mfa/verify"');
     const secret = /<code class="secret">(.*?)<\/code>/.exec(page.html!)![1]!.replace(/<\/?span>| /g, '');
     later();
-    expect((await api(server, 'POST', `/management/v1/users/${person.userId}/password`, { token: server.pat, orgId, body: { password: 'Reset-By-Admin-3', noChangeRequired: true } })).status).toBe(200);
+    expect((await api(server, 'POST', `/management/v1/users/${person.userId}/password`, { token: server.pat, orgId, body: { password: 'Reset-By-Admin-3', noChangeRequired: true } })).status).toBe(
+      200,
+    );
     const verified = await submit(agent, page, '/ui/login/mfa/verify', { code: totpAt(secret, Math.floor(clock.now() / 1000)) });
     expect(verified.location).toBeUndefined();
     const skipped = await submit(agent, page, '/ui/login/mfa/skip', {});
@@ -284,7 +285,10 @@ describe('a self-registered client acts for nobody but the person who signed in 
     const tokens = await exchangeCode(server, { projectId: web.projectId, appId: '', clientId: client.client_id, clientSecret: client.client_secret }, done.location!);
     expect(tokens.status).toBe(200);
     const attempts = {
-      actorForUserId: await exchange({ subject_token: victim.userId, subject_token_type: T.userId, actor_token: tokens.access_token, actor_token_type: T.access, scope: 'openid profile email phone offline_access' }, auth),
+      actorForUserId: await exchange(
+        { subject_token: victim.userId, subject_token_type: T.userId, actor_token: tokens.access_token, actor_token_type: T.access, scope: 'openid profile email phone offline_access' },
+        auth,
+      ),
       actorForToken: await exchange({ subject_token: tokens.access_token, subject_token_type: T.access, actor_token: tokens.access_token, actor_token_type: T.access }, auth),
       userIdAlone: await exchange({ subject_token: victim.userId, subject_token_type: T.userId }, auth),
     };

@@ -57,7 +57,15 @@ describe('org-level admins do not reach instance power through the management au
     expect(project.status).toBe(200);
     const app = await api(server, 'POST', `/management/v1/projects/${project.body.id}/apps/oidc`, {
       token: pat,
-      body: { name: uniqueName('lure'), redirectUris: [REDIRECT], responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'], appType: 'OIDC_APP_TYPE_WEB', authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC', devMode: true },
+      body: {
+        name: uniqueName('lure'),
+        redirectUris: [REDIRECT],
+        responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+        grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
+        appType: 'OIDC_APP_TYPE_WEB',
+        authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+        devMode: true,
+      },
     });
     expect(app.status, JSON.stringify(app.body)).toBe(200);
     const lure: WebApp = { projectId: project.body.id, appId: app.body.appId, clientId: app.body.clientId, clientSecret: app.body.clientSecret };
@@ -66,9 +74,7 @@ describe('org-level admins do not reach instance power through the management au
     const params = new URLSearchParams({ client_id: lure.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid urn:zitadel:iam:org:project:id:zitadel:aud' });
     const done = await signIn(new Agent(server), `/oauth/v2/authorize?${params}`, iamOwner);
     const tokens = done.location && new URL(done.location).searchParams.get('code') ? await exchangeCode(server, lure, done.location) : undefined;
-    const grab = tokens?.access_token
-      ? await api(server, 'POST', '/admin/v1/members', { token: tokens.access_token, body: { userId: ownerId, roles: ['IAM_OWNER'] } })
-      : { status: 0 };
+    const grab = tokens?.access_token ? await api(server, 'POST', '/admin/v1/members', { token: tokens.access_token, body: { userId: ownerId, roles: ['IAM_OWNER'] } }) : { status: 0 };
     expect(grab.status).not.toBe(200);
     const owners = await api(server, 'POST', '/admin/v1/members/_search', { token: server.pat, body: {} });
     expect((owners.body.result as { userId: string }[]).map((m) => m.userId)).not.toContain(ownerId);
@@ -78,7 +84,7 @@ describe('org-level admins do not reach instance power through the management au
 describe('token exchange: what comes out must not outlive or escape what went in', () => {
   // The refresh grant issued with the app's full lifetimes, past the subject token's expiry; the family
   // now keeps it (FamilyGrant.notAfter) and every refreshed token is capped by it.
-  it("a refresh of an exchanged family gives no access token outliving the subject token", async () => {
+  it('a refresh of an exchanged family gives no access token outliving the subject token', async () => {
     const short = await createWebApp(server, { projectId: web.projectId, accessTokenLifetime: '300s' });
     const person = await createHuman(server);
     const subject = await signedIn(short, person, `openid offline_access ${projectAud}`);
@@ -137,7 +143,7 @@ describe('token exchange: what comes out must not outlive or escape what went in
   });
 });
 
-describe("the revocation horizon voids its whole second", () => {
+describe('the revocation horizon voids its whole second', () => {
   // Whoever holds a stolen secret mints in a loop: the token minted in the second of the rotation (or lock)
   // survived it. The horizon's whole second is void now; what begins after it in that second counts from the
   // next (domain/revocation-horizon.ts beginningAt).
@@ -224,9 +230,18 @@ describe('impersonation is checked at every use, not once at the exchange', () =
     const impersonator = await createMachineClient(server, uniqueName('org-imp'));
     expect((await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, body: { userId: impersonator.userId, roles: ['ORG_ADMIN_IMPERSONATOR'] } })).status).toBe(200);
     const person = await createHuman(server);
-    const actor = await post('/oauth/v2/token', { grant_type: 'client_credentials', scope: `openid urn:zitadel:iam:org:project:id:zitadel:aud ${projectAud}` }, basicAuth(impersonator.clientId, impersonator.clientSecret));
+    const actor = await post(
+      '/oauth/v2/token',
+      { grant_type: 'client_credentials', scope: `openid urn:zitadel:iam:org:project:id:zitadel:aud ${projectAud}` },
+      basicAuth(impersonator.clientId, impersonator.clientSecret),
+    );
     expect(actor.status).toBe(200);
-    const impersonated = await exchange({ subject_token: person.userId, subject_token_type: 'urn:zitadel:params:oauth:token-type:user_id', actor_token: actor.body.access_token, actor_token_type: T.access });
+    const impersonated = await exchange({
+      subject_token: person.userId,
+      subject_token_type: 'urn:zitadel:params:oauth:token-type:user_id',
+      actor_token: actor.body.access_token,
+      actor_token_type: T.access,
+    });
     expect(impersonated.status, JSON.stringify(impersonated.body)).toBe(200);
     // Today the person holds no role: the token opens the API as them, with nothing allowed.
     expect((await api(server, 'POST', '/admin/v1/members/_search', { token: impersonated.body.access_token, body: {} })).status).toBe(403);
@@ -268,7 +283,10 @@ describe('end_session is no open redirector with open registration', () => {
   // (RFC 9700 §4.11.2): it redirects only with an id_token_hint issued to that client.
   it('an anonymous registrant does not get a redirect from the IdP to its own site without an id_token_hint', async () => {
     const orgId = (await api(server, 'GET', '/management/v1/orgs/me', { token: server.pat })).body.org.id;
-    const registration = await api(server, 'PUT', '/admin/v1/settings/dynamic_client_registration', { token: server.pat, body: { enabled: true, allowUnauthenticated: true, orgId, projectId: web.projectId } });
+    const registration = await api(server, 'PUT', '/admin/v1/settings/dynamic_client_registration', {
+      token: server.pat,
+      body: { enabled: true, allowUnauthenticated: true, orgId, projectId: web.projectId },
+    });
     expect(registration.status, JSON.stringify(registration.body)).toBe(200);
     const registered = await fetch(`${server.url}/oauth/v2/register`, {
       method: 'POST',
@@ -280,8 +298,13 @@ describe('end_session is no open redirector with open registration', () => {
     const res = await fetch(`${server.url}/oidc/v1/end_session?client_id=${client_id}&post_logout_redirect_uri=${encodeURIComponent('https://evil.example/phish')}`, { redirect: 'manual' });
     const endSessionLocation = res.headers.get('location') ?? '';
     // The authorization endpoint's errors before any sign-in likewise (a bad response_type, no user involved).
-    const error = await fetch(`${server.url}/oauth/v2/authorize?client_id=${client_id}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}&response_type=bogus&scope=openid`, { redirect: 'manual' });
-    expect({ endSession: endSessionLocation.includes('evil.example'), authorizeError: (error.headers.get('location') ?? '').includes('evil.example') }).toEqual({ endSession: false, authorizeError: false });
+    const error = await fetch(`${server.url}/oauth/v2/authorize?client_id=${client_id}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}&response_type=bogus&scope=openid`, {
+      redirect: 'manual',
+    });
+    expect({ endSession: endSessionLocation.includes('evil.example'), authorizeError: (error.headers.get('location') ?? '').includes('evil.example') }).toEqual({
+      endSession: false,
+      authorizeError: false,
+    });
   });
 });
 
@@ -353,12 +376,20 @@ describe('siblings the review named for a decision', () => {
     expect((await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, orgId, body: { userId: actor.userId, roles: ['ORG_END_USER_IMPERSONATOR'] } })).status).toBe(200);
     const subject = await createHuman(server, { orgId });
     const session = await signedIn(app, actor, 'openid');
-    const impersonated = await post('/oauth/v2/token', { grant_type: TE, subject_token: subject.userId, subject_token_type: 'urn:zitadel:params:oauth:token-type:user_id', actor_token: session.access_token, actor_token_type: T.access }, appAuth(app));
+    const impersonated = await post(
+      '/oauth/v2/token',
+      { grant_type: TE, subject_token: subject.userId, subject_token_type: 'urn:zitadel:params:oauth:token-type:user_id', actor_token: session.access_token, actor_token_type: T.access },
+      appAuth(app),
+    );
     expect(impersonated.status, JSON.stringify(impersonated.body)).toBe(200);
     const activeHere = async () => (await post('/oauth/v2/introspect', { token: impersonated.body.access_token }, rs)).body.active as boolean;
     expect(await activeHere()).toBe(true);
     // Someone guesses the actor's password twice: locked (its sessions stay, suspended).
-    for (let i = 0; i < 2; i++) await signIn(new Agent(server), `/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`, { loginName: actor.loginName, password: 'wrong-guess' });
+    for (let i = 0; i < 2; i++)
+      await signIn(new Agent(server), `/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`, {
+        loginName: actor.loginName,
+        password: 'wrong-guess',
+      });
     expect((await api(server, 'GET', `/management/v1/users/${actor.userId}`, { token: server.pat, orgId })).body.user.state).toBe('USER_STATE_LOCKED');
     expect(await activeHere()).toBe(false);
   });

@@ -26,8 +26,7 @@ let machineJwt: { userId: string; clientId: string; clientSecret: string };
 const REDIRECT = 'http://localhost:9999/callback';
 const FORM = 'application/x-www-form-urlencoded';
 const audScope = (projectId: string) => `urn:zitadel:iam:org:project:id:${projectId}:aud`;
-const basic = (c: { clientId: string; clientSecret: string }) =>
-  'Basic ' + Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.clientSecret)}`).toString('base64');
+const basic = (c: { clientId: string; clientSecret: string }) => `Basic ${Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.clientSecret)}`).toString('base64')}`;
 
 function ok<T extends { status: number; body: any }>(res: T): T['body'] {
   expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -228,10 +227,10 @@ describe('failed client authentication', () => {
       .filter((e) => e.msg === 'client authentication failed');
 
   it('is logged at warn with client_id, method, endpoint and reason, never the secret or assertion', async () => {
-    const secret = 'Wrong-Secret-' + uniqueName('s');
+    const secret = `Wrong-Secret-${uniqueName('s')}`;
     const res = await post('/oauth/v2/token', { grant_type: 'client_credentials' }, basic({ clientId: machineOpaque.clientId, clientSecret: secret }));
     expect(res.status).toBe(401);
-    const assertion = 'eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJ4In0.' + uniqueName('sig');
+    const assertion = `eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJ4In0.${uniqueName('sig')}`;
     const viaAssertion = await post('/oauth/v2/introspect', {
       token: 'x',
       client_id: introspectorP.clientId,
@@ -239,7 +238,7 @@ describe('failed client authentication', () => {
       client_assertion: assertion,
     });
     expect(viaAssertion.status).toBe(401);
-    const unknown = await post('/oauth/v2/revoke', { token: 'x', client_id: 'nobody-' + uniqueName('c'), client_secret: secret });
+    const unknown = await post('/oauth/v2/revoke', { token: 'x', client_id: `nobody-${uniqueName('c')}`, client_secret: secret });
     expect(unknown.status).toBe(401);
 
     const logged = warnings();
@@ -324,8 +323,7 @@ describe('OIDC app settings Sesame cannot honour', () => {
   const base = { redirectUris: ['https://refused.example.com/cb'] };
 
   it('refuses loginV2 and a back-channel logout URI that is not https (http only in dev mode) at AddOIDCApp and UpdateOIDCAppConfig; loginV1 is fine', async () => {
-    const add = (body: Record<string, unknown>) =>
-      api(server, 'POST', `/management/v1/projects/${projectP}/apps/oidc`, { token: server.pat, body: { name: uniqueName('app'), ...base, ...body } });
+    const add = (body: Record<string, unknown>) => api(server, 'POST', `/management/v1/projects/${projectP}/apps/oidc`, { token: server.pat, body: { name: uniqueName('app'), ...base, ...body } });
     expectRefused(await add({ backChannelLogoutUri: 'http://refused.example.com/bcl' }), /backChannelLogoutUri: .* uses http, which is allowed only in dev mode/);
     expectRefused(await add({ backChannelLogoutUri: 'ftp://refused.example.com/bcl', devMode: true }), /not an absolute http\(s\) URL/);
     expectRefused(await add({ backChannelLogoutUri: '/bcl' }), /not an absolute http\(s\) URL/);
@@ -343,9 +341,11 @@ describe('OIDC app settings Sesame cannot honour', () => {
   });
 
   it('stores an https back-channel logout URI, and an http one in dev mode', async () => {
-    const add = (body: Record<string, unknown>) =>
-      api(server, 'POST', `/management/v1/projects/${projectP}/apps/oidc`, { token: server.pat, body: { name: uniqueName('app'), ...base, ...body } });
-    for (const [uri, devMode] of [['https://rp.example.com/bcl?tenant=1', false], ['http://localhost:4000/bcl', true]] as const) {
+    const add = (body: Record<string, unknown>) => api(server, 'POST', `/management/v1/projects/${projectP}/apps/oidc`, { token: server.pat, body: { name: uniqueName('app'), ...base, ...body } });
+    for (const [uri, devMode] of [
+      ['https://rp.example.com/bcl?tenant=1', false],
+      ['http://localhost:4000/bcl', true],
+    ] as const) {
       const created = ok(await add({ backChannelLogoutUri: uri, devMode }));
       const stored = ok(await api(server, 'GET', `/management/v1/projects/${projectP}/apps/${created.appId}`, { token: server.pat })).app.oidcConfig;
       expect(stored.backChannelLogoutUri).toBe(uri);
@@ -457,7 +457,9 @@ describe('iframe embedding (instance security policy)', () => {
       const policy = ok(await api(server, 'GET', '/admin/v1/policies/security', { token: server.pat })).policy;
       expect(policy).toMatchObject({ enableIframeEmbedding: true, allowedOrigins: ['https://portal.example.com', 'http://localhost:8080'] });
       // Without https the cookie cannot be SameSite=None (browsers require Secure): it stays Lax.
-      const res = await fetch(`${server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`, { redirect: 'manual' });
+      const res = await fetch(`${server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: web.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`, {
+        redirect: 'manual',
+      });
       expect(res.headers.get('set-cookie')).toMatch(/SameSite=Lax$/);
     } finally {
       ok(await setPolicy({ enableIframeEmbedding: false }));
@@ -483,7 +485,9 @@ describe('iframe embedding (instance security policy)', () => {
     try {
       const app = await createWebApp(secure);
       const cookie = async () =>
-        (await fetch(`${secure.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`, { redirect: 'manual' })).headers.get('set-cookie');
+        (
+          await fetch(`${secure.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid' })}`, { redirect: 'manual' })
+        ).headers.get('set-cookie');
       expect(await cookie()).toMatch(/; SameSite=Lax; Secure$/);
       ok(await api(secure, 'PUT', '/admin/v1/policies/security', { token: secure.pat, body: { enableIframeEmbedding: true } }));
       expect(await cookie()).toMatch(/^__Host-sesame\.useragent=[^;]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=None; Secure$/);
@@ -508,7 +512,10 @@ describe('native app loopback redirects (appType)', () => {
       redirectUris: ['http://127.0.0.1:5000/callback'],
     });
     const authorize = (clientId: string, redirectUri: string) =>
-      fetch(`${server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })}`, { redirect: 'manual' });
+      fetch(
+        `${server.url}/oauth/v2/authorize?${new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })}`,
+        { redirect: 'manual' },
+      );
     for (const uri of ['http://127.0.0.1:5000/callback', 'http://127.0.0.1:51234/callback', 'http://127.0.0.1/callback']) {
       const res = await authorize(native.clientId, uri);
       expect({ uri, status: res.status }).toEqual({ uri, status: 302 });

@@ -69,28 +69,27 @@ export const codeFlow: Scenario = {
   plan: async (target): Promise<RequestPlan | Skip> => {
     const setup = target.signIn;
     if (!setup || !target.endpoints.authorization) return { skip: 'no signed-in browser session' };
-    const tokenBody = (code: string) =>
-      `grant_type=authorization_code&code=${encodeURIComponent(code)}&redirect_uri=${encodeURIComponent(setup.redirectUri)}&code_verifier=${VERIFIER}`;
+    const tokenBody = (code: string) => `grant_type=authorization_code&code=${encodeURIComponent(code)}&redirect_uri=${encodeURIComponent(setup.redirectUri)}&code_verifier=${VERIFIER}`;
     const requests: BenchRequest[] = [
-        {
-          method: 'GET',
-          path: authorizePath(target, setup, 'openid'),
-          headers: { cookie: setup.cookie },
-          onResponse: (_status, _body, context, headers) => {
-            context.code = codeOf(headers.location ?? headers.Location);
-          },
+      {
+        method: 'GET',
+        path: authorizePath(target, setup, 'openid'),
+        headers: { cookie: setup.cookie },
+        onResponse: (_status, _body, context, headers) => {
+          context.code = codeOf(headers.location ?? headers.Location);
         },
-        {
-          method: 'POST',
-          path: pathOf(target.endpoints.token),
-          headers: { 'content-type': FORM, authorization: basicAuth(setup.client) },
-          setupRequest: (request, context) => {
-            // Without a code (the authorization failed) the exchange fails too and counts as non-2xx.
-            request.body = tokenBody((context!.code as string | undefined) ?? 'none');
-            return request;
-          },
+      },
+      {
+        method: 'POST',
+        path: pathOf(target.endpoints.token),
+        headers: { 'content-type': FORM, authorization: basicAuth(setup.client) },
+        setupRequest: (request, context) => {
+          // Without a code (the authorization failed) the exchange fails too and counts as non-2xx.
+          request.body = tokenBody((context!.code as string | undefined) ?? 'none');
+          return request;
         },
-      ];
+      },
+    ];
     return { requests };
   },
 };

@@ -5,16 +5,14 @@ import { postForm, type Scenario } from './scenario.js';
 export const ccOpaque: Scenario = {
   name: 'cc-opaque',
   alg: 'RS256',
-  plan: async (target) =>
-    target.ccOpaque ? postForm(target.endpoints.token, target.ccOpaque.client, target.ccOpaque.body) : { skip: 'no opaque-token client' },
+  plan: async (target) => (target.ccOpaque ? postForm(target.endpoints.token, target.ccOpaque.client, target.ccOpaque.body) : { skip: 'no opaque-token client' }),
 };
 
 function ccJwt(alg: Alg): Scenario {
   return {
     name: `cc-jwt-${alg}`,
     alg,
-    plan: async (target) =>
-      target.ccJwt ? postForm(target.endpoints.token, target.ccJwt.client, target.ccJwt.body) : { skip: 'no JWT client' },
+    plan: async (target) => (target.ccJwt ? postForm(target.endpoints.token, target.ccJwt.client, target.ccJwt.body) : { skip: 'no JWT client' }),
   };
 }
 

@@ -17,11 +17,7 @@ export const SCENARIOS: Scenario[] = [discovery, jwks, ccOpaque, ...ccJwtScenari
 export const OPT_IN_SCENARIOS: Scenario[] = [migrate];
 
 /** Selects scenarios by exact name or prefix (`cc-jwt` selects all three algorithms). */
-export function selectScenarios(
-  names: readonly string[] | undefined,
-  all: readonly Scenario[] = SCENARIOS,
-  optIn: readonly Scenario[] = OPT_IN_SCENARIOS,
-): Scenario[] {
+export function selectScenarios(names: readonly string[] | undefined, all: readonly Scenario[] = SCENARIOS, optIn: readonly Scenario[] = OPT_IN_SCENARIOS): Scenario[] {
   if (!names) return [...all];
   const known = [...all, ...optIn];
   const picked = known.filter((s) => names.some((n) => s.name === n || s.name.startsWith(`${n}-`)));

@@ -1,4 +1,5 @@
-import { Algorithm, hashSync } from '@node-rs/argon2';
+import { hashSync } from '@node-rs/argon2';
+import { ARGON2 } from '../../src/workers/argon2-algorithms.js';
 import { rssMiB, sampleRss } from '../rss.js';
 import type { ScenarioResult } from '../table.js';
 import type { PreparedTarget } from '../targets/target.js';
@@ -20,7 +21,7 @@ function sizeFromEnv(env: NodeJS.ProcessEnv = process.env): typeof MIGRATE_SIZE 
 
 /** The people's password hash (Argon2id, OWASP's parameters), computed once per bundle. */
 export function benchPasswordHash(): string {
-  return hashSync('bench-password', { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 });
+  return hashSync('bench-password', { algorithm: ARGON2.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 });
 }
 
 export interface GeneratedOrg {
@@ -131,9 +132,7 @@ export const migrate: CustomScenario = {
     const exported = await timed(target, '/admin/v1/export', JSON.stringify({ orgIds: [orgId], withPasswords: true, withOtp: true, timeout: '30m' }));
     const exportOk = exported.status === 200 && (JSON.parse(exported.text) as { orgs: { humanUsers: unknown[] }[] }).orgs[0]?.humanUsers.length === users;
     if (!exportOk) process.stdout.write(`  export answered ${exported.status}: ${exported.text.slice(0, 500)}\n`);
-    process.stdout.write(
-      `  export: ${what} (${(exported.text.length / 2 ** 20).toFixed(1)} MiB) in ${exported.seconds.toFixed(2)} s, peak RSS ${exported.peakRssMiB?.toFixed(0) ?? '?'} MiB\n`,
-    );
+    process.stdout.write(`  export: ${what} (${(exported.text.length / 2 ** 20).toFixed(1)} MiB) in ${exported.seconds.toFixed(2)} s, peak RSS ${exported.peakRssMiB?.toFixed(0) ?? '?'} MiB\n`);
     return [row('migrate-import', target, imported.seconds, importOk, imported.peakRssMiB), row('migrate-export', target, exported.seconds, exportOk, exported.peakRssMiB)];
   },
 };

@@ -56,12 +56,7 @@ function signJws(alg: Alg, key: KeyObject, input: string): string {
 }
 
 function newKey(alg: Alg): KeyObject {
-  const pair =
-    alg === 'RS256'
-      ? generateKeyPairSync('rsa', { modulusLength: 2048 })
-      : alg === 'ES256'
-        ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
-        : generateKeyPairSync('ed25519');
+  const pair = alg === 'RS256' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : alg === 'ES256' ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : generateKeyPairSync('ed25519');
   return pair.privateKey;
 }
 
@@ -167,7 +162,7 @@ export async function startCeiling(durability: 'flush' | 'commit' = 'flush', lis
   });
 
   post('/oauth/v2/introspect', (auth, form) => {
-    if (!auth || auth.client.kind !== 'introspect') return invalidClient;
+    if (auth?.client.kind !== 'introspect') return invalidClient;
     const record = tokens.get(sha256(form.get('token') ?? ''));
     if (!record || record.exp <= Date.now() / 1000 || !record.aud.includes(audience)) return ['200 OK', { active: false }];
     return [
@@ -197,9 +192,7 @@ export async function startCeiling(durability: 'flush' | 'commit' = 'flush', lis
     res.writeStatus('404 Not Found').end();
   });
 
-  const listening = await new Promise<uWS.us_listen_socket>((resolve, reject) =>
-    app.listen('127.0.0.1', listenPort, (socket) => (socket ? resolve(socket) : reject(new Error('listen failed')))),
-  );
+  const listening = await new Promise<uWS.us_listen_socket>((resolve, reject) => app.listen('127.0.0.1', listenPort, (socket) => (socket ? resolve(socket) : reject(new Error('listen failed')))));
   const port = uWS.us_socket_local_port(listening as unknown as uWS.us_socket);
   issuer = `http://127.0.0.1:${port}`;
   discovery = JSON.stringify({
@@ -227,7 +220,7 @@ export async function startCeiling(durability: 'flush' | 'commit' = 'flush', lis
 async function main(): Promise<void> {
   const ceiling = await startCeiling(process.env.CEILING_DURABILITY === 'commit' ? 'commit' : 'flush', Number(process.env.CEILING_PORT ?? '0'));
   const { close, ...ready } = ceiling;
-  process.stdout.write(JSON.stringify({ ready: true, ...ready }) + '\n');
+  process.stdout.write(`${JSON.stringify({ ready: true, ...ready })}\n`);
   process.on('SIGTERM', () => {
     close().finally(() => process.exit(0));
   });
@@ -235,7 +228,7 @@ async function main(): Promise<void> {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   main().catch((error: unknown) => {
-    process.stderr.write(String(error instanceof Error ? error.stack : error) + '\n');
+    process.stderr.write(`${String(error instanceof Error ? error.stack : error)}\n`);
     process.exit(1);
   });
 }

@@ -47,5 +47,4 @@ export class CeilingFactory implements TargetFactory {
     this.base = undefined;
     await stopChild(this.child);
   }
-
 }

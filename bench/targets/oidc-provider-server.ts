@@ -23,7 +23,6 @@ import { PeerAdapter, PeerStore } from './oidc-provider-adapter.js';
  */
 const ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
 
-
 /** The few parts of oidc-provider's context the hooks below touch (the package ships no types). */
 interface PeerClient {
   clientId: string;
@@ -113,8 +112,7 @@ export async function startPeer(port = 0): Promise<Peer> {
       // asked for it (read from the request as sent): such codes (the refresh scenario's) get a
       // refresh token that outlives the session, the others (code-flow's `openid`) none, as on Sesame.
       expiresWithSession: async (ctx: PeerContext) => !requestedScope(ctx).includes('offline_access'),
-      issueRefreshToken: async (_ctx: unknown, client: PeerClient, code: { expiresWithSession?: boolean }) =>
-        client.grantTypeAllowed('refresh_token') && code.expiresWithSession !== true,
+      issueRefreshToken: async (_ctx: unknown, client: PeerClient, code: { expiresWithSession?: boolean }) => client.grantTypeAllowed('refresh_token') && code.expiresWithSession !== true,
       rotateRefreshToken: true,
       // oidc-provider's in-memory adapter semantics on constant-time storage (oidc-provider-adapter.ts).
       adapter: (() => {
@@ -167,13 +165,13 @@ function requestedScope(ctx: PeerContext): string[] {
 
 async function main(): Promise<void> {
   const { close, ...peer } = await startPeer(Number(process.env.PEER_PORT ?? '0'));
-  process.stdout.write(JSON.stringify({ ready: true, ...peer }) + '\n');
+  process.stdout.write(`${JSON.stringify({ ready: true, ...peer })}\n`);
   process.on('SIGTERM', () => void close().then(() => process.exit(0)));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   main().catch((error: unknown) => {
-    process.stderr.write(String(error instanceof Error ? error.stack : error) + '\n');
+    process.stderr.write(`${String(error instanceof Error ? error.stack : error)}\n`);
     process.exit(1);
   });
 }

@@ -10,7 +10,7 @@ const SCRIPT = fileURLToPath(new URL('./oidc-provider-server.js', import.meta.ur
 export class OidcProviderFactory implements TargetFactory {
   readonly name = 'oidc-provider';
   private child: ChildProcess | undefined;
-  private base: Omit<PreparedTarget, 'ccJwt'> & { ccClient: { id: string; secret: string } } | undefined;
+  private base: (Omit<PreparedTarget, 'ccJwt'> & { ccClient: { id: string; secret: string } }) | undefined;
 
   async open(alg: Alg): Promise<PreparedTarget> {
     if (!this.base) this.base = await this.start();
@@ -38,7 +38,7 @@ export class OidcProviderFactory implements TargetFactory {
       signIn: await signIn(endpoints.authorization, info.webClient, info.redirectUri),
       notes: [
         'oidc-provider runs in memory (no persistence): its own adapter semantics on constant-time storage that evicts nothing (bench/targets/oidc-provider-adapter.ts); JWT access tokens are not introspectable there',
-        'code-flow / refresh: oidc-provider keeps sessions, grants, codes and refresh tokens in its in-memory adapter, while Sesame commits each code and each refresh rotation to disk; both rotate the refresh token on every use and sign an RS256 ID token per token response; the person signed in once before the run (password hashing is outside the loop on both; the peer\'s dev login form checks no password)',
+        "code-flow / refresh: oidc-provider keeps sessions, grants, codes and refresh tokens in its in-memory adapter, while Sesame commits each code and each refresh rotation to disk; both rotate the refresh token on every use and sign an RS256 ID token per token response; the person signed in once before the run (password hashing is outside the loop on both; the peer's dev login form checks no password)",
       ],
     };
   }

@@ -154,7 +154,10 @@ export class SesameFactory implements TargetFactory {
       for (let tries = 0; ; tries++) {
         const res = await fetch(`${node.url}/oauth/v2/token`, {
           method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64') },
+          headers: {
+            'content-type': 'application/x-www-form-urlencoded',
+            authorization: `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64')}`,
+          },
           body: `grant_type=client_credentials&scope=${scope}`,
         });
         if (res.ok) break;
@@ -172,4 +175,3 @@ export class SesameFactory implements TargetFactory {
     await Promise.all(servers.map((server) => server?.close()));
   }
 }
-

@@ -67,7 +67,7 @@ export interface TargetFactory {
 }
 
 export function basicAuth(client: Client): string {
-  return 'Basic ' + Buffer.from(`${encodeURIComponent(client.id)}:${encodeURIComponent(client.secret)}`).toString('base64');
+  return `Basic ${Buffer.from(`${encodeURIComponent(client.id)}:${encodeURIComponent(client.secret)}`).toString('base64')}`;
 }
 
 /** Reads endpoint URLs from the provider's discovery document, as a relying party would. */

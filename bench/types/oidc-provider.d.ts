@@ -6,4 +6,3 @@ declare module 'oidc-provider' {
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
   }
 }
-

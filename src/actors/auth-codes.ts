@@ -47,7 +47,6 @@ export interface FoundCode {
   consume(): Promise<unknown>;
 }
 
-
 /** Reads and decides in the store: a code issued on any HTTP thread is redeemed on any other. */
 const CODES = recordKind<CodeRecord>('authCodes');
 
@@ -76,7 +75,12 @@ export class AuthCodesActor {
       consume: () => {
         const usedAt = clock.now();
         const claim = this.store.claimOnce(CODES, record.id, (stored) => (stored.usedAt === undefined ? { ...stored, usedAt } : undefined));
-        return this.store.durable(mustWin(claim.then((c) => c.claimed), 'code'));
+        return this.store.durable(
+          mustWin(
+            claim.then((c) => c.claimed),
+            'code',
+          ),
+        );
       },
     };
   }

@@ -446,6 +446,12 @@ export class AuthRequestsActor {
 
   /** Removes expired requests (with their index entries). */
   sweep(now = clock.now()): Promise<number> {
-    return this.store.durable(this.store.sweep(AUTH_REQUESTS, (r) => r.createdAt + AUTH_REQUEST_LIFETIME_MS <= now, (_id, r) => leaveGroup(r)));
+    return this.store.durable(
+      this.store.sweep(
+        AUTH_REQUESTS,
+        (r) => r.createdAt + AUTH_REQUEST_LIFETIME_MS <= now,
+        (_id, r) => leaveGroup(r),
+      ),
+    );
   }
 }

@@ -9,15 +9,7 @@ import type { DirectoryStorage } from '../storage/db.js';
 import type { WriteBatch } from '../storage/batch.js';
 import { inIdOrder, Table } from '../storage/table.js';
 import { alreadyExists, invalidArgument, notFound, QuotaReached, WriteConflict } from '../model/errors.js';
-import type {
-  AppKeyRecord,
-  AppRecord,
-  ClientRegistration,
-  MachineKeyRecord,
-  MachineSecretRecord,
-  OidcAppConfig,
-  ProjectRecord,
-} from '../model/records.js';
+import type { AppKeyRecord, AppRecord, ClientRegistration, MachineKeyRecord, MachineSecretRecord, OidcAppConfig, ProjectRecord } from '../model/records.js';
 import { FAR_FUTURE, usesClientSecret } from '../model/records.js';
 import { newAlphanumericSecret, newId } from '../util/ids.js';
 import { secretMatches, sha256 } from '../util/hash.js';
@@ -42,7 +34,6 @@ export interface AssertionKey {
   /** SPKI DER, what the worker pool imports (once per key id). */
   spkiDer: Uint8Array;
 }
-
 
 function stampNew<T>(row: T): T & { createdAt: number; changedAt: number; sequence: number } {
   const now = Date.now();
@@ -169,7 +160,6 @@ export class ClientsActor implements ActsFor {
         return false;
     }
   }
-
 
   /** Every record read again as stored (a copy that fell too far behind the change feed to follow it, and cannot be loaded anew). */
   retakeAll(): void {
@@ -408,10 +398,7 @@ export class ClientsActor implements ActsFor {
     return { app: await this.writeApp(app, { secretHash: sha256(clientSecret) }), clientSecret };
   }
 
-  private async writeApp(
-    app: View<AppRecord>,
-    change: Pick<Partial<AppRecord>, 'oidc' | 'secretHash' | 'registration' | 'logoutReceiverByInstance'>,
-  ): Promise<View<AppRecord>> {
+  private async writeApp(app: View<AppRecord>, change: Pick<Partial<AppRecord>, 'oidc' | 'secretHash' | 'registration' | 'logoutReceiverByInstance'>): Promise<View<AppRecord>> {
     const updated: AppRecord = { ...ownRow<AppRecord>(app), ...change, changedAt: Date.now(), sequence: app.sequence + 1 };
     // Taken back by a change that names it as undefined: not stored as a key without a value.
     if (!updated.logoutReceiverByInstance) delete updated.logoutReceiverByInstance;
@@ -487,10 +474,7 @@ export class ClientsActor implements ActsFor {
   /** A removed machine user's secret and keys go with it. Resolves once durable. */
   async removeMachineCredentials(userId: string): Promise<void> {
     const keys = [...this.machineKeys.values()].filter((k) => k.userId === userId);
-    await Promise.all([
-      this.machineSecrets.has(userId) ? this.machineSecrets.remove(userId, { by: this.editor }) : undefined,
-      ...keys.map((k) => this.machineKeys.remove(k.id, { by: this.editor })),
-    ]);
+    await Promise.all([this.machineSecrets.has(userId) ? this.machineSecrets.remove(userId, { by: this.editor }) : undefined, ...keys.map((k) => this.machineKeys.remove(k.id, { by: this.editor }))]);
   }
 
   // ---- keys ----
@@ -552,10 +536,7 @@ export class ClientsActor implements ActsFor {
   }
 
   /** Registers a machine key; generates an RSA 2048 pair (returned once) unless a public key is given. */
-  async addMachineKey(
-    user: { id: string; orgId: string },
-    input: { expirationDate?: number; publicKeyPem?: string },
-  ): Promise<{ key: View<MachineKeyRecord>; privateKeyPem?: string }> {
+  async addMachineKey(user: { id: string; orgId: string }, input: { expirationDate?: number; publicKeyPem?: string }): Promise<{ key: View<MachineKeyRecord>; privateKeyPem?: string }> {
     const expirationDate = ClientsActor.checkExpiration(input.expirationDate);
     const generated = input.publicKeyPem ? undefined : await generateRsa2048();
     const key = machineKeyRecord(user, newId(), expirationDate, generated?.publicPem ?? normalizePublicKeyPem(input.publicKeyPem!));
@@ -564,11 +545,7 @@ export class ClientsActor implements ActsFor {
   }
 
   /** An imported public key of a machine user (`machineKeys[]`): id and expiration kept. */
-  stageMachineKey(
-    user: { id: string; orgId: string },
-    input: { id: string; expirationDate?: number; publicKeyPem: string },
-    batch: WriteBatch,
-  ): View<MachineKeyRecord> {
+  stageMachineKey(user: { id: string; orgId: string }, input: { id: string; expirationDate?: number; publicKeyPem: string }, batch: WriteBatch): View<MachineKeyRecord> {
     if (this.machineKeys.taken(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
     const key = machineKeyRecord(user, input.id, ClientsActor.checkExpiration(input.expirationDate), normalizePublicKeyPem(input.publicKeyPem));
     this.machineKeys.stage(key, batch);

@@ -199,14 +199,26 @@ export class DeviceAuthorizationsActor {
   redeem(authorization: View<DeviceAuthorization>): { redeemed: false } | { redeemed: true; written: Promise<unknown> } {
     if (authorization.state !== 'approved') return { redeemed: false };
     const claim = this.store.claimOnce(AUTHORIZATIONS, authorization.id, (stored) => (stored.state === 'approved' ? { ...stored, state: 'redeemed' as const } : undefined));
-    return { redeemed: true, written: this.store.durable(mustWin(claim.then((c) => c.claimed), 'device code')) };
+    return {
+      redeemed: true,
+      written: this.store.durable(
+        mustWin(
+          claim.then((c) => c.claimed),
+          'device code',
+        ),
+      ),
+    };
   }
 
   /** Removes records some minutes after they expired (with their index entries). */
   sweep(now = clock.now()): Promise<number> {
     // The user code's entry is this record's: a start never takes a user code while it is held.
     return this.store.durable(
-      this.store.sweep(AUTHORIZATIONS, (r) => r.exp + KEPT_AFTER_EXPIRY_MS <= now, (_id, r) => deviceIndexEntries(r).map(([key]) => ({ kind: INDEX, key, value: null }))),
+      this.store.sweep(
+        AUTHORIZATIONS,
+        (r) => r.exp + KEPT_AFTER_EXPIRY_MS <= now,
+        (_id, r) => deviceIndexEntries(r).map(([key]) => ({ kind: INDEX, key, value: null })),
+      ),
     );
   }
 }

@@ -141,7 +141,13 @@ export class IdentityProviders extends IdentityProvidersReader implements ActsFo
    * Changes a provider of `owner` (of the same kind: ZITADEL's update of a template type);
    * `secret` undefined or empty keeps the stored one, as ZITADEL's update does.
    */
-  async update(owner: string, id: string, kind: IdentityProvider['kind'] | readonly IdentityProvider['kind'][], change: (current: View<IdentityProvider>) => ProviderSettings, secret?: string): Promise<View<IdentityProvider>> {
+  async update(
+    owner: string,
+    id: string,
+    kind: IdentityProvider['kind'] | readonly IdentityProvider['kind'][],
+    change: (current: View<IdentityProvider>) => ProviderSettings,
+    secret?: string,
+  ): Promise<View<IdentityProvider>> {
     let updated: IdentityProvider | undefined;
     await this.changes.setPolicy(
       'idps',
@@ -151,11 +157,15 @@ export class IdentityProviders extends IdentityProvidersReader implements ActsFo
         const current = providers.find((p) => p.id === id && ([kind].flat() as string[]).includes(p.kind));
         if (!current) throw notFound('IDP-0mnf2', `identity provider ${id} not found (Errors.IDPConfig.NotExisting)`);
         const settings = change(current);
-        if (providers.some((p) => p.id !== id && p.name.toLowerCase() === settings.name.toLowerCase())) throw alreadyExists('IDP-n4m3s', `an identity provider named "${settings.name}" already exists`);
+        if (providers.some((p) => p.id !== id && p.name.toLowerCase() === settings.name.toLowerCase()))
+          throw alreadyExists('IDP-n4m3s', `an identity provider named "${settings.name}" already exists`);
         // The stored secret goes only where it was given for: whoever aims the provider elsewhere (an
         // org administrator at their own host, a provider an instance administrator wrote) gives a new one.
         if (!secret && current.clientSecretSealed && whereSecretGoes(settings) !== whereSecretGoes(current)) {
-          throw invalidArgument('IDP-S3crt', `the provider's ${settings.ldap ? 'servers or bind DN' : 'issuer or endpoints'} change: give its ${settings.ldap ? 'bindPassword' : 'clientSecret'} again`);
+          throw invalidArgument(
+            'IDP-S3crt',
+            `the provider's ${settings.ldap ? 'servers or bind DN' : 'issuer or endpoints'} change: give its ${settings.ldap ? 'bindPassword' : 'clientSecret'} again`,
+          );
         }
         updated = {
           ...settings,

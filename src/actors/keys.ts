@@ -1,6 +1,6 @@
 import type { Editor } from '../model/activity.js';
 import { WriteConflict } from '../model/errors.js';
-import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
+import { createPublicKey, generateKeyPair, type JsonWebKey as NodeJsonWebKey, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { SigningAlg } from '../config.js';
 import type { MasterKey } from '../crypto/master-key.js';
@@ -54,11 +54,7 @@ export type KeyGenerator = (alg: SigningAlg) => Promise<GeneratedKey>;
 /** Off the event loop (libuv's thread pool): an RSA key takes tens to hundreds of milliseconds. */
 export async function generateSigningKey(alg: SigningAlg): Promise<GeneratedKey> {
   const pair =
-    alg === 'RS256'
-      ? await generateKeyPairAsync('rsa', { modulusLength: 2048 })
-      : alg === 'ES256'
-        ? await generateKeyPairAsync('ec', { namedCurve: 'P-256' })
-        : await generateKeyPairAsync('ed25519');
+    alg === 'RS256' ? await generateKeyPairAsync('rsa', { modulusLength: 2048 }) : alg === 'ES256' ? await generateKeyPairAsync('ec', { namedCurve: 'P-256' }) : await generateKeyPairAsync('ed25519');
   return { privateDer: pair.privateKey.export({ format: 'der', type: 'pkcs8' }), publicKey: pair.publicKey };
 }
 
@@ -294,12 +290,7 @@ export class KeysActor {
   private derive(keys: ReadonlyMap<string, StoredKey>): KeyView {
     const active = byStatusIn(keys, 'active')[0]!;
     const der = this.masterKey.decrypt(active.sealedPrivateKey);
-    const verification = new Map(
-      [...keys.values()].map((k) => [
-        k.kid,
-        { kid: k.kid, alg: k.alg, publicKey: createPublicKey({ key: k.publicJwk as any, format: 'jwk' }) },
-      ]),
-    );
+    const verification = new Map([...keys.values()].map((k) => [k.kid, { kid: k.kid, alg: k.alg, publicKey: createPublicKey({ key: k.publicJwk as NodeJsonWebKey, format: 'jwk' }) }]));
     // Active first, then next, then retired: clients that take the first key get the right one.
     const order: Record<KeyStatus, number> = { active: 0, next: 1, retired: 2 };
     const published = [...keys.values()].sort((a, b) => order[a.status] - order[b.status]);

@@ -48,7 +48,6 @@ export interface InstanceInfo {
 
 const lower = (s: string) => s.toLowerCase();
 
-
 function stamp<T extends { createdAt: number; changedAt: number; sequence: number }>(row: T, isNew: boolean): T {
   const now = Date.now();
   if (isNew) row.createdAt = now;
@@ -242,7 +241,6 @@ export class OrgsActor implements ActsFor {
     return org ? this.primaryDomain(org) : '';
   }
 
-
   async addOrg(input: { id?: string; name: string; state?: OrgState }): Promise<View<OrgRecord>> {
     const batch = new WriteBatch(this.editor);
     const org = this.stageOrg(input, batch);
@@ -378,10 +376,7 @@ export class OrgsActor implements ActsFor {
         if (sameIsFine) return existing as View<PolicyRecord<K>>;
         throw preconditionFailed('POLICY-9kdf2', 'no changes (Errors.Org.Policy.NotChanged)');
       }
-      const record = stamp<PolicyRecord<K>>(
-        { ...(existing ?? { createdAt: 0, changedAt: 0, sequence: 0 }), id, kind, orgId, policy },
-        !existing,
-      );
+      const record = stamp<PolicyRecord<K>>({ ...(existing ?? { createdAt: 0, changedAt: 0, sequence: 0 }), id, kind, orgId, policy }, !existing);
       await this.policies.put(record, { by: this.editor });
       return record as View<PolicyRecord<K>>;
     });
@@ -416,7 +411,7 @@ export class OrgsActor implements ActsFor {
     return decidedAgain(this.storage.directoryReader, this, async () => {
       const id = `${kind}:${orgId}`;
       if (!this.policies.has(id)) throw notFound('POLICY-3kd9f', `the organization has no custom ${kind} policy`);
-      if (kind === 'domain') this.checkLoginNameRule(orgId, this.policies.get(`domain:${INSTANCE_POLICY}`)?.policy as DomainPolicy ?? DEFAULT_POLICIES.domain);
+      if (kind === 'domain') this.checkLoginNameRule(orgId, (this.policies.get(`domain:${INSTANCE_POLICY}`)?.policy as DomainPolicy) ?? DEFAULT_POLICIES.domain);
       await this.policies.remove(id, { by: this.editor });
     });
   }
@@ -440,12 +435,16 @@ export class OrgsActor implements ActsFor {
     // so no failure was counted since; a reset since only lowers the count.
     if (!user.human || (user.human.failedPasswordAttempts === 0 && !rehash)) return;
     let rehashed = false;
-    await this.changeUser(userId, (stored) => {
-      if (!stored.human) return undefined;
-      rehashed = rehash !== undefined && stored.human.passwordHash === rehash.verified;
-      if (stored.human.failedPasswordAttempts === 0 && !rehashed) return undefined;
-      return { human: { failedPasswordAttempts: 0, ...(rehashed ? { passwordHash: rehash!.rehashed } : {}) } };
-    }, () => !rehashed);
+    await this.changeUser(
+      userId,
+      (stored) => {
+        if (!stored.human) return undefined;
+        rehashed = rehash !== undefined && stored.human.passwordHash === rehash.verified;
+        if (stored.human.failedPasswordAttempts === 0 && !rehashed) return undefined;
+        return { human: { failedPasswordAttempts: 0, ...(rehashed ? { passwordHash: rehash!.rehashed } : {}) } };
+      },
+      () => !rehashed,
+    );
   }
 
   /**
@@ -650,9 +649,7 @@ export class OrgsActor implements ActsFor {
 
   /** ReactivateUser: a deactivated user is active again. */
   reactivateUser(userId: string, orgId: string): Promise<View<UserRecord>> {
-    return this.changeState(userId, orgId, 'USER_STATE_ACTIVE', (state) =>
-      state === 'USER_STATE_INACTIVE' ? undefined : 'the user is not deactivated (Errors.User.NotInactive)',
-    );
+    return this.changeState(userId, orgId, 'USER_STATE_ACTIVE', (state) => (state === 'USER_STATE_INACTIVE' ? undefined : 'the user is not deactivated (Errors.User.NotInactive)'));
   }
 
   /** LockUser: an active (or initial) user is locked, as the lockout policy does after too many failures. */
@@ -671,13 +668,7 @@ export class OrgsActor implements ActsFor {
   }
 
   /** A new state, refused by `refusal` as the user is stored (a lock by the login on another thread included). */
-  private async changeState(
-    userId: string,
-    orgId: string,
-    state: UserState,
-    refusal: (current: UserState) => string | undefined,
-    humanChange: Partial<HumanData> = {},
-  ): Promise<View<UserRecord>> {
+  private async changeState(userId: string, orgId: string, state: UserState, refusal: (current: UserState) => string | undefined, humanChange: Partial<HumanData> = {}): Promise<View<UserRecord>> {
     this.requireUser(userId, orgId);
     // Leaving the active state voids what the user holds: it stays void after an unlock or reactivation.
     const revoke = state === 'USER_STATE_ACTIVE' ? {} : { revokedBefore: clock.now() };
@@ -755,19 +746,19 @@ export class OrgsActor implements ActsFor {
     const after = await this.users.change(
       userId,
       (stored) => {
-      if (!stored) return undefined;
-      const delta = change(stored);
-      if (!delta) return undefined;
-      isQuiet = quiet();
-      const current = ownRow<UserRecord>(stored);
-      const next: UserRecord = {
-        ...current,
-        ...(delta.state ? { state: delta.state } : {}),
-        ...(delta.revokedBefore !== undefined ? { revokedBefore: movedHorizon(current.revokedBefore, delta.revokedBefore) } : {}),
-        ...(delta.human && current.human ? { human: { ...current.human, ...delta.human } } : {}),
-      };
-      // A quiet change (failure bookkeeping) is no change of the user as clients see it (`updated_at`).
-      return isQuiet ? next : stamp<UserRecord>(next, false);
+        if (!stored) return undefined;
+        const delta = change(stored);
+        if (!delta) return undefined;
+        isQuiet = quiet();
+        const current = ownRow<UserRecord>(stored);
+        const next: UserRecord = {
+          ...current,
+          ...(delta.state ? { state: delta.state } : {}),
+          ...(delta.revokedBefore !== undefined ? { revokedBefore: movedHorizon(current.revokedBefore, delta.revokedBefore) } : {}),
+          ...(delta.human && current.human ? { human: { ...current.human, ...delta.human } } : {}),
+        };
+        // A quiet change (failure bookkeeping) is no change of the user as clients see it (`updated_at`).
+        return isQuiet ? next : stamp<UserRecord>(next, false);
       },
       { quiet: () => isQuiet, by: this.editor },
     );
@@ -788,7 +779,6 @@ export class OrgsActor implements ActsFor {
     this.takeChange('users', userId);
     return this.users.get(userId);
   }
-
 
   /** The unique keys every record of this actor holds (to build them in the store once, for a data dir from before). */
   *uniqueKeys(): Iterable<{ key: string; owner: string }> {
@@ -831,21 +821,14 @@ export class OrgsActor implements ActsFor {
     return project;
   }
 
-  async addProject(
-    orgId: string,
-    input: ProjectSettings & { id?: string },
-  ): Promise<View<ProjectRecord>> {
+  async addProject(orgId: string, input: ProjectSettings & { id?: string }): Promise<View<ProjectRecord>> {
     const batch = new WriteBatch(this.editor);
     const project = this.stageProject(orgId, input, batch);
     await batch.commit(this.storage);
     return project;
   }
 
-  stageProject(
-    orgId: string,
-    input: ProjectSettings & { id?: string },
-    batch: WriteBatch,
-  ): View<ProjectRecord> {
+  stageProject(orgId: string, input: ProjectSettings & { id?: string }, batch: WriteBatch): View<ProjectRecord> {
     this.requireOrg(orgId, batch);
     const name = input.name.trim();
     if (name.length === 0 || name.length > 200) throw invalidArgument('PROJECT-n4m3s', 'project name must have 1-200 characters');
@@ -1034,7 +1017,12 @@ export class OrgsActor implements ActsFor {
   takeChange(store: DirectoryStore, id: string): boolean {
     switch (store) {
       case 'orgs':
-        return retake(this.orgs, id, (org) => this.unindexOrg(org), (org) => this.indexOrg(org));
+        return retake(
+          this.orgs,
+          id,
+          (org) => this.unindexOrg(org),
+          (org) => this.indexOrg(org),
+        );
       case 'projects':
         return retake(
           this.projects,
@@ -1047,11 +1035,26 @@ export class OrgsActor implements ActsFor {
           },
         );
       case 'users':
-        return retake(this.users, id, (user) => this.unindexUser(user), (user) => this.indexUser(user));
+        return retake(
+          this.users,
+          id,
+          (user) => this.unindexUser(user),
+          (user) => this.indexUser(user),
+        );
       case 'members':
-        return retake(this.members, id, (member) => unindexByUser(this.memberIdsByUser, member), (member) => this.indexMember(member));
+        return retake(
+          this.members,
+          id,
+          (member) => unindexByUser(this.memberIdsByUser, member),
+          (member) => this.indexMember(member),
+        );
       case 'userGrants':
-        return retake(this.userGrants, id, (grant) => unindexByUser(this.grantIdsByUser, grant), (grant) => this.indexGrant(grant));
+        return retake(
+          this.userGrants,
+          id,
+          (grant) => unindexByUser(this.grantIdsByUser, grant),
+          (grant) => this.indexGrant(grant),
+        );
       case 'pats':
         return retake(
           this.pats,
@@ -1184,15 +1187,18 @@ export class OrgsActor implements ActsFor {
     return updated;
   }
 
-
   /** SetUserMetadata: adds or replaces one metadata entry of a user (as stored: see changeUser). */
   async setUserMetadata(userId: string, key: string, value: Uint8Array): Promise<View<UserRecord>> {
     this.requireUser(userId);
-    const after = await this.users.change(userId, (stored) => {
-      if (!stored) return undefined;
-      const user = ownRow<UserRecord>(stored);
-      return stamp<UserRecord>({ ...user, metadata: { ...user.metadata, [key]: value } }, false);
-    }, { by: this.editor });
+    const after = await this.users.change(
+      userId,
+      (stored) => {
+        if (!stored) return undefined;
+        const user = ownRow<UserRecord>(stored);
+        return stamp<UserRecord>({ ...user, metadata: { ...user.metadata, [key]: value } }, false);
+      },
+      { by: this.editor },
+    );
     return this.requireChanged(userId, after);
   }
 
@@ -1253,7 +1259,7 @@ export class OrgsActor implements ActsFor {
     batch.takeKey({ key: directoryKey.idpLink(link.idpId, link.externalUserId), owner: userId, taken: this.linkTaken });
     batch.onCommit(() => {
       const now = this.users.get(userId);
-      if (now) (this.unindexUser(now), this.indexUser(now));
+      if (now) this.unindexUser(now), this.indexUser(now);
     });
     this.users.stage(updated, batch);
     return updated;
@@ -1359,7 +1365,8 @@ export class OrgsActor implements ActsFor {
       userId,
       await this.changeUser(userId, (stored) => {
         const tokens = stored.human?.webauthn ?? [];
-        if (!tokens.some((t) => t.tokenId === tokenId && t.kind === kind)) throw notFound('USER-W3bA4', `${kind === 'u2f' ? 'security key' : 'passkey'} ${tokenId} not found (Errors.User.WebAuthN.NotFound)`);
+        if (!tokens.some((t) => t.tokenId === tokenId && t.kind === kind))
+          throw notFound('USER-W3bA4', `${kind === 'u2f' ? 'security key' : 'passkey'} ${tokenId} not found (Errors.User.WebAuthN.NotFound)`);
         return { human: { webauthn: tokens.filter((t) => t.tokenId !== tokenId) } };
       }),
     );
@@ -1394,7 +1401,7 @@ export class OrgsActor implements ActsFor {
         this.users.stage(stamp<UserRecord>({ ...ownRow<UserRecord>(user), human }, false), batch);
         batch.onCommit(() => {
           const now = this.users.get(userId);
-          if (now) (this.unindexUser(user), this.indexUser(now));
+          if (now) this.unindexUser(user), this.indexUser(now);
         });
       }
       await batch.commit(this.storage);
@@ -1502,11 +1509,12 @@ export class OrgsActor implements ActsFor {
       throw alreadyExists('USER-2n8fS', 'the user already has a grant on this project');
     }
     this.claim(this.claimedGrants, grantKey, batch);
-    const grant = stamp<UserGrantRecord>(
-      { ...input, id: input.id ?? newId(), createdAt: 0, changedAt: 0, sequence: 0 },
-      true,
-    );
-    batch.takeKey({ key: directoryKey.grant(user.id, input.projectId, input.projectGrantId), owner: grant.id, taken: () => alreadyExists('USER-2n8fS', 'the user already has a grant on this project') });
+    const grant = stamp<UserGrantRecord>({ ...input, id: input.id ?? newId(), createdAt: 0, changedAt: 0, sequence: 0 }, true);
+    batch.takeKey({
+      key: directoryKey.grant(user.id, input.projectId, input.projectGrantId),
+      owner: grant.id,
+      taken: () => alreadyExists('USER-2n8fS', 'the user already has a grant on this project'),
+    });
     this.indexGrant(grant);
     batch.onRollback(() => this.unindexGrant(grant));
     this.userGrants.stage(grant, batch);
@@ -1558,10 +1566,7 @@ export class OrgsActor implements ActsFor {
     if (!user.machine) throw preconditionFailed('USER-Sj8f2', 'personal access tokens are for machine users');
     if (expirationDate <= clock.now()) throw invalidArgument('USER-dk3Jd', 'expirationDate must be in the future');
     const token = newOpaqueToken();
-    const pat = stamp<PatRecord>(
-      { id: newId(), userId, orgId: user.orgId, tokenHash: sha256(token), expirationDate, createdAt: 0, changedAt: 0, sequence: 0 },
-      true,
-    );
+    const pat = stamp<PatRecord>({ id: newId(), userId, orgId: user.orgId, tokenHash: sha256(token), expirationDate, createdAt: 0, changedAt: 0, sequence: 0 }, true);
     const hash = Buffer.from(pat.tokenHash).toString('base64url');
     this.patByHash.set(hash, pat.id);
     try {

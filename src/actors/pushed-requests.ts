@@ -72,6 +72,12 @@ export class PushedRequestsActor {
 
   /** Removes expired requests (with their index entries). */
   sweep(now = clock.now()): Promise<number> {
-    return this.store.durable(this.store.sweep(PUSHED, (r) => r.exp <= now, (_id, r) => leaveGroup(r)));
+    return this.store.durable(
+      this.store.sweep(
+        PUSHED,
+        (r) => r.exp <= now,
+        (_id, r) => leaveGroup(r),
+      ),
+    );
   }
 }

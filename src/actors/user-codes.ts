@@ -70,9 +70,9 @@ export class UserCodesActor {
     let outcome: Redemption = { result: 'none' };
     await this.store.durable(
       this.store.update(CODES, `${userId}|${purpose}`, (found) => {
-        if (!found) return (outcome = { result: 'none' }), undefined;
-        if (found.expiresAt <= now) return (outcome = { result: 'expired' }), null;
-        if (timingSafeEqual(Buffer.from(found.mac), presented)) return (outcome = { result: 'ok', subject: found.subject, createdAt: found.createdAt }), use ? null : undefined;
+        if (!found) return ((outcome = { result: 'none' }), undefined);
+        if (found.expiresAt <= now) return ((outcome = { result: 'expired' }), null);
+        if (timingSafeEqual(Buffer.from(found.mac), presented)) return ((outcome = { result: 'ok', subject: found.subject, createdAt: found.createdAt }), use ? null : undefined);
         outcome = { result: 'wrong' };
         return found.failures + 1 >= MAX_CODE_FAILURES ? null : { ...found, failures: found.failures + 1 };
       }),

@@ -184,7 +184,16 @@ export class UserSessionsActor {
     const sid = existing?.id ?? `V1_${newUniqueId()}`;
     // The sign-in's event, in the session's commit: the log shows the sign-ins that took place, no more.
     const event: EventDraft[] = record
-      ? [{ type: 'user.human.signed.in', aggregateType: 'user', aggregateId: userId, resourceOwner: record.orgId, objectId: sid, payload: { amr: passed.amr, clientId: record.clientId, sessionId: sid } }]
+      ? [
+          {
+            type: 'user.human.signed.in',
+            aggregateType: 'user',
+            aggregateId: userId,
+            resourceOwner: record.orgId,
+            objectId: sid,
+            payload: { amr: passed.amr, clientId: record.clientId, sessionId: sid },
+          },
+        ]
       : [];
     const session = await this.change(
       sid,
@@ -242,9 +251,13 @@ export class UserSessionsActor {
 
   /** Forgets idle sessions, with their index entries (one used meanwhile, on any thread, stays). */
   sweep(now = clock.now()): Promise<number> {
-    return this.store.sweep(SESSIONS, (s) => !this.live(s, now), (sid, s) => [
-      { kind: SESSION_INDEX, key: agentKey(s.agentId, sid), value: null },
-      { kind: SESSION_INDEX, key: userKey(s.userId, sid), value: null },
-    ]);
+    return this.store.sweep(
+      SESSIONS,
+      (s) => !this.live(s, now),
+      (sid, s) => [
+        { kind: SESSION_INDEX, key: agentKey(s.agentId, sid), value: null },
+        { kind: SESSION_INDEX, key: userKey(s.userId, sid), value: null },
+      ],
+    );
   }
 }

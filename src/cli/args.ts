@@ -1,4 +1,3 @@
-
 import { usage } from './errors.js';
 
 /** Command-line options: `--flag value`, `--flag=value`, booleans; the rest are server settings for offline work. */

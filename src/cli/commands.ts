@@ -20,7 +20,10 @@ import { describeCounts, bundleCounts, type ReportJson, printImportReport } from
 /** The commands: export, import, keys rotate, admin-pat. */
 
 export function listOption(p: Parsed, name: string): string[] {
-  return (p.values.get(name) ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  return (p.values.get(name) ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
 }
 
 /** A bad --timeout is a usage error (exit 2), found before a server or data dir is touched. */
@@ -122,7 +125,7 @@ export async function importCommand(argv: string[]): Promise<void> {
   const reportPath = last(p, '--report');
   if (reportPath !== undefined) {
     try {
-      writeFileAtomic(reportPath, JSON.stringify(report, null, 2) + '\n');
+      writeFileAtomic(reportPath, `${JSON.stringify(report, null, 2)}\n`);
     } catch (error) {
       throw failure(`--report ${reportPath}: ${(error as Error).message}`);
     }
@@ -166,15 +169,20 @@ export async function adminPatCommand(argv: string[]): Promise<void> {
   // Offline always: the token is issued in the data dir, which no server may hold meanwhile.
   if (last(p, '--data-dir') === undefined && envValue('SESAME_DATA_DIR') === undefined) p.values.set('--data-dir', ['./data']);
   const t = target(p, true) as Extract<Target, { kind: 'offline' }>;
-  const { path, replaced, token } = await withDataDir(t, false, async (dir) => {
-    const admin = dir.orgs.getUser(dir.instance.adminUserId);
-    if (!admin) throw failure(`the bootstrap admin (user ${dir.instance.adminUserId}) no longer exists in ${dir.dataDir}`);
-    const { token } = await dir.orgs.addPat(admin.id);
-    const path = join(dir.dataDir, 'admin.pat');
-    const replaced = existsSync(path);
-    writeFileAtomic(path, token + '\n', 0o600);
-    return { path, replaced, token };
-  }, 'stop it first (a new token is issued offline only)');
+  const { path, replaced, token } = await withDataDir(
+    t,
+    false,
+    async (dir) => {
+      const admin = dir.orgs.getUser(dir.instance.adminUserId);
+      if (!admin) throw failure(`the bootstrap admin (user ${dir.instance.adminUserId}) no longer exists in ${dir.dataDir}`);
+      const { token } = await dir.orgs.addPat(admin.id);
+      const path = join(dir.dataDir, 'admin.pat');
+      const replaced = existsSync(path);
+      writeFileAtomic(path, `${token}\n`, 0o600);
+      return { path, replaced, token };
+    },
+    'stop it first (a new token is issued offline only)',
+  );
   process.stderr.write(
     `sesame: admin-pat: issued a new token for the bootstrap admin; ${replaced ? 'replaced' : 'wrote'} ${path} (mode 0600). Earlier tokens stay valid until removed (DELETE /management/v1/users/<id>/pats/<id>)\n`,
   );

@@ -46,9 +46,7 @@ async function copyBack(dataDir: string, url: string): Promise<void> {
     try {
       const { copied } = await copyPostgresToDataDir(pool, storage);
       printCopied(copied);
-      process.stderr.write(
-        `sesame: copy: copied the database into ${dataDir}. Start Sesame on it with the master key the nodes had: SESAME_MASTERKEY, or the key in ${join(dataDir, 'masterkey')}\n`,
-      );
+      process.stderr.write(`sesame: copy: copied the database into ${dataDir}. Start Sesame on it with the master key the nodes had: SESAME_MASTERKEY, or the key in ${join(dataDir, 'masterkey')}\n`);
     } catch (error) {
       if (error instanceof TargetNotEmpty || error instanceof SchemaTooNew) throw failure(error.message);
       throw failure(`could not copy from the database: ${error instanceof Error ? error.message : String(error)}`);

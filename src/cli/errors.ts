@@ -1,5 +1,3 @@
-
-
 /** A command's failure: one line on stderr, exit 2 for usage and settings, 1 for failures. */
 export class CliError extends Error {
   constructor(

@@ -2,7 +2,7 @@ import { createReadStream, renameSync, statSync, unlinkSync, writeFileSync } fro
 import { dirname, join } from 'node:path';
 
 import { usage, failure } from './errors.js';
-import { Progress } from './progress.js';
+import type { Progress } from './progress.js';
 
 /** Reading bundles and writing outputs (atomically, mode 0600). */
 

@@ -1,5 +1,3 @@
-
-
 /** The `sesame` command's help texts. */
 export const MAIN_HELP = `Usage: sesame <command> [options]
 
@@ -91,7 +89,8 @@ if it holds Sesame data); stop the nodes first. Start Sesame on it with the node
   --data-dir DIR        the data dir (env SESAME_DATA_DIR, default ./data)
   --database-url URL    postgres://user:password@host:port/database (env SESAME_DATABASE_URL)
   --from-database       copy the database into the data dir instead
-`,  migrate: `Usage: sesame migrate --database-url URL [--allow-destructive]
+`,
+  migrate: `Usage: sesame migrate --database-url URL [--allow-destructive]
 
 Applies the schema migrations this build has and the database lacks, each once, in its own
 transaction, under the lock every node's start takes (a start migrates by itself; run this first to

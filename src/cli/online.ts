@@ -1,9 +1,9 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
-import { CliError, failure } from './errors.js';
-import { type Target } from './target.js';
-import { Progress } from './progress.js';
+import { type CliError, failure } from './errors.js';
+import type { Target } from './target.js';
+import type { Progress } from './progress.js';
 
 /** HTTP to a running server. */
 

@@ -1,5 +1,3 @@
-
-
 /** Progress of uploads, downloads and file reads on stderr. */
 
 export function formatBytes(n: number): string {

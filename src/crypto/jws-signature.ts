@@ -10,9 +10,7 @@ export function signJwsInput(alg: SigningAlg, key: KeyObject, signingInput: stri
     case 'RS256':
       return cryptoSign('sha256', Buffer.from(signingInput), key).toString('base64url');
     case 'ES256':
-      return cryptoSign('sha256', Buffer.from(signingInput), { key, dsaEncoding: 'ieee-p1363' }).toString(
-        'base64url',
-      );
+      return cryptoSign('sha256', Buffer.from(signingInput), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url');
     case 'EdDSA':
       return cryptoSign(null, Buffer.from(signingInput), key).toString('base64url');
   }

@@ -60,5 +60,6 @@ const RULE_IDS: Record<ComplexityRule, string> = {
 /** Throws InvalidArgument naming the broken rule (API callers and the import). */
 export function requireComplexPassword(password: string, policy: View<PasswordComplexityPolicy>): void {
   const rule = brokenComplexityRule(password, policy);
-  if (rule) throw invalidArgument(RULE_IDS[rule], `the password does not meet the password complexity policy: it needs ${complexityRuleText(rule, policy)} (Errors.User.PasswordComplexityPolicy.${rule})`);
+  if (rule)
+    throw invalidArgument(RULE_IDS[rule], `the password does not meet the password complexity policy: it needs ${complexityRuleText(rule, policy)} (Errors.User.PasswordComplexityPolicy.${rule})`);
 }

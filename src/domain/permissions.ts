@@ -5,7 +5,21 @@ import type { View } from '../util/readonly.js';
  * Roles and the permissions they grant (a subset of ZITADEL's defaults). Instance roles apply to
  * every org; org roles to their org; project roles to their project.
  */
-const READ_ALL = ['policy.read', 'iam.policy.read', 'iam.read', 'iam.member.read', 'org.read', 'org.member.read', 'project.read', 'project.app.read', 'project.role.read', 'user.read', 'user.grant.read', 'iam.idp.read', 'org.idp.read'];
+const READ_ALL = [
+  'policy.read',
+  'iam.policy.read',
+  'iam.read',
+  'iam.member.read',
+  'org.read',
+  'org.member.read',
+  'project.read',
+  'project.app.read',
+  'project.role.read',
+  'user.read',
+  'user.grant.read',
+  'iam.idp.read',
+  'org.idp.read',
+];
 const ORG_READ = READ_ALL.filter((p) => !p.startsWith('iam.'));
 
 export const ROLE_PERMISSIONS: Readonly<Record<string, readonly string[]>> = {
@@ -39,16 +53,9 @@ function grants(role: string, permission: string): boolean {
 }
 
 /** True when one of the memberships grants `permission` on the org (and project, if given). */
-export function hasPermission(
-  memberships: readonly View<MemberRecord>[],
-  permission: string,
-  target: { orgId?: string; projectId?: string },
-): boolean {
+export function hasPermission(memberships: readonly View<MemberRecord>[], permission: string, target: { orgId?: string; projectId?: string }): boolean {
   for (const m of memberships) {
-    const applies =
-      m.scope === 'instance' ||
-      (target.orgId !== undefined && m.scope === `org:${target.orgId}`) ||
-      (target.projectId !== undefined && m.scope === `project:${target.projectId}`);
+    const applies = m.scope === 'instance' || (target.orgId !== undefined && m.scope === `org:${target.orgId}`) || (target.projectId !== undefined && m.scope === `project:${target.projectId}`);
     if (applies && m.roles.some((r) => grants(r, permission))) return true;
   }
   return false;
@@ -91,12 +98,7 @@ function grantingPermission(scope: string): string {
  *
  * Returns what is missing (for the refusal's message), or undefined when the caller may act.
  */
-export function missingToActOn(
-  caller: readonly View<MemberRecord>[],
-  action: UserAction,
-  target: TargetUser,
-  orgOfProject: (projectId: string) => string | undefined,
-): string | undefined {
+export function missingToActOn(caller: readonly View<MemberRecord>[], action: UserAction, target: TargetUser, orgOfProject: (projectId: string) => string | undefined): string | undefined {
   const administers = target.memberships.length > 0;
   const own = action === 'impersonation' && administers ? 'impersonation.admin' : action;
   if (!hasPermission(caller, own, { orgId: target.orgId })) return own;

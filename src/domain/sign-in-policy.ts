@@ -173,11 +173,7 @@ export const SIGN_IN_POLICY: readonly StepRule[] = [
       {
         reason: 'passkey_offered',
         needed: (f, p) =>
-          !f.fromSession &&
-          byPassword(f) &&
-          passkeysAllowed(f.policy) &&
-          !p.hasPasskey &&
-          !(p.passkeyPromptSkippedAt !== undefined && p.passkeyPromptSkippedAt + PASSKEY_PROMPT_SKIP_MS > f.now),
+          !f.fromSession && byPassword(f) && passkeysAllowed(f.policy) && !p.hasPasskey && !(p.passkeyPromptSkippedAt !== undefined && p.passkeyPromptSkippedAt + PASSKEY_PROMPT_SKIP_MS > f.now),
       },
     ],
   },

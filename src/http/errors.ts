@@ -68,7 +68,7 @@ function asOAuthError(error: ApiError): OAuthError {
 function asApiError(error: OAuthError): ApiError {
   const kind: ApiErrorKind =
     error.status === 401 ? 'Unauthenticated' : error.status === 403 ? 'PermissionDenied' : error.status === 503 ? 'Unavailable' : error.status >= 500 ? 'Internal' : 'InvalidArgument';
-  return new ApiError(kind, 'HTTP-' + error.error, error.description);
+  return new ApiError(kind, `HTTP-${error.error}`, error.description);
 }
 
 function page(locale: Locale, status: number, message: string | undefined): Response {
@@ -83,9 +83,7 @@ export function errorResponse(style: ErrorStyle, error: unknown, localeOf: () =>
   if (!(error instanceof OAuthError) && !(error instanceof ApiError)) {
     log.error('unhandled error', { error: error instanceof Error ? error.stack : String(error) });
     if (style === 'html') return page(localeOf(), 500, undefined);
-    return style === 'oauth'
-      ? oauthErrorResponse(new OAuthError('server_error', 'unexpected condition'))
-      : json(500, { code: 13, message: 'internal error (HTTP-500)', details: [] });
+    return style === 'oauth' ? oauthErrorResponse(new OAuthError('server_error', 'unexpected condition')) : json(500, { code: 13, message: 'internal error (HTTP-500)', details: [] });
   }
   if (style === 'html') {
     // Browser endpoints (authorize, login, end session): a readable page, never a redirect.

@@ -16,9 +16,7 @@ let current: { embeddable: boolean; frameAncestors: string } = { embeddable: fal
 const listeners: (() => void)[] = [];
 
 export function setFramingPolicy(policy: FramingPolicy): void {
-  current = policy.enableIframeEmbedding
-    ? { embeddable: true, frameAncestors: ["'self'", ...policy.allowedOrigins].join(' ') }
-    : { embeddable: false, frameAncestors: "'none'" };
+  current = policy.enableIframeEmbedding ? { embeddable: true, frameAncestors: ["'self'", ...policy.allowedOrigins].join(' ') } : { embeddable: false, frameAncestors: "'none'" };
   for (const listener of listeners) listener();
 }
 

@@ -114,9 +114,7 @@ function requestLocale(query: string, headers: Readonly<Record<string, string>>)
 }
 
 function bodyTooLarge(route: Route): Error {
-  return route.errorStyle === 'oauth'
-    ? new OAuthError('invalid_request', 'request body too large')
-    : new ApiError('InvalidArgument', 'HTTP-413', 'request body too large');
+  return route.errorStyle === 'oauth' ? new OAuthError('invalid_request', 'request body too large') : new ApiError('InvalidArgument', 'HTTP-413', 'request body too large');
 }
 
 export async function startHttpServer(host: string, port: number, options: ServerOptions = {}): Promise<HttpServer> {
@@ -256,8 +254,7 @@ export async function startHttpServer(host: string, port: number, options: Serve
         // The main thread's answer carries its own CORS headers.
         state.cors = undefined;
         handOver(route, request).then(respond, fail);
-      }
-      else respond(errorResponse(route.errorStyle, error, () => requestLocale(query, headers)));
+      } else respond(errorResponse(route.errorStyle, error, () => requestLocale(query, headers)));
     };
 
     if (unprepared !== undefined) {

@@ -31,9 +31,9 @@ export function isExternal(checks: AuthChecks): boolean {
 export function amrOf(checks: AuthChecks): string[] {
   const amr: string[] = [];
   let factors = 0;
-  if (checks.passwordAt !== undefined) (amr.push('pwd'), factors++);
+  if (checks.passwordAt !== undefined) amr.push('pwd'), factors++;
   if (checks.idpAt !== undefined) factors++;
-  if (checks.passwordlessAt !== undefined) (amr.push('user'), (factors += 2));
+  if (checks.passwordlessAt !== undefined) amr.push('user'), (factors += 2);
   if (checks.secondFactorAt !== undefined) {
     const value = (checks.secondFactorKind ?? 'otp') === 'otp' ? 'otp' : 'user';
     if (!amr.includes(value)) amr.push(value);

@@ -19,4 +19,3 @@ export interface ExternalIdentity {
   phone: string;
   phoneVerified: boolean;
 }
-

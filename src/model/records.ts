@@ -179,12 +179,7 @@ export interface MachineKeyRecord extends PublicKeyRecord {
   userId: string;
 }
 
-export type UserState =
-  | 'USER_STATE_ACTIVE'
-  | 'USER_STATE_INACTIVE'
-  | 'USER_STATE_LOCKED'
-  | 'USER_STATE_SUSPEND'
-  | 'USER_STATE_INITIAL';
+export type UserState = 'USER_STATE_ACTIVE' | 'USER_STATE_INACTIVE' | 'USER_STATE_LOCKED' | 'USER_STATE_SUSPEND' | 'USER_STATE_INITIAL';
 
 export interface HumanProfile {
   firstName: string;

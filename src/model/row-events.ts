@@ -1,15 +1,5 @@
 import type { EventDraft } from './activity.js';
-import type {
-  AppRecord,
-  HumanData,
-  IdentityProviders,
-  MemberRecord,
-  OrgRecord,
-  PolicyRecord,
-  ProjectRecord,
-  UserGrantRecord,
-  UserRecord,
-} from './records.js';
+import type { AppRecord, HumanData, IdentityProviders, MemberRecord, OrgRecord, PolicyRecord, ProjectRecord, UserGrantRecord, UserRecord } from './records.js';
 
 /**
  * The events a change of one directory row stands for: the one rule, applied by the store inside the
@@ -25,6 +15,7 @@ export function rowEvents(store: string, id: string, before: unknown, after: unk
   return describe ? describe(id, before ?? undefined, after ?? undefined) : [];
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: each store's rule reads its own row type; the table of rules holds them all.
 type Describe = (id: string, before: any, after: any) => EventDraft[];
 
 const INSTANCE = '';
@@ -294,11 +285,7 @@ function policyEvents(_id: string, before: PolicyRecord | undefined, after: Poli
   return [at(`${POLICY_TYPES[record.kind] ?? `policy.${record.kind}`}.${change}`, changed ? { changed } : undefined)];
 }
 
-function idpEvents(
-  before: IdentityProviders | undefined,
-  after: IdentityProviders | undefined,
-  at: (type: string, payload?: Record<string, unknown>, objectId?: string) => EventDraft,
-): EventDraft[] {
+function idpEvents(before: IdentityProviders | undefined, after: IdentityProviders | undefined, at: (type: string, payload?: Record<string, unknown>, objectId?: string) => EventDraft): EventDraft[] {
   const providers = (p: IdentityProviders | undefined) => new Map((p?.providers ?? []).map((idp) => [idp.id, idp]));
   const [was, is] = [providers(before), providers(after)];
   const events: EventDraft[] = [];

@@ -75,15 +75,17 @@ export function createExposition(sources: MetricsSources): Exposition {
     const metric = { name, help, type, aggregator: 'sum', get: async () => ({ name, help, type, aggregator: 'sum', values: samples() }) };
     registry.registerMetric(metric as unknown as Metric);
   };
-  const counterOver = <L extends string>(label: string, values: readonly L[], at: number) => () =>
-    values.map((value, i) => ({ labels: { [label]: value }, value: core(at + i) }));
+  const counterOver =
+    <L extends string>(label: string, values: readonly L[], at: number) =>
+    () =>
+      values.map((value, i) => ({ labels: { [label]: value }, value: core(at + i) }));
 
   define('sesame_http_requests_total', 'HTTP requests answered, by route pattern (unmatched: no route), method and status (aborted: the client left first)', 'counter', () =>
     requestSamples(sources, (cells, at, labels, out) => {
       for (let s = 0; s < STATUSES.length; s++) if (cells(at + s) > 0) out.push({ labels: { ...labels, status: STATUSES[s]! }, value: cells(at + s) });
     }),
   );
-  define('sesame_http_request_duration_seconds', 'Time from a request\'s arrival on any HTTP thread to its answer, by route pattern and method', 'histogram', () =>
+  define('sesame_http_request_duration_seconds', "Time from a request's arrival on any HTTP thread to its answer, by route pattern and method", 'histogram', () =>
     requestSamples(sources, (cells, at, labels, out) => {
       const base = durationAt(at);
       let count = 0;
@@ -96,23 +98,36 @@ export function createExposition(sources: MetricsSources): Exposition {
   );
   define('sesame_introspections_total', 'Token introspections answered, by result', 'counter', counterOver('result', INTROSPECTION_RESULTS, CORE.introspections));
   define('sesame_sign_ins_total', 'Browser sign-ins completed (a user session opened by the login pages)', 'counter', () => [{ labels: {}, value: core(CORE.signIns) }]);
-  define('sesame_sign_in_failures_total', 'Failed sign-in steps, by reason (password: wrong password or unknown login name; otp: wrong TOTP code; locked: the account is locked; idp: a sign-in at an identity provider that failed or was refused; webauthn: a passkey or security key whose answer was refused)', 'counter', counterOver('reason', SIGN_IN_FAILURES, CORE.signInFailures));
+  define(
+    'sesame_sign_in_failures_total',
+    'Failed sign-in steps, by reason (password: wrong password or unknown login name; otp: wrong TOTP code; locked: the account is locked; idp: a sign-in at an identity provider that failed or was refused; webauthn: a passkey or security key whose answer was refused)',
+    'counter',
+    counterOver('reason', SIGN_IN_FAILURES, CORE.signInFailures),
+  );
   define('sesame_lockouts_total', 'Accounts locked by the lockout policy, by the factor whose failures locked them', 'counter', counterOver('factor', LOCKOUT_FACTORS, CORE.lockouts));
-  define('sesame_mails_total', 'Mails, by what happened: queued (by any thread or node), sent (the relay took it), failed_attempt (retried later), given_up (the retry window closed; listed at /admin/v1/mails/_search)', 'counter', counterOver('result', MAIL_RESULTS, CORE.mails));
+  define(
+    'sesame_mails_total',
+    'Mails, by what happened: queued (by any thread or node), sent (the relay took it), failed_attempt (retried later), given_up (the retry window closed; listed at /admin/v1/mails/_search)',
+    'counter',
+    counterOver('result', MAIL_RESULTS, CORE.mails),
+  );
   define('sesame_lmdb_commit_duration_seconds', 'Time from an LMDB write to its durability (commit, and sync to disk with SESAME_DURABILITY=flush), as a response waits for it', 'histogram', () =>
     histogramSamples('sesame_lmdb_commit_duration_seconds', COMMIT_SECONDS, {}, (i) => core(CORE.commit + i)),
   );
   define('sesame_postgres_statement_duration_seconds', 'Time from sending a PostgreSQL statement to its answer, over every HTTP thread (SESAME_DATABASE_URL)', 'histogram', () =>
     histogramSamples('sesame_postgres_statement_duration_seconds', COMMIT_SECONDS, {}, (i) => core(CORE.pgStatement + i)),
   );
-  define('sesame_postgres_connection_wait_seconds', 'Time a transaction waited for a connection from its thread\'s PostgreSQL pool', 'histogram', () =>
+  define('sesame_postgres_connection_wait_seconds', "Time a transaction waited for a connection from its thread's PostgreSQL pool", 'histogram', () =>
     histogramSamples('sesame_postgres_connection_wait_seconds', COMMIT_SECONDS, {}, (i) => core(CORE.pgConnectionWait + i)),
   );
-  define('sesame_postgres_notification_lag_seconds', 'Time from a change notification\'s sending (another node\'s or thread\'s commit) to its arrival here, by the wall clocks of both', 'histogram', () =>
+  define('sesame_postgres_notification_lag_seconds', "Time from a change notification's sending (another node's or thread's commit) to its arrival here, by the wall clocks of both", 'histogram', () =>
     histogramSamples('sesame_postgres_notification_lag_seconds', COMMIT_SECONDS, {}, (i) => core(CORE.pgNotificationLag + i)),
   );
-  define('sesame_postgres_pool_connections', 'Connections of the PostgreSQL pools of every HTTP thread, by state (total, idle, waiting: requests waiting for one), as of each thread\'s last statement', 'gauge', () =>
-    POSTGRES_POOL_STATS.map((state, s) => ({ labels: { state }, value: core(CORE.pgPool + s) })),
+  define(
+    'sesame_postgres_pool_connections',
+    "Connections of the PostgreSQL pools of every HTTP thread, by state (total, idle, waiting: requests waiting for one), as of each thread's last statement",
+    'gauge',
+    () => POSTGRES_POOL_STATS.map((state, s) => ({ labels: { state }, value: core(CORE.pgPool + s) })),
   );
   define('sesame_lmdb_map_size_bytes', 'Size of the LMDB memory map (the most the database may grow to)', 'gauge', () => [{ labels: {}, value: sources.lmdb().mapSize }]);
   define('sesame_lmdb_used_bytes', 'Bytes of the LMDB map in use (pages up to the last one written)', 'gauge', () => [{ labels: {}, value: sources.lmdb().usedBytes }]);
@@ -147,10 +162,7 @@ export function createExposition(sources: MetricsSources): Exposition {
 }
 
 /** Samples of each route and method with requests, by `each` (cells reads the requests cells added up over the threads). */
-function requestSamples(
-  sources: MetricsSources,
-  each: (cells: (at: number) => number, at: number, labels: Labels, out: Sample[]) => void,
-): Sample[] {
+function requestSamples(sources: MetricsSources, each: (cells: (at: number) => number, at: number, labels: Labels, out: Sample[]) => void): Sample[] {
   const { memory } = sources;
   const threads = Array.from({ length: memory.threads }, (_, thread) => requestCells(memory, thread));
   const cells = (at: number) => {

@@ -41,7 +41,9 @@ const OTHER_STATUS_SLOT = STATUSES.length - 2;
 /** status code → slot, for 0..599. */
 const STATUS_SLOTS = new Uint8Array(600).fill(OTHER_STATUS_SLOT);
 for (let code = 100; code < 600; code++) STATUS_SLOTS[code] = STATUSES.indexOf(`${Math.floor(code / 100)}xx`);
-EXACT_STATUSES.forEach((code, slot) => (STATUS_SLOTS[code] = slot));
+EXACT_STATUSES.forEach((code, slot) => {
+  STATUS_SLOTS[code] = slot;
+});
 
 export function statusSlot(status: number): number {
   return status >= 0 && status < 600 ? STATUS_SLOTS[status | 0]! : OTHER_STATUS_SLOT;

@@ -12,8 +12,7 @@ import { installTracer } from './tracing.js';
  * Each HTTP thread runs its own; returns a function that sends what is left and stops it.
  */
 export async function startTracing(config: TracingConfig, thread: number): Promise<() => Promise<void>> {
-  const { OTLPTraceExporter } =
-    config.protocol === 'http/json' ? await import('@opentelemetry/exporter-trace-otlp-http') : await import('@opentelemetry/exporter-trace-otlp-proto');
+  const { OTLPTraceExporter } = config.protocol === 'http/json' ? await import('@opentelemetry/exporter-trace-otlp-http') : await import('@opentelemetry/exporter-trace-otlp-proto');
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': 'sesame', 'sesame.http_thread': thread }))
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over Sesame's defaults.

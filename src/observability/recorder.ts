@@ -170,4 +170,3 @@ export function recordBatchPending(kind: BatchKind, change: number): void {
   if (core === undefined) return;
   core[CORE.batchPending + BATCH_KINDS.indexOf(kind)]! += change;
 }
-

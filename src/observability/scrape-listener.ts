@@ -15,7 +15,10 @@ export interface ScrapeListener {
 }
 
 export class ScrapeListenError extends Error {
-  constructor(readonly code: string | undefined, message: string) {
+  constructor(
+    readonly code: string | undefined,
+    message: string,
+  ) {
     super(message);
   }
 }

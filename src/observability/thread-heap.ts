@@ -13,7 +13,9 @@ export function publishHeap(cells: Float64Array): () => void {
   const publish = () => {
     const { heapTotal, heapUsed, external } = process.memoryUsage();
     const values: Record<(typeof HEAP_STATS)[number], number> = { total: heapTotal, used: heapUsed, external };
-    HEAP_STATS.forEach((stat, s) => (cells[CORE.heap + s] = values[stat]));
+    HEAP_STATS.forEach((stat, s) => {
+      cells[CORE.heap + s] = values[stat];
+    });
   };
   publish();
   const timer = setInterval(publish, INTERVAL_MS);

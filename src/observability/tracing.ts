@@ -64,11 +64,7 @@ export function startRequestTrace(method: string, route: string, path: string, p
   if (tracer === undefined) return undefined;
   const otel = api!;
   const parent = parentHeaders === undefined ? otel.ROOT_CONTEXT : otel.propagation.extract(otel.ROOT_CONTEXT, parentHeaders);
-  const span = tracer.startSpan(
-    `${method} ${route}`,
-    { kind: otel.SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route, 'url.path': path } },
-    parent,
-  );
+  const span = tracer.startSpan(`${method} ${route}`, { kind: otel.SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route, 'url.path': path } }, parent);
   return { span, context: otel.trace.setSpan(parent, span) };
 }
 

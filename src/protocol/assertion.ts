@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { SIGNING_ALGS, type SigningAlg } from '../config.js';
-import { OAuthError } from './errors.js';
+import type { OAuthError } from './errors.js';
 import type { DecodedJws } from './jwt.js';
 
 /**

@@ -7,6 +7,8 @@ import type { SigningAlg } from '../config.js';
  * for RS256/ES256; for EdDSA with Ed25519, SHA-512 (OpenID Connect Core errata / RFC 8037 usage).
  */
 export function atHash(accessToken: string, alg: SigningAlg): string {
-  const digest = createHash(alg === 'EdDSA' ? 'sha512' : 'sha256').update(accessToken, 'ascii').digest();
+  const digest = createHash(alg === 'EdDSA' ? 'sha512' : 'sha256')
+    .update(accessToken, 'ascii')
+    .digest();
   return digest.subarray(0, digest.length / 2).toString('base64url');
 }

@@ -55,18 +55,10 @@ function rolesRequested(scopes: readonly string[], projectRoleAssertion: boolean
  * ZITADEL's URN claims (compat §3.2): user metadata, resource owner, and the roles of the user's
  * grants on the project as `{roleKey: {grantOrgId: orgPrimaryDomain}}`.
  */
-export function urnClaims(
-  dir: ClaimsDirectory,
-  user: UserRecord,
-  scopes: readonly string[],
-  projectId: string | undefined,
-  withRoles: boolean,
-): Record<string, unknown> {
+export function urnClaims(dir: ClaimsDirectory, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
   const claims: Record<string, unknown> = {};
   if (scopes.includes('urn:zitadel:iam:user:metadata') && user.metadata && Object.keys(user.metadata).length > 0) {
-    claims['urn:zitadel:iam:user:metadata'] = Object.fromEntries(
-      Object.entries(user.metadata).map(([k, v]) => [k, Buffer.from(v).toString('base64url')]),
-    );
+    claims['urn:zitadel:iam:user:metadata'] = Object.fromEntries(Object.entries(user.metadata).map(([k, v]) => [k, Buffer.from(v).toString('base64url')]));
   }
   if (scopes.includes('urn:zitadel:iam:user:resourceowner')) {
     const org = dir.getOrg(user.orgId);

@@ -53,7 +53,7 @@ const REFUSED: Readonly<Record<string, string>> = {
   request_object_encryption_alg: 'request objects are not supported',
   request_object_encryption_enc: 'request objects are not supported',
   request_uris: 'request objects are not supported',
-  token_endpoint_auth_signing_alg: 'a per-client assertion algorithm is not supported (any of discovery\'s token_endpoint_auth_signing_alg_values_supported is accepted)',
+  token_endpoint_auth_signing_alg: "a per-client assertion algorithm is not supported (any of discovery's token_endpoint_auth_signing_alg_values_supported is accepted)",
   default_max_age: 'default_max_age is not supported',
   require_auth_time: 'require_auth_time is not supported',
   default_acr_values: 'acr values are not supported',
@@ -80,7 +80,11 @@ const boundedText = (max: number) => z.string().trim().min(1).max(max);
 const uriList = z.array(z.string().max(MAX_URI_LENGTH)).max(MAX_URIS);
 
 /** A base64url value (Node's decoder would skip other characters and build some other key). */
-const base64url = (max: number) => z.string().regex(/^[A-Za-z0-9_-]+$/, 'must be base64url').max(max);
+const base64url = (max: number) =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, 'must be base64url')
+    .max(max);
 const kid = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'kid must be 1-64 characters of A-Z a-z 0-9 . _ -');
 const use = z.literal('sig').optional();
 /** The keys client assertions are checked with (algorithmOfKey): RSA (up to 8192 bits), EC P-256, Ed25519. */
@@ -139,7 +143,6 @@ export interface ClientMetadata {
   keys: RegisteredKey[];
   info: RegisteredClientInfo;
 }
-
 
 /**
  * A redirect URI only a native app uses (RFC 8252 §7): http on a loopback host, or a private-use
@@ -206,9 +209,7 @@ function responseType(value: string): RegistrableResponseType {
 function grantType(value: string): RegistrableGrant {
   const match = REGISTRABLE_GRANTS.find((known) => known === value);
   if (!match) {
-    throw metadataError(
-      `grant_types: "${value}" is not supported for registered clients (supported: ${REGISTRABLE_GRANTS.join(', ')}; client_credentials and jwt-bearer are for machine users)`,
-    );
+    throw metadataError(`grant_types: "${value}" is not supported for registered clients (supported: ${REGISTRABLE_GRANTS.join(', ')}; client_credentials and jwt-bearer are for machine users)`);
   }
   return match;
 }
@@ -239,7 +240,7 @@ export function readClientMetadata(body: unknown): ClientMetadata {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw metadataError('the body must be a JSON object');
   const record = body as Record<string, unknown>;
   for (const field of Object.keys(record)) {
-    if (Object.hasOwn(REFUSED, field)) throw (field === 'software_statement' ? new OAuthError('invalid_software_statement', REFUSED[field]!) : metadataError(REFUSED[field]!));
+    if (Object.hasOwn(REFUSED, field)) throw field === 'software_statement' ? new OAuthError('invalid_software_statement', REFUSED[field]!) : metadataError(REFUSED[field]!);
   }
   for (const field of SERVER_FIELDS) {
     if (field in record) throw metadataError(`${field} is set by the server, not by the client`);

@@ -23,10 +23,7 @@ export const MAX_DPOP_PROOF_LENGTH = 8192;
 export const DPOP_IAT_WINDOW_SECONDS = 60;
 
 /** The public key of a proof, reduced to the members its thumbprint covers (RFC 7638 §3.2). */
-export type DpopPublicJwk =
-  | { kty: 'EC'; crv: 'P-256'; x: string; y: string }
-  | { kty: 'RSA'; e: string; n: string }
-  | { kty: 'OKP'; crv: 'Ed25519'; x: string };
+export type DpopPublicJwk = { kty: 'EC'; crv: 'P-256'; x: string; y: string } | { kty: 'RSA'; e: string; n: string } | { kty: 'OKP'; crv: 'Ed25519'; x: string };
 
 /** A DPoP key by its RFC 7638 thumbprint, as a bound token carries it in `cnf.jkt`. */
 export interface DpopKey {
@@ -64,8 +61,7 @@ export const invalidProof = (description: string) => new OAuthError('invalid_dpo
 export const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
 const B64URL = /^[A-Za-z0-9_-]+$/;
 
-const b64 = (value: unknown, minLength: number, maxLength: number): value is string =>
-  typeof value === 'string' && value.length >= minLength && value.length <= maxLength && B64URL.test(value);
+const b64 = (value: unknown, minLength: number, maxLength: number): value is string => typeof value === 'string' && value.length >= minLength && value.length <= maxLength && B64URL.test(value);
 
 /**
  * The public key a header `jwk` holds, for the proof's algorithm; a problem otherwise. Shapes are

@@ -79,8 +79,7 @@ export function readJws(token: string): { jws: DecodedJws } | { problem: string 
   };
 }
 
-export const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** readJws for callers that only need to know whether the JWS is acceptable. */
 export function decodeJws(token: string): DecodedJws | undefined {
@@ -95,12 +94,7 @@ export function verifyJws(jws: DecodedJws, key: VerificationKey | undefined): bo
 }
 
 /** Claims of a JWT Sesame signed (signature and `iss` checked; expiry not), e.g. an id_token_hint. */
-export function verifiedOwnJwt(
-  token: string,
-  issuer: string,
-  verificationKey: (kid: string) => VerificationKey | undefined,
-  typ: string,
-): Record<string, unknown> | undefined {
+export function verifiedOwnJwt(token: string, issuer: string, verificationKey: (kid: string) => VerificationKey | undefined, typ: string): Record<string, unknown> | undefined {
   const jws = decodeJws(token);
   if (!jws || jws.header.typ !== typ || typeof jws.header.kid !== 'string') return undefined;
   if (!verifyJws(jws, verificationKey(jws.header.kid))) return undefined;

@@ -54,7 +54,7 @@ export function resourceAudience(resources: readonly string[], dir: ResourceDire
   const aud: string[] = [];
   for (const uri of resources) {
     const project = dir.projectOfResource(uri);
-    if (!project || project.state !== 'PROJECT_STATE_ACTIVE') throw new OAuthError('invalid_target', `resource ${uri} is not registered`);
+    if (project?.state !== 'PROJECT_STATE_ACTIVE') throw new OAuthError('invalid_target', `resource ${uri} is not registered`);
     if (project.orgId !== clientOrgId) throw new OAuthError('invalid_target', `resource ${uri} is not available to this client`);
     if (!aud.includes(uri)) aud.push(uri);
     if (!aud.includes(project.id)) aud.push(project.id);

@@ -22,9 +22,7 @@ export function chooseResponseMode(requested: string | undefined, responseType: 
   return fallback;
 }
 
-export type Delivery =
-  | { kind: 'redirect'; location: string }
-  | { kind: 'form_post'; action: string; params: [string, string][] };
+export type Delivery = { kind: 'redirect'; location: string } | { kind: 'form_post'; action: string; params: [string, string][] };
 
 /** Parameters to the redirect_uri; undefined values are left out. */
 export function deliver(redirectUri: string, mode: ResponseMode, params: Record<string, string | undefined>): Delivery {

@@ -9,19 +9,8 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 const PROJECT_AUDIENCE = /^urn:zitadel:iam:org:project:id:([^:]+):aud$/;
 const ORG_ID = /^urn:zitadel:iam:org:id:(.+)$/;
 const ORG_DOMAIN = /^urn:zitadel:iam:org:domain:primary:(.+)$/;
-const KEPT_PREFIXES = [
-  'urn:zitadel:iam:org:project:role:',
-  'urn:zitadel:iam:org:roles:id:',
-  'urn:zitadel:iam:org:idp:id:',
-];
-const KEPT_EXACT = new Set([
-  ...STANDARD_SCOPES,
-  'urn:zitadel:iam:org:projects:roles',
-  'urn:zitadel:iam:user:metadata',
-  'urn:zitadel:iam:user:resourceowner',
-  'urn:zitadel:iam:user:groups',
-  'groups',
-]);
+const KEPT_PREFIXES = ['urn:zitadel:iam:org:project:role:', 'urn:zitadel:iam:org:roles:id:', 'urn:zitadel:iam:org:idp:id:'];
+const KEPT_EXACT = new Set([...STANDARD_SCOPES, 'urn:zitadel:iam:org:projects:roles', 'urn:zitadel:iam:user:metadata', 'urn:zitadel:iam:user:resourceowner', 'urn:zitadel:iam:user:groups', 'groups']);
 
 /** Splits a scope parameter; malformed scope tokens are `invalid_scope`. Duplicates collapse. */
 export function parseScope(scope: string | undefined): string[] {
@@ -34,11 +23,7 @@ export function parseScope(scope: string | undefined): string[] {
 }
 
 /** What a scope token means to Sesame (ZITADEL's reserved scopes, compat §3.2). */
-export type ScopeKind =
-  | { kind: 'audience'; projectRef: string }
-  | { kind: 'org'; by: 'id' | 'domain'; value: string }
-  | { kind: 'known' }
-  | { kind: 'unknown' };
+export type ScopeKind = { kind: 'audience'; projectRef: string } | { kind: 'org'; by: 'id' | 'domain'; value: string } | { kind: 'known' } | { kind: 'unknown' };
 
 export function classifyScope(scope: string): ScopeKind {
   const aud = PROJECT_AUDIENCE.exec(scope);
@@ -92,8 +77,7 @@ export function grantScopes(requested: readonly string[], ctx: ScopeContext, dro
       case 'org': {
         if (++orgScopes > 1) throw new OAuthError('invalid_scope', 'Only one organization scope may be provided');
         const value = meaning.value.toLowerCase();
-        const matches =
-          meaning.by === 'id' ? value === ctx.subjectOrg.id.toLowerCase() : ctx.subjectOrg.domains.some((d) => d.toLowerCase() === value);
+        const matches = meaning.by === 'id' ? value === ctx.subjectOrg.id.toLowerCase() : ctx.subjectOrg.domains.some((d) => d.toLowerCase() === value);
         if (matches) scopes.push(scope);
         break;
       }

@@ -65,7 +65,7 @@ export function voidedByUsers(directory: Pick<TokenOrigins, 'getUser'>, claims: 
   for (let actor = claims.act; actor; actor = actor.act) {
     const user = directory.getUser(actor.sub);
     // An actor locked or deactivated (even by wrong passwords, which move no horizon) acts for nobody meanwhile.
-    if (!user || user.state !== 'USER_STATE_ACTIVE' || predatesHorizon(user, began)) return true;
+    if (user?.state !== 'USER_STATE_ACTIVE' || predatesHorizon(user, began)) return true;
   }
   return false;
 }
@@ -184,7 +184,7 @@ export class AccessTokens {
       return known.claims;
     }
     const jws = decodeJws(token);
-    if (!jws || jws.header.typ !== 'at+jwt' || typeof jws.header.kid !== 'string') return undefined;
+    if (jws?.header.typ !== 'at+jwt' || typeof jws.header.kid !== 'string') return undefined;
     if (!verifyJws(jws, this.keys.verificationKey(jws.header.kid))) return undefined;
     const claims = this.claimsOf(jws.payload);
     if (!claims) return undefined;

@@ -4,14 +4,7 @@ import type { OrgsReader } from '../actors/orgs.js';
 import type { ReplayGuardActor } from '../actors/replay-guard.js';
 import { appCredential, type AppRecord, type UserRecord } from '../model/records.js';
 import type { CryptoPool } from '../workers/pool.js';
-import {
-  algorithmOfKey,
-  assertionHeader,
-  checkAssertionClaims,
-  type AssertionClaims,
-  ASSERTION_NOT_VERIFIED,
-  type AssertionFailure,
-} from '../protocol/assertion.js';
+import { algorithmOfKey, assertionHeader, checkAssertionClaims, type AssertionClaims, ASSERTION_NOT_VERIFIED, type AssertionFailure } from '../protocol/assertion.js';
 import { readJws, type DecodedJws } from '../protocol/jwt.js';
 import { clock } from '../util/clock.js';
 import type { View } from '../util/readonly.js';
@@ -32,12 +25,7 @@ export class AssertionVerifier {
   ) {}
 
   /** A client assertion; `clientId` is the form's client_id when sent (else the assertion's iss). */
-  async verifyClientAssertion(
-    assertion: string,
-    clientId: string | undefined,
-    endpointUrl: string,
-    fail: AssertionFailure,
-  ): Promise<View<AppRecord>> {
+  async verifyClientAssertion(assertion: string, clientId: string | undefined, endpointUrl: string, fail: AssertionFailure): Promise<View<AppRecord>> {
     const jws = this.decode(assertion, fail);
     const id = clientId ?? (typeof jws.payload.iss === 'string' ? jws.payload.iss : undefined);
     const app = id === undefined ? undefined : this.clients.appByClient(id);
@@ -70,11 +58,7 @@ export class AssertionVerifier {
     if (!user?.machine || !this.orgs.isActive(user)) throw fail(ASSERTION_NOT_VERIFIED, 'assertion subject is not an active machine user');
     const { kid, alg } = assertionHeader(jws, fail);
     await this.verifySignature(jws, this.clients.machineAssertionKey(user.id, kid), alg, fail);
-    const claims = checkAssertionClaims(
-      jws,
-      { subject: user.id, audiences: [this.issuer, `${this.issuer}/oauth/v2/token`], leewaySeconds: 1, nowSeconds: clock.seconds() },
-      fail,
-    );
+    const claims = checkAssertionClaims(jws, { subject: user.id, audiences: [this.issuer, `${this.issuer}/oauth/v2/token`], leewaySeconds: 1, nowSeconds: clock.seconds() }, fail);
     await this.rejectReplay(user.id, claims, fail);
     return user;
   }

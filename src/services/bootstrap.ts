@@ -44,7 +44,7 @@ export async function bootstrapInstance(orgs: OrgsActor, dataDir: string): Promi
   await orgs.addMember(`org:${org.id}`, admin.id, ['ORG_OWNER']);
   const { token } = await orgs.addPat(admin.id);
   const patPath = join(dataDir, 'admin.pat');
-  writeFileSync(patPath, token + '\n', { mode: 0o600 });
+  writeFileSync(patPath, `${token}\n`, { mode: 0o600 });
   // Hashed here, once, on this thread: the worker pool is not started yet.
   const password = initialPassword();
   const person = await orgs.addUser(org.id, {
@@ -57,7 +57,7 @@ export async function bootstrapInstance(orgs: OrgsActor, dataDir: string): Promi
   });
   await orgs.addMember('instance', person.id, ['IAM_OWNER']);
   await orgs.addMember(`org:${org.id}`, person.id, ['ORG_OWNER']);
-  writeFileSync(join(dataDir, FIRST_PERSON_PASSWORD_FILE), password + '\n', { mode: 0o600 });
+  writeFileSync(join(dataDir, FIRST_PERSON_PASSWORD_FILE), `${password}\n`, { mode: 0o600 });
   const info: InstanceInfo = { defaultOrgId: org.id, managementProjectId: project.id, adminUserId: admin.id };
   await orgs.setInstance(info);
   log.info('first start: instance created', { org: org.id, admin: 'admin', adminPat: patPath });

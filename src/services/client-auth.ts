@@ -15,9 +15,7 @@ import { traced, tracingOn } from '../observability/tracing.js';
  * or machine users (client_credentials). Every failure is the same `invalid_client`, so the answer
  * does not tell an unknown client from a wrong secret.
  */
-export type AuthenticatedClient =
-  | { kind: 'app'; clientId: string; app: View<AppRecord>; method: AuthMethod }
-  | { kind: 'machine'; clientId: string; user: UserRecord; method: AuthMethod };
+export type AuthenticatedClient = { kind: 'app'; clientId: string; app: View<AppRecord>; method: AuthMethod } | { kind: 'machine'; clientId: string; user: UserRecord; method: AuthMethod };
 
 export interface ClientPolicy {
   methods: ReadonlySet<AuthMethod>;
@@ -26,7 +24,6 @@ export interface ClientPolicy {
   apps: boolean;
   machineUsers: boolean;
 }
-
 
 export function invalidClient(presented: PresentedClient, description = 'client authentication failed'): OAuthError {
   return new OAuthError('invalid_client', description, {
@@ -61,9 +58,7 @@ export class ClientAuthenticator {
   authenticate(presented: PresentedClient, policy: ClientPolicy): Promise<AuthenticatedClient> {
     if (!tracingOn()) return this.authenticatePresented(presented, policy);
     // The method is one of a fixed set; the client id, chosen by the caller, stays out of the span.
-    return traced('client authentication', { 'sesame.client_auth.method': presented.method, 'sesame.endpoint': policy.endpoint }, () =>
-      this.authenticatePresented(presented, policy),
-    );
+    return traced('client authentication', { 'sesame.client_auth.method': presented.method, 'sesame.endpoint': policy.endpoint }, () => this.authenticatePresented(presented, policy));
   }
 
   private async authenticatePresented(presented: PresentedClient, policy: ClientPolicy): Promise<AuthenticatedClient> {
@@ -74,21 +69,15 @@ export class ClientAuthenticator {
     }
     if (presented.method === 'private_key_jwt') {
       if (!policy.apps) throw this.reject(presented, policy, 'client assertions are only for applications here');
-      const app = await this.assertions.verifyClientAssertion(
-        presented.assertion,
-        presented.clientId,
-        this.issuer + policy.endpoint,
-        (description, detail) => this.reject(presented, policy, `client assertion: ${detail ?? description}`, description),
+      const app = await this.assertions.verifyClientAssertion(presented.assertion, presented.clientId, this.issuer + policy.endpoint, (description, detail) =>
+        this.reject(presented, policy, `client assertion: ${detail ?? description}`, description),
       );
       return { kind: 'app', clientId: app.clientId, app, method: 'private_key_jwt' };
     }
     return this.authenticateWithSecret(presented, policy);
   }
 
-  private authenticateWithSecret(
-    presented: Exclude<PresentedClient, { method: 'anonymous' | 'private_key_jwt' }>,
-    policy: ClientPolicy,
-  ): AuthenticatedClient {
+  private authenticateWithSecret(presented: Exclude<PresentedClient, { method: 'anonymous' | 'private_key_jwt' }>, policy: ClientPolicy): AuthenticatedClient {
     const clientId = presented.clientId;
 
     const app = policy.apps ? this.clients.appByClient(clientId) : undefined;

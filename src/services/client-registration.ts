@@ -103,11 +103,9 @@ export class ClientRegistrations implements ClientRegistrar {
     // Answered early from this thread's copy; the store decides (each registered client holds one of the project's places).
     if (this.ctx.clients.registeredAppsOfProject(project.id) >= settings.maxClients) throw quotaReached();
     const clients = this.ctx.clients.by(registrant.by);
-    const { app, clientSecret } = await clients
-      .addApp(project, { clientId, name: appName(metadata, clientId), oidc, registration }, settings.maxClients)
-      .catch((error: unknown) => {
-        throw error instanceof QuotaReached ? quotaReached() : error;
-      });
+    const { app, clientSecret } = await clients.addApp(project, { clientId, name: appName(metadata, clientId), oidc, registration }, settings.maxClients).catch((error: unknown) => {
+      throw error instanceof QuotaReached ? quotaReached() : error;
+    });
     await this.addKeys(clients, app, metadata);
     return {
       body: {
@@ -134,7 +132,7 @@ export class ClientRegistrations implements ClientRegistrar {
     const body = metadataJson(json);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw metadataError('the body must be a JSON object');
     const { client_id: presentedId, client_secret: presentedSecret, ...rest } = body as Record<string, unknown>;
-    if (presentedId !== app.clientId) throw metadataError('client_id must be the registered client\'s (RFC 7592 §2.2)');
+    if (presentedId !== app.clientId) throw metadataError("client_id must be the registered client's (RFC 7592 §2.2)");
     if (presentedSecret !== undefined && (typeof presentedSecret !== 'string' || !this.ctx.clients.appSecretMatches(app, presentedSecret))) {
       throw metadataError('client_secret does not match the one issued');
     }
@@ -198,9 +196,7 @@ export class ClientRegistrations implements ClientRegistrar {
   /** Keys are registered once; an update must send the same ones. */
   private checkSameKeys(app: View<AppRecord>, metadata: ClientMetadata): void {
     const registered = this.ctx.clients.appKeysOf(app.id);
-    const same =
-      registered.length === metadata.keys.length &&
-      metadata.keys.every((key) => registered.some((r) => r.id === key.kid && r.publicKeyPem === key.publicKeyPem));
+    const same = registered.length === metadata.keys.length && metadata.keys.every((key) => registered.some((r) => r.id === key.kid && r.publicKeyPem === key.publicKeyPem));
     if (!same) throw metadataError('jwks cannot change after registration (manage app keys through the management API, or register a new client)');
   }
 

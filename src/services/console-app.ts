@@ -49,7 +49,12 @@ export async function ensureConsoleApp(orgs: OrgsActor, clients: ClientsActor, i
       return;
     }
     const same = existing.oidc.redirectUris.join(' ') === wanted.redirectUris.join(' ') && existing.oidc.postLogoutRedirectUris.join(' ') === wanted.postLogoutRedirectUris.join(' ');
-    if (!same) await clients.updateOidcConfig(existing.id, { ...existing.oidc, redirectUris: wanted.redirectUris, postLogoutRedirectUris: wanted.postLogoutRedirectUris } as OidcAppConfig, existing.logoutReceiverByInstance === true);
+    if (!same)
+      await clients.updateOidcConfig(
+        existing.id,
+        { ...existing.oidc, redirectUris: wanted.redirectUris, postLogoutRedirectUris: wanted.postLogoutRedirectUris } as OidcAppConfig,
+        existing.logoutReceiverByInstance === true,
+      );
     return;
   }
   const project = orgs.getProject(instance.managementProjectId);

@@ -34,10 +34,7 @@ export async function startDeviceAuthorization(ctx: DeviceFlowPorts, client: Aut
   const now = clock.now();
   let started: Awaited<ReturnType<DeviceFlowPorts['deviceAuthorizations']['start']>>;
   try {
-    started = await ctx.deviceAuthorizations.start(
-      { clientId: app.clientId, scopes, audienceProjects, ...(orgId ? { orgId } : {}), ...(resources.length > 0 ? { resources } : {}) },
-      now,
-    );
+    started = await ctx.deviceAuthorizations.start({ clientId: app.clientId, scopes, audienceProjects, ...(orgId ? { orgId } : {}), ...(resources.length > 0 ? { resources } : {}) }, now);
   } catch (error) {
     if (!(error instanceof TooManyDeviceAuthorizations)) throw error;
     throw new OAuthError('temporarily_unavailable', 'too many device authorizations of this application under way; try again in a few minutes', { status: 429, headers: { 'Retry-After': '300' } });
@@ -62,12 +59,7 @@ type DeviceRefusal = 'inactive' | 'org' | { denied: string };
  * flow checks when it hands out a code (the app still usable, the user active and in the requested
  * org, the project's checks); a refused or denied device gets `access_denied` when it polls.
  */
-export async function decideDevice(
-  ctx: DeviceFlowPorts,
-  authorization: View<DeviceAuthorization>,
-  session: View<UserSession>,
-  allow: boolean,
-): Promise<{ decided: boolean; refusal?: DeviceRefusal }> {
+export async function decideDevice(ctx: DeviceFlowPorts, authorization: View<DeviceAuthorization>, session: View<UserSession>, allow: boolean): Promise<{ decided: boolean; refusal?: DeviceRefusal }> {
   if (!allow) return { decided: await ctx.deviceAuthorizations.deny(authorization) };
   const app = ctx.clients.appByClient(authorization.clientId);
   const user = ctx.orgs.getUser(session.userId);

@@ -12,8 +12,12 @@ export type MachineSecretPorts = Pick<Ports, 'orgs' | 'clients' | 'transactions'
  */
 export function renewMachineSecret(ctx: MachineSecretPorts, userId: string, by: Editor): Promise<string> {
   const copy: StoresCopy = { takeChange: (store, id) => ctx.orgs.takeChange(store, id) || ctx.clients.takeChange(store, id) };
-  return ctx.transactions.decide(copy, (batch) => {
-    ctx.orgs.stageTokenRevocation(userId, batch);
-    return ctx.clients.stageMachineSecretRenewal(userId, batch);
-  }, by);
+  return ctx.transactions.decide(
+    copy,
+    (batch) => {
+      ctx.orgs.stageTokenRevocation(userId, batch);
+      return ctx.clients.stageMachineSecretRenewal(userId, batch);
+    },
+    by,
+  );
 }

@@ -67,11 +67,7 @@ export interface IssuedUserTokens {
   idToken?: string;
 }
 
-export async function issueUserTokens(
-  ctx: UserTokensPorts,
-  grant: UserGrant,
-  want: { accessToken: boolean; idToken: boolean; dpop?: DpopKey | undefined },
-): Promise<IssuedUserTokens> {
+export async function issueUserTokens(ctx: UserTokensPorts, grant: UserGrant, want: { accessToken: boolean; idToken: boolean; dpop?: DpopKey | undefined }): Promise<IssuedUserTokens> {
   const oidc = grant.app.oidc!;
   // A code, device code or refresh family from before the user's revocation horizon gives nothing.
   if (voidedByUsers(ctx.orgs, { sub: grant.user.id, act: grant.act, authTime: grant.authTime, iat: grant.authTime })) {

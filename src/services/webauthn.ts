@@ -32,7 +32,10 @@ export class WebAuthn {
   readonly rpId: string;
   readonly origin: string;
 
-  constructor(issuer: string, private readonly rpName = 'Sesame') {
+  constructor(
+    issuer: string,
+    private readonly rpName = 'Sesame',
+  ) {
     const url = new URL(issuer);
     this.rpId = url.hostname;
     this.origin = url.origin;
@@ -100,7 +103,12 @@ export class WebAuthn {
    * does not verify (a token not among `tokens`, a counter behind the one stored, no user
    * verification where required).
    */
-  async verifyAuthentication(response: unknown, challenge: string, tokens: readonly View<WebAuthnToken>[], requireUserVerification: (token: View<WebAuthnToken>) => boolean): Promise<{ token: View<WebAuthnToken>; counter: number } | undefined> {
+  async verifyAuthentication(
+    response: unknown,
+    challenge: string,
+    tokens: readonly View<WebAuthnToken>[],
+    requireUserVerification: (token: View<WebAuthnToken>) => boolean,
+  ): Promise<{ token: View<WebAuthnToken>; counter: number } | undefined> {
     const answer = response as AuthenticationResponseJSON;
     const token = tokens.find((t) => t.id === answer?.id);
     if (!token) return undefined;

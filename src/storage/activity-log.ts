@@ -37,7 +37,11 @@ export class LmdbActivityLog implements ActivityLog {
     /** Renews this thread's read snapshot when another thread committed since (Storage.freshReads). */
     private readonly freshReads: () => void = () => undefined,
   ) {
-    this.log = new NumberedLog<NewEvent>(events, (event) => event.at, (seq, event) => void byAggregate.remove(indexKey(event.aggregateId, seq)));
+    this.log = new NumberedLog<NewEvent>(
+      events,
+      (event) => event.at,
+      (seq, event) => void byAggregate.remove(indexKey(event.aggregateId, seq)),
+    );
   }
 
   /** A database of the environment, for a transaction that writes events only. */

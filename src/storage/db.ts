@@ -161,9 +161,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
     encoding: 'msgpack',
     noMemInit: true,
   });
-  const stores = Object.fromEntries(
-    STORES.map((name) => [name, root.openDB<any, string>({ name, encoding: 'msgpack' })]),
-  ) as Record<StoreName, Database<any, string>>;
+  const stores = Object.fromEntries(STORES.map((name) => [name, root.openDB<any, string>({ name, encoding: 'msgpack' })])) as Record<StoreName, Database<any, string>>;
   const tokens = root.openDB<any, Buffer>({ name: 'tokens', encoding: 'msgpack', keyEncoding: 'binary' });
   const revokedJwts = root.openDB<number, string>({ name: 'revokedJwts', encoding: 'msgpack' });
   const usedAssertions = root.openDB<number, string>({ name: 'usedAssertions', encoding: 'msgpack' });
@@ -196,8 +194,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
           return result;
         };
   const commitAttributes = { 'sesame.durability': durability };
-  const durable = <T>(write: Promise<T>): Promise<T> =>
-    tracingOn() ? traced('lmdb commit', commitAttributes, () => untracedDurable(write)) : untracedDurable(write);
+  const durable = <T>(write: Promise<T>): Promise<T> => (tracingOn() ? traced('lmdb commit', commitAttributes, () => untracedDurable(write)) : untracedDurable(write));
   const directoryChanged = () => void Atomics.add(counters, DIRECTORY, 1);
   const durableDirectory = async <T>(write: Promise<T>) => {
     try {
@@ -214,10 +211,8 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
   const signingKeysDb = stores.signingKeys;
   const directoryDb = (store: DirectoryStore) => (store === 'meta' ? metaDb : store === 'signingKeys' ? signingKeysDb : stores[store]);
   // Events by number (numbers in LMDB's ordered-binary encoding, read back in numeric order) and by aggregate.
-  const activity = new LmdbActivityLog(
-    root.openDB<any, number>({ name: 'activity', encoding: 'msgpack' }),
-    root.openDB<number, string>({ name: 'activityByAggregate', encoding: 'msgpack' }),
-    () => freshReads(),
+  const activity = new LmdbActivityLog(root.openDB<any, number>({ name: 'activity', encoding: 'msgpack' }), root.openDB<number, string>({ name: 'activityByAggregate', encoding: 'msgpack' }), () =>
+    freshReads(),
   );
   const directoryWrites = new LmdbDirectoryWrites(root, directoryDb, directoryLog, uniqueKeys, activity);
   const directoryReader = new LmdbDirectoryReader(directoryDb, () => freshReads(), uniqueKeys);
@@ -227,9 +222,7 @@ export function openStorage(dataDir: string, durability: Durability = 'flush', s
   const stored = meta.schemaVersion() ?? SCHEMA_VERSION;
   if (stored > SCHEMA_VERSION) {
     root.close();
-    throw new StorageError(
-      `data dir ${dataDir} has schema version ${stored}, newer than this Sesame understands (${SCHEMA_VERSION})`,
-    );
+    throw new StorageError(`data dir ${dataDir} has schema version ${stored}, newer than this Sesame understands (${SCHEMA_VERSION})`);
   }
 
   // A kind of record is the database of its name.

@@ -3,30 +3,30 @@ import { clock } from '../util/clock.js';
 import { NumberedLog } from './numbered-log.js';
 
 /** The stores that make up the directory: what every HTTP thread keeps a copy of. */
-export type DirectoryStore =
-  | 'orgs'
-  | 'projects'
-  | 'users'
-  | 'members'
-  | 'userGrants'
-  | 'pats'
-  | 'policies'
-  | 'apps'
-  | 'appKeys'
-  | 'machineKeys'
-  | 'machineSecrets'
-  | 'signingKeys'
-  | 'meta';
+export type DirectoryStore = 'orgs' | 'projects' | 'users' | 'members' | 'userGrants' | 'pats' | 'policies' | 'apps' | 'appKeys' | 'machineKeys' | 'machineSecrets' | 'signingKeys' | 'meta';
 
 /** Every store of the directory, in one list: what a copy loads whole, what a copy between stores moves as the directory. */
-export const DIRECTORY_STORES: readonly DirectoryStore[] = ['orgs', 'projects', 'users', 'members', 'userGrants', 'pats', 'policies', 'apps', 'appKeys', 'machineKeys', 'machineSecrets', 'signingKeys', 'meta'];
+export const DIRECTORY_STORES: readonly DirectoryStore[] = [
+  'orgs',
+  'projects',
+  'users',
+  'members',
+  'userGrants',
+  'pats',
+  'policies',
+  'apps',
+  'appKeys',
+  'machineKeys',
+  'machineSecrets',
+  'signingKeys',
+  'meta',
+];
 
 /** One changed record: which store, which key. What it became is read from the store. */
 export interface DirectoryChange {
   readonly store: DirectoryStore;
   readonly id: string;
 }
-
 
 /** A log entry: the store, the key, when it was written (the injected clock; what pruning goes by). */
 type Entry = [store: DirectoryStore, id: string, at: number];

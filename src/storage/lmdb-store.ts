@@ -142,4 +142,3 @@ export class LmdbStore implements StorePort {
 function kindOf(write: RecordWrite): RecordKind<any, any> | undefined {
   return 'activity' in write ? undefined : 'leaveGroup' in write ? write.leaveGroup : write.kind;
 }
-

@@ -16,8 +16,9 @@ export function loadMasterKey(dataDir: string, configured: string | undefined, f
   if (configured) return MasterKey.fromSecret(configured);
   const path = join(dataDir, 'masterkey');
   if (!existsSync(path)) {
-    if (!fresh) throw new MasterKeyMismatchError(`${path} is missing and SESAME_MASTERKEY is not set, but the data dir (or, with SESAME_DATABASE_URL, the database) holds data sealed with a master key`);
-    writeFileSync(path, randomBytes(32).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+    if (!fresh)
+      throw new MasterKeyMismatchError(`${path} is missing and SESAME_MASTERKEY is not set, but the data dir (or, with SESAME_DATABASE_URL, the database) holds data sealed with a master key`);
+    writeFileSync(path, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
     log.info('generated master key', { path });
   }
   const secret = readFileSync(path, 'utf8').trim();

@@ -49,9 +49,7 @@ export class NumberedLog<E> {
 
   /** The entries from `start` on (or back from it), in number order; the pruned mark is not one. */
   *entries(options: { start?: number; reverse?: boolean; limit?: number } = {}): IterableIterator<{ seq: number; entry: E }> {
-    const range = options.reverse
-      ? { ...(options.start === undefined ? {} : { start: options.start }), end: PRUNED_THROUGH, reverse: true }
-      : { start: Math.max(options.start ?? 1, 1) };
+    const range = options.reverse ? { ...(options.start === undefined ? {} : { start: options.start }), end: PRUNED_THROUGH, reverse: true } : { start: Math.max(options.start ?? 1, 1) };
     for (const { key, value } of this.db.getRange({ ...range, ...(options.limit === undefined ? {} : { limit: options.limit }) })) {
       if (key !== PRUNED_THROUGH) yield { seq: key, entry: value as E };
     }

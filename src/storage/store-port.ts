@@ -49,10 +49,7 @@ export interface StoreRead {
  * reads and writes as it stands in that commit, or events of the activity log (model/activity.ts)
  * that describe the decision (a sign-in with its session).
  */
-export type RecordWrite =
-  | { kind: RecordKind<any, any>; key: RecordKey; value: unknown }
-  | { leaveGroup: RecordKind<any, string>; slot: string }
-  | { activity: readonly NewEvent[] };
+export type RecordWrite = { kind: RecordKind<any, any>; key: RecordKey; value: unknown } | { leaveGroup: RecordKind<any, string>; slot: string } | { activity: readonly NewEvent[] };
 
 export interface StorePort {
   get<V, K extends RecordKey>(kind: RecordKind<V, K>, key: K): Promise<V | undefined>;
@@ -107,7 +104,10 @@ export interface StorePort {
    * `atMost.max` records of `atMost.kind` lie in its key range: 'taken' or 'full' otherwise, and
    * nothing is written. Guarded inserts with the same `atMost` range take turns.
    */
-  insertGuarded(guard: { absent?: readonly { kind: RecordKind<any, string>; key: string }[]; atMost?: { kind: RecordKind<any, string>; range: KeyRange; max: number } }, writes: readonly RecordWrite[]): Promise<'written' | 'taken' | 'full'>;
+  insertGuarded(
+    guard: { absent?: readonly { kind: RecordKind<any, string>; key: string }[]; atMost?: { kind: RecordKind<any, string>; range: KeyRange; max: number } },
+    writes: readonly RecordWrite[],
+  ): Promise<'written' | 'taken' | 'full'>;
   /**
    * Removes every record of a kind for which `expired(record)` holds when it is removed (one renewed
    * meanwhile stays), with `also(key, record)`'s writes in the same commit; a chunk at a time, other

@@ -224,31 +224,33 @@ async function start(): Promise<void> {
    * where they are always needed is refused by any copy: else an unauthenticated upload would be
    * read whole before the main thread refused it.
    */
-  const checkBeforeBody = (descriptor: (typeof data.routes)[number]) => (req: Request): void | Promise<void> => {
-    let stale = false;
-    try {
-      beforeRequest();
-    } catch (error) {
-      if (!(error instanceof NeedsOwner)) throw error;
-      if (req.headers.authorization !== undefined || !local.credentialsRequired.has(descriptor.pattern)) return;
-      stale = true;
-    }
-    // Looked up now: a reload replaces the checks with ones over the new copy.
-    const check = local.served.get(descriptor.pattern)?.beforeBody;
-    // A held-back copy answers only the missing credentials, which do not depend on it; what
-    // its settings say (registration on or off) is the main thread's to answer.
-    const refused = (error: unknown): void => {
-      if (stale && errorResponse(descriptor.errorStyle, error).status !== 401) return;
-      throw error;
+  const checkBeforeBody =
+    (descriptor: (typeof data.routes)[number]) =>
+    (req: Request): void | Promise<void> => {
+      let stale = false;
+      try {
+        beforeRequest();
+      } catch (error) {
+        if (!(error instanceof NeedsOwner)) throw error;
+        if (req.headers.authorization !== undefined || !local.credentialsRequired.has(descriptor.pattern)) return;
+        stale = true;
+      }
+      // Looked up now: a reload replaces the checks with ones over the new copy.
+      const check = local.served.get(descriptor.pattern)?.beforeBody;
+      // A held-back copy answers only the missing credentials, which do not depend on it; what
+      // its settings say (registration on or off) is the main thread's to answer.
+      const refused = (error: unknown): void => {
+        if (stale && errorResponse(descriptor.errorStyle, error).status !== 401) return;
+        throw error;
+      };
+      try {
+        const outcome = check?.(req);
+        // A check that reads the store (a token's revocation) answers later.
+        if (outcome instanceof Promise) return outcome.catch(refused);
+      } catch (error) {
+        refused(error);
+      }
     };
-    try {
-      const outcome = check?.(req);
-      // A check that reads the store (a token's revocation) answers later.
-      if (outcome instanceof Promise) return outcome.catch(refused);
-    } catch (error) {
-      refused(error);
-    }
-  };
   const routes: Route[] = data.routes.map((descriptor, index) => {
     const servedHere = local.served.get(descriptor.pattern);
     if (servedHere) {

@@ -47,13 +47,7 @@ function deferred(): { promise: Promise<void>; resolve: () => void; reject: (err
  * `work` (MainThreadWork). Resolves once each has loaded its copy of the
  * directory; they listen only after `join()`.
  */
-export async function startAcceptors(
-  count: number,
-  routes: RouteDescriptor[],
-  server: HttpServer,
-  work: MainThreadWork,
-  data: Omit<AcceptorData, 'index' | 'routes'>,
-): Promise<Acceptors> {
+export async function startAcceptors(count: number, routes: RouteDescriptor[], server: HttpServer, work: MainThreadWork, data: Omit<AcceptorData, 'index' | 'routes'>): Promise<Acceptors> {
   const threads: { worker: Worker; ended: Promise<void>; prepared: Promise<void>; listening: Promise<void> }[] = [];
   const osThreadIds: number[] = [];
   /** Per thread, questions awaiting its answer (a dead thread's are answered with `drained`). */
@@ -102,9 +96,7 @@ export async function startAcceptors(
           const allowed = (MAIN_THREAD_METHODS[part] as ReadonlySet<string> | undefined)?.has(method) === true;
           const decided = target && allowed ? Promise.resolve().then(() => target[method]!.apply(target, args)) : Promise.reject(new Error(`no such work: ${String(part)}.${method}`));
           // An answer that cannot be sent (not cloneable) is refused instead: the asking request never waits forever.
-          decided
-            .then((value) => send({ type: 'answer', id, value }))
-            .catch((error: unknown) => send({ type: 'refused', id, error: relayedError(error) }));
+          decided.then((value) => send({ type: 'answer', id, value })).catch((error: unknown) => send({ type: 'refused', id, error: relayedError(error) }));
           return;
         }
         case 'log':
@@ -186,13 +178,10 @@ export async function startAcceptors(
     handedOver: () => threads.map((_, slot) => handedOver[slot] ?? 0),
     handedOverWhileBehind: () => threads.map((_, slot) => handedOverWhileBehind[slot] ?? 0),
     async served() {
-      const counts = await Promise.all(
-        threads.map((_, slot) => ask(slot, { type: 'served' }, (reply) => (reply.type === 'served' ? reply.count : reply.type === 'drained' ? 0 : undefined))),
-      );
+      const counts = await Promise.all(threads.map((_, slot) => ask(slot, { type: 'served' }, (reply) => (reply.type === 'served' ? reply.count : reply.type === 'drained' ? 0 : undefined))));
       return [server.requestsServed() - forwarded, ...counts];
     },
-    wholeDirectoryLoads: () =>
-      Promise.all(threads.map((_, slot) => ask(slot, { type: 'served' }, (reply) => (reply.type === 'served' ? reply.wholeLoads : reply.type === 'drained' ? 0 : undefined)))),
+    wholeDirectoryLoads: () => Promise.all(threads.map((_, slot) => ask(slot, { type: 'served' }, (reply) => (reply.type === 'served' ? reply.wholeLoads : reply.type === 'drained' ? 0 : undefined)))),
     stop,
   };
 }

@@ -21,10 +21,12 @@ export function answeredFromCurrentCopies(table: Route[], followed: Pick<Followe
     }
     // The check before an upload reads the copies too (a caller or setting changed a moment ago).
     const check = route.beforeBody;
-    const beforeBody: Route['beforeBody'] = check && ((req) => {
-      const wait = followed.current();
-      return wait ? wait.then(() => check(req)) : check(req);
-    });
+    const beforeBody: Route['beforeBody'] =
+      check &&
+      ((req) => {
+        const wait = followed.current();
+        return wait ? wait.then(() => check(req)) : check(req);
+      });
     return { ...route, methods, ...(beforeBody ? { beforeBody } : {}), current: () => followed.current() };
   });
 }

@@ -116,12 +116,16 @@ export function loginNamePage(p: PageContext, options: { loginName?: string; err
     html`<h1>${t('login.title')}</h1>
 <p class="intro">${t('login.intro', { client: p.clientName })}</p>
 ${errorBox(options.error)}${options.info ? html`<p class="info" role="status">${options.info}</p>` : ''}
-${options.allowPassword === false ? '' : html`<form method="post" action="/ui/login/loginname">
+${
+  options.allowPassword === false
+    ? ''
+    : html`<form method="post" action="/ui/login/loginname">
 ${hidden(p)}
 <label for="loginName">${t('login.loginName')}</label>
 <input type="text" id="loginName" name="loginName" value="${options.loginName ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus>
 <button type="submit">${t('login.next')}</button>
-</form>`}
+</form>`
+}
 ${idpButtons(p, options.idps)}
 ${options.allowRegister ? html`<div class="links"><a href="/ui/login/register?authRequestID=${p.authRequestId}">${t('login.register')}</a></div>` : ''}`,
     t,
@@ -146,10 +150,14 @@ ${hidden(p)}
 <input type="password" id="password" name="password" autocomplete="current-password" required autofocus>
 <button type="submit">${t('password.submit')}</button>
 </form>
-${options.allowReset ? html`<form method="post" action="/ui/login/password/reset">
+${
+  options.allowReset
+    ? html`<form method="post" action="/ui/login/password/reset">
 ${hidden(p)}
 <button type="submit" class="link">${t('reset.link')}</button>
-</form>` : ''}
+</form>`
+    : ''
+}
 ${idpButtons(p, options.idps)}
 <form method="post" action="/ui/login/loginname/change">
 ${hidden(p)}
@@ -167,8 +175,7 @@ ${hidden(p)}
  */
 export type CodeFormTarget = { page: PageContext } | { locale: Locale; userId: string; brand?: Brand | undefined };
 
-const codeTargetFields = (target: CodeFormTarget) =>
-  'page' in target ? hidden(target.page) : html`<input type="hidden" name="userID" value="${target.userId}">`;
+const codeTargetFields = (target: CodeFormTarget) => ('page' in target ? hidden(target.page) : html`<input type="hidden" name="userID" value="${target.userId}">`);
 const localeOf = (target: CodeFormTarget) => ('page' in target ? target.page.locale : target.locale);
 const brandOf = (target: CodeFormTarget) => ('page' in target ? target.page.brand : target.brand);
 const infoBox = (message: string | undefined) => (message ? html`<p class="info" role="status">${message}</p>` : '');
@@ -200,10 +207,14 @@ ${codeTargetFields(target)}
 <input type="text" id="code" name="code" class="code" value="${view.code ?? ''}" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" maxlength="20" required ${view.code ? '' : 'autofocus'}>
 <button type="submit">${t('verifyEmail.submit')}</button>
 </form>
-${'page' in target ? html`<form method="post" action="/ui/login/mail/verification/resend">
+${
+  'page' in target
+    ? html`<form method="post" action="/ui/login/mail/verification/resend">
 ${hidden(target.page)}
 <button type="submit" class="secondary">${t('code.resend')}</button>
-</form>` : ''}`,
+</form>`
+    : ''
+}`,
     t,
     '',
     brandOf(target),
@@ -228,16 +239,24 @@ ${codeTargetFields(target)}
 ${view.loginName ? html`<input type="text" name="loginName" value="${view.loginName}" autocomplete="username" hidden>` : ''}
 <label for="code">${t('code.label')}</label>
 <input type="text" id="code" name="code" class="code" value="${view.code ?? ''}" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" maxlength="20" required ${view.code ? '' : 'autofocus'}>
-${view.passwordSet ? '' : html`<label for="password">${t('passwordChange.new')}</label>
+${
+  view.passwordSet
+    ? ''
+    : html`<label for="password">${t('passwordChange.new')}</label>
 <input type="password" id="password" name="password" autocomplete="new-password" required ${view.code ? 'autofocus' : ''}>
 <label for="passwordConfirm">${t('passwordChange.confirm')}</label>
-<input type="password" id="passwordConfirm" name="passwordConfirm" autocomplete="new-password" required>`}
+<input type="password" id="passwordConfirm" name="passwordConfirm" autocomplete="new-password" required>`
+}
 <button type="submit">${view.kind === 'reset' ? t('reset.submit') : t('init.submit')}</button>
 </form>
-${'page' in target && view.kind === 'init' ? html`<form method="post" action="/ui/login/user/init/resend">
+${
+  'page' in target && view.kind === 'init'
+    ? html`<form method="post" action="/ui/login/user/init/resend">
 ${hidden(target.page)}
 <button type="submit" class="secondary">${t('code.resend')}</button>
-</form>` : ''}`,
+</form>`
+    : ''
+}`,
     t,
     '',
     brandOf(target),
@@ -265,10 +284,14 @@ ${hidden(p)}
 <input type="text" id="code" name="code" class="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required autofocus>
 <button type="submit">${t('otp.submit')}</button>
 </form>
-${options.emailInstead ? html`<form method="post" action="/ui/login/otp/email/switch">
+${
+  options.emailInstead
+    ? html`<form method="post" action="/ui/login/otp/email/switch">
 ${hidden(p)}
 <button type="submit" class="secondary">${t('otpEmail.instead')}</button>
-</form>` : ''}`,
+</form>`
+    : ''
+}`,
     t,
     '',
     p.brand,
@@ -352,7 +375,9 @@ export function mfaSetupPage(p: PageContext, view: MfaSetupView): string {
 <span class="user-chip">${shownName(p.brand, view.loginName)}</span>
 <p class="intro">${view.totp ? t(view.required ? 'mfa.intro.required' : 'mfa.intro.optional') : t(view.required ? 'mfa.email.required' : 'mfa.email.optional')}</p>
 ${errorBox(view.error)}
-${view.totp ? html`<img class="qr" src="${view.qrCode}" alt="${t('mfa.qr')}" width="200" height="200">
+${
+  view.totp
+    ? html`<img class="qr" src="${view.qrCode}" alt="${t('mfa.qr')}" width="200" height="200">
 <p class="intro">${t('mfa.secret')}:</p>
 <p class="secret"><code class="secret">${groups.map((g, i) => html`${i > 0 ? ' ' : ''}<span>${g}</span>`)}</code></p>
 <form method="post" action="/ui/login/mfa/verify">
@@ -360,15 +385,25 @@ ${hidden(p)}
 <label for="code">${t('otp.label')}</label>
 <input type="text" id="code" name="code" class="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required autofocus>
 <button type="submit">${t('mfa.submit')}</button>
-</form>` : ''}
-${view.email ? html`<form method="post" action="/ui/login/mfa/email">
+</form>`
+    : ''
+}
+${
+  view.email
+    ? html`<form method="post" action="/ui/login/mfa/email">
 ${hidden(p)}
 <button type="submit" class="${view.totp ? 'secondary' : ''}">${t('mfa.email.use')}</button>
-</form>` : ''}
-${view.u2f ? html`<form method="post" action="/ui/login/mfa/u2f">
+</form>`
+    : ''
+}
+${
+  view.u2f
+    ? html`<form method="post" action="/ui/login/mfa/u2f">
 ${hidden(p)}
 <button type="submit" class="secondary">${t('mfa.u2f')}</button>
-</form>` : ''}
+</form>`
+    : ''
+}
 ${
   view.required
     ? ''
@@ -419,7 +454,9 @@ export function selectAccountPage(p: PageContext, accounts: readonly AccountEntr
 ${hidden(p)}
 <ul class="accounts">
 ${accounts.map(
-  (a) => html`<li><button type="submit" name="sid" value="${a.sid}"><span class="avatar" aria-hidden="true">${initial(a.displayName)}</span><span class="account-text">${a.displayName}<small>${a.loginName} · ${t('select.signedIn')}</small></span></button></li>
+  (
+    a,
+  ) => html`<li><button type="submit" name="sid" value="${a.sid}"><span class="avatar" aria-hidden="true">${initial(a.displayName)}</span><span class="account-text">${a.displayName}<small>${a.loginName} · ${t('select.signedIn')}</small></span></button></li>
 `,
 )}</ul>
 <button type="submit" name="sid" value="other" class="secondary">${t('select.other')}</button>
@@ -435,10 +472,7 @@ ${accounts.map(
  * account (the person signs in to it), or create one from what the provider said (the names and
  * user name editable; the email as the provider gave it).
  */
-export function externalChoicePage(
-  p: PageContext,
-  view: { idpName: string; email: string; values: RegisterValues; allowLink: boolean; allowCreate: boolean; error?: string | undefined },
-): string {
+export function externalChoicePage(p: PageContext, view: { idpName: string; email: string; values: RegisterValues; allowLink: boolean; allowCreate: boolean; error?: string | undefined }): string {
   const t = translator(p.locale);
   const v = view.values;
   return layout(
@@ -447,7 +481,9 @@ export function externalChoicePage(
     html`<h1>${t('external.title')}</h1>
 <p class="intro">${t('external.intro', { idp: view.idpName })}</p>
 ${errorBox(view.error)}
-${view.allowCreate ? html`<form method="post" action="/ui/login/external/register">
+${
+  view.allowCreate
+    ? html`<form method="post" action="/ui/login/external/register">
 ${hidden(p)}
 ${nameFields(t, v)}
 <label for="userName">${t('register.userName')}</label>
@@ -455,11 +491,17 @@ ${nameFields(t, v)}
 ${view.email ? html`<p class="info">${t('external.email', { email: view.email })}</p>` : ''}
 ${termsToAccept(p) ? html`<label class="check"><input type="checkbox" name="acceptTerms" value="yes" required> ${t('register.acceptTerms')} ${termsLinks(t, p)}</label>` : ''}
 <button type="submit">${t('external.create')}</button>
-</form>` : ''}
-${view.allowLink ? html`<form method="post" action="/ui/login/external/link">
+</form>`
+    : ''
+}
+${
+  view.allowLink
+    ? html`<form method="post" action="/ui/login/external/link">
 ${hidden(p)}
 <button type="submit" class="secondary">${t('external.link')}</button>
-</form>` : ''}
+</form>`
+    : ''
+}
 ${!view.allowCreate && !view.allowLink ? html`<p>${t('external.none')}</p>` : ''}
 <div class="links"><a href="/ui/login/login?authRequestID=${p.authRequestId}&amp;step=loginname">${t('external.back')}</a></div>`,
     t,
@@ -527,8 +569,10 @@ ${errorBox(view.error)}
 <script type="application/json" id="webauthn-options">${data}</script>
 <form method="post" action="${view.action}" id="webauthn-form">
 ${'page' in target ? hidden(target.page) : html`<input type="hidden" name="userID" value="${target.userId}">`}
-${Object.entries(view.fields ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">
-`)}<input type="hidden" name="credential" value="">
+${Object.entries(view.fields ?? {}).map(
+  ([name, value]) => html`<input type="hidden" name="${name}" value="${value}">
+`,
+)}<input type="hidden" name="credential" value="">
 <input type="hidden" name="failure" value="">
 ${view.askName ? html`<label for="name">${t('webauthn.name')}</label><input type="text" id="name" name="name" maxlength="100" value="">` : ''}
 <button type="submit" id="webauthn-start" disabled>${view.button}</button>
@@ -628,10 +672,7 @@ const SCOPE_TEXTS = new Set(['openid', 'profile', 'email', 'phone', 'address', '
  * client's (dynamic registration: anyone may have made it), device or not, says that nobody
  * vouches for it.
  */
-export function consentPage(
-  p: PageContext,
-  options: { device: boolean; selfRegistered: boolean; loginName: string; scopes: readonly string[]; resources?: readonly string[] },
-): string {
+export function consentPage(p: PageContext, options: { device: boolean; selfRegistered: boolean; loginName: string; scopes: readonly string[]; resources?: readonly string[] }): string {
   const t = translator(p.locale);
   const scopeText = (scope: string) => (SCOPE_TEXTS.has(scope) ? t(`device.scope.${scope}` as Parameters<Translate>[0]) : scope);
   const asked = [...options.scopes.map(scopeText), ...(options.resources ?? [])];
@@ -643,10 +684,16 @@ export function consentPage(
 <span class="user-chip">${shownName(p.brand, options.loginName)}</span>
 <p class="intro">${t(device ? 'device.consent.intro' : 'client.consent.intro', { client: p.clientName, user: options.loginName })}</p>
 ${options.selfRegistered ? html`<p class="intro">${t('consent.selfRegistered', { client: p.clientName })}</p>` : ''}
-${asked.length > 0 ? html`<p class="intro">${t('device.consent.scopes')}</p>
+${
+  asked.length > 0
+    ? html`<p class="intro">${t('device.consent.scopes')}</p>
 <ul class="scopes">
-${asked.map((item) => html`<li>${item}</li>
-`)}</ul>` : ''}
+${asked.map(
+  (item) => html`<li>${item}</li>
+`,
+)}</ul>`
+    : ''
+}
 <p class="intro">${t(device ? 'device.consent.own' : 'client.consent.own', { client: p.clientName })}</p>
 <form method="post" action="${device ? '/ui/login/device/consent' : '/ui/login/consent'}">
 ${hidden(p)}
@@ -689,14 +736,20 @@ export interface ClientLink {
 function clientLink(t: Translate, link: ClientLink): Html {
   const { clientName: client, continueTo } = link;
   const target = 'href' in continueTo ? continueTo.href.split(/[?#]/)[0]! : continueTo.action;
-  return html`${link.selfRegistered ? html`<p class="intro">${t('consent.selfRegistered', { client })}</p>
-` : ''}<p class="intro">${t('continue.intro', { client, target })}</p>
+  return html`${
+    link.selfRegistered
+      ? html`<p class="intro">${t('consent.selfRegistered', { client })}</p>
+`
+      : ''
+  }<p class="intro">${t('continue.intro', { client, target })}</p>
 ${
   'href' in continueTo
     ? html`<p><a class="button" href="${continueTo.href}">${t('continue.link', { client })}</a></p>`
     : html`<form method="post" action="${continueTo.action}">
-${continueTo.params.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">
-`)}<button type="submit">${t('continue.link', { client })}</button>
+${continueTo.params.map(
+  ([name, value]) => html`<input type="hidden" name="${name}" value="${value}">
+`,
+)}<button type="submit">${t('continue.link', { client })}</button>
 </form>`
 }`;
 }
@@ -733,8 +786,13 @@ ${detail ? html`<p class="intro">${detail}</p>` : ''}
 /** After end_session; `link`: the client's post-logout page, when it named one but did not prove it asked (no id_token_hint). */
 export function signedOutPage(locale: Locale, link?: ClientLink): string {
   const t = translator(locale);
-  return layout(locale, t('logout.title'), html`<h1>${t('logout.title')}</h1><p class="intro">${t('logout.intro')}</p>
-${link ? clientLink(t, link) : ''}`, t);
+  return layout(
+    locale,
+    t('logout.title'),
+    html`<h1>${t('logout.title')}</h1><p class="intro">${t('logout.intro')}</p>
+${link ? clientLink(t, link) : ''}`,
+    t,
+  );
 }
 
 /** The inline script of the form_post page; its hash goes into the page's Content-Security-Policy. */
@@ -750,8 +808,10 @@ export function formPostPage(locale: Locale, action: string, params: readonly [s
 <body>
 <main class="card">
 <form method="post" action="${action}">
-${params.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">
-`)}<noscript><p class="intro">${t('formpost.intro')}</p><button type="submit">${t('formpost.continue')}</button></noscript>
+${params.map(
+  ([name, value]) => html`<input type="hidden" name="${name}" value="${value}">
+`,
+)}<noscript><p class="intro">${t('formpost.intro')}</p><button type="submit">${t('formpost.continue')}</button></noscript>
 </form>
 </main>
 <script>${FORM_POST_SCRIPT}</script>

@@ -89,7 +89,9 @@ const DARK = { bg: '#12141c', text: '#e8eaf2', accent: '#7e8cff', danger: '#ff8a
  * (the pages' Content-Security-Policy allows only its own stylesheets); colours are validated hex.
  */
 export function labelStylesheet(label: View<LabelPolicy>, fontUrl?: string): string {
-  const font = fontUrl ? `@font-face { font-family: "Org"; src: url("${fontUrl}"); font-display: swap; }\nbody, input, button { font-family: "Org", system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }\n` : '';
+  const font = fontUrl
+    ? `@font-face { font-family: "Org"; src: url("${fontUrl}"); font-display: swap; }\nbody, input, button { font-family: "Org", system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }\n`
+    : '';
   return font + labelColours(label);
 }
 
@@ -97,7 +99,8 @@ function labelColours(label: View<LabelPolicy>): string {
   const light = { bg: label.backgroundColor || LIGHT.bg, text: label.fontColor || LIGHT.text, accent: label.primaryColor || LIGHT.accent, danger: label.warnColor || LIGHT.danger };
   const dark = { bg: label.backgroundColorDark || DARK.bg, text: label.fontColorDark || DARK.text, accent: label.primaryColorDark || DARK.accent, danger: label.warnColorDark || DARK.danger };
   const vars = (c: typeof light) => `--bg: ${c.bg}; --text: ${c.text}; --accent: ${c.accent}; --accent-dark: ${c.accent}; --danger: ${c.danger};`;
-  if (label.themeMode === 'THEME_MODE_LIGHT') return `:root { color-scheme: light; ${vars(light)} }\n@media (prefers-color-scheme: dark) { :root { ${vars(light)} --muted: #5d6476; --line: #dfe2ea; } }\n`;
+  if (label.themeMode === 'THEME_MODE_LIGHT')
+    return `:root { color-scheme: light; ${vars(light)} }\n@media (prefers-color-scheme: dark) { :root { ${vars(light)} --muted: #5d6476; --line: #dfe2ea; } }\n`;
   if (label.themeMode === 'THEME_MODE_DARK') return `:root { color-scheme: dark; ${vars(dark)} --muted: #a0a6b8; --line: #2d3242; }\n`;
   return `:root { ${vars(light)} }\n@media (prefers-color-scheme: dark) { :root { ${vars(dark)} } }\n`;
 }

@@ -15,7 +15,10 @@ export function addressLimitKey(address: string): string {
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
     return `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`;
   }
-  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
 }
 
 /** The 8 groups of a valid IPv6 address (with `::` and a dotted IPv4 tail expanded). */
@@ -26,10 +29,16 @@ function expandIPv6(text: string): number[] {
   if (dotted) {
     const [a, b, c, d] = dotted[1]!.split('.').map(Number) as [number, number, number, number];
     tail.push((a << 8) | b, (c << 8) | d);
-    body = body.slice(0, -dotted[1]!.length).replace(/:$/, body.endsWith('::' + dotted[1]) ? ':' : '');
+    body = body.slice(0, -dotted[1]!.length).replace(/:$/, body.endsWith(`::${dotted[1]}`) ? ':' : '');
   }
   const [head, rest] = body.split('::') as [string, string | undefined];
-  const parse = (part: string | undefined) => (part ? part.split(':').filter((g) => g !== '').map((g) => Number.parseInt(g, 16)) : []);
+  const parse = (part: string | undefined) =>
+    part
+      ? part
+          .split(':')
+          .filter((g) => g !== '')
+          .map((g) => Number.parseInt(g, 16))
+      : [];
   const left = parse(head);
   const right = [...parse(rest), ...tail];
   const fill = rest === undefined ? [] : new Array<number>(Math.max(0, 8 - left.length - right.length)).fill(0);

@@ -19,13 +19,13 @@ function write(level: LogLevel, msg: string, fields?: Record<string, unknown>): 
   if (ORDER[level] < threshold) return;
   const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields });
   if (sink) sink(line);
-  else process.stderr.write(line + '\n');
+  else process.stderr.write(`${line}\n`);
 }
 
 /** Writes a line another thread formatted (an HTTP acceptor thread's) where this thread's lines go. */
 export function writeLogLine(line: string): void {
   if (sink) sink(line);
-  else process.stderr.write(line + '\n');
+  else process.stderr.write(`${line}\n`);
 }
 
 export const log = {

@@ -16,14 +16,37 @@ const NOT_PUBLIC = new BlockList();
 // which embeds an IPv4 address too), and the newer documentation (3fff::/20) and SRv6 SID (5f00::/16)
 // blocks. IPv4-mapped addresses (::ffff:0:0/96) are judged by the IPv4 address they carry (below).
 for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24],
-  ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 3],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 3],
 ] as const) {
   NOT_PUBLIC.addSubnet(net, bits, 'ipv4');
 }
 for (const [net, bits] of [
-  ['::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2002::', 16], ['2001:db8::', 32],
-  ['100::', 64], ['100:0:0:1::', 64], ['2001::', 23], ['3fff::', 20], ['5f00::', 16],
+  ['::', 96],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['2002::', 16],
+  ['2001:db8::', 32],
+  ['100::', 64],
+  ['100:0:0:1::', 64],
+  ['2001::', 23],
+  ['3fff::', 20],
+  ['5f00::', 16],
 ] as const) {
   NOT_PUBLIC.addSubnet(net, bits, 'ipv6');
 }
@@ -44,7 +67,10 @@ export function isPublicAddress(address: string): boolean {
  * address that is not public. A name is judged when it is resolved (publicOnlyLookup).
  */
 export function isInternalHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  const host = hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
   return host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && !isPublicAddress(host));
 }
 

@@ -79,10 +79,18 @@ export class Batcher<I, O> {
       const batch = this.queue.splice(0, this.maxBatch);
       recordBatchPending(this.kind, -batch.length);
       recordBatch(this.kind, batch.length);
-      this.send(batch.map((p) => p.item)).then(
-        (results) => batch.forEach((p, i) => p.resolve(results[i]!)),
-        (error: unknown) => batch.forEach((p) => p.reject(error)),
-      ).finally(() => this.slots.release());
+      this.send(batch.map((p) => p.item))
+        .then(
+          (results) => {
+            batch.forEach((p, i) => {
+              p.resolve(results[i]!);
+            });
+          },
+          (error: unknown) => {
+            for (const p of batch) p.reject(error);
+          },
+        )
+        .finally(() => this.slots.release());
     }
   }
 }

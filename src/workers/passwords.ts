@@ -1,4 +1,5 @@
-import { hashSync, Algorithm } from '@node-rs/argon2';
+import { hashSync } from '@node-rs/argon2';
+import { ARGON2 } from './argon2-algorithms.js';
 import { verifyEncodedHash } from '../crypto/passwords/registry.js';
 import type { VerifyPasswordResult } from './tasks.js';
 
@@ -10,7 +11,7 @@ import type { VerifyPasswordResult } from './tasks.js';
 const SESAME_ARGON2ID_PREFIX = '$argon2id$v=19$m=19456,t=2,p=1$';
 
 export function hashPassword(password: string): string {
-  return hashSync(password, { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 });
+  return hashSync(password, { algorithm: ARGON2.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 });
 }
 
 export function verifyPassword(password: string, encodedHash: string): VerifyPasswordResult {

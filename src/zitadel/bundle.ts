@@ -12,22 +12,12 @@ import { bytes, flag, list, requiredText, text, timestamp } from './validation.j
  */
 const id = () => z.string().trim().min(1, 'must not be empty').max(200);
 
-const USER_STATES = [
-  'USER_STATE_UNSPECIFIED',
-  'USER_STATE_ACTIVE',
-  'USER_STATE_INACTIVE',
-  'USER_STATE_DELETED',
-  'USER_STATE_LOCKED',
-  'USER_STATE_SUSPEND',
-  'USER_STATE_INITIAL',
-] as const;
+const USER_STATES = ['USER_STATE_UNSPECIFIED', 'USER_STATE_ACTIVE', 'USER_STATE_INACTIVE', 'USER_STATE_DELETED', 'USER_STATE_LOCKED', 'USER_STATE_SUSPEND', 'USER_STATE_INITIAL'] as const;
 export const ORG_STATES = ['ORG_STATE_UNSPECIFIED', 'ORG_STATE_ACTIVE', 'ORG_STATE_INACTIVE', 'ORG_STATE_REMOVED'] as const;
 const DOMAIN_VALIDATION_TYPES = ['DOMAIN_VALIDATION_TYPE_UNSPECIFIED', 'DOMAIN_VALIDATION_TYPE_HTTP', 'DOMAIN_VALIDATION_TYPE_DNS'] as const;
 
 /** Sesame extension: the SHA-256 digest of a client secret, standard base64 (export with passwords). */
-const secretDigest = () =>
-  bytes().refine((b) => b.length === 32, 'must be a base64 SHA-256 digest (32 bytes)');
-
+const secretDigest = () => bytes().refine((b) => b.length === 32, 'must be a base64 SHA-256 digest (32 bytes)');
 
 export const orgSchema = z.object({ name: requiredText(200) });
 
@@ -37,7 +27,6 @@ export const domainSchema = z.object({
   isPrimary: flag(),
   validationType: enumField(DOMAIN_VALIDATION_TYPES),
 });
-
 
 // The human user's OTP secret is checked separately, so a bad one fails only the OTP (`human_user_otp`).
 export const humanUserSchema = z.object({
@@ -135,12 +124,16 @@ export interface UnsupportedPart {
 const str = (v: unknown) => (typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v));
 const byLang = (orgId: string, e: Record<string, unknown>) => `${orgId}_${str(e.language)}`;
 
-
 export const UNSUPPORTED_LISTS: readonly UnsupportedPart[] = [
   { field: 'jwtIdps', type: 'jwt_idp', id: (_o, e) => str(e.idpId), what: 'JWT identity providers' },
   { field: 'loginTexts', type: 'login_texts', id: byLang, what: 'custom login texts' },
   { field: 'actions', type: 'action', id: (_o, e) => str(e.actionId), what: 'actions' },
   { field: 'triggerActions', type: 'trigger_action', id: (_o, e) => `${str(e.flowType)}_${str(e.triggerType)}`, what: 'actions' },
-  { field: 'projectGrants', type: 'project_grant', id: (o, e) => `${o}_${str((e.projectGrant as Record<string, unknown> | undefined)?.projectId)}_${str((e.projectGrant as Record<string, unknown> | undefined)?.grantedOrgId)}`, what: 'project grants' },
+  {
+    field: 'projectGrants',
+    type: 'project_grant',
+    id: (o, e) => `${o}_${str((e.projectGrant as Record<string, unknown> | undefined)?.projectId)}_${str((e.projectGrant as Record<string, unknown> | undefined)?.grantedOrgId)}`,
+    what: 'project grants',
+  },
   { field: 'projectGrantMembers', type: 'project_grant_member', id: (o, e) => `${o}_${str(e.projectId)}_${str(e.grantId)}_${str(e.userId)}`, what: 'project grants' },
 ];

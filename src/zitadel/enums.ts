@@ -21,12 +21,7 @@ export const OIDC_GRANT_TYPE = [
   'OIDC_GRANT_TYPE_TOKEN_EXCHANGE',
 ] as const;
 export const OIDC_APP_TYPE = ['OIDC_APP_TYPE_WEB', 'OIDC_APP_TYPE_USER_AGENT', 'OIDC_APP_TYPE_NATIVE'] as const;
-export const OIDC_AUTH_METHOD_TYPE = [
-  'OIDC_AUTH_METHOD_TYPE_BASIC',
-  'OIDC_AUTH_METHOD_TYPE_POST',
-  'OIDC_AUTH_METHOD_TYPE_NONE',
-  'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT',
-] as const;
+export const OIDC_AUTH_METHOD_TYPE = ['OIDC_AUTH_METHOD_TYPE_BASIC', 'OIDC_AUTH_METHOD_TYPE_POST', 'OIDC_AUTH_METHOD_TYPE_NONE', 'OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT'] as const;
 export const OIDC_TOKEN_TYPE = ['OIDC_TOKEN_TYPE_BEARER', 'OIDC_TOKEN_TYPE_JWT'] as const;
 export const OIDC_VERSION = ['OIDC_VERSION_1_0'] as const;
 export const API_AUTH_METHOD_TYPE = ['API_AUTH_METHOD_TYPE_BASIC', 'API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT'] as const;
@@ -40,10 +35,7 @@ export function enumField<const T extends Names>(names: T) {
 
 /** An enum element without a default (for repeated fields). */
 export function enumValue<const T extends Names>(names: T) {
-  return z.preprocess(
-    (v) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < names.length ? names[v] : v),
-    z.enum(names as unknown as [T[number], ...T[number][]]),
-  );
+  return z.preprocess((v) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < names.length ? names[v] : v), z.enum(names as unknown as [T[number], ...T[number][]]));
 }
 
 const ZERO_NAMES: ReadonlySet<string> = new Set(

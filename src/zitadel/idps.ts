@@ -93,7 +93,16 @@ const scopes = () => z.array(z.string().trim().min(1).max(200)).max(20).default(
 /** Add: the secret is required; update: empty keeps the stored one (ZITADEL's rule). */
 const secret = (add: boolean) => (add ? z.string().min(1, 'must not be empty').max(2000) : z.string().max(2000).default(''));
 
-const oidcFields = (add: boolean) => ({ name: name(), issuer: url(), clientId: clientId(), clientSecret: secret(add), scopes: scopes(), providerOptions: optionsSchema, isIdTokenMapping: flag(), usePkce: flag() });
+const oidcFields = (add: boolean) => ({
+  name: name(),
+  issuer: url(),
+  clientId: clientId(),
+  clientSecret: secret(add),
+  scopes: scopes(),
+  providerOptions: optionsSchema,
+  isIdTokenMapping: flag(),
+  usePkce: flag(),
+});
 const oauthFields = (add: boolean) => ({
   name: name(),
   clientId: clientId(),
@@ -107,22 +116,21 @@ const oauthFields = (add: boolean) => ({
   usePkce: flag(),
 });
 const presetFields = (add: boolean) => ({ name: text(200), clientId: clientId(), clientSecret: secret(add), scopes: scopes(), providerOptions: optionsSchema });
-const ldapAttributes = z
-  .object({
-    idAttribute: z.string().trim().min(1, 'must not be empty').max(200),
-    firstNameAttribute: text(200),
-    lastNameAttribute: text(200),
-    displayNameAttribute: text(200),
-    nickNameAttribute: text(200),
-    preferredUsernameAttribute: text(200),
-    emailAttribute: text(200),
-    emailVerifiedAttribute: text(200),
-    phoneAttribute: text(200),
-    phoneVerifiedAttribute: text(200),
-    preferredLanguageAttribute: text(200),
-    avatarUrlAttribute: text(200),
-    profileAttribute: text(200),
-  });
+const ldapAttributes = z.object({
+  idAttribute: z.string().trim().min(1, 'must not be empty').max(200),
+  firstNameAttribute: text(200),
+  lastNameAttribute: text(200),
+  displayNameAttribute: text(200),
+  nickNameAttribute: text(200),
+  preferredUsernameAttribute: text(200),
+  emailAttribute: text(200),
+  emailVerifiedAttribute: text(200),
+  phoneAttribute: text(200),
+  phoneVerifiedAttribute: text(200),
+  preferredLanguageAttribute: text(200),
+  avatarUrlAttribute: text(200),
+  profileAttribute: text(200),
+});
 const ldapFields = (add: boolean) => ({
   name: name(),
   servers: z.array(url()).min(1, 'at least one server').max(10),
@@ -134,7 +142,9 @@ const ldapFields = (add: boolean) => ({
   userObjectClasses: z.array(z.string().trim().min(1).max(200)).min(1, 'at least one object class').max(20),
   userFilters: z.array(z.string().trim().min(1).max(200)).min(1, 'at least one filter attribute').max(20),
   // Each operation's limit (a sign-in ends after twice it): refused outside what Sesame keeps, not changed silently.
-  timeout: duration().refine((ms) => ms >= 1_000 && ms <= 60_000, 'must be from 1s to 60s').optional(),
+  timeout: duration()
+    .refine((ms) => ms >= 1_000 && ms <= 60_000, 'must be from 1s to 60s')
+    .optional(),
   attributes: ldapAttributes,
   providerOptions: optionsSchema,
   rootCa: text(20000),
@@ -187,7 +197,7 @@ export function legacyOidcSettings(input: z.output<typeof legacyOidcSchema>, tru
   const claim = (field: (typeof MAPPING_FIELDS)[number]) => (field === 'OIDC_MAPPING_FIELD_EMAIL' ? 'email' : field === 'OIDC_MAPPING_FIELD_PREFERRED_USERNAME' ? 'preferred_username' : undefined);
   const userNameClaim = claim(input.usernameMapping);
   const displayNameClaim = claim(input.displayNameMapping);
-  const unsupported = input.stylingType === 'STYLING_TYPE_GOOGLE' ? ['stylingType: Sesame draws every provider\'s button alike (STYLING_TYPE_GOOGLE is not supported)'] : [];
+  const unsupported = input.stylingType === 'STYLING_TYPE_GOOGLE' ? ["stylingType: Sesame draws every provider's button alike (STYLING_TYPE_GOOGLE is not supported)"] : [];
   const settings: ProviderSettings = {
     ...(trusted ? { internalAllowed: true as const } : {}),
     ...(userNameClaim ? { userNameClaim } : {}),
@@ -206,16 +216,26 @@ export function legacyOidcSettings(input: z.output<typeof legacyOidcSchema>, tru
 
 function optionsOf(input: z.output<typeof optionsSchema>): IdpOptions {
   if (input.autoLinking === 'AUTO_LINKING_OPTION_USERNAME') {
-    throw invalidArgument('IDP-aL1nk', 'providerOptions.autoLinking AUTO_LINKING_OPTION_USERNAME is not supported: Sesame links an account by a verified email (AUTO_LINKING_OPTION_EMAIL) or by the person signing in to it');
+    throw invalidArgument(
+      'IDP-aL1nk',
+      'providerOptions.autoLinking AUTO_LINKING_OPTION_USERNAME is not supported: Sesame links an account by a verified email (AUTO_LINKING_OPTION_EMAIL) or by the person signing in to it',
+    );
   }
   if (input.isAutoCreation && !input.isCreationAllowed) throw invalidArgument('IDP-aCr8t', 'providerOptions.isAutoCreation needs isCreationAllowed');
-  return { isLinkingAllowed: input.isLinkingAllowed, isCreationAllowed: input.isCreationAllowed, isAutoCreation: input.isAutoCreation, isAutoUpdate: input.isAutoUpdate, autoLinking: input.autoLinking };
+  return {
+    isLinkingAllowed: input.isLinkingAllowed,
+    isCreationAllowed: input.isCreationAllowed,
+    isAutoCreation: input.isAutoCreation,
+    isAutoUpdate: input.isAutoUpdate,
+    autoLinking: input.autoLinking,
+  };
 }
 
 const GITHUB = { authorizationEndpoint: 'https://github.com/login/oauth/authorize', tokenEndpoint: 'https://github.com/login/oauth/access_token', userEndpoint: 'https://api.github.com/user' };
 
 /** What Sesame stores for a request of a kind; `trusted`: written by an instance administrator (may reach this machine and its network). */
 export function settingsOf<K extends IdpKind>(kind: K, input: ProviderInput<K>, trusted: boolean): ProviderSettings {
+  // biome-ignore lint/suspicious/noExplicitAny: one body per provider kind, read by the fields each kind has.
   const i = input as Record<string, any>;
   const base = {
     kind,
@@ -256,7 +276,7 @@ export function settingsOf<K extends IdpKind>(kind: K, input: ProviderInput<K>, 
       // Any tenant's administrator sets their users' addresses: on the multi-tenant endpoints an
       // address is nobody's proof (the "nOAuth" takeover), so it never counts as verified there.
       if (i.emailVerified && MICROSOFT_MULTI_TENANT.has(tenantName)) {
-        throw invalidArgument('IDP-t3n4v', 'emailVerified needs a single tenant (tenant.tenantId): on the multi-tenant endpoints any tenant sets its users\' addresses');
+        throw invalidArgument('IDP-t3n4v', "emailVerified needs a single tenant (tenant.tenantId): on the multi-tenant endpoints any tenant sets its users' addresses");
       }
       return {
         ...base,
@@ -274,7 +294,8 @@ export function settingsOf<K extends IdpKind>(kind: K, input: ProviderInput<K>, 
         // The people's passwords and the bind password go over it: TLS, except to this machine.
         const url = new URL(server);
         // An org's directory is reached at public addresses only (as its OIDC and OAuth providers are).
-        if (!trusted && isInternalHost(url.hostname)) throw invalidArgument('IDP-ld4p6', `servers: "${server}" must be at a public address (an organization's provider is reached at public addresses only)`);
+        if (!trusted && isInternalHost(url.hostname))
+          throw invalidArgument('IDP-ld4p6', `servers: "${server}" must be at a public address (an organization's provider is reached at public addresses only)`);
         if (url.protocol === 'ldap:' && !i.startTls && !isLoopbackHost(url.hostname)) {
           throw invalidArgument('IDP-ld4p3', `servers: "${server}" needs TLS: use ldaps:// or startTls (passwords go over it)`);
         }
@@ -359,12 +380,22 @@ export function providerView({ provider: p, owner, ownerType }: FoundProvider) {
 
 /** The request body a provider's view would be sent as (a Sesame bundle's providers, imported again through settingsOf). */
 export function inputOfView(view: ReturnType<typeof providerView>): { kind: IdpKind; input: Record<string, unknown> } | undefined {
+  // biome-ignore lint/suspicious/noExplicitAny: the view's config is one object per provider kind.
   const config = view.config as Record<string, any>;
   const providerOptions = config.options ?? {};
   const kind = (Object.keys(PROVIDER_TYPES) as IdpKind[]).find((k) => PROVIDER_TYPES[k] === view.type);
   if (!kind) return undefined;
-  const key = { oidc: 'oidc', oauth: 'oauth', github: 'github', githubEnterprise: 'githubEs', gitlab: 'gitlab', gitlabSelfHosted: 'gitlabSelfHosted', google: 'google', azure: 'azureAd', ldap: 'ldap' }[kind];
+  const key = {
+    oidc: 'oidc',
+    oauth: 'oauth',
+    github: 'github',
+    githubEnterprise: 'githubEs',
+    gitlab: 'gitlab',
+    gitlabSelfHosted: 'gitlabSelfHosted',
+    google: 'google',
+    azure: 'azureAd',
+    ldap: 'ldap',
+  }[kind];
   const body = (config[key] ?? {}) as Record<string, unknown>;
   return { kind, input: { name: view.name, ...body, providerOptions } };
 }
-

@@ -33,14 +33,7 @@ export function toCamel(input: unknown, depth = 0): unknown {
 }
 
 function isZero(value: unknown): boolean {
-  return (
-    value === undefined ||
-    value === null ||
-    value === false ||
-    value === 0 ||
-    value === '' ||
-    (Array.isArray(value) && value.length === 0)
-  );
+  return value === undefined || value === null || value === false || value === 0 || value === '' || (Array.isArray(value) && value.length === 0);
 }
 
 /**

@@ -88,7 +88,9 @@ export function toLoginPolicy(input: LoginPolicyInput): { policy: LoginPolicy; u
     if (factor === OTP_FACTOR || factor === OTP_EMAIL_SECOND_FACTOR || factor === U2F_SECOND_FACTOR) {
       if (!secondFactors.includes(factor)) secondFactors.push(factor);
     } else if (factor !== 'SECOND_FACTOR_TYPE_UNSPECIFIED') {
-      unsupported.push(`secondFactors: ${factor} is not supported (Sesame's second factors are TOTP, ${OTP_FACTOR}, codes by email, ${OTP_EMAIL_SECOND_FACTOR}, and security keys, ${U2F_SECOND_FACTOR})`);
+      unsupported.push(
+        `secondFactors: ${factor} is not supported (Sesame's second factors are TOTP, ${OTP_FACTOR}, codes by email, ${OTP_EMAIL_SECOND_FACTOR}, and security keys, ${U2F_SECOND_FACTOR})`,
+      );
     }
   }
   const canEnroll = secondFactors.length > 0;

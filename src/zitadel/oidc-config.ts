@@ -4,17 +4,7 @@ import { invalidArgument } from '../model/errors.js';
 import { appCredential, type AppRecord, type AppTokenLifetimes, type OidcAppConfig } from '../model/records.js';
 import { formatProtoDuration } from '../util/duration.js';
 import { isInternalHost } from '../util/public-address.js';
-import {
-  enumField,
-  enumValue,
-  nonZero,
-  OIDC_APP_TYPE,
-  OIDC_AUTH_METHOD_TYPE,
-  OIDC_GRANT_TYPE,
-  OIDC_RESPONSE_TYPE,
-  OIDC_TOKEN_TYPE,
-  OIDC_VERSION,
-} from './enums.js';
+import { enumField, enumValue, nonZero, OIDC_APP_TYPE, OIDC_AUTH_METHOD_TYPE, OIDC_GRANT_TYPE, OIDC_RESPONSE_TYPE, OIDC_TOKEN_TYPE, OIDC_VERSION } from './enums.js';
 import { checkOrigins, duration, flag, list, text } from './validation.js';
 import type { View } from '../util/readonly.js';
 import type { Config } from '../config.js';
@@ -104,10 +94,7 @@ function checkRedirectUris(field: string, uris: readonly string[], config: View<
     if (scheme === 'https') continue;
     if (scheme === 'http') {
       if (native ? isLoopbackHttp(uri) : codeFlow && confidential) continue;
-      throw invalidArgument(
-        'APP-Rdr2h',
-        `${field}: "${uri}" uses http, which outside dev mode is allowed only for the code flow of a confidential client or a native app's loopback redirect`,
-      );
+      throw invalidArgument('APP-Rdr2h', `${field}: "${uri}" uses http, which outside dev mode is allowed only for the code flow of a confidential client or a native app's loopback redirect`);
     }
     if (!native) throw invalidArgument('APP-Rdr3c', `${field}: "${uri}" uses a custom scheme, which only native apps may use (or enable devMode)`);
   }
@@ -185,10 +172,7 @@ export type LifetimeLimits = Required<AppTokenLifetimes>;
  * every token, requiring PAR every sign-in. (An import keeps such a setting, to be in force once the
  * feature is on; until then the app is refused.)
  */
-export function refuseSettingsOfFeaturesOff(
-  input: Pick<OidcConfigInput, 'dpopBoundAccessTokens' | 'requirePushedAuthorizationRequests'>,
-  config: Pick<Config, 'featureDpop' | 'featurePar'>,
-): void {
+export function refuseSettingsOfFeaturesOff(input: Pick<OidcConfigInput, 'dpopBoundAccessTokens' | 'requirePushedAuthorizationRequests'>, config: Pick<Config, 'featureDpop' | 'featurePar'>): void {
   if (input.dpopBoundAccessTokens && !config.featureDpop) {
     throw invalidArgument('APP-Dp0p1', 'dpopBoundAccessTokens: DPoP is turned off on this server (SESAME_FEATURE_DPOP=false)');
   }
@@ -219,7 +203,10 @@ export function lifetimesBeyondLimits(input: OidcConfigInput, limits: LifetimeLi
   for (const [field, key, setting] of LIFETIME_FIELDS) {
     const ms = input[field];
     if (ms !== undefined && ms > limits[key]) {
-      found.push({ field, message: `${field} ${formatProtoDuration(ms)} is longer than the instance's (${formatProtoDuration(limits[key])}, ${setting}); an app's token lifetimes may only be shorter` });
+      found.push({
+        field,
+        message: `${field} ${formatProtoDuration(ms)} is longer than the instance's (${formatProtoDuration(limits[key])}, ${setting}); an app's token lifetimes may only be shorter`,
+      });
     }
   }
   return found;

@@ -109,7 +109,10 @@ const passwordComplexity: PolicyDefinition<'passwordComplexity'> = {
   errorType: 'password_complexity_policy',
   schema: complexitySchema,
   toPolicy: (input) => ({ policy: as<PolicyTypes['passwordComplexity']>(input), unsupported: [] }),
-  view: (p) => ({ minLength: p.minLength ? String(p.minLength) : undefined, ...omitZero({ hasUppercase: p.hasUppercase, hasLowercase: p.hasLowercase, hasNumber: p.hasNumber, hasSymbol: p.hasSymbol }) }),
+  view: (p) => ({
+    minLength: p.minLength ? String(p.minLength) : undefined,
+    ...omitZero({ hasUppercase: p.hasUppercase, hasLowercase: p.hasLowercase, hasNumber: p.hasNumber, hasSymbol: p.hasSymbol }),
+  }),
 };
 
 const privacy: PolicyDefinition<'privacy'> = {

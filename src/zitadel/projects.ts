@@ -30,4 +30,3 @@ export const addProjectSchema = z.object({
   privateLabelingSetting: enumField(PRIVATE_LABELING_SETTING),
   resourceUris: resourceUris.optional(),
 });
-

@@ -61,7 +61,6 @@ export const addMachineSchema = z.object({
   userId: z.string().trim().min(1).max(200).optional(),
 });
 
-
 /** SetHumanPasswordRequest (`POST /management/v1/users/{userId}/password`): the password as typed, not trimmed. */
 export const setHumanPasswordSchema = z.object({
   password: z.string().min(1, 'must not be empty').max(MAX_PASSWORD),

@@ -52,10 +52,7 @@ export async function createMachineClient(
 }
 
 /** Creates a project with an API app (Basic auth); returns ids and the app's credentials. */
-export async function createApiApp(
-  server: ServerAddress,
-  name: string,
-): Promise<{ projectId: string; appId: string; clientId: string; clientSecret: string }> {
+export async function createApiApp(server: ServerAddress, name: string): Promise<{ projectId: string; appId: string; clientId: string; clientSecret: string }> {
   const project = await api(server, 'POST', '/management/v1/projects', { token: server.pat, body: { name } });
   if (project.status !== 200) throw new Error(`add project: ${project.status} ${JSON.stringify(project.body)}`);
   const app = await api(server, 'POST', `/management/v1/projects/${project.body.id}/apps/api`, {
@@ -73,7 +70,7 @@ export function importOrgs(server: Pick<ServerAddress, 'url' | 'pat'>, orgs: Rec
 
 /** An `Authorization: Basic` header value for client credentials (RFC 6749 §2.3.1: form-encoded id and secret). */
 export function basicAuth(id: string, secret: string): string {
-  return 'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
+  return `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 }
 
 /** A form POST (the OAuth endpoints) with an optional Authorization header: the status and the JSON body. */

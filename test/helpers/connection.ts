@@ -19,7 +19,12 @@ export class Connection {
     extra: Record<string, string | string[]> = {},
   ): Promise<{ status: number; body: Record<string, any>; headers: Record<string, string | string[] | undefined> }> {
     const payload = new URLSearchParams(form).toString();
-    const { status, text, headers } = await this.send('POST', path, { 'content-type': FORM, ...(authorization ? { authorization } : {}), 'content-length': String(Buffer.byteLength(payload)), ...extra }, payload);
+    const { status, text, headers } = await this.send(
+      'POST',
+      path,
+      { 'content-type': FORM, ...(authorization ? { authorization } : {}), 'content-length': String(Buffer.byteLength(payload)), ...extra },
+      payload,
+    );
     return { status, body: text ? (JSON.parse(text) as Record<string, any>) : {}, headers };
   }
 
@@ -34,7 +39,12 @@ export class Connection {
   }
 
   /** Any request over this connection, answered as is. */
-  send(method: string, path: string, headers: Record<string, string | string[]>, payload: string | undefined): Promise<{ status: number; text: string; headers: Record<string, string | string[] | undefined> }> {
+  send(
+    method: string,
+    path: string,
+    headers: Record<string, string | string[]>,
+    payload: string | undefined,
+  ): Promise<{ status: number; text: string; headers: Record<string, string | string[] | undefined> }> {
     return new Promise((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port: this.port, path, method, agent: this.agent, headers }, (res) => {
         const chunks: Buffer[] = [];
@@ -57,11 +67,7 @@ export class Connection {
  * each, to see which thread took it) until every thread holds its share, instead of hoping the
  * spread of a few connections reaches them all.
  */
-export async function connectionsOnEveryThread(
-  port: number,
-  requestsPerThread: () => Promise<number[]>,
-  perThread: number,
-): Promise<Connection[]> {
+export async function connectionsOnEveryThread(port: number, requestsPerThread: () => Promise<number[]>, perThread: number): Promise<Connection[]> {
   const threads = (await requestsPerThread()).length;
   const held: Connection[][] = Array.from({ length: threads }, () => []);
   for (let opened = 0; held.some((h) => h.length < perThread); opened++) {

@@ -23,7 +23,7 @@ const emulatorDir = fileURLToPath(new URL('../gcs-emulator/', import.meta.url));
 export function ensureGcsEmulatorInstalled(): void {
   if (existsSync(join(emulatorDir, 'node_modules', 'firebase-tools', 'package.json'))) return;
   const npm = process.env.npm_execpath;
-  const [command, args] = npm && npm.endsWith('.js') ? [process.execPath, [npm]] : ['npm', []];
+  const [command, args] = npm?.endsWith('.js') ? [process.execPath, [npm]] : ['npm', []];
   execFileSync(command, [...args, 'ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], {
     cwd: emulatorDir,
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -46,7 +46,9 @@ interface StorageEmulatorLike {
   getInfo(): { host: string; port: number };
 }
 
-type StorageEmulatorClass = new (args: EmulatorArgs) => StorageEmulatorLike & {
+type StorageEmulatorClass = new (
+  args: EmulatorArgs,
+) => StorageEmulatorLike & {
   getPersistenceTmpDir(): string;
   createRulesManager(rules: unknown): unknown;
 };
@@ -63,7 +65,6 @@ export interface GcsEmulator {
   readonly projectId: string;
   stop(): Promise<void>;
 }
-
 
 const NO_RULES = {
   start: async () => [],

@@ -119,7 +119,16 @@ export async function startInProcess(options: { env?: Record<string, string>; da
   const store = await testStoreEnv(dataDir, options.env);
   try {
     config = loadConfig(
-      { SESAME_PORT: '0', SESAME_HOST: '127.0.0.1', SESAME_DATA_DIR: dataDir, SESAME_WORKERS: '1', SESAME_LOG_LEVEL: 'info', SESAME_HTTP_THREADS: process.env.SESAME_HTTP_THREADS ?? '', ...store, ...options.env },
+      {
+        SESAME_PORT: '0',
+        SESAME_HOST: '127.0.0.1',
+        SESAME_DATA_DIR: dataDir,
+        SESAME_WORKERS: '1',
+        SESAME_LOG_LEVEL: 'info',
+        SESAME_HTTP_THREADS: process.env.SESAME_HTTP_THREADS ?? '',
+        ...store,
+        ...options.env,
+      },
       [],
     );
   } catch (error) {
@@ -170,7 +179,7 @@ export async function startInProcess(options: { env?: Record<string, string>; da
     pat: readFileSync(join(dataDir, 'admin.pat'), 'utf8').trim(),
     clock,
     app,
-    logs: () => entry.output.map((line) => line + '\n').join(''),
+    logs: () => entry.output.map((line) => `${line}\n`).join(''),
     tick: () => app.tick(),
     stop,
     async close(closeOptions = {}) {

@@ -172,14 +172,19 @@ export interface Step {
 export function formOf(html: string, action?: string): { action: string; fields: Record<string, string> } {
   const forms = [...html.matchAll(/<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/g)];
   const form = action ? forms.find((f) => f[1] === action) : forms[0];
-  if (!form) throw new Error(`no form${action ? ' ' + action : ''} in page:\n${html.slice(0, 2000)}`);
+  if (!form) throw new Error(`no form${action ? ` ${action}` : ''} in page:\n${html.slice(0, 2000)}`);
   const fields: Record<string, string> = {};
-  for (const m of form[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1]!] = unescape(m[2]!);
-  return { action: unescape(form[1]!), fields };
+  for (const m of form[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1]!] = unescapeHtml(m[2]!);
+  return { action: unescapeHtml(form[1]!), fields };
 }
 
-function unescape(value: string): string {
-  return value.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+function unescapeHtml(value: string): string {
+  return value
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 /** Submits the page's form for `action` with extra fields. */
@@ -193,12 +198,7 @@ export function submit(agent: Agent, page: Step, action: string, fields: Record<
  * Walks login name → password (→ TOTP) from an authorization URL, and allows a self-registered
  * client at its consent step (as the person who signs in to it does); returns the final step.
  */
-export async function signIn(
-  agent: Agent,
-  authorizeUrl: string,
-  user: { loginName: string; password: string },
-  totp?: () => string,
-): Promise<Step> {
+export async function signIn(agent: Agent, authorizeUrl: string, user: { loginName: string; password: string }, totp?: () => string): Promise<Step> {
   let page = await agent.follow(authorizeUrl);
   if (page.html?.includes('action="/ui/login/loginname"')) page = await submit(agent, page, '/ui/login/loginname', { loginName: user.loginName });
   if (page.html?.includes('action="/ui/login/password"')) page = await submit(agent, page, '/ui/login/password', { password: user.password });
@@ -214,7 +214,7 @@ export async function signIn(
 export function continueLink(page: Step): string {
   const href = /<a class="button" href="([^"]+)">/.exec(page.html ?? '')?.[1];
   if (href === undefined) throw new Error(`no link to the client on the page (status ${page.status}, location ${page.location}):\n${page.html?.slice(0, 2000)}`);
-  return unescape(href);
+  return unescapeHtml(href);
 }
 
 /** Parameters of a redirect to the client, from its query or fragment. */
@@ -232,7 +232,7 @@ export async function exchangeCode(
 ): Promise<{ status: number; id_token: string; access_token: string; refresh_token?: string; claims: Record<string, any> }> {
   const res = await fetch(`${server.url}/oauth/v2/token`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64') },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}` },
     body: new URLSearchParams({ grant_type: 'authorization_code', code: responseParams(location).get('code')!, redirect_uri: redirectUri }).toString(),
   });
   const body = (await res.json()) as { id_token: string; access_token: string; refresh_token?: string };

@@ -108,7 +108,6 @@ function binaries(): Binaries {
   return { initdb: join(root, 'native', 'bin', 'initdb'), postgres: join(root, 'native', 'bin', 'postgres') };
 }
 
-
 class RunningCluster implements PostgresCluster {
   private server: ChildProcess | undefined;
   private log = '';

@@ -23,7 +23,7 @@ export function readmeBlocks(markdown: string): Block[] {
     let prev = start - 1;
     while (prev >= 0 && lines[prev]!.trim() === '') prev--;
     const skip = prev >= 0 ? /^<!--\s*doc-test:\s*skip\s*\((.+)\)\s*-->\s*$/.exec(lines[prev]!)?.[1] : undefined;
-    blocks.push({ lang: open[1]!, line: start + 1, text: body.join('\n') + '\n', ...(skip ? { skip } : {}) });
+    blocks.push({ lang: open[1]!, line: start + 1, text: `${body.join('\n')}\n`, ...(skip ? { skip } : {}) });
   }
   return blocks;
 }

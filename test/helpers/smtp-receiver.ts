@@ -45,7 +45,15 @@ export async function startSmtpReceiver(options: { tls?: 'starttls' | 'implicit'
     // A subject of its own: two test CAs with one name would be taken for each other.
     const pems = await generate([{ name: 'commonName', value: `Sesame test relay ${randomUUID()}` }], {
       keySize: 2048,
-      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] }],
+      extensions: [
+        {
+          name: 'subjectAltName',
+          altNames: [
+            { type: 2, value: 'localhost' },
+            { type: 7, ip: '127.0.0.1' },
+          ],
+        },
+      ],
     });
     cert = { cert: pems.cert, key: pems.private };
   }

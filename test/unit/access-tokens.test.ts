@@ -23,7 +23,10 @@ function setup() {
   const keys = { signingKey: () => active, verificationKey: (kid: string) => verification.get(kid) } as unknown as KeysActor;
   const revokedJtis = new Set<string>();
   const issued = { isJwtRevokedOrByOrigin: async (claims: { jti: string }) => revokedJtis.has(claims.jti) } as unknown as IssuedTokensActor;
-  const users = new Map<string, UserRecord>([['u1', user('u1')], ['a1', user('a1')]]);
+  const users = new Map<string, UserRecord>([
+    ['u1', user('u1')],
+    ['a1', user('a1')],
+  ]);
   const tokens = new AccessTokens(ISSUER, keys, new InlineSigner(), issued, 3600, { appExists: () => true, getUser: (id) => users.get(id) });
   const issue = async (act?: ActorClaim) => (await tokens.issue('jwt', { sub: 'u1', clientId: 'c1', aud: ['p1'], scope: 'openid', ...(act ? { act } : {}) })).token;
   return { tokens, verification, issue, revokedJtis, users };
@@ -43,7 +46,7 @@ describe('verified JWT cache', () => {
     expect((await tokens.resolve(token))?.claims).toBe(first);
     // The key leaves the verification set: the cached token goes with it.
     verification.delete('k1');
-    expect((await tokens.resolve(token))).toBeUndefined();
+    expect(await tokens.resolve(token)).toBeUndefined();
   });
 
   it('checks revocation and expiry on every call, cached or not', async () => {
@@ -51,13 +54,13 @@ describe('verified JWT cache', () => {
     const token = await issue();
     const { claims } = (await tokens.resolve(token))!;
     revokedJtis.add(claims.jti);
-    expect((await tokens.resolve(token))).toBeUndefined();
+    expect(await tokens.resolve(token)).toBeUndefined();
     revokedJtis.clear();
-    expect((await tokens.resolve(token))).toBeDefined();
+    expect(await tokens.resolve(token)).toBeDefined();
     // Past its expiry the cached token is no longer answered.
     const restore = installClock({ now: () => (claims.exp + 1) * 1000 });
     try {
-      expect((await tokens.resolve(token))).toBeUndefined();
+      expect(await tokens.resolve(token)).toBeUndefined();
     } finally {
       restore();
     }
@@ -66,14 +69,14 @@ describe('verified JWT cache', () => {
   it('never answers a changed token from the cache', async () => {
     const { tokens, issue } = setup();
     const token = await issue();
-    expect((await tokens.resolve(token))).toBeDefined();
+    expect(await tokens.resolve(token)).toBeDefined();
     const [h, p, s] = token.split('.') as [string, string, string];
     const payload = JSON.parse(Buffer.from(p, 'base64url').toString());
     const forged = `${h}.${Buffer.from(JSON.stringify({ ...payload, sub: 'admin' })).toString('base64url')}.${s}`;
-    expect((await tokens.resolve(forged))).toBeUndefined();
+    expect(await tokens.resolve(forged)).toBeUndefined();
     // The second-to-last character changed (to one it is not): the signature's bytes differ.
     const flipped = `${h}.${p}.${s.slice(0, -2)}${s.at(-2) === 'A' ? 'B' : 'A'}${s.slice(-1)}`;
-    expect((await tokens.resolve(flipped))).toBeUndefined();
+    expect(await tokens.resolve(flipped)).toBeUndefined();
   });
 
   it('hands out claims nobody can change', async () => {
@@ -94,26 +97,26 @@ describe('verified JWT cache', () => {
     try {
       const plain = await issue();
       const acted = await issue({ iss: ISSUER, sub: 'a1' });
-      expect((await tokens.resolve(plain))).toBeDefined();
-      expect((await tokens.resolve(acted))).toBeDefined();
+      expect(await tokens.resolve(plain)).toBeDefined();
+      expect(await tokens.resolve(acted)).toBeDefined();
       // A change a second before the token keeps it; one in the token's own second voids it (tokens
       // carry whole seconds, and a token minted a moment before a change must not outlive it).
       users.set('u1', { ...user('u1'), revokedBefore: at - 1000 });
-      expect((await tokens.resolve(plain))).toBeDefined();
+      expect(await tokens.resolve(plain)).toBeDefined();
       // The actor's credentials changed a second later: the impersonation token dies, the plain one stays.
       users.set('a1', { ...user('a1'), revokedBefore: at + 1000 });
-      expect((await tokens.resolve(acted))).toBeUndefined();
-      expect((await tokens.resolve(plain))).toBeDefined();
+      expect(await tokens.resolve(acted)).toBeUndefined();
+      expect(await tokens.resolve(plain)).toBeDefined();
       // The subject's in the token's own second: its token dies too, and stays dead whatever the state afterwards.
       users.set('u1', { ...user('u1'), revokedBefore: at });
-      expect((await tokens.resolve(plain))).toBeUndefined();
+      expect(await tokens.resolve(plain)).toBeUndefined();
       // A removed subject's token is void (an id given to a new user brings nothing back).
       users.set('u1', user('u1'));
       users.delete('a1');
-      expect((await tokens.resolve(plain))).toBeDefined();
-      expect((await tokens.resolve(acted))).toBeUndefined();
+      expect(await tokens.resolve(plain)).toBeDefined();
+      expect(await tokens.resolve(acted)).toBeUndefined();
       users.delete('u1');
-      expect((await tokens.resolve(plain))).toBeUndefined();
+      expect(await tokens.resolve(plain)).toBeUndefined();
     } finally {
       restore();
     }

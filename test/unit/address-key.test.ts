@@ -13,7 +13,7 @@ describe('addressLimitKey', () => {
     expect(addressLimitKey('')).toBe('');
   });
 
-  it('drops a zone id, and never throws on what node\'s isIP lets through', () => {
+  it("drops a zone id, and never throws on what node's isIP lets through", () => {
     expect(addressLimitKey('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
     expect(() => addressLimitKey('1::%1:2:3:4:5:6:7:8')).not.toThrow();
   });

@@ -54,7 +54,7 @@ describe('AuthCodesActor', () => {
     const found = (await codes.find(code))!;
     expect(found.grant).toMatchObject(grant);
     expect(found.used).toBe(false);
-    expect((await codes.find(code + 'x'))).toBeUndefined();
+    expect(await codes.find(`${code}x`)).toBeUndefined();
   });
 
   it('single use: the first consume wins, a second (even from a find before it) is refused, and later finds say used', async () => {
@@ -132,4 +132,3 @@ describe('a code whose write fails', () => {
     expect((await codes.find(code))!.used).toBe(true);
   });
 });
-

@@ -161,7 +161,7 @@ describe('AuthRequestsActor transitions', () => {
 });
 
 describe('the per-address bound, counted in the store', () => {
-  it('counts every thread alike: the address\'s oldest makes room, a finished one frees its place, other addresses are untouched, no address is stored', async () => {
+  it("counts every thread alike: the address's oldest makes room, a finished one frees its place, other addresses are untouched, no address is stored", async () => {
     const one = new AuthRequestsActor(storage.records, masterKey, 3);
     const two = new AuthRequestsActor(storage.records, masterKey, 3);
     const at = (actor: AuthRequestsActor, address: string) => actor.create('agent', request, 'en', 'loginname', { address });

@@ -33,11 +33,11 @@ describe('retry backoff', () => {
 describe('BackchannelLogoutsActor', () => {
   let temp: TempStorage | undefined;
 
-/** The outbox over the data dir opened again (a restart). */
-const reopenedOutbox = async () => {
-  const storage = await temp!.reopen();
-  return new BackchannelLogoutsActor(storage.records, storage.feed);
-};
+  /** The outbox over the data dir opened again (a restart). */
+  const reopenedOutbox = async () => {
+    const storage = await temp!.reopen();
+    return new BackchannelLogoutsActor(storage.records, storage.feed);
+  };
 
   afterEach(async () => {
     await temp?.close();

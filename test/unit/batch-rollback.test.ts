@@ -47,9 +47,31 @@ async function seeded(): Promise<Table<Row>> {
 describe('WriteBatch rollback', () => {
   it.each<{ name: string; staged: Row[] }>([
     { name: 'one existing row changed', staged: [{ id: 'a', name: 'a1' }] },
-    { name: 'one existing row changed three times', staged: [{ id: 'a', name: 'a1' }, { id: 'a', name: 'a2' }, { id: 'a', name: 'a3' }] },
-    { name: 'a new row staged twice', staged: [{ id: 'n', name: 'n1' }, { id: 'n', name: 'n2' }] },
-    { name: 'new and existing rows interleaved', staged: [{ id: 'n', name: 'n1' }, { id: 'a', name: 'a1' }, { id: 'b', name: 'b1' }, { id: 'n', name: 'n2' }, { id: 'a', name: 'a2' }] },
+    {
+      name: 'one existing row changed three times',
+      staged: [
+        { id: 'a', name: 'a1' },
+        { id: 'a', name: 'a2' },
+        { id: 'a', name: 'a3' },
+      ],
+    },
+    {
+      name: 'a new row staged twice',
+      staged: [
+        { id: 'n', name: 'n1' },
+        { id: 'n', name: 'n2' },
+      ],
+    },
+    {
+      name: 'new and existing rows interleaved',
+      staged: [
+        { id: 'n', name: 'n1' },
+        { id: 'a', name: 'a1' },
+        { id: 'b', name: 'b1' },
+        { id: 'n', name: 'n2' },
+        { id: 'a', name: 'a2' },
+      ],
+    },
   ])('$name: memory and disk as before', async ({ staged }) => {
     const table = await seeded();
     const batch = new WriteBatch();

@@ -27,7 +27,10 @@ describe('Batcher', () => {
     calls[0]!.finish();
     expect(await Promise.all(first)).toEqual([10, 20, 30]);
     await tick();
-    expect(calls.map((c) => c.items)).toEqual([[1, 2, 3], [4, 5]]);
+    expect(calls.map((c) => c.items)).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
     calls[1]!.finish();
     expect(await Promise.all(second)).toEqual([40, 50]);
   });
@@ -46,7 +49,7 @@ describe('Batcher', () => {
     await tick();
     await tick();
     expect(a.calls.length + b.calls.length).toBe(2);
-    (a.calls[0] && b.calls[0] ? [a.calls[0], b.calls[0]] : []).forEach((c) => c.finish());
+    for (const c of a.calls[0] && b.calls[0] ? [a.calls[0], b.calls[0]] : []) c.finish();
     expect(await pa).toBe(10);
     expect(await pb).toBe(20);
   });

@@ -19,10 +19,35 @@ describe('bench arguments', () => {
   });
   it('parses every flag, in both spellings', () => {
     const o = parseBenchArgs([
-      '--duration', '3', '--connections=20', '--pipelining', '4', '--scenarios', 'cc-opaque,jwks',
-      '--workers', '2', '--signer', 'both', '--compare', 'oidc-provider', '--settle', '60', '--durability', 'commit',
+      '--duration',
+      '3',
+      '--connections=20',
+      '--pipelining',
+      '4',
+      '--scenarios',
+      'cc-opaque,jwks',
+      '--workers',
+      '2',
+      '--signer',
+      'both',
+      '--compare',
+      'oidc-provider',
+      '--settle',
+      '60',
+      '--durability',
+      'commit',
     ]);
-    expect(o).toMatchObject({ duration: 3, connections: 20, pipelining: 4, scenarios: ['cc-opaque', 'jwks'], workers: 2, signer: 'both', compare: ['oidc-provider'], settle: 60, durability: 'commit' });
+    expect(o).toMatchObject({
+      duration: 3,
+      connections: 20,
+      pipelining: 4,
+      scenarios: ['cc-opaque', 'jwks'],
+      workers: 2,
+      signer: 'both',
+      compare: ['oidc-provider'],
+      settle: 60,
+      durability: 'commit',
+    });
   });
   it('takes --target credentials from flags or the environment', () => {
     const o = parseBenchArgs(['--target', 'https://id.example.com/'], { BENCH_CLIENT_ID: 'svc', BENCH_CLIENT_SECRET: 's' });
@@ -30,7 +55,15 @@ describe('bench arguments', () => {
     expect(parseBenchArgs(['--target', 'http://x', '--client-id', 'a', '--client-secret', 'b']).clientId).toBe('a');
   });
   it('rejects bad values with a message', () => {
-    for (const bad of [['--duration', '0'], ['--connections', 'many'], ['--signer', 'gpu'], ['--compare', 'keycloak'], ['--target', 'ftp://x', '--client-id', 'a', '--client-secret', 'b'], ['--nope'], ['--duration']]) {
+    for (const bad of [
+      ['--duration', '0'],
+      ['--connections', 'many'],
+      ['--signer', 'gpu'],
+      ['--compare', 'keycloak'],
+      ['--target', 'ftp://x', '--client-id', 'a', '--client-secret', 'b'],
+      ['--nope'],
+      ['--duration'],
+    ]) {
       expect(() => parseBenchArgs(bad)).toThrow(BenchArgsError);
     }
     expect(() => parseBenchArgs(['--target', 'http://x'])).toThrow(/client-id/);
@@ -60,15 +93,27 @@ describe('scenario selection', () => {
   });
   it('has the required scenarios', () => {
     expect(SCENARIOS.map((s) => s.name)).toEqual([
-      'discovery', 'jwks', 'cc-opaque', 'cc-jwt-RS256', 'cc-jwt-ES256', 'cc-jwt-EdDSA', 'cc-dpop', 'introspect-opaque', 'introspect-jwt', 'revoke', 'jwt-bearer', 'token-exchange',
-      'code-flow', 'refresh',
+      'discovery',
+      'jwks',
+      'cc-opaque',
+      'cc-jwt-RS256',
+      'cc-jwt-ES256',
+      'cc-jwt-EdDSA',
+      'cc-dpop',
+      'introspect-opaque',
+      'introspect-jwt',
+      'revoke',
+      'jwt-bearer',
+      'token-exchange',
+      'code-flow',
+      'refresh',
     ]);
   });
   it('cycles through a token pool, one token per request', () => {
     const plan = cyclingTokenPost('http://h:1/oauth/v2/introspect', { id: 'c', secret: 's' }, ['t1', 't 2']);
     const request = plan.requests[0]!;
     expect(request.path).toBe('/oauth/v2/introspect');
-    expect(request.headers!.authorization).toBe('Basic ' + Buffer.from('c:s').toString('base64'));
+    expect(request.headers!.authorization).toBe(`Basic ${Buffer.from('c:s').toString('base64')}`);
     const bodies = [1, 2, 3].map(() => request.setupRequest!({}).body);
     expect(bodies).toEqual(['token=t1', 'token=t%202', 'token=t1']);
     expect(pathOf('http://h/a/b?x=1')).toBe('/a/b?x=1');
@@ -77,7 +122,16 @@ describe('scenario selection', () => {
 
 describe('result table', () => {
   const r = (scenario: string, target: string, rps: number, cpuUsPerRequest?: number): ScenarioResult => ({
-    scenario, target, requests: rps * 10, rps, p50: 1.5, p99: 9.25, p999: 20, non2xx: 0, errors: 0, peakRssMiB: 120,
+    scenario,
+    target,
+    requests: rps * 10,
+    rps,
+    p50: 1.5,
+    p99: 9.25,
+    p999: 20,
+    non2xx: 0,
+    errors: 0,
+    peakRssMiB: 120,
     ...(cpuUsPerRequest === undefined ? {} : { cpuUsPerRequest, mainThreadUsPerRequest: cpuUsPerRequest / 2, loadGeneratorShare: 0.4 }),
   });
   it('prints one row per result with the required columns', () => {
@@ -94,8 +148,11 @@ describe('result table', () => {
   });
   it('compares Sesame with the ceiling and the peer in one line per scenario, CPU per request beside', () => {
     const results = [
-      r('cc-opaque', 'sesame', 9000, 160), r('cc-opaque', 'ceiling', 10000, 100), r('cc-opaque', 'oidc-provider', 3000, 350),
-      r('introspect-opaque', 'sesame', 12000, 80), r('introspect-opaque', 'ceiling', 12000, 78),
+      r('cc-opaque', 'sesame', 9000, 160),
+      r('cc-opaque', 'ceiling', 10000, 100),
+      r('cc-opaque', 'oidc-provider', 3000, 350),
+      r('introspect-opaque', 'sesame', 12000, 80),
+      r('introspect-opaque', 'ceiling', 12000, 78),
       r('introspect-jwt', 'sesame', 6000, 167),
     ];
     const lines = formatComparison(results, ['ceiling', 'oidc-provider']).split('\n');
@@ -118,7 +175,20 @@ describe('run order', () => {
     const { inAlgOrder } = await import('../../bench/run.js');
     const names = inAlgOrder(SCENARIOS).map((s) => s.name);
     expect(names.slice(0, 2).sort()).toEqual(['cc-jwt-ES256', 'cc-jwt-EdDSA']);
-    expect(names.slice(2)).toEqual(['discovery', 'jwks', 'cc-opaque', 'cc-jwt-RS256', 'cc-dpop', 'introspect-opaque', 'introspect-jwt', 'revoke', 'jwt-bearer', 'token-exchange', 'code-flow', 'refresh']);
+    expect(names.slice(2)).toEqual([
+      'discovery',
+      'jwks',
+      'cc-opaque',
+      'cc-jwt-RS256',
+      'cc-dpop',
+      'introspect-opaque',
+      'introspect-jwt',
+      'revoke',
+      'jwt-bearer',
+      'token-exchange',
+      'code-flow',
+      'refresh',
+    ]);
   });
 });
 
@@ -143,7 +213,12 @@ describe('scaling over HTTP threads', () => {
   it('takes one thread count or several, each once', () => {
     expect(parseBenchArgs(['--http-threads', '2']).httpThreads).toEqual([2]);
     expect(parseBenchArgs(['--http-threads=1,2,4,8']).httpThreads).toEqual([1, 2, 4, 8]);
-    for (const bad of [['--http-threads', '1,1'], ['--http-threads', '0'], ['--http-threads', '1,x'], ['--http-threads', '65']]) {
+    for (const bad of [
+      ['--http-threads', '1,1'],
+      ['--http-threads', '0'],
+      ['--http-threads', '1,x'],
+      ['--http-threads', '65'],
+    ]) {
       expect(() => parseBenchArgs(bad)).toThrow(BenchArgsError);
     }
   });
@@ -158,10 +233,22 @@ describe('scaling over HTTP threads', () => {
 
   it('prints req/s, efficiency against the first count, CPU per request and the busiest share per count', () => {
     const row = (scenario: string, threads: number, rps: number, busiest: number): ScenarioResult => ({
-      scenario, target: `sesame:t${threads}`, requests: rps, rps, p50: 1, p99: 2, p999: 3, non2xx: 0, errors: 0,
-      cpuUsPerRequest: 80 + threads, httpThreads: threads, busiestThreadShare: busiest,
+      scenario,
+      target: `sesame:t${threads}`,
+      requests: rps,
+      rps,
+      p50: 1,
+      p99: 2,
+      p999: 3,
+      non2xx: 0,
+      errors: 0,
+      cpuUsPerRequest: 80 + threads,
+      httpThreads: threads,
+      busiestThreadShare: busiest,
     });
-    const lines = formatScaling([row('refresh', 1, 5000, 1), row('refresh', 2, 7500, 0.52), row('refresh', 4, 10000, 0.3), row('discovery', 1, 100000, 1), row('discovery', 4, 400000, 0.25)]).split('\n');
+    const lines = formatScaling([row('refresh', 1, 5000, 1), row('refresh', 2, 7500, 0.52), row('refresh', 4, 10000, 0.3), row('discovery', 1, 100000, 1), row('discovery', 4, 400000, 0.25)]).split(
+      '\n',
+    );
     expect(lines[0]).toMatch(/scaling\s+target\s+1 thr: req\/s {2}eff {2}µs {2}max\s+2 thr: .*4 thr: /);
     // 7500 at 2 threads is 0.75 of twice 5000; 10000 at 4 is 0.50 of four times.
     expect(lines[2]).toMatch(/^refresh\s+sesame\s+5000 {2}1\.00 {2}81 {2}100%\s+7500 {2}0\.75 {2}82 {2}52%\s+10000 {2}0\.50 {2}84 {2}30%$/);

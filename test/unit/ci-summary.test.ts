@@ -44,7 +44,10 @@ describe('CI summary', () => {
   it('counts one failing test in nested describes as one failure', () => {
     const result = summarize(
       [
-        file('test/a.test.ts', 'failed', [{ status: 'failed', title: 'fails', fullName: 'outer inner fails', failureMessages: ['AssertionError: expected 1 to be 2\n    at a.test.ts:3'] }, { status: 'passed', title: 'passes' }]),
+        file('test/a.test.ts', 'failed', [
+          { status: 'failed', title: 'fails', fullName: 'outer inner fails', failureMessages: ['AssertionError: expected 1 to be 2\n    at a.test.ts:3'] },
+          { status: 'passed', title: 'passes' },
+        ]),
         file('test/b.test.ts', 'passed', [{ status: 'passed', title: 'ok' }]),
       ],
       1,
@@ -58,7 +61,15 @@ describe('CI summary', () => {
     const result = summarize(
       [
         file('test/broken.test.ts', 'failed', [], "Cannot find module './gone.js'\n  at somewhere"),
-        file('test/hook.test.ts', 'failed', [{ status: 'skipped', title: 'one' }, { status: 'skipped', title: 'two' }], 'setup broke'),
+        file(
+          'test/hook.test.ts',
+          'failed',
+          [
+            { status: 'skipped', title: 'one' },
+            { status: 'skipped', title: 'two' },
+          ],
+          'setup broke',
+        ),
         file('test/fine.test.ts', 'passed', [{ status: 'passed', title: 'ok' }]),
       ],
       1,

@@ -17,8 +17,7 @@ describe('crypto worker: public keys by key id', () => {
     const after = pair();
     const input = 'header.payload';
     const signedBefore = Buffer.from(signJwsInput('ES256', before.privateKey, input), 'base64url');
-    const check = (key: ReturnType<typeof pair>) =>
-      run({ op: 'verifySignatures', items: [{ keyId: 'reused-id', spkiDer: spki(key), alg: 'ES256', signingInput: input, signature: signedBefore }] });
+    const check = (key: ReturnType<typeof pair>) => run({ op: 'verifySignatures', items: [{ keyId: 'reused-id', spkiDer: spki(key), alg: 'ES256', signingInput: input, signature: signedBefore }] });
     expect(check(before)).toEqual([true]);
     // The old key's signature no longer counts once the id names the new key.
     expect(check(after)).toEqual([false]);

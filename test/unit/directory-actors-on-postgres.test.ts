@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientsActor } from '../../src/actors/clients.js';
 import { OrgsActor } from '../../src/actors/orgs.js';
@@ -29,7 +29,6 @@ async function node() {
   const followed = new FollowedOnPostgres(directory, reader, { orgs, clients, keys: { load: () => undefined }, storage, settings: { storedChanged: () => undefined } }, feed, loadedThrough);
   return { orgs, clients, followed };
 }
-
 
 beforeAll(async () => {
   url = await migratedDatabase('directory_actors');
@@ -78,10 +77,22 @@ describe('orgs and users on two nodes over PostgreSQL', () => {
   it('roles added to one project on both nodes at once all land (a write refused as stale is decided again on the row as stored)', async () => {
     const [a, b] = [await node(), await node()];
     await a.orgs.addOrg({ id: 'o3', name: 'Three' });
-    const project = await a.orgs.addProject('o3', { name: 'Shop', projectRoleAssertion: false, projectRoleCheck: false, hasProjectCheck: false, privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED' });
+    const project = await a.orgs.addProject('o3', {
+      name: 'Shop',
+      projectRoleAssertion: false,
+      projectRoleCheck: false,
+      hasProjectCheck: false,
+      privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED',
+    });
     await b.followed.look();
     await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? a : b).orgs.addProjectRoles(project.id, 'o3', [{ key: `role-${i}`, displayName: `Role ${i}`, group: '' }])));
     await Promise.all([a.followed.look(), b.followed.look()]);
-    for (const n of [a, b]) expect(n.orgs.getProject(project.id)!.roles.map((r) => r.key).sort()).toEqual(['role-0', 'role-1', 'role-2', 'role-3', 'role-4', 'role-5']);
+    for (const n of [a, b])
+      expect(
+        n.orgs
+          .getProject(project.id)!
+          .roles.map((r) => r.key)
+          .sort(),
+      ).toEqual(['role-0', 'role-1', 'role-2', 'role-3', 'role-4', 'role-5']);
   });
 });

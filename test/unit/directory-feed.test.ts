@@ -45,7 +45,11 @@ const oidc = (redirect: string) =>
 const logged = (s: Storage, after = 0) => s.directoryLog.since(after, 1_000_000)!;
 
 /** Everything a copy answers that a flow reads: its rows and every lookup over them. */
-function lookups(orgs: OrgsActor, clients: ClientsActor, probe: { logins: string[]; domains: string[]; resources: string[]; pats: string[]; contacts: string[]; clientIds: string[]; origins: string[]; userIds: string[] }) {
+function lookups(
+  orgs: OrgsActor,
+  clients: ClientsActor,
+  probe: { logins: string[]; domains: string[]; resources: string[]; pats: string[]; contacts: string[]; clientIds: string[]; origins: string[]; userIds: string[] },
+) {
   return {
     rows: orgs.snapshot(),
     clientRows: clients.snapshot(),
@@ -218,7 +222,7 @@ describe('the directory change feed', () => {
     expect(copy.takeChange('signingKeys', 'x') || copyClients.takeChange('meta', 'x')).toBe(false);
   });
 
-  it('a new signing key set is one commit: its keys and the set\'s version, logged row by row', async () => {
+  it("a new signing key set is one commit: its keys and the set's version, logged row by row", async () => {
     const s = storage();
     const keys = new KeysActor(s.directoryReader, s.directoryWrites, MasterKey.fromSecret('feed test master key secret, long enough'), 'ES256', 3_600_000, 60_000, s.durableDirectory);
     const before = s.directoryLog.last();
@@ -249,5 +253,4 @@ describe('the directory change feed', () => {
     await s.meta.setFeatures({ oidcTokenExchange: true });
     expect(s.directoryLog.since(before, 10)!.changes).toEqual([{ store: 'meta', id: 'features' }]);
   });
-
 });

@@ -105,7 +105,12 @@ function contract(name: string, open: () => Promise<Side>, close: () => Promise<
     it('logs every row a commit writes, in commit order, and a refused commit logs nothing', async () => {
       const { writes, other, since } = side;
       const start = (await since(0))!.last;
-      await writes.commit({ rows: [{ store: 'orgs', id: 'log-1', value: { id: 'log-1' }, base: undefined }, { store: 'members', id: 'log-m', value: { id: 'log-m' }, base: undefined }] });
+      await writes.commit({
+        rows: [
+          { store: 'orgs', id: 'log-1', value: { id: 'log-1' }, base: undefined },
+          { store: 'members', id: 'log-m', value: { id: 'log-m' }, base: undefined },
+        ],
+      });
       await expect(other.commit({ rows: [{ store: 'orgs', id: 'log-1', value: { id: 'log-1' }, base: undefined }] })).rejects.toBeInstanceOf(WriteConflict);
       await other.change<{ id: string; n?: number }>('orgs', 'log-1', (stored) => ({ ...stored!, n: 1 }));
       // `next` that leaves the row logs nothing.
@@ -122,7 +127,9 @@ function contract(name: string, open: () => Promise<Side>, close: () => Promise<
     it('change: read-modify-writes of one row on two nodes at once lose none; a throw in `next` writes nothing', async () => {
       const { writes, other, read } = side;
       await writes.commit({ rows: [{ store: 'users', id: 'counted', value: { id: 'counted', failures: 0 }, base: undefined }] });
-      await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? writes : other).change<{ id: string; failures: number }>('users', 'counted', (stored) => ({ ...stored!, failures: stored!.failures + 1 }))));
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 ? writes : other).change<{ id: string; failures: number }>('users', 'counted', (stored) => ({ ...stored!, failures: stored!.failures + 1 }))),
+      );
       expect(await read('users', 'counted')).toEqual({ id: 'counted', failures: 20 });
       await expect(
         writes.change('users', 'counted', () => {

@@ -72,7 +72,10 @@ describe('DPoP proof rules', () => {
   it('refuses hostile headers before any signature is checked', () => {
     const key = es256();
     const header = { alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk };
-    const parse = (h: Record<string, unknown>, p: Record<string, unknown> = claims()) => () => parseDpopProof(key.signed(h, p));
+    const parse =
+      (h: Record<string, unknown>, p: Record<string, unknown> = claims()) =>
+      () =>
+        parseDpopProof(key.signed(h, p));
     expect(refusal(parse({ ...header, jwk: key.privateJwk }))).toMatch(/^invalid_dpop_proof: .*private key/);
     expect(refusal(parse({ ...header, jwk: { ...key.jwk, k: 'c2VjcmV0' } }))).toMatch(/private key/);
     expect(refusal(parse({ ...header, alg: 'none' }))).toMatch(/algorithm none/);
@@ -113,7 +116,7 @@ describe('a proof key checked in SignatureCheck', () => {
     const check = new SignatureCheck();
     const item = { keyId: proof.jkt, jwk: proof.jwk, alg: proof.alg, signingInput: proof.signingInput, signature: proof.signature };
     expect(check.check(item)).toBe(true);
-    expect(check.check({ ...item, signingInput: item.signingInput + 'x' })).toBe(false);
+    expect(check.check({ ...item, signingInput: `${item.signingInput}x` })).toBe(false);
     expect(check.check({ ...item, keyId: 'off-curve', jwk: { ...proof.jwk, y: key.jwk.x } })).toBe(false);
     const small = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'jwk' }) as Record<string, string>;
     expect(check.check({ ...item, keyId: 'small', alg: 'RS256', jwk: { kty: 'RSA', n: small.n!, e: small.e! } })).toBe(false);

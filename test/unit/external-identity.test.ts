@@ -43,7 +43,11 @@ describe('external identities', () => {
 
   it('an OAuth account by its id attribute; GitHub numbers become strings', () => {
     const github = provider({ kind: 'github', idAttribute: 'id' });
-    expect(identityOfClaims(github, { id: 12345, login: 'octocat', name: 'Mona Lisa', email: 'mona@github.example', email_verified: true })).toMatchObject({ externalUserId: '12345', userName: 'octocat', emailVerified: true });
+    expect(identityOfClaims(github, { id: 12345, login: 'octocat', name: 'Mona Lisa', email: 'mona@github.example', email_verified: true })).toMatchObject({
+      externalUserId: '12345',
+      userName: 'octocat',
+      emailVerified: true,
+    });
     expect(identityOfClaims(provider({ kind: 'oauth', idAttribute: 'user_id' }), { user_id: 'x7', sub: 'ignored' })!.externalUserId).toBe('x7');
   });
 
@@ -54,7 +58,12 @@ describe('external identities', () => {
   });
 
   it("GitHub's primary address, verified or not", () => {
-    expect(githubPrimaryEmail([{ email: 'x@y', primary: false, verified: true }, { email: 'p@y', primary: true, verified: true }])).toEqual({ email: 'p@y', verified: true });
+    expect(
+      githubPrimaryEmail([
+        { email: 'x@y', primary: false, verified: true },
+        { email: 'p@y', primary: true, verified: true },
+      ]),
+    ).toEqual({ email: 'p@y', verified: true });
     expect(githubPrimaryEmail([{ email: 'p@y', primary: true, verified: false }])).toEqual({ email: 'p@y', verified: false });
     expect(githubPrimaryEmail({ message: 'Bad credentials' })).toBeUndefined();
   });
@@ -74,10 +83,23 @@ describe('external identities', () => {
 
   it('the presets fill in their endpoints', () => {
     const github = settingsOf('github', ADD_SCHEMAS.github.parse({ clientId: 'c', clientSecret: 's' }), false);
-    expect(github).toMatchObject({ name: 'GitHub', authorizationEndpoint: 'https://github.com/login/oauth/authorize', tokenEndpoint: 'https://github.com/login/oauth/access_token', userEndpoint: 'https://api.github.com/user', idAttribute: 'id' });
-    expect(settingsOf('google', ADD_SCHEMAS.google.parse({ clientId: 'c', clientSecret: 's' }), false)).toMatchObject({ issuer: 'https://accounts.google.com', usePkce: true, scopes: ['openid', 'profile', 'email'] });
+    expect(github).toMatchObject({
+      name: 'GitHub',
+      authorizationEndpoint: 'https://github.com/login/oauth/authorize',
+      tokenEndpoint: 'https://github.com/login/oauth/access_token',
+      userEndpoint: 'https://api.github.com/user',
+      idAttribute: 'id',
+    });
+    expect(settingsOf('google', ADD_SCHEMAS.google.parse({ clientId: 'c', clientSecret: 's' }), false)).toMatchObject({
+      issuer: 'https://accounts.google.com',
+      usePkce: true,
+      scopes: ['openid', 'profile', 'email'],
+    });
     expect(settingsOf('gitlab', ADD_SCHEMAS.gitlab.parse({ clientId: 'c', clientSecret: 's' }), false)).toMatchObject({ issuer: 'https://gitlab.com' });
-    expect(settingsOf('azure', ADD_SCHEMAS.azure.parse({ clientId: 'c', clientSecret: 's', tenant: { tenantId: 'Contoso.onmicrosoft.com' } }), false)).toMatchObject({ issuer: 'https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0', tenant: 'contoso.onmicrosoft.com' });
+    expect(settingsOf('azure', ADD_SCHEMAS.azure.parse({ clientId: 'c', clientSecret: 's', tenant: { tenantId: 'Contoso.onmicrosoft.com' } }), false)).toMatchObject({
+      issuer: 'https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0',
+      tenant: 'contoso.onmicrosoft.com',
+    });
     expect(settingsOf('azure', ADD_SCHEMAS.azure.parse({ clientId: 'c', clientSecret: 's' }), false)).toMatchObject({ tenant: 'common' });
     // On the multi-tenant endpoints no address is verified by Microsoft's word (the nOAuth takeover).
     expect(() => settingsOf('azure', ADD_SCHEMAS.azure.parse({ clientId: 'c', clientSecret: 's', emailVerified: true }), false)).toThrow(/single tenant/);

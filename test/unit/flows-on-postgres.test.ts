@@ -28,7 +28,7 @@ const masterKey = MasterKey.fromSecret('flows-on-postgres');
 let a: PostgresStore;
 let b: PostgresStore;
 let restoreClock: () => void;
-let now = 1_800_000_000_000;
+const now = 1_800_000_000_000;
 
 beforeAll(async () => {
   restoreClock = installClock({ now: () => now });
@@ -76,7 +76,15 @@ describe('two nodes on one PostgreSQL database', () => {
         },
       });
     const [onA, onB] = [a, b].map((store) => new RefreshTokensActor(readingTogether(store), masterKey, 3_600_000, 86_400_000, 5_000));
-    const token = await new RefreshTokensActor(a, masterKey, 3_600_000, 86_400_000, 5_000).create('family-1', { clientId: 'app', userId: 'u1', sid: 's1', scopes: ['openid'], audience: ['app'], authTime: 1, amr: ['pwd'] });
+    const token = await new RefreshTokensActor(a, masterKey, 3_600_000, 86_400_000, 5_000).create('family-1', {
+      clientId: 'app',
+      userId: 'u1',
+      sid: 's1',
+      scopes: ['openid'],
+      audience: ['app'],
+      authTime: 1,
+      amr: ['pwd'],
+    });
     const [first, second] = await Promise.all([onA!.rotate(token), onB!.rotate(token)]);
     expect([first.status, second.status]).toEqual(['rotated', 'rotated']);
     if (first.status !== 'rotated' || second.status !== 'rotated') throw new Error('not rotated');
@@ -131,7 +139,7 @@ describe('two nodes on one PostgreSQL database', () => {
     expect(await security[0]!.otpBlocked('person-1', now)).toBe(true);
   });
 
-  it('what one node writes the other reads at once: a session, its end, an opaque token and its grant\'s revocation, a sign-in step', async () => {
+  it("what one node writes the other reads at once: a session, its end, an opaque token and its grant's revocation, a sign-in step", async () => {
     const sessions = [new UserSessionsActor(a, 3_600_000), new UserSessionsActor(b, 3_600_000)];
     const session = await sessions[0]!.signIn('agent-1', 'u1', { passwordAt: 1 }, Math.floor(now / 1000));
     expect((await sessions[1]!.ofAgent('agent-1')).map((s) => s.id)).toEqual([session.id]);

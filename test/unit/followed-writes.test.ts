@@ -14,7 +14,7 @@ import { openTempStorage } from '../helpers/temp-storage.js';
 const MACHINE = { name: 'M', description: '', accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER' as const };
 
 describe('FollowedWrites', () => {
-  it('takes another copy\'s writes from the feed, and everything again once the feed was pruned past it', async () => {
+  it("takes another copy's writes from the feed, and everything again once the feed was pruned past it", async () => {
     const clock = new TestClock();
     const uninstall = installClock(clock);
     const temp = openTempStorage('followed');

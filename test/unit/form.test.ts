@@ -38,15 +38,14 @@ describe('form parsing', () => {
 });
 
 describe('client credential presentation', () => {
-  const basic = (id: string, secret: string) =>
-    'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
+  const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
   it('decodes Basic credentials form-encoded per RFC 6749 §2.3.1', () => {
     expect(parseBasicAuthorization(basic('svc@org.example', 'a:b%c'))).toEqual({ clientId: 'svc@org.example', clientSecret: 'a:b%c' });
   });
   it('rejects malformed Basic headers', () => {
     expect(code(() => parseBasicAuthorization('Basic !!!'))).toBe('invalid_request');
-    expect(code(() => parseBasicAuthorization('Basic ' + Buffer.from('nocolon').toString('base64')))).toBe('invalid_request');
+    expect(code(() => parseBasicAuthorization(`Basic ${Buffer.from('nocolon').toString('base64')}`))).toBe('invalid_request');
   });
   it('rejects two authentication methods at once', () => {
     expect(code(() => presentedClient(basic('a', 'b'), form('client_id=a&client_secret=b')))).toBe('invalid_request');
@@ -56,9 +55,7 @@ describe('client credential presentation', () => {
     expect(presentedClient(undefined, form('client_id=a&client_secret=b')).method).toBe('client_secret_post');
     expect(presentedClient(undefined, form('client_id=a')).method).toBe('none');
     expect(presentedClient(undefined, form('')).method).toBe('anonymous');
-    expect(
-      presentedClient(undefined, form('client_assertion=x&client_assertion_type=urn%3Aietf%3Aparams%3Aoauth%3Aclient-assertion-type%3Ajwt-bearer')).method,
-    ).toBe('private_key_jwt');
+    expect(presentedClient(undefined, form('client_assertion=x&client_assertion_type=urn%3Aietf%3Aparams%3Aoauth%3Aclient-assertion-type%3Ajwt-bearer')).method).toBe('private_key_jwt');
     expect(code(() => presentedClient(undefined, form('client_assertion=x&client_assertion_type=bad')))).toBe('invalid_request');
   });
 });

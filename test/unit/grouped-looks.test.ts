@@ -32,9 +32,16 @@ describe('grouped looks', () => {
     let statements = 0;
     const counted = { query: (...args: unknown[]) => (statements++, (pool.query as (...a: unknown[]) => unknown)(...args)) } as unknown as pg.Pool;
     const looks = new GroupedLooks(counted, keyBytes);
-    const asked = Array.from({ length: 200 }, (_, i) => looks.look([{ kind: tokens, key: digests[i % 100]! }, { kind: grants, key: `g-${i % 10}` }]));
+    const asked = Array.from({ length: 200 }, (_, i) =>
+      looks.look([
+        { kind: tokens, key: digests[i % 100]! },
+        { kind: grants, key: `g-${i % 10}` },
+      ]),
+    );
     const answers = await Promise.all(asked);
-    answers.forEach((answer, i) => expect(answer).toEqual([(i % 100) % 2 === 0, i % 10 === 7]));
+    answers.forEach((answer, i) => {
+      expect(answer).toEqual([(i % 100) % 2 === 0, i % 10 === 7]);
+    });
     // One turn's looks go together: one statement (the group's records asked once each).
     expect(statements).toBe(1);
     // Busy (the last statement carried several): a look waits a millisecond for others, and one

@@ -51,7 +51,13 @@ type Failure = 'none' | 'transaction' | 'midway' | 'durable';
 function writes(failing: { mode: Failure }): DirectoryWrites {
   const keysDb = signingKeysDb(failing);
   const real = storage.directoryWrites;
-  const lmdb = new LmdbDirectoryWrites(storage.root, (s) => (s === 'signingKeys' ? keysDb : s === 'meta' ? metaDb() : storage.stores[s]), storage.directoryLog, storage.uniqueKeys, new LmdbActivityLog(storage.root.openDB({ name: 'activity' }), storage.root.openDB({ name: 'activityByAggregate' })));
+  const lmdb = new LmdbDirectoryWrites(
+    storage.root,
+    (s) => (s === 'signingKeys' ? keysDb : s === 'meta' ? metaDb() : storage.stores[s]),
+    storage.directoryLog,
+    storage.uniqueKeys,
+    new LmdbActivityLog(storage.root.openDB({ name: 'activity' }), storage.root.openDB({ name: 'activityByAggregate' })),
+  );
   return Object.assign(Object.create(real) as DirectoryWrites, {
     commit: (commit: DirectoryCommit) => (failing.mode === 'transaction' ? Promise.reject(new Error('disk full')) : lmdb.commit(commit)),
   });
@@ -78,8 +84,7 @@ function signingKeysDb(failing: { mode: Failure }): Database<any, string> {
 }
 
 async function started(alg: SigningAlg = 'EdDSA', failing: { mode: Failure } = { mode: 'none' }): Promise<KeysActor> {
-  const durable = <R>(write: Promise<R>): Promise<R> =>
-    failing.mode === 'durable' ? write.then(() => Promise.reject(new Error('fsync failed'))) : write;
+  const durable = <R>(write: Promise<R>): Promise<R> => (failing.mode === 'durable' ? write.then(() => Promise.reject(new Error('fsync failed'))) : write);
   const actor = new KeysActor(storage.directoryReader, writes(failing), masterKey, alg, INTERVAL, MAX_TOKEN, durable);
   actors.push(actor);
   await actor.start();
@@ -289,7 +294,11 @@ describe('KeysActor: a failed write changes nothing', () => {
     expect(after).not.toContain(retired);
     // Memory and disk agree after the recovery.
     expect(Object.keys(storedStatus()).sort()).toEqual([...after].sort());
-    expect(Object.values(storedStatus()).filter((s) => s !== 'retired').sort()).toEqual(['active', 'next']);
+    expect(
+      Object.values(storedStatus())
+        .filter((s) => s !== 'retired')
+        .sort(),
+    ).toEqual(['active', 'next']);
   });
 });
 
@@ -304,10 +313,11 @@ describe('KeysActor timer', () => {
    * asynchronous work (key generation on libuv's pool, LMDB commits) then has run, however fast the
    * machine is; the timer's own handlers run in the loop's next turn (`turn`).
    */
-  const settled = (attempt: { value: unknown } | undefined) => Promise.resolve(attempt!.value).then(
-    () => undefined,
-    () => undefined,
-  );
+  const settled = (attempt: { value: unknown } | undefined) =>
+    Promise.resolve(attempt!.value).then(
+      () => undefined,
+      () => undefined,
+    );
   /** The timer first asks whether this process holds the rotation lease (a promise): its answer is in once the loop turns. */
   const turn = () => new Promise((resolve) => setImmediate(resolve));
 

@@ -38,7 +38,37 @@ const apiError = (fn: () => unknown): ApiError => {
 
 describe('JSON scanner', () => {
   it('accepts exactly what JSON.parse accepts', () => {
-    const samples = ['{}', '[]', ' {"a":1} ', '"x"', '-0.5e+10', '0', '01', '1.', '.5', '{"a":1,}', '[1,]', '{"a" 1}', '"\\u00e9"', '"\\x"', '"a\\\\"', 'tru', '[', '{"a":"b"}x', '"\t"', '"ab\\"', '[[[]]]', '{"\\"":1}', '', '   ', '{"a":[true,false,null]}', '1e', '-', '"\\uD83D\\uDE00"', '"\\u12G4"'];
+    const samples = [
+      '{}',
+      '[]',
+      ' {"a":1} ',
+      '"x"',
+      '-0.5e+10',
+      '0',
+      '01',
+      '1.',
+      '.5',
+      '{"a":1,}',
+      '[1,]',
+      '{"a" 1}',
+      '"\\u00e9"',
+      '"\\x"',
+      '"a\\\\"',
+      'tru',
+      '[',
+      '{"a":"b"}x',
+      '"\t"',
+      '"ab\\"',
+      '[[[]]]',
+      '{"\\"":1}',
+      '',
+      '   ',
+      '{"a":[true,false,null]}',
+      '1e',
+      '-',
+      '"\\uD83D\\uDE00"',
+      '"\\u12G4"',
+    ];
     for (const s of samples) expect(scans(s), JSON.stringify(s)).toBe(valid(s));
   });
 
@@ -46,7 +76,7 @@ describe('JSON scanner', () => {
     const base = JSON.stringify({ orgs: [{ orgId: '1', humanUsers: [{ userId: 'a"b', user: { userName: 'x\\y', n: [1, 2.5, -3e2, true, null] } }] }] });
     const alphabet = '{}[]",:\\ 0123456789.eE+-truefalsnul';
     let seed = 42;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let i = 0; i < 20000; i++) {
       const chars = base.split('');
       for (let k = 0; k <= i % 3; k++) {
@@ -137,7 +167,15 @@ describe('import request', () => {
   });
 
   it('reads the bundle org by org and rejects a malformed one', () => {
-    const { scanner, root } = scanDocument(body({ orgs: [{ orgId: 'a', humanUsers: [{ userId: 'u1' }, { userId: 'u2' }] }, { org_id: 'b', human_users: 'nope' }] }), 'x');
+    const { scanner, root } = scanDocument(
+      body({
+        orgs: [
+          { orgId: 'a', humanUsers: [{ userId: 'u1' }, { userId: 'u2' }] },
+          { org_id: 'b', human_users: 'nope' },
+        ],
+      }),
+      'x',
+    );
     const orgs = bundleOrgs(scanner, root, 'dataOrgs', false);
     expect(orgs.map((o) => o.value('orgId'))).toEqual(['a', 'b']);
     expect(orgs[0]!.list('humanUsers').map((s) => orgs[0]!.element('humanUsers', s))).toEqual([{ userId: 'u1' }, { userId: 'u2' }]);
@@ -165,12 +203,24 @@ describe('v1 bundles', () => {
     });
     expect(out.iamPolicy).toBeUndefined();
     expect(out.domainPolicy).toEqual({ userLoginMustBeDomain: true, validateOrgDomains: false, smtpSenderAddressMatchesInstanceDomain: false });
-    expect(out.loginPolicy).toMatchObject({ allowRegister: true, passwordCheckLifetime: '864000s', secondFactors: ['SECOND_FACTOR_TYPE_OTP'], multiFactors: ['MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION'] });
+    expect(out.loginPolicy).toMatchObject({
+      allowRegister: true,
+      passwordCheckLifetime: '864000s',
+      secondFactors: ['SECOND_FACTOR_TYPE_OTP'],
+      multiFactors: ['MULTI_FACTOR_TYPE_U2F_WITH_VERIFICATION'],
+    });
     expect(out.triggerActions).toEqual([{ flowType: '1', triggerType: '2', actionIds: ['a'] }]);
   });
 
   it('applies the same conversion when reading lazily', () => {
-    const { scanner, root } = scanDocument(Buffer.from(JSON.stringify({ orgs: [{ orgId: '1', iam_policy: { user_login_must_be_domain: true }, trigger_actions: [{ flow_type: 'FLOW_TYPE_EXTERNAL_AUTHENTICATION', trigger_type: 'TRIGGER_TYPE_POST_CREATION' }] }] })), 'x');
+    const { scanner, root } = scanDocument(
+      Buffer.from(
+        JSON.stringify({
+          orgs: [{ orgId: '1', iam_policy: { user_login_must_be_domain: true }, trigger_actions: [{ flow_type: 'FLOW_TYPE_EXTERNAL_AUTHENTICATION', trigger_type: 'TRIGGER_TYPE_POST_CREATION' }] }],
+        }),
+      ),
+      'x',
+    );
     const [org] = bundleOrgs(scanner, root, 'dataOrgsv1', true);
     expect(org!.value('domainPolicy')).toMatchObject({ userLoginMustBeDomain: true, validateOrgDomains: false });
     expect(org!.list('triggerActions').map((s) => org!.element('triggerActions', s))).toEqual([{ flowType: '1', triggerType: '3' }]);

@@ -47,7 +47,10 @@ describe('the logout outbox', () => {
 
   it('finds what is due by its due time, however many rows wait, and indexes rows an older Sesame queued', async () => {
     const outbox = new BackchannelLogoutsActor(storage().records, storage().feed);
-    await outbox.enqueue(Array.from({ length: 50 }, (_, i) => ({ clientId: 'app', sub: 'u', sid: `s${String(i).padStart(2, '0')}` })), 1000);
+    await outbox.enqueue(
+      Array.from({ length: 50 }, (_, i) => ({ clientId: 'app', sub: 'u', sid: `s${String(i).padStart(2, '0')}` })),
+      1000,
+    );
     for (let i = 0; i < 49; i++) await outbox.failed(`s${String(i).padStart(2, '0')}|app`, 100_000 + i, 'down');
     // One row is due now; the other 49 later, in the order of their due times.
     expect((await outbox.due(2000)).map((r) => r.id)).toEqual(['s49|app']);

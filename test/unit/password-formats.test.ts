@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { pbkdf2Sync, randomBytes, scryptSync } from 'node:crypto';
-import { Algorithm, hashSync as argon2Hash } from '@node-rs/argon2';
+import { hashSync as argon2Hash } from '@node-rs/argon2';
+import { ARGON2 } from '../../src/workers/argon2-algorithms.js';
 import bcrypt from 'bcryptjs';
 import { describe, expect, it } from 'vitest';
 import { checkEncodedHash } from '../../src/domain/password-hashes.js';
@@ -21,7 +22,10 @@ import { hashPassword, needsRehash, verifyPassword } from '../../src/workers/pas
 const PASSWORD = 'correct horse battery staple';
 const ab64 = (b: Buffer) => b.toString('base64').replace(/=+$/, '').replace(/\+/g, '.');
 const raw64 = (b: Buffer) => b.toString('base64').replace(/=+$/, '');
-const openssl = (...args: string[]) => execFileSync('openssl', ['passwd', ...args, PASSWORD]).toString().trim();
+const openssl = (...args: string[]) =>
+  execFileSync('openssl', ['passwd', ...args, PASSWORD])
+    .toString()
+    .trim();
 
 /** libsodium's `$7$` string, built here independently of src/ (checked against the published vector below). */
 function sodiumScrypt(password: string, ln: number, r: number, p: number, salt: string): string {
@@ -39,8 +43,8 @@ const HASHES: Record<string, string> = {
   'bcrypt $2a$': bcrypt.hashSync(PASSWORD, 10).replace(/^\$2b\$/, '$2a$'),
   'bcrypt $2b$': bcrypt.hashSync(PASSWORD, 10),
   'bcrypt $2y$': bcrypt.hashSync(PASSWORD, 10).replace(/^\$2b\$/, '$2y$'),
-  argon2id: argon2Hash(PASSWORD, { algorithm: Algorithm.Argon2id, memoryCost: 8192, timeCost: 2, parallelism: 1 }),
-  argon2i: argon2Hash(PASSWORD, { algorithm: Algorithm.Argon2i, memoryCost: 8192, timeCost: 2, parallelism: 1 }),
+  argon2id: argon2Hash(PASSWORD, { algorithm: ARGON2.Argon2id, memoryCost: 8192, timeCost: 2, parallelism: 1 }),
+  argon2i: argon2Hash(PASSWORD, { algorithm: ARGON2.Argon2i, memoryCost: 8192, timeCost: 2, parallelism: 1 }),
   'scrypt (passlib)': `$scrypt$ln=14,r=8,p=1$${ab64(salt)}$${ab64(scryptSync(PASSWORD, salt, 32, { N: 16384, r: 8, p: 1 }))}`,
   'scrypt (passwap $7$ln=)': `$7$ln=14,r=8,p=1$${raw64(salt)}$${raw64(scryptSync(PASSWORD, salt, 32, { N: 16384, r: 8, p: 1 }))}`,
   'scrypt (libsodium $7$)': sodiumScrypt(PASSWORD, 14, 8, 1, 'SaltyChips0123'),
@@ -59,7 +63,7 @@ describe('imported password hash formats', () => {
     it(`${name}: accepted at import, verifies the right password only`, () => {
       expect(() => checkEncodedHash(encoded)).not.toThrow();
       expect(verifyEncodedHash(PASSWORD, encoded)).toBe('ok');
-      expect(verifyEncodedHash(PASSWORD + '!', encoded)).toBe('mismatch');
+      expect(verifyEncodedHash(`${PASSWORD}!`, encoded)).toBe('mismatch');
       expect(verifyEncodedHash('', encoded)).toBe('mismatch');
     });
   }
@@ -69,12 +73,8 @@ describe('imported password hash formats', () => {
     expect(verifyEncodedHash('pleaseletmein', '$7$C6..../....SodiumChloride$kBGj9fHznVYFQMEn/qDCfrDevf9YDtcDdKvEqHJLV8D')).toBe('ok');
     expect(sodiumScrypt('pleaseletmein', 14, 8, 1, 'SodiumChloride')).toBe('$7$C6..../....SodiumChloride$kBGj9fHznVYFQMEn/qDCfrDevf9YDtcDdKvEqHJLV8D');
     // Drepper's SHA-crypt specification.
-    expect(shaCrypt('Hello world!', { variant: '5', rounds: 10000, salt: 'saltstringsaltstring' })).toBe(
-      '$5$rounds=10000$saltstringsaltst$3xv.VbSHBb41AL9AvLeujZkZRBAwqFMz2.opqey6IcA',
-    );
-    expect(shaCrypt('Hello world!', { variant: '6', salt: 'saltstring' })).toBe(
-      '$6$saltstring$svn8UoSVapNtMuq1ukKS4tPQd8iKwSMHWjl/O817G3uBnIFNjnQJuesI68u4OTLiBFdcbYEdFCoEOfaS35inz1',
-    );
+    expect(shaCrypt('Hello world!', { variant: '5', rounds: 10000, salt: 'saltstringsaltstring' })).toBe('$5$rounds=10000$saltstringsaltst$3xv.VbSHBb41AL9AvLeujZkZRBAwqFMz2.opqey6IcA');
+    expect(shaCrypt('Hello world!', { variant: '6', salt: 'saltstring' })).toBe('$6$saltstring$svn8UoSVapNtMuq1ukKS4tPQd8iKwSMHWjl/O817G3uBnIFNjnQJuesI68u4OTLiBFdcbYEdFCoEOfaS35inz1');
     expect(shaCrypt('Hello world!', { variant: '6', rounds: 10000, salt: 'saltstringsaltstring' })).toBe(
       '$6$rounds=10000$saltstringsaltst$OW1/O6BYHV6BcXZu8QVeXbDWra3Oeqh0sbHbbMCVNSnCM/UrjmM0Dp8vOuZeHBy/YTBmSK6H9qs/y3RnOaw5v.',
     );
@@ -84,18 +84,36 @@ describe('imported password hash formats', () => {
 
   it('does not check passwords longer than 256 characters against SHA-crypt or md5crypt (their cost grows with length)', () => {
     const long = 'x'.repeat(257);
-    for (const args of [['-6', '-salt', 'saltsalt'], ['-1', '-salt', '12345678']]) {
-      const encoded = execFileSync('openssl', ['passwd', ...args, long]).toString().trim();
+    for (const args of [
+      ['-6', '-salt', 'saltsalt'],
+      ['-1', '-salt', '12345678'],
+    ]) {
+      const encoded = execFileSync('openssl', ['passwd', ...args, long])
+        .toString()
+        .trim();
       expect(verifyEncodedHash(long, encoded), encoded).toBe('mismatch');
       const limit = 'x'.repeat(256);
-      expect(verifyEncodedHash(limit, execFileSync('openssl', ['passwd', ...args, limit]).toString().trim())).toBe('ok');
+      expect(
+        verifyEncodedHash(
+          limit,
+          execFileSync('openssl', ['passwd', ...args, limit])
+            .toString()
+            .trim(),
+        ),
+      ).toBe('ok');
     }
   });
 
   it('handles long passwords, multibyte text and crypt salts of any length', () => {
     const long = 'ü'.repeat(100);
-    for (const args of [['-5', '-salt', 'x'], ['-6', '-salt', 'a-longer-salt-than-16-characters'], ['-1', '-salt', '12345678']]) {
-      const encoded = execFileSync('openssl', ['passwd', ...args, long]).toString().trim();
+    for (const args of [
+      ['-5', '-salt', 'x'],
+      ['-6', '-salt', 'a-longer-salt-than-16-characters'],
+      ['-1', '-salt', '12345678'],
+    ]) {
+      const encoded = execFileSync('openssl', ['passwd', ...args, long])
+        .toString()
+        .trim();
       expect(verifyEncodedHash(long, encoded), encoded).toBe('ok');
     }
   });
@@ -108,7 +126,18 @@ describe('imported password hash formats', () => {
   });
 
   it('reports unknown and malformed hashes as unsupported, never throws', () => {
-    for (const bad of ['', 'plain', '$unknown$abc', '$2b$10$short', '$argon2id$v=19$garbage', '$scrypt$ln=14,r=8,p=1$!!$!!', '$pbkdf2-sha256$1000$***$***', '$5$salt$tooshort', '$1$salt$tooshort', '$7$C6..../....x$short']) {
+    for (const bad of [
+      '',
+      'plain',
+      '$unknown$abc',
+      '$2b$10$short',
+      '$argon2id$v=19$garbage',
+      '$scrypt$ln=14,r=8,p=1$!!$!!',
+      '$pbkdf2-sha256$1000$***$***',
+      '$5$salt$tooshort',
+      '$1$salt$tooshort',
+      '$7$C6..../....x$short',
+    ]) {
       expect(verifyEncodedHash(PASSWORD, bad), bad).toBe('unsupported');
       expect(() => checkEncodedHash(bad), bad).toThrow(/NotSupported|Invalid/);
     }
@@ -116,10 +145,10 @@ describe('imported password hash formats', () => {
 
   it('refuses costs outside ZITADEL bounds at import', () => {
     expect(() => checkEncodedHash(bcrypt.hashSync('x', 4))).toThrow(/cost/);
-    expect(() => checkEncodedHash('$pbkdf2-sha256$999$' + ab64(salt) + '$' + ab64(salt))).toThrow(/rounds/);
-    expect(() => checkEncodedHash('$scrypt$ln=21,r=8,p=1$' + ab64(salt) + '$' + ab64(salt))).toThrow(/scrypt/);
-    expect(() => checkEncodedHash('$scrypt$ln=20,r=16,p=1$' + ab64(salt) + '$' + ab64(salt))).toThrow(/memory/);
-    expect(() => checkEncodedHash('$6$rounds=999$salt$' + 'a'.repeat(86))).toThrow(/rounds/);
+    expect(() => checkEncodedHash(`$pbkdf2-sha256$999$${ab64(salt)}$${ab64(salt)}`)).toThrow(/rounds/);
+    expect(() => checkEncodedHash(`$scrypt$ln=21,r=8,p=1$${ab64(salt)}$${ab64(salt)}`)).toThrow(/scrypt/);
+    expect(() => checkEncodedHash(`$scrypt$ln=20,r=16,p=1$${ab64(salt)}$${ab64(salt)}`)).toThrow(/memory/);
+    expect(() => checkEncodedHash(`$6$rounds=999$salt$${'a'.repeat(86)}`)).toThrow(/rounds/);
   });
 });
 

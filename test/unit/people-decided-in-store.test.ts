@@ -17,7 +17,6 @@ import { person } from '../helpers/people.js';
  */
 const storage = tempStorageEach('people');
 
-
 async function twoCopies(maxPasswordAttempts: number) {
   const s = storage();
   const main = new OrgsActor(s, 'localhost');
@@ -152,10 +151,24 @@ describe('registered clients hold places in the store', () => {
     const s = storage();
     const orgs = new OrgsActor(s, 'localhost');
     await orgs.addOrg({ id: 'o1', name: 'One' });
-    const project = await orgs.addProject('o1', { name: 'P', projectRoleAssertion: false, projectRoleCheck: false, hasProjectCheck: false, privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED' });
+    const project = await orgs.addProject('o1', {
+      name: 'P',
+      projectRoleAssertion: false,
+      projectRoleCheck: false,
+      hasProjectCheck: false,
+      privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED',
+    });
     const copies = [new ClientsActor(s), new ClientsActor(s)];
     const registration = { accessTokenHash: new Uint8Array(32), issuedAt: 0, metadata: {} } as never;
-    const oidc = { redirectUris: ['https://rp.example/cb'], responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'], appType: 'OIDC_APP_TYPE_WEB', authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC', postLogoutRedirectUris: [], additionalOrigins: [] } as never;
+    const oidc = {
+      redirectUris: ['https://rp.example/cb'],
+      responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+      grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
+      appType: 'OIDC_APP_TYPE_WEB',
+      authMethodType: 'OIDC_AUTH_METHOD_TYPE_BASIC',
+      postLogoutRedirectUris: [],
+      additionalOrigins: [],
+    } as never;
     const register = (copy: ClientsActor, i: number) => copy.addApp(project, { clientId: `c${i}`, name: `raced ${i}`, oidc, registration }, 5);
     const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => register(copies[i % 2]!, i)));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);

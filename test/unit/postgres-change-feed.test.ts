@@ -75,7 +75,14 @@ describe('the change feed on PostgreSQL', () => {
     const cells = newFeedCells();
     // One process: a listening thread and a thread that reads the same cells (Atomics.waitAsync works within one thread too).
     const listening = new PostgresChangeFeed(pool, () => new pg.Client({ connectionString: url, application_name: 'feed-f' }), cells, true);
-    const reading = new PostgresChangeFeed(pool, () => { throw new Error('a feed that does not listen opens no connection'); }, cells, false);
+    const reading = new PostgresChangeFeed(
+      pool,
+      () => {
+        throw new Error('a feed that does not listen opens no connection');
+      },
+      cells,
+      false,
+    );
     await listening.start();
     await reading.start();
     feeds.push(listening, reading);

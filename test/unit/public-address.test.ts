@@ -26,7 +26,28 @@ afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
 
 describe('public addresses', () => {
   it('tells internal addresses from public ones', () => {
-    for (const internal of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:169.254.169.254', '::10.0.0.1', '64:ff9b:1::a00:1', 'fec0::1', '2002:0a00:0001::1', '192.0.2.1', '203.0.113.9']) {
+    for (const internal of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fd00::1',
+      'fe80::1',
+      '::ffff:127.0.0.1',
+      '::ffff:169.254.169.254',
+      '::10.0.0.1',
+      '64:ff9b:1::a00:1',
+      'fec0::1',
+      '2002:0a00:0001::1',
+      '192.0.2.1',
+      '203.0.113.9',
+    ]) {
       expect(isPublicAddress(internal), internal).toBe(false);
     }
     for (const open of ['1.1.1.1', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isPublicAddress(open), open).toBe(true);
@@ -43,7 +64,19 @@ describe('public addresses', () => {
   it('the discard-only, IETF protocol assignment, documentation and SRv6 blocks are not public', () => {
     // 100::/64 and 100:0:0:1::/64 discard-only; 2001::/23 IETF protocol assignments (Teredo 2001::/32,
     // benchmarking 2001:2::/48, ORCHIDv2 2001:20::/28); 3fff::/20 documentation; 5f00::/16 SRv6 SIDs.
-    for (const internal of ['100::1', '100::ffff:ffff:ffff:ffff', '100:0:0:1::1', '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:2::1', '2001:20::1', '2001:1ff::1', '3fff::1', '3fff:fff::1', '5f00::1']) {
+    for (const internal of [
+      '100::1',
+      '100::ffff:ffff:ffff:ffff',
+      '100:0:0:1::1',
+      '2001::1',
+      '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+      '2001:2::1',
+      '2001:20::1',
+      '2001:1ff::1',
+      '3fff::1',
+      '3fff:fff::1',
+      '5f00::1',
+    ]) {
       expect(isPublicAddress(internal), internal).toBe(false);
     }
     // Just outside them: public.

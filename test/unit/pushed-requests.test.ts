@@ -60,4 +60,3 @@ describe('PushedRequestsActor', () => {
     expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(DecidedElsewhere);
   });
 });
-

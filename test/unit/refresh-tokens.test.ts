@@ -80,7 +80,7 @@ describe('RefreshTokensActor rotation', () => {
     { name: 'the current token', pick: (t: string[]) => t.at(-1)!, expected: 'rotated' },
     { name: 'the token it just replaced', pick: (t: string[]) => t.at(-2)!, expected: 'reused' },
     { name: 'an older superseded token', pick: (t: string[]) => t[0]!, expected: 'reused' },
-    { name: 'the right family with a wrong secret (the family id is not secret)', pick: (t: string[]) => t[0]!.split('.')[0] + '.forged', expected: 'invalid' },
+    { name: 'the right family with a wrong secret (the family id is not secret)', pick: (t: string[]) => `${t[0]!.split('.')[0]}.forged`, expected: 'invalid' },
     { name: 'an unknown family', pick: () => 'unknown-family.secret', expected: 'invalid' },
     { name: 'no family part', pick: () => 'no-dot-at-all', expected: 'invalid' },
     { name: 'an empty family part', pick: () => '.secret', expected: 'invalid' },
@@ -245,7 +245,6 @@ describe('RefreshTokensActor rotation decided by the store', () => {
     if (again.status === 'retried') expect(again.token).toBe(first.token);
   });
 });
-
 
 describe('a retry answered from a rotation still in flight', () => {
   it('holds only if that rotation wins: when another thread rotated first, its successor is void (DecidedElsewhere)', async () => {

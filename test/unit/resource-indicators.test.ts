@@ -22,7 +22,7 @@ describe('resource indicators', () => {
     expect(targetError(() => parseResources(Array.from({ length: 11 }, (_, i) => `urn:r:${i}`)))).toMatch(/^invalid_target: at most 10/);
   });
 
-  it('give the URI and its project as audience, only for active projects of the client\'s org', () => {
+  it("give the URI and its project as audience, only for active projects of the client's org", () => {
     const projects: Record<string, { id: string; orgId: string; state: string }> = {
       'urn:a': { id: 'pa', orgId: 'o1', state: 'PROJECT_STATE_ACTIVE' },
       'urn:b': { id: 'pb', orgId: 'o2', state: 'PROJECT_STATE_ACTIVE' },
@@ -36,7 +36,7 @@ describe('resource indicators', () => {
     expect(targetError(() => resourceAudience(['urn:z'], dir, 'o1'))).toMatch(/^invalid_target: .*not registered/);
   });
 
-  it('narrow a grant\'s resources to those asked for, never beyond', () => {
+  it("narrow a grant's resources to those asked for, never beyond", () => {
     expect(narrowResources(['urn:a', 'urn:b'], [])).toEqual(['urn:a', 'urn:b']);
     expect(narrowResources(['urn:a', 'urn:b'], ['urn:b'])).toEqual(['urn:b']);
     expect(targetError(() => narrowResources(['urn:a'], ['urn:b']))).toMatch(/^invalid_target: /);

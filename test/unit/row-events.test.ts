@@ -32,7 +32,11 @@ describe('row events', () => {
   });
 
   it('names credential and contact changes without their values where they are secrets', () => {
-    const changed = rowEvents('users', 'u1', person, { ...person, revokedBefore: 5, human: { ...person.human!, passwordHash: '$argon2id$other', email: { email: 'new@example.com', isEmailVerified: true } } });
+    const changed = rowEvents('users', 'u1', person, {
+      ...person,
+      revokedBefore: 5,
+      human: { ...person.human!, passwordHash: '$argon2id$other', email: { email: 'new@example.com', isEmailVerified: true } },
+    });
     expect(changed.map((e) => e.type)).toEqual(['user.human.email.changed', 'user.human.email.verified', 'user.human.password.changed']);
     expect(JSON.stringify(changed)).not.toContain('argon2');
     expect(changed[0]!.payload).toEqual({ email: 'new@example.com' });

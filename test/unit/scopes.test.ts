@@ -17,16 +17,8 @@ describe('scopes', () => {
     expect(() => parseScope('a\\b')).toThrow(OAuthError);
   });
   it('drops unknown scopes, keeps reserved ones, resolves audience projects', () => {
-    const granted = grantScopes(
-      ['profile', 'made-up', 'urn:zitadel:iam:org:project:id:zitadel:aud', 'urn:zitadel:iam:org:project:id:p1:aud', 'urn:zitadel:iam:user:metadata'],
-      ctx,
-    );
-    expect(granted.scopes).toEqual([
-      'profile',
-      'urn:zitadel:iam:org:project:id:zitadel:aud',
-      'urn:zitadel:iam:org:project:id:p1:aud',
-      'urn:zitadel:iam:user:metadata',
-    ]);
+    const granted = grantScopes(['profile', 'made-up', 'urn:zitadel:iam:org:project:id:zitadel:aud', 'urn:zitadel:iam:org:project:id:p1:aud', 'urn:zitadel:iam:user:metadata'], ctx);
+    expect(granted.scopes).toEqual(['profile', 'urn:zitadel:iam:org:project:id:zitadel:aud', 'urn:zitadel:iam:org:project:id:p1:aud', 'urn:zitadel:iam:user:metadata']);
     expect(granted.audience).toEqual(['mgmt', 'p1']);
   });
   it('rejects unknown audience projects and several org scopes', () => {

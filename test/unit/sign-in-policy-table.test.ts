@@ -30,7 +30,13 @@ describe('nextLoginStep table', () => {
     { name: 'forced MFA with email codes only still enrolls', user: person(), policy: policy({ forceMfa: true, secondFactors: ['SECOND_FACTOR_TYPE_OTP_EMAIL'] }), step: 'mfa-setup' },
     { name: 'an unverified address comes before the second factor', user: person({ hasOtp: true, mustVerifyEmail: true }), policy: policy(), step: 'verify-email' },
     { name: 'a required change comes before the verification', user: person({ mustVerifyEmail: true, passwordChangeRequired: true }), policy: policy(), step: 'password-change' },
-    { name: 'a required change comes before everything, also after the TOTP code', user: person({ hasOtp: true, passwordChangeRequired: true }), checks: { ...passed, secondFactorAt: sec(T0) }, policy: policy({ forceMfa: true }), step: 'password-change' },
+    {
+      name: 'a required change comes before everything, also after the TOTP code',
+      user: person({ hasOtp: true, passwordChangeRequired: true }),
+      checks: { ...passed, secondFactorAt: sec(T0) },
+      policy: policy({ forceMfa: true }),
+      step: 'password-change',
+    },
   ])('$name: $step', ({ user, checks, policy: p, now, step }) => {
     expect(nextLoginStep(user, checks ?? passed, p, now ?? T0)).toBe(step);
   });
@@ -42,8 +48,22 @@ describe('sessionRequirement table', () => {
     { name: 'no password check at all', checks: {}, user: person(), policy: policy(), now: T0, requirement: 'password' },
     { name: 'a required password change', checks: both, user: person({ passwordChangeRequired: true }), policy: policy(), now: T0, requirement: 'password' },
     { name: 'an optional enrollment prompt does not interrupt a session', checks: both, user: person(), policy: optionalPrompt, now: T0, requirement: 'ok' },
-    { name: 'the password lifetime is checked before the TOTP one', checks: both, user: person({ hasOtp: true }), policy: policy({ passwordCheckLifetimeMs: HOUR, secondFactorCheckLifetimeMs: HOUR }), now: T0 + HOUR, requirement: 'password' },
-    { name: 'MFA forced later for a person who has TOTP: the code, not enrollment', checks: { passwordAt: sec(T0) }, user: person({ hasOtp: true }), policy: policy({ forceMfa: true }), now: T0, requirement: 'otp' },
+    {
+      name: 'the password lifetime is checked before the TOTP one',
+      checks: both,
+      user: person({ hasOtp: true }),
+      policy: policy({ passwordCheckLifetimeMs: HOUR, secondFactorCheckLifetimeMs: HOUR }),
+      now: T0 + HOUR,
+      requirement: 'password',
+    },
+    {
+      name: 'MFA forced later for a person who has TOTP: the code, not enrollment',
+      checks: { passwordAt: sec(T0) },
+      user: person({ hasOtp: true }),
+      policy: policy({ forceMfa: true }),
+      now: T0,
+      requirement: 'otp',
+    },
     { name: 'a TOTP check within its lifetime', checks: both, user: person({ hasOtp: true }), policy: policy(), now: T0 + 18 * HOUR - 1, requirement: 'ok' },
   ])('$name: $requirement', ({ checks, user, policy: p, now, requirement }) => {
     expect(sessionRequirement(checks, user, p, now)).toBe(requirement);
@@ -66,10 +86,23 @@ describe('mfaPrompt and factsOf', () => {
     expect(mfaPrompt(person({ mfaInitSkippedAt: T0 }), policy({ forceMfaLocalOnly: true, mfaInitSkipLifetimeMs: HOUR }), T0)).toBe('required');
   });
 
-  const NONE: UserFacts = { hasOtp: false, hasOtpEmail: false, passwordChangeRequired: false, mustVerifyEmail: false, mfaInitSkippedAt: undefined, hasU2f: false, hasPasskey: false, passkeyPromptSkippedAt: undefined };
+  const NONE: UserFacts = {
+    hasOtp: false,
+    hasOtpEmail: false,
+    passwordChangeRequired: false,
+    mustVerifyEmail: false,
+    mfaInitSkippedAt: undefined,
+    hasU2f: false,
+    hasPasskey: false,
+    passkeyPromptSkippedAt: undefined,
+  };
   it.each<{ name: string; human: Partial<NonNullable<UserRecord['human']>> | undefined; facts: UserFacts }>([
     { name: 'a machine user (no human part)', human: undefined, facts: { ...NONE } },
-    { name: 'a person with TOTP, a required change and a skip', human: { otpSecretSealed: new Uint8Array([1]), passwordChangeRequired: true, mfaInitSkippedAt: 5 }, facts: { ...NONE, hasOtp: true, passwordChangeRequired: true, mfaInitSkippedAt: 5 } },
+    {
+      name: 'a person with TOTP, a required change and a skip',
+      human: { otpSecretSealed: new Uint8Array([1]), passwordChangeRequired: true, mfaInitSkippedAt: 5 },
+      facts: { ...NONE, hasOtp: true, passwordChangeRequired: true, mfaInitSkippedAt: 5 },
+    },
     { name: 'a person without any of them', human: {}, facts: { ...NONE } },
     {
       name: 'a person with a passkey and a security key, who skipped the passkey offer',

@@ -42,7 +42,7 @@ describe('PKCE and at_hash', () => {
     const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
     expect(s256Challenge(verifier)).toBe('E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
     expect(verifierMatches(verifier, 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM')).toBe(true);
-    expect(verifierMatches(verifier.slice(0, -1) + 'x', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM')).toBe(false);
+    expect(verifierMatches(`${verifier.slice(0, -1)}x`, 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM')).toBe(false);
     expect(isPkceValue('short')).toBe(false);
     expect(isPkceValue('a'.repeat(129))).toBe(false);
   });
@@ -107,7 +107,14 @@ describe('authorization request validation order', () => {
       devMode: false,
     },
   } as unknown as AppRecord;
-  const dir: AuthorizeDirectory = { app: (id) => (id === 'client' ? app : undefined), resolveProject: () => undefined, orgById: () => undefined, orgByDomain: () => undefined, resources: (values) => parseResources(values), audienceAllowed: () => true };
+  const dir: AuthorizeDirectory = {
+    app: (id) => (id === 'client' ? app : undefined),
+    resolveProject: () => undefined,
+    orgById: () => undefined,
+    orgByDomain: () => undefined,
+    resources: (values) => parseResources(values),
+    audienceAllowed: () => true,
+  };
   const params = (p: Record<string, string | string[]>) => new Map(Object.entries(p).map(([k, v]) => [k, Array.isArray(v) ? v : [v]]));
   const base = { client_id: 'client', redirect_uri: 'https://rp.example/cb', response_type: 'code', scope: 'openid', state: 's' };
 

@@ -65,10 +65,12 @@ function contract(name: string, open: () => Promise<Nodes>, close: () => Promise
     it('present: whether each of several records, of different kinds and key types, is there, in one look', async () => {
       const { a, b } = nodes;
       const digest = new Uint8Array(32).fill(9);
-      await a.durable(a.write([
-        { kind: tokens, key: digest, value: { sub: 'u2' } },
-        { kind: revokedGrants, key: 'present-g1', value: 10 },
-      ]));
+      await a.durable(
+        a.write([
+          { kind: tokens, key: digest, value: { sub: 'u2' } },
+          { kind: revokedGrants, key: 'present-g1', value: 10 },
+        ]),
+      );
       const reads = [
         { kind: tokens, key: digest },
         { kind: tokens, key: new Uint8Array(32).fill(10) },
@@ -184,9 +186,7 @@ function contract(name: string, open: () => Promise<Nodes>, close: () => Promise
       const written = outcomes.flatMap((o, i) => (o === 'written' ? [i] : []));
       for (let i = 0; i < 12; i++) expect(await nodes.b.get(pushed, `guarded-${i}`)).toEqual(written.includes(i) ? { id: `guarded-${i}` } : undefined);
 
-      const taking = await atOnce(nodes, 8, (store, i) =>
-        store.insertGuarded({ absent: [{ kind: index, key: 'u/same-code' }] }, [{ kind: index, key: 'u/same-code', value: `owner-${i}` }]),
-      );
+      const taking = await atOnce(nodes, 8, (store, i) => store.insertGuarded({ absent: [{ kind: index, key: 'u/same-code' }] }, [{ kind: index, key: 'u/same-code', value: `owner-${i}` }]));
       expect(taking.filter((o) => o === 'written')).toHaveLength(1);
       expect(await nodes.a.get(index, 'u/same-code')).toBe(`owner-${taking.indexOf('written')}`);
       expect(await nodes.a.insertGuarded({ absent: [{ kind: index, key: 'u/same-code' }] }, [{ kind: pushed, key: 'x', value: { id: 'x' } }])).toBe('taken');
@@ -199,7 +199,11 @@ function contract(name: string, open: () => Promise<Nodes>, close: () => Promise
         await nodes.a.put(kept, `r${String(i).padStart(2, '0')}`, { exp: i < 20 ? 10 : 1_000 });
         await nodes.a.put(sessionIndex, `sweep/r${String(i).padStart(2, '0')}`, 'x');
       }
-      const removed = await nodes.b.sweep(kept, (record) => record.exp < 100, (key) => [{ kind: sessionIndex, key: `sweep/${key}`, value: null }]);
+      const removed = await nodes.b.sweep(
+        kept,
+        (record) => record.exp < 100,
+        (key) => [{ kind: sessionIndex, key: `sweep/${key}`, value: null }],
+      );
       expect(removed).toBe(20);
       expect(await nodes.a.count(kept)).toBe(10);
       expect(await nodes.a.range(sessionIndex, 'sweep/')).toHaveLength(10);

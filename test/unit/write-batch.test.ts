@@ -261,9 +261,21 @@ describe('actors staging into a batch', () => {
     const batch = new WriteBatch();
     orgs.stageOrg({ id: 'o1', name: 'One' }, batch);
     const user = orgs.stageUser('o1', { id: 'u1', userName: 'alice', machine: { name: 'A', description: '', accessTokenType: 'ACCESS_TOKEN_TYPE_BEARER' } }, batch);
-    const project = orgs.stageProject('o1', { id: 'p1', name: 'P', projectRoleAssertion: false, projectRoleCheck: false, hasProjectCheck: false, privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED' }, batch);
+    const project = orgs.stageProject(
+      'o1',
+      { id: 'p1', name: 'P', projectRoleAssertion: false, projectRoleCheck: false, hasProjectCheck: false, privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED' },
+      batch,
+    );
     orgs.stageUserMetadata('u1', 'o1', 'k', new Uint8Array([1]), batch);
-    const oidc = { redirectUris: ['https://app.example/cb'], responseTypes: ['OIDC_RESPONSE_TYPE_CODE'], grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'], appType: 'OIDC_APP_TYPE_WEB', authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE', postLogoutRedirectUris: [], additionalOrigins: [] };
+    const oidc = {
+      redirectUris: ['https://app.example/cb'],
+      responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
+      grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE'],
+      appType: 'OIDC_APP_TYPE_WEB',
+      authMethodType: 'OIDC_AUTH_METHOD_TYPE_NONE',
+      postLogoutRedirectUris: [],
+      additionalOrigins: [],
+    };
     clients.stageApp(project, { id: 'a1', clientId: 'c1', name: 'App', oidc: oidc as never }, batch);
 
     expect(orgs.getOrg('o1')).toBeUndefined();
@@ -394,7 +406,12 @@ describe('import atomicity', () => {
     const { bundleOrgs, scanDocument } = await import('../../src/services/migration/source.js');
     const orgs = new OrgsActor(storage, 'localhost');
     const clients = new ClientsActor(storage);
-    const bundle = { orgs: [{ orgId: 'first', org: { name: 'First' } }, { orgId: 'second', org: { name: 'Second' } }] };
+    const bundle = {
+      orgs: [
+        { orgId: 'first', org: { name: 'First' } },
+        { orgId: 'second', org: { name: 'Second' } },
+      ],
+    };
     const run = (deadline: InstanceType<typeof Deadline>, onCommit: () => void) => {
       const { scanner, root } = scanDocument(Buffer.from(JSON.stringify(bundle)), 'bundle');
       const importer = new Importer(

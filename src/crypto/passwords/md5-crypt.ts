@@ -3,7 +3,13 @@ import { encodePermuted } from './crypt64.js';
 
 /** md5crypt (`$1$salt$hash`), Poul-Henning Kamp's FreeBSD algorithm, as glibc and OpenSSL implement it. */
 const MAGIC = '$1$';
-const GROUPS: [number, number, number][] = [[0, 6, 12], [1, 7, 13], [2, 8, 14], [3, 9, 15], [4, 10, 5]];
+const GROUPS: [number, number, number][] = [
+  [0, 6, 12],
+  [1, 7, 13],
+  [2, 8, 14],
+  [3, 9, 15],
+  [4, 10, 5],
+];
 const TAIL = [-1, -1, 11, 2] as const;
 
 const PATTERN = /^\$1\$([^$]{0,8})\$([./0-9A-Za-z]{22})$/;

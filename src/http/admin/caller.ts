@@ -64,7 +64,7 @@ export async function authenticateCaller(ctx: CallerPorts, req: Request): Promis
     const resolved = await ctx.accessTokens.resolve(token);
     // A DPoP-bound token is no bearer token (RFC 9449 §7.2): this API takes no proofs, so it is refused.
     if (resolved?.claims.cnf) throw unauthenticated('the token is DPoP-bound; the management API takes bearer tokens and PATs only');
-    if (resolved && resolved.claims.aud.includes(ctx.instance.managementProjectId)) {
+    if (resolved?.claims.aud.includes(ctx.instance.managementProjectId)) {
       const candidate = ctx.orgs.getUser(resolved.claims.sub);
       // The roles are the user's as they are now: the token's app (and actors) must still be allowed them.
       if (ctx.orgs.isActive(candidate) && tokenPowerStands(ctx, candidate, resolved.claims)) user = candidate;

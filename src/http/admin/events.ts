@@ -25,7 +25,7 @@ export function eventRoutes(ctx: EventsPorts): Route[] {
     for (const { editor } of events) {
       if (found.has(editor)) continue;
       const user = ctx.orgs.getUser(editor);
-      const name = editor === SYSTEM_USER ? 'System' : user ? (user.human?.profile.displayName || user.machine?.name || user.userName) : '';
+      const name = editor === SYSTEM_USER ? 'System' : user ? user.human?.profile.displayName || user.machine?.name || user.userName : '';
       found.set(editor, { displayName: name, preferredLoginName: user ? ctx.orgs.preferredLoginName(user) : '' });
     }
     return found;

@@ -40,9 +40,7 @@ export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
         const input = readBody(req, importHumanSchema);
         ctx.orgs.requireOrg(caller.orgId);
         // Login factors Sesame does not have are refused, not stored and ignored.
-        const unsupported = [
-          input.recoveryCodes.length > 0 && 'recoveryCodes (Sesame has no recovery codes)',
-        ].filter((x): x is string => typeof x === 'string');
+        const unsupported = [input.recoveryCodes.length > 0 && 'recoveryCodes (Sesame has no recovery codes)'].filter((x): x is string => typeof x === 'string');
         if (unsupported.length > 0) throw invalidArgument('USER-Uns1p', `not supported by Sesame: ${unsupported.join('; ')}`);
         if (input.requestPasswordlessRegistration) requirePasskeysAllowed(ctx.orgs.policy('login', caller.orgId).policy, "requestPasswordlessRegistration: the organization's");
         const encoded = input.hashedPassword?.value;
@@ -56,17 +54,21 @@ export function humanUserRoutes(ctx: HumanUsersPorts): Route[] {
           return { idpId: idp.configId, externalUserId: idp.externalUserId, userName: idp.displayName };
         });
         const passwordHash = input.password ? await ctx.pool.hashPassword(input.password) : encoded || undefined;
-        const user = await ctx.orgs.by(caller.by).addUserWithIdpLinks(caller.orgId, {
-          ...(input.userId ? { id: input.userId } : {}),
-          person: input,
-          credentials: {
-            passwordHash,
-            passwordChangeRequired: input.passwordChangeRequired,
-            otpSecretSealed: input.otpCode ? sealOtpSecret(ctx.masterKey, normalizeOtpSecret(input.otpCode)!) : undefined,
-            // Someone who signs in at a provider can sign in: active, as ZITADEL makes them.
-            ...(!passwordHash && links.length > 0 ? { state: 'USER_STATE_ACTIVE' as const } : {}),
+        const user = await ctx.orgs.by(caller.by).addUserWithIdpLinks(
+          caller.orgId,
+          {
+            ...(input.userId ? { id: input.userId } : {}),
+            person: input,
+            credentials: {
+              passwordHash,
+              passwordChangeRequired: input.passwordChangeRequired,
+              otpSecretSealed: input.otpCode ? sealOtpSecret(ctx.masterKey, normalizeOtpSecret(input.otpCode)!) : undefined,
+              // Someone who signs in at a provider can sign in: active, as ZITADEL makes them.
+              ...(!passwordHash && links.length > 0 ? { state: 'USER_STATE_ACTIVE' as const } : {}),
+            },
           },
-        }, links);
+          links,
+        );
         // requestPasswordlessRegistration: a link to register a passkey, returned as ZITADEL returns it (and nothing mailed).
         if (input.requestPasswordlessRegistration) {
           const sent = await ctx.notifications.sendCode(user, 'passwordless', { returnLink: true });

@@ -29,8 +29,17 @@ export type IdpsPorts = Pick<Ports, 'orgs' | 'idps'> & SessionEndPorts & CallerP
  * a link takes the right to act on the person.
  */
 const policyIdpSchema = z.object({ idpId: z.string().trim().min(1, 'must not be empty').max(200), ownerType: enumField(IDP_OWNER_TYPES) });
-const searchSchema = z.object({ query: z.object({ offset: z.union([z.string(), z.number()]).optional(), limit: z.number().int().min(0).max(1000).optional() }).passthrough().optional() }).passthrough();
-const linkSchema = z.object({ idpLink: z.object({ idpId: z.string().trim().min(1, 'must not be empty').max(200), userId: z.string().trim().min(1, 'must not be empty').max(200), userName: text(200) }) });
+const searchSchema = z
+  .object({
+    query: z
+      .object({ offset: z.union([z.string(), z.number()]).optional(), limit: z.number().int().min(0).max(1000).optional() })
+      .passthrough()
+      .optional(),
+  })
+  .passthrough();
+const linkSchema = z.object({
+  idpLink: z.object({ idpId: z.string().trim().min(1, 'must not be empty').max(200), userId: z.string().trim().min(1, 'must not be empty').max(200), userName: text(200) }),
+});
 
 /** ZITADEL's IDPType of the login policy's list (`IDP_TYPE_OIDC` for OIDC kinds, else unspecified) */
 const idpTypeOf = (kind: IdpKind) => (['oidc', 'gitlab', 'gitlabSelfHosted', 'google', 'azure'].includes(kind) ? 'IDP_TYPE_OIDC' : 'IDP_TYPE_UNSPECIFIED');
@@ -38,7 +47,14 @@ const idpTypeOf = (kind: IdpKind) => (['oidc', 'gitlab', 'gitlabSelfHosted', 'go
 /** A person's link to an account at a provider, as ListHumanLinkedIDPs (and ListMyLinkedIDPs) answer it. */
 export function idpLinkView(ctx: Pick<IdpsPorts, 'idps'>, user: { id: string; orgId: string }, link: View<{ idpId: string; externalUserId: string; userName: string }>) {
   const found = ctx.idps.find(link.idpId, user.orgId);
-  return { userId: user.id, idpId: link.idpId, idpName: found?.provider.name, providedUserId: link.externalUserId, providedUserName: link.userName, idpType: found ? idpTypeOf(found.provider.kind) : undefined };
+  return {
+    userId: user.id,
+    idpId: link.idpId,
+    idpName: found?.provider.name,
+    providedUserId: link.externalUserId,
+    providedUserName: link.userName,
+    idpType: found ? idpTypeOf(found.provider.kind) : undefined,
+  };
 }
 
 export function idpRoutes(ctx: IdpsPorts): Route[] {
@@ -137,7 +153,11 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
           const idpId = req.params[0]!;
           const people = await ctx.idps.by(caller.by).remove(owner, idpId);
           // What the provider signed in dies with it: the sessions begun there, and their tokens.
-          for (const userId of people) await endSessions(ctx, (await ctx.userSessions.ofUser(userId)).filter((session) => session.idpId === idpId));
+          for (const userId of people)
+            await endSessions(
+              ctx,
+              (await ctx.userSessions.ofUser(userId)).filter((session) => session.idpId === idpId),
+            );
           return ok({ details: { sequence: '0', changeDate: rfc3339(clock.now()), resourceOwner: ownerDetails(owner) } });
         },
       }),
@@ -175,7 +195,8 @@ export function idpRoutes(ctx: IdpsPorts): Route[] {
           const found = ctx.idps.find(input.idpId, owner);
           if (!found || found.ownerType !== input.ownerType) throw notFound('IDP-0mnf2', `identity provider ${input.idpId} not found as ${input.ownerType} (Errors.IDPConfig.NotExisting)`);
           const record = await change(caller, owner, (idps) => {
-            if (idps.some((i) => i.idpId === input.idpId)) throw preconditionFailed('POLICY-1d9x3', 'the identity provider is already in the login policy (Errors.Org.LoginPolicy.IdpProviderAlreadyExisting)');
+            if (idps.some((i) => i.idpId === input.idpId))
+              throw preconditionFailed('POLICY-1d9x3', 'the identity provider is already in the login policy (Errors.Org.LoginPolicy.IdpProviderAlreadyExisting)');
             return [...idps, { idpId: input.idpId, ownerType: found.ownerType }];
           });
           return ok({ details: addedDetails(record, ownerDetails(owner)) });

@@ -107,9 +107,7 @@ export function instanceSettingsRoutes(ctx: InstanceSettingsPorts): Route[] {
         const change = readBody(req, securitySchema);
         // They become `frame-ancestors` sources: only plain origins, nothing a CSP could misread.
         if (change.allowedOrigins) checkOrigins('allowedOrigins', change.allowedOrigins);
-        const policy = await ctx.settings.by(caller.by).setSecurityPolicy(
-          Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)),
-        );
+        const policy = await ctx.settings.by(caller.by).setSecurityPolicy(Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined)));
         return ok({ details: changedDetails(policy, undefined) });
       },
     }),

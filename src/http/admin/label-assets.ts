@@ -49,13 +49,15 @@ export function labelAssetRoutes(ctx: LabelAssetsPorts): Route[] {
     const record = await ctx.orgs.by(caller.by).setPolicy('labelPreview', owner, { ...preview(owner), [slot]: id }, 'either', true);
     return ok({ details: changedDetails(record, owner || undefined) });
   };
-  const read = (scope: 'org' | 'instance', slot: LabelAssetSlot) => async (_req: Request, caller: Caller): Promise<Response> => {
-    const owner = ownerOf(scope, caller, false);
-    const id = preview(owner)[slot];
-    const asset = id ? await ctx.labelAssets.get(id) : undefined;
-    if (!asset) throw notFound('ASSET-N0ne0', `the label policy has no ${slot}`);
-    return { status: 200, headers: { 'Content-Type': asset.type, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' }, body: Buffer.from(asset.bytes) };
-  };
+  const read =
+    (scope: 'org' | 'instance', slot: LabelAssetSlot) =>
+    async (_req: Request, caller: Caller): Promise<Response> => {
+      const owner = ownerOf(scope, caller, false);
+      const id = preview(owner)[slot];
+      const asset = id ? await ctx.labelAssets.get(id) : undefined;
+      if (!asset) throw notFound('ASSET-N0ne0', `the label policy has no ${slot}`);
+      return { status: 200, headers: { 'Content-Type': asset.type, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' }, body: Buffer.from(asset.bytes) };
+    };
   const remove = (scope: 'org' | 'instance', slot: LabelAssetSlot) => async (_req: Request, caller: Caller) => {
     const owner = ownerOf(scope, caller, true);
     const current = preview(owner);

@@ -53,13 +53,7 @@ interface MemberScope {
 }
 
 /** Memberships of one scope: `org:<id>` or `instance`. */
-function memberRoutes(
-  ctx: MembersPorts,
-  base: string,
-  scopeOf: (caller: Caller) => MemberScope,
-  allowedRoles: readonly string[],
-  permissionPrefix: 'org.member' | 'iam.member',
-): Route[] {
+function memberRoutes(ctx: MembersPorts, base: string, scopeOf: (caller: Caller) => MemberScope, allowedRoles: readonly string[], permissionPrefix: 'org.member' | 'iam.member'): Route[] {
   return [
     apiRoute(ctx, base, {
       POST: async (req, caller) => {
@@ -100,11 +94,5 @@ export function orgMemberRoutes(ctx: MembersPorts): Route[] {
 }
 
 export function instanceMemberRoutes(ctx: MembersPorts): Route[] {
-  return memberRoutes(
-    ctx,
-    '/admin/v1/members',
-    () => ({ scope: 'instance', target: {}, ensureExists: () => {} }),
-    INSTANCE_ROLES,
-    'iam.member',
-  );
+  return memberRoutes(ctx, '/admin/v1/members', () => ({ scope: 'instance', target: {}, ensureExists: () => {} }), INSTANCE_ROLES, 'iam.member');
 }

@@ -3,7 +3,18 @@ import type { Route } from '../types.js';
 import { INSTANCE_POLICY, type MessageTexts } from '../../model/records.js';
 import { changedDetails, rfc3339, viewDetails } from '../../zitadel/details.js';
 import { invalidArgument, notFound } from '../../model/errors.js';
-import { DEFAULT_MESSAGE_TEXTS, LANGUAGE_TAG, MAX_MESSAGE_LANGUAGES, MESSAGE_LANGUAGES, MESSAGE_TYPES, messageTextSchema, setFields, type MessageLanguage, type MessageText, type MessageType } from '../../zitadel/message-texts.js';
+import {
+  DEFAULT_MESSAGE_TEXTS,
+  LANGUAGE_TAG,
+  MAX_MESSAGE_LANGUAGES,
+  MESSAGE_LANGUAGES,
+  MESSAGE_TYPES,
+  messageTextSchema,
+  setFields,
+  type MessageLanguage,
+  type MessageText,
+  type MessageType,
+} from '../../zitadel/message-texts.js';
 import { readBody } from '../../zitadel/validation.js';
 import { apiRoute, ok } from './endpoint.js';
 import type { Caller, CallerPorts } from './caller.js';

@@ -29,9 +29,7 @@ export type MyUserPorts = UsersPorts & SessionEndPorts & Pick<Ports, 'loginDirec
  * session of the person, not only this browser's) and ZITADEL v2's DeleteSession
  * (`DELETE /v2/sessions/{id}`, for one's own sessions). Whoever is authenticated may act on themselves.
  */
-const listMembershipsSchema = z
-  .object({ query: listQuerySchema, queries: z.array(z.unknown()).max(0, 'membership queries are not supported by Sesame: ask for all of them').default([]) })
-  .strict();
+const listMembershipsSchema = z.object({ query: listQuerySchema, queries: z.array(z.unknown()).max(0, 'membership queries are not supported by Sesame: ask for all of them').default([]) }).strict();
 const updatePasswordSchema = z.object({ oldPassword: z.string().max(MAX_PASSWORD).default(''), newPassword: z.string().min(1, 'must not be empty').max(MAX_PASSWORD) });
 
 /** The caller as a person: the password and sessions are people's (a machine user has neither). */

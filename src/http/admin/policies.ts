@@ -83,12 +83,14 @@ function requireWrite(caller: Caller, kind: PolicyKind, orgId: string) {
 
 function orgPolicyRoutes(ctx: PoliciesPorts, definition: PolicyDefinition<OrgPolicyKind>, readKind: OrgPolicyKind = definition.kind): Route {
   const { kind } = definition;
-  const write = (create: boolean): CallerHandler => async (req, caller) => {
-    requireWrite(caller, kind, caller.orgId);
-    const policy = withLoginIdps(ctx, kind, caller.orgId, withAssets(ctx, kind, caller.orgId, parsePolicy(req, definition)), create);
-    const record = (await ctx.orgs.by(caller.by).setPolicy(kind, caller.orgId, policy as never, create)) as PolicyRecord;
-    return ok({ details: create ? addedDetails(record, caller.orgId) : changedDetails(record, caller.orgId) });
-  };
+  const write =
+    (create: boolean): CallerHandler =>
+    async (req, caller) => {
+      requireWrite(caller, kind, caller.orgId);
+      const policy = withLoginIdps(ctx, kind, caller.orgId, withAssets(ctx, kind, caller.orgId, parsePolicy(req, definition)), create);
+      const record = (await ctx.orgs.by(caller.by).setPolicy(kind, caller.orgId, policy as never, create)) as PolicyRecord;
+      return ok({ details: create ? addedDetails(record, caller.orgId) : changedDetails(record, caller.orgId) });
+    };
   return apiRoute(ctx, `/management/v1/policies/${definition.path}`, {
     GET: (_req, caller) => {
       caller.require('policy.read');

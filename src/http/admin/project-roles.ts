@@ -36,7 +36,12 @@ export function projectRoleRoutes(ctx: ProjectRolesPorts): Route[] {
       POST: async (req, caller) => {
         const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.role.write');
         const { roles } = readBody(req, bulkAddRolesSchema);
-        return addRoles(caller, project.id, project.orgId, roles.map((r) => ({ key: r.key, displayName: r.displayName, group: r.group })));
+        return addRoles(
+          caller,
+          project.id,
+          project.orgId,
+          roles.map((r) => ({ key: r.key, displayName: r.displayName, group: r.group })),
+        );
       },
     }),
     apiRoute(ctx, '/management/v1/projects/:projectId/roles/_search', {

@@ -70,11 +70,15 @@ export function projectRoutes(ctx: ProjectsPorts): Route[] {
     apiRoute(ctx, '/management/v1/projects/_search', {
       POST: (req, caller) => {
         const input = readBody(req, listProjectsSchema);
-        const matching = ctx.orgs.projectsOfOrg(caller.orgId).filter(
-          (project) =>
-            caller.can('project.read', { orgId: caller.orgId, projectId: project.id }) &&
-            input.queries.every((query) => (query.nameQuery ? textMatches(project.name, query.nameQuery.name, query.nameQuery.method) : project.orgId === query.projectResourceOwnerQuery!.resourceOwner)),
-        );
+        const matching = ctx.orgs
+          .projectsOfOrg(caller.orgId)
+          .filter(
+            (project) =>
+              caller.can('project.read', { orgId: caller.orgId, projectId: project.id }) &&
+              input.queries.every((query) =>
+                query.nameQuery ? textMatches(project.name, query.nameQuery.name, query.nameQuery.method) : project.orgId === query.projectResourceOwnerQuery!.resourceOwner,
+              ),
+          );
         const sorted = sortedBy(matching, (project) => project.createdAt);
         return ok({ details: listDetails(sorted.length), result: pageOf(sorted, input.query).map(projectView) });
       },

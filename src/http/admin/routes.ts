@@ -40,7 +40,29 @@ import type { MachineCredentialsPorts } from './machine-credentials.js';
 import type { PoliciesPorts } from './policies.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type ManagementRoutesPorts = AppsPorts & MigrationPorts & MembersPorts & HumanUsersPorts & AppKeysPorts & UserMetadataPorts & ProjectRolesPorts & ProjectsPorts & UserGrantsPorts & UsersPorts & InstanceSettingsPorts & OrgsPorts & MachineCredentialsPorts & PoliciesPorts & SigningKeysPorts & UserLifecyclePorts & SmtpPorts & UserNotificationsPorts & MessageTextsPorts & UserFactorsPorts & LabelAssetsPorts & IdpsPorts & EventsPorts;
+export type ManagementRoutesPorts = AppsPorts &
+  MigrationPorts &
+  MembersPorts &
+  HumanUsersPorts &
+  AppKeysPorts &
+  UserMetadataPorts &
+  ProjectRolesPorts &
+  ProjectsPorts &
+  UserGrantsPorts &
+  UsersPorts &
+  InstanceSettingsPorts &
+  OrgsPorts &
+  MachineCredentialsPorts &
+  PoliciesPorts &
+  SigningKeysPorts &
+  UserLifecyclePorts &
+  SmtpPorts &
+  UserNotificationsPorts &
+  MessageTextsPorts &
+  UserFactorsPorts &
+  LabelAssetsPorts &
+  IdpsPorts &
+  EventsPorts;
 
 /**
  * Provisioning API routes (ZITADEL management/admin v1 subset). Routes sharing a pattern are

@@ -23,13 +23,23 @@ export type SmtpPorts = Pick<Ports, 'smtpConfigs' | 'mailer' | 'orgs'> & CallerP
  * The password is write-only. Instance roles only (`iam.write` / `iam.read`). Beside ZITADEL's:
  * the mails queued and given up (`POST /admin/v1/mails/_search`) and a retry of one given up.
  */
-const address = () => z.string().trim().max(200).refine((v) => EMAIL.test(v), 'must be an email address');
+const address = () =>
+  z
+    .string()
+    .trim()
+    .max(200)
+    .refine((v) => EMAIL.test(v), 'must be an email address');
 const settingsSchema = z.object({
   senderAddress: address(),
   senderName: text(200),
   replyToAddress: text(200).refine((v) => v === '' || EMAIL.test(v), 'must be an email address'),
   tls: z.boolean().default(false),
-  host: z.string().trim().min(1, 'must not be empty').max(300).refine((h) => /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(h), 'must be host:port'),
+  host: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(300)
+    .refine((h) => /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(h), 'must be host:port'),
   user: text(300),
   description: text(200),
 });

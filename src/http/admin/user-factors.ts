@@ -94,7 +94,11 @@ function webAuthnRoutes(ctx: UserFactorsPorts): Route[] {
     const sent = await ctx.notifications.sendCode(user, 'passwordless', mail ? {} : { returnLink: true });
     if (sent.outcome === 'limited') throw resourceExhausted('USER-M41l5', 'too many passkey links were made for this person in the last hour; try again later');
     if (sent.outcome === 'noEmail') throw preconditionFailed('USER-M41l0', 'the person has no email address');
-    return ok({ details: changedDetails(user, user.orgId), link: !mail && 'link' in sent ? sent.link : undefined, expiration: mail ? undefined : formatProtoDuration(CODE_RULES.passwordless.lifetimeMs) });
+    return ok({
+      details: changedDetails(user, user.orgId),
+      link: !mail && 'link' in sent ? sent.link : undefined,
+      expiration: mail ? undefined : formatProtoDuration(CODE_RULES.passwordless.lifetimeMs),
+    });
   };
   return [
     apiRoute(ctx, '/management/v1/users/:userId/passwordless/_search', {

@@ -30,11 +30,25 @@ export type UserNotificationsPorts = Pick<Ports, 'orgs' | 'notifications' | 'use
  * its code returned (`returnCode`), the address verified with the code, a password set with it.
  */
 const resetSchema = z.object({ type: enumField(['NOTIFICATION_TYPE_Email', 'NOTIFICATION_TYPE_Sms'] as const) });
-const initSchema = z.object({ email: z.string().trim().max(200).refine((v) => v === '' || EMAIL.test(v), 'must be an email address').default('') });
+const initSchema = z.object({
+  email: z
+    .string()
+    .trim()
+    .max(200)
+    .refine((v) => v === '' || EMAIL.test(v), 'must be an email address')
+    .default(''),
+});
 
 /** A link template of user v2 (`{{.UserID}}`, `{{.Code}}`, `{{.OrgID}}`, `{{.LoginName}}`): an http(s) URL once filled. */
 const urlTemplate = () =>
-  text(2000).refine((t) => t === '' || /^https?:$/.test(URL.canParse(fillPlaceholders(t, { UserID: 'u', Code: 'c', OrgID: 'o', LoginName: 'l' })) ? new URL(fillPlaceholders(t, { UserID: 'u', Code: 'c', OrgID: 'o', LoginName: 'l' })).protocol : ''), 'must be an http(s) URL template');
+  text(2000).refine(
+    (t) =>
+      t === '' ||
+      /^https?:$/.test(
+        URL.canParse(fillPlaceholders(t, { UserID: 'u', Code: 'c', OrgID: 'o', LoginName: 'l' })) ? new URL(fillPlaceholders(t, { UserID: 'u', Code: 'c', OrgID: 'o', LoginName: 'l' })).protocol : '',
+      ),
+    'must be an http(s) URL template',
+  );
 const v2DeliverySchema = z.object({
   sendLink: z.object({ notificationType: enumField(['NOTIFICATION_TYPE_Unspecified', 'NOTIFICATION_TYPE_Email', 'NOTIFICATION_TYPE_SMS'] as const), urlTemplate: urlTemplate() }).optional(),
   sendCode: z.object({ urlTemplate: urlTemplate() }).optional(),
@@ -93,7 +107,8 @@ export function userNotificationRoutes(ctx: UserNotificationsPorts): Route[] {
       POST: async (req, caller) => {
         const user = human(caller.requireActOn(req.params[0]!, 'user.write'));
         const input = readBody(req, setPasswordSchema);
-        if (input.currentPassword) throw invalidArgument('USER-Cur01', 'currentPassword is not supported here: a person changes their own password at the login; give verificationCode, or neither as an administrator');
+        if (input.currentPassword)
+          throw invalidArgument('USER-Cur01', 'currentPassword is not supported here: a person changes their own password at the login; give verificationCode, or neither as an administrator');
         requireComplexPassword(input.newPassword.password, ctx.orgs.policy('passwordComplexity', user.orgId).policy);
         if (input.verificationCode) {
           // A code from …/password_reset: the person's own choice, no change required after it.
@@ -126,7 +141,7 @@ export function userNotificationRoutes(ctx: UserNotificationsPorts): Route[] {
         const user = human(caller.requireActOn(req.params[0]!, 'user.write'));
         if (user.state !== 'USER_STATE_INITIAL') throw preconditionFailed('USER-Gr8ao', 'the person is already initialized (Errors.User.AlreadyInitialised)');
         // Changing the address on the way (ZITADEL's `email`) is not offered: change it first.
-        if (readBody(req, initSchema).email) throw invalidArgument('USER-Em41l', 'email is not supported here: change the person\'s email first, then resend the initialization');
+        if (readBody(req, initSchema).email) throw invalidArgument('USER-Em41l', "email is not supported here: change the person's email first, then resend the initialization");
         return send(user, 'init');
       },
     }),

@@ -30,7 +30,6 @@ export function accountConsoleRoutes(kit: ConsoleKit): Route[] {
     consoleRoute(kit, '/ui/console/me/password', {
       POST: (call) =>
         acting(
-          call,
           async () => {
             await call.api.call('PUT', '/auth/v1/users/me/password', [], { oldPassword: call.form.get('oldPassword') ?? '', newPassword: call.form.get('newPassword') ?? '' });
             // This session ended with the others: the next page asks for the new password.
@@ -43,7 +42,6 @@ export function accountConsoleRoutes(kit: ConsoleKit): Route[] {
     consoleRoute(kit, '/ui/console/me/sessions/:sessionId/end', {
       POST: (call) =>
         acting(
-          call,
           async () => {
             await call.api.call('DELETE', '/v2/sessions/:sessionId', [call.req.params[0]!]);
             return seeOther('/ui/console/me');

@@ -65,7 +65,6 @@ export function factorRoutes(kit: ConsoleKit, api: FactorApi, render: (call: Con
     consoleRoute(kit, `${api.page}${suffix}`, {
       POST: (call) =>
         acting(
-          call,
           async () => {
             // The page's parameters, then the object's (a token id, a provider and account).
             const own = pageParams(api, call);

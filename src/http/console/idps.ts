@@ -38,7 +38,6 @@ function scopeRoutes(kit: ConsoleKit, scope: Scope): Route[] {
     consoleRoute(kit, `${scope.base}/:id/${suffix}`, {
       POST: (call) =>
         acting(
-          call,
           async () => {
             await act(call, call.req.params[0]!);
             return seeOther(scope.base);
@@ -51,7 +50,6 @@ function scopeRoutes(kit: ConsoleKit, scope: Scope): Route[] {
       GET: (call) => pageOf(call, scope),
       POST: (call) =>
         acting(
-          call,
           async () => {
             const f = call.form;
             const flag = (name: string) => f.get(name) === 'true';

@@ -21,7 +21,6 @@ export function migrationConsoleRoutes(kit: ConsoleKit): Route[] {
     consoleRoute(kit, '/ui/console/migration/export', {
       POST: (call) =>
         acting(
-          call,
           async () => {
             const f = call.form;
             const body = {
@@ -34,7 +33,12 @@ export function migrationConsoleRoutes(kit: ConsoleKit): Route[] {
             const day = new Date(clock.now()).toISOString().slice(0, 10);
             return {
               status: 200,
-              headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Content-Disposition': `attachment; filename="sesame-export-${day}.json"`, 'X-Content-Type-Options': 'nosniff' },
+              headers: {
+                'Content-Type': 'application/json',
+                'Cache-Control': 'no-store',
+                'Content-Disposition': `attachment; filename="sesame-export-${day}.json"`,
+                'X-Content-Type-Options': 'nosniff',
+              },
               body: answer.body ?? '',
             };
           },
@@ -47,7 +51,6 @@ export function migrationConsoleRoutes(kit: ConsoleKit): Route[] {
       {
         POST: (call) =>
           acting(
-            call,
             async () => {
               const timeout = (call.form.get('timeout') ?? '').trim();
               const head = JSON.stringify({ timeout: DURATION.test(timeout) ? timeout : '30m', addToExistingOrgs: call.form.get('addToExistingOrgs') === 'true' });

@@ -72,7 +72,6 @@ export function overviewConsoleRoutes(kit: ConsoleKit, isReady: () => boolean): 
       GET: (call) => orgsPageOf(call),
       POST: (call) =>
         acting(
-          call,
           async () => {
             await call.api.call('POST', '/management/v1/orgs', [], { name: call.form.get('name') ?? '' });
             return seeOther('/ui/console/orgs');
@@ -93,7 +92,11 @@ export function overviewConsoleRoutes(kit: ConsoleKit, isReady: () => boolean): 
     consoleRoute(kit, '/ui/console/activity', {
       GET: async (call) => {
         const query = new URLSearchParams(call.req.query);
-        const filters = { type: (query.get('type') ?? '').trim().slice(0, 200), editor: (query.get('editor') ?? '').trim().slice(0, 200), aggregate: (query.get('aggregate') ?? '').trim().slice(0, 200) };
+        const filters = {
+          type: (query.get('type') ?? '').trim().slice(0, 200),
+          editor: (query.get('editor') ?? '').trim().slice(0, 200),
+          aggregate: (query.get('aggregate') ?? '').trim().slice(0, 200),
+        };
         const before = Number(query.get('before') ?? '') || undefined;
         const events = await activityOf(call, filters, before);
         const older = events.length === 50 ? events[events.length - 1]?.sequence : undefined;

@@ -153,7 +153,7 @@ export function consoleRoute(kit: ConsoleKit, pattern: string, methods: Partial<
 }
 
 /** Runs a form's API call; a refusal shows on the page the form came from. */
-export async function acting(call: ConsoleCall, act: () => Promise<Response>, onProblem: (problem: ApiProblem) => Promise<Response>): Promise<Response> {
+export async function acting(act: () => Promise<Response>, onProblem: (problem: ApiProblem) => Promise<Response>): Promise<Response> {
   try {
     return await act();
   } catch (error) {
@@ -161,4 +161,3 @@ export async function acting(call: ConsoleCall, act: () => Promise<Response>, on
     throw error;
   }
 }
-

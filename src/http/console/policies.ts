@@ -56,7 +56,6 @@ function scopeRoutes(kit: ConsoleKit, scope: Scope): Route[] {
         const page = call.req.params[0]!;
         const { path, definition } = definitionOf(page);
         return acting(
-          call,
           async () => {
             const { policy = {} } = await call.api.call<PolicyAnswer>('GET', `${scope.api}/${path}`);
             const body = policyBody(policyFields(definition.schema, policy), call.form);
@@ -75,7 +74,6 @@ function scopeRoutes(kit: ConsoleKit, scope: Scope): Route[] {
               const page = call.req.params[0]!;
               const { path } = definitionOf(page);
               return acting(
-                call,
                 async () => {
                   await call.api.call('DELETE', `${scope.api}/${path}`);
                   return seeOther(`${scope.base}/${page}`);

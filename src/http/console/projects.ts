@@ -46,7 +46,6 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
       GET: (call) => listPage(call),
       POST: (call) =>
         acting(
-          call,
           async () => {
             const { id } = await call.api.call<{ id: string }>('POST', '/management/v1/projects', [], { name: call.form.get('name') ?? '' });
             return seeOther(`/ui/console/projects/${encodeURIComponent(id)}`);
@@ -60,7 +59,6 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
         const projectId = call.req.params[0]!;
         const f = call.form;
         return acting(
-          call,
           async () => {
             await call.api.call('POST', `${PROJECT}/roles`, [projectId], { roleKey: f.get('key') ?? '', displayName: f.get('displayName') ?? '', group: f.get('group') ?? '' });
             return seeOther(`/ui/console/projects/${encodeURIComponent(projectId)}`);
@@ -76,7 +74,6 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
         const f = call.form;
         const appType = f.get('appType') ?? 'OIDC_APP_TYPE_WEB';
         return acting(
-          call,
           async () => {
             const created = await call.api.call<{ appId: string; clientSecret?: string }>('POST', `${PROJECT}/apps/oidc`, [projectId], {
               name: f.get('name') ?? '',
@@ -98,7 +95,6 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
       POST: (call) => {
         const projectId = call.req.params[0]!;
         return acting(
-          call,
           async () => {
             const created = await call.api.call<{ appId: string; clientSecret?: string }>('POST', `${PROJECT}/apps/api`, [projectId], {
               name: call.form.get('name') ?? '',
@@ -115,7 +111,6 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
       POST: (call) => {
         const [projectId, appId] = call.req.params as [string, string];
         return acting(
-          call,
           async () => {
             const { app } = await call.api.call<{ app: AppView }>('GET', APP, [projectId, appId]);
             const path = app.oidcConfig ? `${APP}/oidc_config/_generate_client_secret` : `${APP}/api_config/_generate_client_secret`;
@@ -130,7 +125,6 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
       POST: (call) => {
         const [projectId, appId] = call.req.params as [string, string];
         return acting(
-          call,
           async () => {
             await call.api.call('DELETE', APP, [projectId, appId]);
             return seeOther(`/ui/console/projects/${encodeURIComponent(projectId)}`);

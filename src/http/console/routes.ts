@@ -30,7 +30,9 @@ export function consoleRoutes(ctx: ConsolePorts, api: readonly Route[]): Route[]
     {
       pattern: CONSOLE_STYLESHEET_PATH,
       errorStyle: 'html',
-      methods: { GET: () => ({ status: 200, headers: { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' }, body: CONSOLE_STYLESHEET }) },
+      methods: {
+        GET: () => ({ status: 200, headers: { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' }, body: CONSOLE_STYLESHEET }),
+      },
     },
     ...signInRoutes(kit),
     ...overviewConsoleRoutes(kit, ctx.isReady),

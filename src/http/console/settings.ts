@@ -43,7 +43,6 @@ export function settingsConsoleRoutes(kit: ConsoleKit): Route[] {
     consoleRoute(kit, `/ui/console/settings/${suffix}`, {
       POST: (call) =>
         acting(
-          call,
           async () => {
             await call.api.call(method, path, [], body(call));
             return seeOther('/ui/console/settings');
@@ -55,7 +54,6 @@ export function settingsConsoleRoutes(kit: ConsoleKit): Route[] {
     consoleRoute(kit, `/ui/console/smtp/:id/${suffix}`, {
       POST: (call) =>
         acting(
-          call,
           async () => {
             await call.api.call(method, path, [call.req.params[0]!], body ? body(call) : method === 'DELETE' ? undefined : {});
             return after ? after(call) : seeOther('/ui/console/smtp');
@@ -83,7 +81,6 @@ export function settingsConsoleRoutes(kit: ConsoleKit): Route[] {
       GET: (call) => smtpPageOf(call),
       POST: (call) =>
         acting(
-          call,
           async () => {
             const f = call.form;
             await call.api.call('POST', '/admin/v1/smtp', [], {
@@ -103,6 +100,12 @@ export function settingsConsoleRoutes(kit: ConsoleKit): Route[] {
     smtpAction('activate', 'POST', '/admin/v1/smtp/:id/_activate'),
     smtpAction('deactivate', 'POST', '/admin/v1/smtp/:id/_deactivate'),
     smtpAction('remove', 'DELETE', '/admin/v1/smtp/:id'),
-    smtpAction('test', 'POST', '/admin/v1/smtp/:id/_test', (call) => ({ receiverAddress: call.form.get('receiverAddress') ?? '' }), (call) => smtpPageOf(call, undefined, true)),
+    smtpAction(
+      'test',
+      'POST',
+      '/admin/v1/smtp/:id/_test',
+      (call) => ({ receiverAddress: call.form.get('receiverAddress') ?? '' }),
+      (call) => smtpPageOf(call, undefined, true),
+    ),
   ];
 }

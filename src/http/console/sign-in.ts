@@ -10,18 +10,7 @@ import { consoleHtmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { ApiProblem } from './api.js';
 import { localeOf, type ConsoleKit } from './page.js';
-import {
-  clearConsoleCookie,
-  consoleCookies,
-  consoleCsrfValid,
-  randomToken,
-  sealed,
-  sessionOf,
-  setConsoleCookie,
-  signInOf,
-  SIGN_IN_MS,
-  type ConsoleSession,
-} from './session.js';
+import { clearConsoleCookie, consoleCookies, consoleCsrfValid, randomToken, sealed, sessionOf, setConsoleCookie, signInOf, SIGN_IN_MS, type ConsoleSession } from './session.js';
 import { parseFormBody } from '../../protocol/form.js';
 
 /**
@@ -42,11 +31,9 @@ export function signInRoutes(kit: ConsoleKit): Route[] {
   const failed = (req: Request, reason: string, status = 400): Response => {
     const locale = localeOf(req);
     const t = consoleTranslator(locale);
-    return consoleHtmlResponse(
-      status,
-      standalonePage(locale, t, t('error.signIn', { reason }), html`<p><a href="/ui/console/login">${t('signedOut.again')}</a></p>`),
-      { 'Set-Cookie': clearConsoleCookie(cookies.signIn) },
-    );
+    return consoleHtmlResponse(status, standalonePage(locale, t, t('error.signIn', { reason }), html`<p><a href="/ui/console/login">${t('signedOut.again')}</a></p>`), {
+      'Set-Cookie': clearConsoleCookie(cookies.signIn),
+    });
   };
 
   const start = async (req: Request): Promise<Response> => {

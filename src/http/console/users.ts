@@ -1,7 +1,7 @@
 import type { ChangeView, PatView, UserView } from '../../ui/console/api-shapes.js';
 import { displayName, userPage, usersPage } from '../../ui/console/users.js';
 import type { Response, Route } from '../types.js';
-import { ApiProblem } from './api.js';
+import type { ApiProblem } from './api.js';
 import { acting, consoleRoute, doneNotice, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
 import { factorRoutes, factorsOf, USER_FACTORS } from './factors.js';
 
@@ -15,7 +15,8 @@ const USER = '/management/v1/users/:userId';
 async function listPage(call: ConsoleCall, problem?: ApiProblem, open?: 'human' | 'machine'): Promise<Response> {
   const filter = (new URLSearchParams(call.req.query).get('q') ?? '').slice(0, 200);
   const queries = filter ? [{ loginNameQuery: { loginName: filter, method: 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE' } }] : [];
-  const users = (await call.api.call<{ result?: UserView[] }>('POST', '/management/v1/users/_search', [], { query: { limit: 200, asc: true }, sortingColumn: 'USER_FIELD_NAME_USER_NAME', queries })).result ?? [];
+  const users =
+    (await call.api.call<{ result?: UserView[] }>('POST', '/management/v1/users/_search', [], { query: { limit: 200, asc: true }, sortingColumn: 'USER_FIELD_NAME_USER_NAME', queries })).result ?? [];
   const notice = problem ? { kind: 'error' as const, text: problem.message } : doneNotice(call.req, call.t);
   return call.page('users', call.t('users.title'), usersPage(call.t, call.csrf, users, filter, open), notice, problem ? problem.status : 200);
 }
@@ -40,7 +41,6 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
       POST: (call) => {
         const userId = call.req.params[0]!;
         return acting(
-          call,
           async () => {
             await call.api.call('POST', `${USER}/_${action}`, [userId], {});
             return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
@@ -54,7 +54,6 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
     consoleRoute(kit, '/ui/console/users/human', {
       POST: (call) =>
         acting(
-          call,
           async () => {
             const f = call.form;
             const password = f.get('password') ?? '';
@@ -74,10 +73,13 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
     consoleRoute(kit, '/ui/console/users/machine', {
       POST: (call) =>
         acting(
-          call,
           async () => {
             const f = call.form;
-            const created = await call.api.call<{ userId: string }>('POST', '/management/v1/users/machine', [], { userName: f.get('userName') ?? '', name: f.get('name') ?? '', description: f.get('description') ?? '' });
+            const created = await call.api.call<{ userId: string }>('POST', '/management/v1/users/machine', [], {
+              userName: f.get('userName') ?? '',
+              name: f.get('name') ?? '',
+              description: f.get('description') ?? '',
+            });
             return seeOther(`/ui/console/users/${encodeURIComponent(created.userId)}`);
           },
           (problem) => listPage(call, problem, 'machine'),
@@ -92,7 +94,6 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
     consoleRoute(kit, '/ui/console/users/:userId/remove', {
       POST: (call) =>
         acting(
-          call,
           async () => {
             await call.api.call('DELETE', USER, [call.req.params[0]!]);
             return seeOther('/ui/console/users');
@@ -104,7 +105,6 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
       POST: (call) => {
         const userId = call.req.params[0]!;
         return acting(
-          call,
           async () => {
             await call.api.call('POST', `${USER}/password`, [userId], { password: call.form.get('password') ?? '', noChangeRequired: !checked(call, 'changeRequired') });
             return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
@@ -118,7 +118,6 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
       POST: (call) => {
         const userId = call.req.params[0]!;
         return acting(
-          call,
           async () => {
             const { token } = await call.api.call<{ token: string }>('POST', `${USER}/pats`, [userId], {});
             return userPageOf(call, userId, { once: { label: call.t('users.pat'), value: token } });
@@ -131,7 +130,6 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
       POST: (call) => {
         const [userId, tokenId] = call.req.params as [string, string];
         return acting(
-          call,
           async () => {
             await call.api.call('DELETE', `${USER}/pats/:tokenId`, [userId, tokenId]);
             return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
@@ -144,7 +142,6 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
       POST: (call) => {
         const userId = call.req.params[0]!;
         return acting(
-          call,
           async () => {
             const { clientId, clientSecret } = await call.api.call<{ clientId: string; clientSecret: string }>('PUT', `${USER}/secret`, [userId], {});
             return userPageOf(call, userId, { once: { label: call.t('users.secretShown', { name: clientId }), value: clientSecret } });
@@ -155,4 +152,3 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
     }),
   ];
 }
-

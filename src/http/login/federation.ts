@@ -216,7 +216,14 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
         orgId,
         {
           userName: values.userName!,
-          profile: { firstName: values.firstName!, lastName: values.lastName!, displayName: identity.displayName, nickName: identity.nickName, preferredLanguage: identity.preferredLanguage || flow.page.locale, gender: 'GENDER_UNSPECIFIED' },
+          profile: {
+            firstName: values.firstName!,
+            lastName: values.lastName!,
+            displayName: identity.displayName,
+            nickName: identity.nickName,
+            preferredLanguage: identity.preferredLanguage || flow.page.locale,
+            gender: 'GENDER_UNSPECIFIED',
+          },
           email: { email, isEmailVerified: email !== '' && identity.emailVerified },
           ...(identity.phone.startsWith('+') ? { phone: { phone: identity.phone, isPhoneVerified: identity.phoneVerified } } : {}),
         },
@@ -271,7 +278,10 @@ export function federation<F extends LoginFlow>(ctx: FederationPorts, kit: Login
     // Signed in to their account locally: with its password or its passkey.
     const passedAt = flow.auth.checks.passwordAt ?? flow.auth.checks.passwordlessAt;
     if (provider && passedAt !== undefined && provider.provider.options.isLinkingAllowed && refusal(flow, provider, user) === undefined) {
-      await ctx.loginDirectory.from(flow.peer).linkIdp(user.id, linkOf(identity as ExternalIdentity), passedAt).catch(linkFailure);
+      await ctx.loginDirectory
+        .from(flow.peer)
+        .linkIdp(user.id, linkOf(identity as ExternalIdentity), passedAt)
+        .catch(linkFailure);
     }
     await ctx.authRequests.dropExternal(flow.auth);
   }

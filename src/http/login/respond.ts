@@ -59,14 +59,7 @@ function continueTo(delivery: Delivery): ContinueTo {
  * delivers them; it gets a redirect only with what the person allowed it. The instance's own apps
  * are redirected to at once, as in ZITADEL.
  */
-export function authorizeError(
-  ctx: Pick<RespondPorts, 'clients' | 'issuer'>,
-  target: ErrorTarget,
-  error: string,
-  description: string,
-  locale: Locale,
-  headers: Record<string, string> = {},
-): Response {
+export function authorizeError(ctx: Pick<RespondPorts, 'clients' | 'issuer'>, target: ErrorTarget, error: string, description: string, locale: Locale, headers: Record<string, string> = {}): Response {
   const delivery = deliver(target.redirectUri, target.responseMode, { error, error_description: description, state: target.state, iss: ctx.issuer });
   const app = ctx.clients.appByClient(target.clientId);
   if (app !== undefined && app.registration === undefined) return deliveryResponse(delivery, locale, headers);
@@ -93,7 +86,8 @@ export async function completeAuthorization(
   const denied = project && projectAccessDenied(project, user, ctx.orgs.grantsOf(user.id));
   if (denied) return authorizeError(ctx, request, 'access_denied', denied, locale, headers);
   // Callers take the person to the consent step first; without UI (prompt=none) the answer is this.
-  if (!consentSettled && (await consentNeeded(ctx, request, user.id))) return authorizeError(ctx, request, 'consent_required', 'the user has not allowed this client what it asks for', locale, headers);
+  if (!consentSettled && (await consentNeeded(ctx, request, user.id)))
+    return authorizeError(ctx, request, 'consent_required', 'the user has not allowed this client what it asks for', locale, headers);
   // Asked for by the app, the management API's audience would carry the person's administrative
   // power to an app that may not carry it: refused here, where the person can be told.
   if (request.audienceProjects.includes(ctx.instance.managementProjectId) && !appCarriesPowerOf(ctx, app, user.id)) {
@@ -216,11 +210,7 @@ export function startFromSessions(
 }
 
 /** Where the login continues for a session that cannot answer as it is: the due step, with the checks still valid. */
-export function resumeSession(
-  ctx: RespondPorts,
-  session: View<UserSession>,
-  requirement: Exclude<SessionRequirement, 'ok'>,
-): { step: LoginStep; userId: string; checks?: AuthChecks } {
+export function resumeSession(ctx: RespondPorts, session: View<UserSession>, requirement: Exclude<SessionRequirement, 'ok'>): { step: LoginStep; userId: string; checks?: AuthChecks } {
   if (requirement === 'password') return { step: 'password', userId: session.userId };
   // The password is still valid: only the second factor (or its enrollment) is asked for.
   const { passwordAt, idpAt, idpId, passwordlessAt } = sessionChecks(ctx, session);

@@ -146,4 +146,3 @@ export function authorizeRoute(ctx: AuthorizePorts): Route {
   };
   return { pattern: PATHS.authorization, errorStyle: 'html', peerAddress: true, methods: { GET: handle, POST: handle } };
 }
-

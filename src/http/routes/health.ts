@@ -18,10 +18,7 @@ export function healthRoutes(ctx: HealthPorts): Route[] {
       pattern: '/readyz',
       errorStyle: 'api',
       methods: {
-        GET: () =>
-          ctx.isReady()
-            ? { status: 200, headers: HEADERS, body: '{"status":"ready"}' }
-            : { status: 503, headers: HEADERS, body: '{"status":"not ready"}' },
+        GET: () => (ctx.isReady() ? { status: 200, headers: HEADERS, body: '{"status":"ready"}' } : { status: 503, headers: HEADERS, body: '{"status":"not ready"}' }),
       },
     },
   ];

@@ -27,7 +27,22 @@ import type { RevokePorts } from './revoke.js';
 import { consoleRoutes, type ConsolePorts } from '../console/routes.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type RoutesPorts = UserinfoPorts & EndSessionPorts & KeysPorts & TokenPorts & LoginPorts & AuthorizePorts & IntrospectPorts & DiscoveryPorts & HealthPorts & RevokePorts & ManagementRoutesPorts & DeviceAuthorizationPorts & DevicePagePorts & ParPorts & RegisterPorts & ConsolePorts;
+export type RoutesPorts = UserinfoPorts &
+  EndSessionPorts &
+  KeysPorts &
+  TokenPorts &
+  LoginPorts &
+  AuthorizePorts &
+  IntrospectPorts &
+  DiscoveryPorts &
+  HealthPorts &
+  RevokePorts &
+  ManagementRoutesPorts &
+  DeviceAuthorizationPorts &
+  DevicePagePorts &
+  ParPorts &
+  RegisterPorts &
+  ConsolePorts;
 
 /** Every route of the server, one module per endpoint: the one list every HTTP thread mounts from. */
 export function routes(ctx: RoutesPorts): Route[] {

@@ -62,7 +62,28 @@ import { firstFactorAt, isExternal } from '../../model/auth-checks.js';
 const ASSET_PATH = assetPath(':id');
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type LoginPorts = Pick<FlowView, 'authRequests' | 'clients' | 'instance' | 'issuer' | 'loginDirectory' | 'loginSecurity' | 'masterKey' | 'orgs' | 'userSessions' | 'userCodes' | 'notifications' | 'smtpConfigs' | 'labelAssets' | 'idps' | 'failureWindows' | 'activity'> & RespondPorts & DeviceFlowPorts & SessionEndPorts;
+export type LoginPorts = Pick<
+  FlowView,
+  | 'authRequests'
+  | 'clients'
+  | 'instance'
+  | 'issuer'
+  | 'loginDirectory'
+  | 'loginSecurity'
+  | 'masterKey'
+  | 'orgs'
+  | 'userSessions'
+  | 'userCodes'
+  | 'notifications'
+  | 'smtpConfigs'
+  | 'labelAssets'
+  | 'idps'
+  | 'failureWindows'
+  | 'activity'
+> &
+  RespondPorts &
+  DeviceFlowPorts &
+  SessionEndPorts;
 
 /**
  * The login UI under /ui/login/: plain HTML forms (no JavaScript), each bound to an auth request
@@ -91,8 +112,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
    * The lockout policy decides whether the page says that an account is locked (`showLockoutFailure`);
    * otherwise the step's ordinary failure text is shown.
    */
-  const lockedText = (user: View<UserRecord>, otherwise: TextKey = 'password.invalid'): TextKey =>
-    ctx.orgs.policy('lockout', user.orgId).policy.showLockoutFailure ? 'password.locked' : otherwise;
+  const lockedText = (user: View<UserRecord>, otherwise: TextKey = 'password.invalid'): TextKey => (ctx.orgs.policy('lockout', user.orgId).policy.showLockoutFailure ? 'password.locked' : otherwise);
 
   /** The look of the pages for the org whose branding they show (src/domain/branding-org.ts). */
   function brandOf(orgId: string, user: View<UserRecord> | undefined): Brand {
@@ -119,8 +139,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     };
   }
 
-  const expired = (agent: Agent) =>
-    htmlResponse(400, errorPage(agent.locale, translator(agent.locale)('error.expired')));
+  const expired = (agent: Agent) => htmlResponse(400, errorPage(agent.locale, translator(agent.locale)('error.expired')));
 
   /** The auth request of a request, if it belongs to this browser. */
   async function flowOf(req: Request, form: Form | undefined): Promise<Flow | Response> {
@@ -156,7 +175,7 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     return policy.allowRegister && policy.allowUsernamePassword;
   };
 
-  const loginNameOf = (user: UserRecord | undefined, flow: Flow) => (user ? ctx.orgs.preferredLoginName(user) : flow.auth.loginName ?? '');
+  const loginNameOf = (user: UserRecord | undefined, flow: Flow) => (user ? ctx.orgs.preferredLoginName(user) : (flow.auth.loginName ?? ''));
   /**
    * The name on the password page: what was typed, so the page shows the same for a known and an
    * unknown name (and never a user name behind a typed email or phone number).
@@ -802,7 +821,10 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         }),
       }),
       route('/ui/login/password/init', {
-        GET: (req) => linkPage(req, 'password-reset', (target, code, flow) => passwordByCodePage(target, { kind: 'reset', code, loginName: flow ? typedLoginName(flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined, flow) : undefined })),
+        GET: (req) =>
+          linkPage(req, 'password-reset', (target, code, flow) =>
+            passwordByCodePage(target, { kind: 'reset', code, loginName: flow ? typedLoginName(flow.auth.userId ? ctx.orgs.getUser(flow.auth.userId) : undefined, flow) : undefined }),
+          ),
         POST: (req) => passwordByCode(req, 'reset'),
       }),
       route('/ui/login/user/init', {
@@ -947,7 +969,11 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
         const owner = req.params[0] === 'instance' ? INSTANCE_POLICY : (req.params[0] ?? '');
         if (owner !== INSTANCE_POLICY && !ctx.orgs.getOrg(owner)) return { status: 404, headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body: 'not found' };
         const label = ctx.orgs.policy('label', owner).policy;
-        return { status: 200, headers: { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=300' }, body: labelStylesheet(label, label.font ? assetPath(label.font) : undefined) };
+        return {
+          status: 200,
+          headers: { 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=300' },
+          body: labelStylesheet(label, label.font ? assetPath(label.font) : undefined),
+        };
       },
     }),
     route(ASSET_PATH, {

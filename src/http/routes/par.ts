@@ -36,7 +36,7 @@ export function parRoute(ctx: ParPorts): Route {
     if (proof !== undefined && ctx.dpopProofs) {
       const { jkt } = await ctx.dpopProofs.verify({ proof, repeated: req.repeatedHeaders.has('dpop'), method: req.method, path: PATHS.par });
       const named = params.get('dpop_jkt')?.[0];
-      if (named !== undefined && named !== jkt) throw new OAuthError('invalid_dpop_proof', 'dpop_jkt is not the thumbprint of the DPoP proof\'s key');
+      if (named !== undefined && named !== jkt) throw new OAuthError('invalid_dpop_proof', "dpop_jkt is not the thumbprint of the DPoP proof's key");
       params.set('dpop_jkt', [jkt]);
     }
     const validation = validateAuthorizeRequest(params, directory, { pushed: true, dpop: ctx.dpopProofs !== undefined });

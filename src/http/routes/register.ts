@@ -98,7 +98,7 @@ export function registrationRoutes(ctx: RegisterPorts): Route[] {
       throw error;
     }
     if (!caller.can('project.app.write', { orgId: settings.orgId, projectId: settings.projectId })) {
-      throw new OAuthError('insufficient_scope', 'the initial access token\'s user may not add apps to the project of registered clients', {
+      throw new OAuthError('insufficient_scope', "the initial access token's user may not add apps to the project of registered clients", {
         headers: { 'WWW-Authenticate': challenge('Bearer', { error: 'insufficient_scope' }) },
       });
     }

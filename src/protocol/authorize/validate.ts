@@ -30,7 +30,6 @@ export type AuthorizeErrorCode =
 
 export type Params = ReadonlyMap<string, readonly string[]>;
 
-
 /** Where errors go once client and redirect_uri are known good, and for which client. */
 export interface ErrorTarget {
   clientId: string;
@@ -100,7 +99,7 @@ export function authorizationScopes(
     } else if (meaning.kind === 'org') {
       if (orgId !== undefined) throw new OAuthError('invalid_scope', 'Only one organization scope may be provided');
       const org = meaning.by === 'id' ? dir.orgById(meaning.value) : dir.orgByDomain(meaning.value);
-      if (!org || org.state !== 'ORG_STATE_ACTIVE') throw new OAuthError('invalid_scope', `organization of scope ${scope} does not exist`);
+      if (org?.state !== 'ORG_STATE_ACTIVE') throw new OAuthError('invalid_scope', `organization of scope ${scope} does not exist`);
       orgId = org.id;
       scopes.push(scope);
     } else if (meaning.kind === 'known') {
@@ -155,7 +154,7 @@ export function validateAuthorizeRequest(
 
   if (repeated.length > 0) return fail('invalid_request', `parameter ${repeated[0]} is repeated`);
   if (params.has('request')) return fail('request_not_supported', 'request objects are not supported');
-  if (params.has('request_uri')) return fail('request_uri_not_supported', 'request_uri is supported only as a pushed authorization request\'s, not in one');
+  if (params.has('request_uri')) return fail('request_uri_not_supported', "request_uri is supported only as a pushed authorization request's, not in one");
   if (app.oidc.requirePushedAuthorizationRequests && !options.pushed) {
     return fail('invalid_request', 'this application must push its authorization requests first (RFC 9126, the pushed_authorization_request_endpoint)');
   }
@@ -170,7 +169,7 @@ export function validateAuthorizeRequest(
   }
   // An app whose tokens must be DPoP-bound gets none from the authorization endpoint (no proof there).
   if (app.oidc.dpopBoundAccessTokens && known.type === 'id_token token') {
-    return fail('unauthorized_client', 'the application\'s access tokens must be DPoP-bound, which the implicit flow cannot do');
+    return fail('unauthorized_client', "the application's access tokens must be DPoP-bound, which the implicit flow cannot do");
   }
 
   try {

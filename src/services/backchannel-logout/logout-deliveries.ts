@@ -130,7 +130,13 @@ export class LogoutDeliveries {
     if (settled.result === 'done') {
       log.info('back-channel logout delivered', { ...about, uri, attempts });
     } else if (settled.result === 'givenUp') {
-      log.warn('back-channel logout failed for good: retry window closed, dropped', { ...about, uri, attempts, queuedAt: new Date(row.queuedAt).toISOString(), error: outcome.delivered ? undefined : outcome.reason });
+      log.warn('back-channel logout failed for good: retry window closed, dropped', {
+        ...about,
+        uri,
+        attempts,
+        queuedAt: new Date(row.queuedAt).toISOString(),
+        error: outcome.delivered ? undefined : outcome.reason,
+      });
     } else if (settled.result === 'retry') {
       log.info('back-channel logout attempt failed, will retry', { ...about, uri, attempts, retryAt: new Date(settled.at).toISOString(), error: outcome.delivered ? undefined : outcome.reason });
     }

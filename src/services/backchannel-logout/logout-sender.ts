@@ -87,11 +87,7 @@ export function sendLogoutToken(uri: string, token: string, options: SendOptions
       res.on('error', done);
     });
     req.on('error', (error: Error) => {
-      const reason = deadline.aborted
-        ? `no answer within ${options.timeoutMs} ms`
-        : options.signal?.aborted
-          ? 'stopped (shutdown)'
-          : error.message || String(error);
+      const reason = deadline.aborted ? `no answer within ${options.timeoutMs} ms` : options.signal?.aborted ? 'stopped (shutdown)' : error.message || String(error);
       settle({ delivered: false, reason });
     });
     req.end(body);

@@ -103,7 +103,14 @@ async function signInAt(
     }
     const connect = async () => {
       // TLS options only for ldaps:// (ldapts takes any for a wish to speak TLS from the start).
-      const client = new Client({ url, timeout: ldap.timeoutMs, connectTimeout: ldap.timeoutMs, strictDN: true, createConnection: transport.createConnection, createSecureConnection: transport.createSecureConnection });
+      const client = new Client({
+        url,
+        timeout: ldap.timeoutMs,
+        connectTimeout: ldap.timeoutMs,
+        strictDN: true,
+        createConnection: transport.createConnection,
+        createSecureConnection: transport.createSecureConnection,
+      });
       if (ldap.startTls) await client.startTLS(isIP(host) ? {} : { servername: host });
       return client;
     };

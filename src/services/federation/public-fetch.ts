@@ -30,7 +30,9 @@ export function publicOnlyFetch(url: string, init: FetchInit = {}): Promise<Resp
   if (target.protocol !== 'https:' || isInternalHost(target.hostname)) return Promise.reject(new Error(`${target.host} is not a public https address`));
   const body = bodyOf(init.body);
   const headers: Record<string, string> = {};
-  new Headers(init.headers).forEach((value, name) => (headers[name] = value));
+  new Headers(init.headers).forEach((value, name) => {
+    headers[name] = value;
+  });
   if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
   return new Promise((resolve, reject) => {
     // A connection of its own (agent: false), as the back-channel logout's: none to a host an org named is kept in a pool.

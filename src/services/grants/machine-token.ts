@@ -41,12 +41,7 @@ export async function machineUserTokens(
   const scope = scopes.join(' ');
   const resources = requestedResources(ctx, options.resources);
   // Resources (and `:aud` projects) name the audience; with neither, the machine user itself.
-  const aud =
-    resources.length > 0
-      ? [...new Set([...resourceAudience(resources, resourceDirectory(ctx), user.orgId), ...audience])]
-      : audience.length > 0
-        ? audience
-        : [clientId];
+  const aud = resources.length > 0 ? [...new Set([...resourceAudience(resources, resourceDirectory(ctx), user.orgId), ...audience])] : audience.length > 0 ? audience : [clientId];
   const jwt = user.machine!.accessTokenType === 'ACCESS_TOKEN_TYPE_JWT';
   // The authentication is now; in the second of the user's revocation horizon it counts from the
   // next (domain/revocation-horizon.ts), and only then does the token carry it apart from `iat`.

@@ -102,7 +102,10 @@ export const refreshTokenGrant: Grant<RefreshTokenPorts> = {
     const [tokens, refreshToken] = await Promise.all([
       issueUserTokens(ctx, userGrant, { accessToken: true, idToken: true, dpop }),
       // A retry's successor holds once the rotation it comes from is decided (another thread's may come first).
-      rotation.committed.then(() => rotation.token, (error: unknown) => secondUse(ctx, token, family.id, error)),
+      rotation.committed.then(
+        () => rotation.token,
+        (error: unknown) => secondUse(ctx, token, family.id, error),
+      ),
     ]);
     return tokenResponse(tokens, scopes, refreshToken);
   },

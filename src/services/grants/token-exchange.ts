@@ -23,7 +23,10 @@ import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type TokenExchangePorts = Pick<FlowView, 'assertions' | 'clients' | 'config' | 'idTokens' | 'instance' | 'issuedTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'accessTokens' | 'activity'>;
+export type TokenExchangePorts = Pick<
+  FlowView,
+  'assertions' | 'clients' | 'config' | 'idTokens' | 'instance' | 'issuedTokens' | 'issuer' | 'orgs' | 'refreshTokens' | 'settings' | 'accessTokens' | 'activity'
+>;
 
 /**
  * RFC 8693 token exchange (seed "Token exchange grant", compat §4.5): change the scope or audience
@@ -135,10 +138,7 @@ async function subjectParty(ctx: TokenExchangePorts, app: View<AppRecord>, form:
   if (type === TOKEN_TYPE.jwt || USER_ID_TYPES.has(type)) {
     refuseActingForOthers(app, `subject_token_type ${type}`);
     if (!hasActor) throw new OAuthError('invalid_request', `subject_token_type ${type} requires an actor_token`);
-    const userId =
-      type === TOKEN_TYPE.jwt
-        ? await ctx.assertions.verifySubjectJwt(token, app, (why) => invalid('subject_token', why))
-        : token;
+    const userId = type === TOKEN_TYPE.jwt ? await ctx.assertions.verifySubjectJwt(token, app, (why) => invalid('subject_token', why)) : token;
     const user = ctx.orgs.getUser(userId);
     if (!ctx.orgs.isActive(user)) throw invalid('subject_token', 'user is not active');
     return { user, aud: [], scopes: [] };
@@ -178,7 +178,10 @@ function originOf(subject: Party, actor: Party | undefined, grantId: string): To
   const origins = [subject.origin, actor?.origin].filter((o): o is TokenOrigin => o !== undefined);
   const sessions = [...new Set(origins.map((o) => o.sid).filter((sid): sid is string => sid !== undefined))];
   // A family without a browser session goes by its grant chain as its sid: that is in the grants already.
-  const otherSessions = sessions.slice(1).filter((sid) => !sid.includes(GRANT_CHAIN_SEPARATOR)).map((sid) => SESSION_IN_CHAIN + sid);
+  const otherSessions = sessions
+    .slice(1)
+    .filter((sid) => !sid.includes(GRANT_CHAIN_SEPARATOR))
+    .map((sid) => SESSION_IN_CHAIN + sid);
   const ancestors = [...new Set([...origins.flatMap((o) => o.grants), ...otherSessions])];
   if (ancestors.length >= MAX_GRANT_CHAIN) throw new OAuthError('invalid_request', 'the token was exchanged too many times; sign in again');
   return {
@@ -271,9 +274,7 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     const scopes = grantedScopes(app, form, subject, actor);
     const scope = scopes.join(' ');
     // The acting party, with the chain of earlier actors nested inside (RFC 8693 §4.1).
-    const act: ActorClaim | undefined = actor
-      ? { iss: ctx.issuer, sub: actor.user.id, ...((subject.act ?? actor.act) ? { act: subject.act ?? actor.act } : {}) }
-      : subject.act;
+    const act: ActorClaim | undefined = actor ? { iss: ctx.issuer, sub: actor.user.id, ...((subject.act ?? actor.act) ? { act: subject.act ?? actor.act } : {}) } : subject.act;
     const origin = originOf(subject, actor, `TE_${newUniqueId()}`);
     const { grantId, sid, authTime, amr } = origin;
     // Nothing made from a token outlives it (the subject's, and the actor's).
@@ -289,7 +290,17 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     }
     let issued: { token: string; tokenType: 'Bearer' | 'DPoP' | 'N_A'; expiresIn: number; idToken?: string };
     if (requestedType === TOKEN_TYPE.idToken) {
-      const idToken = await ctx.idTokens.issue({ sub: subject.user.id, clientId: app.clientId, aud, authTime, amr, ...session, grantId, userClaims: act ? { act } : {}, lifetimeSeconds: idTokenSeconds });
+      const idToken = await ctx.idTokens.issue({
+        sub: subject.user.id,
+        clientId: app.clientId,
+        aud,
+        authTime,
+        amr,
+        ...session,
+        grantId,
+        userClaims: act ? { act } : {},
+        lifetimeSeconds: idTokenSeconds,
+      });
       issued = { token: idToken, tokenType: 'N_A', expiresIn: idTokenSeconds };
     } else {
       const accessToken = await ctx.accessTokens.issue(requestedType === TOKEN_TYPE.jwt ? 'jwt' : 'opaque', {
@@ -323,20 +334,24 @@ export const tokenExchangeGrant: Grant<TokenExchangePorts> = {
     }
     const refreshToken =
       scopes.includes('offline_access') && app.oidc!.grantTypes.includes('OIDC_GRANT_TYPE_REFRESH_TOKEN')
-        ? await ctx.refreshTokens.create(grantId, {
-            clientId: app.clientId,
-            userId: subject.user.id,
-            // The subject's session when it has one: ending it ends the family (the refresh grant checks it).
-            sid: sid ?? grantId,
-            scopes,
-            audience: aud,
-            authTime,
-            amr,
-            ...(act ? { act } : {}),
-            // Its refreshed tokens keep the ceiling too.
-            notAfter: origin.exp,
-            ...refreshBinding(app, dpop),
-          }, lifetimes.refresh)
+        ? await ctx.refreshTokens.create(
+            grantId,
+            {
+              clientId: app.clientId,
+              userId: subject.user.id,
+              // The subject's session when it has one: ending it ends the family (the refresh grant checks it).
+              sid: sid ?? grantId,
+              scopes,
+              audience: aud,
+              authTime,
+              amr,
+              ...(act ? { act } : {}),
+              // Its refreshed tokens keep the ceiling too.
+              notAfter: origin.exp,
+              ...refreshBinding(app, dpop),
+            },
+            lifetimes.refresh,
+          )
         : undefined;
     return tokenResponseBody({ ...issued, scope, refreshToken, issuedTokenType: requestedType });
   },

@@ -29,7 +29,15 @@ export function renderMail(
   logoUrl?: string,
 ): OutgoingMail {
   const fill = (t: string) => fillPlaceholders(t, values).trim();
-  const t = { title: fill(texts.title), preHeader: fill(texts.preHeader), subject: fill(texts.subject), greeting: fill(texts.greeting), text: fill(texts.text), buttonText: fill(texts.buttonText), footerText: fill(texts.footerText) };
+  const t = {
+    title: fill(texts.title),
+    preHeader: fill(texts.preHeader),
+    subject: fill(texts.subject),
+    greeting: fill(texts.greeting),
+    text: fill(texts.text),
+    buttonText: fill(texts.buttonText),
+    footerText: fill(texts.footerText),
+  };
   const primary = label.primaryColor || DEFAULT_PRIMARY;
   const background = label.backgroundColor || DEFAULT_BACKGROUND;
   const font = label.fontColor || DEFAULT_FONT;
@@ -43,8 +51,12 @@ ${logoUrl ? html`<p><img src="${logoUrl}" alt="" style="max-height:48px;max-widt
 <h1 style="font-size:20px">${t.title}</h1>
 <p>${t.greeting}</p>
 <p>${paragraphs(t.text)}</p>
-${action ? html`<p><a href="${action.url}" style="display:inline-block;padding:10px 18px;background:${primary};color:#ffffff;text-decoration:none;border-radius:6px">${t.buttonText}</a></p>
-<p style="font-size:12px">${action.url}</p>` : ''}
+${
+  action
+    ? html`<p><a href="${action.url}" style="display:inline-block;padding:10px 18px;background:${primary};color:#ffffff;text-decoration:none;border-radius:6px">${t.buttonText}</a></p>
+<p style="font-size:12px">${action.url}</p>`
+    : ''
+}
 ${t.footerText ? html`<p style="font-size:12px">${paragraphs(t.footerText)}</p>` : ''}
 </div>
 </body>

@@ -17,16 +17,7 @@ import { describeSmtpError, sendMail, type OutgoingMail } from './smtp-sender.js
  * stays listed (`/admin/v1/mails/_search`) for a week. A mail's content carries codes, so it is
  * sealed with the master key in the store; recipient, kind and outcome are in the clear for operators.
  */
-export type MailKind =
-  | 'InitCode'
-  | 'PasswordReset'
-  | 'VerifyEmail'
-  | 'VerifyEmailOTP'
-  | 'PasswordChange'
-  | 'DomainClaimed'
-  | 'VerifyPhone'
-  | 'PasswordlessRegistration'
-  | 'InviteUser';
+export type MailKind = 'InitCode' | 'PasswordReset' | 'VerifyEmail' | 'VerifyEmailOTP' | 'PasswordChange' | 'DomainClaimed' | 'VerifyPhone' | 'PasswordlessRegistration' | 'InviteUser';
 
 export interface QueuedMail extends OutboxEntry {
   kind: MailKind;

@@ -39,10 +39,13 @@ export class Deadline {
     let timer: NodeJS.Timeout | undefined;
     const expiry = new Promise<never>((_, reject) => {
       // setTimeout fires at once for more than 2^31-1 ms (~24.8 days); no import runs that long.
-      timer = setTimeout(() => {
-        onTimeout?.();
-        reject(this.exceeded(progress));
-      }, Math.min(this.remainingMs, 2 ** 31 - 1));
+      timer = setTimeout(
+        () => {
+          onTimeout?.();
+          reject(this.exceeded(progress));
+        },
+        Math.min(this.remainingMs, 2 ** 31 - 1),
+      );
     });
     try {
       return await Promise.race([work, expiry]);

@@ -5,16 +5,7 @@ import { openOtpSecret } from '../../crypto/otp-secret.js';
 import { completePolicy, POLICIES, type OrgPolicyKind, type PolicyDefinition } from '../../zitadel/policies.js';
 import { bundleMessageLists } from '../../zitadel/message-texts.js';
 import { bundleProviderLists } from '../../zitadel/idp-bundle.js';
-import type {
-  AppRecord,
-  MachineSecretRecord,
-  MemberRecord,
-  OrgRecord,
-  PolicyRecord,
-  ProjectRecord,
-  UserGrantRecord,
-  UserRecord,
-} from '../../model/records.js';
+import type { AppRecord, MachineSecretRecord, MemberRecord, OrgRecord, PolicyRecord, ProjectRecord, UserGrantRecord, UserRecord } from '../../model/records.js';
 import type { MasterKey } from '../../crypto/master-key.js';
 import { formatProtoDuration } from '../../util/duration.js';
 import type { SnapshotVisitor } from './store.js';
@@ -257,9 +248,7 @@ export class Exporter implements SnapshotVisitor {
       const head = JSON.stringify(omitZero({ orgId: org.id, org: { name: org.name }, ...policies }));
       members.push([Buffer.from(head.slice(1, -1))]);
       for (const name of LISTS) members.push(lists[name].member(name));
-      const domains = org.domains.map((d) =>
-        omitZero({ orgId: org.id, domainName: d.domainName, isVerified: d.isVerified, isPrimary: d.isPrimary, validationType: nonZero(d.validationType) }),
-      );
+      const domains = org.domains.map((d) => omitZero({ orgId: org.id, domainName: d.domainName, isVerified: d.isVerified, isPrimary: d.isPrimary, validationType: nonZero(d.validationType) }));
       const tail = JSON.stringify(omitZero({ domains, orgState: org.state }));
       members.push([Buffer.from(tail.slice(1, -1))]);
       out.push(Buffer.from(index === 0 ? '{' : ',{'));

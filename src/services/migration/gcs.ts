@@ -11,7 +11,11 @@ import type { Deadline } from './deadline.js';
 export const gcsLocationSchema = z.object({
   bucket: z.string().trim().min(1, 'must not be empty').max(222),
   path: z.string().trim().min(1, 'must not be empty').max(1024),
-  serviceaccountJson: z.string().trim().min(1, 'must not be empty').max(64 * 1024),
+  serviceaccountJson: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(64 * 1024),
 });
 export type GcsLocation = z.output<typeof gcsLocationSchema>;
 

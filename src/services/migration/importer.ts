@@ -2,7 +2,15 @@ import { z } from 'zod';
 import { describeIssues } from '../../zitadel/validation.js';
 import type { ClientsActor } from '../../actors/clients.js';
 import type { OrgsActor } from '../../actors/orgs.js';
-import { backChannelLogoutUriProblem, lifetimesBeyondLimits, toOidcAppConfig, unsupportedOidcSettings, withinLifetimeLimits, withoutUnsupportedOidcSettings, type LifetimeLimits } from '../../zitadel/oidc-config.js';
+import {
+  backChannelLogoutUriProblem,
+  lifetimesBeyondLimits,
+  toOidcAppConfig,
+  unsupportedOidcSettings,
+  withinLifetimeLimits,
+  withoutUnsupportedOidcSettings,
+  type LifetimeLimits,
+} from '../../zitadel/oidc-config.js';
 import { checkEncodedHash } from '../../domain/password-hashes.js';
 import { ORG_ROLES, ROLE_PERMISSIONS } from '../../domain/permissions.js';
 import { refuseImportIntoManagementProject } from '../../domain/management-project.js';
@@ -11,7 +19,18 @@ import { alreadyExists, invalidArgument, notFound, preconditionFailed } from '..
 import { providerOfOidcEntry, providerOfSesameEntry } from '../../zitadel/idp-bundle.js';
 import type { ProviderSettings } from '../../actors/identity-providers.js';
 import { clock } from '../../util/clock.js';
-import { INSTANCE_POLICY, MAX_IDPS, usesClientSecret, type IdentityProvider, type LoginPolicy, type LoginPolicyIdp, type MessageTexts, type OrgState, type PolicyTypes, type UserState } from '../../model/records.js';
+import {
+  INSTANCE_POLICY,
+  MAX_IDPS,
+  usesClientSecret,
+  type IdentityProvider,
+  type LoginPolicy,
+  type LoginPolicyIdp,
+  type MessageTexts,
+  type OrgState,
+  type PolicyTypes,
+  type UserState,
+} from '../../model/records.js';
 import type { Transaction } from '../../actors/transaction.js';
 import type { MasterKey } from '../../crypto/master-key.js';
 import { newId } from '../../util/ids.js';
@@ -37,7 +56,7 @@ import {
   userGrantSchema,
   userMetadataSchema,
 } from '../../zitadel/bundle.js';
-import { Deadline, yieldToEventLoop } from './deadline.js';
+import { type Deadline, yieldToEventLoop } from './deadline.js';
 import { ImportReport, newSuccessOrg, type SuccessOrg } from './result.js';
 import { NotAList, type OrgSource } from './source.js';
 
@@ -86,7 +105,6 @@ const userLinkSchema = z.object({
 });
 const asObject = (v: unknown): Element => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Element) : {});
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-
 
 interface Parsed<T> {
   value: T;
@@ -152,13 +170,7 @@ export class Importer {
   }
 
   /** Validates every element of a list field; bad ones are reported and skipped. */
-  private async parseList<S extends z.ZodType>(
-    org: OrgImport,
-    field: string,
-    schema: S,
-    type: string,
-    idOf: (element: Element) => string,
-  ): Promise<Parsed<z.output<S>>[]> {
+  private async parseList<S extends z.ZodType>(org: OrgImport, field: string, schema: S, type: string, idOf: (element: Element) => string): Promise<Parsed<z.output<S>>[]> {
     let spans;
     try {
       spans = org.source.list(field);
@@ -348,7 +360,12 @@ export class Importer {
     // refuses an org created meanwhile (stageOrg: AlreadyExists), so this cannot be raced.
     const exists = orgs.getOrg(orgId) !== undefined;
     if (exists && !this.options.addToExistingOrgs) {
-      this.report.error('org', orgId, 'ORG-lapo2m', `organization ${orgId} already exists; nothing was imported into it (an import creates organizations: to add to an existing one, send "addToExistingOrgs": true)`);
+      this.report.error(
+        'org',
+        orgId,
+        'ORG-lapo2m',
+        `organization ${orgId} already exists; nothing was imported into it (an import creates organizations: to add to an existing one, send "addToExistingOrgs": true)`,
+      );
       org.usable = false;
       return org;
     }
@@ -376,7 +393,8 @@ export class Importer {
     const complexity = (policies.get('passwordComplexity') as PolicyTypes['passwordComplexity'] | undefined) ?? orgs.policy('passwordComplexity', orgId).policy;
     const acceptable = humans.filter(({ id, item }) => {
       const rule = item.user.password ? brokenComplexityRule(item.user.password, complexity) : undefined;
-      if (rule) this.report.error('human_user', id, 'IMPORT-Cmplx1', `the password does not meet the password complexity policy: it needs ${complexityRuleText(rule, complexity)}; the user was not imported`);
+      if (rule)
+        this.report.error('human_user', id, 'IMPORT-Cmplx1', `the password does not meet the password complexity policy: it needs ${complexityRuleText(rule, complexity)}; the user was not imported`);
       return rule === undefined;
     });
     const passwordHashes = await this.hashPlaintextPasswords(acceptable);
@@ -429,7 +447,7 @@ export class Importer {
         }));
         for (const p of providers.slice(MAX_IDPS)) this.report.error('oidc_idp', p.id, 'IDP-m4xN', `at most ${MAX_IDPS} identity providers per organization; this one was not imported`);
         orgs.stagePolicy('idps', orgId, { providers: list }, batch);
-        for (const p of list) (orgIdps.add(p.id), success.oidcIpds.push(p.id));
+        for (const p of list) orgIdps.add(p.id), success.oidcIpds.push(p.id);
       });
     }
     const login = policies.get('login') as LoginPolicy | undefined;
@@ -641,7 +659,9 @@ export class Importer {
       this.deadline.check(this.progress());
       const chunk = pending.slice(i, i + HASH_CONCURRENCY);
       const results = await this.deadline.race(Promise.all(chunk.map((h) => this.services.hashPassword(h.item.user.password))), this.progress());
-      chunk.forEach((h, k) => hashes.set(h.id, results[k]!));
+      chunk.forEach((h, k) => {
+        hashes.set(h.id, results[k]!);
+      });
     }
     return hashes;
   }

@@ -16,9 +16,7 @@ import { camelMembers, scanDocument } from './source.js';
  * Sesame's `idpIdMap` renames identity provider ids of the bundle (ZITADEL exports no instance
  * providers: links to them are imported to the providers the target has under other ids).
  */
-export type ImportData =
-  | { kind: 'inline'; v1: boolean; field: string; scanner: JsonScanner; span: Span }
-  | { kind: 'gcs'; v1: boolean; field: string; location: GcsLocation };
+export type ImportData = { kind: 'inline'; v1: boolean; field: string; scanner: JsonScanner; span: Span } | { kind: 'gcs'; v1: boolean; field: string; location: GcsLocation };
 
 export interface ImportRequest {
   timeoutMs: number;

@@ -1,16 +1,7 @@
 import type { Editor } from '../../model/activity.js';
 import type { ClientsActor } from '../../actors/clients.js';
 import type { OrgsActor } from '../../actors/orgs.js';
-import type {
-  AppRecord,
-  MachineSecretRecord,
-  MemberRecord,
-  OrgRecord,
-  PolicyRecord,
-  ProjectRecord,
-  UserGrantRecord,
-  UserRecord,
-} from '../../model/records.js';
+import type { AppRecord, MachineSecretRecord, MemberRecord, OrgRecord, PolicyRecord, ProjectRecord, UserGrantRecord, UserRecord } from '../../model/records.js';
 import type { Transaction, Transactions } from '../../actors/transaction.js';
 import type { View } from '../../util/readonly.js';
 import { yieldToEventLoop, type Deadline } from './deadline.js';

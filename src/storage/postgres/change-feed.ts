@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { log } from '../../util/log.js';
 import { recordNotificationLag } from '../../observability/recorder.js';
 import { FEED_KINDS, type ChangeFeed, type FeedKind } from '../store-port.js';
@@ -32,7 +32,9 @@ const BUMPS = VERSIONS + FEED_KINDS.length;
 export const FEED_CELLS = BUMPS + 1;
 
 /** Atomics.waitAsync (Node 16+; in TypeScript's lib from es2024 on). */
-const waitAsync = (Atomics as unknown as { waitAsync(cells: Int32Array, index: number, value: number, timeoutMs: number): { async: boolean; value: Promise<unknown> | string } }).waitAsync.bind(Atomics);
+const waitAsync = (Atomics as unknown as { waitAsync(cells: Int32Array, index: number, value: number, timeoutMs: number): { async: boolean; value: Promise<unknown> | string } }).waitAsync.bind(
+  Atomics,
+);
 
 /** Memory for the feed's cells, for the threads of one process to share (see PostgresChangeFeed's `cells`). */
 export function newFeedCells(): Int32Array {

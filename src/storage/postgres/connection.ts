@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { log } from '../../util/log.js';
 import { migrate } from './migrations.js';
 import { StorePool } from './pool.js';

@@ -110,7 +110,6 @@ async function inChunks(db: Database<any, any>, write: (chunk: { key: unknown; v
   return count + chunk.length;
 }
 
-
 /**
  * The way back: a PostgreSQL database copied into a new (empty) data dir, read in one snapshot
  * (REPEATABLE READ): the directory with its unique keys, every record of the flows and the activity log, so a team
@@ -136,22 +135,43 @@ export async function copyPostgresToDataDir(pool: pg.Pool, storage: Storage): Pr
       if ((schema[0]?.version ?? 0) > newest) throw new SchemaTooNew(`the database's schema is at version ${schema[0]!.version}, this Sesame knows up to ${newest}: copy with a newer build`);
       for (const store of DIRECTORY_STORES) {
         const db = store === 'meta' ? meta : storage.stores[store as StoreName];
-        copied[store] = await pages<{ id: string; value: Buffer }>(client, 'SELECT id, value FROM sesame_directory WHERE store = $1 AND id > $2 ORDER BY id LIMIT $3', [store], (row) => row.id, '', (rows) => {
-          for (const row of rows) if (!(store === 'meta' && row.id === 'schemaVersion')) void db.put(row.id, codec.unpack(row.value));
-        });
+        copied[store] = await pages<{ id: string; value: Buffer }>(
+          client,
+          'SELECT id, value FROM sesame_directory WHERE store = $1 AND id > $2 ORDER BY id LIMIT $3',
+          [store],
+          (row) => row.id,
+          '',
+          (rows) => {
+            for (const row of rows) if (!(store === 'meta' && row.id === 'schemaVersion')) void db.put(row.id, codec.unpack(row.value));
+          },
+        );
       }
-      copied.uniqueKeys = await pages<{ key: string; owner: string }>(client, 'SELECT key, owner FROM sesame_unique_keys WHERE key > $1 ORDER BY key LIMIT $2', [], (row) => row.key, '', (rows) => {
-        for (const row of rows) void uniqueKeys.put(row.key, row.owner);
-      });
+      copied.uniqueKeys = await pages<{ key: string; owner: string }>(
+        client,
+        'SELECT key, owner FROM sesame_unique_keys WHERE key > $1 ORDER BY key LIMIT $2',
+        [],
+        (row) => row.key,
+        '',
+        (rows) => {
+          for (const row of rows) void uniqueKeys.put(row.key, row.owner);
+        },
+      );
       const { rows: kinds } = await client.query<{ kind: string }>('SELECT DISTINCT kind FROM sesame_records ORDER BY kind');
       for (const { kind } of kinds) {
         const db = databases[kind];
         if (!db) throw new Error(`the database holds records of a kind this Sesame does not know (${kind}): copy with the build that wrote them`);
         // Token digests are binary keys; every other kind's keys are text.
         const binary = kind === 'tokens';
-        copied[kind] = await pages<{ key: Buffer; value: Buffer }>(client, 'SELECT key, value FROM sesame_records WHERE kind = $1 AND key > $2 ORDER BY key LIMIT $3', [kind], (row) => row.key, Buffer.alloc(0), (rows) => {
-          for (const row of rows) void db.put(binary ? row.key : row.key.toString('utf8'), codec.unpack(row.value));
-        });
+        copied[kind] = await pages<{ key: Buffer; value: Buffer }>(
+          client,
+          'SELECT key, value FROM sesame_records WHERE kind = $1 AND key > $2 ORDER BY key LIMIT $3',
+          [kind],
+          (row) => row.key,
+          Buffer.alloc(0),
+          (rows) => {
+            for (const row of rows) void db.put(binary ? row.key : row.key.toString('utf8'), codec.unpack(row.value));
+          },
+        );
       }
       copied.activity = 0;
       for (let after = 0; ; ) {
@@ -175,14 +195,7 @@ export async function copyPostgresToDataDir(pool: pg.Pool, storage: Storage): Pr
 }
 
 /** Reads a query page by page (keyset: after the last key of the page before), handing each page to `take`; the count. */
-async function pages<R extends Record<string, unknown>>(
-  client: pg.PoolClient,
-  sql: string,
-  params: unknown[],
-  keyOf: (row: R) => unknown,
-  first: unknown,
-  take: (rows: R[]) => void,
-): Promise<number> {
+async function pages<R extends Record<string, unknown>>(client: pg.PoolClient, sql: string, params: unknown[], keyOf: (row: R) => unknown, first: unknown, take: (rows: R[]) => void): Promise<number> {
   let after = first;
   let count = 0;
   for (;;) {

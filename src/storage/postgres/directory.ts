@@ -60,7 +60,10 @@ export class PostgresDirectory implements DirectoryWrites {
         rows.map(({ store, id }) => ({ store, id })),
       );
       // Each row was written only if still at the version its writer read (`base`): what it changed from.
-      await appendEvents(client, commitEvents(rows, (i) => rows[i]!.base, { by, events }));
+      await appendEvents(
+        client,
+        commitEvents(rows, (i) => rows[i]!.base, { by, events }),
+      );
     });
     if (through > 0) this.onCommitted(through);
   }
@@ -78,7 +81,10 @@ export class PostgresDirectory implements DirectoryWrites {
       }
       await this.upsert(client, store, id, row);
       through = await this.logged(client, [{ store, id }]);
-      await appendEvents(client, commitEvents([{ store, id, value: row }], () => stored, { by }));
+      await appendEvents(
+        client,
+        commitEvents([{ store, id, value: row }], () => stored, { by }),
+      );
       outcome = { row, written: true };
     });
     if (through > 0) this.onCommitted(through);
@@ -105,9 +111,7 @@ export class PostgresDirectory implements DirectoryWrites {
 
   /** The newest feed number (or the last pruned), 0 for none: a copy loaded now takes what comes after. */
   async last(): Promise<number> {
-    const { rows } = await this.pool.query<{ last: string }>(
-      'SELECT greatest((SELECT max(seq) FROM sesame_directory_changes), (SELECT through FROM sesame_directory_pruned)) AS last',
-    );
+    const { rows } = await this.pool.query<{ last: string }>('SELECT greatest((SELECT max(seq) FROM sesame_directory_changes), (SELECT through FROM sesame_directory_pruned)) AS last');
     return Number(rows[0]!.last);
   }
 

@@ -75,7 +75,9 @@ export class GroupedLooks {
       .then(
         ({ rows }) => {
           const there = new Set(rows.map((row) => idOf(row.kind, row.key)));
-          group.forEach((look, i) => look.resolve(ids[i]!.map((id) => there.has(id))));
+          group.forEach((look, i) => {
+            look.resolve(ids[i]!.map((id) => there.has(id)));
+          });
         },
         (error: unknown) => {
           for (const look of group) look.reject(error);

@@ -117,11 +117,7 @@ export class SchemaTooNew extends Error {}
 export class DestructiveMigrationPending extends Error {}
 
 /** Applies what this database lacks; resolves with the schema version it is at now. */
-export async function migrate(
-  client: pg.ClientBase,
-  migrations: readonly Migration[] = MIGRATIONS,
-  options: { allowDestructive?: boolean } = {},
-): Promise<{ version: number; applied: number[] }> {
+export async function migrate(client: pg.ClientBase, migrations: readonly Migration[] = MIGRATIONS, options: { allowDestructive?: boolean } = {}): Promise<{ version: number; applied: number[] }> {
   await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
   try {
     await client.query(`CREATE TABLE IF NOT EXISTS sesame_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);

@@ -24,7 +24,6 @@ export function storeError(error: unknown): unknown {
   return isUnavailable(error) ? new StoreUnavailable(error instanceof Error ? error.message : String(error)) : error;
 }
 
-
 /**
  * node-postgres's pool, with the two things every statement of Sesame's needs in one place: a
  * database that is not there becomes StoreUnavailable (a 503 for the caller, never a 500), and
@@ -48,7 +47,9 @@ export class StorePool extends pg.Pool {
   override query(...args: unknown[]): any {
     if (typeof args[args.length - 1] === 'function') return (super.query as (...a: unknown[]) => unknown)(...args);
     const startedAt = performance.now();
-    const sent = this.lanes ? this.lanes.query(args[0] as string | pg.QueryConfig, args[1] as unknown[] | undefined) : ((super.query as (...a: unknown[]) => Promise<unknown>)(...args) as Promise<unknown>);
+    const sent = this.lanes
+      ? this.lanes.query(args[0] as string | pg.QueryConfig, args[1] as unknown[] | undefined)
+      : ((super.query as (...a: unknown[]) => Promise<unknown>)(...args) as Promise<unknown>);
     return sent.then(
       (result) => {
         recordStatement((performance.now() - startedAt) / 1000, { total: this.totalCount, idle: this.idleCount, waiting: this.waitingCount });

@@ -82,11 +82,7 @@ export class PostgresStore implements StorePort {
   }
 
   async insertIfAbsent<V>(kind: RecordKind<V, string>, key: string, value: V): Promise<boolean> {
-    const { rowCount } = await this.pool.query('INSERT INTO sesame_records (kind, key, value) VALUES ($1, $2, $3) ON CONFLICT (kind, key) DO NOTHING', [
-      kind.name,
-      keyBytes(key),
-      codec.pack(value),
-    ]);
+    const { rowCount } = await this.pool.query('INSERT INTO sesame_records (kind, key, value) VALUES ($1, $2, $3) ON CONFLICT (kind, key) DO NOTHING', [kind.name, keyBytes(key), codec.pack(value)]);
     return rowCount === 1;
   }
 
@@ -133,11 +129,7 @@ export class PostgresStore implements StorePort {
     await this.inTransaction(async (client) => {
       // The group's meta row, locked for the transaction: inserts into one group take turns.
       const metaKey = keyBytes(`${group.name}#`);
-      await client.query('INSERT INTO sesame_records (kind, key, value) VALUES ($1, $2, $3) ON CONFLICT (kind, key) DO NOTHING', [
-        group.index.name,
-        metaKey,
-        codec.pack({ next: 0, size: 0 }),
-      ]);
+      await client.query('INSERT INTO sesame_records (kind, key, value) VALUES ($1, $2, $3) ON CONFLICT (kind, key) DO NOTHING', [group.index.name, metaKey, codec.pack({ next: 0, size: 0 })]);
       const { rows } = await client.query<Row>('SELECT value FROM sesame_records WHERE kind = $1 AND key = $2 FOR UPDATE', [group.index.name, metaKey]);
       const meta = codec.unpack(rows[0]!.value) as { next: number; size: number };
       let size = meta.size;
@@ -253,10 +245,11 @@ export class PostgresStore implements StorePort {
     let removed = 0;
     let after: Buffer = Buffer.alloc(0);
     for (;;) {
-      const { rows } = await this.pool.query<{ key: Buffer; value: Buffer; version: string }>(
-        'SELECT key, value, version FROM sesame_records WHERE kind = $1 AND key > $2 ORDER BY key LIMIT $3',
-        [kind.name, after, SWEEP_CHUNK],
-      );
+      const { rows } = await this.pool.query<{ key: Buffer; value: Buffer; version: string }>('SELECT key, value, version FROM sesame_records WHERE kind = $1 AND key > $2 ORDER BY key LIMIT $3', [
+        kind.name,
+        after,
+        SWEEP_CHUNK,
+      ]);
       const gone = rows.filter((row) => expired(codec.unpack(row.value) as V));
       if (gone.length > 0 && !also) {
         // Removed only if unchanged since read: a record renewed meanwhile (on any node) stays.
@@ -302,12 +295,7 @@ export class PostgresStore implements StorePort {
 
   /** The compare-and-set: writes only if the row is still at the version read. */
   private async replace(client: Queryable, kind: string, key: Buffer, version: string, value: unknown): Promise<boolean> {
-    const { rowCount } = await client.query('UPDATE sesame_records SET value = $4, version = version + 1 WHERE kind = $1 AND key = $2 AND version = $3', [
-      kind,
-      key,
-      version,
-      codec.pack(value),
-    ]);
+    const { rowCount } = await client.query('UPDATE sesame_records SET value = $4, version = version + 1 WHERE kind = $1 AND key = $2 AND version = $3', [kind, key, version, codec.pack(value)]);
     return rowCount === 1;
   }
 

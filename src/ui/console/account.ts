@@ -31,7 +31,9 @@ ${table(
   sessions.map((s) => [
     when(s.details?.creationDate),
     when(s.details?.changeDate),
-    s.sessionId === currentSessionId ? html`<span class="badge ok">${t('account.thisSession')}</span>` : actionButton(`/ui/console/me/sessions/${encodeURIComponent(s.sessionId)}/end`, csrf, t('account.endSession')),
+    s.sessionId === currentSessionId
+      ? html`<span class="badge ok">${t('account.thisSession')}</span>`
+      : actionButton(`/ui/console/me/sessions/${encodeURIComponent(s.sessionId)}/end`, csrf, t('account.endSession')),
   ]),
   t('common.none'),
 )}

@@ -30,7 +30,11 @@ export function activityPage(t: ConsoleTranslate, events: readonly EventView[], 
     html`${e.aggregate?.type?.type ?? ''} <code>${e.aggregate?.id ?? ''}</code>`,
     e.editor?.address ?? '',
   ]);
-  const keep = new URLSearchParams({ ...(filters.type ? { type: filters.type } : {}), ...(filters.editor ? { editor: filters.editor } : {}), ...(filters.aggregate ? { aggregate: filters.aggregate } : {}) });
+  const keep = new URLSearchParams({
+    ...(filters.type ? { type: filters.type } : {}),
+    ...(filters.editor ? { editor: filters.editor } : {}),
+    ...(filters.aggregate ? { aggregate: filters.aggregate } : {}),
+  });
   return html`<p class="intro">${t('activity.intro')}</p>
 <form method="get" action="/ui/console/activity" class="filters" role="search">${field(t('activity.filterType'), 'type', { value: filters.type, placeholder: 'user.human.signed.in' })}${field(t('activity.filterEditor'), 'editor', { value: filters.editor })}${field(t('activity.filterAggregate'), 'aggregate', { value: filters.aggregate })}<button type="submit" class="secondary">${t('common.search')}</button></form>
 ${table([t('activity.when'), t('activity.what'), t('activity.who'), t('activity.object'), t('activity.where')], rows, t('common.none'))}

@@ -22,14 +22,26 @@ function factorRow(t: ConsoleTranslate, csrf: string, base: string, f: FactorVie
 export function factorsSection(t: ConsoleTranslate, csrf: string, base: string, data: FactorsData, extra: { passkeyLink?: Html } = {}): Html {
   return html`<h2>${t('factors.title')}</h2>
 <p class="intro">${t('factors.intro')}</p>
-${table([t('common.type'), ''], data.factors.map((f) => factorRow(t, csrf, base, f)), t('common.none'))}
+${table(
+  [t('common.type'), ''],
+  data.factors.map((f) => factorRow(t, csrf, base, f)),
+  t('common.none'),
+)}
 <h2>${t('factors.passkeys')}</h2>
-${table([t('common.name'), ''], data.passkeys.map((p) => [p.name || p.id, removeControl(`${base}/passkeys/${encodeURIComponent(p.id)}/remove`, csrf, t)]), t('common.none'))}
+${table(
+  [t('common.name'), ''],
+  data.passkeys.map((p) => [p.name || p.id, removeControl(`${base}/passkeys/${encodeURIComponent(p.id)}/remove`, csrf, t)]),
+  t('common.none'),
+)}
 ${extra.passkeyLink ?? ''}
 <h2>${t('factors.links')}</h2>
 ${table(
   [t('factors.provider'), t('users.userName'), ''],
-  data.links.map((l) => [l.idpName ?? l.idpId, l.providedUserName || l.providedUserId, removeControl(`${base}/links/${encodeURIComponent(l.idpId)}/${encodeURIComponent(l.providedUserId)}/remove`, csrf, t)]),
+  data.links.map((l) => [
+    l.idpName ?? l.idpId,
+    l.providedUserName || l.providedUserId,
+    removeControl(`${base}/links/${encodeURIComponent(l.idpId)}/${encodeURIComponent(l.providedUserId)}/remove`, csrf, t),
+  ]),
   t('common.none'),
 )}`;
 }

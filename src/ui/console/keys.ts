@@ -12,6 +12,10 @@ export interface PublishedKey {
 
 export function keysPage(t: ConsoleTranslate, csrf: string, keys: readonly PublishedKey[]): Html {
   return html`<p class="intro">${t('keys.intro')}</p>
-${table([t('keys.kid'), t('keys.alg'), t('common.type')], keys.map((k) => [html`<code>${k.kid ?? ''}</code>`, k.alg, `${k.kty ?? ''} ${k.use ?? ''}`]), t('common.none'))}
+${table(
+  [t('keys.kid'), t('keys.alg'), t('common.type')],
+  keys.map((k) => [html`<code>${k.kid ?? ''}</code>`, k.alg, `${k.kty ?? ''} ${k.use ?? ''}`]),
+  t('common.none'),
+)}
 <div class="actions">${actionButton('/ui/console/keys/rotate', csrf, t('keys.rotate'), 'primary')}</div>`;
 }

@@ -36,6 +36,9 @@ ${table(
   t('common.none'),
 )}
 <h3>${t('migration.errors')}</h3>
-${table([t('common.type'), t('common.id'), t('migration.message')], (report.errors ?? []).map((e) => [e.type, html`<code>${e.id ?? ''}</code>`, e.message]), t('common.none'))}`;
+${table(
+  [t('common.type'), t('common.id'), t('migration.message')],
+  (report.errors ?? []).map((e) => [e.type, html`<code>${e.id ?? ''}</code>`, e.message]),
+  t('common.none'),
+)}`;
 }
-

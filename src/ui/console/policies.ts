@@ -24,14 +24,21 @@ function words(name: string): string {
 export function policiesIndex(t: ConsoleTranslate, base: string, own: ReadonlyMap<PolicyPage, boolean>): Html {
   return html`<p class="intro">${t(base.includes('defaults') ? 'policies.defaultsIntro' : 'policies.intro')}</p>
 <ul class="links">${POLICY_PAGES.map(
-    (page) => html`<li><a href="${base}/${page}">${t(`policies.${page}`)}</a>${own.has(page) ? html` <span class="badge ${own.get(page) ? 'ok' : 'muted'}">${own.get(page) ? t('policies.own') : t('policies.default')}</span>` : ''}</li>`,
+    (page) =>
+      html`<li><a href="${base}/${page}">${t(`policies.${page}`)}</a>${own.has(page) ? html` <span class="badge ${own.get(page) ? 'ok' : 'muted'}">${own.get(page) ? t('policies.own') : t('policies.default')}</span>` : ''}</li>`,
   )}</ul>`;
 }
 
 export function policyForm(t: ConsoleTranslate, csrf: string, action: string, fields: readonly PolicyField[], options: { isDefault: boolean; org: boolean }): Html {
   const inputs = fields.map((f) => {
     if (f.kind === 'boolean') return checkbox(words(f.name), f.name, f.value);
-    if (f.kind === 'enum') return select(words(f.name), f.name, f.options.map((o) => ({ value: o, text: o })), f.value);
+    if (f.kind === 'enum')
+      return select(
+        words(f.name),
+        f.name,
+        f.options.map((o) => ({ value: o, text: o })),
+        f.value,
+      );
     if (f.kind === 'list') return html``;
     return field(words(f.name), f.name, { value: f.value, ...(f.optional ? { hint: t('policies.optional') } : {}) });
   });

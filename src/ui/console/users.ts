@@ -69,7 +69,11 @@ ${removeControl(`${base}/remove`, csrf, t)}
   const password = user.human
     ? formCard(
         t('users.setPassword'),
-        postForm(`${base}/password`, csrf, html`${field(t('users.newPassword'), 'password', { type: 'password', required: true, autocomplete: 'new-password' })}${checkbox(t('users.changeRequired'), 'changeRequired', true)}${submit(t('common.save'))}`),
+        postForm(
+          `${base}/password`,
+          csrf,
+          html`${field(t('users.newPassword'), 'password', { type: 'password', required: true, autocomplete: 'new-password' })}${checkbox(t('users.changeRequired'), 'changeRequired', true)}${submit(t('common.save'))}`,
+        ),
       )
     : '';
   const machine = user.machine
