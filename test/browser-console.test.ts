@@ -173,6 +173,8 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await shows(admin.locator('header .me'), 'Signed in as Sesame Administrator');
     // An instance owner sees the instance's areas.
     await shows(admin.locator('nav.side'), 'Signing keys');
+    // The instance's figures at a glance: this server runs without metrics, and the overview says how to turn them on.
+    await shows(admin.locator('main'), 'Metrics are off');
     await screenshot(admin, 'console-02-overview');
   });
 

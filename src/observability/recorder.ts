@@ -170,3 +170,34 @@ export function recordBatchPending(kind: BatchKind, change: number): void {
   if (core === undefined) return;
   core[CORE.batchPending + BATCH_KINDS.indexOf(kind)]! += change;
 }
+
+/** The main figures since the start, summed over every HTTP thread (the console's overview); undefined with metrics off. */
+export interface MetricsGlance {
+  tokensIssued: number;
+  introspections: number;
+  signIns: number;
+  signInFailures: number;
+  lockouts: number;
+  /** Mails the SMTP relay took. */
+  mails: number;
+}
+
+export function metricsGlance(): MetricsGlance | undefined {
+  const newest = installed.at(-1);
+  if (!newest) return undefined;
+  const { memory } = newest;
+  const threads = Array.from({ length: memory.threads }, (_, thread) => coreCells(memory, thread));
+  const sum = (at: number, size: number) => {
+    let total = 0;
+    for (const cells of threads) for (let i = 0; i < size; i++) total += cells[at + i]!;
+    return total;
+  };
+  return {
+    tokensIssued: sum(CORE.tokens, GRANTS.length * TOKEN_TYPES.length),
+    introspections: sum(CORE.introspections, INTROSPECTION_RESULTS.length),
+    signIns: sum(CORE.signIns, 1),
+    signInFailures: sum(CORE.signInFailures, SIGN_IN_FAILURES.length),
+    lockouts: sum(CORE.lockouts, LOCKOUT_FACTORS.length),
+    mails: sum(CORE.mails + MAIL_RESULTS.indexOf('sent'), 1),
+  };
+}

@@ -8,6 +8,7 @@ import type { Response, Route } from '../types.js';
 import { ApiProblem } from './api.js';
 import { acting, consoleRoute, doneNotice, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
 import { PATHS } from '../../protocol/discovery.js';
+import { metricsGlance } from '../../observability/recorder.js';
 
 /**
  * The console's overview, organizations (ListMyProjectOrgs, AddOrg, the org worked in), the
@@ -64,6 +65,8 @@ export function overviewConsoleRoutes(kit: ConsoleKit, isReady: () => boolean): 
           projects: Number(projects.details?.totalResult ?? 0),
           ready: isReady(),
           memberships: memberships.result ?? [],
+          // Instance-wide figures: for the instance's administrators only.
+          ...((memberships.result ?? []).some((m) => m.iam === true) ? { metrics: metricsGlance() ?? null } : {}),
         });
         return call.page('home', call.t('home.title'), body, doneNotice(call.req, call.t));
       },

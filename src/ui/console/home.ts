@@ -11,6 +11,13 @@ export interface HomeData {
   projects: number;
   ready: boolean;
   memberships: readonly MembershipView[];
+  /** The instance's figures since the start (instance administrators only); null: metrics are off. */
+  metrics?: { tokensIssued: number; introspections: number; signIns: number; signInFailures: number; lockouts: number; mails: number } | null;
+}
+
+function metricsCards(t: ConsoleTranslate, metrics: NonNullable<HomeData['metrics']>): Html {
+  const card = (value: number, label: string) => html`<div class="card stat"><strong>${value}</strong>${label}</div>`;
+  return html`<h2>${t('home.metrics')}</h2><div class="cards">${card(metrics.tokensIssued, t('home.tokens'))}${card(metrics.introspections, t('home.introspections'))}${card(metrics.signIns, t('home.signIns'))}${card(metrics.signInFailures, t('home.signInFailures'))}${card(metrics.lockouts, t('home.lockouts'))}${card(metrics.mails, t('home.mails'))}</div>`;
 }
 
 export function homePage(t: ConsoleTranslate, data: HomeData): Html {
@@ -20,6 +27,7 @@ ${data.users === undefined ? '' : html`<a class="card stat" href="/ui/console/us
 <a class="card stat" href="/ui/console/projects"><strong>${data.projects}</strong>${t('home.projects')}</a>
 <div class="card stat"><strong>${data.ready ? '✓' : '✗'}</strong>${data.ready ? t('home.ready') : t('home.notReady', { reason: 'readyz' })}</div>
 </div>
+${data.metrics ? metricsCards(t, data.metrics) : data.metrics === null ? html`<p class="intro">${t('home.metricsOff')}</p>` : ''}
 <section class="card"><h2>${t('home.start')}</h2><p>${t('home.start.text')}</p></section>
 <h2>${t('home.roles')}</h2>
 ${table(
