@@ -244,6 +244,12 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await showsExactly(admin.locator('h1'), 'Alice Liddell');
     aliceLogin = await fact(admin, 'Login name');
     expect(aliceLogin).toMatch(/^alice@/);
+    // Alice may buy in the shop: a grant of the project's role.
+    await admin.click('summary:text("Grant roles on a project")');
+    await admin.selectOption('select[name=projectId]', { label: 'Shop' });
+    await admin.fill('#f-roleKeys', 'buyer');
+    await admin.click('form[action$="/grants"] button[type=submit]');
+    await shows(admin.locator('main'), 'buyer');
     await screenshot(admin, 'console-06-user');
     await admin.click('nav.side >> text=Users');
     await shows(admin.locator('table'), 'Alice Liddell');

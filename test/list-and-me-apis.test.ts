@@ -89,6 +89,37 @@ describe('lists', () => {
   });
 });
 
+describe('user grants', () => {
+  it('ListUserGrants filters the org’s grants; RemoveUserGrant takes one away, and another org’s is not found', async () => {
+    const project = (await api(server, 'POST', '/management/v1/projects', { token: server.pat, orgId, body: { name: 'Granted' } })).body.id;
+    await api(server, 'POST', `/management/v1/projects/${project}/roles/_bulk`, { token: server.pat, orgId, body: { roles: [{ key: 'reader' }, { key: 'writer' }] } });
+    const [ann, bob] = [await createHuman(server, { userName: 'grant-ann', orgId }), await createHuman(server, { userName: 'grant-bob', orgId })];
+    const grant = async (userId: string, roleKeys: string[]) =>
+      (await api(server, 'POST', `/management/v1/users/${userId}/grants`, { token: server.pat, orgId, body: { projectId: project, roleKeys } })).body.userGrantId as string;
+    const annGrant = await grant(ann.userId, ['reader', 'writer']);
+    await grant(bob.userId, ['reader']);
+    const list = async (queries: unknown[]) =>
+      ((await api(server, 'POST', '/management/v1/users/grants/_search', { token: server.pat, orgId, body: { query: { asc: true }, queries } })).body.result ?? []).map(
+        (g: { userName: string }) => g.userName,
+      );
+    expect(await list([{ projectIdQuery: { projectId: project } }])).toEqual(['grant-ann', 'grant-bob']);
+    expect(await list([{ projectIdQuery: { projectId: project } }, { roleKeyQuery: { roleKey: 'writer' } }])).toEqual(['grant-ann']);
+    expect(await list([{ userIdQuery: { userId: bob.userId } }])).toEqual(['grant-bob']);
+    expect((await api(server, 'POST', '/management/v1/users/grants/_search', { token: server.pat, orgId, body: { queries: [{ colourQuery: {} }] } })).status).toBe(400);
+
+    // Another org's context does not find it.
+    expect((await api(server, 'DELETE', `/management/v1/users/${ann.userId}/grants/${annGrant}`, { token: server.pat })).status).toBe(404);
+    expect((await api(server, 'DELETE', `/management/v1/users/${bob.userId}/grants/${annGrant}`, { token: server.pat, orgId })).status).toBe(404);
+    expect((await api(server, 'DELETE', `/management/v1/users/${ann.userId}/grants/${annGrant}`, { token: server.pat, orgId })).status).toBe(200);
+    expect(await list([{ projectIdQuery: { projectId: project } }])).toEqual(['grant-bob']);
+    expect((await api(server, 'GET', `/management/v1/users/${ann.userId}/grants/${annGrant}`, { token: server.pat, orgId })).status).toBe(404);
+    // Granted again: the place the removed grant held is free.
+    expect(await grant(ann.userId, ['reader'])).toBeTruthy();
+    const events = await api(server, 'POST', '/admin/v1/events/_search', { token: server.pat, body: { aggregateId: annGrant, eventTypes: ['user.grant.removed'] } });
+    expect(events.body.events).toHaveLength(1);
+  });
+});
+
 describe('the caller itself', () => {
   it('GetMyUser and ListMyMemberships answer who calls and what they administer', async () => {
     const me = await api(server, 'GET', '/auth/v1/users/me', { token: server.pat });

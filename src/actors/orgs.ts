@@ -1521,6 +1521,26 @@ export class OrgsActor implements ActsFor {
     return grant;
   }
 
+  /** RemoveUserGrant: the user's roles on the project go (a grant of another user or org is not found). */
+  async removeUserGrant(grantId: string, userId: string, orgId: string): Promise<View<UserGrantRecord>> {
+    const grant = this.userGrants.get(grantId);
+    if (!grant || grant.userId !== userId || grant.orgId !== orgId) throw notFound('USER-Gr4nt', `user grant ${grantId} not found`);
+    this.unindexGrant(grant);
+    try {
+      await this.userGrants.remove(grant.id, { keys: { free: keysOfGrant(grant) }, by: this.editor });
+    } catch (error) {
+      // A failed write left the grant in place: it is found again.
+      if (this.userGrants.get(grant.id)) this.indexGrant(grant);
+      throw error;
+    }
+    return grant;
+  }
+
+  /** An org's user grants in id order: a scan of every grant (ListUserGrants). */
+  grantsOfOrg(orgId: string): View<UserGrantRecord>[] {
+    return inIdOrder([...this.userGrants.values()].filter((grant) => grant.orgId === orgId));
+  }
+
   private indexGrant(grant: View<UserGrantRecord>): void {
     indexByUser(this.grantIdsByUser, grant);
   }

@@ -1,4 +1,4 @@
-import type { ChangeView, PatView, UserView } from '../../ui/console/api-shapes.js';
+import type { ChangeView, GrantView, PatView, ProjectView, UserView } from '../../ui/console/api-shapes.js';
 import { displayName, userPage, usersPage } from '../../ui/console/users.js';
 import type { Response, Route } from '../types.js';
 import type { ApiProblem } from './api.js';
@@ -23,13 +23,23 @@ async function listPage(call: ConsoleCall, problem?: ApiProblem, open?: 'human' 
 
 async function userPageOf(call: ConsoleCall, userId: string, extra: { once?: { label: string; value: string }; problem?: ApiProblem } = {}): Promise<Response> {
   const { user } = await call.api.call<{ user: UserView }>('GET', USER, [userId]);
-  const [pats, changes, factors] = await Promise.all([
+  const [pats, changes, factors, grants, projects] = await Promise.all([
     user.machine ? call.api.call<{ result?: PatView[] }>('POST', `${USER}/pats/_search`, [userId], {}) : Promise.resolve({ result: [] as PatView[] }),
     call.api.call<{ result?: ChangeView[] }>('POST', `${USER}/changes/_search`, [userId], { query: { limit: 20 } }),
     user.human ? factorsOf(call, USER_FACTORS) : Promise.resolve(undefined),
+    call.api.call<{ result?: GrantView[] }>('POST', '/management/v1/users/grants/_search', [], { query: { limit: 1000, asc: true }, queries: [{ userIdQuery: { userId } }] }),
+    call.api.call<{ result?: ProjectView[] }>('POST', '/management/v1/projects/_search', [], { query: { limit: 1000, asc: true } }),
   ]);
   const notice = extra.problem ? { kind: 'error' as const, text: extra.problem.message } : extra.once ? undefined : doneNotice(call.req, call.t);
-  const body = userPage(call.t, call.csrf, { user, pats: pats.result ?? [], changes: changes.result ?? [], ...(factors ? { factors } : {}), ...(extra.once ? { once: extra.once } : {}) });
+  const body = userPage(call.t, call.csrf, {
+    user,
+    pats: pats.result ?? [],
+    changes: changes.result ?? [],
+    grants: grants.result ?? [],
+    projects: projects.result ?? [],
+    ...(factors ? { factors } : {}),
+    ...(extra.once ? { once: extra.once } : {}),
+  });
   return call.page('users', displayName(user), body, notice, extra.problem ? extra.problem.status : 200);
 }
 
@@ -87,6 +97,34 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
     }),
     consoleRoute(kit, '/ui/console/users/:userId', { GET: (call) => userPageOf(call, call.req.params[0]!) }),
     ...factorRoutes(kit, USER_FACTORS, (call, problem) => userPageOf(call, call.req.params[0]!, problem ? { problem } : {})),
+    consoleRoute(kit, '/ui/console/users/:userId/grants', {
+      POST: (call) => {
+        const userId = call.req.params[0]!;
+        const roleKeys = (call.form.get('roleKeys') ?? '')
+          .split(',')
+          .map((key) => key.trim())
+          .filter((key) => key !== '');
+        return acting(
+          async () => {
+            await call.api.call('POST', `${USER}/grants`, [userId], { projectId: call.form.get('projectId') ?? '', roleKeys });
+            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
+          },
+          (problem) => userPageOf(call, userId, { problem }),
+        );
+      },
+    }),
+    consoleRoute(kit, '/ui/console/users/:userId/grants/:grantId/remove', {
+      POST: (call) => {
+        const [userId, grantId] = call.req.params as [string, string];
+        return acting(
+          async () => {
+            await call.api.call('DELETE', `${USER}/grants/:grantId`, [userId, grantId]);
+            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
+          },
+          (problem) => userPageOf(call, userId, { problem }),
+        );
+      },
+    }),
     lifecycle('lock'),
     lifecycle('unlock'),
     lifecycle('deactivate'),

@@ -117,3 +117,11 @@ export interface LinkView {
   providedUserId: string;
   providedUserName?: string;
 }
+
+/** A user grant: a user's roles on a project. */
+export interface GrantView {
+  id: string;
+  projectId: string;
+  projectName?: string;
+  roleKeys?: string[];
+}

@@ -1,7 +1,7 @@
 import { html, type Html } from '../../util/html.js';
-import type { ChangeView, PatView, UserView } from './api-shapes.js';
+import type { ChangeView, GrantView, PatView, ProjectView, UserView } from './api-shapes.js';
 import type { ConsoleTranslate } from './texts.js';
-import { actionButton, checkbox, facts, field, formCard, postForm, removeControl, shownOnce, stateBadge, submit, table, when } from './widgets.js';
+import { actionButton, checkbox, facts, field, formCard, postForm, removeControl, select, shownOnce, stateBadge, submit, table, when } from './widgets.js';
 import { changesTable } from './activity.js';
 import { factorsSection, type FactorsData } from './factors.js';
 
@@ -37,6 +37,9 @@ export interface UserPageData {
   user: UserView;
   pats?: readonly PatView[];
   changes: readonly ChangeView[];
+  /** The user's roles on the org's projects, and the projects a grant may name. */
+  grants: readonly GrantView[];
+  projects: readonly ProjectView[];
   /** A person's factors and links (a machine user has none). */
   factors?: FactorsData;
   /** What the last action handed out once (a PAT, a client secret). */
@@ -89,6 +92,24 @@ ${table(
 <p><a href="/ui/console/users">← ${t('nav.users')}</a></p>
 <section class="card"><h2>${t('users.profile')}</h2>${profile}${actions}</section>
 ${password}${machine}
+<h2>${t('grants.title')}</h2>
+${formCard(
+  t('grants.add'),
+  postForm(
+    `${base}/grants`,
+    csrf,
+    html`${select(
+      t('nav.projects'),
+      'projectId',
+      data.projects.map((p) => ({ value: p.id, text: p.name })),
+    )}${field(t('grants.roles'), 'roleKeys', { hint: t('grants.rolesHint') })}${submit(t('grants.add'))}`,
+  ),
+)}
+${table(
+  [t('nav.projects'), t('projects.roles'), ''],
+  data.grants.map((g) => [g.projectName ?? g.projectId, (g.roleKeys ?? []).join(', '), removeControl(`${base}/grants/${encodeURIComponent(g.id)}/remove`, csrf, t)]),
+  t('common.none'),
+)}
 ${data.factors ? factorsSection(t, csrf, base, data.factors, { passkeyLink: html`<div class="actions">${actionButton(`${base}/passkeys/link`, csrf, t('users.sendPasskeyLink'))}</div>` }) : ''}
 <h2>${t('users.changes')}</h2>
 ${changesTable(t, data.changes)}`;
