@@ -52,6 +52,9 @@ describe('lists', () => {
       { queries: [{ userNameQuery: { userName: 'a' }, typeQuery: { type: 'TYPE_HUMAN' } }] },
       { sortingColumn: 'USER_FIELD_NAME_NICK_NAME' },
       { query: { limit: 5000 } },
+      // Not a column, whatever an object's prototype has; a misspelt field is no silent "everything".
+      { sortingColumn: 'toString' },
+      { querys: [{ typeQuery: { type: 'TYPE_MACHINE' } }] },
     ]) {
       const refused = await list(body);
       expect(refused.status, JSON.stringify(body)).toBe(400);

@@ -3,7 +3,7 @@ import { invalidArgument } from '../model/errors.js';
 import { flag, text, uint64 } from './validation.js';
 
 /**
- * ZITADEL's list requests: the `query` paging (`offset`, `limit`, `asc`) and the text queries'
+ * ZITADEL's list requests (their bodies strict too: a misspelt `queries` would otherwise list everything): the `query` paging (`offset`, `limit`, `asc`) and the text queries'
  * match methods (`TEXT_QUERY_METHOD_*`), shared by ListUsers, ListOrgs, ListProjects and the auth
  * API's lists. A filter Sesame does not know is refused (the query objects are strict): a filter
  * dropped silently would answer more than the caller asked for.

@@ -77,18 +77,27 @@ const userQuerySchema = oneQueryOf({
   loginNameQuery: textQuery('loginName'),
   typeQuery: z.object({ type: z.enum(USER_TYPES) }).strict(),
   stateQuery: z.object({ state: z.enum(USER_STATES) }).strict(),
-  inUserIdsQuery: z.object({ userIds: z.array(z.string().max(200)).max(1000) }).strict(),
+  inUserIdsQuery: z
+    .object({
+      userIds: z
+        .array(z.string().max(200))
+        .max(1000)
+        .transform((ids) => new Set(ids)),
+    })
+    .strict(),
 });
 export type UserQuery = z.output<typeof userQuerySchema>;
 
 const USER_SORTING = ['USER_FIELD_NAME_UNSPECIFIED', 'USER_FIELD_NAME_USER_NAME', 'USER_FIELD_NAME_DISPLAY_NAME', 'USER_FIELD_NAME_EMAIL', 'USER_FIELD_NAME_CREATION_DATE'] as const;
 
 /** ListUsersRequest (`POST /management/v1/users/_search`). */
-export const listUsersSchema = z.object({
-  query: listQuerySchema,
-  sortingColumn: z.string().default('USER_FIELD_NAME_UNSPECIFIED'),
-  queries: list(userQuerySchema).refine((queries) => queries.length <= 20, 'at most 20 queries'),
-});
+export const listUsersSchema = z
+  .object({
+    query: listQuerySchema,
+    sortingColumn: z.string().default('USER_FIELD_NAME_UNSPECIFIED'),
+    queries: list(userQuerySchema).refine((queries) => queries.length <= 20, 'at most 20 queries'),
+  })
+  .strict();
 
 const displayNameOf = (user: View<UserRecord>) => user.human?.profile.displayName || (user.human ? `${user.human.profile.firstName} ${user.human.profile.lastName}` : (user.machine?.name ?? ''));
 
@@ -100,7 +109,7 @@ export function userMatches(user: View<UserRecord>, query: UserQuery, loginNames
   if (query.loginNameQuery) return loginNames(user).some((name) => textMatches(name, query.loginNameQuery!.loginName, query.loginNameQuery!.method));
   if (query.typeQuery) return query.typeQuery.type === 'TYPE_HUMAN' ? user.human !== undefined : user.machine !== undefined;
   if (query.stateQuery) return user.state === query.stateQuery.state;
-  return query.inUserIdsQuery!.userIds.includes(user.id);
+  return query.inUserIdsQuery!.userIds.has(user.id);
 }
 
 /** The users sorted ascending by ListUsers' column (creation order when unspecified). */
@@ -112,6 +121,6 @@ export function userSorting(column: string, users: View<UserRecord>[]): View<Use
     USER_FIELD_NAME_DISPLAY_NAME: (user) => displayNameOf(user).toLowerCase(),
     USER_FIELD_NAME_EMAIL: (user) => user.human?.email.email.toLowerCase() ?? '',
   };
-  if (!(column in key)) unsupportedSorting(column, USER_SORTING);
+  if (!Object.hasOwn(key, column)) unsupportedSorting(column, USER_SORTING);
   return sortedBy(users, key[column as keyof typeof key]);
 }

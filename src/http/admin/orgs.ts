@@ -26,11 +26,13 @@ const orgQuerySchema = oneQueryOf({
 const ORG_SORTING = ['ORG_FIELD_NAME_UNSPECIFIED', 'ORG_FIELD_NAME_NAME'] as const;
 
 /** ListOrgs (admin API) and ListMyProjectOrgs (auth API): `{query, sortingColumn, queries}`. */
-const listOrgsSchema = z.object({
-  query: listQuerySchema,
-  sortingColumn: z.string().default('ORG_FIELD_NAME_UNSPECIFIED'),
-  queries: list(orgQuerySchema).refine((queries) => queries.length <= 20, 'at most 20 queries'),
-});
+const listOrgsSchema = z
+  .object({
+    query: listQuerySchema,
+    sortingColumn: z.string().default('ORG_FIELD_NAME_UNSPECIFIED'),
+    queries: list(orgQuerySchema).refine((queries) => queries.length <= 20, 'at most 20 queries'),
+  })
+  .strict();
 
 function orgMatches(org: View<OrgRecord>, query: z.output<typeof orgQuerySchema>): boolean {
   if (query.nameQuery) return textMatches(org.name, query.nameQuery.name, query.nameQuery.method);

@@ -40,7 +40,7 @@ function projectSettings(req: Parameters<typeof readBody>[0], caller: Caller) {
 
 /** ListProjectsRequest: `{query, queries}` with name and id filters. */
 const projectQuerySchema = oneQueryOf({ nameQuery: textQuery('name'), projectResourceOwnerQuery: z.object({ resourceOwner: z.string().max(200) }).strict() });
-const listProjectsSchema = z.object({ query: listQuerySchema, queries: list(projectQuerySchema).refine((q) => q.length <= 20, 'at most 20 queries') });
+const listProjectsSchema = z.object({ query: listQuerySchema, queries: list(projectQuerySchema).refine((q) => q.length <= 20, 'at most 20 queries') }).strict();
 
 function projectView(project: View<ProjectRecord>) {
   return {

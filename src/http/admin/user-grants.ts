@@ -29,7 +29,7 @@ const grantQuerySchema = oneQueryOf({
   projectIdQuery: z.object({ projectId: z.string().max(200) }).strict(),
   roleKeyQuery: z.object({ roleKey: z.string().max(200) }).strict(),
 });
-const listUserGrantsSchema = z.object({ query: listQuerySchema, queries: list(grantQuerySchema).refine((q) => q.length <= 20, 'at most 20 queries') });
+const listUserGrantsSchema = z.object({ query: listQuerySchema, queries: list(grantQuerySchema).refine((q) => q.length <= 20, 'at most 20 queries') }).strict();
 
 function grantMatches(grant: View<UserGrantRecord>, query: z.output<typeof grantQuerySchema>): boolean {
   if (query.userIdQuery) return grant.userId === query.userIdQuery.userId;

@@ -1,4 +1,3 @@
-import { decodeJwt } from 'jose';
 import type { UserView } from '../../ui/console/api-shapes.js';
 import { accountPage, type SessionView } from '../../ui/console/account.js';
 import type { Response, Route } from '../types.js';
@@ -16,9 +15,7 @@ async function page(call: ConsoleCall, problem?: ApiProblem): Promise<Response> 
     call.api.call<{ result?: SessionView[] }>('POST', '/auth/v1/users/me/sessions/_search', [], {}),
     factorsOf(call, MY_FACTORS),
   ]);
-  // The console's own sign-in: its ID token names the session (`sid`).
-  const sid = decodeJwt(call.session.idToken).sid;
-  const body = accountPage(call.t, call.csrf, me.user, sessions.result ?? [], typeof sid === 'string' ? sid : undefined, factors);
+  const body = accountPage(call.t, call.csrf, me.user, sessions.result ?? [], call.session.loginSession || undefined, factors);
   const sent = new URLSearchParams(call.req.query).has('sent');
   const notice = problem ? { kind: 'error' as const, text: problem.message } : sent ? { kind: 'info' as const, text: call.t('factors.passkeyLinkSent') } : doneNotice(call.req, call.t);
   return call.page('account', call.t('account.title'), body, notice, problem?.status);

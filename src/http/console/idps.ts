@@ -1,7 +1,7 @@
 import { idpsPage, type ProviderView } from '../../ui/console/idps.js';
 import type { Response, Route } from '../types.js';
 import type { ApiProblem } from './api.js';
-import { acting, consoleRoute, doneNotice, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
+import { acting, consoleRoute, doneNotice, formLines, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
 
 /**
  * Identity providers, of the org (`/management/v1/idps…`, its login policy's list) and of the
@@ -17,12 +17,6 @@ interface Scope {
 
 const ORG: Scope = { base: '/ui/console/idps', api: '/management/v1', nav: 'idps', ownerType: 'IDP_OWNER_TYPE_ORG' };
 const INSTANCE: Scope = { base: '/ui/console/instance/idps', api: '/admin/v1', nav: 'instanceIdps', ownerType: 'IDP_OWNER_TYPE_SYSTEM' };
-
-const lines = (text: string | undefined) =>
-  (text ?? '')
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line !== '');
 
 async function pageOf(call: ConsoleCall, scope: Scope, problem?: ApiProblem): Promise<Response> {
   const [providers, offered] = await Promise.all([
@@ -58,7 +52,7 @@ function scopeRoutes(kit: ConsoleKit, scope: Scope): Route[] {
               issuer: f.get('issuer') ?? '',
               clientId: f.get('clientId') ?? '',
               clientSecret: f.get('clientSecret') ?? '',
-              scopes: lines(f.get('scopes')),
+              scopes: formLines(f.get('scopes')),
               usePkce: flag('usePkce'),
               providerOptions: { isLinkingAllowed: flag('isLinkingAllowed'), isCreationAllowed: flag('isCreationAllowed'), isAutoUpdate: flag('isAutoUpdate') },
             });

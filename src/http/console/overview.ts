@@ -2,7 +2,7 @@ import type { EventView, MembershipView, OrgView } from '../../ui/console/api-sh
 import { activityPage } from '../../ui/console/activity.js';
 import { homePage, orgsPage } from '../../ui/console/home.js';
 import { keysPage, type PublishedKey } from '../../ui/console/keys.js';
-import { consoleCookies, sealed, setConsoleCookie } from './session.js';
+import { consoleCookies, sealedSession, setConsoleCookie } from './session.js';
 import { redirectResponse } from '../html.js';
 import type { Response, Route } from '../types.js';
 import { ApiProblem } from './api.js';
@@ -89,7 +89,7 @@ export function overviewConsoleRoutes(kit: ConsoleKit, isReady: () => boolean): 
         const { result } = await call.api.call<{ result?: OrgView[] }>('POST', '/auth/v1/global/projectorgs/_search', [], { queries: [{ idQuery: { id: orgId } }] });
         if (!result?.length) return orgsPageOf(call, new ApiProblem(404, `organization ${orgId} not found`));
         const session = { ...call.session, orgId };
-        return redirectResponse('/ui/console', { 'Set-Cookie': setConsoleCookie(cookies.session, sealed(kit.masterKey, session), session.until) }, 303);
+        return redirectResponse('/ui/console', { 'Set-Cookie': setConsoleCookie(cookies.session, sealedSession(kit.masterKey, session), session.until) }, 303);
       },
     }),
     consoleRoute(kit, '/ui/console/activity', {

@@ -161,3 +161,11 @@ export async function acting(act: () => Promise<Response>, onProblem: (problem: 
     throw error;
   }
 }
+
+/** A textarea's entries, one a line (redirect URIs, origins, scopes): trimmed, blank lines left out. */
+export function formLines(text: string | undefined): string[] {
+  return (text ?? '')
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+}

@@ -2,7 +2,7 @@ import type { AppView, ChangeView, ProjectView, RoleView } from '../../ui/consol
 import { appPage, projectPage, projectsPage } from '../../ui/console/projects.js';
 import type { Response, Route } from '../types.js';
 import type { ApiProblem } from './api.js';
-import { acting, consoleRoute, doneNotice, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
+import { acting, consoleRoute, doneNotice, formLines, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
 
 /**
  * The console's projects: ListProjects and AddProject; one project with its roles (AddProjectRole)
@@ -10,12 +10,6 @@ import { acting, consoleRoute, doneNotice, seeOther, type ConsoleCall, type Cons
  */
 const PROJECT = '/management/v1/projects/:projectId';
 const APP = `${PROJECT}/apps/:appId`;
-
-const lines = (text: string | undefined) =>
-  (text ?? '')
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line !== '');
 
 const errorNotice = (problem: ApiProblem | undefined) => (problem ? { kind: 'error' as const, text: problem.message } : undefined);
 
@@ -79,8 +73,8 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
               name: f.get('name') ?? '',
               appType,
               authMethodType: f.get('authMethodType') ?? 'OIDC_AUTH_METHOD_TYPE_BASIC',
-              redirectUris: lines(f.get('redirectUris')),
-              postLogoutRedirectUris: lines(f.get('postLogoutRedirectUris')),
+              redirectUris: formLines(f.get('redirectUris')),
+              postLogoutRedirectUris: formLines(f.get('postLogoutRedirectUris')),
               responseTypes: ['OIDC_RESPONSE_TYPE_CODE'],
               grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
               devMode: f.get('devMode') === 'true',

@@ -15,8 +15,10 @@ export interface ConsoleSession {
   /** Random, per sign-in: what the CSRF tokens are bound to. */
   sid: string;
   accessToken: string;
+  /** The ID token, the logout's hint; '' when the cookie would have grown past what browsers keep (see sealedSession). */
   idToken: string;
-  userId: string;
+  /** The login session the console's sign-in is part of (the ID token's `sid`): "this browser" on the account page. */
+  loginSession: string;
   /** The org the console works in (`x-zitadel-orgid` of its API calls). */
   orgId: string;
   /** When the access token expires (ms): the session ends with it. */
@@ -46,6 +48,19 @@ export function sealed(masterKey: MasterKey, value: ConsoleSession | ConsoleSign
   return masterKey.encrypt(Buffer.from(JSON.stringify(value), 'utf8')).toString('base64url');
 }
 
+/** Browsers drop a cookie over 4096 bytes (name and attributes included): past this the session keeps no ID token. */
+const MOST_COOKIE_VALUE = 3800;
+
+/**
+ * The session's cookie value. A large ID token (many claims) would make the cookie one the browser
+ * silently drops, and every page would send it back to sign in again: it is left out then, and the
+ * sign-out ends the login session without the hint (on Sesame's own signed-out page).
+ */
+export function sealedSession(masterKey: MasterKey, session: ConsoleSession): string {
+  const value = sealed(masterKey, session);
+  return value.length <= MOST_COOKIE_VALUE ? value : sealed(masterKey, { ...session, idToken: '' });
+}
+
 function opened(masterKey: MasterKey, text: string | undefined): Record<string, unknown> | undefined {
   if (!text || text.length > 8192) return undefined;
   try {
@@ -61,7 +76,7 @@ const strings = (value: Record<string, unknown>, names: readonly string[]) => na
 /** The browser's console session, if it holds one that has not expired. */
 export function sessionOf(masterKey: MasterKey, policy: CookiePolicy, cookieHeader: string | undefined): ConsoleSession | undefined {
   const value = opened(masterKey, parseCookies(cookieHeader).get(policy.name));
-  if (value?.purpose !== 'console-session' || !strings(value, ['sid', 'accessToken', 'idToken', 'userId', 'orgId']) || typeof value.until !== 'number') return undefined;
+  if (value?.purpose !== 'console-session' || !strings(value, ['sid', 'accessToken', 'idToken', 'loginSession', 'orgId']) || typeof value.until !== 'number') return undefined;
   return value.until > clock.now() ? (value as unknown as ConsoleSession) : undefined;
 }
 

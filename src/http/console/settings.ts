@@ -1,19 +1,13 @@
 import { settingsPage, smtpPage, type InstanceSettingsData, type SmtpView } from '../../ui/console/settings.js';
 import type { Method, Response, Route } from '../types.js';
 import type { ApiProblem } from './api.js';
-import { acting, consoleRoute, doneNotice, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
+import { acting, consoleRoute, doneNotice, formLines, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
 
 /**
  * The instance's settings (`/v2/features/instance`, `/admin/v1/policies/security`,
  * `/admin/v1/settings/dynamic_client_registration`) and its SMTP configurations (`/admin/v1/smtp…`):
  * forms the admin API validates and decides on, for the instance's administrators.
  */
-const lines = (text: string | undefined) =>
-  (text ?? '')
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line !== '');
-
 /** A number field: empty stays unset (the API keeps the value), anything else is sent as typed (the API refuses what is not a number). */
 const numberField = (call: ConsoleCall, name: string): number | undefined => {
   const typed = (call.form.get(name) ?? '').trim();
@@ -66,7 +60,7 @@ export function settingsConsoleRoutes(kit: ConsoleKit): Route[] {
     settingsForm('features', 'PUT', '/v2/features/instance', (call) => ({ oidcTokenExchange: checked(call, 'oidcTokenExchange') })),
     settingsForm('security', 'PUT', '/admin/v1/policies/security', (call) => ({
       enableIframeEmbedding: checked(call, 'enableIframeEmbedding'),
-      allowedOrigins: lines(call.form.get('allowedOrigins')),
+      allowedOrigins: formLines(call.form.get('allowedOrigins')),
       enableImpersonation: checked(call, 'enableImpersonation'),
     })),
     settingsForm('registration', 'PUT', '/admin/v1/settings/dynamic_client_registration', (call) => ({

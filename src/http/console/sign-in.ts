@@ -10,7 +10,7 @@ import { consoleHtmlResponse, redirectResponse } from '../html.js';
 import type { Request, Response, Route } from '../types.js';
 import { ApiProblem } from './api.js';
 import { localeOf, type ConsoleKit } from './page.js';
-import { clearConsoleCookie, consoleCookies, consoleCsrfValid, randomToken, sealed, sessionOf, setConsoleCookie, signInOf, SIGN_IN_MS, type ConsoleSession } from './session.js';
+import { clearConsoleCookie, consoleCookies, consoleCsrfValid, randomToken, sealed, sealedSession, sessionOf, setConsoleCookie, signInOf, SIGN_IN_MS, type ConsoleSession } from './session.js';
 import { parseFormBody } from '../../protocol/form.js';
 
 /**
@@ -95,17 +95,19 @@ export function signInRoutes(kit: ConsoleKit): Route[] {
       if (problem instanceof ApiProblem) return failed(req, problem.message, 403);
       throw problem;
     }
-    const session: ConsoleSession = { purpose: 'console-session', sid: randomToken(), accessToken: tokens.access_token, idToken: tokens.id_token, userId: claims.sub, orgId, until };
+    const loginSession = typeof claims.sid === 'string' ? claims.sid : '';
+    const session: ConsoleSession = { purpose: 'console-session', sid: randomToken(), accessToken: tokens.access_token, idToken: tokens.id_token, loginSession, orgId, until };
     // A new session cookie at each sign-in (never one a page had before). The sign-in's cookie is
     // left to expire: its state is spent with the code, which the token endpoint takes once.
-    return redirectResponse(signIn.returnTo, { 'Set-Cookie': setConsoleCookie(cookies.session, sealed(kit.masterKey, session), until) });
+    return redirectResponse(signIn.returnTo, { 'Set-Cookie': setConsoleCookie(cookies.session, sealedSession(kit.masterKey, session), until) });
   };
 
   const signOut = async (req: Request): Promise<Response> => {
     const session = sessionOf(kit.masterKey, cookies.session, req.headers.cookie);
     const form = parseFormBody(req.headers['content-type'], req.body);
     if (!session || !consoleCsrfValid(kit.csrfKey, session, form.get('csrf'))) return redirectResponse(CONSOLE_PATHS.signedOut, { 'Set-Cookie': clearConsoleCookie(cookies.session) }, 303);
-    const params = new URLSearchParams({ id_token_hint: session.idToken, post_logout_redirect_uri: kit.issuer + CONSOLE_PATHS.signedOut });
+    // Without the ID token (see sealedSession) the client id names the app; the login session of this browser ends all the same.
+    const params = new URLSearchParams(session.idToken ? { id_token_hint: session.idToken, post_logout_redirect_uri: kit.issuer + CONSOLE_PATHS.signedOut } : { client_id: CONSOLE_CLIENT_ID });
     return redirectResponse(`${PATHS.endSession}?${params}`, { 'Set-Cookie': clearConsoleCookie(cookies.session) }, 303);
   };
 
