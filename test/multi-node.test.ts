@@ -2,7 +2,7 @@ import pg from 'pg';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { readmeBlocks } from './helpers/readme.js';
+import { docBlocks } from './helpers/doc-blocks.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
@@ -416,12 +416,10 @@ function databaseUrlOf(node: TestServer): string {
   return match[1]!;
 }
 
-describe("the README's two-node example", () => {
+describe("the multi-node guide's two-node example", () => {
   it('runs as written against a new database: a token from B is active on A, revoked on B, inactive on A', { timeout: 60_000 }, async () => {
     const root = fileURLToPath(new URL('..', import.meta.url));
-    const markdown = readFileSync(join(root, 'README.md'), 'utf8');
-    const section = markdown.slice(markdown.indexOf('\n## Running several nodes\n'));
-    const block = readmeBlocks(section).find((b) => b.lang === 'sh');
+    const block = docBlocks(readFileSync(join(root, 'docs', 'multi-node.md'), 'utf8')).find((b) => b.lang === 'sh');
     expect(block?.skip).toMatch(/multi-node\.test\.ts/);
     // A directory of its own, as a user's checkout: `dist` is the project's, the node data dirs and logs land here.
     const cwd = dataDir();
