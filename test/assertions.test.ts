@@ -2,7 +2,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, importPKCS8, jwtVerify, SignJWT } from 'jose';
-import { api, createMachineClient } from './helpers/api.js';
+import { api, basicAuth, createApiApp, createMachineClient, postForm } from './helpers/api.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 
 /**
@@ -359,5 +359,80 @@ describe('JWT profile grant', () => {
     expect(doc.grant_types_supported).toContain('urn:ietf:params:oauth:grant-type:jwt-bearer');
     expect(doc.token_endpoint_auth_methods_supported).toContain('private_key_jwt');
     expect(doc.introspection_endpoint_auth_methods_supported).toContain('private_key_jwt');
+  });
+});
+
+describe('removing keys', () => {
+  const profileGrant = async (keyFile: { keyId: string; key: string; userId: string }, scope: string) => {
+    const assertion = await sign(
+      createPrivateKey(keyFile.key),
+      { alg: 'RS256', kid: keyFile.keyId },
+      { iss: keyFile.userId, sub: keyFile.userId, aud: server.issuer, iat: now(), exp: now() + 300, jti: randomUUID() },
+    );
+    const body = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion, scope });
+    const res = await fetch(`${server.url}/oauth/v2/token`, { method: 'POST', headers: { 'content-type': FORM }, body: body.toString() });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+
+  it('ListMachineKeys lists a machine user’s keys; RemoveMachineKey stops the key and voids what the user obtained before', async () => {
+    const api_ = await createApiApp(server, 'key-removal');
+    const scope = `urn:zitadel:iam:org:project:id:${api_.projectId}:aud`;
+    const introspect = async (token: string) => (await postForm(server, '/oauth/v2/introspect', { token }, basicAuth(api_.clientId, api_.clientSecret))).body.active;
+    const user = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, body: { userName: 'rotating-service', name: 'Rotating', accessTokenType: 'ACCESS_TOKEN_TYPE_JWT' } });
+    const userId = user.body.userId as string;
+    const addKey = async () => {
+      const res = await api(server, 'POST', `/management/v1/users/${userId}/keys`, { token: server.pat, body: { type: 'KEY_TYPE_JSON' } });
+      expect(res.status).toBe(200);
+      return JSON.parse(Buffer.from(res.body.keyDetails, 'base64').toString()) as { keyId: string; key: string; userId: string };
+    };
+    const [oldKey, newKey] = [await addKey(), await addKey()];
+    const listed = await api(server, 'POST', `/management/v1/users/${userId}/keys/_search`, { token: server.pat, body: { query: { asc: true } } });
+    expect(listed.status).toBe(200);
+    expect(listed.body.details.totalResult).toBe('2');
+    expect(listed.body.result.map((k: { id: string }) => k.id).sort()).toEqual([oldKey.keyId, newKey.keyId].sort());
+    expect(listed.body.result[0]).toMatchObject({ type: 'KEY_TYPE_JSON' });
+    expect(JSON.stringify(listed.body)).not.toContain('PRIVATE KEY');
+
+    const before = await profileGrant(oldKey, scope);
+    expect(before.status).toBe(200);
+    expect(await introspect(before.body.access_token)).toBe(true);
+    // The horizon counts in whole seconds, as tokens do: the removal comes a second later.
+    clock.advance(1000);
+    const removed = await api(server, 'DELETE', `/management/v1/users/${userId}/keys/${oldKey.keyId}`, { token: server.pat });
+    expect(removed.status).toBe(200);
+    expect(removed.body.details.changeDate).toBeTruthy();
+
+    expect((await profileGrant(oldKey, scope)).body.error).toBe('invalid_grant');
+    expect(await introspect(before.body.access_token)).toBe(false);
+    const after = await profileGrant(newKey, scope);
+    expect(after.status).toBe(200);
+    expect(await introspect(after.body.access_token)).toBe(true);
+    expect((await api(server, 'GET', `/management/v1/users/${userId}/keys/${oldKey.keyId}`, { token: server.pat })).status).toBe(404);
+    expect((await api(server, 'DELETE', `/management/v1/users/${userId}/keys/${oldKey.keyId}`, { token: server.pat })).status).toBe(404);
+    // Another user's key is not this user's to remove.
+    expect((await api(server, 'DELETE', `/management/v1/users/${userId}/keys/${machine.keyFile.keyId}`, { token: server.pat })).status).toBe(404);
+    const remaining = await api(server, 'POST', `/management/v1/users/${userId}/keys/_search`, { token: server.pat, body: {} });
+    expect(remaining.body.result.map((k: { id: string }) => k.id)).toEqual([newKey.keyId]);
+    expect((await api(server, 'POST', `/management/v1/users/${userId}/keys/_search`, { token: server.pat, body: { query: { limit: 5000 } } })).status).toBe(400);
+    const events = await api(server, 'POST', '/admin/v1/events/_search', { token: server.pat, body: { aggregateId: userId, eventTypes: ['user.machine.key.removed'] } });
+    expect(events.body.events).toHaveLength(1);
+  });
+
+  it('ListAppKeys lists an app’s keys; RemoveAppKey stops its assertions', async () => {
+    const extra = await addAppKey();
+    const extraKey = { kid: extra.id, key: createPrivateKey(JSON.parse(Buffer.from(extra.keyDetails!, 'base64').toString()).key) };
+    expect((await introspectWith(await clientAssertion({}, { kid: extraKey.kid }, extraKey.key))).status).toBe(200);
+    const path = `/management/v1/projects/${projectId}/apps/${app.appId}/keys`;
+    const ids = async () => ((await api(server, 'POST', `${path}/_search`, { token: server.pat, body: {} })).body.result ?? []).map((k: { id: string }) => k.id);
+    expect(await ids()).toContain(extraKey.kid);
+    expect(await ids()).toContain(appKey.kid);
+
+    expect((await api(server, 'DELETE', `${path}/${extraKey.kid}`, { token: server.pat })).status).toBe(200);
+    expect(await ids()).not.toContain(extraKey.kid);
+    expect((await introspectWith(await clientAssertion({}, { kid: extraKey.kid }, extraKey.key))).status).toBe(401);
+    // The app's other key still works; the removed one is gone for good.
+    expect((await introspectWith(await clientAssertion())).status).toBe(200);
+    expect((await api(server, 'DELETE', `${path}/${extraKey.kid}`, { token: server.pat })).status).toBe(404);
+    expect((await api(server, 'GET', `${path}/${extraKey.kid}`, { token: server.pat })).status).toBe(404);
   });
 });

@@ -765,6 +765,38 @@ describe('user grants and metadata', () => {
     expectInvalid(await mgmt('POST', `/users/${userId}/metadata/bad`, { body: { value: 'not base64!' } }), /value/);
     expectInvalid(await mgmt('POST', `/users/${userId}/metadata/empty`, { body: { value: '' } }), /value/);
   });
+
+  it('lists metadata by key and removes one entry (ListUserMetadata, RemoveUserMetadata)', async () => {
+    const userId = await addMachine();
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    for (const [key, value] of [
+      ['team', 'billing'],
+      ['cost-centre', '42'],
+      ['team-lead', 'ada'],
+    ] as const)
+      expectOk(await mgmt('POST', `/users/${userId}/metadata/${key}`, { body: { value: b64(value) } }));
+    const list = (body: unknown) => mgmt('POST', `/users/${userId}/metadata/_search`, { body });
+    const keys = (result: ApiResult) => (expectOk(result).result ?? []).map((m: { key: string }) => m.key);
+    const all = expectOk(await list({ query: { asc: true } }));
+    expect(all.details.totalResult).toBe('3');
+    expect(all.result.map((m: { key: string; value: string }) => [m.key, m.value])).toEqual([
+      ['cost-centre', b64('42')],
+      ['team', b64('billing')],
+      ['team-lead', b64('ada')],
+    ]);
+    expect(keys(await list({ query: { asc: true }, queries: [{ keyQuery: { key: 'team', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }] }))).toEqual(['team', 'team-lead']);
+    expect(keys(await list({ query: { asc: true, limit: 1, offset: 1 } }))).toEqual(['team']);
+    expectInvalid(await list({ queries: [{ valueQuery: { value: 'x' } }] }), /queries/);
+
+    expectDetails(expectOk(await mgmt('DELETE', `/users/${userId}/metadata/team`)).details, defaultOrgId, 'changeDate');
+    expect(keys(await list({ query: { asc: true } }))).toEqual(['cost-centre', 'team-lead']);
+    expectError(await mgmt('GET', `/users/${userId}/metadata/team`), 404, 5);
+    // Gone once: a second removal (or one of a key never set, or of the prototype's names) is NotFound.
+    expectError(await mgmt('DELETE', `/users/${userId}/metadata/team`), 404, 5);
+    expectError(await mgmt('DELETE', `/users/${userId}/metadata/constructor`), 404, 5);
+    const events = await call('POST', '/admin/v1/events/_search', { body: { aggregateId: userId, eventTypes: ['user.metadata.removed'] } });
+    expect(expectOk(events).events.map((e: { type: { type: string } }) => e.type.type)).toEqual(['user.metadata.removed']);
+  });
 });
 
 describe('org context', () => {

@@ -544,6 +544,21 @@ export class ClientsActor implements ActsFor {
     return generated ? { key, privateKeyPem: generated.privatePem } : { key };
   }
 
+  /** A machine user's keys (ListMachineKeys), expired ones included. */
+  machineKeysOf(userId: string): View<MachineKeyRecord>[] {
+    return inIdOrder([...this.machineKeys.values()].filter((k) => k.userId === userId));
+  }
+
+  /** A machine key's removal, staged (see services/machine-credentials.ts: with the user's revocation horizon). */
+  stageMachineKeyRemoval(keyId: string, batch: WriteBatch): void {
+    this.machineKeys.stageRemoval(keyId, batch);
+  }
+
+  /** RemoveAppKey: the app authenticates with the key no more (what it obtained was the users' and stays). */
+  async removeAppKey(keyId: string): Promise<void> {
+    await this.appKeys.remove(keyId, { by: this.editor });
+  }
+
   /** An imported public key of a machine user (`machineKeys[]`): id and expiration kept. */
   stageMachineKey(user: { id: string; orgId: string }, input: { id: string; expirationDate?: number; publicKeyPem: string }, batch: WriteBatch): View<MachineKeyRecord> {
     if (this.machineKeys.taken(input.id)) throw alreadyExists('KEY-2kd8f', `key ${input.id} already exists`);
@@ -588,6 +603,7 @@ export const CLIENTS_READS = [
   'machineAssertionKey',
   'getAppKey',
   'getMachineKey',
+  'machineKeysOf',
   'snapshot',
 ] as const satisfies readonly (keyof ClientsActor)[];
 export type ClientsReader = Pick<ClientsActor, (typeof CLIENTS_READS)[number]>;

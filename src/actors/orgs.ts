@@ -1202,6 +1202,24 @@ export class OrgsActor implements ActsFor {
     return this.requireChanged(userId, after);
   }
 
+  /** RemoveUserMetadata: drops one metadata entry of a user; NotFound when it has none by that key. */
+  async removeUserMetadata(userId: string, key: string): Promise<View<UserRecord>> {
+    this.requireUser(userId);
+    const after = await this.users.change(
+      userId,
+      (stored) => {
+        if (!stored) return undefined;
+        const user = ownRow<UserRecord>(stored);
+        // Decided on the row as stored: of two removals at once, one finds it.
+        if (!user.metadata || !Object.hasOwn(user.metadata, key)) throw notFound('USER-M3t41', `metadata ${key} not found`);
+        const { [key]: _removed, ...metadata } = user.metadata;
+        return stamp<UserRecord>({ ...user, metadata }, false);
+      },
+      { by: this.editor },
+    );
+    return this.requireChanged(userId, after);
+  }
+
   /** Whether a person (or machine user) may sign in and hold tokens: active, in an active org. */
   isActive(user: View<UserRecord> | undefined): user is View<UserRecord> {
     return user !== undefined && user.state === 'USER_STATE_ACTIVE' && this.orgIsActive(user.orgId);

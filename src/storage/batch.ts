@@ -5,14 +5,6 @@ import type { TableFeed } from './directory-writes.js';
 import type { UniqueKey } from './unique-keys.js';
 import type { Editor, EventDraft } from '../model/activity.js';
 
-/**
- * Writes that commit together, in one LMDB transaction (e.g. one organization of an import).
- * Actors stage rows into a batch. Staged rows are pending: only code holding the batch sees them
- * (`Table.get(id, batch)`), everybody else keeps seeing the committed rows. commit() writes them
- * atomically and, once durable, makes them visible in the tables' memory; rollback() (or a failed
- * transaction) drops them. Neither ever overwrites a row another writer changed meanwhile.
- */
-
 /** What a batch needs from a table (see Table): its store, its committed rows, and claims on ids. */
 export interface BatchTarget {
   /** Where its writes are logged for the copies of the directory (see DirectoryLog), if anywhere. */
@@ -24,7 +16,6 @@ export interface BatchTarget {
   /** Marks an id as taken by a pending batch (uniqueness checks see it), or releases it. */
   claim(key: string): void;
   release(key: string): void;
-  /** Inside the write transaction: whether the row as stored is still `base` (no other thread or process wrote it since). */
 }
 
 interface Staged {
@@ -40,6 +31,13 @@ interface Staged {
  */
 const writing = new WeakMap<BatchTarget, Map<string, WriteBatch>>();
 
+/**
+ * Writes that commit together, in one LMDB transaction (e.g. one organization of an import).
+ * Actors stage rows into a batch. Staged rows are pending: only code holding the batch sees them
+ * (`Table.get(id, batch)`), everybody else keeps seeing the committed rows. commit() writes them
+ * atomically and, once durable, makes them visible in the tables' memory; rollback() (or a failed
+ * transaction) drops them. Neither ever overwrites a row another writer changed meanwhile.
+ */
 export class WriteBatch {
   private readonly pending = new Map<BatchTarget, Map<string, Staged>>();
   private count = 0;
@@ -78,10 +76,10 @@ export class WriteBatch {
     return this.pending.get(target)?.get(key)?.value;
   }
 
-  /** The rows of `target` staged in this batch. */
-  *stagedValues(target: BatchTarget): IterableIterator<unknown> {
+  /** The rows of `target` staged in this batch, by key (null: staged for removal). */
+  *stagedRows(target: BatchTarget): IterableIterator<[string, unknown]> {
     const rows = this.pending.get(target);
-    if (rows) for (const s of rows.values()) yield s.value;
+    if (rows) for (const [key, s] of rows) yield [key, s.value];
   }
 
   /** Registers memory-only bookkeeping (an index entry) to take back on rollback. */

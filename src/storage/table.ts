@@ -51,8 +51,9 @@ export class Table<T extends { id: string }> implements BatchTarget {
   /** The row; with `batch`, the batch's staged version of it when it has one. */
   get(id: string, batch?: WriteBatch): View<T> | undefined {
     if (batch) {
-      const staged = batch.staged(this, id) as T | undefined;
-      if (staged) return staged as View<T>;
+      // null: the batch removes the row.
+      const staged = batch.staged(this, id) as T | null | undefined;
+      if (staged !== undefined) return (staged ?? undefined) as View<T> | undefined;
     }
     return this.rows.get(id) as View<T> | undefined;
   }
@@ -74,9 +75,9 @@ export class Table<T extends { id: string }> implements BatchTarget {
   /** The rows, with `batch`'s staged ones in place of (or besides) the committed ones. */
   *valuesIn(batch: WriteBatch): IterableIterator<View<T>> {
     const staged = new Set<string>();
-    for (const row of batch.stagedValues(this) as IterableIterator<T>) {
-      staged.add(row.id);
-      yield row as View<T>;
+    for (const [id, row] of batch.stagedRows(this) as IterableIterator<[string, T | null]>) {
+      staged.add(id);
+      if (row) yield row as View<T>;
     }
     for (const row of this.rows.values()) if (!staged.has(row.id)) yield row as View<T>;
   }
@@ -176,6 +177,11 @@ export class Table<T extends { id: string }> implements BatchTarget {
     batch.put(this, row.id, row);
   }
 
+  /** Stages the row's removal into a batch: gone through the batch at once, for everybody once the batch commits. */
+  stageRemoval(id: string, batch: WriteBatch): void {
+    batch.put(this, id, null);
+  }
+
   /** Removes a row; gone at once, and back if the write fails (unless the id was written again). */
   remove(id: string, options?: { keys?: KeyChanges; by?: Editor | undefined }): Promise<boolean> {
     const previous = this.rows.get(id);
@@ -200,8 +206,11 @@ export class Table<T extends { id: string }> implements BatchTarget {
   }
 
   applyCommitted(id: string, value: unknown, base: unknown): void {
-    this.reader.committed(this.feed.store, id, value);
-    if (this.rows.get(id) === base) this.rows.set(id, value as T);
+    // null: a staged removal (stageRemoval).
+    this.reader.committed(this.feed.store, id, value ?? undefined);
+    if (this.rows.get(id) !== base) return;
+    if (value === null) this.rows.delete(id);
+    else this.rows.set(id, value as T);
   }
 
   claim(id: string): void {

@@ -3,10 +3,11 @@ import type { PublicKeyRecord } from '../model/records.js';
 import { viewDetails, rfc3339 } from './details.js';
 import { enumField, KEY_TYPE } from './enums.js';
 import { expirationDate } from './validation.js';
+import { listQuerySchema } from './list-query.js';
 
 /**
  * Public keys of apps and machine users (AddAppKey, AddMachineKey): the request schema, the read
- * view, and the key files (`keyDetails`, compat §2.1) handed out once when Sesame generates the pair.
+ * view, and the key files (`keyDetails`, docs/compatibility.md §2.1) handed out once when Sesame generates the pair.
  */
 const publicKeyPem = () =>
   z.string().transform((value, ctx) => {
@@ -45,3 +46,6 @@ export function machineKeyFile(key: { id: string; userId: string; expirationDate
     userId: key.userId,
   });
 }
+
+/** ListMachineKeys' and ListAppKeys' body: paging only (the keys in id order). */
+export const listKeysSchema = z.object({ query: listQuerySchema }).strict();

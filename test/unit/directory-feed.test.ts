@@ -5,7 +5,7 @@ import { ClientsActor } from '../../src/actors/clients.js';
 import { KEY_SET_VERSION, KeysActor } from '../../src/actors/keys.js';
 import { WriteBatch } from '../../src/storage/batch.js';
 import { Transactions } from '../../src/actors/transaction.js';
-import { renewMachineSecret } from '../../src/services/machine-secret.js';
+import { renewMachineSecret } from '../../src/services/machine-credentials.js';
 import type { DirectoryChange } from '../../src/storage/directory-log.js';
 import type { Storage } from '../../src/storage/db.js';
 import { MasterKey } from '../../src/crypto/master-key.js';

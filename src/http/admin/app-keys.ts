@@ -2,9 +2,13 @@ import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { notFound, preconditionFailed } from '../../model/errors.js';
 import { requireAppAccess } from './apps.js';
-import { addedDetails } from '../../zitadel/details.js';
+import { addedDetails, changedDetails, listDetails } from '../../zitadel/details.js';
+import { clock } from '../../util/clock.js';
+import { pageOf } from '../../zitadel/list-query.js';
+import type { AppKeyRecord, AppRecord } from '../../model/records.js';
+import type { View } from '../../util/readonly.js';
 import { apiRoute, ok, okSecret } from './endpoint.js';
-import { addKeySchema, appKeyFile, keyView } from '../../zitadel/keys.js';
+import { addKeySchema, appKeyFile, keyView, listKeysSchema } from '../../zitadel/keys.js';
 import { readBody } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';
 import type { AppsPorts } from './apps.js';
@@ -12,8 +16,14 @@ import type { AppsPorts } from './apps.js';
 /** What this module uses of the wired parts (src/app.ts). */
 export type AppKeysPorts = Pick<Ports, 'clients'> & CallerPorts & AppsPorts;
 
-/** App keys for private_key_jwt: AddAppKey and GetAppKey. */
+/** App keys for private_key_jwt: AddAppKey, GetAppKey, ListAppKeys and RemoveAppKey. */
 const PRIVATE_KEY_JWT = ['OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT', 'API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT'];
+
+function requireAppKey(ctx: AppKeysPorts, app: View<AppRecord>, keyId: string): View<AppKeyRecord> {
+  const key = ctx.clients.getAppKey(keyId);
+  if (!key || key.appId !== app.id) throw notFound('APP-K3y01', `key ${keyId} not found`);
+  return key;
+}
 
 export function appKeyRoutes(ctx: AppKeysPorts): Route[] {
   return [
@@ -34,12 +44,24 @@ export function appKeyRoutes(ctx: AppKeysPorts): Route[] {
         });
       },
     }),
+    apiRoute(ctx, '/management/v1/projects/:projectId/apps/:appId/keys/_search', {
+      POST: (req, caller) => {
+        const app = requireAppAccess(ctx, caller, req, 'project.app.read');
+        const { query } = readBody(req, listKeysSchema);
+        const keys = ctx.clients.appKeysOf(app.id);
+        return ok({ details: listDetails(keys.length), result: pageOf(keys, query).map(keyView) });
+      },
+    }),
     apiRoute(ctx, '/management/v1/projects/:projectId/apps/:appId/keys/:keyId', {
       GET: (req, caller) => {
         const app = requireAppAccess(ctx, caller, req, 'project.app.read');
-        const key = ctx.clients.getAppKey(req.params[2]!);
-        if (!key || key.appId !== app.id) throw notFound('APP-K3y01', `key ${req.params[2]} not found`);
-        return ok({ key: keyView(key) });
+        return ok({ key: keyView(requireAppKey(ctx, app, req.params[2]!)) });
+      },
+      DELETE: async (req, caller) => {
+        const app = requireAppAccess(ctx, caller, req, 'project.app.write');
+        const key = requireAppKey(ctx, app, req.params[2]!);
+        await ctx.clients.by(caller.by).removeAppKey(key.id);
+        return ok({ details: changedDetails({ ...key, changedAt: clock.now(), sequence: key.sequence + 1 }, key.orgId) });
       },
     }),
   ];

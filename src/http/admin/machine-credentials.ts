@@ -3,23 +3,24 @@ import { z } from 'zod';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import { notFound, preconditionFailed } from '../../model/errors.js';
-import type { PatRecord, UserRecord } from '../../model/records.js';
+import type { MachineKeyRecord, PatRecord, UserRecord } from '../../model/records.js';
 import type { Caller } from './caller.js';
 import { addedDetails, changedDetails, listDetails, rfc3339, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok, okSecret } from './endpoint.js';
-import { addKeySchema, keyView, machineKeyFile } from '../../zitadel/keys.js';
+import { addKeySchema, keyView, listKeysSchema, machineKeyFile } from '../../zitadel/keys.js';
 import { requireUserAccess } from './users.js';
 import { expirationDate, readBody } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';
 import type { View } from '../../util/readonly.js';
-import { renewMachineSecret } from '../../services/machine-secret.js';
+import { removeMachineKey, renewMachineSecret } from '../../services/machine-credentials.js';
+import { pageOf } from '../../zitadel/list-query.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type MachineCredentialsPorts = Pick<Ports, 'clients' | 'orgs' | 'transactions'> & CallerPorts;
 
 /**
  * What a machine user authenticates with: its client secret (GenerateMachineSecret), keys
- * (AddMachineKey, GetMachineKeyByIDs) and personal access tokens (AddPersonalAccessToken,
+ * (AddMachineKey, GetMachineKeyByIDs, ListMachineKeys, RemoveMachineKey) and personal access tokens (AddPersonalAccessToken,
  * GetPersonalAccessTokenByIDs, ListPersonalAccessTokens, RemovePersonalAccessToken). Secrets,
  * private keys and tokens appear only in the creating response.
  */
@@ -30,6 +31,12 @@ function requireMachine(caller: Caller, userId: string): View<UserRecord> {
   const user = caller.requireActOn(userId, 'user.write');
   if (!user.machine) throw preconditionFailed('USER-Mach1', `user ${userId} is not a machine user`);
   return user;
+}
+
+function requireMachineKey(ctx: MachineCredentialsPorts, user: View<UserRecord>, keyId: string): View<MachineKeyRecord> {
+  const key = ctx.clients.getMachineKey(keyId);
+  if (!key || key.userId !== user.id) throw notFound('USER-K3y01', `key ${keyId} not found`);
+  return key;
 }
 
 function requirePat(ctx: MachineCredentialsPorts, user: View<UserRecord>, tokenId: string): PatRecord {
@@ -69,12 +76,25 @@ export function machineCredentialRoutes(ctx: MachineCredentialsPorts): Route[] {
         });
       },
     }),
+    apiRoute(ctx, '/management/v1/users/:userId/keys/_search', {
+      POST: (req, caller) => {
+        const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.read');
+        const { query } = readBody(req, listKeysSchema);
+        const keys = ctx.clients.machineKeysOf(user.id);
+        return ok({ details: listDetails(keys.length), result: pageOf(keys, query).map(keyView) });
+      },
+    }),
     apiRoute(ctx, '/management/v1/users/:userId/keys/:keyId', {
       GET: (req, caller) => {
         const user = requireUserAccess(ctx, caller, req.params[0]!, 'user.read');
-        const key = ctx.clients.getMachineKey(req.params[1]!);
-        if (!key || key.userId !== user.id) throw notFound('USER-K3y01', `key ${req.params[1]} not found`);
-        return ok({ key: keyView(key) });
+        return ok({ key: keyView(requireMachineKey(ctx, user, req.params[1]!)) });
+      },
+      DELETE: async (req, caller) => {
+        // Removing a credential needs the same right as creating one; what the key obtained dies with it.
+        const user = requireMachine(caller, req.params[0]!);
+        const key = requireMachineKey(ctx, user, req.params[1]!);
+        await removeMachineKey(ctx, user.id, key.id, caller.by);
+        return ok({ details: changedDetails({ ...key, changedAt: clock.now(), sequence: key.sequence + 1 }, key.orgId) });
       },
     }),
     apiRoute(ctx, '/management/v1/users/:userId/pats', {
