@@ -317,6 +317,48 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await screenshot(admin, 'console-17-user-factors');
   });
 
+  it('gives a machine user a key file, shown once, removes the key, and sets and removes metadata', async () => {
+    await admin.click('nav.side >> text=Users');
+    await admin.click('summary:text("New machine user")');
+    const form = admin.locator('form[action="/ui/console/users/machine"]');
+    await form.locator('#f-userName').fill('reporter');
+    await form.locator('#f-name').fill('Reporter');
+    await form.locator('button[type=submit]').click();
+    await showsExactly(admin.locator('h1'), 'Reporter');
+    const userId = (await fact(admin, 'ID')).trim();
+
+    await admin.click('button:text("New key file")');
+    const file = JSON.parse((await admin.locator('pre.secret').textContent()) ?? '') as { type: string; keyId: string; userId: string; key: string };
+    expect(file).toMatchObject({ type: 'serviceaccount', userId });
+    expect(file.key).toContain('PRIVATE KEY');
+    const keyRow = admin.locator('tr', { hasText: file.keyId });
+    await keyRow.waitFor();
+    // The key file is in the answer to the POST that made it, and nowhere else.
+    await admin.goto(`${server.issuer}/ui/console/users/${userId}`);
+    expect(await admin.locator('pre.secret').count()).toBe(0);
+
+    await admin.click('summary:text("Set")');
+    await admin.fill('#f-key', 'team');
+    await admin.fill('#f-value', 'Quarterly reports');
+    await admin.click('form[action$="/metadata"] button[type=submit]');
+    const metaRow = admin.locator('tr', { hasText: 'Quarterly reports' });
+    await shows(metaRow, 'team');
+    await screenshot(admin, 'console-22-machine-user');
+    const stored = await api(server, 'GET', `/management/v1/users/${userId}/metadata/team`, { token: server.pat, orgId });
+    expect(Buffer.from(stored.body.metadata.value, 'base64').toString()).toBe('Quarterly reports');
+
+    await keyRow.locator('summary').click();
+    await keyRow.locator('button:text("Remove for good")').click();
+    await admin.locator('.notice.info').waitFor();
+    expect(await admin.locator('tr', { hasText: file.keyId }).count()).toBe(0);
+    await metaRow.locator('summary').click();
+    await metaRow.locator('button:text("Remove for good")').click();
+    await admin.locator('.notice.info').waitFor();
+    expect(await admin.locator('tr', { hasText: 'Quarterly reports' }).count()).toBe(0);
+    const keys = await api(server, 'POST', `/management/v1/users/${userId}/keys/_search`, { token: server.pat, orgId, body: {} });
+    expect(keys.body.result ?? []).toEqual([]);
+  });
+
   it('gives the org a lockout policy of its own, keeps the login policy’s lists when saved, and resets to the default', async () => {
     await admin.click('nav.side >> text=Policies');
     await screenshot(admin, 'console-10-policies');

@@ -10,11 +10,6 @@ import { acting, consoleRoute, doneNotice, seeOther, type ConsoleCall, type Cons
 import { PATHS } from '../../protocol/discovery.js';
 import { metricsGlance } from '../../observability/recorder.js';
 
-/**
- * The console's overview, organizations (ListMyProjectOrgs, AddOrg, the org worked in), the
- * activity log (ListEvents for the instance's owners, the org's changes for everyone else) and the
- * signing keys (the JWKS, RotateKeys).
- */
 /** A read the person may not make (403) shows as nothing; any other failure is the page's. */
 const refusedAs =
   <T>(value: T) =>
@@ -48,6 +43,11 @@ async function activityOf(call: ConsoleCall, filters: { type: string; editor: st
   return (await call.api.call<{ events?: EventView[] }>('POST', '/admin/v1/events/_search', [], body)).events ?? [];
 }
 
+/**
+ * The console's overview, organizations (ListMyProjectOrgs, AddOrg, the org worked in), the
+ * activity log (ListEvents for the instance's owners, the org's changes for everyone else) and the
+ * signing keys (the JWKS, RotateKeys).
+ */
 export function overviewConsoleRoutes(kit: ConsoleKit, isReady: () => boolean): Route[] {
   const cookies = consoleCookies(kit.issuer);
   return [

@@ -3,11 +3,6 @@ import type { Method, Response, Route } from '../types.js';
 import type { ApiProblem } from './api.js';
 import { acting, consoleRoute, doneNotice, formLines, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
 
-/**
- * The instance's settings (`/v2/features/instance`, `/admin/v1/policies/security`,
- * `/admin/v1/settings/dynamic_client_registration`) and its SMTP configurations (`/admin/v1/smtp…`):
- * forms the admin API validates and decides on, for the instance's administrators.
- */
 /** A number field: empty stays unset (the API keeps the value), anything else is sent as typed (the API refuses what is not a number). */
 const numberField = (call: ConsoleCall, name: string): number | undefined => {
   const typed = (call.form.get(name) ?? '').trim();
@@ -32,6 +27,11 @@ async function smtpPageOf(call: ConsoleCall, problem?: ApiProblem, tested = fals
   return call.page('smtp', call.t('nav.smtp'), smtpPage(call.t, call.csrf, result ?? []), notice, problem?.status);
 }
 
+/**
+ * The instance's settings (`/v2/features/instance`, `/admin/v1/policies/security`,
+ * `/admin/v1/settings/dynamic_client_registration`) and its SMTP configurations (`/admin/v1/smtp…`):
+ * forms the admin API validates and decides on, for the instance's administrators.
+ */
 export function settingsConsoleRoutes(kit: ConsoleKit): Route[] {
   const settingsForm = (suffix: string, method: Method, path: string, body: (call: ConsoleCall) => Record<string, unknown>) =>
     consoleRoute(kit, `/ui/console/settings/${suffix}`, {

@@ -1,4 +1,4 @@
-import type { ChangeView, GrantView, PatView, ProjectView, UserView } from '../../ui/console/api-shapes.js';
+import type { ChangeView, GrantView, KeyView, MetadataView, PatView, ProjectView, UserView } from '../../ui/console/api-shapes.js';
 import { displayName, userPage, usersPage } from '../../ui/console/users.js';
 import type { Response, Route } from '../types.js';
 import type { ApiProblem } from './api.js';
@@ -8,7 +8,8 @@ import { factorRoutes, factorsOf, USER_FACTORS } from './factors.js';
 /**
  * The console's users: ListUsers with a search, AddHumanUser and AddMachineUser, and one user's
  * page with the lifecycle actions (lock, unlock, deactivate, reactivate, remove), a password, and
- * a machine user's tokens and secret (shown once, in the answer to the POST that made them).
+ * a machine user's tokens, secret and key files (shown once, in the answer to the POST that made
+ * them), and metadata.
  */
 const USER = '/management/v1/users/:userId';
 
@@ -23,8 +24,10 @@ async function listPage(call: ConsoleCall, problem?: ApiProblem, open?: 'human' 
 
 async function userPageOf(call: ConsoleCall, userId: string, extra: { once?: { label: string; value: string }; problem?: ApiProblem } = {}): Promise<Response> {
   const { user } = await call.api.call<{ user: UserView }>('GET', USER, [userId]);
-  const [pats, changes, factors, grants, projects] = await Promise.all([
+  const [pats, keys, metadata, changes, factors, grants, projects] = await Promise.all([
     user.machine ? call.api.call<{ result?: PatView[] }>('POST', `${USER}/pats/_search`, [userId], {}) : Promise.resolve({ result: [] as PatView[] }),
+    user.machine ? call.api.call<{ result?: KeyView[] }>('POST', `${USER}/keys/_search`, [userId], { query: { limit: 1000, asc: true } }) : Promise.resolve({ result: [] as KeyView[] }),
+    call.api.call<{ result?: MetadataView[] }>('POST', `${USER}/metadata/_search`, [userId], { query: { limit: 1000, asc: true } }),
     call.api.call<{ result?: ChangeView[] }>('POST', `${USER}/changes/_search`, [userId], { query: { limit: 20 } }),
     user.human ? factorsOf(call, USER_FACTORS) : Promise.resolve(undefined),
     call.api.call<{ result?: GrantView[] }>('POST', '/management/v1/users/grants/_search', [], { query: { limit: 1000, asc: true }, queries: [{ userIdQuery: { userId } }] }),
@@ -34,6 +37,8 @@ async function userPageOf(call: ConsoleCall, userId: string, extra: { once?: { l
   const body = userPage(call.t, call.csrf, {
     user,
     pats: pats.result ?? [],
+    keys: keys.result ?? [],
+    metadata: metadata.result ?? [],
     changes: changes.result ?? [],
     grants: grants.result ?? [],
     projects: projects.result ?? [],
@@ -170,6 +175,57 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
         return acting(
           async () => {
             await call.api.call('DELETE', `${USER}/pats/:tokenId`, [userId, tokenId]);
+            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
+          },
+          (problem) => userPageOf(call, userId, { problem }),
+        );
+      },
+    }),
+    consoleRoute(kit, '/ui/console/users/:userId/keys', {
+      POST: (call) => {
+        const userId = call.req.params[0]!;
+        return acting(
+          async () => {
+            const { keyDetails } = await call.api.call<{ keyDetails: string }>('POST', `${USER}/keys`, [userId], { type: 'KEY_TYPE_JSON' });
+            const { user } = await call.api.call<{ user: UserView }>('GET', USER, [userId]);
+            const file = Buffer.from(keyDetails, 'base64').toString('utf8');
+            return userPageOf(call, userId, { once: { label: call.t('users.keyShown', { name: user.userName }), value: file } });
+          },
+          (problem) => userPageOf(call, userId, { problem }),
+        );
+      },
+    }),
+    consoleRoute(kit, '/ui/console/users/:userId/keys/:keyId/remove', {
+      POST: (call) => {
+        const [userId, keyId] = call.req.params as [string, string];
+        return acting(
+          async () => {
+            await call.api.call('DELETE', `${USER}/keys/:keyId`, [userId, keyId]);
+            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
+          },
+          (problem) => userPageOf(call, userId, { problem }),
+        );
+      },
+    }),
+    consoleRoute(kit, '/ui/console/users/:userId/metadata', {
+      POST: (call) => {
+        const userId = call.req.params[0]!;
+        return acting(
+          async () => {
+            const value = Buffer.from(call.form.get('value') ?? '', 'utf8').toString('base64');
+            await call.api.call('POST', `${USER}/metadata/:key`, [userId, call.form.get('key') ?? ''], { value });
+            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
+          },
+          (problem) => userPageOf(call, userId, { problem }),
+        );
+      },
+    }),
+    consoleRoute(kit, '/ui/console/users/:userId/metadata/:key/remove', {
+      POST: (call) => {
+        const [userId, key] = call.req.params as [string, string];
+        return acting(
+          async () => {
+            await call.api.call('DELETE', `${USER}/metadata/:key`, [userId, key]);
             return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
           },
           (problem) => userPageOf(call, userId, { problem }),

@@ -70,6 +70,21 @@ export interface PatView {
   expirationDate?: string;
 }
 
+/** A machine user's or an app's key (ListMachineKeys, ListAppKeys): no private part. */
+export interface KeyView {
+  id: string;
+  details?: Details;
+  type?: string;
+  expirationDate?: string;
+}
+
+/** One metadata entry (ListUserMetadata): the value is base64 of bytes. */
+export interface MetadataView {
+  key: string;
+  value: string;
+  details?: Details;
+}
+
 export interface EventView {
   sequence?: string;
   creationDate?: string;

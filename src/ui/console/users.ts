@@ -1,5 +1,5 @@
 import { html, type Html } from '../../util/html.js';
-import type { ChangeView, GrantView, PatView, ProjectView, UserView } from './api-shapes.js';
+import type { ChangeView, GrantView, KeyView, MetadataView, PatView, ProjectView, UserView } from './api-shapes.js';
 import type { ConsoleTranslate } from './texts.js';
 import { actionButton, checkbox, facts, field, formCard, postForm, removeControl, select, shownOnce, stateBadge, submit, table, when } from './widgets.js';
 import { changesTable } from './activity.js';
@@ -36,6 +36,9 @@ ${table([t('common.name'), t('users.loginName'), t('common.type'), t('common.sta
 export interface UserPageData {
   user: UserView;
   pats?: readonly PatView[];
+  /** A machine user's keys (key files). */
+  keys?: readonly KeyView[];
+  metadata: readonly MetadataView[];
   changes: readonly ChangeView[];
   /** The user's roles on the org's projects, and the projects a grant may name. */
   grants: readonly GrantView[];
@@ -86,12 +89,31 @@ ${table(
   (data.pats ?? []).map((p) => [html`<code>${p.id}</code>`, when(p.expirationDate), removeControl(`${base}/pats/${encodeURIComponent(p.id)}/remove`, csrf, t)]),
   t('common.none'),
 )}
-<div class="actions">${actionButton(`${base}/pats`, csrf, t('users.newPat'), 'primary')}${actionButton(`${base}/secret`, csrf, t('users.newSecret'))}</div>`
+<div class="actions">${actionButton(`${base}/pats`, csrf, t('users.newPat'), 'primary')}${actionButton(`${base}/secret`, csrf, t('users.newSecret'))}</div>
+<h2>${t('users.keys')}</h2>
+<p class="intro">${t('users.keyRemovalHint')}</p>
+${table(
+  [t('common.id'), t('users.expires'), ''],
+  (data.keys ?? []).map((k) => [html`<code>${k.id}</code>`, when(k.expirationDate), removeControl(`${base}/keys/${encodeURIComponent(k.id)}/remove`, csrf, t)]),
+  t('common.none'),
+)}
+<div class="actions">${actionButton(`${base}/keys`, csrf, t('users.newKey'))}</div>`
     : '';
+  const metadata = html`<h2>${t('metadata.title')}</h2>
+${table(
+  [t('metadata.key'), t('metadata.value'), ''],
+  data.metadata.map((m) => [html`<code>${m.key}</code>`, metadataText(t, m.value), removeControl(`${base}/metadata/${encodeURIComponent(m.key)}/remove`, csrf, t)]),
+  t('common.none'),
+)}
+${formCard(
+  t('metadata.set'),
+  postForm(`${base}/metadata`, csrf, html`${field(t('metadata.key'), 'key', { required: true })}${field(t('metadata.value'), 'value', { required: true })}${submit(t('metadata.set'))}`),
+)}`;
   return html`${data.once ? shownOnce(t, data.once.label, data.once.value) : ''}
 <p><a href="/ui/console/users">← ${t('nav.users')}</a></p>
 <section class="card"><h2>${t('users.profile')}</h2>${profile}${actions}</section>
 ${password}${machine}
+${metadata}
 <h2>${t('grants.title')}</h2>
 ${formCard(
   t('grants.add'),
@@ -113,4 +135,13 @@ ${table(
 ${data.factors ? factorsSection(t, csrf, base, data.factors, { passkeyLink: html`<div class="actions">${actionButton(`${base}/passkeys/link`, csrf, t('users.sendPasskeyLink'))}</div>` }) : ''}
 <h2>${t('users.changes')}</h2>
 ${changesTable(t, data.changes)}`;
+}
+
+/** A metadata value as text when its bytes are UTF-8 text, else how many bytes it holds. */
+function metadataText(t: ConsoleTranslate, base64: string): string {
+  const bytes = Buffer.from(base64, 'base64');
+  const text = bytes.toString('utf8');
+  // Control characters (besides tab and line breaks) or bytes that are not UTF-8 make it binary.
+  const binary = text.includes('\uFFFD') || /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.test(text);
+  return binary ? t('metadata.binary', { bytes: String(bytes.length) }) : text;
 }
