@@ -244,7 +244,7 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
       } catch (error) {
         // A key that does not open the data dir (or the database) is a setting to change (exit 2), like any other.
         if (error instanceof MasterKeyMismatchError) {
-          throw new ConfigError(`SESAME_MASTERKEY (--master-key): ${error.message}${postgres ? ' (every node on one database needs the same master key: see README "Running several nodes")' : ''}`);
+          throw new ConfigError(`SESAME_MASTERKEY (--master-key): ${error.message}${postgres ? ' (every node on one database needs the same master key: see docs/multi-node.md)' : ''}`);
         }
         throw error;
       }

@@ -6,9 +6,8 @@ import { flagName, SETTINGS } from './config.js';
  */
 export function configurationReference(): string {
   const rows = Object.entries(SETTINGS).map(([name, s]) => {
-    // The meaning links into the README as the README's own table did.
-    const doc = s.doc.replace(/\]\(#/g, '](../README.md#');
-    return `| \`${s.env}\` | \`${flagName(name)}\` | ${s.shown} | ${doc} |`;
+    // The meanings link to the guides beside this file in docs/.
+    return `| \`${s.env}\` | \`${flagName(name)}\` | ${s.shown} | ${s.doc} |`;
   });
   return [
     '# Configuration reference',

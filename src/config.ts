@@ -51,7 +51,7 @@ export const SETTINGS = {
     default: undefined,
     help: 'postgres:// URL (TLS: sslmode=… and the other options node-postgres takes): all state in PostgreSQL, so several nodes serve one instance; unset = LMDB in the data dir',
     shown: 'unset (LMDB)',
-    doc: '`postgres://` URL: all state in PostgreSQL, so several nodes serve one instance (see [Running several nodes](#running-several-nodes)); TLS and other options as node-postgres takes them (`?sslmode=require`)',
+    doc: '`postgres://` URL: all state in PostgreSQL, so several nodes serve one instance (see [Running several nodes](multi-node.md)); TLS and other options as node-postgres takes them (`?sslmode=require`)',
   },
   databasePoolSize: {
     env: 'SESAME_DATABASE_POOL_SIZE',
@@ -79,7 +79,7 @@ export const SETTINGS = {
     default: undefined,
     help: 'threads accepting HTTP on the port (the main thread and acceptors beside it); default one per core',
     shown: 'one per core',
-    doc: "threads accepting HTTP on the port: the main thread and acceptor threads beside it, which serve every OAuth/OIDC flow themselves (token endpoint, authorize, PAR, device, end_session, introspection, userinfo, revocation, discovery, JWKS) the login pages, dynamic client registration, the management and admin APIs (a signing key rotation included) and the import (each write decided in the store); they ask the main thread's password pool to hash and verify (see [Threads](#threads)); `1` serves everything on the main thread. Each acceptor thread adds about 27 MB of memory at start (its own V8 heap), plus its copy of the directory (loaded at start, then kept current from the directory's change feed)",
+    doc: "threads accepting HTTP on the port: the main thread and acceptor threads beside it, which serve every OAuth/OIDC flow themselves (token endpoint, authorize, PAR, device, end_session, introspection, userinfo, revocation, discovery, JWKS) the login pages, dynamic client registration, the management and admin APIs (a signing key rotation included) and the import (each write decided in the store); they ask the main thread's password pool to hash and verify (see [Threads](architecture.md#threads)); `1` serves everything on the main thread. Each acceptor thread adds about 27 MB of memory at start (its own V8 heap), plus its copy of the directory (loaded at start, then kept current from the directory's change feed)",
   },
   workers: {
     env: 'SESAME_WORKERS',
@@ -217,7 +217,7 @@ export const SETTINGS = {
     default: 'true',
     help: 'true/false: DPoP sender-constrained tokens (RFC 9449); false: the DPoP header is ignored and tokens are Bearer tokens',
     shown: '`true`',
-    doc: 'DPoP sender-constrained tokens (RFC 9449, see [DPoP](#sender-constrained-tokens-dpop-rfc-9449)); `false`: the `DPoP` header is ignored and tokens are Bearer tokens, `dpop_signing_alg_values_supported` not in discovery',
+    doc: 'DPoP sender-constrained tokens (RFC 9449, see [DPoP](dpop.md)); `false`: the `DPoP` header is ignored and tokens are Bearer tokens, `dpop_signing_alg_values_supported` not in discovery',
   },
   dpopRequireNonce: {
     env: 'SESAME_DPOP_REQUIRE_NONCE',
@@ -239,7 +239,7 @@ export const SETTINGS = {
     default: undefined,
     help: 'port of the Prometheus metrics listener (GET /metrics), its own port beside SESAME_PORT; unset = no metrics (0 = any free port)',
     shown: 'unset (no metrics)',
-    doc: 'port of the Prometheus metrics listener, `GET /metrics`, beside the public port (`0` = any free port; it must differ from `SESAME_PORT`); see [Metrics and tracing](#metrics-and-tracing)',
+    doc: 'port of the Prometheus metrics listener, `GET /metrics`, beside the public port (`0` = any free port; it must differ from `SESAME_PORT`); see [Metrics and tracing](production.md#metrics-and-tracing)',
   },
   metricsHost: {
     env: 'SESAME_METRICS_HOST',
@@ -421,7 +421,7 @@ function checkDatabase(settings: z.infer<typeof schema>): void {
   if (!settings.databaseUrl) return;
   if (settings.durability !== 'flush') {
     throw new ConfigError(
-      `${named('durability')} = ${settings.durability} applies to LMDB only: on PostgreSQL a commit is as durable as the server's synchronous_commit makes it (see README "Running several nodes")`,
+      `${named('durability')} = ${settings.durability} applies to LMDB only: on PostgreSQL a commit is as durable as the server's synchronous_commit makes it (see docs/multi-node.md)`,
     );
   }
 }

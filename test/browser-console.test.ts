@@ -359,6 +359,30 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     expect(keys.body.result ?? []).toEqual([]);
   });
 
+  it('makes an API app that signs with keys: its key file shown once, then removed', async () => {
+    await admin.goto(projectUrl);
+    await admin.click('summary:text("New API application")');
+    const form = admin.locator('form[action$="/apps/api"]');
+    await form.locator('#f-name').fill('Reports API');
+    await form.locator('select[name=authMethodType]').selectOption('API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT');
+    await form.locator('button[type=submit]').click();
+    await showsExactly(admin.locator('h1'), 'Reports API');
+    // The answer to the POST that made the app is its page; its address is the key form's, less /keys.
+    const appUrl = `${server.issuer}${(await admin.locator('form[action$="/keys"]').getAttribute('action'))!.replace(/\/keys$/, '')}`;
+    await admin.click('button:text("New key file")');
+    const file = JSON.parse((await admin.locator('pre.secret').textContent()) ?? '') as { type: string; keyId: string; clientId: string; key: string };
+    expect(file).toMatchObject({ type: 'application', clientId: await fact(admin, 'Client ID') });
+    const row = admin.locator('tr', { hasText: file.keyId });
+    await row.waitFor();
+    await screenshot(admin, 'console-23-app-keys');
+    await admin.goto(appUrl);
+    expect(await admin.locator('pre.secret').count()).toBe(0);
+    await row.locator('summary').click();
+    await row.locator('button:text("Remove for good")').click();
+    await admin.locator('.notice.info').waitFor();
+    expect(await admin.locator('tr', { hasText: file.keyId }).count()).toBe(0);
+  });
+
   it('gives the org a lockout policy of its own, keeps the login policy’s lists when saved, and resets to the default', async () => {
     await admin.click('nav.side >> text=Policies');
     await screenshot(admin, 'console-10-policies');

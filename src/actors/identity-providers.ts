@@ -83,13 +83,13 @@ export class IdentityProvidersReader {
   }
 }
 
-/** The management API's changes (one decision each on the owner's list as stored). */
 /** Where a provider's secret is sent, and as whom (a change of any of it needs the secret given anew). */
 function whereSecretGoes(provider: View<ProviderSettings>): string {
   const { issuer, authorizationEndpoint, tokenEndpoint, userEndpoint, tenant, clientId, ldap, internalAllowed } = provider;
   return JSON.stringify([issuer, authorizationEndpoint, tokenEndpoint, userEndpoint, tenant, clientId, ldap?.servers, ldap?.bindDn, ldap?.startTls, internalAllowed]);
 }
 
+/** The providers as the management API changes them (one decision each on the owner's list as stored). */
 export class IdentityProviders extends IdentityProvidersReader implements ActsFor {
   /** Who this actor's changes are by (see by); Sesame itself on the actor as composed. */
   readonly editor: Editor | undefined = undefined;

@@ -3,16 +3,6 @@ import { sha256 } from '../util/hash.js';
 import { newOpaqueToken } from '../util/ids.js';
 import { clock } from '../util/clock.js';
 
-/**
- * What is on record about issued access tokens: opaque tokens (stored under the SHA-256 of the
- * token, so a stolen data dir yields no usable token) and every revocation — of a JWT (JWTs
- * themselves are never stored: issuing one writes nothing), of a grant, of a browser session (`sid`).
- * Browser sessions themselves are the user-sessions actor's. Every HTTP thread reads and writes
- * these records in the store itself (no decision is held in one thread's memory), so a revocation
- * made on any thread holds on every thread once its write is durable, which is when it is answered.
- * A token's use asks the store once: whether the token (or a revocation of it) and a revocation of
- * its grant chain or session are there, in one look (StorePort.present).
- */
 /** RFC 8693 `act`: who acts for the subject, with earlier actors nested. */
 export interface ActorClaim {
   iss: string;
@@ -89,6 +79,16 @@ function originRevocations(claims: Pick<AccessTokenClaims, 'grantId' | 'sid'>): 
  */
 const OPAQUE_CLAIMS_KEPT = 4096;
 
+/**
+ * What is on record about issued access tokens: opaque tokens (stored under the SHA-256 of the
+ * token, so a stolen data dir yields no usable token) and every revocation — of a JWT (JWTs
+ * themselves are never stored: issuing one writes nothing), of a grant, of a browser session (`sid`).
+ * Browser sessions themselves are the user-sessions actor's. Every HTTP thread reads and writes
+ * these records in the store itself (no decision is held in one thread's memory), so a revocation
+ * made on any thread holds on every thread once its write is durable, which is when it is answered.
+ * A token's use asks the store once: whether the token (or a revocation of it) and a revocation of
+ * its grant chain or session are there, in one look (StorePort.present).
+ */
 export class IssuedTokensActor {
   private readonly opaqueClaims = new Map<string, Readonly<AccessTokenClaims>>();
 

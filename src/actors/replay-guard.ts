@@ -1,6 +1,12 @@
 import { recordKind, type StorePort } from '../storage/store-port.js';
 import { clock } from '../util/clock.js';
 
+/** Longer than any leeway an assertion check grants past `exp` (app clock skew ≤ 5 s, plus 1 s). */
+const REPLAY_MARGIN_SECONDS = 10;
+
+/** Replay key → until when it is kept (unix seconds). */
+const USED = recordKind<number>('usedAssertions');
+
 /**
  * Remembers the `jti` of signed assertions already used until they expire, so an assertion that
  * carries one cannot be replayed, even across a restart. (Assertions without `jti` are not
@@ -11,12 +17,6 @@ import { clock } from '../util/clock.js';
  * one assertion sent to two threads or nodes at once is taken once. Memory only holds the uses this
  * guard is deciding right now (a second use on this thread is refused while the write runs).
  */
-/** Longer than any leeway an assertion check grants past `exp` (app clock skew ≤ 5 s, plus 1 s). */
-const REPLAY_MARGIN_SECONDS = 10;
-
-/** Replay key → until when it is kept (unix seconds). */
-const USED = recordKind<number>('usedAssertions');
-
 export class ReplayGuardActor {
   /** Uses being decided on this thread: replay key → until when it is kept. */
   private readonly deciding = new Map<string, number>();

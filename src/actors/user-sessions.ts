@@ -48,9 +48,9 @@ export function agentIdOf(cookie: string): string {
   return sha256Base64url(cookie);
 }
 
-/** Index keys: a session under its agent and under its user (prefix scans find them all). */
 // Not NUL: lmdb's key encoding reads NUL-separated strings back as arrays. Ids never hold '/'.
 const SEP = '/';
+/** Index keys: a session under its agent and under its user (prefix scans find them all). */
 const agentKey = (agentId: string, sid: string) => `a${SEP}${agentId}${SEP}${sid}`;
 const userKey = (userId: string, sid: string) => `u${SEP}${userId}${SEP}${sid}`;
 
@@ -66,12 +66,6 @@ export function sessionIndexEntries(s: UserSession): [key: string, value: true][
   ];
 }
 
-/**
- * Sessions live in the store, each change one decision on the record as it is then (so two
- * threads noting apps on one session, or one touching it while another ends it, lose nothing),
- * with the index by agent and by user written in the same transaction. Every HTTP thread reads
- * them there; a change is seen by all once durable, which is when its caller goes on.
- */
 /** What the activity log says of a sign-in: who (and from where), to which app, in which org. */
 export interface SignInRecord {
   by: Editor;
@@ -79,6 +73,12 @@ export interface SignInRecord {
   orgId: string;
 }
 
+/**
+ * Sessions live in the store, each change one decision on the record as it is then (so two
+ * threads noting apps on one session, or one touching it while another ends it, lose nothing),
+ * with the index by agent and by user written in the same transaction. Every HTTP thread reads
+ * them there; a change is seen by all once durable, which is when its caller goes on.
+ */
 export class UserSessionsActor {
   constructor(
     private readonly store: StorePort,

@@ -1,7 +1,6 @@
 import { usage } from './errors.js';
 
 /** Command-line options: `--flag value`, `--flag=value`, booleans; the rest are server settings for offline work. */
-
 export interface Parsed {
   values: Map<string, string[]>;
   flags: Set<string>;

@@ -17,8 +17,6 @@ import { post, httpFailure } from './online.js';
 import { readInput, writeFileAtomic, writeOutput } from './files.js';
 import { describeCounts, bundleCounts, type ReportJson, printImportReport } from './summaries.js';
 
-/** The commands: export, import, keys rotate, admin-pat. */
-
 export function listOption(p: Parsed, name: string): string[] {
   return (p.values.get(name) ?? [])
     .flatMap((v) => v.split(','))
@@ -36,6 +34,7 @@ function checkTimeout(timeout: string): void {
   }
 }
 
+/** `sesame export`, the first of the commands here (export, import, keys rotate, admin-pat). */
 export async function exportCommand(argv: string[]): Promise<void> {
   const p = parseArgs(argv, [...TARGET_OPTIONS, '--out', '--org-ids', '--excluded-org-ids', '--timeout'], ['--with-passwords', '--with-otp']);
   if (p.flags.has('--help')) return void process.stdout.write(HELP.export!);

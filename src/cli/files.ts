@@ -4,8 +4,7 @@ import { dirname, join } from 'node:path';
 import { usage, failure } from './errors.js';
 import type { Progress } from './progress.js';
 
-/** Reading bundles and writing outputs (atomically, mode 0600). */
-
+/** Reads a bundle (a file, or stdin for `-`); writeOutput and writeFileAtomic write outputs (atomically, mode 0600). */
 export async function readInput(path: string, progress: Progress): Promise<Buffer> {
   const stream = path === '-' ? process.stdin : createReadStream(path);
   let total: number | undefined;

@@ -5,14 +5,12 @@ import { type CliError, failure } from './errors.js';
 import type { Target } from './target.js';
 import type { Progress } from './progress.js';
 
-/** HTTP to a running server. */
-
 export interface HttpResult {
   status: number;
   body: Buffer;
 }
 
-/** POSTs JSON to the server; `upload`/`download` report bytes sent and received. */
+/** HTTP to a running server: POSTs JSON to it; `upload`/`download` report bytes sent and received. */
 export function post(t: Extract<Target, { kind: 'online' }>, path: string, chunks: Buffer[], progress?: Progress): Promise<HttpResult> {
   const url = new URL(path, t.url);
   const length = chunks.reduce((n, c) => n + c.length, 0);

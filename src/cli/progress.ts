@@ -1,5 +1,3 @@
-/** Progress of uploads, downloads and file reads on stderr. */
-
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`;
@@ -7,7 +5,7 @@ export function formatBytes(n: number): string {
   return `${(n / 1024 ** 3).toFixed(2)} GiB`;
 }
 
-/** A one-line progress indication, redrawn in place, only when stderr is a terminal. */
+/** Progress of uploads, downloads and file reads on stderr: one line, redrawn in place, only when stderr is a terminal. */
 export class Progress {
   private readonly tty = process.stderr.isTTY === true;
   private lastDraw = 0;

@@ -9,7 +9,6 @@ import { CliError, usage, failure } from './errors.js';
 import { type Parsed, last, envValue } from './args.js';
 
 /** Where a command works: a running server (`--url`, a PAT) or a data dir no server holds (`--data-dir`). */
-
 export type Target = { kind: 'online'; url: URL; token: string } | { kind: 'offline'; config: Config; signingAlgSet: boolean };
 
 export const TARGET_OPTIONS = ['--url', '--pat-file', '--data-dir'];

@@ -4,7 +4,6 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes }
  * The master key seals secrets at rest (AES-256-GCM: private keys, TOTP secrets, refresh token
  * payloads) and derives purpose keys (CSRF). Where it comes from is src/storage/master-key-file.ts.
  */
-
 export class MasterKey {
   private constructor(private readonly key: Buffer) {}
 

@@ -2,14 +2,6 @@ import { ApiError } from '../model/errors.js';
 import type { AppRecord, MemberRecord } from '../model/records.js';
 import type { View } from '../util/readonly.js';
 
-/**
- * The instance's management project (ZITADEL's project "ZITADEL", `instance.managementProjectId`).
- * A token whose audience holds its id opens the management API as the token's user
- * (src/http/admin/caller.ts), so every app in it receives, for whoever signs in to it, a token for
- * all that person administers. It sits in the default org, but it is the instance's: these rules
- * keep it so.
- */
-
 /** What a permission is checked on (see hasPermission). */
 export interface PermissionTarget {
   orgId?: string;
@@ -21,6 +13,12 @@ export interface PermissionTarget {
  * apps, roles, members, user grants) takes an instance role: an owner of the default org, or a
  * member of the project itself, could otherwise add an app there and collect the management-API
  * tokens of the instance's administrators. Reading it stays with its org and members.
+ *
+ * The instance's management project (ZITADEL's project "ZITADEL", `instance.managementProjectId`).
+ * A token whose audience holds its id opens the management API as the token's user
+ * (src/http/admin/caller.ts), so every app in it receives, for whoever signs in to it, a token for
+ * all that person administers. It sits in the default org, but it is the instance's: the rules of
+ * this module keep it so.
  */
 export function permissionTarget(permission: string, target: PermissionTarget, managementProjectId: string): PermissionTarget {
   if (target.projectId !== managementProjectId || permission.endsWith('.read')) return target;

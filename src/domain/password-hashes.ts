@@ -2,7 +2,7 @@ import { invalidArgument } from '../model/errors.js';
 import { importProblem } from '../crypto/passwords/registry.js';
 
 /**
- * Checks an encoded hash given to ImportHumanUser or the admin import (compat §1.3): a format
+ * Checks an encoded hash given to ImportHumanUser or the admin import (docs/compatibility.md §1.3): a format
  * Sesame reads, within ZITADEL's cost bounds and within what Sesame spends on one verification
  * (src/crypto/passwords/cost.ts). Throws `Errors.Hash.NotSupported` or `Errors.User.Password.Invalid`;
  * the hash is stored as given.

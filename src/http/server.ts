@@ -177,8 +177,9 @@ export async function startHttpServer(host: string, port: number, options: Serve
   /**
    * `slot`: the route's index in the mounted table, under which the request is counted (the table's
    * length for an unmatched path, NOT_COUNTED for one an acceptor thread forwarded).
+   * `forwardedPeer`: a request an acceptor thread handed over comes with the client address it
+   * worked out.
    */
-  /** `forwardedPeer`: a request an acceptor thread handed over comes with the client address it worked out. */
   const serve = (route: Route, res: uWS.HttpResponse, raw: uWS.HttpRequest, paramCount: number, slot: number, forwardedPeer?: string) => {
     const state: RequestState = { aborted: false, finished: false, cors: route.cors, origin: undefined };
     inFlight++;

@@ -1,13 +1,3 @@
-/**
- * The activity log: what happened to the instance, who did it and from where. Every change of the
- * directory (orgs, users, projects, apps, grants, policies, keys, settings) is described by events
- * the store writes in the same transaction as the change (model/row-events.ts says which); a sign-in,
- * a failed one, an impersonation are events written with the state they change. Append-only, on
- * both stores; ZITADEL's event API (`POST /admin/v1/events/_search`) and the per-object
- * `…/changes/_search` read it. An event never holds a token, a secret or a password (not even a
- * hash): only names of what changed and values a person may see anyway.
- */
-
 /** Who made a change: a user (person or machine) or Sesame itself, through which surface, from which address. */
 export interface Editor {
   /** The user id; `SYSTEM` for Sesame's own work (a key rotation, a sweep, a start). */
@@ -36,7 +26,18 @@ export interface EventDraft {
   readonly payload?: Readonly<Record<string, unknown>> | undefined;
 }
 
-/** An event as stored: numbered in commit order (`seq`), stamped with when and by whom. */
+/**
+ * An event of the activity log, as stored: numbered in commit order (`seq`), stamped with when and
+ * by whom.
+ *
+ * The activity log: what happened to the instance, who did it and from where. Every change of the
+ * directory (orgs, users, projects, apps, grants, policies, keys, settings) is described by events
+ * the store writes in the same transaction as the change (model/row-events.ts says which); a sign-in,
+ * a failed one, an impersonation are events written with the state they change. Append-only, on
+ * both stores; ZITADEL's event API (`POST /admin/v1/events/_search`) and the per-object
+ * `…/changes/_search` read it. An event never holds a token, a secret or a password (not even a
+ * hash): only names of what changed and values a person may see anyway.
+ */
 export interface ActivityEvent extends EventDraft {
   readonly seq: number;
   /** When (epoch ms, the injected clock). */

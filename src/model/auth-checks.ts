@@ -24,7 +24,7 @@ export function isExternal(checks: AuthChecks): boolean {
 }
 
 /**
- * OIDC `amr` of the checks passed (compat §3.3, ZITADEL's AuthMethodTypesToAMR): `pwd`; `otp` for a
+ * OIDC `amr` of the checks passed (docs/compatibility.md §3.3, ZITADEL's AuthMethodTypesToAMR): `pwd`; `otp` for a
  * code; `user` for a passkey (two factors) or a security key; a sign-in at an identity provider has
  * no value of its own but counts as a factor; `mfa` for two factors or more.
  */

@@ -510,7 +510,7 @@ export const DEFAULT_POLICIES: { [K in PolicyKind]: PolicyTypes[K] } = {
   privacy: { tosLink: '', privacyLink: '', helpLink: '', supportEmail: '', docsLink: '', customLink: '', customLinkText: '' },
   label: DEFAULT_LABEL,
   labelPreview: DEFAULT_LABEL,
-  // The seed's login names are `username@primarydomain`.
+  // Login names are `username@primarydomain` (docs/compatibility.md §2.4).
   domain: { userLoginMustBeDomain: true, validateOrgDomains: true, smtpSenderAddressMatchesInstanceDomain: false },
   notification: { passwordChange: true },
   messageTexts: {},

@@ -1,11 +1,11 @@
 /**
- * Every label value a metric can carry, fixed here: nothing a client sends becomes a label, so a
- * scrape's size is bounded whatever the traffic. Each value has a slot (its index) in the
- * per-thread counters (layout.ts); the hot path turns what it knows into a slot without building
- * a string or looking anything up by a client's input.
+ * HTTP methods of `sesame_http_requests_total`; anything else counts as `other`.
+ *
+ * Like every label value a metric can carry, fixed here (this module): nothing a client sends
+ * becomes a label, so a scrape's size is bounded whatever the traffic. Each value has a slot (its
+ * index) in the per-thread counters (layout.ts); the hot path turns what it knows into a slot
+ * without building a string or looking anything up by a client's input.
  */
-
-/** HTTP methods of `sesame_http_requests_total`; anything else counts as `other`. */
 export const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'other'] as const;
 
 export function methodSlot(method: string): number {

@@ -57,9 +57,9 @@ export interface RequestTrace {
 
 /**
  * Starts the span of an HTTP request (kind server), named `METHOD route` as the OpenTelemetry HTTP
- * conventions say, continuing the trace of an incoming `traceparent` header.
+ * conventions say, continuing the trace of an incoming `traceparent` header. `parentHeaders`: the
+ * request's headers when its trace context (`traceparent`) is to be continued.
  */
-/** `parentHeaders`: the request's headers when its trace context (`traceparent`) is to be continued. */
 export function startRequestTrace(method: string, route: string, path: string, parentHeaders: Readonly<Record<string, string>> | undefined): RequestTrace | undefined {
   if (tracer === undefined) return undefined;
   const otel = api!;

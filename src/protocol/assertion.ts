@@ -3,11 +3,6 @@ import { SIGNING_ALGS, type SigningAlg } from '../config.js';
 import type { OAuthError } from './errors.js';
 import type { DecodedJws } from './jwt.js';
 
-/**
- * Rules for signed assertions (RFC 7523): `private_key_jwt` client assertions and JWT profile
- * grant assertions. Pure: the caller supplies the decoded JWS, the key it names and the clock;
- * the signature itself is checked in the worker pool.
- */
 /** The algorithms readJws accepts are those Sesame signs with. */
 export type AssertionAlg = SigningAlg;
 
@@ -67,7 +62,13 @@ export function algorithmOfKey(key: KeyObject): AssertionAlg | undefined {
   }
 }
 
-/** Checks the claims of an assertion whose signature is valid. */
+/**
+ * Checks the claims of an assertion whose signature is valid.
+ *
+ * Rules for signed assertions (RFC 7523): `private_key_jwt` client assertions and JWT profile
+ * grant assertions. Pure: the caller supplies the decoded JWS, the key it names and the clock;
+ * the signature itself is checked in the worker pool.
+ */
 export function checkAssertionClaims(jws: DecodedJws, expect: AssertionExpectations, fail: AssertionFailure): AssertionClaims {
   const p = jws.payload;
   const { nowSeconds: now, leewaySeconds: leeway } = expect;

@@ -1,7 +1,7 @@
 import type { UserRecord } from '../model/records.js';
 
 /**
- * User claims per scope (OIDC Core §5.4, ZITADEL compat §3.3), for userinfo and introspection.
+ * User claims per scope (OIDC Core §5.4, docs/compatibility.md §3.3), for userinfo and introspection.
  * Pure: the caller supplies the preferred login name.
  */
 const GENDER: Record<string, string> = { GENDER_FEMALE: 'female', GENDER_MALE: 'male', GENDER_DIVERSE: 'diverse' };
@@ -52,7 +52,7 @@ function rolesRequested(scopes: readonly string[], projectRoleAssertion: boolean
 }
 
 /**
- * ZITADEL's URN claims (compat §3.2): user metadata, resource owner, and the roles of the user's
+ * ZITADEL's URN claims (docs/compatibility.md §3.2, §3.3): user metadata, resource owner, and the roles of the user's
  * grants on the project as `{roleKey: {grantOrgId: orgPrimaryDomain}}`.
  */
 export function urnClaims(dir: ClaimsDirectory, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {

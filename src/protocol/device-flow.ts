@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 
 /**
- * The device authorization grant's rules (RFC 8628) as ZITADEL serves them (compat §5.8: codes
+ * The device authorization grant's rules (RFC 8628) as ZITADEL serves them (docs/compatibility.md §4.6: codes
  * live 5 minutes, devices poll every 5 seconds, user codes are 8 characters of
  * `BCDFGHJKLMNPQRSTVWXZ` with a dash after 4). Pure functions and constants.
  */

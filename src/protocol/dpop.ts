@@ -3,13 +3,6 @@ import { sha256Base64url } from '../util/hash.js';
 import { OAuthError } from './errors.js';
 import { isObject, readJws } from './jwt.js';
 
-/**
- * DPoP proofs (RFC 9449): the pure rules. A proof is a JWS the client signs with a key whose
- * public half it puts in the header (`jwk`); a token issued with a proof is bound to that key by
- * its RFC 7638 thumbprint (`cnf.jkt`). Parsing and the claim checks are here; the signature is
- * checked in the worker pool, replays and nonces by src/services/dpop-proofs.ts.
- */
-
 /** The algorithms a proof may use: asymmetric only (never `none` or HMAC), those Sesame verifies. */
 export const DPOP_ALGS: readonly SigningAlg[] = SIGNING_ALGS;
 
@@ -30,6 +23,12 @@ export interface DpopKey {
   jkt: string;
 }
 
+/**
+ * A DPoP proof (RFC 9449), parsed; this module holds the pure rules. A proof is a JWS the client
+ * signs with a key whose public half it puts in the header (`jwk`); a token issued with a proof is
+ * bound to that key by its RFC 7638 thumbprint (`cnf.jkt`). Parsing and the claim checks are here;
+ * the signature is checked in the worker pool, replays and nonces by src/services/dpop-proofs.ts.
+ */
 export interface DpopProof extends DpopKey {
   alg: SigningAlg;
   /** Its RFC 7638 SHA-256 thumbprint is `jkt`. */
@@ -56,8 +55,7 @@ export interface DpopExpectations {
 
 export const invalidProof = (description: string) => new OAuthError('invalid_dpop_proof', description);
 
-/** Private key members of any JWK type (RFC 7518 §6): a header carrying one leaks a private key, and is refused. */
-/** JWK members that only a private (or symmetric) key has. */
+/** JWK members that only a private (or symmetric) key has (RFC 7518 §6): a header carrying one leaks a private key, and is refused. */
 export const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
 const B64URL = /^[A-Za-z0-9_-]+$/;
 

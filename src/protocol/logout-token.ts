@@ -1,8 +1,3 @@
-/**
- * The logout token of OpenID Connect Back-Channel Logout 1.0 §2.4: a JWT the provider POSTs to an
- * app's back-channel logout URI when a session the app holds tokens of ends.
- */
-
 /** The `typ` header (§2.4: explicit typing, so a logout token is never taken for an ID token). */
 export const LOGOUT_TOKEN_TYP = 'logout+jwt';
 
@@ -27,9 +22,11 @@ export interface LogoutTokenInput {
 }
 
 /**
- * The claim set (§2.4): `iss`, `aud`, `iat`, `exp`, `jti`, `events`, `sub` and `sid` (Sesame sends
- * both, and says so in discovery with `backchannel_logout_session_supported`). Never a `nonce`
- * (§2.4 forbids it, so a logout token cannot pass as an ID token).
+ * The claim set (§2.4) of the logout token of OpenID Connect Back-Channel Logout 1.0 (a JWT the
+ * provider POSTs to an app's back-channel logout URI when a session the app holds tokens of ends):
+ * `iss`, `aud`, `iat`, `exp`, `jti`, `events`, `sub` and `sid` (Sesame sends both, and says so in
+ * discovery with `backchannel_logout_session_supported`). Never a `nonce` (§2.4 forbids it, so a
+ * logout token cannot pass as an ID token).
  */
 export function logoutTokenClaims(input: LogoutTokenInput): Record<string, unknown> {
   return {

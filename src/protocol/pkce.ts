@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 
 /**
  * PKCE (RFC 7636) with the S256 method only: `plain` gives no protection against a stolen code
- * and the seed requires S256.
+ * and Sesame requires S256 (docs/compatibility.md §6.2).
  */
 const VALUE = /^[A-Za-z0-9._~-]{43,128}$/;
 

@@ -1,11 +1,11 @@
 import { OAuthError } from './errors.js';
 
-/** The `prompt` parameter (OIDC Core §3.1.2.1, OIDC Prompt Create): a set; `none` stands alone. */
 import type { Prompt } from '../model/authorization.js';
 
 export type { Prompt };
 const KNOWN: ReadonlySet<string> = new Set(['none', 'login', 'select_account', 'create', 'consent']);
 
+/** The `prompt` parameter (OIDC Core §3.1.2.1, OIDC Prompt Create): a set; `none` stands alone. */
 export function parsePrompt(value: string | undefined): Set<Prompt> {
   const prompts = new Set<Prompt>();
   if (value === undefined) return prompts;

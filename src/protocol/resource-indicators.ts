@@ -1,13 +1,5 @@
 import { OAuthError } from './errors.js';
 
-/**
- * Resource indicators (RFC 8707): a client names the resource servers a token is for with one or
- * more `resource` parameters, at the authorization, pushed authorization and token endpoints. A
- * resource is registered on a project (its `resourceUris`); the token's `aud` then carries the
- * resource URI (what the resource server compares, RFC 9068 §3) and the project id (what ZITADEL's
- * API apps of that project compare at introspection).
- */
-
 /** Bounds on what one request may name: each resource costs a lookup and lands in every token. */
 const MAX_RESOURCES_PER_REQUEST = 10;
 const MAX_RESOURCE_URI_LENGTH = 2048;
@@ -33,7 +25,15 @@ export function resourceUriProblem(uri: string): string | undefined {
   return undefined;
 }
 
-/** The `resource` values of a request, checked for shape (RFC 8707 §2) and deduplicated. */
+/**
+ * The `resource` values of a request, checked for shape (RFC 8707 §2) and deduplicated.
+ *
+ * Resource indicators (RFC 8707): a client names the resource servers a token is for with one or
+ * more `resource` parameters, at the authorization, pushed authorization and token endpoints. A
+ * resource is registered on a project (its `resourceUris`); the token's `aud` then carries the
+ * resource URI (what the resource server compares, RFC 9068 §3) and the project id (what ZITADEL's
+ * API apps of that project compare at introspection).
+ */
 export function parseResources(values: readonly string[]): string[] {
   if (values.length > MAX_RESOURCES_PER_REQUEST) throw new OAuthError('invalid_target', `at most ${MAX_RESOURCES_PER_REQUEST} resource parameters`);
   const resources: string[] = [];

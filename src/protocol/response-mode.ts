@@ -1,7 +1,3 @@
-/**
- * How an authorization response reaches the client (OAuth 2.0 Multiple Response Type Encoding
- * Practices, Form Post Response Mode). Pure: the caller renders a form_post page.
- */
 import type { ResponseMode, ResponseType } from '../model/authorization.js';
 
 export type { ResponseMode, ResponseType };
@@ -12,7 +8,7 @@ function defaultResponseMode(responseType: ResponseType | undefined): ResponseMo
 
 /**
  * The requested mode if it is valid for the response type, else the default: invalid values are
- * ignored (seed), and `query` is never used for responses carrying tokens (they would leak into
+ * ignored (docs/compatibility.md §6.2), and `query` is never used for responses carrying tokens (they would leak into
  * logs and Referer headers).
  */
 export function chooseResponseMode(requested: string | undefined, responseType: ResponseType | undefined): ResponseMode {
@@ -22,6 +18,10 @@ export function chooseResponseMode(requested: string | undefined, responseType: 
   return fallback;
 }
 
+/**
+ * How an authorization response reaches the client (OAuth 2.0 Multiple Response Type Encoding
+ * Practices, Form Post Response Mode). Pure data: the caller renders a form_post page.
+ */
 export type Delivery = { kind: 'redirect'; location: string } | { kind: 'form_post'; action: string; params: [string, string][] };
 
 /** Parameters to the redirect_uri; undefined values are left out. */

@@ -1,7 +1,7 @@
 import { OAuthError } from './errors.js';
 
 /**
- * Scope rules (RFC 6749 §3.3 syntax; ZITADEL's reserved scopes, compat spec §3.2). Pure functions.
+ * Scope rules (RFC 6749 §3.3 syntax; ZITADEL's reserved scopes, docs/compatibility.md §3.2). Pure functions.
  */
 export const STANDARD_SCOPES = ['openid', 'profile', 'email', 'phone', 'address', 'offline_access'] as const;
 
@@ -22,7 +22,7 @@ export function parseScope(scope: string | undefined): string[] {
   return [...new Set(tokens)];
 }
 
-/** What a scope token means to Sesame (ZITADEL's reserved scopes, compat §3.2). */
+/** What a scope token means to Sesame (ZITADEL's reserved scopes, docs/compatibility.md §3.2). */
 export type ScopeKind = { kind: 'audience'; projectRef: string } | { kind: 'org'; by: 'id' | 'domain'; value: string } | { kind: 'known' } | { kind: 'unknown' };
 
 export function classifyScope(scope: string): ScopeKind {

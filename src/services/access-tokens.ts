@@ -102,7 +102,7 @@ export class AccessTokens {
       /** The app's own access token lifetime (seconds), else the instance's. */
       lifetimeSeconds?: number;
       /**
-       * Claims only a JWT carries (ZITADEL's URN claims, compat §3.3); an opaque token's holder
+       * Claims only a JWT carries (ZITADEL's URN claims, docs/compatibility.md §3.3); an opaque token's holder
        * gets them from introspection, so they are not stored.
        */
       jwtClaims?: Record<string, unknown>;

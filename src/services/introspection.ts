@@ -17,7 +17,7 @@ const INACTIVE = Object.freeze({ active: false });
 
 /**
  * A personal access token's fixed scopes (ZITADEL's AddPersonalAccessToken); at introspection it is
- * treated as if issued for the introspecting app, with every role of that app's project (compat §5).
+ * treated as if issued for the introspecting app, with every role of that app's project (docs/compatibility.md §5.1).
  */
 const PAT_SCOPES = ['openid', 'profile', 'urn:zitadel:iam:user:metadata', 'urn:zitadel:iam:user:resourceowner'];
 
@@ -53,7 +53,7 @@ export async function introspect(token: string, caller: View<AppRecord>, ctx: In
   const user = ctx.orgs.getUser(claims.sub);
   if (!ctx.orgs.isActive(user)) return INACTIVE;
   const scopes = claims.scope ? claims.scope.split(' ') : [];
-  // Compat §5: the scope's profile/email/phone claims (whatever the app's userinfo assertion) and
+  // docs/compatibility.md §5.1: the scope's profile/email/phone claims (whatever the app's userinfo assertion) and
   // ZITADEL's URN claims, with roles of the *introspecting* app's project (the resource server's).
   const scopeClaims = claimsFor(ctx, user, scopes, caller.projectId, true);
   const answer: Record<string, unknown> = {

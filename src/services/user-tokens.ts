@@ -38,7 +38,7 @@ export interface UserGrant {
   notAfter?: number | undefined;
 }
 
-/** ZITADEL's default audience (compat §3.3): the client, the project's other apps, the project, and `:aud` projects. */
+/** ZITADEL's default audience (docs/compatibility.md §3.3): the client, the project's other apps, the project, and `:aud` projects. */
 export function userAudience(ctx: UserTokensPorts, app: View<AppRecord>, audienceProjects: readonly string[]): string[] {
   const aud = [app.clientId];
   // Self-registered clients are strangers to the project's other apps (domain/token-audience.ts).
@@ -55,7 +55,7 @@ export function claimsFor(ctx: UserTokensPorts, user: UserRecord, scopes: readon
 
 /**
  * Only ZITADEL's URN claims (metadata, resource owner, roles of `projectId` when `withRoles`):
- * what a JWT access token carries (compat §3.3: no profile/email/phone claims there).
+ * what a JWT access token carries (docs/compatibility.md §3.3: no profile/email/phone claims there).
  */
 export function zitadelClaimsFor(ctx: UserTokensPorts, user: UserRecord, scopes: readonly string[], projectId: string | undefined, withRoles: boolean): Record<string, unknown> {
   // The orgs actor is the claims directory (orgs, projects, grants, primary domains).
@@ -104,7 +104,7 @@ export async function issueUserTokens(ctx: UserTokensPorts, grant: UserGrant, wa
     });
   }
   if (want.idToken && grant.scopes.includes('openid')) {
-    // Seed: with an access token, profile/email/phone/address come from userinfo unless the app asserts them.
+    // With an access token, profile/email/phone/address come from userinfo unless the app asserts them (docs/compatibility.md §3.3).
     const withUserClaims = !want.accessToken || oidc.idTokenUserinfoAssertion;
     const claims = withUserClaims ? claimsFor(ctx, grant.user, grant.scopes, grant.app.projectId, oidc.idTokenRoleAssertion) : {};
     if (!withUserClaims && oidc.idTokenRoleAssertion) Object.assign(claims, claimsFor(ctx, grant.user, ['urn:zitadel:iam:org:projects:roles'], grant.app.projectId, true));

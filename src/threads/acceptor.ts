@@ -28,7 +28,7 @@ import { osThreadId } from '../util/os-thread-id.js';
  * write decided in the store. It asks the main thread's password pool to hash and verify, and hands
  * a request to the main thread only while its copy is held back from a whole reload (and, with
  * SESAME_SIGNER=pool, what signs there).
- * See README "Threads".
+ * See docs/architecture.md, "Threads".
  */
 const data = workerData as AcceptorData;
 const port = parentPort!;

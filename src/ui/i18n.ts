@@ -1,7 +1,3 @@
-/**
- * Login UI texts in English and German. The locale comes from `ui_locales` (first supported
- * entry), then Accept-Language (by q-value), then English.
- */
 import { LOCALES, type Locale } from '../model/authorization.js';
 
 export { LOCALES, type Locale };
@@ -392,6 +388,10 @@ export function translatorOf<K extends string>(dictionaries: Record<Locale, Reco
   };
 }
 
+/**
+ * Login UI texts in English and German, in one locale. The locale comes from `ui_locales` (first
+ * supported entry), then Accept-Language (by q-value), then English (chooseLocale).
+ */
 export function translator(locale: Locale): Translate {
   return translatorOf(DICTIONARIES, locale);
 }

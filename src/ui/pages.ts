@@ -5,10 +5,6 @@ import { translator } from './i18n.js';
 import { STYLESHEET_PATH } from './styles.js';
 
 /**
- * The login pages. Each is a plain HTML form posting back to Sesame (works without JavaScript),
- * carrying the auth request id and a CSRF token bound to the user-agent cookie.
- */
-/**
  * An org's look on the login pages (its label and privacy policies): its stylesheet (colours and
  * theme), its links in the footer, whether "Secured by Sesame" shows, and the `@domain` left off
  * shown login names (hideLoginNameSuffix).
@@ -26,6 +22,11 @@ export interface Brand {
   links: { tos?: string; privacy?: string; help?: string; docs?: string; support?: string; custom?: { href: string; text: string } };
 }
 
+/**
+ * What every login page carries. The login pages: each is a plain HTML form posting back to Sesame
+ * (works without JavaScript), carrying the auth request id and a CSRF token bound to the user-agent
+ * cookie.
+ */
 export interface PageContext {
   brand?: Brand | undefined;
   locale: Locale;

@@ -4,18 +4,18 @@ import { importPublicJwk } from '../crypto/jwk-public-key.js';
 import type { SignatureItem, VerifyJwkSignatureItem } from './tasks.js';
 
 /**
- * Checks a JWS signature against a public key kept by key id, on the calling thread: the crypto
- * workers do it in batches for the main thread, and an HTTP acceptor thread (which has no pool)
- * does it inline. A key id can come back with other bytes (a machine key deleted and imported
- * again under its old id), and a signature is then checked against the key as it is now.
- */
-/**
  * Keys from requests (DPoP proofs) kept imported, by thumbprint: a client signs its proofs with one
  * key for a long time. Bounded, since anyone may send a proof with a key of their own: the one
  * imported longest ago leaves first.
  */
 const REQUEST_KEYS_KEPT = 1024;
 
+/**
+ * Checks a JWS signature against a public key kept by key id, on the calling thread: the crypto
+ * workers do it in batches for the main thread, and an HTTP acceptor thread (which has no pool)
+ * does it inline. A key id can come back with other bytes (a machine key deleted and imported
+ * again under its old id), and a signature is then checked against the key as it is now.
+ */
 export class SignatureCheck {
   private readonly publicKeys = new Map<string, { spkiDer: Uint8Array; key: KeyObject }>();
   private readonly requestKeys = new Map<string, KeyObject | undefined>();

@@ -6,7 +6,7 @@ import { addMachineSchema, importHumanSchema } from './users.js';
 import { bytes, flag, list, requiredText, text, timestamp } from './validation.js';
 
 /**
- * The import bundle's parts (compat §1.4, `DataOrg`) as zod schemas over camelCased JSON. Each list
+ * The import bundle's parts (docs/compatibility.md §1.4, `DataOrg`) as zod schemas over camelCased JSON. Each list
  * element is validated on its own, so one bad element is reported and skipped while the rest
  * imports. Unknown fields are ignored, as protojson's DiscardUnknown does.
  */
@@ -116,7 +116,7 @@ export const projectMemberSchema = z.object({
 export interface UnsupportedPart {
   field: string;
   type: string;
-  /** The error id ZITADEL reports for an element (compat §1.2). */
+  /** The error id ZITADEL reports for an element (docs/compatibility.md §1.2). */
   id(orgId: string, element: Record<string, unknown>): string;
   what: string;
 }

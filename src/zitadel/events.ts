@@ -3,13 +3,6 @@ import type { ActivityEvent, EventQuery } from '../model/activity.js';
 import { rfc3339 } from './details.js';
 import { list, text, timestamp, uint64 } from './validation.js';
 
-/**
- * ZITADEL's event API over Sesame's activity log (model/activity.ts): the admin API's ListEvents
- * (`POST /admin/v1/events/_search`) and the management API's per-object changes
- * (`POST /management/v1/{users/{id},orgs/me,projects/{id},projects/{id}/apps/{id}}/changes/_search`),
- * their requests and answers in ZITADEL's protojson shapes.
- */
-
 /** The most events one search answers (ZITADEL's default page). */
 export const MAX_EVENTS = 1000;
 const DEFAULT_LIMIT = 100;
@@ -23,7 +16,15 @@ const limit = () =>
     .default(0)
     .transform((n) => (n === 0 ? DEFAULT_LIMIT : n));
 
-/** ListEventsRequest: `sequence` (after it ascending, before it descending), the filters, `creationDate` / `from` / `range` for time. */
+/**
+ * ListEventsRequest: `sequence` (after it ascending, before it descending), the filters,
+ * `creationDate` / `from` / `range` for time.
+ *
+ * This module is ZITADEL's event API over Sesame's activity log (model/activity.ts): the admin
+ * API's ListEvents (`POST /admin/v1/events/_search`) and the management API's per-object changes
+ * (`POST /management/v1/{users/{id},orgs/me,projects/{id},projects/{id}/apps/{id}}/changes/_search`),
+ * their requests and answers in ZITADEL's protojson shapes.
+ */
 export const listEventsSchema = z.object({
   sequence: uint64(),
   limit: limit(),

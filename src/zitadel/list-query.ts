@@ -2,17 +2,16 @@ import { z } from 'zod';
 import { invalidArgument } from '../model/errors.js';
 import { flag, text, uint64 } from './validation.js';
 
+/** The most rows one page answers (ZITADEL's default maximum). */
+export const MAX_LIST = 1000;
+const DEFAULT_LIST = 100;
+
 /**
  * ZITADEL's list requests (their bodies strict too: a misspelt `queries` would otherwise list everything): the `query` paging (`offset`, `limit`, `asc`) and the text queries'
  * match methods (`TEXT_QUERY_METHOD_*`), shared by ListUsers, ListOrgs, ListProjects and the auth
  * API's lists. A filter Sesame does not know is refused (the query objects are strict): a filter
  * dropped silently would answer more than the caller asked for.
  */
-
-/** The most rows one page answers (ZITADEL's default maximum). */
-export const MAX_LIST = 1000;
-const DEFAULT_LIST = 100;
-
 export const listQuerySchema = z
   .object({
     offset: uint64(),

@@ -5,7 +5,7 @@ import { enumField, enumValue } from './enums.js';
 import { duration, flag, text } from './validation.js';
 
 /**
- * ZITADEL's login policy (compat §1.4 `loginPolicy`): one schema for the management API and the
+ * ZITADEL's login policy (docs/compatibility.md §1.4 `loginPolicy`): one schema for the management API and the
  * import bundle, one rule for what Sesame can enforce. Every field is either enforced by the login
  * UI or refused: the API answers 400 naming it, the import drops it and lists it in the errors.
  */

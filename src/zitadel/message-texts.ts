@@ -6,12 +6,6 @@ import { text } from './validation.js';
 export type { MessageText };
 
 /**
- * ZITADEL's notification message texts (the `*Messages` of a bundle, the text API's message
- * types): the fields of a mail, per kind and language, with `{{.Variable}}` placeholders filled
- * from the person and the code. These are the built-in texts in English and German; an org's or
- * the instance's own texts replace them field by field.
- */
-/**
  * ZITADEL's message types: the path of the text API (`/management/v1/text/message/<path>/<lang>`),
  * the list of a bundle that carries them (with its report type), and whether Sesame sends them.
  */
@@ -44,6 +38,11 @@ export const LANGUAGE_TAG = /^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/;
  * The text a mail of `kind` in `language` uses: the org's own fields first, then the instance's,
  * then the built-in text in that language (English where Sesame has none). `language` is the
  * person's preferred one when the org, the instance or Sesame has texts in it, else English.
+ *
+ * ZITADEL's notification message texts (the `*Messages` of a bundle, the text API's message
+ * types): the fields of a mail, per kind and language, with `{{.Variable}}` placeholders filled
+ * from the person and the code. These are the built-in texts in English and German; an org's or
+ * the instance's own texts replace them field by field.
  */
 export function resolveMessageText(kind: MessageKind, preferred: string | undefined, own: View<MessageTexts>, instance: View<MessageTexts>): { language: string; text: MessageText } {
   const tag = (preferred ?? '').toLowerCase();

@@ -10,7 +10,7 @@ import type { View } from '../util/readonly.js';
 import type { Config } from '../config.js';
 
 /**
- * The OIDC configuration of an app as AddOIDCApp / UpdateOIDCAppConfig take it (compat §2.3):
+ * The OIDC configuration of an app as AddOIDCApp / UpdateOIDCAppConfig take it (docs/compatibility.md §2.3):
  * its schema, the consistency rules ZITADEL rejects on, the redirect URI rules Sesame enforces
  * up front, ZITADEL's compliance report, and the read view.
  */
@@ -66,15 +66,15 @@ function parseUri(uri: string): URL | undefined {
   }
 }
 
+/** URI schemes a browser would run or read locally instead of navigating: never a redirect target, dev mode or not. */
+const DANGEROUS_SCHEMES = new Set(['javascript', 'data', 'vbscript', 'file', 'about', 'blob', 'filesystem']);
+
 /**
  * Redirect URIs must be absolute. Outside dev mode they must also be usable at the authorization
  * endpoint (zitadel/oidc's rules): https always; http only for code flow with a confidential
  * client, or a native app's loopback; custom schemes only for native apps. Dev mode allows glob
  * patterns, so only the scheme is checked there.
  */
-/** URI schemes a browser would run or read locally instead of navigating: never a redirect target, dev mode or not. */
-const DANGEROUS_SCHEMES = new Set(['javascript', 'data', 'vbscript', 'file', 'about', 'blob', 'filesystem']);
-
 function checkRedirectUris(field: string, uris: readonly string[], config: View<OidcAppConfig>, flowRules: boolean): void {
   const native = config.appType === 'OIDC_APP_TYPE_NATIVE';
   const codeFlow = config.grantTypes.includes('OIDC_GRANT_TYPE_AUTHORIZATION_CODE');

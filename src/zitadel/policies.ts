@@ -20,7 +20,7 @@ export interface PolicyDefinition<K extends PolicyKind> {
   path: string;
   /** The field in a bundle's org (`DataOrg`), if it travels in one. */
   bundleField?: string;
-  /** The import report's `type` for it (compat §1.4). */
+  /** The import report's `type` for it (docs/compatibility.md §1.2). */
   errorType: string;
   schema: z.ZodType<unknown>;
   toPolicy(input: unknown): { policy: PolicyTypes[K]; unsupported: string[] };
@@ -175,7 +175,7 @@ export type OrgPolicyKind = Exclude<PolicyKind, 'messageTexts' | 'idps'>;
 
 export const POLICIES: { readonly [K in OrgPolicyKind]: PolicyDefinition<K> } = { lockout, login, passwordComplexity, privacy, label, labelPreview, domain, notification };
 
-/** The policies a bundle carries, in the import's order (compat §1.4: domain, label, lockout, login, complexity, privacy). */
+/** The policies a bundle carries, in the import's order (docs/compatibility.md §1.2: domain, label, lockout, login, complexity, privacy). */
 export const BUNDLE_POLICIES: readonly PolicyDefinition<OrgPolicyKind>[] = [domain, label, lockout, login, passwordComplexity, privacy] as PolicyDefinition<OrgPolicyKind>[];
 
 /** A policy as stored, completed with the defaults of fields added since it was written. */

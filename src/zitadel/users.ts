@@ -38,7 +38,7 @@ const humanFields = {
 
 export const addHumanSchema = z.object({ ...humanFields, initialPassword: text(MAX_PASSWORD) });
 
-/** ImportHumanUserRequest (compat §1.4), also the `user` of an import bundle's `humanUsers[]`. */
+/** ImportHumanUserRequest (docs/compatibility.md §1.4), also the `user` of an import bundle's `humanUsers[]`. */
 export const importHumanSchema = z.object({
   ...humanFields,
   userId: z.string().trim().min(1).max(200).optional(),

@@ -1,11 +1,7 @@
 import { DEFAULT_POLICIES } from '../model/records.js';
 import { formatProtoDuration } from '../util/duration.js';
-/**
- * The v1 bundle (`dataOrgsv1`, compat §1.5) differs from the current DataOrg in a few fields; these
- * helpers convert a v1 org's fields and elements as they are read.
- */
 
-/** The instance-default login-policy lifetimes, which overwrite a v1 login policy's (compat §1.5). */
+/** The instance-default login-policy lifetimes, which overwrite a v1 login policy's (docs/compatibility.md §1.5). */
 const DEFAULT_LIFETIMES = {
   passwordCheckLifetime: formatProtoDuration(DEFAULT_POLICIES.login.passwordCheckLifetimeMs),
   externalLoginCheckLifetime: formatProtoDuration(DEFAULT_POLICIES.login.externalLoginCheckLifetimeMs),
@@ -53,7 +49,12 @@ export function v1TriggerAction(element: unknown): unknown {
   };
 }
 
-/** Converts a whole v1 org object (used for small orgs and tests; large bundles convert field by field). */
+/**
+ * Converts a whole v1 org object (used for small orgs and tests; large bundles convert field by field).
+ *
+ * The v1 bundle (`dataOrgsv1`, docs/compatibility.md §1.5) differs from the current DataOrg in a few fields; the
+ * helpers here convert a v1 org's fields and elements as they are read.
+ */
 export function convertV1Org(org: Obj): Obj {
   const { iamPolicy, secondFactors, multiFactors, idps, ...rest } = org;
   const out: Obj = { ...rest };

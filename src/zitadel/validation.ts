@@ -4,10 +4,6 @@ import { parseDuration } from '../util/duration.js';
 import { parseJsonObject } from './json.js';
 import { clock } from '../util/clock.js';
 
-/**
- * Request validation: every body is parsed as a JSON object (camelCased) and checked with a zod
- * schema; the first problems become one InvalidArgument naming the fields.
- */
 /** The first few problems zod found, as one readable line (`path: message`, `path is required`). */
 export function describeIssues(issues: readonly z.core.$ZodIssue[], root = 'body', max = 5): string {
   return issues
@@ -20,6 +16,10 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], root = 'body
     .join('; ');
 }
 
+/**
+ * Request validation: a value checked with a zod schema (every body is parsed as a JSON object,
+ * camelCased: readBody); the first problems become one InvalidArgument naming the fields.
+ */
 export function validate<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;

@@ -4,7 +4,7 @@ import { parseScrypt, type ScryptParams } from './scrypt.js';
 import { parseShaCrypt, type ShaCryptSetting } from './sha-crypt.js';
 
 /**
- * The encoded password hashes Sesame reads (compat §1.3): one parser for import and verification,
+ * The encoded password hashes Sesame reads (docs/compatibility.md §1.3): one parser for import and verification,
  * so what is accepted at import is exactly what can be verified at sign-in. Argon2 (PHC), bcrypt,
  * scrypt (passlib and `$7$`), PBKDF2 (passlib and Keycloak), SHA-256/512-crypt and md5crypt.
  */

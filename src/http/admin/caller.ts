@@ -9,8 +9,10 @@ import { hasPermission, type UserAction } from '../../domain/permissions.js';
 import { permissionTarget } from '../../domain/management-project.js';
 import { missingToActOnUser, tokenPowerStands, type TokenPowerPorts } from '../../services/token-power.js';
 
-/** What this module uses of the wired parts (src/app.ts). */
-/** Reads only: who calls is answered from any thread's copy of the directory (an upload's precheck runs on every thread). */
+/**
+ * What this module uses of the wired parts (src/app.ts). Reads only: who calls is answered from
+ * any thread's copy of the directory (an upload's precheck runs on every thread).
+ */
 export type CallerPorts = Pick<FlowView, 'instance' | 'orgs' | 'accessTokens'> & TokenPowerPorts;
 
 /**

@@ -12,11 +12,6 @@ import type { CallerPorts } from './caller.js';
 export type InstanceSettingsPorts = Pick<Ports, 'settings' | 'orgs'> & CallerPorts;
 
 /**
- * Instance settings: feature flags (ZITADEL feature v2: `PUT /v2/features/instance`), the
- * security policy (`GET`/`PUT /admin/v1/policies/security`) and dynamic client registration
- * (`GET`/`PUT /admin/v1/settings/dynamic_client_registration`). IAM_OWNER only.
- */
-/**
  * Sesame has one instance feature; ZITADEL's others (loginV2, actions, userSchema, …) are refused by
  * name rather than dropped, so nobody believes one is on.
  */
@@ -45,6 +40,11 @@ const dynamicRegistrationSchema = z.object({
   registrationsPerAddressPerHour: z.number().int().min(1).max(10_000).optional(),
 });
 
+/**
+ * Instance settings: feature flags (ZITADEL feature v2: `PUT /v2/features/instance`), the
+ * security policy (`GET`/`PUT /admin/v1/policies/security`) and dynamic client registration
+ * (`GET`/`PUT /admin/v1/settings/dynamic_client_registration`). IAM_OWNER only.
+ */
 export function instanceSettingsRoutes(ctx: InstanceSettingsPorts): Route[] {
   return [
     apiRoute(ctx, '/v2/features/instance', {

@@ -14,14 +14,6 @@ import type { Request } from '../types.js';
 /** What this module uses of the wired parts (src/app.ts). */
 export type PoliciesPorts = Pick<Ports, 'orgs' | 'idps'> & CallerPorts;
 
-/**
- * The org policies (src/zitadel/policies.ts), ZITADEL management v1 for an org's own policy —
- * GET, POST (add), PUT (update), DELETE (back to the default) on `/management/v1/policies/<path>`
- * — and admin v1 for the instance's default (GET, PUT on `/admin/v1/policies/<path>`). The label
- * policy is edited as a preview (`…/label/_preview`) and put in force by `…/label/_activate`.
- * What Sesame cannot enforce is refused, naming the fields.
- */
-
 /** The policies that decide how people sign in: changing them takes the right to act on each person they govern. */
 const GOVERNS_SIGN_IN: ReadonlySet<PolicyKind> = new Set(['lockout', 'login', 'passwordComplexity', 'domain', 'notification']);
 
@@ -151,6 +143,13 @@ function labelRoutes(ctx: PoliciesPorts, prefix: string, orgOf: (caller: Caller)
   ];
 }
 
+/**
+ * The routes of the org policies (src/zitadel/policies.ts): ZITADEL management v1 for an org's own
+ * policy — GET, POST (add), PUT (update), DELETE (back to the default) on
+ * `/management/v1/policies/<path>` — and admin v1 for the instance's default (GET, PUT on
+ * `/admin/v1/policies/<path>`). The label policy is edited as a preview (`…/label/_preview`) and
+ * put in force by `…/label/_activate`. What Sesame cannot enforce is refused, naming the fields.
+ */
 export function policyRoutesAll(ctx: PoliciesPorts): Route[] {
   const editable = (Object.values(POLICIES) as PolicyDefinition<OrgPolicyKind>[]).filter((d) => d.kind !== 'label');
   const readKind = (d: PolicyDefinition<OrgPolicyKind>): OrgPolicyKind => (d.kind === 'labelPreview' ? 'label' : d.kind);

@@ -16,7 +16,6 @@ import type { View } from '../../util/readonly.js';
 /** What this module uses of the wired parts (src/app.ts). */
 export type ProjectsPorts = Pick<Ports, 'orgs'> & CallerPorts;
 
-/** Projects: AddProject, GetProjectByID and UpdateProject. Roles are in project-roles.ts. */
 /**
  * Checks `permission` on the project (org or project membership) and returns it; a project of
  * another org than the caller's org context is not found.
@@ -56,6 +55,7 @@ function projectView(project: View<ProjectRecord>) {
   };
 }
 
+/** Projects: AddProject, GetProjectByID and UpdateProject. Roles are in project-roles.ts. */
 export function projectRoutes(ctx: ProjectsPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/projects', {

@@ -1,4 +1,4 @@
-import type { AppView, ChangeView, ProjectView, RoleView } from '../../ui/console/api-shapes.js';
+import type { AppView, ChangeView, KeyView, ProjectView, RoleView } from '../../ui/console/api-shapes.js';
 import { appPage, projectPage, projectsPage } from '../../ui/console/projects.js';
 import type { Response, Route } from '../types.js';
 import type { ApiProblem } from './api.js';
@@ -6,7 +6,8 @@ import { acting, consoleRoute, doneNotice, formLines, seeOther, type ConsoleCall
 
 /**
  * The console's projects: ListProjects and AddProject; one project with its roles (AddProjectRole)
- * and applications (AddOIDCApp, AddAPIApp); one application with a new client secret (shown once).
+ * and applications (AddOIDCApp, AddAPIApp); one application with a new client secret or key file
+ * (shown once) and its keys.
  */
 const PROJECT = '/management/v1/projects/:projectId';
 const APP = `${PROJECT}/apps/:appId`;
@@ -29,10 +30,18 @@ async function projectPageOf(call: ConsoleCall, projectId: string, problem?: Api
   return call.page('projects', project.name, body, errorNotice(problem) ?? doneNotice(call.req, call.t), problem?.status);
 }
 
-async function appPageOf(kit: ConsoleKit, call: ConsoleCall, projectId: string, appId: string, secret?: string): Promise<Response> {
+async function appPageOf(kit: ConsoleKit, call: ConsoleCall, projectId: string, appId: string, extra: { once?: { label: string; value: string }; problem?: ApiProblem } = {}): Promise<Response> {
   const { app } = await call.api.call<{ app: AppView }>('GET', APP, [projectId, appId]);
-  return call.page('projects', app.name, appPage(call.t, call.csrf, { projectId, app, issuer: kit.issuer, ...(secret ? { secret } : {}) }), secret ? undefined : doneNotice(call.req, call.t));
+  const keys = usesKeys(app) ? ((await call.api.call<{ result?: KeyView[] }>('POST', `${APP}/keys/_search`, [projectId, appId], { query: { limit: 1000, asc: true } })).result ?? []) : undefined;
+  const body = appPage(call.t, call.csrf, { projectId, app, issuer: kit.issuer, ...(keys ? { keys } : {}), ...(extra.once ? { once: extra.once } : {}) });
+  return call.page('projects', app.name, body, errorNotice(extra.problem) ?? (extra.once ? undefined : doneNotice(call.req, call.t)), extra.problem?.status);
 }
+
+/** A new app's client secret, if it has one, to show once. */
+const secretShown = (call: ConsoleCall, clientSecret: string | undefined) => (clientSecret ? { once: { label: call.t('apps.clientSecret'), value: clientSecret } } : {});
+
+/** Whether the app authenticates with keys (private_key_jwt), so has key files to list and make. */
+const usesKeys = (app: AppView) => (app.oidcConfig?.authMethodType ?? app.apiConfig?.authMethodType ?? '').endsWith('_PRIVATE_KEY_JWT');
 
 export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
   return [
@@ -79,7 +88,7 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
               grantTypes: ['OIDC_GRANT_TYPE_AUTHORIZATION_CODE', 'OIDC_GRANT_TYPE_REFRESH_TOKEN'],
               devMode: f.get('devMode') === 'true',
             });
-            return appPageOf(kit, call, projectId, created.appId, created.clientSecret);
+            return appPageOf(kit, call, projectId, created.appId, secretShown(call, created.clientSecret));
           },
           (problem) => projectPageOf(call, projectId, problem),
         );
@@ -94,7 +103,7 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
               name: call.form.get('name') ?? '',
               authMethodType: call.form.get('authMethodType') ?? 'API_AUTH_METHOD_TYPE_BASIC',
             });
-            return appPageOf(kit, call, projectId, created.appId, created.clientSecret);
+            return appPageOf(kit, call, projectId, created.appId, secretShown(call, created.clientSecret));
           },
           (problem) => projectPageOf(call, projectId, problem),
         );
@@ -109,9 +118,34 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
             const { app } = await call.api.call<{ app: AppView }>('GET', APP, [projectId, appId]);
             const path = app.oidcConfig ? `${APP}/oidc_config/_generate_client_secret` : `${APP}/api_config/_generate_client_secret`;
             const { clientSecret } = await call.api.call<{ clientSecret: string }>('POST', path, [projectId, appId], {});
-            return appPageOf(kit, call, projectId, appId, clientSecret);
+            return appPageOf(kit, call, projectId, appId, secretShown(call, clientSecret));
           },
           (problem) => projectPageOf(call, projectId, problem),
+        );
+      },
+    }),
+    consoleRoute(kit, '/ui/console/projects/:projectId/apps/:appId/keys', {
+      POST: (call) => {
+        const [projectId, appId] = call.req.params as [string, string];
+        return acting(
+          async () => {
+            const { keyDetails } = await call.api.call<{ keyDetails: string }>('POST', `${APP}/keys`, [projectId, appId], { type: 'KEY_TYPE_JSON' });
+            const file = Buffer.from(keyDetails, 'base64').toString('utf8');
+            return appPageOf(kit, call, projectId, appId, { once: { label: call.t('apps.keyShown'), value: file } });
+          },
+          (problem) => appPageOf(kit, call, projectId, appId, { problem }),
+        );
+      },
+    }),
+    consoleRoute(kit, '/ui/console/projects/:projectId/apps/:appId/keys/:keyId/remove', {
+      POST: (call) => {
+        const [projectId, appId, keyId] = call.req.params as [string, string, string];
+        return acting(
+          async () => {
+            await call.api.call('DELETE', `${APP}/keys/:keyId`, [projectId, appId, keyId]);
+            return seeOther(`/ui/console/projects/${encodeURIComponent(projectId)}/apps/${encodeURIComponent(appId)}`);
+          },
+          (problem) => appPageOf(kit, call, projectId, appId, { problem }),
         );
       },
     }),

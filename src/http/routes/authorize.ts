@@ -20,7 +20,7 @@ import type { RespondPorts } from '../login/respond.js';
 export type AuthorizePorts = Pick<FlowView, 'authRequests' | 'clients' | 'config' | 'idTokens' | 'instance' | 'orgs' | 'pushedRequests'> & AgentPorts & RespondPorts;
 
 /**
- * GET|POST /oauth/v2/authorize (seed "Authorization endpoint", OIDC Core §3.1.2). Validates the
+ * GET|POST /oauth/v2/authorize (docs/compatibility.md §6; OIDC Core §3.1.2). Validates the
  * request, then either answers at once from an existing session (SSO, prompt=none) or stores an
  * auth request bound to the user-agent cookie and sends the browser to the login UI.
  */
@@ -111,7 +111,7 @@ export function authorizeRoute(ctx: AuthorizePorts): Route {
       } else if (request.maxAge === 0 || request.prompt.has('login')) {
         step = userId ? 'password' : 'loginname';
       } else {
-        // Seed: without prompt, one session answers at once; with more the user must choose (a hinted user's first).
+        // Without prompt, one session answers at once; with more the user must choose, a hinted user's first (docs/compatibility.md §6.3).
         const start = startFromSessions(ctx, hint.userId ? candidates.slice(0, 1) : candidates, request);
         if (start && 'answer' in start) {
           if (!(await consentNeeded(ctx, request, start.answer.userId))) return await completeAuthorization(ctx, request, start.answer, agent.locale, headers, true);

@@ -16,7 +16,7 @@ import type { View } from '../../util/readonly.js';
 export type EndSessionPorts = Pick<FlowView, 'clients' | 'config' | 'idTokens' | 'orgs' | 'issuedTokens' | 'userSessions'> & SessionEndPorts & AgentPorts;
 
 /**
- * GET|POST /oidc/v1/end_session (OIDC RP-Initiated Logout 1.0; seed "End session endpoint").
+ * GET|POST /oidc/v1/end_session (OIDC RP-Initiated Logout 1.0; docs/compatibility.md §5.4).
  * Ends the user sessions of this browser (all of them, or the one that `logout_hint` or the
  * hint's `sid` selects), revokes every token issued in them, queues a back-channel logout for
  * the apps that received tokens in them (delivered in the background), then redirects to a registered
@@ -40,7 +40,7 @@ export function endSessionRoute(ctx: EndSessionPorts): Route {
     if (clientId !== undefined && azp !== undefined && clientId !== azp) return bad('client_id does not match the azp of the id_token_hint');
     const app = ctx.clients.appByClient(azp ?? clientId ?? '');
 
-    // Seed: the redirect is checked against the client's registered URIs, and ignored when no client is known.
+    // The redirect is checked against the client's registered URIs, and ignored when no client is known (docs/compatibility.md §5.4).
     let redirect: string | undefined;
     const requested = params.get('post_logout_redirect_uri');
     if (requested !== undefined && app?.oidc) {

@@ -327,8 +327,10 @@ export function loginRoutes(ctx: LoginPorts): Route[] {
     return ctx.orgs.isActive(user) ? user : undefined;
   }
 
-  /** After a passed step: the next one the login policy asks for, or the end. */
-  /** The next step for the person (re-read after the awaits before: a deleted user ends the request). */
+  /**
+   * After a passed step: the next one the login policy asks for, or the end. The person is read
+   * again (after the awaits before: a deleted user ends the request).
+   */
   async function proceed(flow: Flow, userId: string, headers: Record<string, string> = {}): Promise<Response> {
     const user = ctx.orgs.getUser(userId);
     if (!user) return expired(flow.agent);

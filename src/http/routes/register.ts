@@ -16,13 +16,6 @@ import { authenticateCaller, type CallerPorts } from '../admin/caller.js';
 /** What this module uses of the wired parts (src/app.ts). */
 export type RegisterPorts = Pick<FlowView, 'settings' | 'failureWindows' | 'clientRegistrations'> & CallerPorts;
 
-/**
- * POST /oauth/v2/register (RFC 7591) and GET/PUT/DELETE /oauth/v2/register/{client_id} (RFC 7592),
- * while the dynamic client registration setting is on (404 otherwise). Registering takes an
- * initial access token (a PAT or management access token of a user who may write apps in the
- * configured project, as the management API checks it) unless unauthenticated registration is
- * allowed; then each source address (an IPv6 one by its /64) may try a few times an hour.
- */
 /** A registration is a few kilobytes; the bound is enforced before the body is read and parsed. */
 const MAX_BODY = 64 * 1024;
 const HOUR_MS = 60 * 60_000;
@@ -79,6 +72,13 @@ export function registrationPrechecks(ctx: Pick<ClientRegistrationPorts, 'settin
  */
 const holderOf = (req: Request): Editor => ({ userId: '', service: 'registration', address: req.peer });
 
+/**
+ * POST /oauth/v2/register (RFC 7591) and GET/PUT/DELETE /oauth/v2/register/{client_id} (RFC 7592),
+ * while the dynamic client registration setting is on (404 otherwise). Registering takes an
+ * initial access token (a PAT or management access token of a user who may write apps in the
+ * configured project, as the management API checks it) unless unauthenticated registration is
+ * allowed; then each source address (an IPv6 one by its /64) may try a few times an hour.
+ */
 export function registrationRoutes(ctx: RegisterPorts): Route[] {
   const prechecks = registrationPrechecks(ctx);
   // The decisions on the apps are the directory writer's (on an acceptor thread, asked of the main thread).

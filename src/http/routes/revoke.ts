@@ -32,7 +32,7 @@ export function revokeRoute(ctx: RevokePorts): Route {
     if (token === undefined) throw new OAuthError('invalid_request', 'token missing');
     let outcome = await ctx.accessTokens.revoke(token, (claims) => ownsToken(client, claims));
     if (outcome === 'unknown') {
-      // A refresh token: revoking it ends its grant, including the access tokens issued with it (seed).
+      // A refresh token: revoking it ends its grant, including the access tokens issued with it (docs/compatibility.md §5.2).
       const family = await ctx.refreshTokens.find(token);
       if (family) {
         if (family.clientId !== client.clientId) outcome = 'foreign';

@@ -2,8 +2,9 @@ import type { OidcAppConfig } from '../../model/records.js';
 import type { View } from '../../util/readonly.js';
 
 /**
- * Redirect URI matching (seed: "must equal exactly one of the registered redirect URIs"). Apps in
- * dev mode may register glob patterns (ZITADEL compat §2.3): `*` within a path segment, `**` across.
+ * Redirect URI matching: a URI must equal one of the registered redirect URIs
+ * (docs/compatibility.md §2.3, §6.1). Apps in dev mode may register glob patterns: `*` within a
+ * path segment, `**` across.
  *
  * Whether `text` matches the glob. Hand-written instead of a RegExp: a pattern such as `**a**a**a`
  * makes a backtracking regex take polynomial time in the length of the (attacker-chosen)
@@ -58,8 +59,8 @@ function loopbackWithoutPort(uri: string): string | undefined {
 }
 
 /**
- * `native`: a native app's loopback redirect matches on any port (RFC 8252 §7.3, ZITADEL compat
- * §2.3), since the app listens on whatever port it gets from the OS.
+ * `native`: a native app's loopback redirect matches on any port (RFC 8252 §7.3,
+ * docs/compatibility.md §2.3), since the app listens on whatever port it gets from the OS.
  */
 export function matchesRegistered(uri: string, registered: readonly string[], devMode: boolean, native = false): boolean {
   if (registered.includes(uri)) return true;

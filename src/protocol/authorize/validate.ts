@@ -12,7 +12,7 @@ import type { View } from '../../util/readonly.js';
 
 /**
  * Validation of an authorization request, in the order that decides where an error may go
- * (seed "Authorization endpoint" and "Errors"; RFC 6749 §4.1.2.1): until client and redirect_uri
+ * (docs/compatibility.md §6.1; RFC 6749 §4.1.2.1): until client and redirect_uri
  * are known good, errors are shown on Sesame's own page (no open redirect); after that they are
  * sent to the redirect_uri in the response mode, with `state`.
  */

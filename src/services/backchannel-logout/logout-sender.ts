@@ -3,15 +3,6 @@ import { request as httpsRequest } from 'node:https';
 import { logoutAccepted, logoutRequestBody } from '../../protocol/logout-token.js';
 import { isInternalHost, publicOnlyLookup } from '../../util/public-address.js';
 
-/**
- * The one outbound HTTP request Sesame makes: a logout token POSTed to an app's back-channel
- * logout URI (Back-Channel Logout 1.0 §2.5). Receivers are registered by administrators, so any
- * host may be one; what bounds the harm of a slow, hostile or misconfigured one is here: http(s)
- * only, no redirect followed, a deadline for the whole exchange, a connection of its own closed
- * afterwards (nothing pooled for a receiver that never answers), and at most a few KiB of its
- * answer read.
- */
-
 /** How much of a receiver's answer is read (for the log line of a failure); the rest is dropped. */
 const MAX_ANSWER_BYTES = 4096;
 
@@ -26,6 +17,14 @@ export interface SendOptions {
   publicOnly?: boolean;
 }
 
+/**
+ * A logout token POSTed to an app's back-channel
+ * logout URI (Back-Channel Logout 1.0 §2.5). Receivers are registered by administrators, so any
+ * host may be one; what bounds the harm of a slow, hostile or misconfigured one is here: http(s)
+ * only, no redirect followed, a deadline for the whole exchange, a connection of its own closed
+ * afterwards (nothing pooled for a receiver that never answers), and at most a few KiB of its
+ * answer read.
+ */
 export function sendLogoutToken(uri: string, token: string, options: SendOptions): Promise<DeliveryOutcome> {
   let target: URL;
   try {

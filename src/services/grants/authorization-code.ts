@@ -13,10 +13,9 @@ import type { UserTokensPorts } from '../user-tokens.js';
 export type AuthorizationCodePorts = Pick<FlowView, 'authCodes' | 'orgs' | 'refreshTokens' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
 
 /**
- * authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6; seed "Authorization code grant"). A code is
+ * authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6; docs/compatibility.md §4.2). A code is
  * single use: a second use answers invalid_grant and revokes what the first use issued.
  */
-
 export const authorizationCodeGrant: Grant<AuthorizationCodePorts> = {
   type: 'authorization_code',
   label: 'authorization_code',

@@ -9,10 +9,10 @@ import type { MachineTokenPorts } from './machine-token.js';
 export type ClientCredentialsPorts = MachineTokenPorts;
 
 /**
- * client_credentials for machine users (ZITADEL semantics, compat §4.3): the machine user is the
- * client; no ID token and no refresh token (the seed's rule). `openid` stays in the granted scope
- * (as in ZITADEL) although no ID token is returned here: a later token exchange of this token
- * with `scope=openid` may then return one.
+ * client_credentials for machine users (ZITADEL semantics, docs/compatibility.md §4.3): the
+ * machine user is the client; no ID token (unlike ZITADEL) and no refresh token. `openid` stays in
+ * the granted scope (as in ZITADEL) although no ID token is returned here: a later token exchange
+ * of this token with `scope=openid` may then return one.
  */
 const NOT_FOR_CLIENT_CREDENTIALS: ReadonlySet<string> = new Set(['offline_access']);
 

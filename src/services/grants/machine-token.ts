@@ -16,7 +16,7 @@ export type MachineTokenPorts = Pick<FlowView, 'idTokens' | 'instance'> & UserTo
 
 /**
  * The token response for a machine user acting as itself (client_credentials, JWT profile grant):
- * ZITADEL's scope rules (compat §3.2, §4.3), the audience from `:aud` scopes (else the client),
+ * ZITADEL's scope rules (docs/compatibility.md §3.2, §4.3), the audience from `:aud` scopes (else the client),
  * the access token format from the user's accessTokenType, and an ID token when `openid` is
  * granted and the grant allows one.
  */
@@ -53,7 +53,7 @@ export async function machineUserTokens(
     scope,
     ...(began !== clock.seconds() ? { authTime: began } : {}),
     cnf: options.dpop && { jkt: options.dpop.jkt },
-    // A JWT carries the metadata and resource owner URN claims its scope asks for (compat §3.3);
+    // A JWT carries the metadata and resource owner URN claims its scope asks for (docs/compatibility.md §3.3);
     // there is no app, so no role assertion.
     ...(jwt ? { jwtClaims: zitadelClaimsFor(ctx, user, scopes, undefined, false) } : {}),
   });

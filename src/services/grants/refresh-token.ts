@@ -15,9 +15,9 @@ import type { UserTokensPorts } from '../user-tokens.js';
 export type RefreshTokenPorts = Pick<FlowView, 'orgs' | 'refreshTokens' | 'issuedTokens' | 'userSessions'> & UserTokensPorts;
 
 /**
- * refresh_token (RFC 6749 §6; seed "Refresh token grant"; OAuth 2.0 Security BCP §4.14): rotation
+ * refresh_token (RFC 6749 §6; docs/compatibility.md §4.2; OAuth 2.0 Security BCP §4.14): rotation
  * on every use, reuse revokes the family, scope may only narrow, the user must still be active.
- * Public clients authenticate with client_id alone (seed: "none means client_id only").
+ * Public clients authenticate with client_id alone (docs/compatibility.md §4).
  */
 const INVALID = 'refresh token is invalid, expired or revoked';
 

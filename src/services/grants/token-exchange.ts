@@ -29,7 +29,7 @@ export type TokenExchangePorts = Pick<
 >;
 
 /**
- * RFC 8693 token exchange (seed "Token exchange grant", compat §4.5): change the scope or audience
+ * RFC 8693 token exchange (docs/compatibility.md §4.5): change the scope or audience
  * of a token (delegation) or, with an actor token, act as another user (impersonation, which needs
  * the instance security policy and an impersonator role, and marks tokens with `act`).
  * Off until the `oidcTokenExchange` feature is enabled.
@@ -220,7 +220,7 @@ function grantedAudience(ctx: TokenExchangePorts, app: View<AppRecord>, form: Fo
 /**
  * Requested scopes must lie within the subject's and actor's. When an actor acts for a subject that
  * carries no scopes (user id, ID token or jwt subject), only authorization scopes (ZITADEL's URN
- * scopes) are checked, against the actor's: the OIDC scopes describe the subject (compat §4.5).
+ * scopes) are checked, against the actor's: the OIDC scopes describe the subject (docs/compatibility.md §4.5).
  */
 function grantedScopes(app: View<AppRecord>, form: Form, subject: Party, actor: Party | undefined): string[] {
   const bound = app.registration?.scopes;

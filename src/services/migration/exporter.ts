@@ -12,15 +12,16 @@ import type { SnapshotVisitor } from './store.js';
 import type { View } from '../../util/readonly.js';
 
 /**
- * Builds the export bundle `{"orgs":[DataOrg…]}` (compat §1.4) while one directory snapshot is
- * walked: each record becomes its JSON text at once, written as UTF-8 into per-org, per-list byte
- * buffers, so the peak is about the bundle's size rather than the directory as objects. Output is
- * protojson: camelCase, zero values omitted, enums by name; lists in id order, so the same data
- * always exports to the same bytes. Per the seed the export leaves out instance-level things (IAM
- * members, global policies and IdPs) and credentials other than passwords and OTP (machine keys,
- * PATs, app keys, passwordless). Sesame extensions, which ZITADEL's import ignores: apps carry
- * their `clientId`, and with `withPasswords` apps and machine users carry their client secret's
- * SHA-256 digest (`clientSecretSha256`).
+ * Builds the export bundle `{"orgs":[DataOrg…]}` (docs/compatibility.md §1.4) while one directory
+ * snapshot is walked: each record becomes its JSON text at once, written as UTF-8 into per-org,
+ * per-list byte buffers, so the peak is about the bundle's size rather than the directory as
+ * objects. Output is protojson: camelCase, zero values omitted, enums by name; lists in id order,
+ * so the same data always exports to the same bytes. As ZITADEL's, the export leaves out
+ * instance-level things (IAM members, global policies and IdPs) and credentials other than
+ * passwords and OTP (machine keys, PATs, app keys, passwordless; docs/compatibility.md §1.1).
+ * Sesame extensions, which ZITADEL's import ignores: apps carry their `clientId`, and with
+ * `withPasswords` apps and machine users carry their client secret's SHA-256 digest
+ * (`clientSecretSha256`).
  */
 export interface ExportOptions {
   orgIds: readonly string[];

@@ -63,7 +63,7 @@ import { NotAList, type OrgSource } from './source.js';
 const POLICY_ERROR_TYPES = new Map(BUNDLE_POLICIES.map((d) => [d.kind, d.errorType]));
 
 /**
- * Imports the organizations of a bundle in ZITADEL's order (compat §1.2). Phase 1, per org: the
+ * Imports the organizations of a bundle in ZITADEL's order (docs/compatibility.md §1.2). Phase 1, per org: the
  * org, its policies and domains, users (human, machine) with their metadata and keys, projects,
  * roles, apps and app keys. Phase 2, all orgs: user grants. Phase 3, all orgs: org and project
  * members. Each org's phase-1 items are validated first (pure, with pauses for other requests),

@@ -8,7 +8,7 @@ import { JsonScanner, type Span } from './json-scan.js';
 import { camelMembers, scanDocument } from './source.js';
 
 /**
- * ImportDataRequest (compat §1.2), read from a body of up to hundreds of megabytes without parsing
+ * ImportDataRequest (docs/compatibility.md §1.2), read from a body of up to hundreds of megabytes without parsing
  * it whole: `timeout` (required Go duration), and exactly one data source: `dataOrgs` or
  * `dataOrgsv1` inline, or `dataOrgsGcs` / `dataOrgsv1Gcs` in cloud object storage. snake_case
  * names are accepted, unknown fields ignored. Sesame's own `addToExistingOrgs` (ZITADEL's request
@@ -99,7 +99,7 @@ export function parseImportRequest(body: Buffer): ImportRequest {
   return { timeoutMs, addToExistingOrgs: addToExisting, idpIdMap, data: { kind: 'inline', v1: source.v1, field, scanner, span } };
 }
 
-/** ExportDataRequest (compat §1.1, every option implemented). */
+/** ExportDataRequest (docs/compatibility.md §1.1, every option implemented). */
 export const exportRequestSchema = z.object({
   orgIds: z.array(z.string()).default([]),
   excludedOrgIds: z.array(z.string()).default([]),

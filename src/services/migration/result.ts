@@ -2,7 +2,7 @@ import { ApiError } from '../../model/errors.js';
 import { log } from '../../util/log.js';
 
 /**
- * ImportDataResponse (compat §1.2): `errors[]` with ZITADEL's type and id conventions and message
+ * ImportDataResponse (docs/compatibility.md §1.2): `errors[]` with ZITADEL's type and id conventions and message
  * `ID=<error id> Message=<text>`, and per org the ids of what was imported.
  */
 export interface ImportErrorItem {
@@ -26,7 +26,7 @@ export interface SuccessOrg {
   domains: string[];
   appKeys: string[];
   machineKeys: string[];
-  /** ZITADEL's name, typo kept (compat §1.2): the identity providers imported. */
+  /** ZITADEL's name, typo kept (docs/compatibility.md §1.2): the identity providers imported. */
   oidcIpds: string[];
   userLinks: { userId: string; externalUserId: string; displayName: string; idpId: string }[];
 }

@@ -35,8 +35,7 @@ export interface MigrationServices {
   welcome?(userId: string, passwordless: boolean): Promise<void>;
 }
 
-/** The largest bundle read from cloud object storage (as large as an import request body). */
-/** The largest bundle an import reads (an inline request body or a cloud storage object). */
+/** The largest bundle an import reads (an inline request body or a cloud storage object: the same bound for both). */
 export const MAX_BUNDLE_BYTES = 512 * 1024 * 1024;
 /** Without a timeout an export may run this long. */
 const DEFAULT_EXPORT_TIMEOUT_MS = 60 * 60 * 1000;

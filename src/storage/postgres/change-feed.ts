@@ -17,13 +17,6 @@ export function feedPayload(kind: FeedKind): string {
 /** Pauses between attempts to listen again after the connection was lost (ms), the last repeated. */
 const RECONNECT_PAUSES_MS = [100, 250, 500, 1000, 2000, 5000];
 
-/**
- * The change feed across nodes: `announce` is a NOTIFY on the database, every node LISTENs on one
- * connection of its own and moves its counters when a notification arrives. A notification sent
- * while a node was not listening is lost (PostgreSQL keeps none for later), so a node that listens
- * again after losing its connection moves every counter: its waiters look at the store again, and
- * whatever was announced meanwhile is found there (the counters say "look", the store says what).
- */
 /** The feed's cells a process's threads share: listening (0/1), listenings so far, a version per kind, and a cell that moves at every bump (what waiters wait on). */
 const LISTENING = 0;
 const LISTENS = 1;
@@ -41,6 +34,13 @@ export function newFeedCells(): Int32Array {
   return new Int32Array(new SharedArrayBuffer(FEED_CELLS * Int32Array.BYTES_PER_ELEMENT));
 }
 
+/**
+ * The change feed across nodes: `announce` is a NOTIFY on the database, every node LISTENs on one
+ * connection of its own and moves its counters when a notification arrives. A notification sent
+ * while a node was not listening is lost (PostgreSQL keeps none for later), so a node that listens
+ * again after losing its connection moves every counter: its waiters look at the store again, and
+ * whatever was announced meanwhile is found there (the counters say "look", the store says what).
+ */
 export class PostgresChangeFeed implements ChangeFeed {
   private readonly waiters = new Set<() => void>();
   private listener: pg.Client | undefined;

@@ -7,17 +7,6 @@ import { codec, sequenceColumn } from './codec.js';
 import { copyEventsIn, eventsAfter } from './activity.js';
 import type { ActivityEvent } from '../../model/activity.js';
 
-/**
- * Copies an LMDB data dir into an empty PostgreSQL database, in one transaction: the directory
- * (orgs, users, projects, apps, grants, signing keys, settings) with its unique keys, and every
- * record the flows keep (tokens, revocations, codes, refresh families, sessions, sign-ins under way,
- * replay guards, the logout outbox) and the activity log, so people stay signed in and tokens stay valid when a team
- * moves from one node to many. The directory's change feed starts afresh: a node loads the
- * directory whole. A database that holds anything of Sesame's already is refused, nothing written.
- */
-
-/** The directory's stores: every other store of the data dir holds the flows' records. */
-
 /** Rows sent per statement. */
 const CHUNK = 1000;
 
@@ -28,6 +17,16 @@ export interface CopyReport {
   copied: Record<string, number>;
 }
 
+/**
+ * Copies an LMDB data dir into an empty PostgreSQL database, in one transaction: the directory
+ * (orgs, users, projects, apps, grants, signing keys, settings) with its unique keys, and every
+ * record the flows keep (tokens, revocations, codes, refresh families, sessions, sign-ins under way,
+ * replay guards, the logout outbox) and the activity log, so people stay signed in and tokens
+ * stay valid when a team moves from one node to many. The directory's change feed starts afresh: a
+ * node loads the directory whole. A database that holds anything of Sesame's already is refused,
+ * nothing written. The directory's stores are DIRECTORY_STORES: every other store of the data dir
+ * holds the flows' records.
+ */
 export async function copyDataDirToPostgres(storage: Storage, pool: pg.Pool): Promise<CopyReport> {
   const client = await pool.connect();
   const copied: Record<string, number> = {};

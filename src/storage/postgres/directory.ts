@@ -12,6 +12,11 @@ import { FEED_CHANNEL, feedPayload } from './change-feed.js';
 import { codec, sequenceColumn } from './codec.js';
 import { storeError } from './pool.js';
 
+/** Any constant: the advisory lock directory commits take in turn. */
+const DIRECTORY_LOCK = 0x5e5a3e02;
+
+type Queryable = Pick<pg.ClientBase, 'query'>;
+
 /**
  * The directory on PostgreSQL (`sesame_directory`, `sesame_unique_keys`, `sesame_directory_changes`;
  * migrations.ts). A commit is one transaction: each row written only if it is still at the version
@@ -22,12 +27,6 @@ import { storeError } from './pool.js';
  * misses an entry committed later under a lower number. Directory writes are rare (administration,
  * a sign-in's failure count), so the turns cost nothing that matters.
  */
-
-/** Any constant: the advisory lock directory commits take in turn. */
-const DIRECTORY_LOCK = 0x5e5a3e02;
-
-type Queryable = Pick<pg.ClientBase, 'query'>;
-
 export class PostgresDirectory implements DirectoryWrites {
   constructor(
     private readonly pool: pg.Pool,

@@ -37,7 +37,7 @@ export class StorePool extends pg.Pool {
    * `lanes`: connections of their own (beside the pool's) on which single statements are pipelined
    * (sent without waiting for the answer before): most of Sesame's statements are one each, and a
    * checkout from the pool per statement cost more CPU than the statement (measured on 2 cores:
-   * see README "Running several nodes"). Transactions keep to the pool's connections.
+   * see docs/multi-node.md). Transactions keep to the pool's connections.
    */
   constructor(config: pg.PoolConfig, lanes = 0) {
     super(config);

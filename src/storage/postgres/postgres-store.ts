@@ -7,19 +7,6 @@ import { codec } from './codec.js';
 import { storeError } from './pool.js';
 import { appendEvents } from './activity.js';
 
-/**
- * The store port on PostgreSQL (`sesame_records`, migrations.ts): one row per record, the value
- * msgpack as LMDB stores it. Every node decides in the database, never in its memory:
- * - one statement each where the decision is data: a first use (`INSERT … ON CONFLICT DO NOTHING`),
- *   a take (`DELETE … RETURNING`), a raise (`INSERT … ON CONFLICT DO UPDATE … WHERE n < $n`);
- * - a decision computed by a callback (claim once, update, lease) reads the row and its version,
- *   computes, and writes with `WHERE version = $read`: one conditional statement, decided again
- *   when another node changed the row in between (so a node never writes from a stale read);
- * - a decision that carries other writes (`also`, bounded groups) runs them in one transaction with
- *   that conditional statement, so they land together or not at all.
- * A commit is as durable as the server's `synchronous_commit` makes it (`on`: flushed to its WAL).
- */
-
 /** A decision decided again this many times on rows other nodes keep changing gives up (WriteConflict). */
 const TRIES = 64;
 
@@ -38,6 +25,18 @@ interface Row {
 
 type Queryable = Pick<pg.ClientBase, 'query'>;
 
+/**
+ * The store port on PostgreSQL (`sesame_records`, migrations.ts): one row per record, the value
+ * msgpack as LMDB stores it. Every node decides in the database, never in its memory:
+ * - one statement each where the decision is data: a first use (`INSERT … ON CONFLICT DO NOTHING`),
+ *   a take (`DELETE … RETURNING`), a raise (`INSERT … ON CONFLICT DO UPDATE … WHERE n < $n`);
+ * - a decision computed by a callback (claim once, update, lease) reads the row and its version,
+ *   computes, and writes with `WHERE version = $read`: one conditional statement, decided again
+ *   when another node changed the row in between (so a node never writes from a stale read);
+ * - a decision that carries other writes (`also`, bounded groups) runs them in one transaction with
+ *   that conditional statement, so they land together or not at all.
+ * A commit is as durable as the server's `synchronous_commit` makes it (`on`: flushed to its WAL).
+ */
 export class PostgresStore implements StorePort {
   private readonly looks: GroupedLooks;
 

@@ -1,8 +1,8 @@
 import { html, type Html } from '../../util/html.js';
-import type { AppView, ChangeView, ProjectView, RoleView } from './api-shapes.js';
+import type { AppView, ChangeView, KeyView, ProjectView, RoleView } from './api-shapes.js';
 import { changesTable } from './activity.js';
 import { translateValue, type ConsoleTranslate } from './texts.js';
-import { checkbox, facts, field, formCard, postForm, removeControl, select, shownOnce, stateBadge, submit, table, textArea, when } from './widgets.js';
+import { actionButton, checkbox, facts, field, formCard, postForm, removeControl, select, shownOnce, stateBadge, submit, table, textArea, when } from './widgets.js';
 
 /** The console's projects: the list, one project (roles, applications), one application. */
 export function projectsPage(t: ConsoleTranslate, csrf: string, projects: readonly ProjectView[]): Html {
@@ -78,8 +78,10 @@ export interface AppPageData {
   projectId: string;
   app: AppView;
   issuer: string;
-  /** The client secret the last action made, shown once. */
-  secret?: string;
+  /** The app's keys, when it authenticates with them (private_key_jwt). */
+  keys?: readonly KeyView[];
+  /** What the last action made (a client secret, a key file), shown once. */
+  once?: { label: string; value: string };
 }
 
 export function appPage(t: ConsoleTranslate, csrf: string, data: AppPageData): Html {
@@ -89,7 +91,16 @@ export function appPage(t: ConsoleTranslate, csrf: string, data: AppPageData): H
   const clientId = oidc?.clientId ?? app.apiConfig?.clientId ?? '';
   const authMethod = oidc?.authMethodType ?? app.apiConfig?.authMethodType ?? (oidc ? 'OIDC_AUTH_METHOD_TYPE_BASIC' : 'API_AUTH_METHOD_TYPE_BASIC');
   const usesSecret = authMethod.endsWith('_BASIC') || authMethod.endsWith('_POST');
-  return html`${data.secret ? shownOnce(t, t('apps.clientSecret'), data.secret) : ''}
+  const keys = data.keys
+    ? html`<h2>${t('users.keys')}</h2>
+${table(
+  [t('common.id'), t('users.expires'), ''],
+  data.keys.map((k) => [html`<code>${k.id}</code>`, when(k.expirationDate), removeControl(`${base}/keys/${encodeURIComponent(k.id)}/remove`, csrf, t)]),
+  t('common.none'),
+)}
+<div class="actions">${actionButton(`${base}/keys`, csrf, t('users.newKey'))}</div>`
+    : '';
+  return html`${data.once ? shownOnce(t, data.once.label, data.once.value) : ''}
 <p><a href="/ui/console/projects/${encodeURIComponent(data.projectId)}">← ${t('nav.projects')}</a></p>
 <section class="card">${facts([
     [t('apps.clientId'), html`<code>${clientId}</code>`],
@@ -104,5 +115,6 @@ export function appPage(t: ConsoleTranslate, csrf: string, data: AppPageData): H
       : []),
     [t('common.state'), stateBadge(t, app.state)],
     [t('common.created'), when(app.details?.creationDate)],
-  ])}<div class="actions">${usesSecret ? postForm(`${base}/secret`, csrf, html`<button type="submit" class="secondary">${t('apps.newSecret')}</button>`, { className: 'inline' }) : ''}${removeControl(`${base}/remove`, csrf, t)}</div></section>`;
+  ])}<div class="actions">${usesSecret ? postForm(`${base}/secret`, csrf, html`<button type="submit" class="secondary">${t('apps.newSecret')}</button>`, { className: 'inline' }) : ''}${removeControl(`${base}/remove`, csrf, t)}</div></section>
+${keys}`;
 }

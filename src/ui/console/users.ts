@@ -140,8 +140,16 @@ ${changesTable(t, data.changes)}`;
 /** A metadata value as text when its bytes are UTF-8 text, else how many bytes it holds. */
 function metadataText(t: ConsoleTranslate, base64: string): string {
   const bytes = Buffer.from(base64, 'base64');
-  const text = bytes.toString('utf8');
-  // Control characters (besides tab and line breaks) or bytes that are not UTF-8 make it binary.
-  const binary = text.includes('\uFFFD') || /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.test(text);
-  return binary ? t('metadata.binary', { bytes: String(bytes.length) }) : text;
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return t('metadata.binary', { bytes: String(bytes.length) });
+  }
+  // Control characters other than tab and line breaks make it binary too.
+  const control = (c: string) => {
+    const n = c.codePointAt(0)!;
+    return (n < 32 && n !== 9 && n !== 10 && n !== 13) || n === 127;
+  };
+  return [...text].some(control) ? t('metadata.binary', { bytes: String(bytes.length) }) : text;
 }
