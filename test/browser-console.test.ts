@@ -359,6 +359,39 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     expect(keys.body.result ?? []).toEqual([]);
   });
 
+  it('makes a person a member of the org, changes the roles, removes the membership; lists the instance’s members', async () => {
+    await admin.click('nav.side a[href="/ui/console/members"]');
+    await admin.click('summary:text("Make a member")');
+    const form = admin.locator('form[action="/ui/console/members"]');
+    await form.locator('select[name=userId]').selectOption({ label: `Alice Liddell (${aliceLogin})` });
+    await form.locator('input[value=ORG_USER_MANAGER]').check();
+    await form.locator('button[type=submit]').click();
+    const row = () => admin.locator('tbody tr', { hasText: 'Alice Liddell' });
+    await shows(row(), 'ORG_USER_MANAGER');
+    await screenshot(admin, 'console-24-members');
+    const rolesOfAlice = async () =>
+      ((await api(server, 'POST', '/management/v1/orgs/me/members/_search', { token: server.pat, orgId, body: {} })).body.result ?? []).find(
+        (m: { preferredLoginName?: string }) => m.preferredLoginName === aliceLogin,
+      )?.roles;
+    expect(await rolesOfAlice()).toEqual(['ORG_USER_MANAGER']);
+
+    await row().locator('summary:text("Change roles…")').click();
+    await row().locator('input[value=ORG_USER_MANAGER]').uncheck();
+    await row().locator('input[value=ORG_OWNER_VIEWER]').check();
+    await row().locator('button:text("Save")').click();
+    await shows(row(), 'ORG_OWNER_VIEWER');
+    expect(await rolesOfAlice()).toEqual(['ORG_OWNER_VIEWER']);
+
+    await row().locator('summary:text("Remove…")').click();
+    await row().locator('button:text("Remove for good")').click();
+    await admin.locator('.notice.info').waitFor();
+    expect(await row().count()).toBe(0);
+    expect(await rolesOfAlice()).toBeUndefined();
+
+    await admin.click('nav.side a[href="/ui/console/instance/members"]');
+    await shows(admin.locator('tbody tr', { hasText: 'Sesame Administrator' }), 'IAM_OWNER');
+  });
+
   it('makes an API app that signs with keys: its key file shown once, then removed', async () => {
     await admin.goto(projectUrl);
     await admin.click('summary:text("New API application")');

@@ -238,6 +238,52 @@ describe('members', () => {
     expectOk(await api(server, 'GET', `/admin/v1/orgs/${defaultOrgId}`, { token: pat }));
     expectError(await api(server, 'POST', '/admin/v1/members', { token: pat, body: { userId: other, roles: ['IAM_OWNER'] } }), 403, 7);
   });
+
+  it('changes an org member’s roles and removes the member; the member’s PAT loses the power at once (UpdateOrgMember, RemoveOrgMember)', async () => {
+    // A member of another org's than its own: the membership, not the user's org, gives the power.
+    const orgId = await addOrg();
+    const userId = await addMachine();
+    const pat = await addPat(userId);
+    const asMember = (method: string, path: string, body?: unknown) => api(server, method, path, { token: pat, orgId, body });
+    expectOk(await mgmt('POST', '/orgs/me/members', { orgId, body: { userId, roles: ['ORG_USER_MANAGER'] } }));
+    expectOk(await asMember('POST', '/management/v1/users/machine', { userName: unique('made'), name: 'Made' }));
+
+    expectDetails(expectOk(await mgmt('PUT', `/orgs/me/members/${userId}`, { orgId, body: { roles: ['ORG_OWNER_VIEWER'] } })).details, orgId, 'changeDate');
+    const listed = expectOk(await mgmt('POST', '/orgs/me/members/_search', { orgId })).result as any[];
+    expect(listed.find((m) => m.userId === userId)?.roles).toEqual(['ORG_OWNER_VIEWER']);
+    expectError(await asMember('POST', '/management/v1/users/machine', { userName: unique('nope'), name: 'Nope' }), 403, 7);
+    expectOk(await asMember('GET', '/management/v1/orgs/me'));
+    // A viewer changes nobody's roles, its own neither.
+    expectError(await asMember('PUT', `/management/v1/orgs/me/members/${userId}`, { roles: ['ORG_OWNER'] }), 403, 7);
+    expectInvalid(await mgmt('PUT', `/orgs/me/members/${userId}`, { orgId, body: { roles: ['IAM_OWNER'] } }), /unknown roles/);
+    expectInvalid(await mgmt('PUT', `/orgs/me/members/${userId}`, { orgId, body: { roles: [] } }), /roles/);
+
+    expectOk(await mgmt('DELETE', `/orgs/me/members/${userId}`, { orgId }));
+    expectError(await asMember('GET', '/management/v1/orgs/me'), 403, 7);
+    expectError(await mgmt('DELETE', `/orgs/me/members/${userId}`, { orgId }), 404, 5);
+    expectError(await mgmt('PUT', `/orgs/me/members/${userId}`, { orgId, body: { roles: ['ORG_OWNER'] } }), 404, 5);
+    const events = expectOk(await call('POST', '/admin/v1/events/_search', { body: { eventTypes: ['org.member.changed', 'org.member.removed'], aggregateId: orgId } })).events as any[];
+    expect(events.map((e) => e.type.type).sort()).toEqual(['org.member.changed', 'org.member.removed']);
+  });
+
+  it('keeps IAM_OWNER with its last holder (RemoveIAMMember, UpdateIAMMember)', async () => {
+    const own = await startInProcess();
+    try {
+      const asAdmin = (method: string, path: string, body?: unknown) => api(own, method, path, { token: own.pat, body });
+      const owners = async () => (expectOk(await asAdmin('POST', '/admin/v1/members/_search', {})).result as any[]).filter((m) => m.roles.includes('IAM_OWNER'));
+      const first = await owners();
+      // The first start's two: the machine user admin and the person sesame-admin.
+      expect(first).toHaveLength(2);
+      const [person, machine] = [first.find((m) => m.userType === 'TYPE_HUMAN'), first.find((m) => m.userType === 'TYPE_MACHINE')];
+      expectOk(await asAdmin('DELETE', `/admin/v1/members/${person.userId}`));
+      expectError(await asAdmin('DELETE', `/admin/v1/members/${machine.userId}`), 400, 9, /last IAM_OWNER/);
+      expectError(await asAdmin('PUT', `/admin/v1/members/${machine.userId}`, { roles: ['IAM_OWNER_VIEWER'] }), 400, 9, /last IAM_OWNER/);
+      expectOk(await asAdmin('PUT', `/admin/v1/members/${machine.userId}`, { roles: ['IAM_OWNER', 'IAM_OWNER_VIEWER'] }));
+      expect((await owners()).map((m) => m.userId)).toEqual([machine.userId]);
+    } finally {
+      await own.close();
+    }
+  });
 });
 
 describe('projects and roles', () => {

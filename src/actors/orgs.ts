@@ -1480,6 +1480,36 @@ export class OrgsActor implements ActsFor {
     return member;
   }
 
+  /** UpdateMember: the member's roles replaced, decided on the membership as stored. */
+  async changeMemberRoles(scope: string, userId: string, roles: string[]): Promise<View<MemberRecord>> {
+    if (roles.length === 0) throw invalidArgument('MEMBER-3m9Fs', 'at least one role is required');
+    const after = await this.members.change(
+      `${scope}|${userId}`,
+      (stored) => {
+        if (!stored) throw notFound('MEMBER-n0tFd', `user ${userId} is not a member`);
+        return stamp<MemberRecord>({ ...ownRow<MemberRecord>(stored), roles }, false);
+      },
+      { by: this.editor },
+    );
+    if (!after) throw notFound('MEMBER-n0tFd', `user ${userId} is not a member`);
+    return after;
+  }
+
+  /** RemoveMember: the user holds no roles in the scope from then on (their tokens' power is read at each use). */
+  async removeMember(scope: string, userId: string): Promise<View<MemberRecord>> {
+    const member = this.getMember(scope, userId);
+    if (!member) throw notFound('MEMBER-n0tFd', `user ${userId} is not a member`);
+    this.unindexMember(member);
+    try {
+      await this.members.remove(member.id, { by: this.editor });
+    } catch (error) {
+      // A failed write left the membership in place: it is found again.
+      if (this.members.get(member.id)) this.indexMember(member);
+      throw error;
+    }
+    return member;
+  }
+
   private indexMember(member: View<MemberRecord>): void {
     indexByUser(this.memberIdsByUser, member);
   }

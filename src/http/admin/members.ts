@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
-import { invalidArgument } from '../../model/errors.js';
+import { invalidArgument, preconditionFailed } from '../../model/errors.js';
+import { clock } from '../../util/clock.js';
 import type { MemberRecord } from '../../model/records.js';
 import type { Caller } from './caller.js';
-import { addedDetails, listDetails, viewDetails } from '../../zitadel/details.js';
+import { addedDetails, changedDetails, listDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
 import { INSTANCE_ROLES, ORG_ROLES } from '../../domain/permissions.js';
 import { readBody, requiredText } from '../../zitadel/validation.js';
@@ -14,11 +15,15 @@ import type { View } from '../../util/readonly.js';
 /** What this module uses of the wired parts (src/app.ts). */
 export type MembersPorts = Pick<Ports, 'orgs'> & CallerPorts;
 
-/** Org members (management API) and instance members (admin API). */
+/** Org members (management API) and instance members (admin API): add, list, change roles, remove. */
 const addMemberSchema = z.object({
   userId: requiredText(200),
   roles: z.array(z.string()).min(1, 'at least one role is required'),
 });
+const updateMemberSchema = z.object({ roles: z.array(z.string()).min(1, 'at least one role is required') });
+
+/** The role without which nobody could administer the instance: its last holder keeps it. */
+const LAST_KEPT_ROLE = 'IAM_OWNER';
 
 function checkRoles(roles: readonly string[], allowed: readonly string[]): void {
   const unknown = roles.filter((r) => !allowed.includes(r));
@@ -75,7 +80,39 @@ function memberRoutes(ctx: MembersPorts, base: string, scopeOf: (caller: Caller)
         return ok({ details: listDetails(members.length), result: members.map((m) => memberView(ctx, m, scope.resourceOwner)) });
       },
     }),
+    apiRoute(ctx, `${base}/:userId`, {
+      PUT: async (req, caller) => {
+        const scope = scopeOf(caller);
+        caller.require(`${permissionPrefix}.write`, scope.target);
+        scope.ensureExists();
+        const userId = req.params[0]!;
+        const { roles } = readBody(req, updateMemberSchema);
+        checkRoles(roles, allowedRoles);
+        if (!roles.includes(LAST_KEPT_ROLE)) keepLastOwner(ctx, scope.scope, userId);
+        const member = await ctx.orgs.by(caller.by).changeMemberRoles(scope.scope, userId, roles);
+        return ok({ details: changedDetails(member, scope.resourceOwner) });
+      },
+      DELETE: async (req, caller) => {
+        const scope = scopeOf(caller);
+        caller.require(`${permissionPrefix}.write`, scope.target);
+        scope.ensureExists();
+        const userId = req.params[0]!;
+        keepLastOwner(ctx, scope.scope, userId);
+        const member = await ctx.orgs.by(caller.by).removeMember(scope.scope, userId);
+        return ok({ details: changedDetails({ ...member, changedAt: clock.now(), sequence: member.sequence + 1 }, scope.resourceOwner) });
+      },
+    }),
   ];
+}
+
+/**
+ * Refuses to take IAM_OWNER from its last holder: the instance would have no one to administer it.
+ * Checked on this thread's copy, so two removals of the last two owners at once could both pass.
+ */
+function keepLastOwner(ctx: MembersPorts, scope: string, userId: string): void {
+  if (scope !== 'instance') return;
+  const owners = ctx.orgs.listMembers(scope).filter((m) => m.roles.includes(LAST_KEPT_ROLE));
+  if (owners.length === 1 && owners[0]!.userId === userId) throw preconditionFailed('MEMBER-L4st0', `the last ${LAST_KEPT_ROLE} keeps the role: make someone else ${LAST_KEPT_ROLE} first`);
 }
 
 export function orgMemberRoutes(ctx: MembersPorts): Route[] {

@@ -7,6 +7,7 @@ import type { ConsoleKit } from './page.js';
 import { projectConsoleRoutes } from './projects.js';
 import { signInRoutes } from './sign-in.js';
 import { userConsoleRoutes } from './users.js';
+import { memberConsoleRoutes } from './members.js';
 import { policyConsoleRoutes } from './policies.js';
 import { accountConsoleRoutes } from './account.js';
 import { settingsConsoleRoutes } from './settings.js';
@@ -37,6 +38,7 @@ export function consoleRoutes(ctx: ConsolePorts, api: readonly Route[]): Route[]
     ...signInRoutes(kit),
     ...overviewConsoleRoutes(kit, ctx.isReady),
     ...userConsoleRoutes(kit),
+    ...memberConsoleRoutes(kit),
     ...projectConsoleRoutes(kit),
     ...policyConsoleRoutes(kit),
     ...accountConsoleRoutes(kit),

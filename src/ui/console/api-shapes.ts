@@ -94,6 +94,16 @@ export interface EventView {
   payload?: unknown;
 }
 
+/** One member of an org or of the instance (ListOrgMembers, ListIAMMembers). */
+export interface MemberView {
+  userId: string;
+  roles: string[];
+  details?: Details;
+  preferredLoginName?: string;
+  displayName?: string;
+  userType?: string;
+}
+
 export interface MembershipView {
   iam?: boolean;
   orgId?: string;

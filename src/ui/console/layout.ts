@@ -8,7 +8,23 @@ import { postForm } from './widgets.js';
  * The console's frame around every page: the header (the org worked in, who is signed in, sign
  * out), the navigation (instance areas only for instance administrators) and a notice.
  */
-export type NavKey = 'migration' | 'idps' | 'instanceIdps' | 'settings' | 'smtp' | 'account' | 'home' | 'users' | 'projects' | 'policies' | 'activity' | 'orgs' | 'defaults' | 'keys';
+export type NavKey =
+  | 'members'
+  | 'instanceMembers'
+  | 'migration'
+  | 'idps'
+  | 'instanceIdps'
+  | 'settings'
+  | 'smtp'
+  | 'account'
+  | 'home'
+  | 'users'
+  | 'projects'
+  | 'policies'
+  | 'activity'
+  | 'orgs'
+  | 'defaults'
+  | 'keys';
 
 export interface ConsoleFrame {
   locale: Locale;
@@ -33,6 +49,7 @@ export interface Notice {
 const NAV: readonly { key: NavKey; href: string; text: ConsoleTextKey; instance?: true }[] = [
   { key: 'home', href: '/ui/console', text: 'nav.home' },
   { key: 'users', href: '/ui/console/users', text: 'nav.users' },
+  { key: 'members', href: '/ui/console/members', text: 'nav.members' },
   { key: 'projects', href: '/ui/console/projects', text: 'nav.projects' },
   { key: 'policies', href: '/ui/console/policies', text: 'nav.policies' },
   { key: 'idps', href: '/ui/console/idps', text: 'nav.idps' },
@@ -41,6 +58,7 @@ const NAV: readonly { key: NavKey; href: string; text: ConsoleTextKey; instance?
   { key: 'orgs', href: '/ui/console/orgs', text: 'nav.orgs' },
   { key: 'defaults', href: '/ui/console/defaults', text: 'nav.defaults', instance: true },
   { key: 'instanceIdps', href: '/ui/console/instance/idps', text: 'nav.instanceIdps', instance: true },
+  { key: 'instanceMembers', href: '/ui/console/instance/members', text: 'nav.instanceMembers', instance: true },
   { key: 'settings', href: '/ui/console/settings', text: 'nav.settings', instance: true },
   { key: 'smtp', href: '/ui/console/smtp', text: 'nav.smtp', instance: true },
   { key: 'keys', href: '/ui/console/keys', text: 'nav.keys', instance: true },
