@@ -13,13 +13,28 @@ import { factorRoutes, factorsOf, USER_FACTORS } from './factors.js';
  */
 const USER = '/management/v1/users/:userId';
 
+/** Users a page of the list shows. */
+const PAGE_SIZE = 100;
+
 async function listPage(call: ConsoleCall, problem?: ApiProblem, open?: 'human' | 'machine'): Promise<Response> {
-  const filter = (new URLSearchParams(call.req.query).get('q') ?? '').slice(0, 200);
+  const params = new URLSearchParams(call.req.query);
+  const filter = (params.get('q') ?? '').slice(0, 200);
+  const asked = Number.parseInt(params.get('page') ?? '1', 10);
   const queries = filter ? [{ loginNameQuery: { loginName: filter, method: 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE' } }] : [];
-  const users =
-    (await call.api.call<{ result?: UserView[] }>('POST', '/management/v1/users/_search', [], { query: { limit: 200, asc: true }, sortingColumn: 'USER_FIELD_NAME_USER_NAME', queries })).result ?? [];
+  const list = (page: number) =>
+    call.api.call<{ result?: UserView[]; details?: { totalResult?: string } }>('POST', '/management/v1/users/_search', [], {
+      query: { offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE, asc: true },
+      sortingColumn: 'USER_FIELD_NAME_USER_NAME',
+      queries,
+    });
+  let page = Number.isSafeInteger(asked) && asked >= 1 ? asked : 1;
+  let answer = await list(page);
+  const total = Number(answer.details?.totalResult ?? 0);
+  const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+  // A page past the end (the list shrank, or a hand-made link) shows the last one.
+  if (page > pages) answer = await list((page = pages));
   const notice = problem ? { kind: 'error' as const, text: problem.message } : doneNotice(call.req, call.t);
-  return call.page('users', call.t('users.title'), usersPage(call.t, call.csrf, users, filter, open), notice, problem ? problem.status : 200);
+  return call.page('users', call.t('users.title'), usersPage(call.t, call.csrf, { users: answer.result ?? [], filter, page, pages, total }, open), notice, problem ? problem.status : 200);
 }
 
 async function userPageOf(call: ConsoleCall, userId: string, extra: { once?: { label: string; value: string }; problem?: ApiProblem } = {}): Promise<Response> {

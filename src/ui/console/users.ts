@@ -1,7 +1,7 @@
 import { html, type Html } from '../../util/html.js';
 import type { ChangeView, GrantView, KeyView, MetadataView, PatView, ProjectView, UserView } from './api-shapes.js';
 import type { ConsoleTranslate } from './texts.js';
-import { actionButton, checkbox, facts, field, formCard, postForm, removeControl, select, shownOnce, stateBadge, submit, table, when } from './widgets.js';
+import { actionButton, checkbox, facts, field, formCard, pager, postForm, removeControl, select, shownOnce, stateBadge, submit, table, when } from './widgets.js';
 import { changesTable } from './activity.js';
 import { factorsSection, type FactorsData } from './factors.js';
 
@@ -10,7 +10,17 @@ export function displayName(user: UserView): string {
   return user.human?.profile?.displayName || user.machine?.name || user.userName;
 }
 
-export function usersPage(t: ConsoleTranslate, csrf: string, users: readonly UserView[], filter: string, open?: 'human' | 'machine'): Html {
+/** One page of the users list: the page shown (1-based) and the count of all that match. */
+export interface UsersListing {
+  users: readonly UserView[];
+  filter: string;
+  page: number;
+  pages: number;
+  total: number;
+}
+
+export function usersPage(t: ConsoleTranslate, csrf: string, listing: UsersListing, open?: 'human' | 'machine'): Html {
+  const { users, filter } = listing;
   const rows = users.map((u) => [
     html`<a href="/ui/console/users/${encodeURIComponent(u.id)}">${displayName(u)}</a>`,
     u.preferredLoginName ?? u.userName,
@@ -30,7 +40,8 @@ export function usersPage(t: ConsoleTranslate, csrf: string, users: readonly Use
   );
   return html`${formCard(t('users.newHuman'), human, open === 'human')}${formCard(t('users.newMachine'), machine, open === 'machine')}
 <form method="get" action="/ui/console/users" class="filters" role="search">${field(t('users.filter'), 'q', { type: 'search', value: filter })}<button type="submit" class="secondary">${t('common.search')}</button></form>
-${table([t('common.name'), t('users.loginName'), t('common.type'), t('common.state'), t('common.created')], rows, t('common.none'))}`;
+${table([t('common.name'), t('users.loginName'), t('common.type'), t('common.state'), t('common.created')], rows, t('common.none'))}
+${pager(t, listing.page, listing.pages, listing.total, (page) => `/ui/console/users?${new URLSearchParams({ ...(filter ? { q: filter } : {}), page: String(page) })}`)}`;
 }
 
 export interface UserPageData {

@@ -76,3 +76,11 @@ export function when(rfc3339: string | undefined): string {
   if (!rfc3339) return '';
   return rfc3339.replace('T', ' ').replace(/:\d\d(\.\d+)?Z$/, ' UTC');
 }
+
+/** Links to a list's previous and next pages (1-based), and where this one stands; nothing for one page. */
+export function pager(t: ConsoleTranslate, page: number, pages: number, total: number, hrefOf: (page: number) => string): Html | string {
+  if (pages <= 1) return '';
+  const previous = page > 1 ? html`<a href="${hrefOf(page - 1)}" rel="prev">← ${t('common.previous')}</a>` : '';
+  const next = page < pages ? html`<a href="${hrefOf(page + 1)}" rel="next">${t('common.next')} →</a>` : '';
+  return html`<nav class="actions" aria-label="pages">${previous}<span>${t('common.page', { page: String(page), pages: String(pages), total: String(total) })}</span>${next}</nav>`;
+}
