@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
 import { launchChromium, RUN_BROWSER, screenshot } from './helpers/browser.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
+import { totpAt } from '../src/crypto/totp.js';
 import { startSmtpReceiver } from './helpers/smtp-receiver.js';
 
 /**
@@ -637,6 +638,16 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await signIn(page, aliceLogin, 'Looking-Glass-7!');
     await page.waitForURL(`${server.issuer}/ui/console/me`);
     await showsExactly(page.locator('h1'), 'My account');
+
+    // An authenticator app, set up here: the key shown in the answer, confirmed with a code from it.
+    await page.click('button:text("Set up an authenticator app")');
+    const key = (await page.locator('section.once code').innerText()).trim();
+    await screenshot(page, 'console-25-account-totp');
+    await page.fill('#f-code', totpAt(key, Date.now() / 1000));
+    await page.click('form[action="/ui/console/me/otp/verify"] button[type=submit]');
+    await page.locator('.notice.info').waitFor();
+    await shows(page.locator('main'), 'Authenticator app (TOTP)');
+    expect(await page.locator('button:text("Set up an authenticator app")').count()).toBe(0);
     await context.close();
   });
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
-import { codeFlowTokens, createHuman, createWebApp, type WebApp } from './helpers/oidc.js';
+import { Agent, codeFlowTokens, createHuman, createWebApp, signIn, type WebApp } from './helpers/oidc.js';
 import { startInProcess, type InProcessServer } from './helpers/in-process.js';
+import { totpAt } from '../src/crypto/totp.js';
 
 /**
  * The lists the console reads (ListUsers, ListOrgs, ListMyProjectOrgs, ListProjects) and the auth
@@ -218,5 +219,52 @@ describe('the caller itself', () => {
     expect(events.body.events).toHaveLength(1);
     // A machine user has no factors of its own to list.
     expect((await api(server, 'POST', '/auth/v1/users/me/auth_factors/_search', { token: server.pat, body: {} })).status).toBe(400);
+  });
+
+  it('the person sets up TOTP: AddMyAuthFactorOTP hands out a key, VerifyMyAuthFactorOTP takes a code of the newest one', async () => {
+    const person = await createHuman(server, { userName: 'sets-up-totp', orgId });
+    const token = await tokenOf(person);
+    // A code as the person's app shows it, on the server's clock (the test's).
+    const codeOf = (secret: string) => totpAt(secret, Math.floor(server.clock.now() / 1000));
+    const add = () => api(server, 'POST', '/auth/v1/users/me/auth_factors/otp', { token, body: {} });
+    const verify = (code: string) => api(server, 'POST', '/auth/v1/users/me/auth_factors/otp/_verify', { token, body: { code } });
+
+    expect((await verify('123456')).status, 'nothing waits yet').toBe(400);
+    const first = await add();
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.url).toMatch(new RegExp(`^otpauth://totp/.*secret=${first.body.secret}`));
+    const wrong = codeOf(first.body.secret) === '000000' ? '111111' : '000000';
+    const refused = await verify(wrong);
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(/code is wrong/);
+    // A second key replaces the first: only its codes confirm.
+    const second = await add();
+    expect(second.body.secret).not.toBe(first.body.secret);
+    if (codeOf(first.body.secret) !== codeOf(second.body.secret)) expect((await verify(codeOf(first.body.secret))).status).toBe(400);
+    expect((await api(server, 'POST', '/auth/v1/users/me/auth_factors/_search', { token, body: {} })).body.result ?? []).toEqual([]);
+    const confirmed = await verify(codeOf(second.body.secret));
+    expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
+    expect((await api(server, 'POST', '/auth/v1/users/me/auth_factors/_search', { token, body: {} })).body.result).toEqual([{ state: 'AUTH_FACTOR_STATE_READY', otp: {} }]);
+    expect((await add()).status, 'one TOTP a person').toBe(409);
+    expect((await verify(codeOf(second.body.secret))).status, 'nothing waits any more').toBe(400);
+    const events = await api(server, 'POST', '/admin/v1/events/_search', { token: server.pat, body: { aggregateId: person.userId, eventTypes: ['user.human.mfa.otp.added'] } });
+    expect(events.body.events).toHaveLength(1);
+    // The sign-in now asks for the app's code, and passes with it.
+    const authorize = `/oauth/v2/authorize?${new URLSearchParams({ client_id: managementApp.clientId, redirect_uri: 'http://localhost:9999/callback', response_type: 'code', scope: 'openid' })}`;
+    expect((await signIn(new Agent(server), authorize, person)).html).toContain('action="/ui/login/otp"');
+    server.clock.advance(30_000);
+    expect((await signIn(new Agent(server), authorize, person, () => codeOf(second.body.secret))).location).toMatch(/^http:\/\/localhost:9999\/callback\?code=/);
+
+    // An org whose login policy does not offer TOTP hands out no key.
+    const other = (await api(server, 'POST', '/management/v1/orgs', { token: server.pat, body: { name: 'No TOTP Inc' } })).body.id as string;
+    // The default policy as the org's own, less TOTP.
+    const { policy } = (await api(server, 'GET', '/management/v1/policies/login', { token: server.pat, orgId: other })).body;
+    const { isDefault: _isDefault, details: _details, ...own } = policy;
+    const added = await api(server, 'POST', '/management/v1/policies/login', { token: server.pat, orgId: other, body: { ...own, secondFactors: [] } });
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
+    const noTotp = await createHuman(server, { userName: 'no-totp', orgId: other });
+    const refusedByPolicy = await api(server, 'POST', '/auth/v1/users/me/auth_factors/otp', { token: await tokenOf(noTotp), body: {} });
+    expect(refusedByPolicy.status).toBe(400);
+    expect(refusedByPolicy.body.message).toMatch(/does not offer TOTP/);
   });
 });

@@ -527,9 +527,21 @@ export class OrgsActor implements ActsFor {
       if (over) return undefined;
       if (!stored.human) throw preconditionFailed('USER-Hum4n', 'only people have a TOTP second factor');
       if (stored.human.otpSecretSealed) throw alreadyExists('USER-Otp3x', 'TOTP is already set up (Errors.User.MFA.OTP.AlreadyReady)');
-      return { human: { otpSecretSealed: sealedSecret, failedOtpAttempts: 0 } };
+      return { human: { otpSecretSealed: sealedSecret, otpPendingSealed: undefined, failedOtpAttempts: 0 } };
     });
     return over ? undefined : after;
+  }
+
+  /** AddMyAuthFactorOTP: a TOTP secret (sealed) waits for a code from it; one waiting before is replaced. */
+  async setPendingOtp(userId: string, sealedSecret: Uint8Array): Promise<View<UserRecord>> {
+    return this.requireChanged(
+      userId,
+      await this.changeUser(userId, (stored) => {
+        if (!stored.human) throw preconditionFailed('USER-Hum4n', 'only people have a TOTP second factor');
+        if (stored.human.otpSecretSealed) throw alreadyExists('USER-Otp3x', 'TOTP is already set up (Errors.User.MFA.OTP.AlreadyReady)');
+        return { human: { otpPendingSealed: sealedSecret } };
+      }),
+    );
   }
 
   /**

@@ -199,6 +199,8 @@ export interface HumanData {
   passwordChangeRequired: boolean;
   /** base32 TOTP secret, encrypted with the master key. */
   otpSecretSealed?: Uint8Array;
+  /** A TOTP secret handed out to the person (AddMyAuthFactorOTP), sealed, until a code from it confirms it. */
+  otpPendingSealed?: Uint8Array;
   /** One-time codes by email are a second factor of the person (ZITADEL's OTP email). */
   otpEmail?: true;
   failedPasswordAttempts: number;

@@ -85,7 +85,11 @@ const base64url = (max: number) =>
     .string()
     .regex(/^[A-Za-z0-9_-]+$/, 'must be base64url')
     .max(max);
-const kid = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'kid must be 1-64 characters of A-Z a-z 0-9 . _ -');
+// Not `.` or `..`: the kid becomes the key's id, a segment of the management API's paths, which clients resolve.
+const kid = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]{1,64}$/, 'kid must be 1-64 characters of A-Z a-z 0-9 . _ -')
+  .refine((v) => v !== '.' && v !== '..', 'kid must not be "." or ".."');
 const use = z.literal('sig').optional();
 /** The keys client assertions are checked with (algorithmOfKey): RSA (up to 8192 bits), EC P-256, Ed25519. */
 const jwkSchema = z.discriminatedUnion('kty', [

@@ -1,4 +1,5 @@
 import type { Editor } from '../model/activity.js';
+import { notFound } from '../model/errors.js';
 import type { StoresCopy } from '../actors/decided-again.js';
 import type { Ports } from './ports.js';
 
@@ -30,6 +31,9 @@ export function removeMachineKey(ctx: MachineCredentialPorts, userId: string, ke
   return ctx.transactions.decide(
     usersAndClients(ctx),
     (batch) => {
+      // Decided again on the newest copy after a conflict: of two removals at once, the second finds no key.
+      const key = ctx.clients.getMachineKey(keyId);
+      if (!key || key.userId !== userId) throw notFound('USER-K3y01', `key ${keyId} not found`);
       ctx.orgs.stageTokenRevocation(userId, batch);
       ctx.clients.stageMachineKeyRemoval(keyId, batch);
     },

@@ -3,14 +3,14 @@ import { API_AUTH_METHOD_TYPE, enumField, KEY_TYPE } from './enums.js';
 import { oidcConfigFields } from './oidc-config.js';
 import { addProjectSchema } from './projects.js';
 import { addMachineSchema, importHumanSchema } from './users.js';
-import { bytes, flag, list, requiredText, text, timestamp } from './validation.js';
+import { bytes, flag, list, pathSegment, requiredText, text, timestamp } from './validation.js';
 
 /**
  * The import bundle's parts (docs/compatibility.md §1.4, `DataOrg`) as zod schemas over camelCased JSON. Each list
  * element is validated on its own, so one bad element is reported and skipped while the rest
  * imports. Unknown fields are ignored, as protojson's DiscardUnknown does.
  */
-const id = () => z.string().trim().min(1, 'must not be empty').max(200);
+const id = () => pathSegment();
 
 const USER_STATES = ['USER_STATE_UNSPECIFIED', 'USER_STATE_ACTIVE', 'USER_STATE_INACTIVE', 'USER_STATE_DELETED', 'USER_STATE_LOCKED', 'USER_STATE_SUSPEND', 'USER_STATE_INITIAL'] as const;
 export const ORG_STATES = ['ORG_STATE_UNSPECIFIED', 'ORG_STATE_ACTIVE', 'ORG_STATE_INACTIVE', 'ORG_STATE_REMOVED'] as const;

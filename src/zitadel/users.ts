@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { EMAIL, MAX_PASSWORD } from '../domain/human-users.js';
 import { normalizeOtpSecret } from '../crypto/otp-secret.js';
 import { ACCESS_TOKEN_TYPE, enumField, GENDER } from './enums.js';
-import { flag, list, requiredText, text } from './validation.js';
+import { flag, list, pathSegment, requiredText, text } from './validation.js';
 import { listQuerySchema, oneQueryOf, sortedBy, textMatches, textQuery, unsupportedSorting } from './list-query.js';
 import type { UserRecord } from '../model/records.js';
 import type { View } from '../util/readonly.js';
@@ -41,7 +41,7 @@ export const addHumanSchema = z.object({ ...humanFields, initialPassword: text(M
 /** ImportHumanUserRequest (docs/compatibility.md §1.4), also the `user` of an import bundle's `humanUsers[]`. */
 export const importHumanSchema = z.object({
   ...humanFields,
-  userId: z.string().trim().min(1).max(200).optional(),
+  userId: pathSegment().optional(),
   password: text(MAX_PASSWORD),
   hashedPassword: z.object({ value: text(1000) }).optional(),
   passwordChangeRequired: flag(),
@@ -58,7 +58,7 @@ export const addMachineSchema = z.object({
   name: requiredText(200),
   description: text(500),
   accessTokenType: enumField(ACCESS_TOKEN_TYPE),
-  userId: z.string().trim().min(1).max(200).optional(),
+  userId: pathSegment().optional(),
 });
 
 /** SetHumanPasswordRequest (`POST /management/v1/users/{userId}/password`): the password as typed, not trimmed. */

@@ -35,6 +35,13 @@ export function readBody<S extends z.ZodType>(req: { readonly body: Buffer }, sc
 export const text = (max: number) => z.string().max(max).default('');
 /** A string field that must be set. */
 export const requiredText = (max: number) => z.string().trim().min(1, 'must not be empty').max(max);
+
+/**
+ * An id or key a caller chooses that becomes one segment of a URL path (an imported user's or
+ * key's id, a metadata key): `.` and `..` are refused, since a browser or HTTP client resolves them
+ * (percent-encoded too) and would aim a request meant for the object at its parent.
+ */
+export const pathSegment = (max = 200) => requiredText(max).refine((v) => v !== '.' && v !== '..', 'must not be "." or ".."');
 export const flag = () => z.boolean().default(false);
 /** uint64 in protojson: a JSON string (a number is accepted too), at most 19 digits; unset is 0. */
 export const uint64 = () =>

@@ -2,7 +2,13 @@ import type { Route } from '../types.js';
 import type { Ports } from '../../services/ports.js';
 import { endSessionsOfUser, type SessionEndPorts } from '../../services/session-end.js';
 import { requirePasskeysAllowed } from '../../domain/sign-in-policy.js';
-import { preconditionFailed, resourceExhausted } from '../../model/errors.js';
+import { invalidArgument, preconditionFailed, resourceExhausted } from '../../model/errors.js';
+import { z } from 'zod';
+import { enrollableFactors } from '../../domain/sign-in-policy.js';
+import { OTP_SECOND_FACTOR } from '../../model/records.js';
+import { newTotpSecret, otpauthUri, verifyTotp } from '../../crypto/totp.js';
+import { openOtpSecret, sealOtpSecret } from '../../crypto/otp-secret.js';
+import { readBody } from '../../zitadel/validation.js';
 import { changedDetails, listDetails } from '../../zitadel/details.js';
 import type { UserRecord } from '../../model/records.js';
 import type { View } from '../../util/readonly.js';
@@ -12,16 +18,24 @@ import { passkeyViews, secondFactorViews } from './user-factors.js';
 import { idpLinkView } from './idps.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type MyFactorsPorts = Pick<Ports, 'orgs' | 'idps' | 'notifications'> & SessionEndPorts & CallerPorts;
+export type MyFactorsPorts = Pick<Ports, 'orgs' | 'idps' | 'notifications' | 'masterKey' | 'issuer'> & SessionEndPorts & CallerPorts;
 
 /**
- * ZITADEL's auth API on the caller's own factors and links: ListMyAuthFactors, RemoveMyAuthFactorOTP,
+ * ZITADEL's auth API on the caller's own factors and links: ListMyAuthFactors, AddMyAuthFactorOTP,
+ * VerifyMyAuthFactorOTP, RemoveMyAuthFactorOTP,
  * RemoveMyAuthFactorOTPEmail, RemoveMyAuthFactorU2F, ListMyPasswordless, RemoveMyPasswordless,
  * SendMyPasswordlessLink (a link to register a passkey, mailed to the verified address, as the
  * management API's), ListMyLinkedIDPs and RemoveMyLinkedIDP. Each removal ends the person's
  * sessions (what they guarded is weaker now), this one's token with them, as when an administrator
  * removes it. The person as stored decides, not the caller's copy.
  */
+const verifyOtpSchema = z.object({ code: z.string().max(20) });
+
+/** Whether two sealed values are the same bytes (both absent counts as different: nothing waits). */
+function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
+  return a !== undefined && a.length === b.length && a.every((byte, i) => byte === b[i]);
+}
+
 function person(caller: Caller): View<UserRecord> {
   if (!caller.user.human) throw preconditionFailed('USER-Hum4n', 'only people have second factors, passkeys and linked accounts');
   return caller.user;
@@ -40,7 +54,33 @@ export function myFactorRoutes(ctx: MyFactorsPorts): Route[] {
       POST: (_req, caller) => ok({ result: secondFactorViews(person(caller)) }),
     }),
     apiRoute(ctx, '/auth/v1/users/me/auth_factors/otp', {
+      // AddMyAuthFactorOTP: the secret is handed to the person's app; it counts once a code from it confirms it.
+      POST: async (_req, caller) => {
+        const user = person(caller);
+        if (!enrollableFactors(ctx.orgs.policy('login', user.orgId).policy).includes(OTP_SECOND_FACTOR)) {
+          throw preconditionFailed('USER-Otp0p', "the organization's login policy does not offer TOTP as a second factor");
+        }
+        const secret = newTotpSecret();
+        const updated = await ctx.orgs.by(caller.by).setPendingOtp(user.id, sealOtpSecret(ctx.masterKey, secret));
+        return ok({ url: otpauthUri(new URL(ctx.issuer).host, ctx.orgs.preferredLoginName(user), secret), secret, details: changedDetails(updated, updated.orgId) });
+      },
       DELETE: (_req, caller) => removing(caller, (id) => ctx.orgs.by(caller.by).removeOtp(id)),
+    }),
+    apiRoute(ctx, '/auth/v1/users/me/auth_factors/otp/_verify', {
+      // VerifyMyAuthFactorOTP. The caller holds the secret already, so a wrong code reveals nothing: no attempt is counted.
+      POST: async (req, caller) => {
+        const user = person(caller);
+        const { code } = readBody(req, verifyOtpSchema);
+        const pending = user.human!.otpPendingSealed;
+        if (!pending) throw preconditionFailed('USER-Otp1p', 'no TOTP secret waits for a code: add one first (AddMyAuthFactorOTP)');
+        if (verifyTotp(openOtpSecret(ctx.masterKey, pending), code.replace(/\s+/g, '')) === undefined) {
+          throw invalidArgument('USER-Otp2c', 'the code is wrong (Errors.User.MFA.OTP.InvalidCode)');
+        }
+        // The secret the code came from, as stored: one replaced meanwhile (a second AddMyAuthFactorOTP) is not enrolled.
+        const enrolled = await ctx.orgs.by(caller.by).enrollOtp(user.id, pending, (stored) => sameBytes(stored.human?.otpPendingSealed, pending));
+        if (!enrolled) throw preconditionFailed('USER-Otp3p', 'the TOTP secret was replaced meanwhile: confirm the newest one');
+        return ok({ details: changedDetails(enrolled, enrolled.orgId) });
+      },
     }),
     apiRoute(ctx, '/auth/v1/users/me/auth_factors/otp_email', {
       DELETE: (_req, caller) => removing(caller, (id) => ctx.orgs.by(caller.by).setOtpEmail(id, false)),

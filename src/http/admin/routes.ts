@@ -27,6 +27,7 @@ import { userLifecycleRoutes, type UserLifecyclePorts } from './user-lifecycle.j
 import type { AppsPorts } from './apps.js';
 import type { MigrationPorts } from './migration.js';
 import type { MembersPorts } from './members.js';
+import type { MyFactorsPorts } from './my-factors.js';
 import type { HumanUsersPorts } from './human-users.js';
 import type { AppKeysPorts } from './app-keys.js';
 import type { UserMetadataPorts } from './user-metadata.js';
@@ -41,6 +42,7 @@ import type { PoliciesPorts } from './policies.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type ManagementRoutesPorts = AppsPorts &
+  MyFactorsPorts &
   MigrationPorts &
   MembersPorts &
   HumanUsersPorts &

@@ -6,7 +6,7 @@ import { changedDetails, listDetails, viewDetails } from '../../zitadel/details.
 import { listQuerySchema, oneQueryOf, pageOf, textMatches, textQuery } from '../../zitadel/list-query.js';
 import { apiRoute, ok } from './endpoint.js';
 import { requireUserAccess } from './users.js';
-import { bytes, list, readBody, validate } from '../../zitadel/validation.js';
+import { bytes, list, pathSegment, readBody, validate } from '../../zitadel/validation.js';
 import type { UsersPorts } from './users.js';
 import type { CallerPorts } from './caller.js';
 
@@ -16,7 +16,7 @@ export type UserMetadataPorts = Pick<Ports, 'orgs'> & UsersPorts & CallerPorts;
 /** User metadata values are bytes (base64 on the wire), up to this many. */
 const MAX_VALUE_BYTES = 500_000;
 
-const metadataKey = z.string().trim().min(1, 'must not be empty').max(200);
+const metadataKey = pathSegment();
 const setMetadataSchema = z.object({
   value: bytes().refine((v) => v.length >= 1 && v.length <= MAX_VALUE_BYTES, `must hold 1-${MAX_VALUE_BYTES} bytes`),
 });
@@ -60,7 +60,8 @@ export function userMetadataRoutes(ctx: UserMetadataPorts): Route[] {
       },
       DELETE: async (req, caller) => {
         const user = caller.requireActOn(req.params[0]!, 'user.write');
-        const updated = await ctx.orgs.by(caller.by).removeUserMetadata(user.id, req.params[1]!);
+        const key = validate(z.object({ key: metadataKey }), { key: req.params[1] }).key;
+        const updated = await ctx.orgs.by(caller.by).removeUserMetadata(user.id, key);
         return ok({ details: changedDetails(updated, updated.orgId) });
       },
     }),

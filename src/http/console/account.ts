@@ -1,5 +1,6 @@
 import type { UserView } from '../../ui/console/api-shapes.js';
-import { accountPage, type SessionView } from '../../ui/console/account.js';
+import { accountPage, type OtpSetup, type SessionView } from '../../ui/console/account.js';
+import { qrCodeDataUrl } from '../../ui/qr-code.js';
 import type { Response, Route } from '../types.js';
 import type { ApiProblem } from './api.js';
 import { acting, consoleRoute, doneNotice, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
@@ -7,15 +8,16 @@ import { factorRoutes, factorsOf, MY_FACTORS } from './factors.js';
 
 /**
  * The signed-in person's page (`/ui/console/me`), through the auth API as themselves: a new
- * password (the old one checked; every session ends, this one too) and their browser sessions.
+ * password (the old one checked; every session ends, this one too), their browser sessions, and an
+ * authenticator app (TOTP): its key shown in the answer to the POST that made it, confirmed with a code.
  */
-async function page(call: ConsoleCall, problem?: ApiProblem): Promise<Response> {
+async function page(call: ConsoleCall, problem?: ApiProblem, otpSetup?: OtpSetup): Promise<Response> {
   const [me, sessions, factors] = await Promise.all([
     call.api.call<{ user: UserView }>('GET', '/auth/v1/users/me'),
     call.api.call<{ result?: SessionView[] }>('POST', '/auth/v1/users/me/sessions/_search', [], {}),
     factorsOf(call, MY_FACTORS),
   ]);
-  const body = accountPage(call.t, call.csrf, me.user, sessions.result ?? [], call.session.loginSession || undefined, factors);
+  const body = accountPage(call.t, call.csrf, me.user, sessions.result ?? [], call.session.loginSession || undefined, factors, otpSetup);
   const sent = new URLSearchParams(call.req.query).has('sent');
   const notice = problem ? { kind: 'error' as const, text: problem.message } : sent ? { kind: 'info' as const, text: call.t('factors.passkeyLinkSent') } : doneNotice(call.req, call.t);
   return call.page('account', call.t('account.title'), body, notice, problem?.status);
@@ -36,6 +38,26 @@ export function accountConsoleRoutes(kit: ConsoleKit): Route[] {
         ),
     }),
     ...factorRoutes(kit, MY_FACTORS, page),
+    consoleRoute(kit, '/ui/console/me/otp', {
+      POST: (call) =>
+        acting(
+          async () => {
+            const { url, secret } = await call.api.call<{ url: string; secret: string }>('POST', '/auth/v1/users/me/auth_factors/otp', [], {});
+            return page(call, undefined, { qrCode: await qrCodeDataUrl(url), secret });
+          },
+          (problem) => page(call, problem),
+        ),
+    }),
+    consoleRoute(kit, '/ui/console/me/otp/verify', {
+      POST: (call) =>
+        acting(
+          async () => {
+            await call.api.call('POST', '/auth/v1/users/me/auth_factors/otp/_verify', [], { code: call.form.get('code') ?? '' });
+            return seeOther('/ui/console/me');
+          },
+          (problem) => page(call, problem),
+        ),
+    }),
     consoleRoute(kit, '/ui/console/me/sessions/:sessionId/end', {
       POST: (call) =>
         acting(

@@ -137,9 +137,11 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
         );
       },
     }),
-    consoleRoute(kit, '/ui/console/projects/:projectId/apps/:appId/keys/:keyId/remove', {
+    consoleRoute(kit, '/ui/console/projects/:projectId/apps/:appId/keys/remove', {
       POST: (call) => {
-        const [projectId, appId, keyId] = call.req.params as [string, string, string];
+        const [projectId, appId] = call.req.params as [string, string];
+        // The key id comes in the form, never in the path: a registrant chooses its `kid` (see removeControl).
+        const keyId = call.form.get('keyId') ?? '';
         return acting(
           async () => {
             await call.api.call('DELETE', `${APP}/keys/:keyId`, [projectId, appId, keyId]);

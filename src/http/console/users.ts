@@ -210,9 +210,11 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
         );
       },
     }),
-    consoleRoute(kit, '/ui/console/users/:userId/keys/:keyId/remove', {
+    // The key id and the metadata key come in the form, never in the path (see removeControl).
+    consoleRoute(kit, '/ui/console/users/:userId/keys/remove', {
       POST: (call) => {
-        const [userId, keyId] = call.req.params as [string, string];
+        const userId = call.req.params[0]!;
+        const keyId = call.form.get('keyId') ?? '';
         return acting(
           async () => {
             await call.api.call('DELETE', `${USER}/keys/:keyId`, [userId, keyId]);
@@ -235,9 +237,10 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
         );
       },
     }),
-    consoleRoute(kit, '/ui/console/users/:userId/metadata/:key/remove', {
+    consoleRoute(kit, '/ui/console/users/:userId/metadata/remove', {
       POST: (call) => {
-        const [userId, key] = call.req.params as [string, string];
+        const userId = call.req.params[0]!;
+        const key = call.form.get('key') ?? '';
         return acting(
           async () => {
             await call.api.call('DELETE', `${USER}/metadata/:key`, [userId, key]);

@@ -11,7 +11,33 @@ export interface SessionView {
   details?: { creationDate?: string; changeDate?: string };
 }
 
-export function accountPage(t: ConsoleTranslate, csrf: string, user: UserView, sessions: readonly SessionView[], currentSessionId: string | undefined, factors: FactorsData): Html {
+/** An authenticator app being set up: the key as a QR code (a data URL) and as text. */
+export interface OtpSetup {
+  qrCode: string;
+  secret: string;
+}
+
+/** The TOTP part of the person's factors: a setup under way, or the button that starts one (none while they have one). */
+function otpPanel(t: ConsoleTranslate, csrf: string, factors: FactorsData, setup: OtpSetup | undefined): Html | string {
+  if (setup) {
+    return html`<section class="once" role="status"><h3>${t('account.otpSetup')}</h3><p>${t('account.otpScan')}</p>
+<img class="qr" src="${setup.qrCode}" alt="${t('account.otpKey')}" width="200" height="200">
+<p>${t('account.otpKey')}: <code>${setup.secret}</code></p>
+${postForm('/ui/console/me/otp/verify', csrf, html`${field(t('account.otpCode'), 'code', { required: true, autocomplete: 'one-time-code' })}${submit(t('account.otpConfirm'))}`)}</section>`;
+  }
+  if (factors.factors.some((f) => f.otp)) return '';
+  return html`<div class="actions">${actionButton('/ui/console/me/otp', csrf, t('account.otpSetup'))}</div>`;
+}
+
+export function accountPage(
+  t: ConsoleTranslate,
+  csrf: string,
+  user: UserView,
+  sessions: readonly SessionView[],
+  currentSessionId: string | undefined,
+  factors: FactorsData,
+  otpSetup?: OtpSetup,
+): Html {
   const password = postForm(
     '/ui/console/me/password',
     csrf,
@@ -37,5 +63,8 @@ ${table(
   ]),
   t('common.none'),
 )}
-${factorsSection(t, csrf, '/ui/console/me', factors, { passkeyLink: html`<div class="actions">${actionButton('/ui/console/me/passkeys/link', csrf, t('factors.sendPasskeyLink'))}</div>` })}`;
+${factorsSection(t, csrf, '/ui/console/me', factors, {
+  otp: otpPanel(t, csrf, factors, otpSetup),
+  passkeyLink: html`<div class="actions">${actionButton('/ui/console/me/passkeys/link', csrf, t('factors.sendPasskeyLink'))}</div>`,
+})}`;
 }

@@ -19,7 +19,7 @@ function factorRow(t: ConsoleTranslate, csrf: string, base: string, f: FactorVie
   return [html`${t('factors.u2f')} <small>${f.u2f?.name ?? ''}</small>`, removeControl(`${base}/factors/u2f/${encodeURIComponent(f.u2f?.id ?? '')}/remove`, csrf, t)];
 }
 
-export function factorsSection(t: ConsoleTranslate, csrf: string, base: string, data: FactorsData, extra: { passkeyLink?: Html } = {}): Html {
+export function factorsSection(t: ConsoleTranslate, csrf: string, base: string, data: FactorsData, extra: { otp?: Html | string; passkeyLink?: Html } = {}): Html {
   return html`<h2>${t('factors.title')}</h2>
 <p class="intro">${t('factors.intro')}</p>
 ${table(
@@ -27,6 +27,7 @@ ${table(
   data.factors.map((f) => factorRow(t, csrf, base, f)),
   t('common.none'),
 )}
+${extra.otp ?? ''}
 <h2>${t('factors.passkeys')}</h2>
 ${table(
   [t('common.name'), ''],

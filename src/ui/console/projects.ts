@@ -95,7 +95,7 @@ export function appPage(t: ConsoleTranslate, csrf: string, data: AppPageData): H
     ? html`<h2>${t('users.keys')}</h2>
 ${table(
   [t('common.id'), t('users.expires'), ''],
-  data.keys.map((k) => [html`<code>${k.id}</code>`, when(k.expirationDate), removeControl(`${base}/keys/${encodeURIComponent(k.id)}/remove`, csrf, t)]),
+  data.keys.map((k) => [html`<code>${k.id}</code>`, when(k.expirationDate), removeControl(`${base}/keys/remove`, csrf, t, undefined, { keyId: k.id })]),
   t('common.none'),
 )}
 <div class="actions">${actionButton(`${base}/keys`, csrf, t('users.newKey'))}</div>`

@@ -105,7 +105,7 @@ ${table(
 <p class="intro">${t('users.keyRemovalHint')}</p>
 ${table(
   [t('common.id'), t('users.expires'), ''],
-  (data.keys ?? []).map((k) => [html`<code>${k.id}</code>`, when(k.expirationDate), removeControl(`${base}/keys/${encodeURIComponent(k.id)}/remove`, csrf, t)]),
+  (data.keys ?? []).map((k) => [html`<code>${k.id}</code>`, when(k.expirationDate), removeControl(`${base}/keys/remove`, csrf, t, undefined, { keyId: k.id })]),
   t('common.none'),
 )}
 <div class="actions">${actionButton(`${base}/keys`, csrf, t('users.newKey'))}</div>`
@@ -113,7 +113,7 @@ ${table(
   const metadata = html`<h2>${t('metadata.title')}</h2>
 ${table(
   [t('metadata.key'), t('metadata.value'), ''],
-  data.metadata.map((m) => [html`<code>${m.key}</code>`, metadataText(t, m.value), removeControl(`${base}/metadata/${encodeURIComponent(m.key)}/remove`, csrf, t)]),
+  data.metadata.map((m) => [html`<code>${m.key}</code>`, metadataText(t, m.value), removeControl(`${base}/metadata/remove`, csrf, t, undefined, { key: m.key })]),
   t('common.none'),
 )}
 ${formCard(

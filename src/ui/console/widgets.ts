@@ -17,9 +17,14 @@ export function actionButton(action: string, csrf: string, label: string, varian
   return postForm(action, csrf, html`<button type="submit" class="${variant}">${label}</button>`, { className: 'inline' });
 }
 
-/** A removal behind a second click (a disclosure, no script): "Remove…", then "Remove for good". */
-export function removeControl(action: string, csrf: string, t: ConsoleTranslate, label = t('common.remove')): Html {
-  return html`<details class="remove"><summary>${label}</summary>${postForm(action, csrf, html`<button type="submit" class="danger">${t('common.removeConfirm')}</button>`, { className: 'inline' })}</details>`;
+/**
+ * A removal behind a second click (a disclosure, no script): "Remove…", then "Remove for good". `fields` name what is removed in the form rather than in the
+ * path, for values a caller chose (a metadata key, an imported key id), which a path could not hold
+ * safely: a browser resolves `..` there, percent-encoded or not.
+ */
+export function removeControl(action: string, csrf: string, t: ConsoleTranslate, label = t('common.remove'), fields: Record<string, string> = {}): Html {
+  const hidden = Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
+  return html`<details class="remove"><summary>${label}</summary>${postForm(action, csrf, html`${hidden}<button type="submit" class="danger">${t('common.removeConfirm')}</button>`, { className: 'inline' })}</details>`;
 }
 
 export function field(label: string, name: string, options: { type?: string; value?: string; required?: boolean; hint?: string; autocomplete?: string; placeholder?: string } = {}): Html {
