@@ -318,6 +318,34 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await screenshot(admin, 'console-17-user-factors');
   });
 
+  it('changes a person’s email address and phone number from their page', async () => {
+    const made = await api(server, 'POST', '/management/v1/users/human/_import', {
+      token: server.pat,
+      orgId,
+      body: { userName: 'moving-person', profile: { firstName: 'Mo', lastName: 'Ving' }, email: { email: 'old@example.com', isEmailVerified: true }, password: 'Moving-Person-42!' },
+    });
+    await admin.goto(`${server.issuer}/ui/console/users/${made.body.userId}`);
+    await admin.click('summary:text("Change the email address")');
+    await admin.fill('#f-email', 'new@example.com');
+    await admin.check('form[action$="/email"] input[name=emailVerified]');
+    await admin.click('form[action$="/email"] button[type=submit]');
+    await admin.locator('.notice.info').waitFor();
+    expect(await fact(admin, 'Email')).toBe('new@example.com ✓');
+    await admin.click('summary:text("Change the phone number")');
+    await admin.fill('#f-phone', '+41 79 123 45 67');
+    await admin.click('form[action$="/phone"] button[type=submit]');
+    await admin.locator('.notice.info').waitFor();
+    expect(await fact(admin, 'Phone')).toBe('+41 79 123 45 67');
+    await screenshot(admin, 'console-26-user-contact');
+    const stored = await api(server, 'GET', `/management/v1/users/${made.body.userId}`, { token: server.pat, orgId });
+    expect(stored.body.user.human).toMatchObject({ email: { email: 'new@example.com', isEmailVerified: true }, phone: { phone: '+41 79 123 45 67' } });
+    await admin.click('summary:text("Change the phone number")');
+    await admin.locator('form[action$="/phone/remove"]').locator('..').locator('summary').click();
+    await admin.click('form[action$="/phone/remove"] button[type=submit]');
+    await admin.locator('.notice.info').waitFor();
+    expect(await fact(admin, 'Phone')).toBe('');
+  });
+
   it('gives a machine user a key file, shown once, removes the key, and sets and removes metadata', async () => {
     await admin.click('nav.side >> text=Users');
     await admin.click('summary:text("New machine user")');

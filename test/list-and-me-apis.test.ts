@@ -124,6 +124,53 @@ describe('user grants', () => {
   });
 });
 
+describe('a person’s address and number', () => {
+  it('UpdateHumanEmail, UpdateHumanPhone and RemoveHumanPhone change what the person signs in with', async () => {
+    const person = await createHuman(server, { userName: 'moves-house', orgId });
+    const path = `/management/v1/users/${person.userId}`;
+    const as = (method: string, suffix: string, body?: unknown) => api(server, method, `${path}${suffix}`, { token: server.pat, orgId, body });
+    const human = async () => (await as('GET', '')).body.user.human;
+    const signsInAs = async (loginName: string) => {
+      const authorize = `/oauth/v2/authorize?${new URLSearchParams({ client_id: managementApp.clientId, redirect_uri: 'http://localhost:9999/callback', response_type: 'code', scope: 'openid' })}`;
+      return (await signIn(new Agent(server), authorize, { loginName, password: person.password })).location?.startsWith('http://localhost:9999/callback?code=') === true;
+    };
+
+    // A verified address signs in; the old one no longer does.
+    expect((await as('PUT', '/email', { email: 'moved@example.com', isEmailVerified: true })).status).toBe(200);
+    expect((await human()).email).toEqual({ email: 'moved@example.com', isEmailVerified: true });
+    expect(await signsInAs('moved@example.com')).toBe(true);
+    // Not verified: no sign-in by it (the login name still works and asks for the code mailed there).
+    expect((await as('PUT', '/email', { email: 'typo@example.com' })).status).toBe(200);
+    expect((await human()).email).toEqual({ email: 'typo@example.com' });
+    expect(await signsInAs('typo@example.com')).toBe(false);
+    expect(await signsInAs('moved@example.com')).toBe(false);
+    expect((await as('PUT', '/email', { email: 'not an address' })).status).toBe(400);
+
+    expect((await as('PUT', '/phone', { phone: '+41 79 123 45 67', isPhoneVerified: true })).status).toBe(200);
+    expect((await human()).phone).toEqual({ phone: '+41 79 123 45 67', isPhoneVerified: true });
+    expect(await signsInAs('+41791234567')).toBe(true);
+    expect((await as('PUT', '/phone', { phone: '' })).status).toBe(400);
+    expect((await as('DELETE', '/phone')).status).toBe(200);
+    expect((await human()).phone?.phone).toBeUndefined();
+    expect(await signsInAs('+41791234567')).toBe(false);
+    expect((await as('DELETE', '/phone')).status).toBe(404);
+
+    const events = await api(server, 'POST', '/admin/v1/events/_search', {
+      token: server.pat,
+      body: { aggregateId: person.userId, eventTypes: ['user.human.email.changed', 'user.human.phone.changed', 'user.human.phone.removed'] },
+    });
+    expect(events.body.events.map((e: { type: { type: string } }) => e.type.type).sort()).toEqual([
+      'user.human.email.changed',
+      'user.human.email.changed',
+      'user.human.phone.changed',
+      'user.human.phone.removed',
+    ]);
+    // A machine user has neither.
+    const machine = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, orgId, body: { userName: 'no-mail', name: 'No mail' } });
+    expect((await api(server, 'PUT', `/management/v1/users/${machine.body.userId}/email`, { token: server.pat, orgId, body: { email: 'x@example.com' } })).status).toBe(400);
+  });
+});
+
 describe('the caller itself', () => {
   it('GetMyUser and ListMyMemberships answer who calls and what they administer', async () => {
     const me = await api(server, 'GET', '/auth/v1/users/me', { token: server.pat });

@@ -619,6 +619,34 @@ export class OrgsActor implements ActsFor {
     );
   }
 
+  /**
+   * UpdateHumanEmail: a person's address, verified or not. An unverified one signs nobody in by
+   * email, and the next sign-in asks for the code mailed there; codes sent to the old address verify nothing.
+   */
+  async changeEmail(userId: string, email: HumanData['email']): Promise<View<UserRecord>> {
+    return this.requireChanged(
+      userId,
+      await this.changeUser(userId, (stored) => {
+        if (!stored.human) throw preconditionFailed('USER-Hum4n', 'only people have an email address');
+        const now = stored.human.email;
+        if (now.email === email.email && now.isEmailVerified === email.isEmailVerified) return undefined;
+        return { human: { email } };
+      }),
+    );
+  }
+
+  /** UpdateHumanPhone and RemoveHumanPhone (`undefined`): a verified number signs its person in, as an address does. */
+  async changePhone(userId: string, phone: HumanData['phone'] | undefined): Promise<View<UserRecord>> {
+    return this.requireChanged(
+      userId,
+      await this.changeUser(userId, (stored) => {
+        if (!stored.human) throw preconditionFailed('USER-Hum4n', 'only people have a phone number');
+        if (!phone && !stored.human.phone) throw notFound('USER-Ph0n0', 'the person has no phone number (Errors.User.Phone.NotFound)');
+        return { human: { phone } };
+      }),
+    );
+  }
+
   /** The person proved they read mail at `email` (a code sent there): verified if it is still their address. Undefined when it is not. */
   async verifyEmail(userId: string, email: string): Promise<View<UserRecord> | undefined> {
     let matched = false;

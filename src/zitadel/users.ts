@@ -19,12 +19,12 @@ const profileSchema = z.object({
   gender: enumField(GENDER),
 });
 
-const emailSchema = z.object({
+export const emailSchema = z.object({
   email: requiredText(200).refine((e) => EMAIL.test(e), 'must be an email address'),
   isEmailVerified: flag(),
 });
 
-const phoneSchema = z.object({
+export const phoneSchema = z.object({
   phone: text(50).refine((p) => p === '' || /^\+[0-9 ()./-]{3,}$/.test(p), 'must start with "+" followed by the number'),
   isPhoneVerified: flag(),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { emailSchema, phoneSchema } from '../../zitadel/users.js';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
 import type { CodePurpose } from '../../actors/user-codes.js';
@@ -24,11 +25,13 @@ export type UserNotificationsPorts = Pick<Ports, 'orgs' | 'notifications' | 'use
 
 /**
  * Mails an administrator asks for on a person's behalf (ZITADEL management v1): a new email
- * verification code, a password reset, a new initialization code. Each takes the right to act on
+ * verification code, a password reset, a new initialization code; and the address and phone
+ * number an administrator changes (UpdateHumanEmail, UpdateHumanPhone, RemoveHumanPhone). Each takes the right to act on
  * the person (`user.write`), and is bounded like the login's (per person, in the store). User v2's
  * recovery calls too: a reset or a verification mailed (Sesame's link or the caller's `urlTemplate`) or
  * its code returned (`returnCode`), the address verified with the code, a password set with it.
  */
+const requiredPhoneSchema = phoneSchema.refine((p) => p.phone !== '', { message: 'must not be empty (RemoveHumanPhone removes a number)', path: ['phone'] });
 const resetSchema = z.object({ type: enumField(['NOTIFICATION_TYPE_Email', 'NOTIFICATION_TYPE_Sms'] as const) });
 const initSchema = z.object({
   email: z
@@ -118,6 +121,29 @@ export function userNotificationRoutes(ctx: UserNotificationsPorts): Route[] {
         }
         const changed = await ctx.orgs.by(caller.by).setPassword(user.id, user.orgId, await ctx.pool.hashPassword(input.newPassword.password), input.newPassword.changeRequired);
         await afterNewPassword(ctx, changed);
+        return ok({ details: changedDetails(changed, changed.orgId) });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/users/:userId/email', {
+      // UpdateHumanEmail: not verified, the person's next sign-in asks for the code mailed to the new address.
+      PUT: async (req, caller) => {
+        const user = human(caller.requireActOn(req.params[0]!, 'user.write'));
+        const email = readBody(req, emailSchema);
+        const changed = await ctx.orgs.by(caller.by).changeEmail(user.id, email);
+        return ok({ details: changedDetails(changed, changed.orgId) });
+      },
+    }),
+    apiRoute(ctx, '/management/v1/users/:userId/phone', {
+      // UpdateHumanPhone and RemoveHumanPhone. Sesame sends no SMS: a number is verified only as the caller says.
+      PUT: async (req, caller) => {
+        const user = human(caller.requireActOn(req.params[0]!, 'user.write'));
+        const phone = readBody(req, requiredPhoneSchema);
+        const changed = await ctx.orgs.by(caller.by).changePhone(user.id, phone);
+        return ok({ details: changedDetails(changed, changed.orgId) });
+      },
+      DELETE: async (req, caller) => {
+        const user = human(caller.requireActOn(req.params[0]!, 'user.write'));
+        const changed = await ctx.orgs.by(caller.by).changePhone(user.id, undefined);
         return ok({ details: changedDetails(changed, changed.orgId) });
       },
     }),

@@ -159,6 +159,42 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
           (problem) => userPageOf(call, call.req.params[0]!, { problem }),
         ),
     }),
+    consoleRoute(kit, '/ui/console/users/:userId/email', {
+      POST: (call) => {
+        const userId = call.req.params[0]!;
+        return acting(
+          async () => {
+            await call.api.call('PUT', `${USER}/email`, [userId], { email: call.form.get('email') ?? '', isEmailVerified: checked(call, 'emailVerified') });
+            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
+          },
+          (problem) => userPageOf(call, userId, { problem }),
+        );
+      },
+    }),
+    consoleRoute(kit, '/ui/console/users/:userId/phone', {
+      POST: (call) => {
+        const userId = call.req.params[0]!;
+        return acting(
+          async () => {
+            await call.api.call('PUT', `${USER}/phone`, [userId], { phone: call.form.get('phone') ?? '', isPhoneVerified: checked(call, 'phoneVerified') });
+            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
+          },
+          (problem) => userPageOf(call, userId, { problem }),
+        );
+      },
+    }),
+    consoleRoute(kit, '/ui/console/users/:userId/phone/remove', {
+      POST: (call) => {
+        const userId = call.req.params[0]!;
+        return acting(
+          async () => {
+            await call.api.call('DELETE', `${USER}/phone`, [userId]);
+            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
+          },
+          (problem) => userPageOf(call, userId, { problem }),
+        );
+      },
+    }),
     consoleRoute(kit, '/ui/console/users/:userId/password', {
       POST: (call) => {
         const userId = call.req.params[0]!;

@@ -74,6 +74,7 @@ export function userPage(t: ConsoleTranslate, csrf: string, data: UserPageData):
           [t('users.firstName'), user.human.profile?.firstName],
           [t('users.lastName'), user.human.profile?.lastName],
           [t('users.email'), `${user.human.email?.email ?? ''}${user.human.email?.isEmailVerified ? ' ✓' : ''}`],
+          [t('users.phone'), `${user.human.phone?.phone ?? ''}${user.human.phone?.isPhoneVerified ? ' ✓' : ''}`],
         ] as const)
       : ([[t('common.description'), user.machine?.description]] as const)),
     [t('common.created'), when(user.details?.creationDate)],
@@ -83,6 +84,23 @@ ${locked ? actionButton(`${base}/unlock`, csrf, t('users.unlock')) : inactive ? 
 ${inactive ? actionButton(`${base}/reactivate`, csrf, t('users.reactivate')) : actionButton(`${base}/deactivate`, csrf, t('users.deactivate'))}
 ${removeControl(`${base}/remove`, csrf, t)}
 </div>`;
+  const contact = user.human
+    ? html`${formCard(
+        t('users.changeEmail'),
+        postForm(
+          `${base}/email`,
+          csrf,
+          html`${field(t('users.email'), 'email', { type: 'email', required: true, value: user.human.email?.email ?? '' })}${checkbox(t('users.emailVerified'), 'emailVerified')}${submit(t('common.save'))}`,
+        ),
+      )}${formCard(
+        t('users.changePhone'),
+        html`${postForm(
+          `${base}/phone`,
+          csrf,
+          html`${field(t('users.phone'), 'phone', { type: 'tel', required: true, value: user.human.phone?.phone ?? '', placeholder: '+41 79 123 45 67' })}${checkbox(t('users.phoneVerified'), 'phoneVerified', user.human.phone?.isPhoneVerified === true)}${submit(t('common.save'))}`,
+        )}${user.human.phone?.phone ? removeControl(`${base}/phone/remove`, csrf, t) : ''}`,
+      )}`
+    : '';
   const password = user.human
     ? formCard(
         t('users.setPassword'),
@@ -123,7 +141,7 @@ ${formCard(
   return html`${data.once ? shownOnce(t, data.once.label, data.once.value) : ''}
 <p><a href="/ui/console/users">← ${t('nav.users')}</a></p>
 <section class="card"><h2>${t('users.profile')}</h2>${profile}${actions}</section>
-${password}${machine}
+${contact}${password}${machine}
 ${metadata}
 <h2>${t('grants.title')}</h2>
 ${formCard(
