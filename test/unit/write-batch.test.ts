@@ -161,6 +161,40 @@ describe('staged rows', () => {
     expect(batch.size).toBe(0);
   });
 
+  it('a staged removal hides the row through its batch only, and removes it for all at the commit', async () => {
+    const orgs = Table.ofDirectory<{ id: string; name: string }>(storage, 'orgs');
+    await orgs.put({ id: 'o1', name: 'one' });
+    await orgs.put({ id: 'o2', name: 'two' });
+    const batch = new WriteBatch();
+    orgs.stageRemoval('o1', batch);
+    expect(orgs.get('o1', batch)).toBeUndefined();
+    expect([...orgs.valuesIn(batch)].map((o) => o.id)).toEqual(['o2']);
+    expect(orgs.get('o1')?.name).toBe('one');
+    expect(storage.stores.orgs.get('o1')).toEqual({ id: 'o1', name: 'one' });
+    await batch.commit(storage);
+    expect(orgs.get('o1')).toBeUndefined();
+    expect(orgs.has('o1')).toBe(false);
+    expect(storage.stores.orgs.get('o1')).toBeUndefined();
+    expect(orgs.get('o2')?.name).toBe('two');
+  });
+
+  it('a staged removal rolled back, or refused because the row changed meanwhile, leaves the row', async () => {
+    const orgs = Table.ofDirectory<{ id: string; name: string }>(storage, 'orgs');
+    await orgs.put({ id: 'o1', name: 'one' });
+    const dropped = new WriteBatch();
+    orgs.stageRemoval('o1', dropped);
+    dropped.rollback();
+    await dropped.commit(storage);
+    expect(orgs.get('o1')?.name).toBe('one');
+
+    const late = new WriteBatch();
+    orgs.stageRemoval('o1', late);
+    await orgs.put({ id: 'o1', name: 'changed' });
+    await expect(late.commit(storage)).rejects.toBeInstanceOf(WriteConflict);
+    expect(orgs.get('o1')?.name).toBe('changed');
+    expect(storage.stores.orgs.get('o1')).toEqual({ id: 'o1', name: 'changed' });
+  });
+
   it('onCommit bookkeeping runs after the rows are visible; not on rollback', async () => {
     const orgs = Table.ofDirectory<{ id: string; name: string }>(storage, 'orgs');
     const seen: (string | undefined)[] = [];
