@@ -66,18 +66,26 @@ async function userPageOf(call: ConsoleCall, userId: string, extra: { once?: { l
 const checked = (call: ConsoleCall, name: string) => call.form.get(name) === 'true';
 
 export function userConsoleRoutes(kit: ConsoleKit): Route[] {
-  const lifecycle = (action: string) =>
-    consoleRoute(kit, `/ui/console/users/:userId/${action}`, {
+  /** A POST on one user's page whose answer `work` makes (a page handing out a secret once), or the page with the API's refusal. */
+  const userAnswer = (path: string, work: (call: ConsoleCall, userId: string) => Promise<Response>) =>
+    consoleRoute(kit, path, {
       POST: (call) => {
         const userId = call.req.params[0]!;
         return acting(
-          async () => {
-            await call.api.call('POST', `${USER}/_${action}`, [userId], {});
-            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
-          },
+          () => work(call, userId),
           (problem) => userPageOf(call, userId, { problem }),
         );
       },
+    });
+  /** A POST on one user's page: `work` calls the API, then the page again. */
+  const userAction = (path: string, work: (call: ConsoleCall, userId: string) => Promise<unknown>) =>
+    userAnswer(path, async (call, userId) => {
+      await work(call, userId);
+      return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
+    });
+  const lifecycle = (action: string) =>
+    userAction(`/ui/console/users/:userId/${action}`, async (call, userId) => {
+      await call.api.call('POST', `${USER}/_${action}`, [userId], {});
     });
   return [
     consoleRoute(kit, '/ui/console/users', { GET: (call) => listPage(call) }),
@@ -117,33 +125,15 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
     }),
     consoleRoute(kit, '/ui/console/users/:userId', { GET: (call) => userPageOf(call, call.req.params[0]!) }),
     ...factorRoutes(kit, USER_FACTORS, (call, problem) => userPageOf(call, call.req.params[0]!, problem ? { problem } : {})),
-    consoleRoute(kit, '/ui/console/users/:userId/grants', {
-      POST: (call) => {
-        const userId = call.req.params[0]!;
-        const roleKeys = (call.form.get('roleKeys') ?? '')
-          .split(',')
-          .map((key) => key.trim())
-          .filter((key) => key !== '');
-        return acting(
-          async () => {
-            await call.api.call('POST', `${USER}/grants`, [userId], { projectId: call.form.get('projectId') ?? '', roleKeys });
-            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
-          },
-          (problem) => userPageOf(call, userId, { problem }),
-        );
-      },
+    userAction('/ui/console/users/:userId/grants', async (call, userId) => {
+      const roleKeys = (call.form.get('roleKeys') ?? '')
+        .split(',')
+        .map((key) => key.trim())
+        .filter((key) => key !== '');
+      await call.api.call('POST', `${USER}/grants`, [userId], { projectId: call.form.get('projectId') ?? '', roleKeys });
     }),
-    consoleRoute(kit, '/ui/console/users/:userId/grants/:grantId/remove', {
-      POST: (call) => {
-        const [userId, grantId] = call.req.params as [string, string];
-        return acting(
-          async () => {
-            await call.api.call('DELETE', `${USER}/grants/:grantId`, [userId, grantId]);
-            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
-          },
-          (problem) => userPageOf(call, userId, { problem }),
-        );
-      },
+    userAction('/ui/console/users/:userId/grants/:grantId/remove', async (call, userId) => {
+      await call.api.call('DELETE', `${USER}/grants/:grantId`, [userId, call.req.params[1]!]);
     }),
     lifecycle('lock'),
     lifecycle('unlock'),
@@ -159,144 +149,48 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
           (problem) => userPageOf(call, call.req.params[0]!, { problem }),
         ),
     }),
-    consoleRoute(kit, '/ui/console/users/:userId/email', {
-      POST: (call) => {
-        const userId = call.req.params[0]!;
-        return acting(
-          async () => {
-            await call.api.call('PUT', `${USER}/email`, [userId], { email: call.form.get('email') ?? '', isEmailVerified: checked(call, 'emailVerified') });
-            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
-          },
-          (problem) => userPageOf(call, userId, { problem }),
-        );
-      },
+    userAction('/ui/console/users/:userId/email', async (call, userId) => {
+      await call.api.call('PUT', `${USER}/email`, [userId], { email: call.form.get('email') ?? '', isEmailVerified: checked(call, 'emailVerified') });
     }),
-    consoleRoute(kit, '/ui/console/users/:userId/phone', {
-      POST: (call) => {
-        const userId = call.req.params[0]!;
-        return acting(
-          async () => {
-            await call.api.call('PUT', `${USER}/phone`, [userId], { phone: call.form.get('phone') ?? '', isPhoneVerified: checked(call, 'phoneVerified') });
-            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
-          },
-          (problem) => userPageOf(call, userId, { problem }),
-        );
-      },
+    userAction('/ui/console/users/:userId/phone', async (call, userId) => {
+      await call.api.call('PUT', `${USER}/phone`, [userId], { phone: call.form.get('phone') ?? '', isPhoneVerified: checked(call, 'phoneVerified') });
     }),
-    consoleRoute(kit, '/ui/console/users/:userId/phone/remove', {
-      POST: (call) => {
-        const userId = call.req.params[0]!;
-        return acting(
-          async () => {
-            await call.api.call('DELETE', `${USER}/phone`, [userId]);
-            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
-          },
-          (problem) => userPageOf(call, userId, { problem }),
-        );
-      },
+    userAction('/ui/console/users/:userId/phone/remove', async (call, userId) => {
+      await call.api.call('DELETE', `${USER}/phone`, [userId]);
     }),
-    consoleRoute(kit, '/ui/console/users/:userId/password', {
-      POST: (call) => {
-        const userId = call.req.params[0]!;
-        return acting(
-          async () => {
-            await call.api.call('POST', `${USER}/password`, [userId], { password: call.form.get('password') ?? '', noChangeRequired: !checked(call, 'changeRequired') });
-            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
-          },
-          (problem) => userPageOf(call, userId, { problem }),
-        );
-      },
+    userAction('/ui/console/users/:userId/password', async (call, userId) => {
+      await call.api.call('POST', `${USER}/password`, [userId], { password: call.form.get('password') ?? '', noChangeRequired: !checked(call, 'changeRequired') });
     }),
     // A token or secret is shown in the answer to the POST that made it, and nowhere else.
-    consoleRoute(kit, '/ui/console/users/:userId/pats', {
-      POST: (call) => {
-        const userId = call.req.params[0]!;
-        return acting(
-          async () => {
-            const { token } = await call.api.call<{ token: string }>('POST', `${USER}/pats`, [userId], {});
-            return userPageOf(call, userId, { once: { label: call.t('users.pat'), value: token } });
-          },
-          (problem) => userPageOf(call, userId, { problem }),
-        );
-      },
+    userAnswer('/ui/console/users/:userId/pats', async (call, userId) => {
+      const { token } = await call.api.call<{ token: string }>('POST', `${USER}/pats`, [userId], {});
+      return userPageOf(call, userId, { once: { label: call.t('users.pat'), value: token } });
     }),
-    consoleRoute(kit, '/ui/console/users/:userId/pats/:tokenId/remove', {
-      POST: (call) => {
-        const [userId, tokenId] = call.req.params as [string, string];
-        return acting(
-          async () => {
-            await call.api.call('DELETE', `${USER}/pats/:tokenId`, [userId, tokenId]);
-            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
-          },
-          (problem) => userPageOf(call, userId, { problem }),
-        );
-      },
+    userAction('/ui/console/users/:userId/pats/:tokenId/remove', async (call, userId) => {
+      await call.api.call('DELETE', `${USER}/pats/:tokenId`, [userId, call.req.params[1]!]);
     }),
-    consoleRoute(kit, '/ui/console/users/:userId/keys', {
-      POST: (call) => {
-        const userId = call.req.params[0]!;
-        return acting(
-          async () => {
-            const { keyDetails } = await call.api.call<{ keyDetails: string }>('POST', `${USER}/keys`, [userId], { type: 'KEY_TYPE_JSON' });
-            const { user } = await call.api.call<{ user: UserView }>('GET', USER, [userId]);
-            const file = Buffer.from(keyDetails, 'base64').toString('utf8');
-            return userPageOf(call, userId, { once: { label: call.t('users.keyShown', { name: user.userName }), value: file } });
-          },
-          (problem) => userPageOf(call, userId, { problem }),
-        );
-      },
+    userAnswer('/ui/console/users/:userId/keys', async (call, userId) => {
+      const { keyDetails } = await call.api.call<{ keyDetails: string }>('POST', `${USER}/keys`, [userId], { type: 'KEY_TYPE_JSON' });
+      const { user } = await call.api.call<{ user: UserView }>('GET', USER, [userId]);
+      const file = Buffer.from(keyDetails, 'base64').toString('utf8');
+      return userPageOf(call, userId, { once: { label: call.t('users.keyShown', { name: user.userName }), value: file } });
     }),
     // The key id and the metadata key come in the form, never in the path (see removeControl).
-    consoleRoute(kit, '/ui/console/users/:userId/keys/remove', {
-      POST: (call) => {
-        const userId = call.req.params[0]!;
-        const keyId = call.form.get('keyId') ?? '';
-        return acting(
-          async () => {
-            await call.api.call('DELETE', `${USER}/keys/:keyId`, [userId, keyId]);
-            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
-          },
-          (problem) => userPageOf(call, userId, { problem }),
-        );
-      },
+    userAction('/ui/console/users/:userId/keys/remove', async (call, userId) => {
+      const keyId = call.form.get('keyId') ?? '';
+      await call.api.call('DELETE', `${USER}/keys/:keyId`, [userId, keyId]);
     }),
-    consoleRoute(kit, '/ui/console/users/:userId/metadata', {
-      POST: (call) => {
-        const userId = call.req.params[0]!;
-        return acting(
-          async () => {
-            const value = Buffer.from(call.form.get('value') ?? '', 'utf8').toString('base64');
-            await call.api.call('POST', `${USER}/metadata/:key`, [userId, call.form.get('key') ?? ''], { value });
-            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
-          },
-          (problem) => userPageOf(call, userId, { problem }),
-        );
-      },
+    userAction('/ui/console/users/:userId/metadata', async (call, userId) => {
+      const value = Buffer.from(call.form.get('value') ?? '', 'utf8').toString('base64');
+      await call.api.call('POST', `${USER}/metadata/:key`, [userId, call.form.get('key') ?? ''], { value });
     }),
-    consoleRoute(kit, '/ui/console/users/:userId/metadata/remove', {
-      POST: (call) => {
-        const userId = call.req.params[0]!;
-        const key = call.form.get('key') ?? '';
-        return acting(
-          async () => {
-            await call.api.call('DELETE', `${USER}/metadata/:key`, [userId, key]);
-            return seeOther(`/ui/console/users/${encodeURIComponent(userId)}`);
-          },
-          (problem) => userPageOf(call, userId, { problem }),
-        );
-      },
+    userAction('/ui/console/users/:userId/metadata/remove', async (call, userId) => {
+      const key = call.form.get('key') ?? '';
+      await call.api.call('DELETE', `${USER}/metadata/:key`, [userId, key]);
     }),
-    consoleRoute(kit, '/ui/console/users/:userId/secret', {
-      POST: (call) => {
-        const userId = call.req.params[0]!;
-        return acting(
-          async () => {
-            const { clientId, clientSecret } = await call.api.call<{ clientId: string; clientSecret: string }>('PUT', `${USER}/secret`, [userId], {});
-            return userPageOf(call, userId, { once: { label: call.t('users.secretShown', { name: clientId }), value: clientSecret } });
-          },
-          (problem) => userPageOf(call, userId, { problem }),
-        );
-      },
+    userAnswer('/ui/console/users/:userId/secret', async (call, userId) => {
+      const { clientId, clientSecret } = await call.api.call<{ clientId: string; clientSecret: string }>('PUT', `${USER}/secret`, [userId], {});
+      return userPageOf(call, userId, { once: { label: call.t('users.secretShown', { name: clientId }), value: clientSecret } });
     }),
   ];
 }
