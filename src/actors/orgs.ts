@@ -1228,32 +1228,29 @@ export class OrgsActor implements ActsFor {
   }
 
   /** SetUserMetadata: adds or replaces one metadata entry of a user (as stored: see changeUser). */
-  async setUserMetadata(userId: string, key: string, value: Uint8Array): Promise<View<UserRecord>> {
-    this.requireUser(userId);
-    const after = await this.users.change(
-      userId,
-      (stored) => {
-        if (!stored) return undefined;
-        const user = ownRow<UserRecord>(stored);
-        return stamp<UserRecord>({ ...user, metadata: { ...user.metadata, [key]: value } }, false);
-      },
-      { by: this.editor },
-    );
-    return this.requireChanged(userId, after);
+  setUserMetadata(userId: string, key: string, value: Uint8Array): Promise<View<UserRecord>> {
+    return this.changeMetadata(userId, (metadata) => ({ ...metadata, [key]: value }));
   }
 
   /** RemoveUserMetadata: drops one metadata entry of a user; NotFound when it has none by that key. */
-  async removeUserMetadata(userId: string, key: string): Promise<View<UserRecord>> {
+  removeUserMetadata(userId: string, key: string): Promise<View<UserRecord>> {
+    return this.changeMetadata(userId, (metadata) => {
+      // Decided on the row as stored: of two removals at once, one finds it.
+      if (!metadata || !Object.hasOwn(metadata, key)) throw notFound('USER-M3t41', `metadata ${key} not found`);
+      const { [key]: _removed, ...rest } = metadata;
+      return rest;
+    });
+  }
+
+  /** A user's metadata changed as `next` says, decided on the row as stored. */
+  private async changeMetadata(userId: string, next: (metadata: UserRecord['metadata']) => NonNullable<UserRecord['metadata']>): Promise<View<UserRecord>> {
     this.requireUser(userId);
     const after = await this.users.change(
       userId,
       (stored) => {
         if (!stored) return undefined;
         const user = ownRow<UserRecord>(stored);
-        // Decided on the row as stored: of two removals at once, one finds it.
-        if (!user.metadata || !Object.hasOwn(user.metadata, key)) throw notFound('USER-M3t41', `metadata ${key} not found`);
-        const { [key]: _removed, ...metadata } = user.metadata;
-        return stamp<UserRecord>({ ...user, metadata }, false);
+        return stamp<UserRecord>({ ...user, metadata: next(user.metadata) }, false);
       },
       { by: this.editor },
     );
