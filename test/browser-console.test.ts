@@ -316,6 +316,22 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     const factors = await api(server, 'POST', `/management/v1/users/${made.body.userId}/auth_factors/_search`, { token: server.pat, orgId, body: {} });
     expect(factors.body.result ?? []).toEqual([]);
     await screenshot(admin, 'console-17-user-factors');
+
+    // A linked account, its ids named in the form (an upstream provider chose them), removed.
+    const idp = await api(server, 'POST', '/admin/v1/idps/generic_oidc', {
+      token: server.pat,
+      body: { name: 'Upstream', issuer: 'https://idp.example.com', clientId: 'sesame', clientSecret: 'shh', scopes: ['openid'], providerOptions: { isLinkingAllowed: true } },
+    });
+    const link = await api(server, 'POST', `/v2/users/${made.body.userId}/links`, { token: server.pat, orgId, body: { idpLink: { idpId: idp.body.id, userId: '..', userName: 'upstream-name' } } });
+    expect(link.status, JSON.stringify(link.body)).toBe(200);
+    await admin.goto(`${server.issuer}/ui/console/users/${made.body.userId}`);
+    const linkRow = admin.locator('tr', { hasText: 'upstream-name' });
+    await linkRow.locator('summary').click();
+    await linkRow.locator('button:text("Remove for good")').click();
+    await admin.locator('.notice.info').waitFor();
+    await showsExactly(admin.locator('h1'), 'Tot P');
+    const links = await api(server, 'POST', `/management/v1/users/${made.body.userId}/idps/_search`, { token: server.pat, orgId, body: {} });
+    expect(links.body.result ?? []).toEqual([]);
   });
 
   it('changes a person’s email address and phone number from their page', async () => {
@@ -671,6 +687,11 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await page.click('button:text("Set up an authenticator app")');
     const key = (await page.locator('section.once code').innerText()).trim();
     await screenshot(page, 'console-25-account-totp');
+    // A mistyped code: refused, and the same key stays on the page.
+    await page.fill('#f-code', totpAt(key, Date.now() / 1000) === '000000' ? '111111' : '000000');
+    await page.click('form[action="/ui/console/me/otp/verify"] button[type=submit]');
+    await shows(page.locator('.notice.error'), 'code is wrong');
+    expect((await page.locator('section.once code').innerText()).trim()).toBe(key);
     await page.fill('#f-code', totpAt(key, Date.now() / 1000));
     await page.click('form[action="/ui/console/me/otp/verify"] button[type=submit]');
     await page.locator('.notice.info').waitFor();

@@ -150,6 +150,8 @@ describe('a person’s address and number', () => {
     expect((await human()).phone).toEqual({ phone: '+41 79 123 45 67', isPhoneVerified: true });
     expect(await signsInAs('+41791234567')).toBe(true);
     expect((await as('PUT', '/phone', { phone: '' })).status).toBe(400);
+    // Only a number the login can look up: `+` and 3 to 20 digits.
+    for (const phone of ['+( )', '+41/79 123', '0791234567']) expect((await as('PUT', '/phone', { phone })).status, phone).toBe(400);
     expect((await as('DELETE', '/phone')).status).toBe(200);
     expect((await human()).phone?.phone).toBeUndefined();
     expect(await signsInAs('+41791234567')).toBe(false);
@@ -213,9 +215,8 @@ describe('the caller itself', () => {
     expect(sessions.body.result).toHaveLength(2);
     const [first] = sessions.body.result as { sessionId: string }[];
 
-    // Another person cannot end it (nor learn it exists).
+    // Another person cannot end it (nor learn it exists); an administrator can (below).
     expect((await api(server, 'DELETE', `/v2/sessions/${first!.sessionId}`, { token: otherToken })).status).toBe(404);
-    expect((await api(server, 'DELETE', `/v2/sessions/${first!.sessionId}`, { token: server.pat })).status).toBe(404);
     expect((await api(server, 'DELETE', `/v2/sessions/${first!.sessionId}`, { token })).status).toBe(200);
     // One of the two tokens died with the session it came from; the other still reads the one left.
     const alive = (await api(server, 'GET', '/auth/v1/users/me', { token })).status === 200 ? token : second;
@@ -224,6 +225,37 @@ describe('the caller itself', () => {
     expect(remaining.body.result[0].sessionId).not.toBe(first!.sessionId);
     // A machine user has no sessions.
     expect((await api(server, 'POST', '/auth/v1/users/me/sessions/_search', { token: server.pat, body: {} })).status).toBe(400);
+  });
+
+  it('ListSessions lists a person’s sessions to whoever may read them; DeleteSession ends one for whoever may act on the person', async () => {
+    const person = await createHuman(server, { userName: 'watched', orgId });
+    const token = await tokenOf(person);
+    await tokenOf(person);
+    const search = (body: unknown, bearer = server.pat) => api(server, 'POST', '/v2/sessions/search', { token: bearer, orgId, body });
+    const listed = await search({ queries: [{ userIdQuery: { id: person.userId } }] });
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    expect(listed.body.details.totalResult).toBe('2');
+    expect(listed.body.sessions[0].factors.user).toMatchObject({ id: person.userId, loginName: person.loginName, organizationId: orgId });
+    expect((await search({ query: { limit: 1 }, queries: [{ userIdQuery: { id: person.userId } }] })).body.sessions).toHaveLength(1);
+    // Per person only; a person elsewhere is not found.
+    expect((await search({})).status).toBe(400);
+    expect((await search({ queries: [{ userIdQuery: { id: '404' } }] })).status).toBe(404);
+
+    // A user manager of the org ends the person's session: their token dies with it.
+    const manager = await api(server, 'POST', '/management/v1/users/machine', { token: server.pat, orgId, body: { userName: 'session-manager', name: 'Session manager' } });
+    await api(server, 'POST', '/management/v1/orgs/me/members', { token: server.pat, orgId, body: { userId: manager.body.userId, roles: ['ORG_USER_MANAGER'] } });
+    const managerPat = (await api(server, 'POST', `/management/v1/users/${manager.body.userId}/pats`, { token: server.pat, orgId, body: {} })).body.token as string;
+    const ids = (listed.body.sessions as { id: string }[]).map((s) => s.id);
+    for (const id of ids) expect((await api(server, 'DELETE', `/v2/sessions/${id}`, { token: managerPat, orgId })).status).toBe(200);
+    expect((await api(server, 'GET', '/auth/v1/users/me', { token })).status).toBe(401);
+    expect((await search({ queries: [{ userIdQuery: { id: person.userId } }] })).body.sessions ?? []).toEqual([]);
+
+    // Not an instance owner's: the manager may not act on them, so their sessions are not found.
+    const owner = await createHuman(server, { userName: 'owner-in-org', orgId });
+    await api(server, 'POST', '/admin/v1/members', { token: server.pat, body: { userId: owner.userId, roles: ['IAM_OWNER'] } });
+    await tokenOf(owner);
+    const ownerSessions = (await search({ queries: [{ userIdQuery: { id: owner.userId } }] })).body.sessions as { id: string }[];
+    expect((await api(server, 'DELETE', `/v2/sessions/${ownerSessions[0]!.id}`, { token: managerPat, orgId })).status).toBe(404);
   });
 
   it('the person lists and removes their own factors and links (their sessions end with them); an administrator resets a TOTP', async () => {
@@ -299,6 +331,8 @@ describe('the caller itself', () => {
     // The sign-in now asks for the app's code, and passes with it.
     const authorize = `/oauth/v2/authorize?${new URLSearchParams({ client_id: managementApp.clientId, redirect_uri: 'http://localhost:9999/callback', response_type: 'code', scope: 'openid' })}`;
     expect((await signIn(new Agent(server), authorize, person)).html).toContain('action="/ui/login/otp"');
+    // The code that confirmed the key is used up: it passes no sign-in.
+    expect((await signIn(new Agent(server), authorize, person, () => codeOf(second.body.secret))).location).toBeUndefined();
     server.clock.advance(30_000);
     expect((await signIn(new Agent(server), authorize, person, () => codeOf(second.body.secret))).location).toMatch(/^http:\/\/localhost:9999\/callback\?code=/);
 

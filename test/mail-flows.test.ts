@@ -159,6 +159,19 @@ describe('password reset', () => {
 });
 
 describe('user v2 recovery', () => {
+  it('a code mailed to the old address dies when an administrator changes the address (UpdateHumanEmail)', async () => {
+    const person = await newPerson();
+    const code = (await call('POST', `/v2/users/${person.userId}/password_reset`, { returnCode: {} })).body.verificationCode as string;
+    expect(code).toMatch(/^[A-Z0-9]{6}$/);
+    expect((await call('PUT', `/management/v1/users/${person.userId}/email`, { email: `moved-${person.email}`, isEmailVerified: true })).status).toBe(200);
+    const refused = await call('POST', `/v2/users/${person.userId}/password`, { newPassword: { password: 'Old-Mailbox-Code-1' }, verificationCode: code });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    // The same address again (another letter case) voids nothing: a new code works.
+    const fresh = (await call('POST', `/v2/users/${person.userId}/password_reset`, { returnCode: {} })).body.verificationCode as string;
+    expect((await call('PUT', `/management/v1/users/${person.userId}/email`, { email: `MOVED-${person.email}`, isEmailVerified: true })).status).toBe(200);
+    expect((await call('POST', `/v2/users/${person.userId}/password`, { newPassword: { password: 'New-Mailbox-Code-2' }, verificationCode: fresh })).status).toBe(200);
+  });
+
   it("returns a reset code to the caller, or mails the caller's link; the code sets the password once", async () => {
     const person = await newPerson();
     const returned = await call('POST', `/v2/users/${person.userId}/password_reset`, { returnCode: {} });

@@ -29,6 +29,7 @@ import { sha256, sha256Base64url } from '../util/hash.js';
 import { clock } from '../util/clock.js';
 import { recordLockout } from '../observability/recorder.js';
 import { ownRow, type View } from '../util/readonly.js';
+import { phoneDigits } from '../model/phone.js';
 import { KeyedQueue } from '../util/keyed-queue.js';
 import type { DirectoryStore } from '../storage/directory-log.js';
 import { decidedAgain, retakeAll } from './decided-again.js';
@@ -1720,8 +1721,8 @@ export class OrgsActor implements ActsFor {
 function contactKey(contact: string): string | undefined {
   const text = contact.trim();
   if (text.startsWith('+')) {
-    const digits = text.replace(/[\s\-().]/g, '');
-    return /^\+\d{3,20}$/.test(digits) ? `phone:${digits}` : undefined;
+    const digits = phoneDigits(text);
+    return digits ? `phone:${digits}` : undefined;
   }
   return text.includes('@') ? `email:${lower(text)}` : undefined;
 }

@@ -44,7 +44,7 @@ export const machineUserSchema = z.object({
 
 export const userMetadataSchema = z.object({
   id: id(),
-  key: requiredText(200),
+  key: pathSegment(),
   value: bytes().refine((v) => v.length >= 1 && v.length <= 500_000, 'must hold 1-500000 bytes'),
 });
 

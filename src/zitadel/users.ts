@@ -3,6 +3,7 @@ import { EMAIL, MAX_PASSWORD } from '../domain/human-users.js';
 import { normalizeOtpSecret } from '../crypto/otp-secret.js';
 import { ACCESS_TOKEN_TYPE, enumField, GENDER } from './enums.js';
 import { flag, list, pathSegment, requiredText, text } from './validation.js';
+import { phoneDigits } from '../model/phone.js';
 import { listQuerySchema, oneQueryOf, sortedBy, textMatches, textQuery, unsupportedSorting } from './list-query.js';
 import type { UserRecord } from '../model/records.js';
 import type { View } from '../util/readonly.js';
@@ -25,7 +26,7 @@ export const emailSchema = z.object({
 });
 
 export const phoneSchema = z.object({
-  phone: text(50).refine((p) => p === '' || /^\+[0-9 ()./-]{3,}$/.test(p), 'must start with "+" followed by the number'),
+  phone: text(50).refine((p) => p === '' || phoneDigits(p) !== undefined, 'must be "+" and 3 to 20 digits (spaces, dashes, dots and brackets allowed between them)'),
   isPhoneVerified: flag(),
 });
 

@@ -18,7 +18,7 @@ import { passkeyViews, secondFactorViews } from './user-factors.js';
 import { idpLinkView } from './idps.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type MyFactorsPorts = Pick<Ports, 'orgs' | 'idps' | 'notifications' | 'masterKey' | 'issuer'> & SessionEndPorts & CallerPorts;
+export type MyFactorsPorts = Pick<Ports, 'orgs' | 'idps' | 'notifications' | 'masterKey' | 'issuer' | 'loginSecurity'> & SessionEndPorts & CallerPorts;
 
 /**
  * ZITADEL's auth API on the caller's own factors and links: ListMyAuthFactors, AddMyAuthFactorOTP,
@@ -42,6 +42,12 @@ function person(caller: Caller): View<UserRecord> {
 }
 
 export function myFactorRoutes(ctx: MyFactorsPorts): Route[] {
+  /** TOTP is enrolled only where the person's org's login policy offers it (checked at the key and at the code). */
+  const requireTotpOffered = (user: View<UserRecord>) => {
+    if (!enrollableFactors(ctx.orgs.policy('login', user.orgId).policy).includes(OTP_SECOND_FACTOR)) {
+      throw preconditionFailed('USER-Otp0p', "the organization's login policy does not offer TOTP as a second factor");
+    }
+  };
   /** A change to the caller's own factors, then the end of their sessions. */
   const removing = async (caller: Caller, change: (userId: string) => Promise<View<UserRecord> | undefined>) => {
     const user = person(caller);
@@ -57,9 +63,7 @@ export function myFactorRoutes(ctx: MyFactorsPorts): Route[] {
       // AddMyAuthFactorOTP: the secret is handed to the person's app; it counts once a code from it confirms it.
       POST: async (_req, caller) => {
         const user = person(caller);
-        if (!enrollableFactors(ctx.orgs.policy('login', user.orgId).policy).includes(OTP_SECOND_FACTOR)) {
-          throw preconditionFailed('USER-Otp0p', "the organization's login policy does not offer TOTP as a second factor");
-        }
+        requireTotpOffered(user);
         const secret = newTotpSecret();
         const updated = await ctx.orgs.by(caller.by).setPendingOtp(user.id, sealOtpSecret(ctx.masterKey, secret));
         return ok({ url: otpauthUri(new URL(ctx.issuer).host, ctx.orgs.preferredLoginName(user), secret), secret, details: changedDetails(updated, updated.orgId) });
@@ -73,7 +77,10 @@ export function myFactorRoutes(ctx: MyFactorsPorts): Route[] {
         const { code } = readBody(req, verifyOtpSchema);
         const pending = user.human!.otpPendingSealed;
         if (!pending) throw preconditionFailed('USER-Otp1p', 'no TOTP secret waits for a code: add one first (AddMyAuthFactorOTP)');
-        if (verifyTotp(openOtpSecret(ctx.masterKey, pending), code.replace(/\s+/g, '')) === undefined) {
+        requireTotpOffered(user);
+        const step = verifyTotp(openOtpSecret(ctx.masterKey, pending), code.replace(/\s+/g, ''));
+        // The code is used up, as at the login's enrollment: it cannot pass a sign-in's TOTP step afterwards.
+        if (step === undefined || !(await ctx.loginSecurity.useOtpStepForEnrollment(user.id, step))) {
           throw invalidArgument('USER-Otp2c', 'the code is wrong (Errors.User.MFA.OTP.InvalidCode)');
         }
         // The secret the code came from, as stored: one replaced meanwhile (a second AddMyAuthFactorOTP) is not enrolled.

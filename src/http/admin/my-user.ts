@@ -2,13 +2,12 @@ import { z } from 'zod';
 import type { Route } from '../types.js';
 import type { Ports } from '../../services/ports.js';
 import { afterNewPassword } from '../../services/new-password.js';
-import { endSessions, type SessionEndPorts } from '../../services/session-end.js';
+import type { SessionEndPorts } from '../../services/session-end.js';
 import { requireComplexPassword } from '../../domain/password-complexity.js';
 import { MAX_PASSWORD } from '../../domain/human-users.js';
-import { invalidArgument, notFound, preconditionFailed } from '../../model/errors.js';
+import { invalidArgument, preconditionFailed } from '../../model/errors.js';
 import { changedDetails, rfc3339 } from '../../zitadel/details.js';
 import type { Caller } from './caller.js';
-import { clock } from '../../util/clock.js';
 import type { MemberRecord } from '../../model/records.js';
 import type { View } from '../../util/readonly.js';
 import { listDetails, viewDetails } from '../../zitadel/details.js';
@@ -26,8 +25,8 @@ export type MyUserPorts = UsersPorts & SessionEndPorts & Pick<Ports, 'loginDirec
  * with: the console shows what they may do), UpdateMyPassword (`PUT /auth/v1/users/me/password`,
  * the old password checked as the login checks it: one check at a time, counted against the
  * lockout policy), ListMyUserSessions (`POST /auth/v1/users/me/sessions/_search`: every browser
- * session of the person, not only this browser's) and ZITADEL v2's DeleteSession
- * (`DELETE /v2/sessions/{id}`, for one's own sessions). Whoever is authenticated may act on themselves.
+ * session of the person, not only this browser's; one ends with v2's DeleteSession, in sessions.ts).
+ * Whoever is authenticated may act on themselves.
  */
 const listMembershipsSchema = z.object({ query: listQuerySchema, queries: z.array(z.unknown()).max(0, 'membership queries are not supported by Sesame: ask for all of them').default([]) }).strict();
 const updatePasswordSchema = z.object({ oldPassword: z.string().max(MAX_PASSWORD).default(''), newPassword: z.string().min(1, 'must not be empty').max(MAX_PASSWORD) });
@@ -90,16 +89,6 @@ export function myUserRoutes(ctx: MyUserPorts): Route[] {
             details: { creationDate: rfc3339(s.createdAt), changeDate: rfc3339(s.lastActiveAt), resourceOwner: user.orgId },
           })),
         });
-      },
-    }),
-    apiRoute(ctx, '/v2/sessions/:sessionId', {
-      DELETE: async (req, caller) => {
-        const id = req.params[0]!;
-        const session = id.length <= 200 ? await ctx.userSessions.get(id) : undefined;
-        // Another person's session is not found, whoever asks: this API ends one's own.
-        if (!session || session.userId !== caller.user.id) throw notFound('SESSION-0r2nd', `session ${req.params[0]} not found`);
-        await endSessions(ctx, [session], { address: req.peer });
-        return ok({ details: { changeDate: rfc3339(clock.now()), resourceOwner: caller.user.orgId } });
       },
     }),
     apiRoute(ctx, '/auth/v1/memberships/me/_search', {

@@ -22,6 +22,8 @@ import { userGrantRoutes } from './user-grants.js';
 import { userMetadataRoutes } from './user-metadata.js';
 import { userRoutes } from './users.js';
 import { myUserRoutes } from './my-user.js';
+import { sessionRoutes } from './sessions.js';
+import type { SessionsPorts } from './sessions.js';
 import { myFactorRoutes } from './my-factors.js';
 import { userLifecycleRoutes, type UserLifecyclePorts } from './user-lifecycle.js';
 import type { AppsPorts } from './apps.js';
@@ -42,6 +44,7 @@ import type { PoliciesPorts } from './policies.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type ManagementRoutesPorts = AppsPorts &
+  SessionsPorts &
   MyFactorsPorts &
   MigrationPorts &
   MembersPorts &
@@ -81,6 +84,7 @@ export function managementRoutes(ctx: ManagementRoutesPorts): Route[] {
     ...appKeyRoutes(ctx),
     ...userRoutes(ctx),
     ...myUserRoutes(ctx),
+    ...sessionRoutes(ctx),
     ...myFactorRoutes(ctx),
     ...humanUserRoutes(ctx),
     ...userLifecycleRoutes(ctx),

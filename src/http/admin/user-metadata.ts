@@ -60,8 +60,8 @@ export function userMetadataRoutes(ctx: UserMetadataPorts): Route[] {
       },
       DELETE: async (req, caller) => {
         const user = caller.requireActOn(req.params[0]!, 'user.write');
-        const key = validate(z.object({ key: metadataKey }), { key: req.params[1] }).key;
-        const updated = await ctx.orgs.by(caller.by).removeUserMetadata(user.id, key);
+        // The key exactly as stored (one set before keys were checked, `..` too, can still go).
+        const updated = await ctx.orgs.by(caller.by).removeUserMetadata(user.id, req.params[1]!);
         return ok({ details: changedDetails(updated, updated.orgId) });
       },
     }),

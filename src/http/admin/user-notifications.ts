@@ -23,14 +23,9 @@ import type { CallerPorts } from './caller.js';
 /** What this module uses of the wired parts (src/app.ts). */
 export type UserNotificationsPorts = Pick<Ports, 'orgs' | 'notifications' | 'userCodes' | 'loginDirectory' | 'pool'> & SessionEndPorts & CallerPorts;
 
-/**
- * Mails an administrator asks for on a person's behalf (ZITADEL management v1): a new email
- * verification code, a password reset, a new initialization code; and the address and phone
- * number an administrator changes (UpdateHumanEmail, UpdateHumanPhone, RemoveHumanPhone). Each takes the right to act on
- * the person (`user.write`), and is bounded like the login's (per person, in the store). User v2's
- * recovery calls too: a reset or a verification mailed (Sesame's link or the caller's `urlTemplate`) or
- * its code returned (`returnCode`), the address verified with the code, a password set with it.
- */
+/** Every code Sesame mails to a person's address. */
+const MAILED_CODES: readonly CodePurpose[] = ['verifyEmail', 'passwordReset', 'init', 'otpEmail', 'passwordless'];
+const lower = (text: string) => text.toLowerCase();
 const requiredPhoneSchema = phoneSchema.refine((p) => p.phone !== '', { message: 'must not be empty (RemoveHumanPhone removes a number)', path: ['phone'] });
 const resetSchema = z.object({ type: enumField(['NOTIFICATION_TYPE_Email', 'NOTIFICATION_TYPE_Sms'] as const) });
 const initSchema = z.object({
@@ -64,6 +59,14 @@ const setPasswordSchema = z.object({
   currentPassword: z.string().max(MAX_PASSWORD).default(''),
 });
 
+/**
+ * Mails an administrator asks for on a person's behalf (ZITADEL management v1): a new email
+ * verification code, a password reset, a new initialization code; and the address and phone
+ * number an administrator changes (UpdateHumanEmail, UpdateHumanPhone, RemoveHumanPhone). Each takes the right to act on
+ * the person (`user.write`), and is bounded like the login's (per person, in the store). User v2's
+ * recovery calls too: a reset or a verification mailed (Sesame's link or the caller's `urlTemplate`) or
+ * its code returned (`returnCode`), the address verified with the code, a password set with it.
+ */
 export function userNotificationRoutes(ctx: UserNotificationsPorts): Route[] {
   const send = async (user: View<UserRecord>, purpose: CodePurpose, options: { urlTemplate?: string; returnCode?: boolean } = {}) => {
     const sent = await ctx.notifications.sendCode(user, purpose, options);
@@ -130,6 +133,9 @@ export function userNotificationRoutes(ctx: UserNotificationsPorts): Route[] {
         const user = human(caller.requireActOn(req.params[0]!, 'user.write'));
         const email = readBody(req, emailSchema);
         const changed = await ctx.orgs.by(caller.by).changeEmail(user.id, email);
+        // Whoever reads the old mailbox keeps none of what was mailed there: resets, initializations,
+        // passkey links and sign-in codes die with the address.
+        if (lower(user.human!.email.email) !== lower(email.email)) await Promise.all(MAILED_CODES.map((purpose) => ctx.userCodes.void(user.id, purpose)));
         return ok({ details: changedDetails(changed, changed.orgId) });
       },
     }),

@@ -43,7 +43,7 @@ export function accountConsoleRoutes(kit: ConsoleKit): Route[] {
         acting(
           async () => {
             const { url, secret } = await call.api.call<{ url: string; secret: string }>('POST', '/auth/v1/users/me/auth_factors/otp', [], {});
-            return page(call, undefined, { qrCode: await qrCodeDataUrl(url), secret });
+            return page(call, undefined, { qrCode: await qrCodeDataUrl(url), secret, url });
           },
           (problem) => page(call, problem),
         ),
@@ -55,7 +55,12 @@ export function accountConsoleRoutes(kit: ConsoleKit): Route[] {
             await call.api.call('POST', '/auth/v1/users/me/auth_factors/otp/_verify', [], { code: call.form.get('code') ?? '' });
             return seeOther('/ui/console/me');
           },
-          (problem) => page(call, problem),
+          // A mistyped code keeps the setup on the page (the key the person's app holds stays the one waiting).
+          async (problem) => {
+            const url = (call.form.get('url') ?? '').slice(0, 1000);
+            const secret = (call.form.get('secret') ?? '').slice(0, 200);
+            return page(call, problem, url.startsWith('otpauth://') && secret ? { qrCode: await qrCodeDataUrl(url), secret, url } : undefined);
+          },
         ),
     }),
     consoleRoute(kit, '/ui/console/me/sessions/:sessionId/end', {

@@ -61,14 +61,16 @@ export async function factorsOf(call: ConsoleCall, api: FactorApi): Promise<Fact
 
 /** The removal routes (and the passkey link) of one page; `render` shows the page with a refusal. */
 export function factorRoutes(kit: ConsoleKit, api: FactorApi, render: (call: ConsoleCall, problem?: ApiProblem) => Promise<Response>): Route[] {
-  const action = (suffix: string, method: Method, apiPath: string, after: (call: ConsoleCall) => Response = (call) => seeOther(pagePath(api, call))) =>
+  /** `fromForm`: the object's parameters come from these form fields, not the path (values an upstream provider chose: see removeControl). */
+  const action = (suffix: string, method: Method, apiPath: string, after: (call: ConsoleCall) => Response = (call) => seeOther(pagePath(api, call)), fromForm?: readonly string[]) =>
     consoleRoute(kit, `${api.page}${suffix}`, {
       POST: (call) =>
         acting(
           async () => {
             // The page's parameters, then the object's (a token id, a provider and account).
             const own = pageParams(api, call);
-            await call.api.call(method, apiPath, [...own, ...call.req.params.slice(own.length)], method === 'POST' ? {} : undefined);
+            const object = fromForm ? fromForm.map((name) => call.form.get(name) ?? '') : call.req.params.slice(own.length);
+            await call.api.call(method, apiPath, [...own, ...object], method === 'POST' ? {} : undefined);
             return after(call);
           },
           (problem) => render(call, problem),
@@ -79,7 +81,7 @@ export function factorRoutes(kit: ConsoleKit, api: FactorApi, render: (call: Con
     action('/factors/otp_email/remove', 'DELETE', api.remove.otpEmail),
     action('/factors/u2f/:tokenId/remove', 'DELETE', api.remove.u2f),
     action('/passkeys/:tokenId/remove', 'DELETE', api.remove.passkey),
-    action('/links/:idpId/:linkedUserId/remove', 'DELETE', api.remove.link),
+    action('/links/remove', 'DELETE', api.remove.link, undefined, ['idpId', 'linkedUserId']),
     action('/passkeys/link', 'POST', api.passkeyLink, (call) => seeOther(`${pagePath(api, call)}?sent`)),
   ];
 }

@@ -1,4 +1,4 @@
-import type { ChangeView, GrantView, KeyView, MetadataView, PatView, ProjectView, UserView } from '../../ui/console/api-shapes.js';
+import type { ChangeView, GrantView, KeyView, MetadataView, PatView, ProjectView, UserSessionView, UserView } from '../../ui/console/api-shapes.js';
 import { displayName, userPage, usersPage } from '../../ui/console/users.js';
 import type { Response, Route } from '../types.js';
 import type { ApiProblem } from './api.js';
@@ -39,7 +39,7 @@ async function listPage(call: ConsoleCall, problem?: ApiProblem, open?: 'human' 
 
 async function userPageOf(call: ConsoleCall, userId: string, extra: { once?: { label: string; value: string }; problem?: ApiProblem } = {}): Promise<Response> {
   const { user } = await call.api.call<{ user: UserView }>('GET', USER, [userId]);
-  const [pats, keys, metadata, changes, factors, grants, projects] = await Promise.all([
+  const [pats, keys, metadata, changes, factors, grants, projects, sessions] = await Promise.all([
     user.machine ? call.api.call<{ result?: PatView[] }>('POST', `${USER}/pats/_search`, [userId], {}) : Promise.resolve({ result: [] as PatView[] }),
     user.machine ? call.api.call<{ result?: KeyView[] }>('POST', `${USER}/keys/_search`, [userId], { query: { limit: 1000, asc: true } }) : Promise.resolve({ result: [] as KeyView[] }),
     call.api.call<{ result?: MetadataView[] }>('POST', `${USER}/metadata/_search`, [userId], { query: { limit: 1000, asc: true } }),
@@ -47,6 +47,9 @@ async function userPageOf(call: ConsoleCall, userId: string, extra: { once?: { l
     user.human ? factorsOf(call, USER_FACTORS) : Promise.resolve(undefined),
     call.api.call<{ result?: GrantView[] }>('POST', '/management/v1/users/grants/_search', [], { query: { limit: 1000, asc: true }, queries: [{ userIdQuery: { userId } }] }),
     call.api.call<{ result?: ProjectView[] }>('POST', '/management/v1/projects/_search', [], { query: { limit: 1000, asc: true } }),
+    user.human
+      ? call.api.call<{ sessions?: UserSessionView[] }>('POST', '/v2/sessions/search', [], { query: { limit: 1000, asc: true }, queries: [{ userIdQuery: { id: userId } }] })
+      : Promise.resolve({ sessions: [] as UserSessionView[] }),
   ]);
   const notice = extra.problem ? { kind: 'error' as const, text: extra.problem.message } : extra.once ? undefined : doneNotice(call.req, call.t);
   const body = userPage(call.t, call.csrf, {
@@ -54,6 +57,7 @@ async function userPageOf(call: ConsoleCall, userId: string, extra: { once?: { l
     pats: pats.result ?? [],
     keys: keys.result ?? [],
     metadata: metadata.result ?? [],
+    sessions: sessions.sessions ?? [],
     changes: changes.result ?? [],
     grants: grants.result ?? [],
     projects: projects.result ?? [],
@@ -158,6 +162,8 @@ export function userConsoleRoutes(kit: ConsoleKit): Route[] {
     userAction('/ui/console/users/:userId/phone/remove', async (call, userId) => {
       await call.api.call('DELETE', `${USER}/phone`, [userId]);
     }),
+    // The session id comes in the form (see removeControl); ending it revokes its tokens.
+    userAction('/ui/console/users/:userId/sessions/end', (call) => call.api.call('DELETE', '/v2/sessions/:sessionId', [call.form.get('sessionId') ?? ''])),
     userAction('/ui/console/users/:userId/password', async (call, userId) => {
       await call.api.call('POST', `${USER}/password`, [userId], { password: call.form.get('password') ?? '', noChangeRequired: !checked(call, 'changeRequired') });
     }),

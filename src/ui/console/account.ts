@@ -15,6 +15,8 @@ export interface SessionView {
 export interface OtpSetup {
   qrCode: string;
   secret: string;
+  /** The otpauth:// URI, carried in the form so that a mistyped code shows the same setup again. */
+  url: string;
 }
 
 /** The TOTP part of the person's factors: a setup under way, or the button that starts one (none while they have one). */
@@ -23,7 +25,11 @@ function otpPanel(t: ConsoleTranslate, csrf: string, factors: FactorsData, setup
     return html`<section class="once" role="status"><h3>${t('account.otpSetup')}</h3><p>${t('account.otpScan')}</p>
 <img class="qr" src="${setup.qrCode}" alt="${t('account.otpKey')}" width="200" height="200">
 <p>${t('account.otpKey')}: <code>${setup.secret}</code></p>
-${postForm('/ui/console/me/otp/verify', csrf, html`${field(t('account.otpCode'), 'code', { required: true, autocomplete: 'one-time-code' })}${submit(t('account.otpConfirm'))}`)}</section>`;
+${postForm(
+  '/ui/console/me/otp/verify',
+  csrf,
+  html`<input type="hidden" name="url" value="${setup.url}"><input type="hidden" name="secret" value="${setup.secret}">${field(t('account.otpCode'), 'code', { required: true, autocomplete: 'one-time-code' })}${submit(t('account.otpConfirm'))}`,
+)}</section>`;
   }
   if (factors.factors.some((f) => f.otp)) return '';
   return html`<div class="actions">${actionButton('/ui/console/me/otp', csrf, t('account.otpSetup'))}</div>`;

@@ -94,6 +94,13 @@ export interface EventView {
   payload?: unknown;
 }
 
+/** A person's browser session as ZITADEL's v2 ListSessions answers it. */
+export interface UserSessionView {
+  id: string;
+  creationDate?: string;
+  changeDate?: string;
+}
+
 /** One member of an org or of the instance (ListOrgMembers, ListIAMMembers). */
 export interface MemberView {
   userId: string;

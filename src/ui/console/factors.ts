@@ -38,11 +38,7 @@ ${extra.passkeyLink ?? ''}
 <h2>${t('factors.links')}</h2>
 ${table(
   [t('factors.provider'), t('users.userName'), ''],
-  data.links.map((l) => [
-    l.idpName ?? l.idpId,
-    l.providedUserName || l.providedUserId,
-    removeControl(`${base}/links/${encodeURIComponent(l.idpId)}/${encodeURIComponent(l.providedUserId)}/remove`, csrf, t),
-  ]),
+  data.links.map((l) => [l.idpName ?? l.idpId, l.providedUserName || l.providedUserId, removeControl(`${base}/links/remove`, csrf, t, undefined, { idpId: l.idpId, linkedUserId: l.providedUserId })]),
   t('common.none'),
 )}`;
 }

@@ -1,5 +1,5 @@
 import { html, type Html } from '../../util/html.js';
-import type { ChangeView, GrantView, KeyView, MetadataView, PatView, ProjectView, UserView } from './api-shapes.js';
+import type { ChangeView, GrantView, KeyView, MetadataView, PatView, ProjectView, UserSessionView, UserView } from './api-shapes.js';
 import type { ConsoleTranslate } from './texts.js';
 import { actionButton, checkbox, facts, field, formCard, pager, postForm, removeControl, select, shownOnce, stateBadge, submit, table, when } from './widgets.js';
 import { changesTable } from './activity.js';
@@ -50,6 +50,8 @@ export interface UserPageData {
   /** A machine user's keys (key files). */
   keys?: readonly KeyView[];
   metadata: readonly MetadataView[];
+  /** A person's browser sessions (a machine user has none). */
+  sessions: readonly UserSessionView[];
   changes: readonly ChangeView[];
   /** The user's roles on the org's projects, and the projects a grant may name. */
   grants: readonly GrantView[];
@@ -128,6 +130,14 @@ ${table(
 )}
 <div class="actions">${actionButton(`${base}/keys`, csrf, t('users.newKey'))}</div>`
     : '';
+  const sessions = user.human
+    ? html`<h2>${t('account.sessions')}</h2>
+${table(
+  [t('common.created'), t('account.lastActive'), ''],
+  data.sessions.map((session) => [when(session.creationDate), when(session.changeDate), removeControl(`${base}/sessions/end`, csrf, t, t('account.endSession'), { sessionId: session.id })]),
+  t('common.none'),
+)}`
+    : '';
   const metadata = html`<h2>${t('metadata.title')}</h2>
 ${table(
   [t('metadata.key'), t('metadata.value'), ''],
@@ -142,6 +152,7 @@ ${formCard(
 <p><a href="/ui/console/users">← ${t('nav.users')}</a></p>
 <section class="card"><h2>${t('users.profile')}</h2>${profile}${actions}</section>
 ${contact}${password}${machine}
+${sessions}
 ${metadata}
 <h2>${t('grants.title')}</h2>
 ${formCard(
