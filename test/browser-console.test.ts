@@ -281,9 +281,18 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await shows(admin.locator('tbody tr', { hasText: 'user.human.added' }).first(), 'Sesame Administrator');
   });
 
-  it('locks and unlocks the person, and shows the API’s refusal of a weak password', async () => {
+  it('ends a person’s session from their page, then locks and unlocks them, and shows the API’s refusal of a weak password', async () => {
     await admin.click('nav.side >> text=Users');
     await admin.click('text=Alice Liddell');
+    // Her sign-in at the shop (the test before) is a session an administrator sees and ends.
+    const aliceId = (await fact(admin, 'ID')).trim();
+    const listed = async () => ((await api(server, 'POST', '/v2/sessions/search', { token: server.pat, orgId, body: { queries: [{ userIdQuery: { id: aliceId } }] } })).body.sessions ?? []).length;
+    expect(await listed()).toBe(1);
+    const row = admin.locator('tr', { has: admin.locator('form[action$="/sessions/end"]') }).first();
+    await row.locator('summary').click();
+    await row.locator('button:text("Remove for good")').click();
+    await admin.locator('.notice.info').waitFor();
+    expect(await listed()).toBe(0);
     await admin.click('button:text("Lock")');
     await shows(admin.locator('dl.facts'), 'locked');
     await admin.click('button:text("Unlock")');

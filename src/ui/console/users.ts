@@ -131,7 +131,7 @@ ${table(
 <div class="actions">${actionButton(`${base}/keys`, csrf, t('users.newKey'))}</div>`
     : '';
   const sessions = user.human
-    ? html`<h2>${t('account.sessions')}</h2>
+    ? html`<h2>${t('users.sessions')}</h2>
 ${table(
   [t('common.created'), t('account.lastActive'), ''],
   data.sessions.map((session) => [when(session.creationDate), when(session.changeDate), removeControl(`${base}/sessions/end`, csrf, t, t('account.endSession'), { sessionId: session.id })]),
