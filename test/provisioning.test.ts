@@ -266,20 +266,42 @@ describe('members', () => {
     expect(events.map((e) => e.type.type).sort()).toEqual(['org.member.changed', 'org.member.removed']);
   });
 
-  it('keeps IAM_OWNER with its last holder (RemoveIAMMember, UpdateIAMMember)', async () => {
+  it('keeps IAM_OWNER with its last holder, also when two removals race (RemoveIAMMember, UpdateIAMMember)', async () => {
     const own = await startInProcess();
     try {
-      const asAdmin = (method: string, path: string, body?: unknown) => api(own, method, path, { token: own.pat, body });
-      const owners = async () => (expectOk(await asAdmin('POST', '/admin/v1/members/_search', {})).result as any[]).filter((m) => m.roles.includes('IAM_OWNER'));
-      const first = await owners();
+      const as = (token: string) => (method: string, path: string, body?: unknown) => api(own, method, path, { token, body });
+      const asAdmin = as(own.pat);
+      const first = (expectOk(await asAdmin('POST', '/admin/v1/members/_search', {})).result as any[]).filter((m) => m.roles.includes('IAM_OWNER'));
       // The first start's two: the machine user admin and the person sesame-admin.
       expect(first).toHaveLength(2);
-      const [person, machine] = [first.find((m) => m.userType === 'TYPE_HUMAN'), first.find((m) => m.userType === 'TYPE_MACHINE')];
-      expectOk(await asAdmin('DELETE', `/admin/v1/members/${person.userId}`));
-      expectError(await asAdmin('DELETE', `/admin/v1/members/${machine.userId}`), 400, 9, /last IAM_OWNER/);
-      expectError(await asAdmin('PUT', `/admin/v1/members/${machine.userId}`, { roles: ['IAM_OWNER_VIEWER'] }), 400, 9, /last IAM_OWNER/);
-      expectOk(await asAdmin('PUT', `/admin/v1/members/${machine.userId}`, { roles: ['IAM_OWNER', 'IAM_OWNER_VIEWER'] }));
-      expect((await owners()).map((m) => m.userId)).toEqual([machine.userId]);
+      // A third owner, a service user, acts from here on.
+      const addOwner = async (userName: string) => {
+        const made = expectOk(await asAdmin('POST', '/management/v1/users/machine', { userName, name: userName })).userId as string;
+        expectOk(await asAdmin('POST', '/admin/v1/members', { userId: made, roles: ['IAM_OWNER'] }));
+        return made;
+      };
+      const ownerId = await addOwner('owner-one');
+      const asOwner = as(expectOk(await asAdmin('POST', `/management/v1/users/${ownerId}/pats`, {})).token as string);
+      for (const m of first) expectOk(await asOwner('DELETE', `/admin/v1/members/${m.userId}`));
+      expectError(await asOwner('DELETE', `/admin/v1/members/${ownerId}`), 400, 9, /last IAM_OWNER/);
+      expectError(await asOwner('PUT', `/admin/v1/members/${ownerId}`, { roles: ['IAM_OWNER_VIEWER'] }), 400, 9, /last IAM_OWNER/);
+      expectOk(await asOwner('PUT', `/admin/v1/members/${ownerId}`, { roles: ['IAM_OWNER', 'IAM_OWNER_VIEWER'] }));
+
+      // The race the store decides: two owners, each removal alone would leave one; sent at once, one lands.
+      const secondId = await (async () => {
+        const made = expectOk(await asOwner('POST', '/management/v1/users/machine', { userName: 'owner-two', name: 'owner-two' })).userId as string;
+        expectOk(await asOwner('POST', '/admin/v1/members', { userId: made, roles: ['IAM_OWNER'] }));
+        return made;
+      })();
+      // A viewer counts the owners afterwards, whichever removal landed.
+      const viewerId = expectOk(await asOwner('POST', '/management/v1/users/machine', { userName: 'owner-viewer', name: 'owner-viewer' })).userId as string;
+      expectOk(await asOwner('POST', '/admin/v1/members', { userId: viewerId, roles: ['IAM_OWNER_VIEWER'] }));
+      const asViewer = as(expectOk(await asOwner('POST', `/management/v1/users/${viewerId}/pats`, {})).token as string);
+      const raced = await Promise.all([asOwner('DELETE', `/admin/v1/members/${ownerId}`), asOwner('DELETE', `/admin/v1/members/${secondId}`)]);
+      expect(raced.map((r) => r.status).sort()).toEqual([200, 400]);
+      const left = (expectOk(await asViewer('POST', '/admin/v1/members/_search', {})).result as any[]).filter((m) => m.roles.includes('IAM_OWNER'));
+      expect(left.map((m) => m.userId)).toHaveLength(1);
+      expect([ownerId, secondId]).toContain(left[0].userId);
     } finally {
       await own.close();
     }

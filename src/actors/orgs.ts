@@ -57,6 +57,9 @@ function stamp<T extends { createdAt: number; changedAt: number; sequence: numbe
   return row;
 }
 
+/** The role without which nobody could administer the instance: its last holder keeps it. */
+const LAST_OWNER_ROLE = 'IAM_OWNER';
+
 /** Org names become DNS labels of their primary domain: `My Org` → `my-org.<instance domain>`. */
 function domainLabel(name: string): string {
   const label = name
@@ -1515,6 +1518,33 @@ export class OrgsActor implements ActsFor {
     this.indexMember(member);
     batch.onRollback(() => this.unindexMember(member));
     this.members.stage(member, batch);
+    return member;
+  }
+
+  /**
+   * An instance membership's roles replaced (`roles`) or the membership removed (undefined), staged
+   * so that the instance keeps an IAM_OWNER. The decision writes again every IAM_OWNER membership it
+   * counted, so two decisions at once that would each leave one owner conflict in the store, and the
+   * one decided again counts the other's outcome.
+   */
+  stageInstanceMembership(userId: string, roles: string[] | undefined, batch: WriteBatch): View<MemberRecord> {
+    const id = `instance|${userId}`;
+    const member = this.members.get(id, batch);
+    if (!member) throw notFound('MEMBER-n0tFd', `user ${userId} is not a member`);
+    if (roles?.length === 0) throw invalidArgument('MEMBER-3m9Fs', 'at least one role is required');
+    const owners = [...this.members.valuesIn(batch)].filter((m) => m.scope === 'instance' && m.roles.includes(LAST_OWNER_ROLE));
+    const remaining = owners.filter((m) => m.id !== id || roles?.includes(LAST_OWNER_ROLE));
+    if (owners.length > 0 && remaining.length === 0) {
+      throw preconditionFailed('MEMBER-L4st0', `the last ${LAST_OWNER_ROLE} keeps the role: make someone else ${LAST_OWNER_ROLE} first`);
+    }
+    for (const owner of owners) if (owner.id !== id) this.members.stage(stamp<MemberRecord>({ ...ownRow<MemberRecord>(owner) }, false), batch);
+    if (roles) {
+      const changed = stamp<MemberRecord>({ ...ownRow<MemberRecord>(member), roles }, false);
+      this.members.stage(changed, batch);
+      return changed;
+    }
+    this.members.stageRemoval(id, batch);
+    batch.onCommit(() => this.unindexMember(member));
     return member;
   }
 

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Ports } from '../../services/ports.js';
 import type { Route } from '../types.js';
-import { invalidArgument, preconditionFailed } from '../../model/errors.js';
+import { invalidArgument } from '../../model/errors.js';
+import type { StoresCopy } from '../../actors/decided-again.js';
 import { clock } from '../../util/clock.js';
 import type { MemberRecord } from '../../model/records.js';
 import type { Caller } from './caller.js';
@@ -13,7 +14,7 @@ import type { CallerPorts } from './caller.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type MembersPorts = Pick<Ports, 'orgs'> & CallerPorts;
+export type MembersPorts = Pick<Ports, 'orgs' | 'transactions'> & CallerPorts;
 
 /** Org members (management API) and instance members (admin API): add, list, change roles, remove. */
 const addMemberSchema = z.object({
@@ -21,9 +22,6 @@ const addMemberSchema = z.object({
   roles: z.array(z.string()).min(1, 'at least one role is required'),
 });
 const updateMemberSchema = z.object({ roles: z.array(z.string()).min(1, 'at least one role is required') });
-
-/** The role without which nobody could administer the instance: its last holder keeps it. */
-const LAST_KEPT_ROLE = 'IAM_OWNER';
 
 function checkRoles(roles: readonly string[], allowed: readonly string[]): void {
   const unknown = roles.filter((r) => !allowed.includes(r));
@@ -88,8 +86,10 @@ function memberRoutes(ctx: MembersPorts, base: string, scopeOf: (caller: Caller)
         const userId = req.params[0]!;
         const { roles } = readBody(req, updateMemberSchema);
         checkRoles(roles, allowedRoles);
-        if (!roles.includes(LAST_KEPT_ROLE)) keepLastOwner(ctx, scope.scope, userId);
-        const member = await ctx.orgs.by(caller.by).changeMemberRoles(scope.scope, userId, roles);
+        const member =
+          scope.scope === 'instance'
+            ? await ctx.transactions.decide(orgsCopy(ctx), (batch) => ctx.orgs.stageInstanceMembership(userId, roles, batch), caller.by)
+            : await ctx.orgs.by(caller.by).changeMemberRoles(scope.scope, userId, roles);
         return ok({ details: changedDetails(member, scope.resourceOwner) });
       },
       DELETE: async (req, caller) => {
@@ -97,23 +97,18 @@ function memberRoutes(ctx: MembersPorts, base: string, scopeOf: (caller: Caller)
         caller.require(`${permissionPrefix}.write`, scope.target);
         scope.ensureExists();
         const userId = req.params[0]!;
-        keepLastOwner(ctx, scope.scope, userId);
-        const member = await ctx.orgs.by(caller.by).removeMember(scope.scope, userId);
+        const member =
+          scope.scope === 'instance'
+            ? await ctx.transactions.decide(orgsCopy(ctx), (batch) => ctx.orgs.stageInstanceMembership(userId, undefined, batch), caller.by)
+            : await ctx.orgs.by(caller.by).removeMember(scope.scope, userId);
         return ok({ details: changedDetails({ ...member, changedAt: clock.now(), sequence: member.sequence + 1 }, scope.resourceOwner) });
       },
     }),
   ];
 }
 
-/**
- * Refuses to take IAM_OWNER from its last holder: the instance would have no one to administer it.
- * Checked on this thread's copy, so two removals of the last two owners at once could both pass.
- */
-function keepLastOwner(ctx: MembersPorts, scope: string, userId: string): void {
-  if (scope !== 'instance') return;
-  const owners = ctx.orgs.listMembers(scope).filter((m) => m.roles.includes(LAST_KEPT_ROLE));
-  if (owners.length === 1 && owners[0]!.userId === userId) throw preconditionFailed('MEMBER-L4st0', `the last ${LAST_KEPT_ROLE} keeps the role: make someone else ${LAST_KEPT_ROLE} first`);
-}
+/** A decision over memberships is taken again with the newest rows. */
+const orgsCopy = (ctx: MembersPorts): StoresCopy => ({ takeChange: (store, id) => ctx.orgs.takeChange(store, id) });
 
 export function orgMemberRoutes(ctx: MembersPorts): Route[] {
   return memberRoutes(
