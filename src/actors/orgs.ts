@@ -626,17 +626,22 @@ export class OrgsActor implements ActsFor {
   /**
    * UpdateHumanEmail: a person's address, verified or not. An unverified one signs nobody in by
    * email, and the next sign-in asks for the code mailed there; codes sent to the old address verify nothing.
+   * `moved`: the address is another mailbox than the stored one.
    */
-  async changeEmail(userId: string, email: HumanData['email']): Promise<View<UserRecord>> {
-    return this.requireChanged(
+  async changeEmail(userId: string, email: HumanData['email']): Promise<{ user: View<UserRecord>; moved: boolean }> {
+    let moved = false;
+    const user = this.requireChanged(
       userId,
       await this.changeUser(userId, (stored) => {
         if (!stored.human) throw preconditionFailed('USER-Hum4n', 'only people have an email address');
         const now = stored.human.email;
+        // Decided on the row as stored: whether the address moved (another letter case is the same mailbox).
+        moved = now.email.toLowerCase() !== email.email.toLowerCase();
         if (now.email === email.email && now.isEmailVerified === email.isEmailVerified) return undefined;
         return { human: { email } };
       }),
     );
+    return { user, moved };
   }
 
   /** UpdateHumanPhone and RemoveHumanPhone (`undefined`): a verified number signs its person in, as an address does. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Route } from '../types.js';
 import { endSessions, type SessionEndPorts } from '../../services/session-end.js';
-import { notFound } from '../../model/errors.js';
+import { ApiError, notFound } from '../../model/errors.js';
 import type { UserRecord } from '../../model/records.js';
 import type { View } from '../../util/readonly.js';
 import type { UserSession } from '../../actors/user-sessions.js';
@@ -76,7 +76,9 @@ function mayEnd(caller: Caller, userId: string): boolean {
   try {
     caller.requireActOn(userId, 'user.write');
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    // Refused (PermissionDenied) or not in the org acted on (NotFound): either way not this caller's to end.
+    if (error instanceof ApiError) return false;
+    throw error;
   }
 }

@@ -25,7 +25,6 @@ export type UserNotificationsPorts = Pick<Ports, 'orgs' | 'notifications' | 'use
 
 /** Every code Sesame mails to a person's address. */
 const MAILED_CODES: readonly CodePurpose[] = ['verifyEmail', 'passwordReset', 'init', 'otpEmail', 'passwordless'];
-const lower = (text: string) => text.toLowerCase();
 const requiredPhoneSchema = phoneSchema.refine((p) => p.phone !== '', { message: 'must not be empty (RemoveHumanPhone removes a number)', path: ['phone'] });
 const resetSchema = z.object({ type: enumField(['NOTIFICATION_TYPE_Email', 'NOTIFICATION_TYPE_Sms'] as const) });
 const initSchema = z.object({
@@ -84,6 +83,7 @@ export function userNotificationRoutes(ctx: UserNotificationsPorts): Route[] {
     if (!user.human) throw preconditionFailed('USER-Hum4n', 'only people get mail');
     return user;
   };
+  const changedAnswer = (changed: View<UserRecord>) => ok({ details: changedDetails(changed, changed.orgId) });
   const wrongCode = () => invalidArgument('USER-Code1', 'the code is wrong or has expired (Errors.User.Code.Invalid)');
   return [
     apiRoute(ctx, '/v2/users/:userId/password_reset', {
@@ -130,28 +130,21 @@ export function userNotificationRoutes(ctx: UserNotificationsPorts): Route[] {
     apiRoute(ctx, '/management/v1/users/:userId/email', {
       // UpdateHumanEmail: not verified, the person's next sign-in asks for the code mailed to the new address.
       PUT: async (req, caller) => {
-        const user = human(caller.requireActOn(req.params[0]!, 'user.write'));
-        const email = readBody(req, emailSchema);
-        const changed = await ctx.orgs.by(caller.by).changeEmail(user.id, email);
+        const target = caller.requireActOn(req.params[0]!, 'user.write');
+        const { user, moved } = await ctx.orgs.by(caller.by).changeEmail(target.id, readBody(req, emailSchema));
         // Whoever reads the old mailbox keeps none of what was mailed there: resets, initializations,
         // passkey links and sign-in codes die with the address.
-        if (lower(user.human!.email.email) !== lower(email.email)) await Promise.all(MAILED_CODES.map((purpose) => ctx.userCodes.void(user.id, purpose)));
-        return ok({ details: changedDetails(changed, changed.orgId) });
+        if (moved) await Promise.all(MAILED_CODES.map((purpose) => ctx.userCodes.void(user.id, purpose)));
+        return changedAnswer(user);
       },
     }),
     apiRoute(ctx, '/management/v1/users/:userId/phone', {
-      // UpdateHumanPhone and RemoveHumanPhone. Sesame sends no SMS: a number is verified only as the caller says.
+      // UpdateHumanPhone and RemoveHumanPhone (the actor refuses machine users). Sesame sends no SMS: a number is verified only as the caller says.
       PUT: async (req, caller) => {
-        const user = human(caller.requireActOn(req.params[0]!, 'user.write'));
-        const phone = readBody(req, requiredPhoneSchema);
-        const changed = await ctx.orgs.by(caller.by).changePhone(user.id, phone);
-        return ok({ details: changedDetails(changed, changed.orgId) });
+        const target = caller.requireActOn(req.params[0]!, 'user.write');
+        return changedAnswer(await ctx.orgs.by(caller.by).changePhone(target.id, readBody(req, requiredPhoneSchema)));
       },
-      DELETE: async (req, caller) => {
-        const user = human(caller.requireActOn(req.params[0]!, 'user.write'));
-        const changed = await ctx.orgs.by(caller.by).changePhone(user.id, undefined);
-        return ok({ details: changedDetails(changed, changed.orgId) });
-      },
+      DELETE: async (req, caller) => changedAnswer(await ctx.orgs.by(caller.by).changePhone(caller.requireActOn(req.params[0]!, 'user.write').id, undefined)),
     }),
     apiRoute(ctx, '/management/v1/users/:userId/email/_resend_verification', {
       POST: (req, caller) => {
