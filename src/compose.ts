@@ -18,6 +18,7 @@ import { Transactions } from './actors/transaction.js';
 import { LoginDecisions } from './services/login-directory.js';
 import { ClientRegistrations } from './services/client-registration.js';
 import { MigrationStore } from './services/migration/store.js';
+import { ImportJobsActor } from './actors/import-jobs.js';
 import type { ReplayGuardActor } from './actors/replay-guard.js';
 import type { CryptoPool } from './workers/pool.js';
 import type { Signer } from './workers/signer.js';
@@ -205,6 +206,7 @@ export function composePorts(basis: PortsBasis): Ports {
     loginDirectory: new LoginDecisions(orgs, pool, leases),
     clientRegistrations: new ClientRegistrations({ clients, orgs, settings: flows.settings, config, issuer, instance }),
     migration: new MigrationStore(transactions, orgs, clients),
+    importJobs: new ImportJobsActor(storage.records),
     transactions,
     isReady,
   };

@@ -600,9 +600,20 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     // The same bundle again: the org exists, so ImportData refuses it whole, and the report says so.
     await admin.setInputFiles('#f-file', path);
     await admin.click('form[action="/ui/console/migration/import"] button[type=submit]');
+    // The browser is on the import's own page, which reloads itself until the import is over.
+    await admin.waitForURL(/\/ui\/console\/migration\/imports\/\d+$/);
+    const jobPage = admin.url();
     await shows(admin.locator('main'), 'What was imported');
     await shows(admin.locator('main'), 'already exists');
+    await shows(admin.locator('main h1'), 'Import · Done');
     await screenshot(admin, 'console-21-import');
+    // The import page lists it, linked to that page.
+    await admin.click('text=Back to import and export');
+    const row = admin.locator('tbody tr').first();
+    await shows(row, 'Done');
+    await shows(row, '0 users, 0 projects, 0 apps imported; 1 refused');
+    expect(new URL(jobPage).pathname).toBe(await row.locator('a').getAttribute('href'));
+    await screenshot(admin, 'console-27-imports');
   });
 
   it('shows the signing keys and rotates them', async () => {

@@ -26,6 +26,15 @@ const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/zi
 const call = (method: string, path: string, body?: unknown, options: { token?: string; orgId?: string; rawBody?: string } = {}) =>
   api(server, method, path, { token: server.pat, ...(body === undefined ? {} : { body }), ...options });
 const ok = (result: ApiResult): any => {
+  if (result.status === 500)
+    console.log(
+      server
+        .logs()
+        .split('\n')
+        .filter((l) => l.includes('error'))
+        .slice(-3)
+        .join('\n'),
+    );
   expect(result.status, JSON.stringify(result.body)).toBe(200);
   return result.body;
 };
@@ -580,6 +589,68 @@ describe('existing organizations and the management project', () => {
   });
 });
 
+describe('imports answered before they are over (POST /admin/v1/imports)', () => {
+  /** Polls the job until it is over; every answer seen on the way is kept. */
+  const untilOver = async (id: string) => {
+    const seen: any[] = [];
+    for (;;) {
+      const { job } = ok(await call('GET', `/admin/v1/imports/${id}`));
+      seen.push(job);
+      if (job.state !== 'running') return { job, seen };
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+
+  it('runs the import after answering, shows its progress and then the report ImportData would answer', async () => {
+    const defaultOrgId = ok(await call('GET', '/management/v1/orgs/me')).org.id;
+    const a = uid('job-a');
+    const b = uid('job-b');
+    const orgs = [
+      { orgId: a, org: { name: a }, humanUsers: [human(`${a}-h`)], projects: [{ projectId: `${a}-p`, project: { name: 'P' } }] },
+      { orgId: b, org: { name: b }, machineUsers: [{ userId: `${b}-m`, user: { userName: 'svc', name: 'Service' } }], userGrants: [{ userId: `${b}-m`, projectId: 'nowhere', roleKeys: [] }] },
+      // The default org exists: refused whole, and still counted as done.
+      { orgId: defaultOrgId, org: { name: 'again' } },
+    ];
+    const { id } = ok(await call('POST', '/admin/v1/imports', { timeout: '2m', dataOrgs: { orgs } }));
+    expect(id).toMatch(/^\d+$/);
+    const { job } = await untilOver(id);
+    expect(job).toMatchObject({ id, state: 'done', phase: 'members', orgsTotal: 3, orgsDone: 3, users: 2, projects: 1 });
+    expect(job.apps ?? 0).toBe(0); // protojson: a zero is left out
+    expect(job.report.success.orgs.map((o: { orgId: string }) => o.orgId)).toEqual([a, b]);
+    expect(job.report.success.orgs[0].humanUserIds).toEqual([`${a}-h`]);
+    const errors = job.report.errors.map((e: { type: string; message: string }) => `${e.type}: ${e.message}`);
+    expect(errors.join('\n')).toMatch(/already exists/);
+    expect(errors.join('\n')).toMatch(/user_grant.*not found/);
+    expect(job.errors).toBe(job.report.errors.length);
+    // What it imported is there.
+    expect(ok(await call('GET', `/management/v1/users/${a}-h`, undefined, { orgId: a })).user.id).toBe(`${a}-h`);
+    // The listing shows it, newest first, without the report.
+    const listed = ok(await call('GET', '/admin/v1/imports')).result;
+    expect(listed[0]).toMatchObject({ id, state: 'done', orgsDone: 3 });
+    expect(listed[0].report).toBeUndefined();
+  });
+
+  it('records a failure: the timeout ran out', async () => {
+    const { id } = ok(await call('POST', '/admin/v1/imports', { timeout: '1ns', dataOrgs: { orgs: [{ orgId: uid('late'), org: { name: 'late' } }] } }));
+    const { job } = await untilOver(id);
+    expect(job.state).toBe('failed');
+    expect(job.error).toMatchObject({ code: 'DeadlineExceeded', id: 'IMPORT-T1me0' });
+    expect(job.error.message).toMatch(/ran out of time/);
+  });
+
+  it('refuses a bad request at once, as ImportData does, and records nothing', async () => {
+    const before = ok(await call('GET', '/admin/v1/imports')).result?.length ?? 0;
+    expectError(await call('POST', '/admin/v1/imports', { timeout: '1m' }), 400, 3, /one of dataOrgs/);
+    expectError(await call('POST', '/admin/v1/imports', { timeout: 'soon', dataOrgs: { orgs: [] } }), 400, 3, /not a duration/);
+    expect(ok(await call('GET', '/admin/v1/imports')).result?.length ?? 0).toBe(before);
+  });
+
+  it('answers an unknown job with NotFound', async () => {
+    expectError(await call('GET', '/admin/v1/imports/123456789'), 404, 5, /import not found/);
+    expectError(await call('GET', '/admin/v1/imports/..%2Fx'), 404, 5);
+  });
+});
+
 describe('authorization', () => {
   let orgOwnerPat: string;
   beforeAll(async () => {
@@ -591,11 +662,17 @@ describe('authorization', () => {
   });
 
   it('needs an instance owner: 401 without a token, 403 for anyone else', async () => {
-    for (const path of ['/admin/v1/export', '/admin/v1/import']) {
+    for (const path of ['/admin/v1/export', '/admin/v1/import', '/admin/v1/imports']) {
       const body = { timeout: '1m', dataOrgs: { orgs: [] } };
       expectError(await api(server, 'POST', path, { body }), 401, 16);
       expectError(await api(server, 'POST', path, { body, token: 'not-a-token' }), 401, 16);
       expectError(await api(server, 'POST', path, { body, token: orgOwnerPat }), 403, 7, /iam\.write/);
+    }
+    // An import's progress and report are the instance owner's too.
+    const { id } = ok(await call('POST', '/admin/v1/imports', { timeout: '1m', dataOrgs: { orgs: [] } }));
+    for (const path of ['/admin/v1/imports', `/admin/v1/imports/${id}`]) {
+      expectError(await api(server, 'GET', path), 401, 16);
+      expectError(await api(server, 'GET', path, { token: orgOwnerPat }), 403, 7, /iam\.write/);
     }
   });
 

@@ -14,6 +14,7 @@ import type { UserSessionsActor } from '../actors/user-sessions.js';
 import type { IdTokens } from './id-token.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import type { MigrationStore } from './migration/store.js';
+import type { ImportJobsActor } from '../actors/import-jobs.js';
 import type { Transactions } from '../actors/transaction.js';
 import type { Config } from '../config.js';
 import type { AccessTokens } from './access-tokens.js';
@@ -94,6 +95,8 @@ export interface Ports {
   readonly masterKey: MasterKey;
   /** Export snapshots and atomic import commits (organization migration). */
   readonly migration: MigrationStore;
+  /** Imports answered before they are over: their progress and reports, in the store. */
+  readonly importJobs: ImportJobsActor;
   /** Changes of several directory actors in one commit (a machine secret with the user's revocation horizon). */
   readonly transactions: Transactions;
   /** Dynamic client registration's decisions on the apps (RFC 7591/7592): each registered client holds one of its project's places in the store. */

@@ -71,6 +71,8 @@ const STORES = [
   'userCodes',
   // Images and fonts of label policies, by their SHA-256 (LabelAssetsActor).
   'labelAssets',
+  // Imports answered before they were over: their progress and reports (ImportJobsActor), kept 7 days.
+  'importJobs',
 ] as const;
 export type StoreName = (typeof STORES)[number];
 

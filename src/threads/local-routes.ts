@@ -20,7 +20,7 @@ import { loginRoutes } from '../http/routes/login.js';
 import { relayedPasswordPool } from './relayed-passwords.js';
 import { LeasesActor } from '../actors/leases.js';
 import type { AskMainThread } from './protocol.js';
-import { IMPORT_PATH } from '../http/admin/migration.js';
+import { IMPORT_JOBS_PATH, IMPORT_PATH } from '../http/admin/migration.js';
 import { REGISTERED_CLIENT_PATTERN } from '../http/routes/register.js';
 import { routes } from '../http/routes/index.js';
 import { PATHS } from '../protocol/discovery.js';
@@ -147,6 +147,6 @@ export function buildLocalRoutes(input: {
     copy,
     ports: here,
     served: new Map(served.map((route) => [route.pattern, route])),
-    credentialsRequired: new Set([IMPORT_PATH, REGISTERED_CLIENT_PATTERN]),
+    credentialsRequired: new Set([IMPORT_PATH, IMPORT_JOBS_PATH, REGISTERED_CLIENT_PATTERN]),
   };
 }

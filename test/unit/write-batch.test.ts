@@ -431,6 +431,54 @@ describe('import atomicity', () => {
     expect(orgs.findOrgByDomain('bad.localhost')).toBeUndefined();
   });
 
+  it('tells its progress at each org and phase, counting what was committed only', async () => {
+    const { OrgsActor } = await import('../../src/actors/orgs.js');
+    const { ClientsActor } = await import('../../src/actors/clients.js');
+    const { MasterKey } = await import('../../src/crypto/master-key.js');
+    const { Importer } = await import('../../src/services/migration/importer.js');
+    const { Deadline } = await import('../../src/services/migration/deadline.js');
+    const { bundleOrgs, scanDocument } = await import('../../src/services/migration/source.js');
+    const orgs = new OrgsActor(storage, 'localhost');
+    const clients = new ClientsActor(storage);
+    const user = (id: string) => ({ userId: id, user: { userName: id, profile: { firstName: 'A', lastName: 'B' }, email: { email: 'a@b.example' } } });
+    const bundle = {
+      orgs: [
+        { orgId: 'p-good', org: { name: 'Good' }, humanUsers: [user('pg1')], projects: [{ projectId: 'pgp', project: { name: 'P' } }] },
+        { orgId: 'p-bad', org: { name: 'Bad' }, humanUsers: [user('pb1'), user('pb2')] },
+        {
+          orgId: 'p-apps',
+          org: { name: 'Apps' },
+          machineUsers: [{ userId: 'pm1', user: { userName: 'svc', name: 'S' } }],
+          projects: [{ projectId: 'pap', project: { name: 'P' } }],
+          apiApps: [{ appId: 'pa1', app: { projectId: 'pap', name: 'API' } }],
+        },
+      ],
+    };
+    const { scanner, root } = scanDocument(Buffer.from(JSON.stringify(bundle)), 'bundle');
+    let commits = 0;
+    const told: string[] = [];
+    const importer = new Importer(
+      {
+        lifetimeLimits: LIMITS,
+        managementProjectId: 'management',
+        orgs,
+        clients,
+        masterKey: MasterKey.fromSecret('test'),
+        begin: () => new WriteBatch(),
+        hashPassword: async () => 'unused',
+        commit: (batch) => {
+          // The second org's phase-1 commit fails: its two people are not counted.
+          if (++commits === 2) return batch.commit({ directoryWrites: { commit: () => Promise.reject(new Error('disk full')) }, durableDirectory: (p: Promise<unknown>) => p } as unknown as Storage);
+          return batch.commit(storage);
+        },
+      },
+      new Deadline(60_000, 'import'),
+      { addToExistingOrgs: false, onProgress: (p, boundary) => boundary && told.push(`${p.phase} ${p.orgsDone}/${p.orgsTotal} u${p.users} p${p.projects} a${p.apps} e${p.errors}`) },
+    );
+    await importer.run(bundleOrgs(scanner, root, 'dataOrgs', false));
+    expect(told).toEqual(['orgs 0/3 u0 p0 a0 e0', 'orgs 1/3 u1 p1 a0 e0', 'orgs 2/3 u1 p1 a0 e1', 'orgs 3/3 u2 p2 a1 e1', 'grants 3/3 u2 p2 a1 e1', 'members 3/3 u2 p2 a1 e1']);
+  });
+
   it('a timeout stops between orgs; what was committed stays and a second run adds the rest', async () => {
     const { OrgsActor } = await import('../../src/actors/orgs.js');
     const { ClientsActor } = await import('../../src/actors/clients.js');

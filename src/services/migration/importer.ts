@@ -58,6 +58,7 @@ import {
 } from '../../zitadel/bundle.js';
 import { type Deadline, yieldToEventLoop } from './deadline.js';
 import { ImportReport, newSuccessOrg, type SuccessOrg } from './result.js';
+import type { ImportPhase, ImportProgress } from '../../actors/import-jobs.js';
 import { NotAList, type OrgSource } from './source.js';
 
 const POLICY_ERROR_TYPES = new Map(BUNDLE_POLICIES.map((d) => [d.kind, d.errorType]));
@@ -130,6 +131,8 @@ export interface ImportOptions {
   addToExistingOrgs: boolean;
   /** Identity provider ids of the bundle → the target's (Sesame's `idpIdMap`). */
   idpIdMap?: Readonly<Record<string, string>>;
+  /** Told how far the import is: at each org and phase (`boundary`), and often in between. */
+  onProgress?: (progress: ImportProgress, boundary: boolean) => void;
 }
 
 export class Importer {
@@ -137,6 +140,11 @@ export class Importer {
   private steps = 0;
   /** Batches committed so far. */
   private writes = 0;
+  /** What onProgress is told. */
+  private phase: ImportPhase = 'orgs';
+  private orgsTotal = 0;
+  private orgsDone = 0;
+  private readonly imported: OrgImport[] = [];
 
   constructor(
     private readonly services: ImportServices,
@@ -165,8 +173,27 @@ export class Importer {
   /** Every YIELD_EVERY steps: let other requests run, and stop when the time is up. */
   private async step(): Promise<void> {
     if (++this.steps % YIELD_EVERY !== 0) return;
+    this.tell(false);
     await yieldToEventLoop();
     this.deadline.check(this.progress());
+  }
+
+  /** Tells onProgress where the import is: the orgs done, and what their committed batches brought in. */
+  private tell(boundary: boolean): void {
+    if (!this.options.onProgress) return;
+    const sum = (count: (org: SuccessOrg) => number) => this.imported.reduce((n, org) => n + (org.usable ? count(org.success) : 0), 0);
+    this.options.onProgress(
+      {
+        phase: this.phase,
+        orgsTotal: this.orgsTotal,
+        orgsDone: this.orgsDone,
+        users: sum((o) => o.humanUserIds.length + o.machineUserIds.length),
+        projects: sum((o) => o.projectIds.length),
+        apps: sum((o) => o.oidcAppIds.length + o.apiAppIds.length),
+        errors: this.report.errors.length,
+      },
+      boundary,
+    );
   }
 
   /** Validates every element of a list field; bad ones are reported and skipped. */
@@ -325,13 +352,22 @@ export class Importer {
   }
 
   async run(sources: readonly OrgSource[]): Promise<ImportReport> {
-    const imports: OrgImport[] = [];
+    const imports = this.imported;
+    this.orgsTotal = sources.length;
+    this.tell(true);
     for (const [index, source] of sources.entries()) {
       this.deadline.check(this.progress());
       const org = await this.phase1(source, index);
       if (org) imports.push(org);
+      // An org refused before anything was staged is done too.
+      this.orgsDone = index + 1;
+      this.tell(true);
     }
+    this.phase = 'grants';
+    this.tell(true);
     for (const org of imports) await this.phase2(org);
+    this.phase = 'members';
+    this.tell(true);
     for (const org of imports) await this.phase3(org);
     for (const org of imports) if (org.usable) this.report.orgs.push(org.success);
     return this.report;

@@ -7,7 +7,7 @@ import type { MasterKey } from '../../crypto/master-key.js';
 import { Deadline } from './deadline.js';
 import { Exporter } from './exporter.js';
 import { readObject, writeObject, type GcsLocation } from './gcs.js';
-import { Importer } from './importer.js';
+import { Importer, type ImportOptions } from './importer.js';
 import { gcsLocation, parseTimeout, type ImportRequest } from './request.js';
 import type { ImportReport } from './result.js';
 import { bundleOrgs, scanDocument } from './source.js';
@@ -98,8 +98,14 @@ export class Serializer {
   }
 }
 
-/** `by`: who imports (the activity log's editor of every change the import makes). */
-export async function importData(services: MigrationServices, request: ImportRequest, serializer = new Serializer(), by: Editor = SYSTEM): Promise<ImportReport> {
+/** `by`: who imports (the activity log's editor of every change the import makes); `onProgress`: told how far it is (Importer). */
+export async function importData(
+  services: MigrationServices,
+  request: ImportRequest,
+  serializer = new Serializer(),
+  by: Editor = SYSTEM,
+  onProgress?: ImportOptions['onProgress'],
+): Promise<ImportReport> {
   const deadline = new Deadline(request.timeoutMs, 'import');
   return serializer.run(async () => {
     deadline.check('nothing was imported');
@@ -125,7 +131,7 @@ export async function importData(services: MigrationServices, request: ImportReq
         commit: (batch) => services.migration.commit(batch),
       },
       deadline,
-      { addToExistingOrgs: request.addToExistingOrgs, idpIdMap: request.idpIdMap },
+      { addToExistingOrgs: request.addToExistingOrgs, idpIdMap: request.idpIdMap, ...(onProgress ? { onProgress } : {}) },
     );
     return importer.run(orgs);
   });
