@@ -664,7 +664,7 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await context.close();
   });
 
-  it('a person without roles manages their own account: sessions ended, the password changed', async () => {
+  it('a person without roles manages their own account: sessions ended, the password, email and phone changed', async () => {
     // Signed in at the shop in one browser (the lock above ended her earlier session there)…
     const shop = await browser.newContext({ locale: 'en-US' });
     const shopPage = await shop.newPage();
@@ -703,22 +703,61 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await page.waitForURL(`${server.issuer}/ui/console/me`);
     await showsExactly(page.locator('h1'), 'My account');
 
+    // Her email address, changed from a sign-in of moments ago: the new address gets a code, entered here.
+    const receiver = await startSmtpReceiver();
+    try {
+      const smtp = await api(server, 'POST', '/admin/v1/smtp', { token: server.pat, body: { senderAddress: 'login@example.com', host: receiver.host } });
+      expect((await api(server, 'POST', `/admin/v1/smtp/${smtp.body.id}/_activate`, { token: server.pat, body: {} })).status).toBe(200);
+      await page.click('summary:text("Change the email address")');
+      await page.fill('form[action="/ui/console/me/email"] #f-email', 'alice.liddell@example.com');
+      await page.click('form[action="/ui/console/me/email"] button[type=submit]');
+      await page.locator('.notice.info').waitFor();
+      await shows(page.locator('dl.facts'), 'alice.liddell@example.com (not verified)');
+      const mail = await receiver.next('alice.liddell@example.com');
+      const code = new URL(mail.links.find((l) => new URL(l).pathname === '/ui/login/mail/verification')!).searchParams.get('code')!;
+      await page.fill('form[action="/ui/console/me/email/verify"] #f-code', code);
+      await page.click('form[action="/ui/console/me/email/verify"] button[type=submit]');
+      await page.locator('.notice.info').waitFor();
+      await shows(page.locator('dl.facts'), 'alice.liddell@example.com ✓');
+    } finally {
+      await receiver.close();
+    }
+    // Six minutes later the sign-in is too old to change her phone number: the page offers a new one, and comes back.
+    clock.advance(6 * 60_000);
+    await page.click('summary:text("Change the phone number")');
+    await page.fill('form[action="/ui/console/me/phone"] #f-phone', '+44 20 7946 0000');
+    await page.click('form[action="/ui/console/me/phone"] button[type=submit]');
+    await shows(page.locator('.notice.error'), 'sign in again first');
+    await screenshot(page, 'console-28-account-sign-in-again');
+    await page.click('.notice.error a:text("Sign in again")');
+    await page.locator('input[name=password]').waitFor();
+    await page.fill('input[name=password]', 'Looking-Glass-7!');
+    await page.click('form[action="/ui/login/password"] button[type=submit]');
+    await page.waitForURL(`${server.issuer}/ui/console/me`);
+    await page.click('summary:text("Change the phone number")');
+    await page.fill('form[action="/ui/console/me/phone"] #f-phone', '+44 20 7946 0000');
+    await page.click('form[action="/ui/console/me/phone"] button[type=submit]');
+    await page.locator('.notice.info').waitFor();
+    await shows(page.locator('dl.facts'), '+44 20 7946 0000 (not verified)');
+    await screenshot(page, 'console-29-account-contact');
+
     // An authenticator app, set up here: the key shown in the answer, confirmed with a code from it.
     await page.click('button:text("Set up an authenticator app")');
     const key = (await page.locator('section.once code').innerText()).trim();
     await screenshot(page, 'console-25-account-totp');
     // A mistyped code: refused, and the same key stays on the page.
-    await page.fill('#f-code', totpAt(key, Date.now() / 1000) === '000000' ? '111111' : '000000');
+    // Codes of the time the server follows (moved on above).
+    await page.fill('#f-code', totpAt(key, clock.now() / 1000) === '000000' ? '111111' : '000000');
     await page.click('form[action="/ui/console/me/otp/verify"] button[type=submit]');
     await shows(page.locator('.notice.error'), 'code is wrong');
     expect((await page.locator('section.once code').innerText()).trim()).toBe(key);
-    await page.fill('#f-code', totpAt(key, Date.now() / 1000));
+    await page.fill('#f-code', totpAt(key, clock.now() / 1000));
     await page.click('form[action="/ui/console/me/otp/verify"] button[type=submit]');
     await page.locator('.notice.info').waitFor();
     await shows(page.locator('main'), 'Authenticator app (TOTP)');
     expect(await page.locator('button:text("Set up an authenticator app")').count()).toBe(0);
     await context.close();
-  });
+  }, 120_000);
 
   it('refuses a form without its CSRF token', async () => {
     // The browser's cookies, a form without the token (what another site's form would post).

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
-import { Agent, createWebApp, exchangeCode, formOf, submit, uniqueName, type Step, type WebApp } from './helpers/oidc.js';
+import { Agent, codeFlowTokens, createWebApp, exchangeCode, formOf, submit, uniqueName, type Step, type WebApp } from './helpers/oidc.js';
 import { startInProcess, TestClock, type InProcessServer } from './helpers/in-process.js';
 import { startSmtpReceiver, type SmtpReceiver } from './helpers/smtp-receiver.js';
 
@@ -466,5 +466,72 @@ describe('passkey registration links', () => {
     expect(wrong.status).toBe(400);
     expect((await call('POST', `/management/v1/users/${orgId}-u/passwordless/_send_link`, {}, orgId)).status).toBe(200);
     expect((await receiver.next(`${userName}@example.com`)).subject).toBe('Add Passwordless Login');
+  });
+});
+
+describe("a person's own address and number (SetMyEmail, SetMyPhone, RemoveMyPhone)", () => {
+  const me = (token: string, method: string, path: string, body?: unknown) => api(server, method, `/auth/v1/users/me${path}`, { token, body });
+
+  it('take a sign-in of the last 5 minutes; the new address gets a code, and the codes mailed to the old one die', async () => {
+    const management = await createWebApp(server, { projectId: server.app.ctx.instance.managementProjectId, redirectUris: [REDIRECT] });
+    const person = await newPerson();
+    // A reset mailed to the old address, before the change.
+    expect((await call('POST', `/management/v1/users/${person.userId}/password/_reset`, { type: 'NOTIFICATION_TYPE_Email' })).status).toBe(200);
+    const oldCode = linkOf((await receiver.next(person.email)).links, '/ui/login/password/init').code;
+
+    const signedIn = async () => (await codeFlowTokens(server, management, person, 'openid')).access_token as string;
+    const stale = await signedIn();
+    clock.advance(5 * 60_000 + 1000);
+    const newEmail = `${uniqueName('moved')}@example.com`;
+    for (const [method, path, body] of [
+      ['PUT', '/email', { email: newEmail }],
+      ['PUT', '/phone', { phone: '+41 79 123 45 67' }],
+      ['DELETE', '/phone', undefined],
+    ] as const) {
+      const refused = await me(stale, method, path, body);
+      expect(refused.status, path).toBe(400);
+      expect(refused.body.message).toMatch(/sign in again first/);
+    }
+    // The token still works for everything else.
+    expect((await me(stale, 'GET', '')).body.user.human.email.email).toBe(person.email);
+
+    const fresh = await signedIn();
+    expect((await me(fresh, 'PUT', '/email', { email: newEmail, isEmailVerified: true })).status).toBe(400);
+    expect((await me(fresh, 'PUT', '/email', { email: 'not an address' })).status).toBe(400);
+    expect((await me(fresh, 'PUT', '/email', { email: newEmail })).status).toBe(200);
+    const after = (await me(fresh, 'GET', '')).body.user.human.email;
+    expect(after.email).toBe(newEmail);
+    expect(after.isEmailVerified ?? false).toBe(false);
+    // Whoever reads the old mailbox cannot set the password with what was mailed there.
+    const reset = await call('POST', `/v2/users/${person.userId}/password`, { newPassword: { password: 'Taken-Over-9' }, verificationCode: oldCode });
+    expect(reset.status).toBe(400);
+    // The new address got a code: a wrong one is refused, the right one verifies it.
+    const code = linkOf((await receiver.next(newEmail)).links, '/ui/login/mail/verification').code;
+    expect((await me(fresh, 'POST', '/email/_verify', { code: 'AAAAAA' })).status).toBe(400);
+    expect((await me(fresh, 'POST', '/email/_verify', { code })).status).toBe(200);
+    expect((await me(fresh, 'GET', '')).body.user.human.email.isEmailVerified).toBe(true);
+    expect((await me(fresh, 'POST', '/email/_resend_verification')).status).toBe(400);
+
+    // A number the person sets is unverified (Sesame sends no SMS); removed, then there is none to remove.
+    expect((await me(fresh, 'PUT', '/phone', { phone: '+41 79 123 45 67', isPhoneVerified: true })).status).toBe(400);
+    expect((await me(fresh, 'PUT', '/phone', { phone: '' })).status).toBe(400);
+    expect((await me(fresh, 'PUT', '/phone', { phone: '+41 79 123 45 67' })).status).toBe(200);
+    const phone = (await me(fresh, 'GET', '')).body.user.human.phone;
+    expect(phone.phone).toBe('+41 79 123 45 67');
+    expect(phone.isPhoneVerified ?? false).toBe(false);
+    expect((await me(fresh, 'DELETE', '/phone')).status).toBe(200);
+    expect((await me(fresh, 'DELETE', '/phone')).status).toBe(404);
+    // The activity log has the changes, by the person.
+    const events = await call('POST', '/admin/v1/events/_search', { aggregateTypes: ['user'], editorUserId: person.userId });
+    const types = (events.body.events ?? []).map((e: { type: { type: string } }) => e.type.type);
+    expect(types).toEqual(expect.arrayContaining(['user.human.email.changed', 'user.human.email.verified', 'user.human.phone.changed', 'user.human.phone.removed']));
+  });
+
+  it('are refused to a machine user, which has neither', async () => {
+    const machine = (await call('POST', '/management/v1/users/machine', { userName: uniqueName('svc'), name: 'Service' })).body.userId;
+    const pat = (await call('POST', `/management/v1/users/${machine}/pats`, {})).body.token;
+    const refused = await me(pat, 'PUT', '/email', { email: 'svc@example.com' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(/only people/);
   });
 });

@@ -7,6 +7,7 @@ import type { Request } from '../types.js';
 import type { View } from '../../util/readonly.js';
 import { hasPermission, type UserAction } from '../../domain/permissions.js';
 import { permissionTarget } from '../../domain/management-project.js';
+import type { TokenSignIn } from '../../domain/recent-sign-in.js';
 import { missingToActOnUser, tokenPowerStands, type TokenPowerPorts } from '../../services/token-power.js';
 
 /**
@@ -40,6 +41,8 @@ export interface Caller {
   requireActOnPeopleOf(orgId: string): void;
   /** The caller as the activity log's editor of what the request changes: who, through which API, from where. */
   readonly by: Editor;
+  /** When the access token's person signed in (domain/recent-sign-in.ts); undefined for a PAT. */
+  readonly signIn?: TokenSignIn;
 }
 
 /** The API a path belongs to (the editor's `service`): `admin`, `management`, `auth`, `v2`, … */
@@ -62,6 +65,7 @@ export async function authenticateCaller(ctx: CallerPorts, req: Request): Promis
   const token = bearerToken(header);
   if (token === undefined) throw unauthenticated('invalid authorization header: Bearer token expected');
   let user: UserRecord | undefined = ctx.orgs.authenticatePat(token)?.user;
+  let signIn: TokenSignIn | undefined;
   if (!user) {
     const resolved = await ctx.accessTokens.resolve(token);
     // A DPoP-bound token is no bearer token (RFC 9449 §7.2): this API takes no proofs, so it is refused.
@@ -69,7 +73,10 @@ export async function authenticateCaller(ctx: CallerPorts, req: Request): Promis
     if (resolved?.claims.aud.includes(ctx.instance.managementProjectId)) {
       const candidate = ctx.orgs.getUser(resolved.claims.sub);
       // The roles are the user's as they are now: the token's app (and actors) must still be allowed them.
-      if (ctx.orgs.isActive(candidate) && tokenPowerStands(ctx, candidate, resolved.claims)) user = candidate;
+      if (ctx.orgs.isActive(candidate) && tokenPowerStands(ctx, candidate, resolved.claims)) {
+        user = candidate;
+        signIn = { authTime: resolved.claims.authTime, acting: resolved.claims.act !== undefined };
+      }
     }
   }
   if (!user) throw unauthenticated('token invalid or expired');
@@ -81,6 +88,7 @@ export async function authenticateCaller(ctx: CallerPorts, req: Request): Promis
     user,
     orgId,
     by: { userId: user.id, service: serviceOf(req.path), address: req.peer },
+    ...(signIn ? { signIn } : {}),
     // Changes to the management project take an instance role (domain/management-project.ts).
     can: (permission, target = { orgId }) => hasPermission(memberships, permission, permissionTarget(permission, target, ctx.instance.managementProjectId)),
     require(permission, target = { orgId }) {

@@ -5,7 +5,11 @@ import { afterNewPassword } from '../../services/new-password.js';
 import type { SessionEndPorts } from '../../services/session-end.js';
 import { requireComplexPassword } from '../../domain/password-complexity.js';
 import { MAX_PASSWORD } from '../../domain/human-users.js';
-import { invalidArgument, preconditionFailed } from '../../model/errors.js';
+import { invalidArgument, preconditionFailed, resourceExhausted } from '../../model/errors.js';
+import { RECENT_SIGN_IN_SECONDS, SIGN_IN_AGAIN, signedInRecently } from '../../domain/recent-sign-in.js';
+import { changeEmail, type EmailChangePorts } from '../../services/email-change.js';
+import { emailSchema, phoneSchema } from '../../zitadel/users.js';
+import { clock } from '../../util/clock.js';
 import { changedDetails, rfc3339 } from '../../zitadel/details.js';
 import type { Caller } from './caller.js';
 import type { MemberRecord } from '../../model/records.js';
@@ -17,7 +21,7 @@ import { apiRoute, ok } from './endpoint.js';
 import { userView, type UsersPorts } from './users.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type MyUserPorts = UsersPorts & SessionEndPorts & Pick<Ports, 'loginDirectory' | 'pool' | 'notifications'>;
+export type MyUserPorts = UsersPorts & SessionEndPorts & EmailChangePorts & Pick<Ports, 'loginDirectory' | 'pool' | 'notifications'>;
 
 /**
  * ZITADEL's auth API about the caller itself: GetMyUser (`GET /auth/v1/users/me`),
@@ -27,14 +31,37 @@ export type MyUserPorts = UsersPorts & SessionEndPorts & Pick<Ports, 'loginDirec
  * lockout policy), ListMyUserSessions (`POST /auth/v1/users/me/sessions/_search`: every browser
  * session of the person, not only this browser's; one ends with v2's DeleteSession, in sessions.ts).
  * Whoever is authenticated may act on themselves.
+ *
+ * SetMyEmail (`PUT /auth/v1/users/me/email` `{email}`), SetMyPhone (`PUT …/me/phone` `{phone}`) and
+ * RemoveMyPhone (`DELETE …/me/phone`) change where the person's recovery goes: they take a token of
+ * a sign-in within the last minutes (domain/recent-sign-in.ts; the console asks for one). The new
+ * address or number is unverified: the address gets a code at once (VerifyMyEmail,
+ * `POST …/me/email/_verify` `{code}`; ResendMyEmailVerification, `…/_resend_verification`), and
+ * every code mailed to the old one dies (services/email-change.ts). Sesame sends no SMS: a number a
+ * person sets stays unverified, and signs nobody in.
  */
 const listMembershipsSchema = z.object({ query: listQuerySchema, queries: z.array(z.unknown()).max(0, 'membership queries are not supported by Sesame: ask for all of them').default([]) }).strict();
+const setMyEmailSchema = z.object({ email: emailSchema.shape.email }).strict();
+const setMyPhoneSchema = z.object({ phone: phoneSchema.shape.phone.refine((p) => p !== '', 'must not be empty (RemoveMyPhone removes a number)') }).strict();
+const verifyMyEmailSchema = z.object({ code: z.string().trim().min(1).max(20) });
 const updatePasswordSchema = z.object({ oldPassword: z.string().max(MAX_PASSWORD).default(''), newPassword: z.string().min(1, 'must not be empty').max(MAX_PASSWORD) });
 
 /** The caller as a person: the password and sessions are people's (a machine user has neither). */
 function requirePerson(caller: Caller) {
   if (!caller.user.human) throw preconditionFailed('USER-Hum4n', 'only people have a password and browser sessions');
   return caller.user;
+}
+
+/** The caller as a person who signed in moments ago, for a change of where their recovery goes. */
+function requireRecentSignIn(caller: Caller) {
+  const user = requirePerson(caller);
+  if (!signedInRecently(caller.signIn, clock.seconds())) {
+    throw preconditionFailed(
+      SIGN_IN_AGAIN,
+      `sign in again first: changing your email address or phone number takes a sign-in within the last ${RECENT_SIGN_IN_SECONDS / 60} minutes (OIDC prompt=login or max_age), not a token of an older one, a refreshed one or one acting for you`,
+    );
+  }
+  return user;
 }
 
 /** A membership as ZITADEL's auth API answers it: the scope as `iam`, `orgId` or `projectId`. */
@@ -67,6 +94,47 @@ export function myUserRoutes(ctx: MyUserPorts): Route[] {
         const changed = await ctx.orgs.by(caller.by).setPassword(user.id, user.orgId, hash, false);
         // Every session the old password opened ends, this one's tokens too: sign in again with the new one.
         await afterNewPassword(ctx, changed);
+        return ok({ details: changedDetails(changed, changed.orgId) });
+      },
+    }),
+    apiRoute(ctx, '/auth/v1/users/me/email', {
+      PUT: async (req, caller) => {
+        const user = requireRecentSignIn(caller);
+        const { email } = readBody(req, setMyEmailSchema);
+        const { user: changed } = await changeEmail(ctx, caller.by, user.id, { email, isEmailVerified: false });
+        // The code to verify it goes to the new address at once; one bounded away (too many this hour) is asked for again later.
+        await ctx.notifications.sendCode(changed, 'verifyEmail');
+        return ok({ details: changedDetails(changed, changed.orgId) });
+      },
+    }),
+    apiRoute(ctx, '/auth/v1/users/me/email/_verify', {
+      POST: async (req, caller) => {
+        const user = requirePerson(caller);
+        const { code } = readBody(req, verifyMyEmailSchema);
+        const redeemed = await ctx.userCodes.redeem(user.id, 'verifyEmail', code, clock.now());
+        const verified = redeemed.result === 'ok' ? await ctx.loginDirectory.from(caller.by.address, caller.by).verifyEmail(user.id, redeemed.subject) : undefined;
+        if (!verified) throw invalidArgument('USER-Code1', 'the code is wrong or has expired (Errors.User.Code.Invalid)');
+        return ok({ details: changedDetails(verified, verified.orgId) });
+      },
+    }),
+    apiRoute(ctx, '/auth/v1/users/me/email/_resend_verification', {
+      POST: async (_req, caller) => {
+        const user = requirePerson(caller);
+        if (user.human!.email.isEmailVerified) throw preconditionFailed('USER-s4Mq0', 'the email address is already verified (Errors.User.Email.AlreadyVerified)');
+        const sent = await ctx.notifications.sendCode(user, 'verifyEmail');
+        if (sent.outcome === 'limited') throw resourceExhausted('USER-M41l5', 'too many codes were mailed to you in the last hour; try again later');
+        return ok({ details: changedDetails(user, user.orgId) });
+      },
+    }),
+    apiRoute(ctx, '/auth/v1/users/me/phone', {
+      PUT: async (req, caller) => {
+        const user = requireRecentSignIn(caller);
+        const { phone } = readBody(req, setMyPhoneSchema);
+        const changed = await ctx.orgs.by(caller.by).changePhone(user.id, { phone, isPhoneVerified: false });
+        return ok({ details: changedDetails(changed, changed.orgId) });
+      },
+      DELETE: async (_req, caller) => {
+        const changed = await ctx.orgs.by(caller.by).changePhone(requireRecentSignIn(caller).id, undefined);
         return ok({ details: changedDetails(changed, changed.orgId) });
       },
     }),

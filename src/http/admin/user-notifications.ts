@@ -19,12 +19,11 @@ import type { SessionEndPorts } from '../../services/session-end.js';
 import { afterNewPassword, setPasswordWithCode } from '../../services/new-password.js';
 import { clock } from '../../util/clock.js';
 import type { CallerPorts } from './caller.js';
+import { changeEmail } from '../../services/email-change.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type UserNotificationsPorts = Pick<Ports, 'orgs' | 'notifications' | 'userCodes' | 'loginDirectory' | 'pool'> & SessionEndPorts & CallerPorts;
 
-/** Every code Sesame mails to a person's address. */
-const MAILED_CODES: readonly CodePurpose[] = ['verifyEmail', 'passwordReset', 'init', 'otpEmail', 'passwordless'];
 const requiredPhoneSchema = phoneSchema.refine((p) => p.phone !== '', { message: 'must not be empty (RemoveHumanPhone removes a number)', path: ['phone'] });
 const resetSchema = z.object({ type: enumField(['NOTIFICATION_TYPE_Email', 'NOTIFICATION_TYPE_Sms'] as const) });
 const initSchema = z.object({
@@ -131,11 +130,7 @@ export function userNotificationRoutes(ctx: UserNotificationsPorts): Route[] {
       // UpdateHumanEmail: not verified, the person's next sign-in asks for the code mailed to the new address.
       PUT: async (req, caller) => {
         const target = caller.requireActOn(req.params[0]!, 'user.write');
-        const { user, moved } = await ctx.orgs.by(caller.by).changeEmail(target.id, readBody(req, emailSchema));
-        // Whoever reads the old mailbox keeps none of what was mailed there: resets, initializations,
-        // passkey links and sign-in codes die with the address.
-        if (moved) await Promise.all(MAILED_CODES.map((purpose) => ctx.userCodes.void(user.id, purpose)));
-        return changedAnswer(user);
+        return changedAnswer((await changeEmail(ctx, caller.by, target.id, readBody(req, emailSchema))).user);
       },
     }),
     apiRoute(ctx, '/management/v1/users/:userId/phone', {

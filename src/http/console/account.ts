@@ -3,13 +3,18 @@ import { accountPage, type OtpSetup, type SessionView } from '../../ui/console/a
 import { qrCodeDataUrl } from '../../ui/qr-code.js';
 import type { Response, Route } from '../types.js';
 import type { ApiProblem } from './api.js';
+import type { Notice } from '../../ui/console/layout.js';
+import { SIGN_IN_AGAIN } from '../../domain/recent-sign-in.js';
 import { acting, consoleRoute, doneNotice, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
 import { factorRoutes, factorsOf, MY_FACTORS } from './factors.js';
 
 /**
  * The signed-in person's page (`/ui/console/me`), through the auth API as themselves: a new
- * password (the old one checked; every session ends, this one too), their browser sessions, and an
- * authenticator app (TOTP): its key shown in the answer to the POST that made it, confirmed with a code.
+ * password (the old one checked; every session ends, this one too), their browser sessions, an
+ * authenticator app (TOTP): its key shown in the answer to the POST that made it, confirmed with a
+ * code; their email address (verified with the mailed code) and phone number. Those take a sign-in
+ * of the last minutes: the API's refusal comes with a link that signs in again (`prompt=login`) and
+ * comes back here.
  */
 async function page(call: ConsoleCall, problem?: ApiProblem, otpSetup?: OtpSetup): Promise<Response> {
   const [me, sessions, factors] = await Promise.all([
@@ -19,24 +24,47 @@ async function page(call: ConsoleCall, problem?: ApiProblem, otpSetup?: OtpSetup
   ]);
   const body = accountPage(call.t, call.csrf, me.user, sessions.result ?? [], call.session.loginSession || undefined, factors, otpSetup);
   const sent = new URLSearchParams(call.req.query).has('sent');
-  const notice = problem ? { kind: 'error' as const, text: problem.message } : sent ? { kind: 'info' as const, text: call.t('factors.passkeyLinkSent') } : doneNotice(call.req, call.t);
+  const notice = problem
+    ? problemNotice(call, problem, me.user.preferredLoginName ?? me.user.userName)
+    : sent
+      ? { kind: 'info' as const, text: call.t('factors.passkeyLinkSent') }
+      : doneNotice(call.req, call.t);
   return call.page('account', call.t('account.title'), body, notice, problem?.status);
+}
+
+/** A refusal on the page; one for want of a recent sign-in links to a new one as the same person (`loginHint`), back to this page. */
+function problemNotice(call: ConsoleCall, problem: ApiProblem, loginName: string): Notice {
+  if (problem.id !== SIGN_IN_AGAIN) return { kind: 'error', text: problem.message };
+  const href = `/ui/console/login?${new URLSearchParams({ returnTo: '/ui/console/me', again: '1', loginHint: loginName })}`;
+  return { kind: 'error', text: problem.message, action: { href, text: call.t('account.signInAgain') } };
+}
+
+/** A form posted to the auth API as the person, back to their page. */
+function meAction(kit: ConsoleKit, path: string, send: (call: ConsoleCall) => Promise<unknown>): Route {
+  return consoleRoute(kit, path, {
+    POST: (call) =>
+      acting(
+        async () => {
+          await send(call);
+          return seeOther('/ui/console/me');
+        },
+        (problem) => page(call, problem),
+      ),
+  });
 }
 
 export function accountConsoleRoutes(kit: ConsoleKit): Route[] {
   return [
+    meAction(kit, '/ui/console/me/email', (call) => call.api.call('PUT', '/auth/v1/users/me/email', [], { email: (call.form.get('email') ?? '').trim() })),
+    meAction(kit, '/ui/console/me/email/verify', (call) => call.api.call('POST', '/auth/v1/users/me/email/_verify', [], { code: call.form.get('code') ?? '' })),
+    meAction(kit, '/ui/console/me/email/resend', (call) => call.api.call('POST', '/auth/v1/users/me/email/_resend_verification', [], {})),
+    meAction(kit, '/ui/console/me/phone', (call) => call.api.call('PUT', '/auth/v1/users/me/phone', [], { phone: (call.form.get('phone') ?? '').trim() })),
+    meAction(kit, '/ui/console/me/phone/remove', (call) => call.api.call('DELETE', '/auth/v1/users/me/phone')),
     consoleRoute(kit, '/ui/console/me', { GET: (call) => page(call) }),
-    consoleRoute(kit, '/ui/console/me/password', {
-      POST: (call) =>
-        acting(
-          async () => {
-            await call.api.call('PUT', '/auth/v1/users/me/password', [], { oldPassword: call.form.get('oldPassword') ?? '', newPassword: call.form.get('newPassword') ?? '' });
-            // This session ended with the others: the next page asks for the new password.
-            return seeOther('/ui/console/me');
-          },
-          (problem) => page(call, problem),
-        ),
-    }),
+    // The session ends with the others: the page after it asks for the new password.
+    meAction(kit, '/ui/console/me/password', (call) =>
+      call.api.call('PUT', '/auth/v1/users/me/password', [], { oldPassword: call.form.get('oldPassword') ?? '', newPassword: call.form.get('newPassword') ?? '' }),
+    ),
     ...factorRoutes(kit, MY_FACTORS, page),
     consoleRoute(kit, '/ui/console/me/otp', {
       POST: (call) =>
@@ -63,15 +91,6 @@ export function accountConsoleRoutes(kit: ConsoleKit): Route[] {
           },
         ),
     }),
-    consoleRoute(kit, '/ui/console/me/sessions/:sessionId/end', {
-      POST: (call) =>
-        acting(
-          async () => {
-            await call.api.call('DELETE', '/v2/sessions/:sessionId', [call.req.params[0]!]);
-            return seeOther('/ui/console/me');
-          },
-          (problem) => page(call, problem),
-        ),
-    }),
+    meAction(kit, '/ui/console/me/sessions/:sessionId/end', (call) => call.api.call('DELETE', '/v2/sessions/:sessionId', [call.req.params[0]!])),
   ];
 }

@@ -12,6 +12,8 @@ export class ApiProblem extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** ZITADEL's error id (`details[0].id`), when the answer has one: what a page may answer differently. */
+    readonly id?: string,
   ) {
     super(message);
   }
@@ -30,9 +32,11 @@ const NO_REPEATS: ReadonlySet<string> = new Set();
 function problemOf(response: Response): ApiProblem {
   let message = `HTTP ${response.status}`;
   try {
-    const parsed = JSON.parse(String(response.body ?? '')) as { message?: unknown; error_description?: unknown };
+    const parsed = JSON.parse(String(response.body ?? '')) as { message?: unknown; error_description?: unknown; details?: { id?: unknown }[] };
     if (typeof parsed.message === 'string') message = parsed.message;
     else if (typeof parsed.error_description === 'string') message = parsed.error_description;
+    const id = Array.isArray(parsed.details) ? parsed.details[0]?.id : undefined;
+    if (typeof id === 'string') return new ApiProblem(response.status, message, id);
   } catch {
     // not JSON: the status says enough
   }

@@ -53,6 +53,12 @@ export function signInRoutes(kit: ConsoleKit): Route[] {
       code_challenge: challenge,
       code_challenge_method: 'S256',
     });
+    // `again`: a fresh sign-in even where the browser has a session (a change that takes a recent one,
+    // domain/recent-sign-in.ts), of the person named by `loginHint` (the login then asks their password).
+    const query = new URLSearchParams(req.query);
+    if (query.has('again')) params.set('prompt', 'login');
+    const hint = query.get('loginHint');
+    if (hint) params.set('login_hint', hint.slice(0, 200));
     const locale = new URLSearchParams(req.query).get('ui_locales');
     if (locale) params.set('ui_locales', locale.slice(0, 50));
     return redirectResponse(`${PATHS.authorization}?${params}`, {

@@ -1,7 +1,7 @@
 import { html, type Html } from '../../util/html.js';
 import type { UserView } from './api-shapes.js';
 import type { ConsoleTranslate } from './texts.js';
-import { actionButton, facts, field, formCard, postForm, submit, table, when } from './widgets.js';
+import { actionButton, facts, field, formCard, postForm, removeControl, submit, table, when } from './widgets.js';
 import { factorsSection, type FactorsData } from './factors.js';
 
 /** The signed-in person's own page: who they are, a new password, their browser sessions (ended here). */
@@ -35,6 +35,32 @@ ${postForm(
   return html`<div class="actions">${actionButton('/ui/console/me/otp', csrf, t('account.otpSetup'))}</div>`;
 }
 
+/**
+ * The person's address and number: changed here (SetMyEmail, SetMyPhone: a sign-in of the last
+ * minutes, else the page offers a new one), an unverified address verified with the mailed code.
+ */
+function contactSection(t: ConsoleTranslate, csrf: string, user: UserView): Html | string {
+  const human = user.human;
+  if (!human) return '';
+  const unverified = human.email?.email && !human.email.isEmailVerified;
+  const verify = unverified
+    ? html`<section class="card"><h3>${t('account.verifyEmail')}</h3><p class="intro">${t('account.verifyIntro', { email: human.email?.email ?? '' })}</p>${postForm(
+        '/ui/console/me/email/verify',
+        csrf,
+        html`${field(t('account.emailCode'), 'code', { required: true, autocomplete: 'one-time-code' })}${submit(t('account.verifyEmail'))}`,
+      )}<div class="actions">${actionButton('/ui/console/me/email/resend', csrf, t('account.resendCode'))}</div></section>`
+    : '';
+  const email = postForm(
+    '/ui/console/me/email',
+    csrf,
+    html`${field(t('users.email'), 'email', { type: 'email', required: true, value: human.email?.email ?? '', autocomplete: 'email' })}${submit(t('common.save'))}`,
+  );
+  const phone = html`${postForm('/ui/console/me/phone', csrf, html`${field(t('users.phone'), 'phone', { type: 'tel', required: true, value: human.phone?.phone ?? '', placeholder: '+41 79 123 45 67', autocomplete: 'tel' })}${submit(t('common.save'))}`)}${
+    human.phone?.phone ? removeControl('/ui/console/me/phone/remove', csrf, t) : ''
+  }`;
+  return html`${verify}${formCard(t('users.changeEmail'), html`<p class="intro">${t('account.contactIntro')}</p>${email}`)}${formCard(t('users.changePhone'), html`<p class="intro">${t('account.contactIntro')}</p>${phone}`)}`;
+}
+
 export function accountPage(
   t: ConsoleTranslate,
   csrf: string,
@@ -53,8 +79,10 @@ export function accountPage(
     [t('users.loginName'), user.preferredLoginName ?? user.userName],
     [t('users.firstName'), user.human?.profile?.firstName],
     [t('users.lastName'), user.human?.profile?.lastName],
-    [t('users.email'), `${user.human?.email?.email ?? ''}${user.human?.email?.isEmailVerified ? ' ✓' : ''}`],
+    [t('users.email'), `${user.human?.email?.email ?? ''}${user.human?.email?.isEmailVerified ? ' ✓' : user.human?.email?.email ? ` (${t('account.unverified')})` : ''}`],
+    [t('users.phone'), `${user.human?.phone?.phone ?? ''}${user.human?.phone?.phone ? (user.human.phone.isPhoneVerified ? ' ✓' : ` (${t('account.unverified')})`) : ''}`],
   ])}</section>
+${contactSection(t, csrf, user)}
 ${formCard(t('account.changePassword'), password)}
 <h2>${t('account.sessions')}</h2>
 <p class="intro">${t('account.sessionsIntro')}</p>

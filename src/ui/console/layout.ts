@@ -44,6 +44,8 @@ export interface ConsoleFrame {
 export interface Notice {
   kind: 'error' | 'info';
   text: string;
+  /** A link that answers it (sign in again). */
+  action?: { href: string; text: string };
 }
 
 const NAV: readonly { key: NavKey; href: string; text: ConsoleTextKey; instance?: true }[] = [
@@ -68,7 +70,8 @@ const NAV: readonly { key: NavKey; href: string; text: ConsoleTextKey; instance?
 
 export function noticeBox(notice: Notice | undefined): Html | string {
   if (!notice) return '';
-  return notice.kind === 'error' ? html`<p class="notice error" role="alert">${notice.text}</p>` : html`<p class="notice info" role="status">${notice.text}</p>`;
+  const action = notice.action ? html` <a class="button" href="${notice.action.href}">${notice.action.text}</a>` : '';
+  return notice.kind === 'error' ? html`<p class="notice error" role="alert">${notice.text}${action}</p>` : html`<p class="notice info" role="status">${notice.text}${action}</p>`;
 }
 
 function orgSwitcher(frame: ConsoleFrame): Html {

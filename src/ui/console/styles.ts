@@ -64,6 +64,7 @@ dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; overflow-wrap: any
 .badge.ok { background: var(--ok-bg); color: var(--ok); } .badge.warn { background: var(--warn-bg); color: var(--warn); } .badge.muted { background: var(--line); color: var(--muted); }
 .notice { border-radius: 8px; padding: 10px 12px; margin: 0 0 16px; }
 .notice.error { background: var(--danger-bg); color: var(--danger); } .notice.info { background: var(--ok-bg); color: var(--ok); }
+.notice a.button { display: inline-block; margin-left: 8px; background: var(--accent); color: #fff; font-weight: 600; border-radius: 8px; padding: 3px 10px; text-decoration: none; }
 section.once { border: 2px solid var(--accent); border-radius: 12px; padding: 12px 16px; margin: 0 0 16px; background: var(--card); }
 pre.secret { white-space: pre-wrap; word-break: break-all; background: var(--bg); padding: 10px; border-radius: 8px; font-size: 13px; }
 form.filters { display: flex; flex-wrap: wrap; gap: 10px; align-items: flex-end; margin-bottom: 12px; }
