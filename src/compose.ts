@@ -19,6 +19,7 @@ import { LoginDecisions } from './services/login-directory.js';
 import { ClientRegistrations } from './services/client-registration.js';
 import { MigrationStore } from './services/migration/store.js';
 import { ImportJobsActor } from './actors/import-jobs.js';
+import { PendingRegistrationsActor } from './actors/pending-registrations.js';
 import type { ReplayGuardActor } from './actors/replay-guard.js';
 import type { CryptoPool } from './workers/pool.js';
 import type { Signer } from './workers/signer.js';
@@ -207,6 +208,7 @@ export function composePorts(basis: PortsBasis): Ports {
     clientRegistrations: new ClientRegistrations({ clients, orgs, settings: flows.settings, config, issuer, instance }),
     migration: new MigrationStore(transactions, orgs, clients),
     importJobs: new ImportJobsActor(storage.records),
+    pendingRegistrations: new PendingRegistrationsActor(storage.records),
     transactions,
     isReady,
   };

@@ -756,6 +756,26 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await page.locator('.notice.info').waitFor();
     await shows(page.locator('main'), 'Authenticator app (TOTP)');
     expect(await page.locator('button:text("Set up an authenticator app")').count()).toBe(0);
+
+    // A security key, added here: the browser's (virtual) authenticator answers the ceremony.
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'usb', hasResidentKey: false, hasUserVerification: false, automaticPresenceSimulation: true },
+    } as never);
+    // Not while the login policy does not offer security keys.
+    await page.click('button:text("Add a security key")');
+    await shows(page.locator('.notice.error'), 'does not offer security keys');
+    const policy = (await api(server, 'GET', '/admin/v1/policies/login', { token: server.pat })).body.policy;
+    const offered = await api(server, 'PUT', '/admin/v1/policies/login', { token: server.pat, body: { ...policy, secondFactors: [...(policy.secondFactors ?? []), 'SECOND_FACTOR_TYPE_U2F'] } });
+    expect(offered.status, JSON.stringify(offered.body)).toBe(200);
+    await page.click('button:text("Add a security key")');
+    await page.fill('#webauthn-form #f-name', 'Blue key');
+    await screenshot(page, 'console-30-account-security-key');
+    await page.click('#webauthn-start');
+    await page.locator('.notice.info').waitFor();
+    // Listed among her second factors (ListMyAuthFactors), by the name she gave it.
+    await shows(page.locator('main'), 'Blue key');
     await context.close();
   }, 120_000);
 

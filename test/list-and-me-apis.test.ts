@@ -300,6 +300,49 @@ describe('the caller itself', () => {
     expect((await api(server, 'POST', '/auth/v1/users/me/auth_factors/_search', { token: server.pat, body: {} })).status).toBe(400);
   });
 
+  it('a security key: AddMyAuthFactorU2F hands out creation options where the policy offers keys, VerifyMyAuthFactorU2F checks one answer against them; adding a factor takes a recent sign-in', async () => {
+    const keys = (await api(server, 'POST', '/management/v1/orgs', { token: server.pat, body: { name: 'Keys Inc' } })).body.id as string;
+    const policy = (await api(server, 'GET', '/admin/v1/policies/login', { token: server.pat })).body.policy;
+    const own = await api(server, 'POST', '/management/v1/policies/login', {
+      token: server.pat,
+      orgId: keys,
+      body: { ...policy, secondFactors: ['SECOND_FACTOR_TYPE_OTP', 'SECOND_FACTOR_TYPE_U2F'] },
+    });
+    expect(own.status, JSON.stringify(own.body)).toBe(200);
+    const person = await createHuman(server, { userName: 'adds-a-key', orgId: keys });
+    const token = await tokenOf(person);
+    const add = (as = token) => api(server, 'POST', '/auth/v1/users/me/auth_factors/u2f', { token: as, body: {} });
+    const verify = (publicKeyCredential: unknown) =>
+      api(server, 'POST', '/auth/v1/users/me/auth_factors/u2f/_verify', { token, body: { verification: { publicKeyCredential, tokenName: 'Blue key' } } });
+
+    expect((await verify({ id: 'x' })).body.message, 'nothing waits yet').toMatch(/no security key registration waits/);
+    const started = await add();
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    const options = JSON.parse(Buffer.from(started.body.key.publicKey, 'base64').toString('utf8'));
+    expect(options).toMatchObject({ rp: { id: 'localhost' }, user: { name: person.loginName }, attestation: 'none', authenticatorSelection: { userVerification: 'discouraged' } });
+    expect(options.challenge).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    // An answer that does not verify uses the challenge up: a second answer has nothing to be checked against.
+    const forged = await verify({ id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: { clientDataJSON: 'e30', attestationObject: 'oA' } });
+    expect(forged.status).toBe(400);
+    expect(forged.body.message).toMatch(/does not verify/);
+    expect((await verify({ id: 'AAAA' })).body.message).toMatch(/no security key registration waits/);
+    expect((await api(server, 'POST', '/auth/v1/users/me/auth_factors/_search', { token, body: {} })).body.result ?? []).toEqual([]);
+
+    // Six minutes after the sign-in, the same token adds no factor (it still reads).
+    server.clock.advance(6 * 60_000);
+    for (const path of ['/auth/v1/users/me/auth_factors/u2f', '/auth/v1/users/me/auth_factors/otp']) {
+      const stale = await api(server, 'POST', path, { token, body: {} });
+      expect(stale.status, path).toBe(400);
+      expect(stale.body.message).toMatch(/sign in again first/);
+    }
+    expect((await api(server, 'GET', '/auth/v1/users/me', { token })).status).toBe(200);
+    // Where the policy offers no security keys, none is started.
+    const elsewhere = await createHuman(server, { userName: 'no-keys-here', orgId });
+    const refused = await add(await tokenOf(elsewhere));
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(/does not offer security keys/);
+  });
+
   it('the person sets up TOTP: AddMyAuthFactorOTP hands out a key, VerifyMyAuthFactorOTP takes a code of the newest one', async () => {
     const person = await createHuman(server, { userName: 'sets-up-totp', orgId });
     const token = await tokenOf(person);

@@ -37,6 +37,9 @@ onFramingPolicy(() => {
 /** The admin console's pages: never framed, whatever the login's embedding policy (no clickjacking of administration). */
 const CONSOLE_HEADERS = { ...BASE, 'X-Frame-Options': 'DENY', 'Content-Security-Policy': `${PAGE_CSP}; frame-ancestors 'none'` };
 
+/** A console page with the WebAuthn ceremony (a security key added on the account page): its one script allowed by its hash. */
+export const CONSOLE_CEREMONY_CSP = `${CEREMONY_CSP}; frame-ancestors 'none'`;
+
 export function consoleHtmlResponse(status: number, body: string, headers: Record<string, string> = {}): Response {
   return { status, headers: { ...CONSOLE_HEADERS, ...headers }, body };
 }

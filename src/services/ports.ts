@@ -15,6 +15,7 @@ import type { IdTokens } from './id-token.js';
 import type { MasterKey } from '../crypto/master-key.js';
 import type { MigrationStore } from './migration/store.js';
 import type { ImportJobsActor } from '../actors/import-jobs.js';
+import type { PendingRegistrationsActor } from '../actors/pending-registrations.js';
 import type { Transactions } from '../actors/transaction.js';
 import type { Config } from '../config.js';
 import type { AccessTokens } from './access-tokens.js';
@@ -97,6 +98,8 @@ export interface Ports {
   readonly migration: MigrationStore;
   /** Imports answered before they are over: their progress and reports, in the store. */
   readonly importJobs: ImportJobsActor;
+  /** Security keys being registered through the auth API: their challenges, in the store. */
+  readonly pendingRegistrations: PendingRegistrationsActor;
   /** Changes of several directory actors in one commit (a machine secret with the user's revocation horizon). */
   readonly transactions: Transactions;
   /** Dynamic client registration's decisions on the apps (RFC 7591/7592): each registered client holds one of its project's places in the store. */

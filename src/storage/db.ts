@@ -73,6 +73,8 @@ const STORES = [
   'labelAssets',
   // Imports answered before they were over: their progress and reports (ImportJobsActor), kept 7 days.
   'importJobs',
+  // Security keys being registered through the auth API: the challenge handed out, one per person (PendingRegistrationsActor).
+  'webauthnRegistrations',
 ] as const;
 export type StoreName = (typeof STORES)[number];
 

@@ -7,7 +7,8 @@ import type { Request } from '../types.js';
 import type { View } from '../../util/readonly.js';
 import { hasPermission, type UserAction } from '../../domain/permissions.js';
 import { permissionTarget } from '../../domain/management-project.js';
-import type { TokenSignIn } from '../../domain/recent-sign-in.js';
+import { RECENT_SIGN_IN_SECONDS, SIGN_IN_AGAIN, signedInRecently, type TokenSignIn } from '../../domain/recent-sign-in.js';
+import { clock } from '../../util/clock.js';
 import { missingToActOnUser, tokenPowerStands, type TokenPowerPorts } from '../../services/token-power.js';
 
 /**
@@ -48,6 +49,19 @@ export interface Caller {
 /** The API a path belongs to (the editor's `service`): `admin`, `management`, `auth`, `v2`, … */
 function serviceOf(path: string): string {
   return /^\/([a-z0-9]+)\//.exec(path)?.[1] ?? 'api';
+}
+
+/**
+ * Refuses a caller whose token is not of a sign-in of the last minutes (domain/recent-sign-in.ts):
+ * `what` takes one (changing where the person's recovery goes, adding a factor).
+ */
+export function requireRecentSignIn(caller: Caller, what: string): void {
+  if (signedInRecently(caller.signIn, clock.seconds())) return;
+  throw new ApiError(
+    'FailedPrecondition',
+    SIGN_IN_AGAIN,
+    `sign in again first: ${what} takes a sign-in within the last ${RECENT_SIGN_IN_SECONDS / 60} minutes (OIDC prompt=login or max_age), not a token of an older one, a refreshed one or one acting for you`,
+  );
 }
 
 export function permissionDenied(missing: string): ApiError {

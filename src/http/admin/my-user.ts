@@ -6,12 +6,11 @@ import type { SessionEndPorts } from '../../services/session-end.js';
 import { requireComplexPassword } from '../../domain/password-complexity.js';
 import { MAX_PASSWORD } from '../../domain/human-users.js';
 import { invalidArgument, preconditionFailed, resourceExhausted } from '../../model/errors.js';
-import { RECENT_SIGN_IN_SECONDS, SIGN_IN_AGAIN, signedInRecently } from '../../domain/recent-sign-in.js';
 import { changeEmail, type EmailChangePorts } from '../../services/email-change.js';
 import { emailSchema, phoneSchema } from '../../zitadel/users.js';
 import { clock } from '../../util/clock.js';
 import { changedDetails, rfc3339 } from '../../zitadel/details.js';
-import type { Caller } from './caller.js';
+import { requireRecentSignIn, type Caller } from './caller.js';
 import type { MemberRecord } from '../../model/records.js';
 import type { View } from '../../util/readonly.js';
 import { listDetails, viewDetails } from '../../zitadel/details.js';
@@ -52,18 +51,6 @@ function requirePerson(caller: Caller) {
   return caller.user;
 }
 
-/** The caller as a person who signed in moments ago, for a change of where their recovery goes. */
-function requireRecentSignIn(caller: Caller) {
-  const user = requirePerson(caller);
-  if (!signedInRecently(caller.signIn, clock.seconds())) {
-    throw preconditionFailed(
-      SIGN_IN_AGAIN,
-      `sign in again first: changing your email address or phone number takes a sign-in within the last ${RECENT_SIGN_IN_SECONDS / 60} minutes (OIDC prompt=login or max_age), not a token of an older one, a refreshed one or one acting for you`,
-    );
-  }
-  return user;
-}
-
 /** A membership as ZITADEL's auth API answers it: the scope as `iam`, `orgId` or `projectId`. */
 function membershipView(ctx: MyUserPorts, member: View<MemberRecord>) {
   const base = { userId: member.userId, roles: member.roles };
@@ -99,7 +86,8 @@ export function myUserRoutes(ctx: MyUserPorts): Route[] {
     }),
     apiRoute(ctx, '/auth/v1/users/me/email', {
       PUT: async (req, caller) => {
-        const user = requireRecentSignIn(caller);
+        const user = requirePerson(caller);
+        requireRecentSignIn(caller, 'changing your email address');
         const { email } = readBody(req, setMyEmailSchema);
         const { user: changed } = await changeEmail(ctx, caller.by, user.id, { email, isEmailVerified: false });
         // The code to verify it goes to the new address at once; one bounded away (too many this hour) is asked for again later.
@@ -128,13 +116,16 @@ export function myUserRoutes(ctx: MyUserPorts): Route[] {
     }),
     apiRoute(ctx, '/auth/v1/users/me/phone', {
       PUT: async (req, caller) => {
-        const user = requireRecentSignIn(caller);
+        const user = requirePerson(caller);
+        requireRecentSignIn(caller, 'changing your phone number');
         const { phone } = readBody(req, setMyPhoneSchema);
         const changed = await ctx.orgs.by(caller.by).changePhone(user.id, { phone, isPhoneVerified: false });
         return ok({ details: changedDetails(changed, changed.orgId) });
       },
       DELETE: async (_req, caller) => {
-        const changed = await ctx.orgs.by(caller.by).changePhone(requireRecentSignIn(caller).id, undefined);
+        const user = requirePerson(caller);
+        requireRecentSignIn(caller, 'removing your phone number');
+        const changed = await ctx.orgs.by(caller.by).changePhone(user.id, undefined);
         return ok({ details: changedDetails(changed, changed.orgId) });
       },
     }),

@@ -1,8 +1,10 @@
 import type { UserView } from '../../ui/console/api-shapes.js';
-import { accountPage, type OtpSetup, type SessionView } from '../../ui/console/account.js';
+import { accountPage, type OtpSetup, type SessionView, type U2fSetup } from '../../ui/console/account.js';
+import { CONSOLE_CEREMONY_CSP } from '../html.js';
+import { parseCeremonyAnswer } from '../../services/webauthn.js';
 import { qrCodeDataUrl } from '../../ui/qr-code.js';
 import type { Response, Route } from '../types.js';
-import type { ApiProblem } from './api.js';
+import { ApiProblem } from './api.js';
 import type { Notice } from '../../ui/console/layout.js';
 import { SIGN_IN_AGAIN } from '../../domain/recent-sign-in.js';
 import { acting, consoleRoute, doneNotice, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
@@ -16,13 +18,13 @@ import { factorRoutes, factorsOf, MY_FACTORS } from './factors.js';
  * of the last minutes: the API's refusal comes with a link that signs in again (`prompt=login`) and
  * comes back here.
  */
-async function page(call: ConsoleCall, problem?: ApiProblem, otpSetup?: OtpSetup): Promise<Response> {
+async function page(call: ConsoleCall, problem?: ApiProblem, otpSetup?: OtpSetup, u2fSetup?: U2fSetup): Promise<Response> {
   const [me, sessions, factors] = await Promise.all([
     call.api.call<{ user: UserView }>('GET', '/auth/v1/users/me'),
     call.api.call<{ result?: SessionView[] }>('POST', '/auth/v1/users/me/sessions/_search', [], {}),
     factorsOf(call, MY_FACTORS),
   ]);
-  const body = accountPage(call.t, call.csrf, me.user, sessions.result ?? [], call.session.loginSession || undefined, factors, otpSetup);
+  const body = accountPage(call.t, call.csrf, me.user, sessions.result ?? [], call.session.loginSession || undefined, factors, otpSetup, u2fSetup);
   const sent = new URLSearchParams(call.req.query).has('sent');
   const notice = problem
     ? problemNotice(call, problem, me.user.preferredLoginName ?? me.user.userName)
@@ -72,6 +74,33 @@ export function accountConsoleRoutes(kit: ConsoleKit): Route[] {
           async () => {
             const { url, secret } = await call.api.call<{ url: string; secret: string }>('POST', '/auth/v1/users/me/auth_factors/otp', [], {});
             return page(call, undefined, { qrCode: await qrCodeDataUrl(url), secret, url });
+          },
+          (problem) => page(call, problem),
+        ),
+    }),
+    consoleRoute(kit, '/ui/console/me/u2f', {
+      POST: (call) =>
+        acting(
+          async () => {
+            const { key } = await call.api.call<{ key: { publicKey: string } }>('POST', '/auth/v1/users/me/auth_factors/u2f', [], {});
+            const answer = await page(call, undefined, undefined, { options: JSON.parse(Buffer.from(key.publicKey, 'base64').toString('utf8')) as unknown });
+            // This answer only runs the ceremony's one script (by its hash); every other console page runs none.
+            return { ...answer, headers: { ...answer.headers, 'Content-Security-Policy': CONSOLE_CEREMONY_CSP } };
+          },
+          (problem) => page(call, problem),
+        ),
+    }),
+    consoleRoute(kit, '/ui/console/me/u2f/verify', {
+      POST: (call) =>
+        acting(
+          async () => {
+            const credential = parseCeremonyAnswer(call.form.get('credential'));
+            // The browser or the key gave up (or scripts are off): nothing to verify; a new try starts again.
+            if (!credential || call.form.get('failure')) return page(call, new ApiProblem(400, call.t('account.u2fFailed')));
+            await call.api.call('POST', '/auth/v1/users/me/auth_factors/u2f/_verify', [], {
+              verification: { publicKeyCredential: credential, tokenName: (call.form.get('name') ?? '').slice(0, 100) },
+            });
+            return seeOther('/ui/console/me');
           },
           (problem) => page(call, problem),
         ),

@@ -1,4 +1,5 @@
-import { html, type Html } from '../../util/html.js';
+import { Html, html } from '../../util/html.js';
+import { WEBAUTHN_SCRIPT } from '../webauthn-script.js';
 import type { UserView } from './api-shapes.js';
 import type { ConsoleTranslate } from './texts.js';
 import { actionButton, facts, field, formCard, postForm, removeControl, submit, table, when } from './widgets.js';
@@ -19,8 +20,33 @@ export interface OtpSetup {
   url: string;
 }
 
-/** The TOTP part of the person's factors: a setup under way, or the button that starts one (none while they have one). */
-function otpPanel(t: ConsoleTranslate, csrf: string, factors: FactorsData, setup: OtpSetup | undefined): Html | string {
+/** A security key being added: the WebAuthn creation options the auth API handed out (AddMyAuthFactorU2F). */
+export interface U2fSetup {
+  options: unknown;
+}
+
+/**
+ * The ceremony of a security key: the options in a JSON block, the button the one script
+ * (WEBAUTHN_SCRIPT, allowed by its hash on this answer only) enables, the form it posts the answer in.
+ */
+function u2fPanel(t: ConsoleTranslate, csrf: string, setup: U2fSetup): Html {
+  const data = new Html(JSON.stringify({ mode: 'register', publicKey: setup.options }).replace(/</g, '\\u003c'));
+  return html`<section class="once" role="status"><h3>${t('account.u2fSetup')}</h3><p>${t('account.u2fIntro')}</p>
+<script type="application/json" id="webauthn-options">${data}</script>
+<form method="post" action="/ui/console/me/u2f/verify" id="webauthn-form"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="credential" value=""><input type="hidden" name="failure" value="">
+${field(t('common.name'), 'name', { value: t('factors.u2f') })}
+<button type="submit" id="webauthn-start" class="primary" disabled>${t('account.u2fButton')}</button>
+<noscript><p class="intro">${t('account.u2fNoscript')}</p></noscript></form>
+<script>${new Html(WEBAUTHN_SCRIPT)}</script></section>`;
+}
+
+/** The button that starts a TOTP setup: none while the person has one. */
+function otpButton(t: ConsoleTranslate, csrf: string, factors: FactorsData): Html | string {
+  return factors.factors.some((f) => f.otp) ? '' : actionButton('/ui/console/me/otp', csrf, t('account.otpSetup'));
+}
+
+/** A TOTP setup under way: the key as a QR code and as text, and the code that confirms it. */
+function otpPanel(t: ConsoleTranslate, csrf: string, setup: OtpSetup | undefined): Html | undefined {
   if (setup) {
     return html`<section class="once" role="status"><h3>${t('account.otpSetup')}</h3><p>${t('account.otpScan')}</p>
 <img class="qr" src="${setup.qrCode}" alt="${t('account.otpKey')}" width="200" height="200">
@@ -31,8 +57,7 @@ ${postForm(
   html`<input type="hidden" name="url" value="${setup.url}"><input type="hidden" name="secret" value="${setup.secret}">${field(t('account.otpCode'), 'code', { required: true, autocomplete: 'one-time-code' })}${submit(t('account.otpConfirm'))}`,
 )}</section>`;
   }
-  if (factors.factors.some((f) => f.otp)) return '';
-  return html`<div class="actions">${actionButton('/ui/console/me/otp', csrf, t('account.otpSetup'))}</div>`;
+  return undefined;
 }
 
 /**
@@ -69,6 +94,7 @@ export function accountPage(
   currentSessionId: string | undefined,
   factors: FactorsData,
   otpSetup?: OtpSetup,
+  u2fSetup?: U2fSetup,
 ): Html {
   const password = postForm(
     '/ui/console/me/password',
@@ -98,7 +124,9 @@ ${table(
   t('common.none'),
 )}
 ${factorsSection(t, csrf, '/ui/console/me', factors, {
-  otp: otpPanel(t, csrf, factors, otpSetup),
+  otp: u2fSetup
+    ? u2fPanel(t, csrf, u2fSetup)
+    : (otpPanel(t, csrf, otpSetup) ?? html`<div class="actions">${otpButton(t, csrf, factors)}${actionButton('/ui/console/me/u2f', csrf, t('account.u2fSetup'))}</div>`),
   passkeyLink: html`<div class="actions">${actionButton('/ui/console/me/passkeys/link', csrf, t('factors.sendPasskeyLink'))}</div>`,
 })}`;
 }
