@@ -472,6 +472,50 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await shows(admin.locator('nav[aria-label=pages]'), 'Page 2 of 2');
   });
 
+  it('deactivates and reactivates a project, removes a role from it, and removes it once its app is gone', async () => {
+    await admin.click('nav.side >> text=Projects');
+    await admin.click('summary:text("New project")');
+    await admin.fill('#f-name', 'Old shop');
+    await admin.click('form[action="/ui/console/projects"] button[type=submit]');
+    await showsExactly(admin.locator('h1'), 'Old shop');
+    for (const key of ['seller', 'auditor']) {
+      await admin.click('summary:text("Add role")');
+      await admin.fill('#f-key', key);
+      await admin.click('form[action$="/roles"] button[type=submit]');
+      await shows(admin.locator('body'), key);
+    }
+    await admin.click('summary:text("New API application")');
+    await admin.locator('form[action$="/apps/api"] #f-name').fill('Old backend');
+    await admin.locator('form[action$="/apps/api"] button[type=submit]').click();
+    await admin.locator('section.once').waitFor();
+    await admin.click('nav.side >> text=Projects');
+    await admin.click('a:text("Old shop")');
+    await admin.click('button:text("Deactivate")');
+    await shows(admin.locator('dl.facts'), 'deactivated');
+    await admin.click('button:text("Reactivate")');
+    await shows(admin.locator('dl.facts'), 'active');
+    // A role removed (its key in the form); the others stay.
+    const auditor = admin.locator('tbody tr', { hasText: 'auditor' });
+    await auditor.locator('summary').click();
+    await auditor.locator('button:text("Remove for good")').click();
+    await admin.locator('.notice.info').waitFor();
+    expect(await admin.locator('tbody tr', { hasText: 'auditor' }).count()).toBe(0);
+    await shows(admin.locator('body'), 'seller');
+    // The project goes only once its app has: the API's refusal, on the page.
+    await admin.locator('section.card .actions summary:text("Remove")').click();
+    await admin.locator('section.card .actions button:text("Remove for good")').click();
+    await shows(admin.locator('.notice.error'), 'remove it first');
+    await screenshot(admin, 'console-31-project-remove');
+    await admin.click('a:text("Old backend")');
+    await admin.locator('.actions summary:text("Remove")').click();
+    await admin.locator('.actions button:text("Remove for good")').click();
+    await admin.locator('.notice.info').waitFor();
+    await admin.locator('section.card .actions summary:text("Remove")').click();
+    await admin.locator('section.card .actions button:text("Remove for good")').click();
+    await showsExactly(admin.locator('h1'), 'Projects');
+    expect(await admin.locator('a:text("Old shop")').count()).toBe(0);
+  });
+
   it('makes an API app that signs with keys: its key file shown once, then removed', async () => {
     await admin.goto(projectUrl);
     await admin.click('summary:text("New API application")');

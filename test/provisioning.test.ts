@@ -367,6 +367,56 @@ describe('projects and roles', () => {
     expectInvalid(await mgmt('POST', `/projects/${projectId}/roles/_bulk`, { body: { roles: [] } }), /roles/);
     expectInvalid(await mgmt('POST', `/projects/${projectId}/roles/_bulk`, { body: { roles: 'admin' } }), /roles/);
   });
+
+  it('removes a role, and the user grants naming it lose it in the same commit (RemoveProjectRole)', async () => {
+    const projectId = await addProject();
+    expectOk(await mgmt('POST', `/projects/${projectId}/roles/_bulk`, { body: { roles: [{ key: 'reader' }, { key: 'writer' }] } }));
+    const userId = expectOk(await mgmt('POST', '/users/human/_import', { body: humanBody() })).userId;
+    const grantId = expectOk(await mgmt('POST', `/users/${userId}/grants`, { body: { projectId, roleKeys: ['reader', 'writer'] } })).userGrantId;
+    expectOk(await mgmt('DELETE', `/projects/${projectId}/roles/writer`));
+    expect(expectOk(await mgmt('POST', `/projects/${projectId}/roles/_search`, { body: {} })).result.map((r: any) => r.key)).toEqual(['reader']);
+    const grant = expectOk(await mgmt('GET', `/users/${userId}/grants/${grantId}`)).userGrant;
+    expect(grant.roleKeys).toEqual(['reader']);
+    expectError(await mgmt('DELETE', `/projects/${projectId}/roles/writer`), 404, 5, /not found/);
+    const events = expectOk(await call('POST', '/admin/v1/events/_search', { body: { aggregateId: grantId } })).events ?? [];
+    expect(events.map((e: any) => e.type.type)).toContain('user.grant.changed');
+  });
+
+  it('deactivates and reactivates a project, and removes it with its grants (and members) once its apps are gone; never the management project', async () => {
+    const projectId = await addProject(undefined, { resourceUris: [] });
+    expectOk(await mgmt('POST', `/projects/${projectId}/roles`, { body: { roleKey: 'reader' } }));
+    const userId = expectOk(await mgmt('POST', '/users/human/_import', { body: humanBody() })).userId;
+    expectOk(await mgmt('POST', `/users/${userId}/grants`, { body: { projectId, roleKeys: ['reader'] } }));
+    const appId = expectOk(await mgmt('POST', `/projects/${projectId}/apps/api`, { body: { name: 'Backend', authMethodType: 'API_AUTH_METHOD_TYPE_BASIC' } })).appId;
+
+    expectOk(await mgmt('POST', `/projects/${projectId}/_deactivate`, { body: {} }));
+    expect(expectOk(await mgmt('GET', `/projects/${projectId}`)).project.state).toBe('PROJECT_STATE_INACTIVE');
+    expectError(await mgmt('POST', `/projects/${projectId}/_deactivate`, { body: {} }), 400, 9, /already deactivated/);
+    expectOk(await mgmt('POST', `/projects/${projectId}/_reactivate`, { body: {} }));
+    expect(expectOk(await mgmt('GET', `/projects/${projectId}`)).project.state).toBe('PROJECT_STATE_ACTIVE');
+
+    expectError(await mgmt('DELETE', `/projects/${projectId}`), 400, 9, /has 1 application: remove it first/);
+    expectOk(await mgmt('DELETE', `/projects/${projectId}/apps/${appId}`));
+    expectOk(await mgmt('DELETE', `/projects/${projectId}`));
+    expectError(await mgmt('GET', `/projects/${projectId}`), 404, 5);
+    expect(expectOk(await mgmt('POST', '/users/grants/_search', { body: { queries: [{ userIdQuery: { userId } }] } })).result ?? []).toEqual([]);
+    // The removal's events name what went with it.
+    const gone = (expectOk(await call('POST', '/admin/v1/events/_search', { body: { aggregateId: projectId } })).events ?? []).map((e: any) => e.type.type);
+    expect(gone).toContain('project.removed');
+    expectError(await mgmt('DELETE', `/projects/${projectId}`), 404, 5);
+    // The name is free again, and so is the user's place for a grant: a new project takes both.
+    const again = await addProject();
+    expectOk(await mgmt('POST', `/projects/${again}/roles`, { body: { roleKey: 'reader' } }));
+    expectOk(await mgmt('POST', `/users/${userId}/grants`, { body: { projectId: again, roleKeys: ['reader'] } }));
+
+    const management = server.app.ctx.instance.managementProjectId;
+    for (const [method, path] of [
+      ['DELETE', `/projects/${management}`],
+      ['POST', `/projects/${management}/_deactivate`],
+    ] as const) {
+      expectError(await mgmt(method, path, method === 'POST' ? { body: {} } : {}), 400, 9, /management project/);
+    }
+  });
 });
 
 describe('OIDC apps', () => {

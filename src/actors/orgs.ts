@@ -986,6 +986,79 @@ export class OrgsActor implements ActsFor {
     );
   }
 
+  /**
+   * RemoveProjectRole: the role goes, and the user grants naming it lose it in the same commit
+   * (ZITADEL's cascade). A grant made meanwhile on another thread with the old key names a role the
+   * project no longer defines: tokens carry only defined roles (protocol/claims.ts), so it grants nothing.
+   */
+  removeProjectRole(projectId: string, orgId: string, roleKey: string): Promise<View<ProjectRecord>> {
+    return this.projectChanges.run(projectId, () =>
+      decidedAgain(this.storage.directoryReader, this, async () => {
+        const batch = new WriteBatch(this.editor);
+        const project = this.requireProject(projectId, orgId, batch);
+        if (!project.roles.some((r) => r.key === roleKey)) throw notFound('PROJECT-R0l3n', `role ${roleKey} not found on project ${projectId} (Errors.Project.Role.NotExisting)`);
+        const updated = stamp<ProjectRecord>({ ...ownRow<ProjectRecord>(project), roles: project.roles.filter((r) => r.key !== roleKey) }, false);
+        this.projects.stage(updated, batch);
+        for (const grant of this.userGrants.valuesIn(batch)) {
+          if (grant.projectId !== projectId || !grant.roleKeys.includes(roleKey)) continue;
+          this.userGrants.stage(stamp<UserGrantRecord>({ ...ownRow<UserGrantRecord>(grant), roleKeys: grant.roleKeys.filter((k) => k !== roleKey) }, false), batch);
+        }
+        await batch.commit(this.storage);
+        return updated;
+      }),
+    );
+  }
+
+  /** DeactivateProject and ReactivateProject: its apps authenticate nobody while inactive (domain/usable.ts). */
+  setProjectState(projectId: string, orgId: string, state: ProjectRecord['state']): Promise<View<ProjectRecord>> {
+    return this.projectChanges.run(projectId, () =>
+      decidedAgain(this.storage.directoryReader, this, async () => {
+        const batch = new WriteBatch(this.editor);
+        const project = this.requireProject(projectId, orgId, batch);
+        if (project.state === state) {
+          throw preconditionFailed(
+            'PROJECT-St4te',
+            state === 'PROJECT_STATE_INACTIVE' ? 'the project is already deactivated (Errors.Project.NotActive)' : 'the project is not deactivated (Errors.Project.NotInactive)',
+          );
+        }
+        const updated = stamp<ProjectRecord>({ ...ownRow<ProjectRecord>(project), state }, false);
+        this.projects.stage(updated, batch);
+        await batch.commit(this.storage);
+        return updated;
+      }),
+    );
+  }
+
+  /**
+   * RemoveProject: the project, its roles, the user grants on it and its members, in one commit;
+   * its resource URIs are free again. Its apps go first (the caller removes them: they are the
+   * clients actor's), so nothing authenticates for a project that is gone.
+   */
+  removeProject(projectId: string, orgId: string): Promise<View<ProjectRecord>> {
+    return this.projectChanges.run(projectId, () =>
+      decidedAgain(this.storage.directoryReader, this, async () => {
+        const batch = new WriteBatch(this.editor);
+        const project = this.requireProject(projectId, orgId, batch);
+        const grants = [...this.userGrants.valuesIn(batch)].filter((g) => g.projectId === projectId);
+        const members = [...this.members.valuesIn(batch)].filter((m) => m.scope === `project:${projectId}`);
+        this.projects.stageRemoval(projectId, batch);
+        for (const { key, owner } of keysOfProject(project)) batch.freeKey(key, owner);
+        for (const grant of grants) {
+          this.userGrants.stageRemoval(grant.id, batch);
+          for (const { key, owner } of keysOfGrant(grant)) batch.freeKey(key, owner);
+        }
+        for (const member of members) this.members.stageRemoval(member.id, batch);
+        batch.onCommit(() => {
+          for (const grant of grants) this.unindexGrant(grant);
+          for (const member of members) this.unindexMember(member);
+          this.reindexResources(projectId);
+        });
+        await batch.commit(this.storage);
+        return project;
+      }),
+    );
+  }
+
   stageProjectRoles(projectId: string, orgId: string, roles: ProjectRole[], batch: WriteBatch): View<ProjectRecord> {
     const project = this.requireProject(projectId, orgId, batch);
     const keys = new Set(project.roles.map((r) => r.key));

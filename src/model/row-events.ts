@@ -90,10 +90,13 @@ function humanEvents(
   if (profile.length > 0) events.push(at('user.human.profile.changed', { changed: profile }));
   if (before.email.email !== after.email.email) events.push(at('user.human.email.changed', { email: after.email.email }));
   if (!before.email.isEmailVerified && after.email.isEmailVerified) events.push(at('user.human.email.verified'));
+  // The same address, no longer taken as verified (an administrator's UpdateHumanEmail): it signs nobody in now. Sesame's own type (ZITADEL has none).
+  else if (before.email.email === after.email.email && before.email.isEmailVerified && !after.email.isEmailVerified) events.push(at('user.human.email.unverified'));
   if (before.phone?.phone !== after.phone?.phone) {
     events.push(after.phone ? at('user.human.phone.changed', { phone: after.phone.phone }) : at('user.human.phone.removed'));
   }
   if (after.phone?.isPhoneVerified && !before.phone?.isPhoneVerified) events.push(at('user.human.phone.verified'));
+  else if (after.phone && before.phone?.phone === after.phone.phone && before.phone.isPhoneVerified && !after.phone.isPhoneVerified) events.push(at('user.human.phone.unverified'));
   if (before.passwordHash !== after.passwordHash) {
     // A new password voids what the old one began (the revocation horizon moves); the same password
     // hashed anew at a sign-in (a stronger algorithm) is ZITADEL's hash update, no change of it.

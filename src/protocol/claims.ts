@@ -75,6 +75,8 @@ export function urnClaims(dir: ClaimsDirectory, user: UserRecord, scopes: readon
       if (grant.projectId !== project.id) continue;
       for (const key of grant.roleKeys) {
         if (!allRoles && !asked.has(key)) continue;
+        // Only roles the project defines now: a grant made while its role was being removed grants nothing of it.
+        if (!project.roles.some((role) => role.key === key)) continue;
         (roles[key] ??= {})[grant.orgId] = dir.primaryDomainOf(grant.orgId);
       }
     }

@@ -40,6 +40,17 @@ describe('row events', () => {
     expect(changed.map((e) => e.type)).toEqual(['user.human.email.changed', 'user.human.email.verified', 'user.human.password.changed']);
     expect(JSON.stringify(changed)).not.toContain('argon2');
     expect(changed[0]!.payload).toEqual({ email: 'new@example.com' });
+    // The same address or number, no longer verified: an event of its own (it signs nobody in now).
+    const verifiedPerson = { ...person, human: { ...person.human!, email: { ...person.human!.email, isEmailVerified: true }, phone: { phone: '+41791234567', isPhoneVerified: true } } };
+    const unverified = {
+      ...verifiedPerson,
+      human: { ...verifiedPerson.human, email: { ...verifiedPerson.human.email, isEmailVerified: false }, phone: { phone: '+41791234567', isPhoneVerified: false } },
+    };
+    expect(types(verifiedPerson, unverified)).toEqual(['user.human.email.unverified', 'user.human.phone.unverified']);
+    expect(types(verifiedPerson, { ...unverified, human: { ...unverified.human, email: { email: 'moved@example.com', isEmailVerified: false }, phone: undefined } })).toEqual([
+      'user.human.email.changed',
+      'user.human.phone.removed',
+    ]);
     const otp = rowEvents('users', 'u1', person, { ...person, human: { ...person.human!, otpSecretSealed: new Uint8Array([1, 2, 3]) } });
     expect(otp.map((e) => e.type)).toEqual(['user.human.mfa.otp.added']);
     expect(JSON.stringify(otp)).not.toMatch(/"1"|\[1,2,3\]/);

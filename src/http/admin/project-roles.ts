@@ -5,14 +5,17 @@ import type { Route } from '../types.js';
 import type { ProjectRole } from '../../model/records.js';
 import { changedDetails, listDetails, viewDetails } from '../../zitadel/details.js';
 import { apiRoute, ok } from './endpoint.js';
-import { requireProjectAccess } from './projects.js';
+import { refuseManagementProjectChange, requireProjectAccess } from './projects.js';
 import { readBody, requiredText, text } from '../../zitadel/validation.js';
 import type { CallerPorts } from './caller.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type ProjectRolesPorts = Pick<Ports, 'orgs'> & CallerPorts;
 
-/** Project roles: AddProjectRole, BulkAddProjectRoles, ListProjectRoles. */
+/**
+ * Project roles: AddProjectRole, BulkAddProjectRoles, ListProjectRoles, RemoveProjectRole (the user
+ * grants naming the role lose it in the same commit).
+ */
 const roleFields = { displayName: text(200), group: text(200) };
 const addRoleSchema = z.object({ roleKey: requiredText(200), ...roleFields });
 const bulkAddRolesSchema = z.object({
@@ -42,6 +45,14 @@ export function projectRoleRoutes(ctx: ProjectRolesPorts): Route[] {
           project.orgId,
           roles.map((r) => ({ key: r.key, displayName: r.displayName, group: r.group })),
         );
+      },
+    }),
+    apiRoute(ctx, '/management/v1/projects/:projectId/roles/:roleKey', {
+      DELETE: async (req, caller) => {
+        const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.role.delete');
+        refuseManagementProjectChange(project.id, ctx.instance.managementProjectId);
+        const updated = await ctx.orgs.by(caller.by).removeProjectRole(project.id, project.orgId, req.params[1]!);
+        return ok({ details: changedDetails(updated, updated.orgId) });
       },
     }),
     apiRoute(ctx, '/management/v1/projects/:projectId/roles/_search', {

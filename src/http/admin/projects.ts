@@ -11,16 +11,23 @@ import { listDetails } from '../../zitadel/details.js';
 import { listQuerySchema, oneQueryOf, pageOf, sortedBy, textMatches, textQuery } from '../../zitadel/list-query.js';
 import { z } from 'zod';
 import type { CallerPorts } from './caller.js';
+import { preconditionFailed } from '../../model/errors.js';
+import { clock } from '../../util/clock.js';
 import type { View } from '../../util/readonly.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
-export type ProjectsPorts = Pick<Ports, 'orgs'> & CallerPorts;
+export type ProjectsPorts = Pick<Ports, 'orgs' | 'clients'> & CallerPorts;
+
+/** The instance's management project is Sesame's own (its console and APIs): not removed, deactivated or stripped of roles. */
+export function refuseManagementProjectChange(projectId: string, managementProjectId: string): void {
+  if (projectId === managementProjectId) throw preconditionFailed('PROJECT-Mgmt2', "the instance's management project is Sesame's own: it cannot be removed, deactivated or lose its roles");
+}
 
 /**
  * Checks `permission` on the project (org or project membership) and returns it; a project of
  * another org than the caller's org context is not found.
  */
-export function requireProjectAccess(ctx: ProjectsPorts, caller: Caller, projectId: string, permission: string): View<ProjectRecord> {
+export function requireProjectAccess(ctx: Pick<ProjectsPorts, 'orgs'>, caller: Caller, projectId: string, permission: string): View<ProjectRecord> {
   caller.require(permission, { orgId: caller.orgId, projectId });
   return ctx.orgs.requireProject(projectId, caller.orgId);
 }
@@ -55,7 +62,11 @@ function projectView(project: View<ProjectRecord>) {
   };
 }
 
-/** Projects: AddProject, GetProjectByID and UpdateProject. Roles are in project-roles.ts. */
+/**
+ * Projects: AddProject, GetProjectByID, UpdateProject, DeactivateProject, ReactivateProject and
+ * RemoveProject (refused while the project has apps: they are removed first, each ending what it
+ * obtained). Roles are in project-roles.ts.
+ */
 export function projectRoutes(ctx: ProjectsPorts): Route[] {
   return [
     apiRoute(ctx, '/management/v1/projects', {
@@ -92,6 +103,26 @@ export function projectRoutes(ctx: ProjectsPorts): Route[] {
         const project = await ctx.orgs.by(caller.by).updateProject(req.params[0]!, caller.orgId, projectSettings(req, caller));
         return ok({ details: changedDetails(project, project.orgId) });
       },
+      DELETE: async (req, caller) => {
+        const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.delete');
+        refuseManagementProjectChange(project.id, ctx.instance.managementProjectId);
+        const apps = ctx.clients.appsOfProject(project.id).length;
+        if (apps > 0)
+          throw preconditionFailed('PROJECT-Apps1', `the project has ${apps} application${apps === 1 ? '' : 's'}: remove ${apps === 1 ? 'it' : 'them'} first (each ends the tokens it obtained)`);
+        const removed = await ctx.orgs.by(caller.by).removeProject(project.id, project.orgId);
+        return ok({ details: changedDetails({ ...removed, changedAt: clock.now(), sequence: removed.sequence + 1 }, removed.orgId) });
+      },
     }),
+    ...(['_deactivate', '_reactivate'] as const).map((action) =>
+      apiRoute(ctx, `/management/v1/projects/:projectId/${action}`, {
+        POST: async (req, caller) => {
+          const project = requireProjectAccess(ctx, caller, req.params[0]!, 'project.write');
+          refuseManagementProjectChange(project.id, ctx.instance.managementProjectId);
+          const state = action === '_deactivate' ? 'PROJECT_STATE_INACTIVE' : 'PROJECT_STATE_ACTIVE';
+          const changed = await ctx.orgs.by(caller.by).setProjectState(project.id, project.orgId, state);
+          return ok({ details: changedDetails(changed, changed.orgId) });
+        },
+      }),
+    ),
   ];
 }

@@ -5,7 +5,8 @@ import type { ApiProblem } from './api.js';
 import { acting, consoleRoute, doneNotice, formLines, seeOther, type ConsoleCall, type ConsoleKit } from './page.js';
 
 /**
- * The console's projects: ListProjects and AddProject; one project with its roles (AddProjectRole)
+ * The console's projects: ListProjects and AddProject; one project with its roles (AddProjectRole,
+ * RemoveProjectRole), its state (DeactivateProject, ReactivateProject), its removal (RemoveProject)
  * and applications (AddOIDCApp, AddAPIApp); one application with a new client secret or key file
  * (shown once) and its keys.
  */
@@ -65,6 +66,44 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
           async () => {
             await call.api.call('POST', `${PROJECT}/roles`, [projectId], { roleKey: f.get('key') ?? '', displayName: f.get('displayName') ?? '', group: f.get('group') ?? '' });
             return seeOther(`/ui/console/projects/${encodeURIComponent(projectId)}`);
+          },
+          (problem) => projectPageOf(call, projectId, problem),
+        );
+      },
+    }),
+    consoleRoute(kit, '/ui/console/projects/:projectId/roles/remove', {
+      POST: (call) => {
+        const projectId = call.req.params[0]!;
+        return acting(
+          async () => {
+            await call.api.call('DELETE', `${PROJECT}/roles/:roleKey`, [projectId, call.form.get('key') ?? '']);
+            return seeOther(`/ui/console/projects/${encodeURIComponent(projectId)}`);
+          },
+          (problem) => projectPageOf(call, projectId, problem),
+        );
+      },
+    }),
+    ...(['deactivate', 'reactivate'] as const).map((action) =>
+      consoleRoute(kit, `/ui/console/projects/:projectId/${action}`, {
+        POST: (call) => {
+          const projectId = call.req.params[0]!;
+          return acting(
+            async () => {
+              await call.api.call('POST', `${PROJECT}/_${action}`, [projectId], {});
+              return seeOther(`/ui/console/projects/${encodeURIComponent(projectId)}`);
+            },
+            (problem) => projectPageOf(call, projectId, problem),
+          );
+        },
+      }),
+    ),
+    consoleRoute(kit, '/ui/console/projects/:projectId/remove', {
+      POST: (call) => {
+        const projectId = call.req.params[0]!;
+        return acting(
+          async () => {
+            await call.api.call('DELETE', PROJECT, [projectId]);
+            return seeOther('/ui/console/projects');
           },
           (problem) => projectPageOf(call, projectId, problem),
         );

@@ -50,7 +50,9 @@ export function projectPage(t: ConsoleTranslate, csrf: string, data: ProjectPage
     [t('common.id'), html`<code>${project.id}</code>`],
     [t('common.state'), stateBadge(t, project.state)],
     [t('common.created'), when(project.details?.creationDate)],
-  ])}</section>
+  ])}<div class="actions">${
+    project.state === 'PROJECT_STATE_INACTIVE' ? actionButton(`${base}/reactivate`, csrf, t('users.reactivate')) : actionButton(`${base}/deactivate`, csrf, t('users.deactivate'))
+  }${removeControl(`${base}/remove`, csrf, t)}</div><p class="intro">${t('projects.removeIntro')}</p></section>
 <h2>${t('projects.apps')}</h2>
 ${formCard(t('apps.newOidc'), oidcForm)}${formCard(t('apps.newApi'), apiForm)}
 ${table(
@@ -66,8 +68,9 @@ ${table(
 <h2>${t('projects.roles')}</h2>
 ${formCard(t('projects.addRole'), roleForm)}
 ${table(
-  [t('projects.roleKey'), t('projects.roleName'), t('projects.roleGroup')],
-  data.roles.map((r) => [html`<code>${r.key}</code>`, r.displayName, r.group]),
+  [t('projects.roleKey'), t('projects.roleName'), t('projects.roleGroup'), ''],
+  // The key travels in the form, not the path (a key may hold `/` or be `..`).
+  data.roles.map((r) => [html`<code>${r.key}</code>`, r.displayName, r.group, removeControl(`${base}/roles/remove`, csrf, t, undefined, { key: r.key })]),
   t('common.none'),
 )}
 <h2>${t('users.changes')}</h2>

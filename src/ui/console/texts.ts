@@ -266,6 +266,8 @@ const en = {
   'projects.roleName': 'Display name',
   'projects.roleGroup': 'Group',
   'projects.addRole': 'Add role',
+  'projects.removeIntro':
+    'A deactivated project’s apps authenticate nobody until it is reactivated. A project is removed once its apps are: its roles, and the grants and memberships on it, go with it. Removing a role takes it from every grant.',
   'projects.apps': 'Applications',
   'apps.newOidc': 'New OIDC application',
   'apps.newApi': 'New API application',
@@ -585,6 +587,8 @@ const de: Record<ConsoleTextKey, string> = {
   'projects.roleName': 'Anzeigename',
   'projects.roleGroup': 'Gruppe',
   'projects.addRole': 'Rolle hinzufügen',
+  'projects.removeIntro':
+    'Die Anwendungen eines deaktivierten Projekts melden niemanden an, bis es reaktiviert ist. Ein Projekt wird entfernt, sobald seine Anwendungen entfernt sind: seine Rollen und die Berechtigungen und Mitgliedschaften darauf gehen mit. Eine entfernte Rolle verschwindet aus jeder Berechtigung.',
   'projects.apps': 'Anwendungen',
   'apps.newOidc': 'Neue OIDC-Anwendung',
   'apps.newApi': 'Neue API-Anwendung',
