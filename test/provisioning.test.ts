@@ -312,6 +312,67 @@ describe('members', () => {
   });
 });
 
+describe('an instance owner who can act', () => {
+  it('stays: deactivating, locking or removing the last active IAM_OWNER is refused, also when two owners lock each other at once', async () => {
+    const own = await startInProcess();
+    try {
+      const as = (token: string) => (method: string, path: string, body?: unknown) => api(own, method, path, { token, body });
+      const asAdmin = as(own.pat);
+      const first = (expectOk(await asAdmin('POST', '/admin/v1/members/_search', {})).result as any[]).filter((m) => m.roles.includes('IAM_OWNER'));
+      const addOwner = async (actor: ReturnType<typeof as>, userName: string) => {
+        const made = expectOk(await actor('POST', '/management/v1/users/machine', { userName, name: userName })).userId as string;
+        expectOk(await actor('POST', '/admin/v1/members', { userId: made, roles: ['IAM_OWNER'] }));
+        return { id: made, act: as(expectOk(await actor('POST', `/management/v1/users/${made}/pats`, {})).token as string) };
+      };
+      const one = await addOwner(asAdmin, 'owner-one');
+      // The first start's owners keep their users but lose the role: owner-one is the last.
+      for (const m of first) expectOk(await one.act('DELETE', `/admin/v1/members/${m.userId}`));
+      for (const [method, path] of [
+        ['POST', `/management/v1/users/${one.id}/_deactivate`],
+        ['POST', `/management/v1/users/${one.id}/_lock`],
+        ['DELETE', `/management/v1/users/${one.id}`],
+      ] as const) {
+        expectError(await one.act(method, path, method === 'POST' ? {} : undefined), 400, 9, /last IAM_OWNER who can act/);
+      }
+      // With a second owner, either may go; a deactivated owner does not count.
+      const two = await addOwner(one.act, 'owner-two');
+      expectOk(await one.act('POST', `/management/v1/users/${two.id}/_deactivate`, {}));
+      expectError(await one.act('POST', `/management/v1/users/${one.id}/_lock`, {}), 400, 9, /last IAM_OWNER who can act/);
+      expectError(await one.act('DELETE', `/admin/v1/members/${one.id}`), 400, 9, /last IAM_OWNER who can act/);
+      expectOk(await one.act('POST', `/management/v1/users/${two.id}/_reactivate`, {}));
+
+      // A viewer counts the owners who can act afterwards.
+      const viewerId = expectOk(await one.act('POST', '/management/v1/users/machine', { userName: 'owner-viewer', name: 'owner-viewer' })).userId as string;
+      expectOk(await one.act('POST', '/admin/v1/members', { userId: viewerId, roles: ['IAM_OWNER_VIEWER'] }));
+      const asViewer = as(expectOk(await one.act('POST', `/management/v1/users/${viewerId}/pats`, {})).token as string);
+      const activeOwners = async () => {
+        const owners = (expectOk(await asViewer('POST', '/admin/v1/members/_search', {})).result as any[]).filter((m) => m.roles.includes('IAM_OWNER'));
+        const states = await Promise.all(owners.map(async (m) => expectOk(await asViewer('GET', `/management/v1/users/${m.userId}`)).user.state as string));
+        return owners.filter((_, i) => states[i] === 'USER_STATE_ACTIVE').map((m) => m.userId as string);
+      };
+      // The race the store decides: each locks the other; alone, either lock would leave one owner.
+      const raced = await Promise.all([one.act('POST', `/management/v1/users/${two.id}/_lock`, {}), two.act('POST', `/management/v1/users/${one.id}/_lock`, {})]);
+      // The other is refused by the rule (400), or its caller was locked before it was authenticated (401).
+      const [landed, refused] = raced.map((r) => r.status).sort();
+      expect(landed).toBe(200);
+      expect([400, 401]).toContain(refused);
+      const left = await activeOwners();
+      expect(left).toHaveLength(1);
+      expect([one.id, two.id]).toContain(left[0]);
+      // The one left cannot remove itself either.
+      const survivor = left[0] === one.id ? one : two;
+      expectError(await survivor.act('DELETE', `/management/v1/users/${survivor.id}`), 400, 9, /last IAM_OWNER who can act/);
+      // Removing a locked owner is allowed (the one left can act), and takes the user's memberships with it.
+      const other = survivor === one ? two : one;
+      expectOk(await survivor.act('DELETE', `/management/v1/users/${other.id}`));
+      expectError(await survivor.act('GET', `/management/v1/users/${other.id}`), 404, 5);
+      expect((expectOk(await asViewer('POST', '/admin/v1/members/_search', {})).result as any[]).some((m) => m.userId === other.id)).toBe(false);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('projects and roles', () => {
   it('adds a project from snake_case with enum numbers and reads it back in camelCase', async () => {
     const added = expectOk(

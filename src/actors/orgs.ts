@@ -719,6 +719,21 @@ export class OrgsActor implements ActsFor {
   /** A new state, refused by `refusal` as the user is stored (a lock by the login on another thread included). */
   private async changeState(userId: string, orgId: string, state: UserState, refusal: (current: UserState) => string | undefined, humanChange: Partial<HumanData> = {}): Promise<View<UserRecord>> {
     this.requireUser(userId, orgId);
+    // An instance owner who can act stops acting: decided with the rule that one stays (stageOwnersKept).
+    if (state !== 'USER_STATE_ACTIVE' && this.ownsInstance(userId)) {
+      return decidedAgain(this.storage.directoryReader, this, async () => {
+        const batch = new WriteBatch(this.editor);
+        const stored = this.requireUser(userId, orgId, batch);
+        const refused = refusal(stored.state);
+        if (refused) throw preconditionFailed('USER-St4te', refused);
+        // Counted before the change is staged: the owners who can act now.
+        this.stageOwnersKept(userId, batch);
+        const updated = stamp<UserRecord>({ ...ownRow<UserRecord>(stored), state, revokedBefore: movedHorizon(stored.revokedBefore, clock.now()) }, false);
+        this.users.stage(updated, batch);
+        await batch.commit(this.storage);
+        return updated;
+      });
+    }
     // Leaving the active state voids what the user holds: it stays void after an unlock or reactivation.
     const revoke = state === 'USER_STATE_ACTIVE' ? {} : { revokedBefore: clock.now() };
     return this.requireChanged(
@@ -749,6 +764,7 @@ export class OrgsActor implements ActsFor {
    * Resolves once every removal is durable.
    */
   removeUser(userId: string, orgId: string): Promise<View<UserRecord>> {
+    if (this.ownsInstance(userId)) return this.removeInstanceOwner(userId, orgId);
     return decidedAgain(this.storage.directoryReader, this, async () => {
       const user = this.requireUser(userId, orgId);
       const pats = this.patsOf(userId);
@@ -1610,12 +1626,7 @@ export class OrgsActor implements ActsFor {
     const member = this.members.get(id, batch);
     if (!member) throw notFound('MEMBER-n0tFd', `user ${userId} is not a member`);
     if (roles?.length === 0) throw invalidArgument('MEMBER-3m9Fs', 'at least one role is required');
-    const owners = [...this.members.valuesIn(batch)].filter((m) => m.scope === 'instance' && m.roles.includes(LAST_OWNER_ROLE));
-    const remaining = owners.filter((m) => m.id !== id || roles?.includes(LAST_OWNER_ROLE));
-    if (owners.length > 0 && remaining.length === 0) {
-      throw preconditionFailed('MEMBER-L4st0', `the last ${LAST_OWNER_ROLE} keeps the role: make someone else ${LAST_OWNER_ROLE} first`);
-    }
-    for (const owner of owners) if (owner.id !== id) this.members.stage(stamp<MemberRecord>({ ...ownRow<MemberRecord>(owner) }, false), batch);
+    if (member.roles.includes(LAST_OWNER_ROLE) && !roles?.includes(LAST_OWNER_ROLE)) this.stageOwnersKept(userId, batch);
     if (roles) {
       const changed = stamp<MemberRecord>({ ...ownRow<MemberRecord>(member), roles }, false);
       this.members.stage(changed, batch);
@@ -1624,6 +1635,59 @@ export class OrgsActor implements ActsFor {
     this.members.stageRemoval(id, batch);
     batch.onCommit(() => this.unindexMember(member));
     return member;
+  }
+
+  /** Whether the user holds IAM_OWNER (as this thread's copy says; the decision is the store's, stageOwnersKept). */
+  private ownsInstance(userId: string): boolean {
+    return this.members.get(`instance|${userId}`)?.roles.includes(LAST_OWNER_ROLE) === true;
+  }
+
+  /**
+   * The instance keeps an IAM_OWNER who can act (an active user), decided in the store: `leaving`
+   * stops being one in `batch` (its role, its state or the user itself goes; staged after this
+   * call, which counts the owners as they are), refused when no other
+   * would be left. Every other such owner's membership and user rows are written again in the
+   * batch, so two decisions at once that would each leave one owner conflict in the store, and the
+   * one decided again counts the other's outcome (a role taken, a user locked or removed).
+   */
+  private stageOwnersKept(leaving: string, batch: WriteBatch): void {
+    const owners = [...this.members.valuesIn(batch)].filter((m) => m.scope === 'instance' && m.roles.includes(LAST_OWNER_ROLE) && this.isActive(this.users.get(m.userId, batch)));
+    const remaining = owners.filter((m) => m.userId !== leaving);
+    if (owners.length > 0 && remaining.length === 0) {
+      throw preconditionFailed('MEMBER-L4st0', `the last ${LAST_OWNER_ROLE} who can act stays one: make someone else ${LAST_OWNER_ROLE} first`);
+    }
+    for (const owner of remaining) {
+      this.members.stage(stamp<MemberRecord>({ ...ownRow<MemberRecord>(owner) }, false), batch);
+      this.users.stage(stamp<UserRecord>({ ...ownRow<UserRecord>(this.users.get(owner.userId, batch)!) }, false), batch);
+    }
+  }
+
+  /** RemoveUser of an instance owner: the user and what is theirs in one commit, with the rule that an owner who can act stays. */
+  private removeInstanceOwner(userId: string, orgId: string): Promise<View<UserRecord>> {
+    return decidedAgain(this.storage.directoryReader, this, async () => {
+      const batch = new WriteBatch(this.editor);
+      const user = this.requireUser(userId, orgId, batch);
+      this.stageOwnersKept(userId, batch);
+      const pats = this.patsOf(userId);
+      const members = [...this.members.valuesIn(batch)].filter((m) => m.userId === userId);
+      const grants = this.grantsOf(userId, batch);
+      this.users.stageRemoval(userId, batch);
+      for (const { key, owner } of keysOfUser(user)) batch.freeKey(key, owner);
+      for (const pat of pats) this.pats.stageRemoval(pat.id, batch);
+      for (const member of members) this.members.stageRemoval(member.id, batch);
+      for (const grant of grants) {
+        this.userGrants.stageRemoval(grant.id, batch);
+        for (const { key, owner } of keysOfGrant(grant)) batch.freeKey(key, owner);
+      }
+      batch.onCommit(() => {
+        this.unindexUser(user);
+        for (const pat of pats) this.patByHash.delete(Buffer.from(pat.tokenHash).toString('base64url'));
+        this.grantIdsByUser.delete(userId);
+        this.memberIdsByUser.delete(userId);
+      });
+      await batch.commit(this.storage);
+      return user;
+    });
   }
 
   /** UpdateMember: the member's roles replaced, decided on the membership as stored. */
