@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -566,6 +567,30 @@ describe.runIf(RUN_BROWSER)('admin console', () => {
     await admin.locator('.notice.info').waitFor();
     const after = (await api(server, 'GET', '/admin/v1/policies/login', { token: server.pat })).body.policy;
     expect({ ...after, details: undefined }).toEqual({ ...before, details: undefined });
+  });
+
+  it('brands the org: the label policy saved as a preview, a logo uploaded, then activated', async () => {
+    await admin.click('nav.side >> text=Policies');
+    await admin.click('ul.links >> text=Branding (label)');
+    await admin.fill('#f-primaryColor', '#7c3aed');
+    await admin.click('form.card button[type=submit]');
+    await admin.locator('.notice.info').waitFor();
+    // Saved as the preview only: the policy in force is the default's until activated.
+    const preview = await api(server, 'GET', '/management/v1/policies/label/_preview', { token: server.pat, orgId });
+    expect(preview.body.policy.primaryColor).toBe('#7c3aed');
+    expect((await api(server, 'GET', '/management/v1/policies/label', { token: server.pat, orgId })).body.policy.primaryColor).not.toBe('#7c3aed');
+    const png = join(mkdtempSync(join(tmpdir(), 'sesame-logo-')), 'logo.png');
+    writeFileSync(png, Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64'));
+    await admin.setInputFiles('form[action$="/label/logo"] #f-file', png);
+    await admin.click('form[action$="/label/logo"] button[type=submit]');
+    await admin.locator('.notice.info').waitFor();
+    await admin.locator('img.logo-preview').waitFor();
+    await admin.click('button:text("Activate")');
+    await admin.locator('.notice.info').waitFor();
+    const active = (await api(server, 'GET', '/management/v1/policies/label', { token: server.pat, orgId })).body.policy;
+    expect(active.primaryColor).toBe('#7c3aed');
+    expect(active.logoUrl).toBeTruthy();
+    await screenshot(admin, 'console-32-label');
   });
 
   it('changes the instance’s settings, refused where the API refuses, and sets up email with a test mail', async () => {

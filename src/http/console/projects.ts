@@ -44,6 +44,22 @@ const secretShown = (call: ConsoleCall, clientSecret: string | undefined) => (cl
 /** Whether the app authenticates with keys (private_key_jwt), so has key files to list and make. */
 const usesKeys = (app: AppView) => (app.oidcConfig?.authMethodType ?? app.apiConfig?.authMethodType ?? '').endsWith('_PRIVATE_KEY_JWT');
 
+/** A form about one project, sent to the API; back to the project's page (or `after`), a refusal shown there. */
+function projectAction(kit: ConsoleKit, action: string, send: (call: ConsoleCall, projectId: string) => Promise<unknown>, after?: string): Route {
+  return consoleRoute(kit, `/ui/console/projects/:projectId/${action}`, {
+    POST: (call) => {
+      const projectId = call.req.params[0]!;
+      return acting(
+        async () => {
+          await send(call, projectId);
+          return seeOther(after ?? `/ui/console/projects/${encodeURIComponent(projectId)}`);
+        },
+        (problem) => projectPageOf(call, projectId, problem),
+      );
+    },
+  });
+}
+
 export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
   return [
     consoleRoute(kit, '/ui/console/projects', {
@@ -58,57 +74,14 @@ export function projectConsoleRoutes(kit: ConsoleKit): Route[] {
         ),
     }),
     consoleRoute(kit, '/ui/console/projects/:projectId', { GET: (call) => projectPageOf(call, call.req.params[0]!) }),
-    consoleRoute(kit, '/ui/console/projects/:projectId/roles', {
-      POST: (call) => {
-        const projectId = call.req.params[0]!;
-        const f = call.form;
-        return acting(
-          async () => {
-            await call.api.call('POST', `${PROJECT}/roles`, [projectId], { roleKey: f.get('key') ?? '', displayName: f.get('displayName') ?? '', group: f.get('group') ?? '' });
-            return seeOther(`/ui/console/projects/${encodeURIComponent(projectId)}`);
-          },
-          (problem) => projectPageOf(call, projectId, problem),
-        );
-      },
-    }),
-    consoleRoute(kit, '/ui/console/projects/:projectId/roles/remove', {
-      POST: (call) => {
-        const projectId = call.req.params[0]!;
-        return acting(
-          async () => {
-            await call.api.call('DELETE', `${PROJECT}/roles/:roleKey`, [projectId, call.form.get('key') ?? '']);
-            return seeOther(`/ui/console/projects/${encodeURIComponent(projectId)}`);
-          },
-          (problem) => projectPageOf(call, projectId, problem),
-        );
-      },
-    }),
-    ...(['deactivate', 'reactivate'] as const).map((action) =>
-      consoleRoute(kit, `/ui/console/projects/:projectId/${action}`, {
-        POST: (call) => {
-          const projectId = call.req.params[0]!;
-          return acting(
-            async () => {
-              await call.api.call('POST', `${PROJECT}/_${action}`, [projectId], {});
-              return seeOther(`/ui/console/projects/${encodeURIComponent(projectId)}`);
-            },
-            (problem) => projectPageOf(call, projectId, problem),
-          );
-        },
-      }),
+    projectAction(kit, 'roles', (call, projectId) =>
+      call.api.call('POST', `${PROJECT}/roles`, [projectId], { roleKey: call.form.get('key') ?? '', displayName: call.form.get('displayName') ?? '', group: call.form.get('group') ?? '' }),
     ),
-    consoleRoute(kit, '/ui/console/projects/:projectId/remove', {
-      POST: (call) => {
-        const projectId = call.req.params[0]!;
-        return acting(
-          async () => {
-            await call.api.call('DELETE', PROJECT, [projectId]);
-            return seeOther('/ui/console/projects');
-          },
-          (problem) => projectPageOf(call, projectId, problem),
-        );
-      },
-    }),
+    // The key comes in the form, never in the path (a key may hold `/` or be `..`).
+    projectAction(kit, 'roles/remove', (call, projectId) => call.api.call('DELETE', `${PROJECT}/roles/:roleKey`, [projectId, call.form.get('key') ?? ''])),
+    projectAction(kit, 'deactivate', (call, projectId) => call.api.call('POST', `${PROJECT}/_deactivate`, [projectId], {})),
+    projectAction(kit, 'reactivate', (call, projectId) => call.api.call('POST', `${PROJECT}/_reactivate`, [projectId], {})),
+    projectAction(kit, 'remove', (call, projectId) => call.api.call('DELETE', PROJECT, [projectId]), '/ui/console/projects'),
     // A new app's secret is shown once, on the page that answers its creation.
     consoleRoute(kit, '/ui/console/projects/:projectId/apps/oidc', {
       POST: (call) => {

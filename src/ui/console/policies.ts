@@ -12,7 +12,7 @@ export type PolicyField =
   | { name: string; kind: 'enum'; options: string[]; value: string; optional?: boolean }
   | { name: string; kind: 'list'; value: unknown; optional?: boolean };
 
-export const POLICY_PAGES = ['login', 'lockout', 'password-complexity', 'privacy', 'domain'] as const;
+export const POLICY_PAGES = ['login', 'lockout', 'password-complexity', 'privacy', 'label', 'domain'] as const;
 export type PolicyPage = (typeof POLICY_PAGES)[number];
 
 /** `maxPasswordAttempts` → "Max password attempts". */
@@ -27,6 +27,18 @@ export function policiesIndex(t: ConsoleTranslate, base: string, own: ReadonlyMa
     (page) =>
       html`<li><a href="${base}/${page}">${t(`policies.${page}`)}</a>${own.has(page) ? html` <span class="badge ${own.get(page) ? 'ok' : 'muted'}">${own.get(page) ? t('policies.own') : t('policies.default')}</span>` : ''}</li>`,
   )}</ul>`;
+}
+
+/**
+ * The label policy's own part: it is edited as a preview and put in force by activating it; its
+ * logo is uploaded (the assets API), shown here as the preview has it.
+ */
+export function labelExtras(t: ConsoleTranslate, csrf: string, action: string, logoUrl: string | undefined): Html {
+  return html`<section class="card"><h2>${t('policies.labelActivate')}</h2><p class="intro">${t('policies.labelActivateIntro')}</p>
+<div class="actions">${postForm(`${action}/activate`, csrf, html`<button type="submit" class="primary">${t('policies.labelActivate')}</button>`, { className: 'inline' })}</div></section>
+<section class="card"><h2>${t('policies.labelLogo')}</h2>${logoUrl ? html`<p><img class="logo-preview" src="${logoUrl}" alt="${t('policies.labelLogo')}" height="48"></p>` : ''}
+<form method="post" action="${action}/logo" enctype="multipart/form-data"><input type="hidden" name="csrf" value="${csrf}">
+<div class="field"><label for="f-file">${t('policies.labelLogoFile')}</label><input id="f-file" name="file" type="file" accept="image/png,image/jpeg,image/gif,image/svg+xml" required></div>${submit(t('policies.labelUpload'))}</form></section>`;
 }
 
 export function policyForm(t: ConsoleTranslate, csrf: string, action: string, fields: readonly PolicyField[], options: { isDefault: boolean; org: boolean }): Html {
