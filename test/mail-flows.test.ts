@@ -511,6 +511,11 @@ describe("a person's own address and number (SetMyEmail, SetMyPhone, RemoveMyPho
     expect((await me(fresh, 'POST', '/email/_verify', { code })).status).toBe(200);
     expect((await me(fresh, 'GET', '')).body.user.human.email.isEmailVerified).toBe(true);
     expect((await me(fresh, 'POST', '/email/_resend_verification')).status).toBe(400);
+    // Saving the address one has (the console's form holds it) changes nothing: it stays verified.
+    const same = await me(fresh, 'PUT', '/email', { email: newEmail.toUpperCase() });
+    expect(same.status).toBe(400);
+    expect(same.body.message).toMatch(/the one you have/);
+    expect((await me(fresh, 'GET', '')).body.user.human.email.isEmailVerified).toBe(true);
 
     // A number the person sets is unverified (Sesame sends no SMS); removed, then there is none to remove.
     expect((await me(fresh, 'PUT', '/phone', { phone: '+41 79 123 45 67', isPhoneVerified: true })).status).toBe(400);
@@ -519,6 +524,7 @@ describe("a person's own address and number (SetMyEmail, SetMyPhone, RemoveMyPho
     const phone = (await me(fresh, 'GET', '')).body.user.human.phone;
     expect(phone.phone).toBe('+41 79 123 45 67');
     expect(phone.isPhoneVerified ?? false).toBe(false);
+    expect((await me(fresh, 'PUT', '/phone', { phone: '+41791234567' })).body.message).toMatch(/the one you have/);
     expect((await me(fresh, 'DELETE', '/phone')).status).toBe(200);
     expect((await me(fresh, 'DELETE', '/phone')).status).toBe(404);
     // The activity log has the changes, by the person.

@@ -46,8 +46,10 @@ export type ImportJobState = ImportJob['state'] | 'interrupted';
 export const STALL_MS = 5 * 60 * 1000;
 /** Imports are kept this long after their last write (their reports), then removed when another starts. */
 export const KEEP_MS = 7 * 24 * 60 * 60 * 1000;
-/** At most one heartbeat write a second (real time: a rate, not a lifetime). */
+/** At most one progress write a second (real time: a rate, not a lifetime). */
 const HEARTBEAT_MS = 1000;
+/** A heartbeat at least this often while the import lives, progress or not (waiting, reading the bundle). */
+const ALIVE_MS = 60 * 1000;
 /** The recent imports a listing shows. */
 export const LISTED = 50;
 
@@ -64,11 +66,20 @@ export class RunningImport {
   private written = 0;
   private pending: ImportProgress | undefined;
   private writing: Promise<void> = Promise.resolve();
+  /** The heartbeat while nothing else is written; it keeps no process alive. */
+  private readonly alive: NodeJS.Timeout;
 
   constructor(
     private readonly store: StorePort,
     readonly id: string,
-  ) {}
+  ) {
+    this.alive = setInterval(() => {
+      if (Date.now() - this.written < ALIVE_MS) return;
+      this.written = Date.now();
+      this.flush(true);
+    }, ALIVE_MS);
+    this.alive.unref();
+  }
 
   /** The progress now; written at once when `boundary` (an org or phase done), else at most once a second. */
   progress(progress: ImportProgress, boundary = false): void {
@@ -80,6 +91,7 @@ export class RunningImport {
 
   /** The import is over: its report, or why it failed. Resolves once written. */
   async finish(outcome: { report: unknown } | { error: NonNullable<ImportJob['error']> }): Promise<void> {
+    clearInterval(this.alive);
     await this.writing;
     const last = this.pending;
     await this.store.durable(
@@ -96,13 +108,14 @@ export class RunningImport {
     );
   }
 
-  private flush(): void {
+  /** Writes the progress told since the last write; `beat`: the time of life even without any. */
+  private flush(beat = false): void {
     this.writing = this.writing.then(async () => {
       const progress = this.pending;
-      if (!progress) return;
+      if (!progress && !beat) return;
       this.pending = undefined;
       // A lost heartbeat is not the import's failure: the next one (or the finish) writes again.
-      await this.store.update(JOBS, this.id, (job) => (job?.state === 'running' ? { ...job, progress, updatedAt: clock.now() } : undefined)).catch(() => undefined);
+      await this.store.update(JOBS, this.id, (job) => (job?.state === 'running' ? { ...job, ...(progress ? { progress } : {}), updatedAt: clock.now() } : undefined)).catch(() => undefined);
     });
   }
 }

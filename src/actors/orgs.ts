@@ -719,31 +719,37 @@ export class OrgsActor implements ActsFor {
   /** A new state, refused by `refusal` as the user is stored (a lock by the login on another thread included). */
   private async changeState(userId: string, orgId: string, state: UserState, refusal: (current: UserState) => string | undefined, humanChange: Partial<HumanData> = {}): Promise<View<UserRecord>> {
     this.requireUser(userId, orgId);
-    // An instance owner who can act stops acting: decided with the rule that one stays (stageOwnersKept).
-    if (state !== 'USER_STATE_ACTIVE' && this.ownsInstance(userId)) {
-      return decidedAgain(this.storage.directoryReader, this, async () => {
-        const batch = new WriteBatch(this.editor);
-        const stored = this.requireUser(userId, orgId, batch);
-        const refused = refusal(stored.state);
-        if (refused) throw preconditionFailed('USER-St4te', refused);
-        // Counted before the change is staged: the owners who can act now.
-        this.stageOwnersKept(userId, batch);
-        const updated = stamp<UserRecord>({ ...ownRow<UserRecord>(stored), state, revokedBefore: movedHorizon(stored.revokedBefore, clock.now()) }, false);
-        this.users.stage(updated, batch);
-        await batch.commit(this.storage);
-        return updated;
-      });
-    }
-    // Leaving the active state voids what the user holds: it stays void after an unlock or reactivation.
-    const revoke = state === 'USER_STATE_ACTIVE' ? {} : { revokedBefore: clock.now() };
+    if (state !== 'USER_STATE_ACTIVE') return this.stopActing(userId, orgId, state, refusal);
     return this.requireChanged(
       userId,
       await this.changeUser(userId, (stored) => {
         const refused = refusal(stored.state);
         if (refused) throw preconditionFailed('USER-St4te', refused);
-        return { state, ...revoke, ...(stored.human ? { human: humanChange } : {}) };
+        return { state, ...(stored.human ? { human: humanChange } : {}) };
       }),
     );
+  }
+
+  /**
+   * A user leaves the active state (deactivated, locked), decided in one batch: what they hold is
+   * void (it stays void after an unlock or reactivation), and an instance owner who can act stays
+   * (stageOwnersKept). Whether the user owns the instance is read through the batch, and making
+   * someone an owner writes their user row again (stageOwnerJoining): a lock decided on a copy that
+   * had not yet seen the new membership conflicts in the store and is decided again.
+   */
+  private stopActing(userId: string, orgId: string, state: UserState, refusal: (current: UserState) => string | undefined): Promise<View<UserRecord>> {
+    return decidedAgain(this.storage.directoryReader, this, async () => {
+      const batch = new WriteBatch(this.editor);
+      const stored = this.requireUser(userId, orgId, batch);
+      const refused = refusal(stored.state);
+      if (refused) throw preconditionFailed('USER-St4te', refused);
+      // Counted before the change is staged: the owners who can act now.
+      if (this.ownsInstance(userId, batch)) this.stageOwnersKept(userId, batch);
+      const updated = stamp<UserRecord>({ ...ownRow<UserRecord>(stored), state, revokedBefore: movedHorizon(stored.revokedBefore, clock.now()) }, false);
+      this.users.stage(updated, batch);
+      await batch.commit(this.storage);
+      return updated;
+    });
   }
 
   /**
@@ -759,35 +765,38 @@ export class OrgsActor implements ActsFor {
   }
 
   /**
-   * RemoveUser: the user and what is theirs in this actor (PATs, memberships, user grants) are
-   * gone; the name is free again. The user stops authenticating at once (PATs unindexed first).
-   * Resolves once every removal is durable.
+   * RemoveUser: the user and what is theirs in this actor (PATs, memberships, user grants) go in
+   * one commit; the name is free again, and an instance owner who can act stays (stageOwnersKept,
+   * read through the batch as in stopActing). The user's PATs stop authenticating at once (back if
+   * the commit fails). Resolves once durable.
    */
   removeUser(userId: string, orgId: string): Promise<View<UserRecord>> {
-    if (this.ownsInstance(userId)) return this.removeInstanceOwner(userId, orgId);
     return decidedAgain(this.storage.directoryReader, this, async () => {
-      const user = this.requireUser(userId, orgId);
+      const batch = new WriteBatch(this.editor);
+      const user = this.requireUser(userId, orgId, batch);
+      if (this.ownsInstance(userId, batch)) this.stageOwnersKept(userId, batch);
       const pats = this.patsOf(userId);
-      const members = this.memberships(userId);
-      const grants = this.grantsOf(userId);
-      this.unindexUser(user);
-      this.grantIdsByUser.delete(userId);
-      this.memberIdsByUser.delete(userId);
-      try {
-        await Promise.all([
-          this.users.remove(userId, { keys: { free: keysOfUser(user) }, by: this.editor }),
-          ...pats.map((p) => this.removePat(p.id)),
-          ...members.map((m) => this.members.remove(m.id, { by: this.editor })),
-          ...grants.map((g) => this.userGrants.remove(g.id, { keys: { free: keysOfGrant(g) }, by: this.editor })),
-        ]);
-      } catch (error) {
-        // What a failed write left in place is found again by the lookups (the tables put their rows back).
-        const kept = this.users.get(userId);
-        if (kept) this.indexUser(kept);
-        for (const grant of grants) if (this.userGrants.get(grant.id)) this.indexGrant(grant);
-        for (const member of members) if (this.members.get(member.id)) this.indexMember(member);
-        throw error;
+      const members = [...this.members.valuesIn(batch)].filter((m) => m.userId === userId);
+      const grants = this.grantsOf(userId, batch);
+      this.users.stageRemoval(userId, batch);
+      for (const { key, owner } of keysOfUser(user)) batch.freeKey(key, owner);
+      for (const pat of pats) this.pats.stageRemoval(pat.id, batch);
+      for (const member of members) this.members.stageRemoval(member.id, batch);
+      for (const grant of grants) {
+        this.userGrants.stageRemoval(grant.id, batch);
+        for (const { key, owner } of keysOfGrant(grant)) batch.freeKey(key, owner);
       }
+      const hashes = pats.map((pat) => [Buffer.from(pat.tokenHash).toString('base64url'), pat.id] as const);
+      for (const [hash] of hashes) this.patByHash.delete(hash);
+      batch.onRollback(() => {
+        for (const [hash, id] of hashes) if (this.pats.get(id)) this.patByHash.set(hash, id);
+      });
+      batch.onCommit(() => {
+        this.unindexUser(user);
+        this.grantIdsByUser.delete(userId);
+        this.memberIdsByUser.delete(userId);
+      });
+      await batch.commit(this.storage);
       return user;
     });
   }
@@ -1596,11 +1605,13 @@ export class OrgsActor implements ActsFor {
     return inIdOrder([...this.members.values()].filter((m) => m.scope === scope));
   }
 
-  async addMember(scope: string, userId: string, roles: string[]): Promise<View<MemberRecord>> {
-    const batch = new WriteBatch(this.editor);
-    const member = this.stageMember(scope, userId, roles, batch);
-    await batch.commit(this.storage);
-    return member;
+  addMember(scope: string, userId: string, roles: string[]): Promise<View<MemberRecord>> {
+    return decidedAgain(this.storage.directoryReader, this, async () => {
+      const batch = new WriteBatch(this.editor);
+      const member = this.stageMember(scope, userId, roles, batch);
+      await batch.commit(this.storage);
+      return member;
+    });
   }
 
   stageMember(scope: string, userId: string, roles: string[], batch: WriteBatch): View<MemberRecord> {
@@ -1612,6 +1623,7 @@ export class OrgsActor implements ActsFor {
     this.indexMember(member);
     batch.onRollback(() => this.unindexMember(member));
     this.members.stage(member, batch);
+    if (scope === 'instance' && roles.includes(LAST_OWNER_ROLE)) this.stageOwnerJoining(userId, batch);
     return member;
   }
 
@@ -1627,6 +1639,7 @@ export class OrgsActor implements ActsFor {
     if (!member) throw notFound('MEMBER-n0tFd', `user ${userId} is not a member`);
     if (roles?.length === 0) throw invalidArgument('MEMBER-3m9Fs', 'at least one role is required');
     if (member.roles.includes(LAST_OWNER_ROLE) && !roles?.includes(LAST_OWNER_ROLE)) this.stageOwnersKept(userId, batch);
+    if (!member.roles.includes(LAST_OWNER_ROLE) && roles?.includes(LAST_OWNER_ROLE)) this.stageOwnerJoining(userId, batch);
     if (roles) {
       const changed = stamp<MemberRecord>({ ...ownRow<MemberRecord>(member), roles }, false);
       this.members.stage(changed, batch);
@@ -1637,9 +1650,19 @@ export class OrgsActor implements ActsFor {
     return member;
   }
 
-  /** Whether the user holds IAM_OWNER (as this thread's copy says; the decision is the store's, stageOwnersKept). */
-  private ownsInstance(userId: string): boolean {
-    return this.members.get(`instance|${userId}`)?.roles.includes(LAST_OWNER_ROLE) === true;
+  /** Whether the user holds IAM_OWNER, as `batch` sees the membership. */
+  private ownsInstance(userId: string, batch: WriteBatch): boolean {
+    return this.members.get(`instance|${userId}`, batch)?.roles.includes(LAST_OWNER_ROLE) === true;
+  }
+
+  /**
+   * Someone becomes an instance owner in `batch`: their user row is written again, so a lock,
+   * deactivation or removal of them decided meanwhile without the new membership conflicts in the
+   * store and is decided again with it (stopActing, removeUser).
+   */
+  private stageOwnerJoining(userId: string, batch: WriteBatch): void {
+    const user = this.users.get(userId, batch);
+    if (user) this.users.stage(stamp<UserRecord>({ ...ownRow<UserRecord>(user) }, false), batch);
   }
 
   /**
@@ -1660,34 +1683,6 @@ export class OrgsActor implements ActsFor {
       this.members.stage(stamp<MemberRecord>({ ...ownRow<MemberRecord>(owner) }, false), batch);
       this.users.stage(stamp<UserRecord>({ ...ownRow<UserRecord>(this.users.get(owner.userId, batch)!) }, false), batch);
     }
-  }
-
-  /** RemoveUser of an instance owner: the user and what is theirs in one commit, with the rule that an owner who can act stays. */
-  private removeInstanceOwner(userId: string, orgId: string): Promise<View<UserRecord>> {
-    return decidedAgain(this.storage.directoryReader, this, async () => {
-      const batch = new WriteBatch(this.editor);
-      const user = this.requireUser(userId, orgId, batch);
-      this.stageOwnersKept(userId, batch);
-      const pats = this.patsOf(userId);
-      const members = [...this.members.valuesIn(batch)].filter((m) => m.userId === userId);
-      const grants = this.grantsOf(userId, batch);
-      this.users.stageRemoval(userId, batch);
-      for (const { key, owner } of keysOfUser(user)) batch.freeKey(key, owner);
-      for (const pat of pats) this.pats.stageRemoval(pat.id, batch);
-      for (const member of members) this.members.stageRemoval(member.id, batch);
-      for (const grant of grants) {
-        this.userGrants.stageRemoval(grant.id, batch);
-        for (const { key, owner } of keysOfGrant(grant)) batch.freeKey(key, owner);
-      }
-      batch.onCommit(() => {
-        this.unindexUser(user);
-        for (const pat of pats) this.patByHash.delete(Buffer.from(pat.tokenHash).toString('base64url'));
-        this.grantIdsByUser.delete(userId);
-        this.memberIdsByUser.delete(userId);
-      });
-      await batch.commit(this.storage);
-      return user;
-    });
   }
 
   /** UpdateMember: the member's roles replaced, decided on the membership as stored. */

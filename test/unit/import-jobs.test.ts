@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportJobsActor, importJobState, KEEP_MS, NO_PROGRESS, STALL_MS } from '../../src/actors/import-jobs.js';
+import { Serializer } from '../../src/services/migration/run.js';
 import { openPostgresStore, POSTGRES_DEFAULTS } from '../../src/storage/postgres/connection.js';
 import type { PostgresStore } from '../../src/storage/postgres/postgres-store.js';
 import type { StorePort } from '../../src/storage/store-port.js';
@@ -73,5 +74,22 @@ describe.each([
     expect(await new ImportJobsActor(here).get(finished.id)).toBeUndefined();
     expect(await new ImportJobsActor(here).get(stalled.id)).toBeUndefined();
     expect(await new ImportJobsActor(here).get(beating.id)).toBeDefined();
+  });
+});
+
+describe('the imports of one thread', () => {
+  it('are busy while one runs or waits, and free once all are over, failed ones too', async () => {
+    const imports = new Serializer();
+    expect(imports.busy).toBe(false);
+    let release!: () => void;
+    const first = imports.run(() => new Promise<void>((resolve) => (release = resolve)));
+    const second = imports.run(() => Promise.reject(new Error('bad bundle')));
+    expect(imports.busy).toBe(true);
+    // The first starts once the (empty) queue before it is through.
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    await first;
+    await expect(second).rejects.toThrow('bad bundle');
+    expect(imports.busy).toBe(false);
   });
 });

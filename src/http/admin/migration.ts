@@ -108,6 +108,9 @@ export function migrationRoutes(ctx: MigrationPorts): Route[] {
       requireInstanceOwner(caller);
       // A bad request is refused now, as ImportData refuses it; nothing is recorded for it.
       const request = parseImportRequest(req.body);
+      // One at a time on this thread, none queued behind it: each holds its bundle (up to 512 MiB) until
+      // it is over. (Two sent at the same moment may both be taken; the second then waits its turn.)
+      if (imports.busy) throw new ApiError('ResourceExhausted', 'IMPORT-Busy1', 'an import is under way: wait until it is over (GET /admin/v1/imports), then send this one');
       const job = await ctx.importJobs.start(caller.user.id, req.body.length);
       const work = importData(services, request, imports, caller.by, (progress, boundary) => job.progress(progress, boundary));
       work

@@ -8,6 +8,7 @@ import { MAX_PASSWORD } from '../../domain/human-users.js';
 import { invalidArgument, preconditionFailed, resourceExhausted } from '../../model/errors.js';
 import { changeEmail, type EmailChangePorts } from '../../services/email-change.js';
 import { emailSchema, phoneSchema } from '../../zitadel/users.js';
+import { phoneDigits } from '../../model/phone.js';
 import { clock } from '../../util/clock.js';
 import { changedDetails, rfc3339 } from '../../zitadel/details.js';
 import { requireRecentSignIn, type Caller } from './caller.js';
@@ -89,6 +90,8 @@ export function myUserRoutes(ctx: MyUserPorts): Route[] {
         const user = requirePerson(caller);
         requireRecentSignIn(caller, 'changing your email address');
         const { email } = readBody(req, setMyEmailSchema);
+        // The address one has (another letter case is the same mailbox) stays as it is, verified or not.
+        if (email.toLowerCase() === user.human!.email.email.toLowerCase()) throw preconditionFailed('USER-Em41N', 'the email address is the one you have (Errors.User.Email.NotChanged)');
         const { user: changed } = await changeEmail(ctx, caller.by, user.id, { email, isEmailVerified: false });
         // The code to verify it goes to the new address at once; one bounded away (too many this hour) is asked for again later.
         await ctx.notifications.sendCode(changed, 'verifyEmail');
@@ -119,6 +122,8 @@ export function myUserRoutes(ctx: MyUserPorts): Route[] {
         const user = requirePerson(caller);
         requireRecentSignIn(caller, 'changing your phone number');
         const { phone } = readBody(req, setMyPhoneSchema);
+        if (user.human!.phone && phoneDigits(phone) === phoneDigits(user.human!.phone.phone))
+          throw preconditionFailed('USER-Ph0nN', 'the phone number is the one you have (Errors.User.Phone.NotChanged)');
         const changed = await ctx.orgs.by(caller.by).changePhone(user.id, { phone, isPhoneVerified: false });
         return ok({ details: changedDetails(changed, changed.orgId) });
       },

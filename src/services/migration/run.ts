@@ -90,11 +90,18 @@ function counting(visitor: SnapshotVisitor, progress: ExportProgress): SnapshotV
 /** One import at a time: imports check and then write, and must not interleave. */
 export class Serializer {
   private tail: Promise<unknown> = Promise.resolve();
+  private held = 0;
 
   run<T>(work: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(work, work);
+    this.held++;
+    const result = this.tail.then(work, work).finally(() => this.held--);
     this.tail = result.catch(() => undefined);
     return result;
+  }
+
+  /** Whether an import runs or waits here. */
+  get busy(): boolean {
+    return this.held > 0;
   }
 }
 
