@@ -6,10 +6,9 @@ import type { SessionEndPorts } from '../../services/session-end.js';
 import { requireComplexPassword } from '../../domain/password-complexity.js';
 import { MAX_PASSWORD } from '../../domain/human-users.js';
 import { invalidArgument, preconditionFailed, resourceExhausted } from '../../model/errors.js';
-import { changeEmail, type EmailChangePorts } from '../../services/email-change.js';
+import { changeEmail, verifyEmailWithCode, type EmailChangePorts } from '../../services/email-change.js';
 import { emailSchema, phoneSchema } from '../../zitadel/users.js';
 import { phoneDigits } from '../../model/phone.js';
-import { clock } from '../../util/clock.js';
 import { changedDetails, rfc3339 } from '../../zitadel/details.js';
 import { requireRecentSignIn, type Caller } from './caller.js';
 import type { MemberRecord } from '../../model/records.js';
@@ -102,8 +101,7 @@ export function myUserRoutes(ctx: MyUserPorts): Route[] {
       POST: async (req, caller) => {
         const user = requirePerson(caller);
         const { code } = readBody(req, verifyMyEmailSchema);
-        const redeemed = await ctx.userCodes.redeem(user.id, 'verifyEmail', code, clock.now());
-        const verified = redeemed.result === 'ok' ? await ctx.loginDirectory.from(caller.by.address, caller.by).verifyEmail(user.id, redeemed.subject) : undefined;
+        const verified = await verifyEmailWithCode(ctx, caller.by, user.id, code);
         if (!verified) throw invalidArgument('USER-Code1', 'the code is wrong or has expired (Errors.User.Code.Invalid)');
         return ok({ details: changedDetails(verified, verified.orgId) });
       },

@@ -17,9 +17,8 @@ import { MAX_PASSWORD } from '../../domain/human-users.js';
 import { requireComplexPassword } from '../../domain/password-complexity.js';
 import type { SessionEndPorts } from '../../services/session-end.js';
 import { afterNewPassword, setPasswordWithCode } from '../../services/new-password.js';
-import { clock } from '../../util/clock.js';
 import type { CallerPorts } from './caller.js';
-import { changeEmail } from '../../services/email-change.js';
+import { changeEmail, verifyEmailWithCode } from '../../services/email-change.js';
 
 /** What this module uses of the wired parts (src/app.ts). */
 export type UserNotificationsPorts = Pick<Ports, 'orgs' | 'notifications' | 'userCodes' | 'loginDirectory' | 'pool'> & SessionEndPorts & CallerPorts;
@@ -102,8 +101,7 @@ export function userNotificationRoutes(ctx: UserNotificationsPorts): Route[] {
       POST: async (req, caller) => {
         const user = human(caller.requireActOn(req.params[0]!, 'user.write'));
         const { verificationCode } = readBody(req, verifySchema);
-        const redeemed = await ctx.userCodes.redeem(user.id, 'verifyEmail', verificationCode, clock.now());
-        const verified = redeemed.result === 'ok' ? await ctx.loginDirectory.from(caller.by.address, caller.by).verifyEmail(user.id, redeemed.subject) : undefined;
+        const verified = await verifyEmailWithCode(ctx, caller.by, user.id, verificationCode);
         if (!verified) throw wrongCode();
         return ok({ details: changedDetails(verified, verified.orgId) });
       },
